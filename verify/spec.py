@@ -1,0 +1,505 @@
+"""Spec model: TOML spec files -> immutable ``Layout`` objects.
+
+A spec file transcribes one documentation section (see README "Spec format").
+Spec files are untrusted input: TOML is parsed by ``tomllib``, formulas by
+``verify.formula``; nothing is evaluated.  Every problem becomes a ``SpecError``
+naming file, line and column.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .formula import Formula, FormulaError, parse_formula
+
+CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")
+STATUSES = ("proved", "refuted", "unknown", "error")
+OPERANDS = ("A", "B", "C", "E")
+MAX_DIM = 4096
+MAX_THREADS = 1024
+MAX_ELEMENTS = 1024
+
+# Register and element widths in bits.  Sub-byte float types follow the doc's
+# packing (e2m1 is 4 bits when packed eight to a .b32; spec may override).
+REGISTER_BITS = {"b32": 32, "f32": 32, "s32": 32, "u32": 32, "f16x2": 32, "bf16x2": 32,
+                 "f64": 64, "b64": 64, "f16": 16, "b16": 16}
+ELEMENT_BITS = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32,
+                "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "e3m2": 8, "e2m3": 8, "e2m1": 4,
+                "s4": 4, "u4": 4, "b1": 1, "ue8m0": 8, "ue4m3": 8}
+
+
+class SpecError(ValueError):
+    """Bad input: one line, with file, line and column."""
+
+    def __init__(self, path: str, line: int, col: int, message: str, text: str = "") -> None:
+        super().__init__(f"{path}:{line}:{col}: {message}")
+        self.path, self.line, self.col, self.message, self.text = path, line, col, message, text
+
+    def one_line(self) -> str:
+        return f"{self.path}:{self.line}:{self.col}: error: {self.message}"
+
+
+@dataclass(frozen=True)
+class Source:
+    file: str
+    line: int
+    section: str
+    title: str = ""
+    document: str = "PTX ISA"
+    version: str = ""
+    anchor: str = ""
+    seed: str = ""
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    @staticmethod
+    def parse(text: str) -> "Shape | None":
+        m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", text)
+        return Shape(int(m[1]), int(m[2]), int(m[3])) if m else None
+
+    def __str__(self) -> str:
+        return f"m{self.m}n{self.n}k{self.k}"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One fragment of one instruction, as the doc states it (or as corrected).
+
+    ``rows``/``cols`` are the matrix each lane group covers (for m8n8k4, one of
+    the four MMA computations); ``n_elements`` is the domain of ``i``.
+    """
+
+    id: str
+    instruction: str
+    shape: Shape
+    operand: str
+    types: tuple[str, ...]
+    variant: str | None
+    registers: int
+    register_type: str
+    elements_per_register: int
+    element_list: tuple[str, ...] | None  # the doc's list, verbatim tokens; None if absent
+    elements_text: str | None
+    n_elements: int
+    threads: int
+    groups: int
+    group: Formula | None  # lane -> group index; None means one group
+    rows: int
+    cols: int
+    formula: Formula
+    formula_text: str
+    source: Source
+    expect: Mapping[str, str]
+    corrected: bool = False
+    erratum: str = ""
+    derived: str = ""  # provenance when the layout is not stated by the doc
+    element_bits: int | None = None
+    figure: str = ""
+    arch: str = ""
+    sparse: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def prefix(self) -> str:
+        return {"A": "a", "B": "b", "C": "c", "E": "e"}[self.operand]
+
+    def element_name(self, i: int) -> str:
+        return f"{self.prefix}{i}"
+
+    @property
+    def lanes_per_group(self) -> int:
+        return self.threads // self.groups
+
+    def group_of(self, lane: int) -> int:
+        if self.group is None:
+            return 0
+        from .oracle import evaluate
+        g = evaluate(self.group, "group", lane, 0)
+        return int(g) if isinstance(g, int) else -1
+
+    def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
+        """(row, col) of element i of ``lane``; ``None`` where no case applies."""
+        from .oracle import evaluate
+        return evaluate(self.formula, "row", lane, i), evaluate(self.formula, "col", lane, i)
+
+
+@dataclass(frozen=True)
+class Spec:
+    path: str
+    source: Source
+    instruction: str
+    shape: Shape
+    layouts: tuple[Layout, ...]
+    syntax_findings: tuple["SyntaxFinding", ...] = ()
+
+
+@dataclass(frozen=True)
+class SyntaxFinding:
+    """A doc formula that does not parse, recorded as a known erratum of the spec."""
+
+    layout: str
+    message: str
+    line: int
+    col: int
+    expected: str  # "refuted" when the spec says the doc text is broken
+
+
+# ----------------------------------------------------------------------------- loading
+
+class _Locator:
+    """Maps TOML keys and string values back to lines of the raw file."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.lines = text.split("\n")
+        self.frag_offsets = [m.start() for m in re.finditer(r"(?m)^\s*\[\[fragment\]\]", text)]
+
+    def line_of_offset(self, off: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, off) + 1
+        col = off - (self.text.rfind("\n", 0, off) + 1) + 1
+        return line, col
+
+    def fragment_start(self, k: int) -> int:
+        return self.frag_offsets[k] if k < len(self.frag_offsets) else 0
+
+    def fragment_end(self, k: int) -> int:
+        return self.frag_offsets[k + 1] if k + 1 < len(self.frag_offsets) else len(self.text)
+
+    def key(self, key: str, k: int | None = None) -> tuple[int, int]:
+        start = self.fragment_start(k) if k is not None else 0
+        end = self.fragment_end(k) if k is not None else len(self.text)
+        m = re.compile(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=").search(self.text, start, end)
+        if m:
+            return self.line_of_offset(m.start() + len(m.group()) - len(m.group().lstrip()))
+        return self.line_of_offset(start)
+
+    def value(self, value: str, k: int, key: str) -> tuple[int, int]:
+        """Line/column of the first character of a string value inside fragment k."""
+        start, end = self.fragment_start(k), self.fragment_end(k)
+        off = self.text.find(value, start, end)
+        if off < 0:
+            return self.key(key, k)
+        return self.line_of_offset(off)
+
+    def error(self, line: int, col: int, message: str) -> SpecError:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return SpecError(self.path, line, col, message, text)
+
+
+def _decode(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = data[: e.start]
+        line = head.count(b"\n") + 1
+        col = e.start - (head.rfind(b"\n") + 1) + 1
+        raise SpecError(path, line, col, f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
+
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def parse_toml(path: str, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_POS.search(msg)
+        line, col = (int(m[1]), int(m[2])) if m else (1, 1)
+        raise SpecError(path, line, col, "TOML: " + _TOML_POS.sub("", msg).strip()) from None
+
+
+_SOURCE_KEYS = {"document", "version", "section", "title", "anchor", "seed", "page"}
+_INSTRUCTION_KEYS = {"name", "shape", "threads", "groups", "group", "arch", "note"}
+_FRAGMENT_KEYS = {"id", "operand", "types", "variant", "registers", "register_type",
+                  "elements_per_register", "elements", "element_bits", "figure", "doc_line",
+                  "formula", "expect", "erratum", "corrected", "derived", "note", "sparse",
+                  "rows", "cols"}
+_CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", "register_type",
+                   "expect"}
+
+
+def _int(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None, lo: int, hi: int,
+         default: int | None = None) -> int:
+    if key not in table:
+        if default is not None:
+            return default
+        line, col = loc.key("[[fragment]]", None) if k is None else loc.line_of_offset(loc.fragment_start(k))
+        raise loc.error(line, col, f"missing field '{key}'")
+    v = table[key]
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be an integer, got {type(v).__name__}")
+    if v < lo or v > hi:
+        raise loc.error(*loc.key(key, k), f"'{key}' = {v} is out of range ({lo}..{hi})")
+    return v
+
+
+def _str(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None,
+         default: str | None = None) -> str:
+    if key not in table:
+        if default is not None:
+            return default
+        line, col = loc.line_of_offset(loc.fragment_start(k)) if k is not None else (1, 1)
+        where = "fragment" if k is not None else "spec"
+        raise loc.error(line, col, f"missing field '{key}' in {where}")
+    v = table[key]
+    if not isinstance(v, str):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be a string, got {type(v).__name__}")
+    return v
+
+
+def _unknown_keys(loc: _Locator, table: Mapping[str, Any], allowed: set[str], where: str,
+                  k: int | None) -> None:
+    for key in table:
+        if key not in allowed:
+            raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
+
+
+def parse_element_list(text: str) -> tuple[str, ...]:
+    """The element names of the doc's list, tolerant of stray punctuation."""
+    return tuple(re.findall(r"[A-Za-z]+\d+", text))
+
+
+def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str,
+             required: tuple[str, ...] = ("row", "col")) -> Formula:
+    try:
+        return parse_formula(text, prefix) if required == ("row", "col") else _parse_group(text)
+    except FormulaError as e:
+        base_line, base_col = loc.value(text, k, key)
+        line = base_line + e.line - 1
+        col = e.col + (base_col - 1 if e.line == 1 else 0)
+        raise loc.error(line, col, e.message) from None
+
+
+def _parse_group(text: str) -> Formula:
+    """``group = ...`` formulas: parse as a formula that defines ``group``."""
+    from .formula import Definition, Formula as F, _LineParser, tokenize, _split_lines
+    lines = text.split("\n")
+    toks = [t for t in tokenize(text)]
+    body = _split_lines(toks)
+    if len(body) != 1:
+        raise FormulaError("a group formula is one expression over %laneid", 1, 1, text)
+    p = _LineParser(body[0], "x", lines)
+    case = p.case()
+    from .formula import uses_lane_only, walk, Ref
+    for n in walk(case):
+        if isinstance(n, Ref):
+            raise FormulaError(f"unknown identifier {n.name!r} (a group formula uses %laneid only)",
+                               n.pos.line, n.pos.col, text)
+    if not uses_lane_only(case):
+        raise FormulaError("a group formula cannot depend on i", 1, 1, text)
+    return F((Definition("group", (case,)),), "x")
+
+
+def _operand_dims(operand: str, shape: Shape, frag: Mapping[str, Any]) -> tuple[int, int]:
+    if operand == "A":
+        return shape.m, shape.k
+    if operand == "B":
+        return shape.k, shape.n
+    return shape.m, shape.n
+
+
+def load_spec_text(text: str, path: str = "<string>") -> Spec:
+    """Load one spec from TOML text; raises ``SpecError`` on any bad input."""
+    loc = _Locator(path, text)
+    data = parse_toml(path, text)
+    _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment"}, "spec", None)
+    schema = data.get("schema", 1)
+    if schema != 1:
+        raise loc.error(*loc.key("schema"), f"unsupported schema {schema!r} (this tool reads 1)")
+    src = data.get("source")
+    ins = data.get("instruction")
+    frags = data.get("fragment")
+    if not isinstance(src, dict):
+        raise loc.error(1, 1, "missing table [source]")
+    if not isinstance(ins, dict):
+        raise loc.error(1, 1, "missing table [instruction]")
+    if not isinstance(frags, list) or not frags:
+        raise loc.error(1, 1, "missing [[fragment]] entries")
+    _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
+    _unknown_keys(loc, ins, _INSTRUCTION_KEYS, "[instruction]", None)
+    section = _str(loc, src, "section", None)
+    iname = _str(loc, ins, "name", None)
+    if iname not in ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix",
+                     "wmma", "tcgen05.ld"):
+        raise loc.error(*loc.key("name"), f"unknown instruction {iname!r}")
+    shape_text = _str(loc, ins, "shape", None)
+    shape = Shape.parse(shape_text)
+    if shape is None or max(shape.m, shape.n, shape.k) > MAX_DIM or min(shape.m, shape.n, shape.k) < 1:
+        raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK)")
+    threads = _int(loc, ins, "threads", None, 1, MAX_THREADS, default=32)
+    groups = _int(loc, ins, "groups", None, 1, threads, default=1)
+    if threads % groups:
+        raise loc.error(*loc.key("groups"), f"groups = {groups} does not divide threads = {threads}")
+    group: Formula | None = None
+    if groups > 1:
+        gtext = _str(loc, ins, "group", None)
+        try:
+            group = _parse_group(gtext)
+        except FormulaError as e:
+            line, col = loc.key("group")
+            raise loc.error(line, col, e.message) from None
+    arch = _str(loc, ins, "arch", None, default="")
+    source_base = dict(document=_str(loc, src, "document", None, "PTX ISA"),
+                       version=str(src.get("version", "")), section=section,
+                       title=_str(loc, src, "title", None, ""),
+                       anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
+
+    layouts: list[Layout] = []
+    syntax: list[SyntaxFinding] = []
+    for k, frag in enumerate(frags):
+        if not isinstance(frag, dict):
+            raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
+        _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
+        operand = _str(loc, frag, "operand", k)
+        if operand not in OPERANDS:
+            raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
+        types = frag.get("types")
+        if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
+            raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
+        variant = frag.get("variant")
+        if variant is not None and variant not in ("row", "col"):
+            raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
+        registers = _int(loc, frag, "registers", k, 1, 256)
+        register_type = _str(loc, frag, "register_type", k)
+        if register_type not in REGISTER_BITS:
+            raise loc.error(*loc.key("register_type", k), f"unknown register type {register_type!r}")
+        epr = _int(loc, frag, "elements_per_register", k, 1, 64)
+        elements_text = frag.get("elements")
+        if elements_text is not None and not isinstance(elements_text, str):
+            raise loc.error(*loc.key("elements", k), "'elements' must be a string (the doc's list)")
+        element_bits = frag.get("element_bits")
+        if element_bits is not None:
+            element_bits = _int(loc, frag, "element_bits", k, 1, 64)
+        formula_text = _str(loc, frag, "formula", k)
+        doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
+        rows, cols = _operand_dims(operand, shape, frag)
+        rows = _int(loc, frag, "rows", k, 1, MAX_DIM, default=rows)
+        cols = _int(loc, frag, "cols", k, 1, MAX_DIM, default=cols)
+        prefix = operand.lower()
+        expect = _expect(loc, frag.get("expect", {}), k, "expect")
+        erratum = frag.get("erratum", "")
+        if not isinstance(erratum, str):
+            raise loc.error(*loc.key("erratum", k), "'erratum' must be a string explaining the doc's mistake")
+        derived = _str(loc, frag, "derived", k, "")
+        sparse = frag.get("sparse", {})
+        if not isinstance(sparse, dict):
+            raise loc.error(*loc.key("sparse", k), "'sparse' must be a table")
+        corrected = frag.get("corrected")
+        if corrected is not None:
+            if not isinstance(corrected, dict):
+                raise loc.error(*loc.key("corrected", k), "'corrected' must be a table")
+            _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
+            if not erratum:
+                raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
+        lid = frag.get("id") or ".".join([iname, str(shape), operand, "_".join(types)] + ([variant] if variant else []))
+        if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):
+            raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
+        src_line = doc_line
+        source = Source(file=_str(loc, src, "page", None, path), line=src_line, **source_base)
+
+        def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
+                 formula: Formula, ftext: str) -> Layout:
+            e_text = fields.get("elements", elements_text)
+            elist = parse_element_list(e_text) if isinstance(e_text, str) else None
+            regs = fields.get("registers", registers)
+            per = fields.get("elements_per_register", epr)
+            n = len(elist) if elist else regs * per
+            if n > MAX_ELEMENTS:
+                raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
+            return Layout(
+                id=lid, instruction=iname, shape=shape, operand=operand, types=tuple(types),
+                variant=variant, registers=regs, register_type=fields.get("register_type", register_type),
+                elements_per_register=per, element_list=elist, elements_text=e_text, n_elements=n,
+                threads=threads, groups=groups, group=group, rows=rows, cols=cols, formula=formula,
+                formula_text=ftext, source=source, expect=dict(expect), corrected=is_corrected,
+                erratum=erratum, derived=derived, element_bits=element_bits,
+                figure=_str(loc, frag, "figure", k, ""), arch=arch, sparse=dict(sparse))
+
+        doc_formula: Formula | None = None
+        try:
+            doc_formula = parse_formula(formula_text, prefix)
+        except FormulaError as e:
+            if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
+                _formula(loc, formula_text, prefix, k, "formula")  # raises with position
+            base_line, base_col = loc.value(formula_text, k, "formula")
+            syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
+                                        e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
+        if doc_formula is not None:
+            if expect.get("syntax") == "refuted":
+                raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
+            layouts.append(make({}, lid, False, {c: s for c, s in expect.items() if c != "syntax"},
+                                doc_formula, formula_text))
+        if corrected is not None:
+            ctext = corrected.get("formula", formula_text)
+            if not isinstance(ctext, str):
+                raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
+            cformula = _formula(loc, ctext, prefix, k, "formula")
+            for key in ("registers", "elements_per_register"):
+                if key in corrected:
+                    _int(loc, corrected, key, k, 1, 256)
+            cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
+            layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
+    return Spec(path=path, source=Source(file=path, line=1, **source_base), instruction=iname,
+                shape=shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+
+
+def _expect(loc: _Locator, table: Any, k: int, key: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be a table of check = status")
+    out: dict[str, str] = {}
+    for check, status in table.items():
+        if check not in CHECK_NAMES + ("syntax",):
+            raise loc.error(*loc.key(check, k), f"unknown check {check!r} in expect (checks: {', '.join(CHECK_NAMES)}, syntax)")
+        if status not in ("proved", "refuted"):
+            raise loc.error(*loc.key(check, k), f"expected status must be \"proved\" or \"refuted\", got {status!r}")
+        out[check] = status
+    return out
+
+
+def load_spec_file(path: str | Path) -> Spec:
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise SpecError(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
+    return load_spec_text(_decode(str(path), data), str(path))
+
+
+def spec_files(paths: list[str | Path]) -> list[Path]:
+    """Expand directories into their ``*.toml`` files, sorted for determinism."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(p.rglob("*.toml")))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise SpecError(str(p), 1, 1, "no such file or directory")
+    return out
+
+
+def load_specs(paths: list[str | Path]) -> list[Spec]:
+    """Load every spec under ``paths``; layout ids must be unique across them."""
+    specs = [load_spec_file(p) for p in spec_files(paths)]
+    seen: dict[str, str] = {}
+    for s in specs:
+        for lay in s.layouts:
+            if lay.id in seen:
+                raise SpecError(s.path, 1, 1, f"layout id {lay.id!r} is also defined in {seen[lay.id]}")
+            seen[lay.id] = s.path
+    return specs
