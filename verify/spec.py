@@ -110,6 +110,8 @@ class Layout:
     figure: str = ""
     arch: str = ""
     sparse: Mapping[str, Any] = field(default_factory=dict)
+    spec_path: str = ""
+    formula_line: int = 0  # line of the spec file where the formula text starts
 
     @property
     def prefix(self) -> str:
@@ -427,7 +429,8 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
                 threads=threads, groups=groups, group=group, rows=rows, cols=cols, formula=formula,
                 formula_text=ftext, source=source, expect=dict(expect), corrected=is_corrected,
                 erratum=erratum, derived=derived, element_bits=element_bits,
-                figure=_str(loc, frag, "figure", k, ""), arch=arch, sparse=dict(sparse))
+                figure=_str(loc, frag, "figure", k, ""), arch=arch, sparse=dict(sparse),
+                spec_path=path, formula_line=loc.value(ftext, k, "formula")[0])
 
         doc_formula: Formula | None = None
         try:

@@ -1,0 +1,125 @@
+"""The Python API for proof scripts; the CLI is a thin shell over it.
+
+    from verify import api
+    specs = api.load("specs/")
+    lay = api.layout(specs, "mma.m16n8k16.A.f16_bf16")
+    lay.evaluate(lane=5, i=3)                 # -> (9, 3)
+    res = api.check(lay)                      # -> LayoutResult with counterexamples
+    mine = api.layout_from_formula("row = %laneid >> 2\\ncol = (%laneid % 4) * 2 + i",
+                                   operand="C", rows=8, cols=8, elements=2)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from .checks import DEFAULT_TIMEOUT, check_layout, findings_for, syntax_findings
+from .results import Finding, LayoutResult
+from .spec import Layout, Spec, SpecError, load_spec_text, load_specs
+
+PAGE_SUFFIXES = (".md", ".txt", ".html", ".htm")
+
+
+def _is_page(p: Path) -> bool:
+    return p.is_file() and p.suffix.lower() in PAGE_SUFFIXES
+
+
+def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
+    """Load specs from files/directories; doc pages (.md/.txt/.html) are ingested on the fly."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    spec_paths: list[str | Path] = []
+    pages: list[Path] = []
+    for p in map(Path, paths):
+        if _is_page(p):
+            pages.append(p)
+        elif p.is_dir() and not any(p.rglob("*.toml")) and any(q.suffix.lower() in PAGE_SUFFIXES for q in p.iterdir()):
+            pages.extend(sorted(q for q in p.iterdir() if _is_page(q)))
+        else:
+            spec_paths.append(p)
+    specs = load_specs(spec_paths) if spec_paths else []
+    if pages:
+        from .ingest_cli import specs_from_pages  # noqa: PLC0415
+        for name, text in specs_from_pages([str(p) for p in pages]):
+            specs.append(load_spec_text(text, name))
+    return specs
+
+
+def loads(text: str, path: str = "<string>") -> Spec:
+    """Load one spec from TOML text."""
+    return load_spec_text(text, path)
+
+
+def layouts(specs: Iterable[Spec]) -> list[Layout]:
+    return [lay for s in specs for lay in s.layouts]
+
+
+def layout(specs: Iterable[Spec], layout_id: str) -> Layout:
+    """Find a layout by id; a unique substring of an id is accepted too."""
+    all_layouts = layouts(specs)
+    for lay in all_layouts:
+        if lay.id == layout_id:
+            return lay
+    hits = [lay for lay in all_layouts if layout_id in lay.id]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise KeyError(f"no layout {layout_id!r} (see 'ptx-verify list')")
+    raise KeyError(f"{layout_id!r} matches {len(hits)} layouts: " + ", ".join(h.id for h in hits[:6]))
+
+
+def check(lay: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
+    return check_layout(lay, timeout)
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``ptx-verify check`` computes, before rendering."""
+
+    specs: tuple[Spec, ...]
+    results: tuple[LayoutResult, ...]
+    findings: tuple[Finding, ...]
+    instructions: tuple[object, ...] = ()
+
+    @property
+    def as_expected(self) -> bool:
+        return (all(r.as_expected for r in self.results) and all(f.as_expected for f in self.findings)
+                and all(getattr(i, "as_expected", True) for i in self.instructions))
+
+
+def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT) -> Report:
+    results = tuple(check_layout(lay, timeout) for lay in layouts(specs))
+    instructions: tuple[object, ...] = ()
+    try:
+        from .instruction import check_instructions  # noqa: PLC0415
+        instructions = tuple(check_instructions(specs, results, timeout))
+    except ImportError:
+        pass
+    findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
+    for ins in instructions:
+        findings += tuple(getattr(ins, "findings", ()))
+    return Report(tuple(specs), results, findings, instructions)
+
+
+def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: int, elements: int,
+                        threads: int = 32, registers: int | None = None,
+                        register_type: str = "b32", types: Sequence[str] = ("b32",),
+                        shape: str | None = None, layout_id: str = "custom") -> Layout:
+    """Build a layout from a formula string in a few lines (for proof scripts)."""
+    m, n, k = {"A": (rows, 1, cols), "B": (1, cols, rows)}.get(operand, (rows, cols, 1))
+    shape = shape or f"m{m}n{n}k{k}"
+    regs = registers or elements
+    per = elements // regs
+    lit = formula.replace("'''", "")
+    text = (f"schema = 1\n[source]\nsection = \"custom\"\n[instruction]\nname = \"mma\"\nshape = \"{shape}\"\n"
+            f"threads = {threads}\n[[fragment]]\nid = \"{layout_id}\"\noperand = \"{operand}\"\n"
+            f"types = [{', '.join(repr(t).replace(chr(39), chr(34)) for t in types)}]\n"
+            f"registers = {regs}\nregister_type = \"{register_type}\"\nelements_per_register = {per}\n"
+            f"rows = {rows}\ncols = {cols}\nelement_bits = {32 // per if 32 % per == 0 else 1}\n"
+            f"formula = '''\n{lit}\n'''\n")
+    return load_spec_text(text, f"<{layout_id}>").layouts[0]
+
+
+__all__ = ["Report", "SpecError", "check", "check_all", "layout", "layout_from_formula", "layouts",
+           "load", "loads"]

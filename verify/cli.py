@@ -1,0 +1,109 @@
+"""Command line: a thin shell over ``verify.api``.  Exit codes: 0 as expected, 1 not, 2 bad input."""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from . import api, render
+from .checks import BoundError
+from .oracle import EvalError
+from .spec import SpecError
+
+
+class UsageError(Exception):
+    """Bad input that is not a spec error (unknown layout id, missing path)."""
+
+
+def _load(paths: Sequence[str]) -> list:
+    return api.load(list(paths) if paths else ["specs"])
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    specs = _load(args.paths)
+    report = api.check_all(specs, timeout=args.timeout)
+    if getattr(args, "observations", None):
+        from .observe import check_observations  # noqa: PLC0415
+        obs = check_observations(api.layouts(specs), args.observations)
+        report = api.Report(report.specs, report.results, report.findings + tuple(obs), report.instructions)
+    if args.format == "json":
+        sys.stdout.write(render.to_json(render.check_json(report, timings=args.timings)))
+    else:
+        sys.stdout.write(render.check_text(report))
+    return 0 if report.as_expected else 1
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    lays = api.layouts(_load([args.specs]))
+    if args.format == "json":
+        sys.stdout.write(render.to_json(render.list_json(lays)))
+    else:
+        sys.stdout.write(render.list_text(lays))
+    return 0
+
+
+def cmd_table(args: argparse.Namespace) -> int:
+    specs = _load([args.specs])
+    try:
+        lay = api.layout(specs, args.id)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+    if args.format == "json":
+        sys.stdout.write(render.to_json(render.table_json(lay, metadata=args.metadata)
+                                        if args.metadata is not None else render.table_json(lay)))
+    else:
+        sys.stdout.write(render.table_text(lay))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("check", help="prove or refute every property of every layout")
+    c.add_argument("paths", nargs="*", help="spec files, directories of specs, or doc pages (default: specs/)")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--timeout", type=float, default=10.0, help="seconds per Z3 query (default 10)")
+    c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
+    c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
+    c.set_defaults(func=cmd_check)
+
+    lst = sub.add_parser("list", help="list the known layouts")
+    lst.add_argument("--specs", default="specs")
+    lst.add_argument("--format", choices=("text", "json"), default="text")
+    lst.set_defaults(func=cmd_list)
+
+    t = sub.add_parser("table", help="the full mapping of one layout")
+    t.add_argument("id")
+    t.add_argument("--specs", default="specs")
+    t.add_argument("--format", choices=("text", "json"), default="text")
+    t.add_argument("--metadata", default=None, help="sparse A: metadata value (e.g. 0x4444)")
+    t.set_defaults(func=cmd_table)
+
+    for mod in ("ingest_cli", "confirm_cli", "report_cli"):
+        try:
+            module = __import__(f"verify.{mod}", fromlist=["register"])
+        except ImportError:
+            continue
+        module.register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SpecError as e:
+        print(e.one_line(), file=sys.stderr)
+    except (UsageError, BoundError) as e:
+        print(f"ptx-verify: error: {e}", file=sys.stderr)
+    except EvalError as e:
+        print(f"ptx-verify: error: formula line {e.pos.line}, column {e.pos.col}: {e.message}", file=sys.stderr)
+    except BrokenPipeError:
+        return 1
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""Typed check results; the only thing renderers (text, JSON, reports) consume."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .spec import Layout
+
+SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The verdict of one property.
+
+    ``status`` is the combined verdict: ``proved``/``refuted`` only when both
+    engines agree (or for field arithmetic that needs no engine); ``unknown`` when
+    Z3 gave up (never promoted to proved); ``error`` when the engines disagree or
+    the property could not be evaluated.
+    """
+
+    check: str
+    status: str
+    expected: str
+    counterexample: Mapping[str, Any] | None = None
+    message: str = ""
+    seconds: float | None = None
+    engines: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "expected": self.expected,
+            "seconds": round(self.seconds, 4) if (timings and self.seconds is not None) else None,
+            "counterexample": self.counterexample,
+            "message": self.message,
+            "engines": dict(self.engines),
+        }
+
+
+@dataclass(frozen=True)
+class LayoutResult:
+    layout: Layout
+    checks: tuple[CheckResult, ...]
+
+    def get(self, name: str) -> CheckResult:
+        for c in self.checks:
+            if c.check == name:
+                return c
+        raise KeyError(name)
+
+    @property
+    def as_expected(self) -> bool:
+        return all(c.as_expected for c in self.checks)
+
+    @property
+    def bijective(self) -> bool:
+        return all(self.get(c).status == "proved" for c in ("in_range", "injective", "surjective"))
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        lay = self.layout
+        return {
+            "id": lay.id,
+            "instruction": lay.instruction,
+            "shape": {"m": lay.shape.m, "n": lay.shape.n, "k": lay.shape.k},
+            "operand": lay.operand,
+            "types": list(lay.types),
+            "variant": lay.variant,
+            "threads": lay.threads,
+            "groups": lay.groups,
+            "elements": lay.n_elements,
+            "rows": lay.rows,
+            "cols": lay.cols,
+            "corrected": lay.corrected,
+            "derived": lay.derived or None,
+            "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
+            "checks": {c.check: c.to_json(timings) for c in self.checks},
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A failed property (or unexpected result) in the words a doc reviewer reads."""
+
+    layout: str
+    check: str
+    status: str
+    expected: str
+    message: str
+    counterexample: Mapping[str, Any] | None = None
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "layout": self.layout,
+            "check": self.check,
+            "status": self.status,
+            "expected": self.expected,
+            "as_expected": self.as_expected,
+            "message": self.message,
+            "counterexample": self.counterexample,
+        }
