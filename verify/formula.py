@@ -594,8 +594,7 @@ def _resolve(formula: Formula, lines: list[str]) -> None:
                     raise err("a column range must be the whole value of col", n.pos)
     for required in ("row", "col"):
         if required not in names:
-            last = len(lines)
-            raise FormulaError(f"the formula defines no {required!r}", last, 1, lines[-1] if lines else "")
+            raise FormulaError(f"the formula defines no {required!r}", 1, 1, lines[0] if lines else "")
     # cycle detection
     state: dict[str, int] = {}
 

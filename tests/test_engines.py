@@ -1,0 +1,165 @@
+"""The two engines (Z3, enumeration) agree everywhere, and every counterexample is real."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from verify import api
+from verify.checks import check_layout, cells_for, is_sparse_range
+from verify.formula import BinOp, Num, walk
+from verify.spec import Layout
+
+from conftest import SPECS
+
+ENGINE_CHECKS = ("in_range", "injective", "surjective")
+
+
+def all_layouts() -> list[Layout]:
+    return api.layouts(api.load([SPECS]))
+
+
+def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
+    """Re-evaluate the witness from the cell map, independently of either engine's verdict."""
+    cells = cells_for(lay)
+    if check == "in_range":
+        cell = cells.py_cell(cex["lane"], cex["i"])
+        assert cell is None or not (0 <= cell[0] < lay.rows and 0 <= cell[1] < lay.cols)
+        assert cex["element"] == lay.element_name(cex["i"])
+    elif check == "injective":
+        a, b = cex["first"], cex["second"]
+        assert (a["lane"], a["i"]) != (b["lane"], b["i"])
+        assert cells.py_cell(a["lane"], a["i"]) == (cex["row"], cex["col"])
+        assert cells.py_cell(b["lane"], b["i"]) == (cex["row"], cex["col"])
+        assert lay.group_of(a["lane"]) == lay.group_of(b["lane"])
+    elif check == "surjective":
+        g = cex.get("mma", 0)
+        assert 0 <= cex["row"] < lay.rows and 0 <= cex["col"] < lay.cols
+        for lane in range(lay.threads):
+            if lay.group_of(lane) == g:
+                for i in range(lay.n_elements):
+                    assert cells.py_cell(lane, i) != (cex["row"], cex["col"])
+
+
+def assert_engines_agree(lay: Layout, timeout: float = 20.0):
+    res = check_layout(lay, timeout)
+    for c in res.checks:
+        if c.check in ENGINE_CHECKS:
+            assert c.status in ("proved", "refuted"), (lay.id, c.check, c.status, c.message)
+            assert c.engines["z3"] == c.engines["enumeration"], (lay.id, c.check, c.engines)
+            if c.status == "refuted":
+                assert c.counterexample is not None
+                assert_counterexample_is_real(lay, c.check, c.counterexample)
+    return res
+
+
+@pytest.mark.parametrize("lay", all_layouts(), ids=lambda lay: lay.id)
+def test_real_specs_engines_agree_and_match_expectations(lay: Layout):
+    res = assert_engines_agree(lay)
+    assert res.as_expected, [(c.check, c.status, c.expected, c.message) for c in res.checks if not c.as_expected]
+
+
+def _constants(lay: Layout) -> list[Num]:
+    return [n for d in lay.formula.definitions for n in walk(d) if isinstance(n, Num)]
+
+
+def _replace_num(node, target: Num, new: Num):
+    """Rebuild an AST with one Num (by identity) replaced."""
+    if node is target:
+        return new
+    if isinstance(node, tuple):
+        items = tuple(_replace_num(x, target, new) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    if dataclasses.is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in dataclasses.fields(node):
+            old = getattr(node, f.name)
+            nv = _replace_num(old, target, new)
+            if nv is not old:
+                changes[f.name] = nv
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
+
+
+def mutants(lay: Layout):
+    for k, num in enumerate(_constants(lay)):
+        for delta in (-1, 1):
+            if num.value + delta < 0:
+                continue
+            new = _replace_num(lay.formula, num, Num(num.value + delta, num.pos))
+            yield f"{lay.id}#c{k}{delta:+d}", dataclasses.replace(lay, formula=new, id=f"{lay.id}#c{k}{delta:+d}")
+
+
+MUTANT_SOURCES = [lay for lay in all_layouts() if not is_sparse_range(lay) and not lay.corrected][:12]
+
+
+@pytest.mark.parametrize("lay", MUTANT_SOURCES, ids=lambda lay: lay.id)
+def test_mutated_constants_engines_agree(lay: Layout):
+    broken = 0
+    for _name, m in mutants(lay):
+        res = assert_engines_agree(m)
+        broken += not res.bijective
+    assert broken > 0, "no mutation of any constant broke the layout: the checks would be blind"
+
+
+# ----------------------------------------------------------------------------- generated formulas
+
+ATOMS = st.sampled_from(["%laneid", "i", "groupID", "threadID_in_group", "(%laneid >> 3)", "(i & 0x1)"])
+OPS = st.sampled_from(["+", "-", "*", "&", "|", "^", ">>", "<<", "%", "/"])
+
+
+@st.composite
+def exprs(draw, depth: int = 2) -> str:
+    if depth == 0 or draw(st.booleans()):
+        if draw(st.booleans()):
+            return draw(ATOMS)
+        return str(draw(st.integers(0, 9)))
+    op = draw(OPS)
+    left = draw(exprs(depth - 1))
+    if op in (">>", "<<"):
+        right = str(draw(st.integers(0, 4)))
+    elif op in ("%", "/"):
+        right = str(draw(st.integers(1, 8)))
+    else:
+        right = draw(exprs(depth - 1))
+    return f"({left} {op} {right})"
+
+
+@st.composite
+def formulas(draw) -> str:
+    head = "groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n"
+    row = draw(exprs())
+    col = draw(exprs())
+    if draw(st.booleans()):
+        bound = draw(st.integers(0, 2))
+        row = f"{row} for ci where i < {bound}\n      {draw(exprs())} otherwise"
+    if draw(st.booleans()):
+        lane_bound = draw(st.sampled_from([8, 16, 24]))
+        col = f"{col} if %laneid < {lane_bound}\n      {draw(exprs())} for ci where i = {{0, 1}}"
+    return head + f"row = {row}\ncol = {col}\n"
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(formulas())
+def test_generated_formulas_engines_agree(text: str):
+    lay = api.layout_from_formula(text, operand="C", rows=8, cols=8, elements=2, register_type="b32",
+                                  types=("f16",), registers=1)
+    assert_engines_agree(lay)
+
+
+def test_known_good_generated_layout_is_proved():
+    lay = api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 2 + i", operand="C",
+                                  rows=8, cols=8, elements=2, types=("f16",), registers=1)
+    res = assert_engines_agree(lay)
+    assert res.bijective
+
+
+def test_broken_generated_layout_has_all_three_witnesses():
+    lay = api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 3 + i", operand="C",
+                                  rows=8, cols=8, elements=2, types=("f16",), registers=1)
+    res = assert_engines_agree(lay)
+    assert res.get("in_range").status == "refuted"   # lane 3: col 9, 10
+    assert res.get("surjective").status == "refuted"
+    assert res.get("injective").status == "proved"
