@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import z3
+
 from .checks import DEFAULT_TIMEOUT, check_layout, findings_for, syntax_findings
 from .results import Finding, LayoutResult
 from .spec import Layout, Spec, SpecError, load_spec_text, load_specs
@@ -121,5 +123,45 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
     return load_spec_text(text, f"<{layout_id}>").layouts[0]
 
 
-__all__ = ["Report", "SpecError", "check", "check_all", "layout", "layout_from_formula", "layouts",
+@dataclass(frozen=True)
+class Proof:
+    """Result of ``prove``: ``proved``, ``refuted`` (with a model) or ``unknown``."""
+
+    status: str
+    counterexample: dict[str, int] | None = None
+
+
+def variables(names: str, width: int = 16) -> list[z3.BitVecRef]:
+    """Symbolic integers (bit-vectors) for proof scripts: ``lane, i = api.variables("lane i")``."""
+    return list(z3.BitVecs(names, width))
+
+
+def cell(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]:
+    """(defined, row, col) of element i of ``lane`` as Z3 terms (sparse A: compressed col)."""
+    from .checks import cells_for  # noqa: PLC0415
+    return cells_for(lay).z3_cell(lane, i)
+
+
+def domain(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> z3.BoolRef:
+    """0 <= lane < threads and 0 <= i < elements."""
+    return z3.And(lane >= 0, lane < lay.threads, i >= 0, i < lay.n_elements)
+
+
+def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float = DEFAULT_TIMEOUT) -> Proof:
+    """Prove ``assuming => claim`` for all values of the free variables (Z3; unknown stays unknown)."""
+    s = z3.SolverFor("BV")
+    s.set("timeout", int(timeout * 1000))
+    s.add(*assuming)
+    s.add(z3.Not(claim))
+    r = s.check()
+    if r == z3.unsat:
+        return Proof("proved")
+    if r == z3.sat:
+        m = s.model()
+        return Proof("refuted", {str(d): m[d].as_signed_long() for d in sorted(m.decls(), key=str)
+                                 if isinstance(m[d], z3.BitVecNumRef)})
+    return Proof("unknown")
+
+
+__all__ = ["Proof", "cell", "domain", "prove", "variables", "Report", "SpecError", "check", "check_all", "layout", "layout_from_formula", "layouts",
            "load", "loads"]

@@ -359,8 +359,7 @@ def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResu
         res, cex = fn(layout, cells, timeout)
         seconds = time.perf_counter() - t0
         results.append(_combine(name, layout, res, cex, getattr(enum, name), cells, seconds))
-    del enum_seconds
-    return LayoutResult(layout, tuple(results))
+    return LayoutResult(layout, tuple(results), enum_seconds)
 
 
 def findings_for(results: Iterable[LayoutResult]) -> list[Finding]:

@@ -229,7 +229,7 @@ def _is_kw(tok: Token, word: str) -> bool:
     return tok.kind == "NAME" and tok.text.lower() == word
 
 
-class _LineParser:
+class LineParser:
     """Recursive descent over the tokens of one logical line."""
 
     def __init__(self, tokens: list[Token], prefix: str, source_lines: list[str]) -> None:
@@ -478,7 +478,7 @@ class _LineParser:
         return Case(e, cond, Pos(t.line, t.col))
 
 
-def _split_lines(tokens: list[Token]) -> list[list[Token]]:
+def split_lines(tokens: list[Token]) -> list[list[Token]]:
     lines: list[list[Token]] = []
     cur: list[Token] = []
     for t in tokens:
@@ -512,8 +512,8 @@ def parse_formula(text: str, element_prefix: str) -> Formula:
     source_lines = text.split("\n")
     tokens = tokenize(text)
     defs: list[tuple[str, Pos, list[Case]]] = []
-    for line in _split_lines(tokens):
-        p = _LineParser(line, element_prefix, source_lines)
+    for line in split_lines(tokens):
+        p = LineParser(line, element_prefix, source_lines)
         if len(line) == 2 and _is_kw(line[0], "where"):
             continue  # "Where" on a line of its own
         start = 1 if _is_kw(line[0], "where") else 0

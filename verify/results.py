@@ -46,6 +46,7 @@ class CheckResult:
 class LayoutResult:
     layout: Layout
     checks: tuple[CheckResult, ...]
+    enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
 
     def get(self, name: str) -> CheckResult:
         for c in self.checks:

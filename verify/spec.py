@@ -18,7 +18,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from .formula import Formula, FormulaError, parse_formula
+from .formula import (Definition, Formula, FormulaError, Ref, LineParser, split_lines, parse_formula,
+                      tokenize, uses_lane_only, walk)
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")
 STATUSES = ("proved", "refuted", "unknown", "error")
@@ -275,10 +276,10 @@ def parse_element_list(text: str) -> tuple[str, ...]:
     return tuple(re.findall(r"[A-Za-z]+\d+", text))
 
 
-def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str,
-             required: tuple[str, ...] = ("row", "col")) -> Formula:
+def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula:
+    """Parse a fragment formula; errors are re-based onto the spec file's lines."""
     try:
-        return parse_formula(text, prefix) if required == ("row", "col") else _parse_group(text)
+        return parse_formula(text, prefix)
     except FormulaError as e:
         base_line, base_col = loc.value(text, k, key)
         line = base_line + e.line - 1
@@ -288,22 +289,18 @@ def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str,
 
 def _parse_group(text: str) -> Formula:
     """``group = ...`` formulas: parse as a formula that defines ``group``."""
-    from .formula import Definition, Formula as F, _LineParser, tokenize, _split_lines
     lines = text.split("\n")
-    toks = [t for t in tokenize(text)]
-    body = _split_lines(toks)
+    body = split_lines(tokenize(text))
     if len(body) != 1:
         raise FormulaError("a group formula is one expression over %laneid", 1, 1, text)
-    p = _LineParser(body[0], "x", lines)
-    case = p.case()
-    from .formula import uses_lane_only, walk, Ref
+    case = LineParser(body[0], "x", lines).case()
     for n in walk(case):
         if isinstance(n, Ref):
             raise FormulaError(f"unknown identifier {n.name!r} (a group formula uses %laneid only)",
                                n.pos.line, n.pos.col, text)
     if not uses_lane_only(case):
         raise FormulaError("a group formula cannot depend on i", 1, 1, text)
-    return F((Definition("group", (case,)),), "x")
+    return Formula((Definition("group", (case,)),), "x")
 
 
 def _operand_dims(operand: str, shape: Shape, frag: Mapping[str, Any]) -> tuple[int, int]:
