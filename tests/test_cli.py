@@ -75,7 +75,8 @@ def test_unexpected_refutation_exits_1_with_counterexample(tmp_path, capsys):
 
 def test_expected_erratum_keeps_exit_0(tmp_path, capsys):
     bad = GOOD.replace("(threadID_in_group * 4) + i       for ai", "(threadID_in_group * 2) + i for ai")
-    bad = bad.replace('figure = "mma-8816-A-i8"', 'figure = "mma-8816-A-i8"\nexpect = { in_range = "proved", injective = "refuted", surjective = "refuted" }')
+    bad = bad.replace('figure = "mma-8816-A-i8"', 'figure = "mma-8816-A-i8"\nexpect = { in_range = "proved", injective = "refuted", surjective = "refuted" }\n'
+                      'erratum = "the doc multiplies by 2"\ncorrected = { formula = "row = %laneid >> 2\\ncol = (%laneid % 4) * 4 + i" }')
     rc, out, _ = run(["check", str(write(tmp_path, bad))], capsys)
     assert rc == 0, out
     assert "known erratum" in out and "both land at cell" in out

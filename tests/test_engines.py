@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from verify import api
 from verify.checks import check_layout, cells_for, is_sparse_range
-from verify.formula import BinOp, Num, walk
+from verify.formula import Num, walk
 from verify.spec import Layout
 
 from conftest import SPECS
@@ -163,3 +163,21 @@ def test_broken_generated_layout_has_all_three_witnesses():
     assert res.get("in_range").status == "refuted"   # lane 3: col 9, 10
     assert res.get("surjective").status == "refuted"
     assert res.get("injective").status == "proved"
+
+
+@pytest.mark.parametrize("lid", ["mma.m8n8k16.A.s8_u8", "mma.m8n8k4.C.f32", "mma.m16n8k16.A.f16_bf16"])
+def test_exists_forall_path_proves_real_layouts(lid):
+    """Surjectivity without the pigeonhole shortcut: the quantified query alone proves it."""
+    from verify.checks import z3_surjective
+    lay = api.layout(api.load([SPECS]), lid)
+    res, cex, method = z3_surjective(lay, cells_for(lay), 20.0, prior={}, enum_hole=None)
+    assert (res, cex) == ("unsat", None) and method in ("exists-forall", "ground")
+
+
+def test_surjective_refuted_when_injective_holds_but_domain_too_small():
+    lay = api.layout_from_formula("row = %laneid >> 2\ncol = %laneid % 4", operand="C", rows=8, cols=8,
+                                  elements=1, types=("f32",), registers=1, register_type="f32")
+    res = assert_engines_agree(lay)
+    assert res.get("injective").status == "proved"
+    assert res.get("surjective").counterexample == {"row": 0, "col": 4}
+    assert res.get("surjective").engines["z3_method"] != "pigeonhole"

@@ -7,9 +7,10 @@ disagreement is an ``error``, never silently resolved.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
 import z3
 
@@ -120,6 +121,35 @@ def _solve(constraints: list[z3.BoolRef], timeout: float) -> tuple[str, z3.Model
         if r == z3.unsat:
             return "unsat", None
     return "unknown", None
+
+
+def _solve_min(constraints: list[z3.BoolRef], keys: list[z3.ExprRef],
+               timeout: float) -> tuple[str, z3.ModelRef | None]:
+    """Solve, then make the witness canonical: lexicographically smallest ``keys``.
+
+    Z3's models differ between runs in one process; a binary search per key pins the
+    witness to the one the enumeration engine finds first, so outputs are reproducible
+    and the two engines' witnesses can be compared exactly.
+    """
+    deadline = time.perf_counter() + timeout
+    res, m = _solve(constraints, timeout)
+    if res != "sat":
+        return res, m
+    fixed = list(constraints)
+    for key in keys:
+        assert m is not None
+        lo, hi = 0, smt.as_int(m, key)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            r, m2 = _solve(fixed + [key <= mid], max(0.001, deadline - time.perf_counter()))
+            if r == "sat":
+                hi, m = smt.as_int(m2, key), m2  # type: ignore[arg-type]
+            elif r == "unsat":
+                lo = mid + 1
+            else:
+                return "sat", m  # out of time: keep the (valid, non-minimal) witness
+        fixed.append(key == hi)
+    return "sat", m
 
 
 # ----------------------------------------------------------------------------- arithmetic checks
@@ -237,7 +267,8 @@ def z3_in_range(layout: Layout, cells: CellMap, timeout: float) -> tuple[str, di
     ok, r, c = cells.z3_cell(lane, i)
     g = _group_z3(layout, lane)
     inside = z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
-    res, m = _solve([smt.in_domain(lane, i, layout.threads, layout.n_elements), z3.Not(inside)], timeout)
+    res, m = _solve_min([smt.in_domain(lane, i, layout.threads, layout.n_elements), z3.Not(inside)],
+                        [lane, i], timeout)
     if res != "sat":
         return res, None
     assert m is not None
@@ -257,7 +288,7 @@ def z3_injective(layout: Layout, cells: CellMap, timeout: float) -> tuple[str, d
           # order the pair so the witness is canonical: (l1, i1) < (l2, i2)
           z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)),
           ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    res, m = _solve(cs, timeout)
+    res, m = _solve_min(cs, [l2, i2, l1, i1], timeout)
     if res != "sat":
         return res, None
     assert m is not None
@@ -266,20 +297,73 @@ def z3_injective(layout: Layout, cells: CellMap, timeout: float) -> tuple[str, d
                               "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
 
 
-def z3_surjective(layout: Layout, cells: CellMap, timeout: float) -> tuple[str, dict[str, Any] | None]:
-    """Find a cell (of some lane group) that no (lane, i) reaches: an exists-forall query."""
-    row, col, grp = z3.BitVecs("row col group", width(layout))
-    lane, i = z3.BitVecs("lane i", width(layout))
+def _covered_query(layout: Layout, cells: CellMap, w: int, g: int, r: int, c: int) -> z3.BoolRef:
+    lane, i = z3.BitVecs("lane i", w)
+    ok, rr, cc = cells.z3_cell(lane, i)
+    return z3.And(smt.in_domain(lane, i, layout.threads, layout.n_elements), ok,
+                  _group_z3(layout, lane) == g, rr == r, cc == c)
+
+
+def _ground_hole_query(layout: Layout, cells: CellMap, w: int, row: z3.ExprRef, col: z3.ExprRef,
+                       grp: z3.ExprRef) -> list[z3.BoolRef]:
+    """The forall over the finite domain, expanded into one ground instance per (lane, i)."""
+    out = []
+    for ln in range(layout.threads):
+        lane = z3.BitVecVal(ln, w)
+        g = _group_z3(layout, lane)
+        for ix in range(layout.n_elements):
+            ok, r, c = cells.z3_cell(lane, z3.BitVecVal(ix, w))
+            out.append(z3.Not(z3.And(ok, g == grp, r == row, c == col)))
+    return out
+
+
+def z3_surjective(layout: Layout, cells: CellMap, timeout: float, prior: dict[str, str],
+                  enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
+    """Is some cell (of some lane group) reached by no (lane, i)?
+
+    Proved by pigeonhole when Z3 already proved in_range and injective and the domain
+    has exactly rows x cols points per group.  Otherwise an exists-forall query: first
+    model-based instantiation, then quantifier elimination, then (complete, slower) the
+    forall expanded over the finite domain.  The reported hole is the canonical one
+    (first in (mma, row, col) order) once Z3 confirms, by a ground query, that nothing
+    reaches it.
+    """
+    if (prior.get("in_range") == "unsat" and prior.get("injective") == "unsat"
+            and layout.lanes_per_group * layout.n_elements == layout.rows * layout.cols):
+        return "unsat", None, "pigeonhole"
+    w = width(layout)
+    row, col, grp = z3.BitVecs("row col group", w)
+    lane, i = z3.BitVecs("lane i", w)
     ok, r, c = cells.z3_cell(lane, i)
     g = _group_z3(layout, lane)
     hits = z3.And(smt.in_domain(lane, i, layout.threads, layout.n_elements), ok, g == grp, r == row, c == col)
-    cs = [row >= 0, row < layout.rows, col >= 0, col < layout.cols, grp >= 0, grp < layout.groups,
-          z3.ForAll([lane, i], z3.Not(hits))]
-    res, m = _solve(cs, timeout)
+    box = [row >= 0, row < layout.rows, col >= 0, col < layout.cols, grp >= 0, grp < layout.groups]
+    deadline = time.perf_counter() + timeout
+    res, m, method = "unknown", None, "exists-forall"
+    for make in (z3.Solver, lambda: z3.Then("simplify", "qe", "smt").solver()):
+        left = min(deadline - time.perf_counter(), timeout / 3)
+        if left <= 0:
+            break
+        s = make()
+        s.set("timeout", max(1, int(left * 1000)))
+        s.add(*box, z3.ForAll([lane, i], z3.Not(hits)))
+        r0 = s.check()
+        if r0 != z3.unknown:
+            res, m = ("sat", s.model()) if r0 == z3.sat else ("unsat", None)
+            break
+    if res == "unknown" and deadline > time.perf_counter():
+        method = "ground"
+        res, m = _solve(box + _ground_hole_query(layout, cells, w, row, col, grp), deadline - time.perf_counter())
     if res != "sat":
-        return res, None
+        return res, None, method
     assert m is not None
-    return res, _mma(layout, {"row": smt.as_int(m, row), "col": smt.as_int(m, col)}, smt.as_int(m, grp))
+    found = _mma(layout, {"row": smt.as_int(m, row), "col": smt.as_int(m, col)}, smt.as_int(m, grp))
+    if enum_hole is not None:
+        q, _ = _solve([_covered_query(layout, cells, w, enum_hole.get("mma", 0), enum_hole["row"], enum_hole["col"])],
+                      max(0.001, deadline - time.perf_counter()))
+        if q == "unsat":
+            return "sat", dict(enum_hole), method
+    return "sat", found, method
 
 
 # ----------------------------------------------------------------------------- combination
@@ -337,14 +421,11 @@ def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | N
     if z3_cex is not None and not _confirm_with_oracle(check, z3_cex, layout, cells):
         return CheckResult(check, "error", expect, z3_cex,
                            "Z3's counterexample does not hold under evaluation", seconds, engines)
+    if z3_cex != enum_cex:
+        return CheckResult(check, "error", expect, z3_cex,
+                           f"the engines' canonical witnesses differ: Z3 {z3_cex}, enumeration {enum_cex}",
+                           seconds, engines)
     return CheckResult(check, z3_status, expect, z3_cex, _message(check, layout, z3_cex), seconds, engines)
-
-
-_Z3_CHECKS: tuple[tuple[str, Callable[..., tuple[str, dict[str, Any] | None]]], ...] = (
-    ("in_range", z3_in_range),
-    ("injective", z3_injective),
-    ("surjective", z3_surjective),
-)
 
 
 def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
@@ -354,11 +435,16 @@ def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResu
     t0 = time.perf_counter()
     enum = enumerate_layout(layout, cells)
     enum_seconds = time.perf_counter() - t0
-    for name, fn in _Z3_CHECKS:
+    prior: dict[str, str] = {}
+    for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
         t0 = time.perf_counter()
-        res, cex = fn(layout, cells, timeout)
-        seconds = time.perf_counter() - t0
-        results.append(_combine(name, layout, res, cex, getattr(enum, name), cells, seconds))
+        prior[name], cex = fn(layout, cells, timeout)
+        results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), cells,
+                                time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    res, cex, method = z3_surjective(layout, cells, timeout, prior, enum.surjective)
+    sur = _combine("surjective", layout, res, cex, enum.surjective, cells, time.perf_counter() - t0)
+    results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
     return LayoutResult(layout, tuple(results), enum_seconds)
 
 

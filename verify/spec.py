@@ -397,6 +397,7 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
         sparse = frag.get("sparse", {})
         if not isinstance(sparse, dict):
             raise loc.error(*loc.key("sparse", k), "'sparse' must be a table")
+        sparse = _sparse(loc, sparse, k)
         corrected = frag.get("corrected")
         if corrected is not None:
             if not isinstance(corrected, dict):
@@ -455,6 +456,75 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
             layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
     return Spec(path=path, source=Source(file=path, line=1, **source_base), instruction=iname,
                 shape=shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+
+
+# Sparse A (mma.sp): the [fragment.sparse] table.  Fields the doc text states: kept, chunk,
+# index_bits, fields, valid or invalid, ordered, selectors, selector.  ``metadata`` (which lane and nibble
+# holds the indices of which (row, chunk)) is shown only in the doc's figures: a spec that gives
+# it must say where it comes from in ``metadata_derived``.  See docs/sparse.md.
+_SPARSE_INT_KEYS = {"kept": (1, 64), "chunk": (1, 128), "index_bits": (2, 4), "fields": (1, 32),
+                    "canonical": (0, 2**32 - 1)}
+_SPARSE_LIST_KEYS = {"valid": (0, 15), "invalid": (0, 15), "ordered": (0, 15), "selectors": (0, 3)}
+_SPARSE_STR_KEYS = {"selector", "metadata", "metadata_derived", "note"}
+
+
+def _parse_lane_expr(text: str, name: str) -> Formula:
+    """One expression over %laneid (no i, no names), as a formula defining ``name``."""
+    lines = text.split("\n")
+    body = split_lines(tokenize(text))
+    if len(body) != 1:
+        raise FormulaError(f"a {name} formula is one expression over %laneid", 1, 1, text)
+    case = LineParser(body[0], "x", lines).case()
+    for n in walk(case):
+        if isinstance(n, Ref):
+            raise FormulaError(f"unknown identifier {n.name!r} (a {name} formula uses %laneid only)",
+                               n.pos.line, n.pos.col, text)
+    if not uses_lane_only(case):
+        raise FormulaError(f"a {name} formula cannot depend on i", 1, 1, text)
+    return Formula((Definition(name, (case,)),), "x")
+
+
+def _sparse(loc: _Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
+    """Validate the sparse table; parse its formulas (kept as ``selector_formula``/``metadata_formula``)."""
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        if key in _SPARSE_INT_KEYS:
+            lo, hi = _SPARSE_INT_KEYS[key]
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be an integer in {lo}..{hi}, got {v!r}")
+        elif key in _SPARSE_LIST_KEYS:
+            lo, hi = _SPARSE_LIST_KEYS[key]
+            if (not isinstance(v, list) or not v or len(set(map(repr, v))) != len(v)
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi for x in v)):
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be a non-empty list of distinct "
+                                                  f"integers in {lo}..{hi}")
+        elif key in _SPARSE_STR_KEYS:
+            if not isinstance(v, str):
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be a string")
+        else:
+            allowed = sorted(set(_SPARSE_INT_KEYS) | set(_SPARSE_LIST_KEYS) | _SPARSE_STR_KEYS)
+            raise loc.error(*loc.key(key, k), f"unknown field '{key}' in sparse (fields: {', '.join(allowed)})")
+        out[key] = v
+    if ("kept" in out) != ("chunk" in out):
+        raise loc.error(*loc.key("sparse", k), "sparse needs both 'kept' and 'chunk'")
+    if "kept" in out and out["kept"] > out["chunk"]:
+        raise loc.error(*loc.key("kept", k), f"sparse kept = {out['kept']} exceeds chunk = {out['chunk']}")
+    if "valid" in out and "invalid" in out:
+        raise loc.error(*loc.key("invalid", k), "sparse gives both 'valid' and 'invalid'; give the one the doc states")
+    if "index_bits" in out and out["index_bits"] not in (2, 4):
+        raise loc.error(*loc.key("index_bits", k), "sparse 'index_bits' must be 2 or 4")
+    if "metadata" in out and not out.get("metadata_derived"):
+        raise loc.error(*loc.key("metadata", k), "a sparse 'metadata' layout needs 'metadata_derived' "
+                                                 "(its provenance: the doc states it only in figures)")
+    if "selector" in out:
+        try:
+            out["selector_formula"] = _parse_lane_expr(out["selector"], "selector")
+        except FormulaError as e:
+            line, col = loc.value(out["selector"], k, "selector")
+            raise loc.error(line, col + e.col - 1, e.message) from None
+    if "metadata" in out:
+        out["metadata_formula"] = _formula(loc, out["metadata"], "e", k, "metadata")
+    return out
 
 
 def _expect(loc: _Locator, table: Any, k: int, key: str) -> dict[str, str]:
