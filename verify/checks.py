@@ -17,7 +17,7 @@ import z3
 from . import oracle, smt
 from .formula import Span
 from .results import CheckResult, Finding, LayoutResult
-from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec
+from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec, split_element_list
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -185,7 +185,7 @@ def check_elements(layout: Layout) -> CheckResult:
         return CheckResult("elements", "proved", expect, None, "no element list in the doc; names generated",
                            0.0, {"arithmetic": "proved"})
     text = layout.elements_text.strip()
-    names = [p.strip() for p in text.split(",")]
+    names = split_element_list(text)
     want = [layout.element_name(k) for k in range(len(names))]
     for k, (got, exp) in enumerate(zip(names, want)):
         if got != exp:

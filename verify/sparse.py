@@ -723,7 +723,8 @@ def table_entries(layout: Layout, metadata: int | None = None) -> list[dict[str,
             p = cells.py_info(lane, i)
             e: dict[str, Any] = {"lane": lane, "i": i, "element": layout.element_name(i),
                                  "row": p.row if p else None, "col": p.col if p else None,
-                                 "chunk": p.chunk if p else None, "logical_col": None, "metadata": None}
+                                 "chunk": p.chunk if p else None, "logical_col": None, "metadata": None,
+                                 "valid": None}
             if p is not None and p.ok:
                 m = nib(p.row, p.chunk)  # type: ignore[arg-type]
                 e["metadata"] = m

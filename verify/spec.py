@@ -271,9 +271,27 @@ def _unknown_keys(loc: _Locator, table: Mapping[str, Any], allowed: set[str], wh
             raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
 
 
+_ELLIPSIS = ("\u2026", "...", "..")
+
+
+def split_element_list(text: str) -> list[str]:
+    """The doc's list split at commas, with ``a0, a1, ..., a31`` expanded (verbatim otherwise)."""
+    parts = [p.strip() for p in text.strip().split(",")]
+    out: list[str] = []
+    for k, p in enumerate(parts):
+        if p in _ELLIPSIS and out and k + 1 < len(parts):
+            a = re.fullmatch(r"([A-Za-z]+)(\d+)", out[-1])
+            b = re.fullmatch(r"([A-Za-z]+)(\d+)", parts[k + 1])
+            if a and b and a[1] == b[1] and int(a[2]) < int(b[2]) <= int(a[2]) + MAX_ELEMENTS:
+                out.extend(f"{a[1]}{j}" for j in range(int(a[2]) + 1, int(b[2])))
+                continue
+        out.append(p)
+    return out
+
+
 def parse_element_list(text: str) -> tuple[str, ...]:
-    """The element names of the doc's list, tolerant of stray punctuation."""
-    return tuple(re.findall(r"[A-Za-z]+\d+", text))
+    """The element names of the doc's list, tolerant of stray punctuation and ellipses."""
+    return tuple(n for p in split_element_list(text) for n in re.findall(r"[A-Za-z]+\d+", p))
 
 
 def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula:
