@@ -1190,12 +1190,7 @@ def emit_toml(spec: SectionSpec) -> str:
         if r.elements is not None and r.elements_inherited and r.elements.problems:
             lines.append(_comment("elements: no list in this row; the row above has a malformed one"))
         elif r.elements is not None:
-            if r.elements.ellipsis:
-                n = len(r.elements.names or ())
-                lines.append(_comment(f"elements: the doc lists {r.elements.text!r} ({n} names with the ellipsis "
-                                      "expanded); left out because the list is abbreviated"))
-            else:
-                lines.append(f"elements = {_q(r.elements.text)}")
+            lines.append(f"elements = {_q(r.elements.text)}")
         if r.element_bits:
             lines.append(f"element_bits = {r.element_bits}")
         if fr.rows is not None:

@@ -228,12 +228,18 @@ class _SpecCells:
 
 def _partition_violations(keys_obs: Mapping[Elem, Any], keys_spec: Mapping[Elem, Any], what: str,
                           name: Any, spec_word: Any, obs_why: Any) -> list[tuple[str, dict[str, Any]]]:
-    """Elements grouped together by one side but not the other."""
+    """Elements grouped together by one side but not the other.
+
+    Elements the experiments never reached (empty observed key) are left out: an
+    unreached element says something about the other operands, not about this one.
+    """
     out: list[tuple[str, dict[str, Any]]] = []
     first_obs: dict[Any, Elem] = {}
     first_spec: dict[Any, Elem] = {}
     for e in sorted(keys_obs):
         ko, ks = keys_obs[e], keys_spec.get(e)
+        if not ko or (isinstance(ko, tuple) and not any(ko)):
+            continue
         if ko in first_obs:
             f = first_obs[ko]
             if keys_spec.get(f) != ks:

@@ -276,7 +276,11 @@ _ELLIPSIS = ("\u2026", "...", "..")
 
 def split_element_list(text: str) -> list[str]:
     """The doc's list split at commas, with ``a0, a1, ..., a31`` expanded (verbatim otherwise)."""
-    parts = [p.strip() for p in text.strip().split(",")]
+    parts: list[str] = []
+    for p in text.strip().split(","):
+        p = p.strip()
+        m = re.fullmatch(r"(\u2026|\.\.\.?)\s+([A-Za-z]+\d+)", p)  # "… a30": comma after the ellipsis omitted
+        parts.extend([m[1], m[2]] if m else [p])
     out: list[str] = []
     for k, p in enumerate(parts):
         if p in _ELLIPSIS and out and k + 1 < len(parts):
