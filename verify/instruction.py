@@ -169,7 +169,8 @@ def _combine(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | No
     if z3_cex is not None and confirm is not None and not confirm(z3_cex):
         return CheckResult(name, "error", expect, z3_cex, "Z3's counterexample does not hold under evaluation",
                            seconds, engines)
-    return CheckResult(name, z3_status, expect, z3_cex, message(z3_cex) if z3_cex else note, seconds, engines)
+    cex = enum_cex if enum_cex is not None else z3_cex  # canonical witness (Z3's was confirmed above)
+    return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
 
 
 def _status(res: str) -> str:

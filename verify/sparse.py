@@ -293,7 +293,9 @@ def _result(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | Non
     if z3_cex is not None and confirm is not None and not confirm(z3_cex):
         return CheckResult(name, "error", expect, z3_cex, "Z3's counterexample does not hold under evaluation",
                            seconds, engines)
-    cex = z3_cex
+    # Z3's witness is confirmed above; the one reported is enumeration's first (canonical, so the
+    # output is byte-stable whatever model Z3 picks).
+    cex = enum_cex if enum_cex is not None else z3_cex
     msg = message(cex) if cex is not None else note
     return CheckResult(name, z3_status, expect, cex, msg, seconds, engines)
 
