@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Iterable, Protocol
 
 import z3
@@ -34,11 +34,18 @@ class CellMap(Protocol):
 
 @dataclass(frozen=True)
 class FormulaCells:
-    """Dense layouts: the cell is (row, col) of the formula."""
+    """Dense layouts: the cell is (row, col) of the formula (memoised: the domain is tiny)."""
 
     layout: Layout
+    _memo: dict = field(default_factory=dict, compare=False, repr=False)
 
     def py_cell(self, lane: int, i: int) -> tuple[int, int] | None:
+        key = (lane, i)
+        if key not in self._memo:
+            self._memo[key] = self._py_cell(lane, i)
+        return self._memo[key]
+
+    def _py_cell(self, lane: int, i: int) -> tuple[int, int] | None:
         ev = oracle.Evaluator(self.layout.formula, lane, i)
         try:
             r, c = ev.value("row"), ev.value("col")
@@ -58,12 +65,22 @@ def is_sparse_range(layout: Layout) -> bool:
     return any(isinstance(c.expr, Span) for c in layout.formula.get("col").cases)
 
 
+_CELLS: dict[int, tuple[Layout, CellMap]] = {}
+
+
 def cells_for(layout: Layout) -> CellMap:
-    """The cell map of a layout: sparse A goes through the sparse model."""
+    """The cell map of a layout (one per layout object, so evaluations are shared by all
+    checks); sparse A goes through the sparse model."""
+    hit = _CELLS.get(id(layout))
+    if hit is not None and hit[0] is layout:
+        return hit[1]
     if is_sparse_range(layout):
-        from .sparse import compressed_cells  # noqa: PLC0415 (sparse model is optional)
-        return compressed_cells(layout)
-    return FormulaCells(layout)
+        from .sparse import compressed_cells  # noqa: PLC0415
+        cells: CellMap = compressed_cells(layout)
+    else:
+        cells = FormulaCells(layout)
+    _CELLS[id(layout)] = (layout, cells)
+    return cells
 
 
 # ----------------------------------------------------------------------------- helpers

@@ -21,7 +21,7 @@ def _load(paths: Sequence[str]) -> list:
 
 def cmd_check(args: argparse.Namespace) -> int:
     specs = _load(args.paths)
-    report = api.check_all(specs, timeout=args.timeout)
+    report = api.check_all(specs, timeout=args.timeout, jobs=args.jobs or api.default_jobs())
     if getattr(args, "observations", None):
         from .observe import check_observations  # noqa: PLC0415
         obs = check_observations(api.layouts(specs), args.observations)
@@ -65,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.add_argument("--timeout", type=float, default=10.0, help="seconds per Z3 query (default 10)")
     c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
+    c.add_argument("--jobs", type=int, default=0, help="worker processes for the layout checks (default: CPUs, at most 4)")
     c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
     c.set_defaults(func=cmd_check)
 

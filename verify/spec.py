@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -126,16 +127,25 @@ class Layout:
         return self.threads // self.groups
 
     def group_of(self, lane: int) -> int:
+        """Which MMA computation ``lane`` belongs to (0 when the warp computes one)."""
         if self.group is None:
             return 0
-        from .oracle import evaluate
-        g = evaluate(self.group, "group", lane, 0)
-        return int(g) if isinstance(g, int) else -1
+        return _group_table(self.group, self.threads)[lane] if 0 <= lane < self.threads else -1
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
         """(row, col) of element i of ``lane``; ``None`` where no case applies."""
         from .oracle import evaluate
         return evaluate(self.formula, "row", lane, i), evaluate(self.formula, "col", lane, i)
+
+
+@lru_cache(maxsize=None)
+def _group_table(group: Formula, threads: int) -> tuple[int, ...]:
+    from .oracle import evaluate
+    out = []
+    for lane in range(threads):
+        g = evaluate(group, "group", lane, 0)
+        out.append(int(g) if isinstance(g, int) else -1)
+    return tuple(out)
 
 
 @dataclass(frozen=True)
