@@ -164,3 +164,15 @@ def test_console_script_and_module_entry_points():
     r = subprocess.run([sys.executable, "-m", "verify", "check", str(SPECS / "mma.m8n8k16.toml")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0 and "3 layouts" in r.stdout
+
+
+def test_sparse_table_metadata(capsys):
+    rc, out, _ = run(["table", "mma.sp.m16n8k32.A.u8_s8", "--format", "json", "--metadata", "0xEEEEEEEE"], capsys)
+    t = json.loads(out)
+    assert rc == 0 and t["metadata"] == "0xeeeeeeee" and (t["rows"], t["cols"]) == (16, 16)
+    e = [e for e in t["entries"] if e["lane"] == 0 and e["i"] in (0, 1)]
+    assert [(x["col"], x["chunk"], x["logical_col"]) for x in e] == [(0, 0, 2), (1, 0, 3)]
+    rc, out, _ = run(["table", "mma.sp.m16n8k32.A.u8_s8", "--metadata", "0x4444"], capsys)
+    assert rc == 0 and "compressed" in out and "logical" in out and "invalid metadata" in out
+    rc, _, err = run(["table", "mma.sp.m16n8k32.A.u8_s8", "--metadata", "0x1ffffffff"], capsys)
+    assert rc == 2 and "32-bit" in err

@@ -48,11 +48,18 @@ def cmd_table(args: argparse.Namespace) -> int:
         lay = api.layout(specs, args.id)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
+    metadata = None
+    if args.metadata is not None:
+        try:
+            metadata = int(args.metadata, 0)
+        except ValueError:
+            raise UsageError(f"--metadata {args.metadata!r} is not a number (e.g. 0x44444444)") from None
+        if not 0 <= metadata < 2**32:
+            raise UsageError(f"--metadata {args.metadata} does not fit a 32-bit register")
     if args.format == "json":
-        sys.stdout.write(render.to_json(render.table_json(lay, metadata=args.metadata)
-                                        if args.metadata is not None else render.table_json(lay)))
+        sys.stdout.write(render.to_json(render.table_json(lay, metadata)))
     else:
-        sys.stdout.write(render.table_text(lay))
+        sys.stdout.write(render.table_text(lay, metadata))
     return 0
 
 
@@ -78,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("id")
     t.add_argument("--specs", default="specs")
     t.add_argument("--format", choices=("text", "json"), default="text")
-    t.add_argument("--metadata", default=None, help="sparse A: metadata value (e.g. 0x4444)")
+    t.add_argument("--metadata", default=None,
+                   help="sparse A: the 32-bit metadata register (default: the spec's canonical value)")
     t.set_defaults(func=cmd_table)
 
     for mod in ("ingest_cli", "confirm_cli", "report_cli"):

@@ -5,7 +5,7 @@ import json
 from typing import Any, Sequence
 
 from .api import Report
-from .checks import cells_for
+from .checks import cells_for, is_sparse_range
 from .results import SCHEMA
 from .spec import Layout
 
@@ -85,13 +85,28 @@ def table_entries(lay: Layout) -> list[dict[str, Any]]:
     return out
 
 
-def table_json(lay: Layout) -> dict[str, Any]:
-    return {"schema": SCHEMA, "id": lay.id, "rows": lay.rows, "cols": lay.cols,
-            "groups": lay.groups, "entries": table_entries(lay)}
+def table_json(lay: Layout, metadata: int | None = None) -> dict[str, Any]:
+    """Schema-1 table; sparse A entries add chunk and logical column for a metadata value."""
+    out: dict[str, Any] = {"schema": SCHEMA, "id": lay.id, "rows": lay.rows, "cols": lay.cols,
+                           "groups": lay.groups}
+    if is_sparse_range(lay):
+        from .sparse import model, table_entries as sparse_entries  # noqa: PLC0415
+        md = model(lay)
+        out["metadata"] = f"0x{(md.canonical if metadata is None else metadata):08x}"
+        out["entries"] = sparse_entries(lay, metadata)
+    else:
+        out["entries"] = table_entries(lay)
+    return out
 
 
-def table_text(lay: Layout) -> str:
-    """The matrix as a grid; each cell ``T<lane>:<element>``, '.' empty, '!' shared."""
+def table_text(lay: Layout, metadata: int | None = None) -> str:
+    """The matrix as a grid; each cell ``T<lane>:<element>``, '.' empty, '!' shared.
+
+    Sparse A shows the compressed view and the logical view (under ``metadata``) side by side.
+    """
+    if is_sparse_range(lay):
+        from .sparse import table_text as sparse_text  # noqa: PLC0415
+        return sparse_text(lay, metadata)
     entries = table_entries(lay)
     out: list[str] = [f"{lay.id}  ({lay.rows} x {lay.cols}, {lay.threads} threads x {lay.n_elements} elements)"]
     for g in range(lay.groups):
