@@ -1,0 +1,22 @@
+"""The committed report in reports/ptx-isa-9.0 is exactly what the documented command produces."""
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_committed_report_regenerates_byte_for_byte(tmp_path):
+    out = tmp_path / "rep"
+    r = subprocess.run([sys.executable, "-m", "verify", "report", "specs", "--out", str(out)],
+                       cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "123"})
+    assert r.returncode == 0, r.stderr
+    committed = ROOT / "reports" / "ptx-isa-9.0"
+    cmp = filecmp.dircmp(committed, out)
+    assert not cmp.left_only and not cmp.right_only, (cmp.left_only, cmp.right_only)
+    for name in ["report.md", "report.html"] + [f"svg/{n}" for n in sorted(os.listdir(out / "svg"))]:
+        assert (committed / name).read_bytes() == (out / name).read_bytes(), f"{name} differs: regenerate with " \
+            "`ptx-verify report specs --out reports/ptx-isa-9.0`"
