@@ -176,3 +176,14 @@ def test_sparse_table_metadata(capsys):
     assert rc == 0 and "compressed" in out and "logical" in out and "invalid metadata" in out
     rc, _, err = run(["table", "mma.sp.m16n8k32.A.u8_s8", "--metadata", "0x1ffffffff"], capsys)
     assert rc == 2 and "32-bit" in err
+
+
+def test_check_on_doc_pages_reports_text_errata(docs_dir, capsys):
+    rc, out, _ = run(["check", str(docs_dir / "9-7-14-5-9-matrix-fragments-for-mma-m16n8k16-with-integer-type.md"),
+                      "--format", "json"], capsys)
+    data = json.loads(out)
+    assert rc == 0
+    kinds = {(f["kind"], f["line"]) for f in data["doc_findings"]}
+    assert ("element-list-punctuation", 44) in kinds and ("element-list-duplicate", 74) in kinds
+    rc, out, _ = run(["check", str(docs_dir / "9-7-14-5-9-matrix-fragments-for-mma-m16n8k16-with-integer-type.md")], capsys)
+    assert "errata in the doc text" in out and "b0, b1. b2. b3" in out

@@ -28,8 +28,9 @@ def _is_page(p: Path) -> bool:
     return p.is_file() and p.suffix.lower() in PAGE_SUFFIXES
 
 
-def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
-    """Load specs from files/directories; doc pages (.md/.txt/.html) are ingested on the fly."""
+def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs") -> tuple[list[Spec], tuple]:
+    """Like ``load``, plus the errata ``ingest`` found in the text of any doc pages (warnings
+    and errors: wrong table headers, malformed element lists, figure mix-ups...)."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     spec_paths: list[str | Path] = []
@@ -42,11 +43,19 @@ def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
         else:
             spec_paths.append(p)
     specs = load_specs(spec_paths) if spec_paths else []
+    doc_findings: tuple = ()
     if pages:
-        from .ingest_cli import specs_from_pages  # noqa: PLC0415
-        for name, text in specs_from_pages([str(p) for p in pages]):
+        from .ingest_cli import ingest  # noqa: PLC0415
+        result = ingest([str(p) for p in pages])
+        for name, text in result.specs():
             specs.append(load_spec_text(text, name))
-    return specs
+        doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
+    return specs, doc_findings
+
+
+def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
+    """Load specs from files/directories; doc pages (.md/.txt/.html) are ingested on the fly."""
+    return load_with_doc_findings(paths)[0]
 
 
 def loads(text: str, path: str = "<string>") -> Spec:
@@ -84,6 +93,7 @@ class Report:
     results: tuple[LayoutResult, ...]
     findings: tuple[Finding, ...]
     instructions: tuple[object, ...] = ()
+    doc_findings: tuple = ()  # errata in the doc text itself (from ingest); informational
 
     @property
     def as_expected(self) -> bool:
@@ -110,7 +120,8 @@ def default_jobs() -> int:
         return 1
 
 
-def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1) -> Report:
+def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
+              doc_findings: tuple = ()) -> Report:
     """Check every layout and instruction.  Spec files are independent: with ``jobs`` > 1
     they are checked in worker processes, and results come back in input order, so the
     output is the same byte for byte."""
@@ -126,7 +137,7 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
     findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
     for ins in instructions:
         findings += tuple(getattr(ins, "findings", ()))
-    return Report(tuple(specs), results, findings, instructions)
+    return Report(tuple(specs), results, findings, instructions, tuple(doc_findings))
 
 
 def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: int, elements: int,

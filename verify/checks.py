@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol
+from typing import Any, Callable, Iterable, Protocol
 
 import z3
 
@@ -243,38 +243,46 @@ class Enumeration:
     surjective: dict[str, Any] | None
 
 
-def enumerate_layout(layout: Layout, cells: CellMap) -> Enumeration:
+def enumerate_cells(cell: Callable[[int, int], tuple[int, int] | None], group: Callable[[int], int],
+                    threads: int, n: int, rows: int, cols: int, groups: int,
+                    name: Callable[[int], str]) -> Enumeration:
+    """The oracle pass over every (lane, i): first bad element, first collision, first hole.
+
+    ``cell`` gives (row, col) or None (no case applies); witnesses are the first in
+    (lane, i) order, holes the first in (mma, row, col) order.
+    """
     bad_range = None
     collision = None
     owners: dict[tuple[int, int, int], tuple[int, int]] = {}
-    for lane in range(layout.threads):
-        g = _group_py(layout, lane)
-        for i in range(layout.n_elements):
-            cell = cells.py_cell(lane, i)
-            if cell is None or not (0 <= g < layout.groups) or not (0 <= cell[0] < layout.rows and 0 <= cell[1] < layout.cols):
+
+    def elem(lane: int, i: int) -> dict[str, Any]:
+        return {"lane": lane, "i": i, "element": name(i)}
+
+    def mma(d: dict[str, Any], g: int) -> dict[str, Any]:
+        return {**d, "mma": g} if groups > 1 else d
+
+    for lane in range(threads):
+        g = group(lane)
+        for i in range(n):
+            c = cell(lane, i)
+            if c is None or not (0 <= g < groups) or not (0 <= c[0] < rows and 0 <= c[1] < cols):
                 if bad_range is None:
-                    bad_range = _mma(layout, {**_element(layout, lane, i), "row": cell[0] if cell else None,
-                                              "col": cell[1] if cell else None}, g)
-            if cell is None:
+                    bad_range = mma({**elem(lane, i), "row": c[0] if c else None, "col": c[1] if c else None}, g)
+            if c is None:
                 continue
-            key = (g, cell[0], cell[1])
+            key = (g, c[0], c[1])
             if key in owners and collision is None:
                 l0, i0 = owners[key]
-                collision = _mma(layout, {"first": _element(layout, l0, i0), "second": _element(layout, lane, i),
-                                          "row": cell[0], "col": cell[1]}, g)
+                collision = mma({"first": elem(l0, i0), "second": elem(lane, i), "row": c[0], "col": c[1]}, g)
             owners.setdefault(key, (lane, i))
-    hole = None
-    for g in range(layout.groups):
-        for r in range(layout.rows):
-            for c in range(layout.cols):
-                if (g, r, c) not in owners:
-                    hole = _mma(layout, {"row": r, "col": c}, g)
-                    break
-            if hole:
-                break
-        if hole:
-            break
+    hole = next((mma({"row": r, "col": c}, g) for g in range(groups) for r in range(rows) for c in range(cols)
+                 if (g, r, c) not in owners), None)
     return Enumeration(bad_range, collision, hole)
+
+
+def enumerate_layout(layout: Layout, cells: CellMap) -> Enumeration:
+    return enumerate_cells(cells.py_cell, layout.group_of, layout.threads, layout.n_elements,
+                           layout.rows, layout.cols, layout.groups, layout.element_name)
 
 
 # ----------------------------------------------------------------------------- Z3 engine

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from typing import Sequence
 
@@ -20,12 +21,13 @@ def _load(paths: Sequence[str]) -> list:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    specs = _load(args.paths)
-    report = api.check_all(specs, timeout=args.timeout, jobs=args.jobs or api.default_jobs())
+    specs, doc_findings = api.load_with_doc_findings(list(args.paths) if args.paths else ["specs"])
+    report = api.check_all(specs, timeout=args.timeout, jobs=args.jobs or api.default_jobs(),
+                           doc_findings=doc_findings)
     if getattr(args, "observations", None):
         from .observe import check_observations  # noqa: PLC0415
         obs = check_observations(api.layouts(specs), args.observations)
-        report = api.Report(report.specs, report.results, report.findings + tuple(obs), report.instructions)
+        report = dataclasses.replace(report, findings=report.findings + tuple(obs))
     if args.format == "json":
         sys.stdout.write(render.to_json(render.check_json(report, timings=args.timings)))
     else:

@@ -29,6 +29,7 @@ from typing import Any, Iterable, Sequence
 
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .formula import Formula, FormulaError, parse_formula
+from .checks import enumerate_cells
 from .oracle import EvalError, evaluate
 from .spec import ELEMENT_BITS, REGISTER_BITS, Shape
 
@@ -532,37 +533,25 @@ def _parses(text: str, prefix: str | None = None) -> bool:
 
 def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
                group_of: dict[int, int] | None) -> dict[str, Any] | None:
-    """Every (lane, i): out of range, collisions and holes (None when it is a bijection)."""
-    owners: dict[tuple[int, int, int], tuple[int, int]] = {}
-    bad: dict[str, Any] = {}
-    for lane in range(32):
-        g = group_of.get(lane, 0) if group_of else 0
-        for i in range(n):
-            try:
-                r, c = evaluate(formula, "row", lane, i), evaluate(formula, "col", lane, i)
-            except EvalError as e:
-                return {"error": e.message}
-            if not isinstance(r, int) or not isinstance(c, int):
-                bad.setdefault("undefined", {"lane": lane, "i": i})
-                continue
-            if not (0 <= r < rows and 0 <= c < cols):
-                bad.setdefault("out_of_range", {"lane": lane, "i": i, "row": r, "col": c})
-                continue
-            key = (g, r, c)
-            if key in owners and "collision" not in bad:
-                l0, i0 = owners[key]
-                bad["collision"] = {"first": {"lane": l0, "i": i0}, "second": {"lane": lane, "i": i},
-                                    "row": r, "col": c}
-            owners.setdefault(key, (lane, i))
+    """Out of range, collisions and holes of a doc formula (None when it is a bijection),
+    by the verifier's own enumeration engine."""
+    def cell(lane: int, i: int) -> tuple[int, int] | None:
+        r, c = evaluate(formula, "row", lane, i), evaluate(formula, "col", lane, i)
+        return (r, c) if isinstance(r, int) and isinstance(c, int) else None
+
     groups = (max(group_of.values()) + 1) if group_of else 1
-    for g in range(groups):
-        for r in range(rows):
-            for c in range(cols):
-                if (g, r, c) not in owners:
-                    bad.setdefault("hole", {"row": r, "col": c, **({"group": g} if group_of else {})})
-                    break
-            if "hole" in bad:
-                break
+    try:
+        e = enumerate_cells(cell, lambda lane: group_of.get(lane, 0) if group_of else 0, 32, n, rows, cols,
+                            groups, lambda i: f"{formula.element_prefix}{i}")
+    except EvalError as err:
+        return {"error": err.message}
+    bad: dict[str, Any] = {}
+    if e.in_range is not None:
+        bad["undefined" if e.in_range["row"] is None else "out_of_range"] = e.in_range
+    if e.injective is not None:
+        bad["collision"] = e.injective
+    if e.surjective is not None:
+        bad["hole"] = e.surjective
     return bad or None
 
 
@@ -881,10 +870,11 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
         n = min(n, 1024)
         bad = _enumerate(formula, lanes, n, rows, cols, group_of)
         if bad:
-            reviewed = any(e["section"] == ctx.number and e["operand"] == fr.operand and e["doc"] in fr.formula
-                           for e in REVIEWED_ERRATA)
+            hits = [e for e in REVIEWED_ERRATA
+                    if e["section"] == ctx.number and e["operand"] == fr.operand and e["doc"] in fr.formula]
+            reviewed = bool(hits)
             ctx.find("not-bijective", "error" if not reviewed else "warning", fr.formula_line, 1,
-                     fr.formula.split("\n")[-1],
+                     hits[0]["doc"] if hits else fr.formula.split("\n")[-1],
                      "the formula does not map the thread elements one-to-one onto the "
                      f"{rows}x{cols} matrix" + (" (reviewed erratum)" if reviewed else " (not reviewed)"),
                      {k: json.dumps(v, sort_keys=True) for k, v in sorted(bad.items())}, fr.operand, fr.types)

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .probes import ExperimentPlan, Instruction, Operand, instructions
+from .probes import Instruction, Operand, instructions
 from .spec import Layout, SpecError
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"

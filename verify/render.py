@@ -26,6 +26,8 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
     }
     if report.instructions:
         out["instructions"] = [i.to_json() for i in report.instructions]  # type: ignore[attr-defined]
+    if report.doc_findings:
+        out["doc_findings"] = [f.to_json() for f in report.doc_findings]
     return out
 
 
@@ -47,6 +49,10 @@ def check_text(report: Report) -> str:
         if f.check == "syntax":
             exp = "" if f.as_expected else f" [expected {f.expected}]"
             lines.append(f"{f.layout:44s} syntax:FAIL{exp}  {f.message}")
+    if report.doc_findings:
+        lines.append("")
+        lines.append("errata in the doc text (from ingest):")
+        lines.extend(f"  {f.one_line()}" for f in report.doc_findings)
     n = len(report.results)
     bad = sum(1 for r in report.results if not r.as_expected)
     errata = sum(1 for r in report.results if r.as_expected and any(c.expected == "refuted" for c in r.checks))

@@ -16,8 +16,8 @@ from .report import MAX_DELTA, OutputError, write_report
 def cmd_report(args: argparse.Namespace) -> int:
     from .cli import UsageError  # noqa: PLC0415 (cli imports this module lazily)
 
-    specs = api.load(list(args.paths))
-    report = api.check_all(specs, timeout=args.timeout)
+    specs, doc_findings = api.load_with_doc_findings(list(args.paths))
+    report = api.check_all(specs, timeout=args.timeout, doc_findings=doc_findings)
     try:
         m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta)
     except (OutputError, OSError) as e:
