@@ -9,9 +9,11 @@ import sys
 from conftest import ROOT
 
 
-def test_committed_report_regenerates_byte_for_byte(tmp_path):
+def test_committed_report_regenerates_byte_for_byte(tmp_path, docs_dir):
     out = tmp_path / "rep"
-    r = subprocess.run([sys.executable, "-m", "verify", "report", "specs", "--out", str(out)],
+    pages = os.path.relpath(docs_dir, ROOT)
+    assert pages == os.path.join("..", "shared", "ptx-isa-9.0"), "the committed report names ../shared/ptx-isa-9.0"
+    r = subprocess.run([sys.executable, "-m", "verify", "report", "specs", "--pages", pages, "--out", str(out)],
                        cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": "123"})
     assert r.returncode == 0, r.stderr
     committed = ROOT / "reports" / "ptx-isa-9.0"
@@ -19,4 +21,4 @@ def test_committed_report_regenerates_byte_for_byte(tmp_path):
     assert not cmp.left_only and not cmp.right_only, (cmp.left_only, cmp.right_only)
     for name in ["report.md", "report.html"] + [f"svg/{n}" for n in sorted(os.listdir(out / "svg"))]:
         assert (committed / name).read_bytes() == (out / name).read_bytes(), f"{name} differs: regenerate with " \
-            "`ptx-verify report specs --out reports/ptx-isa-9.0`"
+            "`ptx-verify report specs --pages ../shared/ptx-isa-9.0 --out reports/ptx-isa-9.0`"

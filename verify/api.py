@@ -53,6 +53,12 @@ def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs") -
     return specs, doc_findings
 
 
+def doc_findings(pages: Sequence[str | Path]) -> tuple:
+    """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
+    from .ingest_cli import ingest  # noqa: PLC0415
+    return tuple(f for f in ingest([str(p) for p in pages]).findings if f.severity in ("error", "warning"))
+
+
 def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
     """Load specs from files/directories; doc pages (.md/.txt/.html) are ingested on the fly."""
     return load_with_doc_findings(paths)[0]

@@ -17,7 +17,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from .cli import UsageError  # noqa: PLC0415 (cli imports this module lazily)
 
     specs, doc_findings = api.load_with_doc_findings(list(args.paths))
-    report = api.check_all(specs, timeout=args.timeout, doc_findings=doc_findings)
+    if args.pages:
+        doc_findings += api.doc_findings(args.pages)
+    report = api.check_all(specs, timeout=args.timeout, jobs=api.default_jobs(), doc_findings=doc_findings)
     try:
         m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta)
     except (OutputError, OSError) as e:
@@ -36,6 +38,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     r.add_argument("paths", nargs="+", metavar="PATH", help="spec files, directories of specs, or doc pages")
     r.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (created or replaced; must hold nothing but a previous report)")
+    r.add_argument("--pages", nargs="+", metavar="PAGE", default=None,
+                   help="doc pages or directories: add the errata ingest finds in their text (their "
+                        "layouts are not checked; use this with curated specs)")
     r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
     r.add_argument("--max-delta", type=int, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")
