@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from verify import api
 from verify.checks import check_layout, cells_for, is_sparse_range
-from verify.formula import Num, walk
+from verify.formula import Num, replace_node, walk
 from verify.spec import Layout
 
 from conftest import SPECS
@@ -65,30 +65,12 @@ def _constants(lay: Layout) -> list[Num]:
     return [n for d in lay.formula.definitions for n in walk(d) if isinstance(n, Num)]
 
 
-def _replace_num(node, target: Num, new: Num):
-    """Rebuild an AST with one Num (by identity) replaced."""
-    if node is target:
-        return new
-    if isinstance(node, tuple):
-        items = tuple(_replace_num(x, target, new) for x in node)
-        return items if any(a is not b for a, b in zip(items, node)) else node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type):
-        changes = {}
-        for f in dataclasses.fields(node):
-            old = getattr(node, f.name)
-            nv = _replace_num(old, target, new)
-            if nv is not old:
-                changes[f.name] = nv
-        return dataclasses.replace(node, **changes) if changes else node
-    return node
-
-
 def mutants(lay: Layout):
     for k, num in enumerate(_constants(lay)):
         for delta in (-1, 1):
             if num.value + delta < 0:
                 continue
-            new = _replace_num(lay.formula, num, Num(num.value + delta, num.pos))
+            new = replace_node(lay.formula, num, Num(num.value + delta, num.pos))
             yield f"{lay.id}#c{k}{delta:+d}", dataclasses.replace(lay, formula=new, id=f"{lay.id}#c{k}{delta:+d}")
 
 

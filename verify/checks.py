@@ -16,7 +16,7 @@ import z3
 
 from . import oracle, smt
 from .formula import Span
-from .results import CheckResult, Finding, LayoutResult
+from .results import CheckResult, Finding, LayoutResult, combine_engines
 from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec, split_element_list
 
 DEFAULT_TIMEOUT = 10.0
@@ -432,25 +432,11 @@ def _message(check: str, layout: Layout, cex: dict[str, Any] | None) -> str:
 
 def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | None,
              enum_cex: dict[str, Any] | None, cells: CellMap, seconds: float) -> CheckResult:
-    expect = layout.expect.get(check, "proved")
     z3_status = {"sat": "refuted", "unsat": "proved", "unknown": "unknown"}[z3_res]
-    enum_status = "refuted" if enum_cex is not None else "proved"
-    engines = {"z3": z3_status, "enumeration": enum_status}
-    if z3_status == "unknown":
-        msg = f"Z3 gave no answer within the timeout (enumeration says {enum_status}); not reported as proved"
-        return CheckResult(check, "unknown", expect, enum_cex, msg, seconds, engines)
-    if z3_status != enum_status:
-        return CheckResult(check, "error", expect, z3_cex or enum_cex,
-                           f"engines disagree: Z3 says {z3_status}, enumeration says {enum_status}",
-                           seconds, engines)
-    if z3_cex is not None and not _confirm_with_oracle(check, z3_cex, layout, cells):
-        return CheckResult(check, "error", expect, z3_cex,
-                           "Z3's counterexample does not hold under evaluation", seconds, engines)
-    if z3_cex != enum_cex:
-        return CheckResult(check, "error", expect, z3_cex,
-                           f"the engines' canonical witnesses differ: Z3 {z3_cex}, enumeration {enum_cex}",
-                           seconds, engines)
-    return CheckResult(check, z3_status, expect, z3_cex, _message(check, layout, z3_cex), seconds, engines)
+    return combine_engines(check, layout.expect.get(check, "proved"), z3_status, z3_cex, enum_cex,
+                           lambda c: _message(check, layout, dict(c)), seconds,
+                           confirm=lambda c: _confirm_with_oracle(check, dict(c), layout, cells),
+                           same_witness=True)
 
 
 def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:

@@ -13,6 +13,7 @@ ever evaluates a string.  Every error carries the line and column it refers to.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, Union
@@ -611,6 +612,25 @@ def _resolve(formula: Formula, lines: list[str]) -> None:
 
     for d in formula.definitions:
         visit(d.name, d.pos)
+
+
+def replace_node(node: object, target: object, new: object) -> object:
+    """Rebuild a frozen AST with ``target`` (by identity) replaced by ``new`` (for mutations
+    and fix searches); untouched subtrees are shared."""
+    if node is target:
+        return new
+    if isinstance(node, tuple):
+        items = tuple(replace_node(x, target, new) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    if dataclasses.is_dataclass(node) and not isinstance(node, (type, Pos)):
+        changes = {}
+        for f in dataclasses.fields(node):
+            old = getattr(node, f.name)
+            nv = replace_node(old, target, new)
+            if nv is not old:
+                changes[f.name] = nv
+        return dataclasses.replace(node, **changes) if changes else node
+    return node
 
 
 def uses_lane_only(expr: object) -> bool:

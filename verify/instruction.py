@@ -28,7 +28,7 @@ import z3
 
 from . import smt
 from .checks import _group_py, _group_z3, _solve, cells_for, is_sparse_range, width
-from .results import CheckResult, Finding, LayoutResult
+from .results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
 from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec
 
 _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
@@ -41,7 +41,7 @@ _C_TYPES = {"f16": {"f16", "f32"}, "bf16": {"f32"}, "tf32": {"f32"}, "f64": {"f6
 
 
 @dataclass(frozen=True)
-class InstructionResult:
+class InstructionResult(HasChecks):
     id: str
     instruction: str
     shape: Any
@@ -50,15 +50,6 @@ class InstructionResult:
     derived: dict[str, str] = field(default_factory=dict)  # check -> provenance (not stated by the doc text)
     seconds: float = 0.0
 
-    def get(self, name: str) -> CheckResult:
-        for c in self.checks:
-            if c.check == name:
-                return c
-        raise KeyError(name)
-
-    @property
-    def as_expected(self) -> bool:
-        return all(c.as_expected for c in self.checks)
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -154,24 +145,6 @@ def group(spec: Spec) -> list[tuple[str, Layout, Layout, Layout]]:
 
 
 # ----------------------------------------------------------------------------- helpers
-
-def _combine(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | None,
-             enum_cex: dict[str, Any] | None, message: Callable[[dict[str, Any]], str], seconds: float,
-             note: str = "", confirm: Callable[[dict[str, Any]], bool] | None = None) -> CheckResult:
-    enum_status = "refuted" if enum_cex is not None else "proved"
-    engines = {"z3": z3_status, "enumeration": enum_status}
-    if z3_status == "unknown":
-        return CheckResult(name, "unknown", expect, enum_cex,
-                           f"Z3 gave no answer within the timeout (enumeration says {enum_status})", seconds, engines)
-    if z3_status != enum_status:
-        return CheckResult(name, "error", expect, z3_cex or enum_cex,
-                           f"engines disagree: Z3 says {z3_status}, enumeration says {enum_status}", seconds, engines)
-    if z3_cex is not None and confirm is not None and not confirm(z3_cex):
-        return CheckResult(name, "error", expect, z3_cex, "Z3's counterexample does not hold under evaluation",
-                           seconds, engines)
-    cex = enum_cex if enum_cex is not None else z3_cex  # canonical witness (Z3's was confirmed above)
-    return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
-
 
 def _status(res: str) -> str:
     return {"sat": "refuted", "unsat": "proved", "unknown": "unknown"}[res]
@@ -351,7 +324,7 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
                     f"{lay.rows} x {lay.cols} operand of {shape} needs it (with {', '.join(other)})")
         return f"{lay.operand} ({lay.id}) reaches {c['axis']} {c['extra']}{mma}, outside {lay.rows} x {lay.cols}"
 
-    return _combine("shapes", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
+    return combine_engines("shapes", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
                     "A is M x K, B is K x N, C is M x N, each reaching exactly its extent")
 
 
@@ -449,7 +422,7 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
 
     if z3_cex is not None and enum_cex is not None and z3_cex["k"] == enum_cex["k"]:
         z3_cex = enum_cex
-    return _combine("k", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
+    return combine_engines("k", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
                     f"A ({a.id}) and B ({b.id}) reach the same k, exactly [0, {K})", confirm)
 
 
@@ -533,7 +506,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
                     z3_status = "unknown"
     if z3_cex is not None:
         z3_status = "refuted"
-    result = _combine("lane_groups", "proved", z3_status, z3_cex, enum_cex, _lane_message(per),
+    result = combine_engines("lane_groups", "proved", z3_status, z3_cex, enum_cex, _lane_message(per),
                       time.perf_counter() - t0,
                       f"each of the {groups} MMA computations has {per} lanes holding A, B and C/D of it")
     if result.status != "proved":

@@ -29,7 +29,7 @@ from urllib.parse import quote
 from . import oracle
 from .api import Report
 from .checks import DEFAULT_TIMEOUT, BoundError, cells_for, check_layout
-from .formula import FormulaError, Num, Pos, parse_formula, walk
+from .formula import FormulaError, Num, Pos, parse_formula, replace_node, walk
 from .render import table_entries
 from .results import Finding, LayoutResult
 from .spec import CHECK_NAMES, Layout
@@ -61,24 +61,6 @@ class ConstantFix:
 def formula_constants(layout: Layout) -> list[tuple[str, Num]]:
     """Every integer literal of the formula, in definition order, pre-order within each."""
     return [(d.name, n) for d in layout.formula.definitions for n in walk(d) if isinstance(n, Num)]
-
-
-def replace_node(node: Any, target: object, new: object) -> Any:
-    """Rebuild a frozen-dataclass AST with ``target`` (by identity) replaced by ``new``."""
-    if node is target:
-        return new
-    if isinstance(node, tuple):
-        items = tuple(replace_node(x, target, new) for x in node)
-        return items if any(a is not b for a, b in zip(items, node)) else node
-    if dataclasses.is_dataclass(node) and not isinstance(node, type) and not isinstance(node, Pos):
-        changes = {}
-        for f in dataclasses.fields(node):
-            old = getattr(node, f.name)
-            nv = replace_node(old, target, new)
-            if nv is not old:
-                changes[f.name] = nv
-        return dataclasses.replace(node, **changes) if changes else node
-    return node
 
 
 _NUM_AT = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .spec import Layout
 
@@ -42,11 +42,42 @@ class CheckResult:
         }
 
 
-@dataclass(frozen=True)
-class LayoutResult:
-    layout: Layout
+def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str, Any] | None,
+                    enum_cex: Mapping[str, Any] | None, message: Callable[[Mapping[str, Any]], str],
+                    seconds: float, note: str = "",
+                    confirm: Callable[[Mapping[str, Any]], bool] | None = None,
+                    same_witness: bool = False) -> CheckResult:
+    """The joint verdict of Z3 and enumeration on one property (the only place it is decided).
+
+    ``proved``/``refuted`` only when both agree; Z3's ``unknown`` stays ``unknown``; a
+    disagreement, a Z3 witness that does not hold under ``confirm``, or (with
+    ``same_witness``) canonical witnesses that differ, is an ``error``.  The witness
+    reported is the enumeration's first, which Z3's has been checked against.
+    """
+    enum_status = "refuted" if enum_cex is not None else "proved"
+    engines = {"z3": z3_status, "enumeration": enum_status}
+    if z3_status == "unknown":
+        return CheckResult(name, "unknown", expect, enum_cex,
+                           f"Z3 gave no answer within the timeout (enumeration says {enum_status}); "
+                           "not reported as proved", seconds, engines)
+    if z3_status != enum_status:
+        return CheckResult(name, "error", expect, z3_cex or enum_cex,
+                           f"engines disagree: Z3 says {z3_status}, enumeration says {enum_status}", seconds, engines)
+    if z3_cex is not None and confirm is not None and not confirm(z3_cex):
+        return CheckResult(name, "error", expect, z3_cex, "Z3's counterexample does not hold under evaluation",
+                           seconds, engines)
+    if same_witness and z3_cex != enum_cex:
+        return CheckResult(name, "error", expect, z3_cex,
+                           f"the engines' canonical witnesses differ: Z3 {z3_cex}, enumeration {enum_cex}",
+                           seconds, engines)
+    cex = enum_cex if enum_cex is not None else z3_cex
+    return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
+
+
+class HasChecks:
+    """Lookup and verdict shared by layout- and instruction-level results."""
+
     checks: tuple[CheckResult, ...]
-    enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
 
     def get(self, name: str) -> CheckResult:
         for c in self.checks:
@@ -57,6 +88,13 @@ class LayoutResult:
     @property
     def as_expected(self) -> bool:
         return all(c.as_expected for c in self.checks)
+
+
+@dataclass(frozen=True)
+class LayoutResult(HasChecks):
+    layout: Layout
+    checks: tuple[CheckResult, ...]
+    enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
 
     @property
     def bijective(self) -> bool:

@@ -30,7 +30,7 @@ import z3
 
 from . import oracle, smt
 from .formula import Case, Definition, Formula, Span
-from .results import CheckResult
+from .results import CheckResult, combine_engines
 from .spec import ELEMENT_BITS, Layout, _parse_lane_expr
 
 NIBBLES_PER_REGISTER = 8  # every chunk has a 4-bit metadata field; a .b32 holds eight
@@ -281,23 +281,7 @@ def _el(layout: Layout, lane: int, i: int) -> dict[str, Any]:
 def _result(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | None, enum_cex: dict[str, Any] | None,
             message: Callable[[dict[str, Any]], str], confirm: Callable[[dict[str, Any]], bool] | None,
             seconds: float, note: str = "") -> CheckResult:
-    """Combine the two engines like ``checks._combine``: proved/refuted only when both agree."""
-    enum_status = "refuted" if enum_cex is not None else "proved"
-    engines = {"z3": z3_status, "enumeration": enum_status}
-    if z3_status == "unknown":
-        return CheckResult(name, "unknown", expect, enum_cex,
-                           f"Z3 gave no answer within the timeout (enumeration says {enum_status})", seconds, engines)
-    if z3_status != enum_status:
-        return CheckResult(name, "error", expect, z3_cex or enum_cex,
-                           f"engines disagree: Z3 says {z3_status}, enumeration says {enum_status}", seconds, engines)
-    if z3_cex is not None and confirm is not None and not confirm(z3_cex):
-        return CheckResult(name, "error", expect, z3_cex, "Z3's counterexample does not hold under evaluation",
-                           seconds, engines)
-    # Z3's witness is confirmed above; the one reported is enumeration's first (canonical, so the
-    # output is byte-stable whatever model Z3 picks).
-    cex = enum_cex if enum_cex is not None else z3_cex
-    msg = message(cex) if cex is not None else note
-    return CheckResult(name, z3_status, expect, cex, msg, seconds, engines)
+    return combine_engines(name, expect, z3_status, z3_cex, enum_cex, message, seconds, note, confirm)  # type: ignore[arg-type]
 
 
 def _solve(cs: list[z3.BoolRef], timeout: float) -> tuple[str, z3.ModelRef | None]:
