@@ -176,3 +176,21 @@ def test_grouping_pairs_types() -> None:
     combos = group(spec)
     assert [(iid, a.operand, b.operand, c.operand) for iid, a, b, c in combos] == [
         ("mma.m8n8k16.s8_u8.s32", "A", "B", "C")]
+
+
+def test_every_sparse_a_in_the_catalog_gets_every_sparse_check():
+    """Issue 3: every mma.sp section is covered, including those whose B is only a figure."""
+    from verify import api
+    from verify.checks import is_sparse_range
+    specs = api.load([SPECS])
+    report = api.check_all(specs)
+    sparse_a = {lay.id for lay in api.layouts(specs) if is_sparse_range(lay)}
+    seen: dict[str, set[str]] = {}
+    for ins in report.instructions:
+        for op in ins.operands:
+            if op.id in sparse_a:
+                seen.setdefault(op.id, set()).update(c.check for c in ins.checks)
+    assert set(seen) == sparse_a
+    for lid, checks in seen.items():
+        assert {"chunk_ranges", "metadata_distinct", "metadata_ordered", "metadata_budget", "metadata_group"} <= checks, lid
+    assert report.as_expected

@@ -68,6 +68,80 @@ class IngestFinding:
 
 Finding = IngestFinding
 
+# ----------------------------------------------------------------------------- derived metadata layouts
+
+# Which lane and nibble of the metadata register hold the index field of which (row, chunk).
+# The doc shows this only in figures; these are read from CUTLASS CuTe's sparse ELayouts
+# (include/cute/atom/mma_traits_sm80_sparse.hpp, NVIDIA CUTLASS, BSD-3-Clause) and are emitted
+# with that provenance, never as doc-stated facts.  Key: (shape, type family of A).
+_CUTE = "CUTLASS CuTe include/cute/atom/mma_traits_sm80_sparse.hpp (NVIDIA CUTLASS, BSD-3-Clause)"
+_HALVES = ("groupID = %laneid >> 2\nrow = groupID          for ei where i < 4\n"
+           "      groupID + 8      for ei where i >= 4\n")
+_WHOLE_ROW = "groupID = %laneid >> 2\nrow = groupID + (8 * (%laneid % 2))\n"
+DERIVED_METADATA: dict[tuple[str, str], dict[str, Any]] = {
+    ("m16n8k16", "16bit"): {"selectors": [0, 1, 2, 3], "selector": "%laneid % 4",
+                            "metadata": _HALVES + "col = i % 4\n",
+                            "why": "MMA_Traits<SM80_SPARSE_16x8x16_F16F16F16F16_TN>::ELayout = ((4,8),(16,2)):((0,1),(0,8)): "
+                                   "one lane of each group of four (any, by the selector), row groupID in the low 16 bits, "
+                                   "groupID + 8 in the high 16 bits"},
+    ("m16n8k8", "tf32"): {"selectors": [0, 1, 2, 3], "selector": "%laneid % 4",
+                          "metadata": _HALVES + "col = i % 4\n",
+                          "why": "MMA_Traits<SM80_SPARSE_16x8x8_F32TF32TF32F32_TN>::ELayout = ((4,8),(8,2)):((0,1),(0,8)): "
+                                 "one lane of each group of four, row groupID in the low 16 bits, groupID + 8 in the high"},
+    ("m16n8k32", "16bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
+                            "metadata": _HALVES + "col = (i % 4) + (4 * (%laneid % 2))\n",
+                            "why": "MMA_Traits<SM80_SPARSE_16x8x32_F16F16F16F16_TN>::ELayout = ((2,2,8),(16,2)):((256,0,1),(0,8)): "
+                                   "lane bit 0 selects the K half, lane bit 1 (the selector pair) has stride 0, the high "
+                                   "16 bits hold row groupID + 8"},
+    ("m16n8k16", "tf32"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
+                           "metadata": _HALVES + "col = (i % 4) + (4 * (%laneid % 2))\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x16_F32TF32TF32F32_TN>::ELayout = ((2,2,8),(8,2)):((128,0,1),(0,8)): "
+                                  "lane bit 0 selects the K half, lane bit 1 (the selector pair) has stride 0, the high "
+                                  "16 bits hold row groupID + 8"},
+    ("m16n8k32", "8bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
+                           "metadata": _WHOLE_ROW + "col = i                          for ei where i = {0,..,7}\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x32_S32S8S8S32_TN>::ELayout = ((2,2,8),32):((8,0,1),0): "
+                                  "lane bit 0 adds 8 to the row, lane bit 1 (the selector pair) has stride 0, one word "
+                                  "covers a whole row"},
+    ("m16n8k64", "4bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
+                           "metadata": _WHOLE_ROW + "col = i                          for ei where i = {0,..,7}\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S4S4S32_TN>::ELayout = ((2,2,8),64):((8,0,1),0): "
+                                  "lane bit 0 adds 8 to the row, lane bit 1 (the selector pair) has stride 0, one word "
+                                  "covers a whole row"},
+    ("m16n8k64", "8bit"): {"selectors": [0], "selector": "0",
+                           "metadata": _WHOLE_ROW + "col = i + (8 * ((%laneid >> 1) % 2))\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S8S8S32_TN>::ELayout = ((2,2,8),32):((8,512,1),0): "
+                                  "all four lanes of a group, lane bit 0 adds 8 to the row, lane bit 1 selects the K half"},
+    ("m16n8k128", "4bit"): {"selectors": [0], "selector": "0",
+                            "metadata": _WHOLE_ROW + "col = i + (8 * ((%laneid >> 1) % 2))\n",
+                            "why": "MMA_Traits<SM80_SPARSE_16x8x128_S32S4S4S32_TN>::ELayout = ((2,2,8),64):((8,1024,1),0): "
+                                   "all four lanes of a group, lane bit 0 adds 8 to the row, lane bit 1 selects the K half"},
+}
+
+
+def _type_family(types: Sequence[str], kept: int, chunk: int) -> str:
+    """Storage family of A: the fp8/fp6/fp4 kinds share the 8-bit (2:4) or 4-bit (4:8) scheme."""
+    if set(types) <= {"f16", "bf16"}:
+        return "16bit"
+    if set(types) <= {"tf32"}:
+        return "tf32"
+    if set(types) <= {"u8", "s8", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1"} and (kept, chunk) == (2, 4):
+        return "8bit"
+    if set(types) <= {"u4", "s4", "e2m1"} and (kept, chunk) == (4, 8):
+        return "4bit"
+    return ""
+
+
+def derived_metadata(shape: str, types: Sequence[str], kept: int, chunk: int) -> tuple[tuple[str, Any], ...]:
+    """The derived metadata keys of a sparse A fragment's ``[fragment.sparse]`` table (or none)."""
+    d = DERIVED_METADATA.get((shape, _type_family(types, kept, chunk)))
+    if d is None:
+        return ()
+    return (("selectors", list(d["selectors"])), ("selector", d["selector"]), ("metadata", d["metadata"]),
+            ("metadata_derived", f"{_CUTE}: {d['why']}. The order of chunks inside a word (LSB first) is our "
+                                 "reading; the doc shows the mapping only in a figure."))
+
+
 # ----------------------------------------------------------------------------- reviewed errata
 
 # Errata that the text checks cannot repair by themselves, reviewed by reading the page against
@@ -162,7 +236,7 @@ class FragmentSpec:
     figures: tuple[str, ...]
     rows: int | None = None
     cols: int | None = None
-    sparse: tuple[tuple[str, int], ...] = ()
+    sparse: tuple[tuple[str, Any], ...] = ()
     derived: str = ""
     expect: tuple[tuple[str, str], ...] = ()
     erratum: str = ""
@@ -778,7 +852,7 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
         if sparse and fr.operand == "A":
             r = fr.row
             rows, cols = _extent("A", shape, True)
-            sp: tuple[tuple[str, int], ...] = ()
+            sp: tuple[tuple[str, Any], ...] = ()
             if r.sparse_kept and r.sparse_out_of and kept_chunk and kept_chunk[1]:
                 chunk = kept_chunk[1]
                 if (r.sparse_kept * chunk) % r.sparse_out_of == 0:
@@ -788,6 +862,8 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
             if not sp:
                 ctx.find("sparsity-words", "warning", r.line, 1, r.words,
                          "cannot read the sparsity (non-zeros per chunk) of this sparse A fragment", None, "A", r.types)
+            else:
+                sp += derived_metadata(str(shape), fr.types, dict(sp)["kept"], dict(sp)["chunk"])
             fr = replace(fr, rows=rows, cols=cols, sparse=sp)
         out.append(fr)
     spec = SectionSpec(
@@ -1186,7 +1262,8 @@ def emit_toml(spec: SectionSpec) -> str:
         if fr.rows is not None:
             lines.append(f"rows = {fr.rows}")
             lines.append(f"cols = {fr.cols}")
-        if fr.sparse:
+        simple_sparse = all(k in ("kept", "chunk") for k, _ in fr.sparse)
+        if fr.sparse and simple_sparse:
             lines.append(f"sparse = {_value(dict(fr.sparse))}")
         if fr.figures:
             lines.append(f"figure = {_q(', '.join(fr.figures))}")
@@ -1198,6 +1275,12 @@ def emit_toml(spec: SectionSpec) -> str:
             lines.append(f"expect = {_value(dict(fr.expect))}")
         if fr.corrected:
             lines.append(f"erratum = {_q(fr.erratum)}")
+        if fr.sparse and not simple_sparse:  # sub-tables last: every key after a header belongs to it
+            lines.append("")
+            lines.append("[fragment.sparse]")
+            for k, v in fr.sparse:
+                lines.append(f"{k} = {_multiline(v) if isinstance(v, str) and chr(10) in v else _value(v)}")
+        if fr.corrected:
             lines.append("")
             lines.append("[fragment.corrected]")
             for k, v in fr.corrected:
