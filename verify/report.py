@@ -32,7 +32,7 @@ from .checks import DEFAULT_TIMEOUT, BoundError, cells_for, check_layout
 from .formula import FormulaError, Num, Pos, parse_formula, replace_node, walk
 from .render import table_entries
 from .results import Finding, LayoutResult
-from .spec import CHECK_NAMES, Layout
+from .spec import CHECK_NAMES, Layout, section_key
 from .svg import esc, fragment_svg, summary_counts
 
 BIJECTION_CHECKS = ("in_range", "injective", "surjective")
@@ -150,10 +150,6 @@ def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: in
 
 
 # ----------------------------------------------------------------------------- model
-
-def section_key(section: str) -> tuple[tuple[int, Any], ...]:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
-
 
 def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.@+-]", "-", text)

@@ -595,9 +595,15 @@ def spec_files(paths: list[str | Path]) -> list[Path]:
     return out
 
 
+def section_key(section: str) -> tuple[tuple[int, Any], ...]:
+    """Sort key for doc section numbers: 9.7.14.5.2 before 9.7.14.5.10."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
+
+
 def load_specs(paths: list[str | Path]) -> list[Spec]:
-    """Load every spec under ``paths``; layout ids must be unique across them."""
-    specs = [load_spec_file(p) for p in spec_files(paths)]
+    """Load every spec under ``paths``, in doc-section order; layout ids must be unique."""
+    specs = sorted((load_spec_file(p) for p in spec_files(paths)),
+                   key=lambda s: (section_key(s.source.section), s.path))
     seen: dict[str, str] = {}
     for s in specs:
         for lay in s.layouts:
