@@ -97,7 +97,7 @@ def test_check_all_includes_instructions() -> None:
     rep = api.check_all(specs)
     assert rep.as_expected and len(rep.instructions) == 2
     out = render.check_json(rep)
-    assert [i["id"] for i in out["instructions"]] == ["mma.sp.m16n8k16.tf32.f32", "mma.m8n8k16.s8_u8.s32"]
+    assert [i["id"] for i in out["instructions"]] == ["mma.m8n8k16.s8_u8.s32", "mma.sp.m16n8k16.tf32.f32"]  # doc order
     assert "mma.sp.m16n8k16.tf32.f32" in render.check_text(rep)
 
 
