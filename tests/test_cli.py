@@ -134,10 +134,21 @@ def test_bad_input_one_line_exit_2(case, tmp_path, capsys, monkeypatch):
     assert len(lines) == 1 and words in lines[0], err
     assert "Traceback" not in err
     assert not (tmp_path / "PWNED").exists()
-    if case not in ("division by zero", "huge shift"):
-        assert lines[0].startswith(f"{p}:"), lines[0]
-        _, line, col = lines[0].split(":")[:3]
-        assert int(line) >= 1 and int(col) >= 1
+    assert lines[0].startswith(f"{p}:"), lines[0]
+    _, line, col = lines[0].split(":")[:3]
+    assert int(line) >= 1 and int(col) >= 1
+
+
+def test_evaluation_error_in_a_worker_process_is_one_line(tmp_path, capsys):
+    """Division by zero found while checking in parallel still names file:line:col."""
+    for name in ("mma.m8n8k4.f16.toml", "mma.m16n8k16.float.toml", "mma.m16n8k16.int.toml"):
+        (tmp_path / name).write_text((SPECS / name).read_text())
+    bad = GOOD.replace("row = groupID\n\ncol =  (", "row = groupID / (%laneid - 3)\n\ncol =  (")
+    p = write(tmp_path, bad, "z.toml")
+    rc, out, err = run(["check", str(tmp_path), "--jobs", "2"], capsys)
+    line_no = next(k for k, s in enumerate(bad.split("\n"), 1) if "/ (%laneid - 3)" in s)
+    assert rc == 2 and out == ""
+    assert err.strip() == f"{p}:{line_no}:15: error: mma.m8n8k16.A.s8_u8: division by zero"
 
 
 def test_syntax_error_points_at_file_line_and_column(tmp_path, capsys):

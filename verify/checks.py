@@ -17,7 +17,7 @@ import z3
 from . import oracle, smt
 from .formula import Span
 from .results import CheckResult, Finding, LayoutResult, combine_engines
-from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec, split_element_list
+from .spec import ELEMENT_BITS, REGISTER_BITS, Layout, Spec, SpecError, split_element_list
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -440,7 +440,21 @@ def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | N
 
 
 def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
-    """Run every property of one layout with both engines."""
+    """Run every property of one layout with both engines.
+
+    A formula that cannot be evaluated on its domain (division by zero, a shift out of
+    range, values beyond 64 bits) is bad input: a ``SpecError`` at the spec file's line.
+    """
+    try:
+        return _check_layout(layout, timeout)
+    except oracle.EvalError as e:
+        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line + e.pos.line - 1, e.pos.col,
+                        f"{layout.id}: {e.message}") from None
+    except BoundError as e:
+        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
+
+
+def _check_layout(layout: Layout, timeout: float) -> LayoutResult:
     results = [check_count(layout), check_elements(layout), check_packing(layout)]
     cells = cells_for(layout)
     t0 = time.perf_counter()

@@ -48,6 +48,9 @@ class SpecError(ValueError):
     def one_line(self) -> str:
         return f"{self.path}:{self.line}:{self.col}: error: {self.message}"
 
+    def __reduce__(self):  # picklable, so worker processes can report bad input too
+        return (type(self), (self.path, self.line, self.col, self.message, self.text))
+
 
 @dataclass(frozen=True)
 class Source:
