@@ -38,7 +38,8 @@ def check_text(report: Report) -> str:
         marks = " ".join(f"{c.check}:{_MARK.get(c.status, c.status)}" for c in r.checks)
         tag = "" if r.as_expected else "  <-- UNEXPECTED"
         known = "  (known erratum)" if r.as_expected and any(c.expected == "refuted" for c in r.checks) else ""
-        lines.append(f"{lay.id:44s} {marks}{known}{tag}")
+        derived = "  [derived: not stated by the doc text]" if lay.derived and not lay.derived.startswith("same as") else ""
+        lines.append(f"{lay.id:44s} {marks}{known}{derived}{tag}")
         for c in r.checks:
             if c.status != "proved" or c.expected != "proved":
                 exp = "" if c.as_expected else f" [expected {c.expected}]"
