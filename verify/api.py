@@ -114,6 +114,11 @@ def _check_spec(spec: Spec, timeout: float) -> tuple[tuple[LayoutResult, ...], t
     return results, tuple(check_instructions([spec], results, timeout))
 
 
+def _cost(spec: Spec) -> int:
+    """A rough cost estimate of checking one spec, for scheduling only."""
+    return sum(lay.n_elements * (8 if lay.sparse else 1) for lay in spec.layouts)
+
+
 def _check_spec_remote(args: tuple[Spec, float]) -> tuple[tuple[LayoutResult, ...], tuple[object, ...]]:
     return _check_spec(*args)
 
@@ -134,8 +139,11 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
     if jobs > 1 and len(specs) > 2:
         import concurrent.futures as cf  # noqa: PLC0415
         import multiprocessing as mp  # noqa: PLC0415
+        # biggest first (sparse sections dominate), so no worker idles at the end
+        order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
         with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
-            done = list(pool.map(_check_spec_remote, [(s, timeout) for s in specs]))
+            out = dict(zip(order, pool.map(_check_spec_remote, [(specs[k], timeout) for k in order])))
+        done = [out[k] for k in range(len(specs))]
     else:
         done = [_check_spec(s, timeout) for s in specs]
     results = tuple(r for rs, _ in done for r in rs)

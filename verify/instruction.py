@@ -20,6 +20,8 @@ Properties over (lane, i) are decided by Z3 and by enumeration, like the layout 
 """
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
@@ -544,12 +546,33 @@ def _lane_message(per: int) -> Callable[[dict[str, Any]], str]:
 
 # ----------------------------------------------------------------------------- driver
 
+def _sparse_key(a: Layout) -> tuple:
+    """What the sparse checks depend on: two A layouts (say .u4/.s4 and .e2m1 of one section)
+    with the same key are the same mathematical object, so one check serves both."""
+    return (a.formula, repr(sorted(a.sparse.items())), a.threads, a.n_elements, a.rows, a.cols, str(a.shape))
+
+
+def _sparse_checks_cached(a: Layout, timeout: float, cells: object,
+                          memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]]
+                          ) -> tuple[list[CheckResult], dict[str, str]]:
+    key = _sparse_key(a)
+    if key not in memo:
+        from .sparse import sparse_checks  # noqa: PLC0415
+        res, derived = sparse_checks(a, timeout, cells)  # type: ignore[arg-type]
+        memo[key] = (a.id, res, derived)
+    first_id, res, derived = memo[key]
+    if first_id == a.id:
+        return list(res), dict(derived)
+    renamed = [dataclasses.replace(c, message=c.message.replace(first_id, a.id)) for c in res]
+    return renamed, dict(derived)
+
+
 def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
                        timeout: float = 10.0) -> list[InstructionResult]:
     """Every instruction of every spec, with its consistency checks."""
     by_id = {r.layout.id: r for r in results}
     out: list[InstructionResult] = []
-    sparse_memo: dict[str, tuple[list[CheckResult], dict[str, str]]] = {}
+    sparse_memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]] = {}
     shape_memo: dict[tuple[str, ...], CheckResult] = {}
     k_memo: dict[tuple[str, str], CheckResult] = {}
     lane_memo: dict[Any, Any] = {}
@@ -569,10 +592,7 @@ def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = 
             checks.append(shape_memo[key])
             sparse_results: list[CheckResult] = []
             if is_sparse_range(a):
-                if a.id not in sparse_memo:
-                    from .sparse import sparse_checks  # noqa: PLC0415
-                    sparse_memo[a.id] = sparse_checks(a, timeout, reaches[a.id].cells)  # type: ignore[arg-type]
-                sparse_results, derived = sparse_memo[a.id]
+                sparse_results, derived = _sparse_checks_cached(a, timeout, reaches[a.id].cells, sparse_memo)
             ranges_ok = all(r.status == "proved" for r in sparse_results if r.check == "chunk_ranges")
             if (a.id, b.id) not in k_memo:
                 k_memo[(a.id, b.id)] = check_k(a, b, spec.shape, reaches, by_id, ranges_ok, timeout)
@@ -589,8 +609,7 @@ def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = 
         for a in _effective(spec.layouts):
             if a.operand == "A" and is_sparse_range(a) and a.id not in covered:
                 t0 = time.perf_counter()
-                from .sparse import sparse_checks  # noqa: PLC0415
-                res, derived = sparse_checks(a, timeout, cells_for(a))  # type: ignore[arg-type]
+                res, derived = _sparse_checks_cached(a, timeout, cells_for(a), sparse_memo)
                 out.append(InstructionResult(f"{a.id}.sparse", spec.instruction, spec.shape, (a,), tuple(res),
                                              dict(derived), time.perf_counter() - t0))
     return out

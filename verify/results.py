@@ -95,6 +95,7 @@ class LayoutResult(HasChecks):
     layout: Layout
     checks: tuple[CheckResult, ...]
     enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
+    engine_cached: bool = False  # verdicts reused from an identical layout checked earlier
 
     @property
     def bijective(self) -> bool:
