@@ -25,16 +25,11 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from .spec import SpecError, read_utf8
 
-class PageError(ValueError):
-    """A page that cannot be read at all; carries a position."""
 
-    def __init__(self, path: str, line: int, col: int, message: str) -> None:
-        super().__init__(f"{path}:{line}:{col}: {message}")
-        self.path, self.line, self.col, self.message = path, line, col, message
-
-    def one_line(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: error: {self.message}"
+class PageError(SpecError):
+    """A page that cannot be read at all; carries a position (bad input, like a bad spec)."""
 
 
 # ----------------------------------------------------------------------------- model
@@ -166,25 +161,15 @@ def clean_inline(text: str) -> tuple[str, tuple[str, ...]]:
     return re.sub(r"[ \t]+", " ", text).strip(), tuple(links)
 
 
-def decode(path: str, data: bytes) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        head = data[: e.start]
-        raise PageError(path, head.count(b"\n") + 1, e.start - (head.rfind(b"\n") + 1) + 1,
-                        f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
+def normalise(text: str) -> str:
+    """Drop a byte-order mark; \r\n and \r become \n."""
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def read_page(path: str | Path) -> Page:
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise PageError(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
-    return parse_page(decode(str(path), data), str(path))
+    return parse_page(normalise(read_utf8(path, PageError)), str(path))
 
 
 def detect_format(text: str, path: str = "") -> str:

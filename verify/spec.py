@@ -215,14 +215,19 @@ class _Locator:
         return SpecError(self.path, line, col, message, text)
 
 
-def _decode(path: str, data: bytes) -> str:
+def read_utf8(path: str | Path, error: type[SpecError] | None = None) -> str:
+    """A file's text; unreadable files and non-UTF-8 bytes are bad input at a position."""
+    err = error or SpecError
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise err(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         head = data[: e.start]
-        line = head.count(b"\n") + 1
-        col = e.start - (head.rfind(b"\n") + 1) + 1
-        raise SpecError(path, line, col, f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
+        raise err(str(path), head.count(b"\n") + 1, e.start - (head.rfind(b"\n") + 1) + 1,
+                  f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
 
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -576,12 +581,7 @@ def _expect(loc: _Locator, table: Any, k: int, key: str) -> dict[str, str]:
 
 
 def load_spec_file(path: str | Path) -> Spec:
-    p = Path(path)
-    try:
-        data = p.read_bytes()
-    except OSError as e:
-        raise SpecError(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
-    return load_spec_text(_decode(str(path), data), str(path))
+    return load_spec_text(read_utf8(path), str(path))
 
 
 def spec_files(paths: list[str | Path]) -> list[Path]:
