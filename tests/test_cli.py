@@ -198,3 +198,14 @@ def test_check_on_doc_pages_reports_text_errata(docs_dir, capsys):
     assert ("element-list-punctuation", 44) in kinds and ("element-list-duplicate", 74) in kinds
     rc, out, _ = run(["check", str(docs_dir / "9-7-14-5-9-matrix-fragments-for-mma-m16n8k16-with-integer-type.md")], capsys)
     assert "errata in the doc text" in out and "b0, b1. b2. b3" in out
+
+
+def test_bad_pages_and_empty_inputs_exit_2(tmp_path, capsys):
+    page = tmp_path / "bad.md"
+    page.write_bytes(b"# 9.7.14.5.3. x\n\xff\n")
+    rc, out, err = run(["check", str(page)], capsys)
+    assert rc == 2 and out == "" and err.strip() == f"{page}:2:1: error: byte 0xff is not valid UTF-8"
+    empty = tmp_path / "empty.md"
+    empty.write_text("# nothing here\n")
+    rc, _, err = run(["check", str(empty)], capsys)
+    assert rc == 2 and "nothing to check" in err

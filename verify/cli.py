@@ -23,6 +23,8 @@ def _load(paths: Sequence[str]) -> list:
 
 def cmd_check(args: argparse.Namespace) -> int:
     specs, doc_findings = api.load_with_doc_findings(list(args.paths) if args.paths else ["specs"])
+    if not api.layouts(specs):
+        raise UsageError(f"nothing to check: no layouts in {' '.join(args.paths) or 'specs'}")
     report = api.check_all(specs, timeout=args.timeout, jobs=args.jobs or api.default_jobs(),
                            doc_findings=doc_findings)
     if getattr(args, "observations", None):

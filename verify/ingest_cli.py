@@ -22,15 +22,8 @@ from .spec import SpecError, load_spec_text
 PAGE_SUFFIXES = (".md", ".txt", ".html", ".htm")
 
 
-class IngestError(ValueError):
-    """Bad input, reported as one line ``file:line:col: error: msg``."""
-
-    def __init__(self, path: str, line: int, col: int, message: str) -> None:
-        super().__init__(f"{path}:{line}:{col}: {message}")
-        self.path, self.line, self.col, self.message = path, line, col, message
-
-    def one_line(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}: error: {self.message}"
+class IngestError(SpecError):
+    """Bad input in a doc page, reported like a bad spec: one line ``file:line:col: error: msg``."""
 
 
 def expand_pages(paths: Sequence[str | Path]) -> list[str]:
