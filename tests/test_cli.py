@@ -209,3 +209,15 @@ def test_bad_pages_and_empty_inputs_exit_2(tmp_path, capsys):
     empty.write_text("# nothing here\n")
     rc, _, err = run(["check", str(empty)], capsys)
     assert rc == 2 and "nothing to check" in err
+
+
+def test_json_is_byte_identical_across_processes_and_hash_seeds():
+    import os
+    outs = set()
+    for seed, jobs in (("1", "1"), ("4242", "2")):
+        r = subprocess.run([sys.executable, "-m", "verify", "check", "specs/mma.sp.m16n8k32.u8_s8.toml",
+                            "specs/mma.m8n8k4.f16.toml", "specs/mma.m16n8k256.toml", "--format", "json", "--jobs", jobs],
+                           cwd=ROOT, capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert r.returncode == 0, r.stderr
+        outs.add(r.stdout)
+    assert len(outs) == 1
