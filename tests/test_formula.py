@@ -86,6 +86,7 @@ def test_for_numbered_elements_becomes_a_set():
     ("row = 0\ncol = system(1)\n", 2, 7, "function call"),
     ("row = 0\ncol = i $ 2\n", 2, 9, "unexpected character"),
     ("row = 99999999999\ncol = 0\n", 1, 7, "too large"),
+    ("row = 07\ncol = 0\n", 1, 7, "leading zero"),
     ("row = 0 for bi\ncol = 0\n", 1, 13, "does not belong"),
     ("row = x\nx = row\ncol = 0\n", 2, 5, "refers to itself"),
     ("row = 0\nrow = 1\ncol = 0\n", 2, 1, "defined twice"),

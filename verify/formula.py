@@ -198,7 +198,9 @@ def tokenize(text: str) -> list[Token]:
         elif kind == "num":
             if m.end() < len(text) and (text[m.end()].isalnum() or text[m.end()] == "_"):
                 raise FormulaError(f"malformed number {s + text[m.end()]!r}", line, col)
-            value = int(s, 0)
+            if len(s) > 1 and s[0] == "0" and s[1].isdigit():
+                raise FormulaError(f"literal {s!r} has a leading zero (octal in C, decimal in the doc?)", line, col)
+            value = int(s[2:], 16) if s[:2] in ("0x", "0X") else int(s[2:], 2) if s[:2] in ("0b", "0B") else int(s)
             if value > MAX_LITERAL:
                 raise FormulaError(f"literal {s} is too large (limit {MAX_LITERAL})", line, col)
             tokens.append(Token("NUM", s, value, line, col))
