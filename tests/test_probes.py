@@ -104,14 +104,14 @@ def _oldest_arch() -> int:
     return min(archs) if archs else 75
 
 
-def _assemble(ins: probes.Instruction, arch: int, work: Path) -> tuple[str, int, str, float]:
-    cu = work / f"{ins.id}.sm{arch}.cu"
+def _assemble(ins: probes.Instruction, arch: str, work: Path) -> tuple[str, int, str, float]:
+    cu = work / f"{ins.id}.{arch}.cu"
     cu.write_text(probes.probe_source(ins))
     ptx, cubin = cu.with_suffix(".ptx"), cu.with_suffix(".cubin")
     t0 = time.perf_counter()
-    r = subprocess.run([NVCC, f"-arch=sm_{arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
     if r.returncode == 0:
-        r = subprocess.run([PTXAS, f"-arch=sm_{arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)  # type: ignore[list-item]
+        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)  # type: ignore[list-item]
     text = ptx.read_text() if ptx.exists() else ""
     return ins.id, r.returncode, (r.stderr + r.stdout) + "\n" + text, time.perf_counter() - t0
 
@@ -123,7 +123,8 @@ def test_every_probe_assembles(tmp_path: Path) -> None:
     oldest = _oldest_arch()
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = list(pool.map(lambda i: _assemble(i, max(int(i.arch[3:]), oldest), tmp_path), inss))
+        done = list(pool.map(lambda i: _assemble(
+            i, i.arch if i.arch.endswith("a") else f"sm_{max(probes.arch_number(i.arch), oldest)}", tmp_path), inss))
     wall = time.perf_counter() - t0
     bad = [(iid, out[:400]) for iid, rc, out, _ in done if rc != 0]
     assert not bad, bad
@@ -137,7 +138,7 @@ def test_every_probe_assembles(tmp_path: Path) -> None:
 def test_assembly_can_fail(tmp_path: Path) -> None:
     """ptxas rejects an sm_80 instruction for sm_75, so the test above is not vacuous."""
     ins = probes.instructions(load_spec_text(M16N8K16, "<t>").layouts)[0]
-    _iid, rc, out, _s = _assemble(ins, 75, tmp_path)
+    _iid, rc, out, _s = _assemble(ins, "sm_75", tmp_path)
     assert rc != 0 and "requires .target sm_80" in out
 
 

@@ -151,10 +151,11 @@ def cmd_confirm(args: argparse.Namespace) -> int:
         with tempfile.TemporaryDirectory(prefix="ptx-probe-") as tmp:
             arch = f"sm_{cc}"
             for ins in inss:
-                if cc < int(ins.arch[3:]):
+                need = probes.arch_number(ins.arch)
+                if cc < need or (ins.arch.endswith("a") and cc != need):
                     print(f"{ins.id:44s} skipped: needs {ins.arch}, this GPU is {arch}")
                     continue
-                raw, sha = _run_probe(nvcc, ins, arch, Path(tmp), args.timeout)
+                raw, sha = _run_probe(nvcc, ins, probes.build_arch(ins.arch, cc), Path(tmp), args.timeout)
                 device = dict(raw.get("device", {}))
                 obs = observe.from_raw(raw, simulated=False, probe_sha256=sha)
                 rel = observe.relations(ins, obs)

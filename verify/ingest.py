@@ -119,6 +119,31 @@ DERIVED_METADATA: dict[tuple[str, str], dict[str, Any]] = {
 }
 
 
+# Sparse B layouts the doc gives only as figures, from CuTe's BLayouts (same provenance as above).
+_B_HEAD = "groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n"
+DERIVED_B: dict[tuple[str, str], dict[str, str]] = {
+    ("m16n8k32", "16bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 2) + (i & 0x1) + (8 * (i >> 1))\ncol = groupID\n",
+                            "why": "MMA_Traits<SM80_SPARSE_16x8x32_F16F16F16F16_TN>::BLayout = ((4,8),(2,4)):((16,1),(8,64))"},
+    ("m16n8k64", "8bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 4) + (i & 0x3) + (16 * (i >> 2))\ncol = groupID\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S8S8S32_TN>::BLayout = ((4,8),(4,4)):((32,1),(8,128))"},
+    ("m16n8k128", "4bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 8) + (i & 0x7) + (32 * (i >> 3))\ncol = groupID\n",
+                            "why": "MMA_Traits<SM80_SPARSE_16x8x128_S32S4S4S32_TN>::BLayout = ((4,8),(8,4)):((64,1),(8,256))"},
+    ("m16n8k16", "tf32"): {"formula": _B_HEAD + "row = threadID_in_group + (i * 4) for bi where i < 4\ncol = groupID\n",
+                           "why": "MMA_Traits<SM80_SPARSE_16x8x16_F32TF32TF32F32_TN>::BLayout = ((4,8),4):((8,1),32)"},
+}
+
+
+def _b_family(types: Sequence[str], per_register: int | None) -> str:
+    """B's storage family, from its types and how many share a .b32 (fp4 is 8-bit under
+    kind::f8f6f4, 4-bit under mxf4)."""
+    if set(types) <= {"f16", "bf16"}:
+        return "16bit"
+    if set(types) <= {"tf32"}:
+        return "tf32"
+    return {4: "8bit", 8: "4bit"}.get(per_register or 0, "") if set(types) <= {
+        "u8", "s8", "u4", "s4", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1"} else ""
+
+
 def _type_family(types: Sequence[str], kept: int, chunk: int) -> str:
     """Storage family of A: the fp8/fp6/fp4 kinds share the 8-bit (2:4) or 4-bit (4:8) scheme."""
     if set(types) <= {"f16", "bf16"}:
@@ -730,11 +755,11 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
             text = block.text
             op = _operand_of(text)
             if op == "C" and text.startswith("Accumulators"):
-                _unused(ctx, table, operand_of_table)
+                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
                 operand, table, sub_ctx, images, captions = "C", None, "", [], []
                 continue
             if op in ("A", "B"):
-                _unused(ctx, table, operand_of_table)
+                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
                 operand, table, sub_ctx, images, captions = op, None, "", [], []
                 continue
             ref = re.match(r"^Matrix fragments for (.*?) (?:is|are) the same as in case of (.*)$", text, re.I)
@@ -753,11 +778,11 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
                                  {"type": t}, "")
                 pending_refs.append({"operands": ops, "anchor": anchors[0] if anchors else "",
                                      "title": title, "types": qual_types, "line": block.line, "col": block.col})
-                _unused(ctx, table, operand_of_table)
+                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
                 operand, table = None, None
                 continue
             if re.match(r"^Metadata\s*:", text):
-                _unused(ctx, table, operand_of_table)
+                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
                 operand, table = None, None
                 sparsity.append((block.line, _short(text, 200)))
                 m = re.search(r"(\d+)-wide chunk", text)
@@ -797,7 +822,7 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
                     sparsity.append((row.line, _short(f.words, 200)))
                 facts.append(f)
                 prev = f
-            _unused(ctx, table, operand_of_table)
+            fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
             table = _Table(block, facts)
             operand_of_table = operand
             sub_ctx = ""
@@ -841,7 +866,7 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
                                               layout_id="", ))
                 fragments[-1] = _finish_formula(ctx, fragments[-1], where, shape, sparse, lanes, group_of)
             continue
-    _unused(ctx, table, operand_of_table)
+    fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
     # table rows that no formula followed
     # (sparse B pages give a figure only; the text checks above still ran on them)
     if kept_chunk is not None:
@@ -879,15 +904,40 @@ def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, l
     return spec, pending_refs, ctx.findings
 
 
-def _unused(ctx: _Ctx, table: "_Table | None", operand: str) -> None:
+def _unused(ctx: _Ctx, table: "_Table | None", operand: str, shape: Shape, sparse: bool, lanes: int,
+            group_of: dict[int, int] | None) -> list[FragmentSpec]:
+    """Table rows no formula followed (the doc gives them as figures only): reported; a sparse B
+    with a known derived layout (``DERIVED_B``) becomes a fragment marked ``derived``."""
+    out: list[FragmentSpec] = []
     if table is None:
-        return
+        return out
     for used, r in zip(table.used, table.rows):
-        if not used:
-            ctx.find("no-formula", "info", r.line, 1, r.words,
-                     f"no formula follows this row of operand {operand} (the layout is given by a figure only)",
-                     None, operand, r.types)
+        if used:
+            continue
+        ctx.find("no-formula", "info", r.line, 1, r.words,
+                 f"no formula follows this row of operand {operand} (the layout is given by a figure only)",
+                 None, operand, r.types)
+        d = DERIVED_B.get((str(shape), _b_family(r.types, r.per_register))) if sparse and operand == "B" else None
+        if d is None or not r.registers or not r.per_register:
+            continue
+        n = r.registers * r.per_register
+        names = len(r.elements.names or ()) if r.elements is not None else 0
+        if names * lanes == shape.k * shape.n:  # the doc's list fits the matrix: keep it (and its errata)
+            row, n = r, names
+            listed = ""
+        else:  # the list is the wrong size (reported above); the derived formula names b0..b(n-1)
+            listed = f"the doc lists {r.elements.text!r}; " if r.elements is not None else ""
+            row = replace(r, elements=None, elements_inherited=False, count_ok=n * lanes == shape.k * shape.n)
+        fr = FragmentSpec(operand, r.types, None, row, d["formula"], r.line, (),
+                          comments=(f"table row: line {r.line}; no formula in the doc (figure only)",
+                                    f"elements: {listed}the formula covers {operand.lower()}0..{operand.lower()}{n - 1}"),
+                          expect=(), corrected=(), rows=None, cols=None, sparse=(),
+                          derived=f"{_CUTE}: {d['why']}. Not stated by the doc text (figure only); confirm on a GPU.",
+                          erratum="", layout_id="")
+        out.append(_finish_formula(ctx, fr, [(r.line, 1)] * (d["formula"].count("\n") + 1), shape, sparse, lanes,
+                                   group_of))
     table.used = [True] * len(table.rows)
+    return out
 
 
 def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], shape: Shape,

@@ -25,6 +25,8 @@ instruction.
 """
 from __future__ import annotations
 
+import re
+
 import hashlib
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -58,9 +60,27 @@ class ProbeError(ValueError):
     """The layouts cannot be turned into a probe (unsupported type, shape or packing)."""
 
 
-def _arch_num(arch: str) -> int:
-    digits = "".join(ch for ch in arch if ch.isdigit())
-    return int(digits) if digits else 0
+def arch_number(arch: str) -> int:
+    """``sm_120a`` -> 120; an empty arch (a spec that names none) -> 0."""
+    if not arch:
+        return 0
+    m = re.fullmatch(r"sm_(\d+)a?", arch)
+    if m is None:
+        raise ProbeError(f"bad architecture {arch!r}")
+    return int(m.group(1))
+
+
+def build_arch(arch: str, cc: int) -> str:
+    """The -arch to build a probe of minimal ``arch`` for a GPU of compute capability ``cc``:
+    arch-specific features (``sm_120a``) exist only on that exact family."""
+    return f"sm_{cc}a" if arch.endswith("a") and cc == arch_number(arch) else f"sm_{cc}"
+
+
+def _needs_kind(instruction: str, shape: str, types: set[str]) -> bool:
+    """.e4m3/.e5m2 with .f16 accumulators exist only as ``.kind::f8f6f4`` on m16n8k32 and on
+    sparse m16n8k64 (sm_120a), per the mma / mma.sp syntax and target notes."""
+    return bool(types & {"e4m3", "e5m2"}) and "f16" in types and (
+        (instruction == "mma" and shape == "m16n8k32") or (instruction == "mma.sp" and shape == "m16n8k64"))
 
 
 def min_arch(instruction: str, shape: Shape | str, types: Iterable[str]) -> str:
@@ -93,6 +113,8 @@ def min_arch(instruction: str, shape: Shape | str, types: Iterable[str]) -> str:
         raise ProbeError(f"no probe for instruction {instruction!r} (mma and mma.sp only)")
     if ts & {"e4m3", "e5m2"}:
         need = max(need, 89)
+        if _needs_kind(instruction, s, ts):
+            return "sm_120a"
     if ts & {"e3m2", "e2m3", "e2m1"}:
         raise ProbeError("the .kind::f8f6f4 types (e3m2, e2m3, e2m1) are not probed yet")
     return f"sm_{need}"
@@ -224,7 +246,9 @@ def ptx_instruction_text(ins: Instruction) -> str:
     """The PTX mnemonic with every qualifier, e.g. ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``."""
     am, bm = _majors(ins.shape, ins.a.layout, ins.b.layout)
     head = "mma.sp::ordered_metadata" if ins.sparse else "mma"
-    text = (f"{head}.sync.aligned.{ins.shape}.{am}.{bm}.{ins.c.ptx_type}.{ins.a.ptx_type}."
+    kind = ".kind::f8f6f4" if _needs_kind(ins.name, str(ins.shape),
+                                          {ins.a.ptx_type, ins.b.ptx_type, ins.c.ptx_type}) else ""
+    text = (f"{head}.sync.aligned.{ins.shape}.{am}.{bm}{kind}.{ins.c.ptx_type}.{ins.a.ptx_type}."
             f"{ins.b.ptx_type}.{ins.c.ptx_type}")
     if ins.a.ptx_type == "b1":
         text += ".and.popc"
@@ -298,13 +322,14 @@ def _group(layouts: Iterable[Layout]) -> tuple[list[Instruction], list[str]]:
 def _make(name: str, a: Layout, b: Layout, c: Layout, t: str, ct: str, lays: Sequence[Layout]) -> Instruction:
     shape = a.shape
     oa, ob, oc = _operand(a, t), _operand(b, t), _operand(c, ct)
-    arch_n = max(_arch_num(min_arch(name, shape, (t, ct))), _arch_num(a.arch))
+    need = min_arch(name, shape, (t, ct))
+    arch = need if need.endswith("a") else f"sm_{max(arch_number(need), arch_number(a.arch))}"
     tested = tuple(sorted((lay for lay in lays if _base(lay.id) in {_base(a.id), _base(b.id), _base(c.id)}),
                           key=lambda x: x.id))
     am, bm = _majors(shape, a, b)
     head = "mma.sp" if name == "mma.sp" else "mma"
     iid = f"{head}.{shape}.{am}.{bm}.{ct}.{t}.{t}.{ct}"
-    return Instruction(iid, name, shape, oa, ob, oc, tested, f"sm_{arch_n}")
+    return Instruction(iid, name, shape, oa, ob, oc, tested, arch)
 
 
 def instructions_for(layouts: Iterable[Layout], ids: Sequence[str]) -> list[Instruction]:
