@@ -499,12 +499,14 @@ def render_markdown(m: Model) -> str:
     if m.doc_findings:
         a("## Errata in the doc text")
         a("")
-        a("Found by `ptx-verify ingest` in the pages themselves (tables, element lists, figures, formulas).")
+        pages = sorted({str(Path(f.page).parent) for f in m.doc_findings})
+        a("Found by `ptx-verify ingest` in the pages themselves (tables, element lists, figures, formulas); "
+          f"pages in {_md(', '.join(pages))}.")
         a("")
         a("| Page:line:col | Severity | Kind | Section | The doc's words | Finding |")
         a("|---|---|---|---|---|---|")
         for f in m.doc_findings:
-            a(f"| {_md(f'{f.page}:{f.line}:{f.column}')} | {f.severity} | {_md(f.kind)} | {_md(f.section)} | "
+            a(f"| {_md(f'{Path(f.page).name}:{f.line}:{f.column}')} | {f.severity} | {_md(f.kind)} | {_md(f.section)} | "
               f"{_cs(f.words) if f.words else ''} | {_md(f.message)} |")
         a("")
     a("---")
@@ -729,7 +731,8 @@ def render_html(m: Model) -> str:
         a("<table><thead><tr><th>Page:line:col</th><th>Severity</th><th>Kind</th><th>Section</th>"
           "<th>The doc's words</th><th>Finding</th></tr></thead><tbody>")
         for f in m.doc_findings:
-            a(f'<tr><td class="id">{esc(f"{f.page}:{f.line}:{f.column}")}</td><td>{esc(f.severity)}</td>'
+            a(f'<tr><td class="id" title="{esc(f.page)}">{esc(f"{Path(f.page).name}:{f.line}:{f.column}")}</td>'
+              f"<td>{esc(f.severity)}</td>"
               f"<td>{esc(f.kind)}</td><td>{esc(f.section)}</td><td><code>{esc(f.words)}</code></td>"
               f"<td>{esc(f.message)}</td></tr>")
         a("</tbody></table>")
