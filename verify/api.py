@@ -18,10 +18,10 @@ from typing import Iterable, Sequence
 import z3
 
 from .checks import DEFAULT_TIMEOUT, check_layout, findings_for, syntax_findings
+from .ingest_cli import PAGE_SUFFIXES
 from .results import Finding, LayoutResult
 from .spec import Layout, Spec, SpecError, load_spec_text, load_specs
 
-PAGE_SUFFIXES = (".md", ".txt", ".html", ".htm")
 
 
 def _is_page(p: Path) -> bool:

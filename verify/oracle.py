@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .formula import (BinOp, BoolOp, Case, Compare, Cond, Expr, Formula, InSet, Neg, Num, Pos,
+from .formula import (BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Pos,
                       Ref, Span, Var)
 
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
@@ -149,16 +149,3 @@ def evaluate(formula: Formula, name: str, lane: int, i: int) -> int | tuple[int,
         return Evaluator(formula, lane, i).value(name)
     except Undefined:
         return None
-
-
-def evaluate_case_index(formula: Formula, name: str, lane: int, i: int) -> int | None:
-    """Which case (0-based) of ``name`` applies at (lane, i), for explanations."""
-    ev = Evaluator(formula, lane, i)
-    for k, case in enumerate(formula.get(name).cases):
-        if case.cond is None or ev.cond(case.cond):
-            return k
-    return None
-
-
-def case_applies(ev: Evaluator, case: Case) -> bool:
-    return case.cond is None or ev.cond(case.cond)
