@@ -25,7 +25,7 @@ def main() -> int:
     args = ap.parse_args()
 
     best = None
-    from verify.checks import clear_caches
+    from verify.checks.fragment import clear_caches
     for _ in range(args.repeat):
         clear_caches()
         t0 = time.perf_counter()
@@ -51,7 +51,7 @@ def main() -> int:
     print(f"  enumeration           {sum(enum_times):.3f} s   per layout median {statistics.median(enum_times) * 1000:.1f} ms, max {max(enum_times) * 1000:.1f} ms")
     print(f"  instruction checks    {max(0.0, t_total - t_load - layouts_time):.3f} s (remainder)")
     if args.pages:
-        from verify.ingest_cli import specs_from_pages
+        from verify.catalog.pages import specs_from_pages
         pages = sorted(str(p) for p in Path(args.pages).glob("9-7-14-[56]-*.md"))
         t0 = time.perf_counter()
         out = specs_from_pages(pages)

@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify import api
-from verify.checks import check_layout, cells_for, is_sparse_range
+from verify.checks.fragment import check_layout
+from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.formula import Num, replace_node, walk
-from verify.spec import Layout
+from verify.layout.model import Layout
 
 from conftest import SPECS
 
@@ -23,16 +24,16 @@ def all_layouts() -> list[Layout]:
 
 def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
     """Re-evaluate the witness from the cell map, independently of either engine's verdict."""
-    cells = cells_for(lay)
+    cells = lay.map
     if check == "in_range":
-        cell = cells.py_cell(cex["lane"], cex["i"])
+        cell = cells.point(cex["lane"], cex["i"])
         assert cell is None or not (0 <= cell[0] < lay.rows and 0 <= cell[1] < lay.cols)
         assert cex["element"] == lay.element_name(cex["i"])
     elif check == "injective":
         a, b = cex["first"], cex["second"]
         assert (a["lane"], a["i"]) != (b["lane"], b["i"])
-        assert cells.py_cell(a["lane"], a["i"]) == (cex["row"], cex["col"])
-        assert cells.py_cell(b["lane"], b["i"]) == (cex["row"], cex["col"])
+        assert cells.point(a["lane"], a["i"]) == (cex["row"], cex["col"])
+        assert cells.point(b["lane"], b["i"]) == (cex["row"], cex["col"])
         assert lay.group_of(a["lane"]) == lay.group_of(b["lane"])
     elif check == "surjective":
         g = cex.get("mma", 0)
@@ -40,7 +41,7 @@ def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
         for lane in range(lay.threads):
             if lay.group_of(lane) == g:
                 for i in range(lay.n_elements):
-                    assert cells.py_cell(lane, i) != (cex["row"], cex["col"])
+                    assert cells.point(lane, i) != (cex["row"], cex["col"])
 
 
 def assert_engines_agree(lay: Layout, timeout: float = 20.0):
@@ -71,7 +72,7 @@ def mutants(lay: Layout):
             if num.value + delta < 0:
                 continue
             new = replace_node(lay.formula, num, Num(num.value + delta, num.pos))
-            yield f"{lay.id}#c{k}{delta:+d}", dataclasses.replace(lay, formula=new, id=f"{lay.id}#c{k}{delta:+d}")
+            yield f"{lay.id}#c{k}{delta:+d}", lay.with_formula(new, id=f"{lay.id}#c{k}{delta:+d}")
 
 
 MUTANT_SOURCES = [lay for lay in all_layouts() if not is_sparse_range(lay) and not lay.corrected][:12]
@@ -150,9 +151,9 @@ def test_broken_generated_layout_has_all_three_witnesses():
 @pytest.mark.parametrize("lid", ["mma.m8n8k16.A.s8_u8", "mma.m8n8k4.C.f32", "mma.m16n8k16.A.f16_bf16"])
 def test_exists_forall_path_proves_real_layouts(lid):
     """Surjectivity without the pigeonhole shortcut: the quantified query alone proves it."""
-    from verify.checks import z3_surjective
+    from verify.checks.fragment import z3_surjective
     lay = api.layout(api.load([SPECS]), lid)
-    res, cex, method = z3_surjective(lay, cells_for(lay), 20.0, prior={}, enum_hole=None)
+    res, cex, method = z3_surjective(lay, 20.0, prior={}, enum_hole=None)
     assert (res, cex) == ("unsat", None) and method in ("exists-forall", "ground")
 
 

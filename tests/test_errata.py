@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from verify.ingest import ingest_pages
-from verify.spec import load_spec_text
+from verify.catalog.ingest import ingest_pages
+from verify.catalog.spec import load_spec_text
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0"))

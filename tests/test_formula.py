@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from verify.formula import FormulaError, InSet, parse_formula, render, tokenize
-from verify.oracle import evaluate
+from verify.engines.oracle import evaluate
 
 GROUP = "groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n"
 

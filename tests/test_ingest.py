@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from verify.docpage import Code, Table, parse_page
-from verify.ingest import IngestFinding, ingest_pages, ingest_text
-from verify.ingest_cli import specs_from_pages
-from verify.spec import load_spec_text, load_specs
+from verify.catalog.docpage import Code, Table, parse_page
+from verify.catalog.ingest import IngestFinding, ingest_pages, ingest_text
+from verify.catalog.pages import specs_from_pages
+from verify.catalog.spec import load_spec_text, load_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0"))
@@ -197,7 +197,7 @@ def test_finding_json() -> None:
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from verify.ingest_cli import main; sys.exit(main(sys.argv[1:]))"
+    code = "import sys; from verify.cli import main; sys.exit(main(['ingest', *sys.argv[1:]]))"
     return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True)
 
 

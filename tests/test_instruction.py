@@ -5,9 +5,10 @@ import json
 
 import pytest
 
-from verify import api, render
-from verify.checks import check_layout
-from verify.instruction import InstructionResult, check_instructions, group
+from verify import api
+from verify.outputs import json as render_json, text as render_text
+from verify.checks.fragment import check_layout
+from verify.checks.instruction import InstructionResult, check_instructions, group
 from verify.results import Finding
 
 from conftest import SPECS
@@ -96,9 +97,9 @@ def test_check_all_includes_instructions() -> None:
     specs = api.load([TF32, M8N8K16])
     rep = api.check_all(specs)
     assert rep.as_expected and len(rep.instructions) == 2
-    out = render.check_json(rep)
+    out = render_json.check_json(rep)
     assert [i["id"] for i in out["instructions"]] == ["mma.m8n8k16.s8_u8.s32", "mma.sp.m16n8k16.tf32.f32"]  # doc order
-    assert "mma.sp.m16n8k16.tf32.f32" in render.check_text(rep)
+    assert "mma.sp.m16n8k16.tf32.f32" in render_text.check_text(rep)
 
 
 # ----------------------------------------------------------------------------- mutations
@@ -181,7 +182,7 @@ def test_grouping_pairs_types() -> None:
 def test_every_sparse_a_in_the_catalog_gets_every_sparse_check():
     """Issue 3: every mma.sp section is covered, including those whose B is only a figure."""
     from verify import api
-    from verify.checks import is_sparse_range
+    from verify.layout.sparse import is_sparse as is_sparse_range
     specs = api.load([SPECS])
     report = api.check_all(specs)
     sparse_a = {lay.id for lay in api.layouts(specs) if is_sparse_range(lay)}

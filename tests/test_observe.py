@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from verify import observe, probes, simdevice as sd
-from verify.confirm_cli import cuda_devices
-from verify.spec import load_spec_text
+from verify.hardware import observe, probes, simdevice as sd
+from verify.hardware.cuda import cuda_devices
+from verify.catalog.spec import load_spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from verify import api, probes
-from verify.confirm_cli import cuda_devices, find_nvcc, find_ptxas
-from verify.spec import load_spec_text
+from verify import api
+from verify.hardware import probes
+from verify.hardware.cuda import cuda_devices, find_nvcc, find_ptxas
+from verify.catalog.spec import load_spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -9,10 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from verify import api, report, svg
-from verify.checks import is_sparse_range
+from verify import api
+from verify.checks import fixes
+from verify.outputs import report, svg
+from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.cli import main
-from verify.render import table_entries
+from verify.outputs.table import table_entries
 
 from conftest import SPECS
 
@@ -213,28 +215,28 @@ def test_constant_fix_finds_the_known_fix():
         "col = (threadID_in_group * 3) + i for ai where i = {0,..,3}",
         operand="A", rows=8, cols=16, elements=4, registers=1, types=("s8",))
     assert not api.check(lay).bijective
-    fix = report.constant_fix(lay)
+    fix = fixes.constant_fix(lay)
     assert fix is not None
     assert (fix.definition, fix.old, fix.new) == ("col", 3, 4)
     assert fix.new_line == "col = (threadID_in_group * 4) + i for ai where i = {0,..,3}"
     # proved by both engines
-    for name in report.BIJECTION_CHECKS:
+    for name in fixes.BIJECTION_CHECKS:
         c = fix.result.get(name)
         assert c.status == "proved" and (c.engines["z3"], c.engines["enumeration"]) == ("proved", "proved")
     # the rebuilt layout is the original with only the formula changed
-    assert dataclasses.replace(fix.layout, formula=lay.formula, formula_text=lay.formula_text,
+    assert fix.layout.with_formula(lay.formula, formula_text=lay.formula_text,
                                id=lay.id, expect=lay.expect) == lay
 
 
 def test_constant_fix_is_none_when_no_single_constant_helps():
     lay = api.layout_from_formula("row = %laneid >> 2\ncol = 0", operand="C", rows=8, cols=8, elements=2)
-    assert report.constant_fix(lay, max_delta=2) is None
+    assert fixes.constant_fix(lay, max_delta=2) is None
 
 
 def test_constant_fix_search_order_is_deterministic():
     lay = api.layout_from_formula("row = %laneid >> 3\ncol = (%laneid % 4) * 2 + i", operand="C",
                                   rows=8, cols=8, elements=2)
-    a, b = report.constant_fix(lay), report.constant_fix(lay)
+    a, b = fixes.constant_fix(lay), fixes.constant_fix(lay)
     assert a is not None and b is not None
     assert (a.definition, a.pos, a.old, a.new, a.tried) == (b.definition, b.pos, b.old, b.new, b.tried)
     assert (a.old, a.new) == (3, 2)

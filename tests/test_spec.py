@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from verify import api
-from verify.checks import check_elements, check_layout
-from verify.spec import SpecError, load_spec_text, parse_element_list
+from verify.checks.fragment import check_elements, check_layout
+from verify.catalog.spec import SpecError, load_spec_text, parse_element_list
 
 from conftest import SPECS
 

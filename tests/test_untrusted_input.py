@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify.formula import FormulaError, parse_formula
-from verify.spec import SpecError, load_spec_text
+from verify.catalog.spec import SpecError, load_spec_text
 
 from conftest import SPECS
 

@@ -1,10 +1,10 @@
-"""Typed check results; the only thing renderers (text, JSON, reports) consume."""
+"""Typed check results: what the checks produce and the only thing renderers (text, JSON, reports) read."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .spec import Layout
+from .layout.model import Layout, Spec
 
 SCHEMA = 1
 
@@ -147,3 +147,19 @@ class Finding:
             "message": self.message,
             "counterexample": self.counterexample,
         }
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything ``ptx-verify check`` computes, before rendering."""
+
+    specs: tuple[Spec, ...]
+    results: tuple[LayoutResult, ...]
+    findings: tuple[Finding, ...]
+    instructions: tuple[Any, ...] = ()
+    doc_findings: tuple = ()  # errata in the doc text itself (from ingest); informational
+
+    @property
+    def as_expected(self) -> bool:
+        return (all(r.as_expected for r in self.results) and all(f.as_expected for f in self.findings)
+                and all(getattr(i, "as_expected", True) for i in self.instructions))

@@ -1,0 +1,414 @@
+"""Spec files: TOML text -> immutable ``Layout`` objects of the layout model.
+
+A spec file transcribes one documentation section (see README "Spec format").
+Spec files are untrusted input: TOML is parsed by ``tomllib``, formulas by
+``verify.formula``; nothing is evaluated.  Every problem becomes a ``SpecError``
+naming file, line and column.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ..errors import SpecError
+from ..formula import Formula, FormulaError, parse_formula, parse_lane_expression
+from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_list
+from ..layout.formula import FormulaMap
+from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, Shape, Source, Spec, SyntaxFinding,
+                            section_key)
+from ..layout.sparse import SparseMap, build_model, is_range_formula
+from ..layout.types import ELEMENT_BITS, REGISTER_BITS
+
+MAX_DIM = 4096
+MAX_THREADS = 1024
+
+__all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_spec_file", "load_spec_text",
+           "load_specs", "parse_element_list", "read_utf8", "spec_files", "split_element_list"]
+
+
+# ----------------------------------------------------------------------------- loading
+
+class _Locator:
+    """Maps TOML keys and string values back to lines of the raw file."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.text = text
+        self.lines = text.split("\n")
+        self.frag_offsets = [m.start() for m in re.finditer(r"(?m)^\s*\[\[fragment\]\]", text)]
+
+    def line_of_offset(self, off: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, off) + 1
+        col = off - (self.text.rfind("\n", 0, off) + 1) + 1
+        return line, col
+
+    def fragment_start(self, k: int) -> int:
+        return self.frag_offsets[k] if k < len(self.frag_offsets) else 0
+
+    def fragment_end(self, k: int) -> int:
+        return self.frag_offsets[k + 1] if k + 1 < len(self.frag_offsets) else len(self.text)
+
+    def key(self, key: str, k: int | None = None) -> tuple[int, int]:
+        start = self.fragment_start(k) if k is not None else 0
+        end = self.fragment_end(k) if k is not None else len(self.text)
+        m = re.compile(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=").search(self.text, start, end)
+        if m:
+            return self.line_of_offset(m.start() + len(m.group()) - len(m.group().lstrip()))
+        return self.line_of_offset(start)
+
+    def value(self, value: str, k: int, key: str) -> tuple[int, int]:
+        """Line/column of the first character of a string value inside fragment k."""
+        start, end = self.fragment_start(k), self.fragment_end(k)
+        off = self.text.find(value, start, end)
+        if off < 0:
+            return self.key(key, k)
+        return self.line_of_offset(off)
+
+    def error(self, line: int, col: int, message: str) -> SpecError:
+        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+        return SpecError(self.path, line, col, message, text)
+
+
+def read_utf8(path: str | Path, error: type[SpecError] | None = None) -> str:
+    """A file's text; unreadable files and non-UTF-8 bytes are bad input at a position."""
+    err = error or SpecError
+    try:
+        data = Path(path).read_bytes()
+    except OSError as e:
+        raise err(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        head = data[: e.start]
+        raise err(str(path), head.count(b"\n") + 1, e.start - (head.rfind(b"\n") + 1) + 1,
+                  f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
+
+
+_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def parse_toml(path: str, text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = _TOML_POS.search(msg)
+        line, col = (int(m[1]), int(m[2])) if m else (1, 1)
+        raise SpecError(path, line, col, "TOML: " + _TOML_POS.sub("", msg).strip()) from None
+
+
+_SOURCE_KEYS = {"document", "version", "section", "title", "anchor", "seed", "page"}
+_INSTRUCTION_KEYS = {"name", "shape", "threads", "groups", "group", "arch", "note"}
+_FRAGMENT_KEYS = {"id", "operand", "types", "variant", "registers", "register_type",
+                  "elements_per_register", "elements", "element_bits", "figure", "doc_line",
+                  "formula", "expect", "erratum", "corrected", "derived", "note", "sparse",
+                  "rows", "cols"}
+_CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", "register_type",
+                   "expect"}
+
+
+def _int(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None, lo: int, hi: int,
+         default: int | None = None) -> int:
+    if key not in table:
+        if default is not None:
+            return default
+        line, col = loc.key("[[fragment]]", None) if k is None else loc.line_of_offset(loc.fragment_start(k))
+        raise loc.error(line, col, f"missing field '{key}'")
+    v = table[key]
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be an integer, got {type(v).__name__}")
+    if v < lo or v > hi:
+        raise loc.error(*loc.key(key, k), f"'{key}' = {v} is out of range ({lo}..{hi})")
+    return v
+
+
+def _str(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None,
+         default: str | None = None) -> str:
+    if key not in table:
+        if default is not None:
+            return default
+        line, col = loc.line_of_offset(loc.fragment_start(k)) if k is not None else (1, 1)
+        where = "fragment" if k is not None else "spec"
+        raise loc.error(line, col, f"missing field '{key}' in {where}")
+    v = table[key]
+    if not isinstance(v, str):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be a string, got {type(v).__name__}")
+    return v
+
+
+def _unknown_keys(loc: _Locator, table: Mapping[str, Any], allowed: set[str], where: str,
+                  k: int | None) -> None:
+    for key in table:
+        if key not in allowed:
+            raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
+
+
+def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula:
+    """Parse a fragment formula; errors are re-based onto the spec file's lines."""
+    try:
+        return parse_formula(text, prefix)
+    except FormulaError as e:
+        base_line, base_col = loc.value(text, k, key)
+        line = base_line + e.line - 1
+        col = e.col + (base_col - 1 if e.line == 1 else 0)
+        raise loc.error(line, col, e.message) from None
+
+
+def _operand_dims(operand: str, shape: Shape, frag: Mapping[str, Any]) -> tuple[int, int]:
+    if operand == "A":
+        return shape.m, shape.k
+    if operand == "B":
+        return shape.k, shape.n
+    return shape.m, shape.n
+
+
+def load_spec_text(text: str, path: str = "<string>") -> Spec:
+    """Load one spec from TOML text; raises ``SpecError`` on any bad input."""
+    loc = _Locator(path, text)
+    data = parse_toml(path, text)
+    _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment"}, "spec", None)
+    schema = data.get("schema", 1)
+    if schema != 1:
+        raise loc.error(*loc.key("schema"), f"unsupported schema {schema!r} (this tool reads 1)")
+    src = data.get("source")
+    ins = data.get("instruction")
+    frags = data.get("fragment")
+    if not isinstance(src, dict):
+        raise loc.error(1, 1, "missing table [source]")
+    if not isinstance(ins, dict):
+        raise loc.error(1, 1, "missing table [instruction]")
+    if not isinstance(frags, list) or not frags:
+        raise loc.error(1, 1, "missing [[fragment]] entries")
+    _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
+    _unknown_keys(loc, ins, _INSTRUCTION_KEYS, "[instruction]", None)
+    section = _str(loc, src, "section", None)
+    iname = _str(loc, ins, "name", None)
+    if iname not in ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix",
+                     "wmma", "tcgen05.ld"):
+        raise loc.error(*loc.key("name"), f"unknown instruction {iname!r}")
+    shape_text = _str(loc, ins, "shape", None)
+    shape = Shape.parse(shape_text)
+    if shape is None or max(shape.m, shape.n, shape.k) > MAX_DIM or min(shape.m, shape.n, shape.k) < 1:
+        raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK)")
+    threads = _int(loc, ins, "threads", None, 1, MAX_THREADS, default=32)
+    groups = _int(loc, ins, "groups", None, 1, threads, default=1)
+    if threads % groups:
+        raise loc.error(*loc.key("groups"), f"groups = {groups} does not divide threads = {threads}")
+    group: Formula | None = None
+    if groups > 1:
+        gtext = _str(loc, ins, "group", None)
+        try:
+            group = parse_lane_expression(gtext, "group")
+        except FormulaError as e:
+            line, col = loc.key("group")
+            raise loc.error(line, col, e.message) from None
+    arch = _str(loc, ins, "arch", None, default="")
+    source_base = dict(document=_str(loc, src, "document", None, "PTX ISA"),
+                       version=str(src.get("version", "")), section=section,
+                       title=_str(loc, src, "title", None, ""),
+                       anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
+
+    layouts: list[Layout] = []
+    syntax: list[SyntaxFinding] = []
+    for k, frag in enumerate(frags):
+        if not isinstance(frag, dict):
+            raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
+        _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
+        operand = _str(loc, frag, "operand", k)
+        if operand not in OPERANDS:
+            raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
+        types = frag.get("types")
+        if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
+            raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
+        variant = frag.get("variant")
+        if variant is not None and variant not in ("row", "col"):
+            raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
+        registers = _int(loc, frag, "registers", k, 1, 256)
+        register_type = _str(loc, frag, "register_type", k)
+        if register_type not in REGISTER_BITS:
+            raise loc.error(*loc.key("register_type", k), f"unknown register type {register_type!r}")
+        epr = _int(loc, frag, "elements_per_register", k, 1, 64)
+        elements_text = frag.get("elements")
+        if elements_text is not None and not isinstance(elements_text, str):
+            raise loc.error(*loc.key("elements", k), "'elements' must be a string (the doc's list)")
+        element_bits = frag.get("element_bits")
+        if element_bits is not None:
+            element_bits = _int(loc, frag, "element_bits", k, 1, 64)
+        formula_text = _str(loc, frag, "formula", k)
+        doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
+        rows, cols = _operand_dims(operand, shape, frag)
+        rows = _int(loc, frag, "rows", k, 1, MAX_DIM, default=rows)
+        cols = _int(loc, frag, "cols", k, 1, MAX_DIM, default=cols)
+        prefix = operand.lower()
+        expect = _expect(loc, frag.get("expect", {}), k, "expect")
+        erratum = frag.get("erratum", "")
+        if not isinstance(erratum, str):
+            raise loc.error(*loc.key("erratum", k), "'erratum' must be a string explaining the doc's mistake")
+        derived = _str(loc, frag, "derived", k, "")
+        sparse = frag.get("sparse", {})
+        if not isinstance(sparse, dict):
+            raise loc.error(*loc.key("sparse", k), "'sparse' must be a table")
+        sparse = _sparse(loc, sparse, k)
+        corrected = frag.get("corrected")
+        if corrected is not None:
+            if not isinstance(corrected, dict):
+                raise loc.error(*loc.key("corrected", k), "'corrected' must be a table")
+            _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
+            if not erratum:
+                raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
+        lid = frag.get("id") or ".".join([iname, str(shape), operand, "_".join(types)] + ([variant] if variant else []))
+        if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):
+            raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
+        src_line = doc_line
+        source = Source(file=_str(loc, src, "page", None, path), line=src_line, **source_base)
+
+        def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
+                 formula: Formula, ftext: str) -> Layout:
+            e_text = fields.get("elements", elements_text)
+            elist = parse_element_list(e_text) if isinstance(e_text, str) else None
+            regs = fields.get("registers", registers)
+            per = fields.get("elements_per_register", epr)
+            n = len(elist) if elist else regs * per
+            if n > MAX_ELEMENTS:
+                raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
+            lmap = (SparseMap(formula, dict(sparse), build_model(sparse, types, shape, rows, threads), n)
+                    if is_range_formula(formula) else FormulaMap(formula))
+            return Layout(
+                id=lid, instruction=iname, shape=shape, operand=operand, types=tuple(types), variant=variant,
+                domain=Domain(threads, n, groups, group), codomain=Codomain(rows, cols), map=lmap,
+                registers=regs, register_type=fields.get("register_type", register_type),
+                elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
+                source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
+                figure=_str(loc, frag, "figure", k, ""), arch=arch, spec_path=path,
+                formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext)
+
+        doc_formula: Formula | None = None
+        try:
+            doc_formula = parse_formula(formula_text, prefix)
+        except FormulaError as e:
+            if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
+                _formula(loc, formula_text, prefix, k, "formula")  # raises with position
+            base_line, base_col = loc.value(formula_text, k, "formula")
+            syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
+                                        e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
+        if doc_formula is not None:
+            if expect.get("syntax") == "refuted":
+                raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
+            layouts.append(make({}, lid, False, {c: s for c, s in expect.items() if c != "syntax"},
+                                doc_formula, formula_text))
+        if corrected is not None:
+            ctext = corrected.get("formula", formula_text)
+            if not isinstance(ctext, str):
+                raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
+            cformula = _formula(loc, ctext, prefix, k, "formula")
+            for key in ("registers", "elements_per_register"):
+                if key in corrected:
+                    _int(loc, corrected, key, k, 1, 256)
+            cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
+            layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
+    return Spec(path=path, source=Source(file=path, line=1, **source_base), instruction=iname,
+                shape=shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+
+
+# Sparse A (mma.sp): the [fragment.sparse] table.  Fields the doc text states: kept, chunk,
+# index_bits, fields, valid or invalid, ordered, selectors, selector.  ``metadata`` (which lane and nibble
+# holds the indices of which (row, chunk)) is shown only in the doc's figures: a spec that gives
+# it must say where it comes from in ``metadata_derived``.  See docs/sparse.md.
+_SPARSE_INT_KEYS = {"kept": (1, 64), "chunk": (1, 128), "index_bits": (2, 4), "fields": (1, 32),
+                    "canonical": (0, 2**32 - 1)}
+_SPARSE_LIST_KEYS = {"valid": (0, 15), "invalid": (0, 15), "ordered": (0, 15), "selectors": (0, 3)}
+_SPARSE_STR_KEYS = {"selector", "metadata", "metadata_derived", "note"}
+
+
+def _sparse(loc: _Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
+    """Validate the sparse table; parse its formulas (kept as ``selector_formula``/``metadata_formula``)."""
+    out: dict[str, Any] = {}
+    for key, v in table.items():
+        if key in _SPARSE_INT_KEYS:
+            lo, hi = _SPARSE_INT_KEYS[key]
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be an integer in {lo}..{hi}, got {v!r}")
+        elif key in _SPARSE_LIST_KEYS:
+            lo, hi = _SPARSE_LIST_KEYS[key]
+            if (not isinstance(v, list) or not v or len(set(map(repr, v))) != len(v)
+                    or not all(isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi for x in v)):
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be a non-empty list of distinct "
+                                                  f"integers in {lo}..{hi}")
+        elif key in _SPARSE_STR_KEYS:
+            if not isinstance(v, str):
+                raise loc.error(*loc.key(key, k), f"sparse '{key}' must be a string")
+        else:
+            allowed = sorted(set(_SPARSE_INT_KEYS) | set(_SPARSE_LIST_KEYS) | _SPARSE_STR_KEYS)
+            raise loc.error(*loc.key(key, k), f"unknown field '{key}' in sparse (fields: {', '.join(allowed)})")
+        out[key] = v
+    if ("kept" in out) != ("chunk" in out):
+        raise loc.error(*loc.key("sparse", k), "sparse needs both 'kept' and 'chunk'")
+    if "kept" in out and out["kept"] > out["chunk"]:
+        raise loc.error(*loc.key("kept", k), f"sparse kept = {out['kept']} exceeds chunk = {out['chunk']}")
+    if "valid" in out and "invalid" in out:
+        raise loc.error(*loc.key("invalid", k), "sparse gives both 'valid' and 'invalid'; give the one the doc states")
+    if "index_bits" in out and out["index_bits"] not in (2, 4):
+        raise loc.error(*loc.key("index_bits", k), "sparse 'index_bits' must be 2 or 4")
+    if "metadata" in out and not out.get("metadata_derived"):
+        raise loc.error(*loc.key("metadata", k), "a sparse 'metadata' layout needs 'metadata_derived' "
+                                                 "(its provenance: the doc states it only in figures)")
+    if "selector" in out:
+        try:
+            out["selector_formula"] = parse_lane_expression(out["selector"], "selector")
+        except FormulaError as e:
+            line, col = loc.value(out["selector"], k, "selector")
+            raise loc.error(line, col + e.col - 1, e.message) from None
+    if "metadata" in out:
+        out["metadata_formula"] = _formula(loc, out["metadata"], "e", k, "metadata")
+    return out
+
+
+def _expect(loc: _Locator, table: Any, k: int, key: str) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise loc.error(*loc.key(key, k), f"'{key}' must be a table of check = status")
+    out: dict[str, str] = {}
+    for check, status in table.items():
+        if check not in CHECK_NAMES + ("syntax",):
+            raise loc.error(*loc.key(check, k), f"unknown check {check!r} in expect (checks: {', '.join(CHECK_NAMES)}, syntax)")
+        if status not in ("proved", "refuted"):
+            raise loc.error(*loc.key(check, k), f"expected status must be \"proved\" or \"refuted\", got {status!r}")
+        out[check] = status
+    return out
+
+
+def load_spec_file(path: str | Path) -> Spec:
+    return load_spec_text(read_utf8(path), str(path))
+
+
+def spec_files(paths: list[str | Path]) -> list[Path]:
+    """Expand directories into their ``*.toml`` files, sorted for determinism."""
+    out: list[Path] = []
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            out.extend(sorted(p.rglob("*.toml")))
+        elif p.exists():
+            out.append(p)
+        else:
+            raise SpecError(str(p), 1, 1, "no such file or directory")
+    return out
+
+
+def load_specs(paths: list[str | Path]) -> list[Spec]:
+    """Load every spec under ``paths``, in doc-section order; layout ids must be unique."""
+    specs = sorted((load_spec_file(p) for p in spec_files(paths)),
+                   key=lambda s: (section_key(s.source.section), s.path))
+    seen: dict[str, str] = {}
+    for s in specs:
+        for lay in s.layouts:
+            if lay.id in seen:
+                raise SpecError(s.path, 1, 1, f"layout id {lay.id!r} is also defined in {seen[lay.id]}")
+            seen[lay.id] = s.path
+    return specs

@@ -1,0 +1,113 @@
+"""Suggested corrections: the smallest change of one integer constant that makes a layout a bijection.
+
+Used by reports for layouts whose spec records no correction.  Each candidate is screened by
+enumeration and the first that passes is proved by both engines (``check_layout``), so a
+suggestion is never a guess.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..engines import oracle
+from ..formula import FormulaError, Num, Pos, parse_formula, replace_node, walk
+from ..layout.model import Layout
+from ..results import LayoutResult
+from ..layout.enumerate import decide
+from .fragment import DEFAULT_TIMEOUT, BoundError, check_layout
+
+BIJECTION_CHECKS = ("in_range", "injective", "surjective")
+MAX_DELTA = 8
+
+
+@dataclass(frozen=True)
+class ConstantFix:
+    """One integer constant of the formula changed so that the fragment is a bijection."""
+
+    definition: str  # the definition that holds the constant (row, col, groupID, ...)
+    pos: Pos  # line/column in the formula text
+    old: int
+    new: int
+    old_line: str  # the formula text line, before and after
+    new_line: str
+    formula_text: str  # the whole formula with the constant changed
+    layout: Layout
+    result: LayoutResult
+    tried: int  # candidates evaluated before this one (the search is deterministic)
+
+
+def formula_constants(layout: Layout) -> list[tuple[str, Num]]:
+    """Every integer literal of the formula, in definition order, pre-order within each."""
+    return [(d.name, n) for d in layout.formula.definitions for n in walk(d) if isinstance(n, Num)]
+
+
+_NUM_AT = re.compile(r"0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+")
+
+
+def patch_text(text: str, pos: Pos, new: int) -> tuple[str, str, str] | None:
+    """The formula text with the literal at ``pos`` replaced: (text, old line, new line)."""
+    lines = text.split("\n")
+    if not (1 <= pos.line <= len(lines)):
+        return None
+    line = lines[pos.line - 1]
+    m = _NUM_AT.match(line, pos.col - 1)
+    if m is None:
+        return None
+    lit = m.group()
+    rep = hex(new) if lit[:2].lower() == "0x" else bin(new) if lit[:2].lower() == "0b" else str(new)
+    new_line = line[: m.start()] + rep + line[m.end():]
+    lines[pos.line - 1] = new_line
+    return "\n".join(lines), line, new_line
+
+
+def quick_bijection(layout: Layout) -> bool:
+    """Enumeration screen: every element inside, no cell twice, every cell held."""
+    try:
+        e = decide(layout.map.cells(layout.domain), layout.rows, layout.cols, layout.groups, layout.element_name)
+    except (oracle.EvalError, BoundError, ArithmeticError, ValueError, TypeError):
+        return False
+    return e.in_range is None and e.injective is None and e.surjective is None
+
+
+def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA) -> ConstantFix | None:
+    """The smallest change to one integer constant that makes ``layout`` a bijection.
+
+    Candidates in a fixed order: |change| = 1, 2, ..., ``max_delta``; within one size,
+    constants in formula order; +change before -change; negative values skipped.  Each
+    candidate is screened by enumeration with early exit, and the first one that passes
+    is confirmed by both engines (``check_layout``: Z3 and full enumeration agree that
+    in_range, injective and surjective are proved).  ``None`` when no candidate works.
+    """
+    consts = formula_constants(layout)
+    tried = 0
+    for delta in range(1, max_delta + 1):
+        for name, num in consts:
+            for sign in (1, -1):
+                value = num.value + sign * delta
+                if value < 0:
+                    continue
+                tried += 1
+                new_formula = replace_node(layout.formula, num, Num(value, num.pos))
+                patched = patch_text(layout.formula_text, num.pos, value)
+                text = patched[0] if patched else layout.formula_text
+                cand = layout.with_formula(new_formula, formula_text=text, id=f"{layout.id}#fix", expect={})
+                if not quick_bijection(cand):
+                    continue
+                try:
+                    res = check_layout(cand, timeout)
+                except (oracle.EvalError, BoundError, ValueError):
+                    continue
+                if not all(res.get(c).status == "proved" for c in BIJECTION_CHECKS):
+                    continue
+                if patched is not None:
+                    try:
+                        same = parse_formula(patched[0], layout.formula.element_prefix) == new_formula
+                    except FormulaError:
+                        same = False
+                    if not same:  # the text patch must say exactly what was proved
+                        patched = None
+                old_line = patched[1] if patched else ""
+                new_line = patched[2] if patched else ""
+                return ConstantFix(name, num.pos, num.value, value, old_line.strip(), new_line.strip(),
+                                   text if patched else "", cand, res, tried - 1)
+    return None

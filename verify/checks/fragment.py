@@ -1,0 +1,356 @@
+"""The per-fragment properties, each decided by two independent engines.
+
+``count``/``elements``/``packing`` are arithmetic on what the doc says of the registers.
+``in_range``/``injective``/``surjective`` are decided by Z3 (from the layout's symbolic face)
+and by exhaustive enumeration (from its evaluation over the whole domain); the verdict is
+theirs jointly (``verify.results.combine_engines``), and a disagreement is an ``error``,
+never silently resolved.  Everything here reads a layout only through the layout model, so
+it holds for every notation.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any, Iterable
+
+import z3
+
+from ..engines import oracle, smt
+from ..errors import SpecError
+from ..layout.elements import split_element_list
+from ..layout.enumerate import Enumeration, decide
+from ..layout.model import Layout, Spec, cells_of, clear_cells
+from ..layout.sparse import clear_caches as clear_sparse_caches
+from ..layout.types import ELEMENT_BITS, REGISTER_BITS
+from ..results import CheckResult, Finding, LayoutResult, combine_engines
+
+DEFAULT_TIMEOUT = 10.0
+
+
+class BoundError(ValueError):
+    """Formula values may leave the 64-bit range: bad input, reported with a position."""
+
+
+def width(layout: Layout) -> int:
+    """Bit-vector width for this layout, from a sound interval bound on every value."""
+    bound = max(layout.threads, layout.n_elements, layout.rows, layout.cols, layout.groups,
+                layout.map.bound(layout.domain), layout.domain.bound())
+    w = smt.width_for(bound)
+    if w > smt.MAX_WIDTH:
+        raise BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
+    return w
+
+
+def _element(layout: Layout, lane: int, i: int) -> dict[str, Any]:
+    return {"lane": lane, "i": i, "element": layout.element_name(i)}
+
+
+def _mma(layout: Layout, d: dict[str, Any], group: int) -> dict[str, Any]:
+    if layout.groups > 1:
+        d["mma"] = group
+    return d
+
+
+# ----------------------------------------------------------------------------- arithmetic checks
+
+def check_count(layout: Layout) -> CheckResult:
+    per_thread = layout.registers * layout.elements_per_register
+    total = per_thread * layout.lanes_per_group
+    want = layout.rows * layout.cols
+    problems = []
+    if total != want:
+        problems.append(f"{layout.registers} registers x {layout.elements_per_register} elements x "
+                        f"{layout.lanes_per_group} threads = {total}, but the matrix has "
+                        f"{layout.rows} x {layout.cols} = {want} elements")
+    if layout.element_list is not None and len(layout.element_list) != per_thread:
+        problems.append(f"{layout.registers} registers x {layout.elements_per_register} elements = "
+                        f"{per_thread} per thread, but the element list names {len(layout.element_list)}")
+    if layout.n_elements * layout.lanes_per_group != want and layout.element_list is not None:
+        problems.append(f"the element list ({layout.n_elements} per thread) x {layout.lanes_per_group} "
+                        f"threads != {want}")
+    cex = None
+    if problems:
+        cex = {"registers": layout.registers, "elements_per_register": layout.elements_per_register,
+               "per_thread": per_thread, "listed": len(layout.element_list) if layout.element_list else None,
+               "threads": layout.lanes_per_group, "total": total, "matrix": want}
+    return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"),
+                       cex, "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
+
+
+def check_elements(layout: Layout) -> CheckResult:
+    """The doc's element list names prefix0..prefixN-1, in order, comma-separated."""
+    expect = layout.expect.get("elements", "proved")
+    if layout.elements_text is None:
+        return CheckResult("elements", "proved", expect, None, "no element list in the doc; names generated",
+                           0.0, {"arithmetic": "proved"})
+    text = layout.elements_text.strip()
+    names = split_element_list(text)
+    want = [layout.element_name(k) for k in range(len(names))]
+    for k, (got, exp) in enumerate(zip(names, want)):
+        if got != exp:
+            cex = {"position": k, "found": got, "expected": exp, "list": text}
+            return CheckResult("elements", "refuted", expect, cex,
+                               f"element list {text!r}: position {k} is {got!r}, expected {exp!r}",
+                               0.0, {"arithmetic": "refuted"})
+    return CheckResult("elements", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
+
+
+def check_packing(layout: Layout) -> CheckResult:
+    """Elements per register must equal register width / element width, for every type."""
+    expect = layout.expect.get("packing", "proved")
+    rbits = REGISTER_BITS[layout.register_type]
+    for t in layout.types:
+        ebits = layout.element_bits or ELEMENT_BITS.get(t)
+        if ebits is None:
+            return CheckResult("packing", "error", expect, None, f"unknown element type {t!r}", 0.0, {})
+        if rbits // ebits != layout.elements_per_register or rbits % ebits:
+            cex = {"register_type": layout.register_type, "register_bits": rbits, "type": t,
+                   "element_bits": ebits, "elements_per_register": layout.elements_per_register,
+                   "fits": rbits // ebits}
+            return CheckResult("packing", "refuted", expect, cex,
+                               f"a .{layout.register_type} register ({rbits} bits) holds {rbits // ebits} "
+                               f".{t} ({ebits} bits), not {layout.elements_per_register}",
+                               0.0, {"arithmetic": "refuted"})
+    return CheckResult("packing", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
+
+
+# ----------------------------------------------------------------------------- enumeration engine
+
+def enumerate_layout(layout: Layout) -> Enumeration:
+    return decide(cells_of(layout), layout.rows, layout.cols, layout.groups, layout.element_name)
+
+
+# ----------------------------------------------------------------------------- Z3 engine
+
+def z3_in_range(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | None]:
+    lane, i = z3.BitVecs("lane i", width(layout))
+    ok, r, c = layout.map.z3_cell(lane, i)
+    g = layout.domain.z3_group(lane)
+    inside = z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
+    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(inside)], [lane, i], timeout)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
+    defined = z3.is_true(m.eval(ok, model_completion=True))
+    return res, _mma(layout, {**_element(layout, ln, ix), "row": smt.as_int(m, r) if defined else None,
+                              "col": smt.as_int(m, c) if defined else None}, smt.as_int(m, g))
+
+
+def z3_injective(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | None]:
+    l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", width(layout))
+    ok1, r1, c1 = layout.map.z3_cell(l1, i1)
+    ok2, r2, c2 = layout.map.z3_cell(l2, i2)
+    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
+    cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
+          # order the pair so the witness is canonical: (l1, i1) < (l2, i2)
+          z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)),
+          ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
+    res, m = smt.solve_min(cs, [l2, i2, l1, i1], timeout)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    return res, _mma(layout, {"first": _element(layout, smt.as_int(m, l1), smt.as_int(m, i1)),
+                              "second": _element(layout, smt.as_int(m, l2), smt.as_int(m, i2)),
+                              "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
+
+
+def _covered_query(layout: Layout, w: int, g: int, r: int, c: int) -> z3.BoolRef:
+    lane, i = z3.BitVecs("lane i", w)
+    ok, rr, cc = layout.map.z3_cell(lane, i)
+    return z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
+
+
+def _ground_hole_query(layout: Layout, w: int, row: z3.ExprRef, col: z3.ExprRef,
+                       grp: z3.ExprRef) -> list[z3.BoolRef]:
+    """The forall over the finite domain, expanded into one ground instance per (lane, i)."""
+    out = []
+    for ln in range(layout.threads):
+        lane = z3.BitVecVal(ln, w)
+        g = layout.domain.z3_group(lane)
+        for ix in range(layout.n_elements):
+            ok, r, c = layout.map.z3_cell(lane, z3.BitVecVal(ix, w))
+            out.append(z3.Not(z3.And(ok, g == grp, r == row, c == col)))
+    return out
+
+
+def z3_surjective(layout: Layout, timeout: float, prior: dict[str, str],
+                  enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
+    """Is some cell (of some lane group) reached by no (lane, i)?
+
+    Proved by pigeonhole when Z3 already proved in_range and injective and the domain
+    has exactly rows x cols points per group.  Otherwise an exists-forall query: first
+    model-based instantiation, then quantifier elimination, then (complete, slower) the
+    forall expanded over the finite domain.  The reported hole is the canonical one
+    (first in (mma, row, col) order) once Z3 confirms, by a ground query, that nothing
+    reaches it.
+    """
+    if (prior.get("in_range") == "unsat" and prior.get("injective") == "unsat"
+            and layout.lanes_per_group * layout.n_elements == layout.rows * layout.cols):
+        return "unsat", None, "pigeonhole"
+    w = width(layout)
+    row, col, grp = z3.BitVecs("row col group", w)
+    lane, i = z3.BitVecs("lane i", w)
+    ok, r, c = layout.map.z3_cell(lane, i)
+    g = layout.domain.z3_group(lane)
+    hits = z3.And(layout.domain.z3_contains(lane, i), ok, g == grp, r == row, c == col)
+    box = [row >= 0, row < layout.rows, col >= 0, col < layout.cols, grp >= 0, grp < layout.groups]
+    deadline = time.perf_counter() + timeout
+    res, m, method = "unknown", None, "exists-forall"
+    for make in (z3.Solver, lambda: z3.Then("simplify", "qe", "smt").solver()):
+        left = min(deadline - time.perf_counter(), timeout / 3)
+        if left <= 0:
+            break
+        s = make()
+        s.set("timeout", max(1, int(left * 1000)))
+        s.add(*box, z3.ForAll([lane, i], z3.Not(hits)))
+        r0 = s.check()
+        if r0 != z3.unknown:
+            res, m = ("sat", s.model()) if r0 == z3.sat else ("unsat", None)
+            break
+    if res == "unknown" and deadline > time.perf_counter():
+        method = "ground"
+        res, m = smt.solve(box + _ground_hole_query(layout, w, row, col, grp), deadline - time.perf_counter())
+    if res != "sat":
+        return res, None, method
+    assert m is not None
+    found = _mma(layout, {"row": smt.as_int(m, row), "col": smt.as_int(m, col)}, smt.as_int(m, grp))
+    if enum_hole is not None:
+        q, _ = smt.solve([_covered_query(layout, w, enum_hole.get("mma", 0), enum_hole["row"], enum_hole["col"])],
+                         max(0.001, deadline - time.perf_counter()))
+        if q == "unsat":
+            return "sat", dict(enum_hole), method
+    return "sat", found, method
+
+
+# ----------------------------------------------------------------------------- combination
+
+def _confirm_with_oracle(check: str, cex: dict[str, Any], layout: Layout) -> bool:
+    """Re-evaluate a Z3 counterexample with the scalar oracle: every witness must be real."""
+    point, group_of = layout.map.point, layout.domain.group_of
+    if check == "in_range":
+        cell = point(cex["lane"], cex["i"])
+        g = group_of(cex["lane"])
+        return cell is None or not (0 <= cell[0] < layout.rows and 0 <= cell[1] < layout.cols
+                                    and 0 <= g < layout.groups)
+    if check == "injective":
+        a, b = cex["first"], cex["second"]
+        ca, cb = point(a["lane"], a["i"]), point(b["lane"], b["i"])
+        return (ca is not None and ca == cb == (cex["row"], cex["col"])
+                and group_of(a["lane"]) == group_of(b["lane"]))
+    if check == "surjective":
+        g = cex.get("mma", 0)
+        return all(point(ln, i) != (cex["row"], cex["col"])
+                   for ln in range(layout.threads) if group_of(ln) == g
+                   for i in range(layout.n_elements))
+    raise AssertionError(check)
+
+
+def _message(check: str, layout: Layout, cex: dict[str, Any] | None) -> str:
+    if cex is None:
+        return ""
+    mma = f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
+    if check == "in_range":
+        if cex["row"] is None:
+            return (f"lane {cex['lane']}, element {cex['element']}: no case of the formula applies "
+                    f"(the formula does not define it)")
+        return (f"lane {cex['lane']}, element {cex['element']} lands at cell ({cex['row']}, {cex['col']}), "
+                f"outside the {layout.rows} x {layout.cols} matrix{mma}")
+    if check == "injective":
+        a, b = cex["first"], cex["second"]
+        return (f"lane {a['lane']} element {a['element']} and lane {b['lane']} element {b['element']} "
+                f"both land at cell ({cex['row']}, {cex['col']}){mma}")
+    return f"cell ({cex['row']}, {cex['col']}){mma} is held by no lane"
+
+
+def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | None,
+             enum_cex: dict[str, Any] | None, seconds: float) -> CheckResult:
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res), z3_cex, enum_cex,
+                           lambda c: _message(check, layout, dict(c)), seconds,
+                           confirm=lambda c: _confirm_with_oracle(check, dict(c), layout),
+                           same_witness=True)
+
+
+def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
+    """Run every property of one layout with both engines.
+
+    A formula that cannot be evaluated on its domain (division by zero, a shift out of
+    range, values beyond 64 bits) is bad input: a ``SpecError`` at the spec file's line.
+    """
+    try:
+        return _check_layout(layout, timeout)
+    except oracle.EvalError as e:
+        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line + e.pos.line - 1, e.pos.col,
+                        f"{layout.id}: {e.message}") from None
+    except BoundError as e:
+        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
+
+
+# Engine verdicts by what they depend on.  The catalog repeats itself (every m16n8kX C/D
+# fragment is the same map; a section's .u8/.s8 and .e4m3/.e5m2 A fragments too): the
+# same mathematical object is proved once per process, and each layout keeps its own
+# expectations.
+_ENGINE_MEMO: dict[tuple, tuple[tuple[CheckResult, ...], float]] = {}
+
+
+def clear_caches() -> None:
+    """Forget memoised verdicts and evaluations (benchmarks time cold runs)."""
+    _ENGINE_MEMO.clear()
+    clear_cells()
+    clear_sparse_caches()
+
+
+def engine_key(layout: Layout) -> tuple:
+    """What the engines' verdicts depend on (element names too: witnesses name a0 or c0)."""
+    return (layout.map.key(), layout.domain, layout.codomain, layout.operand)
+
+
+def _check_layout(layout: Layout, timeout: float) -> LayoutResult:
+    results = [check_count(layout), check_elements(layout), check_packing(layout)]
+    key = engine_key(layout)
+    if key in _ENGINE_MEMO:
+        engine, enum_seconds = _ENGINE_MEMO[key]
+        results += [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0) for c in engine]
+        return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
+    engine_results = _check_engines(layout, timeout)
+    _ENGINE_MEMO[key] = (engine_results.checks, engine_results.enumeration_seconds)
+    return LayoutResult(layout, tuple(results) + engine_results.checks, engine_results.enumeration_seconds)
+
+
+def _check_engines(layout: Layout, timeout: float) -> LayoutResult:
+    results: list[CheckResult] = []
+    t0 = time.perf_counter()
+    enum = enumerate_layout(layout)
+    enum_seconds = time.perf_counter() - t0
+    prior: dict[str, str] = {}
+    for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
+        t0 = time.perf_counter()
+        prior[name], cex = fn(layout, timeout)
+        results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
+    t0 = time.perf_counter()
+    res, cex, method = z3_surjective(layout, timeout, prior, enum.surjective)
+    sur = _combine("surjective", layout, res, cex, enum.surjective, time.perf_counter() - t0)
+    results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
+    return LayoutResult(layout, tuple(results), enum_seconds)
+
+
+def findings_for(results: Iterable[LayoutResult]) -> list[Finding]:
+    """Every check that is not plainly proved-as-expected becomes a finding."""
+    out: list[Finding] = []
+    for lr in results:
+        for c in lr.checks:
+            if c.status == "proved" and c.expected == "proved":
+                continue
+            out.append(Finding(lr.layout.id, c.check, c.status, c.expected,
+                               c.message or f"{c.check} {c.status}", c.counterexample))
+    return out
+
+
+def syntax_findings(specs: Iterable[Spec]) -> list[Finding]:
+    out = []
+    for s in specs:
+        for f in s.syntax_findings:
+            out.append(Finding(f.layout, "syntax", "refuted", f.expected,
+                               f"{s.path}:{f.line}:{f.col}: the doc's formula does not parse: {f.message}",
+                               {"file": s.path, "line": f.line, "col": f.col}))
+    return out

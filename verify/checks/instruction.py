@@ -1,0 +1,601 @@
+"""Whole instructions: the operands of one ``mma`` / ``mma.sp`` checked against each other.
+
+A spec's layouts are grouped into instructions (A with a B of the same types and a C its types
+allow; a corrected layout replaces the doc's).  Checks (docs/sparse.md, README "Whole
+instructions"):
+
+* ``shapes``     A is M x K (sparse: M x K*kept/chunk compressed), B is K x N, C is M x N: declared
+                 extents, and the rows / columns each fragment reaches are exactly those.
+* ``k``          the set of k that A reaches (sparse: the logical [firstcol ... lastcol] ranges) equals
+                 the set B reaches equals [0, K), in every MMA computation.
+* ``registers``  registers x elements per register = element list = register bits / element bits
+                 ... = rows x cols / threads, for every operand as the doc states it.
+* ``lane_groups`` (m8n8k4) every MMA computation has threads/groups lanes, the lanes holding A,
+                 B and C/D of it are the same, and each operand is a bijection onto its local matrix.
+* sparse (mma.sp): ``chunk_ranges``, ``metadata_distinct``, ``metadata_ordered``,
+                 ``metadata_invalid`` (expected refuted), ``metadata_budget``, ``metadata_group``
+                 (``verify.sparse``).
+
+Properties over (lane, i) are decided by Z3 and by enumeration, like the layout checks.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
+import z3
+
+from ..engines import smt
+from ..layout.model import Layout, Spec, cells_of
+from ..layout.sparse import SparseMap, is_sparse
+from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
+from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
+from .fragment import width
+from .sparse import sparse_checks
+
+_MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
+
+@dataclass(frozen=True)
+class InstructionResult(HasChecks):
+    id: str
+    instruction: str
+    shape: Any
+    operands: tuple[Layout, ...]
+    checks: tuple[CheckResult, ...]
+    derived: dict[str, str] = field(default_factory=dict)  # check -> provenance (not stated by the doc text)
+    seconds: float = 0.0
+
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding(self.id, c.check, c.status, c.expected, c.message or f"{c.check} {c.status}",
+                             c.counterexample)
+                     for c in self.checks if not (c.status == "proved" and c.expected == "proved"))
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "instruction": self.instruction,
+            "shape": {"m": self.shape.m, "n": self.shape.n, "k": self.shape.k},
+            "operands": [lay.id for lay in self.operands],
+            "checks": {c.check: c.to_json(timings) for c in self.checks},
+            "derived": dict(self.derived) or None,
+        }
+
+    def text_lines(self) -> list[str]:
+        # metadata_invalid is refuted by design (the doc calls those values invalid): as expected it reads ok
+        marks = " ".join(f"{c.check}:{'ok' if c.check == 'metadata_invalid' and c.as_expected else _MARK.get(c.status, c.status)}"
+                         for c in self.checks)
+        tag = "" if self.as_expected else "  <-- UNEXPECTED"
+        known = "  (known erratum)" if self.as_expected and any(
+            c.expected == "refuted" and c.check != "metadata_invalid" for c in self.checks) else ""
+        out = [f"{self.id:44s} {marks}{known}{tag}"]
+        for c in self.checks:
+            if c.check == "metadata_invalid" and c.as_expected:
+                continue  # the collision the doc predicts; its witness is in JSON
+            if c.status != "proved" or c.expected != "proved":
+                exp = "" if c.as_expected else f" [expected {c.expected}]"
+                out.append(f"    {c.check} {c.status}{exp}: {c.message}")
+        reasons: dict[str, list[str]] = {}
+        for name, why in sorted(self.derived.items()):
+            reasons.setdefault(why, []).append(name)
+        for why, names in reasons.items():
+            short = why.split(" (")[0].split(": ")[0]
+            out.append(f"    derived, not stated by the doc text: {', '.join(names)} ({short[:110]}; see JSON 'derived')")
+        return out
+
+
+# ----------------------------------------------------------------------------- grouping
+
+def _base_id(lay: Layout) -> str:
+    return lay.id[: -len("@corrected")] if lay.corrected else lay.id
+
+
+def _effective(layouts: Sequence[Layout]) -> list[Layout]:
+    corrected = {_base_id(lay) for lay in layouts if lay.corrected}
+    return [lay for lay in layouts if lay.corrected or lay.id not in corrected]
+
+
+def _doc_layout(spec: Spec, lay: Layout) -> Layout | None:
+    base = _base_id(lay)
+    for other in spec.layouts:
+        if other.id == base:
+            return other
+    return None
+
+
+def _c_ok(a: Layout, c: Layout) -> bool:
+    allowed: set[str] = set()
+    for t in a.types:
+        if t not in ACCUMULATOR_TYPES:
+            return True
+        allowed |= ACCUMULATOR_TYPES[t]
+    return bool(allowed & set(c.types))
+
+
+def group(spec: Spec) -> list[tuple[str, Layout, Layout, Layout]]:
+    """(instruction id, A, B, C) for every consistent operand combination of one spec."""
+    if spec.instruction not in ("mma", "mma.sp"):
+        return []
+    lays = _effective(spec.layouts)
+    As = [x for x in lays if x.operand == "A"]
+    Bs = [x for x in lays if x.operand == "B"]
+    Cs = [x for x in lays if x.operand == "C"]
+    out = []
+    for a in As:
+        for b in Bs:
+            if not set(a.types) & set(b.types):
+                continue
+            for c in Cs:
+                if not _c_ok(a, c):
+                    continue
+                parts = [spec.instruction, str(spec.shape), "_".join(a.types)]
+                if a.variant or b.variant:
+                    parts += [a.variant or "-", b.variant or "-"]
+                parts.append("_".join(c.types))
+                out.append((".".join(parts), a, b, c))
+    seen: dict[str, int] = {}
+    uniq = []
+    for iid, a, b, c in out:
+        n = seen.get(iid, 0)
+        seen[iid] = n + 1
+        uniq.append((iid if n == 0 else f"{iid}#{n + 1}", a, b, c))
+    return uniq
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _el(lay: Layout, lane: int, i: int) -> dict[str, Any]:
+    return {"lane": lane, "i": i, "element": lay.element_name(i)}
+
+
+def _extent(lay: Layout, shape: Any) -> tuple[int, int]:
+    """The rows x cols an operand must cover in one MMA computation."""
+    m, n, k = shape.m, shape.n, shape.k
+    if lay.operand == "A":
+        if isinstance(lay.map, SparseMap):
+            md = lay.map.model
+            return m, k * md.kept // md.chunk
+        return m, k
+    if lay.operand == "B":
+        return k, n
+    return m, n
+
+
+class _Reach:
+    """Where an operand's elements land, per MMA computation, for the k / extent checks."""
+
+    def __init__(self, lay: Layout) -> None:
+        self.lay = lay
+        self.sparse = is_sparse(lay)
+
+    # enumeration: every defined (lane, i), in (lane, i) order -> (lane, i, group, row, col, k_lo, k_hi)
+    def py(self) -> list[tuple[int, int, int, int, int, int, int]]:
+        if not hasattr(self, "_py"):
+            self._py = self._enumerate()
+        return self._py
+
+    def _enumerate(self) -> list[tuple[int, int, int, int, int, int, int]]:
+        lay = self.lay
+        group = lay.domain.group_array()
+        if self.sparse:
+            inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+            defined, row = inf.defined, inf.row
+            col = np.where(inf.ok, inf.col, -1)
+            lo, hi = inf.first, inf.last
+        else:
+            cells = cells_of(lay)
+            defined, row, col = cells.ok, cells.row, cells.col
+            lo = hi = col if lay.operand == "A" else row
+        lanes, idx = np.nonzero(defined)
+        return [(int(ln), int(i), int(group[ln]), int(row[ln, i]), int(col[ln, i]), int(lo[ln, i]), int(hi[ln, i]))
+                for ln, i in zip(lanes, idx)]
+
+    def z3_k(self, lane: z3.BitVecRef, i: z3.BitVecRef, k: z3.BitVecRef) -> z3.BoolRef:
+        """(lane, i) is defined and reaches k (sparse A: k inside its [firstcol ... lastcol])."""
+        dom = self.lay.domain.z3_contains(lane, i)
+        if self.sparse:
+            info = self.lay.map.z3_info(lane, i)  # type: ignore[attr-defined]
+            return z3.And(dom, info["defined"], info["first"] <= k, k <= info["last"])
+        ok, r, c = self.lay.map.z3_cell(lane, i)
+        return z3.And(dom, ok, (c if self.lay.operand == "A" else r) == k)
+
+
+# ----------------------------------------------------------------------------- checks
+
+def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResult:
+    """Registers x packing x element list = rows x cols / threads, for each operand as the doc has it."""
+    expect = "proved"
+    problems: list[tuple[str, dict[str, Any]]] = []
+    for lay in ops:
+        doc = _doc_layout(spec, lay) or lay
+        candidates = [doc] if doc is lay else [doc, lay]
+        for x in candidates:
+            if not x.corrected and (x.expect.get("count") == "refuted" or x.expect.get("packing") == "refuted"):
+                expect = "refuted"
+            rows, cols = _extent(x, shape)
+            want = rows * cols // x.lanes_per_group if (rows * cols) % x.lanes_per_group == 0 else None
+            per = x.registers * x.elements_per_register
+            rbits = REGISTER_BITS[x.register_type]
+            ebits = x.element_bits or max([ELEMENT_BITS.get(t, 0) for t in x.types] or [0]) or None
+            fits = rbits // ebits if ebits else None
+            listed = len(x.element_list) if x.element_list is not None else None
+            why = []
+            if want is None or per != want:
+                why.append(f"{x.registers} .{x.register_type} registers x {x.elements_per_register} = {per} elements "
+                           f"per thread, but {rows} x {cols} / {x.lanes_per_group} threads = "
+                           f"{rows * cols / x.lanes_per_group:g}")
+            if fits is not None and fits != x.elements_per_register:
+                why.append(f"a .{x.register_type} ({rbits} bits) holds {fits} .{x.types[0]} ({ebits} bits), "
+                           f"not {x.elements_per_register}")
+            if listed is not None and listed != per:
+                why.append(f"the element list names {listed}")
+            if why:
+                problems.append((f"{x.operand} ({x.id}{'' if x.corrected else ', as the doc states it'}): "
+                                 + "; ".join(why),
+                                 {"operand": x.operand, "layout": x.id, "registers": x.registers,
+                                  "register_type": x.register_type, "register_bits": rbits,
+                                  "elements_per_register": x.elements_per_register, "element_bits": ebits,
+                                  "listed": listed, "per_thread": per, "expected_per_thread": want,
+                                  "rows": rows, "cols": cols, "threads": x.lanes_per_group, "k": shape.k}))
+    if not problems:
+        return CheckResult("registers", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
+    others = [f"{o.operand}: {o.registers * o.elements_per_register} per thread" for o in ops
+              if o.id != problems[0][1]["layout"]]
+    msg = "; ".join(p[0] for p in problems) + (f" (K = {shape.k}; " + ", ".join(others) + ")" if others else "")
+    return CheckResult("registers", "refuted", expect, problems[0][1], msg, 0.0, {"arithmetic": "refuted"})
+
+
+def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
+                 layout_results: dict[str, LayoutResult], timeout: float) -> CheckResult:
+    t0 = time.perf_counter()
+    # declared extents (arithmetic)
+    for lay in ops:
+        rows, cols = _extent(lay, shape)
+        if (lay.rows, lay.cols) != (rows, cols):
+            cex = {"operand": lay.operand, "layout": lay.id, "declared": [lay.rows, lay.cols], "expected": [rows, cols]}
+            return CheckResult("shapes", "refuted", "proved", cex,
+                               f"{lay.operand} ({lay.id}) is declared {lay.rows} x {lay.cols}, but {shape} needs "
+                               f"{rows} x {cols}", time.perf_counter() - t0, {"arithmetic": "refuted"})
+    enum_cex = z3_cex = None
+    z3_status = "proved"
+    for lay in ops:
+        rows, cols = lay.rows, lay.cols
+        pts = reaches[lay.id].py()
+        for g in range(lay.groups):
+            rs = {p[3] for p in pts if p[2] == g}
+            cs = {p[4] for p in pts if p[2] == g}
+            for axis, got, n in (("row", rs, rows), ("col", cs, cols)):
+                extra = sorted(x for x in got if not 0 <= x < n)
+                missing = [x for x in range(n) if x not in got]
+                if (extra or missing) and enum_cex is None:
+                    enum_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis,
+                                "missing": missing[0] if missing else None, "extra": extra[0] if extra else None,
+                                **({"mma": g} if lay.groups > 1 else {})}
+        # Z3: a row/col outside reached (= in_range), or a row/col of [0, n) reached by no (lane, i).
+        lr = layout_results.get(lay.id)
+        if (lr is not None and lr.get("in_range").engines.get("z3") == "proved"
+                and lr.get("surjective").engines.get("z3") == "proved"):
+            continue  # every cell of rows x cols is reached and nothing else: both extents are exact
+        if z3_cex is not None:
+            continue
+        w = width(lay)
+        lane, i, v, grp = z3.BitVecs("lane i v group", w)
+        ok, r, c = lay.map.z3_cell(lane, i)
+        g = lay.domain.z3_group(lane)
+        dom = lay.domain.z3_contains(lane, i)
+        for axis, term, n in (("row", r, rows), ("col", c, cols)):
+            res, m = smt.solve([dom, ok, z3.Or(term < 0, term >= n)], timeout)
+            if m is not None:
+                z3_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": None,
+                          "extra": smt.as_int(m, term), **({"mma": smt.as_int(m, g)} if lay.groups > 1 else {})}
+                z3_status = "refuted"
+                break
+            if res == "unknown":
+                z3_status = "unknown"
+            hit = z3.And(dom, ok, g == grp, term == v)
+            res, m = smt.solve([v >= 0, v < n, grp >= 0, grp < lay.groups, z3.ForAll([lane, i], z3.Not(hit))], timeout)
+            if m is not None:
+                z3_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": smt.as_int(m, v),
+                          "extra": None, **({"mma": smt.as_int(m, grp)} if lay.groups > 1 else {})}
+                z3_status = "refuted"
+                break
+            if res == "unknown":
+                z3_status = "unknown"
+    if z3_cex is not None and enum_cex is not None:
+        z3_cex = enum_cex if (enum_cex["layout"], enum_cex["axis"]) == (z3_cex["layout"], z3_cex["axis"]) else z3_cex
+
+    def message(c: dict[str, Any]) -> str:
+        mma = f" in MMA computation {c['mma'] + 1}" if "mma" in c else ""
+        lay = next(x for x in ops if x.id == c["layout"])
+        other = [x.id for x in ops if x.id != lay.id]
+        if c["missing"] is not None:
+            return (f"{lay.operand} ({lay.id}) reaches no element in {c['axis']} {c['missing']}{mma}, but the "
+                    f"{lay.rows} x {lay.cols} operand of {shape} needs it (with {', '.join(other)})")
+        return f"{lay.operand} ({lay.id}) reaches {c['axis']} {c['extra']}{mma}, outside {lay.rows} x {lay.cols}"
+
+    return combine_engines("shapes", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
+                    "A is M x K, B is K x N, C is M x N, each reaching exactly its extent")
+
+
+def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout_results: dict[str, LayoutResult],
+            sparse_ok: bool, timeout: float) -> CheckResult:
+    """The k values A reaches == those B reaches == [0, K), per MMA computation; witness: a k on one side only."""
+    t0 = time.perf_counter()
+    K = shape.k
+    ra, rb = reaches[a.id], reaches[b.id]
+    pa, pb = ra.py(), rb.py()
+    enum_cex = None
+    for g in range(max(a.groups, b.groups)):
+        ka: dict[int, tuple[int, int]] = {}
+        kb: dict[int, tuple[int, int]] = {}
+        for lane, i, gg, _r, _c, lo, hi in pa:
+            if gg == g:
+                for k in range(lo, hi + 1):
+                    ka.setdefault(k, (lane, i))
+        for lane, i, gg, _r, _c, lo, hi in pb:
+            if gg == g:
+                for k in range(lo, hi + 1):
+                    kb.setdefault(k, (lane, i))
+        for k in sorted(set(ka) | set(kb) | set(range(K))):
+            if k in ka and k in kb and 0 <= k < K:
+                continue
+            enum_cex = {"k": k, "A": _el(a, *ka[k]) if k in ka else None, "B": _el(b, *kb[k]) if k in kb else None,
+                        **({"mma": g} if a.groups > 1 else {})}
+            break
+        if enum_cex:
+            break
+    # Z3
+    def exact(lay: Layout) -> bool:
+        lr = layout_results.get(lay.id)
+        return (lr is not None and lr.get("in_range").engines.get("z3") == "proved"
+                and lr.get("surjective").engines.get("z3") == "proved")
+
+    dense_k = (lambda x: x.cols == K) if not ra.sparse else (lambda x: True)
+    if exact(a) and exact(b) and b.rows == K and dense_k(a) and (not ra.sparse or sparse_ok):
+        z3_status, z3_cex = "proved", None  # both reach exactly [0, K) (Z3-proved extents; sparse: chunk_ranges)
+    else:
+        w = max(width(a), width(b), smt.width_for(4 * K + 64))
+        la, ia, lb, ib, k = z3.BitVecs("lane_a i_a lane_b i_b k", w)
+        inA, inB = ra.z3_k(la, ia, k), rb.z3_k(lb, ib, k)
+        ga, gb = a.domain.z3_group(la), b.domain.z3_group(lb)
+        z3_status, z3_cex = "proved", None
+        queries = [
+            ("A", [inA, z3.Or(k < 0, k >= K)]),
+            ("B", [inB, z3.Or(k < 0, k >= K)]),
+            ("A", [inA, z3.ForAll([lb, ib], z3.Not(z3.And(inB, gb == ga)))]),
+            ("B", [inB, z3.ForAll([la, ia], z3.Not(z3.And(inA, ga == gb)))]),
+        ]
+        for side, cs in queries:
+            res, m = smt.solve(cs, timeout)
+            if m is not None:
+                kk = smt.as_int(m, k)
+                if side == "A":
+                    z3_cex = {"k": kk, "A": _el(a, smt.as_int(m, la), smt.as_int(m, ia)), "B": None,
+                              **({"mma": smt.as_int(m, ga)} if a.groups > 1 else {})}
+                else:
+                    z3_cex = {"k": kk, "A": None, "B": _el(b, smt.as_int(m, lb), smt.as_int(m, ib)),
+                              **({"mma": smt.as_int(m, gb)} if a.groups > 1 else {})}
+                z3_status = "refuted"
+                break
+            if res == "unknown":
+                z3_status = "unknown"
+        if z3_status == "proved":
+            # a k in [0, K) that neither side reaches
+            res, m = smt.solve([k >= 0, k < K, z3.ForAll([la, ia], z3.Not(inA))], timeout)
+            if m is not None:
+                z3_cex, z3_status = {"k": smt.as_int(m, k), "A": None, "B": None}, "refuted"
+            elif res == "unknown":
+                z3_status = "unknown"
+
+    def message(c: dict[str, Any]) -> str:
+        mma = f" in MMA computation {c['mma'] + 1}" if "mma" in c else ""
+        k = c["k"]
+        if c["A"] and c["B"]:
+            return f"k = {k}{mma} is reached by A ({a.id}) and B ({b.id}) but lies outside [0, {K})"
+        if c["A"]:
+            e = c["A"]
+            side = f"outside [0, {K})" if not 0 <= k < K else f"but B ({b.id}) holds no element with row k = {k}{mma}"
+            return (f"A ({a.id}) lane {e['lane']} element {e['element']} reaches k = {k}{mma}, {side}")
+        if c["B"]:
+            e = c["B"]
+            side = f"outside [0, {K})" if not 0 <= k < K else f"but A ({a.id}) holds no element with column k = {k}{mma}"
+            return (f"B ({b.id}) lane {e['lane']} element {e['element']} reaches k = {k}{mma}, {side}")
+        return f"k = {k}{mma} is reached by neither A ({a.id}) nor B ({b.id})"
+
+    def confirm(c: dict[str, Any]) -> bool:
+        k = c["k"]
+        g = c.get("mma", 0)
+        kA = any(gg == g and lo <= k <= hi for _l, _i, gg, _r, _c, lo, hi in pa)
+        kB = any(gg == g and lo <= k <= hi for _l, _i, gg, _r, _c, lo, hi in pb)
+        return not (kA and kB and 0 <= k < K)
+
+    if z3_cex is not None and enum_cex is not None and z3_cex["k"] == enum_cex["k"]:
+        z3_cex = enum_cex
+    return combine_engines("k", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
+                    f"A ({a.id}) and B ({b.id}) reach the same k, exactly [0, {K})", confirm)
+
+
+def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutResult], timeout: float,
+                      memo: dict[Any, Any] | None = None) -> CheckResult:
+    """m8n8k4: each MMA computation has threads/groups lanes; A, B, C/D of it live in the same lanes;
+    each operand is a bijection onto its local matrix there."""
+    t0 = time.perf_counter()
+    first = ops[0]
+    groups, threads, per = first.groups, first.threads, first.lanes_per_group
+    # enumeration
+    enum_cex = None
+    lane_group = first.domain.group_array()
+    sizes = {g: [ln for ln in range(threads) if lane_group[ln] == g] for g in range(groups)}
+    stray = [ln for ln in range(threads) if not 0 <= lane_group[ln] < groups]
+    if stray:
+        enum_cex = {"kind": "range", "lane": stray[0], "mma": int(lane_group[stray[0]])}
+    else:
+        for g, lanes in sizes.items():
+            if len(lanes) != per:
+                enum_cex = {"kind": "size", "mma": g, "lanes": len(lanes), "expected": per}
+                break
+    if enum_cex is None:
+        holds = {lay.id: {int(ln) for ln in np.flatnonzero(cells_of(lay).ok.any(axis=1))} for lay in ops}
+        for x in ops:
+            for y in ops:
+                diff = sorted(holds[x.id] - holds[y.id])
+                if diff and enum_cex is None:
+                    ln = diff[0]
+                    enum_cex = {"kind": "holders", "lane": ln, "mma": int(lane_group[ln]), "holds": x.id,
+                                "lacks": y.id}
+    # Z3 (the group part and each operand pair are shared between instructions: memo)
+    memo = {} if memo is None else memo
+    w = max(width(x) for x in ops)
+    lane, g = z3.BitVecs("lane group", w)
+    gz = first.domain.z3_group(lane)
+    dom = z3.And(lane >= 0, lane < threads)
+
+    def group_part() -> tuple[str, dict[str, Any] | None]:
+        res, m = smt.solve([dom, z3.Or(gz < 0, gz >= groups)], timeout)
+        if m is not None:
+            return "refuted", {"kind": "range", "lane": smt.as_int(m, lane), "mma": smt.as_int(m, gz)}
+        status = "unknown" if res == "unknown" else "proved"
+        count = sum(z3.If(first.domain.z3_group(smt.bv(ln, w)) == g, smt.bv(1, w), smt.bv(0, w)) for ln in range(threads))
+        res, m = smt.solve([g >= 0, g < groups, count != per], timeout)
+        if m is not None:
+            return "refuted", {"kind": "size", "mma": smt.as_int(m, g), "lanes": smt.as_int(m, count), "expected": per}
+        return ("unknown" if res == "unknown" else status), None
+
+    def holds_z3(lay: Layout) -> z3.BoolRef:
+        key = ("holds", lay.id, w)
+        if key not in memo:
+            memo[key] = z3.Or([lay.map.z3_cell(lane, smt.bv(i, w))[0] for i in range(lay.n_elements)])
+        return memo[key]
+
+    def pair_part(x: Layout, y: Layout) -> tuple[str, dict[str, Any] | None]:
+        res, m = smt.solve([dom, holds_z3(x), z3.Not(holds_z3(y))], timeout)
+        if m is not None:
+            ln = smt.as_int(m, lane)
+            return "refuted", {"kind": "holders", "lane": ln, "mma": smt.as_int(m, gz), "holds": x.id, "lacks": y.id}
+        return ("unknown" if res == "unknown" else "proved"), None
+
+    gkey = ("group", first.group, threads, groups)
+    if gkey not in memo:
+        memo[gkey] = group_part()
+    z3_status, z3_cex = memo[gkey]
+    if z3_cex is None:
+        for x in ops:
+            for y in ops:
+                if x is y or z3_cex is not None:
+                    continue
+                pkey = ("pair", x.id, y.id)
+                if pkey not in memo:
+                    memo[pkey] = pair_part(x, y)
+                st, z3_cex = memo[pkey]
+                if st == "unknown":
+                    z3_status = "unknown"
+    if z3_cex is not None:
+        z3_status = "refuted"
+    result = combine_engines("lane_groups", "proved", z3_status, z3_cex, enum_cex, _lane_message(per),
+                      time.perf_counter() - t0,
+                      f"each of the {groups} MMA computations has {per} lanes holding A, B and C/D of it")
+    if result.status != "proved":
+        return result
+    # within each group, every operand is a bijection onto its local matrix (layout checks, both engines)
+    for lay in ops:
+        lr = layout_results.get(lay.id)
+        if lr is None:
+            continue
+        for name in ("in_range", "injective", "surjective"):
+            c = lr.get(name)
+            if c.status != "proved":
+                return CheckResult("lane_groups", c.status, "proved", c.counterexample,
+                                   f"{lay.operand} ({lay.id}) is not a bijection onto its local "
+                                   f"{lay.rows} x {lay.cols} matrix: {name} {c.status}: {c.message}",
+                                   time.perf_counter() - t0, dict(c.engines))
+    return result
+
+
+def _lane_message(per: int) -> Callable[[dict[str, Any]], str]:
+    def message(c: dict[str, Any]) -> str:
+        if c["kind"] == "range":
+            return f"lane {c['lane']} is assigned MMA computation index {c['mma']}, which does not exist"
+        if c["kind"] == "size":
+            return (f"MMA computation {c['mma'] + 1} has {c['lanes']} lanes, expected {c['expected']} "
+                    f"(the group formula does not split the warp evenly)")
+        return (f"lane {c['lane']} (MMA computation {c['mma'] + 1}) holds elements of {c['holds']} but none of "
+                f"{c['lacks']}")
+    return message
+
+
+# ----------------------------------------------------------------------------- driver
+
+def _sparse_key(a: Layout) -> tuple:
+    """What the sparse checks depend on: two A layouts (say .u4/.s4 and .e2m1 of one section)
+    with the same key are the same mathematical object, so one check serves both."""
+    return (a.formula, repr(sorted(a.sparse.items())), a.threads, a.n_elements, a.rows, a.cols, str(a.shape))
+
+
+def _sparse_checks_cached(a: Layout, timeout: float,
+                          memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]]
+                          ) -> tuple[list[CheckResult], dict[str, str]]:
+    key = _sparse_key(a)
+    if key not in memo:
+        res, derived = sparse_checks(a, timeout)
+        memo[key] = (a.id, res, derived)
+    first_id, res, derived = memo[key]
+    if first_id == a.id:
+        return list(res), dict(derived)
+    renamed = [dataclasses.replace(c, message=c.message.replace(first_id, a.id)) for c in res]
+    return renamed, dict(derived)
+
+
+def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
+                       timeout: float = 10.0) -> list[InstructionResult]:
+    """Every instruction of every spec, with its consistency checks."""
+    by_id = {r.layout.id: r for r in results}
+    out: list[InstructionResult] = []
+    sparse_memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]] = {}
+    shape_memo: dict[tuple[str, ...], CheckResult] = {}
+    k_memo: dict[tuple[str, str], CheckResult] = {}
+    lane_memo: dict[Any, Any] = {}
+    for spec in specs:
+        combos = group(spec)
+        reaches: dict[str, _Reach] = {}
+        for iid, a, b, c in combos:
+            t0 = time.perf_counter()
+            ops = (a, b, c)
+            for x in ops:
+                reaches.setdefault(x.id, _Reach(x))
+            checks: list[CheckResult] = []
+            derived: dict[str, str] = {}
+            key = tuple(x.id for x in ops)
+            if key not in shape_memo:
+                shape_memo[key] = check_shapes(ops, spec.shape, reaches, by_id, timeout)
+            checks.append(shape_memo[key])
+            sparse_results: list[CheckResult] = []
+            if is_sparse(a):
+                sparse_results, derived = _sparse_checks_cached(a, timeout, sparse_memo)
+            ranges_ok = all(r.status == "proved" for r in sparse_results if r.check == "chunk_ranges")
+            if (a.id, b.id) not in k_memo:
+                k_memo[(a.id, b.id)] = check_k(a, b, spec.shape, reaches, by_id, ranges_ok, timeout)
+            checks.append(k_memo[(a.id, b.id)])
+            checks.append(check_registers(spec, ops, spec.shape))
+            if a.groups > 1:
+                checks.append(check_lane_groups(ops, by_id, timeout, lane_memo))
+            checks.extend(sparse_results)
+            out.append(InstructionResult(iid, spec.instruction, spec.shape, ops, tuple(checks), dict(derived),
+                                         time.perf_counter() - t0))
+        # A sparse A whose B the doc gives only as a figure forms no instruction; its sparse
+        # semantics (chunks, metadata, selector) are still checked, on their own.
+        covered = {a.id for _, a, _, _ in combos}
+        for a in _effective(spec.layouts):
+            if a.operand == "A" and is_sparse(a) and a.id not in covered:
+                t0 = time.perf_counter()
+                res, derived = _sparse_checks_cached(a, timeout, sparse_memo)
+                out.append(InstructionResult(f"{a.id}.sparse", spec.instruction, spec.shape, (a,), tuple(res),
+                                             dict(derived), time.perf_counter() - t0))
+    return out
+
+
+__all__ = ["InstructionResult", "check_instructions", "group"]

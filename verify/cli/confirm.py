@@ -1,0 +1,103 @@
+"""``ptx-verify probe`` and ``ptx-verify confirm``: run the real instructions on a GPU.
+
+``register(subparsers)`` adds both subcommands (called by ``verify.cli.main``); the work is in
+``verify.hardware``.
+Exit codes: 0 every tested layout confirmed, 1 some contradicted, 2 bad input or
+no GPU (one line on stderr, nothing written).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import SpecError
+from ..hardware import cuda, observe, probes
+from ..layout.model import Layout
+
+
+class _Fail(Exception):
+    """Bad input or missing tool: one line, exit 2."""
+
+
+def _layouts(specs: str) -> list[Layout]:
+    from .. import api  # noqa: PLC0415
+    return api.layouts(api.load([specs]))
+
+
+def _instructions(lays: list[Layout], ids: Sequence[str]) -> list[probes.Instruction]:
+    try:
+        return probes.instructions_for(lays, ids) if ids else probes.instructions(lays)
+    except KeyError as e:
+        raise _Fail(e.args[0]) from None
+
+
+def cmd_probe(args: argparse.Namespace) -> int:
+    lays = _layouts(args.specs)
+    inss = _instructions(lays, args.ids)
+    out = Path(args.emit)
+    out.mkdir(parents=True, exist_ok=True)
+    for ins in inss:
+        (out / f"{ins.id}.cu").write_text(probes.probe_source(ins), encoding="utf-8")
+        print(f"{out / (ins.id + '.cu')}  {ins.text}  ({ins.arch})")
+    (out / "README.md").write_text(probes.build_note(inss), encoding="utf-8")
+    print(f"{out / 'README.md'}  build and run notes")
+    return 0
+
+
+def cmd_confirm(args: argparse.Namespace) -> int:
+    lays = _layouts(args.specs)
+    inss = _instructions(lays, args.ids)
+    if args.device == "simulated":
+        print("SIMULATED device (numpy, follows the specs): tests the pipeline, proves nothing about "
+              "hardware; nothing written")
+        results = cuda.confirm_simulated(inss)
+    else:
+        results = cuda.confirm_on_gpu(inss, Path(args.out), args.nvcc, args.timeout, print)
+    if args.format == "json":
+        sys.stdout.write(json.dumps({"schema": 1, "results": observe.results_json(results)}, indent=2,
+                                    sort_keys=True) + "\n")
+    else:
+        for r in results:
+            print(r.text_line())
+        bad = sum(1 for r in results if r.status != "confirmed")
+        tag = "SIMULATED: " if args.device == "simulated" else ""
+        print(f"{tag}{len(results)} layout results: {len(results) - bad} confirmed, {bad} contradicted")
+    return 0 if all(r.status == "confirmed" for r in results) else 1
+
+
+def _guard(fn: Any) -> Any:
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return int(fn(args))
+        except SpecError as e:
+            print(e.one_line(), file=sys.stderr)
+        except (_Fail, probes.ProbeError, cuda.HardwareError) as e:
+            print(f"ptx-verify: error: {e}", file=sys.stderr)
+        except (OSError, subprocess.SubprocessError) as e:
+            print(f"ptx-verify: error: {e}", file=sys.stderr)
+        return 2
+    return run
+
+
+def register(subparsers: Any) -> None:
+    """Add ``probe`` and ``confirm`` to the ``ptx-verify`` command line."""
+    p = subparsers.add_parser("probe", help="write CUDA probe kernels that run the real instruction")
+    p.add_argument("ids", nargs="+", metavar="ID", help="layout ids (or unique parts of them)")
+    p.add_argument("--emit", required=True, metavar="DIR", help="directory for the .cu files")
+    p.add_argument("--specs", default="specs")
+    p.set_defaults(func=_guard(cmd_probe))
+
+    c = subparsers.add_parser("confirm", help="run the probes on a GPU and record observations")
+    c.add_argument("ids", nargs="*", metavar="ID", help="layout ids (default: every probe-able instruction)")
+    c.add_argument("--device", choices=("cuda", "simulated"), default="cuda",
+                   help="cuda: a real GPU (writes observations); simulated: numpy, labelled, writes nothing")
+    c.add_argument("--specs", default="specs")
+    c.add_argument("--out", default="reports/observations", metavar="DIR")
+    c.add_argument("--nvcc", default=None, help="path to nvcc (default: PATH, CUDA_HOME, nvidia-cuda-nvcc)")
+    c.add_argument("--timeout", type=float, default=300.0, help="seconds per build and per run")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.set_defaults(func=_guard(cmd_confirm))

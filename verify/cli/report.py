@@ -1,0 +1,47 @@
+"""``ptx-verify report PATH... --out DIR``: Markdown + self-contained HTML + SVG pictures.
+
+Exit codes as ``check``: 0 when everything is as expected, 1 otherwise, 2 for bad input
+(one line ``file:line:col: error: ...``, printed by ``verify.cli.main``).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import api
+from ..checks.fixes import MAX_DELTA
+from ..checks.fragment import DEFAULT_TIMEOUT
+from ..errors import UsageError
+from ..outputs.report import OutputError, write_report
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    specs, doc_findings = api.load_with_doc_findings(list(args.paths))
+    if args.pages:
+        doc_findings += api.doc_findings(args.pages)
+    report = api.check_all(specs, timeout=args.timeout, jobs=api.default_jobs(), doc_findings=doc_findings)
+    try:
+        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta)
+    except (OutputError, OSError) as e:
+        raise UsageError(str(e)) from None
+    n_svg = sum(1 for e in m.entries if e.svg_file)
+    n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
+    unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
+        1 for f in m.other_findings if not f.as_expected)
+    print(f"{args.out}: report.md, report.html, {n_svg} svg; {len(m.results)} layouts, {n_find} findings, "
+          f"{unexpected} unexpected" + ("" if report.as_expected else "  -> FAIL"))
+    return 0 if report.as_expected else 1
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    r = subparsers.add_parser("report", help="write a Markdown + HTML report with fragment pictures")
+    r.add_argument("paths", nargs="+", metavar="PATH", help="spec files, directories of specs, or doc pages")
+    r.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory (created or replaced; must hold nothing but a previous report)")
+    r.add_argument("--pages", nargs="+", metavar="PAGE", default=None,
+                   help="doc pages or directories: add the errata ingest finds in their text (their "
+                        "layouts are not checked; use this with curated specs)")
+    r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
+    r.add_argument("--max-delta", type=int, default=MAX_DELTA,
+                   help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")
+    r.set_defaults(func=cmd_report)

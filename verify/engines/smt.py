@@ -1,0 +1,199 @@
+"""SMT encoding: formula ASTs -> Z3 bit-vector terms over symbolic (lane, i).
+
+The first engine.  Every definition becomes a pair (value, defined): ``defined``
+is false exactly where the enumeration oracle finds no applicable case.  Values
+are 64-bit signed bit-vectors with C semantics (``bvsdiv``/``bvsrem`` truncate,
+``>>`` is arithmetic); the oracle rejects any formula whose values leave the
+64-bit range on the domain, so the encoding is exact there.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import z3
+
+from ..formula import BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Ref, Span, Var
+
+MAX_WIDTH = 64
+
+
+def bv(value: int, width: int) -> z3.BitVecRef:
+    return z3.BitVecVal(value, width)
+
+
+@dataclass(frozen=True)
+class Term:
+    value: z3.ExprRef | tuple[z3.ExprRef, z3.ExprRef]
+    ok: z3.BoolRef
+
+
+_OPS: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,  # bvsdiv: truncates toward zero, like C
+    "%": lambda a, b: z3.SRem(a, b),  # sign of the dividend, like C
+    "<<": lambda a, b: a << b,
+    ">>": lambda a, b: a >> b,  # arithmetic shift
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+}
+
+_CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+
+
+class Encoder:
+    """Encodes one formula at one symbolic point; memoises each definition."""
+
+    def __init__(self, formula: Formula, lane: z3.BitVecRef, i: z3.BitVecRef) -> None:
+        self.formula = formula
+        self.lane = lane
+        self.i = i
+        self._defs = {d.name: d for d in formula.definitions}
+        self._memo: dict[str, Term] = {}
+        self.width = lane.size()
+
+    def definition(self, name: str) -> Term:
+        if name not in self._memo:
+            cases = self._defs[name].cases
+            value: object = None
+            ok: z3.BoolRef = z3.BoolVal(False)
+            for case in reversed(cases):
+                et = self.expr(case.expr)
+                if case.cond is None:
+                    value, ok = et.value, et.ok
+                    continue
+                ct, cok = self.cond(case.cond)
+                if value is None:
+                    value = et.value
+                elif isinstance(et.value, tuple):
+                    value = (z3.If(ct, et.value[0], value[0]), z3.If(ct, et.value[1], value[1]))  # type: ignore[index]
+                else:
+                    value = z3.If(ct, et.value, value)
+                ok = z3.And(cok, z3.If(ct, et.ok, ok))
+            assert value is not None
+            self._memo[name] = Term(value, z3.simplify(ok))  # type: ignore[arg-type]
+        return self._memo[name]
+
+    def expr(self, e: Expr) -> Term:
+        if isinstance(e, Num):
+            return Term(bv(e.value, self.width), z3.BoolVal(True))
+        if isinstance(e, Var):
+            return Term(self.lane if e.name == "lane" else self.i, z3.BoolVal(True))
+        if isinstance(e, Ref):
+            return self.definition(e.name)
+        if isinstance(e, Neg):
+            t = self.expr(e.operand)
+            return Term(-t.value, t.ok)  # type: ignore[operator]
+        if isinstance(e, BinOp):
+            a, b = self.expr(e.left), self.expr(e.right)
+            return Term(_OPS[e.op](a.value, b.value), z3.And(a.ok, b.ok))  # type: ignore[arg-type]
+        if isinstance(e, Span):
+            a, b = self.expr(e.first), self.expr(e.last)
+            return Term((a.value, b.value), z3.And(a.ok, b.ok))  # type: ignore[arg-type]
+        raise TypeError(type(e))
+
+    def cond(self, c: Cond) -> tuple[z3.BoolRef, z3.BoolRef]:
+        """(truth, defined) of a condition."""
+        if isinstance(c, Compare):
+            terms = [self.expr(o) for o in c.operands]
+            truth = z3.And([_CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
+            return truth, z3.And([t.ok for t in terms])
+        if isinstance(c, InSet):
+            t = self.expr(c.operand)
+            return z3.Or([t.value == bv(v, self.width) for v in c.values]), t.ok  # type: ignore[union-attr]
+        if isinstance(c, BoolOp):
+            parts = [self.cond(o) for o in c.operands]
+            # Short-circuit like the oracle: a later operand's definedness only matters
+            # when the earlier ones did not already decide the result.
+            truth: z3.BoolRef = z3.BoolVal(c.op == "and")
+            ok: z3.BoolRef = z3.BoolVal(True)
+            for pt, pok in reversed(parts):
+                if c.op == "and":
+                    ok = z3.And(pok, z3.Or(z3.Not(pt), ok))
+                    truth = z3.And(pt, truth)
+                else:
+                    ok = z3.And(pok, z3.Or(pt, ok))
+                    truth = z3.Or(pt, truth)
+            return truth, ok
+        raise TypeError(type(c))
+
+
+def in_domain(lane: z3.BitVecRef, i: z3.BitVecRef, threads: int, n: int) -> z3.BoolRef:
+    return z3.And(lane >= 0, lane < threads, i >= 0, i < n)
+
+
+def as_int(model: z3.ModelRef, term: z3.ExprRef) -> int:
+    return model.eval(term, model_completion=True).as_signed_long()  # type: ignore[attr-defined]
+
+
+def width_for(bound: int) -> int:
+    """Bits for a signed bit-vector that holds +-bound, with room for +1 and compare."""
+    return max(8, bound.bit_length() + 2)
+
+
+# ----------------------------------------------------------------------------- solving
+
+def solve(constraints: list[z3.BoolRef], timeout: float) -> tuple[str, z3.ModelRef | None]:
+    """One query; quantified ones go through quantifier elimination first (10x faster)."""
+    quantified = any(z3.is_quantifier(c) for c in constraints)
+    makers = ([lambda: z3.Then("simplify", "qe", "smt").solver(), z3.Solver] if quantified
+              else [lambda: z3.SolverFor("BV")])
+    deadline = time.perf_counter() + timeout
+    for make in makers:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            break
+        s = make()
+        s.set("timeout", max(1, int(left * 1000)))
+        s.add(*constraints)
+        r = s.check()
+        if r == z3.sat:
+            return "sat", s.model()
+        if r == z3.unsat:
+            return "unsat", None
+    return "unknown", None
+
+
+def solve_min(constraints: list[z3.BoolRef], keys: list[z3.ExprRef],
+              timeout: float) -> tuple[str, z3.ModelRef | None]:
+    """Solve, then make the witness canonical: lexicographically smallest ``keys``.
+
+    Z3's models differ between runs in one process; a binary search per key pins the
+    witness to the one the enumeration engine finds first, so outputs are reproducible
+    and the two engines' witnesses can be compared exactly.
+    """
+    deadline = time.perf_counter() + timeout
+    res, m = solve(constraints, timeout)
+    if res != "sat":
+        return res, m
+    fixed = list(constraints)
+    for key in keys:
+        assert m is not None
+        lo, hi = 0, as_int(m, key)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            r, m2 = solve(fixed + [key <= mid], max(0.001, deadline - time.perf_counter()))
+            if r == "sat":
+                hi, m = as_int(m2, key), m2  # type: ignore[arg-type]
+            elif r == "unsat":
+                lo = mid + 1
+            else:
+                return "sat", m  # out of time: keep the (valid, non-minimal) witness
+        fixed.append(key == hi)
+    return "sat", m
+
+
+def status(res: str) -> str:
+    """A solver answer as a verdict on the property: a model refutes it, unsat proves it."""
+    return {"sat": "refuted", "unsat": "proved", "unknown": "unknown"}[res]

@@ -1,0 +1,293 @@
+"""Vectorised enumeration: a formula AST evaluated over a whole domain at once with numpy.
+
+The same semantics as ``verify.engines.oracle`` (which evaluates one point at a time), kept
+exactly: C's truncating ``/`` and ``%``, arithmetic ``>>``, first matching case wins, a name
+that no case defines makes everything that uses it undefined, and an error (division by
+zero, a shift outside 0..63, a value beyond 64 bits, a column range used as a number) counts
+only at points where the oracle would really evaluate the failing operation (``&&``/``||``
+short-circuit, later operands of an operator are not evaluated once an earlier one is
+undefined).  It shares nothing with the SMT encoding but the AST.
+
+Every result is a ``Value``: the values, a mask ``ok`` (defined, no error) and a mask ``err``
+(evaluation raises there); points in neither are undefined.  ``None`` stands for an all-true
+``ok`` or an all-false ``err``, so formulas that cannot be undefined or fail cost no masks.
+
+Values are int64 where the interval analysis (``verify.formula.bounds``) proves that no
+intermediate value leaves +-2^62; otherwise Python integers in object arrays, range-checked
+after every operation like the oracle.  Callers that need the oracle's exact error message
+re-run the failing points with the oracle (``first_error``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from ..formula import BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Ref, Span, Var
+from ..formula.bounds import value_bound
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+FAST_LIMIT = 2**62  # int64 arithmetic is exact below this bound
+
+
+# Two kinds of mask, each with None as its cheap common case:
+#   ok  (defined, no error): None means true everywhere;
+#   err (evaluation raises):  None means false everywhere.
+
+def both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """ok AND ok."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+def either(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """err OR err."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a | b
+
+
+def within(ok: np.ndarray | None, err: np.ndarray | None) -> np.ndarray | None:
+    """The errors of ``err`` at points where ``ok`` holds (a later operand is evaluated only there)."""
+    if err is None or ok is None:
+        return err
+    return ok & err
+
+
+@dataclass
+class Value:
+    """Values over the domain; ``lo``/``hi`` differ only for column ranges (``[a ... b]``)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    span: np.ndarray | None  # True where the value is a column range (None: nowhere)
+    ok: np.ndarray | None    # None: defined everywhere
+    err: np.ndarray | None   # None: no error anywhere
+
+
+_CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
+    "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+    "==": np.equal, "!=": np.not_equal,
+}
+
+
+class VectorEvaluator:
+    """Evaluates the definitions of one formula over every point of a domain.
+
+    ``lane`` and ``i`` are integer arrays that broadcast to the domain's shape (for a
+    layout: ``lane[:, None]`` and ``i[None, :]``); ``env`` binds other variables (layout
+    parameters) to arrays or ints.
+    """
+
+    def __init__(self, formula: Formula, lane: np.ndarray, i: np.ndarray,
+                 env: Mapping[str, np.ndarray | int] | None = None) -> None:
+        self.formula = formula
+        self._defs = {d.name: d for d in formula.definitions}
+        self.shape = np.broadcast_shapes(np.shape(lane), np.shape(i),
+                                         *(np.shape(v) for v in (env or {}).values()))
+        lane_max = int(np.max(lane)) if np.size(lane) else 0
+        i_max = int(np.max(i)) if np.size(i) else 0
+        env_max = max([abs(int(np.max(np.abs(v)))) for v in (env or {}).values() if np.size(v)] + [0])
+        self.fast = value_bound(formula, max(lane_max, env_max), max(i_max, env_max)) < FAST_LIMIT
+        dtype = np.int64 if self.fast else object
+        self._vars = {"lane": np.broadcast_to(np.asarray(lane, dtype=dtype), self.shape),
+                      "i": np.broadcast_to(np.asarray(i, dtype=dtype), self.shape)}
+        for k, v in (env or {}).items():
+            self._vars[k] = np.broadcast_to(np.asarray(v, dtype=dtype), self.shape)
+        self.dtype = dtype
+        self._memo: dict[str, Value] = {}
+
+    # -- helpers
+    def _full(self, v: int) -> np.ndarray:
+        return np.full(self.shape, v, dtype=self.dtype)
+
+    def _range_err(self, v: np.ndarray) -> np.ndarray | None:
+        """Points where a value leaves 64 bits (object mode only; int64 mode cannot reach it)."""
+        if self.fast:
+            return None
+        bad = ((v < INT64_MIN) | (v > INT64_MAX)).astype(bool)
+        return bad if bad.any() else None
+
+    def _clean(self, v: np.ndarray, bad: np.ndarray | None) -> np.ndarray:
+        """Zero the values at failed points so later operations stay small and defined."""
+        if bad is None or not bad.any():
+            return v
+        v = np.array(v, dtype=self.dtype, copy=True)
+        v[bad] = 0
+        return v
+
+    # -- definitions
+    def value(self, name: str) -> Value:
+        if name not in self._memo:
+            self._memo[name] = self._piecewise(name)
+        return self._memo[name]
+
+    def _piecewise(self, name: str) -> Value:
+        reach: np.ndarray | None = None  # points that get to this case (None: all)
+        lo = self._full(0)
+        hi = self._full(0)
+        span = np.zeros(self.shape, bool)
+        ok = np.zeros(self.shape, bool)
+        err = np.zeros(self.shape, bool)
+        any_span = False
+        for case in self._defs[name].cases:
+            if reach is not None and not reach.any():
+                break
+            if case.cond is None:
+                take = reach
+                rest: np.ndarray | None = np.zeros(self.shape, bool)
+            else:
+                truth, cok, cerr = self.cond(case.cond)
+                if cerr is not None:
+                    err |= cerr if reach is None else (cerr & reach)
+                here = both(reach, cok)
+                take = truth if here is None else (here & truth)
+                rest = ~truth if here is None else (here & ~truth)
+            e = self.expr(case.expr)
+            sel = np.ones(self.shape, bool) if take is None else take
+            if e.err is not None:
+                err |= sel & e.err
+            good = sel if e.ok is None else (sel & e.ok)
+            ok |= good
+            if e.span is not None:
+                any_span = True
+                span[good] = e.span[good]
+            lo = np.where(good, e.lo, lo)
+            hi = np.where(good, e.hi, hi)
+            reach = rest
+            if case.cond is None:
+                break
+        ok &= ~err
+        return Value(lo, hi, span if any_span else None, None if ok.all() else ok, err if err.any() else None)
+
+    # -- expressions
+    def expr(self, e: Expr) -> Value:
+        if isinstance(e, Num):
+            v = self._full(e.value)
+            return Value(v, v, None, None, None)
+        if isinstance(e, Var):
+            v = self._vars[e.name]
+            return Value(v, v, None, None, None)
+        if isinstance(e, Ref):
+            return self.value(e.name)
+        if isinstance(e, Neg):
+            a = self.scalar(e.operand)
+            v = -a.lo
+            bad = self._range_err(v)
+            return self._result(self._clean(v, bad), a.ok, a.err, bad)
+        if isinstance(e, BinOp):
+            return self._binop(e)
+        if isinstance(e, Span):
+            a = self.scalar(e.first)
+            b = self.scalar(e.last)
+            return Value(a.lo, b.lo, np.ones(self.shape, bool), both(a.ok, b.ok), either(a.err, within(a.ok, b.err)))
+        raise TypeError(type(e))
+
+    def scalar(self, e: Expr) -> Value:
+        """A number: a column range where a number is needed is an error there."""
+        v = self.expr(e)
+        if v.span is None:
+            return v
+        bad = v.span if v.ok is None else (v.span & v.ok)
+        if not bad.any():
+            return Value(v.lo, v.lo, None, v.ok, v.err)
+        return Value(v.lo, v.lo, None, both(v.ok, ~bad), either(v.err, bad))
+
+    def _result(self, v: np.ndarray, ok: np.ndarray | None, err: np.ndarray | None,
+                op_err: np.ndarray | None) -> Value:
+        """Combine an operation's own failures (where its operands were fine) with theirs."""
+        op_err = within(ok, op_err)
+        if op_err is not None and op_err.any():
+            err = either(err, op_err)
+            ok = both(ok, ~op_err)
+        return Value(v, v, None, ok, err)
+
+    def _binop(self, e: BinOp) -> Value:
+        a = self.scalar(e.left)
+        b = self.scalar(e.right)
+        # the right operand is evaluated only where the left one is defined
+        err = either(a.err, within(a.ok, b.err))
+        ok = both(a.ok, b.ok)
+        x, y = a.lo, b.lo
+        op = e.op
+        op_err: np.ndarray | None = None
+        if op in ("/", "%"):
+            zero = y == 0
+            if zero.any():
+                op_err = zero.astype(bool)
+                y = np.where(zero, 1, y)
+            q = np.abs(x) // np.abs(y)
+            q = np.where((x >= 0) == (y >= 0), q, -q)
+            v = q if op == "/" else x - y * q
+        elif op in ("<<", ">>"):
+            out = (y < 0) | (y > 63)
+            if out.any():
+                op_err = out.astype(bool)
+                y = np.where(out, 0, y)
+            v = np.left_shift(x, y) if op == "<<" else np.right_shift(x, y)
+        elif op == "+":
+            v = x + y
+        elif op == "-":
+            v = x - y
+        elif op == "*":
+            v = x * y
+        elif op == "&":
+            v = x & y
+        elif op == "|":
+            v = x | y
+        elif op == "^":
+            v = x ^ y
+        else:
+            raise AssertionError(op)
+        op_err = either(op_err, self._range_err(v))
+        return self._result(self._clean(v, op_err), ok, err, op_err)
+
+    # -- conditions: (truth, ok, err); truth is meaningful where ok
+    def cond(self, c: Cond) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
+        if isinstance(c, Compare):
+            vals = []
+            ok: np.ndarray | None = None
+            err: np.ndarray | None = None
+            for o in c.operands:  # eager, left to right: stops at the first undefined one
+                v = self.scalar(o)
+                err = either(err, within(ok, v.err))
+                ok = both(ok, v.ok)
+                vals.append(v.lo)
+            truth = np.ones(self.shape, bool)
+            for op, x, y in zip(c.ops, vals, vals[1:]):
+                truth &= np.asarray(_CMP[op](x, y), dtype=bool)
+            return truth, ok, err
+        if isinstance(c, InSet):
+            v = self.scalar(c.operand)
+            truth = np.isin(v.lo, np.asarray(c.values, dtype=self.dtype)) if c.values else np.zeros(self.shape, bool)
+            return np.asarray(truth, dtype=bool), v.ok, v.err
+        if isinstance(c, BoolOp):
+            is_and = c.op == "and"
+            reach = np.ones(self.shape, bool)     # points that evaluate this operand
+            decided = np.zeros(self.shape, bool)  # short-circuited: a false (and) / a true (or)
+            err = np.zeros(self.shape, bool)
+            for o in c.operands:
+                t, ok, e = self.cond(o)
+                if e is not None:
+                    err |= reach & e
+                good = reach if ok is None else (reach & ok)
+                stop = good & (~t if is_and else t)
+                decided |= stop
+                reach = good & ~stop
+            # ``reach`` now holds the points that passed every operand (all true / all false)
+            truth = reach if is_and else decided
+            okm = reach | decided
+            return truth, (None if okm.all() else okm), (err if err.any() else None)
+        raise TypeError(type(c))
+
+
+def evaluate(formula: Formula, name: str, lane: np.ndarray, i: np.ndarray,
+             env: Mapping[str, np.ndarray | int] | None = None) -> Value:
+    """Definition ``name`` of ``formula`` at every point of the broadcast (lane, i) domain."""
+    return VectorEvaluator(formula, lane, i, env).value(name)

@@ -1,0 +1,412 @@
+"""Recursive-descent parser of the formula language: tokens -> ``Formula``.
+
+The documentation writes layouts as pseudo-code over ``%laneid`` and the element
+index ``i``::
+
+    groupID           = %laneid >> 2
+    row = groupID      for ai where 0 <= i < 2 || 4 <= i < 6
+          groupID + 8  Otherwise
+
+Spec text is untrusted, so nothing here ever evaluates a string.  Every error
+carries the line and column it refers to.
+"""
+from __future__ import annotations
+
+from .ast import (BinOp, BoolOp, Case, Compare, Cond, Definition, Expr, Formula, FormulaError, InSet, Neg,
+                  Num, Pos, Ref, Span, Var, walk)
+from .lexer import KEYWORDS, Token, tokenize
+
+# ----------------------------------------------------------------------------- parser
+
+_BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
+    ("|",),
+    ("^",),
+    ("&",),
+    ("<<", ">>"),
+    ("+", "-"),
+    ("*", "/", "%"),
+)
+_RELOPS = {"<", "<=", ">", ">=", "==", "=", "!="}
+
+
+def _is_kw(tok: Token, word: str) -> bool:
+    return tok.kind == "NAME" and tok.text.lower() == word
+
+
+class LineParser:
+    """Recursive descent over the tokens of one logical line."""
+
+    def __init__(self, tokens: list[Token], prefix: str, source_lines: list[str]) -> None:
+        self.toks = tokens
+        self.i = 0
+        self.prefix = prefix
+        self.lines = source_lines
+
+    # -- helpers
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def error(self, message: str, tok: Token | None = None) -> FormulaError:
+        t = tok or self.tok
+        text = self.lines[t.line - 1] if 0 < t.line <= len(self.lines) else ""
+        return FormulaError(message, t.line, t.col, text)
+
+    def at_op(self, *ops: str) -> bool:
+        return self.tok.kind == "OP" and self.tok.text in ops
+
+    def at_kw(self, word: str) -> bool:
+        return _is_kw(self.tok, word)
+
+    def expect_op(self, op: str) -> Token:
+        if not self.at_op(op):
+            raise self.error(f"expected '{op}', found {self._describe(self.tok)}")
+        t = self.tok
+        self.i += 1
+        return t
+
+    @staticmethod
+    def _describe(t: Token) -> str:
+        return "end of line" if t.kind in ("EOF", "NL") else repr(t.text)
+
+    def at_end(self) -> bool:
+        return self.tok.kind in ("EOF", "NL")
+
+    # -- expressions
+    def expr(self) -> Expr:
+        return self._binary(0)
+
+    def _binary(self, level: int) -> Expr:
+        if level == len(_BINARY_LEVELS):
+            return self._unary()
+        left = self._binary(level + 1)
+        while self.at_op(*_BINARY_LEVELS[level]):
+            op_tok = self.tok
+            self.i += 1
+            right = self._binary(level + 1)
+            left = BinOp(op_tok.text, left, right, Pos(op_tok.line, op_tok.col))
+        return left
+
+    def _unary(self) -> Expr:
+        t = self.tok
+        if self.at_op("-"):
+            self.i += 1
+            return Neg(self._unary(), Pos(t.line, t.col))
+        if self.at_op("+"):
+            self.i += 1
+            return self._unary()
+        return self._primary()
+
+    def _primary(self) -> Expr:
+        t = self.tok
+        pos = Pos(t.line, t.col)
+        if t.kind == "NUM":
+            self.i += 1
+            return Num(t.value, pos)
+        if t.kind == "LANE":
+            self.i += 1
+            return Var("lane", pos)
+        if t.kind == "NAME":
+            if t.text.lower() in KEYWORDS:
+                raise self.error(f"expected an expression, found keyword {t.text!r}")
+            self.i += 1
+            if self.at_op("("):
+                raise self.error(f"'{t.text}(' looks like a function call; the formula language has none", t)
+            if t.text == "i":
+                return Var("i", pos)
+            return Ref(t.text, pos)
+        if self.at_op("("):
+            self.i += 1
+            e = self.expr()
+            self.expect_op(")")
+            return e
+        if self.at_op("["):
+            self.i += 1
+            first = self.expr()
+            if not self.at_op("...", ".."):
+                raise self.error(f"expected '...' in a column range, found {self._describe(self.tok)}")
+            self.i += 1
+            last = self.expr()
+            self.expect_op("]")
+            return Span(first, last, pos)
+        raise self.error(f"expected an expression, found {self._describe(t)}")
+
+    # -- conditions
+    def cond(self) -> Cond:
+        return self._or()
+
+    def _or(self) -> Cond:
+        first = self.tok
+        parts = [self._and()]
+        while self.at_op("||") or self.at_kw("or"):
+            self.i += 1
+            parts.append(self._and())
+        return parts[0] if len(parts) == 1 else BoolOp("or", tuple(parts), Pos(first.line, first.col))
+
+    def _and(self) -> Cond:
+        first = self.tok
+        parts = [self._atom()]
+        while self.at_op("&&"):
+            self.i += 1
+            parts.append(self._atom())
+        return parts[0] if len(parts) == 1 else BoolOp("and", tuple(parts), Pos(first.line, first.col))
+
+    def _atom(self) -> Cond:
+        start = self.i
+        first = self.tok
+        try:
+            left = self.expr()
+            if not self.at_op(*_RELOPS):
+                raise self.error(f"expected a comparison, found {self._describe(self.tok)}")
+        except FormulaError:
+            if self.toks[start].kind == "OP" and self.toks[start].text == "(":
+                self.i = start + 1
+                c = self.cond()
+                self.expect_op(")")
+                return c
+            raise
+        ops: list[str] = []
+        operands: list[Expr] = [left]
+        while self.at_op(*_RELOPS):
+            op = self.tok.text
+            self.i += 1
+            if op in ("=", "==") and self.at_op("{"):
+                if ops:
+                    raise self.error("a set membership cannot be part of a comparison chain")
+                return InSet(left, self._set(), Pos(first.line, first.col))
+            ops.append("==" if op == "=" else op)
+            operands.append(self.expr())
+        return Compare(tuple(ops), tuple(operands), Pos(first.line, first.col))
+
+    def _set(self) -> tuple[int, ...]:
+        """``{0,..,3}``, ``{0, ...,63}``, ``{0, 1, 2, 3}``."""
+        self.expect_op("{")
+        values: list[int] = []
+        while True:
+            if self.at_op("..", "..."):
+                if not values:
+                    raise self.error("a range in a set needs a first value")
+                self.i += 1
+                if self.at_op(","):
+                    self.i += 1
+                hi = self._set_number()
+                lo = values[-1]
+                if hi < lo:
+                    raise self.error(f"empty range {lo}..{hi}")
+                if hi - lo > 4096:
+                    raise self.error(f"range {lo}..{hi} is too large")
+                values.extend(range(lo + 1, hi + 1))
+            else:
+                values.append(self._set_number())
+            if self.at_op(","):
+                self.i += 1
+                continue
+            self.expect_op("}")
+            break
+        if len(set(values)) != len(values):
+            raise self.error("a value appears twice in the set")
+        return tuple(values)
+
+    def _set_number(self) -> int:
+        t = self.tok
+        if t.kind != "NUM":
+            raise self.error(f"expected a number in the set, found {self._describe(t)}")
+        self.i += 1
+        return t.value
+
+    # -- element selectors: "for ai where ...", "for a0 and a2"
+    def element_selector(self) -> Cond | None:
+        t = self.tok
+        pos = Pos(t.line, t.col)
+        indices: list[int] = []
+        generic = False
+        while True:
+            t = self.tok
+            if t.kind != "NAME":
+                raise self.error(f"expected an element name such as {self.prefix}i or {self.prefix}0, found {self._describe(t)}")
+            name = t.text
+            if not name.startswith(self.prefix) or len(name) == len(self.prefix):
+                raise self.error(f"element {name!r} does not belong to this fragment (elements are {self.prefix}0, {self.prefix}1, ...)")
+            rest = name[len(self.prefix):]
+            if rest == "i":
+                generic = True
+            elif rest.isdigit():
+                indices.append(int(rest))
+            else:
+                raise self.error(f"malformed element name {name!r}")
+            self.i += 1
+            if self.at_kw("and") or self.at_op(","):
+                self.i += 1
+                continue
+            break
+        if generic and indices:
+            raise self.error(f"mixing {self.prefix}i with numbered elements")
+        conds: list[Cond] = []
+        if indices:
+            if len(set(indices)) != len(indices):
+                raise self.error("an element is named twice")
+            conds.append(InSet(Var("i", pos), tuple(indices), pos))
+        if self.at_kw("where"):
+            if not generic:
+                raise self.error(f"'where' after numbered elements; write {self.prefix}i")
+            self.i += 1
+            conds.append(self.cond())
+        if not conds:
+            return None
+        return conds[0] if len(conds) == 1 else BoolOp("and", tuple(conds), pos)
+
+    def case(self) -> Case:
+        """``expr [for SEL] [if COND] [otherwise]`` on one line."""
+        t = self.tok
+        e = self.expr()
+        conds: list[Cond] = []
+        if self.at_kw("for"):
+            self.i += 1
+            sel = self.element_selector()
+            if sel is not None:
+                conds.append(sel)
+        if self.at_kw("if"):
+            self.i += 1
+            conds.append(self.cond())
+        if self.at_kw("otherwise"):
+            self.i += 1
+        if not self.at_end():
+            raise self.error(f"unexpected {self._describe(self.tok)} after the expression")
+        cond: Cond | None
+        if not conds:
+            cond = None
+        elif len(conds) == 1:
+            cond = conds[0]
+        else:
+            cond = BoolOp("and", tuple(conds), Pos(t.line, t.col))
+        return Case(e, cond, Pos(t.line, t.col))
+
+
+def split_lines(tokens: list[Token]) -> list[list[Token]]:
+    lines: list[list[Token]] = []
+    cur: list[Token] = []
+    for t in tokens:
+        if t.kind in ("NL", "EOF"):
+            if cur:
+                cur.append(Token("EOF", "", 0, t.line, t.col))
+                lines.append(cur)
+            cur = []
+        else:
+            cur.append(t)
+    return lines
+
+
+def _is_definition_start(line: list[Token], at: int) -> bool:
+    return (
+        len(line) > at + 1
+        and line[at].kind == "NAME"
+        and line[at].text.lower() not in KEYWORDS
+        and line[at + 1].kind == "OP"
+        and line[at + 1].text == "="
+    )
+
+
+def parse_formula(text: str, element_prefix: str) -> Formula:
+    """Parse a whole formula block (several definitions) into a ``Formula``.
+
+    A line ``NAME = ...`` (or ``where NAME = ...``) starts a definition; any other
+    non-empty line adds a case to the definition above it.  A line holding only
+    ``Where`` introduces helper definitions (the sparse ``firstcol``/``lastcol``).
+    """
+    source_lines = text.split("\n")
+    tokens = tokenize(text)
+    defs: list[tuple[str, Pos, list[Case]]] = []
+    for line in split_lines(tokens):
+        p = LineParser(line, element_prefix, source_lines)
+        if len(line) == 2 and _is_kw(line[0], "where"):
+            continue  # "Where" on a line of its own
+        start = 1 if _is_kw(line[0], "where") else 0
+        if start == 1 and not _is_definition_start(line, 1):
+            raise p.error("expected 'where NAME = ...'")
+        if _is_definition_start(line, start):
+            name_tok = line[start]
+            if name_tok.text == "i":
+                raise p.error("'i' is the element index and cannot be defined", name_tok)
+            if any(d[0] == name_tok.text for d in defs):
+                raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
+            p.i = start + 2
+            if p.at_end():
+                raise p.error(f"definition of {name_tok.text!r} has no value")
+            defs.append((name_tok.text, Pos(name_tok.line, name_tok.col), [p.case()]))
+        else:
+            if not defs:
+                raise p.error("expected a definition 'NAME = ...'")
+            defs[-1][2].append(p.case())
+    formula = Formula(
+        tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), element_prefix
+    )
+    _resolve(formula, source_lines)
+    return formula
+
+
+
+# ----------------------------------------------------------------------------- resolution
+
+def _resolve(formula: Formula, lines: list[str]) -> None:
+    """Unknown names, cycles, misplaced spans and missing row/col are errors."""
+    names = {d.name: d for d in formula.definitions}
+
+    def err(msg: str, pos: Pos) -> FormulaError:
+        text = lines[pos.line - 1] if 0 < pos.line <= len(lines) else ""
+        return FormulaError(msg, pos.line, pos.col, text)
+
+    for d in formula.definitions:
+        for n in walk(d):
+            if isinstance(n, Ref) and n.name not in names:
+                raise err(f"unknown identifier {n.name!r}", n.pos)
+            if isinstance(n, Span) and d.name != "col":
+                raise err("a column range [first ... last] is only allowed as the value of col", n.pos)
+        for c in d.cases:
+            if c.cond is not None:
+                for n in walk(c.cond):
+                    if isinstance(n, Span):
+                        raise err("a column range cannot appear in a condition", n.pos)
+            for n in walk(c.expr):
+                if isinstance(n, Span) and n is not c.expr:
+                    raise err("a column range must be the whole value of col", n.pos)
+    for required in ("row", "col"):
+        if required not in names:
+            raise FormulaError(f"the formula defines no {required!r}", 1, 1, lines[0] if lines else "")
+    # cycle detection
+    state: dict[str, int] = {}
+
+    def visit(name: str, via: Pos) -> None:
+        if state.get(name) == 1:
+            raise err(f"definition of {name!r} refers to itself", via)
+        if state.get(name) == 2:
+            return
+        state[name] = 1
+        for n in walk(names[name]):
+            if isinstance(n, Ref):
+                visit(n.name, n.pos)
+        state[name] = 2
+
+    for d in formula.definitions:
+        visit(d.name, d.pos)
+
+
+
+
+def parse_lane_expression(text: str, name: str) -> Formula:
+    """One expression over ``%laneid`` (no ``i``, no names), as a formula defining ``name``.
+
+    The lane -> MMA computation map of m8n8k4 (``group``) and the sparsity selector's lane
+    rule (``selector``) are written this way.
+    """
+    lines = text.split("\n")
+    body = split_lines(tokenize(text))
+    if len(body) != 1:
+        raise FormulaError(f"a {name} formula is one expression over %laneid", 1, 1, text)
+    case = LineParser(body[0], "x", lines).case()
+    for n in walk(case):
+        if isinstance(n, Ref):
+            raise FormulaError(f"unknown identifier {n.name!r} (a {name} formula uses %laneid only)",
+                               n.pos.line, n.pos.col, text)
+    if any(isinstance(n, Var) and n.name == "i" for n in walk(case)):
+        raise FormulaError(f"a {name} formula cannot depend on i", 1, 1, text)
+    return Formula((Definition(name, (case,)),), "x")

@@ -1,0 +1,584 @@
+"""Observations of real (or simulated) probe runs, and their comparison with specs.
+
+``relations`` reconstructs, from raw D registers alone, what the hardware did:
+
+* A-row classes: the D elements an A element reaches (experiment ``a``);
+* B-column classes: the D elements a B element reaches (``b``, all metadata words);
+* k meetings: which B elements each A element meets (``ab``, per metadata word);
+* C -> D: which D element receives each C element (``c``).
+
+No formula of the spec under test is used for that; only the instruction's
+register packing (element i sits in register i // per-register at bit
+(i % per-register) * bits, as the PTX types define it).
+
+``compare`` then asks whether a spec's formulas *explain* those relations once
+rows and columns are numbered by the spec's own C/D layout (k only up to one
+common renumbering of A and B, since D does not change under it).  A layout is
+``confirmed`` when every relation agrees, ``contradicted`` otherwise, with the
+observed relations it violates in the doc's words.
+"""
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .probes import Instruction, Operand, instructions
+from ..errors import SpecError
+from ..layout.model import Layout
+from ..layout.sparse import SparseMap
+
+OBS_FORMAT = "ptx-layout-verify/observation/1"
+RAW_FORMAT = "ptx-layout-verify/raw-d/1"
+MAX_LISTED = 8  # violations spelled out in a message
+
+Elem = tuple[int, int]  # (lane, i)
+
+
+class ObservationError(SpecError):
+    """An observation file that cannot be read or does not fit its instruction (bad input)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(path, 1, 1, message)
+
+
+# ----------------------------------------------------------------------------- decoding
+
+def decode(ptx_type: str, bits: int) -> float:
+    """The value of one element's raw bits."""
+    if ptx_type == "f32" or ptx_type == "tf32":
+        return struct.unpack("<f", struct.pack("<I", bits & 0xFFFFFFFF))[0]
+    if ptx_type == "f64":
+        return struct.unpack("<d", struct.pack("<Q", bits & 0xFFFFFFFFFFFFFFFF))[0]
+    if ptx_type == "f16":
+        return struct.unpack("<e", struct.pack("<H", bits & 0xFFFF))[0]
+    if ptx_type == "s32":
+        v = bits & 0xFFFFFFFF
+        return float(v - (1 << 32) if v >> 31 else v)
+    raise ValueError(f"no decoder for D type .{ptx_type}")
+
+
+def d_elements(op: Operand, reg: int, raw: int) -> list[tuple[int, float]]:
+    """(element index, value) of the nonzero elements in D register ``reg``."""
+    out = []
+    mask = (1 << op.element_bits) - 1
+    for s in range(op.elements_per_register):
+        bits = (raw >> (s * op.element_bits)) & mask
+        if bits:
+            v = decode(op.ptx_type, bits)
+            if v != 0 or math.isnan(v):  # -0.0 is zero; a NaN is something
+                out.append((reg * op.elements_per_register + s, v))
+    return out
+
+
+@dataclass(frozen=True)
+class Observation:
+    """Raw D registers of one probe run (nonzero ones only), and where they came from."""
+
+    instruction: str
+    text: str
+    records: tuple[tuple[int, int, int, int], ...]  # (experiment, lane, register, raw bits)
+    experiments: int
+    simulated: bool
+    device: Mapping[str, Any] = field(default_factory=dict)
+    probe_sha256: str = ""
+    path: str = ""
+    overflow: bool = False
+
+    @property
+    def gpu(self) -> str:
+        name = str(self.device.get("name", "unknown"))
+        return ("SIMULATED " + name) if self.simulated and "SIMULATED" not in name else name
+
+
+def from_raw(raw: Mapping[str, Any], *, simulated: bool, path: str = "", probe_sha256: str = "") -> Observation:
+    """An ``Observation`` from the probe's (or the simulator's) JSON output."""
+    try:
+        recs = tuple(sorted((int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in raw["records"]))
+        return Observation(str(raw["id"]), str(raw["instruction"]), recs, int(raw["experiments"]),
+                           simulated, dict(raw.get("device", {})), probe_sha256, path,
+                           bool(raw.get("overflow", False)))
+    except (KeyError, TypeError, ValueError, IndexError) as e:
+        raise ObservationError(path or "<raw>", f"not a probe output: {e}") from None
+
+
+# ----------------------------------------------------------------------------- relations
+
+@dataclass(frozen=True)
+class Relations:
+    """What the hardware did, in (lane, i) terms only."""
+
+    rows: tuple[Mapping[Elem, frozenset[Elem]], ...]   # per metadata word: A elem -> D elems
+    cols: tuple[Mapping[Elem, frozenset[Elem]], ...]   # per metadata word: B elem -> D elems
+    meets: tuple[Mapping[Elem, frozenset[Elem]], ...]  # per metadata word: A elem -> B elems met
+    c_to_d: Mapping[Elem, frozenset[Elem]]             # C elem -> D elems that receive it
+    metadata: tuple[int, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        def enc(m: Mapping[Elem, frozenset[Elem]]) -> list[list[Any]]:
+            return [[list(k), sorted(list(v) for v in vs)] for k, vs in sorted(m.items())]
+        return {"metadata": [f"0x{m:08x}" for m in self.metadata],
+                "a_rows": [enc(m) for m in self.rows], "b_cols": [enc(m) for m in self.cols],
+                "ab_meets": [enc(m) for m in self.meets], "c_to_d": enc(self.c_to_d)}
+
+
+def relations(ins: Instruction, obs: Observation) -> Relations:
+    """Reconstruct the observed relations (no spec formula is consulted)."""
+    plan = ins.plan
+    if obs.instruction != ins.id or obs.experiments != plan.total:
+        raise ObservationError(obs.path or "<observation>",
+                               f"observation of {obs.instruction} ({obs.experiments} experiments) does not "
+                               f"fit probe {ins.id} ({plan.total} experiments)")
+    if obs.overflow:
+        raise ObservationError(obs.path or "<observation>", "the probe's record buffer overflowed")
+    hit: dict[int, set[Elem]] = {}
+    for w, lane, reg, raw in obs.records:
+        if not (0 <= w < plan.total and 0 <= lane < 32 and 0 <= reg < ins.c.registers):
+            raise ObservationError(obs.path or "<observation>", f"record {[w, lane, reg, raw]} is out of range")
+        for i, _v in d_elements(ins.c, reg, raw):
+            hit.setdefault(w, set()).add((lane, i))
+    na, nb = ins.a.elements, ins.b.elements
+    nm = len(plan.metadata)
+    rows = tuple({(x // na, x % na): frozenset(hit.get(plan.index("a", m, x=x), ())) for x in range(plan.ta)}
+                 for m in range(nm))
+    cols = tuple({(y // nb, y % nb): frozenset(hit.get(plan.index("b", m, y=y), ())) for y in range(plan.tb)}
+                 for m in range(nm))
+    meets: list[dict[Elem, frozenset[Elem]]] = []
+    for m in range(nm):
+        base = plan.index("ab", m, 0, 0)
+        met: dict[Elem, set[Elem]] = {(x // na, x % na): set() for x in range(plan.ta)}
+        for w in hit:
+            if base <= w < base + plan.ta * plan.tb:
+                x, y = divmod(w - base, plan.tb)
+                met[(x // na, x % na)].add((y // nb, y % nb))
+        meets.append({k: frozenset(v) for k, v in met.items()})
+    nc = ins.c.elements
+    c_to_d = {(z // nc, z % nc): frozenset(hit.get(plan.index("c", 0, x=z), ())) for z in range(plan.tc)}
+    return Relations(rows, cols, tuple(meets), c_to_d, plan.metadata)
+
+
+# ----------------------------------------------------------------------------- results
+
+@dataclass(frozen=True)
+class HardwareResult:
+    """One layout compared with one observation (a ``check`` finding: check = "hardware")."""
+
+    layout: str
+    instruction: str
+    status: str  # "confirmed" | "contradicted"
+    message: str
+    gpu: str
+    simulated: bool
+    violations: tuple[str, ...] = ()
+    counterexample: Mapping[str, Any] | None = None
+    observation: str = ""
+    check: str = "hardware"
+    expected: str = "confirmed"
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        return {"layout": self.layout, "check": self.check, "status": self.status,
+                "expected": self.expected, "as_expected": self.as_expected, "message": self.message,
+                "counterexample": self.counterexample, "instruction": self.instruction, "gpu": self.gpu,
+                "simulated": self.simulated, "observation": self.observation,
+                "violations": list(self.violations)}
+
+    def text_line(self) -> str:
+        tag = "SIMULATED " if self.simulated else ""
+        head = f"{self.layout:44s} {tag}hardware:{'ok' if self.status == 'confirmed' else 'FAIL'}"
+        return f"{head}  ({self.instruction} on {self.gpu})" + (f"\n    {self.message}" if self.status != "confirmed" else "")
+
+
+# ----------------------------------------------------------------------------- spec side
+
+def _el(prefix: str, e: Elem) -> str:
+    return f"lane {e[0]} element {prefix}{e[1]}"
+
+
+def _d(e: Elem) -> str:
+    return f"D element c{e[1]} of lane {e[0]}"
+
+
+class SpecCells:
+    """(group, row, col) of each (lane, i) by a spec layout; sparse A per metadata word."""
+
+    def __init__(self, lay: Layout) -> None:
+        self.layout = lay
+        self.sparse = isinstance(lay.map, SparseMap)
+
+    def group(self, lane: int) -> int:
+        return self.layout.group_of(lane) if self.layout.groups > 1 else 0
+
+    def cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
+        cell = self.layout.map.point(lane, i)
+        if self.sparse:
+            k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
+            if cell is None or k is None:
+                return None
+            return self.group(lane), cell[0], k
+        return None if cell is None else (self.group(lane), cell[0], cell[1])
+
+
+def _partition_violations(keys_obs: Mapping[Elem, Any], keys_spec: Mapping[Elem, Any], what: str,
+                          name: Any, spec_word: Any, obs_why: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Elements grouped together by one side but not the other.
+
+    Elements the experiments never reached (empty observed key) are left out: an
+    unreached element says something about the other operands, not about this one.
+    """
+    out: list[tuple[str, dict[str, Any]]] = []
+    first_obs: dict[Any, Elem] = {}
+    first_spec: dict[Any, Elem] = {}
+    for e in sorted(keys_obs):
+        ko, ks = keys_obs[e], keys_spec.get(e)
+        if not ko or (isinstance(ko, tuple) and not any(ko)):
+            continue
+        if ko in first_obs:
+            f = first_obs[ko]
+            if keys_spec.get(f) != ks:
+                out.append((f"the hardware puts {name(f)} and {name(e)} in one {what} ({obs_why(f, e)}); "
+                            f"the spec puts them in {spec_word(keys_spec.get(f))} and {spec_word(ks)}",
+                            {"relation": what, "first": list(f), "second": list(e), "hardware": "same",
+                             "spec": [spec_word(keys_spec.get(f)), spec_word(ks)]}))
+        else:
+            first_obs[ko] = e
+        if ks is not None:
+            if ks in first_spec:
+                f = first_spec[ks]
+                if keys_obs.get(f) != ko:
+                    out.append((f"the spec puts {name(f)} and {name(e)} in one {what} ({spec_word(ks)}); "
+                                f"on the hardware they differ ({obs_why(f, e, False)})",
+                                {"relation": what, "first": list(f), "second": list(e), "hardware": "different",
+                                 "spec": [spec_word(ks), spec_word(ks)]}))
+            else:
+                first_spec[ks] = e
+    return out
+
+
+def _word(kind: str) -> Any:
+    def f(key: Any) -> str:
+        if key is None:
+            return "no cell (the formula is undefined there)"
+        g, v = key
+        return f"{kind} {v}" + (f" of MMA computation {g}" if g else "")
+    return f
+
+
+def _diff_sets(obs: frozenset[Elem], exp: frozenset[Elem]) -> str:
+    extra = sorted(obs - exp)
+    missing = sorted(exp - obs)
+    parts = []
+    if extra:
+        parts.append(f"it reaches {_d(extra[0])}, which the spec does not put there")
+    if missing:
+        parts.append(f"it does not reach {_d(missing[0])}, which the spec puts there")
+    return "; ".join(parts)
+
+
+def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) -> list[HardwareResult]:
+    """One result per layout the instruction tests (doc and corrected)."""
+    rel = rel or relations(ins, obs)
+    probe_c = SpecCells(ins.c.layout)
+    probe_a, probe_b = SpecCells(ins.a.layout), SpecCells(ins.b.layout)
+    a_part_ok = not _a_k(probe_a, rel)
+    b_part_ok = not _b_k(probe_b, rel)
+    found: list[tuple[Layout, list[tuple[str, dict[str, Any]]], str]] = []
+    for lay in ins.layouts:
+        viol: list[tuple[str, dict[str, Any]]] = []
+        note = ""
+        if (lay.registers, lay.elements_per_register, lay.n_elements) != _regs(ins, lay.operand):
+            regs, epr, n = _regs(ins, lay.operand)
+            viol.append((f"the instruction takes {regs} registers of {epr} element(s) ({n} per lane) for "
+                         f"{lay.operand}; the spec says {lay.registers} x {lay.elements_per_register} "
+                         f"({lay.n_elements})", {"relation": "registers", "hardware": [regs, epr, n],
+                                                 "spec": [lay.registers, lay.elements_per_register, lay.n_elements]}))
+        else:
+            cells = SpecCells(lay)
+            if lay.operand == "C":
+                viol += _c_checks(cells, rel)
+            elif lay.operand == "A":
+                viol += _a_rows(cells, probe_c, rel) + _a_k(cells, rel)
+                if not viol:
+                    if b_part_ok:
+                        viol += _pairing(cells, probe_b, rel, "A")
+                    else:
+                        note = f" (k pairing with B not checked: {ins.b.layout.id} has the wrong k classes)"
+            else:
+                viol += _b_cols(cells, probe_c, rel) + _b_k(cells, rel)
+                if not viol:
+                    if a_part_ok:
+                        viol += _pairing(probe_a, cells, rel, "B")
+                    else:
+                        note = f" (k pairing with A not checked: {ins.a.layout.id} has the wrong k classes)"
+        found.append((lay, viol, note))
+    bad_probe = {lay.id for lay, viol, _ in found if viol} & {ins.a.layout.id, ins.b.layout.id, ins.c.layout.id}
+    sim = "SIMULATED: " if obs.simulated else ""
+    out = []
+    for lay, viol, note in found:
+        if viol:
+            listed = [v[0] for v in viol[:MAX_LISTED]]
+            more = f" (and {len(viol) - MAX_LISTED} more)" if len(viol) > MAX_LISTED else ""
+            others = sorted(bad_probe - {lay.id})
+            if others:
+                # A's rows are read through B (all ones) and C/D, and so on: say so
+                more += (f" [also contradicted in this run: {', '.join(others)}; this operand's relations are "
+                         f"observed through them]")
+            msg = f"{sim}{ins.text} on {obs.gpu}: {listed[0]}{more}"
+            out.append(HardwareResult(lay.id, ins.id, "contradicted", msg, obs.gpu, obs.simulated,
+                                      tuple(listed), viol[0][1], obs.path))
+        else:
+            msg = f"{sim}{ins.text} on {obs.gpu}: every observed relation agrees{note}"
+            out.append(HardwareResult(lay.id, ins.id, "confirmed", msg, obs.gpu, obs.simulated, (), None, obs.path))
+    return out
+
+
+def _regs(ins: Instruction, operand: str) -> tuple[int, int, int]:
+    op = {"A": ins.a, "B": ins.b, "C": ins.c}[operand]
+    return op.registers, op.elements_per_register, op.elements
+
+
+def _spec_sets(c: SpecCells, axis: int) -> tuple[dict[Elem, tuple[int, int] | None], dict[tuple[int, int], frozenset[Elem]]]:
+    """D element -> (group, row or col) by the C/D spec, and the inverse."""
+    key: dict[Elem, tuple[int, int] | None] = {}
+    inv: dict[tuple[int, int], set[Elem]] = {}
+    for lane in range(c.layout.threads):
+        for i in range(c.layout.n_elements):
+            cell = c.cell(lane, i)
+            k = None if cell is None else (cell[0], cell[axis])
+            key[(lane, i)] = k
+            if k is not None:
+                inv.setdefault(k, set()).add((lane, i))
+    return key, {k: frozenset(v) for k, v in inv.items()}
+
+
+def _c_checks(c: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for z, ds in sorted(rel.c_to_d.items()):
+        if ds != {z}:
+            where = ("no D element" if not ds else ", ".join(_d(d) for d in sorted(ds)[:3]))
+            out.append((f"C element c{z[1]} of lane {z[0]} arrives at {where}; the spec gives C and D "
+                        f"one layout, so it must arrive at {_d(z)}",
+                        {"relation": "c_to_d", "lane": z[0], "i": z[1], "element": f"c{z[1]}",
+                         "arrives": [list(d) for d in sorted(ds)]}))
+    for axis, what, table, src in ((1, "row", rel.rows, "a"), (2, "column", rel.cols, "b")):
+        key, _inv = _spec_sets(c, axis)
+        classes: dict[Elem, frozenset[Elem]] = {}
+        witness: dict[frozenset[Elem], Elem] = {}
+        for rels in table:
+            for src_el, ds in sorted(rels.items()):
+                if ds and ds not in witness:
+                    witness[ds] = src_el
+                for d in ds:
+                    classes.setdefault(d, ds)
+        obs_key = {d: classes.get(d, frozenset()) for d in key}
+
+        def why(f: Elem, e: Elem, same: bool = True, _w=witness, _k=obs_key, _s=src) -> str:
+            if same:
+                w = _w.get(_k[f])
+                return f"both receive {_el(_s, w)}" if w else "neither receives anything"
+            w = _w.get(_k[f])
+            return (f"{_el(_s, w)} reaches {_d(f)} but not {_d(e)}" if w else f"{_d(f)} receives nothing")
+        out += _partition_violations(obs_key, key, what, _d, _word(what), why)
+    return out
+
+
+def _a_rows(a: SpecCells, c: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+    _key, inv = _spec_sets(c, 1)
+    out: list[tuple[str, dict[str, Any]]] = []
+    for m, meta in enumerate(rel.metadata):
+        for x, ds in sorted(rel.rows[m].items()):
+            cell = a.cell(x[0], x[1], meta)
+            if cell is None:
+                out.append((f"{_el('a', x)} has no cell in the spec, yet reaches {len(ds)} D elements",
+                            {"relation": "row", "lane": x[0], "i": x[1], "element": f"a{x[1]}"}))
+                continue
+            exp = inv.get((cell[0], cell[1]), frozenset())
+            if ds != exp:
+                out.append((f"{_el('a', x)} (row {cell[1]} per the spec): {_diff_sets(ds, exp)}",
+                            {"relation": "row", "lane": x[0], "i": x[1], "element": f"a{x[1]}",
+                             "spec_row": cell[1], "reaches": [list(d) for d in sorted(ds)]}))
+    return out
+
+
+def _b_cols(b: SpecCells, c: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+    _key, inv = _spec_sets(c, 2)
+    out: list[tuple[str, dict[str, Any]]] = []
+    union: dict[Elem, frozenset[Elem]] = {}
+    for rels in rel.cols:
+        for y, ds in rels.items():
+            union[y] = union.get(y, frozenset()) | ds
+    for y, ds in sorted(union.items()):
+        cell = b.cell(y[0], y[1])
+        if cell is None:
+            out.append((f"{_el('b', y)} has no cell in the spec, yet reaches {len(ds)} D elements",
+                        {"relation": "column", "lane": y[0], "i": y[1], "element": f"b{y[1]}"}))
+            continue
+        exp = inv.get((cell[0], cell[2]), frozenset())
+        if ds != exp:
+            out.append((f"{_el('b', y)} (column {cell[2]} per the spec): {_diff_sets(ds, exp)}",
+                        {"relation": "column", "lane": y[0], "i": y[1], "element": f"b{y[1]}",
+                         "spec_col": cell[2], "reaches": [list(d) for d in sorted(ds)]}))
+    return out
+
+
+def _a_k(a: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+    out: list[tuple[str, dict[str, Any]]] = []
+    for m, meta in enumerate(rel.metadata):
+        obs = dict(rel.meets[m])
+        spec = {}
+        for x in obs:
+            cell = a.cell(x[0], x[1], meta)
+            spec[x] = None if cell is None else (cell[0], cell[2])
+
+        def why(f: Elem, e: Elem, same: bool = True, _o=obs) -> str:
+            if same:
+                b = sorted(_o[f])
+                return f"both meet {_el('b', b[0])}" if b else "neither meets any B element"
+            only = sorted(_o[f] ^ _o[e])
+            if not only:
+                return "they meet different B elements"
+            owner = f if only[0] in _o[f] else e
+            other = e if owner == f else f
+            return f"{_el('a', owner)} meets {_el('b', only[0])}, {_el('a', other)} does not"
+        meta_note = f" under metadata 0x{meta:08x}" if len(rel.metadata) > 1 else ""
+        out += [(t + meta_note, dict(d, metadata=f"0x{meta:08x}")) for t, d in
+                _partition_violations(obs, spec, "k", lambda e: _el("a", e), _word("k"), why)]
+    return out
+
+
+def _b_k(b: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+    met_by: dict[Elem, list[set[Elem]]] = {}
+    for m in range(len(rel.metadata)):
+        for x, ys in rel.meets[m].items():
+            for y in ys:
+                met_by.setdefault(y, [set() for _ in rel.metadata])[m].add(x)
+    elems = sorted(rel.cols[0])
+    obs = {y: tuple(frozenset(s) for s in met_by.get(y, [set() for _ in rel.metadata])) for y in elems}
+    spec = {}
+    for y in elems:
+        cell = b.cell(y[0], y[1])
+        spec[y] = None if cell is None else (cell[0], cell[1])
+
+    def why(f: Elem, e: Elem, same: bool = True) -> str:
+        if same:
+            xs = sorted(set().union(*obs[f]))
+            return f"both are met by {_el('a', xs[0])}" if xs else "neither is met by any A element"
+        for m in range(len(rel.metadata)):
+            only = sorted(obs[f][m] ^ obs[e][m])
+            if only:
+                owner = f if only[0] in obs[f][m] else e
+                other = e if owner == f else f
+                return f"{_el('a', only[0])} meets {_el('b', owner)}, not {_el('b', other)}"
+        return "they are met by different A elements"
+    return _partition_violations(obs, spec, "k", lambda e: _el("b", e), _word("k"), why)
+
+
+def _pairing(a: SpecCells, b: SpecCells, rel: Relations, side: str) -> list[tuple[str, dict[str, Any]]]:
+    """With A's and B's k classes right, the spec must also pair the right classes."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    bcells = {y: b.cell(y[0], y[1]) for y in rel.cols[0]}
+    for m, meta in enumerate(rel.metadata):
+        for x, ys in sorted(rel.meets[m].items()):
+            ca = a.cell(x[0], x[1], meta)
+            if ca is None:
+                continue
+            exp = frozenset(y for y, cb in bcells.items() if cb is not None and cb[0] == ca[0] and cb[1] == ca[2])
+            if ys != exp:
+                bad = sorted(ys - exp) or sorted(exp - ys)
+                y = bad[0]
+                cb = bcells[y]
+                met = "meets" if y in ys else "does not meet"
+                out.append((f"{_el('a', x)} {met} {_el('b', y)} on the hardware; the spec puts them at "
+                            f"k {ca[2]} and k {cb[1] if cb else None} (A and B are paired wrongly)",
+                            {"relation": "k-pairing", "a": list(x), "b": list(y), "meets": y in ys,
+                             "spec_k": [ca[2], cb[1] if cb else None], "metadata": f"0x{meta:08x}"}))
+                if len(out) >= MAX_LISTED + 1:
+                    return out
+    return out
+
+
+# ----------------------------------------------------------------------------- files
+
+def gpu_slug(name: str) -> str:
+    out = "".join(ch if ch.isalnum() else "-" for ch in name.lower())
+    while "--" in out:
+        out = out.replace("--", "-")
+    return out.strip("-") or "gpu"
+
+
+def observation_json(ins: Instruction, obs: Observation, rel: Relations, source_sha: str,
+                     extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The content of ``reports/observations/<instruction>.<gpu>.json`` (sorted keys when written)."""
+    d = dict(obs.device)
+    out = {
+        "format": OBS_FORMAT,
+        "simulated": obs.simulated,
+        "instruction": ins.id,
+        "ptx": ins.text,
+        "arch": ins.arch,
+        "gpu": {"name": d.get("name"), "compute_capability": d.get("compute_capability"),
+                "driver_version": d.get("driver_version"), "runtime_version": d.get("runtime_version")},
+        "probe_sha256": source_sha,
+        "experiments": ins.plan.to_json(),
+        "registers": {"A": list(_regs(ins, "A")), "B": list(_regs(ins, "B")), "C": list(_regs(ins, "C")),
+                      "D_type": ins.c.ptx_type},
+        "records": [list(r) for r in obs.records],
+        "relations": rel.to_json(),
+    }
+    if extra:
+        out.update(extra)
+    return out
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, indent=1, sort_keys=True) + "\n"
+
+
+def load_observation(path: str | Path) -> Observation:
+    """Read an observation file written by ``ptx-verify confirm``."""
+    p = Path(path)
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ObservationError(str(p), f"cannot read observation: {e}") from None
+    if not isinstance(data, dict) or data.get("format") != OBS_FORMAT:
+        raise ObservationError(str(p), f"not an observation file (format {OBS_FORMAT!r} expected)")
+    try:
+        gpu = data["gpu"]
+        raw = {"id": data["instruction"], "instruction": data["ptx"], "records": data["records"],
+               "experiments": data["experiments"]["total"], "device": gpu}
+    except (KeyError, TypeError) as e:
+        raise ObservationError(str(p), f"observation lacks {e}") from None
+    if not isinstance(data.get("simulated"), bool):
+        raise ObservationError(str(p), "observation lacks 'simulated': true/false")
+    return from_raw(raw, simulated=data["simulated"], path=str(p), probe_sha256=str(data.get("probe_sha256", "")))
+
+
+def check_observations(layouts: Iterable[Layout], obs_dir: str | Path) -> list[HardwareResult]:
+    """Compare every observation file in ``obs_dir`` with the layouts its instruction tests.
+
+    Observation files of instructions not among ``layouts`` are ignored; a file
+    that cannot be read or does not fit its probe is bad input (``ObservationError``).
+    """
+    d = Path(obs_dir)
+    if not d.is_dir():
+        raise ObservationError(str(d), "no such observations directory")
+    by_id = {ins.id: ins for ins in instructions(layouts)}
+    out: list[HardwareResult] = []
+    for f in sorted(d.glob("*.json")):
+        obs = load_observation(f)
+        ins = by_id.get(obs.instruction)
+        if ins is None:
+            continue
+        out.extend(compare(ins, obs))
+    return out
+
+
+def results_json(results: Sequence[HardwareResult]) -> list[dict[str, Any]]:
+    return [r.to_json() for r in results]

@@ -1,0 +1,339 @@
+"""The layout model: one fragment layout, whatever notation it was written in.
+
+A layout maps a *domain* of (thread, element index i) points to a *codomain* of matrix cells
+(row, col).  Every check, both engines and every renderer read a layout only through this
+model, so a new notation (CuTe, Triton, a table, a tile of other layouts) is one importer that
+builds a ``LayoutMap``; it then gets every check for free.
+
+* ``Domain``: threads, elements per thread, the MMA computations the threads split into (m8n8k4
+  runs four in one warp; ``group`` says which thread belongs to which), named parameters with
+  their valid values (wgmma ``N``), and replication (each cell held by that many points).
+* ``Codomain``: rows x cols of the matrix each MMA computation covers.
+* ``LayoutMap``: the map itself, with its faces: ``cells`` (the whole domain at once, for the
+  enumeration engine), ``point`` (one point, the scalar reference) and ``z3_cell`` (symbolic,
+  for the SMT engine).
+* ``Layout``: a map with its identity (instruction, shape, operand, types), what the doc says
+  about its registers (the count and packing checks read that) and its provenance.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
+
+import numpy as np
+
+from ..engines import oracle, smt
+from ..formula import Formula
+from ..formula.bounds import value_bound
+
+if TYPE_CHECKING:  # pragma: no cover
+    import z3
+
+Env = Mapping[str, int]
+
+
+# ----------------------------------------------------------------------------- identity
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    k: int
+
+    @staticmethod
+    def parse(text: str) -> "Shape | None":
+        m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", text)
+        return Shape(int(m[1]), int(m[2]), int(m[3])) if m else None
+
+    def __str__(self) -> str:
+        return f"m{self.m}n{self.n}k{self.k}"
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a layout is stated: the doc section and page line (or the file it was written in)."""
+
+    file: str
+    line: int
+    section: str
+    title: str = ""
+    document: str = "PTX ISA"
+    version: str = ""
+    anchor: str = ""
+    seed: str = ""
+
+
+# ----------------------------------------------------------------------------- domain and codomain
+
+@dataclass(frozen=True)
+class Param:
+    """A named parameter of a layout family (wgmma ``N``) and the values it may take."""
+
+    name: str
+    values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The (thread, i) points of a layout.
+
+    ``group`` maps a thread to its MMA computation (``None``: the threads compute one);
+    ``replication`` is how many points hold each cell (1 for every PTX fragment; Triton and
+    Volta-style layouts may replicate).
+    """
+
+    threads: int
+    elements: int
+    groups: int = 1
+    group: Formula | None = None
+    params: tuple[Param, ...] = ()
+    replication: int = 1
+
+    @property
+    def threads_per_group(self) -> int:
+        return self.threads // self.groups
+
+    @property
+    def size(self) -> int:
+        return self.threads * self.elements
+
+    def group_of(self, thread: int) -> int:
+        """Which MMA computation ``thread`` belongs to (-1 where the group formula is undefined)."""
+        if self.group is None:
+            return 0
+        return _group_table(self.group, self.threads)[thread] if 0 <= thread < self.threads else -1
+
+    def group_array(self) -> np.ndarray:
+        """The MMA computation of every thread (int64, -1 where undefined)."""
+        if self.group is None:
+            return np.zeros(self.threads, np.int64)
+        return np.asarray(_group_table(self.group, self.threads), np.int64)
+
+    def z3_group(self, thread: "z3.BitVecRef") -> "z3.ExprRef":
+        if self.group is None:
+            return smt.bv(0, thread.size())
+        return smt.Encoder(self.group, thread, smt.bv(0, thread.size())).definition("group").value  # type: ignore[return-value]
+
+    def z3_contains(self, thread: "z3.BitVecRef", i: "z3.BitVecRef") -> "z3.BoolRef":
+        return smt.in_domain(thread, i, self.threads, self.elements)
+
+    def bound(self) -> int:
+        """A bound on every value the group formula takes (for the bit width)."""
+        return value_bound(self.group, self.threads - 1, 0) if self.group is not None else 0
+
+
+@lru_cache(maxsize=None)
+def _group_table(group: Formula, threads: int) -> tuple[int, ...]:
+    out = []
+    for lane in range(threads):
+        g = oracle.evaluate(group, "group", lane, 0)
+        out.append(int(g) if isinstance(g, int) else -1)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Codomain:
+    """The rows x cols matrix that each MMA computation's points cover."""
+
+    rows: int
+    cols: int
+
+    @property
+    def size(self) -> int:
+        return self.rows * self.cols
+
+
+# ----------------------------------------------------------------------------- the map
+
+@dataclass(frozen=True)
+class Cells:
+    """Every point of a domain evaluated: the enumeration engine's view of a layout.
+
+    ``row``/``col`` are ``[threads, elements]`` int64 arrays, meaningful where ``ok`` (a case
+    of the formula applies); ``group`` is the MMA computation of each thread.
+    """
+
+    row: np.ndarray
+    col: np.ndarray
+    ok: np.ndarray
+    group: np.ndarray
+
+
+class LayoutMap(Protocol):
+    """What a notation provides: the map (thread, i) -> (row, col), three ways."""
+
+    notation: str
+
+    def key(self) -> Hashable:
+        """The mathematical object (two maps with equal keys are the same map)."""
+
+    def cells(self, domain: Domain, env: Env | None = None) -> Cells:
+        """Every point at once (the enumeration engine)."""
+
+    def point(self, thread: int, i: int) -> tuple[int, int] | None:
+        """One point by the scalar reference evaluator; None where the map is undefined."""
+
+    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
+                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
+        """(defined, row, col) as Z3 terms over a symbolic point (the SMT engine)."""
+
+    def bound(self, domain: Domain) -> int:
+        """A sound bound on |value| of every sub-term over the domain (for the bit width)."""
+
+
+# ----------------------------------------------------------------------------- layouts
+
+OPERANDS = ("A", "B", "C", "E")
+_PREFIX = {"A": "a", "B": "b", "C": "c", "E": "e"}
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One fragment of one instruction: the map, what the doc says of its registers, provenance.
+
+    Fields come in the same order for every layout (like CuTe's ``MMA_Traits``): identity,
+    the map (domain, codomain, map), register storage as the doc states it, provenance and
+    the expected verdicts (known errata).
+    """
+
+    # identity
+    id: str
+    instruction: str
+    shape: Shape
+    operand: str
+    types: tuple[str, ...]
+    variant: str | None
+    # the map
+    domain: Domain
+    codomain: Codomain
+    map: LayoutMap
+    # register storage, as the doc states it
+    registers: int
+    register_type: str
+    elements_per_register: int
+    element_list: tuple[str, ...] | None  # the doc's list, verbatim tokens; None if absent
+    elements_text: str | None
+    element_bits: int | None
+    # provenance and expectations
+    source: Source
+    expect: Mapping[str, str]
+    corrected: bool = False
+    erratum: str = ""
+    derived: str = ""  # provenance when the layout is not stated by the doc
+    figure: str = ""
+    arch: str = ""
+    spec_path: str = ""
+    formula_line: int = 0  # line of the spec file where the formula text starts
+    formula_text: str = ""
+
+    # -- views of the domain and codomain
+    @property
+    def threads(self) -> int:
+        return self.domain.threads
+
+    @property
+    def n_elements(self) -> int:
+        return self.domain.elements
+
+    @property
+    def groups(self) -> int:
+        return self.domain.groups
+
+    @property
+    def group(self) -> Formula | None:
+        return self.domain.group
+
+    @property
+    def lanes_per_group(self) -> int:
+        return self.domain.threads_per_group
+
+    @property
+    def rows(self) -> int:
+        return self.codomain.rows
+
+    @property
+    def cols(self) -> int:
+        return self.codomain.cols
+
+    @property
+    def formula(self) -> Formula:
+        """The formula AST of a formula-backed map (every bundled layout has one)."""
+        return self.map.formula  # type: ignore[attr-defined,no-any-return]
+
+    @property
+    def sparse(self) -> Mapping[str, Any]:
+        """The validated ``[fragment.sparse]`` table of a sparse A (empty otherwise)."""
+        return getattr(self.map, "table", {})
+
+    @property
+    def prefix(self) -> str:
+        return _PREFIX[self.operand]
+
+    def element_name(self, i: int) -> str:
+        return f"{self.prefix}{i}"
+
+    def group_of(self, lane: int) -> int:
+        """Which MMA computation ``lane`` belongs to (0 when the warp computes one)."""
+        return self.domain.group_of(lane)
+
+    def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
+        """This layout with another formula (mutation tests, the fix search), other fields as given."""
+        import dataclasses  # noqa: PLC0415
+        return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)  # type: ignore[type-var]
+
+    def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
+        """(row, col) of element i of ``lane`` as the formula states them; ``None`` where no case
+        applies (a sparse A's col is its ``[firstcol ... lastcol]`` range)."""
+        return (oracle.evaluate(self.formula, "row", lane, i), oracle.evaluate(self.formula, "col", lane, i))
+
+
+@dataclass(frozen=True)
+class SyntaxFinding:
+    """A doc formula that does not parse, recorded as a known erratum of the spec."""
+
+    layout: str
+    message: str
+    line: int
+    col: int
+    expected: str  # "refuted" when the spec says the doc text is broken
+
+
+@dataclass(frozen=True)
+class Spec:
+    """The layouts of one doc section (one instruction family), as one spec file states them."""
+
+    path: str
+    source: Source
+    instruction: str
+    shape: Shape
+    layouts: tuple[Layout, ...]
+    syntax_findings: tuple[SyntaxFinding, ...] = ()
+
+
+CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")
+STATUSES = ("proved", "refuted", "unknown", "error")
+
+
+def section_key(section: str) -> tuple[tuple[int, Any], ...]:
+    """Sort key for doc section numbers: 9.7.14.5.2 before 9.7.14.5.10."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
+
+
+# ----------------------------------------------------------------------------- evaluation memo
+
+_CELLS: dict[int, tuple[Layout, Cells]] = {}
+
+
+def cells_of(layout: Layout) -> Cells:
+    """Every point of ``layout`` evaluated once per process and shared by every check and view."""
+    hit = _CELLS.get(id(layout))
+    if hit is None or hit[0] is not layout:
+        hit = _CELLS[id(layout)] = (layout, layout.map.cells(layout.domain))
+    return hit[1]
+
+
+def clear_cells() -> None:
+    _CELLS.clear()
+

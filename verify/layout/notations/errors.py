@@ -1,0 +1,325 @@
+"""Errors, the common import result, and safe input reading shared by every notation importer.
+
+Layout text arrives from users (command-line arguments, files, third-party headers), so every
+importer answers bad input with one positioned ``NotationError`` — never a traceback, never a
+``RecursionError``.  This module also holds the two input steps all importers share: decoding
+bytes (non-UTF-8 is an error at the offending byte) and a bounded, iterative JSON reader that
+remembers where each value was written (Python's ``json`` recurses without limit and forgets
+positions, so tables and Triton files could not point at the entry that is wrong).
+"""
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+from typing import Union
+
+from verify.formula import Formula
+
+JsonValue = Union[None, bool, int, float, str, list, dict]
+
+MAX_SOURCE_CHARS = 16 * 1024 * 1024   # 16 MiB: the largest CuTe header is ~1 MiB
+MAX_JSON_DEPTH = 8                    # tables and Triton files need 3 levels
+MAX_INT_DIGITS = 18                   # anything longer is no layout value (and int() on 10^6 digits is slow)
+
+
+class NotationError(ValueError):
+    """Bad layout text: ``source:line:col: error: message`` (line and column are 1-based)."""
+
+    def __init__(self, message: str, line: int = 1, col: int = 1, source: str = "argument") -> None:
+        self.message = message
+        self.line = max(1, int(line))
+        self.col = max(1, int(col))
+        self.source = source
+        super().__init__(self.one_line())
+
+    def one_line(self) -> str:
+        return f"{self.source}:{self.line}:{self.col}: error: {self.message}"
+
+    def __reduce__(self):  # picklable, so worker processes can report bad input too
+        return (type(self), (self.message, self.line, self.col, self.source))
+
+
+@dataclass(frozen=True)
+class TVImport:
+    """One imported layout, in the form ``conform`` consumes.
+
+    ``formula`` defines ``row`` and ``col`` over ``%laneid`` (the thread index, ``0 <= lane <
+    threads``) and ``i`` (the element index, ``0 <= i < values``); outside that domain, or where
+    the notation leaves a cell open, no case applies (``oracle.evaluate`` answers ``None``).
+    ``extent`` is the operand tile as (rows, cols) in PTX orientation when the notation says it.
+    """
+
+    formula: Formula
+    threads: int
+    values: int
+    text: str
+    notation: str                      # "cute" | "triton" | "table"
+    extent: tuple[int, int] | None = None
+    operand: str | None = None
+
+
+class Positions:
+    """Offset -> (line, col) for one text, in O(log lines) per lookup."""
+
+    def __init__(self, text: str, line0: int = 1, col0: int = 1) -> None:
+        self._starts = [0]
+        find = text.find
+        at = find("\n")
+        while at >= 0:
+            self._starts.append(at + 1)
+            at = find("\n", at + 1)
+        self._line0, self._col0 = line0, col0
+
+    def at(self, offset: int) -> tuple[int, int]:
+        k = bisect.bisect_right(self._starts, offset) - 1
+        col = offset - self._starts[k] + 1
+        if k == 0:
+            col += self._col0 - 1
+        return self._line0 + k, col
+
+
+def decode_source(data: str | bytes, source: str = "argument", limit: int = MAX_SOURCE_CHARS) -> str:
+    """Bytes -> text; non-UTF-8, NUL bytes and oversized input are positioned errors."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        raw = bytes(data)
+        if len(raw) > limit:
+            raise NotationError(f"input is {len(raw)} bytes (limit {limit})", 1, 1, source)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = raw.count(b"\n", 0, e.start) + 1
+            col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+            raise NotationError(f"input is not UTF-8 (byte 0x{raw[e.start]:02x})", line, col, source) from None
+    elif isinstance(data, str):
+        text = data
+        if len(text) > limit:
+            raise NotationError(f"input is {len(text)} characters (limit {limit})", 1, 1, source)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:  # lone surrogates from a lenient decoder
+            pos = Positions(text).at(e.start)
+            raise NotationError("input is not valid Unicode (lone surrogate)", pos[0], pos[1], source) from None
+    else:
+        raise TypeError(f"expected str or bytes, got {type(data).__name__}")
+    nul = text.find("\0")
+    if nul >= 0:
+        line, col = Positions(text).at(nul)
+        raise NotationError("NUL character in input", line, col, source)
+    return text
+
+
+# ----------------------------------------------------------------------------- bounded JSON
+
+@dataclass
+class JsonDoc:
+    """A parsed JSON document plus where each container and member value was written."""
+
+    value: JsonValue
+    source: str
+    _where: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _members: dict[int, dict[object, tuple[int, int]]] = field(default_factory=dict, repr=False)
+
+    def where(self, container: object, key: object = None) -> tuple[int, int]:
+        """Position of ``container`` itself, or of its member ``key`` (a dict key or list index)."""
+        if key is not None:
+            members = self._members.get(id(container), {})
+            if key in members:
+                return members[key]
+        return self._where.get(id(container), (1, 1))
+
+    def error(self, message: str, container: object = None, key: object = None) -> NotationError:
+        line, col = self.where(container, key) if container is not None else (1, 1)
+        return NotationError(message, line, col, self.source)
+
+
+_WS = " \t\r\n"
+_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
+    """Parse JSON iteratively with a depth bound; every error is a positioned ``NotationError``.
+
+    Integers longer than ``MAX_INT_DIGITS`` digits, duplicate object keys, NaN/Infinity and
+    trailing text are rejected (``json`` would accept or mishandle them).
+    """
+    pos = Positions(text)
+    doc = JsonDoc(None, source)
+    n = len(text)
+    k = 0
+
+    def err(message: str, at: int) -> NotationError:
+        line, col = pos.at(min(at, n))
+        return NotationError(message, line, col, source)
+
+    def skip_ws(at: int) -> int:
+        while at < n and text[at] in _WS:
+            at += 1
+        return at
+
+    def scalar(at: int) -> tuple[JsonValue, int]:
+        c = text[at]
+        if c == '"':
+            return string(at)
+        for word, val in (("true", True), ("false", False), ("null", None)):
+            if text.startswith(word, at):
+                return val, at + len(word)
+        if c == "-" or "0" <= c <= "9":
+            return number(at)
+        raise err(f"unexpected character {c!r}", at)
+
+    def number(at: int) -> tuple[JsonValue, int]:
+        start = at
+        if text[at] == "-":
+            at += 1
+        d0 = at
+        while at < n and "0" <= text[at] <= "9":
+            at += 1
+        if at == d0:
+            raise err("malformed number", start)
+        if text[d0] == "0" and at - d0 > 1:
+            raise err("number with a leading zero", start)
+        is_float = False
+        if at < n and text[at] == ".":
+            is_float = True
+            at += 1
+            f0 = at
+            while at < n and "0" <= text[at] <= "9":
+                at += 1
+            if at == f0:
+                raise err("malformed number", start)
+        if at < n and text[at] in "eE":
+            is_float = True
+            at += 1
+            if at < n and text[at] in "+-":
+                at += 1
+            e0 = at
+            while at < n and "0" <= text[at] <= "9":
+                at += 1
+            if at == e0:
+                raise err("malformed number", start)
+        s = text[start:at]
+        if len(s) > 40 or (not is_float and at - d0 > MAX_INT_DIGITS):
+            raise err(f"number {s[:20]}{'...' if len(s) > 20 else ''} is too large", start)
+        return (float(s) if is_float else int(s)), at
+
+    def string(at: int) -> tuple[str, int]:
+        start = at
+        at += 1
+        parts: list[str] = []
+        while True:
+            end = at
+            while end < n and text[end] not in '"\\' and text[end] >= " ":
+                end += 1
+            parts.append(text[at:end])
+            if end >= n:
+                raise err("unterminated string", start)
+            c = text[end]
+            if c == '"':
+                return "".join(parts), end + 1
+            if c != "\\":
+                raise err("control character in string", end)
+            if end + 1 >= n:
+                raise err("unterminated string", start)
+            e = text[end + 1]
+            if e in _ESCAPES:
+                parts.append(_ESCAPES[e])
+                at = end + 2
+            elif e == "u":
+                hexs = text[end + 2:end + 6]
+                if len(hexs) != 4 or any(h not in "0123456789abcdefABCDEF" for h in hexs):
+                    raise err("malformed \\u escape", end)
+                code = int(hexs, 16)
+                at = end + 6
+                if 0xD800 <= code < 0xDC00 and text.startswith("\\u", at):  # a surrogate pair
+                    low = text[at + 2:at + 6]
+                    if len(low) == 4 and all(h in "0123456789abcdefABCDEF" for h in low) and \
+                            0xDC00 <= int(low, 16) < 0xE000:
+                        code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+                        at += 6
+                if 0xD800 <= code < 0xE000:
+                    raise err("lone surrogate in \\u escape", end)
+                parts.append(chr(code))
+            else:
+                raise err(f"unknown escape \\{e}", end)
+
+    # stack frames: [container, pending_key, offset where the container opened]
+    stack: list[list] = []
+    root_set = False
+    root: JsonValue = None
+    k = skip_ws(0)
+    if k >= n:
+        raise err("empty input", 0)
+    while True:
+        k = skip_ws(k)
+        if k >= n:
+            raise err("unexpected end of input" + (" (unclosed bracket)" if stack else ""), k)
+        # read one value
+        vstart = k
+        c = text[k]
+        if c in "[{":
+            if len(stack) >= max_depth:
+                raise err(f"nesting deeper than {max_depth} levels", k)
+            container: JsonValue = [] if c == "[" else {}
+            doc._where[id(container)] = pos.at(k)
+            doc._members[id(container)] = {}
+            k = skip_ws(k + 1)
+            closer = "]" if c == "[" else "}"
+            if k < n and text[k] == closer:
+                value, k = container, k + 1
+            else:
+                stack.append([container, None, vstart])
+                if c == "{":
+                    k = _json_key(text, k, n, stack[-1], string, err)
+                continue
+        else:
+            value, k = scalar(k)
+        # attach ``value`` to its parent, closing containers as long as they end
+        while True:
+            if not stack:
+                if root_set:
+                    raise err("unexpected text after the document", vstart)
+                root, root_set = value, True
+                k = skip_ws(k)
+                if k < n:
+                    raise err("unexpected text after the document", k)
+                doc.value = root
+                return doc
+            frame = stack[-1]
+            parent = frame[0]
+            if isinstance(parent, list):
+                doc._members[id(parent)][len(parent)] = pos.at(vstart)
+                parent.append(value)
+            else:
+                key = frame[1]
+                doc._members[id(parent)][key] = pos.at(vstart)
+                parent[key] = value
+            k = skip_ws(k)
+            if k >= n:
+                raise err("unexpected end of input (unclosed bracket)", k)
+            closer = "]" if isinstance(parent, list) else "}"
+            if text[k] == ",":
+                k = skip_ws(k + 1)
+                if isinstance(parent, dict):
+                    k = _json_key(text, k, n, frame, string, err)
+                break
+            if text[k] == closer:
+                vstart = stack.pop()[2]
+                value, k = parent, k + 1
+                continue
+            raise err(f"expected ',' or '{closer}', found {text[k]!r}", k)
+
+
+def _json_key(text, k, n, frame, string, err) -> int:
+    """Read ``"key" :`` into ``frame``; duplicate keys are errors."""
+    if k >= n or text[k] != '"':
+        raise err("expected a quoted key", k)
+    kstart = k
+    key, k = string(k)
+    if key in frame[0]:
+        raise err(f"duplicate key {key!r}", kstart)
+    while k < n and text[k] in _WS:
+        k += 1
+    if k >= n or text[k] != ":":
+        raise err("expected ':' after the key", k)
+    frame[1] = key
+    return k + 1

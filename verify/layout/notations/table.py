@@ -1,0 +1,166 @@
+"""Explicit layout tables: one ``{"lane", "i", "row", "col"}`` entry per fragment element.
+
+A table is the notation of last resort (a layout dumped from hardware, from another tool, or from
+``ptx-verify table ID --format json``), so it is read strictly: every entry is checked with its
+position, a (lane, i) given twice is an error, a missing one is simply undefined, and ``row`` /
+``col`` of ``null`` mean "this element holds no cell".  The formula stays small however large the
+table: one definition ``key = %laneid * values + i`` and, for ``row`` and ``col``, one case per
+distinct value with the set of keys that take it (``row = 8 if key = {4, 5, ...}``) — about two
+numbers per entry, evaluated by set membership.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+from verify.formula import BinOp, Case, Definition, Formula, InSet, Num, Ref, Var
+
+from .cute import domain_condition
+from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
+
+MAX_ENTRIES = 1 << 18
+MAX_LANE = 1 << 10          # threads: a CTA has at most 1024
+MAX_I = 1 << 12             # elements per thread
+MAX_COORD = 1 << 20
+
+
+@dataclass(frozen=True)
+class TableEntry:
+    lane: int
+    i: int
+    row: int | None
+    col: int | None
+
+
+@dataclass(frozen=True)
+class LayoutTable:
+    entries: tuple[TableEntry, ...]
+    rows: int | None = None
+    cols: int | None = None
+
+    @property
+    def threads(self) -> int:
+        return max((e.lane for e in self.entries), default=-1) + 1
+
+    @property
+    def values(self) -> int:
+        return max((e.i for e in self.entries), default=-1) + 1
+
+    def lookup(self) -> dict[tuple[int, int], tuple[int | None, int | None]]:
+        return {(e.lane, e.i): (e.row, e.col) for e in self.entries}
+
+
+def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: bool) -> int | None:
+    if key not in entry:
+        raise doc.error(f"entry has no {key!r}", entry)
+    v = entry[key]
+    if v is None and nullable:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise doc.error(f"{key!r} must be an integer{' or null' if nullable else ''}, found {v!r}", entry, key)
+    if not 0 <= v < limit:
+        raise doc.error(f"{key!r} = {v} is outside 0..{limit - 1}", entry, key)
+    return v
+
+
+def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
+    """``{"entries": [...], "rows": R, "cols": C, ...}`` or a bare list of entries.  Keys other
+    than lane/i/row/col (``element``, ``mma``...) are tolerated."""
+    text = decode_source(text, source)
+    if not text.strip():
+        raise NotationError("empty table", 1, 1, source)
+    doc = load_json(text, source)
+    top = doc.value
+    rows = cols = None
+    if isinstance(top, dict):
+        if "entries" not in top:
+            raise doc.error("expected an object with \"entries\" (or a bare list of entries)", top)
+        for key in ("rows", "cols"):
+            if key in top and top[key] is not None:
+                v = _int_field(doc, top, key, MAX_COORD + 1, False)
+                if v == 0:
+                    raise doc.error(f"{key!r} must be >= 1", top, key)
+                rows, cols = (v, cols) if key == "rows" else (rows, v)
+        entries = top["entries"]
+        if not isinstance(entries, list):
+            raise doc.error("\"entries\" must be a list", top, "entries")
+    elif isinstance(top, list):
+        entries = top
+    else:
+        raise doc.error("expected an object with \"entries\" or a list of entries", top)
+    if len(entries) > MAX_ENTRIES:
+        raise doc.error(f"{len(entries)} entries (limit {MAX_ENTRIES})", entries)
+    seen: dict[tuple[int, int], tuple[int, int]] = {}
+    out = []
+    for j, e in enumerate(entries):
+        if not isinstance(e, dict):
+            raise doc.error("an entry must be an object with lane, i, row, col", entries, j)
+        lane = _int_field(doc, e, "lane", MAX_LANE, False)
+        i = _int_field(doc, e, "i", MAX_I, False)
+        row = _int_field(doc, e, "row", MAX_COORD, True)
+        col = _int_field(doc, e, "col", MAX_COORD, True)
+        if rows is not None and row is not None and row >= rows:
+            raise doc.error(f"row {row} is outside the table's {rows} rows", e, "row")
+        if cols is not None and col is not None and col >= cols:
+            raise doc.error(f"col {col} is outside the table's {cols} cols", e, "col")
+        key = (lane, i)  # type: ignore[assignment]
+        if key in seen:
+            first = seen[key]
+            raise doc.error(f"lane {lane}, i {i} appears twice (first at {first[0]}:{first[1]})", entries, j)
+        seen[key] = doc.where(entries, j)  # type: ignore[index]
+        out.append(TableEntry(lane, i, row, col))  # type: ignore[arg-type]
+    if not out:
+        raise doc.error("the table has no entries", entries)
+    return LayoutTable(tuple(out), rows, cols)
+
+
+def table_to_formula(table: LayoutTable, prefix: str = "a", *, text: str = "", operand: str | None = None,
+                     source: str = "argument") -> TVImport:
+    """``row``/``col`` as one case per distinct value over a set of ``key = %laneid * values + i``."""
+    threads, values = table.threads, table.values
+    if threads < 1:
+        raise NotationError("the table has no entries", 1, 1, source)
+    key_expr = BinOp("+", BinOp("*", Var("lane"), Num(values)), Var("i")) if values > 1 else Var("lane")
+    defs = [Definition("key", (Case(key_expr, domain_condition(threads, values)),))]
+    for name, pick in (("row", lambda e: e.row), ("col", lambda e: e.col)):
+        groups: dict[int, list[int]] = {}
+        for e in table.entries:
+            v = pick(e)
+            if v is not None:
+                groups.setdefault(v, []).append(e.lane * values + e.i)
+        cases = tuple(Case(Num(v), InSet(Ref("key"), tuple(sorted(ks)))) for v, ks in sorted(groups.items()))
+        if not cases:  # nothing defined: a case that never applies keeps the definition well-formed
+            cases = (Case(Num(0), InSet(Ref("key"), (-1,))),)
+        defs.append(Definition(name, cases))
+    extent = (table.rows, table.cols) if table.rows is not None and table.cols is not None else None
+    return TVImport(Formula(tuple(defs), prefix), threads, values, text, "table", extent,
+                    operand.upper() if operand else None)
+
+
+def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]], rows: int | None = None,
+                       cols: int | None = None) -> LayoutTable:
+    """A table built in code (e.g. from a formula evaluated cell by cell); same checks as text."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for lane, i, row, col in entries:
+        if (lane, i) in seen:
+            raise NotationError(f"lane {lane}, i {i} appears twice")
+        for label, v, limit in (("lane", lane, MAX_LANE), ("i", i, MAX_I), ("row", row, MAX_COORD),
+                                ("col", col, MAX_COORD)):
+            if v is None and label in ("row", "col"):
+                continue
+            if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < limit:
+                raise NotationError(f"{label} = {v!r} is outside 0..{limit - 1}")
+        seen.add((lane, i))
+        out.append(TableEntry(lane, i, row, col))
+    if not out:
+        raise NotationError("the table has no entries")
+    return LayoutTable(tuple(out), rows, cols)
+
+
+def import_table(text: str | bytes, prefix: str = "a", *, operand: str | None = None,
+                 source: str = "argument") -> TVImport:
+    """``parse_table`` then ``table_to_formula`` (the ``conform --table FILE`` path)."""
+    table = parse_table(text, source)
+    raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+    return table_to_formula(table, prefix, text=raw, operand=operand, source=source)

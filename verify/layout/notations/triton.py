@@ -1,0 +1,374 @@
+"""Triton linear layouts: per input dimension, one basis vector per index bit.
+
+Triton describes every distributed layout as a linear map over GF(2): the (row, col) of register
+``r`` in lane ``l`` of warp ``w`` is the XOR of the bases of the set bits of ``r``, ``l`` and ``w``.
+A zero basis means replication (two indices hold the same cell).  This module reads such a
+layout — as JSON, as gluon's printed ``DistributedLinearLayout(reg_bases=..., ...)``, or as the
+MLIR attribute ``#ttg.linear<{register = ..., lane = ..., warp = ..., block = ...}>`` — with its
+own small grammars (no ``eval``, no unbounded ``json``) and turns it into a formula over
+``%laneid`` and ``i`` using only ``& ^ >> *`` on non-negative values.
+
+Bases need not be powers of two.  A basis such as ``[3, 0]`` is a legal GF(2) vector — Triton's
+``LinearLayout`` accepts any vector below the output size, and swizzled layouts use multi-bit
+bases — so it is accepted and XORed in like any other.  What *is* required: two coordinates per
+basis (a 2-D fragment), non-negative values below the shape, and power-of-two shape entries (an
+F2-linear layout always spans a power-of-two extent).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
+
+from .cute import domain_condition
+from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
+
+MAX_BASES = {"register": 16, "lane": 6, "warp": 5, "block": 8}
+MAX_EXTENT = 1 << 20
+MAX_LIST_DEPTH = 4
+_KEYS = {
+    "register": "register", "reg_bases": "register", "reg": "register",
+    "lane": "lane", "lane_bases": "lane",
+    "warp": "warp", "warp_bases": "warp",
+    "block": "block", "block_bases": "block",
+    "shape": "shape",
+}
+
+Basis = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class TritonLayout:
+    """A 2-D distributed linear layout: bases per input dimension, and the output shape."""
+
+    register: tuple[Basis, ...]
+    lane: tuple[Basis, ...]
+    warp: tuple[Basis, ...] = ()
+    block: tuple[Basis, ...] = ()
+    shape: tuple[int, int] = (1, 1)
+
+    @property
+    def values(self) -> int:
+        return 1 << len(self.register)
+
+    @property
+    def threads(self) -> int:
+        """Lanes times warps: the thread index is ``lane + (1 << len(lane)) * warp``."""
+        return 1 << (len(self.lane) + len(self.warp))
+
+    def __call__(self, register: int, lane: int, warp: int = 0, block: int = 0) -> tuple[int, int]:
+        """(row, col) = XOR of the bases of the set bits of each input index."""
+        row = col = 0
+        for index, bases in ((register, self.register), (lane, self.lane), (warp, self.warp),
+                             (block, self.block)):
+            if not 0 <= index < (1 << len(bases)):
+                raise ValueError(f"index {index} outside 0..{(1 << len(bases)) - 1}")
+            for b, (r, c) in enumerate(bases):
+                if index >> b & 1:
+                    row ^= r
+                    col ^= c
+        return row, col
+
+    def at_thread(self, thread: int, i: int) -> tuple[int, int]:
+        """(row, col) of element ``i`` of thread ``thread`` (lane bits low, warp bits above)."""
+        nl = len(self.lane)
+        return self(i, thread & ((1 << nl) - 1), thread >> nl)
+
+
+# ----------------------------------------------------------------------------- printed form
+
+_TOKEN = re.compile(r"""
+    (?P<ws>[ \t\r\n]+)
+  | (?P<num>-?[0-9]+)
+  | (?P<name>[A-Za-z_][A-Za-z0-9_]*)
+  | (?P<str>"[A-Za-z_][A-Za-z0-9_]*")
+  | (?P<p>[\[\](){}<>,=:.\#])
+""", re.VERBOSE)
+
+
+def _tokens(text: str, source: str) -> list[tuple[str, str, int, int]]:
+    toks, line, line_start, k = [], 1, 0, 0
+    while k < len(text):
+        m = _TOKEN.match(text, k)
+        col = k - line_start + 1
+        if m is None:
+            raise NotationError(f"unexpected character {text[k]!r}", line, col, source)
+        s = m.group()
+        if m.lastgroup == "ws":
+            if "\n" in s:
+                line += s.count("\n")
+                line_start = k + s.rfind("\n") + 1
+        elif m.lastgroup == "num":
+            if len(s.lstrip("-")) > 9:
+                raise NotationError(f"number {s[:20]}{'...' if len(s) > 20 else ''} is too large", line, col, source)
+            toks.append(("num", s, line, col))
+        elif m.lastgroup == "str":
+            toks.append(("name", s[1:-1], line, col))
+        else:
+            toks.append((m.lastgroup, s, line, col))
+        k = m.end()
+    toks.append(("end", "", line, len(text) - line_start + 1))
+    return toks
+
+
+def _parse_printed(text: str, source: str) -> dict[str, tuple[object, int, int]]:
+    """``Head(k=v, ...)``, ``#ttg.linear<{k = v, ...}>`` or ``{k: v, ...}`` -> {key: (value, line, col)}."""
+    toks = _tokens(text, source)
+    k = 0
+
+    def err(message: str, t: tuple) -> NotationError:
+        return NotationError(message, t[2], t[3], source)
+
+    def is_p(t: tuple, p: str) -> bool:
+        return t[0] == "p" and t[1] == p
+
+    closers: list[str] = []
+    if is_p(toks[k], "#"):  # MLIR attribute: #ttg.linear<{ ... }>
+        k += 1
+        while toks[k][0] == "name" or is_p(toks[k], "."):
+            k += 1
+        if not is_p(toks[k], "<"):
+            raise err(f"expected '<' after the attribute name, found {toks[k][1]!r}", toks[k])
+        k += 1
+        closers.append(">")
+    elif toks[k][0] == "name":  # DistributedLinearLayout(...) / LinearLayout(...)
+        while toks[k][0] == "name" or is_p(toks[k], "."):
+            k += 1
+        if not is_p(toks[k], "("):
+            raise err(f"expected '(' after the layout name, found {toks[k][1]!r}", toks[k])
+        k += 1
+        closers.append(")")
+    if is_p(toks[k], "{"):
+        k += 1
+        closers.append("}")
+    if not closers:
+        raise err("expected a linear layout: DistributedLinearLayout(...), #ttg.linear<{...}> or JSON",
+                  toks[k])
+    out: dict[str, tuple[object, int, int]] = {}
+    while not is_p(toks[k], closers[-1]):
+        key = toks[k]
+        if key[0] != "name":
+            raise err(f"expected a key such as reg_bases or lane, found {key[1]!r}", key)
+        if key[1] not in _KEYS:
+            raise err(f"unknown key {key[1]!r} (expected register/reg_bases, lane, warp, block, shape)", key)
+        name = _KEYS[key[1]]
+        if name in out:
+            raise err(f"{key[1]!r} given twice", key)
+        k += 1
+        if not (is_p(toks[k], "=") or is_p(toks[k], ":")):
+            raise err(f"expected '=' after {key[1]}, found {toks[k][1]!r}", toks[k])
+        k += 1
+        value, k = _parse_list(toks, k, source)
+        out[name] = (value, key[2], key[3])
+        if is_p(toks[k], ","):
+            k += 1
+        elif not is_p(toks[k], closers[-1]):
+            raise err(f"expected ',' or {closers[-1]!r}, found {toks[k][1] or 'end of input'!r}", toks[k])
+    while closers:
+        if not is_p(toks[k], closers[-1]):
+            raise err(f"expected {closers[-1]!r}, found {toks[k][1] or 'end of input'!r}", toks[k])
+        closers.pop()
+        k += 1
+    if toks[k][0] != "end":
+        raise err(f"unexpected {toks[k][1]!r} after the layout", toks[k])
+    return out
+
+
+def _parse_list(toks: list, k: int, source: str) -> tuple[object, int]:
+    """``INT | '[' [value {',' value}] ']'`` with an explicit stack, at most ``MAX_LIST_DEPTH`` deep."""
+    stack: list[list] = []
+    opens: list[tuple] = []
+    while True:
+        t = toks[k]
+        if t[0] == "p" and t[1] == "[":
+            if len(stack) >= MAX_LIST_DEPTH:
+                raise NotationError(f"list nested deeper than {MAX_LIST_DEPTH} levels", t[2], t[3], source)
+            stack.append([])
+            opens.append(t)
+            k += 1
+            if toks[k][0] == "p" and toks[k][1] == "]":
+                value: object = stack.pop()
+                opens.pop()
+                k += 1
+            else:
+                continue
+        elif t[0] == "num":
+            value = (int(t[1]), t[2], t[3])
+            k += 1
+        else:
+            raise NotationError(f"expected a number or '[', found {t[1] or 'end of input'!r}", t[2], t[3], source)
+        while True:
+            if not stack:
+                return value, k
+            stack[-1].append(value)
+            t = toks[k]
+            if t[0] == "p" and t[1] == ",":
+                k += 1
+                if toks[k][0] == "p" and toks[k][1] == "]":  # trailing comma
+                    continue
+                break
+            if t[0] == "p" and t[1] == "]":
+                value = stack.pop()
+                opens.pop()
+                k += 1
+                continue
+            o = opens[-1]
+            raise NotationError(f"expected ',' or ']' (list opened at {o[2]}:{o[3]}), found "
+                                f"{t[1] or 'end of input'!r}", t[2], t[3], source)
+
+
+# ----------------------------------------------------------------------------- validation
+
+def _from_json(doc: JsonDoc) -> dict[str, tuple[object, int, int]]:
+    obj = doc.value
+    if not isinstance(obj, dict):
+        raise doc.error("expected a JSON object with register/lane/warp/block bases", obj)
+    out: dict[str, tuple[object, int, int]] = {}
+
+    def convert(v: object, parent: object, key: object) -> object:
+        """JSON ints -> (value, line, col); lists stay lists (depth already bounded by load_json)."""
+        if isinstance(v, list):
+            return [convert(y, v, j) for j, y in enumerate(v)]
+        line, col = doc.where(parent, key)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise NotationError(f"expected an integer, found {v!r}", line, col, doc.source)
+        if abs(v) >= 1 << 30:
+            raise NotationError(f"number {v} is too large", line, col, doc.source)
+        return (v, line, col)
+
+    for key, value in obj.items():
+        line, col = doc.where(obj, key)
+        if key == "meta":
+            continue
+        if key not in _KEYS:
+            raise NotationError(f"unknown key {key!r} (expected register/reg_bases, lane, warp, block, shape, meta)",
+                                line, col, doc.source)
+        name = _KEYS[key]
+        if name in out:
+            raise NotationError(f"{key!r} repeats {name!r}", line, col, doc.source)
+        out[name] = (convert(value, obj, key), line, col)
+    return out
+
+
+def _bases(name: str, raw: tuple[object, int, int] | None, source: str) -> tuple[Basis, ...]:
+    if raw is None:
+        return ()
+    value, line, col = raw
+    if not isinstance(value, list):
+        raise NotationError(f"{name} bases must be a list of [row, col] pairs", line, col, source)
+    if len(value) > MAX_BASES[name]:
+        raise NotationError(f"{len(value)} {name} bases (limit {MAX_BASES[name]})", line, col, source)
+    out = []
+    for b in value:
+        if not isinstance(b, list):
+            v, bl, bc = b  # type: ignore[misc]
+            raise NotationError(f"a {name} basis must be a [row, col] pair, found {v}", bl, bc, source)
+        if len(b) != 2:
+            where = b[0] if b and isinstance(b[0], tuple) else (None, line, col)
+            raise NotationError(f"a {name} basis has {len(b)} coordinates; only 2-D layouts (row, col) are "
+                                f"supported", where[1], where[2], source)
+        pair = []
+        for x in b:
+            if isinstance(x, list):
+                raise NotationError(f"a {name} basis coordinate must be an integer", line, col, source)
+            v, xl, xc = x
+            if v < 0:
+                raise NotationError(f"{name} basis coordinate {v} is negative", xl, xc, source)
+            pair.append(v)
+        out.append((pair[0], pair[1]))
+    return tuple(out)
+
+
+def _validate(fields: dict[str, tuple[object, int, int]], source: str) -> TritonLayout:
+    if "register" not in fields and "lane" not in fields:
+        raise NotationError("no register or lane bases given", 1, 1, source)
+    reg = _bases("register", fields.get("register"), source)
+    lane = _bases("lane", fields.get("lane"), source)
+    warp = _bases("warp", fields.get("warp"), source)
+    block = _bases("block", fields.get("block"), source)
+    if any(b != (0, 0) for b in block):
+        _, line, col = fields["block"]
+        raise NotationError("block (CTA) bases must be zero: a fragment layout lives in one CTA", line, col, source)
+    span = [0, 0]
+    for b in reg + lane + warp:
+        span[0] |= b[0]
+        span[1] |= b[1]
+    if "shape" in fields:
+        value, line, col = fields["shape"]
+        if not isinstance(value, list) or len(value) != 2 or any(isinstance(x, list) for x in value):
+            raise NotationError("shape must be [rows, cols]", line, col, source)
+        shape = []
+        for d, (v, xl, xc) in enumerate(value):  # type: ignore[misc]
+            if v < 1 or v > MAX_EXTENT or v & (v - 1):
+                raise NotationError(f"shape entry {v} is not a power of two in 1..2^20 (an F2-linear layout "
+                                    f"spans a power-of-two extent)", xl, xc, source)
+            if span[d] >= v:
+                raise NotationError(f"bases reach {'row' if d == 0 else 'col'} {span[d]}, outside shape {v}",
+                                    xl, xc, source)
+            shape.append(v)
+    else:
+        shape = [1 << s.bit_length() for s in span]
+    return TritonLayout(reg, lane, warp, block, (shape[0], shape[1]))
+
+
+def parse_triton(text: str | bytes, source: str = "argument") -> TritonLayout:
+    """A layout from JSON (``{"register": [[0,1],...], "lane": ..., "shape": [16, 8]}``, also
+    Triton's ``reg_bases``/``lane_bases``/... names), gluon's ``DistributedLinearLayout(...)``
+    printout, or the MLIR ``#ttg.linear<{...}>`` attribute."""
+    text = decode_source(text, source, limit=1 << 20)
+    stripped = text.lstrip()
+    if not stripped:
+        raise NotationError("empty layout", 1, 1, source)
+    if stripped.startswith("{") and re.match(r'\{\s*("|\})', stripped):
+        fields = _from_json(load_json(text, source, max_depth=MAX_LIST_DEPTH + 1))
+    else:
+        fields = _parse_printed(text, source)
+    return _validate(fields, source)
+
+
+# ----------------------------------------------------------------------------- formula
+
+def _bit(var: Var, b: int) -> BinOp:
+    return BinOp("&", var if b == 0 else BinOp(">>", var, Num(b)), Num(1))
+
+
+def triton_to_formula(layout: TritonLayout, prefix: str = "a", *, text: str = "", operand: str | None = None,
+                      source: str = "argument") -> TVImport:
+    """``row``/``col`` as XORs of basis-weighted index bits.
+
+    ``i`` is the register index; ``%laneid`` is the thread index, whose low ``len(lane)`` bits are
+    the lane and the bits above the warp (so 32 lanes x 4 warps is a 128-thread domain).
+    """
+    lane_var, i_var = Var("lane"), Var("i")
+    defs: list[Definition] = []
+    used_bits: list[tuple[str, Var, int, Basis]] = []
+    nl = len(layout.lane)
+    for label, var, bases, shift in (("r", i_var, layout.register, 0), ("l", lane_var, layout.lane, 0),
+                                     ("w", lane_var, layout.warp, nl)):
+        for b, basis in enumerate(bases):
+            if basis != (0, 0):
+                name = f"{label}{b}"
+                defs.append(Definition(name, (Case(_bit(var, b + shift), None),)))
+                used_bits.append((name, var, b, basis))
+    dom = domain_condition(layout.threads, layout.values)
+    for coord, out in ((0, "row"), (1, "col")):
+        expr = None
+        for name, _, _, basis in used_bits:
+            w = basis[coord]
+            if w == 0:
+                continue
+            term = Ref(name) if w == 1 else BinOp("*", Ref(name), Num(w))
+            expr = term if expr is None else BinOp("^", expr, term)
+        defs.append(Definition(out, (Case(expr if expr is not None else Num(0), dom),)))
+    formula = Formula(tuple(defs), prefix)
+    return TVImport(formula, layout.threads, layout.values, text, "triton", layout.shape,
+                    operand.upper() if operand else None)
+
+
+def import_triton(text: str | bytes, prefix: str = "a", *, operand: str | None = None,
+                  source: str = "argument") -> TVImport:
+    """``parse_triton`` then ``triton_to_formula`` (the ``conform --triton FILE`` path)."""
+    layout = parse_triton(text, source)
+    raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+    return triton_to_formula(layout, prefix, text=raw.strip(), operand=operand, source=source)

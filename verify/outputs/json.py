@@ -1,0 +1,53 @@
+"""Results -> JSON (schema 1): one canonical document per command, byte-stable.
+
+Keys keep the contract order (README "JSON contract"); the same input gives byte-identical
+output, so CI can diff it.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence
+
+from ..layout.model import Layout
+from ..layout.sparse import SparseMap
+from ..results import SCHEMA, Report
+from .table import sparse_entries, table_entries
+
+
+def to_json(obj: Any) -> str:
+    """Canonical JSON: stable key order as built, two-space indent, trailing newline."""
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
+def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "schema": SCHEMA,
+        "as_expected": report.as_expected,
+        "layouts": [r.to_json(timings) for r in report.results],
+        "findings": [f.to_json() for f in report.findings],
+    }
+    if report.instructions:
+        out["instructions"] = [i.to_json() for i in report.instructions]  # type: ignore[attr-defined]
+    if report.doc_findings:
+        out["doc_findings"] = [f.to_json() for f in report.doc_findings]
+    return out
+
+
+def list_json(layouts: Sequence[Layout]) -> dict[str, Any]:
+    return {"schema": SCHEMA, "layouts": [
+        {"id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape), "operand": lay.operand,
+         "types": list(lay.types), "variant": lay.variant, "section": lay.source.section,
+         "corrected": lay.corrected, "derived": lay.derived or None} for lay in layouts]}
+
+
+def table_json(lay: Layout, metadata: int | None = None) -> dict[str, Any]:
+    """Schema-1 table; sparse A entries add chunk and logical column for a metadata value."""
+    out: dict[str, Any] = {"schema": SCHEMA, "id": lay.id, "rows": lay.rows, "cols": lay.cols,
+                           "groups": lay.groups}
+    if isinstance(lay.map, SparseMap):
+        md = lay.map.model
+        out["metadata"] = f"0x{(md.canonical if metadata is None else metadata):08x}"
+        out["entries"] = sparse_entries(lay, metadata)
+    else:
+        out["entries"] = table_entries(lay)
+    return out

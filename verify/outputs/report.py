@@ -1,0 +1,761 @@
+"""Reports for doc reviewers: ``ptx-verify report PATH... --out DIR``.
+
+Writes ``DIR/report.md`` (Markdown, pictures linked from ``DIR/svg/``), ``DIR/report.html``
+(one self-contained page: inline CSS, inline SVG, no external resources) and
+``DIR/svg/<layout id>.svg``, one picture per layout that has a finding.
+
+Everything here is a pure function of the checked ``Report``: no timestamps, no timings,
+sorted order, integer coordinates, so the same input gives byte-identical files.  The
+files are written into a temporary directory next to ``DIR`` and renamed into place at
+the end, so a failed run never leaves a half-written report.
+
+Suggested corrections come from (a) the spec's ``[fragment.corrected]`` layout
+(``ID@corrected``) when there is one, else (b) :func:`constant_fix`: the smallest change
+to one integer constant of the formula that makes the fragment a bijection, proved by
+both engines (``verify.checks.fixes``).
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+from urllib.parse import quote
+
+from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix
+from ..checks.fragment import DEFAULT_TIMEOUT
+from ..engines import oracle
+from ..layout.model import CHECK_NAMES, Layout, section_key
+from ..results import Finding, LayoutResult, Report
+from .svg import esc, fragment_svg, summary_counts
+from .table import table_entries
+
+REPORT_FILES = ("report.md", "report.html", "svg")
+
+
+# ----------------------------------------------------------------------------- model
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@+-]", "-", text)
+
+
+def svg_name(layout_id: str) -> str:
+    return slug(layout_id) + ".svg"
+
+
+@dataclass
+class LayoutEntry:
+    """One layout with findings: the doc's words, each finding, picture, correction."""
+
+    layout_id: str
+    layout: Layout | None  # None for a doc formula that does not parse
+    findings: list[Finding]
+    pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
+    svg: str = ""
+    svg_file: str = ""
+    counts: Mapping[str, int] = field(default_factory=dict)
+    corrected: Layout | None = None
+    corrected_result: LayoutResult | None = None
+    fix: ConstantFix | None = None
+    fix_searched: bool = False
+    fix_bound: int = MAX_DELTA
+    source_excerpt: list[str] = field(default_factory=list)
+
+    @property
+    def as_expected(self) -> bool:
+        return all(f.as_expected for f in self.findings)
+
+
+@dataclass
+class Model:
+    results: list[LayoutResult]
+    entries: list[LayoutEntry]
+    instructions: list[dict[str, Any]]
+    instruction_ok: list[bool]
+    other_findings: list[Finding]  # findings not tied to a layout (instruction-level)
+    as_expected: bool
+    documents: list[str]
+    n_specs: int
+    doc_findings: list[Any] = field(default_factory=list)  # errata in the doc text (ingest)
+
+
+def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
+    idx = {id(r): k for k, r in enumerate(results)}
+    return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
+
+
+def _excerpt(cex: Mapping[str, Any] | None) -> list[str]:
+    """For a syntax finding: the offending line of the spec file with a caret."""
+    if not cex or "file" not in cex:
+        return []
+    try:
+        lines = Path(cex["file"]).read_text(encoding="utf-8").split("\n")
+        text = lines[int(cex["line"]) - 1]
+    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+        return []
+    col = max(1, int(cex.get("col", 1)))
+    return [text.rstrip(), " " * (col - 1) + "^"]
+
+
+def _highlight_elements(findings: Iterable[Finding]) -> set[tuple[int, int]]:
+    return {(int(f.counterexample["lane"]), int(f.counterexample["i"])) for f in findings
+            if f.check == "in_range" and f.counterexample and "lane" in f.counterexample}
+
+
+def _highlights(findings: Iterable[Finding]) -> set[tuple[int, int, int]]:
+    out = set()
+    for f in findings:
+        c = f.counterexample or {}
+        if f.check in ("injective", "surjective") and "row" in c and "col" in c:
+            out.add((int(c.get("mma", 0)), int(c["row"]), int(c["col"])))
+    return out
+
+
+def _instruction_json(ins: object) -> dict[str, Any]:
+    try:
+        j = ins.to_json()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an instruction object we cannot render is shown by name
+        j = {}
+    return j if isinstance(j, dict) else {"value": j}
+
+
+def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
+          search: bool = True) -> Model:
+    results = _layout_order(report.results)
+    by_id = {r.layout.id: r for r in results}
+    order = {r.layout.id: k for k, r in enumerate(results)}
+
+    def rank(lid: str) -> float:
+        if lid in order:
+            return order[lid]
+        if lid + "@corrected" in order:
+            return order[lid + "@corrected"] - 0.5
+        return float(len(order))
+
+    check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
+    grouped: dict[str, list[Finding]] = {}
+    other: list[Finding] = []
+    for f in report.findings:
+        if f.layout in by_id or (f.check == "syntax" and f.layout + "@corrected" in by_id):
+            grouped.setdefault(f.layout, []).append(f)
+        else:
+            other.append(f)
+    entries: list[LayoutEntry] = []
+    for lid in sorted(grouped, key=lambda x: (rank(x), x)):
+        fs = sorted(grouped[lid], key=lambda f: (check_rank.get(f.check, 99), f.check))
+        res = by_id.get(lid)
+        lay = res.layout if res else None
+        e = LayoutEntry(lid, lay, fs)
+        cres = by_id.get(lid + "@corrected")
+        if cres is not None and not (lay is not None and lay.corrected):
+            e.corrected, e.corrected_result = cres.layout, cres
+        e.pictured = lay if lay is not None else e.corrected
+        if e.pictured is not None:
+            try:
+                entries_tab = table_entries(e.pictured)
+            except (oracle.EvalError, ImportError, ValueError):
+                entries_tab = None
+            if entries_tab is not None:
+                title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
+                e.svg = fragment_svg(e.pictured, entries_tab, title=title,
+                                     highlight=_highlights(fs) if lay is not None else (),
+                                     highlight_elements=_highlight_elements(fs) if lay is not None else (),
+                                     uid=slug(lid))
+                e.svg_file = "svg/" + svg_name(lid)
+                e.counts = summary_counts(e.pictured, entries_tab)
+        bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
+        if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected:
+            e.fix_searched, e.fix_bound = True, max_delta
+            e.fix = constant_fix(lay, timeout, max_delta)
+        for f in fs:
+            if f.check == "syntax":
+                e.source_excerpt = _excerpt(f.counterexample)
+        entries.append(e)
+
+    instructions = [_instruction_json(i) for i in report.instructions]
+    ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
+    docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
+    return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
+                 list(report.doc_findings))
+
+
+# ----------------------------------------------------------------------------- doc terms
+
+def _trace(layout: Layout, lane: int, i: int) -> str:
+    """The formula's named values at (lane, i): ``groupID = 1, threadID_in_group = 1, row = 9, col = 2``."""
+    ev = oracle.Evaluator(layout.formula, lane, i)
+    parts = []
+    for d in layout.formula.definitions:
+        try:
+            v = ev.value(d.name)
+            s = f"[{v[0]} ... {v[1]}]" if isinstance(v, tuple) else str(v)
+        except oracle.Undefined:
+            s = "undefined (no case applies)"
+        except oracle.EvalError as err:
+            s = f"error ({err.message})"
+        parts.append(f"{d.name} = {s}")
+    return ", ".join(parts)
+
+
+def _mma(cex: Mapping[str, Any]) -> str:
+    return f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
+
+
+def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
+    """The counterexample in the doc's terms, one statement per line."""
+    c = f.counterexample
+    if not c:
+        return []
+    if f.check == "in_range":
+        where = ("no case of the formula applies" if c.get("row") is None
+                 else f"cell ({c['row']}, {c['col']}){_mma(c)}, outside the matrix")
+        out = [f"lane {c['lane']}, element {c['element']}: {where}"]
+        if layout is not None:
+            out.append(f"at lane {c['lane']}, i = {c['i']}: {_trace(layout, c['lane'], c['i'])}")
+        return out
+    if f.check == "injective":
+        a, b = c["first"], c["second"]
+        out = [f"lane {a['lane']}, element {a['element']}, cell ({c['row']}, {c['col']}){_mma(c)}",
+               f"lane {b['lane']}, element {b['element']}, cell ({c['row']}, {c['col']}){_mma(c)}  (the same cell)"]
+        if layout is not None:
+            for x in (a, b):
+                out.append(f"at lane {x['lane']}, i = {x['i']}: {_trace(layout, x['lane'], x['i'])}")
+        return out
+    if f.check == "surjective":
+        return [f"cell ({c['row']}, {c['col']}){_mma(c)}: no lane holds it"]
+    if f.check == "syntax":
+        return []  # the message names file:line:col, and the entry shows the line with a caret
+    return [", ".join(f"{k} = {v}" for k, v in c.items())]
+
+
+def status_word(status: str, expected: str) -> str:
+    if status == expected:
+        return {"proved": "ok", "refuted": "FAIL (known)"}.get(status, status)
+    if status == "proved":
+        return f"ok (expected {expected})"
+    return {"refuted": "FAIL", "unknown": "unknown", "error": "ERROR"}.get(status, status)
+
+
+def _source_line(lay: Layout) -> str:
+    s = lay.source
+    doc = f"{s.document} {s.version}".strip()
+    where = f"{doc} \u00a7{s.section}"
+    if s.title:
+        where += f" \u201c{s.title}\u201d"
+    page = s.file if s.file != lay.spec_path else ""
+    if page:
+        where += f", page {page}" + (f" line {s.line}" if s.line else "")
+    if lay.spec_path:
+        where += f"; spec {lay.spec_path}" + (f":{lay.formula_line}" if lay.formula_line else "")
+    return where
+
+
+def _notes(lay: Layout, syntax_ids: set[str]) -> list[str]:
+    out = []
+    if lay.corrected:
+        out.append("corrected" + (" (doc formula does not parse)" if lay.id.removesuffix("@corrected") in syntax_ids else ""))
+    if any(v == "refuted" for v in lay.expect.values()):
+        out.append("known erratum")
+    if lay.derived:
+        out.append("derived (not stated by the doc text)")
+    return out
+
+
+def _instr_checks(j: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
+    checks = j.get("checks")
+    items: Iterable[tuple[str, Any]]
+    if isinstance(checks, dict):
+        items = checks.items()
+    elif isinstance(checks, list):
+        items = [(str(c.get("check", c.get("name", k))), c) for k, c in enumerate(checks) if isinstance(c, dict)]
+    else:
+        items = [(k, v) for k, v in j.items() if isinstance(v, dict) and "status" in v]
+    out = {}
+    for k, v in items:
+        if isinstance(v, dict):
+            out[str(k)] = (str(v.get("status", "")), str(v.get("expected", v.get("status", ""))))
+        else:
+            out[str(k)] = (str(v), str(v))
+    return out
+
+
+def _instr_name(j: Mapping[str, Any]) -> str:
+    for k in ("id", "instruction", "name"):
+        if isinstance(j.get(k), str):
+            name = j[k]
+            if k == "instruction" and isinstance(j.get("shape"), str):
+                name += "." + j["shape"]
+            return name
+    return "?"
+
+
+# ----------------------------------------------------------------------------- Markdown
+
+def _md(text: str) -> str:
+    """Escape Markdown inline specials (the doc's words are shown, never interpreted)."""
+    return re.sub(r"([\\`*_\[\]<>|#])", r"\\\1", text)
+
+
+def _cs(text: str) -> str:
+    """A Markdown code span holding ``text`` verbatim."""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fence(text: str) -> str:
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def _code(text: str, lang: str = "") -> list[str]:
+    body = text.strip("\n")
+    f = _fence(body)
+    return [f + lang, body, f]
+
+
+def render_markdown(m: Model) -> str:
+    o: list[str] = []
+    a = o.append
+    n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
+    unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
+        1 for f in m.other_findings if not f.as_expected)
+    bad_layouts = sum(1 for r in m.results if not r.as_expected)
+    a("# PTX warp-level fragment layouts: verification report")
+    a("")
+    a(f"Documents: {', '.join(m.documents) or 'none'} ({m.n_specs} spec files). "
+      f"{len(m.results)} layouts checked, {n_find} findings, {unexpected} unexpected.")
+    a("")
+    a("**Verdict: everything as expected.**" if m.as_expected else "**Verdict: UNEXPECTED results (see below).**")
+    a("")
+    a("Statuses: `ok` proved by both engines (Z3 and exhaustive enumeration); `FAIL (known)` refuted, as the spec "
+      "records (a known erratum); `FAIL` refuted unexpectedly; `unknown` Z3 gave up; `ERROR` the engines disagree.")
+    a("")
+    a("## Summary")
+    a("")
+    a("| Section | Instruction | Operand | Types | " + " | ".join(CHECK_NAMES) + " | Layout: notes |")
+    a("|---|---|---|---|" + "---|" * len(CHECK_NAMES) + "---|")
+    syntax_ids = {f.layout for e in m.entries for f in e.findings if f.check == "syntax"}
+    shown_syntax: set[str] = set()
+    for r in m.results:
+        lay = r.layout
+        base = lay.id.removesuffix("@corrected")
+        if lay.corrected and base in syntax_ids and base not in shown_syntax:
+            shown_syntax.add(base)
+            a(_md_row_syntax(lay, base))
+        cells = []
+        for name in CHECK_NAMES:
+            c = r.get(name)
+            w = status_word(c.status, c.expected)
+            cells.append(w if c.as_expected else f"**{w}**")
+        types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
+        notes = _notes(lay, syntax_ids)
+        ident = f"[{_md(lay.id)}](#{_md_anchor(lay.id)})" if any(e.layout_id == lay.id for e in m.entries) else _md(lay.id)
+        a(f"| {_md(lay.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
+          + " | ".join(cells) + f" | {ident}" + (f": {_md(', '.join(notes))}" if notes else "") + " |")
+    a("")
+    if m.instructions:
+        a("## Instruction-level checks")
+        a("")
+        names = sorted({k for j in m.instructions for k in _instr_checks(j)})
+        a("| Instruction | " + " | ".join(_md(n) for n in names) + " | As expected |")
+        a("|---|" + "---|" * len(names) + "---|")
+        for j, ok in zip(m.instructions, m.instruction_ok):
+            cs = _instr_checks(j)
+            cells = [status_word(*cs[n]) if n in cs else "\u2014" for n in names]
+            a(f"| {_md(_instr_name(j))} | " + " | ".join(_md(c) for c in cells) + f" | {'yes' if ok else '**no**'} |")
+        a("")
+    a("## Findings")
+    a("")
+    if not m.entries and not m.other_findings:
+        a("None: every property of every layout is proved.")
+        a("")
+    for e in m.entries:
+        o.extend(_md_entry(e))
+    if m.other_findings:
+        a("### Other findings")
+        a("")
+        for f in m.other_findings:
+            a(f"- **{_md(f.layout)}**, {_md(f.check)}: {status_word(f.status, f.expected)} "
+              f"(expected {f.expected}). {_md(f.message)}")
+        a("")
+    if m.doc_findings:
+        a("## Errata in the doc text")
+        a("")
+        pages = sorted({str(Path(f.page).parent) for f in m.doc_findings})
+        a("Found by `ptx-verify ingest` in the pages themselves (tables, element lists, figures, formulas); "
+          f"pages in {_md(', '.join(pages))}.")
+        a("")
+        a("| Page:line:col | Severity | Kind | Section | The doc's words | Finding |")
+        a("|---|---|---|---|---|---|")
+        for f in m.doc_findings:
+            a(f"| {_md(f'{Path(f.page).name}:{f.line}:{f.column}')} | {f.severity} | {_md(f.kind)} | {_md(f.section)} | "
+              f"{_cs(f.words) if f.words else ''} | {_md(f.message)} |")
+        a("")
+    a("---")
+    a("")
+    a(f"{len(m.results)} layouts: {len(m.results) - bad_layouts} as expected, {bad_layouts} unexpected. "
+      "Generated by `ptx-verify report`.")
+    return "\n".join(o).rstrip("\n") + "\n"
+
+
+def _md_anchor(lid: str) -> str:
+    # GitHub-style heading anchors are unpredictable for ids with dots; use explicit ids.
+    return "finding-" + slug(lid).replace(".", "-").replace("@", "-").lower()
+
+
+def _md_row_syntax(lay: Layout, base: str) -> str:
+    types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
+    cells = ["\u2014"] * len(CHECK_NAMES)
+    return (f"| {_md(lay.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
+            + " | ".join(cells) + f" | [{_md(base)}](#{_md_anchor(base)}): **syntax FAIL (known)**, the doc formula does not parse |")
+
+
+def _md_entry(e: LayoutEntry) -> list[str]:
+    o: list[str] = []
+    a = o.append
+    lay = e.layout or e.corrected
+    a(f'<a id="{_md_anchor(e.layout_id)}"></a>')
+    a("")
+    a(f"### {_md(e.layout_id)}")
+    a("")
+    if lay is not None:
+        a(f"- **Source:** {_md(_source_line(lay))}")
+        if lay.erratum:
+            a(f"- **Erratum (spec):** {_md(lay.erratum)}")
+        if lay.derived:
+            a(f"- **Derived:** {_md(lay.derived)}")
+        if e.counts and any(e.counts.values()):
+            a(f"- **Grid:** {e.counts['shared']} cells with several owners, {e.counts['empty']} empty cells, "
+              f"{e.counts['outside']} elements outside the matrix")
+    a("")
+    if e.layout is not None:
+        a("The doc's formula:")
+        a("")
+        o.extend(_code(e.layout.formula_text))
+        a("")
+        if e.layout.elements_text is not None:
+            a(f"The doc's element list: {_cs(e.layout.elements_text)}")
+            a("")
+    elif e.source_excerpt:
+        a("The doc's formula does not parse; at the marked column:")
+        a("")
+        o.extend(_code("\n".join(e.source_excerpt)))
+        a("")
+    for f in e.findings:
+        w = status_word(f.status, f.expected)
+        a(f"#### {_md(f.check)}: {w}" + ("" if f.as_expected else f" (expected {f.expected})"))
+        a("")
+        a(_md(f.message))
+        a("")
+        cl = counterexample_lines(f, e.layout)
+        if cl:
+            a("Counterexample:")
+            a("")
+            for line in cl:
+                a(f"- {_md(line)}")
+            a("")
+    o.extend(_md_correction(e))
+    if e.svg_file:
+        a(f"![{_md(e.pictured.id if e.pictured else e.layout_id)}]({quote(e.svg_file)})")
+        a("")
+    return o
+
+
+def _md_correction(e: LayoutEntry) -> list[str]:
+    o: list[str] = []
+    a = o.append
+    if e.corrected is not None and e.corrected_result is not None:
+        cr = e.corrected_result
+        ok = all(c.status == "proved" for c in cr.checks)
+        a(f"**Suggested correction** (the spec's `[fragment.corrected]`, checked as {_cs(e.corrected.id)}: "
+          + ("every property proved" if ok else "not every property proved: "
+             + ", ".join(f"{c.check} {c.status}" for c in cr.checks if c.status != "proved")) + "):")
+        a("")
+        if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
+            o.extend(_code(e.corrected.formula_text))
+            a("")
+        if e.layout is not None and e.corrected.elements_text != e.layout.elements_text and e.corrected.elements_text:
+            a(f"Element list: {_cs(e.corrected.elements_text)}")
+            a("")
+        if e.layout is not None and (e.corrected.registers, e.corrected.elements_per_register) != (
+                e.layout.registers, e.layout.elements_per_register):
+            a(f"Registers: {e.corrected.registers} x {e.corrected.elements_per_register} elements "
+              f"(.{e.corrected.register_type})")
+            a("")
+    elif e.fix is not None:
+        fx = e.fix
+        a(f"**Suggested correction** (search over one integer constant, |change| \u2264 {e.fix_bound}): in "
+          f"{_cs(fx.definition)}, change {fx.old} to {fx.new} (formula line {fx.pos.line}, column {fx.pos.col}). "
+          "The changed fragment is a bijection, proved by Z3 and by enumeration.")
+        a("")
+        if fx.old_line:
+            o.extend(_code(f"- {fx.old_line}\n+ {fx.new_line}", "diff"))
+            a("")
+    elif e.fix_searched:
+        a(f"No suggested correction: no change of one integer constant by at most {e.fix_bound} makes the fragment "
+          "a bijection.")
+        a("")
+    return o
+
+
+# ----------------------------------------------------------------------------- HTML
+
+CSS = """
+body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;margin:24px auto;max-width:1320px;color:#1a1a1a;
+line-height:1.45;padding:0 16px}
+h1{font-size:24px;margin-bottom:4px}h2{font-size:20px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
+h3{font-size:17px;margin:0 0 8px 0;font-family:"DejaVu Sans Mono",monospace}h4{font-size:14px;margin:14px 0 4px 0}
+table{border-collapse:collapse;font-size:12.5px}th,td{border:1px solid #c8c8c8;padding:3px 7px;text-align:left;
+vertical-align:top}th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even) td{background:#fafafa}
+td.id{font-family:"DejaVu Sans Mono",monospace;white-space:nowrap}
+.st{display:inline-block;min-width:34px;text-align:center;border-radius:3px;padding:0 4px;font-size:11.5px;
+font-weight:bold;white-space:nowrap}
+.ok{background:#d9f2d9;color:#145214}.known{background:#ffe8c2;color:#7a4300}.bad{background:#d00000;color:#fff}
+.unk{background:#ddd;color:#333}.none{color:#999}
+.verdict{font-size:16px;font-weight:bold;padding:6px 10px;display:inline-block;border-radius:4px}
+.verdict.good{background:#d9f2d9;color:#145214}.verdict.fail{background:#d00000;color:#fff}
+.entry{border:1px solid #ccc;border-left:6px solid #e0a040;border-radius:4px;padding:12px 16px;margin:18px 0;
+background:#fff}.entry.unexpected{border-left-color:#d00000}
+pre{background:#f5f5f5;border:1px solid #ddd;padding:8px 10px;font-size:12.5px;overflow-x:auto;margin:6px 0}
+pre.diff .del{color:#a00000}pre.diff .add{color:#006000}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 12px;margin:0 0 8px 0;font-size:13.5px}
+dt{font-weight:bold}dd{margin:0}
+ul.cex{margin:4px 0;font-family:"DejaVu Sans Mono",monospace;font-size:12.5px}
+.pic{overflow-x:auto;margin-top:10px}.note{color:#555;font-size:13px}
+code{font-family:"DejaVu Sans Mono",monospace;font-size:12.5px;background:#f3f3f3;padding:0 3px}
+"""
+
+
+def _badge(status: str, expected: str) -> str:
+    w = status_word(status, expected)
+    if status != expected:
+        cls = "bad"
+    else:
+        cls = {"proved": "ok", "refuted": "known"}.get(status, "unk")
+    return f'<span class="st {cls}">{esc(w)}</span>'
+
+
+def _h_anchor(lid: str) -> str:
+    return "finding-" + slug(lid)
+
+
+def render_html(m: Model) -> str:
+    o: list[str] = []
+    a = o.append
+    n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
+    unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
+        1 for f in m.other_findings if not f.as_expected)
+    a("<!DOCTYPE html>")
+    a('<html lang="en">')
+    a("<head>")
+    a('<meta charset="utf-8">')
+    a('<meta name="viewport" content="width=device-width, initial-scale=1">')
+    a("<title>PTX fragment layouts: verification report</title>")
+    a("<style>" + CSS.strip() + "</style>")
+    a("</head>")
+    a("<body>")
+    a("<h1>PTX warp-level fragment layouts: verification report</h1>")
+    a(f'<p>Documents: {esc(", ".join(m.documents) or "none")} ({m.n_specs} spec files). '
+      f"{len(m.results)} layouts checked, {n_find} findings, {unexpected} unexpected.</p>")
+    a('<p><span class="verdict good">Everything as expected</span></p>' if m.as_expected
+      else '<p><span class="verdict fail">UNEXPECTED results</span></p>')
+    a('<p class="note">Statuses: <span class="st ok">ok</span> proved by both engines (Z3 and exhaustive '
+      'enumeration); <span class="st known">FAIL (known)</span> refuted, as the spec records (a known erratum); '
+      '<span class="st bad">FAIL</span> refuted unexpectedly; <span class="st unk">unknown</span> Z3 gave up; '
+      "ERROR: the engines disagree.</p>")
+    a("<h2>Summary</h2>")
+    a("<table>")
+    a("<thead><tr><th>Section</th><th>Instruction</th><th>Operand</th><th>Types</th>"
+      + "".join(f"<th>{esc(c)}</th>" for c in CHECK_NAMES) + "<th>Layout</th><th>Notes</th></tr></thead>")
+    a("<tbody>")
+    syntax_ids = {f.layout for e in m.entries for f in e.findings if f.check == "syntax"}
+    with_entry = {e.layout_id for e in m.entries}
+    shown: set[str] = set()
+    for r in m.results:
+        lay = r.layout
+        base = lay.id.removesuffix("@corrected")
+        types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
+        head = (f"<td>{esc(lay.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
+                f"<td>{esc(lay.operand)}</td><td>{esc(types)}</td>")
+        if lay.corrected and base in syntax_ids and base not in shown:
+            shown.add(base)
+            a(f"<tr>{head}" + f'<td colspan="{len(CHECK_NAMES)}">{_badge("refuted", "refuted")} '
+              "the doc formula does not parse (syntax)</td>"
+              f'<td class="id"><a href="#{esc(_h_anchor(base))}">{esc(base)}</a></td><td>known erratum</td></tr>')
+        cells = "".join(f"<td>{_badge(r.get(c).status, r.get(c).expected)}</td>" for c in CHECK_NAMES)
+        ident = (f'<a href="#{esc(_h_anchor(lay.id))}">{esc(lay.id)}</a>' if lay.id in with_entry else esc(lay.id))
+        a(f"<tr>{head}{cells}<td class=\"id\">{ident}</td><td>{esc(', '.join(_notes(lay, syntax_ids)))}</td></tr>")
+    a("</tbody></table>")
+    if m.instructions:
+        a("<h2>Instruction-level checks</h2>")
+        names = sorted({k for j in m.instructions for k in _instr_checks(j)})
+        a("<table><thead><tr><th>Instruction</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
+          + "<th>As expected</th></tr></thead><tbody>")
+        for j, ok in zip(m.instructions, m.instruction_ok):
+            cs = _instr_checks(j)
+            cells = "".join(f"<td>{_badge(*cs[n])}</td>" if n in cs else '<td class="none">\u2014</td>' for n in names)
+            a(f'<tr><td class="id">{esc(_instr_name(j))}</td>{cells}<td>{"yes" if ok else "<b>no</b>"}</td></tr>')
+        a("</tbody></table>")
+    a("<h2>Findings</h2>")
+    if not m.entries and not m.other_findings:
+        a("<p>None: every property of every layout is proved.</p>")
+    for e in m.entries:
+        o.extend(_html_entry(e))
+    if m.other_findings:
+        a("<h3>Other findings</h3><ul>")
+        for f in m.other_findings:
+            a(f"<li><code>{esc(f.layout)}</code>, {esc(f.check)}: {_badge(f.status, f.expected)} {esc(f.message)}</li>")
+        a("</ul>")
+    if m.doc_findings:
+        a("<h2>Errata in the doc text</h2>")
+        a('<p class="note">Found by <code>ptx-verify ingest</code> in the pages themselves (tables, element '
+          "lists, figures, formulas).</p>")
+        a("<table><thead><tr><th>Page:line:col</th><th>Severity</th><th>Kind</th><th>Section</th>"
+          "<th>The doc's words</th><th>Finding</th></tr></thead><tbody>")
+        for f in m.doc_findings:
+            a(f'<tr><td class="id" title="{esc(f.page)}">{esc(f"{Path(f.page).name}:{f.line}:{f.column}")}</td>'
+              f"<td>{esc(f.severity)}</td>"
+              f"<td>{esc(f.kind)}</td><td>{esc(f.section)}</td><td><code>{esc(f.words)}</code></td>"
+              f"<td>{esc(f.message)}</td></tr>")
+        a("</tbody></table>")
+    a('<p class="note">Generated by <code>ptx-verify report</code>.</p>')
+    a("</body>")
+    a("</html>")
+    return "\n".join(o) + "\n"
+
+
+def _html_entry(e: LayoutEntry) -> list[str]:
+    o: list[str] = []
+    a = o.append
+    lay = e.layout or e.corrected
+    cls = "entry" + ("" if e.as_expected else " unexpected")
+    a(f'<section class="{cls}" id="{esc(_h_anchor(e.layout_id))}">')
+    a(f"<h3>{esc(e.layout_id)}</h3>")
+    a("<dl>")
+    if lay is not None:
+        a(f"<dt>Source</dt><dd>{esc(_source_line(lay))}</dd>")
+        if lay.erratum:
+            a(f"<dt>Erratum (spec)</dt><dd>{esc(lay.erratum)}</dd>")
+        if lay.derived:
+            a(f"<dt>Derived</dt><dd>{esc(lay.derived)}</dd>")
+        if e.counts and any(e.counts.values()):
+            a(f"<dt>Grid</dt><dd>{e.counts['shared']} cells with several owners, {e.counts['empty']} empty cells, "
+              f"{e.counts['outside']} elements outside the matrix</dd>")
+    a("</dl>")
+    if e.layout is not None:
+        a("<div>The doc&#x27;s formula:</div>")
+        a(f"<pre>{esc(e.layout.formula_text.strip(chr(10)))}</pre>")
+        if e.layout.elements_text is not None:
+            a(f"<div>The doc&#x27;s element list: <code>{esc(e.layout.elements_text)}</code></div>")
+    elif e.source_excerpt:
+        a("<div>The doc&#x27;s formula does not parse; at the marked column:</div>")
+        a(f"<pre>{esc(chr(10).join(e.source_excerpt))}</pre>")
+    for f in e.findings:
+        a(f"<h4>{esc(f.check)}: {_badge(f.status, f.expected)}"
+          + ("" if f.as_expected else f" (expected {esc(f.expected)})") + "</h4>")
+        a(f"<div>{esc(f.message)}</div>")
+        cl = counterexample_lines(f, e.layout)
+        if cl:
+            a("<div>Counterexample:</div><ul class=\"cex\">" + "".join(f"<li>{esc(x)}</li>" for x in cl) + "</ul>")
+    if e.corrected is not None and e.corrected_result is not None:
+        cr = e.corrected_result
+        ok = all(c.status == "proved" for c in cr.checks)
+        a(f"<h4>Suggested correction</h4><div>The spec&#x27;s <code>[fragment.corrected]</code>, checked as "
+          f"<code>{esc(e.corrected.id)}</code>: "
+          + ("every property proved." if ok else "not every property proved: " + esc(
+              ", ".join(f"{c.check} {c.status}" for c in cr.checks if c.status != "proved"))) + "</div>")
+        if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
+            a(f"<pre>{esc(e.corrected.formula_text.strip(chr(10)))}</pre>")
+        if e.layout is not None and e.corrected.elements_text != e.layout.elements_text and e.corrected.elements_text:
+            a(f"<div>Element list: <code>{esc(e.corrected.elements_text)}</code></div>")
+        if e.layout is not None and (e.corrected.registers, e.corrected.elements_per_register) != (
+                e.layout.registers, e.layout.elements_per_register):
+            a(f"<div>Registers: {e.corrected.registers} x {e.corrected.elements_per_register} elements "
+              f"(.{esc(e.corrected.register_type)})</div>")
+    elif e.fix is not None:
+        fx = e.fix
+        a(f"<h4>Suggested correction</h4><div>Search over one integer constant (|change| \u2264 {e.fix_bound}): in "
+          f"<code>{esc(fx.definition)}</code>, change {fx.old} to {fx.new} (formula line {fx.pos.line}, column "
+          f"{fx.pos.col}). The changed fragment is a bijection, proved by Z3 and by enumeration.</div>")
+        if fx.old_line:
+            a(f'<pre class="diff"><span class="del">- {esc(fx.old_line)}</span>\n'
+              f'<span class="add">+ {esc(fx.new_line)}</span></pre>')
+    elif e.fix_searched:
+        a(f"<h4>Suggested correction</h4><div>None found: no change of one integer constant by at most {e.fix_bound} "
+          "makes the fragment a bijection.</div>")
+    if e.svg:
+        a(f'<div class="pic">{e.svg.strip()}</div>')
+    a("</section>")
+    return o
+
+
+# ----------------------------------------------------------------------------- files
+
+class OutputError(Exception):
+    """The output directory cannot be written or holds files the report does not own."""
+
+
+def render_files(m: Model) -> dict[str, str]:
+    """Relative path -> text, for every file of the report."""
+    files = {"report.md": render_markdown(m), "report.html": render_html(m)}
+    for e in m.entries:
+        if e.svg_file:
+            files[e.svg_file] = e.svg
+    return dict(sorted(files.items()))
+
+
+def write_tree(files: Mapping[str, str], out: str | Path) -> None:
+    """Write ``files`` into ``out`` all at once: temp dir beside it, then rename into place.
+
+    An existing ``out`` is replaced only if it holds nothing but a previous report.
+    """
+    out = Path(out)
+    if out.exists():
+        if not out.is_dir():
+            raise OutputError(f"{out} exists and is not a directory")
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
+        if foreign:
+            raise OutputError(f"{out} holds files a report does not write ({', '.join(foreign[:3])}); "
+                              "choose an empty or new directory")
+    parent = out.resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    old: Path | None = None
+    try:
+        for rel, text in files.items():
+            p = tmp / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            with open(p, "w", encoding="utf-8", newline="\n") as fh:
+                fh.write(text)
+        for p in sorted(tmp.rglob("*")):
+            os.chmod(p, 0o755 if p.is_dir() else 0o644)
+        os.chmod(tmp, 0o755)
+        if out.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{out.name}.old-", dir=parent))
+            os.rmdir(old)
+            os.rename(out, old)
+        os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and old.exists() and not out.exists():
+            os.rename(old, out)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEOUT,
+                 max_delta: int = MAX_DELTA) -> Model:
+    m = build(report, timeout, max_delta)
+    write_tree(render_files(m), out)
+    return m
+
+
+__all__ = ["ConstantFix", "Model", "OutputError", "build", "constant_fix", "render_files", "render_html",
+           "render_markdown", "write_report", "write_tree"]

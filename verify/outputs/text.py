@@ -1,0 +1,51 @@
+"""Results -> the text a person reads in a terminal: one line per layout and instruction."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..layout.model import Layout
+from ..results import Report
+from .table import table_text
+
+_MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
+
+
+def check_text(report: Report) -> str:
+    lines: list[str] = []
+    for r in report.results:
+        lay = r.layout
+        marks = " ".join(f"{c.check}:{_MARK.get(c.status, c.status)}" for c in r.checks)
+        tag = "" if r.as_expected else "  <-- UNEXPECTED"
+        known = "  (known erratum)" if r.as_expected and any(c.expected == "refuted" for c in r.checks) else ""
+        derived = "  [derived: not stated by the doc text]" if lay.derived and not lay.derived.startswith("same as") else ""
+        lines.append(f"{lay.id:44s} {marks}{known}{derived}{tag}")
+        for c in r.checks:
+            if c.status != "proved" or c.expected != "proved":
+                exp = "" if c.as_expected else f" [expected {c.expected}]"
+                lines.append(f"    {c.check} {c.status}{exp}: {c.message}")
+    for ins in report.instructions:
+        lines.extend(ins.text_lines())  # type: ignore[attr-defined]
+    for f in report.findings:
+        if f.check == "syntax":
+            exp = "" if f.as_expected else f" [expected {f.expected}]"
+            lines.append(f"{f.layout:44s} syntax:FAIL{exp}  {f.message}")
+    if report.doc_findings:
+        lines.append("")
+        lines.append("errata in the doc text (from ingest):")
+        lines.extend(f"  {f.one_line()}" for f in report.doc_findings)
+    n = len(report.results)
+    bad = sum(1 for r in report.results if not r.as_expected)
+    errata = sum(1 for r in report.results if r.as_expected and any(c.expected == "refuted" for c in r.checks))
+    lines.append("")
+    lines.append(f"{n} layouts: {n - bad} as expected ({errata} with known errata), {bad} unexpected"
+                 + ("" if report.as_expected else "  -> FAIL"))
+    return "\n".join(lines) + "\n"
+
+
+def list_text(layouts: Sequence[Layout]) -> str:
+    rows = [f"{lay.id:48s} {lay.source.section:12s} {'corrected' if lay.corrected else ''}"
+            for lay in layouts]
+    return "\n".join(r.rstrip() for r in rows) + "\n"
+
+
+__all__ = ["check_text", "list_text", "table_text"]
