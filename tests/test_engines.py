@@ -1,7 +1,6 @@
 """The two engines (Z3, enumeration) agree everywhere, and every counterexample is real."""
 from __future__ import annotations
 
-import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings

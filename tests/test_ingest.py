@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from verify.catalog.docpage import Code, Table, parse_page
+from verify.catalog.emit import emit_toml
 from verify.catalog.ingest import IngestFinding, ingest_pages, ingest_text
 from verify.catalog.pages import specs_from_pages
 from verify.catalog.spec import load_spec_text, load_specs
@@ -158,7 +159,7 @@ def test_ingest_text_minimal_page() -> None:
     (sec,) = res.sections
     (f,) = sec.fragments
     assert (f.row.registers, f.row.per_register, f.formula_line) == (2, 1, 9)
-    text = sec.toml()
+    text = emit_toml(sec)
     spec = load_spec_text(text, "mini.toml")
     (lay,) = spec.layouts
     assert lay.id == "mma.m8n8k4.A.f64" and lay.source.line == 9
@@ -184,7 +185,7 @@ col = (%laneid % 4) * 4 + i   for ai where i = {0,..,3}</pre>
     (f,) = sec.fragments
     assert f.formula.splitlines()[0] == "groupID = %laneid >> 2" and f.formula_line == 7
     assert f.figures == ("mma-8816-A-i8",)
-    load_spec_text(sec.toml(), "page.toml")
+    load_spec_text(emit_toml(sec), "page.toml")
     assert not [x for x in res.findings if x.severity != "info"]
 
 

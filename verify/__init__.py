@@ -1,2 +1,8 @@
-"""ptx-layout-verify: formal verification of PTX warp-level matrix fragment layouts."""
-__version__ = "0.1.0"
+"""ptx-layout-verify: a formal verifier for NVIDIA PTX warp-level matrix fragment layouts.
+
+The data flows one way, and the subpackages are that flow (docs/architecture.md):
+``formula`` (text -> AST) -> ``engines`` (the AST evaluated: enumeration and Z3) -> ``layout`` (the
+layout model and its notations) -> ``catalog`` (spec files, doc pages) and ``checks`` (properties,
+two engines each) -> ``results`` -> ``hardware`` / ``outputs`` (text, JSON, reports) -> ``api`` -> ``cli``.
+"""
+__version__ = "0.2.0"

@@ -35,260 +35,10 @@ from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.model import Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
+from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
-
-# ----------------------------------------------------------------------------- findings
-
-SEVERITIES = ("error", "warning", "info")
-
-
-@dataclass(frozen=True)
-class IngestFinding:
-    """Something wrong (or noteworthy) in the doc text, at page:line:column."""
-
-    kind: str
-    severity: str  # error | warning | info
-    page: str
-    line: int
-    column: int
-    words: str  # the doc's words, short
-    message: str
-    witness: tuple[tuple[str, Any], ...] = ()
-    section: str = ""
-    operand: str = ""
-    types: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind, "severity": self.severity, "page": self.page, "line": self.line,
-            "column": self.column, "section": self.section, "operand": self.operand,
-            "types": list(self.types), "words": self.words, "message": self.message,
-            "witness": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.witness},
-        }
-
-    def one_line(self) -> str:
-        return f"{self.page}:{self.line}:{self.column}: {self.severity}: {self.kind}: {self.message}"
-
-
-Finding = IngestFinding
-
-# ----------------------------------------------------------------------------- derived metadata layouts
-
-# Which lane and nibble of the metadata register hold the index field of which (row, chunk).
-# The doc shows this only in figures; these are read from CUTLASS CuTe's sparse ELayouts
-# (include/cute/atom/mma_traits_sm80_sparse.hpp, NVIDIA CUTLASS, BSD-3-Clause) and are emitted
-# with that provenance, never as doc-stated facts.  Key: (shape, type family of A).
-_CUTE = "CUTLASS CuTe include/cute/atom/mma_traits_sm80_sparse.hpp (NVIDIA CUTLASS, BSD-3-Clause)"
-_HALVES = ("groupID = %laneid >> 2\nrow = groupID          for ei where i < 4\n"
-           "      groupID + 8      for ei where i >= 4\n")
-_WHOLE_ROW = "groupID = %laneid >> 2\nrow = groupID + (8 * (%laneid % 2))\n"
-DERIVED_METADATA: dict[tuple[str, str], dict[str, Any]] = {
-    ("m16n8k16", "16bit"): {"selectors": [0, 1, 2, 3], "selector": "%laneid % 4",
-                            "metadata": _HALVES + "col = i % 4\n",
-                            "why": "MMA_Traits<SM80_SPARSE_16x8x16_F16F16F16F16_TN>::ELayout = ((4,8),(16,2)):((0,1),(0,8)): "
-                                   "one lane of each group of four (any, by the selector), row groupID in the low 16 bits, "
-                                   "groupID + 8 in the high 16 bits"},
-    ("m16n8k8", "tf32"): {"selectors": [0, 1, 2, 3], "selector": "%laneid % 4",
-                          "metadata": _HALVES + "col = i % 4\n",
-                          "why": "MMA_Traits<SM80_SPARSE_16x8x8_F32TF32TF32F32_TN>::ELayout = ((4,8),(8,2)):((0,1),(0,8)): "
-                                 "one lane of each group of four, row groupID in the low 16 bits, groupID + 8 in the high"},
-    ("m16n8k32", "16bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
-                            "metadata": _HALVES + "col = (i % 4) + (4 * (%laneid % 2))\n",
-                            "why": "MMA_Traits<SM80_SPARSE_16x8x32_F16F16F16F16_TN>::ELayout = ((2,2,8),(16,2)):((256,0,1),(0,8)): "
-                                   "lane bit 0 selects the K half, lane bit 1 (the selector pair) has stride 0, the high "
-                                   "16 bits hold row groupID + 8"},
-    ("m16n8k16", "tf32"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
-                           "metadata": _HALVES + "col = (i % 4) + (4 * (%laneid % 2))\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x16_F32TF32TF32F32_TN>::ELayout = ((2,2,8),(8,2)):((128,0,1),(0,8)): "
-                                  "lane bit 0 selects the K half, lane bit 1 (the selector pair) has stride 0, the high "
-                                  "16 bits hold row groupID + 8"},
-    ("m16n8k32", "8bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
-                           "metadata": _WHOLE_ROW + "col = i                          for ei where i = {0,..,7}\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x32_S32S8S8S32_TN>::ELayout = ((2,2,8),32):((8,0,1),0): "
-                                  "lane bit 0 adds 8 to the row, lane bit 1 (the selector pair) has stride 0, one word "
-                                  "covers a whole row"},
-    ("m16n8k64", "4bit"): {"selectors": [0, 1], "selector": "(%laneid % 4) >> 1",
-                           "metadata": _WHOLE_ROW + "col = i                          for ei where i = {0,..,7}\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S4S4S32_TN>::ELayout = ((2,2,8),64):((8,0,1),0): "
-                                  "lane bit 0 adds 8 to the row, lane bit 1 (the selector pair) has stride 0, one word "
-                                  "covers a whole row"},
-    ("m16n8k64", "8bit"): {"selectors": [0], "selector": "0",
-                           "metadata": _WHOLE_ROW + "col = i + (8 * ((%laneid >> 1) % 2))\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S8S8S32_TN>::ELayout = ((2,2,8),32):((8,512,1),0): "
-                                  "all four lanes of a group, lane bit 0 adds 8 to the row, lane bit 1 selects the K half"},
-    ("m16n8k128", "4bit"): {"selectors": [0], "selector": "0",
-                            "metadata": _WHOLE_ROW + "col = i + (8 * ((%laneid >> 1) % 2))\n",
-                            "why": "MMA_Traits<SM80_SPARSE_16x8x128_S32S4S4S32_TN>::ELayout = ((2,2,8),64):((8,1024,1),0): "
-                                   "all four lanes of a group, lane bit 0 adds 8 to the row, lane bit 1 selects the K half"},
-}
-
-
-# Sparse B layouts the doc gives only as figures, from CuTe's BLayouts (same provenance as above).
-_B_HEAD = "groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n"
-DERIVED_B: dict[tuple[str, str], dict[str, str]] = {
-    ("m16n8k32", "16bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 2) + (i & 0x1) + (8 * (i >> 1))\ncol = groupID\n",
-                            "why": "MMA_Traits<SM80_SPARSE_16x8x32_F16F16F16F16_TN>::BLayout = ((4,8),(2,4)):((16,1),(8,64))"},
-    ("m16n8k64", "8bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 4) + (i & 0x3) + (16 * (i >> 2))\ncol = groupID\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x64_S32S8S8S32_TN>::BLayout = ((4,8),(4,4)):((32,1),(8,128))"},
-    ("m16n8k128", "4bit"): {"formula": _B_HEAD + "row = (threadID_in_group * 8) + (i & 0x7) + (32 * (i >> 3))\ncol = groupID\n",
-                            "why": "MMA_Traits<SM80_SPARSE_16x8x128_S32S4S4S32_TN>::BLayout = ((4,8),(8,4)):((64,1),(8,256))"},
-    ("m16n8k16", "tf32"): {"formula": _B_HEAD + "row = threadID_in_group + (i * 4) for bi where i < 4\ncol = groupID\n",
-                           "why": "MMA_Traits<SM80_SPARSE_16x8x16_F32TF32TF32F32_TN>::BLayout = ((4,8),4):((8,1),32)"},
-}
-
-
-def _b_family(types: Sequence[str], per_register: int | None) -> str:
-    """B's storage family, from its types and how many share a .b32 (fp4 is 8-bit under
-    kind::f8f6f4, 4-bit under mxf4)."""
-    if set(types) <= {"f16", "bf16"}:
-        return "16bit"
-    if set(types) <= {"tf32"}:
-        return "tf32"
-    return {4: "8bit", 8: "4bit"}.get(per_register or 0, "") if set(types) <= {
-        "u8", "s8", "u4", "s4", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1"} else ""
-
-
-def _type_family(types: Sequence[str], kept: int, chunk: int) -> str:
-    """Storage family of A: the fp8/fp6/fp4 kinds share the 8-bit (2:4) or 4-bit (4:8) scheme."""
-    if set(types) <= {"f16", "bf16"}:
-        return "16bit"
-    if set(types) <= {"tf32"}:
-        return "tf32"
-    if set(types) <= {"u8", "s8", "e4m3", "e5m2", "e3m2", "e2m3", "e2m1"} and (kept, chunk) == (2, 4):
-        return "8bit"
-    if set(types) <= {"u4", "s4", "e2m1"} and (kept, chunk) == (4, 8):
-        return "4bit"
-    return ""
-
-
-def derived_metadata(shape: str, types: Sequence[str], kept: int, chunk: int) -> tuple[tuple[str, Any], ...]:
-    """The derived metadata keys of a sparse A fragment's ``[fragment.sparse]`` table (or none)."""
-    d = DERIVED_METADATA.get((shape, _type_family(types, kept, chunk)))
-    if d is None:
-        return ()
-    return (("selectors", list(d["selectors"])), ("selector", d["selector"]), ("metadata", d["metadata"]),
-            ("metadata_derived", f"{_CUTE}: {d['why']}. The order of chunks inside a word (LSB first) is our "
-                                 "reading; the doc shows the mapping only in a figure."))
-
-
-# ----------------------------------------------------------------------------- reviewed errata
-
-# Errata that the text checks cannot repair by themselves, reviewed by reading the page against
-# the figures and the neighbouring shapes.  "doc" must occur verbatim in the doc formula; when the
-# doc is fixed the entry no longer applies and an info finding says so.
-REVIEWED_ERRATA: tuple[dict[str, Any], ...] = (
-    {
-        "section": "9.7.14.5.13", "operand": "A",
-        "doc": "(threadID_in_group * 32) + i for ai where i < 64",
-        "fixed": "(threadID_in_group * 32) + (i & 0x1F) for ai where i < 64",
-        "expect": {"injective": "refuted", "surjective": "refuted"},
-        "erratum": "col of a32..a63 lacks '& 0x1F' (compare a64..a127 and mma.m16n8k128): lanes collide "
-                   "and columns 0..31 of rows groupID + 8 are never covered",
-    },
-)
-
-# ----------------------------------------------------------------------------- vocabulary
-
-_NUM_WORDS = {
-    "a single": 1, "single": 1, "one": 1, "a": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-    "six": 6, "seven": 7, "eight": 8, "sixteen": 16, "thirty two": 32, "thirty-two": 32,
-}
-_NUM = r"(a single|single|one|two|three|four|five|six|seven|eight|sixteen|thirty[ -]two|\d+)"
-_TYPES = ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "b1", "s32", "e4m3",
-          "e5m2", "e3m2", "e2m3", "e2m1")
-_TYPE_RX = re.compile(r"\.(" + "|".join(sorted(_TYPES, key=len, reverse=True)) + r")\b")
-_SUBBYTE_FLOATS = {"e3m2", "e2m3", "e2m1"}  # stored in 8-bit containers by some shapes
-_SECTION_TITLE = re.compile(r"^Matrix Fragments for (sparse )?mma\.(m\d+n\d+k\d+)\b\s*(.*)$", re.I)
-
-
-def _num(word: str) -> int:
-    w = word.lower().strip()
-    return int(w) if w.isdigit() else _NUM_WORDS[w]
-
-
-def _types_in(text: str) -> list[str]:
-    out: list[str] = []
-    for t in _TYPE_RX.findall(text):
-        if t not in out:
-            out.append(t)
-    return out
-
-
-# ----------------------------------------------------------------------------- model
-
-@dataclass(frozen=True)
-class ElementList:
-    text: str                       # verbatim
-    names: tuple[str, ...] | None   # expanded names (ellipsis filled in) or None when unusable
-    ellipsis: bool = False
-    problems: tuple[str, ...] = ()  # "punctuation", "duplicate", "gap", "prefix"
-
-
-@dataclass(frozen=True)
-class RowFacts:
-    """One fragment-table row, as the doc states it."""
-
-    types: tuple[str, ...]
-    registers: int | None
-    register_type: str | None
-    per_register: int | None        # elements per register, stated or implied
-    per_register_stated: str        # "each" | "total" | "" (implied by the widths)
-    elements: ElementList | None
-    elements_inherited: bool
-    line: int
-    words: str                      # the fragment cell, for findings
-    sparse_kept: int | None = None  # "N non-zero ... out of W consecutive" (per register)
-    sparse_out_of: int | None = None
-    element_bits: int | None = None
-    count_ok: bool = True
-    packing_ok: bool = True
-    corrected: tuple[tuple[str, Any], ...] = ()  # fixes to the row facts (text errata)
-    errata: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class FragmentSpec:
-    operand: str
-    types: tuple[str, ...]
-    variant: str | None
-    row: RowFacts
-    formula: str
-    formula_line: int
-    figures: tuple[str, ...]
-    rows: int | None = None
-    cols: int | None = None
-    sparse: tuple[tuple[str, Any], ...] = ()
-    derived: str = ""
-    expect: tuple[tuple[str, str], ...] = ()
-    erratum: str = ""
-    corrected: tuple[tuple[str, Any], ...] = ()
-    layout_id: str = ""
-    comments: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SectionSpec:
-    number: str
-    title: str
-    anchor: str
-    page: str
-    line: int
-    instruction: str
-    shape: str
-    tag: str
-    name: str  # spec file stem, e.g. "mma.sp.m16n8k64.u8"
-    fragments: tuple[FragmentSpec, ...]
-    figures: tuple[str, ...]
-    sparsity: tuple[tuple[int, str], ...]     # (line, statement) for sparse sections
-    references: tuple[tuple[int, str], ...]   # (line, "B,C -> 9.7.14.5.8")
-    groups: int = 1
-    group: str = ""
-    version: str = ""
-    findings: tuple[IngestFinding, ...] = ()
-
-    def toml(self) -> str:
-        return emit_toml(self)
-
+from .emit import emit_toml
+from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding, RowFacts, SectionSpec, num_word, types_in)
 
 @dataclass(frozen=True)
 class IngestResult:
@@ -297,11 +47,13 @@ class IngestResult:
     pages: tuple[str, ...] = ()
 
     def specs(self) -> list[tuple[str, str]]:
-        return [(s.name + ".toml", s.toml()) for s in self.sections]
+        return [(s.name + ".toml", emit_toml(s)) for s in self.sections]
 
     @property
     def fragments(self) -> int:
         return sum(len(s.fragments) for s in self.sections)
+
+
 
 
 # ----------------------------------------------------------------------------- element lists
@@ -366,10 +118,10 @@ def parse_elements(text: str, prefix: str) -> tuple[ElementList, list[tuple[str,
 
 # ----------------------------------------------------------------------------- fragment cells
 
-_REG_RX = re.compile(r"(?:containing|of)(?:\s+of)?\s+" + _NUM + r"\s+\.([a-z0-9]+)\s+registers?\b", re.I)
-_EACH_RX = re.compile(r"each(?:\s+register)?\s*,?\s+containing\s+" + _NUM + r"\s+(non-zero\s+)?(.*?)\belements?\b"
+_REG_RX = re.compile(r"(?:containing|of)(?:\s+of)?\s+" + NUM + r"\s+\.([a-z0-9]+)\s+registers?\b", re.I)
+_EACH_RX = re.compile(r"each(?:\s+register)?\s*,?\s+containing\s+" + NUM + r"\s+(non-zero\s+)?(.*?)\belements?\b"
                       r"(?:\s+out of\s+(\d+)\s+consecutive)?", re.I)
-_TOTAL_RX = re.compile(r"containing\s+" + _NUM + r"\s+(non-zero\s+)?(\.[^,]*?)\belements?\b"
+_TOTAL_RX = re.compile(r"containing\s+" + NUM + r"\s+(non-zero\s+)?(\.[^,]*?)\belements?\b"
                        r"(?:\s+out of\s+(\d+)\s+consecutive)?", re.I)
 
 
@@ -429,7 +181,7 @@ def _row_facts(ctx: _Ctx, table: Table, operand: str, lanes: int, sparse_a: bool
     cells = row.cells
     if not cells or not cells[0].text:
         return None
-    types = tuple(_types_in(cells[0].text) or [t.strip(". ") for t in re.split(r"[/,]| or ", cells[0].text) if t.strip(". ")])
+    types = tuple(types_in(cells[0].text) or [t.strip(". ") for t in re.split(r"[/,]| or ", cells[0].text) if t.strip(". ")])
     frag = cells[1].text if len(cells) > 1 else ""
     fcol = cells[1].col if len(cells) > 1 else 1
     registers = register_type = per = None
@@ -437,16 +189,16 @@ def _row_facts(ctx: _Ctx, table: Table, operand: str, lanes: int, sparse_a: bool
     kept = out_of = None
     m = _REG_RX.search(frag)
     if m:
-        registers, register_type = _num(m.group(1)), m.group(2).lower()
+        registers, register_type = num_word(m.group(1)), m.group(2).lower()
         rest = frag[m.end():]
         e = _EACH_RX.search(rest)
         t = _TOTAL_RX.search(rest)
         if e:
-            per, stated = _num(e.group(1)), "each"
+            per, stated = num_word(e.group(1)), "each"
             if e.group(2):
                 kept, out_of = per, int(e.group(4)) if e.group(4) else None
         elif t:
-            total = _num(t.group(1))
+            total = num_word(t.group(1))
             stated = "total"
             if t.group(2):
                 kept, out_of = None, int(t.group(4)) if t.group(4) else None
@@ -465,7 +217,7 @@ def _row_facts(ctx: _Ctx, table: Table, operand: str, lanes: int, sparse_a: bool
         widths = {ELEMENT_BITS.get(t) for t in types}
         if len(widths) == 1 and None not in widths:
             per = max(rbits // widths.pop(), 1)  # type: ignore[operator]
-    if per and rbits and rbits % per == 0 and rbits // per == 8 and any(t in _SUBBYTE_FLOATS for t in types) \
+    if per and rbits and rbits % per == 0 and rbits // per == 8 and any(t in SUBBYTE_FLOATS for t in types) \
             and all(ELEMENT_BITS.get(t, 8) <= 8 for t in types):
         element_bits = 8  # the doc packs these sub-byte types one per byte here
     # element list
@@ -649,14 +401,14 @@ def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
 
 
 def _section_kind(title: str) -> tuple[str, str, str] | None:
-    m = _SECTION_TITLE.match(title.replace("`", "").strip())
+    m = SECTION_TITLE.match(title.replace("`", "").strip())
     if not m:
         return None
     instruction = "mma.sp" if m.group(1) else "mma"
     rest = m.group(3)
     tag = ""
     if rest.lower().startswith("with"):
-        ts = _types_in(rest)
+        ts = types_in(rest)
         if ts:
             tag = ts[0]
         elif "floating" in rest.lower():
@@ -721,181 +473,215 @@ def _group_table(ctx: _Ctx, table: Table) -> tuple[int, str, dict[int, int]] | N
     return None
 
 
+_OPERAND_OF_HEADER = {"atype": "A", "btype": "B", "ctype": "C", "dtype": "C"}
+_REFERENCE = re.compile(r"^Matrix fragments for (.*?) (?:is|are) the same as in case of (.*)$", re.I)
+
+
+class _SectionReader:
+    """Reads one fragment section block by block, as the doc lays it out.
+
+    The state is what the doc's order implies: the operand being described ("Multiplicand A",
+    "Accumulators"), its fragment table, the sub-item that narrows the table to some rows
+    (".ctype is .f16", "Row Major"), and the figures seen since.  A formula (code block) gives
+    the layout of the table rows the sub-item selects; table rows no formula followed are
+    closed by ``_close_table`` when the next operand or table starts.
+    """
+
+    def __init__(self, section: Section, version: str, instruction: str, shape_text: str, tag: str) -> None:
+        self.section, self.version = section, version
+        self.instruction, self.shape_text, self.tag = instruction, shape_text, tag
+        self.shape = Shape.parse(shape_text)
+        assert self.shape is not None
+        self.ctx = _Ctx(section, section.number, instruction, self.shape)
+        self.sparse = instruction == "mma.sp"
+        self.operand: str | None = None
+        self.table: _Table | None = None
+        self.operand_of_table = ""
+        self.sub_ctx = ""
+        self.images: list[Image] = []
+        self.captions: list[Caption] = []
+        self.fragments: list[FragmentSpec] = []
+        self.refs: list[dict[str, Any]] = []
+        self.sparsity: list[tuple[int, str]] = []
+        self.all_figures: list[str] = []
+        self.groups, self.group_text = 1, ""
+        self.group_of: dict[int, int] | None = None
+        self.chunk_width: int | None = None  # "a W-wide chunk" of the metadata text
+        self.lanes = 32
+
+    def read(self) -> tuple[SectionSpec, list[dict[str, Any]], list[IngestFinding]]:
+        handlers = {Text: self._text, Table: self._table, Image: self._image, Caption: self._caption,
+                    Code: self._code}
+        for block in self.section.blocks:
+            handler = handlers.get(type(block))
+            if handler is not None:
+                handler(block)  # type: ignore[operator]
+        self._close_table()
+        return self._spec(), self.refs, self.ctx.findings
+
+    # -- state changes
+    def _close_table(self) -> None:
+        self.fragments += _unused(self.ctx, self.table, self.operand_of_table, self.shape, self.sparse,  # type: ignore[arg-type]
+                                  self.lanes, self.group_of)
+
+    def _start_operand(self, operand: str | None) -> None:
+        self._close_table()
+        self.operand, self.table, self.sub_ctx, self.images, self.captions = operand, None, "", [], []
+
+    # -- blocks
+    def _text(self, block: Text) -> None:
+        text = block.text
+        op = _operand_of(text)
+        if (op == "C" and text.startswith("Accumulators")) or op in ("A", "B"):
+            self._start_operand(op)
+            return
+        ref = _REFERENCE.match(text)
+        if ref:
+            self._reference(block, ref)
+            return
+        if re.match(r"^Metadata\s*:", text):
+            self._close_table()
+            self.operand, self.table = None, None
+            self.sparsity.append((block.line, _short(text, 200)))
+            m = re.search(r"(\d+)-wide chunk", text)
+            if m:
+                self.chunk_width = int(m.group(1))
+            return
+        if block.bullet or re.fullmatch(r"\.[a-z0-9]+(\s*(and|or|/|,)\s*\.[a-z0-9]+)*\s*:", text):
+            # a sub-item after the table narrows it (".ctype is .f16", "Row Major");
+            # one before the table only introduces it
+            self.sub_ctx = text if self.table is not None else ""
+            self.images, self.captions = [], []
+
+    def _reference(self, block: Text, ref: re.Match[str]) -> None:
+        """"Matrix fragments for B and C are the same as in case of <section> [for .x formats]"."""
+        ops = (["B"] if re.search(r"multiplicand B", ref.group(1), re.I) else []) + \
+              (["C"] if re.search(r"accumulator", ref.group(1), re.I) else [])
+        target = ref.group(2)
+        qual = re.search(r"\bfor\s+((?:\.[a-z0-9]+\s*/?\s*)+?)\s*formats?\b", target)
+        anchors = [a.split("#", 1)[1] for a in block.links if "#" in a]
+        title = re.sub(r"\s+for\s+(?:\.[a-z0-9]+\s*/?\s*)+\s*formats?\.?\s*$", "", target).rstrip(". ")
+        qual_types = tuple(re.findall(r"\.([a-z0-9]+)", qual.group(1))) if qual else ()
+        for t in qual_types:
+            if t not in TYPES:
+                self.ctx.find("type-name", "warning", block.line, block.col, block.text,
+                              f"'.{t}' is not an mma type" + (" (probably .bf16)" if t == "b16" else ""),
+                              {"type": t}, "")
+        self.refs.append({"operands": ops, "anchor": anchors[0] if anchors else "", "title": title,
+                          "types": qual_types, "line": block.line, "col": block.col})
+        self._close_table()
+        self.operand, self.table = None, None
+
+    def _table(self, block: Table) -> None:
+        gt = _group_table(self.ctx, block)
+        if gt is not None:
+            self.groups, self.group_text, self.group_of = gt
+            self.lanes = 32 // self.groups
+            return
+        operand = self.operand
+        if operand is None or not block.header or not block.header[0].strip().startswith("."):
+            return
+        hdr = block.header[0]
+        hop = [_OPERAND_OF_HEADER[w] for w in re.findall(r"\.([abcd]type)", hdr) if w in _OPERAND_OF_HEADER]
+        if hop and operand not in hop:
+            self.ctx.find("table-header", "warning", block.line, 1, hdr,
+                          f"the table of operand {operand} is headed '{hdr}'", {"header": hdr}, operand)
+        facts: list[RowFacts] = []
+        prev: RowFacts | None = None
+        for k, row in enumerate(block.rows):
+            f = _row_facts(self.ctx, block, operand, self.lanes, self.sparse, prev, k)
+            if f is None:
+                continue
+            ext = _extent(operand, self.shape, self.sparse)  # type: ignore[arg-type]
+            col = row.cells[1].col if len(row.cells) > 1 else 1
+            f = _check_row(self.ctx, f, operand, ext, self.lanes, col)
+            if self.sparse and operand == "A" and f.sparse_kept is not None:
+                self.sparsity.append((row.line, _short(f.words, 200)))
+            facts.append(f)
+            prev = f
+        self._close_table()
+        self.table = _Table(block, facts)
+        self.operand_of_table = operand
+        self.sub_ctx = ""
+        self.images, self.captions = [], []
+
+    def _image(self, block: Image) -> None:
+        self.images.append(block)
+        if block.stem not in self.all_figures:
+            self.all_figures.append(block.stem)
+
+    def _caption(self, block: Caption) -> None:
+        self.captions.append(block)
+
+    def _code(self, block: Code) -> None:
+        """A formula: the layout of the table rows the current sub-item selects."""
+        operand, table = self.operand, self.table
+        if operand is None:
+            return
+        if table is None or not table.rows:
+            self.ctx.find("formula-without-table", "warning", block.line, 1, block.text.split("\n")[0],
+                          f"a formula for operand {operand} with no fragment table before it", None, operand)
+            return
+        ctx_types = set(types_in(self.sub_ctx))
+        chosen = [k for k, r in enumerate(table.rows) if ctx_types & set(r.types)]
+        if not chosen or len(chosen) == len(table.rows):
+            chosen = list(range(len(table.rows)))
+        variant = None
+        if re.search(r"\brow[- ]major\b", self.sub_ctx, re.I):
+            variant = "row"
+        elif re.search(r"\bcolumn[- ]major\b", self.sub_ctx, re.I):
+            variant = "col"
+        text, where, first = _formula_text(block)
+        _figure_checks(self.ctx, operand, self.images, self.captions,
+                       tuple(t for k in chosen for t in table.rows[k].types))
+        for k in chosen:
+            r = table.rows[k]
+            table.used[k] = True
+            fr = FragmentSpec(operand, r.types, variant, r, text, first, tuple(i.stem for i in self.images),
+                              comments=(f"table row: line {r.line}",), expect=(), corrected=(), rows=None,
+                              cols=None, sparse=(), derived="", erratum="", layout_id="")
+            self.fragments.append(_finish_formula(self.ctx, fr, where, self.shape, self.sparse,  # type: ignore[arg-type]
+                                                  self.lanes, self.group_of))
+
+    # -- the result
+    def _sparse_a(self, fr: FragmentSpec) -> FragmentSpec:
+        """Sparse A: kept non-zeros per chunk from "N non-zero out of W consecutive" and "a C-wide
+        chunk", plus the derived metadata layout."""
+        r = fr.row
+        rows, cols = _extent("A", self.shape, True)  # type: ignore[arg-type]
+        sp: tuple[tuple[str, Any], ...] = ()
+        if r.sparse_kept and r.sparse_out_of and self.chunk_width:
+            chunk = self.chunk_width
+            if (r.sparse_kept * chunk) % r.sparse_out_of == 0:
+                sp = (("kept", r.sparse_kept * chunk // r.sparse_out_of), ("chunk", chunk))
+        elif r.sparse_kept and r.sparse_out_of:
+            sp = (("kept", r.sparse_kept), ("chunk", r.sparse_out_of))
+        if not sp:
+            self.ctx.find("sparsity-words", "warning", r.line, 1, r.words,
+                          "cannot read the sparsity (non-zeros per chunk) of this sparse A fragment", None, "A",
+                          r.types)
+        else:
+            sp += derived_metadata(self.shape_text, fr.types, dict(sp)["kept"], dict(sp)["chunk"])
+        return replace(fr, rows=rows, cols=cols, sparse=sp)
+
+    def _spec(self) -> SectionSpec:
+        section = self.section
+        out = [self._sparse_a(fr) if self.sparse and fr.operand == "A" else fr for fr in self.fragments]
+        return SectionSpec(
+            number=section.number, title=section.heading.title.replace("\uf0c1", "").strip(),
+            anchor=section.heading.anchor, page=section.page, line=section.heading.line,
+            instruction=self.instruction, shape=self.shape_text, tag=self.tag,
+            name=".".join([self.instruction, self.shape_text] + ([self.tag] if self.tag else [])),
+            fragments=tuple(out), figures=tuple(self.all_figures), sparsity=tuple(self.sparsity), references=(),
+            groups=self.groups, group=self.group_text, version=self.version, findings=(),
+        )
+
+
 def _read_section(section: Section, version: str) -> tuple[SectionSpec | None, list[dict[str, Any]], list[IngestFinding]]:
     kind = _section_kind(section.heading.title)
     if kind is None:
         return None, [], []
-    instruction, shape_text, tag = kind
-    shape = Shape.parse(shape_text)
-    assert shape is not None
-    ctx = _Ctx(section, section.number, instruction, shape)
-    sparse = instruction == "mma.sp"
-    operand: str | None = None
-    table: _Table | None = None
-    sub_ctx = ""
-    images: list[Image] = []
-    captions: list[Caption] = []
-    fragments: list[FragmentSpec] = []
-    pending_refs: list[dict[str, Any]] = []
-    sparsity: list[tuple[int, str]] = []
-    all_figures: list[str] = []
-    groups, group_text, group_of = 1, "", None
-    kept_chunk: tuple[int, int] | None = None
-    lanes = 32
-    operand_of_table = ""
-
-    for block in section.blocks:
-        if isinstance(block, Text):
-            text = block.text
-            op = _operand_of(text)
-            if op == "C" and text.startswith("Accumulators"):
-                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-                operand, table, sub_ctx, images, captions = "C", None, "", [], []
-                continue
-            if op in ("A", "B"):
-                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-                operand, table, sub_ctx, images, captions = op, None, "", [], []
-                continue
-            ref = re.match(r"^Matrix fragments for (.*?) (?:is|are) the same as in case of (.*)$", text, re.I)
-            if ref:
-                ops = (["B"] if re.search(r"multiplicand B", ref.group(1), re.I) else []) + \
-                      (["C"] if re.search(r"accumulator", ref.group(1), re.I) else [])
-                target = ref.group(2)
-                qual = re.search(r"\bfor\s+((?:\.[a-z0-9]+\s*/?\s*)+?)\s*formats?\b", target)
-                anchors = [a.split("#", 1)[1] for a in block.links if "#" in a]
-                title = re.sub(r"\s+for\s+(?:\.[a-z0-9]+\s*/?\s*)+\s*formats?\.?\s*$", "", target).rstrip(". ")
-                qual_types = tuple(re.findall(r"\.([a-z0-9]+)", qual.group(1))) if qual else ()
-                for t in qual_types:
-                    if t not in _TYPES:
-                        ctx.find("type-name", "warning", block.line, block.col, text,
-                                 f"'.{t}' is not an mma type" + (" (probably .bf16)" if t == "b16" else ""),
-                                 {"type": t}, "")
-                pending_refs.append({"operands": ops, "anchor": anchors[0] if anchors else "",
-                                     "title": title, "types": qual_types, "line": block.line, "col": block.col})
-                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-                operand, table = None, None
-                continue
-            if re.match(r"^Metadata\s*:", text):
-                fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-                operand, table = None, None
-                sparsity.append((block.line, _short(text, 200)))
-                m = re.search(r"(\d+)-wide chunk", text)
-                if m:
-                    kept_chunk = (0, int(m.group(1)))
-                continue
-            if block.bullet or re.fullmatch(r"\.[a-z0-9]+(\s*(and|or|/|,)\s*\.[a-z0-9]+)*\s*:", text):
-                # a sub-item after the table narrows it (".ctype is .f16", "Row Major");
-                # one before the table only introduces it
-                sub_ctx = text if table is not None else ""
-                images, captions = [], []
-            continue
-        if isinstance(block, Table):
-            gt = _group_table(ctx, block)
-            if gt is not None:
-                groups, group_text, group_of = gt
-                lanes = 32 // groups
-                continue
-            if operand is None or not block.header or not block.header[0].strip().startswith("."):
-                continue
-            hdr = block.header[0]
-            named = {"atype": "A", "btype": "B", "ctype": "C", "dtype": "C"}
-            hop = [named[w] for w in re.findall(r"\.([abcd]type)", hdr) if w in named]
-            if hop and operand not in hop:
-                ctx.find("table-header", "warning", block.line, 1, hdr,
-                         f"the table of operand {operand} is headed '{hdr}'", {"header": hdr}, operand)
-            facts: list[RowFacts] = []
-            prev: RowFacts | None = None
-            for k, row in enumerate(block.rows):
-                f = _row_facts(ctx, block, operand, lanes, sparse, prev, k)
-                if f is None:
-                    continue
-                ext = _extent(operand, shape, sparse)
-                col = row.cells[1].col if len(row.cells) > 1 else 1
-                f = _check_row(ctx, f, operand, ext, lanes, col)
-                if sparse and operand == "A" and f.sparse_kept is not None:
-                    sparsity.append((row.line, _short(f.words, 200)))
-                facts.append(f)
-                prev = f
-            fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-            table = _Table(block, facts)
-            operand_of_table = operand
-            sub_ctx = ""
-            images, captions = [], []
-            continue
-        if isinstance(block, Image):
-            images.append(block)
-            if block.stem not in all_figures:
-                all_figures.append(block.stem)
-            continue
-        if isinstance(block, Caption):
-            captions.append(block)
-            continue
-        if isinstance(block, Code):
-            if operand is None:
-                continue
-            if table is None or not table.rows:
-                ctx.find("formula-without-table", "warning", block.line, 1, block.text.split("\n")[0],
-                         f"a formula for operand {operand} with no fragment table before it", None, operand)
-                continue
-            ctx_types = set(_types_in(sub_ctx))
-            chosen = [k for k, r in enumerate(table.rows) if ctx_types & set(r.types)]
-            if not chosen or len(chosen) == len(table.rows):
-                chosen = list(range(len(table.rows)))
-            variant = None
-            if re.search(r"\brow[- ]major\b", sub_ctx, re.I):
-                variant = "row"
-            elif re.search(r"\bcolumn[- ]major\b", sub_ctx, re.I):
-                variant = "col"
-            text, where, first = _formula_text(block)
-            _figure_checks(ctx, operand, images, captions,
-                           tuple(t for k in chosen for t in table.rows[k].types))
-            for k in chosen:
-                r = table.rows[k]
-                table.used[k] = True
-                fragments.append(FragmentSpec(operand, r.types, variant, r, text, first,
-                                              tuple(i.stem for i in images),
-                                              comments=(f"table row: line {r.line}",),
-                                              expect=(), corrected=(), rows=None, cols=None,
-                                              sparse=(), derived="", erratum="",
-                                              layout_id="", ))
-                fragments[-1] = _finish_formula(ctx, fragments[-1], where, shape, sparse, lanes, group_of)
-            continue
-    fragments += _unused(ctx, table, operand_of_table, shape, sparse, lanes, group_of)
-    # table rows that no formula followed
-    # (sparse B pages give a figure only; the text checks above still ran on them)
-    if kept_chunk is not None:
-        pass
-    # sparse A: kept non-zeros per chunk from "N non-zero out of W consecutive" and "a C-wide chunk"
-    out: list[FragmentSpec] = []
-    for fr in fragments:
-        if sparse and fr.operand == "A":
-            r = fr.row
-            rows, cols = _extent("A", shape, True)
-            sp: tuple[tuple[str, Any], ...] = ()
-            if r.sparse_kept and r.sparse_out_of and kept_chunk and kept_chunk[1]:
-                chunk = kept_chunk[1]
-                if (r.sparse_kept * chunk) % r.sparse_out_of == 0:
-                    sp = (("kept", r.sparse_kept * chunk // r.sparse_out_of), ("chunk", chunk))
-            elif r.sparse_kept and r.sparse_out_of:
-                sp = (("kept", r.sparse_kept), ("chunk", r.sparse_out_of))
-            if not sp:
-                ctx.find("sparsity-words", "warning", r.line, 1, r.words,
-                         "cannot read the sparsity (non-zeros per chunk) of this sparse A fragment", None, "A", r.types)
-            else:
-                sp += derived_metadata(str(shape), fr.types, dict(sp)["kept"], dict(sp)["chunk"])
-            fr = replace(fr, rows=rows, cols=cols, sparse=sp)
-        out.append(fr)
-    spec = SectionSpec(
-        number=section.number, title=section.heading.title.replace("\uf0c1", "").strip(),
-        anchor=section.heading.anchor, page=section.page, line=section.heading.line,
-        instruction=instruction, shape=shape_text, tag=tag,
-        name=".".join([instruction, shape_text] + ([tag] if tag else [])),
-        fragments=tuple(out), figures=tuple(all_figures), sparsity=tuple(sparsity), references=(),
-        groups=groups, group=group_text, version=version, findings=(),
-    )
-    if table is not None:
-        pass
-    return spec, pending_refs, ctx.findings
+    return _SectionReader(section, version, *kind).read()
 
 
 def _unused(ctx: _Ctx, table: "_Table | None", operand: str, shape: Shape, sparse: bool, lanes: int,
@@ -1196,155 +982,6 @@ def _assign_ids(specs: list[SectionSpec]) -> list[SectionSpec]:
             frs.append(f)
         fixed.append(replace(s, fragments=tuple(frs)))
     return fixed
-
-
-# ----------------------------------------------------------------------------- TOML emitter
-
-def _q(s: str) -> str:
-    out = ['"']
-    for ch in s:
-        if ch == '"':
-            out.append('\\"')
-        elif ch == "\\":
-            out.append("\\\\")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _multiline(s: str) -> str:
-    if "'''" in s or any(ord(c) < 0x20 and c not in "\n\t" for c in s):
-        return _q(s)
-    return "'''\n" + s + "\n'''"
-
-
-def _value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, str):
-        return _multiline(v) if "\n" in v else _q(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(type(v))
-
-
-def _comment(text: str) -> str:
-    return "# " + re.sub(r"\s+", " ", text).strip()
-
-
-def emit_toml(spec: SectionSpec) -> str:
-    page = Path(spec.page).name
-    is_seed = bool(re.fullmatch(r"\d{3}_[0-9a-f]+\.txt", page))
-    lines = [
-        f"# Generated by `ptx-verify ingest` from {page} (section {spec.number}).",
-        "# Formulas are the doc's lines verbatim (runs of blank lines folded); doc_line is the page line.",
-        "schema = 1",
-        "",
-        "[source]",
-        'document = "PTX ISA"',
-    ]
-    if spec.version:
-        lines.append(f"version = {_q(spec.version)}")
-    lines.append(f"section = {_q(spec.number)}")
-    lines.append(f"title = {_q(spec.title)}")
-    if spec.anchor:
-        lines.append(f"anchor = {_q(spec.anchor)}")
-    lines.append(f"{'seed' if is_seed else 'page'} = {_q(page)}")
-    lines += ["", "[instruction]", f"name = {_q(spec.instruction)}", f"shape = {_q(spec.shape)}"]
-    if spec.groups > 1:
-        lines.append(f"groups = {spec.groups}")
-        lines.append(f"group = {_q(spec.group)}")
-        lines.append(_q("group formula checked lane by lane against the doc's table of MMA computations")
-                     .join(["note = ", ""]))
-    for line, stmt in spec.sparsity:
-        lines.append(_comment(f"sparsity (doc line {line}): {_sparsity_fact(stmt)}"))
-    for line, ref in spec.references:
-        lines.append(_comment(f"reference (line {line}): {ref}"))
-    by_frag = {}
-    for f in spec.findings:
-        by_frag.setdefault((f.operand, f.types), []).append(f)
-    for fr in spec.fragments:
-        lines.append("")
-        if not fr.formula:
-            lines.append(_comment(f"operand {fr.operand} .{'/.'.join(fr.types)} (table line {fr.row.line}) "
-                                  f"left out: {'; '.join(fr.comments)}"))
-            continue
-        for c in fr.comments:
-            lines.append(_comment(c))
-        if not fr.derived:
-            for f in by_frag.get((fr.operand, fr.types), []):
-                if f.severity != "info":
-                    lines.append(_comment(f"finding {f.kind} at line {f.line}:{f.column}: {f.message}"))
-        lines.append("[[fragment]]")
-        if fr.layout_id and fr.layout_id != _default_id(spec, fr):
-            lines.append(f"id = {_q(fr.layout_id)}")
-        lines.append(f"operand = {_q(fr.operand)}")
-        lines.append(f"types = {_value(list(fr.types))}")
-        if fr.variant:
-            lines.append(f"variant = {_q(fr.variant)}")
-        r = fr.row
-        lines.append(f"registers = {r.registers or 1}")
-        lines.append(f"register_type = {_q(r.register_type or 'b32')}")
-        lines.append(f"elements_per_register = {r.per_register or 1}")
-        if r.elements is not None and r.elements_inherited and r.elements.problems:
-            lines.append(_comment("elements: no list in this row; the row above has a malformed one"))
-        elif r.elements is not None:
-            lines.append(f"elements = {_q(r.elements.text)}")
-        if r.element_bits:
-            lines.append(f"element_bits = {r.element_bits}")
-        if fr.rows is not None:
-            lines.append(f"rows = {fr.rows}")
-            lines.append(f"cols = {fr.cols}")
-        simple_sparse = all(k in ("kept", "chunk") for k, _ in fr.sparse)
-        if fr.sparse and simple_sparse:
-            lines.append(f"sparse = {_value(dict(fr.sparse))}")
-        if fr.figures:
-            lines.append(f"figure = {_q(', '.join(fr.figures))}")
-        lines.append(f"doc_line = {fr.formula_line}")
-        lines.append(f"formula = {_multiline(fr.formula)}")
-        if fr.derived:
-            lines.append(f"derived = {_q(fr.derived)}")
-        if fr.expect:
-            lines.append(f"expect = {_value(dict(fr.expect))}")
-        if fr.corrected:
-            lines.append(f"erratum = {_q(fr.erratum)}")
-        if fr.sparse and not simple_sparse:  # sub-tables last: every key after a header belongs to it
-            lines.append("")
-            lines.append("[fragment.sparse]")
-            for k, v in fr.sparse:
-                lines.append(f"{k} = {_multiline(v) if isinstance(v, str) and chr(10) in v else _value(v)}")
-        if fr.corrected:
-            lines.append("")
-            lines.append("[fragment.corrected]")
-            for k, v in fr.corrected:
-                lines.append(f"{k} = {_value(v)}")
-    return "\n".join(lines) + "\n"
-
-
-def _sparsity_fact(stmt: str) -> str:
-    """The numbers of a sparsity statement, without the doc's prose."""
-    m = re.search(r"containing\s+" + _NUM + r"\s+non-zero\b.*?\bout of\s+(\d+)\s+consecutive", stmt, re.I)
-    if m:
-        return f"{_num(m.group(1))} non-zero of {m.group(2)} consecutive elements per register"
-    m = re.search(r"(\d+)\s+(\d+)-bit vectors.*?(\d+)-wide chunk", stmt)
-    if m:
-        return f"metadata: {m.group(1)} {m.group(2)}-bit indices, {m.group(3)}-wide chunks"
-    return "see the page"
-
-
-def _default_id(spec: SectionSpec, fr: FragmentSpec) -> str:
-    return ".".join([spec.instruction, spec.shape, fr.operand, "_".join(fr.types)] + ([fr.variant] if fr.variant else []))
 
 
 def ingest_text(text: str, path: str = "<page>") -> IngestResult:

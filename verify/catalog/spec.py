@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -28,6 +29,7 @@ from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
 MAX_DIM = 4096
 MAX_THREADS = 1024
+INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix", "wmma", "tcgen05.ld")
 
 __all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_spec_file", "load_spec_text",
            "load_specs", "parse_element_list", "read_utf8", "spec_files", "split_element_list"]
@@ -161,12 +163,25 @@ def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula
         raise loc.error(line, col, e.message) from None
 
 
-def _operand_dims(operand: str, shape: Shape, frag: Mapping[str, Any]) -> tuple[int, int]:
+def _operand_dims(operand: str, shape: Shape) -> tuple[int, int]:
     if operand == "A":
         return shape.m, shape.k
     if operand == "B":
         return shape.k, shape.n
     return shape.m, shape.n
+
+
+@dataclass(frozen=True)
+class _Header:
+    """What ``[source]`` and ``[instruction]`` say, shared by every fragment of the file."""
+
+    instruction: str
+    shape: Shape
+    threads: int
+    groups: int
+    group: Formula | None
+    arch: str
+    source: dict[str, str]  # Source fields but file and line
 
 
 def load_spec_text(text: str, path: str = "<string>") -> Spec:
@@ -177,21 +192,30 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
     schema = data.get("schema", 1)
     if schema != 1:
         raise loc.error(*loc.key("schema"), f"unsupported schema {schema!r} (this tool reads 1)")
-    src = data.get("source")
-    ins = data.get("instruction")
-    frags = data.get("fragment")
+    src, ins, frags = data.get("source"), data.get("instruction"), data.get("fragment")
     if not isinstance(src, dict):
         raise loc.error(1, 1, "missing table [source]")
     if not isinstance(ins, dict):
         raise loc.error(1, 1, "missing table [instruction]")
     if not isinstance(frags, list) or not frags:
         raise loc.error(1, 1, "missing [[fragment]] entries")
+    head = _read_header(loc, src, ins)
+    layouts: list[Layout] = []
+    syntax: list[SyntaxFinding] = []
+    for k, frag in enumerate(frags):
+        lays, found = _read_fragment(loc, k, frag, head, src)
+        layouts += lays
+        syntax += found
+    return Spec(path=path, source=Source(file=path, line=1, **head.source), instruction=head.instruction,
+                shape=head.shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+
+
+def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) -> _Header:
     _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
     _unknown_keys(loc, ins, _INSTRUCTION_KEYS, "[instruction]", None)
     section = _str(loc, src, "section", None)
     iname = _str(loc, ins, "name", None)
-    if iname not in ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix",
-                     "wmma", "tcgen05.ld"):
+    if iname not in INSTRUCTIONS:
         raise loc.error(*loc.key("name"), f"unknown instruction {iname!r}")
     shape_text = _str(loc, ins, "shape", None)
     shape = Shape.parse(shape_text)
@@ -210,111 +234,113 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
             line, col = loc.key("group")
             raise loc.error(line, col, e.message) from None
     arch = _str(loc, ins, "arch", None, default="")
-    source_base = dict(document=_str(loc, src, "document", None, "PTX ISA"),
-                       version=str(src.get("version", "")), section=section,
-                       title=_str(loc, src, "title", None, ""),
-                       anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
+    source = dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
+                  section=section, title=_str(loc, src, "title", None, ""),
+                  anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
+    return _Header(iname, shape, threads, groups, group, arch, source)
+
+
+def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
+                   src: Mapping[str, Any]) -> tuple[list[Layout], list[SyntaxFinding]]:
+    """One ``[[fragment]]``: the doc's layout (when its formula parses) and its correction (if any)."""
+    if not isinstance(frag, dict):
+        raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
+    _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
+    operand = _str(loc, frag, "operand", k)
+    if operand not in OPERANDS:
+        raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
+    types = frag.get("types")
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
+        raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
+    variant = frag.get("variant")
+    if variant is not None and variant not in ("row", "col"):
+        raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
+    registers = _int(loc, frag, "registers", k, 1, 256)
+    register_type = _str(loc, frag, "register_type", k)
+    if register_type not in REGISTER_BITS:
+        raise loc.error(*loc.key("register_type", k), f"unknown register type {register_type!r}")
+    epr = _int(loc, frag, "elements_per_register", k, 1, 64)
+    elements_text = frag.get("elements")
+    if elements_text is not None and not isinstance(elements_text, str):
+        raise loc.error(*loc.key("elements", k), "'elements' must be a string (the doc's list)")
+    element_bits = frag.get("element_bits")
+    if element_bits is not None:
+        element_bits = _int(loc, frag, "element_bits", k, 1, 64)
+    formula_text = _str(loc, frag, "formula", k)
+    doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
+    rows, cols = _operand_dims(operand, head.shape)
+    rows = _int(loc, frag, "rows", k, 1, MAX_DIM, default=rows)
+    cols = _int(loc, frag, "cols", k, 1, MAX_DIM, default=cols)
+    prefix = operand.lower()
+    expect = _expect(loc, frag.get("expect", {}), k, "expect")
+    erratum = frag.get("erratum", "")
+    if not isinstance(erratum, str):
+        raise loc.error(*loc.key("erratum", k), "'erratum' must be a string explaining the doc's mistake")
+    derived = _str(loc, frag, "derived", k, "")
+    sparse = frag.get("sparse", {})
+    if not isinstance(sparse, dict):
+        raise loc.error(*loc.key("sparse", k), "'sparse' must be a table")
+    sparse = _sparse(loc, sparse, k)
+    corrected = frag.get("corrected")
+    if corrected is not None:
+        if not isinstance(corrected, dict):
+            raise loc.error(*loc.key("corrected", k), "'corrected' must be a table")
+        _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
+        if not erratum:
+            raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
+    lid = frag.get("id") or ".".join([head.instruction, str(head.shape), operand, "_".join(types)]
+                                     + ([variant] if variant else []))
+    if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):
+        raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
+    source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
+
+    def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
+             formula: Formula, ftext: str) -> Layout:
+        e_text = fields.get("elements", elements_text)
+        elist = parse_element_list(e_text) if isinstance(e_text, str) else None
+        regs = fields.get("registers", registers)
+        per = fields.get("elements_per_register", epr)
+        n = len(elist) if elist else regs * per
+        if n > MAX_ELEMENTS:
+            raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
+        lmap = (SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
+                if is_range_formula(formula) else FormulaMap(formula))
+        return Layout(
+            id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
+            variant=variant, domain=Domain(head.threads, n, head.groups, head.group), codomain=Codomain(rows, cols),
+            map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
+            elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
+            source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
+            figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.path,
+            formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext)
 
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []
-    for k, frag in enumerate(frags):
-        if not isinstance(frag, dict):
-            raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
-        _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
-        operand = _str(loc, frag, "operand", k)
-        if operand not in OPERANDS:
-            raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
-        types = frag.get("types")
-        if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
-            raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
-        variant = frag.get("variant")
-        if variant is not None and variant not in ("row", "col"):
-            raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
-        registers = _int(loc, frag, "registers", k, 1, 256)
-        register_type = _str(loc, frag, "register_type", k)
-        if register_type not in REGISTER_BITS:
-            raise loc.error(*loc.key("register_type", k), f"unknown register type {register_type!r}")
-        epr = _int(loc, frag, "elements_per_register", k, 1, 64)
-        elements_text = frag.get("elements")
-        if elements_text is not None and not isinstance(elements_text, str):
-            raise loc.error(*loc.key("elements", k), "'elements' must be a string (the doc's list)")
-        element_bits = frag.get("element_bits")
-        if element_bits is not None:
-            element_bits = _int(loc, frag, "element_bits", k, 1, 64)
-        formula_text = _str(loc, frag, "formula", k)
-        doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
-        rows, cols = _operand_dims(operand, shape, frag)
-        rows = _int(loc, frag, "rows", k, 1, MAX_DIM, default=rows)
-        cols = _int(loc, frag, "cols", k, 1, MAX_DIM, default=cols)
-        prefix = operand.lower()
-        expect = _expect(loc, frag.get("expect", {}), k, "expect")
-        erratum = frag.get("erratum", "")
-        if not isinstance(erratum, str):
-            raise loc.error(*loc.key("erratum", k), "'erratum' must be a string explaining the doc's mistake")
-        derived = _str(loc, frag, "derived", k, "")
-        sparse = frag.get("sparse", {})
-        if not isinstance(sparse, dict):
-            raise loc.error(*loc.key("sparse", k), "'sparse' must be a table")
-        sparse = _sparse(loc, sparse, k)
-        corrected = frag.get("corrected")
-        if corrected is not None:
-            if not isinstance(corrected, dict):
-                raise loc.error(*loc.key("corrected", k), "'corrected' must be a table")
-            _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
-            if not erratum:
-                raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
-        lid = frag.get("id") or ".".join([iname, str(shape), operand, "_".join(types)] + ([variant] if variant else []))
-        if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):
-            raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
-        src_line = doc_line
-        source = Source(file=_str(loc, src, "page", None, path), line=src_line, **source_base)
-
-        def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
-                 formula: Formula, ftext: str) -> Layout:
-            e_text = fields.get("elements", elements_text)
-            elist = parse_element_list(e_text) if isinstance(e_text, str) else None
-            regs = fields.get("registers", registers)
-            per = fields.get("elements_per_register", epr)
-            n = len(elist) if elist else regs * per
-            if n > MAX_ELEMENTS:
-                raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
-            lmap = (SparseMap(formula, dict(sparse), build_model(sparse, types, shape, rows, threads), n)
-                    if is_range_formula(formula) else FormulaMap(formula))
-            return Layout(
-                id=lid, instruction=iname, shape=shape, operand=operand, types=tuple(types), variant=variant,
-                domain=Domain(threads, n, groups, group), codomain=Codomain(rows, cols), map=lmap,
-                registers=regs, register_type=fields.get("register_type", register_type),
-                elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
-                source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
-                figure=_str(loc, frag, "figure", k, ""), arch=arch, spec_path=path,
-                formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext)
-
-        doc_formula: Formula | None = None
-        try:
-            doc_formula = parse_formula(formula_text, prefix)
-        except FormulaError as e:
-            if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
-                _formula(loc, formula_text, prefix, k, "formula")  # raises with position
-            base_line, base_col = loc.value(formula_text, k, "formula")
-            syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
-                                        e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
-        if doc_formula is not None:
-            if expect.get("syntax") == "refuted":
-                raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
-            layouts.append(make({}, lid, False, {c: s for c, s in expect.items() if c != "syntax"},
-                                doc_formula, formula_text))
-        if corrected is not None:
-            ctext = corrected.get("formula", formula_text)
-            if not isinstance(ctext, str):
-                raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-            cformula = _formula(loc, ctext, prefix, k, "formula")
-            for key in ("registers", "elements_per_register"):
-                if key in corrected:
-                    _int(loc, corrected, key, k, 1, 256)
-            cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
-            layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
-    return Spec(path=path, source=Source(file=path, line=1, **source_base), instruction=iname,
-                shape=shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+    doc_formula: Formula | None = None
+    try:
+        doc_formula = parse_formula(formula_text, prefix)
+    except FormulaError as e:
+        if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
+            _formula(loc, formula_text, prefix, k, "formula")  # raises with position
+        base_line, base_col = loc.value(formula_text, k, "formula")
+        syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
+                                    e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
+    if doc_formula is not None:
+        if expect.get("syntax") == "refuted":
+            raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
+        layouts.append(make({}, lid, False, {c: s for c, s in expect.items() if c != "syntax"},
+                            doc_formula, formula_text))
+    if corrected is not None:
+        ctext = corrected.get("formula", formula_text)
+        if not isinstance(ctext, str):
+            raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
+        cformula = _formula(loc, ctext, prefix, k, "formula")
+        for key in ("registers", "elements_per_register"):
+            if key in corrected:
+                _int(loc, corrected, key, k, 1, 256)
+        cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
+        layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
+    return layouts, syntax
 
 
 # Sparse A (mma.sp): the [fragment.sparse] table.  Fields the doc text states: kept, chunk,

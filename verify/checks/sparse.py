@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 import z3
 
-from ..engines import oracle, smt
+from ..engines import smt
 from ..layout.model import Layout
 from ..layout.sparse import (NIBBLES_PER_REGISTER, PointInfo, SparseMap, SparseModel, logical_column,
                              metadata_owner, selector_of as _py_selector, metadata_cell as _py_meta)

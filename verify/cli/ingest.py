@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
 
 from ..catalog.pages import IngestError, ingest, write_all
 from ..catalog.spec import load_spec_text

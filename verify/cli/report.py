@@ -6,7 +6,6 @@ Exit codes as ``check``: 0 when everything is as expected, 1 otherwise, 2 for ba
 from __future__ import annotations
 
 import argparse
-import sys
 
 from .. import api
 from ..checks.fixes import MAX_DELTA

@@ -33,8 +33,8 @@ def _is_kw(tok: Token, word: str) -> bool:
     return tok.kind == "NAME" and tok.text.lower() == word
 
 
-class LineParser:
-    """Recursive descent over the tokens of one logical line."""
+class ExpressionParser:
+    """Recursive descent over the tokens of one logical line: expressions and conditions (C syntax)."""
 
     def __init__(self, tokens: list[Token], prefix: str, source_lines: list[str]) -> None:
         self.toks = tokens
@@ -213,6 +213,11 @@ class LineParser:
             raise self.error(f"expected a number in the set, found {self._describe(t)}")
         self.i += 1
         return t.value
+
+
+
+class LineParser(ExpressionParser):
+    """One line of a formula: ``expr [for SELECTOR] [if COND] [otherwise]`` (the doc's case syntax)."""
 
     # -- element selectors: "for ai where ...", "for a0 and a2"
     def element_selector(self) -> Cond | None:

@@ -16,7 +16,6 @@ both engines (``verify.checks.fixes``).
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 import shutil

@@ -1,0 +1,133 @@
+"""The package layout shows the data flow, and every import points down it.
+
+text -> ``formula`` (parsed) -> ``engines`` (evaluated) -> ``layout`` (the model) -> ``catalog`` (spec
+files, doc pages) and ``checks`` -> ``results`` -> ``hardware`` / ``outputs`` -> ``api`` -> ``cli``.
+No import cycles, even through imports inside functions; no core module imports a CLI, renderer
+or API module.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PKG = ROOT / "verify"
+
+# Each layer may import only from layers listed before it (and from itself).
+LAYERS = ["errors", "formula", "engines", "layout", "results", "catalog", "checks", "hardware", "outputs",
+          "api", "cli", "__main__"]
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every verify module ``path`` imports, at module level or inside functions."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    me = _module_name(path)
+    package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("verify"))
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                mod = ".".join(base + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            if not mod.startswith("verify"):
+                continue
+            for a in node.names:  # "from . import api" imports a module
+                if (PKG.parent / (mod + "." + a.name).replace(".", "/")).with_suffix(".py").exists() or \
+                        (PKG.parent / (mod + "." + a.name).replace(".", "/")).is_dir():
+                    out.add(mod + "." + a.name)
+                else:
+                    out.add(mod)
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module_name(p): _imports(p) for p in sorted(PKG.rglob("*.py"))}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_module_is_in_a_layer():
+    for mod in _graph():
+        if mod == "verify":
+            continue
+        assert _layer(mod) in LAYERS, f"{mod} is in no layer of the data flow (tests/test_architecture.py)"
+
+
+def test_imports_point_down_the_flow():
+    bad = []
+    for mod, deps in _graph().items():
+        if mod == "verify":
+            continue
+        rank = LAYERS.index(_layer(mod))
+        for dep in deps:
+            if dep == "verify":
+                continue
+            if LAYERS.index(_layer(dep)) > rank:
+                bad.append(f"{mod} imports {dep}")
+    assert not bad, "imports against the data flow:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    modules = set(graph)
+
+    def resolve(dep: str) -> str | None:
+        while dep and dep not in modules:
+            dep = dep.rsplit(".", 1)[0] if "." in dep else ""
+        return dep or None
+
+    edges = {m: {d for d in (resolve(x) for x in deps) if d and d != m and d != "verify"} for m, deps in graph.items()}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        path.append(m)
+        for d in sorted(edges[m]):
+            if state.get(d) == 1:
+                cycle = path[path.index(d):] + [d]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if d not in state:
+                visit(d)
+        path.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+
+
+def test_cli_modules_are_thin():
+    """Command modules parse arguments and print; the work lives below them."""
+    for p in sorted((PKG / "cli").glob("*.py")):
+        lines = [ln for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+        assert len(lines) < 260, f"{p.name} has {len(lines)} lines: move the work into the library"
+
+
+def test_the_layering_test_can_fail(tmp_path):
+    """The graph reader sees an upward import (so the tests above can fail)."""
+    mod = PKG / "formula" / "_probe_upward_import.py"
+    mod.write_text("from ..cli import main\n", encoding="utf-8")
+    try:
+        deps = _graph()["verify.formula._probe_upward_import"]
+        assert "verify.cli.main" in deps or "verify.cli" in deps
+        assert LAYERS.index(_layer("verify.cli")) > LAYERS.index(_layer("verify.formula"))
+    finally:
+        mod.unlink()

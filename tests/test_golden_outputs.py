@@ -1,0 +1,99 @@
+"""Every user-visible output is byte-identical to the recorded one unless a change means it.
+
+``check`` (text and JSON) on the bundled specs and on the doc pages, ``list``, and ``table`` (text
+and JSON) for every layout are digested into ``tests/golden/digests.json``; the specs' JSON is kept
+whole in ``tests/golden/check_specs.json`` so a failure shows the diff.  A change that is meant
+(a fixed bug, a new check) updates them with
+
+    .venv/bin/python tests/test_golden_outputs.py --update
+
+and the diff of those files in the commit says what changed for users.
+"""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import DOCS, ROOT  # noqa: E402
+
+from verify import api  # noqa: E402
+from verify.outputs import json as out_json  # noqa: E402
+from verify.outputs import text as out_text  # noqa: E402
+
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def _outputs(docs: Path | None) -> dict[str, str]:
+    """name -> text of every output recorded (pages only when ``docs`` is given)."""
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # paths in outputs are as a user in the repository gives them
+    try:
+        out: dict[str, str] = {}
+        specs = api.load(["specs"])
+        report = api.check_all(specs)
+        out["check_specs.json"] = out_json.to_json(out_json.check_json(report))
+        out["check_specs.txt"] = out_text.check_text(report)
+        lays = api.layouts(specs)
+        out["list_specs.json"] = out_json.to_json(out_json.list_json(lays))
+        out["list_specs.txt"] = out_text.list_text(lays)
+        for lay in lays:
+            out[f"table/{lay.id}.json"] = out_json.to_json(out_json.table_json(lay))
+            out[f"table/{lay.id}.txt"] = out_text.table_text(lay)
+        if docs is not None:
+            pages = os.path.relpath(docs, ROOT)
+            pspecs, findings = api.load_with_doc_findings([pages])
+            prep = api.check_all(pspecs, doc_findings=findings)
+            out["check_pages.json"] = out_json.to_json(out_json.check_json(prep))
+            out["check_pages.txt"] = out_text.check_text(prep)
+            for lay in api.layouts(pspecs):
+                out[f"page_table/{lay.id}.json"] = out_json.to_json(out_json.table_json(lay))
+        return out
+    finally:
+        os.chdir(cwd)
+
+
+def _digests(outputs: dict[str, str]) -> dict[str, str]:
+    return {k: hashlib.sha256(v.encode("utf-8")).hexdigest() for k, v in sorted(outputs.items())}
+
+
+def test_outputs_are_unchanged():
+    recorded = json.loads((GOLDEN / "digests.json").read_text(encoding="utf-8"))
+    docs = DOCS if DOCS.is_dir() else None
+    outputs = _outputs(docs)
+    now = _digests(outputs)
+    if docs is None:
+        recorded = {k: v for k, v in recorded.items() if not k.startswith(("check_pages", "page_table/"))}
+    changed = sorted(k for k in set(recorded) | set(now) if recorded.get(k) != now.get(k))
+    if "check_specs.json" in changed:
+        old = (GOLDEN / "check_specs.json").read_text(encoding="utf-8").splitlines()
+        diff = "\n".join(list(difflib.unified_diff(old, outputs["check_specs.json"].splitlines(), "recorded", "now",
+                                                   lineterm=""))[:60])
+        pytest.fail(f"check --format json changed:\n{diff}\n(all changed: {changed[:20]})")
+    assert not changed, (f"{len(changed)} outputs changed: {changed[:20]}; if meant, run "
+                         "`.venv/bin/python tests/test_golden_outputs.py --update`")
+    if docs is None:
+        pytest.skip(f"doc pages not found at {DOCS}: page outputs not compared (specs were)")
+
+
+def update() -> None:
+    if not DOCS.is_dir():
+        raise SystemExit(f"doc pages not found at {DOCS}: the golden digests need them")
+    outputs = _outputs(DOCS)
+    GOLDEN.mkdir(exist_ok=True)
+    (GOLDEN / "digests.json").write_text(json.dumps(_digests(outputs), indent=1) + "\n", encoding="utf-8")
+    (GOLDEN / "check_specs.json").write_text(outputs["check_specs.json"], encoding="utf-8")
+    print(f"recorded {len(outputs)} outputs in {GOLDEN}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--update"]:
+        update()
+    else:
+        raise SystemExit("usage: tests/test_golden_outputs.py --update")
