@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from .layout.model import Layout, Spec
+from .layout.model import Layout, Spec, mapping_digest
 
 SCHEMA = 1
 
@@ -118,6 +118,7 @@ class LayoutResult(HasChecks):
             "corrected": lay.corrected,
             "derived": lay.derived or None,
             "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
+            "digest": mapping_digest(lay),
             "checks": {c.check: c.to_json(timings) for c in self.checks},
         }
 

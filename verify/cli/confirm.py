@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from ..errors import SpecError
 from ..hardware import cuda, observe, probes
 from ..layout.model import Layout
+from . import options
 
 
 class _Fail(Exception):
@@ -98,6 +99,6 @@ def register(subparsers: Any) -> None:
     c.add_argument("--specs", default="specs")
     c.add_argument("--out", default="reports/observations", metavar="DIR")
     c.add_argument("--nvcc", default=None, help="path to nvcc (default: PATH, CUDA_HOME, nvidia-cuda-nvcc)")
-    c.add_argument("--timeout", type=float, default=300.0, help="seconds per build and per run")
+    c.add_argument("--timeout", type=options.seconds, default=300.0, help="seconds per build and per run")
     c.add_argument("--format", choices=("text", "json"), default="text")
     c.set_defaults(func=_guard(cmd_confirm))

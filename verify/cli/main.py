@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import signal
 import sys
 from typing import Sequence
 
@@ -13,6 +12,7 @@ from ..engines.oracle import EvalError
 from ..errors import SpecError, UsageError
 from ..outputs import json as out_json
 from ..outputs import text as out_text
+from . import options
 
 
 def _load(paths: Sequence[str]) -> list:
@@ -67,15 +67,16 @@ def cmd_table(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
-    sub = p.add_subparsers(dest="command", required=True)
+    p = options.Parser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=options.Parser)
 
     c = sub.add_parser("check", help="prove or refute every property of every layout")
     c.add_argument("paths", nargs="*", help="spec files, directories of specs, or doc pages (default: specs/)")
     c.add_argument("--format", choices=("text", "json"), default="text")
-    c.add_argument("--timeout", type=float, default=10.0, help="seconds per Z3 query (default 10)")
+    c.add_argument("--timeout", type=options.seconds, default=10.0, help="seconds per Z3 query (default 10)")
     c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
-    c.add_argument("--jobs", type=int, default=0, help="worker processes for the layout checks (default: CPUs, at most 4)")
+    c.add_argument("--jobs", type=options.jobs, default=None,
+                   help="worker processes for the layout checks (default: CPUs, at most 4)")
     c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
     c.set_defaults(func=cmd_check)
 
@@ -99,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if hasattr(signal, "SIGPIPE") and argv is None:  # `ptx-verify ... | head` ends quietly, like other CLIs
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    if argv is None:
+        options.quiet_sigpipe()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -12,6 +12,7 @@ from ..checks.fixes import MAX_DELTA
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
 from ..outputs.report import OutputError, write_report
+from . import options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -40,7 +41,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     r.add_argument("--pages", nargs="+", metavar="PAGE", default=None,
                    help="doc pages or directories: add the errata ingest finds in their text (their "
                         "layouts are not checked; use this with curated specs)")
-    r.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
-    r.add_argument("--max-delta", type=int, default=MAX_DELTA,
+    r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
+    r.add_argument("--max-delta", type=options.nonnegative, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")
     r.set_defaults(func=cmd_report)

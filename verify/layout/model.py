@@ -337,3 +337,22 @@ def cells_of(layout: Layout) -> Cells:
 def clear_cells() -> None:
     _CELLS.clear()
 
+
+
+def mapping_digest(layout: Layout) -> str:
+    """A fingerprint of the map itself: sha256 over every (lane, i) -> (MMA computation, row, col),
+    undefined points included (a sparse A adds each element's logical column range).  Equal
+    digests mean the same map on the same domain, whatever notation or file it came from."""
+    import hashlib  # noqa: PLC0415
+    c = cells_of(layout)
+    parts = [np.asarray([layout.threads, layout.n_elements, layout.rows, layout.cols, layout.groups], "<i8"),
+             np.broadcast_to(c.group[:, None], c.ok.shape).astype("<i8"), c.ok.astype("<i8"),
+             np.where(c.ok, c.row, 0).astype("<i8"), np.where(c.ok, c.col, 0).astype("<i8")]
+    info = getattr(layout.map, "info", None)
+    if info is not None:
+        inf = info(layout.domain)
+        parts += [np.where(inf.defined, inf.first, 0).astype("<i8"), np.where(inf.defined, inf.last, 0).astype("<i8")]
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(np.ascontiguousarray(p).tobytes())
+    return "sha256:" + h.hexdigest()

@@ -1,0 +1,54 @@
+"""Option values checked where they are read: a bad value is one line and exit 2, never a crash
+or a silent default (``--timeout nan``, ``--jobs 0``, ``--max-delta -5`` are all refused)."""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import NoReturn
+
+MAX_SECONDS = 24 * 3600.0
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr (``ptx-verify check: error: ...``), exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, more than 0 and at most a day."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(v) or v <= 0 or v > MAX_SECONDS:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a number of seconds > 0 and <= {MAX_SECONDS:g}")
+    return v
+
+
+def _integer(text: str, lo: int, hi: int, what: str) -> int:
+    try:
+        v = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not lo <= v <= hi:
+        raise argparse.ArgumentTypeError(f"{text!r} must be {what}")
+    return v
+
+
+def jobs(text: str) -> int:
+    """Worker processes: 1 or more (at most 64)."""
+    return _integer(text, 1, 64, "a number of worker processes from 1 to 64")
+
+
+def nonnegative(text: str) -> int:
+    return _integer(text, 0, 1 << 20, "a whole number >= 0")
+
+
+def quiet_sigpipe() -> None:
+    """``ptx-verify ... | head`` ends quietly, like other command-line tools."""
+    import signal  # noqa: PLC0415
+    if hasattr(signal, "SIGPIPE") and sys.platform != "win32":
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
