@@ -147,13 +147,42 @@ def test_broken_generated_layout_has_all_three_witnesses():
     assert res.get("injective").status == "proved"
 
 
-@pytest.mark.parametrize("lid", ["mma.m8n8k16.A.s8_u8", "mma.m8n8k4.C.f32", "mma.m16n8k16.A.f16_bf16"])
-def test_exists_forall_path_proves_real_layouts(lid):
-    """Surjectivity without the pigeonhole shortcut: the quantified query alone proves it."""
+REPLICATED = ("row = %laneid >> 3\ncol = ((%laneid % 4) * 2) + i", dict(operand="C", rows=4, cols=8, elements=2,
+                                                                     types=("f32",), registers=2, register_type="f32"))
+
+
+def test_replicated_layout_proved_surjective_by_checked_witnesses():
+    """More points than cells (lane bit 2 ignored): no counting argument; Z3 checks, for every cell,
+    the point the enumeration says reaches it."""
     from verify.checks.fragment import z3_surjective
-    lay = api.layout(api.load([SPECS]), lid)
-    res, cex, method = z3_surjective(lay, 20.0, prior={}, enum_hole=None)
-    assert (res, cex) == ("unsat", None) and method in ("exists-forall", "ground")
+    lay = api.layout_from_formula(REPLICATED[0], **REPLICATED[1])
+    res, cex, method = z3_surjective(lay, 20.0, prior={"in_range": "unsat", "injective": "sat"}, enum_hole=None)
+    assert (res, cex, method) == ("unsat", None, "witnesses")
+    r = assert_engines_agree(lay)
+    assert r.get("surjective").status == "proved" and r.get("injective").status == "refuted"
+
+
+def test_a_wrong_witness_table_is_refused(monkeypatch):
+    """The witness proof is a proof: a table whose entry does not hold is rejected by Z3."""
+    from verify.checks import fragment
+    lay = api.layout_from_formula(REPLICATED[0], **REPLICATED[1])
+    real = fragment.preimages
+
+    def wrong(*a, **k):
+        pts = real(*a, **k)
+        ln, i, g, r, c = pts[5]
+        return pts[:5] + [(ln, 1 - i, g, r, c)] + pts[6:]
+    monkeypatch.setattr(fragment, "preimages", wrong)
+    res, _, method = fragment.z3_surjective(lay, 20.0, prior={"in_range": "unsat", "injective": "sat"}, enum_hole=None)
+    assert (res, method) == ("sat", "witnesses")
+
+
+@pytest.mark.parametrize("lid", ["mma.m8n8k16.A.s8_u8", "mma.m8n8k4.C.f32", "mma.m16n8k16.A.f16_bf16"])
+def test_surjective_needs_no_quantifier(lid):
+    """The bundled layouts are proved surjective by pigeonhole, from Z3's in_range and injective."""
+    res = api.check(api.layout(api.load([SPECS]), lid))
+    assert res.get("surjective").engines["z3_method"] == "pigeonhole"
+    assert res.get("surjective").status == "proved"
 
 
 def test_surjective_refuted_when_injective_holds_but_domain_too_small():

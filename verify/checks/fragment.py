@@ -13,13 +13,14 @@ import dataclasses
 import time
 from typing import Any, Iterable
 
+import numpy as np
 import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.elements import split_element_list
 from ..layout.enumerate import Enumeration, decide
-from ..layout.model import Layout, Spec, cells_of, clear_cells
+from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
@@ -122,7 +123,7 @@ def enumerate_layout(layout: Layout) -> Enumeration:
 
 # ----------------------------------------------------------------------------- Z3 engine
 
-def z3_in_range(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | None]:
+def z3_in_range(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, dict[str, Any] | None]:
     lane, i = z3.BitVecs("lane i", width(layout))
     ok, r, c = layout.map.z3_cell(lane, i)
     g = layout.domain.z3_group(lane)
@@ -137,7 +138,7 @@ def z3_in_range(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | N
                               "col": smt.as_int(m, c) if defined else None}, smt.as_int(m, g))
 
 
-def z3_injective(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | None]:
+def z3_injective(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, dict[str, Any] | None]:
     l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", width(layout))
     ok1, r1, c1 = layout.map.z3_cell(l1, i1)
     ok2, r2, c2 = layout.map.z3_cell(l2, i2)
@@ -155,72 +156,80 @@ def z3_injective(layout: Layout, timeout: float) -> tuple[str, dict[str, Any] | 
                               "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
 
 
+MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)
+
+
 def _covered_query(layout: Layout, w: int, g: int, r: int, c: int) -> z3.BoolRef:
+    """Some (lane, i) of the domain lands on cell (r, c) of MMA computation g."""
     lane, i = z3.BitVecs("lane i", w)
     ok, rr, cc = layout.map.z3_cell(lane, i)
     return z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
 
 
-def _ground_hole_query(layout: Layout, w: int, row: z3.ExprRef, col: z3.ExprRef,
-                       grp: z3.ExprRef) -> list[z3.BoolRef]:
-    """The forall over the finite domain, expanded into one ground instance per (lane, i)."""
+def preimages(cells: Cells, rows: int, cols: int, groups: int) -> list[tuple[int, int, int, int, int]]:
+    """For every covered cell, in (mma, row, col) order, the first (lane, i) that lands on it."""
+    threads, n = cells.ok.shape
+    g = np.broadcast_to(cells.group[:, None], (threads, n))
+    inside = cells.ok & (g >= 0) & (g < groups) & (cells.row >= 0) & (cells.row < rows) & (cells.col >= 0) & (cells.col < cols)
+    idx = np.flatnonzero(inside.ravel())
+    keys = (g.ravel()[idx] * rows + cells.row.ravel()[idx]) * cols + cells.col.ravel()[idx]
+    uniq, first = np.unique(keys, return_index=True)
     out = []
-    for ln in range(layout.threads):
-        lane = z3.BitVecVal(ln, w)
-        g = layout.domain.z3_group(lane)
-        for ix in range(layout.n_elements):
-            ok, r, c = layout.map.z3_cell(lane, z3.BitVecVal(ix, w))
-            out.append(z3.Not(z3.And(ok, g == grp, r == row, c == col)))
+    for key, k in zip(uniq.tolist(), first.tolist()):
+        lane, i = divmod(int(idx[k]), n)
+        grp, rest = divmod(key, rows * cols)
+        out.append((lane, i, grp, *divmod(rest, cols)))
     return out
 
 
-def z3_surjective(layout: Layout, timeout: float, prior: dict[str, str],
-                  enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
-    """Is some cell (of some lane group) reached by no (lane, i)?
+def z3_witnesses(layout: Layout, w: int, points: list[tuple[int, int, int, int, int]],
+                 budget: smt.Budget) -> str:
+    """Z3 checks a table of (lane, i, mma, row, col): each point is in the domain and lands on its cell."""
+    lane, i, g, r, c = z3.BitVecs("lane i mma row col", w)
+    ok, rr, cc = layout.map.z3_cell(lane, i)
+    term = z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
+    return smt.holds_everywhere(term, [lane, i, g, r, c], points, budget)
 
-    Proved by pigeonhole when Z3 already proved in_range and injective and the domain
-    has exactly rows x cols points per group.  Otherwise an exists-forall query: first
-    model-based instantiation, then quantifier elimination, then (complete, slower) the
-    forall expanded over the finite domain.  The reported hole is the canonical one
-    (first in (mma, row, col) order) once Z3 confirms, by a ground query, that nothing
-    reaches it.
+
+def z3_surjective(layout: Layout, timeout: "float | smt.Budget", prior: dict[str, str],
+                  enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
+    """Is some cell (of some MMA computation) reached by no (lane, i)?  Decided without quantifiers.
+
+    With D points and C cells (all MMA computations together):
+
+    * ``pigeonhole``: D = C and Z3 proved in_range and injective, so every cell is reached;
+    * ``counting``: D < C, or D = C and Z3 refuted in_range or injective: some cell is missed;
+      the canonical hole (the enumeration's first) is confirmed by Z3 (nothing reaches it);
+    * ``hole``: D > C and the enumeration found a hole, which Z3 confirms the same way;
+    * ``witnesses``: D > C and the enumeration found none: Z3 checks, for every cell, the point
+      the enumeration says reaches it (one ground query over at most ``MAX_WITNESSES`` cells).
     """
-    if (prior.get("in_range") == "unsat" and prior.get("injective") == "unsat"
-            and layout.lanes_per_group * layout.n_elements == layout.rows * layout.cols):
+    budget = smt._budget(timeout)
+    D = layout.threads * layout.n_elements
+    C = layout.groups * layout.rows * layout.cols
+    bij = (prior.get("in_range"), prior.get("injective"))
+    if D == C and bij == ("unsat", "unsat"):
         return "unsat", None, "pigeonhole"
     w = width(layout)
-    row, col, grp = z3.BitVecs("row col group", w)
-    lane, i = z3.BitVecs("lane i", w)
-    ok, r, c = layout.map.z3_cell(lane, i)
-    g = layout.domain.z3_group(lane)
-    hits = z3.And(layout.domain.z3_contains(lane, i), ok, g == grp, r == row, c == col)
-    box = [row >= 0, row < layout.rows, col >= 0, col < layout.cols, grp >= 0, grp < layout.groups]
-    deadline = time.perf_counter() + timeout
-    res, m, method = "unknown", None, "exists-forall"
-    for make in (z3.Solver, lambda: z3.Then("simplify", "qe", "smt").solver()):
-        left = min(deadline - time.perf_counter(), timeout / 3)
-        if left <= 0:
-            break
-        s = make()
-        s.set("timeout", max(1, int(left * 1000)))
-        s.add(*box, z3.ForAll([lane, i], z3.Not(hits)))
-        r0 = s.check()
-        if r0 != z3.unknown:
-            res, m = ("sat", s.model()) if r0 == z3.sat else ("unsat", None)
-            break
-    if res == "unknown" and deadline > time.perf_counter():
-        method = "ground"
-        res, m = smt.solve(box + _ground_hole_query(layout, w, row, col, grp), deadline - time.perf_counter())
-    if res != "sat":
-        return res, None, method
-    assert m is not None
-    found = _mma(layout, {"row": smt.as_int(m, row), "col": smt.as_int(m, col)}, smt.as_int(m, grp))
-    if enum_hole is not None:
-        q, _ = smt.solve([_covered_query(layout, w, enum_hole.get("mma", 0), enum_hole["row"], enum_hole["col"])],
-                         max(0.001, deadline - time.perf_counter()))
-        if q == "unsat":
-            return "sat", dict(enum_hole), method
-    return "sat", found, method
+    if D < C or (D == C and "sat" in bij):
+        method = "counting"
+    elif D == C:
+        return "unknown", None, "pigeonhole"  # Z3 could not decide in_range or injective
+    elif enum_hole is not None:
+        method = "hole"
+    else:
+        pts = preimages(cells_of(layout), layout.rows, layout.cols, layout.groups)
+        if len(pts) != C or C > MAX_WITNESSES:
+            return "unknown", None, "witnesses"
+        return z3_witnesses(layout, w, pts, budget), None, "witnesses"
+    if enum_hole is None:  # counting says a cell is missed; the enumeration found none (an error)
+        return "sat", None, method
+    q, _ = smt.solve([_covered_query(layout, w, enum_hole.get("mma", 0), enum_hole["row"], enum_hole["col"])], budget)
+    if q == "unsat":
+        return "sat", dict(enum_hole), method
+    if q == "sat":  # Z3 reaches the cell the enumeration calls a hole: the witnesses differ (an error)
+        return "sat", None, method
+    return "unknown", None, method
 
 
 # ----------------------------------------------------------------------------- combination
@@ -325,10 +334,10 @@ def _check_engines(layout: Layout, timeout: float) -> LayoutResult:
     prior: dict[str, str] = {}
     for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
         t0 = time.perf_counter()
-        prior[name], cex = fn(layout, timeout)
+        prior[name], cex = fn(layout, smt.Budget(timeout))
         results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
     t0 = time.perf_counter()
-    res, cex, method = z3_surjective(layout, timeout, prior, enum.surjective)
+    res, cex, method = z3_surjective(layout, smt.Budget(timeout), prior, enum.surjective)
     sur = _combine("surjective", layout, res, cex, enum.surjective, time.perf_counter() - t0)
     results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
     return LayoutResult(layout, tuple(results), enum_seconds)

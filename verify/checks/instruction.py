@@ -167,33 +167,28 @@ def _extent(lay: Layout, shape: Any) -> tuple[int, int]:
 
 
 class _Reach:
-    """Where an operand's elements land, per MMA computation, for the k / extent checks."""
+    """The k each element of an operand reaches (A: its column, B: its row; a sparse A element: the
+    logical columns of its ``[firstcol ... lastcol]``), for the k check, from both engines."""
 
     def __init__(self, lay: Layout) -> None:
         self.lay = lay
         self.sparse = is_sparse(lay)
 
-    # enumeration: every defined (lane, i), in (lane, i) order -> (lane, i, group, row, col, k_lo, k_hi)
-    def py(self) -> list[tuple[int, int, int, int, int, int, int]]:
+    def py(self) -> list[tuple[int, int, int, int, int]]:
+        """Every defined (lane, i), in (lane, i) order: (lane, i, mma, k_lo, k_hi)."""
         if not hasattr(self, "_py"):
-            self._py = self._enumerate()
+            lay = self.lay
+            group = lay.domain.group_array()
+            if self.sparse:
+                inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+                defined, lo, hi = inf.defined, inf.first, inf.last
+            else:
+                cells = cells_of(lay)
+                defined = cells.ok
+                lo = hi = cells.col if lay.operand == "A" else cells.row
+            lanes, idx = np.nonzero(defined)
+            self._py = [(int(ln), int(i), int(group[ln]), int(lo[ln, i]), int(hi[ln, i])) for ln, i in zip(lanes, idx)]
         return self._py
-
-    def _enumerate(self) -> list[tuple[int, int, int, int, int, int, int]]:
-        lay = self.lay
-        group = lay.domain.group_array()
-        if self.sparse:
-            inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
-            defined, row = inf.defined, inf.row
-            col = np.where(inf.ok, inf.col, -1)
-            lo, hi = inf.first, inf.last
-        else:
-            cells = cells_of(lay)
-            defined, row, col = cells.ok, cells.row, cells.col
-            lo = hi = col if lay.operand == "A" else row
-        lanes, idx = np.nonzero(defined)
-        return [(int(ln), int(i), int(group[ln]), int(row[ln, i]), int(col[ln, i]), int(lo[ln, i]), int(hi[ln, i]))
-                for ln, i in zip(lanes, idx)]
 
     def z3_k(self, lane: z3.BitVecRef, i: z3.BitVecRef, k: z3.BitVecRef) -> z3.BoolRef:
         """(lane, i) is defined and reaches k (sparse A: k inside its [firstcol ... lastcol])."""
@@ -250,6 +245,97 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
     return CheckResult("registers", "refuted", expect, problems[0][1], msg, 0.0, {"arithmetic": "refuted"})
 
 
+def _first_reaching(cells: Any, groups: int) -> dict[str, dict[int, dict[int, tuple[int, int]]]]:
+    """axis -> mma -> value -> the first (lane, i) of that MMA computation whose row (col) is it."""
+    out: dict[str, dict[int, dict[int, tuple[int, int]]]] = {"row": {}, "col": {}}
+    lanes, idx = np.nonzero(cells.ok)
+    for ln, i in zip(lanes.tolist(), idx.tolist()):
+        g = int(cells.group[ln])
+        out["row"].setdefault(g, {}).setdefault(int(cells.row[ln, i]), (ln, i))
+        out["col"].setdefault(g, {}).setdefault(int(cells.col[ln, i]), (ln, i))
+    return out
+
+
+def _z3_extent(lay: Layout, first: dict[str, dict[int, dict[int, tuple[int, int]]]],
+               enum_cex: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3's side of ``shapes`` for one operand, without quantifiers: a row/col outside the extent
+    (symbolic), the enumeration's first missing row/col confirmed unreached, otherwise every
+    row/col shown reached by the point the enumeration names."""
+    w = width(lay)
+    lane, i, v, grp = z3.BitVecs("lane i v group", w)
+    ok, r, c = lay.map.z3_cell(lane, i)
+    g = lay.domain.z3_group(lane)
+    dom = lay.domain.z3_contains(lane, i)
+    mma = (lambda m: {"mma": smt.as_int(m, g)}) if lay.groups > 1 else (lambda m: {})
+    verdict = "proved"
+    for axis, term, n in (("row", r, lay.rows), ("col", c, lay.cols)):
+        res, m = smt.solve([dom, ok, z3.Or(term < 0, term >= n)], budget)
+        if m is not None:
+            return "refuted", {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": None,
+                               "extra": smt.as_int(m, term), **mma(m)}
+        if res == "unknown":
+            verdict = "unknown"
+        mine = enum_cex if enum_cex is not None and enum_cex["layout"] == lay.id and enum_cex["axis"] == axis else None
+        if mine is not None and mine["missing"] is not None:
+            gm = mine.get("mma", 0)
+            res, _ = smt.solve([dom, ok, g == gm, term == mine["missing"]], budget)
+            if res == "unsat":
+                return "refuted", dict(mine)
+            verdict = "unknown" if res == "unknown" else verdict  # sat: Z3 reaches it (the engines disagree)
+            continue
+        rows = [(ln, ix, gg, x) for gg in range(lay.groups) for x, (ln, ix) in sorted(first[axis].get(gg, {}).items())
+                if 0 <= x < n]
+        if len(rows) < lay.groups * n:
+            continue  # the enumeration misses a value it did not report: combine_engines flags it
+        res = smt.holds_everywhere(z3.And(dom, ok, g == grp, term == v), [lane, i, grp, v], rows, budget)
+        if res == "sat":
+            return "refuted", None  # a witness does not hold: the engines disagree
+        if res == "unknown":
+            verdict = "unknown"
+    return verdict, None
+
+
+def _z3_k(a: Layout, b: Layout, K: int, ra: _Reach, rb: _Reach,
+          firsts: dict[int, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]],
+          enum_cex: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3's side of ``k``, without quantifiers: a k outside [0, K) on either side (symbolic), the
+    enumeration's first k missing on a side confirmed unreached there, otherwise every k of [0, K)
+    shown reached on both sides by the points the enumeration names."""
+    w = max(width(a), width(b), smt.width_for(4 * K + 64))
+    la, ia, lb, ib, k, g = z3.BitVecs("lane_a i_a lane_b i_b k group", w)
+    inA, inB = ra.z3_k(la, ia, k), rb.z3_k(lb, ib, k)
+    ga, gb = a.domain.z3_group(la), b.domain.z3_group(lb)
+    mma = (lambda m, t: {"mma": smt.as_int(m, t)}) if a.groups > 1 else (lambda m, t: {})
+    verdict = "proved"
+    for side, cs, lane, i, lay, gt in (("A", [inA, z3.Or(k < 0, k >= K)], la, ia, a, ga),
+                                       ("B", [inB, z3.Or(k < 0, k >= K)], lb, ib, b, gb)):
+        res, m = smt.solve(cs, budget)
+        if m is not None:
+            el = _el(lay, smt.as_int(m, lane), smt.as_int(m, i))
+            return "refuted", {"k": smt.as_int(m, k), "A": el if side == "A" else None,
+                               "B": el if side == "B" else None, **mma(m, gt)}
+        if res == "unknown":
+            verdict = "unknown"
+    if enum_cex is not None and 0 <= enum_cex["k"] < K and (enum_cex["A"] is None or enum_cex["B"] is None):
+        missing_side = (inA, ga) if enum_cex["A"] is None else (inB, gb)
+        res, _ = smt.solve([missing_side[0], missing_side[1] == enum_cex.get("mma", 0), k == enum_cex["k"]], budget)
+        if res == "unsat":
+            return "refuted", dict(enum_cex)
+        return ("unknown" if res == "unknown" else verdict), None
+    groups = max(a.groups, b.groups)
+    rows_a = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][0].items()) if 0 <= kk < K]
+    rows_b = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][1].items()) if 0 <= kk < K]
+    for term, lane, i, gt, rows in ((inA, la, ia, ga, rows_a), (inB, lb, ib, gb, rows_b)):
+        if len(rows) < groups * K:
+            continue  # the enumeration misses a k it did not report: combine_engines flags it
+        res = smt.holds_everywhere(z3.And(term, gt == g), [lane, i, g, k], rows, budget)
+        if res == "sat":
+            return "refuted", None  # a witness does not hold: the engines disagree
+        if res == "unknown":
+            verdict = "unknown"
+    return verdict, None
+
+
 def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
                  layout_results: dict[str, LayoutResult], timeout: float) -> CheckResult:
     t0 = time.perf_counter()
@@ -261,51 +347,31 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
             return CheckResult("shapes", "refuted", "proved", cex,
                                f"{lay.operand} ({lay.id}) is declared {lay.rows} x {lay.cols}, but {shape} needs "
                                f"{rows} x {cols}", time.perf_counter() - t0, {"arithmetic": "refuted"})
+    budget = smt.Budget(timeout)
     enum_cex = z3_cex = None
-    z3_status = "proved"
+    verdicts: list[str] = []
     for lay in ops:
-        rows, cols = lay.rows, lay.cols
-        pts = reaches[lay.id].py()
+        cells = cells_of(lay)  # placed elements (a sparse A element outside its chunk reaches nothing)
+        first = _first_reaching(cells, lay.groups)
         for g in range(lay.groups):
-            rs = {p[3] for p in pts if p[2] == g}
-            cs = {p[4] for p in pts if p[2] == g}
-            for axis, got, n in (("row", rs, rows), ("col", cs, cols)):
+            for axis, n in (("row", lay.rows), ("col", lay.cols)):
+                got = first[axis].get(g, {})
                 extra = sorted(x for x in got if not 0 <= x < n)
                 missing = [x for x in range(n) if x not in got]
                 if (extra or missing) and enum_cex is None:
                     enum_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis,
                                 "missing": missing[0] if missing else None, "extra": extra[0] if extra else None,
                                 **({"mma": g} if lay.groups > 1 else {})}
-        # Z3: a row/col outside reached (= in_range), or a row/col of [0, n) reached by no (lane, i).
+        # Z3 needs nothing more when it proved in_range and surjective: both extents are then exact
         lr = layout_results.get(lay.id)
         if (lr is not None and lr.get("in_range").engines.get("z3") == "proved"
                 and lr.get("surjective").engines.get("z3") == "proved"):
-            continue  # every cell of rows x cols is reached and nothing else: both extents are exact
-        if z3_cex is not None:
             continue
-        w = width(lay)
-        lane, i, v, grp = z3.BitVecs("lane i v group", w)
-        ok, r, c = lay.map.z3_cell(lane, i)
-        g = lay.domain.z3_group(lane)
-        dom = lay.domain.z3_contains(lane, i)
-        for axis, term, n in (("row", r, rows), ("col", c, cols)):
-            res, m = smt.solve([dom, ok, z3.Or(term < 0, term >= n)], timeout)
-            if m is not None:
-                z3_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": None,
-                          "extra": smt.as_int(m, term), **({"mma": smt.as_int(m, g)} if lay.groups > 1 else {})}
-                z3_status = "refuted"
-                break
-            if res == "unknown":
-                z3_status = "unknown"
-            hit = z3.And(dom, ok, g == grp, term == v)
-            res, m = smt.solve([v >= 0, v < n, grp >= 0, grp < lay.groups, z3.ForAll([lane, i], z3.Not(hit))], timeout)
-            if m is not None:
-                z3_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": smt.as_int(m, v),
-                          "extra": None, **({"mma": smt.as_int(m, grp)} if lay.groups > 1 else {})}
-                z3_status = "refuted"
-                break
-            if res == "unknown":
-                z3_status = "unknown"
+        if z3_cex is None:
+            verdict, z3_cex = _z3_extent(lay, first, enum_cex, budget)
+            verdicts.append(verdict)
+    z3_status = "refuted" if z3_cex is not None or "refuted" in verdicts else (
+        "unknown" if "unknown" in verdicts else "proved")
     if z3_cex is not None and enum_cex is not None:
         z3_cex = enum_cex if (enum_cex["layout"], enum_cex["axis"]) == (z3_cex["layout"], z3_cex["axis"]) else z3_cex
 
@@ -330,17 +396,19 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     ra, rb = reaches[a.id], reaches[b.id]
     pa, pb = ra.py(), rb.py()
     enum_cex = None
+    firsts: dict[int, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]] = {}
     for g in range(max(a.groups, b.groups)):
         ka: dict[int, tuple[int, int]] = {}
         kb: dict[int, tuple[int, int]] = {}
-        for lane, i, gg, _r, _c, lo, hi in pa:
+        for lane, i, gg, lo, hi in pa:
             if gg == g:
-                for k in range(lo, hi + 1):
+                for k in range(lo, min(hi, lo + 4 * K + 64) + 1):
                     ka.setdefault(k, (lane, i))
-        for lane, i, gg, _r, _c, lo, hi in pb:
+        for lane, i, gg, lo, hi in pb:
             if gg == g:
-                for k in range(lo, hi + 1):
+                for k in range(lo, min(hi, lo + 4 * K + 64) + 1):
                     kb.setdefault(k, (lane, i))
+        firsts[g] = (ka, kb)
         for k in sorted(set(ka) | set(kb) | set(range(K))):
             if k in ka and k in kb and 0 <= k < K:
                 continue
@@ -359,38 +427,7 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     if exact(a) and exact(b) and b.rows == K and dense_k(a) and (not ra.sparse or sparse_ok):
         z3_status, z3_cex = "proved", None  # both reach exactly [0, K) (Z3-proved extents; sparse: chunk_ranges)
     else:
-        w = max(width(a), width(b), smt.width_for(4 * K + 64))
-        la, ia, lb, ib, k = z3.BitVecs("lane_a i_a lane_b i_b k", w)
-        inA, inB = ra.z3_k(la, ia, k), rb.z3_k(lb, ib, k)
-        ga, gb = a.domain.z3_group(la), b.domain.z3_group(lb)
-        z3_status, z3_cex = "proved", None
-        queries = [
-            ("A", [inA, z3.Or(k < 0, k >= K)]),
-            ("B", [inB, z3.Or(k < 0, k >= K)]),
-            ("A", [inA, z3.ForAll([lb, ib], z3.Not(z3.And(inB, gb == ga)))]),
-            ("B", [inB, z3.ForAll([la, ia], z3.Not(z3.And(inA, ga == gb)))]),
-        ]
-        for side, cs in queries:
-            res, m = smt.solve(cs, timeout)
-            if m is not None:
-                kk = smt.as_int(m, k)
-                if side == "A":
-                    z3_cex = {"k": kk, "A": _el(a, smt.as_int(m, la), smt.as_int(m, ia)), "B": None,
-                              **({"mma": smt.as_int(m, ga)} if a.groups > 1 else {})}
-                else:
-                    z3_cex = {"k": kk, "A": None, "B": _el(b, smt.as_int(m, lb), smt.as_int(m, ib)),
-                              **({"mma": smt.as_int(m, gb)} if a.groups > 1 else {})}
-                z3_status = "refuted"
-                break
-            if res == "unknown":
-                z3_status = "unknown"
-        if z3_status == "proved":
-            # a k in [0, K) that neither side reaches
-            res, m = smt.solve([k >= 0, k < K, z3.ForAll([la, ia], z3.Not(inA))], timeout)
-            if m is not None:
-                z3_cex, z3_status = {"k": smt.as_int(m, k), "A": None, "B": None}, "refuted"
-            elif res == "unknown":
-                z3_status = "unknown"
+        z3_status, z3_cex = _z3_k(a, b, K, ra, rb, firsts, enum_cex, smt.Budget(timeout))
 
     def message(c: dict[str, Any]) -> str:
         mma = f" in MMA computation {c['mma'] + 1}" if "mma" in c else ""
@@ -410,8 +447,8 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     def confirm(c: dict[str, Any]) -> bool:
         k = c["k"]
         g = c.get("mma", 0)
-        kA = any(gg == g and lo <= k <= hi for _l, _i, gg, _r, _c, lo, hi in pa)
-        kB = any(gg == g and lo <= k <= hi for _l, _i, gg, _r, _c, lo, hi in pb)
+        kA = any(gg == g and lo <= k <= hi for _l, _i, gg, lo, hi in pa)
+        kB = any(gg == g and lo <= k <= hi for _l, _i, gg, lo, hi in pb)
         return not (kA and kB and 0 <= k < K)
 
     if z3_cex is not None and enum_cex is not None and z3_cex["k"] == enum_cex["k"]:

@@ -84,6 +84,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     """Every kept element lies in a whole-chunk range inside [0, K) with room for it."""
     lay, md = cells.layout, cells.model
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     enum_cex = None
     for lane in range(lay.threads):
         for i in range(lay.n_elements):
@@ -102,7 +103,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     lane, i = z3.BitVecs("lane1 i1", w)
     info = cells.z3_info(lane, i)
     good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
-    res, m = smt.solve([smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good)], timeout)
+    res, m = smt.solve([smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good)], budget)
     z3_cex = None
     if m is not None:
         ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
@@ -123,7 +124,12 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
 
 
 def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[str, Any] | None:
-    """Enumeration: two kept elements of one (row, chunk) on one logical column (or out of order)."""
+    """Enumeration: two kept elements of one (row, chunk) on one logical column (or out of order).
+
+    The pairs are the same for both engines: two distinct well-placed elements of one (row, chunk),
+    the first before the second in (compressed column, lane, i) order; ``distinct`` fails when they
+    land on one logical column, ``ordered`` when the first's logical column is not below the second's.
+    """
     lay, md = cells.layout, cells.model
     infos = cells.placed()
     for m in values:
@@ -133,21 +139,20 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
             if not (p.chunk * md.chunk <= lc < (p.chunk + 1) * md.chunk):  # type: ignore[operator]
                 return {"metadata": m, "first": _el(lay, ln, i), "second": None, "row": p.row,
                         "logical_col": lc, "chunk": p.chunk}
-            by_chunk.setdefault((p.row, p.chunk), []).append((p.col, lc, ln, i))  # type: ignore[arg-type]
+            by_chunk.setdefault((p.row, p.chunk), []).append((p.col, ln, i, lc))  # type: ignore[arg-type]
         for (row, ch), items in sorted(by_chunk.items()):
             items.sort()
             for a in range(len(items)):
                 for b in range(a + 1, len(items)):
-                    (ca, la, lna, ia), (cb, lb, lnb, ib) = items[a], items[b]
+                    (ca, lna, ia, la), (cb, lnb, ib, lb) = items[a], items[b]
                     if la == lb or (ordered and not la < lb):
-                        first, second = sorted([(lna, ia), (lnb, ib)])
-                        return {"metadata": m, "first": _el(lay, *first), "second": _el(lay, *second), "row": row,
+                        return {"metadata": m, "first": _el(lay, lna, ia), "second": _el(lay, lnb, ib), "row": row,
                                 "chunk": ch, "logical_col": la if la == lb else None,
                                 "logical_cols": [la, lb], "compressed_cols": [ca, cb]}
     return None
 
 
-def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, timeout: float
+def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, timeout: smt.Budget
               ) -> tuple[str, dict[str, Any] | None]:
     lay, md = cells.layout, cells.model
     w = _width(cells)
@@ -164,16 +169,17 @@ def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, timeout: f
     if res == "unknown":
         return "unknown", None
     bad = z3.Not(la < lb) if ordered else la == lb
+    before = z3.Or(a["col"] < b["col"], z3.And(a["col"] == b["col"], z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2))))
     cs = dom + [smt.in_domain(l2, i2, lay.threads, lay.n_elements), b["ok"],
-                a["row"] == b["row"], a["chunk"] == b["chunk"], a["col"] < b["col"], bad]
+                a["row"] == b["row"], a["chunk"] == b["chunk"], before, bad]
     res, m = smt.solve(cs, timeout)
     if m is None:
         return res, None
     first = (smt.as_int(m, l1), smt.as_int(m, i1))
     second = (smt.as_int(m, l2), smt.as_int(m, i2))
     lva, lvb = smt.as_int(m, la), smt.as_int(m, lb)
-    return "sat", {"metadata": smt.as_int(m, mv), "first": _el(lay, *min(first, second)),
-                   "second": _el(lay, *max(first, second)), "row": smt.as_int(m, a["row"]),
+    return "sat", {"metadata": smt.as_int(m, mv), "first": _el(lay, *first),
+                   "second": _el(lay, *second), "row": smt.as_int(m, a["row"]),
                    "chunk": smt.as_int(m, a["chunk"]), "logical_col": lva if lva == lvb else None,
                    "logical_cols": [lva, lvb], "compressed_cols": [smt.as_int(m, a["col"]), smt.as_int(m, b["col"])]}
 
@@ -186,7 +192,7 @@ def _pair_confirm(cells: _Sparse, ordered: bool) -> Callable[[dict[str, Any]], b
             p = cells.py_info(c["first"]["lane"], c["first"]["i"])
             return p is not None and la is not None and not (p.chunk * cells.model.chunk <= la < (p.chunk + 1) * cells.model.chunk)  # type: ignore[operator]
         lb = cells.py_logical(c["second"]["lane"], c["second"]["i"], m)
-        return la is not None and lb is not None and (la == lb or (ordered and sorted(c["logical_cols"]) != c["logical_cols"]))
+        return la is not None and lb is not None and (la == lb or (ordered and not la < lb))
     return confirm
 
 
@@ -209,8 +215,9 @@ def _pair_message(lay: Layout, what: str) -> Callable[[dict[str, Any]], str]:
 def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     enum = _pairs_enum(cells, md.valid, False)
-    res, cex = _pairs_z3(cells, md.valid, False, timeout)
+    res, cex = _pairs_z3(cells, md.valid, False, budget)
     return _result("metadata_distinct", "proved", smt.status(res), cex, enum, _pair_message(lay, "(a valid value)"),
                    _pair_confirm(cells, False), time.perf_counter() - t0,
                    f"for all {len(md.valid)} valid metadata values the kept elements of every chunk land on "
@@ -220,8 +227,9 @@ def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
 def check_metadata_ordered(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     enum = _pairs_enum(cells, md.ordered, True)
-    res, cex = _pairs_z3(cells, md.ordered, True, timeout)
+    res, cex = _pairs_z3(cells, md.ordered, True, budget)
     return _result("metadata_ordered", "proved", smt.status(res), cex, enum,
                    _pair_message(lay, "(a ::ordered_metadata value)"), _pair_confirm(cells, True),
                    time.perf_counter() - t0,
@@ -233,9 +241,10 @@ def check_metadata_invalid(cells: _Sparse, timeout: float) -> CheckResult:
     """Expected refuted: under a doc-invalid value (equal indices) two kept elements collide."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     invalid = md.invalid
     enum = _pairs_enum(cells, invalid, False)
-    res, cex = _pairs_z3(cells, invalid, False, timeout)
+    res, cex = _pairs_z3(cells, invalid, False, budget)
     every = all(_pairs_enum(cells, (m,), False) is not None for m in invalid)
     r = _result("metadata_invalid", "refuted", smt.status(res), cex, enum, _pair_message(lay, "(a doc-invalid value)"),
                 _pair_confirm(cells, False), time.perf_counter() - t0,
@@ -253,6 +262,7 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
     """For each selector value: (named lane, nibble) -> (row, chunk) is a bijection onto rows x chunks."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     rows, chunks = lay.rows, md.chunks_per_row
     problems = []
     if md.fields * md.index_bits != 32:
@@ -304,7 +314,7 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
     ok2, r2, c2, named2 = term(lane2, n2)
     sel_ok = _in_set(sel, md.selectors, w)
     z3_cex, status = None, "proved"
-    res, m = smt.solve([sel_ok, named1, z3.Not(z3.And(ok1, r1 >= 0, r1 < rows, c1 >= 0, c1 < chunks))], timeout)
+    res, m = smt.solve([sel_ok, named1, z3.Not(z3.And(ok1, r1 >= 0, r1 < rows, c1 >= 0, c1 < chunks))], budget)
     if m is not None:
         d = z3.is_true(m.eval(ok1, model_completion=True))
         z3_cex = {"selector": smt.as_int(m, sel), "kind": "in_range", "lane": smt.as_int(m, lane),
@@ -312,18 +322,24 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
                   "chunk": smt.as_int(m, c1) if d else None}
     if res == "unsat":
         res, m = smt.solve([sel_ok, named1, named2, ok1, ok2, z3.Or(lane < lane2, z3.And(lane == lane2, n < n2)),
-                         r1 == r2, c1 == c2], timeout)
+                         r1 == r2, c1 == c2], budget)
         if m is not None:
             z3_cex = {"selector": smt.as_int(m, sel), "kind": "injective", "lane": smt.as_int(m, lane),
                       "nibble": smt.as_int(m, n), "lane2": smt.as_int(m, lane2), "nibble2": smt.as_int(m, n2),
                       "row": smt.as_int(m, r1), "chunk": smt.as_int(m, c1)}
-    if res == "unsat":
+    if res == "unsat":  # every (row, chunk) supplied: the enumeration's hole confirmed, or its owners checked
         hit = z3.And(named1, ok1, r1 == row, c1 == ch)
-        res, m = smt.solve([sel_ok, row >= 0, row < rows, ch >= 0, ch < chunks, z3.ForAll([lane, n], z3.Not(hit))],
-                        timeout)
-        if m is not None:
-            z3_cex = {"selector": smt.as_int(m, sel), "kind": "surjective", "row": smt.as_int(m, row),
-                      "chunk": smt.as_int(m, ch)}
+        if enum is not None and enum["kind"] == "surjective":
+            res, _ = smt.solve([sel == enum["selector"], hit, row == enum["row"], ch == enum["chunk"]], budget)
+            if res == "unsat":
+                z3_cex, res = dict(enum), "sat"
+            elif res == "sat":
+                res = "unsat"  # Z3 finds the field supplied: the engines disagree
+        else:
+            table = [(sv, ln, nb, r, c) for sv in md.selectors
+                     for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
+            res = smt.holds_everywhere(hit, [sel, lane, n, row, ch], table, budget)
+            # sat: an owner the enumeration names does not hold under Z3: the engines disagree (an error)
     status = smt.status(res)
 
     def confirm(c: dict[str, Any]) -> bool:
@@ -357,6 +373,7 @@ def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:
     """A metadata-supplying lane holds indices only for rows that its own group of four holds in A."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
     assert md.metadata is not None
     group_rows: dict[int, set[int]] = {}
     for lane in range(lay.threads):
@@ -390,7 +407,7 @@ def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:
             held.append(z3.And(ra.ok, enc.definition("col").ok, ra.value == r.value))
     cs = [smt.in_domain(lane, n, lay.threads, NIBBLES_PER_REGISTER), st.ok, _in_set(st.value, md.selectors, w),
           r.ok, c.ok, z3.Not(z3.Or(held))]
-    res, m = smt.solve(cs, timeout)
+    res, m = smt.solve(cs, budget)
     z3_cex = None
     if m is not None:
         z3_cex = {"selector": smt.as_int(m, st.value), "lane": smt.as_int(m, lane), "nibble": smt.as_int(m, n),

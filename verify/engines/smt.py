@@ -144,37 +144,77 @@ def width_for(bound: int) -> int:
 
 # ----------------------------------------------------------------------------- solving
 
-def solve(constraints: list[z3.BoolRef], timeout: float) -> tuple[str, z3.ModelRef | None]:
-    """One query; quantified ones go through quantifier elimination first (10x faster)."""
-    quantified = any(z3.is_quantifier(c) for c in constraints)
-    makers = ([lambda: z3.Then("simplify", "qe", "smt").solver(), z3.Solver] if quantified
-              else [lambda: z3.SolverFor("BV")])
-    deadline = time.perf_counter() + timeout
-    for make in makers:
-        left = deadline - time.perf_counter()
-        if left <= 0:
-            break
-        s = make()
-        s.set("timeout", max(1, int(left * 1000)))
-        s.add(*constraints)
-        r = s.check()
-        if r == z3.sat:
-            return "sat", s.model()
-        if r == z3.unsat:
-            return "unsat", None
+# Z3's resource counter (``rlimit``) is deterministic: the same query on the same Z3 uses the same
+# units on any machine under any load.  Every query gets a budget of units derived from --timeout
+# (measured here at 2-25 M units per second of solving), so a verdict never depends on how busy
+# the machine is; the wall-clock timeout stays as a safety net that a calibrated budget reaches
+# first.
+RLIMIT_PER_SECOND = 1_000_000
+
+
+class Budget:
+    """The solver work one check may do: rlimit units (deterministic) and a wall-clock deadline.
+
+    Queries draw on one budget, so a check that makes several queries (a canonical witness is a
+    binary search) stays inside its ``--timeout`` as a whole.
+    """
+
+    def __init__(self, timeout: float) -> None:
+        self.timeout = timeout
+        self.units = int(RLIMIT_PER_SECOND * timeout)
+        self.deadline = time.perf_counter() + timeout
+
+    @property
+    def spent(self) -> bool:
+        return self.units <= 0 or time.perf_counter() >= self.deadline
+
+    def solver(self, quantified: bool = False) -> z3.Solver:
+        s = z3.Solver() if quantified else z3.SolverFor("QF_BV")
+        s.set("rlimit", max(1, self.units))  # relative: this many more units for this query
+        s.set("timeout", max(1, int((self.deadline - time.perf_counter()) * 1000)))
+        self._before = _rlimit_count(s)
+        return s
+
+    def charge(self, s: z3.Solver) -> None:
+        self.units -= max(0, _rlimit_count(s) - self._before)
+
+
+def _rlimit_count(s: z3.Solver) -> int:
+    """Z3's resource counter: cumulative for the whole context, read through any solver."""
+    st = s.statistics()
+    return int(next((st.get_key_value(k) for k in st.keys() if k == "rlimit count"), 0))
+
+
+def _budget(timeout: "float | Budget") -> Budget:
+    return timeout if isinstance(timeout, Budget) else Budget(timeout)
+
+
+def solve(constraints: list[z3.BoolRef], timeout: "float | Budget") -> tuple[str, z3.ModelRef | None]:
+    """One query within the budget: ``sat`` (with a model), ``unsat``, or ``unknown`` (budget spent)."""
+    budget = _budget(timeout)
+    if budget.spent:
+        return "unknown", None
+    s = budget.solver(any(z3.is_quantifier(c) for c in constraints))
+    s.add(*constraints)
+    r = s.check()
+    budget.charge(s)
+    if r == z3.sat:
+        return "sat", s.model()
+    if r == z3.unsat:
+        return "unsat", None
     return "unknown", None
 
 
 def solve_min(constraints: list[z3.BoolRef], keys: list[z3.ExprRef],
-              timeout: float) -> tuple[str, z3.ModelRef | None]:
+              timeout: "float | Budget") -> tuple[str, z3.ModelRef | None]:
     """Solve, then make the witness canonical: lexicographically smallest ``keys``.
 
     Z3's models differ between runs in one process; a binary search per key pins the
     witness to the one the enumeration engine finds first, so outputs are reproducible
     and the two engines' witnesses can be compared exactly.
     """
-    deadline = time.perf_counter() + timeout
-    res, m = solve(constraints, timeout)
+    budget = _budget(timeout)
+    res, m = solve(constraints, budget)
     if res != "sat":
         return res, m
     fixed = list(constraints)
@@ -183,15 +223,29 @@ def solve_min(constraints: list[z3.BoolRef], keys: list[z3.ExprRef],
         lo, hi = 0, as_int(m, key)
         while lo < hi:
             mid = (lo + hi) // 2
-            r, m2 = solve(fixed + [key <= mid], max(0.001, deadline - time.perf_counter()))
+            r, m2 = solve(fixed + [key <= mid], budget)
             if r == "sat":
                 hi, m = as_int(m2, key), m2  # type: ignore[arg-type]
             elif r == "unsat":
                 lo = mid + 1
             else:
-                return "sat", m  # out of time: keep the (valid, non-minimal) witness
+                return "sat", m  # out of budget: keep the (valid, non-minimal) witness
         fixed.append(key == hi)
     return "sat", m
+
+
+def holds_everywhere(term: z3.BoolRef, variables: list[z3.ExprRef], rows: list[tuple[int, ...]],
+                     timeout: "float | Budget") -> str:
+    """Z3 checks that ``term`` holds at each listed assignment of ``variables`` (a table of witnesses
+    from the enumeration engine): one ground query, ``unsat`` when every row holds, ``sat`` when
+    one does not, ``unknown`` when the budget runs out."""
+    if not rows:
+        return "unsat"
+    fails = []
+    for row in rows:
+        sub = [(v, bv(x, v.size())) for v, x in zip(variables, row)]
+        fails.append(z3.Not(z3.substitute(term, *sub)))
+    return solve([z3.Or(fails)], timeout)[0]
 
 
 def status(res: str) -> str:

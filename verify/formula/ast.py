@@ -12,6 +12,17 @@ from typing import Iterator, Union
 
 MAX_LITERAL = 2**31 - 1
 
+# What the language accepts.  Doc formulas use a few definitions, nesting of 3 and chains of a
+# few terms; the limits are far above that and far below what would make the recursive parser,
+# the evaluators or hashing overflow the stack, or make a check slow.
+MAX_TEXT = 65_536        # characters of formula text
+MAX_LINE = 2_000         # characters on one line
+MAX_NESTING = 32         # parentheses, brackets and unary signs inside one another
+MAX_DEPTH = 64           # depth of one expression or condition tree (a + b + c ... counts each +)
+MAX_INLINE_DEPTH = 160   # depth with every referenced definition inlined (what evaluation recurses over)
+MAX_DEFINITIONS = 256
+MAX_CASES = 256          # cases of one piecewise definition
+
 
 class FormulaError(ValueError):
     """A formula that cannot be parsed or resolved; carries a source position."""
@@ -148,31 +159,45 @@ class Formula:
 # ----------------------------------------------------------------------------- traversal
 
 def walk(node: object) -> Iterator[object]:
-    """Every AST node below ``node`` (pre-order)."""
-    yield node
+    """Every AST node below ``node`` (pre-order), without recursion."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(reversed(children(n)))
+
+
+def children(node: object) -> tuple[object, ...]:
+    """The direct sub-nodes of an AST node (one level; ``walk`` is the recursive form)."""
     if isinstance(node, BinOp):
-        yield from walk(node.left)
-        yield from walk(node.right)
-    elif isinstance(node, Neg):
-        yield from walk(node.operand)
-    elif isinstance(node, Span):
-        yield from walk(node.first)
-        yield from walk(node.last)
-    elif isinstance(node, Compare):
-        for o in node.operands:
-            yield from walk(o)
-    elif isinstance(node, InSet):
-        yield from walk(node.operand)
-    elif isinstance(node, BoolOp):
-        for o in node.operands:
-            yield from walk(o)
-    elif isinstance(node, Case):
-        yield from walk(node.expr)
-        if node.cond is not None:
-            yield from walk(node.cond)
-    elif isinstance(node, Definition):
-        for c in node.cases:
-            yield from walk(c)
+        return (node.left, node.right)
+    if isinstance(node, Neg):
+        return (node.operand,)
+    if isinstance(node, Span):
+        return (node.first, node.last)
+    if isinstance(node, (Compare,)):
+        return node.operands
+    if isinstance(node, InSet):
+        return (node.operand,)
+    if isinstance(node, BoolOp):
+        return node.operands
+    if isinstance(node, Case):
+        return (node.expr,) if node.cond is None else (node.expr, node.cond)
+    if isinstance(node, Definition):
+        return node.cases
+    return ()
+
+
+def deepest(node: object) -> tuple[int, object]:
+    """(depth, deepest node) of a tree, computed without recursion (any depth is safe here)."""
+    best = (1, node)
+    stack = [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        if d > best[0]:
+            best = (d, n)
+        stack.extend((c, d + 1) for c in children(n))
+    return best
 
 
 def replace_node(node: object, target: object, new: object) -> object:

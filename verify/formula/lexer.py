@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .ast import MAX_LITERAL, FormulaError
+from .ast import MAX_LINE, MAX_LITERAL, MAX_TEXT, FormulaError
 
 # ----------------------------------------------------------------------------- lexer
 
@@ -34,7 +34,12 @@ KEYWORDS = {"for", "where", "if", "otherwise", "and", "or"}
 
 
 def tokenize(text: str) -> list[Token]:
-    """Split formula text into tokens; reject any character outside the language."""
+    """Split formula text into tokens; reject any character outside the language and oversized text."""
+    if len(text) > MAX_TEXT:
+        raise FormulaError(f"formula text of {len(text)} characters is too long (limit {MAX_TEXT})", 1, 1)
+    for n, line in enumerate(text.split("\n"), 1):
+        if len(line) > MAX_LINE:
+            raise FormulaError(f"line of {len(line)} characters is too long (limit {MAX_LINE})", n, MAX_LINE + 1)
     tokens: list[Token] = []
     line, line_start, pos = 1, 0, 0
     while pos < len(text):

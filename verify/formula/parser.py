@@ -12,8 +12,9 @@ carries the line and column it refers to.
 """
 from __future__ import annotations
 
-from .ast import (BinOp, BoolOp, Case, Compare, Cond, Definition, Expr, Formula, FormulaError, InSet, Neg,
-                  Num, Pos, Ref, Span, Var, walk)
+from .ast import (MAX_CASES, MAX_DEFINITIONS, MAX_DEPTH, MAX_INLINE_DEPTH, MAX_NESTING, BinOp, BoolOp, Case,
+                  Compare, Cond, Definition, Expr, Formula, FormulaError, InSet, Neg, Num, Pos, Ref, Span, Var,
+                  children, deepest, walk)
 from .lexer import KEYWORDS, Token, tokenize
 
 # ----------------------------------------------------------------------------- parser
@@ -41,6 +42,13 @@ class ExpressionParser:
         self.i = 0
         self.prefix = prefix
         self.lines = source_lines
+        self.nesting = 0
+
+    def _enter(self, tok: Token) -> None:
+        """One more level of parentheses, brackets or unary signs (bounded: the parser recurses)."""
+        self.nesting += 1
+        if self.nesting > MAX_NESTING:
+            raise self.error(f"nested more than {MAX_NESTING} levels deep", tok)
 
     # -- helpers
     @property
@@ -89,12 +97,14 @@ class ExpressionParser:
 
     def _unary(self) -> Expr:
         t = self.tok
-        if self.at_op("-"):
+        if self.at_op("-", "+"):
             self.i += 1
-            return Neg(self._unary(), Pos(t.line, t.col))
-        if self.at_op("+"):
-            self.i += 1
-            return self._unary()
+            self._enter(t)
+            try:
+                inner = self._unary()
+            finally:
+                self.nesting -= 1
+            return Neg(inner, Pos(t.line, t.col)) if t.text == "-" else inner
         return self._primary()
 
     def _primary(self) -> Expr:
@@ -115,20 +125,23 @@ class ExpressionParser:
             if t.text == "i":
                 return Var("i", pos)
             return Ref(t.text, pos)
-        if self.at_op("("):
+        if self.at_op("(", "["):
             self.i += 1
-            e = self.expr()
-            self.expect_op(")")
-            return e
-        if self.at_op("["):
-            self.i += 1
-            first = self.expr()
-            if not self.at_op("...", ".."):
-                raise self.error(f"expected '...' in a column range, found {self._describe(self.tok)}")
-            self.i += 1
-            last = self.expr()
-            self.expect_op("]")
-            return Span(first, last, pos)
+            self._enter(t)
+            try:
+                if t.text == "(":
+                    e = self.expr()
+                    self.expect_op(")")
+                    return e
+                first = self.expr()
+                if not self.at_op("...", ".."):
+                    raise self.error(f"expected '...' in a column range, found {self._describe(self.tok)}")
+                self.i += 1
+                last = self.expr()
+                self.expect_op("]")
+                return Span(first, last, pos)
+            finally:
+                self.nesting -= 1
         raise self.error(f"expected an expression, found {self._describe(t)}")
 
     # -- conditions
@@ -158,11 +171,15 @@ class ExpressionParser:
             left = self.expr()
             if not self.at_op(*_RELOPS):
                 raise self.error(f"expected a comparison, found {self._describe(self.tok)}")
-        except FormulaError:
-            if self.toks[start].kind == "OP" and self.toks[start].text == "(":
+        except FormulaError as err:
+            if self.toks[start].kind == "OP" and self.toks[start].text == "(" and "nested more than" not in err.message:
                 self.i = start + 1
-                c = self.cond()
-                self.expect_op(")")
+                self._enter(self.toks[start])
+                try:
+                    c = self.cond()
+                    self.expect_op(")")
+                finally:
+                    self.nesting -= 1
                 return c
             raise
         ops: list[str] = []
@@ -334,6 +351,8 @@ def parse_formula(text: str, element_prefix: str) -> Formula:
                 raise p.error("'i' is the element index and cannot be defined", name_tok)
             if any(d[0] == name_tok.text for d in defs):
                 raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
+            if len(defs) == MAX_DEFINITIONS:
+                raise p.error(f"more than {MAX_DEFINITIONS} definitions", name_tok)
             p.i = start + 2
             if p.at_end():
                 raise p.error(f"definition of {name_tok.text!r} has no value")
@@ -341,6 +360,8 @@ def parse_formula(text: str, element_prefix: str) -> Formula:
         else:
             if not defs:
                 raise p.error("expected a definition 'NAME = ...'")
+            if len(defs[-1][2]) == MAX_CASES:
+                raise p.error(f"more than {MAX_CASES} cases in the definition of {defs[-1][0]!r}")
             defs[-1][2].append(p.case())
     formula = Formula(
         tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), element_prefix
@@ -353,7 +374,7 @@ def parse_formula(text: str, element_prefix: str) -> Formula:
 # ----------------------------------------------------------------------------- resolution
 
 def _resolve(formula: Formula, lines: list[str]) -> None:
-    """Unknown names, cycles, misplaced spans and missing row/col are errors."""
+    """Unknown names, cycles, misplaced spans, missing row/col, and trees too deep to evaluate."""
     names = {d.name: d for d in formula.definitions}
 
     def err(msg: str, pos: Pos) -> FormulaError:
@@ -361,6 +382,12 @@ def _resolve(formula: Formula, lines: list[str]) -> None:
         return FormulaError(msg, pos.line, pos.col, text)
 
     for d in formula.definitions:
+        for c in d.cases:
+            for part in children(c):
+                depth, node = deepest(part)
+                if depth > MAX_DEPTH:
+                    raise err(f"expression nested more than {MAX_DEPTH} levels deep (split it into named definitions)",
+                              getattr(node, "pos", c.pos))
         for n in walk(d):
             if isinstance(n, Ref) and n.name not in names:
                 raise err(f"unknown identifier {n.name!r}", n.pos)
@@ -377,24 +404,54 @@ def _resolve(formula: Formula, lines: list[str]) -> None:
     for required in ("row", "col"):
         if required not in names:
             raise FormulaError(f"the formula defines no {required!r}", 1, 1, lines[0] if lines else "")
-    # cycle detection
+    _check_references(formula, names, err)
+
+
+def _check_references(formula: Formula, names: dict[str, Definition], err) -> None:  # type: ignore[no-untyped-def]
+    """No definition refers to itself (directly or not), and none is too deep once its references are
+    inlined (that is what the evaluators recurse over).  Iterative: any chain length is safe here."""
+    inline: dict[str, int] = {}
     state: dict[str, int] = {}
+    for root in formula.definitions:
+        if root.name in inline:
+            continue
+        stack: list[tuple[str, Pos, bool]] = [(root.name, root.pos, False)]
+        while stack:
+            name, via, done = stack.pop()
+            if done:
+                depth = 0
+                for c in names[name].cases:
+                    for part in children(c):
+                        depth = max(depth, _inline_depth(part, inline))
+                inline[name] = depth
+                state[name] = 2
+                if depth > MAX_INLINE_DEPTH:
+                    raise err(f"{name!r} is nested more than {MAX_INLINE_DEPTH} levels deep once the definitions "
+                              "it uses are written out", names[name].pos if names[name].pos.line else via)
+                continue
+            if state.get(name) == 2:
+                continue
+            if state.get(name) == 1:
+                raise err(f"definition of {name!r} refers to itself", via)
+            state[name] = 1
+            stack.append((name, via, True))
+            for n in walk(names[name]):
+                if isinstance(n, Ref):
+                    if state.get(n.name) == 1:
+                        raise err(f"definition of {n.name!r} refers to itself", n.pos)
+                    if state.get(n.name) != 2:
+                        stack.append((n.name, n.pos, False))
 
-    def visit(name: str, via: Pos) -> None:
-        if state.get(name) == 1:
-            raise err(f"definition of {name!r} refers to itself", via)
-        if state.get(name) == 2:
-            return
-        state[name] = 1
-        for n in walk(names[name]):
-            if isinstance(n, Ref):
-                visit(n.name, n.pos)
-        state[name] = 2
 
-    for d in formula.definitions:
-        visit(d.name, d.pos)
-
-
+def _inline_depth(node: object, inline: dict[str, int]) -> int:
+    """Depth of a tree whose references count as the (already known) depth of what they name."""
+    best = 0
+    stack = [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d + inline.get(n.name, 0) if isinstance(n, Ref) else d)
+        stack.extend((c, d + 1) for c in children(n))
+    return best
 
 
 def parse_lane_expression(text: str, name: str) -> Formula:
