@@ -93,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sparse A: the 32-bit metadata register (default: the spec's canonical value)")
     t.set_defaults(func=cmd_table)
 
-    from . import confirm, ingest, report  # noqa: PLC0415  (each adds its subcommands)
-    for module in (ingest, confirm, report):
+    from . import confirm, ingest, layouts, report  # noqa: PLC0415  (each adds its subcommands)
+    for module in (ingest, confirm, report, layouts):
         module.register(sub)
     return p
 

@@ -1,0 +1,122 @@
+"""Are two layouts the same map?  Decided by both engines, with the first point where they differ.
+
+Bijectivity cannot see a layout that is a bijection but not the hardware's (two registers swapped, a
+stride that still covers the tile, warps in another order); equality with the reference can.  Used by
+``conform`` (a layout someone wrote against the spec), ``diff`` (two releases of the doc) and checks of
+doc pages against the reviewed specs.
+
+Two layouts are *equal* when they have the same domain (threads, elements per thread, MMA computations)
+and every (lane, i) is undefined in both or lands on the same cell of the same MMA computation.  The
+witness is the first (lane, i) in scan order where they differ.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import z3
+
+from ..engines import smt
+from ..layout.model import Layout, cells_of
+from ..results import CheckResult, combine_engines
+from .fragment import DEFAULT_TIMEOUT, width
+
+
+@dataclass(frozen=True)
+class Point:
+    """Where one layout puts (lane, i): None when undefined there."""
+
+    mma: int
+    row: int
+    col: int
+
+
+def point_of(layout: Layout, lane: int, i: int) -> Point | None:
+    """The scalar reference (for witnesses): one point of one layout."""
+    if not (0 <= lane < layout.threads and 0 <= i < layout.n_elements):
+        return None
+    cell = layout.map.point(lane, i)
+    return None if cell is None else Point(layout.group_of(lane), cell[0], cell[1])
+
+
+def _domain_problem(a: Layout, b: Layout) -> dict[str, Any] | None:
+    for name, x, y in (("threads", a.threads, b.threads), ("elements", a.n_elements, b.n_elements),
+                       ("groups", a.groups, b.groups)):
+        if x != y:
+            return {"kind": "domain", "what": name, "first": x, "second": y}
+    return None
+
+
+def first_difference(a: Layout, b: Layout) -> dict[str, Any] | None:
+    """Enumeration: the first (lane, i) where ``a`` and ``b`` differ (both evaluated everywhere)."""
+    ca, cb = cells_of(a), cells_of(b)
+    ga = np.broadcast_to(ca.group[:, None], ca.ok.shape)
+    gb = np.broadcast_to(cb.group[:, None], cb.ok.shape)
+    both = ca.ok & cb.ok
+    diff = (ca.ok != cb.ok) | (both & ((ca.row != cb.row) | (ca.col != cb.col) | (ga != gb)))
+    hits = np.flatnonzero(diff.ravel())
+    if not hits.size:
+        return None
+    lane, i = divmod(int(hits[0]), a.n_elements)
+    return _witness(a, b, lane, i)
+
+
+def _witness(a: Layout, b: Layout, lane: int, i: int) -> dict[str, Any]:
+    def cell(p: Point | None) -> dict[str, int] | None:
+        return None if p is None else ({"row": p.row, "col": p.col} | ({"mma": p.mma} if a.groups > 1 else {}))
+    return {"kind": "point", "lane": lane, "i": i, "element": a.element_name(i),
+            "first": cell(point_of(a, lane, i)), "second": cell(point_of(b, lane, i))}
+
+
+def z3_difference(a: Layout, b: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3: is there a (lane, i) of the common domain where the two maps differ?  The lexicographically
+    first one, so that it equals the enumeration's."""
+    w = max(width(a), width(b))
+    lane, i = z3.BitVecs("lane i", w)
+    oka, ra, ca = a.map.z3_cell(lane, i)
+    okb, rb, cb = b.map.z3_cell(lane, i)
+    ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
+    same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
+    res, m = smt.solve_min([a.domain.z3_contains(lane, i), z3.Not(same)], [lane, i], budget)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    return res, _witness(a, b, smt.as_int(m, lane), smt.as_int(m, i))
+
+
+def _describe(a: Layout, b: Layout, names: tuple[str, str]) -> Any:
+    def where(c: dict[str, int] | None) -> str:
+        if c is None:
+            return "undefined"
+        mma = f" of MMA computation {c['mma']}" if "mma" in c else ""
+        return f"({c['row']}, {c['col']}){mma}"
+
+    def message(c: dict[str, Any]) -> str:
+        if c["kind"] == "domain":
+            return f"{c['what']} differ: {names[0]} has {c['first']}, {names[1]} has {c['second']}"
+        return (f"lane {c['lane']} element {c['element']}: {names[0]} {where(c['first'])}, "
+                f"{names[1]} {where(c['second'])}")
+    return message
+
+
+def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tuple[str, str] = ("spec", "given"),
+             expected: str = "proved", check: str = "equal") -> CheckResult:
+    """``proved`` when ``a`` and ``b`` are the same map (both engines agree), ``refuted`` with the first
+    differing (lane, i) (``lane 5 element a2: spec (13, 2), given (5, 10)``) otherwise."""
+    t0 = time.perf_counter()
+    message = _describe(a, b, names)
+    problem = _domain_problem(a, b)
+    if problem is not None:
+        return CheckResult(check, "refuted", expected, problem, message(problem), time.perf_counter() - t0,
+                           {"arithmetic": "refuted"})
+    enum_cex = first_difference(a, b)
+    res, z3_cex = z3_difference(a, b, smt.Budget(timeout))
+
+    def confirm(c: dict[str, Any]) -> bool:
+        return point_of(a, c["lane"], c["i"]) != point_of(b, c["lane"], c["i"])
+
+    return combine_engines(check, expected, smt.status(res), z3_cex, enum_cex, message, time.perf_counter() - t0,
+                           f"{names[0]} and {names[1]} are the same map, (lane, i) for (lane, i)", confirm,
+                           same_witness=True)
