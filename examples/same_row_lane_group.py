@@ -10,7 +10,7 @@ from verify import api
 
 specs = api.load("specs")
 A = api.layout(specs, "mma.m16n8k16.A.f16_bf16")
-C = api.layout(specs, "mma.m16n8k16.C.f32")
+C = api.layout(specs, "mma.m16n8k16.float.C.f32")
 
 la, ia, lc, ic = api.variables("la ia lc ic")
 ok_a, row_a, _ = api.cell(A, la, ia)

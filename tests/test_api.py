@@ -43,7 +43,7 @@ def test_readme_proof_script_runs():
 
 
 def test_symbolic_cell_matches_evaluation():
-    lay = api.layout(api.load([SPECS / "mma.m8n8k4.f16.toml"]), "mma.m8n8k4.C.f32")
+    lay = api.layout(api.load([SPECS / "mma.m8n8k4.f16.toml"]), "mma.m8n8k4.f16.C.f32")
     lane, i = api.variables("lane i")
     ok, row, col = api.cell(lay, lane, i)
     for ln, ix in [(0, 0), (17, 6), (31, 7)]:

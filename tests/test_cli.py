@@ -30,7 +30,7 @@ def write(tmp_path: Path, text: str | bytes, name: str = "s.toml") -> Path:
 def test_check_good_spec_exit_0(capsys):
     rc, out, _ = run(["check", str(SPECS / "mma.m8n8k16.toml")], capsys)
     assert rc == 0
-    assert "mma.m8n8k16.A.s8_u8" in out and "surjective:ok" in out
+    assert "mma.m8n8k16.A.u8_s8" in out and "surjective:ok" in out
 
 
 def test_check_json_contract(capsys):
@@ -70,7 +70,7 @@ def test_unexpected_refutation_exits_1_with_counterexample(tmp_path, capsys):
     sur = a["surjective"]["counterexample"]
     assert sur == {"row": sur["row"], "col": 0}
     f = [f for f in data["findings"] if f["check"] == "in_range"][0]
-    assert f["layout"] == "mma.m8n8k16.A.s8_u8" and "lane" in f["message"]
+    assert f["layout"] == "mma.m8n8k16.A.u8_s8" and "lane" in f["message"]
 
 
 def test_expected_erratum_keeps_exit_0(tmp_path, capsys):
@@ -91,7 +91,7 @@ def test_list_and_table(capsys):
     assert rc == 0 and t["rows"] == 16 and t["cols"] == 16 and len(t["entries"]) == 256
     e = [e for e in t["entries"] if e["lane"] == 5 and e["i"] == 3][0]
     assert (e["element"], e["row"], e["col"]) == ("a3", 9, 3)
-    rc, out, _ = run(["table", "mma.m8n8k4.C.f32", "--format", "json"], capsys)
+    rc, out, _ = run(["table", "mma.m8n8k4.f16.C.f32", "--format", "json"], capsys)
     assert all("mma" in e for e in json.loads(out)["entries"])
     rc, out, _ = run(["table", "mma.m16n8k16.A.f16_bf16"], capsys)
     assert "T5:a3" in out.splitlines()[2 + 9]
@@ -99,7 +99,7 @@ def test_list_and_table(capsys):
 
 def test_table_marks_collisions_and_holes(tmp_path, capsys):
     bad = GOOD.replace("(threadID_in_group * 4) + i       for ai", "(threadID_in_group * 2) + i for ai")
-    rc, out, _ = run(["table", "A.s8_u8", "--specs", str(write(tmp_path, bad))], capsys)
+    rc, out, _ = run(["table", "A.u8_s8", "--specs", str(write(tmp_path, bad))], capsys)
     assert rc == 0 and "!" in out and "empty cells (.)" in out
 
 
@@ -148,7 +148,7 @@ def test_evaluation_error_in_a_worker_process_is_one_line(tmp_path, capsys):
     rc, out, err = run(["check", str(tmp_path), "--jobs", "2"], capsys)
     line_no = next(k for k, s in enumerate(bad.split("\n"), 1) if "/ (%laneid - 3)" in s)
     assert rc == 2 and out == ""
-    assert err.strip() == f"{p}:{line_no}:15: error: mma.m8n8k16.A.s8_u8: division by zero"
+    assert err.strip() == f"{p}:{line_no}:15: error: mma.m8n8k16.A.u8_s8: division by zero"
 
 
 def test_syntax_error_points_at_file_line_and_column(tmp_path, capsys):

@@ -177,7 +177,7 @@ def test_a_wrong_witness_table_is_refused(monkeypatch):
     assert (res, method) == ("sat", "witnesses")
 
 
-@pytest.mark.parametrize("lid", ["mma.m8n8k16.A.s8_u8", "mma.m8n8k4.C.f32", "mma.m16n8k16.A.f16_bf16"])
+@pytest.mark.parametrize("lid", ["mma.m8n8k16.A.u8_s8", "mma.m8n8k4.f16.C.f32", "mma.m16n8k16.A.f16_bf16"])
 def test_surjective_needs_no_quantifier(lid):
     """The bundled layouts are proved surjective by pigeonhole, from Z3's in_range and injective."""
     res = api.check(api.layout(api.load([SPECS]), lid))

@@ -49,12 +49,12 @@ def test_seed_errata_become_expectations() -> None:
     fl = load_spec_text(texts["mma.m16n8k16.float.toml"], "f.toml")
     assert [(s.layout, s.line, s.col) for s in fl.syntax_findings] and fl.syntax_findings[0].expected == "refuted"
     ids = {lay.id: lay for lay in fl.layouts}
-    fixed = ids["mma.m16n8k16.float.A.f64@corrected"]
+    fixed = ids["mma.m16n8k16.A.f64@corrected"]
     assert "(threadID_in_group) Otherwise" in fixed.formula_text
     it = {lay.id: lay for lay in load_spec_text(texts["mma.m16n8k16.int.toml"], "i.toml").layouts}
     assert it["mma.m16n8k16.int.C.f16"].expect == {"elements": "refuted"}
     assert it["mma.m16n8k16.int.C.f16@corrected"].elements_text == "c0, c1, c2, c3"
-    assert it["mma.m16n8k16.int.B.e4m3_e5m2"].expect == {"elements": "refuted"}
+    assert it["mma.m16n8k16.B.e4m3_e5m2"].expect == {"elements": "refuted"}
 
 
 @needs_docs

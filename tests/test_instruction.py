@@ -62,7 +62,7 @@ def test_corrected_layout_replaces_the_doc_one() -> None:
     out = run(api.load([TF32]))
     (ins,) = out
     assert [x.id for x in ins.operands] == ["mma.sp.m16n8k16.A.tf32", "mma.sp.m16n8k16.B.tf32@corrected",
-                                             "mma.sp.m16n8k16.C.f32"]
+                                             "mma.sp.m16n8k16.tf32.C.f32"]
 
 
 def test_tf32_b_register_erratum_is_reported_at_instruction_level() -> None:
@@ -98,7 +98,7 @@ def test_check_all_includes_instructions() -> None:
     rep = api.check_all(specs)
     assert rep.as_expected and len(rep.instructions) == 2
     out = render_json.check_json(rep)
-    assert [i["id"] for i in out["instructions"]] == ["mma.m8n8k16.s8_u8.s32", "mma.sp.m16n8k16.tf32.f32"]  # doc order
+    assert [i["id"] for i in out["instructions"]] == ["mma.m8n8k16.u8_s8.s32", "mma.sp.m16n8k16.tf32.f32"]  # doc order
     assert "mma.sp.m16n8k16.tf32.f32" in render_text.check_text(rep)
 
 
@@ -125,7 +125,7 @@ def test_mutation_b_shrinks_k_is_caught() -> None:
     c = k.counterexample
     # B rows are now 2t + i in 0..9: k = 10..15 are held by A only
     assert c["A"] is not None and c["B"] is None and 10 <= c["k"] <= 15
-    assert f"but B (mma.m8n8k16.B.s8_u8) holds no element with row k = {c['k']}" in k.message
+    assert f"but B (mma.m8n8k16.B.u8_s8) holds no element with row k = {c['k']}" in k.message
     assert ins.get("shapes").status == "refuted"
 
 
@@ -176,7 +176,7 @@ def test_grouping_pairs_types() -> None:
     spec = api.load([M8N8K16])[0]
     combos = group(spec)
     assert [(iid, a.operand, b.operand, c.operand) for iid, a, b, c in combos] == [
-        ("mma.m8n8k16.s8_u8.s32", "A", "B", "C")]
+        ("mma.m8n8k16.u8_s8.s32", "A", "B", "C")]
 
 
 def test_every_sparse_a_in_the_catalog_gets_every_sparse_check():

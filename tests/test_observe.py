@@ -244,7 +244,7 @@ def test_sparse_metadata_matters() -> None:
     a = res["mma.sp.m16n8k32.A.u8_s8"]
     assert a.status == "contradicted"
     assert a.counterexample["relation"] == "k-pairing" and a.counterexample["metadata"] == "0xeeeeeeee"
-    assert res["mma.sp.m16n8k32.C.s32"].status == "confirmed"
+    assert res["mma.sp.m16n8k32.u8.C.s32"].status == "confirmed"
 
 
 def test_observation_file_roundtrip(dense: probes.Instruction, tmp_path: Path) -> None:
@@ -302,7 +302,7 @@ def test_cli_confirm_without_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_cli_confirm_simulated_writes_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from verify.cli import main
     out = tmp_path / "obs"
-    assert main(["confirm", "mma.m8n8k16.A.s8_u8", "--device", "simulated", "--out", str(out)]) == 0
+    assert main(["confirm", "mma.m8n8k16.A.u8_s8", "--device", "simulated", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "SIMULATED" in text and "contradicted" in text and not out.exists()
 

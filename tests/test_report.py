@@ -166,7 +166,7 @@ def test_svgs_are_well_formed(real_report, mutated_report):
 
 
 def test_svg_marks_collisions_and_holes(mutated_report):
-    root = ET.parse(mutated_report[0] / "svg" / "mma.m8n8k16.A.s8_u8.svg").getroot()
+    root = ET.parse(mutated_report[0] / "svg" / "mma.m8n8k16.A.u8_s8.svg").getroot()
     marked = [r for r in _rects(root) if r.get("stroke") == svg.COLLISION and r.get("fill") == "none"]
     assert len(marked) == 24  # 8 rows x 3 columns hold two elements each
     titles = [r.find(SVG_NS + "title").text for r in marked]
@@ -184,7 +184,7 @@ def test_svg_lists_elements_outside_the_matrix(mutated_report):
 
 
 def test_svg_of_a_bijection_has_no_marks():
-    lay = api.layout(api.load([SPECS / "mma.m8n8k16.toml"]), "mma.m8n8k16.A.s8_u8")
+    lay = api.layout(api.load([SPECS / "mma.m8n8k16.toml"]), "mma.m8n8k16.A.u8_s8")
     text = svg.fragment_svg(lay, table_entries(lay), uid="t")
     root = ET.fromstring(text)
     assert not [r for r in _rects(root) if r.get("stroke") == svg.COLLISION and r.get("fill") == "none"]

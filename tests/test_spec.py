@@ -38,7 +38,7 @@ def test_corrected_layout_is_checked_separately():
                         'corrected = { register_type = "b32" }', 1)
     spec = load_spec_text(text)
     ids = [lay.id for lay in spec.layouts]
-    assert ids[:2] == ["mma.m8n8k16.A.s8_u8", "mma.m8n8k16.A.s8_u8@corrected"]
+    assert ids[:2] == ["mma.m8n8k16.A.u8_s8", "mma.m8n8k16.A.u8_s8@corrected"]
     assert check_layout(spec.layouts[0]).as_expected
     assert check_layout(spec.layouts[1]).as_expected
 
@@ -50,7 +50,7 @@ def test_unparseable_doc_formula_needs_expect_and_correction():
     recorded = broken.replace('figure = "mma-8816-A-i8"', 'figure = "mma-8816-A-i8"\nexpect = { syntax = "refuted" }\n'
                               'erratum = "unbalanced"\ncorrected = { formula = "row = %laneid >> 2\\ncol = (%laneid % 4) * 4 + i" }', 1)
     spec = load_spec_text(recorded, "x.toml")
-    assert [lay.id for lay in spec.layouts][0] == "mma.m8n8k16.A.s8_u8@corrected"
+    assert [lay.id for lay in spec.layouts][0] == "mma.m8n8k16.A.u8_s8@corrected"
     assert spec.syntax_findings[0].message.startswith("expected ')'")
 
 

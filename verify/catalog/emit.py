@@ -98,8 +98,6 @@ def emit_toml(spec: SectionSpec) -> str:
                 if f.severity != "info":
                     lines.append(_comment(f"finding {f.kind} at line {f.line}:{f.column}: {f.message}"))
         lines.append("[[fragment]]")
-        if fr.layout_id and fr.layout_id != _default_id(spec, fr):
-            lines.append(f"id = {_q(fr.layout_id)}")
         lines.append(f"operand = {_q(fr.operand)}")
         lines.append(f"types = {_value(list(fr.types))}")
         if fr.variant:
@@ -152,7 +150,3 @@ def _sparsity_fact(stmt: str) -> str:
     if m:
         return f"metadata: {m.group(1)} {m.group(2)}-bit indices, {m.group(3)}-wide chunks"
     return "see the page"
-
-
-def _default_id(spec: SectionSpec, fr: FragmentSpec) -> str:
-    return ".".join([spec.instruction, spec.shape, fr.operand, "_".join(fr.types)] + ([fr.variant] if fr.variant else []))

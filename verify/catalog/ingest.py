@@ -33,6 +33,7 @@ from ..engines.oracle import EvalError
 from ..formula import Formula, FormulaError, parse_formula
 from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
+from ..layout.ids import layout_id, section_tag
 from ..layout.model import Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
@@ -405,17 +406,7 @@ def _section_kind(title: str) -> tuple[str, str, str] | None:
     if not m:
         return None
     instruction = "mma.sp" if m.group(1) else "mma"
-    rest = m.group(3)
-    tag = ""
-    if rest.lower().startswith("with"):
-        ts = types_in(rest)
-        if ts:
-            tag = ts[0]
-        elif "floating" in rest.lower():
-            tag = "float"
-        elif "integer" in rest.lower():
-            tag = "int"
-    return instruction, m.group(2), tag
+    return instruction, m.group(2), section_tag(title)
 
 
 def _figure_checks(ctx: _Ctx, operand: str, images: list[Image], captions: list[Caption], types: tuple[str, ...]) -> None:
@@ -954,34 +945,10 @@ def _resolve(lib: _Library, spec: SectionSpec, ref: dict[str, Any],
 
 
 def _assign_ids(specs: list[SectionSpec]) -> list[SectionSpec]:
-    """Layout ids: instruction.shape[.tag].operand.types[.variant]; the tag only where the types
-    do not already tell this section from another of the same shape."""
-    out = []
-    for s in specs:
-        frs = []
-        for f in s.fragments:
-            parts = [s.instruction, s.shape]
-            if s.tag and s.tag not in f.types:
-                parts.append(s.tag)
-            parts += [f.operand, "_".join(f.types)]
-            if f.variant:
-                parts.append(f.variant)
-            frs.append(replace(f, layout_id=".".join(parts)))
-        out.append(replace(s, fragments=tuple(frs)))
-    # any remaining clash: qualify with the section number
-    seen: dict[str, int] = {}
-    for s in out:
-        for f in s.fragments:
-            seen[f.layout_id] = seen.get(f.layout_id, 0) + 1
-    fixed = []
-    for s in out:
-        frs = []
-        for f in s.fragments:
-            if seen[f.layout_id] > 1:
-                f = replace(f, layout_id=f.layout_id + "." + s.number.replace(".", "_"))
-            frs.append(f)
-        fixed.append(replace(s, fragments=tuple(frs)))
-    return fixed
+    """Layout ids by the one grammar (``verify.layout.ids``), as the spec loader computes them."""
+    return [replace(s, fragments=tuple(replace(f, layout_id=layout_id(s.instruction, s.shape, f.operand, f.types,
+                                                                      f.variant, s.tag))
+                                       for f in s.fragments)) for s in specs]
 
 
 def ingest_text(text: str, path: str = "<page>") -> IngestResult:

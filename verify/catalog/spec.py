@@ -22,6 +22,7 @@ from ..errors import SpecError
 from ..formula import Formula, FormulaError, parse_formula, parse_lane_expression
 from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_list
 from ..layout.formula import FormulaMap
+from ..layout.ids import layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, Shape, Source, Spec, SyntaxFinding,
                             section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
@@ -182,6 +183,7 @@ class _Header:
     group: Formula | None
     arch: str
     source: dict[str, str]  # Source fields but file and line
+    tag: str  # the section's qualifier, for ids
 
 
 def load_spec_text(text: str, path: str = "<string>") -> Spec:
@@ -237,7 +239,7 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
     source = dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
                   section=section, title=_str(loc, src, "title", None, ""),
                   anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
-    return _Header(iname, shape, threads, groups, group, arch, source)
+    return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]))
 
 
 def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
@@ -288,10 +290,16 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
         if not erratum:
             raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
-    lid = frag.get("id") or ".".join([head.instruction, str(head.shape), operand, "_".join(types)]
-                                     + ([variant] if variant else []))
-    if not isinstance(lid, str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):
-        raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
+    lid = layout_id(head.instruction, str(head.shape), operand, types, variant, head.tag)
+    if "id" in frag:
+        # a fragment of a doc section has the grammar's id (verify/layout/ids.py), wherever it comes from;
+        # a layout of one's own (no section number) may be named freely
+        if not isinstance(frag["id"], str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", frag["id"]):
+            raise loc.error(*loc.key("id", k), f"bad layout id {frag['id']!r}")
+        if frag["id"] != lid and re.fullmatch(r"\d+(\.\d+)+", head.source["section"]):
+            raise loc.error(*loc.key("id", k), f"id {frag['id']!r} does not follow the id grammar: this fragment "
+                                               f"of section {head.source['section']} is {lid!r}")
+        lid = frag["id"]
     source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
 
     def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],

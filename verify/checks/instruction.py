@@ -30,6 +30,7 @@ import numpy as np
 import z3
 
 from ..engines import smt
+from ..layout.ids import canonical_types
 from ..layout.model import Layout, Spec, cells_of
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
@@ -133,10 +134,10 @@ def group(spec: Spec) -> list[tuple[str, Layout, Layout, Layout]]:
             for c in Cs:
                 if not _c_ok(a, c):
                     continue
-                parts = [spec.instruction, str(spec.shape), "_".join(a.types)]
+                parts = [spec.instruction, str(spec.shape), canonical_types(a.types)]
                 if a.variant or b.variant:
                     parts += [a.variant or "-", b.variant or "-"]
-                parts.append("_".join(c.types))
+                parts.append(canonical_types(c.types))
                 out.append((".".join(parts), a, b, c))
     seen: dict[str, int] = {}
     uniq = []
