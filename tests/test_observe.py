@@ -293,7 +293,7 @@ def test_cli_confirm_without_gpu(tmp_path: Path, capsys: pytest.CaptureFixture[s
         pytest.skip("a GPU is present")
     from verify.cli import main
     out = tmp_path / "obs"
-    assert main(["confirm", "m8n8k16", "--out", str(out)]) == 2
+    assert main(["confirm", "mma.m8n8k16.A.u8_s8", "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no CUDA GPU" in err[0]
     assert not out.exists()

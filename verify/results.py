@@ -9,6 +9,13 @@ from .layout.model import Layout, Spec, mapping_digest
 SCHEMA = 1
 
 
+def dumps(obj: Any) -> str:
+    """The one JSON style of every file and ``--format json`` output: keys in the order the contract
+    lists them (never sorted), two-space indent, UTF-8 as is, a trailing newline."""
+    import json  # noqa: PLC0415
+    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """The verdict of one property.

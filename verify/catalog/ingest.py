@@ -20,7 +20,6 @@ correction (a bijectivity error cannot be repaired mechanically) are listed in
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -39,7 +38,9 @@ from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .emit import emit_toml
-from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding, RowFacts, SectionSpec, num_word, types_in)
+from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
+                       RowFacts, SectionSpec, freeze, num_word, types_in)
+
 
 @dataclass(frozen=True)
 class IngestResult:
@@ -142,7 +143,7 @@ class _Ctx:
 
     def find(self, kind: str, severity: str, line: int, col: int, words: str, message: str,
              witness: dict[str, Any] | None = None, operand: str = "", types: Iterable[str] = ()) -> None:
-        w = tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in (witness or {}).items())
+        w = tuple((k, freeze(v)) for k, v in (witness or {}).items())
         self.findings.append(IngestFinding(kind, severity, self.section.page, line, col, _short(words),
                                            message, w, self.number, operand, tuple(types)))
 
@@ -387,7 +388,7 @@ def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
     try:
         cells = FormulaMap(formula).cells(Domain(32, n))
     except EvalError as err:
-        return {"error": err.message}
+        return {"error": err.message, "pos": (err.pos.line, err.pos.col)}
     if group_of:
         cells = replace(cells, group=np.array([group_of.get(lane, 0) for lane in range(32)], np.int64))
     e = decide(cells, rows, cols, groups, lambda i: f"{formula.element_prefix}{i}")
@@ -630,7 +631,8 @@ class _SectionReader:
             table.used[k] = True
             fr = FragmentSpec(operand, r.types, variant, r, text, first, tuple(i.stem for i in self.images),
                               comments=(f"table row: line {r.line}",), expect=(), corrected=(), rows=None,
-                              cols=None, sparse=(), derived="", erratum="", layout_id="")
+                              cols=None, sparse=(), derived="", erratum="", layout_id="", where=tuple(where),
+                              page=self.section.page)
             self.fragments.append(_finish_formula(self.ctx, fr, where, self.shape, self.sparse,  # type: ignore[arg-type]
                                                   self.lanes, self.group_of))
 
@@ -704,7 +706,8 @@ def _unused(ctx: _Ctx, table: "_Table | None", operand: str, shape: Shape, spars
                                     f"elements: {listed}the formula covers {operand.lower()}0..{operand.lower()}{n - 1}"),
                           expect=(), corrected=(), rows=None, cols=None, sparse=(),
                           derived=f"{_CUTE}: {d['why']}. Not stated by the doc text (figure only); confirm on a GPU.",
-                          erratum="", layout_id="")
+                          erratum="", layout_id="", where=((r.line, 1),) * (d["formula"].count("\n") + 1),
+                          page=ctx.section.page)
         out.append(_finish_formula(ctx, fr, [(r.line, 1)] * (d["formula"].count("\n") + 1), shape, sparse, lanes,
                                    group_of))
     table.used = [True] * len(table.rows)
@@ -733,13 +736,15 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
                      f"formula does not parse: {e.message}; recovered by {fix[1]}",
                      {"error": e.message, "recovered": fix[1]}, fr.operand, fr.types)
             expect["syntax"] = "refuted"
+            fr = replace(fr, syntax_error=(pl, col, f"the doc's formula does not parse: {e.message}"))
             errata.append(f"doc formula does not parse ({e.message} at {Path(ctx.section.page).name}:{pl}:{col}); "
                           f"corrected by {fix[1]}")
         else:
             ctx.find("formula-syntax", "error", pl, col, line_text,
                      f"formula does not parse: {e.message}; no repair found, fragment left out",
                      {"error": e.message}, fr.operand, fr.types)
-            return replace(fr, formula="", comments=fr.comments + ("formula does not parse; left out",))
+            return replace(fr, formula="", comments=fr.comments + ("formula does not parse; left out",),
+                           syntax_error=(pl, col, f"the doc's formula does not parse: {e.message}"))
     for entry in REVIEWED_ERRATA:
         if entry["section"] == ctx.number and entry["operand"] == fr.operand:
             base = cformula_text or fr.formula
@@ -766,23 +771,28 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
             fr.row.registers * fr.row.per_register
         n = min(n, 1024)
         bad = _enumerate(formula, lanes, n, rows, cols, group_of)
-        if bad:
+        if bad and "error" in bad:  # the formula cannot even be evaluated (division by zero, ...)
+            el, ec = bad["pos"]
+            pl, pc = where[el - 1] if 0 < el <= len(where) and where[el - 1][0] else (fr.formula_line, 1)
+            ctx.find("evaluation", "error", pl, pc + ec - 1, fr.formula.split("\n")[el - 1] if 0 < el <= len(where) else "",
+                     f"the formula cannot be evaluated: {bad['error']}", {"error": bad["error"]}, fr.operand, fr.types)
+        elif bad:
             hits = [e for e in REVIEWED_ERRATA
                     if e["section"] == ctx.number and e["operand"] == fr.operand and e["doc"] in fr.formula]
             reviewed = bool(hits)
             ctx.find("not-bijective", "error" if not reviewed else "warning", fr.formula_line, 1,
                      hits[0]["doc"] if hits else fr.formula.split("\n")[-1],
                      "the formula does not map the thread elements one-to-one onto the "
-                     f"{rows}x{cols} matrix" + (" (reviewed erratum)" if reviewed else " (not reviewed)"),
-                     {k: json.dumps(v, sort_keys=True) for k, v in sorted(bad.items())}, fr.operand, fr.types)
+                     f"{rows}x{cols} matrix" + (" (a reviewed erratum)" if reviewed else ""),
+                     dict(sorted(bad.items())), fr.operand, fr.types)
         if cformula_text is not None:
             try:
                 cf = parse_formula(cformula_text, prefix)
                 cbad = _enumerate(cf, lanes, n, rows, cols, group_of)
                 if cbad:
                     ctx.find("correction-not-bijective", "error", fr.formula_line, 1, "",
-                             "the corrected formula is not a bijection either",
-                             {k: json.dumps(v, sort_keys=True) for k, v in sorted(cbad.items())}, fr.operand, fr.types)
+                             "the corrected formula is not a bijection either", dict(sorted(cbad.items())),
+                             fr.operand, fr.types)
             except FormulaError:
                 pass
     if cformula_text is not None:

@@ -11,10 +11,15 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
+import dataclasses
+
 from ..errors import SpecError
-from ..layout.model import Spec
+from ..layout.model import Shape, Source, Spec, Unbuilt
+from . import bundled, review
 from .docpage import PageError
 from .ingest import IngestFinding, IngestResult, ingest_pages
+from .review import Reviewed
+from .sections import FragmentSpec, SectionSpec
 from .spec import load_spec_text, load_specs
 
 PAGE_SUFFIXES = (".md", ".txt", ".html", ".htm")
@@ -82,9 +87,14 @@ def is_page(p: Path) -> bool:
     return p.is_file() and p.suffix.lower() in PAGE_SUFFIXES
 
 
-def load(paths: Sequence[str | Path]) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
+def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None
+         ) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
     """Specs from spec files, directories of specs and doc pages (ingested on the fly), plus the
-    errata ``ingest`` found in the text of the pages (warnings and errors)."""
+    errata ``ingest`` found in the text of the pages (warnings and errors).
+
+    Page specs are judged by the reviewed specs ``against`` (default: the bundled specs), never by
+    what the page says about itself (``verify.catalog.review``); their positions are page positions.
+    """
     spec_paths: list[str | Path] = []
     pages: list[Path] = []
     for p in map(Path, paths):
@@ -98,10 +108,54 @@ def load(paths: Sequence[str | Path]) -> tuple[list[Spec], tuple[IngestFinding, 
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
         result = ingest([str(p) for p in pages])
-        for name, text in result.specs():
-            specs.append(load_spec_text(text, name))
+        reviewed = Reviewed.of(load_specs(list(against) if against is not None else [bundled.resolve().path]))
+        for section, (name, text) in zip(result.sections, result.specs()):
+            specs.append(review.apply(page_spec(section, name, text), reviewed))
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
     return specs, doc_findings
+
+
+def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
+    """The spec of one ingested section, with every position on the page (never in the generated text)."""
+    unbuilt = tuple(Unbuilt(fr.layout_id, fr.page or section.page, fr.syntax_error[0], fr.syntax_error[1],
+                            fr.syntax_error[2]) for fr in section.fragments if not fr.formula and fr.syntax_error)
+    if not any(fr.formula for fr in section.fragments):  # nothing to build: the section's findings say why
+        shape = Shape.parse(section.shape)
+        assert shape is not None
+        return Spec(section.page, Source(section.page, section.line, section.number, section.title,
+                                         version=section.version), section.instruction, shape, (), (),
+                    page=section.page, unbuilt=unbuilt)
+    try:
+        spec = load_spec_text(text, name)
+    except SpecError as e:  # an ingested section the loader refuses: say where on the page
+        fr = _fragment_at(section, text, e.line)
+        line = fr.row.line if fr is not None else section.line
+        raise IngestError(fr.page if fr is not None and fr.page else section.page, line, 1,
+                          f"section {section.number}: {e.message}") from None
+    frags = {fr.layout_id: fr for fr in section.fragments if fr.formula}
+    layouts = []
+    for lay in spec.layouts:
+        fr = frags.get(lay.id[: -len("@corrected")] if lay.corrected else lay.id)
+        if fr is not None:
+            lay = dataclasses.replace(lay, spec_path=fr.page or section.page, text_map=fr.where,
+                                      formula_line=fr.formula_line)
+        layouts.append(lay)
+    syntax = []
+    for f in spec.syntax_findings:
+        fr = frags.get(f.layout[: -len("@corrected")] if f.layout.endswith("@corrected") else f.layout)
+        if fr is not None and fr.syntax_error:
+            f = dataclasses.replace(f, line=fr.syntax_error[0], col=fr.syntax_error[1])
+        syntax.append(f)
+    return dataclasses.replace(spec, path=section.page, layouts=tuple(layouts), syntax_findings=tuple(syntax),
+                               page=section.page, unbuilt=unbuilt)
+
+
+def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | None:
+    """The fragment whose ``[[fragment]]`` table of the generated text holds ``line``."""
+    starts = [k + 1 for k, ln in enumerate(text.split("\n")) if ln.strip() == "[[fragment]]"]
+    built = [fr for fr in section.fragments if fr.formula]
+    k = sum(1 for s in starts if s <= line) - 1
+    return built[k] if 0 <= k < len(built) else None
 
 
 def doc_findings(pages: Sequence[str | Path]) -> tuple[IngestFinding, ...]:

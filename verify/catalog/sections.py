@@ -36,14 +36,34 @@ class IngestFinding:
             "kind": self.kind, "severity": self.severity, "page": self.page, "line": self.line,
             "column": self.column, "section": self.section, "operand": self.operand,
             "types": list(self.types), "words": self.words, "message": self.message,
-            "witness": {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.witness},
+            "witness": {k: thaw(v) for k, v in self.witness},
         }
 
     def one_line(self) -> str:
-        return f"{self.page}:{self.line}:{self.column}: {self.severity}: {self.kind}: {self.message}"
+        """A compiler-style diagnostic: the doc's errata are ``warning:``, remarks ``note:``; ``error:`` is
+        kept for input the tool cannot read (exit 2), so a CI log grep can tell them apart."""
+        level = "note" if self.severity == "info" else "warning"
+        return f"{self.page}:{self.line}:{self.column}: {level}: {self.kind}: {self.message}"
 
 
 Finding = IngestFinding
+
+def freeze(v: Any) -> Any:
+    """A JSON-like value as nested tuples (findings are frozen and hashable); ``thaw`` undoes it."""
+    if isinstance(v, dict):
+        return ("__dict__",) + tuple((k, freeze(x)) for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return tuple(freeze(x) for x in v)
+    return v
+
+
+def thaw(v: Any) -> Any:
+    if isinstance(v, tuple) and v[:1] == ("__dict__",):
+        return {k: thaw(x) for k, x in v[1:]}
+    if isinstance(v, tuple):
+        return [thaw(x) for x in v]
+    return v
+
 
 # ----------------------------------------------------------------------------- the doc's vocabulary
 
@@ -122,6 +142,9 @@ class FragmentSpec:
     corrected: tuple[tuple[str, Any], ...] = ()
     layout_id: str = ""
     comments: tuple[str, ...] = ()
+    where: tuple[tuple[int, int], ...] = ()  # page (line, column) of each formula line ((0, 0): folded blank)
+    page: str = ""  # the page the formula is on (another section's page when the doc refers to it)
+    syntax_error: tuple[int, int, str] = ()  # type: ignore[assignment]  # page (line, col, message) when the doc's formula does not parse
 
 
 @dataclass(frozen=True)

@@ -221,8 +221,11 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
         raise loc.error(*loc.key("name"), f"unknown instruction {iname!r}")
     shape_text = _str(loc, ins, "shape", None)
     shape = Shape.parse(shape_text)
-    if shape is None or max(shape.m, shape.n, shape.k) > MAX_DIM or min(shape.m, shape.n, shape.k) < 1:
-        raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK)")
+    if shape is None:
+        raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK, e.g. m16n8k16)")
+    for dim, v in (("M", shape.m), ("N", shape.n), ("K", shape.k)):
+        if not 1 <= v <= MAX_DIM:
+            raise loc.error(*loc.key("shape"), f"shape {shape_text!r}: {dim} = {v} is out of range (1..{MAX_DIM})")
     threads = _int(loc, ins, "threads", None, 1, MAX_THREADS, default=32)
     groups = _int(loc, ins, "groups", None, 1, threads, default=1)
     if threads % groups:

@@ -289,8 +289,7 @@ def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResu
     try:
         return _check_layout(layout, timeout)
     except oracle.EvalError as e:
-        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line + e.pos.line - 1, e.pos.col,
-                        f"{layout.id}: {e.message}") from None
+        raise SpecError(*layout.locate(e.pos.line, e.pos.col), f"{layout.id}: {e.message}") from None
     except BoundError as e:
         raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
 

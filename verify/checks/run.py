@@ -5,19 +5,39 @@ come back in input order, so the output is the same byte for byte whatever the j
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Sequence
 
+from ..errors import SpecError
 from ..layout.model import Spec
-from ..results import LayoutResult, Report
+from ..results import Finding, LayoutResult, Report
 from .fragment import DEFAULT_TIMEOUT, check_layout, findings_for, syntax_findings
 from .instruction import InstructionResult, check_instructions
+from .review import evaluation_finding, review_findings
 
 
-def check_spec(spec: Spec, timeout: float) -> tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...]]:
-    """One spec file: its layouts, then its instructions (which reuse the layouts' evaluations)."""
-    results = tuple(check_layout(lay, timeout) for lay in spec.layouts)
-    return results, tuple(check_instructions([spec], results, timeout))
+Checked = tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...], tuple[Finding, ...]]
+
+
+def check_spec(spec: Spec, timeout: float) -> Checked:
+    """One spec file (or doc page): its layouts, its instructions (which reuse the layouts' evaluations)
+    and, for a page, its review against the reviewed specs.  A page formula that cannot be evaluated is a
+    finding; in a spec file it is bad input (``SpecError``, exit 2)."""
+    results: list[LayoutResult] = []
+    extra: list[Finding] = []
+    for lay in spec.layouts:
+        try:
+            results.append(check_layout(lay, timeout))
+        except SpecError as e:
+            if not spec.page:
+                raise
+            extra.append(evaluation_finding(lay, e))
+    checked = {r.layout.id for r in results}
+    extra += review_findings(spec, checked, timeout)
+    if len(checked) < len(spec.layouts):  # instructions of the layouts that could be evaluated
+        spec = dataclasses.replace(spec, layouts=tuple(lay for lay in spec.layouts if lay.id in checked))
+    return tuple(results), tuple(check_instructions([spec], results, timeout)), tuple(extra)
 
 
 def _cost(spec: Spec) -> int:
@@ -25,7 +45,7 @@ def _cost(spec: Spec) -> int:
     return sum(lay.n_elements * (8 if lay.sparse else 1) for lay in spec.layouts)
 
 
-def _check_spec_remote(args: tuple[Spec, float]) -> tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...]]:
+def _check_spec_remote(args: tuple[Spec, float]) -> Checked:
     return check_spec(*args)
 
 
@@ -50,9 +70,10 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         done = [out[k] for k in range(len(specs))]
     else:
         done = [check_spec(s, timeout) for s in specs]
-    results = tuple(r for rs, _ in done for r in rs)
-    instructions = tuple(i for _, ins in done for i in ins)
+    results = tuple(r for rs, _, _ in done for r in rs)
+    instructions = tuple(i for _, ins, _ in done for i in ins)
     findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
     for ins in instructions:
         findings += tuple(ins.findings)
+    findings += tuple(f for _, _, extra in done for f in extra)
     return Report(tuple(specs), results, findings, instructions, tuple(doc_findings))

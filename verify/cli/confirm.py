@@ -8,7 +8,6 @@ no GPU (one line on stderr, nothing written).
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, Sequence
 from ..errors import SpecError
 from ..hardware import cuda, observe, probes
 from ..layout.model import Layout
+from ..outputs.json import to_json
 from . import options
 
 
@@ -52,15 +52,16 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def cmd_confirm(args: argparse.Namespace) -> int:
     lays = _layouts(args.specs)
     inss = _instructions(lays, args.ids)
+    say = (lambda line: print(line, file=sys.stderr)) if args.format == "json" else print  # JSON: one document
     if args.device == "simulated":
-        print("SIMULATED device (numpy, follows the specs): tests the pipeline, proves nothing about "
-              "hardware; nothing written")
+        say("SIMULATED device (numpy, follows the specs): tests the pipeline, proves nothing about "
+            "hardware; nothing written")
         results = cuda.confirm_simulated(inss)
     else:
-        results = cuda.confirm_on_gpu(inss, Path(args.out), args.nvcc, args.timeout, print)
+        results = cuda.confirm_on_gpu(inss, Path(args.out), args.nvcc, args.timeout, say)
     if args.format == "json":
-        sys.stdout.write(json.dumps({"schema": 1, "results": observe.results_json(results)}, indent=2,
-                                    sort_keys=True) + "\n")
+        sys.stdout.write(to_json({"schema": 1, "simulated": args.device == "simulated",
+                                  "results": observe.results_json(results)}))
     else:
         for r in results:
             print(r.text_line())

@@ -6,37 +6,35 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
-from ..catalog.pages import IngestError, ingest, write_all
-from ..catalog.spec import load_spec_text
+from ..catalog.pages import ingest, page_spec, write_all
 from ..errors import SpecError
+from ..outputs.json import to_json
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     try:
         result = ingest(args.pages)
-        specs = result.specs()
-        for name, text in specs:
-            load_spec_text(text, name)  # never write a spec the loader would reject
-    except IngestError as e:
+        buildable = [(sec, name, text) for sec, (name, text) in zip(result.sections, result.specs())
+                     if any(fr.formula for fr in sec.fragments)]
+        for sec, name, text in buildable:
+            page_spec(sec, name, text)  # never write a spec the loader would reject (errors at page positions)
+    except SpecError as e:
         print(e.one_line(), file=sys.stderr)
         return 2
-    except SpecError as e:  # pragma: no cover - an ingest bug, reported as bad input
-        print(e.one_line(), file=sys.stderr)
-        return 2
-    if not specs:
+    if not result.sections:
         first = args.pages[0] if args.pages else "-"
         print(f"{first}:1:1: error: no 'Matrix Fragments for mma...' section with a fragment table found",
               file=sys.stderr)
         return 2
     if args.findings == "json":
-        sys.stdout.write(json.dumps([f.to_json() for f in result.findings], indent=2, sort_keys=True) + "\n")
+        sys.stdout.write(to_json([f.to_json() for f in result.findings]))
     elif args.findings == "text":
         for f in result.findings:
             if f.severity != "info" or args.verbose:
                 print(f.one_line())
+    specs = [(name, text) for _, name, text in buildable]
     if args.out:
         try:
             written = write_all(Path(args.out), specs)
@@ -49,15 +47,38 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     elif args.findings != "json":
         for name, text in specs:
             sys.stdout.write(f"# ---- {name}\n{text}")
-    return 0
+    if args.no_check:
+        return 0
+    # the verdict on the pages is the one ``check`` gives them: against the reviewed specs
+    from .. import api  # noqa: PLC0415
+    try:
+        specs_, doc_findings = api.load_with_doc_findings(list(args.pages), against=args.against)
+        report = api.check_all(specs_, doc_findings=doc_findings)
+    except SpecError as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    bad = [f for f in report.findings if not f.as_expected]
+    print(f"ingest: {len(result.sections)} sections; against the reviewed specs: {len(bad)} unexpected finding(s)"
+          + (" (see `ptx-verify check " + " ".join(args.pages) + "`)" if bad else ""), file=sys.stderr)
+    return 0 if report.as_expected else 1
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-    p = subparsers.add_parser("ingest", help="turn documentation pages into spec files (one per section)")
+    p = subparsers.add_parser(
+        "ingest", help="turn documentation pages into spec files (one per section)",
+        description="Read PTX ISA pages, write one spec per 'Matrix Fragments for ...' section, report the errata "
+                    "of the text, and judge the pages as `check` does: against the reviewed specs.",
+        epilog="example:\n  ptx-verify ingest ../shared/ptx-isa-9.0 --out /tmp/new-specs\n\n"
+               "exit codes: 0 everything as the reviewed specs record, 1 something is not (a new erratum, a "
+               "formula that does not parse, a changed layout), 2 bad input",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pages", nargs="+", help="doc pages (.md, flattened .txt, .html) or directories of pages")
     p.add_argument("--out", metavar="DIR", help="write one spec per section into DIR (default: print them)")
     p.add_argument("--findings", choices=("text", "json", "none"), default="text",
                    help="report errata found in the text (default: text, warnings and errors)")
-    p.add_argument("-v", "--verbose", action="store_true", help="also print info findings")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print notes")
+    p.add_argument("--against", nargs="+", metavar="SPECS", default=None,
+                   help="the reviewed specs the pages are judged by (default: the bundled specs)")
+    p.add_argument("--no-check", action="store_true", help="only write the specs; exit 0 unless the input is bad")
     p.set_defaults(func=cmd_ingest)
     return p

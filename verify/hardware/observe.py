@@ -29,6 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from .probes import Instruction, Operand, instructions
 from ..errors import SpecError
 from ..layout.model import Layout
+from ..results import dumps as results_dumps
 from ..layout.sparse import SparseMap
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"
@@ -537,7 +538,8 @@ def observation_json(ins: Instruction, obs: Observation, rel: Relations, source_
 
 
 def dumps(obj: Any) -> str:
-    return json.dumps(obj, indent=1, sort_keys=True) + "\n"
+    """Observation files in the one JSON style (``verify.results.dumps``)."""
+    return results_dumps(obj)
 
 
 def load_observation(path: str | Path) -> Observation:

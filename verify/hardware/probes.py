@@ -333,20 +333,36 @@ def _make(name: str, a: Layout, b: Layout, c: Layout, t: str, ct: str, lays: Seq
     return Instruction(iid, name, shape, oa, ob, oc, tested, arch)
 
 
+def resolve_id(layouts: Sequence[Layout], ident: str) -> Layout:
+    """One layout by exact id or unique part of an id (as ``table`` resolves them); an unknown or
+    ambiguous id is a ``KeyError`` naming the candidates."""
+    exact = [lay for lay in layouts if lay.id == ident]
+    if exact:
+        return exact[0]
+    hits = [lay for lay in layouts if ident in lay.id]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise KeyError(f"no layout {ident!r} (see 'ptx-verify list')")
+    raise KeyError(f"{ident!r} matches {len(hits)} layouts: " + ", ".join(h.id for h in hits[:6])
+                   + (" ..." if len(hits) > 6 else ""))
+
+
 def instructions_for(layouts: Iterable[Layout], ids: Sequence[str]) -> list[Instruction]:
-    """The instructions that test any of the layouts named by ``ids`` (exact or unique substring)."""
+    """The instructions that test the layouts named by ``ids``; every id must name one layout that some
+    probe-able instruction tests (none is dropped silently)."""
     lays = list(layouts)
-    wanted: set[str] = set()
+    inss, errors = _group(lays)
+    out: dict[str, Instruction] = {}
     for ident in ids:
-        exact = [lay for lay in lays if lay.id == ident]
-        hits = exact or [lay for lay in lays if ident in lay.id]
-        if not hits:
-            raise KeyError(f"no layout {ident!r} (see 'ptx-verify list')")
-        wanted.update(h.id for h in hits)
-    out = [ins for ins in instructions(lays) if wanted & {lay.id for lay in ins.layouts}]
-    if not out:
-        raise KeyError(f"no probe-able instruction tests {', '.join(sorted(ids))}")
-    return out
+        lay = resolve_id(lays, ident)
+        mine = [ins for ins in inss if lay.id in {x.id for x in ins.layouts}]
+        if not mine:
+            why = next((e for e in errors if lay.id in e), "")
+            raise KeyError(f"{lay.id} cannot be probed" + (f": {why}" if why else
+                                                             " (no A, B and C/D of one instruction include it)"))
+        out.update((ins.id, ins) for ins in mine)
+    return [out[k] for k in sorted(out)]
 
 
 # ----------------------------------------------------------------------------- CUDA source

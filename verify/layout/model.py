@@ -227,6 +227,7 @@ class Layout:
     spec_path: str = ""
     formula_line: int = 0  # line of the spec file where the formula text starts
     formula_text: str = ""
+    text_map: tuple[tuple[int, int], ...] = ()  # doc-page layouts: page (line, column) of each formula line
 
     # -- views of the domain and codomain
     @property
@@ -278,6 +279,14 @@ class Layout:
         """Which MMA computation ``lane`` belongs to (0 when the warp computes one)."""
         return self.domain.group_of(lane)
 
+    def locate(self, line: int, col: int) -> tuple[str, int, int]:
+        """(file, line, column) of a position in the formula text: in the spec file, or on the doc page
+        the formula was read from."""
+        if 0 < line <= len(self.text_map) and self.text_map[line - 1][0]:
+            page_line, page_col = self.text_map[line - 1]
+            return self.spec_path, page_line, page_col + col - 1
+        return self.spec_path or self.source.file, self.formula_line + line - 1, col
+
     def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
         """This layout with another formula (mutation tests, the fix search), other fields as given."""
         import dataclasses  # noqa: PLC0415
@@ -301,8 +310,26 @@ class SyntaxFinding:
 
 
 @dataclass(frozen=True)
+class Unbuilt:
+    """A fragment of a doc page that could not be turned into a layout (its formula does not parse)."""
+
+    layout: str
+    file: str
+    line: int
+    col: int
+    message: str
+    expected: str = "proved"  # "refuted" when the reviewed specs record that this formula does not parse
+
+
+@dataclass(frozen=True)
 class Spec:
-    """The layouts of one doc section (one instruction family), as one spec file states them."""
+    """The layouts of one doc section (one instruction family), as one spec file (or doc page) states them.
+
+    A spec read from a doc page (``page``) carries its review: the reviewed layouts of the same ids
+    (``reviewed``, from the bundled specs or ``--against``), which its expectations come from and which
+    its maps are compared with, the ids of the reviewed layouts of its sections (``covers``), and the
+    fragments that could not be built (``unbuilt``).
+    """
 
     path: str
     source: Source
@@ -310,6 +337,10 @@ class Spec:
     shape: Shape
     layouts: tuple[Layout, ...]
     syntax_findings: tuple[SyntaxFinding, ...] = ()
+    page: str = ""
+    reviewed: tuple[Layout, ...] = ()
+    covers: tuple[str, ...] = ()
+    unbuilt: tuple[Unbuilt, ...] = ()
 
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")

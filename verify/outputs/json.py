@@ -5,18 +5,17 @@ output, so CI can diff it.
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Sequence
 
 from ..layout.model import Layout
 from ..layout.sparse import SparseMap
-from ..results import SCHEMA, Report
+from ..results import SCHEMA, Report, dumps
 from .table import sparse_entries, table_entries
 
 
 def to_json(obj: Any) -> str:
-    """Canonical JSON: stable key order as built, two-space indent, trailing newline."""
-    return json.dumps(obj, indent=2, ensure_ascii=False) + "\n"
+    """Canonical JSON (``verify.results.dumps``): stable key order as built, two-space indent, trailing newline."""
+    return dumps(obj)
 
 
 def check_json(report: Report, timings: bool = False) -> dict[str, Any]:

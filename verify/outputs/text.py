@@ -26,20 +26,28 @@ def check_text(report: Report) -> str:
     for ins in report.instructions:
         lines.extend(ins.text_lines())  # type: ignore[attr-defined]
     for f in report.findings:
-        if f.check == "syntax":
+        if f.check in OTHER_CHECKS:  # findings of no layout line above: doc syntax, reviews, hardware
             exp = "" if f.as_expected else f" [expected {f.expected}]"
-            lines.append(f"{f.layout:44s} syntax:FAIL{exp}  {f.message}")
+            lines.append(f"{f.layout:44s} {f.check}:{_MARK.get(f.status, f.status.upper())}{exp}  {f.message}")
     if report.doc_findings:
         lines.append("")
         lines.append("errata in the doc text (from ingest):")
         lines.extend(f"  {f.one_line()}" for f in report.doc_findings)
-    n = len(report.results)
-    bad = sum(1 for r in report.results if not r.as_expected)
-    errata = sum(1 for r in report.results if r.as_expected and any(c.expected == "refuted" for c in r.checks))
     lines.append("")
-    lines.append(f"{n} layouts: {n - bad} as expected ({errata} with known errata), {bad} unexpected"
-                 + ("" if report.as_expected else "  -> FAIL"))
+    lines.append(summary(report))
     return "\n".join(lines) + "\n"
+
+
+OTHER_CHECKS = ("syntax", "reviewed", "evaluation", "hardware")
+
+
+def summary(report: Report) -> str:
+    """One line: what was checked, how many findings, how many of them unexpected (what exit 1 means)."""
+    n, k = len(report.results), len(report.instructions)
+    known = sum(1 for f in report.findings if f.as_expected)
+    bad = len(report.findings) - known
+    return (f"{n} layouts, {k} instructions: {len(report.findings)} findings ({known} known errata), "
+            f"{bad} unexpected" + ("" if report.as_expected else "  -> FAIL"))
 
 
 def list_text(layouts: Sequence[Layout]) -> str:

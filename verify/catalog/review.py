@@ -1,0 +1,70 @@
+"""Doc pages judged by what reviewed specs record, never by what the page says about itself.
+
+A page's text is the thing under test: the errata ``ingest`` finds in it (a count that contradicts the
+matrix, a formula that does not parse) must not become the expectations it is checked against, or every
+new erratum would pass as "known".  So a page layout's expected verdicts come from the reviewed layout
+of the same id (the bundled specs, or the specs given with ``--against``):
+
+* a layout the reviewed specs record: its expectations (known errata stay known);
+* a layout they do not record, or a correction ingest proposes that no reviewer made: every check
+  expected to be proved;
+* a doc formula that does not parse: expected only when the reviewed spec records that syntax erratum.
+
+The maps themselves are compared by ``verify.checks.review`` (a page formula that still gives a
+bijection, but another one, is a finding), which also reports the fragments that could not be built
+and the reviewed layouts a page no longer states.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from ..layout.model import Layout, Spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Reviewed:
+    """The reviewed record, by layout id."""
+
+    layouts: dict[str, Layout]
+    syntax: frozenset[str]  # ids whose doc formula the reviewed specs record as not parsing
+    sections: dict[str, tuple[str, ...]]  # reviewed spec path -> the ids of its doc layouts
+
+    @staticmethod
+    def of(specs: Sequence[Spec]) -> "Reviewed":
+        layouts = {lay.id: lay for s in specs for lay in s.layouts}
+        syntax = frozenset(f.layout for s in specs for f in s.syntax_findings)
+        sections = {s.path: tuple(lay.id for lay in s.layouts if not lay.corrected)
+                    + tuple(f.layout for f in s.syntax_findings) for s in specs}
+        return Reviewed(layouts, syntax, sections)
+
+    def covering(self, ids: Sequence[str]) -> tuple[str, ...]:
+        """The doc layouts of every reviewed spec that shares a layout with ``ids`` (what the page's
+        section should state), in the reviewed specs' order."""
+        mine = set(ids)
+        out: list[str] = []
+        for lids in self.sections.values():
+            if mine & set(lids):
+                out += [x for x in lids if x not in out]
+        return tuple(out)
+
+
+def apply(spec: Spec, reviewed: Reviewed) -> Spec:
+    """A page's spec with the reviewed record's expectations, its reviewed counterparts and its coverage."""
+    layouts = []
+    counterparts = []
+    for lay in spec.layouts:
+        ref = reviewed.layouts.get(lay.id)
+        layouts.append(dataclasses.replace(lay, expect=dict(ref.expect) if ref is not None else {}))
+        if ref is not None:
+            counterparts.append(ref)
+    syntax = tuple(dataclasses.replace(f, expected="refuted" if f.layout in reviewed.syntax else "proved")
+                   for f in spec.syntax_findings)
+    unbuilt = tuple(dataclasses.replace(u, expected="refuted" if u.layout in reviewed.syntax else "proved")
+                    for u in spec.unbuilt)
+    ids = [lay.id for lay in spec.layouts] + [f.layout for f in spec.syntax_findings] + [u.layout for u in unbuilt]
+    return dataclasses.replace(spec, layouts=tuple(layouts), syntax_findings=syntax, reviewed=tuple(counterparts),
+                               covers=reviewed.covering(ids), unbuilt=unbuilt)
+
+
+__all__ = ["Reviewed", "apply"]

@@ -1,0 +1,69 @@
+"""A doc page against the reviewed specs: the same maps, nothing dropped, nothing new.
+
+Per-fragment properties cannot see a page formula that still gives a bijection but another one (two
+branch conditions swapped, two registers exchanged); comparing it with the reviewed layout of the same
+id can.  Every difference is a finding, expected only where the reviewed record says so:
+
+* ``reviewed``: the page's map differs from the reviewed one (first differing (lane, i), both engines),
+  a page layout no reviewed spec records, or a reviewed layout the page no longer states;
+* ``syntax``: a fragment whose formula does not parse and could not be built (at the page position);
+* ``evaluation``: a page formula that cannot be evaluated on its domain (division by zero, ...).
+"""
+from __future__ import annotations
+
+from ..errors import SpecError
+from ..layout.model import Layout, Spec
+from ..results import Finding
+from .equivalence import same_map
+
+
+def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Finding]:
+    """The findings of one page spec against its review (``checked``: the page layouts that could be
+    evaluated; the others have an ``evaluation`` finding already)."""
+    if not spec.page:
+        return []
+    out: list[Finding] = []
+    reviewed = {r.id: r for r in spec.reviewed}
+    for lay in spec.layouts:
+        if lay.id not in checked:
+            continue
+        ref = reviewed.get(lay.id)
+        if ref is None:
+            if not lay.corrected:  # a correction ingest proposes is judged by its own checks
+                out.append(Finding(lay.id, "reviewed", "refuted", "proved",
+                                   f"{_where(lay)}: no reviewed spec records {lay.id}: the doc states a layout that "
+                                   "is new (review it and add it to the specs)", _at(lay)))
+            continue
+        r = same_map(ref, lay, timeout, names=("reviewed", "page"), check="reviewed")
+        if r.status != "proved":
+            out.append(Finding(lay.id, "reviewed", r.status, "proved",
+                               f"{_where(lay)}: the page's layout is not the reviewed one: {r.message}", r.counterexample))
+    for u in spec.unbuilt:
+        out.append(Finding(u.layout, "syntax", "refuted", u.expected,
+                           f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",
+                           {"file": u.file, "line": u.line, "col": u.col}))
+    stated = {lay.id for lay in spec.layouts} | {f.layout for f in spec.syntax_findings} | {u.layout for u in spec.unbuilt}
+    for lid in spec.covers:
+        if lid not in stated:
+            out.append(Finding(lid, "reviewed", "refuted", "proved",
+                               f"{spec.page}: the reviewed specs record {lid}, but the given pages do not state it "
+                               "(dropped from the page, or a reference to a section that is not among the pages)",
+                               None))
+    return out
+
+
+def evaluation_finding(lay: Layout, err: SpecError) -> Finding:
+    """A page formula that cannot be evaluated: a finding at the page position (a spec file's would be
+    bad input, exit 2)."""
+    return Finding(lay.id, "evaluation", "refuted", "proved", err.one_line().replace(": error: ", ": ", 1),
+                   {"file": err.path, "line": err.line, "col": err.col})
+
+
+def _where(lay: Layout) -> str:
+    f, line, col = lay.locate(1, 1)
+    return f"{f}:{line}:{col}"
+
+
+def _at(lay: Layout) -> dict[str, object]:
+    f, line, col = lay.locate(1, 1)
+    return {"file": f, "line": line, "col": col}
