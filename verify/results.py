@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
+from .layout.family import extent_text
 from .layout.model import Layout, Spec, mapping_digest
 
 SCHEMA = 1
@@ -119,15 +120,21 @@ class LayoutResult(HasChecks):
             "variant": lay.variant,
             "threads": lay.threads,
             "groups": lay.groups,
-            "elements": lay.n_elements,
-            "rows": lay.rows,
-            "cols": lay.cols,
+            "elements": _extent(lay.domain.elements),
+            "rows": _extent(lay.codomain.rows),
+            "cols": _extent(lay.codomain.cols),
             "corrected": lay.corrected,
             "derived": lay.derived or None,
             "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
+            **({"params": {p.name: list(p.values) for p in lay.domain.params}} if lay.is_family else {}),
             "digest": mapping_digest(lay),
             "checks": {c.check: c.to_json(timings) for c in self.checks},
         }
+
+
+def _extent(x: Any) -> Any:
+    """An extent in JSON: its value, or (a family) its expression as text, e.g. ``"N / 2"``."""
+    return x if isinstance(x, int) else extent_text(x)
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..errors import SpecError
-from ..formula import Formula, FormulaError, parse_formula, parse_lane_expression
-from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_list
+from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, parse_formula, parse_lane_expression, walk
+from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
+from ..layout.family import Extent, Param, extent_at
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, Shape, Source, Spec, SyntaxFinding,
@@ -108,7 +109,7 @@ def parse_toml(path: str, text: str) -> dict[str, Any]:
 
 
 _SOURCE_KEYS = {"document", "version", "section", "title", "anchor", "seed", "page"}
-_INSTRUCTION_KEYS = {"name", "shape", "threads", "groups", "group", "arch", "note"}
+_INSTRUCTION_KEYS = {"name", "shape", "threads", "groups", "group", "arch", "note", "params"}
 _FRAGMENT_KEYS = {"id", "operand", "types", "variant", "registers", "register_type",
                   "elements_per_register", "elements", "element_bits", "figure", "doc_line",
                   "formula", "expect", "erratum", "corrected", "derived", "note", "sparse",
@@ -153,10 +154,10 @@ def _unknown_keys(loc: _Locator, table: Mapping[str, Any], allowed: set[str], wh
             raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
 
 
-def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula:
+def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str, params: tuple[str, ...] = ()) -> Formula:
     """Parse a fragment formula; errors are re-based onto the spec file's lines."""
     try:
-        return parse_formula(text, prefix)
+        return parse_formula(text, prefix, params)
     except FormulaError as e:
         base_line, base_col = loc.value(text, k, key)
         line = base_line + e.line - 1
@@ -164,12 +165,58 @@ def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str) -> Formula
         raise loc.error(line, col, e.message) from None
 
 
-def _operand_dims(operand: str, shape: Shape) -> tuple[int, int]:
-    if operand == "A":
-        return shape.m, shape.k
-    if operand == "B":
-        return shape.k, shape.n
-    return shape.m, shape.n
+def _operand_dims(operand: str, shape: Shape) -> tuple[Extent, Extent]:
+    """rows x cols of an operand (a dimension that is a parameter is that parameter's variable)."""
+    dims = {"A": (shape.m, shape.k), "B": (shape.k, shape.n)}.get(operand, (shape.m, shape.n))
+    return tuple(Var(x) if isinstance(x, str) else x for x in dims)  # type: ignore[return-value]
+
+
+def _params(loc: _Locator, table: Any) -> tuple[Param, ...]:
+    """``[instruction.params]``: ``N = { from = 8, to = 256, step = 8 }`` or ``N = [8, 16, 24, ...]``."""
+    if not isinstance(table, dict):
+        raise loc.error(*loc.key("params"), "'params' must be a table: NAME = { from, to, step } or a list")
+    out = []
+    for name, spec in table.items():
+        at = loc.key(name)
+        if not re.fullmatch(r"[A-Z][A-Za-z0-9_]*", name):
+            raise loc.error(*at, f"parameter name {name!r} must start with a capital letter (N, NUM)")
+        if isinstance(spec, dict):
+            extra = set(spec) - {"from", "to", "step"}
+            if extra or not all(isinstance(spec.get(x), int) and not isinstance(spec.get(x), bool)
+                                for x in ("from", "to", "step")):
+                raise loc.error(*at, f"parameter {name}: give integers from, to and step")
+            lo, hi, step = spec["from"], spec["to"], spec["step"]
+            if step < 1 or lo < 1 or hi < lo or hi > MAX_DIM:
+                raise loc.error(*at, f"parameter {name}: need 1 <= from <= to <= {MAX_DIM} and step >= 1")
+            values = tuple(range(lo, hi + 1, step))
+        elif isinstance(spec, list) and spec:
+            if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_DIM for v in spec):
+                raise loc.error(*at, f"parameter {name}: values must be integers in 1..{MAX_DIM}")
+            if list(spec) != sorted(set(spec)):
+                raise loc.error(*at, f"parameter {name}: values must be distinct and ascending")
+            values = tuple(spec)
+        else:
+            raise loc.error(*at, f"parameter {name}: give {{ from, to, step }} or a non-empty list")
+        out.append(Param(name, values))
+    if len(out) > 1:
+        raise loc.error(*loc.key("params"), "one parameter per layout family")
+    return tuple(out)
+
+
+def _extent(loc: _Locator, table: Mapping[str, Any], key: str, k: int, lo: int, hi: int, default: Extent,
+            params: tuple[str, ...]) -> Extent:
+    """An integer field, or (in a family) an expression over the parameters such as ``"N/4"``."""
+    v = table.get(key, default)
+    if isinstance(v, str) and params:
+        try:
+            e = parse_expression(v, params)
+        except FormulaError as err:
+            line, col = loc.value(v, k, key)
+            raise loc.error(line, col + err.col - 1, f"'{key}': {err.message}") from None
+        return e if any(isinstance(n, Var) for n in walk(e)) else extent_at(e, {})
+    if key not in table:
+        return default
+    return _int(loc, table, key, k, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -184,6 +231,7 @@ class _Header:
     arch: str
     source: dict[str, str]  # Source fields but file and line
     tag: str  # the section's qualifier, for ids
+    params: tuple[Param, ...] = ()  # a family's parameter (wgmma N)
 
 
 def load_spec_text(text: str, path: str = "<string>") -> Spec:
@@ -223,7 +271,12 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
     shape = Shape.parse(shape_text)
     if shape is None:
         raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK, e.g. m16n8k16)")
+    params = _params(loc, ins["params"]) if "params" in ins else ()
     for dim, v in (("M", shape.m), ("N", shape.n), ("K", shape.k)):
+        if isinstance(v, str):
+            if v not in {p.name for p in params}:
+                raise loc.error(*loc.key("shape"), f"shape {shape_text!r}: {v} is not a parameter of [instruction.params]")
+            continue
         if not 1 <= v <= MAX_DIM:
             raise loc.error(*loc.key("shape"), f"shape {shape_text!r}: {dim} = {v} is out of range (1..{MAX_DIM})")
     threads = _int(loc, ins, "threads", None, 1, MAX_THREADS, default=32)
@@ -242,7 +295,7 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
     source = dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
                   section=section, title=_str(loc, src, "title", None, ""),
                   anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
-    return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]))
+    return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]), params)
 
 
 def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
@@ -260,7 +313,10 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     variant = frag.get("variant")
     if variant is not None and variant not in ("row", "col"):
         raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
-    registers = _int(loc, frag, "registers", k, 1, 256)
+    names = tuple(p.name for p in head.params)
+    registers = _extent(loc, frag, "registers", k, 1, 256, 0, names)
+    if registers == 0:
+        _int(loc, frag, "registers", k, 1, 256)  # missing: the usual error
     register_type = _str(loc, frag, "register_type", k)
     if register_type not in REGISTER_BITS:
         raise loc.error(*loc.key("register_type", k), f"unknown register type {register_type!r}")
@@ -274,8 +330,8 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     formula_text = _str(loc, frag, "formula", k)
     doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
     rows, cols = _operand_dims(operand, head.shape)
-    rows = _int(loc, frag, "rows", k, 1, MAX_DIM, default=rows)
-    cols = _int(loc, frag, "cols", k, 1, MAX_DIM, default=cols)
+    rows = _extent(loc, frag, "rows", k, 1, MAX_DIM, rows, names)
+    cols = _extent(loc, frag, "cols", k, 1, MAX_DIM, cols, names)
     prefix = operand.lower()
     expect = _expect(loc, frag.get("expect", {}), k, "expect")
     erratum = frag.get("erratum", "")
@@ -308,17 +364,31 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
              formula: Formula, ftext: str) -> Layout:
         e_text = fields.get("elements", elements_text)
-        elist = parse_element_list(e_text) if isinstance(e_text, str) else None
         regs = fields.get("registers", registers)
         per = fields.get("elements_per_register", epr)
-        n = len(elist) if elist else regs * per
-        if n > MAX_ELEMENTS:
-            raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
+        family = _family(head.params, formula, regs, rows, cols, e_text)
+        if family:
+            _check_bindings(loc, k, e_text, names)
+            elist = None  # per instance (a template such as "d0, ..., dX where X = N/2 - 1")
+            n: Extent = BinOp("*", regs, Num(per)) if not isinstance(regs, int) else regs * per
+            for p in family:
+                for v in p.values:
+                    size = extent_at(n, {p.name: v}) * max(extent_at(rows, {p.name: v}), 1)
+                    if not 0 < extent_at(n, {p.name: v}) <= MAX_ELEMENTS or size > MAX_DIM * MAX_DIM:
+                        raise loc.error(*loc.key("registers", k), f"{p.name} = {v}: {extent_at(n, {p.name: v})} "
+                                                                  f"elements per thread (limit {MAX_ELEMENTS})")
+        else:
+            elist = parse_element_list(e_text) if isinstance(e_text, str) else None
+            regs, rows_, cols_ = (extent_at(x, {}) if not isinstance(x, int) else x for x in (regs, rows, cols))
+            n = len(elist) if elist else regs * per
+            if n > MAX_ELEMENTS:
+                raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
         lmap = (SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
                 if is_range_formula(formula) else FormulaMap(formula))
         return Layout(
             id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
-            variant=variant, domain=Domain(head.threads, n, head.groups, head.group), codomain=Codomain(rows, cols),
+            variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family),
+            codomain=Codomain(rows if family else rows_, cols if family else cols_),
             map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
             elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
             source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
@@ -329,10 +399,10 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     syntax: list[SyntaxFinding] = []
     doc_formula: Formula | None = None
     try:
-        doc_formula = parse_formula(formula_text, prefix)
+        doc_formula = parse_formula(formula_text, prefix, names)
     except FormulaError as e:
         if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
-            _formula(loc, formula_text, prefix, k, "formula")  # raises with position
+            _formula(loc, formula_text, prefix, k, "formula", names)  # raises with position
         base_line, base_col = loc.value(formula_text, k, "formula")
         syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
                                     e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
@@ -345,13 +415,37 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         ctext = corrected.get("formula", formula_text)
         if not isinstance(ctext, str):
             raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        cformula = _formula(loc, ctext, prefix, k, "formula")
+        cformula = _formula(loc, ctext, prefix, k, "formula", names)
         for key in ("registers", "elements_per_register"):
             if key in corrected:
                 _int(loc, corrected, key, k, 1, 256)
         cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
         layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
     return layouts, syntax
+
+
+def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[Param, ...]:
+    """The parameters a fragment depends on (its formula, counts, extents or element list): a layout
+    that does not mention the parameter (wgmma's A is 64 x K whatever N is) is a plain layout."""
+    used = {n.name for n in walk(formula) if isinstance(n, Var)}
+    for x in parts:
+        if isinstance(x, str):
+            used |= set(re.findall(r"\b([A-Z][A-Za-z0-9_]*)\b", x))
+        elif x is not None and not isinstance(x, int):
+            used |= {n.name for n in walk(x) if isinstance(n, Var)}
+    return tuple(p for p in params if p.name in used)
+
+
+def _check_bindings(loc: _Locator, k: int, text: Any, names: tuple[str, ...]) -> None:
+    """The ``where X = N/2 - 4 ...`` of a family's element list parses (positioned error otherwise)."""
+    if not isinstance(text, str):
+        return
+    for name, expr, offset in list_and_bindings(text)[1]:
+        try:
+            parse_expression(expr, names)
+        except FormulaError as err:
+            line, col = loc.value(text, k, "elements")
+            raise loc.error(line, col + offset + err.col - 1, f"element list, {name}: {err.message}") from None
 
 
 # Sparse A (mma.sp): the [fragment.sparse] table.  Fields the doc text states: kept, chunk,

@@ -12,7 +12,8 @@ from typing import Sequence
 from ..errors import SpecError
 from ..layout.model import Spec
 from ..results import Finding, LayoutResult, Report
-from .fragment import DEFAULT_TIMEOUT, check_layout, findings_for, syntax_findings
+from .family import check_any
+from .fragment import DEFAULT_TIMEOUT, findings_for, syntax_findings
 from .instruction import InstructionResult, check_instructions
 from .review import evaluation_finding, review_findings
 
@@ -28,7 +29,7 @@ def check_spec(spec: Spec, timeout: float) -> Checked:
     extra: list[Finding] = []
     for lay in spec.layouts:
         try:
-            results.append(check_layout(lay, timeout))
+            results.append(check_any(lay, timeout))
         except SpecError as e:
             if not spec.page:
                 raise

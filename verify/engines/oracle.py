@@ -9,7 +9,7 @@ is a ``EvalError`` (bad input), never a silent wrap-around.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..formula import (BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Pos,
                       Ref, Span, Var)
@@ -90,6 +90,7 @@ class Evaluator:
     formula: Formula
     lane: int
     i: int
+    env: Mapping[str, int] | None = None  # layout parameters (wgmma N)
 
     def __post_init__(self) -> None:
         self._memo: dict[str, object] = {}
@@ -113,7 +114,13 @@ class Evaluator:
         if isinstance(e, Num):
             return e.value
         if isinstance(e, Var):
-            return self.lane if e.name == "lane" else self.i
+            if e.name == "lane":
+                return self.lane
+            if e.name == "i":
+                return self.i
+            if self.env is None or e.name not in self.env:
+                raise EvalError(f"parameter {e.name!r} has no value here", e.pos)
+            return self.env[e.name]
         if isinstance(e, Ref):
             return self.value(e.name)
         if isinstance(e, Neg):
@@ -143,9 +150,10 @@ class Evaluator:
         raise TypeError(type(c))
 
 
-def evaluate(formula: Formula, name: str, lane: int, i: int) -> int | tuple[int, int] | None:
+def evaluate(formula: Formula, name: str, lane: int, i: int,
+             env: Mapping[str, int] | None = None) -> int | tuple[int, int] | None:
     """Value of definition ``name`` at (lane, i); ``None`` when no case applies."""
     try:
-        return Evaluator(formula, lane, i).value(name)
+        return Evaluator(formula, lane, i, env).value(name)
     except Undefined:
         return None

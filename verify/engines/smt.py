@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 import z3
 
@@ -55,10 +55,12 @@ _CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
 class Encoder:
     """Encodes one formula at one symbolic point; memoises each definition."""
 
-    def __init__(self, formula: Formula, lane: z3.BitVecRef, i: z3.BitVecRef) -> None:
+    def __init__(self, formula: Formula, lane: z3.BitVecRef, i: z3.BitVecRef,
+                 env: "Mapping[str, z3.ExprRef] | None" = None) -> None:
         self.formula = formula
         self.lane = lane
         self.i = i
+        self.env = dict(env or {})  # layout parameters (wgmma N): symbolic or constant
         self._defs = {d.name: d for d in formula.definitions}
         self._memo: dict[str, Term] = {}
         self.width = lane.size()
@@ -89,7 +91,9 @@ class Encoder:
         if isinstance(e, Num):
             return Term(bv(e.value, self.width), z3.BoolVal(True))
         if isinstance(e, Var):
-            return Term(self.lane if e.name == "lane" else self.i, z3.BoolVal(True))
+            if e.name in ("lane", "i"):
+                return Term(self.lane if e.name == "lane" else self.i, z3.BoolVal(True))
+            return Term(self.env[e.name], z3.BoolVal(True))
         if isinstance(e, Ref):
             return self.definition(e.name)
         if isinstance(e, Neg):

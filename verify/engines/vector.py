@@ -93,8 +93,8 @@ class VectorEvaluator:
                                          *(np.shape(v) for v in (env or {}).values()))
         lane_max = int(np.max(lane)) if np.size(lane) else 0
         i_max = int(np.max(i)) if np.size(i) else 0
-        env_max = max([abs(int(np.max(np.abs(v)))) for v in (env or {}).values() if np.size(v)] + [0])
-        self.fast = value_bound(formula, max(lane_max, env_max), max(i_max, env_max)) < FAST_LIMIT
+        env_max = {k: int(np.max(np.abs(v))) if np.size(v) else 0 for k, v in (env or {}).items()}
+        self.fast = value_bound(formula, lane_max, i_max, env_max) < FAST_LIMIT
         dtype = np.int64 if self.fast else object
         self._vars = {"lane": np.broadcast_to(np.asarray(lane, dtype=dtype), self.shape),
                       "i": np.broadcast_to(np.asarray(i, dtype=dtype), self.shape)}

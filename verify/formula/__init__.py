@@ -6,8 +6,8 @@ lexer (``lexer``) and a recursive-descent parser (``parser``).  Nothing is ever 
 from .ast import (MAX_LITERAL, BinOp, BoolOp, Case, Compare, Cond, Definition, Expr, Formula, FormulaError,
                   InSet, Neg, Num, Pos, Ref, Span, Var, render, replace_node, uses_lane_only, walk)
 from .lexer import KEYWORDS, Token, tokenize
-from .parser import LineParser, parse_formula, parse_lane_expression, split_lines
+from .parser import LineParser, parse_expression, parse_formula, parse_lane_expression, split_lines
 
 __all__ = ["MAX_LITERAL", "BinOp", "BoolOp", "Case", "Compare", "Cond", "Definition", "Expr", "Formula",
            "FormulaError", "InSet", "KEYWORDS", "LineParser", "Neg", "Num", "Pos", "Ref", "Span", "Token", "Var",
-           "parse_formula", "parse_lane_expression", "render", "replace_node", "split_lines", "tokenize", "uses_lane_only", "walk"]
+           "parse_expression", "parse_formula", "parse_lane_expression", "render", "replace_node", "split_lines", "tokenize", "uses_lane_only", "walk"]

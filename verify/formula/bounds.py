@@ -35,7 +35,7 @@ def _interval(lo_hi: tuple[int, int], op: str, other: tuple[int, int]) -> tuple[
     return -(top + 1), top
 
 
-def value_bound(formula: Formula, lane_max: int, i_max: int) -> int:
+def value_bound(formula: Formula, lane_max: int, i_max: int, env_max: "dict[str, int] | None" = None) -> int:
     """A sound bound on |value| of every sub-term over the domain (interval analysis).
 
     Conditions are ignored (every case is assumed reachable), so the bound holds
@@ -43,13 +43,13 @@ def value_bound(formula: Formula, lane_max: int, i_max: int) -> int:
     """
     defs = {d.name: d for d in formula.definitions}
     memo: dict[str, tuple[int, int]] = {}
-    worst = [max(lane_max, i_max, 1)]
+    worst = [max(lane_max, i_max, 1, *(env_max or {}).values())]
 
     def expr(e: Expr) -> tuple[int, int]:
         if isinstance(e, Num):
             r = (e.value, e.value)
         elif isinstance(e, Var):
-            r = (0, lane_max if e.name == "lane" else i_max)
+            r = (0, lane_max if e.name == "lane" else i_max if e.name == "i" else (env_max or {}).get(e.name, 0))
         elif isinstance(e, Ref):
             r = definition(e.name)
         elif isinstance(e, Neg):

@@ -37,12 +37,13 @@ def _is_kw(tok: Token, word: str) -> bool:
 class ExpressionParser:
     """Recursive descent over the tokens of one logical line: expressions and conditions (C syntax)."""
 
-    def __init__(self, tokens: list[Token], prefix: str, source_lines: list[str]) -> None:
+    def __init__(self, tokens: list[Token], prefix: str, source_lines: list[str], params: tuple[str, ...] = ()) -> None:
         self.toks = tokens
         self.i = 0
         self.prefix = prefix
         self.lines = source_lines
         self.nesting = 0
+        self.params = params  # names of layout parameters (wgmma N): variables, like i
 
     def _enter(self, tok: Token) -> None:
         """One more level of parentheses, brackets or unary signs (bounded: the parser recurses)."""
@@ -122,8 +123,8 @@ class ExpressionParser:
             self.i += 1
             if self.at_op("("):
                 raise self.error(f"'{t.text}(' looks like a function call; the formula language has none", t)
-            if t.text == "i":
-                return Var("i", pos)
+            if t.text == "i" or t.text in self.params:
+                return Var(t.text, pos)
             return Ref(t.text, pos)
         if self.at_op("(", "["):
             self.i += 1
@@ -328,18 +329,19 @@ def _is_definition_start(line: list[Token], at: int) -> bool:
     )
 
 
-def parse_formula(text: str, element_prefix: str) -> Formula:
+def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) -> Formula:
     """Parse a whole formula block (several definitions) into a ``Formula``.
 
     A line ``NAME = ...`` (or ``where NAME = ...``) starts a definition; any other
     non-empty line adds a case to the definition above it.  A line holding only
     ``Where`` introduces helper definitions (the sparse ``firstcol``/``lastcol``).
+    ``params`` are the layout's parameter names (wgmma ``N``): variables, not definitions.
     """
     source_lines = text.split("\n")
     tokens = tokenize(text)
     defs: list[tuple[str, Pos, list[Case]]] = []
     for line in split_lines(tokens):
-        p = LineParser(line, element_prefix, source_lines)
+        p = LineParser(line, element_prefix, source_lines, params)
         if len(line) == 2 and _is_kw(line[0], "where"):
             continue  # "Where" on a line of its own
         start = 1 if _is_kw(line[0], "where") else 0
@@ -349,6 +351,8 @@ def parse_formula(text: str, element_prefix: str) -> Formula:
             name_tok = line[start]
             if name_tok.text == "i":
                 raise p.error("'i' is the element index and cannot be defined", name_tok)
+            if name_tok.text in params:
+                raise p.error(f"{name_tok.text!r} is a parameter of the layout and cannot be defined", name_tok)
             if any(d[0] == name_tok.text for d in defs):
                 raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
             if len(defs) == MAX_DEFINITIONS:
@@ -472,3 +476,28 @@ def parse_lane_expression(text: str, name: str) -> Formula:
     if any(isinstance(n, Var) and n.name == "i" for n in walk(case)):
         raise FormulaError(f"a {name} formula cannot depend on i", 1, 1, text)
     return Formula((Definition(name, (case,)),), "x")
+
+
+def parse_expression(text: str, params: tuple[str, ...] = ()) -> Expr:
+    """One integer expression over the layout's parameters and literals (a register count written
+    ``N/4``, an element count ``N/2``): no definitions, no ``%laneid``, no ``i``."""
+    lines = text.split("\n")
+    body = split_lines(tokenize(text))
+    if len(body) != 1:
+        raise FormulaError("expected one expression", 1, 1, text)
+    p = ExpressionParser(body[0], "x", lines, params)
+    e = p.expr()
+    if not p.at_end():
+        raise p.error(f"unexpected {p._describe(p.tok)} after the expression")
+    for n in walk(e):
+        if isinstance(n, Ref):
+            raise FormulaError(f"unknown name {n.name!r} (parameters: {', '.join(params) or 'none'})",
+                               n.pos.line, n.pos.col, text)
+        if isinstance(n, Var) and n.name in ("lane", "i"):
+            raise FormulaError("an extent cannot depend on the lane or the element", n.pos.line, n.pos.col, text)
+        if isinstance(n, Span):
+            raise FormulaError("a column range is not a number", n.pos.line, n.pos.col, text)
+    depth, node = deepest(e)
+    if depth > MAX_DEPTH:
+        raise FormulaError(f"expression nested more than {MAX_DEPTH} levels deep", 1, 1, text)
+    return e

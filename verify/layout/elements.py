@@ -36,3 +36,45 @@ def parse_element_list(text: str) -> tuple[str, ...]:
     return tuple(n for p in split_element_list(text) for n in re.findall(r"[A-Za-z]+\d+", p))
 
 
+
+
+_WHERE = re.compile(r"\s+where\s+", re.I)
+_BINDING = re.compile(r"([A-Z][A-Za-z0-9_]*)\s*=")
+
+
+def list_and_bindings(text: str) -> tuple[str, list[tuple[str, str, int]]]:
+    """A family's element list, ``d0, d1, ..., dX, dY where X = N/2 - 2  Y = N/2 - 1``: the list part
+    and the bindings (name, expression text, offset of the expression in ``text``)."""
+    m = _WHERE.search(text)
+    if m is None:
+        return text, []
+    head, rest = text[: m.start()], text[m.end():]
+    marks = list(_BINDING.finditer(rest))
+    out = []
+    for k, b in enumerate(marks):
+        end = marks[k + 1].start() if k + 1 < len(marks) else len(rest)
+        out.append((b.group(1), rest[b.end():end].strip().rstrip(",;"), m.end() + b.end()))
+    return head, out
+
+
+def element_list_at(text: str, env: dict[str, int] | object, params: tuple[str, ...]) -> tuple[str, ...]:
+    """The element names of a family's list for one parameter binding (``dX`` -> ``d44`` when
+    ``X = N/2 - 4`` and N = 96), ellipses expanded."""
+    return parse_element_list(element_text_at(text, env, params))
+
+
+def element_text_at(text: str, env: dict[str, int] | object, params: tuple[str, ...]) -> str:
+    """A family's element list as the doc would print it for one binding: ``d0, ..., d44, d45, ...``
+    (punctuation kept, so the elements check still sees the doc's typos)."""
+    from ..engines import oracle  # noqa: PLC0415
+    from ..formula import Case, Definition, Formula, parse_expression  # noqa: PLC0415
+    head, bindings = list_and_bindings(text)
+    values: dict[str, int] = {}
+    for name, expr, _ in bindings:
+        e = parse_expression(expr, params)
+        v = oracle.evaluate(Formula((Definition("value", (Case(e, None),)),), "x"), "value", 0, 0, env)  # type: ignore[arg-type]
+        values[name] = int(v)  # type: ignore[arg-type]
+    if values:
+        head = re.sub(r"\b([a-z]+)([A-Z][A-Za-z0-9_]*)\b",
+                      lambda m: f"{m.group(1)}{values[m.group(2)]}" if m.group(2) in values else m.group(0), head)
+    return head.strip()

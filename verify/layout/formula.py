@@ -14,6 +14,7 @@ import numpy as np
 from ..engines import oracle, smt, vector
 from ..formula import Formula
 from ..formula.bounds import value_bound
+from .elements import MAX_ELEMENTS
 from .model import Cells, Domain, Env
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -31,7 +32,9 @@ class FormulaMap:
         return self.formula
 
     def bound(self, domain: Domain) -> int:
-        return value_bound(self.formula, domain.threads - 1, domain.elements - 1)
+        env_max = {p.name: max(p.values) for p in domain.params}
+        i_max = domain.elements - 1 if isinstance(domain.elements, int) else MAX_ELEMENTS
+        return value_bound(self.formula, domain.threads - 1, i_max, env_max)
 
     def point(self, thread: int, i: int) -> tuple[int, int] | None:
         """(row, col), or None where no case applies; a column range here is an error."""
@@ -74,6 +77,6 @@ class FormulaMap:
     def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
                 env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
         import z3  # noqa: PLC0415
-        enc = smt.Encoder(self.formula, thread, i)
+        enc = smt.Encoder(self.formula, thread, i, env)
         r, c = enc.definition("row"), enc.definition("col")
         return z3.And(r.ok, c.ok), r.value, c.value  # type: ignore[return-value]

@@ -17,6 +17,7 @@ builds a ``LayoutMap``; it then gets every check for free.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,6 +28,8 @@ import numpy as np
 from ..engines import oracle, smt
 from ..formula import Formula
 from ..formula.bounds import value_bound
+from .elements import element_text_at, parse_element_list
+from .family import Extent, Param, extent_at, substitute
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
@@ -38,14 +41,22 @@ Env = Mapping[str, int]
 
 @dataclass(frozen=True)
 class Shape:
-    m: int
-    n: int
-    k: int
+    """M, N, K of one MMA computation; a dimension may be a family's parameter (wgmma ``m64nNk16``)."""
+
+    m: int | str
+    n: int | str
+    k: int | str
 
     @staticmethod
     def parse(text: str) -> "Shape | None":
-        m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", text)
-        return Shape(int(m[1]), int(m[2]), int(m[3])) if m else None
+        m = re.fullmatch(r"m(\d+|[A-Z])n(\d+|[A-Z])k(\d+|[A-Z])", text)
+        if m is None:
+            return None
+        return Shape(*(int(x) if x.isdigit() else x for x in (m[1], m[2], m[3])))
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return tuple(x for x in (self.m, self.n, self.k) if isinstance(x, str))
 
     def __str__(self) -> str:
         return f"m{self.m}n{self.n}k{self.k}"
@@ -68,14 +79,6 @@ class Source:
 # ----------------------------------------------------------------------------- domain and codomain
 
 @dataclass(frozen=True)
-class Param:
-    """A named parameter of a layout family (wgmma ``N``) and the values it may take."""
-
-    name: str
-    values: tuple[int, ...]
-
-
-@dataclass(frozen=True)
 class Domain:
     """The (thread, i) points of a layout.
 
@@ -85,7 +88,7 @@ class Domain:
     """
 
     threads: int
-    elements: int
+    elements: Extent  # per thread: an int, or (a family) an expression over its parameters
     groups: int = 1
     group: Formula | None = None
     params: tuple[Param, ...] = ()
@@ -94,10 +97,6 @@ class Domain:
     @property
     def threads_per_group(self) -> int:
         return self.threads // self.groups
-
-    @property
-    def size(self) -> int:
-        return self.threads * self.elements
 
     def group_of(self, thread: int) -> int:
         """Which MMA computation ``thread`` belongs to (-1 where the group formula is undefined)."""
@@ -137,12 +136,8 @@ def _group_table(group: Formula, threads: int) -> tuple[int, ...]:
 class Codomain:
     """The rows x cols matrix that each MMA computation's points cover."""
 
-    rows: int
-    cols: int
-
-    @property
-    def size(self) -> int:
-        return self.rows * self.cols
+    rows: Extent
+    cols: Extent
 
 
 # ----------------------------------------------------------------------------- the map
@@ -185,8 +180,8 @@ class LayoutMap(Protocol):
 
 # ----------------------------------------------------------------------------- layouts
 
-OPERANDS = ("A", "B", "C", "E")
-_PREFIX = {"A": "a", "B": "b", "C": "c", "E": "e"}
+OPERANDS = ("A", "B", "C", "D", "E")  # D: an accumulator whose elements the doc names d0, d1, ... (wgmma)
+_PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}
 
 
 @dataclass(frozen=True)
@@ -210,7 +205,7 @@ class Layout:
     codomain: Codomain
     map: LayoutMap
     # register storage, as the doc states it
-    registers: int
+    registers: Extent
     register_type: str
     elements_per_register: int
     element_list: tuple[str, ...] | None  # the doc's list, verbatim tokens; None if absent
@@ -228,6 +223,20 @@ class Layout:
     formula_line: int = 0  # line of the spec file where the formula text starts
     formula_text: str = ""
     text_map: tuple[tuple[int, int], ...] = ()  # doc-page layouts: page (line, column) of each formula line
+    params_bound: tuple[tuple[str, int], ...] = ()  # an instance of a family: its parameter values
+
+    # -- families (a parameter such as wgmma N): every concrete view below needs an instance
+    @property
+    def is_family(self) -> bool:
+        return bool(self.domain.params)
+
+    def instance(self, **env: int) -> "Layout":
+        """The concrete layout for one parameter value: ``lay.instance(N=24)``."""
+        return instance(self, env)
+
+    def instances(self) -> list[tuple[dict[str, int], "Layout"]]:
+        """Every (binding, concrete layout) of a family, in ascending parameter order (a plain layout: itself)."""
+        return instances(self)
 
     # -- views of the domain and codomain
     @property
@@ -352,6 +361,39 @@ def section_key(section: str) -> tuple[tuple[int, Any], ...]:
     return tuple((0, int(p)) if p.isdigit() else (1, p) for p in section.split("."))
 
 
+# ----------------------------------------------------------------------------- family instances
+
+def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
+    """The concrete layout of one parameter binding: extents evaluated, the parameter substituted."""
+    d, c = layout.domain, layout.codomain
+    missing = [p.name for p in d.params if p.name not in env]
+    if missing:
+        raise KeyError(f"{layout.id} is a family: give a value for {', '.join(missing)}")
+    for p in d.params:
+        if env[p.name] not in p.values:
+            raise KeyError(f"{p.name} = {env[p.name]} is not a valid value for {layout.id} ({p.describe()})")
+    shape = Shape(*(env[v] if isinstance(v, str) else v for v in (layout.shape.m, layout.shape.n, layout.shape.k)))
+    text = None if layout.elements_text is None else element_text_at(layout.elements_text, env, tuple(env))
+    elist = None if text is None else parse_element_list(text)
+    lmap = layout.map
+    if hasattr(lmap, "formula"):
+        lmap = dataclasses.replace(lmap, formula=substitute(lmap.formula, env))  # type: ignore[type-var]
+    return dataclasses.replace(
+        layout, shape=shape, map=lmap,
+        domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
+        codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env)),
+        registers=extent_at(layout.registers, env), elements_text=text, element_list=elist,
+        params_bound=tuple(sorted(env.items())))
+
+
+def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
+    """Every instance of a family, parameters in ascending order (a plain layout: itself, once)."""
+    if not layout.domain.params:
+        return [({}, layout)]
+    [p] = layout.domain.params  # one parameter per family (wgmma N, tcgen05 .num)
+    return [({p.name: v}, instance(layout, {p.name: v})) for v in p.values]
+
+
 # ----------------------------------------------------------------------------- evaluation memo
 
 _CELLS: dict[int, tuple[Layout, Cells]] = {}
@@ -375,6 +417,11 @@ def mapping_digest(layout: Layout) -> str:
     undefined points included (a sparse A adds each element's logical column range).  Equal
     digests mean the same map on the same domain, whatever notation or file it came from."""
     import hashlib  # noqa: PLC0415
+    if layout.is_family:  # every instance, in parameter order
+        h = hashlib.sha256()
+        for _, inst in layout.instances():
+            h.update(mapping_digest(inst).encode())
+        return "sha256:" + h.hexdigest()
     c = cells_of(layout)
     parts = [np.asarray([layout.threads, layout.n_elements, layout.rows, layout.cols, layout.groups], "<i8"),
              np.broadcast_to(c.group[:, None], c.ok.shape).astype("<i8"), c.ok.astype("<i8"),

@@ -1,0 +1,161 @@
+"""Layout families: one layout written over a named parameter (wgmma ``N``, tcgen05 ``.num``).
+
+A family is proved once for every value of its parameter: Z3 gets the parameter as a free variable
+constrained to its valid values (one query for all N), the enumeration engine checks every value,
+and counts written in the parameter (``N/4`` registers, ``X = N/2 - 4``) are proved symbolically with
+sympy.  Everything that needs a concrete layout (a table, a picture, a probe, an instruction check)
+takes an *instance*: the family with the parameter bound.
+
+* ``Param``: a name and its valid values, given as arithmetic progressions (``8..256 step 8``) or a
+  list; ``runs()`` splits the values into maximal progressions, which is what sympy reasons over
+  (``N = 8 + 8 j``, j integer).
+* ``Extent``: an integer, or an expression over the parameters (the AST of ``N/2``).
+* ``substitute``: a formula with the parameter replaced by a value (what an instance evaluates).
+
+sympy expressions are built from the parsed AST here and never from strings (spec text is untrusted).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Union
+
+from ..engines import oracle
+from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Var, render, replace_node, walk
+
+if TYPE_CHECKING:  # pragma: no cover
+    import sympy
+
+Extent = Union[int, Expr]
+MAX_VALUES = 4096
+
+
+@dataclass(frozen=True)
+class Param:
+    """A named parameter of a layout family and the values it may take (ascending, distinct)."""
+
+    name: str
+    values: tuple[int, ...]
+
+    def runs(self) -> tuple[tuple[int, int, int], ...]:
+        """The values as maximal arithmetic progressions (first, step, count), in order."""
+        out: list[tuple[int, int, int]] = []
+        vals = list(self.values)
+        k = 0
+        while k < len(vals):
+            if k + 1 == len(vals):
+                out.append((vals[k], 1, 1))
+                break
+            step = vals[k + 1] - vals[k]
+            n = 2
+            while k + n < len(vals) and vals[k + n] - vals[k + n - 1] == step:
+                n += 1
+            out.append((vals[k], step, n))
+            k += n
+        return tuple(out)
+
+    def describe(self) -> str:
+        return ", ".join(f"{a}" if n == 1 else f"{a}..{a + s * (n - 1)} step {s}" for a, s, n in self.runs())
+
+
+def extent_text(x: Extent) -> str:
+    """``24`` or ``N / 2`` (the expression as the spec writes it, canonically spaced)."""
+    if isinstance(x, int):
+        return str(x)
+    return _text(x)
+
+
+def _text(e: Expr) -> str:
+    s = render(e)
+    return s[1:-1] if s.startswith("(") and s.endswith(")") else s
+
+
+def extent_at(x: Extent, env: Mapping[str, int]) -> int:
+    """The value of an extent for one binding of the parameters (C semantics, like every formula)."""
+    if isinstance(x, int):
+        return x
+    v = oracle.evaluate(Formula((Definition("value", (Case(x, None),)),), "x"), "value", 0, 0, env)
+    assert isinstance(v, int)
+    return v
+
+
+def is_symbolic(x: Any) -> bool:
+    return not isinstance(x, int)
+
+
+def substitute(formula: Formula, env: Mapping[str, int]) -> Formula:
+    """The formula with every parameter replaced by its value (an instance's formula)."""
+    out: Any = formula
+    for node in [n for n in walk(formula) if isinstance(n, Var) and n.name in env]:
+        out = replace_node(out, node, Num(env[node.name], node.pos))
+    return out  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------------------- sympy
+
+def to_sympy(e: Expr, symbols: Mapping[str, "sympy.Symbol"]) -> "sympy.Expr":
+    """The sympy form of an extent AST (``/`` is C division, exact floor for the non-negative values
+    extents take; ``%`` likewise)."""
+    import sympy  # noqa: PLC0415
+    stack: list[tuple[Expr, bool]] = [(e, False)]
+    done: dict[int, Any] = {}
+    while stack:  # iterative post-order: extents are small, but no recursion on untrusted input
+        node, visited = stack.pop()
+        if isinstance(node, Num):
+            done[id(node)] = sympy.Integer(node.value)
+        elif isinstance(node, Var):
+            done[id(node)] = symbols[node.name]
+        elif isinstance(node, Neg):
+            if visited:
+                done[id(node)] = -done[id(node.operand)]
+            else:
+                stack += [(node, True), (node.operand, False)]
+        elif isinstance(node, BinOp):
+            if visited:
+                a, b = done[id(node.left)], done[id(node.right)]
+                done[id(node)] = _sympy_op(node.op, a, b)
+            else:
+                stack += [(node, True), (node.left, False), (node.right, False)]
+        else:
+            raise ValueError(f"not an extent: {render(node)}")
+    return done[id(e)]
+
+
+def _sympy_op(op: str, a: Any, b: Any) -> Any:
+    import sympy  # noqa: PLC0415
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b
+    if op == "/":
+        return sympy.floor(a / b)
+    if op == "%":
+        return a - b * sympy.floor(a / b)
+    if op == "<<":
+        return a * 2**b
+    if op == ">>":
+        return sympy.floor(a / 2**b)
+    raise ValueError(f"operator {op!r} is not supported in an extent")
+
+
+def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str, dict[str, int] | None]:
+    """sympy: ``lhs == rhs`` for every value of ``param``?  Reasoned per arithmetic run of the values
+    (``N = first + step * j``, j a non-negative integer below the run's length): ``proved``; else
+    ``refuted`` with the first value where the two sides differ (found by evaluating the run), or
+    ``unknown`` when sympy cannot decide and no value differs."""
+    import sympy  # noqa: PLC0415
+    j = sympy.Symbol("j", integer=True, nonnegative=True)
+    sym = sympy.Symbol(param.name, integer=True, positive=True)
+    as_expr = (lambda x: sympy.Integer(x) if isinstance(x, int) else to_sympy(x, {param.name: sym}))
+    diff = as_expr(lhs) - as_expr(rhs)
+    undecided = False
+    for first, step, count in param.runs():
+        d = sympy.simplify(diff.subs(sym, first + step * j))
+        if d == 0:
+            continue
+        for v in range(first, first + step * count, step):
+            if extent_at(lhs, {param.name: v}) != extent_at(rhs, {param.name: v}):
+                return "refuted", {param.name: v}
+        undecided = True
+    return ("unknown" if undecided else "proved"), None
