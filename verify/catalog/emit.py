@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .sections import NUM, FragmentSpec, SectionSpec, num_word
+from .sections import NUM, SectionSpec, num_word
 
 
 def _q(s: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+import numpy as np
 import z3
 
 from ..engines import smt
@@ -86,19 +87,15 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     enum_cex = None
-    for lane in range(lay.threads):
-        for i in range(lay.n_elements):
-            info = cells.py_info(lane, i)
-            if info is None:
-                continue
-            reason = info.reason or ("" if 0 <= info.first and info.last < md.k else
-                                     f"range [{info.first} ... {info.last}] leaves [0, {md.k})")
-            if reason:
-                enum_cex = {**_el(lay, lane, i), "row": info.row, "firstcol": info.first, "lastcol": info.last,
-                            "rank": info.rank, "reason": reason}
-                break
-        if enum_cex:
-            break
+    inf = cells.map.info(lay.domain)  # every element at once; the first bad one described by the oracle
+    bad = np.flatnonzero((inf.defined & (~inf.ok | (inf.first < 0) | (inf.last >= md.k))).ravel())
+    if bad.size:
+        lane, i = divmod(int(bad[0]), lay.n_elements)
+        info = cells.py_info(lane, i)
+        assert info is not None
+        reason = info.reason or f"range [{info.first} ... {info.last}] leaves [0, {md.k})"
+        enum_cex = {**_el(lay, lane, i), "row": info.row, "firstcol": info.first, "lastcol": info.last,
+                    "rank": info.rank, "reason": reason}
     w = _width(cells)
     lane, i = z3.BitVecs("lane1 i1", w)
     info = cells.z3_info(lane, i)
@@ -327,7 +324,7 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
             z3_cex = {"selector": smt.as_int(m, sel), "kind": "injective", "lane": smt.as_int(m, lane),
                       "nibble": smt.as_int(m, n), "lane2": smt.as_int(m, lane2), "nibble2": smt.as_int(m, n2),
                       "row": smt.as_int(m, r1), "chunk": smt.as_int(m, c1)}
-    if res == "unsat":  # every (row, chunk) supplied: the enumeration's hole confirmed, or its owners checked
+    if res == "unsat":  # every (row, chunk) supplied: the enumeration's hole confirmed, or by pigeonhole
         hit = z3.And(named1, ok1, r1 == row, c1 == ch)
         if enum is not None and enum["kind"] == "surjective":
             res, _ = smt.solve([sel == enum["selector"], hit, row == enum["row"], ch == enum["chunk"]], budget)
@@ -336,10 +333,16 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
             elif res == "sat":
                 res = "unsat"  # Z3 finds the field supplied: the engines disagree
         else:
-            table = [(sv, ln, nb, r, c) for sv in md.selectors
-                     for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
-            res = smt.holds_everywhere(hit, [sel, lane, n, row, ch], table, budget)
-            # sat: an owner the enumeration names does not hold under Z3: the engines disagree (an error)
+            # in range and injective (proved above); so, per selector value, as many (lane, nibble) as
+            # (row, chunk) means every field is supplied: Z3 counts the lanes each value names
+            named = [z3.If(z3.substitute(named1, (lane, smt.bv(ln, w)), (n, smt.bv(0, w))), smt.bv(1, w), smt.bv(0, w))
+                     for ln in range(lay.threads)]
+            count = z3.Sum(named) * smt.bv(NIBBLES_PER_REGISTER, w)
+            res, _ = smt.solve([sel_ok, count != smt.bv(rows * chunks, w)], budget)
+            if res == "sat":  # counts differ for some value: check the owners the enumeration names
+                table = [(sv, ln, nb, r, c) for sv in md.selectors
+                         for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
+                res = smt.holds_everywhere(hit, [sel, lane, n, row, ch], table, budget)
     status = smt.status(res)
 
     def confirm(c: dict[str, Any]) -> bool:
@@ -375,12 +378,10 @@ def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     assert md.metadata is not None
+    inf = cells.map.info(lay.domain)
     group_rows: dict[int, set[int]] = {}
-    for lane in range(lay.threads):
-        for i in range(lay.n_elements):
-            p = cells.py_info(lane, i)
-            if p is not None:
-                group_rows.setdefault(lane >> 2, set()).add(p.row)
+    for lane, i in zip(*np.nonzero(inf.defined)):
+        group_rows.setdefault(int(lane) >> 2, set()).add(int(inf.row[lane, i]))
     enum = None
     for lane in range(lay.threads):
         s = _py_selector(md, lane)
@@ -399,12 +400,14 @@ def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:
     r, c = e.definition("row"), e.definition("col")
     st = smt.Encoder(md.selector, lane, smt.bv(0, w)).definition("selector")
     held = []
+    lo, io = z3.BitVecs("lane_a i_a", w)  # A encoded once, at a symbolic point; instances by substitution
+    enc = smt.Encoder(cells.formula, lo, io)
+    ra, ca = enc.definition("row"), enc.definition("col")
+    holds_row = z3.And(ra.ok, ca.ok, ra.value == r.value)
     for t in range(4):
         other = (lane & smt.bv(~3, w)) + smt.bv(t, w)
         for i in range(lay.n_elements):
-            enc = smt.Encoder(cells.formula, other, smt.bv(i, w))
-            ra = enc.definition("row")
-            held.append(z3.And(ra.ok, enc.definition("col").ok, ra.value == r.value))
+            held.append(z3.substitute(holds_row, (lo, other), (io, smt.bv(i, w))))
     cs = [smt.in_domain(lane, n, lay.threads, NIBBLES_PER_REGISTER), st.ok, _in_set(st.value, md.selectors, w),
           r.ok, c.ok, z3.Not(z3.Or(held))]
     res, m = smt.solve(cs, budget)

@@ -1,43 +1,33 @@
-"""``ptx-verify``: a thin shell over ``verify.api``.  Exit codes: 0 as expected, 1 not, 2 bad input."""
+"""``ptx-verify``: a thin shell over ``verify.api``.  Exit codes: 0 as expected, 1 not, 2 bad input.
+
+Commands: ``check`` (``verify.cli.check``), ``list``, ``table`` (here), ``pictures``, ``ingest``,
+``probe``/``confirm``, ``report``, ``conform``/``handoff``/``crosscheck`` (``layouts``) in their own
+modules; ``--help`` epilogs in ``verify.cli.epilogs``.
+"""
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
-from typing import Sequence
+from typing import Callable, Sequence
 
-from .. import api
+from .. import __version__, api
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import SpecError, UsageError
+from ..outputs import baseline as out_baseline
 from ..outputs import json as out_json
+from ..outputs import svg as out_svg
 from ..outputs import text as out_text
-from . import options
+from ..outputs.progress import Progress
+from . import check, epilogs, inputs, options
 
 
-def _load(paths: Sequence[str]) -> list:
-    return api.load(list(paths) if paths else ["specs"])
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    specs, doc_findings = api.load_with_doc_findings(list(args.paths) if args.paths else ["specs"])
-    if not api.layouts(specs):
-        raise UsageError(f"nothing to check: no layouts in {' '.join(args.paths) or 'specs'}")
-    report = api.check_all(specs, timeout=args.timeout, jobs=args.jobs or api.default_jobs(),
-                           doc_findings=doc_findings)
-    if getattr(args, "observations", None):
-        from ..hardware.observe import check_observations  # noqa: PLC0415
-        obs = check_observations(api.layouts(specs), args.observations)
-        report = dataclasses.replace(report, findings=report.findings + tuple(obs))
-    if args.format == "json":
-        sys.stdout.write(out_json.to_json(out_json.check_json(report, timings=args.timings)))
-    else:
-        sys.stdout.write(out_text.check_text(report))
-    return 0 if report.as_expected else 1
+def _load(path: str | None) -> list:
+    return api.load(inputs.paths_or_bundled([path] if path else None))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    lays = api.layouts(_load([args.specs]))
+    lays = api.layouts(_load(args.specs))
     if args.format == "json":
         sys.stdout.write(out_json.to_json(out_json.list_json(lays)))
     else:
@@ -46,9 +36,15 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_table(args: argparse.Namespace) -> int:
-    specs = _load([args.specs])
+    if args.out and args.format != "svg":
+        raise UsageError("--out FILE is for --format svg (text and json go to stdout)")
+    if args.full and args.format != "svg":
+        raise UsageError("--full is for --format svg")
+    specs = _load(args.specs)
     try:
         lay = api.layout(specs, args.id)
+        if lay.is_family or args.param:
+            lay = lay.instance(**_params(args.param))
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     metadata = None
@@ -59,43 +55,76 @@ def cmd_table(args: argparse.Namespace) -> int:
             raise UsageError(f"--metadata {args.metadata!r} is not a number (e.g. 0x44444444)") from None
         if not 0 <= metadata < 2**32:
             raise UsageError(f"--metadata {args.metadata} does not fit a 32-bit register")
-    if args.format == "json":
+        if not lay.sparse:
+            raise UsageError(f"--metadata is for a sparse A (mma.sp); {lay.id} has no metadata")
+    if args.format == "svg":
+        if metadata is not None:
+            raise UsageError("--metadata is for text and json (the picture shows the compressed view)")
+        if args.out:
+            out_baseline.check_writable(args.out)
+        text = out_svg.layout_svg(lay, full=args.full)
+        if args.out:
+            out_baseline.write_atomic(args.out, text)
+        else:
+            sys.stdout.write(text)
+    elif args.format == "json":
         sys.stdout.write(out_json.to_json(out_json.table_json(lay, metadata)))
     else:
         sys.stdout.write(out_text.table_text(lay, metadata))
     return 0
 
 
+def _params(items: list[str]) -> dict[str, int]:
+    """``["N=24"]`` -> ``{"N": 24}`` (bad values are usage errors)."""
+    out: dict[str, int] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip().isdigit():
+            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. N=24")
+        out[name.strip()] = int(value)
+    return out
+
+
+def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        with Progress.for_stream().stage(label):
+            return func(args)
+    return run
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = options.Parser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
+    p.add_argument("--version", action="version", version=f"ptx-verify {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=options.Parser)
 
-    c = sub.add_parser("check", help="prove or refute every property of every layout")
-    c.add_argument("paths", nargs="*", help="spec files, directories of specs, or doc pages (default: specs/)")
-    c.add_argument("--format", choices=("text", "json"), default="text")
-    c.add_argument("--timeout", type=options.seconds, default=10.0, help="seconds per Z3 query (default 10)")
-    c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
-    c.add_argument("--jobs", type=options.jobs, default=None,
-                   help="worker processes for the layout checks (default: CPUs, at most 4)")
-    c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
-    c.set_defaults(func=cmd_check)
-
+    check.register(sub)
     lst = sub.add_parser("list", help="list the known layouts")
-    lst.add_argument("--specs", default="specs")
+    lst.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
     lst.add_argument("--format", choices=("text", "json"), default="text")
     lst.set_defaults(func=cmd_list)
 
-    t = sub.add_parser("table", help="the full mapping of one layout")
-    t.add_argument("id")
-    t.add_argument("--specs", default="specs")
-    t.add_argument("--format", choices=("text", "json"), default="text")
+    t = sub.add_parser("table", help="the full mapping of one layout (text grid, JSON or an SVG picture)")
+    t.add_argument("id", metavar="ID", help="a layout id from `list`, or a unique part of one")
+    t.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
+    t.add_argument("--format", choices=("text", "json", "svg"), default="text")
+    t.add_argument("--out", default=None, metavar="FILE",
+                   help="svg: write the picture to FILE (atomically), not stdout")
+    t.add_argument("--full", action="store_true",
+                   help="svg: every cell, even of a large layout (default: condensed around its counterexamples)")
     t.add_argument("--metadata", default=None,
                    help="sparse A: the 32-bit metadata register (default: the spec's canonical value)")
+    t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a family's parameter value, e.g. --param N=24 (wgmma D for N = 24)")
     t.set_defaults(func=cmd_table)
 
-    from . import confirm, ingest, layouts, report  # noqa: PLC0415  (each adds its subcommands)
-    for module in (ingest, confirm, report, layouts):
+    from . import confirm, ingest, layouts, pictures, report  # noqa: PLC0415  (each adds its subcommands)
+    for module in (pictures, ingest, confirm, report, layouts):
         module.register(sub)
+    for name in ("probe", "confirm"):  # install anywhere: their --specs default to the bundled specs too
+        sub.choices[name].set_defaults(specs=inputs.paths_or_bundled(None)[0])
+    sub.choices["confirm"].set_defaults(func=_with_progress("confirm: building and running probes",
+                                                            sub.choices["confirm"].get_default("func")))
+    epilogs.add_epilogs(p, sub)
     return p
 
 

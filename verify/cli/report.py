@@ -11,20 +11,25 @@ from .. import api
 from ..checks.fixes import MAX_DELTA
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
+from ..outputs.progress import Progress
 from ..outputs.report import OutputError, write_report
 from . import options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    specs, doc_findings = api.load_with_doc_findings(list(args.paths))
-    if args.pages:
-        doc_findings += api.doc_findings(args.pages)
-    report = api.check_all(specs, timeout=args.timeout, jobs=api.default_jobs(), doc_findings=doc_findings)
+    progress = Progress.for_stream()
+    with progress.stage("loading specs"):
+        specs, doc_findings = api.load_with_doc_findings(list(args.paths))
+        if args.pages:
+            doc_findings += api.doc_findings(args.pages)
+    jobs = api.default_jobs()
+    with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
+        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     try:
-        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta)
+        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress)
     except (OutputError, OSError) as e:
         raise UsageError(str(e)) from None
-    n_svg = sum(1 for e in m.entries if e.svg_file)
+    n_svg = sum(1 for e in m.entries if e.svg_file) + sum(1 for e in m.entries if e.svg_full_file)
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
     unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
         1 for f in m.other_findings if not f.as_expected)

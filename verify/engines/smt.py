@@ -19,8 +19,18 @@ from ..formula import BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, N
 MAX_WIDTH = 64
 
 
+_BV: dict[tuple[int, int], z3.BitVecRef] = {}
+
+
 def bv(value: int, width: int) -> z3.BitVecRef:
-    return z3.BitVecVal(value, width)
+    """A bit-vector constant (memoised: building Z3 terms from Python is most of a check's cost)."""
+    key = (value, width)
+    hit = _BV.get(key)
+    if hit is None:
+        if len(_BV) > 1 << 16:
+            _BV.clear()
+        hit = _BV[key] = z3.BitVecVal(value, width)
+    return hit
 
 
 @dataclass(frozen=True)

@@ -334,10 +334,10 @@ class SparseMap:
         first, last = col.value  # type: ignore[misc]
         defined = z3.And(row.ok, col.ok)
         rank: z3.ExprRef = smt.bv(0, w)
-        for k in range(n):
-            ek = smt.Encoder(formula, lane, smt.bv(k, w))
-            rk, ck = ek.definition("row"), ek.definition("col")
-            same = z3.And(smt.bv(k, w) < i, rk.ok, ck.ok, rk.value == row.value, ck.value[0] == first)  # type: ignore[index]
+        for k in range(n):  # the formula encoded once; element k by substitution (cheap, in Z3)
+            sub = (i, smt.bv(k, w))
+            rk, fk, okk = (z3.substitute(t, sub) for t in (row.value, first, defined))
+            same = z3.And(smt.bv(k, w) < i, okk, rk == row.value, fk == first)
             rank = rank + z3.If(same, smt.bv(1, w), smt.bv(0, w))
         rank = z3.simplify(rank)
         chunk_bv, kept_bv = smt.bv(md.chunk, w), smt.bv(md.kept, w)

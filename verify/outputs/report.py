@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix
@@ -30,7 +30,9 @@ from ..checks.fragment import DEFAULT_TIMEOUT
 from ..engines import oracle
 from ..layout.model import CHECK_NAMES, Layout, section_key
 from ..results import Finding, LayoutResult, Report
-from .svg import esc, fragment_svg, summary_counts
+from .progress import NONE as NO_PROGRESS
+from .progress import Progress
+from .svg import esc, fragment_svg, needs_condensing, summary_counts
 from .table import table_entries
 
 REPORT_FILES = ("report.md", "report.html", "svg")
@@ -56,6 +58,8 @@ class LayoutEntry:
     pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
     svg: str = ""
     svg_file: str = ""
+    svg_full: str = ""  # every cell, when the picture above is condensed
+    svg_full_file: str = ""
     counts: Mapping[str, int] = field(default_factory=dict)
     corrected: Layout | None = None
     corrected_result: LayoutResult | None = None
@@ -123,7 +127,7 @@ def _instruction_json(ins: object) -> dict[str, Any]:
 
 
 def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
-          search: bool = True) -> Model:
+          search: bool = True, progress: Progress = NO_PROGRESS) -> Model:
     results = _layout_order(report.results)
     by_id = {r.layout.id: r for r in results}
     order = {r.layout.id: k for k, r in enumerate(results)}
@@ -144,42 +148,56 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
         else:
             other.append(f)
     entries: list[LayoutEntry] = []
-    for lid in sorted(grouped, key=lambda x: (rank(x), x)):
-        fs = sorted(grouped[lid], key=lambda f: (check_rank.get(f.check, 99), f.check))
-        res = by_id.get(lid)
-        lay = res.layout if res else None
-        e = LayoutEntry(lid, lay, fs)
-        cres = by_id.get(lid + "@corrected")
-        if cres is not None and not (lay is not None and lay.corrected):
-            e.corrected, e.corrected_result = cres.layout, cres
-        e.pictured = lay if lay is not None else e.corrected
-        if e.pictured is not None:
-            try:
-                entries_tab = table_entries(e.pictured)
-            except (oracle.EvalError, ImportError, ValueError):
-                entries_tab = None
-            if entries_tab is not None:
-                title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
-                e.svg = fragment_svg(e.pictured, entries_tab, title=title,
-                                     highlight=_highlights(fs) if lay is not None else (),
-                                     highlight_elements=_highlight_elements(fs) if lay is not None else (),
-                                     uid=slug(lid))
-                e.svg_file = "svg/" + svg_name(lid)
-                e.counts = summary_counts(e.pictured, entries_tab)
-        bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
-        if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected:
-            e.fix_searched, e.fix_bound = True, max_delta
-            e.fix = constant_fix(lay, timeout, max_delta)
-        for f in fs:
-            if f.check == "syntax":
-                e.source_excerpt = _excerpt(f.counterexample)
-        entries.append(e)
+    with progress.stage("report: pictures and suggested corrections", total=len(grouped)) as step:
+        for lid in sorted(grouped, key=lambda x: (rank(x), x)):
+            entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
+            step(1)
 
     instructions = [_instruction_json(i) for i in report.instructions]
     ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
     docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
     return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
                  list(report.doc_findings))
+
+
+def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], check_rank: Mapping[str, int],
+           timeout: float, max_delta: int, search: bool) -> LayoutEntry:
+    """One layout with findings: its picture(s), the doc's words and a suggested correction."""
+    fs = sorted(found, key=lambda f: (check_rank.get(f.check, 99), f.check))
+    res = by_id.get(lid)
+    lay = res.layout if res else None
+    e = LayoutEntry(lid, lay, fs)
+    cres = by_id.get(lid + "@corrected")
+    if cres is not None and not (lay is not None and lay.corrected):
+        e.corrected, e.corrected_result = cres.layout, cres
+    e.pictured = lay if lay is not None else e.corrected
+    if e.pictured is not None:
+        try:
+            entries_tab = table_entries(e.pictured)
+        except (oracle.EvalError, ImportError, ValueError):
+            entries_tab = None
+        if entries_tab is not None:
+            title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
+            e.svg = fragment_svg(e.pictured, entries_tab, title=title,
+                                 highlight=_highlights(fs) if lay is not None else (),
+                                 highlight_elements=_highlight_elements(fs) if lay is not None else (),
+                                 uid=slug(lid))
+            e.svg_file = "svg/" + svg_name(lid)
+            if needs_condensing(e.pictured):
+                e.svg_full = fragment_svg(e.pictured, entries_tab, title=title + "  (every cell)",
+                                          highlight=_highlights(fs) if lay is not None else (),
+                                          highlight_elements=_highlight_elements(fs) if lay is not None else (),
+                                          uid=slug(lid) + "-full", full=True)
+                e.svg_full_file = "svg/" + slug(lid) + ".full.svg"
+            e.counts = summary_counts(e.pictured, entries_tab)
+    bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
+    if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected:
+        e.fix_searched, e.fix_bound = True, max_delta
+        e.fix = constant_fix(lay, timeout, max_delta)
+    for f in fs:
+        if f.check == "syntax":
+            e.source_excerpt = _excerpt(f.counterexample)
+    return e
 
 
 # ----------------------------------------------------------------------------- doc terms
@@ -282,6 +300,24 @@ def _instr_checks(j: Mapping[str, Any]) -> dict[str, tuple[str, str]]:
     return out
 
 
+# instruction-level checks in the order they run and read: the operands' shapes, then k, registers,
+# lane groups (m8n8k4), then the sparse checks; anything else after them, by name
+INSTRUCTION_CHECKS = ("shapes", "k", "registers", "lane_groups", "chunk_ranges", "metadata_distinct",
+                      "metadata_ordered", "metadata_invalid", "metadata_budget", "metadata_group")
+
+
+def instruction_columns(instructions: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The instruction-level check columns present, in ``INSTRUCTION_CHECKS`` order (unknown ones last)."""
+    present = {k for j in instructions for k in _instr_checks(j)}
+    rank = {c: n for n, c in enumerate(INSTRUCTION_CHECKS)}
+    return sorted(present, key=lambda c: (rank.get(c, len(rank)), c))
+
+
+def _by_design(check: str, status: str, expected: str) -> bool:
+    """metadata_invalid refuted as expected: the collision the doc predicts (text output reads it ok)."""
+    return check == "metadata_invalid" and status == expected == "refuted"
+
+
 def _instr_name(j: Mapping[str, Any]) -> str:
     for k in ("id", "instruction", "name"):
         if isinstance(j.get(k), str):
@@ -361,12 +397,13 @@ def render_markdown(m: Model) -> str:
     if m.instructions:
         a("## Instruction-level checks")
         a("")
-        names = sorted({k for j in m.instructions for k in _instr_checks(j)})
+        names = instruction_columns(m.instructions)
         a("| Instruction | " + " | ".join(_md(n) for n in names) + " | As expected |")
         a("|---|" + "---|" * len(names) + "---|")
         for j, ok in zip(m.instructions, m.instruction_ok):
             cs = _instr_checks(j)
-            cells = [status_word(*cs[n]) if n in cs else "\u2014" for n in names]
+            cells = [("ok (by design)" if _by_design(n, *cs[n]) else status_word(*cs[n])) if n in cs else "\u2014"
+                     for n in names]
             a(f"| {_md(_instr_name(j))} | " + " | ".join(_md(c) for c in cells) + f" | {'yes' if ok else '**no**'} |")
         a("")
     a("## Findings")
@@ -463,6 +500,9 @@ def _md_entry(e: LayoutEntry) -> list[str]:
     if e.svg_file:
         a(f"![{_md(e.pictured.id if e.pictured else e.layout_id)}]({quote(e.svg_file)})")
         a("")
+        if e.svg_full_file:
+            a(f"Condensed picture; every cell: [{_md(e.svg_full_file)}]({quote(e.svg_full_file)}).")
+            a("")
     return o
 
 
@@ -506,13 +546,17 @@ def _md_correction(e: LayoutEntry) -> list[str]:
 # ----------------------------------------------------------------------------- HTML
 
 CSS = """
-body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;margin:24px auto;max-width:1320px;color:#1a1a1a;
+body{font-family:"DejaVu Sans",Helvetica,Arial,sans-serif;font-size:14px;margin:24px auto;max-width:1760px;color:#1a1a1a;
 line-height:1.45;padding:0 16px}
 h1{font-size:24px;margin-bottom:4px}h2{font-size:20px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:32px}
 h3{font-size:17px;margin:0 0 8px 0;font-family:"DejaVu Sans Mono",monospace}h4{font-size:14px;margin:14px 0 4px 0}
 table{border-collapse:collapse;font-size:12.5px}th,td{border:1px solid #c8c8c8;padding:3px 7px;text-align:left;
 vertical-align:top}th{background:#f0f0f0;position:sticky;top:0}tr:nth-child(even) td{background:#fafafa}
-td.id{font-family:"DejaVu Sans Mono",monospace;white-space:nowrap}
+td.id{font-family:"DejaVu Sans Mono",monospace;font-size:12px}td.notes{font-size:12px;color:#444}
+table.summary td,table.ins td{white-space:nowrap}
+table.summary td.id,table.summary td.notes,table.summary td.syn,table.summary td:nth-child(4),
+table.ins td.id{white-space:normal}
+th{font-size:12px}th.c{white-space:nowrap}th.c.w{white-space:normal}td.c .st{white-space:normal}
 .st{display:inline-block;min-width:34px;text-align:center;border-radius:3px;padding:0 4px;font-size:11.5px;
 font-weight:bold;white-space:nowrap}
 .ok{background:#d9f2d9;color:#145214}.known{background:#ffe8c2;color:#7a4300}.bad{background:#d00000;color:#fff}
@@ -538,6 +582,26 @@ def _badge(status: str, expected: str) -> str:
     else:
         cls = {"proved": "ok", "refuted": "known"}.get(status, "unk")
     return f'<span class="st {cls}">{esc(w)}</span>'
+
+
+def _design_badge() -> str:
+    return ('<span class="st ok" title="refuted by design: a doc-invalid metadata value collides, as the doc '
+            'predicts">ok*</span>')
+
+
+def _wrap(text: str) -> str:
+    """Escaped text that may break after '.' and '_' (long layout ids and check names)."""
+    return re.sub(r"([._])", r"\1<wbr>", esc(text))
+
+
+# short notes in the HTML summary, each with its full words as a tooltip (and in the legend below it)
+_SHORT_NOTES = {"corrected (doc formula does not parse)": "corrected (syntax)",
+                "derived (not stated by the doc text)": "derived", "known erratum": "erratum",
+                "corrected": "corrected"}
+
+
+def _notes_html(notes: Sequence[str]) -> str:
+    return ", ".join(f'<span title="{esc(n)}">{esc(_SHORT_NOTES.get(n, n))}</span>' for n in notes)
 
 
 def _h_anchor(lid: str) -> str:
@@ -568,10 +632,10 @@ def render_html(m: Model) -> str:
       'enumeration); <span class="st known">FAIL (known)</span> refuted, as the spec records (a known erratum); '
       '<span class="st bad">FAIL</span> refuted unexpectedly; <span class="st unk">unknown</span> Z3 gave up; '
       "ERROR: the engines disagree.</p>")
-    a("<h2>Summary</h2>")
-    a("<table>")
+    a('<h2 id="summary">Summary</h2>')
+    a('<table class="summary">')
     a("<thead><tr><th>Section</th><th>Instruction</th><th>Operand</th><th>Types</th>"
-      + "".join(f"<th>{esc(c)}</th>" for c in CHECK_NAMES) + "<th>Layout</th><th>Notes</th></tr></thead>")
+      + "".join(f'<th class="c">{esc(c)}</th>' for c in CHECK_NAMES) + "<th>Layout</th><th>Notes</th></tr></thead>")
     a("<tbody>")
     syntax_ids = {f.layout for e in m.entries for f in e.findings if f.check == "syntax"}
     with_entry = {e.layout_id for e in m.entries}
@@ -581,27 +645,37 @@ def render_html(m: Model) -> str:
         base = lay.id.removesuffix("@corrected")
         types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
         head = (f"<td>{esc(lay.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
-                f"<td>{esc(lay.operand)}</td><td>{esc(types)}</td>")
+                f"<td>{esc(lay.operand)}</td><td>{esc(types).replace('/', '/<wbr>')}</td>")
         if lay.corrected and base in syntax_ids and base not in shown:
             shown.add(base)
-            a(f"<tr>{head}" + f'<td colspan="{len(CHECK_NAMES)}">{_badge("refuted", "refuted")} '
+            a(f"<tr>{head}" + f'<td class="syn" colspan="{len(CHECK_NAMES)}">{_badge("refuted", "refuted")} '
               "the doc formula does not parse (syntax)</td>"
-              f'<td class="id"><a href="#{esc(_h_anchor(base))}">{esc(base)}</a></td><td>known erratum</td></tr>')
-        cells = "".join(f"<td>{_badge(r.get(c).status, r.get(c).expected)}</td>" for c in CHECK_NAMES)
-        ident = (f'<a href="#{esc(_h_anchor(lay.id))}">{esc(lay.id)}</a>' if lay.id in with_entry else esc(lay.id))
-        a(f"<tr>{head}{cells}<td class=\"id\">{ident}</td><td>{esc(', '.join(_notes(lay, syntax_ids)))}</td></tr>")
+              f'<td class="id"><a href="#{esc(_h_anchor(base))}">{_wrap(base)}</a></td>'
+              f'<td class="notes">{_notes_html(["known erratum"])}</td></tr>')
+        cells = "".join(f'<td class="c">{_badge(r.get(c).status, r.get(c).expected)}</td>' for c in CHECK_NAMES)
+        ident = (f'<a href="#{esc(_h_anchor(lay.id))}">{_wrap(lay.id)}</a>' if lay.id in with_entry else _wrap(lay.id))
+        a(f"<tr>{head}{cells}<td class=\"id\">{ident}</td><td class=\"notes\">"
+          f"{_notes_html(_notes(lay, syntax_ids))}</td></tr>")
     a("</tbody></table>")
+    a('<p class="note">Notes: <b>erratum</b> a known erratum (the spec expects the failure); <b>corrected</b> the '
+      "spec&#x27;s correction of a doc layout, checked as <code>ID@corrected</code> (<b>syntax</b>: the doc formula "
+      "does not parse); <b>derived</b> not stated by the doc text (taken from figures or CUTLASS, with "
+      "provenance in the spec).</p>")
     if m.instructions:
-        a("<h2>Instruction-level checks</h2>")
-        names = sorted({k for j in m.instructions for k in _instr_checks(j)})
-        a("<table><thead><tr><th>Instruction</th>" + "".join(f"<th>{esc(n)}</th>" for n in names)
+        a('<h2 id="instructions">Instruction-level checks</h2>')
+        names = instruction_columns(m.instructions)
+        a('<table class="ins"><thead><tr><th>Instruction</th>' + "".join(f'<th class="c w">{_wrap(n)}</th>' for n in names)
           + "<th>As expected</th></tr></thead><tbody>")
         for j, ok in zip(m.instructions, m.instruction_ok):
             cs = _instr_checks(j)
-            cells = "".join(f"<td>{_badge(*cs[n])}</td>" if n in cs else '<td class="none">\u2014</td>' for n in names)
-            a(f'<tr><td class="id">{esc(_instr_name(j))}</td>{cells}<td>{"yes" if ok else "<b>no</b>"}</td></tr>')
+            cells = "".join((f'<td class="c">{_design_badge()}</td>' if _by_design(n, *cs[n])
+                             else f'<td class="c">{_badge(*cs[n])}</td>') if n in cs else '<td class="c none">\u2014</td>'
+                            for n in names)
+            a(f'<tr><td class="id">{_wrap(_instr_name(j))}</td>{cells}<td>{"yes" if ok else "<b>no</b>"}</td></tr>')
         a("</tbody></table>")
-    a("<h2>Findings</h2>")
+        a('<p class="note"><span class="st ok">ok*</span> metadata_invalid: refuted by design, as the spec expects '
+          "(a doc-invalid metadata value makes two kept elements collide; the witness is in the JSON).</p>")
+    a('<h2 id="findings">Findings</h2>')
     if not m.entries and not m.other_findings:
         a("<p>None: every property of every layout is proved.</p>")
     for e in m.entries:
@@ -612,7 +686,7 @@ def render_html(m: Model) -> str:
             a(f"<li><code>{esc(f.layout)}</code>, {esc(f.check)}: {_badge(f.status, f.expected)} {esc(f.message)}</li>")
         a("</ul>")
     if m.doc_findings:
-        a("<h2>Errata in the doc text</h2>")
+        a('<h2 id="doc-errata">Errata in the doc text</h2>')
         a('<p class="note">Found by <code>ptx-verify ingest</code> in the pages themselves (tables, element '
           "lists, figures, formulas).</p>")
         a("<table><thead><tr><th>Page:line:col</th><th>Severity</th><th>Kind</th><th>Section</th>"
@@ -690,6 +764,9 @@ def _html_entry(e: LayoutEntry) -> list[str]:
           "makes the fragment a bijection.</div>")
     if e.svg:
         a(f'<div class="pic">{e.svg.strip()}</div>')
+        if e.svg_full_file:
+            a(f'<div class="note">Condensed picture; every cell: <a href="{esc(quote(e.svg_full_file))}">'
+              f"{esc(e.svg_full_file)}</a>.</div>")
     a("</section>")
     return o
 
@@ -706,21 +783,25 @@ def render_files(m: Model) -> dict[str, str]:
     for e in m.entries:
         if e.svg_file:
             files[e.svg_file] = e.svg
+        if e.svg_full_file:
+            files[e.svg_full_file] = e.svg_full
     return dict(sorted(files.items()))
 
 
-def write_tree(files: Mapping[str, str], out: str | Path) -> None:
+def write_tree(files: Mapping[str, str], out: str | Path, owned: Callable[[str], bool] = REPORT_FILES.__contains__,
+               what: str = "a report") -> None:
     """Write ``files`` into ``out`` all at once: temp dir beside it, then rename into place.
 
-    An existing ``out`` is replaced only if it holds nothing but a previous report.
+    An existing ``out`` is replaced only if it holds nothing but what ``owned`` accepts (the names
+    of its entries: by default those of a previous report).
     """
     out = Path(out)
     if out.exists():
         if not out.is_dir():
             raise OutputError(f"{out} exists and is not a directory")
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in REPORT_FILES)
+        foreign = sorted(p.name for p in out.iterdir() if not owned(p.name))
         if foreign:
-            raise OutputError(f"{out} holds files a report does not write ({', '.join(foreign[:3])}); "
+            raise OutputError(f"{out} holds files {what} does not write ({', '.join(foreign[:3])}); "
                               "choose an empty or new directory")
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
@@ -750,8 +831,8 @@ def write_tree(files: Mapping[str, str], out: str | Path) -> None:
 
 
 def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEOUT,
-                 max_delta: int = MAX_DELTA) -> Model:
-    m = build(report, timeout, max_delta)
+                 max_delta: int = MAX_DELTA, progress: Progress = NO_PROGRESS) -> Model:
+    m = build(report, timeout, max_delta, progress=progress)
     write_tree(render_files(m), out)
     return m
 

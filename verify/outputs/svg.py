@@ -14,17 +14,28 @@ timestamps from a library).  All text goes through :func:`esc`.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any, Iterable, Sequence
 
-from ..layout.model import Layout
+from ..layout.enumerate import decide
+from ..layout.model import Layout, cells_of
+from .progress import NONE as NO_PROGRESS
+from .progress import Progress
+from .table import table_entries
 
 # CuTe's SVGColor_TV / TikzColor_TV: eight colours, chosen by thread index % 8.
 PALETTE = ("#afafff", "#afffaf", "#ffffaf", "#ffafaf", "#d2d2ff", "#d2ffd2", "#ffffd2", "#ffd2d2")
 COLLISION = "#d00000"
 HIGHLIGHT = "#0050c8"
+GAP_FILL = "#f2f2f2"
 MAX_OUTSIDE_LINES = 24
-COMPACT_CELLS = 4096
-MAX_WIDTH = 1240  # computations are drawn side by side while they fit in this width  # above this many cells per grid, draw colours only (no labels)
+COMPACT_CELLS = 4096  # a full picture with more cells than this draws colours only (no labels)
+MAX_WIDTH = 1240  # MMA computations are drawn side by side while they fit in this width
+MAX_GRID_W = 1100  # a grid wider than this (at cell size) is condensed unless the full picture is asked for
+MAX_GRID_H = 1200  # likewise for its height
+CONTEXT = 2  # rows/columns kept on each side of a cell in focus
+EDGE = 2  # first and last rows/columns always kept
+GAP = 24  # px of an elided run of rows or columns
 
 
 def esc(text: object) -> str:
@@ -68,36 +79,138 @@ def _outside_text(e: dict[str, Any]) -> str:
     return f"{_label(e)} \u2192 ({e['row']}, {e['col']})"
 
 
+def _runs(keep: Iterable[int]) -> list[tuple[int, int]]:
+    """Sorted indices as runs [(start, end)] (end exclusive)."""
+    out: list[tuple[int, int]] = []
+    for k in sorted(keep):
+        if out and out[-1][1] == k:
+            out[-1] = (out[-1][0], k + 1)
+        else:
+            out.append((k, k + 1))
+    return out
+
+
+def _extent(runs: Sequence[tuple[int, int]], n: int, size: int) -> int:
+    gaps = sum(1 for a, b in zip(runs, runs[1:])) + (1 if runs and runs[0][0] > 0 else 0) + (
+        1 if runs and runs[-1][1] < n else 0)
+    return sum(b - a for a, b in runs) * size + gaps * GAP
+
+
+def condense(n: int, size: int, budget: int, focus: Iterable[int]) -> list[tuple[int, int]]:
+    """The runs of rows or columns to draw: all of them when they fit in ``budget`` px, else the
+    first and last ``EDGE``, ``CONTEXT`` on each side of every focus index, and then as many
+    leading ones as still fit (every other run is drawn as a marked gap)."""
+    if n * size <= budget:
+        return [(0, n)]
+    keep = set(range(min(EDGE, n))) | set(range(max(0, n - EDGE), n))
+    for f in focus:
+        if 0 <= f < n:
+            keep |= set(range(max(0, f - CONTEXT), min(n, f + CONTEXT + 1)))
+    for k in range(n):
+        if k in keep:
+            continue
+        trial = keep | {k}
+        if _extent(_runs(trial), n, size) > budget:
+            break
+        keep = trial
+    return _runs(keep)
+
+
+Grids = Sequence[tuple[dict[tuple[int, int], list[dict[str, Any]]], list[dict[str, Any]]]]
+
+
+def _axis(runs: Sequence[tuple[int, int]], n: int, size: int,
+          origin: int) -> tuple[dict[int, int], list[tuple[int, int, int]], int]:
+    """Positions of the drawn indices, the gaps as (position, first elided, end elided), total px."""
+    pos: dict[int, int] = {}
+    gaps: list[tuple[int, int, int]] = []
+    x = origin
+    nxt = 0
+    for a, b in runs:
+        if a > nxt:
+            gaps.append((x, nxt, a))
+            x += GAP
+        for k in range(a, b):
+            pos[k] = x
+            x += size
+        nxt = b
+    if nxt < n:
+        gaps.append((x, nxt, n))
+        x += GAP
+    return pos, gaps, x - origin
+
+
+def needs_condensing(layout: Layout) -> bool:
+    """Whether the default picture of ``layout`` is condensed (too large to read at cell size)."""
+    return layout.cols * 56 > MAX_GRID_W or layout.rows * 32 > MAX_GRID_H
+
+
+def focus_cells(layout: Layout, grids: Grids,
+                highlight: Iterable[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+    """The cells a condensed picture keeps in sight: the counterexample cells given, else the first
+    cell with several owners and the first hole (row-major, per MMA computation)."""
+    hl = sorted(set(highlight))
+    if hl:
+        return hl
+    out = []
+    for g, (grid, _) in enumerate(grids):
+        shared = sorted(k for k, v in grid.items() if len(v) > 1)
+        if shared:
+            out.append((g, *shared[0]))
+        hole = next(((r, c) for r in range(layout.rows) for c in range(layout.cols) if (r, c) not in grid), None)
+        if hole is not None:
+            out.append((g, *hole))
+    return out
+
+
 def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: str | None = None,
                  highlight: Iterable[tuple[int, int, int]] = (),
-                 highlight_elements: Iterable[tuple[int, int]] = (), uid: str = "f") -> str:
-    """The SVG picture of ``layout`` from its table entries (``verify.render.table_entries``).
+                 highlight_elements: Iterable[tuple[int, int]] = (), uid: str = "f", full: bool = False) -> str:
+    """The SVG picture of ``layout`` from its table entries (``verify.outputs.table.table_entries``).
 
     ``highlight`` holds (group, row, col) cells to outline, ``highlight_elements`` (lane, i)
     pairs to emphasise in the list of elements outside the matrix; ``uid`` makes the ids inside
     the picture unique when several pictures are inlined into one HTML page.
+
+    A layout too large to read at cell size (m16n8k256 A: 256 columns) is drawn condensed unless
+    ``full``: the counterexample cells (``highlight``, else the first collision and hole) with
+    ``CONTEXT`` rows and columns around them, the first and last ``EDGE``, and elided runs drawn
+    as marked gaps; the cells in focus and their owners are listed under the grid.  With ``full``
+    every cell is drawn (colours only, no labels, above ``COMPACT_CELLS`` cells).
     """
     hl = set(highlight)
     hl_el = set(highlight_elements)
     grids = _grids(layout, entries)
-    compact = layout.rows * layout.cols > COMPACT_CELLS
+    compact = full and layout.rows * layout.cols > COMPACT_CELLS
     cw, ch = (12, 12) if compact else (56, 32)
+    focus = focus_cells(layout, grids, hl) if not full else []
+    col_runs = [(0, layout.cols)] if full else condense(layout.cols, cw, MAX_GRID_W, [c for _, _, c in focus])
+    row_runs = [(0, layout.rows)] if full else condense(layout.rows, ch, MAX_GRID_H, [r for _, r, _ in focus])
+    condensed = col_runs != [(0, layout.cols)] or row_runs != [(0, layout.rows)]
     pad_left = 36  # row indices
     pat = f"hatch-{uid}"
     any_outside = any(outside for _, outside in grids)
     outside_w = 250 if any_outside else 0
-    grid_w = layout.cols * cw
-    grid_h = layout.rows * ch
+    xs, col_gaps, grid_w = _axis(col_runs, layout.cols, cw, 0)
+    ys, row_gaps, grid_h = _axis(row_runs, layout.rows, ch, 0)
     head_h = 36 if layout.groups > 1 else 18  # computation title + column indices
     max_outside = max((len(o) for _, o in grids), default=0)
     outside_h = 30 + 16 * (min(max_outside, MAX_OUTSIDE_LINES) + 1) if any_outside else 0
+    captions = _focus_captions(grids, focus) if condensed else []
+    caption_h = 8 + 16 * len(captions) if captions else 0
     block_w = pad_left + grid_w + (20 + outside_w if any_outside else 0) + 24
-    block_h = head_h + max(grid_h, outside_h) + 16
+    block_h = head_h + max(grid_h + caption_h, outside_h) + 16
     per_row = max(1, min(layout.groups, MAX_WIDTH // block_w))
     n_rows = -(-layout.groups // per_row)
-    top = 48
+    top = 62 if condensed else 48
     legend_h = 28
-    width = max(8 + per_row * block_w, 600)
+    heading = title if title is not None else layout.id
+    shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
+    note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
+    legend_w = 64 + 26 * 8 + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
+    # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
+    width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout)))),
+                16 + 9 * len(heading))
     height = top + n_rows * block_h + legend_h
 
     o: list[str] = []
@@ -110,9 +223,10 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
       "</pattern>")
     a("</defs>")
     a(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>')
-    heading = title if title is not None else layout.id
     a(f'<text x="8" y="20" font-size="15" font-weight="bold">{esc(heading)}</text>')
     a(f'<text x="8" y="38" font-size="11" fill="#444444">{esc(_subtitle(layout))}</text>')
+    if condensed:
+        a(f'<text x="8" y="54" font-size="11" fill="#444444">{esc(note)}</text>')
 
     step = 8 if compact else 1
     for g, (grid, outside) in enumerate(grids):
@@ -122,16 +236,18 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
         gy = by + head_h
         if layout.groups > 1:
             a(f'<text x="{left}" y="{by + 14}" font-size="12" font-weight="bold">MMA computation {g + 1}</text>')
-        for c in range(0, layout.cols, step):
-            a(f'<text x="{left + c * cw + cw // 2}" y="{gy - 5}" font-size="10" text-anchor="middle" '
-              f'fill="#666666">{c}</text>')
-        for r in range(0, layout.rows, step):
-            a(f'<text x="{left - 6}" y="{gy + r * ch + ch // 2 + 4}" font-size="10" text-anchor="end" '
-              f'fill="#666666">{r}</text>')
+        for c in sorted(xs):
+            if c % step == 0:
+                a(f'<text x="{left + xs[c] + cw // 2}" y="{gy - 5}" font-size="10" text-anchor="middle" '
+                  f'fill="#666666">{c}</text>')
+        for r in sorted(ys):
+            if r % step == 0:
+                a(f'<text x="{left - 6}" y="{gy + ys[r] + ch // 2 + 4}" font-size="10" text-anchor="end" '
+                  f'fill="#666666">{r}</text>')
         shared: list[tuple[int, int]] = []
-        for r in range(layout.rows):
-            for c in range(layout.cols):
-                x, y = left + c * cw, gy + r * ch
+        for r in sorted(ys):
+            for c in sorted(xs):
+                x, y = left + xs[c], gy + ys[r]
                 owners = grid.get((r, c))
                 if not owners:
                     a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="url(#{esc(pat)})" '
@@ -159,16 +275,24 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
                       f'text-anchor="middle" fill="{COLLISION}">{esc(first)}</text>')
                     a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="9" font-weight="bold" '
                       f'text-anchor="middle" fill="{COLLISION}">{esc(second)}</text>')
+        for gx, lo, hi in col_gaps:
+            _col_gap(a, left + gx, gy, grid_h, lo, hi)
+        for gyy, lo, hi in row_gaps:
+            _row_gap(a, left, gy + gyy, grid_w, lo, hi)
         # borders drawn after all cells, so neighbours do not paint over them
         for r, c in shared:
             names = ", ".join(_label(e) for e in grid[(r, c)])
-            a(f'<rect x="{left + c * cw + 1}" y="{gy + r * ch + 1}" width="{cw - 2}" height="{ch - 2}" '
+            a(f'<rect x="{left + xs[c] + 1}" y="{gy + ys[r] + 1}" width="{cw - 2}" height="{ch - 2}" '
               f'fill="none" stroke="{COLLISION}" stroke-width="3"><title>{esc(f"({r}, {c}): {names}")}</title></rect>')
         for hg, r, c in sorted(hl):
-            if hg == g and 0 <= r < layout.rows and 0 <= c < layout.cols:
-                a(f'<rect x="{left + c * cw - 3}" y="{gy + r * ch - 3}" width="{cw + 6}" height="{ch + 6}" '
+            if hg == g and r in ys and c in xs:
+                a(f'<rect x="{left + xs[c] - 3}" y="{gy + ys[r] - 3}" width="{cw + 6}" height="{ch + 6}" '
                   f'fill="none" stroke="{HIGHLIGHT}" stroke-width="2" stroke-dasharray="5,3"/>')
         a(f'<rect x="{left}" y="{gy}" width="{grid_w}" height="{grid_h}" fill="none" stroke="#000000" stroke-width="1"/>')
+        mine = [(t, bad) for cg, t, bad in captions if cg == g]
+        for k, (text, bad) in enumerate(mine):
+            a(f'<text x="{left}" y="{gy + grid_h + 20 + 16 * k}" font-size="11" '
+              f'font-family="DejaVu Sans Mono, monospace"{_fill(COLLISION) if bad else ""}>{esc(text)}</text>')
         if outside:
             ox = left + grid_w + 20
             a(f'<text x="{ox}" y="{gy + 12}" font-size="12" font-weight="bold" fill="{COLLISION}">'
@@ -200,8 +324,64 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
         a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="none" stroke="{HIGHLIGHT}" stroke-width="2" '
           f'stroke-dasharray="5,3"/>')
         a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11" fill="{HIGHLIGHT}">counterexample</text>')
+    if condensed:
+        lx += 130
+        a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="{GAP_FILL}" stroke="#999999" stroke-width="1" '
+          f'stroke-dasharray="3,2"/>')
+        a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">not shown (elided)</text>')
     a("</svg>")
     return "\n".join(o) + "\n"
+
+
+def _fill(colour_: str) -> str:
+    return f' fill="{colour_}"'
+
+
+def _col_gap(a: Any, x: int, y: int, h: int, lo: int, hi: int) -> None:
+    n = hi - lo
+    what = f"column {lo}" if n == 1 else f"columns {lo}\u2013{hi - 1}"
+    a(f'<rect x="{x}" y="{y}" width="{GAP}" height="{h}" fill="{GAP_FILL}" stroke="#999999" stroke-width="1" '
+      f'stroke-dasharray="3,2"><title>{esc(what)} not shown ({n})</title></rect>')
+    a(f'<text x="{x + GAP // 2}" y="{y - 5}" font-size="10" text-anchor="middle" fill="#666666">\u22ef</text>')
+    cx, cy = x + GAP // 2 + 4, y + h // 2
+    label = f"{n} not shown" if h < 150 else f"{what}: {n} not shown"
+    a(f'<text x="{cx}" y="{cy}" font-size="10" text-anchor="middle" fill="#555555" '
+      f'transform="rotate(-90 {cx} {cy})">{esc(label)}</text>')
+
+
+def _row_gap(a: Any, x: int, y: int, w: int, lo: int, hi: int) -> None:
+    n = hi - lo
+    what = f"row {lo}" if n == 1 else f"rows {lo}\u2013{hi - 1}"
+    a(f'<rect x="{x}" y="{y}" width="{w}" height="{GAP}" fill="{GAP_FILL}" stroke="#999999" stroke-width="1" '
+      f'stroke-dasharray="3,2"><title>{esc(what)} not shown ({n})</title></rect>')
+    a(f'<text x="{x + 8}" y="{y + GAP // 2 + 4}" font-size="10" fill="#555555">{esc(what)}: {n} not shown</text>')
+
+
+def _focus_captions(grids: Grids,
+                    focus: Sequence[tuple[int, int, int]]) -> list[tuple[int, str, bool]]:
+    """Under a condensed grid: each cell in focus with its owners (group, text, is-a-problem)."""
+    out = []
+    for g, r, c in focus:
+        if not 0 <= g < len(grids):
+            continue
+        owners = grids[g][0].get((r, c), [])
+        if not owners:
+            out.append((g, f"cell ({r}, {c}): no owner", True))
+        elif len(owners) > 1:
+            out.append((g, f"cell ({r}, {c}): {len(owners)} owners: " + ", ".join(_label(e) for e in owners), True))
+        else:
+            out.append((g, f"cell ({r}, {c}): {_label(owners[0])}", False))
+    return out
+
+
+def _condensed_note(layout: Layout, rows: int, cols: int) -> str:
+    parts = []
+    if cols < layout.cols:
+        parts.append(f"{cols} of {layout.cols} columns")
+    if rows < layout.rows:
+        parts.append(f"{rows} of {layout.rows} rows")
+    return (f"condensed: {' and '.join(parts)} shown (the cells in focus with {CONTEXT} on each side, the first and "
+            f"last {EDGE}); every cell: ptx-verify table {layout.id} --format svg --full")
 
 
 def _subtitle(layout: Layout) -> str:
@@ -220,3 +400,40 @@ def summary_counts(layout: Layout, entries: Sequence[dict[str, Any]]) -> dict[st
         empty += layout.rows * layout.cols - len(grid)
         outside += len(out)
     return {"shared": shared, "empty": empty, "outside": outside}
+
+
+# ----------------------------------------------------------------------------- pictures of layouts
+
+def picture_name(layout_id: str, full: bool = False) -> str:
+    """``<layout id>.svg`` (``.full.svg`` for the every-cell picture beside a condensed one)."""
+    return re.sub(r"[^A-Za-z0-9_.@+-]", "-", layout_id) + (".full.svg" if full else ".svg")
+
+
+def witnesses(layout: Layout) -> tuple[set[tuple[int, int, int]], set[tuple[int, int]]]:
+    """The enumeration's canonical counterexamples (the ones ``check`` reports): the first collision
+    and the first hole as (group, row, col), the first element outside the matrix as (lane, i)."""
+    en = decide(cells_of(layout), layout.rows, layout.cols, layout.groups, layout.element_name)
+    cells = {(int(c.get("mma", 0)), int(c["row"]), int(c["col"])) for c in (en.injective, en.surjective) if c}
+    elements = {(int(en.in_range["lane"]), int(en.in_range["i"]))} if en.in_range else set()
+    return cells, elements
+
+
+def layout_svg(layout: Layout, full: bool = False, uid: str = "f") -> str:
+    """The picture of one layout with its counterexamples outlined (condensed when large, unless ``full``)."""
+    cells, elements = witnesses(layout)
+    return fragment_svg(layout, table_entries(layout), highlight=cells, highlight_elements=elements, uid=uid,
+                        full=full, title=layout.id + ("  (every cell)" if full and needs_condensing(layout) else ""))
+
+
+def picture_files(layouts: Sequence[Layout], full: bool = False,
+                  progress: Progress = NO_PROGRESS) -> dict[str, str]:
+    """File name -> SVG for every layout: ``<id>.svg`` (condensed when large, unless ``full``) and, beside
+    a condensed one, ``<id>.full.svg`` with every cell."""
+    files: dict[str, str] = {}
+    with progress.stage("pictures", total=len(layouts)) as step:
+        for lay in layouts:
+            files[picture_name(lay.id)] = layout_svg(lay, full=full)
+            if not full and needs_condensing(lay):
+                files[picture_name(lay.id, full=True)] = layout_svg(lay, full=True)
+            step(1)
+    return dict(sorted(files.items()))

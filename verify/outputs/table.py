@@ -47,18 +47,21 @@ def table_text(lay: Layout, metadata: int | None = None) -> str:
                 outside.append(f"{label}->({e['row']},{e['col']})")
                 continue
             grid.setdefault((e["row"], e["col"]), []).append(label)
-        width = max([len(v[0]) + (1 if len(v) > 1 else 0) for v in grid.values()] + [6])
+        shared = {k: v for k, v in grid.items() if len(v) > 1}
+        width = max([len(v[0]) for v in grid.values()] + [6])
+        # a grid with shared cells gives every cell a marker slot after its label ('!' or ' '), so the
+        # marker never touches the next cell and labels stay aligned in their column
+        mark = 1 if shared else 0
         if lay.groups > 1:
-            out.append(f"MMA computation {g + 1}:")
-        out.append(" " * 5 + "".join(f"{c:>{width + 1}}" for c in range(lay.cols)))
+            out.append(f"MMA computation {g + 1} (\"mma\": {g} in JSON):")
+        out.append(" " * 5 + "".join(f"{c:>{width + 1}}" + " " * mark for c in range(lay.cols)).rstrip())
         for r in range(lay.rows):
             row = f"{r:>4} "
             for c in range(lay.cols):
                 owners = grid.get((r, c))
-                s = "." if not owners else owners[0] + ("!" if len(owners) > 1 else "")
-                row += f"{s:>{width + 1}}"
-            out.append(row)
-        shared = {k: v for k, v in grid.items() if len(v) > 1}
+                s = "." if not owners else owners[0]
+                row += f"{s:>{width + 1}}" + ("!" if owners and len(owners) > 1 else " ") * mark
+            out.append(row.rstrip() if mark else row)
         empty = sum(1 for r in range(lay.rows) for c in range(lay.cols) if (r, c) not in grid)
         if shared:
             out.append("  cells with several owners (!): " + "; ".join(
@@ -129,17 +132,19 @@ def sparse_grid_text(layout: Layout, metadata: int | None = None) -> str:
         comp.setdefault((e["row"], e["col"]), []).append(label)
         logi.setdefault((e["row"], e["logical_col"]), []).append(label)
     cw = max([len(v[0]) + 1 for v in list(comp.values()) + list(logi.values())] + [6])
+    # with shared cells, every cell gets a marker slot after its label ('!' or ' '): see table_text
+    mark = 1 if any(len(v) > 1 for v in list(comp.values()) + list(logi.values())) else 0
 
     def cell(grid: dict[tuple[int, int], list[str]], r: int, c: int) -> str:
         v = grid.get((r, c))
-        return f"{'.' if not v else v[0] + ('!' if len(v) > 1 else ''):>{cw}}"
+        return f"{'.' if not v else v[0]:>{cw}}" + ("!" if v and len(v) > 1 else " ") * mark
 
     ccols, lcols = layout.cols, md.k
     out = [f"{layout.id}  (sparse {md.kept}:{md.chunk}; compressed {layout.rows} x {ccols} | logical "
            f"{layout.rows} x {lcols}; metadata register 0x{reg:08x} in every supplying lane)"]
-    out.append("compressed".ljust(5 + cw * ccols) + " | logical ('.' = pruned zero)")
-    out.append("     " + "".join(f"{c:>{cw}}" for c in range(ccols)) + " | "
-               + "".join(f"{c:>{cw}}" for c in range(lcols)))
+    out.append("compressed".ljust(5 + (cw + mark) * ccols) + " | logical ('.' = pruned zero)")
+    out.append("     " + "".join(f"{c:>{cw}}" + " " * mark for c in range(ccols)) + " | "
+               + "".join(f"{c:>{cw}}" + " " * mark for c in range(lcols)))
     for r in range(layout.rows):
         out.append(f"{r:>4} " + "".join(cell(comp, r, c) for c in range(ccols)) + " | "
                    + "".join(cell(logi, r, c) for c in range(lcols)))

@@ -1,0 +1,107 @@
+"""``ptx-verify check [PATH...] [--format text|json|sarif|junit] [--baseline FILE [--update-baseline]]``.
+
+``register(subparsers)`` adds the subcommand; the work is in ``verify.api`` and the renderers in
+``verify.outputs`` (text, json, sarif, junit, baseline).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+from .. import api
+from ..errors import SpecError, UsageError
+from ..outputs import baseline as out_baseline
+from ..outputs import json as out_json
+from ..outputs import text as out_text
+from ..outputs.junit import check_junit
+from ..outputs.progress import Progress
+from ..outputs.sarif import check_sarif
+from ..outputs.sarif import to_text as sarif_text
+from . import inputs, options
+
+FORMATS = ("text", "json", "sarif", "junit")
+
+
+def _read_baseline(args: argparse.Namespace) -> dict | None:
+    """The baseline document, read before any work (bad input: exit 2, nothing printed)."""
+    if args.update_baseline and not args.baseline:
+        raise UsageError("--update-baseline needs --baseline FILE (the file to rewrite)")
+    if not args.baseline:
+        return None
+    if args.update_baseline:  # refuse an unwritable target before any work (nothing is printed then)
+        out_baseline.check_writable(args.baseline)
+    try:
+        return out_baseline.read(args.baseline)
+    except SpecError:
+        if args.update_baseline:  # the file is being replaced: a missing or broken one is no obstacle
+            return None
+        raise
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    old = _read_baseline(args)
+    paths = inputs.paths_or_bundled(args.paths)
+    progress = Progress.for_stream()
+    with progress.stage("loading specs"):
+        specs, doc_findings = api.load_with_doc_findings(paths, against=args.against)
+    lays = api.layouts(specs)
+    if not lays and not any(s.unbuilt for s in specs):  # a page whose fragments all failed is something to report
+        raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}")
+    jobs = args.jobs or api.default_jobs()
+    with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
+        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
+    if getattr(args, "observations", None):
+        from ..hardware.observe import check_observations  # noqa: PLC0415
+        obs = check_observations(api.layouts(specs), args.observations)
+        report = dataclasses.replace(report, findings=report.findings + tuple(obs))
+    current = out_json.check_json(report)
+    diff = out_baseline.compare(old, current) if old is not None else None
+    file = args.baseline or ""
+    if args.format == "json":
+        doc = out_json.check_json(report, timings=args.timings) if args.timings else current
+        if diff is not None:
+            doc = {**doc, "baseline": diff.to_json(file)}
+        sys.stdout.write(out_json.to_json(doc))
+    elif args.format == "sarif":
+        sys.stdout.write(sarif_text(check_sarif(report, inputs.origins(paths), diff, file)))
+    elif args.format == "junit":
+        sys.stdout.write(check_junit(report, inputs.origins(paths), diff, file))
+    else:
+        sys.stdout.write(out_text.check_text(report))
+        if diff is not None:
+            sys.stdout.write(f"baseline {file}: {diff.count} difference{'' if diff.count == 1 else 's'}"
+                             + ("  -> FAIL" if diff else "") + "\n")
+            sys.stdout.write("".join(f"  {line}\n" for line in diff.lines()))
+    if args.update_baseline:
+        out_baseline.write_atomic(args.baseline, out_json.to_json(current))
+        print(f"ptx-verify: wrote the baseline {args.baseline}"
+              + (f" ({diff.count} differences from the previous one)" if diff is not None else ""), file=sys.stderr)
+        return 0
+    if diff is not None:
+        return 1 if diff else 0
+    return 0 if report.as_expected else 1
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    c = subparsers.add_parser("check", help="prove or refute every property of every layout")
+    c.add_argument("paths", nargs="*", metavar="PATH",
+                   help="spec files, directories of specs, or doc pages (" + inputs.default_help() + ")")
+    c.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), json (schema 1), sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
+    c.add_argument("--timeout", type=options.seconds, default=10.0,
+                   help="time budget of each check, all its Z3 queries together (default 10)")
+    c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
+    c.add_argument("--jobs", type=options.jobs, default=None,
+                   help="worker processes for the layout checks (default: CPUs, at most 4)")
+    c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
+    c.add_argument("--against", nargs="+", metavar="SPECS", default=None,
+                   help="doc pages are judged by these reviewed specs (default: the bundled specs): their "
+                        "expectations, and their maps compared with the pages'")
+    c.add_argument("--baseline", metavar="FILE", default=None,
+                   help="a committed `check --format json` output: exit 1 only on differences from it "
+                        "(new failures, fixed errata, layouts added or removed, changed mappings or "
+                        "instruction checks), which are printed")
+    c.add_argument("--update-baseline", action="store_true",
+                   help="rewrite the --baseline FILE with this run's JSON (atomically) and exit 0")
+    c.set_defaults(func=cmd_check)

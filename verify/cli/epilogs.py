@@ -1,0 +1,119 @@
+"""The ``--help`` epilog of every command: one example and the exit codes."""
+from __future__ import annotations
+
+import argparse
+
+_BAD_INPUT = ("  2  bad input: unreadable file, syntax error, unknown id or option value; one line on stderr\n"
+              "     (file:line:col: error: ... or ptx-verify: error: ...), nothing written")
+
+EPILOGS = {
+    None: f"""\
+examples:
+  ptx-verify check                               # every bundled spec
+  ptx-verify check --format sarif > results.sarif
+  ptx-verify COMMAND --help                      # options, an example and the exit codes of COMMAND
+
+exit codes:
+  0  everything as the specs expect (known errata included)
+  1  something is not (or, with check --baseline, something changed)
+{_BAD_INPUT}""",
+    "check": f"""\
+examples:
+  ptx-verify check                                          # the bundled specs, text
+  ptx-verify check specs/mma.m16n8k16.float.toml --format json
+  ptx-verify check --baseline ci/layouts.json --format sarif > results.sarif
+  ptx-verify check --baseline ci/layouts.json --update-baseline   # accept the current state
+
+exit codes:
+  0  every result as its spec expects; with --baseline: no difference from it; --update-baseline: written
+  1  some result is not (a new failure, a fixed erratum, an unknown, an engine disagreement);
+     with --baseline: some difference from it (printed)
+{_BAD_INPUT}; a missing or malformed --baseline FILE too""",
+    "list": f"""\
+example:
+  ptx-verify list --format json
+
+exit codes:
+  0  listed
+{_BAD_INPUT}""",
+    "table": f"""\
+examples:
+  ptx-verify table mma.m16n8k16.A.f16_bf16
+  ptx-verify table mma.m16n8k256.A.b1 --format svg --out k256.svg      # condensed around the collision
+  ptx-verify table mma.m16n8k256.A.b1 --format svg --full > full.svg   # every cell
+
+exit codes:
+  0  drawn
+{_BAD_INPUT}""",
+    "pictures": f"""\
+example:
+  ptx-verify pictures --out pictures/
+
+exit codes:
+  0  every picture written (replacing DIR as a whole)
+{_BAD_INPUT}""",
+    "report": f"""\
+example:
+  ptx-verify report specs --pages ../shared/ptx-isa-9.0 --out reports/ptx-isa-9.0
+
+exit codes:
+  0  written; everything as the specs expect
+  1  written; some result is not
+{_BAD_INPUT}""",
+    "ingest": f"""\
+example:
+  ptx-verify ingest ../shared/ptx-isa-9.0 --out /tmp/specs
+
+exit codes:
+  0  specs written
+{_BAD_INPUT}""",
+    "probe": f"""\
+example:
+  ptx-verify probe mma.m16n8k16.A.f16_bf16 --emit /tmp/probes
+
+exit codes:
+  0  probe sources written
+{_BAD_INPUT}""",
+    "confirm": f"""\
+examples:
+  ptx-verify confirm --device cuda
+  ptx-verify confirm mma.m16n8k16.A.f16_bf16 --device simulated   # the pipeline, no GPU (proves nothing)
+
+exit codes:
+  0  every tested layout confirmed
+  1  some layout contradicted
+{_BAD_INPUT}; also no GPU or no nvcc""",
+    "conform": f"""\
+example:
+  ptx-verify conform mma.m16n8k16.A.f16_bf16 --cute "((4,8),(2,2,2)):((32,1),(16,8,128))"
+
+exit codes:
+  0  the layout you wrote is the spec's (with --allow-replication: or a replication of it)
+  1  it is not (the first differing point is printed)
+{_BAD_INPUT}""",
+    "handoff": f"""\
+example:
+  ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
+
+exit codes:
+  0  the fragment feeds the operand without a shuffle
+  1  it does not (what each lane needs is printed)
+{_BAD_INPUT}""",
+    "crosscheck": f"""\
+example:
+  ptx-verify crosscheck --cute ../cutlass/include
+
+exit codes:
+  0  every CuTe MMA_Traits layout checked agrees with the spec
+  1  some differ or cannot be read
+{_BAD_INPUT}; also no CuTe headers found""",
+}
+
+
+def add_epilogs(parser: argparse.ArgumentParser,
+                subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Give the main parser and every subcommand its epilog, printed verbatim."""
+    for name, p in [(None, parser)] + sorted(subparsers.choices.items()):
+        if name in EPILOGS:
+            p.epilog = EPILOGS[name]
+            p.formatter_class = argparse.RawDescriptionHelpFormatter

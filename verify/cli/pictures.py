@@ -1,0 +1,45 @@
+"""``ptx-verify pictures [PATH...] --out DIR [--full]``: one SVG picture per layout of a spec set.
+
+``register(subparsers)`` adds the subcommand; the pictures are drawn by ``verify.outputs.svg`` and
+written all at once by ``verify.outputs.report.write_tree`` (temp directory, then rename).
+"""
+from __future__ import annotations
+
+import argparse
+
+from .. import api
+from ..errors import UsageError
+from ..outputs.progress import Progress
+from ..outputs.report import OutputError, write_tree
+from ..outputs.svg import needs_condensing, picture_files
+from . import inputs
+
+
+def cmd_pictures(args: argparse.Namespace) -> int:
+    paths = inputs.paths_or_bundled(args.paths)
+    progress = Progress.for_stream()
+    with progress.stage("loading specs"):
+        lays = api.layouts(api.load(paths))
+    if not lays:
+        raise UsageError(f"nothing to draw: no layouts in {' '.join(paths)}")
+    files = picture_files(lays, full=args.full, progress=progress)
+    try:
+        write_tree(files, args.out, owned=lambda name: name.endswith(".svg"), what="a picture set")
+    except (OutputError, OSError) as e:
+        raise UsageError(str(e)) from None
+    condensed = 0 if args.full else sum(1 for lay in lays if needs_condensing(lay))
+    print(f"{args.out}: {len(files)} svg for {len(lays)} layouts"
+          + (f" ({condensed} condensed, each with a .full.svg beside it)" if condensed else ""))
+    return 0
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = subparsers.add_parser("pictures", help="write an SVG picture of every layout into a directory")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="spec files, directories of specs, or doc pages (" + inputs.default_help() + ")")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output directory (created or replaced as a whole; must hold nothing but .svg files)")
+    p.add_argument("--full", action="store_true",
+                   help="draw every cell of large layouts too (default: a condensed picture that keeps the "
+                        "counterexample cells in sight, plus ID.full.svg beside it)")
+    p.set_defaults(func=cmd_pictures)

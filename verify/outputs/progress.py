@@ -1,0 +1,135 @@
+"""Progress on stderr for long runs (``check``, ``report``, ``pictures``, ``confirm``).
+
+Shown only when stderr is a terminal, and only once a stage has run for ``DELAY`` seconds, so
+short runs, pipes, files and CI logs get nothing extra: stdout and stderr stay byte-identical
+whatever the terminal.  Drawn with ``tqdm`` (a small dependency); where it cannot be imported,
+progress is silently not shown.
+
+    prog = Progress.for_stream(sys.stderr)
+    with prog.stage("checking 107 layouts"):            # no total: elapsed time, redrawn by a ticker
+        report = api.check_all(...)
+    with prog.stage("pictures", total=len(layouts)) as step:
+        for lay in layouts:
+            ...
+            step()                                      # one done
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+import threading
+from typing import IO, Any, Callable, Iterator
+
+DELAY = 2.0  # seconds a stage runs before its progress line appears
+TICK = 0.25  # redraw interval of a stage without a total
+
+
+def _tqdm() -> Any:
+    try:
+        from tqdm import tqdm  # noqa: PLC0415
+    except ImportError:  # pragma: no cover - tqdm is a dependency; missing, progress is not shown
+        return None
+    return tqdm
+
+
+def is_terminal(stream: IO[str] | None) -> bool:
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):  # closed or not a real stream
+        return False
+
+
+class Progress:
+    """Stages of long work, drawn on ``stream`` when ``enabled`` (see the module docstring)."""
+
+    def __init__(self, stream: IO[str] | None = None, enabled: bool = False, delay: float | None = None) -> None:
+        self.stream = stream
+        self.enabled = bool(enabled and stream is not None and _tqdm() is not None)
+        self.delay = DELAY if delay is None else delay
+
+    @classmethod
+    def for_stream(cls, stream: IO[str] | None = None, delay: float | None = None) -> "Progress":
+        """Enabled exactly when ``stream`` (default: ``sys.stderr``) is a terminal."""
+        stream = sys.stderr if stream is None else stream
+        return cls(stream, is_terminal(stream), delay)
+
+    @contextlib.contextmanager
+    def stage(self, label: str, total: int | None = None) -> Iterator[Callable[[int], None]]:
+        """A stage of work; yields ``step(n=1)`` to count finished items (no-op without a total)."""
+        if not self.enabled:
+            yield _noop
+            return
+        tqdm = _tqdm()
+        fmt = ("{desc}: {n_fmt}/{total_fmt} [{elapsed}<{remaining}]" if total is not None
+               else "{desc} [{elapsed}]")
+        cols, rows = _screen(self.stream)
+        bar = tqdm(total=total, desc=label, file=self.stream, delay=self.delay, leave=False,
+                   bar_format=fmt, ncols=cols, nrows=rows, mininterval=TICK, miniters=0)
+        stop = threading.Event()
+        ticker = threading.Thread(target=_tick, args=(bar, stop), name="ptx-verify-progress", daemon=True)
+        stdout = sys.stdout
+        sys.stdout = _Clearing(stdout, self.stream, tqdm)  # lines printed meanwhile do not run into the bar
+        ticker.start()
+        try:
+            yield lambda n=1: bar.update(n)
+        finally:
+            stop.set()
+            ticker.join()
+            bar.close()
+            sys.stdout = stdout
+
+
+class _Clearing:
+    """stdout while a progress line is drawn: each write first clears the line, then redraws it."""
+
+    def __init__(self, out: IO[str], bar_stream: IO[str], tqdm: Any) -> None:
+        self._out, self._bar_stream, self._tqdm = out, bar_stream, tqdm
+
+    def write(self, text: str) -> int:
+        with self._tqdm.external_write_mode(file=self._bar_stream):
+            n = self._out.write(text)
+            self._out.flush()
+        return n
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._out, name)
+
+
+def _screen(stream: IO[str]) -> tuple[int, int]:
+    """Columns and rows of the terminal; one that reports none (a fresh pseudo-terminal, some CI
+    consoles) counts as $COLUMNS x $LINES or 80 x 24, so that tqdm still draws."""
+    try:
+        size = os.get_terminal_size(stream.fileno())
+        cols, rows = size.columns, size.lines
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        cols = rows = 0
+
+    def env(name: str, default: int) -> int:
+        try:
+            v = int(os.environ.get(name, "0"))
+        except ValueError:
+            v = 0
+        return v if v > 0 else default
+
+    return (cols if cols > 0 else env("COLUMNS", 80)), (rows if rows > 0 else env("LINES", 24))
+
+
+def _noop(n: int = 1) -> None:
+    return None
+
+
+def _tick(bar: Any, stop: threading.Event) -> None:
+    """Redraw (elapsed time) while the main thread works; tqdm shows nothing before its delay."""
+    while not stop.wait(TICK):
+        try:
+            bar.update(0)
+        except Exception:  # noqa: BLE001 - a progress line must never break the run
+            return
+
+
+NONE = Progress()  # progress off
+
+
+__all__ = ["DELAY", "NONE", "Progress", "is_terminal"]
