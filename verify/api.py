@@ -7,28 +7,56 @@
     res = api.check(lay)                      # -> LayoutResult with counterexamples
     mine = api.layout_from_formula("row = %laneid >> 2\\ncol = (%laneid % 4) * 2 + i",
                                    operand="C", rows=8, cols=8, elements=2)
+    given = api.cute("((4,8),(2,2,2)):((32,1),(16,8,128))", like=lay)   # also triton, table, index_code
+    api.conform(lay, given).status            # -> "equal" (or permuted, replicated, differs)
+    api.handoff("mma.m16n8k16.float.C.f32", "mma.m16n8k16.A.f16_bf16").status   # -> "free"
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import z3
 
+from .catalog import bundled as _bundled
 from .catalog import pages as _pages
 from .catalog.spec import load_spec_text
+from .checks.conform import ConformResult
+from .checks.conform import conform as _conform
+from .checks.crosscheck import CrosscheckReport
+from .checks.crosscheck import crosscheck as _crosscheck
 from .checks.fragment import DEFAULT_TIMEOUT, check_layout
+from .checks.fragment import width as _layout_width
+from .checks.handoff import HandoffError, HandoffResult
+from .checks.handoff import handoff as _handoff
 from .checks.run import check_all, default_jobs
 from .errors import SpecError
+from .formula import FormulaError, Span, parse_formula, walk
+from .layout.elements import MAX_ELEMENTS as _MAX_ELEMENTS
+from .layout.formula import FormulaMap as _FormulaMap
+from .layout.model import OPERANDS as _OPERANDS
+from .layout.model import Codomain as _Codomain
+from .layout.model import Domain as _Domain
 from .layout.model import Layout, Spec
+from .layout.model import Shape as _Shape
+from .layout.model import Source as _Source
+from .layout.notations import NotationError
+from .layout.notations import find_mma_headers as _find_mma_headers
+from .layout.notations import import_as as _import_as
+from .layout.notations import read_headers as _read_headers
+from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import Finding, LayoutResult, Report
 
+_MAX_DIM = 4096
 
-def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs") -> tuple[list[Spec], tuple]:
+
+def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
+                           against: Sequence[str | Path] | None = None) -> tuple[list[Spec], tuple]:
     """Like ``load``, plus the errata ``ingest`` found in the text of any doc pages (warnings
-    and errors: wrong table headers, malformed element lists, figure mix-ups...)."""
-    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths))
+    and errors: wrong table headers, malformed element lists, figure mix-ups...).  Doc pages are
+    judged by the reviewed specs ``against`` (default: the bundled specs)."""
+    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against)
 
 
 def doc_findings(pages: Sequence[str | Path]) -> tuple:
@@ -72,47 +100,284 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
                         threads: int = 32, registers: int | None = None,
                         register_type: str = "b32", types: Sequence[str] = ("b32",),
                         shape: str | None = None, layout_id: str = "custom") -> Layout:
-    """Build a layout from a formula string in a few lines (for proof scripts)."""
-    m, n, k = {"A": (rows, 1, cols), "B": (1, cols, rows)}.get(operand, (rows, cols, 1))
-    shape = shape or f"m{m}n{n}k{k}"
-    regs = registers or elements
-    per = elements // regs
-    lit = formula.replace("'''", "")
-    text = (f"schema = 1\n[source]\nsection = \"custom\"\n[instruction]\nname = \"mma\"\nshape = \"{shape}\"\n"
-            f"threads = {threads}\n[[fragment]]\nid = \"{layout_id}\"\noperand = \"{operand}\"\n"
-            f"types = [{', '.join(repr(t).replace(chr(39), chr(34)) for t in types)}]\n"
-            f"registers = {regs}\nregister_type = \"{register_type}\"\nelements_per_register = {per}\n"
-            f"rows = {rows}\ncols = {cols}\nelement_bits = {32 // per if 32 % per == 0 else 1}\n"
-            f"formula = '''\n{lit}\n'''\n")
-    return load_spec_text(text, f"<{layout_id}>").layouts[0]
+    """Build a layout from a formula string in a few lines (for proof scripts).
 
+    The layout is built directly (no spec text in between); a formula that does not parse is a
+    ``SpecError`` at its line and column in ``formula`` (path ``<formula>``), and so is a formula that
+    fails to evaluate when the layout is checked.  Bad arguments are a ``ValueError``.
+    """
+    if operand not in _OPERANDS:
+        raise ValueError(f"operand must be one of {', '.join(_OPERANDS)}, not {operand!r}")
+    for name, v, hi in (("rows", rows, _MAX_DIM), ("cols", cols, _MAX_DIM), ("elements", elements, _MAX_ELEMENTS),
+                        ("threads", threads, 1024)):
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= hi:
+            raise ValueError(f"{name} = {v!r} must be a whole number from 1 to {hi}")
+    regs = elements if registers is None else registers
+    if isinstance(regs, bool) or not isinstance(regs, int) or regs < 1 or elements % regs:
+        raise ValueError(f"registers = {regs!r} must divide elements = {elements}")
+    if register_type not in _REGISTER_BITS:
+        raise ValueError(f"unknown register type {register_type!r} (one of {', '.join(sorted(_REGISTER_BITS))})")
+    if isinstance(types, str) or not types or not all(isinstance(t, str) and t for t in types):
+        raise ValueError("types must be a non-empty sequence of PTX type names such as ('f16',)")
+    m, n, k = {"A": (rows, 1, cols), "B": (1, cols, rows)}.get(operand, (rows, cols, 1))
+    parsed_shape = _Shape.parse(shape) if shape is not None else _Shape(m, n, k)
+    if parsed_shape is None:
+        raise ValueError(f"shape {shape!r} is not of the form mMnNkK")
+    try:
+        f = parse_formula(formula, operand.lower())
+    except FormulaError as e:
+        raise SpecError("<formula>", e.line, e.col, e.message, e.text) from None
+    for node in (n for d in f.definitions for n in walk(d)):
+        if isinstance(node, Span):
+            raise SpecError("<formula>", node.pos.line, node.pos.col,
+                            "a column range [first ... last] needs a sparse spec (mma.sp A); write it in a spec file")
+    per = elements // regs
+    rbits = _REGISTER_BITS[register_type]
+    return Layout(
+        id=layout_id, instruction="mma", shape=parsed_shape, operand=operand, types=tuple(types), variant=None,
+        domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaMap(f), registers=regs,
+        register_type=register_type, elements_per_register=per, element_list=None, elements_text=None,
+        element_bits=rbits // per if rbits % per == 0 else None,
+        source=_Source(file="<formula>", line=1, section="custom"), expect={}, spec_path="<formula>",
+        formula_line=1, formula_text=formula)
+
+
+# ----------------------------------------------------------------------------- layouts people write
+
+def _like(like: Layout | str, specs: Iterable[Spec] | str | Path | None) -> Layout:
+    if isinstance(like, Layout):
+        return like
+    if specs is None or isinstance(specs, (str, Path)):
+        specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+    return layout(specs, like)
+
+
+def cute(text: str | bytes, like: Layout | str, *, thr_id: str | None = None,
+         specs: Iterable[Spec] | str | Path | None = None, source: str = "argument") -> Layout:
+    """A CuTe TV layout (``((4,8),(2,2,2)):((32,1),(16,8,128))`` or ``Layout<Shape<...>,Stride<...>>``)
+    as a layout of ``like``'s instruction operand (a spec ``Layout`` or its id); ``thr_id``: CuTe's
+    ``ThrID`` (``(4,2):(1,16)`` for SM70).  Bad text: ``NotationError`` with line and column."""
+    return _import_as("cute", text, _like(like, specs), source=source, thr_id=thr_id)
+
+
+def triton(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
+           source: str = "argument") -> Layout:
+    """A Triton linear layout (bases JSON, ``DistributedLinearLayout(...)`` or ``#ttg.linear<...>``)."""
+    return _import_as("triton", text, _like(like, specs), source=source)
+
+
+def table(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
+          source: str = "argument") -> Layout:
+    """An explicit table: ``{"entries": [{"lane", "i", "row", "col"}, ...]}`` (what ``ptx-verify table
+    ID --format json`` prints) or a bare list of entries."""
+    return _import_as("table", text, _like(like, specs), source=source)
+
+
+def index_code(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
+               source: str = "argument") -> Layout:
+    """Hand-written index code: ``row = ...`` and ``col = ...`` over ``lane`` (or ``tid``) and ``i``, in
+    the spec formula language plus ``//`` (floor division) and ``#`` comments (``docs/layouts.md``)."""
+    return _import_as("index", text, _like(like, specs), source=source)
+
+
+def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT, *,
+            specs: Iterable[Spec] | str | Path | None = None) -> ConformResult:
+    """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
+    permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
+    or ``unknown``/``error``; every status decided by Z3 and enumeration."""
+    return _conform(_like(spec, specs), given, timeout)
+
+
+def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT_TIMEOUT, *,
+            specs: Iterable[Spec] | str | Path | None = None) -> HandoffResult:
+    """Can the fragment ``source`` produces (tiled to cover ``target``) feed ``target`` lane for lane?
+    ``HandoffResult.status``: ``free`` (with the element mapping) or ``shuffle`` (with the exchange);
+    ``HandoffError`` when the two cannot be tiled onto each other."""
+    if isinstance(source, str) or isinstance(target, str):
+        loaded = specs if specs is not None and not isinstance(specs, (str, Path)) else None
+        if loaded is None:
+            loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
+        source, target = _like(source, loaded), _like(target, loaded)
+    return _handoff(source, target, timeout)
+
+
+def cutlass_headers() -> Path | None:
+    """The include directory of an installed ``nvidia-cutlass`` (``pip install 'ptx-layout-verify[cutlass]'``),
+    found without importing it; None when it is not installed."""
+    import importlib.util  # noqa: PLC0415
+    try:
+        found = importlib.util.find_spec("cutlass_library")
+    except (ImportError, ValueError):
+        return None
+    if found is None or not found.submodule_search_locations:
+        return None
+    for base in found.submodule_search_locations:
+        inc = Path(base) / "source" / "include"
+        if inc.is_dir():
+            return inc
+    return None
+
+
+def mma_headers(path: str | Path) -> list[Path]:
+    """CuTe's ``mma_traits_sm*.hpp`` under ``path`` (a CUTLASS checkout, include dir or unzipped wheel),
+    or ``path`` itself when it is one header file."""
+    return [Path(path)] if Path(path).is_file() else _find_mma_headers(path)
+
+
+def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = None,
+               timeout: float = DEFAULT_TIMEOUT) -> CrosscheckReport:
+    """Every ``MMA_Traits`` of CuTe's ``mma_traits_sm*.hpp`` under ``path`` against the spec layouts."""
+    if specs is None or isinstance(specs, (str, Path)):
+        specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+    root = Path(path).parent if Path(path).is_file() else path
+    return _crosscheck(_read_headers(mma_headers(path)), layouts(specs), root, timeout)
+
+
+# ----------------------------------------------------------------------------- proofs
 
 @dataclass(frozen=True)
 class Proof:
-    """Result of ``prove``: ``proved``, ``refuted`` (with a model) or ``unknown``."""
+    """Result of ``prove``: ``proved``, ``refuted`` (with a model), ``may_overflow`` (some arithmetic
+    operation can overflow its bit width, or divide by zero, under the assumptions: no verdict is
+    given, ``message`` names the operation and ``counterexample`` the values) or ``unknown``."""
 
     status: str
     counterexample: dict[str, int] | None = None
+    message: str = ""
 
 
-def variables(names: str, width: int = 16) -> list[z3.BitVecRef]:
-    """Symbolic integers (bit-vectors) for proof scripts: ``lane, i = api.variables("lane i")``."""
+And, Or, Implies, If, Not = z3.And, z3.Or, z3.Implies, z3.If, z3.Not
+
+
+def variables(names: str, width: int = 64) -> list[z3.BitVecRef]:
+    """Symbolic integers for proof scripts: ``lane, i = api.variables("lane i")``: signed 64-bit
+    bit-vectors by default.  ``prove`` checks that no operation of the claim overflows, so a
+    narrower ``width`` gives ``may_overflow`` rather than a wrong verdict; use one width for all."""
+    if isinstance(width, bool) or not isinstance(width, int) or not 2 <= width <= 512:
+        raise ValueError(f"width = {width!r} must be a number of bits from 2 to 512")
     return list(z3.BitVecs(names, width))
+
+
+def _same_width(*terms: z3.ExprRef) -> int:
+    widths = {t.size() for t in terms if isinstance(t, z3.BitVecRef)}
+    if len(widths) > 1:
+        raise ValueError(f"mixed bit widths {sorted(widths)}: make every variable with the same "
+                         "api.variables(..., width=W)")
+    return widths.pop() if widths else 64
 
 
 def cell(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]:
     """(defined, row, col) of element i of ``lane`` as Z3 terms (sparse A: compressed col)."""
+    w = _same_width(lane, i)
+    need = _layout_width(lay)
+    if w < need:
+        raise ValueError(f"{lay.id} needs bit-vectors of at least {need} bits; lane and i have {w}")
     return lay.map.z3_cell(lane, i)
 
 
 def domain(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> z3.BoolRef:
     """0 <= lane < threads and 0 <= i < elements."""
+    _same_width(lane, i)
     return z3.And(lane >= 0, lane < lay.threads, i >= 0, i < lay.n_elements)
 
 
+_GUARDS = {
+    z3.Z3_OP_BADD: lambda a, b: [z3.BVAddNoOverflow(a, b, True), z3.BVAddNoUnderflow(a, b)],
+    z3.Z3_OP_BSUB: lambda a, b: [z3.BVSubNoOverflow(a, b), z3.BVSubNoUnderflow(a, b, True)],
+    z3.Z3_OP_BMUL: lambda a, b: [z3.BVMulNoOverflow(a, b, True), z3.BVMulNoUnderflow(a, b)],
+    z3.Z3_OP_BSDIV: lambda a, b: [b != 0, z3.BVSDivNoOverflow(a, b)],
+    z3.Z3_OP_BSREM: lambda a, b: [b != 0], z3.Z3_OP_BSMOD: lambda a, b: [b != 0],
+    z3.Z3_OP_BUDIV: lambda a, b: [b != 0], z3.Z3_OP_BUREM: lambda a, b: [b != 0],
+    z3.Z3_OP_BSHL: lambda a, b: [z3.ULT(b, a.size()), ((a << b) >> b) == a],
+}
+_DIVISIONS = {z3.Z3_OP_BSDIV, z3.Z3_OP_BSREM, z3.Z3_OP_BSMOD, z3.Z3_OP_BUDIV, z3.Z3_OP_BUREM}
+
+
+_MAX_GUARD_VISITS = 200_000
+
+
+def _guards(terms: Sequence[z3.ExprRef]) -> list[tuple[z3.BoolRef, z3.ExprRef, str]]:
+    """(condition, operation, what) for every signed arithmetic operation below ``terms``: C's
+    conditions for signed arithmetic (no wrap-around, no division by zero, shifts in range).  An
+    operation inside a branch of an ``If`` is guarded only where that branch is taken (its path
+    condition implies the guard); past ``_MAX_GUARD_VISITS`` (a DAG shared by very many paths) every
+    operation is guarded unconditionally, which can only add ``may_overflow`` answers, never a wrong proof."""
+    out: list[tuple[z3.BoolRef, z3.ExprRef, str]] = []
+    true = z3.BoolVal(True)
+    seen: set[tuple[int, int]] = set()
+    stack: list[tuple[z3.ExprRef, z3.BoolRef]] = [(t, true) for t in terms]
+    visits = 0
+    while stack:
+        t, path = stack.pop()
+        if not z3.is_app(t) or (t.get_id(), path.get_id()) in seen:
+            continue
+        visits += 1
+        if visits > _MAX_GUARD_VISITS and not z3.is_true(path):
+            path = true
+        seen.add((t.get_id(), path.get_id()))
+        kids = [t.arg(k) for k in range(t.num_args())]
+        kind = t.decl().kind()
+        if kind == z3.Z3_OP_ITE:
+            c = kids[0]
+            stack += [(c, path), (kids[1], z3.And(path, c)), (kids[2], z3.And(path, z3.Not(c)))]
+        else:
+            stack.extend((k, path) for k in kids)
+        guards: list[tuple[z3.BoolRef, str]] = []
+        if kind == z3.Z3_OP_BNEG:
+            guards = [(z3.BVSNegNoOverflow(kids[0]), "overflow")]
+        elif kind in _GUARDS and len(kids) >= 2:
+            acc = kids[0]
+            for b in kids[1:]:  # n-ary terms fold left
+                guards += [(g, "divide by zero" if k == 0 and kind in _DIVISIONS else "overflow")
+                           for k, g in enumerate(_GUARDS[kind](acc, b))]
+                acc = acc + b if kind == z3.Z3_OP_BADD else (acc * b if kind == z3.Z3_OP_BMUL else b)
+        out.extend((g if z3.is_true(path) else z3.Implies(path, g), t, what) for g, what in guards)
+    return out
+
+
+def _model_values(m: z3.ModelRef) -> dict[str, int]:
+    return {str(d): m[d].as_signed_long() for d in sorted(m.decls(), key=str) if isinstance(m[d], z3.BitVecNumRef)}
+
+
 def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float = DEFAULT_TIMEOUT) -> Proof:
-    """Prove ``assuming => claim`` for all values of the free variables (Z3; unknown stays unknown)."""
-    s = z3.SolverFor("BV")
+    """Prove ``assuming => claim`` for all values of the free variables (Z3; unknown stays unknown).
+
+    Bit-vectors wrap around, integers do not: first, Z3 checks that under ``assuming`` no operation
+    of the claim or the assumptions overflows its width (or divides by zero); if one can, the answer
+    is ``may_overflow`` with the values, never a verdict that wrap-around made.  Mixed bit widths are
+    refused (``ValueError``).
+    """
+    terms = [claim, *assuming]
+    consts: list[z3.ExprRef] = []
+    for t in terms:
+        stack, seen = [t], set()
+        while stack:
+            x = stack.pop()
+            if x.get_id() in seen:
+                continue
+            seen.add(x.get_id())
+            if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                consts.append(x)
+            stack.extend(x.arg(k) for k in range(x.num_args()) if z3.is_app(x))
+    _same_width(*consts)
+    guards = _guards(terms)
+    if guards:
+        s = z3.SolverFor("QF_BV")
+        s.set("timeout", int(timeout * 1000))
+        s.add(*assuming)
+        s.add(z3.Or([z3.Not(g) for g, _, _ in guards]))
+        r = s.check()
+        if r == z3.sat:
+            m = s.model()
+            _, op, what = next((x for x in guards if z3.is_false(m.eval(x[0], model_completion=True))), guards[0])
+            text = str(op)
+            text = text if len(text) <= 120 else text[:117] + "..."
+            return Proof("may_overflow", _model_values(m),
+                         f"may {what}: {text} ({op.size() if isinstance(op, z3.BitVecRef) else '?'}-bit) under the "
+                         "assumptions, so no verdict is given; use wider variables or bound them")
+        if r != z3.unsat:
+            return Proof("unknown", None, "Z3 could not decide whether the arithmetic may overflow")
+    s = z3.SolverFor("QF_BV")
     s.set("timeout", int(timeout * 1000))
     s.add(*assuming)
     s.add(z3.Not(claim))
@@ -120,12 +385,12 @@ def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float
     if r == z3.unsat:
         return Proof("proved")
     if r == z3.sat:
-        m = s.model()
-        return Proof("refuted", {str(d): m[d].as_signed_long() for d in sorted(m.decls(), key=str)
-                                 if isinstance(m[d], z3.BitVecNumRef)})
+        return Proof("refuted", _model_values(s.model()))
     return Proof("unknown")
 
 
-__all__ = ["Finding", "Layout", "LayoutResult", "Proof", "Report", "Spec", "SpecError", "cell", "check", "check_all",
-           "default_jobs", "doc_findings", "domain", "layout", "layout_from_formula", "layouts", "load",
-           "load_with_doc_findings", "loads", "prove", "variables"]
+__all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",
+           "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
+           "check", "check_all", "conform", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
+           "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
+           "load_with_doc_findings", "loads", "mma_headers", "prove", "table", "triton", "variables"]

@@ -19,7 +19,7 @@ import numpy as np
 import z3
 
 from ..engines import smt
-from ..layout.model import Layout, cells_of
+from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from .fragment import DEFAULT_TIMEOUT, width
 
@@ -39,6 +39,42 @@ def point_of(layout: Layout, lane: int, i: int) -> Point | None:
         return None
     cell = layout.map.point(lane, i)
     return None if cell is None else Point(layout.group_of(lane), cell[0], cell[1])
+
+
+def cell_dict(lay: Layout, lane: int, i: int) -> dict[str, int] | None:
+    """``{"row", "col"}`` (plus ``"mma"`` when the layout has several MMA computations) of one point,
+    by the scalar reference; None where undefined."""
+    p = point_of(lay, lane, i)
+    if p is None:
+        return None
+    return {"row": p.row, "col": p.col} | ({"mma": p.mma} if lay.groups > 1 else {})
+
+
+def where(c: dict[str, int] | None) -> str:
+    """A ``cell_dict`` in words: ``(13, 2)``, ``(1, 3) of MMA computation 2`` or ``undefined``."""
+    if c is None:
+        return "undefined"
+    return f"({c['row']}, {c['col']})" + (f" of MMA computation {c['mma']}" if "mma" in c else "")
+
+
+def cell_keys(*cells: Cells) -> list[np.ndarray]:
+    """One int64 key per point, equal exactly when (MMA computation, row, col) are; -1 where undefined."""
+    groups = [np.broadcast_to(c.group[:, None], c.ok.shape) for c in cells]
+    parts = [(g, c.row, c.col) for g, c in zip(groups, cells)]
+    lo = [min(int(p[k][c.ok].min()) if c.ok.any() else 0 for p, c in zip(parts, cells)) for k in range(3)]
+    hi = [max(int(p[k][c.ok].max()) if c.ok.any() else 0 for p, c in zip(parts, cells)) for k in range(3)]
+    span = [h - lo_ + 1 for lo_, h in zip(lo, hi)]
+    if span[0] * span[1] * span[2] >= 2**62:  # far beyond any layout: exact, slowly
+        table: dict[tuple[int, int, int], int] = {}
+        out = []
+        for p, c in zip(parts, cells):
+            k = np.full(c.ok.shape, -1, np.int64)
+            for idx in zip(*np.nonzero(c.ok)):
+                k[idx] = table.setdefault((int(p[0][idx]), int(p[1][idx]), int(p[2][idx])), len(table))
+            out.append(k)
+        return out
+    return [np.where(c.ok, ((p[0] - lo[0]) * span[1] + (p[1] - lo[1])) * span[2] + (p[2] - lo[2]), -1)
+            .astype(np.int64) for p, c in zip(parts, cells)]
 
 
 def _domain_problem(a: Layout, b: Layout) -> dict[str, Any] | None:

@@ -1,8 +1,167 @@
-"""``ptx-verify conform``, ``handoff`` and ``crosscheck``: the layouts people write, against the spec."""
+"""``ptx-verify conform``, ``handoff`` and ``crosscheck``: the layouts people write, against the spec.
+
+Argument parsing and printing only; the work is in ``verify.api`` (``checks/conform.py``,
+``checks/handoff.py``, ``checks/crosscheck.py``).  Bad input is one line on stderr, exit 2:
+``FILE:LINE:COL: error: ...`` for files, ``argument:COL: error: ...`` for text given on the command
+line (``argument:LINE:COL`` when it spans lines); nothing is written to stdout then.
+"""
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from .. import api
+from ..catalog import bundled
+from ..checks.fragment import BoundError
+from ..engines.oracle import EvalError
+from ..errors import UsageError
+from ..outputs import json as out_json
+from . import options
+
+CUTLASS_HINT = ("no CuTe headers: give --cute PATH (a CUTLASS checkout, its include/ or include/cute/atom, or an "
+                "unzipped nvidia-cutlass wheel), or install them with: pip install 'ptx-layout-verify[cutlass]' "
+                "(the nvidia-cutlass wheel ships cute/atom/mma_traits_sm*.hpp)")
+
+
+class _BadInput(Exception):
+    """Already formatted as one line: ``where: error: message``."""
+
+
+def _spec_layouts(path: str | None) -> list:
+    return api.load(path if path is not None else bundled.resolve().path)
+
+
+def _find(specs: list, layout_id: str) -> api.Layout:
+    try:
+        return api.layout(specs, layout_id)
+    except KeyError as e:
+        raise UsageError(e.args[0]) from None
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except IsADirectoryError:
+        raise _BadInput(f"{path}:1:1: error: is a directory, not a layout file") from None
+    except OSError as e:
+        raise _BadInput(f"{path}:1:1: error: {e.strerror or 'cannot read'}") from None
+
+
+def _notation_error(e: api.NotationError, text: str | bytes | None) -> str:
+    if e.source == "argument":
+        single = text is not None and (b"\n" if isinstance(text, bytes) else "\n") not in text
+        where = f"argument:{e.col}" if single and e.line == 1 else f"argument:{e.line}:{e.col}"
+        return f"{where}: error: {e.message}"
+    return e.one_line()
+
+
+def _given(args: argparse.Namespace, like: api.Layout) -> api.Layout:
+    for notation, attr in (("cute", "cute"), ("triton", "triton"), ("index", "formula"), ("table", "table")):
+        value = getattr(args, attr)
+        if value is None:
+            continue
+        text = value if notation == "cute" else _read(value)
+        source = "argument" if notation == "cute" else ("<stdin>" if value == "-" else value)
+        try:
+            if notation == "cute":
+                return api.cute(text, like, thr_id=args.thr_id, source=source)
+            return {"triton": api.triton, "index": api.index_code, "table": api.table}[notation](
+                text, like, source=source)
+        except api.NotationError as e:
+            raise _BadInput(_notation_error(e, text if e.source == "argument" else None)) from None
+    raise UsageError("give the layout with --cute, --triton, --formula or --table")
+
+
+def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
+    """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
+    try:
+        return fn()
+    except EvalError as e:
+        raise _BadInput(f"{where or 'argument'}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}") from None
+    except BoundError as e:
+        raise _BadInput(f"{where or 'argument'}:1:1: error: {e}") from None
+
+
+def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
+    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
+
+
+def cmd_conform(args: argparse.Namespace) -> int:
+    spec = _find(_spec_layouts(args.specs), args.id)
+    try:
+        given = _evaluation_guard(spec.id, lambda: _given(args, spec))
+        result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout))
+    except _BadInput as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    _emit(args.format, result)
+    return result.exit_code(args.allow_replication)
+
+
+def cmd_handoff(args: argparse.Namespace) -> int:
+    specs = _spec_layouts(args.specs)
+    source, target = _find(specs, args.from_id), _find(specs, args.to_id)
+    try:
+        result = api.handoff(source, target, args.timeout)
+    except api.HandoffError as e:
+        raise UsageError(str(e)) from None
+    _emit(args.format, result)
+    return result.exit_code()
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    root = args.cute if args.cute is not None else api.cutlass_headers()
+    if root is None:
+        raise UsageError(CUTLASS_HINT)
+    if not Path(root).exists():
+        raise UsageError(f"--cute {root}: no such file or directory")
+    if not api.mma_headers(root):
+        raise UsageError(f"no mma_traits_sm*.hpp under {root}; {CUTLASS_HINT}")
+    specs = _spec_layouts(args.specs)
+    try:
+        report = api.crosscheck(root, specs, args.timeout)
+    except api.NotationError as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"{e.filename or root}:1:1: error: {e.strerror or 'cannot read'}", file=sys.stderr)
+        return 2
+    _emit(args.format, report)
+    return report.exit_code()
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add the subcommands (filled in by the conform work)."""
+    """Add ``conform``, ``handoff`` and ``crosscheck``."""
+    c = subparsers.add_parser("conform", help="is a layout you wrote (CuTe, Triton, index code, table) the spec's?")
+    c.add_argument("id", help="the spec layout (an id from 'list', or a unique part of one)")
+    src = c.add_mutually_exclusive_group(required=True)
+    src.add_argument("--cute", metavar="TEXT", help="CuTe TV layout: ((4,8),(2,2,2)):((32,1),(16,8,128)) or Layout<...>")
+    src.add_argument("--triton", metavar="FILE", help="Triton linear layout: bases JSON or DistributedLinearLayout(...)")
+    src.add_argument("--formula", metavar="FILE", help="index code: row = ... and col = ... over lane and i")
+    src.add_argument("--table", metavar="FILE", help="table JSON: entries {lane, i, row, col} (as 'table --format json')")
+    c.add_argument("--thr-id", metavar="TEXT", default=None, help="with --cute: CuTe's ThrID, e.g. (4,2):(1,16) for SM70")
+    c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
+    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
+    c.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    c.set_defaults(func=cmd_conform)
+
+    h = subparsers.add_parser("handoff", help="can one instruction's fragment feed another's operand without a shuffle?")
+    h.add_argument("from_id", metavar="FROM_ID", help="the producing fragment (e.g. mma.m16n8k16.float.C.f32)")
+    h.add_argument("to_id", metavar="TO_ID", help="the consuming operand (e.g. mma.m16n8k16.A.f16_bf16)")
+    h.add_argument("--format", choices=("text", "json"), default="text")
+    h.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
+    h.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    h.set_defaults(func=cmd_handoff)
+
+    x = subparsers.add_parser("crosscheck", help="CuTe's MMA_Traits headers against the spec, trait by trait")
+    x.add_argument("--cute", metavar="PATH", default=None,
+                   help="a CUTLASS checkout or include dir, or an unzipped nvidia-cutlass wheel "
+                        "(default: the installed nvidia-cutlass)")
+    x.add_argument("--format", choices=("text", "json"), default="text")
+    x.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
+    x.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    x.set_defaults(func=cmd_crosscheck)

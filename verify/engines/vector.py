@@ -96,31 +96,36 @@ class VectorEvaluator:
         env_max = {k: int(np.max(np.abs(v))) if np.size(v) else 0 for k, v in (env or {}).items()}
         self.fast = value_bound(formula, lane_max, i_max, env_max) < FAST_LIMIT
         dtype = np.int64 if self.fast else object
-        self._vars = {"lane": np.broadcast_to(np.asarray(lane, dtype=dtype), self.shape),
-                      "i": np.broadcast_to(np.asarray(i, dtype=dtype), self.shape)}
+        # every array keeps the shape it needs ([threads, 1] for the lane, [1, n] for i) and numpy
+        # broadcasts: a value that depends on the lane only is computed once per lane
+        self._vars = {"lane": np.asarray(lane, dtype=dtype), "i": np.asarray(i, dtype=dtype)}
         for k, v in (env or {}).items():
-            self._vars[k] = np.broadcast_to(np.asarray(v, dtype=dtype), self.shape)
+            self._vars[k] = np.asarray(v, dtype=dtype)
         self.dtype = dtype
         self._memo: dict[str, Value] = {}
 
     # -- helpers
     def _full(self, v: int) -> np.ndarray:
-        return np.full(self.shape, v, dtype=self.dtype)
+        return np.asarray(v, dtype=self.dtype)  # 0-d: broadcasts against anything
+
+    def full(self, name: str) -> Value:
+        """Definition ``name`` with every array broadcast to the whole domain (for callers that index it)."""
+        v = self.value(name)
+        b = (lambda a: None if a is None else np.broadcast_to(a, self.shape))  # noqa: E731
+        return Value(np.broadcast_to(v.lo, self.shape), np.broadcast_to(v.hi, self.shape), b(v.span), b(v.ok), b(v.err))
 
     def _range_err(self, v: np.ndarray) -> np.ndarray | None:
         """Points where a value leaves 64 bits (object mode only; int64 mode cannot reach it)."""
         if self.fast:
             return None
-        bad = ((v < INT64_MIN) | (v > INT64_MAX)).astype(bool)
+        bad = np.asarray((v < INT64_MIN) | (v > INT64_MAX), dtype=bool)
         return bad if bad.any() else None
 
     def _clean(self, v: np.ndarray, bad: np.ndarray | None) -> np.ndarray:
         """Zero the values at failed points so later operations stay small and defined."""
         if bad is None or not bad.any():
             return v
-        v = np.array(v, dtype=self.dtype, copy=True)
-        v[bad] = 0
-        return v
+        return np.where(bad, np.asarray(0, dtype=self.dtype), v)
 
     # -- definitions
     def value(self, name: str) -> Value:
@@ -129,42 +134,49 @@ class VectorEvaluator:
         return self._memo[name]
 
     def _piecewise(self, name: str) -> Value:
+        cases = self._defs[name].cases
+        if len(cases) == 1 and cases[0].cond is None:
+            return self.expr(cases[0].expr)  # no case analysis: the expression itself
         reach: np.ndarray | None = None  # points that get to this case (None: all)
-        lo = self._full(0)
-        hi = self._full(0)
-        span = np.zeros(self.shape, bool)
-        ok = np.zeros(self.shape, bool)
-        err = np.zeros(self.shape, bool)
-        any_span = False
-        for case in self._defs[name].cases:
+        parts: list[tuple[np.ndarray | None, Value]] = []
+        err: np.ndarray | None = None
+        for case in cases:
             if reach is not None and not reach.any():
                 break
             if case.cond is None:
-                take = reach
-                rest: np.ndarray | None = np.zeros(self.shape, bool)
-            else:
-                truth, cok, cerr = self.cond(case.cond)
-                if cerr is not None:
-                    err |= cerr if reach is None else (cerr & reach)
-                here = both(reach, cok)
-                take = truth if here is None else (here & truth)
-                rest = ~truth if here is None else (here & ~truth)
-            e = self.expr(case.expr)
-            sel = np.ones(self.shape, bool) if take is None else take
-            if e.err is not None:
-                err |= sel & e.err
-            good = sel if e.ok is None else (sel & e.ok)
-            ok |= good
-            if e.span is not None:
-                any_span = True
-                span[good] = e.span[good]
-            lo = np.where(good, e.lo, lo)
-            hi = np.where(good, e.hi, hi)
-            reach = rest
-            if case.cond is None:
+                parts.append((reach, self.expr(case.expr)))
+                reach = np.zeros((), bool)
                 break
-        ok &= ~err
-        return Value(lo, hi, span if any_span else None, None if ok.all() else ok, err if err.any() else None)
+            truth, cok, cerr = self.cond(case.cond)
+            if cerr is not None:
+                err = either(err, cerr if reach is None else (cerr & reach))
+            here = both(reach, cok)
+            take = truth if here is None else (here & truth)
+            reach = ~truth if here is None else (here & ~truth)
+            parts.append((take, self.expr(case.expr)))
+        lo: np.ndarray = self._full(0)
+        hi: np.ndarray = self._full(0)
+        span: np.ndarray | None = None
+        ok: np.ndarray = np.zeros((), bool)
+        ranges = any(e.hi is not e.lo for _, e in parts)  # a column range among the cases (sparse A)
+        for take, e in reversed(parts):  # the first matching case wins: apply the cases last to first
+            sel = np.ones((), bool) if take is None else take
+            if e.err is not None:
+                err = either(err, sel & e.err)
+            good = sel if e.ok is None else (sel & e.ok)
+            ok = good | ok
+            lo = np.where(good, e.lo, lo)
+            if ranges:
+                hi = np.where(good, e.hi, hi)
+            if e.span is not None or span is not None:
+                span = np.where(good, e.span if e.span is not None else False, span if span is not None else False)
+        if not ranges:
+            hi = lo
+        if err is not None:
+            ok = ok & ~err
+        ok_all = bool(np.all(ok))
+        return Value(lo, hi, span if span is not None and span.any() else None, None if ok_all else ok,
+                     err if err is not None and err.any() else None)
 
     # -- expressions
     def expr(self, e: Expr) -> Value:
@@ -186,7 +198,7 @@ class VectorEvaluator:
         if isinstance(e, Span):
             a = self.scalar(e.first)
             b = self.scalar(e.last)
-            return Value(a.lo, b.lo, np.ones(self.shape, bool), both(a.ok, b.ok), either(a.err, within(a.ok, b.err)))
+            return Value(a.lo, b.lo, np.ones((), bool), both(a.ok, b.ok), either(a.err, within(a.ok, b.err)))
         raise TypeError(type(e))
 
     def scalar(self, e: Expr) -> Value:
@@ -219,16 +231,19 @@ class VectorEvaluator:
         op_err: np.ndarray | None = None
         if op in ("/", "%"):
             zero = y == 0
-            if zero.any():
-                op_err = zero.astype(bool)
+            if np.any(zero):
+                op_err = np.asarray(zero, dtype=bool)
                 y = np.where(zero, 1, y)
-            q = np.abs(x) // np.abs(y)
-            q = np.where((x >= 0) == (y >= 0), q, -q)
-            v = q if op == "/" else x - y * q
+            if self.fast and np.ndim(y) == 0 and y > 0 and np.all(x >= 0):
+                v = x // y if op == "/" else x % y  # non-negative by positive: C and floor agree
+            else:
+                q = np.abs(x) // np.abs(y)
+                q = np.where((x >= 0) == (y >= 0), q, -q)
+                v = q if op == "/" else x - y * q
         elif op in ("<<", ">>"):
             out = (y < 0) | (y > 63)
-            if out.any():
-                op_err = out.astype(bool)
+            if np.any(out):
+                op_err = np.asarray(out, dtype=bool)
                 y = np.where(out, 0, y)
             v = np.left_shift(x, y) if op == "<<" else np.right_shift(x, y)
         elif op == "+":
@@ -259,26 +274,28 @@ class VectorEvaluator:
                 err = either(err, within(ok, v.err))
                 ok = both(ok, v.ok)
                 vals.append(v.lo)
-            truth = np.ones(self.shape, bool)
+            truth: np.ndarray = np.ones((), bool)
             for op, x, y in zip(c.ops, vals, vals[1:]):
-                truth &= np.asarray(_CMP[op](x, y), dtype=bool)
+                truth = truth & np.asarray(_CMP[op](x, y), dtype=bool)
             return truth, ok, err
         if isinstance(c, InSet):
             v = self.scalar(c.operand)
-            truth = np.isin(v.lo, np.asarray(c.values, dtype=self.dtype)) if c.values else np.zeros(self.shape, bool)
-            return np.asarray(truth, dtype=bool), v.ok, v.err
+            truth = np.zeros((), bool)
+            for value in c.values:  # small sets: equality tests broadcast where np.isin would flatten
+                truth = truth | np.asarray(v.lo == value, dtype=bool)
+            return truth, v.ok, v.err
         if isinstance(c, BoolOp):
             is_and = c.op == "and"
-            reach = np.ones(self.shape, bool)     # points that evaluate this operand
-            decided = np.zeros(self.shape, bool)  # short-circuited: a false (and) / a true (or)
-            err = np.zeros(self.shape, bool)
+            reach: np.ndarray = np.ones((), bool)     # points that evaluate this operand
+            decided: np.ndarray = np.zeros((), bool)  # short-circuited: a false (and) / a true (or)
+            err: np.ndarray = np.zeros((), bool)
             for o in c.operands:
                 t, ok, e = self.cond(o)
                 if e is not None:
-                    err |= reach & e
+                    err = err | (reach & e)
                 good = reach if ok is None else (reach & ok)
                 stop = good & (~t if is_and else t)
-                decided |= stop
+                decided = decided | stop
                 reach = good & ~stop
             # ``reach`` now holds the points that passed every operand (all true / all false)
             truth = reach if is_and else decided
@@ -289,5 +306,5 @@ class VectorEvaluator:
 
 def evaluate(formula: Formula, name: str, lane: np.ndarray, i: np.ndarray,
              env: Mapping[str, np.ndarray | int] | None = None) -> Value:
-    """Definition ``name`` of ``formula`` at every point of the broadcast (lane, i) domain."""
-    return VectorEvaluator(formula, lane, i, env).value(name)
+    """Definition ``name`` of ``formula`` at every point of the (lane, i) domain, broadcast to it."""
+    return VectorEvaluator(formula, lane, i, env).full(name)

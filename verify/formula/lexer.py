@@ -23,7 +23,7 @@ _TOKEN_RE = re.compile(
   | (?P<comment>//[^\n]*)
   | (?P<nl>\n)
   | (?P<num>0[xX][0-9a-fA-F]+|0[bB][01]+|[0-9]+)
-  | (?P<lane>%laneid\b)
+  | (?P<lane>%laneid\b|%tid\b)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
   | (?P<op>\.\.\.|\.\.|\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%&|^<>=(){}\[\],.:])
     """,

@@ -7,6 +7,10 @@ index ``i``::
     row = groupID      for ai where 0 <= i < 2 || 4 <= i < 6
           groupID + 8  Otherwise
 
+``%tid`` is the thread index of the layout's domain (0..127 for a warpgroup layout, where
+``%laneid`` would read as the lane inside one warp); both name the same variable, so a 32-thread
+formula may use either.
+
 Spec text is untrusted, so nothing here ever evaluates a string.  Every error
 carries the line and column it refers to.
 """
@@ -30,7 +34,7 @@ _BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
 _RELOPS = {"<", "<=", ">", ">=", "==", "=", "!="}
 
 
-def _is_kw(tok: Token, word: str) -> bool:
+def is_keyword(tok: Token, word: str) -> bool:
     return tok.kind == "NAME" and tok.text.lower() == word
 
 
@@ -65,7 +69,7 @@ class ExpressionParser:
         return self.tok.kind == "OP" and self.tok.text in ops
 
     def at_kw(self, word: str) -> bool:
-        return _is_kw(self.tok, word)
+        return is_keyword(self.tok, word)
 
     def expect_op(self, op: str) -> Token:
         if not self.at_op(op):
@@ -319,7 +323,7 @@ def split_lines(tokens: list[Token]) -> list[list[Token]]:
     return lines
 
 
-def _is_definition_start(line: list[Token], at: int) -> bool:
+def is_definition_start(line: list[Token], at: int) -> bool:
     return (
         len(line) > at + 1
         and line[at].kind == "NAME"
@@ -342,12 +346,12 @@ def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) 
     defs: list[tuple[str, Pos, list[Case]]] = []
     for line in split_lines(tokens):
         p = LineParser(line, element_prefix, source_lines, params)
-        if len(line) == 2 and _is_kw(line[0], "where"):
+        if len(line) == 2 and is_keyword(line[0], "where"):
             continue  # "Where" on a line of its own
-        start = 1 if _is_kw(line[0], "where") else 0
-        if start == 1 and not _is_definition_start(line, 1):
+        start = 1 if is_keyword(line[0], "where") else 0
+        if start == 1 and not is_definition_start(line, 1):
             raise p.error("expected 'where NAME = ...'")
-        if _is_definition_start(line, start):
+        if is_definition_start(line, start):
             name_tok = line[start]
             if name_tok.text == "i":
                 raise p.error("'i' is the element index and cannot be defined", name_tok)
@@ -370,14 +374,14 @@ def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) 
     formula = Formula(
         tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), element_prefix
     )
-    _resolve(formula, source_lines)
+    resolve(formula, source_lines)
     return formula
 
 
 
 # ----------------------------------------------------------------------------- resolution
 
-def _resolve(formula: Formula, lines: list[str]) -> None:
+def resolve(formula: Formula, lines: list[str]) -> None:
     """Unknown names, cycles, misplaced spans, missing row/col, and trees too deep to evaluate."""
     names = {d.name: d for d in formula.definitions}
 

@@ -6,6 +6,8 @@ typos.  Lists are tolerant of stray punctuation and of ellipses with or without 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Any
 
 MAX_ELEMENTS = 1024
 
@@ -67,14 +69,20 @@ def element_text_at(text: str, env: dict[str, int] | object, params: tuple[str, 
     """A family's element list as the doc would print it for one binding: ``d0, ..., d44, d45, ...``
     (punctuation kept, so the elements check still sees the doc's typos)."""
     from ..engines import oracle  # noqa: PLC0415
-    from ..formula import Case, Definition, Formula, parse_expression  # noqa: PLC0415
-    head, bindings = list_and_bindings(text)
+    head, bindings = _parsed_bindings(text, tuple(params))
     values: dict[str, int] = {}
-    for name, expr, _ in bindings:
-        e = parse_expression(expr, params)
-        v = oracle.evaluate(Formula((Definition("value", (Case(e, None),)),), "x"), "value", 0, 0, env)  # type: ignore[arg-type]
-        values[name] = int(v)  # type: ignore[arg-type]
+    for name, f in bindings:
+        values[name] = int(oracle.evaluate(f, "value", 0, 0, env))  # type: ignore[arg-type]
     if values:
         head = re.sub(r"\b([a-z]+)([A-Z][A-Za-z0-9_]*)\b",
                       lambda m: f"{m.group(1)}{values[m.group(2)]}" if m.group(2) in values else m.group(0), head)
     return head.strip()
+
+
+@lru_cache(maxsize=256)
+def _parsed_bindings(text: str, params: tuple[str, ...]) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """The list part and each binding parsed once (a family's list is expanded for every value)."""
+    from ..formula import Case, Definition, Formula, parse_expression  # noqa: PLC0415
+    head, bindings = list_and_bindings(text)
+    return head, tuple((name, Formula((Definition("value", (Case(parse_expression(expr, params), None),)),), "x"))
+                       for name, expr, _ in bindings)

@@ -51,24 +51,48 @@ def decide(cells: Cells, rows: int, cols: int, groups: int, name: Callable[[int]
         bad_range = mma({**elem(p), "row": int(cells.row[lane, i]) if ok else None,
                          "col": int(cells.col[lane, i]) if ok else None}, int(cells.group[lane]))
     collision = None
-    defined = np.flatnonzero(cells.ok.ravel())
-    if defined.size:
-        keys = np.stack([g.ravel()[defined], cells.row.ravel()[defined], cells.col.ravel()[defined]], axis=1)
-        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
-        owner = first[np.asarray(inverse).ravel()]
-        dup = np.flatnonzero(owner != np.arange(defined.size))
-        if dup.size:
-            k = int(dup[0])
-            p, q = int(defined[owner[k]]), int(defined[k])
-            lane = q // n
-            collision = mma({"first": elem(p), "second": elem(q), "row": int(cells.row.ravel()[q]),
-                             "col": int(cells.col.ravel()[q])}, int(cells.group[lane]))
-    covered = np.zeros((groups, rows, cols), bool)
-    covered[g[inside], cells.row[inside], cells.col[inside]] = True
+    flat_g, flat_r, flat_c = g.ravel(), cells.row.ravel(), cells.col.ravel()
     hole = None
-    holes = np.flatnonzero(~covered.ravel())
+    if bad_range is None:
+        # every point defined and inside: cells are numbered g*rows*cols + r*cols + c and counted
+        key = (flat_g * rows + flat_r) * cols + flat_c
+        counts = np.bincount(key, minlength=groups * rows * cols)
+        if counts.max(initial=0) > 1:
+            collision = _first_collision(key, np.arange(key.size), elem, mma, flat_r, flat_c, cells.group, n)
+        holes = np.flatnonzero(counts == 0)
+    else:
+        defined = np.flatnonzero(cells.ok.ravel())
+        if defined.size:
+            key = _keys(flat_g[defined], flat_r[defined], flat_c[defined])
+            collision = _first_collision(key, defined, elem, mma, flat_r, flat_c, cells.group, n)
+        covered = np.zeros((groups, rows, cols), bool)
+        covered[g[inside], cells.row[inside], cells.col[inside]] = True
+        holes = np.flatnonzero(~covered.ravel())
     if holes.size:
         grp, rest = divmod(int(holes[0]), rows * cols)
         r, c = divmod(rest, cols)
         hole = mma({"row": r, "col": c}, grp)
     return Enumeration(bad_range, collision, hole)
+
+
+def _keys(g: np.ndarray, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """One integer per cell (cells outside the matrix too), or rows of (g, r, c) when the values are
+    too spread out to number them in 63 bits (hostile formulas)."""
+    spans = [int(x.max()) - int(x.min()) + 1 for x in (g, r, c)]
+    if spans[0] * spans[1] * spans[2] < 2**62:
+        return ((g - g.min()) * spans[1] + (r - r.min())) * spans[2] + (c - c.min())
+    return np.stack([g, r, c], axis=1)
+
+
+def _first_collision(key: np.ndarray, points: np.ndarray, elem: Callable[[int], dict[str, Any]],
+                     mma: Callable[[dict[str, Any], int], dict[str, Any]], flat_r: np.ndarray, flat_c: np.ndarray,
+                     group: np.ndarray, n: int) -> dict[str, Any] | None:
+    """The first point (scan order) whose cell an earlier point holds, with that earlier point."""
+    _, first, inverse = np.unique(key, axis=0 if key.ndim > 1 else None, return_index=True, return_inverse=True)
+    owner = first[np.asarray(inverse).ravel()]
+    dup = np.flatnonzero(owner != np.arange(key.shape[0]))
+    if not dup.size:
+        return None
+    k = int(dup[0])
+    p, q = int(points[owner[k]]), int(points[k])
+    return mma({"first": elem(p), "second": elem(q), "row": int(flat_r[q]), "col": int(flat_c[q])}, int(group[q // n]))

@@ -50,7 +50,7 @@ class FormulaMap:
     def cells(self, domain: Domain, env: Env | None = None) -> Cells:
         ev = vector.VectorEvaluator(self.formula, np.arange(domain.threads)[:, None],
                                     np.arange(domain.elements)[None, :], env)
-        r, c = ev.value("row"), ev.value("col")
+        r, c = ev.full("row"), ev.full("col")
         shape = (domain.threads, domain.elements)
         # the oracle evaluates row, then col (only where row is defined), then rejects ranges
         err = vector.either(r.err, vector.within(r.ok, c.err))
@@ -64,8 +64,8 @@ class FormulaMap:
             group = None
         if group is None or (err is not None and err.any()):
             self._raise_first_error(domain)  # the oracle names the first failing point exactly
-        okm = np.ones(shape, bool) if ok is None else np.array(ok, bool)
-        return Cells(np.asarray(r.lo, np.int64), np.asarray(c.lo, np.int64), okm, group)  # type: ignore[arg-type]
+        okm = np.ones(shape, bool) if ok is None else np.ascontiguousarray(ok, bool)
+        return Cells(np.ascontiguousarray(r.lo, np.int64), np.ascontiguousarray(c.lo, np.int64), okm, group)  # type: ignore[arg-type]
 
     def _raise_first_error(self, domain: Domain) -> None:
         for lane in range(domain.threads):

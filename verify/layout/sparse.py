@@ -274,7 +274,7 @@ class SparseMap:
     def info(self, domain: Domain) -> SparseInfo:
         shape = (domain.threads, domain.elements)
         ev = vector.VectorEvaluator(self.normal, np.arange(domain.threads)[:, None], np.arange(domain.elements)[None, :])
-        r, c = ev.value("row"), ev.value("col")
+        r, c = ev.full("row"), ev.full("col")
         err = vector.either(r.err, vector.within(r.ok, c.err))
         defined = vector.both(r.ok, c.ok)
         bad_kind = None if r.span is None else vector.within(defined, r.span)
@@ -284,7 +284,7 @@ class SparseMap:
             for lane in range(domain.threads):  # the oracle names the first failing point exactly
                 self._lane(lane)
             raise AssertionError("the vectorised engine reported an error that the oracle does not find")
-        d = np.ones(shape, bool) if defined is None else np.array(defined, bool)
+        d = np.ones(shape, bool) if defined is None else np.ascontiguousarray(defined, bool)
         row = np.asarray(r.lo, np.int64)
         first = np.asarray(c.lo, np.int64)
         last = np.asarray(c.hi, np.int64)

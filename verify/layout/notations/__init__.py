@@ -9,16 +9,36 @@ the operand extent when the notation states it, the original text and the notati
 - ``cute_headers``: every ``MMA_Traits`` in CuTe's ``mma_traits_sm*.hpp`` headers
 - ``triton``: Triton linear layouts (bases over GF(2)), JSON or printed
 - ``table``: explicit (lane, i) -> (row, col) tables, JSON
+- ``expr``: index code (the spec formula language with ``lane``/``tid`` and ``//`` floor division)
+- ``build``: a ``TVImport`` as a ``Layout`` shaped like a spec layout (``to_layout``, ``import_as``)
 """
+from .build import NOTATIONS, import_as, substitute_lane, to_layout
 from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula
-from .cute_headers import HeaderResult, Skipped, TraitEntry, find_mma_headers, ptx_type, read_header, read_headers
+from .cute_headers import (
+    HeaderResult,
+    Skipped,
+    TraitEntry,
+    find_mma_headers,
+    ptx_type,
+    read_header,
+    read_headers,
+)
 from .errors import NotationError, TVImport
-from .table import LayoutTable, TableEntry, import_table, parse_table, table_from_entries, table_to_formula
+from .expr import import_index_code, parse_index_code
+from .table import (
+    LayoutTable,
+    TableEntry,
+    import_table,
+    parse_table,
+    table_from_entries,
+    table_to_formula,
+)
 from .triton import TritonLayout, import_triton, parse_triton, triton_to_formula
 
 __all__ = [
-    "CuteLayout", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry", "TraitEntry",
-    "TritonLayout", "find_mma_headers", "import_cute", "import_table", "import_triton", "parse_cute", "parse_table",
-    "parse_triton", "ptx_type", "read_header", "read_headers", "table_from_entries", "table_to_formula",
-    "triton_to_formula", "tv_to_formula",
+    "NOTATIONS", "CuteLayout", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry",
+    "TraitEntry", "TritonLayout", "find_mma_headers", "import_as", "import_cute", "import_index_code", "import_table",
+    "import_triton", "parse_cute", "parse_index_code", "parse_table", "parse_triton", "ptx_type", "read_header",
+    "read_headers", "substitute_lane", "table_from_entries", "table_to_formula", "to_layout", "triton_to_formula",
+    "tv_to_formula",
 ]

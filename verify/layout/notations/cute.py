@@ -12,14 +12,26 @@ length-checked before conversion, and every error is a positioned ``NotationErro
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Callable, Iterator, Union
 
-from verify.formula import BinOp, BoolOp, Case, Compare, Definition, Formula, InSet, Num, Ref, Var
+from verify.formula import (
+    BinOp,
+    BoolOp,
+    Case,
+    Compare,
+    Definition,
+    Expr,
+    Formula,
+    InSet,
+    Num,
+    Ref,
+    Var,
+)
 
 from .errors import NotationError, TVImport, decode_source
 
-IntTuple = Union[int, tuple["IntTuple", ...]]
+IntTuple = int | tuple["IntTuple", ...]
 
 MAX_DEPTH = 32            # nesting of tuples / template arguments (real layouts use <= 4)
 MAX_LEAVES = 256          # flattened modes of one layout
@@ -113,7 +125,7 @@ class CuteLayout:
     stride: IntTuple
 
     def __post_init__(self) -> None:
-        if _depth(self.shape) > MAX_DEPTH:
+        if _depth(self.shape) > MAX_DEPTH or _depth(self.stride) > MAX_DEPTH:
             raise ValueError(f"layout nested deeper than {MAX_DEPTH} levels")
         if not congruent(self.shape, self.stride):
             raise ValueError(f"shape {tuple_text(self.shape)} and stride {tuple_text(self.stride)} are not congruent")
@@ -131,7 +143,7 @@ class CuteLayout:
         """Number of top-level modes (an integer shape is one mode)."""
         return len(self.shape) if isinstance(self.shape, tuple) else 1
 
-    def mode(self, k: int) -> "CuteLayout":
+    def mode(self, k: int) -> CuteLayout:
         if not isinstance(self.shape, tuple):
             if k != 0:
                 raise IndexError(k)
@@ -202,7 +214,7 @@ def _short(s: str, limit: int = 40) -> str:
 
 def _int_value(text: str) -> int | None:
     """Decimal literal -> int, or None when it is not a plain decimal (``1.0f``, ``0x1F``)."""
-    digits = text[1:] if text.startswith("_") else text
+    digits = text.removeprefix("_")
     if not _DIGITS.match(digits):
         return None
     if len(digits) > MAX_DIGITS:
@@ -222,10 +234,10 @@ class TokenStream:
         while k >= len(buf):
             if self._end is not None:
                 return self._end
-            t = next(self._gen)
-            buf.append(t)
-            if t[0] == "END":
-                self._end = t
+            try:
+                buf.append(next(self._gen))
+            except StopIteration:  # past the end: the end token again (the lexer yields it last)
+                self._end = buf[-1]
         return buf[k]
 
 
@@ -331,7 +343,7 @@ class PNode:
     value: IntTuple
     line: int
     col: int
-    children: tuple["PNode", ...] | None = None
+    children: tuple[PNode, ...] | None = None
 
 
 def _check_congruent(shape: PNode, stride: PNode, source: str) -> None:
@@ -458,12 +470,12 @@ class TNode:
     kind: str            # "num" | "name" | "op"
     text: str            # number text, (qualified) name, or operator
     value: int | None
-    args: tuple["TNode", ...] | None   # template arguments (name<...>) or operands (op)
+    args: tuple[TNode, ...] | None   # template arguments (name<...>) or operands (op)
     line: int
     col: int
 
 
-Value = Union[CuteLayout, PNode]
+Value = CuteLayout | PNode
 Resolver = Callable[[TNode, "Interpreter"], "Value | None"]
 
 
@@ -475,7 +487,7 @@ class TypeParser:
     ``Int<N/8>`` in CuTe's template aliases.
     """
 
-    def __init__(self, toks: "list[Token] | TokenStream", k: int, source: str) -> None:
+    def __init__(self, toks: list[Token] | TokenStream, k: int, source: str) -> None:
         self.toks, self.k, self.source, self.depth = toks, k, source, 0
 
     @property
@@ -579,8 +591,8 @@ class Interpreter:
     ``Int<N>``/``C<N>``, integer expressions over ``env`` (template parameters), and — through
     ``resolve`` — aliases defined elsewhere (headers)."""
 
-    _TUPLES = {"Shape", "Stride", "tuple", "Tile", "Coord", "Step"}
-    _INTS = {"Int", "C", "integral_constant"}
+    _TUPLES = frozenset({"Shape", "Stride", "tuple", "Tile", "Coord", "Step"})
+    _INTS = frozenset({"Int", "C", "integral_constant"})
 
     def __init__(self, source: str, env: dict[str, int] | None = None, resolve: Resolver | None = None) -> None:
         self.source, self.env, self.resolve = source, dict(env or {}), resolve
@@ -590,7 +602,7 @@ class Interpreter:
 
     @staticmethod
     def base(name: str) -> str:
-        return name[6:] if name.startswith("cute::") else name
+        return name.removeprefix("cute::")
 
     def value(self, node: TNode, depth: int = 0) -> Value:
         if depth > MAX_DEPTH:
@@ -726,13 +738,14 @@ def tv_to_formula(layout: CuteLayout, operand: str, m: int, n: int, k: int, pref
     thread_def, nlanes = _thread_definition(layout, thr_id, source)
     values = layout.mode(1).size()
     defs.append(thread_def)
-    terms = _digits("t", Ref("thread"), layout.mode(0), defs) + _digits("v", Var("i"), layout.mode(1), defs)
-    idx = None
+    # a broadcast thread mode still mentions ``thread * 0``, so lanes outside ThrID stay undefined
+    terms = _digits("t", Ref("thread"), layout.mode(0), defs) or [("thread", 0)]
+    terms += _digits("v", Var("i"), layout.mode(1), defs)
+    idx: Expr | None = None
     for name, d in terms:
         term = Ref(name) if d == 1 else BinOp("*", Ref(name), Num(d))
         idx = term if idx is None else BinOp("+", idx, term)
-    # every coordinate broadcast: all cells index 0 (``thread * 0`` keeps ThrID's undefined lanes)
-    defs.append(Definition("idx", (Case(idx if idx is not None else BinOp("*", Ref("thread"), Num(0)), None),)))
+    defs.append(Definition("idx", (Case(idx, None),)))  # type: ignore[arg-type]
     fast, slow = BinOp("%", Ref("idx"), Num(tile_rows)), BinOp("/", Ref("idx"), Num(tile_rows))
     if op == "B":  # CuTe's (n, k) is PTX's (col, row)
         row, col, extent = slow, fast, (k, n)

@@ -172,6 +172,9 @@ class HeaderReader:
                 return Skipped(raw.name, raw.line, f"inheritance cycle through MMA_Traits<{base}>")
             chain.append(base)
             parent = self.raw.get(base)
+            if parent is None and "<" in base:  # an instance of a partial specialisation?
+                head = base.split("<", 1)[0]
+                parent = next((r for n, r in self.raw.items() if n.split("<", 1)[0] == head and r.skipped), None)
             if parent is None:
                 return Skipped(raw.name, raw.line, f"base MMA_Traits<{base}> is not defined in the headers read")
             if parent.skipped is not None:
@@ -359,7 +362,7 @@ class _Scanner:
                 self.alias(params)
                 return
             if (self.is_name("struct") or self.is_name("class")) and self.is_name("MMA_Traits", 1):
-                self.trait(params, t)
+                self.trait(params)
                 return
             self.skip_declaration()
             return
@@ -407,24 +410,24 @@ class _Scanner:
         for g in groups:
             if not g:
                 continue
-            head = [t for t in g if not (t[0] == "P" and t[1] == "::")]
-            if head[0][1] not in _INT_PARAM_TYPES:
+            if g[0][1] not in _INT_PARAM_TYPES:
                 raise self.error(f"template parameter {_join(g)!r} is not an integer", g[0])
-            before_default = g
+            declared = g
             for j, t in enumerate(g):
                 if t[0] == "P" and t[1] == "=":
-                    before_default = g[:j]
+                    declared = g[:j]
                     break
-            names.append(before_default[-1][1])
+            if len(declared) < 2 or declared[-1][0] != "NAME":
+                raise self.error(f"template parameter {_join(g)!r} has no name", g[0])
+            names.append(declared[-1][1])
         return tuple(names)
 
-    def trait(self, params: list[Token], template_tok: Token) -> None:
+    def trait(self, params: list[Token]) -> None:
         struct_tok = self.tok()
         self.k += 2  # struct MMA_Traits
         name_toks = self.angle_tokens()
         name = _join(name_toks)
-        if name.startswith("cute::"):
-            name = name[6:]
+        name = name.removeprefix("cute::")
         line = struct_tok[3]
         base = None
         if self.is_p(":"):
@@ -436,8 +439,7 @@ class _Scanner:
                     self.k += 2
                 self.k += 1
                 base = _join(self.angle_tokens())
-                if base.startswith("cute::"):
-                    base = base[6:]
+                base = base.removeprefix("cute::")
             else:  # some other base class: read what we can, note the base as written
                 btoks = []
                 while not self.is_p("{") and self.tok()[0] != "END" and not self.is_p(";"):
@@ -538,7 +540,9 @@ def read_headers(paths: list[Path] | list[str]) -> list[HeaderResult]:
         out.append((text[start:], line0))
         return out
 
-    for root in files:  # iterative: an include chain of any length cannot overflow the stack
+    included = {item for p in files for item in parts(p) if isinstance(item, Path)}
+    roots = [p for p in files if p not in included] + [p for p in files if p in included]
+    for root in roots:  # iterative: an include chain of any length cannot overflow the stack
         if root in seen:
             continue
         seen.add(root)

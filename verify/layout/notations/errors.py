@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Union
 
 from verify.formula import Formula
 
-JsonValue = Union[None, bool, int, float, str, list, dict]
+JsonValue = None | bool | int | float | str | list | dict
 
 MAX_SOURCE_CHARS = 16 * 1024 * 1024   # 16 MiB: the largest CuTe header is ~1 MiB
 MAX_JSON_DEPTH = 8                    # tables and Triton files need 3 levels
@@ -118,6 +117,11 @@ class JsonDoc:
     source: str
     _where: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
     _members: dict[int, dict[object, tuple[int, int]]] = field(default_factory=dict, repr=False)
+    _keys: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict, repr=False)
+
+    def key_where(self, obj: dict, key: str) -> tuple[int, int]:
+        """Position of the quoted key ``key`` of object ``obj`` (for unknown or repeated keys)."""
+        return self._keys.get(id(obj), {}).get(key) or self.where(obj, key)
 
     def where(self, container: object, key: object = None) -> tuple[int, int]:
         """Position of ``container`` itself, or of its member ``key`` (a dict key or list index)."""
@@ -269,7 +273,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             else:
                 stack.append([container, None, vstart])
                 if c == "{":
-                    k = _json_key(text, k, n, stack[-1], string, err)
+                    k = _json_key(text, k, n, stack[-1], string, err, doc, pos)
                 continue
         else:
             value, k = scalar(k)
@@ -300,7 +304,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             if text[k] == ",":
                 k = skip_ws(k + 1)
                 if isinstance(parent, dict):
-                    k = _json_key(text, k, n, frame, string, err)
+                    k = _json_key(text, k, n, frame, string, err, doc, pos)
                 break
             if text[k] == closer:
                 vstart = stack.pop()[2]
@@ -309,7 +313,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             raise err(f"expected ',' or '{closer}', found {text[k]!r}", k)
 
 
-def _json_key(text, k, n, frame, string, err) -> int:
+def _json_key(text, k, n, frame, string, err, doc, pos) -> int:
     """Read ``"key" :`` into ``frame``; duplicate keys are errors."""
     if k >= n or text[k] != '"':
         raise err("expected a quoted key", k)
@@ -317,6 +321,7 @@ def _json_key(text, k, n, frame, string, err) -> int:
     key, k = string(k)
     if key in frame[0]:
         raise err(f"duplicate key {key!r}", kstart)
+    doc._keys.setdefault(id(frame[0]), {})[key] = pos.at(kstart)
     while k < n and text[k] in _WS:
         k += 1
     if k >= n or text[k] != ":":

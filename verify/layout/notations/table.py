@@ -10,8 +10,8 @@ numbers per entry, evaluated by set membership.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from verify.formula import BinOp, Case, Definition, Formula, InSet, Num, Ref, Var
 
@@ -114,12 +114,13 @@ def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
     return LayoutTable(tuple(out), rows, cols)
 
 
-def table_to_formula(table: LayoutTable, prefix: str = "a", *, text: str = "", operand: str | None = None,
-                     source: str = "argument") -> TVImport:
-    """``row``/``col`` as one case per distinct value over a set of ``key = %laneid * values + i``."""
+def table_to_formula(table: LayoutTable, prefix: str | None = None, *, operand: str | None = None,
+                     text: str = "") -> TVImport:
+    """``row``/``col`` as one case per distinct value over a set of ``key = %laneid * values + i``
+    (the element prefix defaults to the operand letter, ``a`` when no operand is given)."""
     threads, values = table.threads, table.values
     if threads < 1:
-        raise NotationError("the table has no entries", 1, 1, source)
+        raise NotationError("the table has no entries")
     key_expr = BinOp("+", BinOp("*", Var("lane"), Num(values)), Var("i")) if values > 1 else Var("lane")
     defs = [Definition("key", (Case(key_expr, domain_condition(threads, values)),))]
     for name, pick in (("row", lambda e: e.row), ("col", lambda e: e.col)):
@@ -133,8 +134,9 @@ def table_to_formula(table: LayoutTable, prefix: str = "a", *, text: str = "", o
             cases = (Case(Num(0), InSet(Ref("key"), (-1,))),)
         defs.append(Definition(name, cases))
     extent = (table.rows, table.cols) if table.rows is not None and table.cols is not None else None
-    return TVImport(Formula(tuple(defs), prefix), threads, values, text, "table", extent,
-                    operand.upper() if operand else None)
+    op = operand.upper() if operand else None
+    formula = Formula(tuple(defs), prefix if prefix is not None else (op.lower() if op else "a"))
+    return TVImport(formula, threads, values, text, "table", extent, op)
 
 
 def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]], rows: int | None = None,
@@ -158,9 +160,9 @@ def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]
     return LayoutTable(tuple(out), rows, cols)
 
 
-def import_table(text: str | bytes, prefix: str = "a", *, operand: str | None = None,
+def import_table(text: str | bytes, prefix: str | None = None, *, operand: str | None = None,
                  source: str = "argument") -> TVImport:
     """``parse_table`` then ``table_to_formula`` (the ``conform --table FILE`` path)."""
     table = parse_table(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-    return table_to_formula(table, prefix, text=raw, operand=operand, source=source)
+    return table_to_formula(table, prefix, operand=operand, text=raw)

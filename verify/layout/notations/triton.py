@@ -17,11 +17,12 @@ F2-linear layout always spans a power-of-two extent).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
 
-from .cute import domain_condition
+from .cute import TokenStream, domain_condition
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
 
 MAX_BASES = {"register": 16, "lane": 6, "warp": 5, "block": 8}
@@ -87,8 +88,9 @@ _TOKEN = re.compile(r"""
 """, re.VERBOSE)
 
 
-def _tokens(text: str, source: str) -> list[tuple[str, str, int, int]]:
-    toks, line, line_start, k = [], 1, 0, 0
+def _tokens(text: str, source: str) -> Iterator[tuple[str, str, int, int]]:
+    """(kind, text, line, col) on demand: a parser that gives up early never lexes the rest."""
+    line, line_start, k = 1, 0, 0
     while k < len(text):
         m = _TOKEN.match(text, k)
         col = k - line_start + 1
@@ -102,19 +104,31 @@ def _tokens(text: str, source: str) -> list[tuple[str, str, int, int]]:
         elif m.lastgroup == "num":
             if len(s.lstrip("-")) > 9:
                 raise NotationError(f"number {s[:20]}{'...' if len(s) > 20 else ''} is too large", line, col, source)
-            toks.append(("num", s, line, col))
+            yield ("num", s, line, col)
         elif m.lastgroup == "str":
-            toks.append(("name", s[1:-1], line, col))
+            yield ("name", s[1:-1], line, col)
         else:
-            toks.append((m.lastgroup, s, line, col))
+            yield (m.lastgroup, s, line, col)  # type: ignore[misc]
         k = m.end()
-    toks.append(("end", "", line, len(text) - line_start + 1))
-    return toks
+    yield ("end", "", line, len(text) - line_start + 1)
 
 
-def _parse_printed(text: str, source: str) -> dict[str, tuple[object, int, int]]:
+@dataclass(frozen=True)
+class _Val:
+    """A parsed number or list with where it was written (lists hold ``_Val`` items)."""
+
+    value: int | tuple[_Val, ...]
+    line: int
+    col: int
+
+    @property
+    def is_list(self) -> bool:
+        return isinstance(self.value, tuple)
+
+
+def _parse_printed(text: str, source: str) -> dict[str, tuple[_Val, int, int]]:
     """``Head(k=v, ...)``, ``#ttg.linear<{k = v, ...}>`` or ``{k: v, ...}`` -> {key: (value, line, col)}."""
-    toks = _tokens(text, source)
+    toks = TokenStream(_tokens(text, source))  # type: ignore[arg-type]
     k = 0
 
     def err(message: str, t: tuple) -> NotationError:
@@ -123,20 +137,26 @@ def _parse_printed(text: str, source: str) -> dict[str, tuple[object, int, int]]
     def is_p(t: tuple, p: str) -> bool:
         return t[0] == "p" and t[1] == p
 
-    closers: list[str] = []
-    if is_p(toks[k], "#"):  # MLIR attribute: #ttg.linear<{ ... }>
+    def dotted_name(k: int) -> int:
         k += 1
-        while toks[k][0] == "name" or is_p(toks[k], "."):
-            k += 1
+        while is_p(toks[k], ".") and toks[k + 1][0] == "name":
+            k += 2
+        return k
+
+    def found(t: tuple) -> str:
+        return repr(t[1]) if t[0] != "end" else "end of input"
+
+    closers: list[str] = []
+    if is_p(toks[k], "#") and toks[k + 1][0] == "name":  # MLIR attribute: #ttg.linear<{ ... }>
+        k = dotted_name(k + 1)
         if not is_p(toks[k], "<"):
-            raise err(f"expected '<' after the attribute name, found {toks[k][1]!r}", toks[k])
+            raise err(f"expected '<' after the attribute name, found {found(toks[k])}", toks[k])
         k += 1
         closers.append(">")
-    elif toks[k][0] == "name":  # DistributedLinearLayout(...) / LinearLayout(...)
-        while toks[k][0] == "name" or is_p(toks[k], "."):
-            k += 1
+    elif toks[k][0] == "name" and not (is_p(toks[k + 1], "=") or is_p(toks[k + 1], ":")):
+        k = dotted_name(k)  # DistributedLinearLayout(...) / LinearLayout(...)
         if not is_p(toks[k], "("):
-            raise err(f"expected '(' after the layout name, found {toks[k][1]!r}", toks[k])
+            raise err(f"expected '(' after the layout name, found {found(toks[k])}", toks[k])
         k += 1
         closers.append(")")
     if is_p(toks[k], "{"):
@@ -145,11 +165,11 @@ def _parse_printed(text: str, source: str) -> dict[str, tuple[object, int, int]]
     if not closers:
         raise err("expected a linear layout: DistributedLinearLayout(...), #ttg.linear<{...}> or JSON",
                   toks[k])
-    out: dict[str, tuple[object, int, int]] = {}
+    out: dict[str, tuple[_Val, int, int]] = {}
     while not is_p(toks[k], closers[-1]):
         key = toks[k]
         if key[0] != "name":
-            raise err(f"expected a key such as reg_bases or lane, found {key[1]!r}", key)
+            raise err(f"expected a key such as reg_bases or lane, found {found(key)}", key)
         if key[1] not in _KEYS:
             raise err(f"unknown key {key[1]!r} (expected register/reg_bases, lane, warp, block, shape)", key)
         name = _KEYS[key[1]]
@@ -157,130 +177,128 @@ def _parse_printed(text: str, source: str) -> dict[str, tuple[object, int, int]]
             raise err(f"{key[1]!r} given twice", key)
         k += 1
         if not (is_p(toks[k], "=") or is_p(toks[k], ":")):
-            raise err(f"expected '=' after {key[1]}, found {toks[k][1]!r}", toks[k])
+            raise err(f"expected '=' after {key[1]}, found {found(toks[k])}", toks[k])
         k += 1
         value, k = _parse_list(toks, k, source)
         out[name] = (value, key[2], key[3])
         if is_p(toks[k], ","):
             k += 1
         elif not is_p(toks[k], closers[-1]):
-            raise err(f"expected ',' or {closers[-1]!r}, found {toks[k][1] or 'end of input'!r}", toks[k])
+            raise err(f"expected ',' or {closers[-1]!r}, found {found(toks[k])}", toks[k])
     while closers:
         if not is_p(toks[k], closers[-1]):
-            raise err(f"expected {closers[-1]!r}, found {toks[k][1] or 'end of input'!r}", toks[k])
+            raise err(f"expected {closers[-1]!r}, found {found(toks[k])}", toks[k])
         closers.pop()
         k += 1
     if toks[k][0] != "end":
-        raise err(f"unexpected {toks[k][1]!r} after the layout", toks[k])
+        raise err(f"unexpected {found(toks[k])} after the layout", toks[k])
     return out
 
 
-def _parse_list(toks: list, k: int, source: str) -> tuple[object, int]:
-    """``INT | '[' [value {',' value}] ']'`` with an explicit stack, at most ``MAX_LIST_DEPTH`` deep."""
-    stack: list[list] = []
-    opens: list[tuple] = []
+def _parse_list(toks: TokenStream, k: int, source: str) -> tuple[_Val, int]:
+    """``INT | '[' [value {',' value} [',']] ']'`` with an explicit stack, ``MAX_LIST_DEPTH`` deep."""
+    stack: list[tuple[list[_Val], tuple]] = []
     while True:
         t = toks[k]
         if t[0] == "p" and t[1] == "[":
             if len(stack) >= MAX_LIST_DEPTH:
                 raise NotationError(f"list nested deeper than {MAX_LIST_DEPTH} levels", t[2], t[3], source)
-            stack.append([])
-            opens.append(t)
+            stack.append(([], t))
             k += 1
-            if toks[k][0] == "p" and toks[k][1] == "]":
-                value: object = stack.pop()
-                opens.pop()
-                k += 1
-            else:
+            if not (toks[k][0] == "p" and toks[k][1] == "]"):
                 continue
+            items, o = stack.pop()
+            value = _Val((), o[2], o[3])
+            k += 1
         elif t[0] == "num":
-            value = (int(t[1]), t[2], t[3])
+            value = _Val(int(t[1]), t[2], t[3])
             k += 1
         else:
-            raise NotationError(f"expected a number or '[', found {t[1] or 'end of input'!r}", t[2], t[3], source)
-        while True:
+            raise NotationError(f"expected a number or '[', found {t[1]!r}" if t[0] != "end" else
+                                "expected a number or '[', found end of input", t[2], t[3], source)
+        while True:  # attach ``value``; close every list that ends here
             if not stack:
                 return value, k
-            stack[-1].append(value)
+            stack[-1][0].append(value)
             t = toks[k]
             if t[0] == "p" and t[1] == ",":
                 k += 1
-                if toks[k][0] == "p" and toks[k][1] == "]":  # trailing comma
-                    continue
-                break
+                if not (toks[k][0] == "p" and toks[k][1] == "]"):  # else: a trailing comma
+                    break
+                t = toks[k]
             if t[0] == "p" and t[1] == "]":
-                value = stack.pop()
-                opens.pop()
+                items, o = stack.pop()
+                value = _Val(tuple(items), o[2], o[3])
                 k += 1
                 continue
-            o = opens[-1]
+            o = stack[-1][1]
             raise NotationError(f"expected ',' or ']' (list opened at {o[2]}:{o[3]}), found "
-                                f"{t[1] or 'end of input'!r}", t[2], t[3], source)
+                                f"{repr(t[1]) if t[0] != 'end' else 'end of input'}", t[2], t[3], source)
 
 
 # ----------------------------------------------------------------------------- validation
 
-def _from_json(doc: JsonDoc) -> dict[str, tuple[object, int, int]]:
+def _from_json(doc: JsonDoc) -> dict[str, tuple[_Val, int, int]]:
     obj = doc.value
     if not isinstance(obj, dict):
         raise doc.error("expected a JSON object with register/lane/warp/block bases", obj)
-    out: dict[str, tuple[object, int, int]] = {}
+    out: dict[str, tuple[_Val, int, int]] = {}
 
-    def convert(v: object, parent: object, key: object) -> object:
-        """JSON ints -> (value, line, col); lists stay lists (depth already bounded by load_json)."""
+    def convert(v: object, line: int, col: int) -> _Val:
+        """JSON ints and lists -> ``_Val`` (depth already bounded by load_json)."""
         if isinstance(v, list):
-            return [convert(y, v, j) for j, y in enumerate(v)]
-        line, col = doc.where(parent, key)
+            return _Val(tuple(convert(y, *doc.where(v, j)) for j, y in enumerate(v)), line, col)
         if isinstance(v, bool) or not isinstance(v, int):
             raise NotationError(f"expected an integer, found {v!r}", line, col, doc.source)
         if abs(v) >= 1 << 30:
             raise NotationError(f"number {v} is too large", line, col, doc.source)
-        return (v, line, col)
+        return _Val(v, line, col)
 
     for key, value in obj.items():
-        line, col = doc.where(obj, key)
+        kline, kcol = doc.key_where(obj, key)
         if key == "meta":
             continue
         if key not in _KEYS:
             raise NotationError(f"unknown key {key!r} (expected register/reg_bases, lane, warp, block, shape, meta)",
-                                line, col, doc.source)
+                                kline, kcol, doc.source)
         name = _KEYS[key]
         if name in out:
-            raise NotationError(f"{key!r} repeats {name!r}", line, col, doc.source)
-        out[name] = (convert(value, obj, key), line, col)
+            raise NotationError(f"{key!r} repeats {name!r}", kline, kcol, doc.source)
+        out[name] = (convert(value, *doc.where(obj, key)), kline, kcol)
     return out
 
 
-def _bases(name: str, raw: tuple[object, int, int] | None, source: str) -> tuple[Basis, ...]:
+def _bases(name: str, raw: tuple[_Val, int, int] | None, source: str) -> tuple[Basis, ...]:
     if raw is None:
         return ()
-    value, line, col = raw
-    if not isinstance(value, list):
-        raise NotationError(f"{name} bases must be a list of [row, col] pairs", line, col, source)
-    if len(value) > MAX_BASES[name]:
-        raise NotationError(f"{len(value)} {name} bases (limit {MAX_BASES[name]})", line, col, source)
+    value = raw[0]
+    if not value.is_list:
+        raise NotationError(f"{name} bases must be a list of [row, col] pairs", value.line, value.col, source)
+    items: tuple[_Val, ...] = value.value  # type: ignore[assignment]
+    if len(items) > MAX_BASES[name]:
+        raise NotationError(f"{len(items)} {name} bases (limit {MAX_BASES[name]})", value.line, value.col, source)
     out = []
-    for b in value:
-        if not isinstance(b, list):
-            v, bl, bc = b  # type: ignore[misc]
-            raise NotationError(f"a {name} basis must be a [row, col] pair, found {v}", bl, bc, source)
-        if len(b) != 2:
-            where = b[0] if b and isinstance(b[0], tuple) else (None, line, col)
-            raise NotationError(f"a {name} basis has {len(b)} coordinates; only 2-D layouts (row, col) are "
-                                f"supported", where[1], where[2], source)
+    for b in items:
+        if not b.is_list:
+            raise NotationError(f"a {name} basis must be a [row, col] pair, found {b.value}", b.line, b.col, source)
+        if len(b.value) != 2:  # type: ignore[arg-type]
+            raise NotationError(f"a {name} basis has {len(b.value)} coordinates; only 2-D layouts (row, col) "  # type: ignore[arg-type]
+                                f"are supported", b.line, b.col, source)
         pair = []
-        for x in b:
-            if isinstance(x, list):
-                raise NotationError(f"a {name} basis coordinate must be an integer", line, col, source)
-            v, xl, xc = x
-            if v < 0:
-                raise NotationError(f"{name} basis coordinate {v} is negative", xl, xc, source)
-            pair.append(v)
+        for x in b.value:  # type: ignore[union-attr]
+            if x.is_list:
+                raise NotationError(f"a {name} basis coordinate must be an integer", x.line, x.col, source)
+            if x.value < 0:  # type: ignore[operator]
+                raise NotationError(f"{name} basis coordinate {x.value} is negative", x.line, x.col, source)
+            if x.value >= MAX_EXTENT:  # type: ignore[operator]
+                raise NotationError(f"{name} basis coordinate {x.value} is too large (limit 2^20 - 1)", x.line,
+                                    x.col, source)
+            pair.append(x.value)
         out.append((pair[0], pair[1]))
-    return tuple(out)
+    return tuple(out)  # type: ignore[return-value]
 
 
-def _validate(fields: dict[str, tuple[object, int, int]], source: str) -> TritonLayout:
+def _validate(fields: dict[str, tuple[_Val, int, int]], source: str) -> TritonLayout:
     if "register" not in fields and "lane" not in fields:
         raise NotationError("no register or lane bases given", 1, 1, source)
     reg = _bases("register", fields.get("register"), source)
@@ -288,24 +306,26 @@ def _validate(fields: dict[str, tuple[object, int, int]], source: str) -> Triton
     warp = _bases("warp", fields.get("warp"), source)
     block = _bases("block", fields.get("block"), source)
     if any(b != (0, 0) for b in block):
-        _, line, col = fields["block"]
-        raise NotationError("block (CTA) bases must be zero: a fragment layout lives in one CTA", line, col, source)
+        v = fields["block"][0]
+        raise NotationError("block (CTA) bases must be zero: a fragment layout lives in one CTA", v.line, v.col,
+                            source)
     span = [0, 0]
     for b in reg + lane + warp:
         span[0] |= b[0]
         span[1] |= b[1]
     if "shape" in fields:
-        value, line, col = fields["shape"]
-        if not isinstance(value, list) or len(value) != 2 or any(isinstance(x, list) for x in value):
-            raise NotationError("shape must be [rows, cols]", line, col, source)
+        value = fields["shape"][0]
+        if not value.is_list or len(value.value) != 2 or any(x.is_list for x in value.value):  # type: ignore
+            raise NotationError("shape must be [rows, cols]", value.line, value.col, source)
         shape = []
-        for d, (v, xl, xc) in enumerate(value):  # type: ignore[misc]
+        for d, x in enumerate(value.value):  # type: ignore[arg-type]
+            v = x.value
             if v < 1 or v > MAX_EXTENT or v & (v - 1):
                 raise NotationError(f"shape entry {v} is not a power of two in 1..2^20 (an F2-linear layout "
-                                    f"spans a power-of-two extent)", xl, xc, source)
+                                    f"spans a power-of-two extent)", x.line, x.col, source)
             if span[d] >= v:
                 raise NotationError(f"bases reach {'row' if d == 0 else 'col'} {span[d]}, outside shape {v}",
-                                    xl, xc, source)
+                                    x.line, x.col, source)
             shape.append(v)
     else:
         shape = [1 << s.bit_length() for s in span]
@@ -333,42 +353,41 @@ def _bit(var: Var, b: int) -> BinOp:
     return BinOp("&", var if b == 0 else BinOp(">>", var, Num(b)), Num(1))
 
 
-def triton_to_formula(layout: TritonLayout, prefix: str = "a", *, text: str = "", operand: str | None = None,
-                      source: str = "argument") -> TVImport:
+def triton_to_formula(layout: TritonLayout, prefix: str | None = None, *, operand: str | None = None,
+                      text: str = "") -> TVImport:
     """``row``/``col`` as XORs of basis-weighted index bits.
 
     ``i`` is the register index; ``%laneid`` is the thread index, whose low ``len(lane)`` bits are
-    the lane and the bits above the warp (so 32 lanes x 4 warps is a 128-thread domain).
+    the lane and the bits above the warp (so 32 lanes x 4 warps is a 128-thread domain).  The
+    element prefix defaults to the operand letter (``a`` when no operand is given).
     """
     lane_var, i_var = Var("lane"), Var("i")
     defs: list[Definition] = []
-    used_bits: list[tuple[str, Var, int, Basis]] = []
+    used: list[tuple[str, Basis]] = []
     nl = len(layout.lane)
     for label, var, bases, shift in (("r", i_var, layout.register, 0), ("l", lane_var, layout.lane, 0),
                                      ("w", lane_var, layout.warp, nl)):
         for b, basis in enumerate(bases):
-            if basis != (0, 0):
-                name = f"{label}{b}"
-                defs.append(Definition(name, (Case(_bit(var, b + shift), None),)))
-                used_bits.append((name, var, b, basis))
+            if basis != (0, 0):  # a zero basis (replication) contributes nothing
+                defs.append(Definition(f"{label}{b}", (Case(_bit(var, b + shift), None),)))
+                used.append((f"{label}{b}", basis))
     dom = domain_condition(layout.threads, layout.values)
     for coord, out in ((0, "row"), (1, "col")):
         expr = None
-        for name, _, _, basis in used_bits:
+        for name, basis in used:
             w = basis[coord]
-            if w == 0:
-                continue
-            term = Ref(name) if w == 1 else BinOp("*", Ref(name), Num(w))
-            expr = term if expr is None else BinOp("^", expr, term)
+            if w:
+                term = Ref(name) if w == 1 else BinOp("*", Ref(name), Num(w))
+                expr = term if expr is None else BinOp("^", expr, term)
         defs.append(Definition(out, (Case(expr if expr is not None else Num(0), dom),)))
-    formula = Formula(tuple(defs), prefix)
-    return TVImport(formula, layout.threads, layout.values, text, "triton", layout.shape,
-                    operand.upper() if operand else None)
+    op = operand.upper() if operand else None
+    formula = Formula(tuple(defs), prefix if prefix is not None else (op.lower() if op else "a"))
+    return TVImport(formula, layout.threads, layout.values, text, "triton", layout.shape, op)
 
 
-def import_triton(text: str | bytes, prefix: str = "a", *, operand: str | None = None,
+def import_triton(text: str | bytes, prefix: str | None = None, *, operand: str | None = None,
                   source: str = "argument") -> TVImport:
     """``parse_triton`` then ``triton_to_formula`` (the ``conform --triton FILE`` path)."""
     layout = parse_triton(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-    return triton_to_formula(layout, prefix, text=raw.strip(), operand=operand, source=source)
+    return triton_to_formula(layout, prefix, operand=operand, text=raw.strip())

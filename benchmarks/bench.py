@@ -1,0 +1,228 @@
+"""Benchmarks: numbers to compare run to run (prints them; asserts nothing).
+
+    .venv/bin/python benchmarks/bench.py [--pages ../shared/ptx-isa-9.0] [--repeat 5] [--out FILE.json]
+
+1. cold whole-process ``ptx-verify check`` on the bundled catalog (and on doc pages): CPU and wall,
+   median of ``--repeat`` fresh processes, and the import-only floor;
+2. per phase, in process, cold caches: load, each engine of the fragment checks, each instruction
+   check family, the number of distinct maps proved;
+3. scaling: one synthetic layout (a wgmma-accumulator-like map) at growing sizes up to 10^6 points:
+   the enumeration engine (vectorised evaluation + verdicts) and the Z3 engine, time and peak memory,
+   each as a ratio to a numpy floor (a hand-written numpy evaluation of the same map) measured in the
+   same run;
+4. families: the wgmma D family proved for every N at once, as a ratio to one N.
+
+CPU seconds are process CPU (this machine is shared; wall time is printed too).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from verify import api  # noqa: E402
+from verify.checks.fragment import clear_caches  # noqa: E402
+
+
+def _child_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def whole_process(args: list[str], repeat: int) -> dict[str, float]:
+    """Median CPU and wall seconds of ``repeat`` fresh processes."""
+    cpus, walls = [], []
+    for _ in range(repeat):
+        c0, t0 = _child_cpu(), time.perf_counter()
+        subprocess.run([sys.executable, *args], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - t0)
+        cpus.append(_child_cpu() - c0)
+    return {"cpu_s": round(statistics.median(cpus), 3), "wall_s": round(statistics.median(walls), 3)}
+
+
+def phases() -> dict[str, object]:
+    """In-process phases with cold caches."""
+    from verify.checks import instruction as ins_mod
+    from verify.checks import sparse as sparse_mod
+    clear_caches()
+    out: dict[str, object] = {}
+    c0 = time.process_time()
+    specs = api.load(["specs"])
+    out["load_s"] = round(time.process_time() - c0, 3)
+    timers: dict[str, float] = {}
+
+    def timed(name: str, fn):  # noqa: ANN001, ANN202
+        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                timers[name] = timers.get(name, 0.0) + time.process_time() - t
+        return run
+
+    patches = [(ins_mod, "check_shapes"), (ins_mod, "check_k"), (ins_mod, "check_lane_groups"),
+               (ins_mod, "sparse_checks")]
+    saved = [(m, n, getattr(m, n)) for m, n in patches]
+    for m, n in patches:
+        setattr(m, n, timed(n, getattr(m, n)))
+    try:
+        c0 = time.process_time()
+        report = api.check_all(specs, jobs=1)
+        total = time.process_time() - c0
+    finally:
+        for m, n, f in saved:
+            setattr(m, n, f)
+    del sparse_mod
+    fresh = [r for r in report.results if not r.engine_cached]
+    z3_s = sum(c.seconds or 0.0 for r in fresh for c in r.checks if "z3" in c.engines)
+    enum_s = sum(r.enumeration_seconds for r in fresh)
+    out.update({"check_all_s": round(total, 3), "layouts": len(report.results), "distinct_maps": len(fresh),
+                "instructions": len(report.instructions), "fragment_z3_s": round(z3_s, 3),
+                "fragment_enumeration_s": round(enum_s, 3),
+                **{f"instruction_{k}_s": round(v, 3) for k, v in sorted(timers.items())}})
+    return out
+
+
+# ----------------------------------------------------------------------------- scaling
+
+FORMULA = """warp = %laneid >> 5
+g = (%laneid % 32) >> 2
+q = %laneid % 4
+row = (16 * warp) + g for ci where (i % 4) < 2
+      (16 * warp) + g + 8 Otherwise
+col = (8 * (i >> 2)) + (q * 2) + (i & 0x1)"""
+
+
+def numpy_floor(threads: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The same map, written by hand in numpy (the floor the engine is compared with)."""
+    t = np.arange(threads)[:, None]
+    i = np.arange(n)[None, :]
+    base = 16 * (t >> 5) + ((t % 32) >> 2)
+    row = np.where((i % 4) < 2, base, base + 8)
+    col = 8 * (i >> 2) + (t % 4) * 2 + (i & 1)
+    return np.broadcast_to(row, (threads, n)), np.broadcast_to(col, (threads, n))
+
+
+def _best(fn, k: int = 3) -> float:  # noqa: ANN001
+    best = float("inf")
+    for _ in range(k):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _peak(fn) -> int:  # noqa: ANN001
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def scaling() -> list[dict[str, object]]:
+    from verify.checks import fragment
+    from verify.layout.enumerate import decide
+    rows_out = []
+    for threads, n in ((128, 8), (128, 128), (1024, 16), (1024, 128), (1024, 1024)):
+        points = threads * n
+        lay = api.layout_from_formula(FORMULA, operand="C", rows=16 * threads // 32, cols=2 * n, elements=n,
+                                      threads=threads, types=("f32",), registers=n, register_type="f32")
+        floor_s = _best(lambda: numpy_floor(threads, n))
+
+        def enumerate_all() -> None:
+            c = lay.map.cells(lay.domain)
+            decide(c, lay.rows, lay.cols, lay.groups, lay.element_name)
+
+        def evaluate_only() -> None:
+            lay.map.cells(lay.domain)
+
+        eval_s = _best(evaluate_only)
+        enum_s = _best(enumerate_all)
+        mem = _peak(enumerate_all)
+        t = time.perf_counter()
+        p = {"in_range": fragment.z3_in_range(lay, 60.0)[0], "injective": fragment.z3_injective(lay, 60.0)[0]}
+        sur = fragment.z3_surjective(lay, 60.0, p, None)
+        z3_s = time.perf_counter() - t
+        rows_out.append({"points": points, "threads": threads, "elements": n, "numpy_floor_s": round(floor_s, 5),
+                         "evaluation_s": round(eval_s, 5), "evaluation_vs_floor": round(eval_s / floor_s, 2),
+                         "enumeration_s": round(enum_s, 5), "enumeration_vs_floor": round(enum_s / floor_s, 2),
+                         "enumeration_peak_mb": round(mem / 2**20, 1), "z3_s": round(z3_s, 4),
+                         "z3_vs_floor": round(z3_s / floor_s, 1),
+                         "z3": f"{p['in_range']}/{p['injective']}/{sur[0]} ({sur[2]})"})
+    return rows_out
+
+
+def families() -> dict[str, object]:
+    """The wgmma D family, every N at once, against one N."""
+    from verify.checks.family import check_any
+    fam = next((lay for lay in api.layouts(api.load(["specs"])) if lay.is_family and lay.operand in ("C", "D")), None)
+    if fam is None:
+        path = ROOT / "benchmarks" / "data"
+        fam = next(lay for lay in api.layouts(api.load([path])) if lay.is_family)
+    clear_caches()
+    t = time.perf_counter()
+    r = check_any(fam)
+    family_s = time.perf_counter() - t
+    inst = fam.instance(**{fam.domain.params[0].name: max(fam.domain.params[0].values)})
+    clear_caches()
+    t = time.perf_counter()
+    check_any(inst)
+    one_s = time.perf_counter() - t
+    return {"family": fam.id, "values": len(fam.domain.params[0].values), "family_s": round(family_s, 3),
+            "one_instance_s": round(one_s, 3), "ratio": round(family_s / one_s, 2),
+            "verdicts": {c.check: c.status for c in r.checks}}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", default=None, help="PTX ISA pages to time `check PAGES` too")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--out", default=None, help="also write the numbers as JSON here")
+    args = ap.parse_args()
+    result: dict[str, object] = {"machine": {"python": platform.python_version(), "platform": platform.platform(),
+                                             "cpus": os.cpu_count(), "processor": platform.processor()}}
+    result["import_only"] = whole_process(["-c", "import verify.cli.main"], args.repeat)
+    result["check_specs"] = whole_process(["-m", "verify", "check", "--jobs", "1"], args.repeat)
+    if args.pages:
+        result["check_pages"] = whole_process(["-m", "verify", "check", args.pages, "--jobs", "1"], args.repeat)
+    result["phases"] = phases()
+    result["scaling"] = scaling()
+    result["families"] = families()
+    print(f"machine: {result['machine']}")
+    for k in ("import_only", "check_specs", "check_pages"):
+        if k in result:
+            print(f"{k:14s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
+                  f" (median of {args.repeat})")
+    print("phases (in process, cold caches, CPU s):")
+    for k, v in result["phases"].items():  # type: ignore[union-attr]
+        print(f"  {k:32s} {v}")
+    print("scaling (seconds; ratios to the numpy floor measured in this run):")
+    print(f"  {'points':>8} {'floor':>9} {'eval':>9} {'x':>5} {'enum':>9} {'x':>5} {'MB':>7} {'z3':>8} verdicts")
+    for r in result["scaling"]:  # type: ignore[union-attr]
+        print(f"  {r['points']:>8} {r['numpy_floor_s']:>9.5f} {r['evaluation_s']:>9.5f} {r['evaluation_vs_floor']:>5}"
+              f" {r['enumeration_s']:>9.5f} {r['enumeration_vs_floor']:>5} {r['enumeration_peak_mb']:>7}"
+              f" {r['z3_s']:>8.4f} {r['z3']}")
+    f = result["families"]
+    print(f"family {f['family']}: {f['values']} values proved at once in {f['family_s']} s; one instance "  # type: ignore[index]
+          f"{f['one_instance_s']} s; ratio {f['ratio']}")  # type: ignore[index]
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

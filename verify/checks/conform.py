@@ -1,0 +1,546 @@
+"""Is a layout someone wrote the spec's layout?  ``equal``, ``permuted``, ``replicated`` or ``differs``.
+
+Bijectivity cannot see a layout that is a bijection but not the hardware's (two registers swapped, a
+stride that still covers the tile, warps in another order); comparing with the spec can.  Every
+status is decided by both engines (Z3 and enumeration, joined by ``verify.results.combine_engines``:
+a disagreement is an ``error``, a Z3 ``unknown`` stays ``unknown``), in this order:
+
+1. **extent** (arithmetic): the given covers the spec's rows x cols; else ``differs``.
+2. **equal** (same domain: threads, elements, MMA computations): every (lane, i) lands on the same
+   cell of the same MMA computation in both, or is undefined in both (``same_map``).  Z3: one query
+   for a differing point, minimised to the first in (lane, i) order; enumeration: the first
+   differing point.  Both witnesses must be the same point.
+3. **permuted** (same domain, not equal): every lane holds the same cells as in the spec, each once,
+   in another element order: for every lane ``l`` a permutation ``p_l`` with
+   ``given(l, i) = spec(l, p_l(i))``.  Both engines decide four sub-properties, in this order, and the
+   first that fails is the witness (the same one from both):
+
+   a. every (l, i) of the given is defined and equals ``spec(l, j)`` for some j;
+   b. no two elements of one given lane hold the same cell;
+   c. every (l, j) of the spec is defined and equals ``given(l, i)`` for some i;
+   d. no two elements of one spec lane hold the same cell.
+
+   Z3 decides each with one quantifier-free query: "some j" is a disjunction over the N concrete
+   values of j; (b)/(d) use two symbolic elements of one symbolic lane.  (a)-(d) together say that
+   each lane's cells form the same set of N distinct cells.  The permutation is then read from the
+   enumeration, and Z3 confirms it: no (l, i) with ``given(l, i) != spec(l, P(l, i))``, where
+   ``P`` is the permutation as a term (an ``If`` chain over i, or over (l, i) when lanes differ).
+4. **replicated** (the given has more points): the given is ``k > 1`` consistent copies of the spec,
+   lane for lane.  Precisely, with the spec over T threads x N elements and the given over
+   T' = kt * T threads x N' = kv * N elements: thread ``t`` of the given acts as spec lane
+   ``t mod T`` (copies along the thread bits above the spec's lanes: warps), and element ``i`` acts as
+   spec element ``pext(i)``, ``i`` with ``log2 kv`` *copy bits* removed (N and N' powers of two; for
+   other N the copies are whole blocks, ``i mod N``), and ``given(t, i) = spec(t mod T, pext(i))``
+   at every point.  So each spec point, and each cell, is held exactly k = kt * kv times, every copy
+   in the spec's element order.  The candidate copy-bit sets are finite (at most 256 are tried,
+   highest bits first); each engine tries them in the same order, and both must name the same set.
+   Z3 decides each candidate with one query (a point where the given differs from the projection).
+5. Otherwise ``differs``, with the first difference (the same-domain witness of step 2, or what
+   rules out the last step that applied).
+"""
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import z3
+
+from ..engines import smt
+from ..layout.model import Layout, cells_of
+from ..results import CheckResult, combine_engines
+from .equivalence import cell_dict as _cell
+from .equivalence import cell_keys as _keys
+from .equivalence import point_of, same_map, where
+from .fragment import DEFAULT_TIMEOUT, width
+
+STATUSES = ("equal", "permuted", "replicated", "differs", "unknown", "error")
+MAX_CANDIDATES = 256
+
+
+# ----------------------------------------------------------------------------- helpers
+
+def _same_point(a: Layout, b: Layout, la: z3.ExprRef, ia: z3.ExprRef, lb: z3.ExprRef,
+                ib: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef, z3.BoolRef]:
+    """(defined in a, defined in b, same cell of the same MMA computation) as Z3 terms."""
+    oka, ra, ca = a.map.z3_cell(la, ia)
+    okb, rb, cb = b.map.z3_cell(lb, ib)
+    return oka, okb, z3.And(ra == rb, ca == cb, a.domain.z3_group(la) == b.domain.z3_group(lb))
+
+
+# ----------------------------------------------------------------------------- permutations
+
+@dataclass(frozen=True)
+class Permutation:
+    """Per lane, ``given element i`` holds the cell that spec element ``perm[i]`` holds.
+
+    ``groups``: ((lanes, perm), ...), lanes with the same permutation together, in lane order.
+    """
+
+    groups: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...]
+    prefix: str
+
+    @property
+    def uniform(self) -> bool:
+        return len(self.groups) == 1
+
+    def of_lane(self, lane: int) -> tuple[int, ...]:
+        for lanes, perm in self.groups:
+            if lane in lanes:
+                return perm
+        raise KeyError(lane)
+
+    def cycles_text(self, perm: tuple[int, ...]) -> str:
+        """``a0<->a2, a1<->a3`` for swaps; ``(a0 a1 a2)`` for longer cycles (given a0 holds spec a1's
+        cell, a1 holds a2's, a2 holds a0's); ``as spec`` for the identity."""
+        seen: set[int] = set()
+        out = []
+        for s in range(len(perm)):
+            if s in seen or perm[s] == s:
+                continue
+            cyc, x = [], s
+            while x not in seen:
+                seen.add(x)
+                cyc.append(x)
+                x = perm[x]
+            names = [f"{self.prefix}{x}" for x in cyc]
+            out.append(f"{names[0]}<->{names[1]}" if len(cyc) == 2 else "(" + " ".join(names) + ")")
+        return ", ".join(out) if out else "as spec"
+
+    def text(self) -> str:
+        if self.uniform:
+            return self.cycles_text(self.groups[0][1])
+        return "; ".join(f"lanes {_ranges(list(lanes))}: {self.cycles_text(perm)}" for lanes, perm in self.groups)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uniform": self.uniform, "text": self.text(),
+                "lanes": [{"lanes": list(lanes), "given_to_spec": list(perm)} for lanes, perm in self.groups]}
+
+
+def _ranges(xs: list[int]) -> str:
+    out, k = [], 0
+    while k < len(xs):
+        j = k
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
+        k = j + 1
+    return ", ".join(out)
+
+
+def _enum_missing(kx: np.ndarray, ky: np.ndarray) -> tuple[int, int] | None:
+    """First (l, i) where x is undefined or its cell is not among y's cells of lane l."""
+    for lane in range(kx.shape[0]):
+        have = ky[lane][ky[lane] >= 0]
+        bad = (kx[lane] < 0) | ~np.isin(kx[lane], have)
+        hits = np.flatnonzero(bad)
+        if hits.size:
+            return lane, int(hits[0])
+    return None
+
+
+def _enum_lane_collision(kx: np.ndarray) -> tuple[int, int, int] | None:
+    """First (l, i2, i1): element i2 of lane l holds the cell of an earlier element i1 (the first)."""
+    for lane in range(kx.shape[0]):
+        seen: dict[int, int] = {}
+        for i, key in enumerate(kx[lane].tolist()):
+            if key < 0:
+                continue
+            if key in seen:
+                return lane, i, seen[key]
+            seen[key] = i
+    return None
+
+
+def _z3_missing(x: Layout, y: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int] | None]:
+    lane, i = z3.BitVecs("lane i", w)
+    okx, _, _ = x.map.z3_cell(lane, i)
+    held = []
+    for j in range(y.n_elements):
+        _, oky, same = _same_point(x, y, lane, i, lane, smt.bv(j, w))
+        held.append(z3.And(oky, same))
+    res, m = smt.solve_min([x.domain.z3_contains(lane, i), z3.Not(z3.And(okx, z3.Or(held)))], [lane, i], budget)
+    return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
+
+
+def _z3_lane_collision(x: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int, int] | None]:
+    lane, i1, i2 = z3.BitVecs("lane i1 i2", w)
+    ok1, ok2, same = _same_point(x, x, lane, i1, lane, i2)
+    cs = [x.domain.z3_contains(lane, i1), x.domain.z3_contains(lane, i2), i1 < i2, ok1, ok2, same]
+    res, m = smt.solve_min(cs, [lane, i2, i1], budget)
+    return res, (smt.as_int(m, lane), smt.as_int(m, i2), smt.as_int(m, i1)) if res == "sat" and m is not None else None
+
+
+def _perm_witness(spec: Layout, given: Layout, part: str, pt: tuple[int, ...]) -> dict[str, Any]:
+    side, lay = ("given", given) if part in ("a", "b") else ("spec", spec)
+    if part in ("a", "c"):
+        lane, i = pt
+        return {"kind": "not_held", "side": side, "lane": lane, "i": i, "element": lay.element_name(i),
+                "cell": _cell(lay, lane, i)}
+    lane, i2, i1 = pt
+    return {"kind": "lane_repeats", "side": side, "lane": lane, "first": {"i": i1, "element": lay.element_name(i1)},
+            "second": {"i": i2, "element": lay.element_name(i2)}, "cell": _cell(lay, lane, i2)}
+
+
+def _perm_message(c: dict[str, Any]) -> str:
+    other = "spec" if c["side"] == "given" else "given"
+    if c["kind"] == "not_held":
+        if c["cell"] is None:
+            return f"{c['side']} lane {c['lane']} element {c['element']} is undefined"
+        return (f"{c['side']} lane {c['lane']} element {c['element']} holds {where(c['cell'])}, "
+                f"which {other} lane {c['lane']} does not hold")
+    return (f"{c['side']} lane {c['lane']} elements {c['first']['element']} and {c['second']['element']} "
+            f"both hold {where(c['cell'])}")
+
+
+def _confirm_perm(spec: Layout, given: Layout, c: dict[str, Any]) -> bool:
+    lay = given if c["side"] == "given" else spec
+    other = spec if lay is given else given
+    if c["kind"] == "not_held":
+        mine = point_of(lay, c["lane"], c["i"])
+        return mine is None or all(point_of(other, c["lane"], j) != mine for j in range(other.n_elements))
+    a, b = point_of(lay, c["lane"], c["first"]["i"]), point_of(lay, c["lane"], c["second"]["i"])
+    return a is not None and a == b
+
+
+def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, Permutation | None]:
+    """Decide ``permuted`` (see the module docstring, step 3) with both engines; the permutation
+    when proved (read from the enumeration, confirmed by Z3)."""
+    t0 = time.perf_counter()
+    ks, kg = _keys(cells_of(spec), cells_of(given))
+    enum: dict[str, Any] | None = None
+    for part, found in (("a", lambda: _enum_missing(kg, ks)), ("b", lambda: _enum_lane_collision(kg)),
+                        ("c", lambda: _enum_missing(ks, kg)), ("d", lambda: _enum_lane_collision(ks))):
+        pt = found()
+        if pt is not None:
+            enum = _perm_witness(spec, given, part, pt)
+            break
+    w = max(width(spec), width(given))
+    budget = smt.Budget(timeout)
+    z3_res, z3_cex = "unsat", None
+    for part, query in (("a", lambda: _z3_missing(given, spec, w, budget)),
+                        ("b", lambda: _z3_lane_collision(given, w, budget)),
+                        ("c", lambda: _z3_missing(spec, given, w, budget)),
+                        ("d", lambda: _z3_lane_collision(spec, w, budget))):
+        res, pt = query()  # type: ignore[no-untyped-call]
+        if res != "unsat":
+            z3_res = res
+            z3_cex = _perm_witness(spec, given, part, pt) if pt is not None else None
+            break
+    result = combine_engines("permuted", "proved", smt.status(z3_res), z3_cex, enum, _perm_message,
+                             time.perf_counter() - t0, "every lane holds the spec's cells, in another element order",
+                             lambda c: _confirm_perm(spec, given, dict(c)), same_witness=True)
+    if result.status != "proved":
+        return result, None
+    perm = _read_permutation(ks, kg, spec.prefix)
+    confirm = _z3_confirm_permutation(spec, given, perm, w, budget)
+    if confirm != "unsat":
+        status = "unknown" if confirm == "unknown" else "error"
+        return CheckResult("permuted", status, "proved", None,
+                           "Z3 could not confirm the permutation read from the enumeration"
+                           if status == "unknown" else "Z3 refutes the permutation read from the enumeration",
+                           time.perf_counter() - t0, {**result.engines, "z3_permutation": smt.status(confirm)}), None
+    return CheckResult("permuted", "proved", "proved", None, f"permutation (given <- spec): {perm.text()}",
+                       time.perf_counter() - t0, {**result.engines, "z3_permutation": "proved"}), perm
+
+
+def _read_permutation(ks: np.ndarray, kg: np.ndarray, prefix: str) -> Permutation:
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for lane in range(ks.shape[0]):
+        where_spec = {int(k): j for j, k in enumerate(ks[lane].tolist())}
+        perm = tuple(where_spec[int(k)] for k in kg[lane].tolist())
+        groups.setdefault(perm, []).append(lane)
+    ordered = sorted(((tuple(lanes), perm) for perm, lanes in groups.items()), key=lambda g: g[0][0])
+    return Permutation(tuple(ordered), prefix)
+
+
+def _table_term(var: z3.BitVecRef, values: list[int], w: int) -> z3.ExprRef:
+    """``values[var]`` as an If chain (``var`` ranges over 0..len-1)."""
+    term: z3.ExprRef = smt.bv(values[-1], w)
+    for k in range(len(values) - 2, -1, -1):
+        term = z3.If(var == k, smt.bv(values[k], w), term)
+    return term
+
+
+def _z3_confirm_permutation(spec: Layout, given: Layout, perm: Permutation, w: int, budget: smt.Budget) -> str:
+    lane, i = z3.BitVecs("lane i", w)
+    if perm.uniform:
+        p = _table_term(i, list(perm.groups[0][1]), w)
+    else:
+        p = _table_term(i, list(perm.of_lane(spec.threads - 1)), w)
+        for ln in range(spec.threads - 2, -1, -1):
+            p = z3.If(lane == ln, _table_term(i, list(perm.of_lane(ln)), w), p)
+    okg, oks, same = _same_point(given, spec, lane, i, lane, p)
+    return smt.solve([given.domain.z3_contains(lane, i), z3.Not(z3.And(okg, oks, same))], budget)[0]
+
+
+# ----------------------------------------------------------------------------- replication
+
+@dataclass(frozen=True)
+class Replication:
+    """The given is ``thread_copies`` x ``value_copies`` copies of the spec: thread t acts as spec lane
+    ``t mod threads``, element i as spec element ``projection[i]`` (``copy_bits`` removed)."""
+
+    thread_copies: int
+    value_copies: int
+    copy_bits: tuple[int, ...] | None  # None: whole blocks (i mod N)
+    projection: tuple[int, ...]
+    spec_threads: int
+
+    @property
+    def k(self) -> int:
+        return self.thread_copies * self.value_copies
+
+    def describe(self) -> str:
+        parts = []
+        if self.thread_copies > 1:
+            parts.append(f"{self.thread_copies} copies along the threads (thread t acts as lane t mod "
+                         f"{self.spec_threads})")
+        if self.value_copies > 1:
+            if self.copy_bits is None:
+                parts.append(f"{self.value_copies} copies along the elements (blocks: element i acts as "
+                             f"i mod {len(set(self.projection))})")
+            else:
+                bits = ", ".join(map(str, self.copy_bits))
+                parts.append(f"{self.value_copies} copies along element index bit{'s' if len(self.copy_bits) > 1 else ''} "
+                             f"{bits}")
+        return f"{self.k} copies of the spec: " + " and ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"k": self.k, "thread_copies": self.thread_copies, "value_copies": self.value_copies,
+                "copy_bits": list(self.copy_bits) if self.copy_bits is not None else "blocks",
+                "projection": list(self.projection)}
+
+
+def _pow2(n: int) -> bool:
+    return n > 0 and n & (n - 1) == 0
+
+
+def replication_candidates(spec: Layout, given: Layout) -> list[Replication] | str:
+    """Every way the given could be copies of the spec, in the order both engines try them; or why
+    none can (a message: the domain does not allow it)."""
+    T, N, T2, N2 = spec.threads, spec.n_elements, given.threads, given.n_elements
+    if given.groups != spec.groups:
+        return f"MMA computations differ: spec has {spec.groups}, given has {given.groups}"
+    if T2 % T or N2 % N or T2 * N2 <= T * N:
+        return (f"the given's {T2} threads x {N2} elements are not a multiple of the spec's {T} x {N} "
+                "(in both threads and elements, and larger)")
+    kt, kv = T2 // T, N2 // N
+    if kv == 1:
+        return [Replication(kt, 1, (), tuple(range(N2)), T)]
+    if not (_pow2(N) and _pow2(N2)):
+        return [Replication(kt, kv, None, tuple(i % N for i in range(N2)), T)]
+    nbits, cbits = N2.bit_length() - 1, kv.bit_length() - 1
+    combos = list(itertools.combinations(range(nbits - 1, -1, -1), cbits))
+    if len(combos) > MAX_CANDIDATES:
+        return f"{len(combos)} ways to choose {cbits} copy bits of {nbits} (more than {MAX_CANDIDATES} are not tried)"
+    out = []
+    for bits in combos:
+        keep = [b for b in range(nbits) if b not in bits]
+        proj = tuple(sum(((i >> b) & 1) << pos for pos, b in enumerate(keep)) for i in range(N2))
+        out.append(Replication(kt, kv, tuple(sorted(bits, reverse=True)), proj, T))
+    return out
+
+
+def _enum_replica_difference(spec: Layout, given: Layout, rep: Replication) -> tuple[int, int] | None:
+    ks, kg = _keys(cells_of(spec), cells_of(given))
+    lanes = np.arange(given.threads) % spec.threads
+    proj = np.asarray(rep.projection)
+    want = ks[lanes[:, None], proj[None, :]]
+    bad = np.flatnonzero(((kg != want) | (kg < 0)).ravel())
+    return None if not bad.size else divmod(int(bad[0]), given.n_elements)  # type: ignore[return-value]
+
+
+def _z3_replica_difference(spec: Layout, given: Layout, rep: Replication, w: int, budget: smt.Budget,
+                           minimise: bool) -> tuple[str, tuple[int, int] | None]:
+    t, i = z3.BitVecs("thread i", w)
+    lane = z3.SRem(t, smt.bv(spec.threads, w))
+    if rep.copy_bits is None:
+        j: z3.ExprRef = z3.SRem(i, smt.bv(spec.n_elements, w))
+    else:
+        keep = [b for b in range(given.n_elements.bit_length() - 1) if b not in rep.copy_bits]
+        j = smt.bv(0, w)
+        for pos, b in enumerate(keep):
+            j = j | (((i >> b) & 1) << pos)
+    okg, oks, same = _same_point(given, spec, t, i, lane, j)
+    cs = [given.domain.z3_contains(t, i), z3.Not(z3.And(okg, oks, same))]
+    res, m = smt.solve_min(cs, [t, i], budget) if minimise else smt.solve(cs, budget)
+    return res, (smt.as_int(m, t), smt.as_int(m, i)) if res == "sat" and m is not None else None
+
+
+def _replica_witness(spec: Layout, given: Layout, rep: Replication, pt: tuple[int, int]) -> dict[str, Any]:
+    t, i = pt
+    lane, j = t % spec.threads, rep.projection[i]
+    return {"kind": "replica", "copy_bits": list(rep.copy_bits) if rep.copy_bits is not None else "blocks",
+            "lane": t, "i": i, "element": given.element_name(i), "as_lane": lane, "as_i": j,
+            "as_element": spec.element_name(j), "spec": _cell(spec, lane, j), "given": _cell(given, t, i)}
+
+
+def _replica_message(c: dict[str, Any]) -> str:
+    bits = c["copy_bits"]
+    how = ("element blocks" if bits == "blocks" else
+           f"element bit{'s' if len(bits) > 1 else ''} {', '.join(map(str, bits))}" if bits else "the threads")
+    return (f"not a consistent replica (copies along {how}): thread {c['lane']} element {c['element']} "
+            f"(as lane {c['as_lane']} element {c['as_element']}): spec {where(c['spec'])}, "
+            f"given {where(c['given'])}")
+
+
+def replicated(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, Replication | None]:
+    """Decide ``replicated`` (module docstring, step 4) with both engines; the copy structure when proved."""
+    t0 = time.perf_counter()
+    cands = replication_candidates(spec, given)
+    if isinstance(cands, str):
+        return CheckResult("replicated", "refuted", "proved", {"kind": "domain", "what": "replication"}, cands,
+                           time.perf_counter() - t0, {"arithmetic": "refuted"}), None
+    enum_found, enum_cex = None, None
+    for rep in cands:
+        pt = _enum_replica_difference(spec, given, rep)
+        if pt is None:
+            enum_found = rep
+            break
+        if enum_cex is None:
+            enum_cex = _replica_witness(spec, given, rep, pt)
+    w = max(width(spec), width(given), smt.width_for(given.threads * given.n_elements))
+    budget = smt.Budget(timeout)
+    z3_found, z3_cex, z3_res = None, None, "sat"
+    for k, rep in enumerate(cands):
+        res, pt = _z3_replica_difference(spec, given, rep, w, budget, minimise=(k == 0))
+        if res == "unsat":
+            z3_found, z3_res = rep, "unsat"
+            break
+        if res == "unknown":
+            z3_res = "unknown"
+            break
+        if k == 0 and pt is not None:
+            z3_cex = _replica_witness(spec, given, rep, pt)
+    seconds = time.perf_counter() - t0
+    if z3_res == "unsat" and enum_found is not None and z3_found != enum_found:
+        return CheckResult("replicated", "error", "proved", None,
+                           f"the engines find different copy structures: Z3 {z3_found.describe()}, "  # type: ignore[union-attr]
+                           f"enumeration {enum_found.describe()}", seconds,
+                           {"z3": "proved", "enumeration": "proved"}), None
+    result = combine_engines("replicated", "proved", smt.status(z3_res), z3_cex if z3_res == "sat" else None,
+                             None if enum_found is not None else enum_cex, _replica_message, seconds,
+                             enum_found.describe() if enum_found is not None else "",
+                             lambda c: point_of(spec, c["as_lane"], c["as_i"]) != point_of(given, c["lane"], c["i"]),
+                             same_witness=True)
+    return result, (enum_found if result.status == "proved" else None)
+
+
+# ----------------------------------------------------------------------------- conform
+
+@dataclass(frozen=True)
+class ConformResult:
+    """What ``conform`` decided about ``given`` against ``spec``.
+
+    ``status``: ``equal`` | ``permuted`` | ``replicated`` | ``differs`` | ``unknown`` | ``error``;
+    ``counterexample``: the first difference (``{"kind": "point", "lane", "i", "element", "first"
+    (spec), "second" (given)}`` on the same domain; ``extent``/``domain``/``replica`` otherwise);
+    ``checks``: the verdict of each step that ran (``equal``, ``permuted``, ``replicated``).
+    """
+
+    spec: Layout
+    given: Layout
+    status: str
+    counterexample: dict[str, Any] | None
+    message: str
+    engines: dict[str, str]
+    checks: tuple[CheckResult, ...]
+    permutation: Permutation | None = None
+    replication: Replication | None = None
+    notation: str = ""
+    text: str = ""
+    seconds: float = field(default=0.0, compare=False)
+
+    def exit_code(self, allow_replication: bool = False) -> int:
+        return 0 if self.status == "equal" or (self.status == "replicated" and allow_replication) else 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "conform": {
+            "layout": self.spec.id,
+            "given": {"notation": self.notation, "text": self.text, "source": self.given.spec_path,
+                      "threads": self.given.threads, "elements": self.given.n_elements,
+                      "rows": self.given.rows, "cols": self.given.cols,
+                      "lifted": self.given.derived or None},
+            "status": self.status,
+            "counterexample": self.counterexample,
+            "permutation": self.permutation.to_json() if self.permutation else None,
+            "replication": self.replication.to_json() if self.replication else None,
+            "message": self.message,
+            "engines": dict(self.engines),
+            "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
+                                 "engines": dict(c.engines)} for c in self.checks},
+        }}
+
+    def render_text(self) -> str:
+        if self.given.spec_path in ("", "argument"):
+            text = " ".join(self.text.split())
+            shown = repr(text if len(text) <= 80 else text[:77] + "...")
+        else:
+            shown = self.given.spec_path
+        lines = [f"conform {self.spec.id} <- {self.notation or 'layout'} {shown}: {self.status}"]
+        if self.given.derived:
+            lines.append(f"  note: {self.given.derived}")
+        if self.status == "permuted" and self.permutation is not None:
+            lines.append(f"  every lane holds the spec's cells in another element order "
+                         f"(given <- spec): {self.permutation.text()}")
+        if self.status == "replicated" and self.replication is not None:
+            lines.append(f"  {self.replication.describe()}")
+        if self.message and self.status != "equal":
+            lines.extend(f"  {m}" for m in self.message.split("\n"))
+        lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
+        return "\n".join(lines) + "\n"
+
+
+def _point_message(c: dict[str, Any]) -> str:
+    return f"first difference: lane {c['lane']} element {c['element']}: spec {where(c['first'])}, given {where(c['second'])}"
+
+
+def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, notation: str = "",
+            text: str = "") -> ConformResult:
+    """Decide whether ``given`` is ``spec`` (see the module docstring for every status)."""
+    t0 = time.perf_counter()
+    notation = notation or getattr(given.map, "notation", "")
+    text = text or given.formula_text
+
+    def done(status: str, cex: dict[str, Any] | None, message: str, engines: dict[str, str],
+             checks: tuple[CheckResult, ...], **kw: Any) -> ConformResult:
+        return ConformResult(spec, given, status, cex, message, engines, checks, notation=notation, text=text,
+                             seconds=time.perf_counter() - t0, **kw)
+
+    if (given.rows, given.cols) != (spec.rows, spec.cols):
+        cex = {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols]}
+        return done("differs", cex, f"the given covers a {given.rows} x {given.cols} tile; the spec's "
+                    f"{spec.operand} is {spec.rows} x {spec.cols}", {"arithmetic": "refuted"}, ())
+    same_domain = (given.threads, given.n_elements, given.groups) == (spec.threads, spec.n_elements, spec.groups)
+    if same_domain:
+        eq = same_map(spec, given, timeout, check="equal")
+        if eq.status == "proved":
+            return done("equal", None, "", dict(eq.engines), (eq,))
+        if eq.status != "refuted":
+            return done(eq.status, eq.counterexample, eq.message, dict(eq.engines), (eq,))
+        first = dict(eq.counterexample or {})
+        perm, p = permuted(spec, given, timeout)
+        if perm.status == "proved":
+            return done("permuted", first, _point_message(first), dict(perm.engines), (eq, perm), permutation=p)
+        if perm.status != "refuted":
+            return done(perm.status, first, perm.message, dict(perm.engines), (eq, perm))
+        return done("differs", first, _point_message(first) + f"\nnot a permutation within lanes: {perm.message}",
+                    dict(perm.engines), (eq, perm))
+    rep, r = replicated(spec, given, timeout)
+    if rep.status == "proved":
+        return done("replicated", None, "", dict(rep.engines), (rep,), replication=r)
+    if rep.status != "refuted":
+        return done(rep.status, rep.counterexample, rep.message, dict(rep.engines), (rep,))
+    what = "; ".join(f"{name} differ: spec has {a}, given has {b}" for name, a, b in
+                     (("threads", spec.threads, given.threads), ("elements", spec.n_elements, given.n_elements),
+                      ("MMA computations", spec.groups, given.groups)) if a != b)
+    if rep.counterexample and rep.counterexample.get("kind") == "domain":
+        cex = {"kind": "domain", "spec": {"threads": spec.threads, "elements": spec.n_elements, "groups": spec.groups},
+               "given": {"threads": given.threads, "elements": given.n_elements, "groups": given.groups}}
+        return done("differs", cex, f"{what}\nnot a replica: {rep.message}", dict(rep.engines), (rep,))
+    return done("differs", rep.counterexample, f"{what}\n{rep.message}", dict(rep.engines), (rep,))
+
+

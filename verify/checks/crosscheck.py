@@ -1,0 +1,215 @@
+"""CuTe's ``MMA_Traits`` against the spec: every trait operand matched to its spec layout and conformed.
+
+CUTLASS states each MMA atom's fragment layouts as C++ types in ``cute/atom/mma_traits_sm*.hpp``;
+``verify.layout.notations.cute_headers`` reads them.  Each trait is matched to spec layouts by
+
+* shape: ``Shape_MNK = Shape<M,N,K>`` -> the ``mma`` spec of shape ``mMnNkK``;
+* operand and type: ``ALayout`` with ``ValTypeA``, ``BLayout`` with ``ValTypeB``, ``CLayout`` with
+  ``ValTypeC`` (and with ``ValTypeD`` when it differs: CuTe's C and D share ``CLayout``), the C++
+  type as the PTX type (``cutlass::half_t`` -> ``f16``, ``cutlass::int4b_t`` -> ``s4``);
+* majorness (SM70 ``m8n8k4`` has row and col variants): the trait's ``_TN``/``_NT``/``_NN``/``_TT``
+  suffix, first letter for A (``T``: row), second for B (``N``: col);
+* among several candidates: a layout of the section whose A types include the trait's A type before
+  others (the ``f16`` accumulator of an ``f16`` MMA is 9.7.14.5.8's, of an ``e4m3`` MMA the f8
+  section's), then the reviewed correction (``ID@corrected``, where the doc is wrong) before the
+  doc's layout.
+
+Then ``conform`` decides each pair with both engines.  Rows: ``agree`` (conform ``equal``),
+``differ`` (any other verdict, with the first difference), ``malformed`` (a trait the reader could
+not evaluate, with its header position), ``unmatched`` (no spec: shape, type or instruction not in
+the catalog), plus a count of templated traits (partial specialisations, not read).
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..layout.model import Layout
+from ..layout.notations import (
+    HeaderResult,
+    NotationError,
+    TraitEntry,
+    ptx_type,
+    to_layout,
+)
+from .conform import ConformResult, conform
+from .fragment import DEFAULT_TIMEOUT
+
+KINDS = ("agree", "differ", "malformed", "unmatched")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One trait operand (or one unreadable trait) and its verdict."""
+
+    kind: str          # agree | differ | malformed | unmatched
+    trait: str
+    operand: str       # A | B | C | D, "" for a whole trait
+    header: str        # path relative to the root
+    line: int
+    spec: str = ""     # the layout id it was compared with
+    status: str = ""   # conform's status
+    detail: str = ""   # first difference, reason, or the reader's error
+    counterexample: dict[str, Any] | None = None
+    layout: str = ""   # the CuTe layout, printed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "trait": self.trait, "operand": self.operand or None, "header": self.header,
+                "line": self.line, "spec": self.spec or None, "status": self.status or None,
+                "layout": self.layout or None, "detail": self.detail, "counterexample": self.counterexample}
+
+
+@dataclass(frozen=True)
+class CrosscheckReport:
+    root: str
+    headers: tuple[str, ...]
+    rows: tuple[Row, ...]
+    templated: dict[str, int]
+    seconds: float = field(default=0.0, compare=False)
+
+    def count(self, kind: str) -> int:
+        return sum(1 for r in self.rows if r.kind == kind)
+
+    def exit_code(self) -> int:
+        return 1 if self.count("differ") or self.count("malformed") else 0
+
+    def summary(self) -> dict[str, int]:
+        return {k: self.count(k) for k in KINDS} | {"templated": sum(self.templated.values())}
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "crosscheck": {"root": self.root, "headers": list(self.headers),
+                                            "summary": self.summary(), "rows": [r.to_json() for r in self.rows],
+                                            "templated": dict(self.templated)}}
+
+    def render_text(self) -> str:
+        out = [f"crosscheck: CuTe MMA_Traits in {self.root} ({len(self.headers)} headers) against the spec"]
+        wt = max([len(r.trait) for r in self.rows if r.kind != "unmatched"] + [10])
+        ws = max([len(r.spec) for r in self.rows if r.spec] + [4])
+        for kind in ("agree", "differ", "malformed"):
+            for r in (r for r in self.rows if r.kind == kind):
+                if kind == "malformed":
+                    out.append(f"  {kind:<9}  {r.trait:<{wt}}     {r.header}:{r.line}: {r.detail}")
+                else:
+                    tail = "" if kind == "agree" else f"  {r.status}: {r.detail}"
+                    out.append(f"  {kind:<9}  {r.trait:<{wt}}  {r.operand}  {r.spec:<{ws}}{tail}".rstrip())
+        reasons: dict[str, list[Row]] = {}
+        for r in (r for r in self.rows if r.kind == "unmatched"):
+            reasons.setdefault(r.detail, []).append(r)
+        for reason, rows in reasons.items():
+            names = sorted({f"{r.trait}{'.' + r.operand if r.operand else ''}" for r in rows})
+            shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
+            out.append(f"  unmatched  {len(rows)} x {reason}: {shown}")
+        s = self.summary()
+        out.append(f"summary: {s['agree']} agree, {s['differ']} differ, {s['malformed']} malformed, "
+                   f"{s['unmatched']} unmatched; {s['templated']} templated traits (partial specialisations) not read")
+        return "\n".join(out) + "\n"
+
+
+def _variant(trait: str, operand: str) -> str | None:
+    major = trait.split("_")[-1] if "_" in trait else ""
+    if operand not in ("A", "B") or len(major) < 2 or not set(major[:2]) <= {"T", "N"}:
+        return None
+    if operand == "A":
+        return "row" if major[0] == "T" else "col"
+    return "col" if major[1] == "N" else "row"
+
+
+class SpecIndex:
+    """The catalog's plain ``mma`` layouts by (shape, operand, PTX type, variant)."""
+
+    def __init__(self, layouts: Iterable[Layout]) -> None:
+        self.by: dict[tuple[str, str, str, str | None], list[Layout]] = {}
+        self.a_types: dict[str, set[str]] = {}
+        self.shapes: set[str] = set()
+        for lay in layouts:
+            if lay.instruction != "mma":
+                continue
+            self.shapes.add(str(lay.shape))
+            if lay.operand == "A":
+                self.a_types.setdefault(lay.source.section, set()).update(lay.types)
+            for t in lay.types:
+                self.by.setdefault((str(lay.shape), lay.operand, t, lay.variant), []).append(lay)
+
+    def match(self, shape: str, operand: str, ptype: str, variant: str | None, a_type: str | None) -> Layout | None:
+        cands = self.by.get((shape, operand, ptype, variant)) or self.by.get((shape, operand, ptype, None)) or []
+        if not cands:
+            return None
+        ranked = sorted(enumerate(cands), key=lambda kc: (a_type not in self.a_types.get(kc[1].source.section, ()),
+                                                          not kc[1].corrected, kc[0]))
+        return ranked[0][1]
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path
+
+
+def crosscheck(results: list[HeaderResult], specs: Iterable[Layout], root: str | Path,
+               timeout: float = DEFAULT_TIMEOUT) -> CrosscheckReport:
+    """Every trait of ``results`` (from ``read_headers``) against the spec layouts ``specs``."""
+    t0 = time.perf_counter()
+    rootp = Path(root)
+    index = SpecIndex(specs)
+    rows: list[Row] = []
+    templated: dict[str, int] = {}
+    cache: dict[tuple, ConformResult | NotationError] = {}
+    for hr in results:
+        header = _relative(hr.source, rootp)
+        for sk in hr.skipped:
+            if sk.reason.startswith("templated"):
+                templated[header] = templated.get(header, 0) + 1
+                continue
+            reason = sk.reason.replace(hr.source, header).replace(str(Path(hr.source).resolve()), header)
+            rows.append(Row("malformed", sk.name, "", header, sk.line, detail=reason))
+        for t in hr.traits:
+            rows.extend(_trait_rows(t, header, index, cache, timeout))
+    return CrosscheckReport(str(root), tuple(_relative(r.source, rootp) for r in results), tuple(rows), templated,
+                            time.perf_counter() - t0)
+
+
+def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeout: float) -> list[Row]:
+    m, n, k = t.shape_mnk
+    shape = f"m{m}n{n}k{k}"
+    if shape not in index.shapes:
+        reason = ("warpgroup MMA (wgmma, 128 threads): the catalog has no wgmma specs" if t.thr_id.size() == 128
+                  else f"no mma spec of shape {shape}")
+        return [Row("unmatched", t.name, "", header, t.line, detail=reason)]
+    a_type = ptx_type(t.value_types[0])
+    ops = [("A", t.value_types[0]), ("B", t.value_types[1]), ("C", t.value_types[2])]
+    if t.value_types[3] != t.value_types[2]:
+        ops.append(("D", t.value_types[3]))
+    out = []
+    for op, vt in ops:
+        ptype = ptx_type(vt)
+        layout_text = str(t.layout(op))
+        if ptype is None:
+            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text,
+                           detail=f"value type {vt.split('::')[-1]!r} has no PTX type"))
+            continue
+        spec_op = "C" if op == "D" else op
+        like = index.match(shape, spec_op, ptype, _variant(t.name, op), a_type)
+        if like is None:
+            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text,
+                           detail=f"no spec for {shape} {spec_op} .{ptype}"))
+            continue
+        key = (layout_text, str(t.thr_id), shape, op, like.id)
+        if key not in cache:
+            try:
+                given = to_layout(t.import_operand(op), like, source=header)
+                cache[key] = conform(like, given, timeout, notation="cute")
+            except NotationError as e:
+                cache[key] = e
+        res = cache[key]
+        if isinstance(res, NotationError):
+            out.append(Row("malformed", t.name, op, header, t.line, spec=like.id, layout=layout_text,
+                           detail=res.one_line()))
+            continue
+        kind = "agree" if res.status == "equal" else "differ"
+        detail = "" if kind == "agree" else res.message.split("\n")[0]
+        out.append(Row(kind, t.name, op, header, t.line, like.id, res.status, detail, res.counterexample, layout_text))
+    return out

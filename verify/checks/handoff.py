@@ -1,0 +1,310 @@
+"""Can the fragment one instruction produces feed another instruction's operand, lane for lane?
+
+FlashAttention-2 feeds the f32 accumulator of two adjacent ``m16n8k16`` n-tiles, converted to f16 in
+registers, straight into the A operand of the next ``m16n8k16``: no shuffle, because every lane
+already holds the cells it needs.  Triton issue #3580 did the same with the int8 path
+(``m16n8k32``: s32 accumulator as s8 A) and got wrong results: there each thread holds 2 adjacent
+columns of C but 4 of A, so values must move between lanes.  This check tells the two apart.
+
+**The model.** The produced matrix is consumed as is: FROM's cell (row, col) is TO's cell
+(row, col) (no transpose).  FROM is tiled to cover TO (``verify.layout.tile``: TO's rows / FROM's
+rows tiles down, TO's cols / FROM's cols across, element ``t * N + j`` of a lane = element ``j`` of
+tile ``t``, tiles row-major); both must have the same threads and MMA computations, and FROM's
+extent must divide TO's.
+
+**Statuses**, each decided by both engines:
+
+* ``free``: for every (lane, i) of TO the tiled FROM holds the same cell (same MMA computation) in
+  the same lane.  Z3: one quantifier-free query for a (lane, i) of TO whose cell equals none of the
+  lane's tiled elements (a disjunction over the concrete element indices j), minimised to the
+  first in (lane, i) order; enumeration: the first such point.  Both must agree and name the same
+  point.  The element mapping (``A a4 <- C tile 1 c0``) is read from the enumeration and Z3
+  confirms it (one ground query over the whole plan).
+* ``shuffle``: some lane lacks a cell it needs; the plan says, for every (lane, i) of TO, which
+  (lane, element) of the tiled FROM holds its cell (its own lane when it can, else the first lane
+  that holds it), with the count of lanes and values that move.  Z3 confirms the plan the same way.
+* ``missing``: some cell of TO is held by no lane of the tiled FROM at all (FROM is not a
+  bijection onto its tile); the plan is partial.
+* ``unknown`` / ``error``: Z3 gave no answer / the engines disagree.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import z3
+
+from ..engines import smt
+from ..layout.model import Layout, cells_of
+from ..layout.tile import tile
+from ..results import CheckResult, combine_engines
+from .equivalence import cell_dict, cell_keys, point_of, where
+from .fragment import DEFAULT_TIMEOUT, width
+
+
+class HandoffError(ValueError):
+    """FROM cannot be tiled onto TO (threads, MMA computations or extents do not fit)."""
+
+
+def grid_for(source: Layout, target: Layout) -> tuple[int, int]:
+    """How many FROM tiles cover TO, down and across; ``HandoffError`` when they cannot."""
+    if source.threads != target.threads:
+        raise HandoffError(f"{source.id} has {source.threads} threads but {target.id} has {target.threads}")
+    if source.groups != target.groups:
+        raise HandoffError(f"{source.id} runs {source.groups} MMA computations but {target.id} runs {target.groups}")
+    if target.rows % source.rows or target.cols % source.cols:
+        raise HandoffError(f"{source.id} ({source.rows} x {source.cols}) does not tile {target.id} "
+                           f"({target.rows} x {target.cols})")
+    return target.rows // source.rows, target.cols // source.cols
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where TO's element ``i`` of ``lane`` comes from: element ``j`` (tile ``tile``, element ``element``
+    of FROM) of ``src_lane``; ``src_lane`` is None when no lane holds the cell."""
+
+    lane: int
+    i: int
+    src_lane: int | None
+    j: int | None
+    tile: int | None
+    element: str | None
+
+    @property
+    def moves(self) -> bool:
+        return self.src_lane is not None and self.src_lane != self.lane
+
+
+@dataclass(frozen=True)
+class HandoffResult:
+    source: Layout
+    target: Layout
+    tiled: Layout
+    grid: tuple[int, int]
+    status: str  # free | shuffle | missing | unknown | error
+    plan: tuple[Step, ...]
+    counterexample: dict[str, Any] | None
+    message: str
+    engines: dict[str, str]
+    checks: tuple[CheckResult, ...]
+    seconds: float = field(default=0.0, compare=False)
+
+    @property
+    def moving(self) -> tuple[Step, ...]:
+        return tuple(s for s in self.plan if s.moves)
+
+    @property
+    def lanes_receiving(self) -> int:
+        return len({s.lane for s in self.moving})
+
+    @property
+    def lanes_sending(self) -> int:
+        return len({s.src_lane for s in self.moving})
+
+    def exit_code(self) -> int:
+        return 0 if self.status == "free" else 1
+
+    def _source_name(self, s: Step) -> str:
+        src = self.source.operand
+        if s.src_lane is None:
+            return "nothing (no lane holds it)"
+        tile_part = f"tile {s.tile} " if self.grid != (1, 1) else ""
+        return f"{src} {tile_part}{s.element}"
+
+    def mapping_groups(self) -> list[tuple[tuple[int, ...], tuple[Step, ...]]]:
+        """Lanes with the same element mapping, together (for a ``free`` handoff)."""
+        n = self.target.n_elements
+        groups: dict[tuple, list[int]] = {}
+        for lane in range(self.target.threads):
+            steps = self.plan[lane * n:(lane + 1) * n]
+            groups.setdefault(tuple((s.j, s.tile) for s in steps), []).append(lane)
+        out = []
+        for lanes in sorted(groups.values()):
+            out.append((tuple(lanes), self.plan[lanes[0] * n:(lanes[0] + 1) * n]))
+        return out
+
+    def render_text(self) -> str:
+        src, dst = self.source, self.target
+        gr, gc = self.grid
+        lines = [f"handoff {src.id} -> {dst.id}: {self.status}"]
+        if self.grid != (1, 1):
+            lines.append(f"  {src.operand} ({src.rows} x {src.cols}) tiled {gr} x {gc} covers {dst.operand} "
+                         f"({dst.rows} x {dst.cols}); tiled element {src.n_elements}*t+j is tile t element "
+                         f"{src.prefix}j, tile t at row offset {src.rows}*(t/{gc}), col offset {src.cols}*(t%{gc})")
+        if self.status == "free":
+            lines.append(f"  every lane already holds the {dst.n_elements} cells of {dst.operand} it needs; "
+                         "element mapping" + (" (every lane):" if len(self.mapping_groups()) == 1 else ":"))
+            for lanes, steps in self.mapping_groups():
+                indent = "    "
+                if len(self.mapping_groups()) > 1:
+                    lines.append(f"    lanes {_ranges(list(lanes))}:")
+                    indent = "      "
+                lines.extend(f"{indent}{dst.operand} {dst.element_name(s.i)} <- {self._source_name(s)}" for s in steps)
+        elif self.status in ("shuffle", "missing"):
+            lines.append(f"  {self.message}")
+            moving = self.moving
+            lines.append(f"  {self.lanes_receiving} of {dst.threads} lanes receive {len(moving)} of "
+                         f"{len(self.plan)} values from {self.lanes_sending} other lanes; "
+                         f"{sum(1 for s in self.plan if s.src_lane == s.lane)} stay in their lane")
+            lines.append("  exchange (destination <- source lane and element):")
+            n = dst.n_elements
+            for lane in range(dst.threads):
+                steps = [s for s in self.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
+                if steps:
+                    lines.append(f"    lane {lane}: " + ", ".join(
+                        f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {self._source_name(s)}"
+                                                          if s.src_lane is not None else "nothing") for s in steps))
+        elif self.message:
+            lines.append(f"  {self.message}")
+        lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "handoff": {
+            "from": self.source.id, "to": self.target.id,
+            "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
+            "status": self.status,
+            "counterexample": self.counterexample,
+            "message": self.message,
+            "lanes_receiving": self.lanes_receiving,
+            "values_moving": len(self.moving),
+            "plan": [{"lane": s.lane, "i": s.i, "element": self.target.element_name(s.i), "src_lane": s.src_lane,
+                      "src_i": s.j, "tile": s.tile, "src_element": s.element} for s in self.plan],
+            "engines": dict(self.engines),
+            "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
+                                 "engines": dict(c.engines)} for c in self.checks},
+        }}
+
+
+def _ranges(xs: list[int]) -> str:
+    out, k = [], 0
+    while k < len(xs):
+        j = k
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
+        k = j + 1
+    return ", ".join(out)
+
+
+def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tuple[int, int] | None]:
+    """Enumeration: for every (lane, i) of TO, its source (own lane first); and the first (lane, i)
+    whose own lane lacks the cell (target points that are undefined need nothing)."""
+    kt, kd = cell_keys(cells_of(tiled), cells_of(target))
+    anywhere: dict[int, tuple[int, int]] = {}
+    for lane in range(kt.shape[0]):
+        for j, key in enumerate(kt[lane].tolist()):
+            if key >= 0:
+                anywhere.setdefault(key, (lane, j))
+    n = source.n_elements
+    steps: list[Step] = []
+    first = None
+    for lane in range(kd.shape[0]):
+        own: dict[int, int] = {}
+        for j, key in enumerate(kt[lane].tolist()):
+            if key >= 0:
+                own.setdefault(key, j)
+        for i, key in enumerate(kd[lane].tolist()):
+            if key < 0:
+                steps.append(Step(lane, i, None, None, None, None))
+                continue
+            if key in own:
+                src = (lane, own[key])
+            else:
+                if first is None:
+                    first = (lane, i)
+                src = anywhere.get(key)  # type: ignore[assignment]
+            if src is None:
+                steps.append(Step(lane, i, None, None, None, None))
+            else:
+                steps.append(Step(lane, i, src[0], src[1], src[1] // n, source.element_name(src[1] % n)))
+    return steps, first
+
+
+def _witness(tiled: Layout, target: Layout, source: Layout, steps: list[Step], pt: tuple[int, int]) -> dict[str, Any]:
+    lane, i = pt
+    s = steps[lane * target.n_elements + i]
+    held = None if s.src_lane is None else {"lane": s.src_lane, "i": s.j, "tile": s.tile, "element": s.element}
+    return {"lane": lane, "i": i, "element": target.element_name(i), "cell": cell_dict(target, lane, i),
+            "held_by": held}
+
+
+def _message(source: Layout, target: Layout, grid: tuple[int, int]):  # type: ignore[no-untyped-def]
+    def msg(c: dict[str, Any]) -> str:
+        h = c["held_by"]
+        base = f"lane {c['lane']} element {c['element']} needs {where(c['cell'])}"
+        if h is None:
+            return base + f", which no lane of the tiled {source.operand} holds"
+        tile_part = f"tile {h['tile']} " if grid != (1, 1) else ""
+        return base + f", held by lane {h['lane']} ({source.operand} {tile_part}{h['element']})"
+    return msg
+
+
+def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int] | None]:
+    lane, i = z3.BitVecs("lane i", w)
+    okd, rd, cd = target.map.z3_cell(lane, i)
+    gd = target.domain.z3_group(lane)
+    held = []
+    for j in range(tiled.n_elements):
+        okt, rt, ct = tiled.map.z3_cell(lane, smt.bv(j, w))
+        held.append(z3.And(okt, rt == rd, ct == cd, tiled.domain.z3_group(lane) == gd))
+    res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.Not(z3.Or(held))], [lane, i], budget)
+    return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
+
+
+def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, budget: smt.Budget) -> str:
+    rows = [(s.lane, s.i, s.src_lane, s.j) for s in steps if s.src_lane is not None]
+    lane, i, sl, sj = z3.BitVecs("lane i src_lane src_i", w)
+    okd, rd, cd = target.map.z3_cell(lane, i)
+    okt, rt, ct = tiled.map.z3_cell(sl, sj)
+    term = z3.And(okd, okt, rd == rt, cd == ct, target.domain.z3_group(lane) == tiled.domain.z3_group(sl))
+    return smt.holds_everywhere(term, [lane, i, sl, sj], rows, budget)
+
+
+def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) -> HandoffResult:
+    """Decide whether ``source`` (tiled) feeds ``target`` lane for lane (see the module docstring)."""
+    t0 = time.perf_counter()
+    grid = grid_for(source, target)
+    tiled = tile(source, grid)
+    steps, first = _plan(tiled, target, source)
+    enum_cex = _witness(tiled, target, source, steps, first) if first is not None else None
+    w = max(width(tiled), width(target))
+    budget = smt.Budget(timeout)
+    res, pt = _z3_first_not_local(tiled, target, w, budget)
+    z3_cex = _witness(tiled, target, source, steps, pt) if pt is not None else None
+    message = _message(source, target, grid)
+
+    def confirm(c: Any) -> bool:
+        mine = point_of(target, c["lane"], c["i"])
+        return mine is not None and all(point_of(tiled, c["lane"], j) != mine for j in range(tiled.n_elements))
+
+    free = combine_engines("free", "proved", smt.status(res), z3_cex, enum_cex, message, time.perf_counter() - t0,
+                           "every lane already holds the cells it needs", confirm, same_witness=True)
+    checks = [free]
+    engines = dict(free.engines)
+    missing = [s for s in steps if s.src_lane is None and point_of(target, s.lane, s.i) is not None]
+    if free.status in ("proved", "refuted"):
+        plan_res = _z3_confirm_plan(tiled, target, steps, w, budget)
+        engines["z3_plan"] = smt.status(plan_res)
+        if plan_res != "unsat":
+            status = "unknown" if plan_res == "unknown" else "error"
+            text = ("Z3 could not confirm the plan read from the enumeration" if status == "unknown"
+                    else "Z3 refutes the plan read from the enumeration")
+            return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text,
+                                 engines, tuple(checks), time.perf_counter() - t0)
+    if free.status == "proved":
+        status, text = "free", ""
+    elif free.status == "refuted":
+        status = "missing" if missing else "shuffle"
+        text = "first: " + free.message
+        if missing:
+            text += (f"; {len(missing)} cells of {target.operand} are held by no lane of the tiled "
+                     f"{source.operand}, first {where(cell_dict(target, missing[0].lane, missing[0].i))}")
+    else:
+        status, text = free.status, free.message
+    return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text, engines,
+                         tuple(checks), time.perf_counter() - t0)
+
+
+__all__ = ["HandoffError", "HandoffResult", "Step", "grid_for", "handoff"]

@@ -1,0 +1,250 @@
+"""Imported layouts into the layout model: a ``TVImport`` becomes a ``Layout`` shaped like a spec.
+
+Every notation importer returns a ``TVImport`` (a formula defining ``row``/``col`` over the thread
+and ``i``, its threads and values, the extent it states).  ``to_layout`` gives it the identity of
+the spec layout it claims to be (instruction, shape, operand, types, element names), its own
+domain (the imported threads x values) and a ``FormulaMap``; every check, both engines and every
+renderer then work on it unchanged, and ``conform`` compares it with the spec cell by cell.
+
+Two conventions are applied here, both stated in ``docs/layouts.md``:
+
+* **codomain**: the extent the notation states (a Triton ``shape``, a table's ``rows``/``cols``),
+  else the spec's rows x cols;
+* **MMA computations** (m8n8k4 runs four per warp): when the spec has several and the import
+  defines only lanes of the first (a CuTe SM70 atom: one quad-pair, ``ThrID = (4,2):(1,16)``), the
+  import is *lifted* to the warp: lane ``l`` of computation ``g`` acts as the lane at the same
+  position in computation 0 (lane 5 as lane 1, lane 20 as lane 16), and the spec's own group
+  formula says which computation each lane serves.  An import over the whole warp keeps its own
+  lanes and takes the spec's group formula; one over several warps takes it per warp
+  (``lane % threads``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, is_dataclass, replace
+from functools import lru_cache
+
+import numpy as np
+
+from verify.formula import (
+    BinOp,
+    Case,
+    Compare,
+    Definition,
+    Expr,
+    Formula,
+    InSet,
+    Num,
+    Ref,
+    Var,
+    walk,
+)
+
+from ..formula import FormulaMap
+from ..model import Codomain, Domain, Layout, Source
+from .cute import import_cute, parse_cute
+from .errors import NotationError, TVImport
+from .expr import import_index_code
+from .table import import_table
+from .triton import import_triton
+
+NOTATIONS = ("cute", "triton", "table", "index")
+LIFT_LANE = "lift#lane"
+
+
+def substitute_lane(node: object, new: Expr) -> object:
+    """``node`` with every ``%laneid`` replaced by ``new`` (untouched subtrees are shared).  Formula
+    trees are bounded in depth by the formula language and the importers, so recursion is safe."""
+    if isinstance(node, Var):
+        return new if node.name == "lane" else node
+    if isinstance(node, tuple):
+        items = tuple(substitute_lane(x, new) for x in node)
+        return items if any(a is not b for a, b in zip(items, node)) else node
+    if is_dataclass(node) and not isinstance(node, type):
+        changes = {}
+        for f in fields(node):
+            if f.name == "pos":
+                continue
+            old = getattr(node, f.name)
+            nv = substitute_lane(old, new)
+            if nv is not old:
+                changes[f.name] = nv
+        return replace(node, **changes) if changes else node
+    return node
+
+
+def _defined_lanes(formula: Formula, threads: int, values: int) -> np.ndarray:
+    c = FormulaMap(formula).cells(Domain(threads, values))
+    return np.flatnonzero(c.ok.any(axis=1))
+
+
+def _ranges(xs: list[int]) -> str:
+    out, k = [], 0
+    while k < len(xs):
+        j = k
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
+        k = j + 1
+    return ", ".join(out)
+
+
+def _lift_table(like: Layout, defined: np.ndarray) -> tuple[int, ...] | None:
+    """Per lane of ``like``, the lane of MMA computation 0 it acts as; None when no lift applies."""
+    groups: dict[int, list[int]] = {}
+    for lane in range(like.threads):
+        groups.setdefault(like.group_of(lane), []).append(lane)
+    first = groups.get(0, [])
+    if not defined.size or not set(defined.tolist()) <= set(first):
+        return None
+    if any(len(v) != len(first) for v in groups.values()) or -1 in groups:
+        return None
+    base = [0] * like.threads
+    for lanes in groups.values():
+        for pos, lane in enumerate(lanes):
+            base[lane] = first[pos]
+    return tuple(base)
+
+
+def _lane_definition(base: tuple[int, ...]) -> Definition:
+    by: dict[int, list[int]] = {}
+    for lane, b in enumerate(base):
+        by.setdefault(b, []).append(lane)
+    return Definition(LIFT_LANE, tuple(Case(Num(b), InSet(Var("lane"), tuple(ls))) for b, ls in sorted(by.items())))
+
+
+def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:
+    """``imp`` as a ``Layout`` with ``like``'s identity (instruction, shape, operand, types, element
+    names) and its own domain and codomain (see the module docstring for both conventions)."""
+    formula = Formula(imp.formula.definitions, like.prefix)
+    threads, group, groups = imp.threads, None, 1
+    lift: tuple[int, ...] | None = None
+    if like.groups > 1:
+        if imp.threads < like.threads:
+            lift = _lift_table(like, _defined_lanes(formula, imp.threads, imp.values))
+        if lift is not None:
+            defs = tuple(substitute_lane(d, Ref(LIFT_LANE)) for d in formula.definitions)
+            formula = Formula((_lane_definition(lift),) + defs, like.prefix)  # type: ignore[operator]
+            threads, group, groups = like.threads, like.group, like.groups
+        elif imp.threads == like.threads:
+            group, groups = like.group, like.groups
+        elif imp.threads % like.threads == 0 and like.group is not None:
+            per_warp = BinOp("%", Var("lane"), Num(like.threads))
+            group = Formula(tuple(substitute_lane(d, per_warp) for d in like.group.definitions),  # type: ignore[misc]
+                            like.group.element_prefix)
+            groups = like.groups
+    rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
+    epr = like.elements_per_register if imp.values % like.elements_per_register == 0 else 1
+    lid = layout_id or f"given({imp.notation}) as {like.id}"
+    note = f"lifted from MMA computation 0 to the warp: {_ranges(sorted(set(lift)))}" if lift else ""
+    return Layout(
+        id=lid, instruction=like.instruction, shape=like.shape, operand=like.operand, types=like.types,
+        variant=like.variant, domain=Domain(threads, imp.values, groups, group), codomain=Codomain(rows, cols),
+        map=(LookupMap if imp.notation == "table" and lift is None else FormulaMap)(formula, imp.notation), registers=max(1, imp.values // epr),
+        register_type=like.register_type, elements_per_register=epr, element_list=None, elements_text=None,
+        element_bits=like.element_bits,
+        source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
+                      document=imp.notation),
+        expect={}, derived=note, spec_path=source, formula_line=1, formula_text=imp.text)
+
+
+def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "argument",
+              thr_id: str | None = None) -> Layout:
+    """Read ``text`` in ``notation`` (``cute``, ``triton``, ``table`` or ``index``) as a layout of
+    the same instruction operand as ``like``; bad text is a positioned ``NotationError``."""
+    op = like.operand
+    if notation == "cute":
+        tid = parse_cute(thr_id, "--thr-id") if thr_id is not None else None
+        imp = import_cute(text, op, like.shape.m, like.shape.n, like.shape.k, like.prefix, thr_id=tid, source=source)
+    elif notation == "triton":
+        imp = import_triton(text, like.prefix, operand=op, source=source)
+    elif notation == "table":
+        imp = import_table(text, like.prefix, operand=op, source=source)
+    elif notation == "index":
+        imp = import_index_code(text, like.threads, like.n_elements, like.prefix, operand=op, source=source)
+    else:
+        raise NotationError(f"unknown notation {notation!r} (one of {', '.join(NOTATIONS)})", 1, 1, source)
+    return to_layout(imp, like, source=source)
+
+
+# ----------------------------------------------------------------------------- tables for Z3
+
+@dataclass(frozen=True)
+class LookupMap(FormulaMap):
+    """A table's formula (``table.table_to_formula``: ``key = lane * values + i``, then one case per
+    value with the set of keys that take it) with a Z3 face built for lookups.
+
+    The enumeration engines evaluate the formula as any other.  For Z3 the set-membership cases
+    are read from the AST (data, not evaluated) into a multiplexer tree over the bits of ``key``
+    (``If(key bit b, upper half, lower half)``, identical halves shared), which Z3 bit-blasts into a
+    small circuit; the membership chains themselves cost Z3 one disjunction per table entry.
+    """
+
+    def _tables(self) -> tuple[int, dict[int, int], dict[int, int]]:
+        return _lookup_tables(self.formula)
+
+    def z3_cell(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
+        import z3  # noqa: PLC0415
+
+        from ...engines import smt  # noqa: PLC0415
+        size, rows, cols = self._tables()
+        w = thread.size()
+        key = smt.Encoder(self.formula, thread, i).definition("key")
+        bits = max(1, (size - 1).bit_length())
+        kv = z3.Extract(bits - 1, 0, key.value) if w >= bits else key.value
+        in_range = z3.ULT(key.value, smt.bv(size, w)) if size < (1 << (w - 1)) else z3.BoolVal(True)
+        row_ok, row = _mux(kv, bits, rows, w)
+        col_ok, col = _mux(kv, bits, cols, w)
+        return z3.And(key.ok, in_range, row_ok, col_ok), row, col
+
+
+@lru_cache(maxsize=64)
+def _lookup_tables(formula: Formula) -> tuple[int, dict[int, int], dict[int, int]]:
+    key = formula.get("key").cases[0]
+    threads, values = None, None
+    for n in walk(key.cond) if key.cond is not None else ():
+        if isinstance(n, Compare) and isinstance(n.operands[0], Var) and isinstance(n.operands[1], Num):
+            if n.operands[0].name == "lane":
+                threads = n.operands[1].value
+            else:
+                values = n.operands[1].value
+    if threads is None or values is None:
+        raise ValueError("not a table formula")
+    out = []
+    for name in ("row", "col"):
+        table: dict[int, int] = {}
+        for case in formula.get(name).cases:
+            if not (isinstance(case.expr, Num) and isinstance(case.cond, InSet)):
+                raise ValueError("not a table formula")
+            for k in case.cond.values:
+                table.setdefault(k, case.expr.value)  # the first case that applies wins
+        out.append(table)
+    return threads * values, out[0], out[1]
+
+
+def _mux(key, bits: int, table: dict[int, int], w: int):  # type: ignore[no-untyped-def]
+    """(defined, value) of ``table[key]`` as a multiplexer tree over the low ``bits`` bits of ``key``."""
+    import z3  # noqa: PLC0415
+
+    from ...engines import smt  # noqa: PLC0415
+    memo: dict[tuple, tuple] = {}
+
+    def leaves(lo: int, size: int) -> tuple:
+        return tuple(table.get(k) for k in range(lo, lo + size))
+
+    def build(lo: int, size: int, bit: int):  # type: ignore[no-untyped-def]
+        sig = leaves(lo, size) if size <= 64 else None
+        if sig is not None and sig in memo:
+            return memo[sig]
+        if size == 1:
+            v = table.get(lo)
+            out = (z3.BoolVal(v is not None), smt.bv(v if v is not None else 0, w))
+        else:
+            half = size // 2
+            (ok0, v0), (ok1, v1) = build(lo, half, bit - 1), build(lo + half, half, bit - 1)
+            c = z3.Extract(bit, bit, key) == 1
+            out = (ok0 if ok0.eq(ok1) else z3.If(c, ok1, ok0), v0 if v0.eq(v1) else z3.If(c, v1, v0))
+        if sig is not None:
+            memo[sig] = out
+        return out
+
+    return build(0, 1 << bits, bits - 1)
