@@ -7,7 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from verify import api
-from verify.checks.fragment import check_layout
+from verify.checks.family import check_any as check_layout
 from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.formula import Num, replace_node, walk
 from verify.layout.model import Layout
@@ -22,7 +22,10 @@ def all_layouts() -> list[Layout]:
 
 
 def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
-    """Re-evaluate the witness from the cell map, independently of either engine's verdict."""
+    """Re-evaluate the witness from the cell map, independently of either engine's verdict (a family's
+    witness names its parameter value: the instance is checked)."""
+    if "params" in cex:
+        lay, cex = lay.instance(**cex["params"]), {k: v for k, v in cex.items() if k != "params"}
     cells = lay.map
     if check == "in_range":
         cell = cells.point(cex["lane"], cex["i"])

@@ -7,7 +7,7 @@ import pytest
 
 from verify import api
 from verify.outputs import json as render_json, text as render_text
-from verify.checks.fragment import check_layout
+from verify.checks.family import check_any as check_layout
 from verify.checks.instruction import InstructionResult, check_instructions, group
 from verify.results import Finding
 

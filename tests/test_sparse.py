@@ -8,7 +8,7 @@ from verify import api
 from verify.checks import sparse as sparse_checks
 from verify.engines import smt
 from verify.outputs.table import sparse_entries, sparse_grid_text
-from verify.checks.fragment import check_layout
+from verify.checks.family import check_any as check_layout
 from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.errors import SpecError
 

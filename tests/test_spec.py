@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from verify import api
-from verify.checks.fragment import check_elements, check_layout
+from verify.checks.fragment import check_elements
+from verify.checks.family import check_any as check_layout
 from verify.catalog.spec import SpecError, load_spec_text, parse_element_list
 
 from conftest import SPECS

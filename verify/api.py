@@ -26,7 +26,8 @@ from .checks.conform import ConformResult
 from .checks.conform import conform as _conform
 from .checks.crosscheck import CrosscheckReport
 from .checks.crosscheck import crosscheck as _crosscheck
-from .checks.fragment import DEFAULT_TIMEOUT, check_layout
+from .checks.family import check_any
+from .checks.fragment import DEFAULT_TIMEOUT
 from .checks.fragment import width as _layout_width
 from .checks.handoff import HandoffError, HandoffResult
 from .checks.handoff import handoff as _handoff
@@ -93,7 +94,8 @@ def layout(specs: Iterable[Spec], layout_id: str) -> Layout:
 
 
 def check(lay: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
-    return check_layout(lay, timeout)
+    """Every per-fragment property of one layout (a family: for every value of its parameter)."""
+    return check_any(lay, timeout)
 
 
 def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: int, elements: int,

@@ -47,18 +47,32 @@ class Shape:
     n: int | str
     k: int | str
 
+    text: str = ""  # a shape that is not mMnNkK (tcgen05 ``32x32b``): printed as written
+
     @staticmethod
     def parse(text: str) -> "Shape | None":
+        """``m16n8k16`` (``m64nNk16`` in a family), ``m8n8`` (ldmatrix, stmatrix, movmatrix: no K) or a
+        tcgen05 data-movement shape ``lanes x bits`` (``32x32b``, ``16x32bx2``: m = lanes, n = bits)."""
         m = re.fullmatch(r"m(\d+|[A-Z])n(\d+|[A-Z])k(\d+|[A-Z])", text)
-        if m is None:
-            return None
-        return Shape(*(int(x) if x.isdigit() else x for x in (m[1], m[2], m[3])))
+        if m is not None:
+            return Shape(*(int(x) if x.isdigit() else x for x in (m[1], m[2], m[3])))
+        m = re.fullmatch(r"m(\d+)n(\d+)", text)
+        if m is not None:
+            return Shape(int(m[1]), int(m[2]), None)  # type: ignore[arg-type]
+        m = re.fullmatch(r"(\d+)x(\d+)b(x2)?", text)
+        if m is not None:
+            return Shape(int(m[1]), int(m[2]), None, text)  # type: ignore[arg-type]
+        return None
 
     @property
     def params(self) -> tuple[str, ...]:
         return tuple(x for x in (self.m, self.n, self.k) if isinstance(x, str))
 
     def __str__(self) -> str:
+        if self.text:
+            return self.text
+        if self.k is None:
+            return f"m{self.m}n{self.n}"
         return f"m{self.m}n{self.n}k{self.k}"
 
 
@@ -134,10 +148,16 @@ def _group_table(group: Formula, threads: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class Codomain:
-    """The rows x cols matrix that each MMA computation's points cover."""
+    """The rows x cols matrix that each MMA computation's points cover.
+
+    ``dims`` names the two axes for messages and tables: ``("row", "col")`` for a matrix,
+    ``("lane", "column")`` for Tensor Memory (tcgen05.ld/st: rows are TMEM lanes, columns 32-bit
+    TMEM columns, both relative to the address operand ``taddr``).
+    """
 
     rows: Extent
     cols: Extent
+    dims: tuple[str, str] = ("row", "col")
 
 
 # ----------------------------------------------------------------------------- the map
@@ -180,8 +200,11 @@ class LayoutMap(Protocol):
 
 # ----------------------------------------------------------------------------- layouts
 
-OPERANDS = ("A", "B", "C", "D", "E")  # D: an accumulator whose elements the doc names d0, d1, ... (wgmma)
-_PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e"}
+OPERANDS = ("A", "B", "C", "D", "E", "R", "SFA", "SFB")
+# D: an accumulator whose elements the doc names d0, d1, ... (wgmma); R: the register vector ``r`` of
+# a data-movement instruction (ldmatrix, stmatrix, tcgen05.ld/st: r0, r1, ...); SFA/SFB: the bytes of
+# an mma ``scale-a-data``/``scale-b-data`` register (or of a tcgen05 scale-factor word), sfa0..sfa3.
+_PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e", "R": "r", "SFA": "sfa", "SFB": "sfb"}
 
 
 @dataclass(frozen=True)
@@ -224,6 +247,9 @@ class Layout:
     formula_text: str = ""
     text_map: tuple[tuple[int, int], ...] = ()  # doc-page layouts: page (line, column) of each formula line
     params_bound: tuple[tuple[str, int], ...] = ()  # an instance of a family: its parameter values
+    # Points where no case of the formula applies hold no element of this matrix (a selector picks
+    # the points: mma block-scale ``thread-id``/``byte-id``); in_range is then over the defined points.
+    partial: bool = False
 
     # -- families (a parameter such as wgmma N): every concrete view below needs an instance
     @property
@@ -237,6 +263,25 @@ class Layout:
     def instances(self) -> list[tuple[dict[str, int], "Layout"]]:
         """Every (binding, concrete layout) of a family, in ascending parameter order (a plain layout: itself)."""
         return instances(self)
+
+    def representative(self) -> "Layout":
+        """The instance a single picture or table shows: every parameter at its smallest valid value
+        (a plain layout: itself)."""
+        if not self.is_family:
+            return self
+        return self.instance(**{p.name: p.values[0] for p in self.domain.params})
+
+    @property
+    def max_elements(self) -> int:
+        """Elements per thread of the largest instance (a plain layout: its count), for cost estimates."""
+        if isinstance(self.domain.elements, int):
+            return self.domain.elements
+        return max(inst.domain.elements for _, inst in self.instances())  # type: ignore[misc]
+
+    @property
+    def unspecified(self) -> bool:
+        """The doc leaves the layout unspecified (wmma): only counts and replication can be checked."""
+        return getattr(self.map, "notation", "") == "unspecified"
 
     # -- views of the domain and codomain
     @property
@@ -378,20 +423,64 @@ def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     lmap = layout.map
     if hasattr(lmap, "formula"):
         lmap = dataclasses.replace(lmap, formula=substitute(lmap.formula, env))  # type: ignore[type-var]
+    elif hasattr(lmap, "with_params"):  # a map that is not one formula (a composition) substitutes itself
+        lmap = lmap.with_params(env)
     return dataclasses.replace(
         layout, shape=shape, map=lmap,
         domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
-        codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env)),
+        codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env), c.dims),
         registers=extent_at(layout.registers, env), elements_text=text, element_list=elist,
         params_bound=tuple(sorted(env.items())))
 
 
 def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
-    """Every instance of a family, parameters in ascending order (a plain layout: itself, once)."""
+    """Every instance of a family, parameters in ascending order (a plain layout: itself, once);
+    built once per process and shared by every check and view.
+
+    With several parameters (mma block-scale ``THREAD_ID_A`` and ``BYTE_ID_A``) every combination, in
+    lexicographic order of the values in the order the parameters are declared."""
     if not layout.domain.params:
         return [({}, layout)]
-    [p] = layout.domain.params  # one parameter per family (wgmma N, tcgen05 .num)
-    return [({p.name: v}, instance(layout, {p.name: v})) for v in p.values]
+    hit = _INSTANCES.get(id(layout))
+    if hit is None or hit[0] is not layout:
+        import itertools  # noqa: PLC0415
+        params = layout.domain.params
+        envs = [dict(zip((p.name for p in params), combo)) for combo in itertools.product(*(p.values for p in params))]
+        hit = _INSTANCES[id(layout)] = (layout, [(env, instance(layout, env)) for env in envs])
+    return [(dict(env), inst) for env, inst in hit[1]]
+
+
+_INSTANCES: dict[int, tuple[Layout, list[tuple[dict[str, int], Layout]]]] = {}
+
+
+# ----------------------------------------------------------------------------- unspecified layouts
+
+@dataclass(frozen=True)
+class UnspecifiedMap:
+    """The doc leaves the map unspecified (wmma: "the distribution of fragments ... is unspecified and
+    is target architecture dependent"): no point has a cell.  Only the register counts and the
+    replication they imply can be checked; the bijection checks do not apply to it."""
+
+    notation: str = "unspecified"
+
+    def key(self) -> Hashable:
+        return ("unspecified",)
+
+    def bound(self, domain: Domain) -> int:
+        return 0
+
+    def point(self, thread: int, i: int) -> tuple[int, int] | None:
+        return None
+
+    def cells(self, domain: Domain, env: Env | None = None) -> Cells:
+        shape = (domain.threads, domain.elements)
+        zero = np.zeros(shape, np.int64)  # type: ignore[arg-type]
+        return Cells(zero, zero.copy(), np.zeros(shape, bool), domain.group_array())  # type: ignore[arg-type]
+
+    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
+                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
+        import z3  # noqa: PLC0415
+        return z3.BoolVal(False), smt.bv(0, thread.size()), smt.bv(0, thread.size())
 
 
 # ----------------------------------------------------------------------------- evaluation memo
@@ -409,6 +498,7 @@ def cells_of(layout: Layout) -> Cells:
 
 def clear_cells() -> None:
     _CELLS.clear()
+    _INSTANCES.clear()
 
 
 

@@ -23,6 +23,7 @@ evaluations from the AST: ``py_*`` with ``verify.engines.oracle`` (one point), `
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
@@ -368,13 +369,25 @@ class SparseMap:
 # ----------------------------------------------------------------------------- the metadata layout
 
 def selector_of(md: SparseModel, lane: int) -> int | None:
-    v = oracle.evaluate(md.selector, "selector", lane, 0)
-    return v if isinstance(v, int) else None
+    """The sparsity-selector value that names ``lane`` (the oracle; memoised per formula and lane)."""
+    return _selector(md.selector, lane)
 
 
 def metadata_cell(md: SparseModel, lane: int, n: int) -> tuple[int, int] | None:
+    """(row, chunk) whose index field nibble ``n`` of ``lane``'s metadata register holds (the oracle)."""
     assert md.metadata is not None
-    ev = oracle.Evaluator(md.metadata, lane, n)
+    return _metadata_cell(md.metadata, lane, n)
+
+
+@lru_cache(maxsize=1 << 14)
+def _selector(selector: Formula, lane: int) -> int | None:
+    v = oracle.evaluate(selector, "selector", lane, 0)
+    return v if isinstance(v, int) else None
+
+
+@lru_cache(maxsize=1 << 14)
+def _metadata_cell(metadata: Formula, lane: int, n: int) -> tuple[int, int] | None:
+    ev = oracle.Evaluator(metadata, lane, n)
     try:
         r, c = ev.value("row"), ev.value("col")
     except oracle.Undefined:

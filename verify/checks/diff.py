@@ -1,0 +1,141 @@
+"""What changed between two spec sets or two releases of the doc: layouts paired by their stable id.
+
+A doc reviewer comparing PTX ISA 9.0 with a later release wants to know which layouts changed
+*meaning*, not which lines changed text.  ``diff`` pairs the layouts of OLD and NEW by id (the id
+grammar, ``verify.layout.ids``, gives a fragment the same id from a spec file and from a page), and:
+
+* **changed**: the maps differ, with the first differing (lane, i), decided by both engines
+  (``verify.checks.equivalence.same_map``; a family is compared value by value of its parameter);
+  or what the doc says of the registers differs (count, element list, register type);
+* **added** / **removed**: an id in one set only;
+* **unchanged**: the same map and the same register facts;
+
+plus the textual errata of the doc pages that appear or disappear (compared without their line
+numbers, which move whenever the text above them changes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..layout.family import extent_text
+from ..layout.model import Layout, Spec
+from ..results import CheckResult
+from .equivalence import same_map
+from .fragment import DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True)
+class Change:
+    """One layout present in both sets whose map or register facts differ."""
+
+    layout: str
+    what: tuple[str, ...]  # "map", "registers", "elements", "register_type", ...
+    message: str
+    counterexample: dict[str, Any] | None = None
+    engines: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DiffResult:
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[Change, ...]
+    unchanged: tuple[str, ...]
+    errata_added: tuple[str, ...] = ()
+    errata_removed: tuple[str, ...] = ()
+    undecided: tuple[Change, ...] = ()  # the engines could not decide (unknown, or they disagree)
+
+    @property
+    def differs(self) -> bool:
+        return bool(self.added or self.removed or self.changed or self.errata_added or self.errata_removed
+                    or self.undecided)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "differs": self.differs, "added": list(self.added), "removed": list(self.removed),
+                "changed": [{"layout": c.layout, "what": list(c.what), "message": c.message,
+                             "counterexample": c.counterexample, "engines": c.engines} for c in self.changed],
+                "undecided": [{"layout": c.layout, "message": c.message, "engines": c.engines} for c in self.undecided],
+                "unchanged": list(self.unchanged), "errata_added": list(self.errata_added),
+                "errata_removed": list(self.errata_removed)}
+
+    def text_lines(self) -> list[str]:
+        out = [f"added      {x}" for x in self.added] + [f"removed    {x}" for x in self.removed]
+        out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in self.changed]
+        out += [f"undecided  {c.layout}: {c.message}" for c in self.undecided]
+        out += [f"erratum +  {x}" for x in self.errata_added] + [f"erratum -  {x}" for x in self.errata_removed]
+        out.append(f"{len(self.unchanged)} unchanged, {len(self.changed)} changed, {len(self.added)} added, "
+                   f"{len(self.removed)} removed, {len(self.undecided)} undecided; errata in the text: "
+                   f"{len(self.errata_added)} new, {len(self.errata_removed)} gone"
+                   + ("  -> DIFFERENT" if self.differs else ""))
+        return out
+
+
+def _facts(lay: Layout) -> dict[str, str]:
+    """What the doc says of a fragment's registers, as text (families: as written in the parameter)."""
+    return {"registers": extent_text(lay.registers), "elements_per_register": str(lay.elements_per_register),
+            "register_type": lay.register_type, "elements": " ".join((lay.elements_text or "").split()),
+            "domain": f"{lay.threads} threads x {extent_text(lay.domain.elements)}",
+            "matrix": f"{extent_text(lay.codomain.rows)} x {extent_text(lay.codomain.cols)}"}
+
+
+def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
+    """Both engines: the same map (a family: for every value of its parameter, first difference first)."""
+    if old.is_family or new.is_family:
+        po = [(p.name, p.values) for p in old.domain.params]
+        pn = [(p.name, p.values) for p in new.domain.params]
+        if po != pn:
+            return CheckResult("map", "refuted", "proved", {"kind": "params", "old": str(po), "new": str(pn)},
+                               f"parameters differ: old {po}, new {pn}", 0.0, {"arithmetic": "refuted"})
+        last = None
+        for (env, a), (_, b) in zip(old.instances(), new.instances()):
+            last = same_map(a, b, timeout, names=("old", "new"), check="map")
+            if last.status != "proved":
+                binding = ", ".join(f"{k} = {v}" for k, v in env.items())
+                cex = {"params": env, **(last.counterexample or {})}
+                return CheckResult(last.check, last.status, last.expected, cex, f"{binding}: {last.message}",
+                                   last.seconds, dict(last.engines))
+        assert last is not None
+        return last
+    return same_map(old, new, timeout, names=("old", "new"), check="map")
+
+
+def errata_key(f: Any) -> str:
+    """A textual erratum without its position: ``9.7.14.5.8 B f64 table-header: ...``."""
+    return f"{f.section} {f.operand} {'_'.join(f.types)} {f.kind}: {f.message}".replace("  ", " ").strip()
+
+
+def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] = (),
+         new_findings: Sequence[Any] = (), timeout: float = DEFAULT_TIMEOUT) -> DiffResult:
+    """Pair the layouts of ``old`` and ``new`` by id and say what changed (both engines for maps)."""
+    a = {lay.id: lay for s in old for lay in s.layouts}
+    b = {lay.id: lay for s in new for lay in s.layouts}
+    changed: list[Change] = []
+    undecided: list[Change] = []
+    unchanged: list[str] = []
+    for lid in sorted(set(a) & set(b)):
+        fa, fb = _facts(a[lid]), _facts(b[lid])
+        what = [k for k in fa if fa[k] != fb[k]]
+        notes = [f"{k}: {fa[k]!r} -> {fb[k]!r}" for k in what]
+        cex = None
+        engines: dict[str, str] = {}
+        if "domain" not in what and "matrix" not in what:
+            r = _compare_maps(a[lid], b[lid], timeout)
+            engines = dict(r.engines)
+            if r.status in ("unknown", "error"):
+                undecided.append(Change(lid, ("map",), r.message, r.counterexample, engines))
+                continue
+            if r.status == "refuted":
+                what.insert(0, "map")
+                notes.insert(0, r.message)
+                cex = r.counterexample
+        else:
+            what.insert(0, "map")
+        if what:
+            changed.append(Change(lid, tuple(what), "; ".join(notes), cex, engines))
+        else:
+            unchanged.append(lid)
+    ea = {errata_key(f) for f in old_findings}
+    eb = {errata_key(f) for f in new_findings}
+    return DiffResult(tuple(sorted(set(b) - set(a))), tuple(sorted(set(a) - set(b))), tuple(changed),
+                      tuple(unchanged), tuple(sorted(eb - ea)), tuple(sorted(ea - eb)), tuple(undecided))

@@ -1,0 +1,40 @@
+"""``ptx-verify diff OLD NEW``: which layouts changed meaning between two spec sets or doc releases."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..errors import SpecError
+from ..outputs.json import to_json
+from . import options
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from .. import api  # noqa: PLC0415
+    from ..checks.diff import diff  # noqa: PLC0415
+    old, old_f = api.load_with_doc_findings([args.old])
+    new, new_f = api.load_with_doc_findings([args.new])
+    try:
+        result = diff(old, new, old_f, new_f, args.timeout)
+    except SpecError:
+        raise
+    if args.format == "json":
+        sys.stdout.write(to_json(result.to_json()))
+    else:
+        sys.stdout.write("\n".join(result.text_lines()) + "\n")
+    return 1 if result.differs else 0
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    d = subparsers.add_parser(
+        "diff", help="which layouts changed meaning between two spec sets or two releases of the doc pages",
+        description="Pair the layouts of OLD and NEW by their stable id and compare them: the maps with both "
+                    "engines (first differing (lane, i)), the register facts, and the errata of the doc text.",
+        epilog="example:\n  ptx-verify diff ../shared/ptx-isa-9.0 ../shared/ptx-isa-9.1\n\n"
+               "exit codes: 0 nothing changed, 1 something did (added, removed, changed, undecided), 2 bad input",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("old", metavar="OLD", help="spec files or doc pages (a file or a directory)")
+    d.add_argument("new", metavar="NEW", help="the same, for the other version")
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.add_argument("--timeout", type=options.seconds, default=10.0, help="time budget of each comparison (default 10)")
+    d.set_defaults(func=cmd_diff)
