@@ -71,6 +71,9 @@ C16816 = ("m16n8k16", "C", "f32")
 def test_every_spec_layout_round_trips_through_a_table():
     bad = []
     for lay in catalog():
+        if lay.unspecified:
+            continue  # wmma: no map to write down
+        lay = lay.representative()  # a family: its smallest instance
         text = out_json.to_json(out_json.table_json(lay, None))
         res = api.conform(lay, api.table(text, lay, source=f"{lay.id}.json"))
         if res.status != "equal" or res.engines.get("z3") != "proved" or res.engines.get("enumeration") != "proved":
@@ -84,6 +87,7 @@ def test_every_plain_spec_layout_round_trips_through_index_code():
     for lay in catalog():
         if not isinstance(lay.map, FormulaMap) or type(lay.map) is not FormulaMap:
             continue  # sparse A: its col is a range, not index code
+        lay = lay.representative()
         res = api.conform(lay, api.index_code(index_code_of(lay), lay, source="idx.txt"))
         checked += 1
         if res.status != "equal":

@@ -44,8 +44,9 @@ def _outputs(docs: Path | None) -> dict[str, str]:
         out["list_specs.json"] = out_json.to_json(out_json.list_json(lays))
         out["list_specs.txt"] = out_text.list_text(lays)
         for lay in lays:
-            out[f"table/{lay.id}.json"] = out_json.to_json(out_json.table_json(lay))
-            out[f"table/{lay.id}.txt"] = out_text.table_text(lay)
+            shown = lay.representative()  # a family: its smallest instance (table --param picks others)
+            out[f"table/{lay.id}.json"] = out_json.to_json(out_json.table_json(shown))
+            out[f"table/{lay.id}.txt"] = out_text.table_text(shown)
         if docs is not None:
             pages = os.path.relpath(docs, ROOT)
             pspecs, findings = api.load_with_doc_findings([pages])

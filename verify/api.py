@@ -16,21 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import z3
 
 from .catalog import bundled as _bundled
 from .catalog import pages as _pages
 from .catalog.spec import load_spec_text
-from .checks.conform import ConformResult
-from .checks.conform import conform as _conform
-from .checks.crosscheck import CrosscheckReport
-from .checks.crosscheck import crosscheck as _crosscheck
 from .checks.family import check_any
 from .checks.fragment import DEFAULT_TIMEOUT
 from .checks.fragment import width as _layout_width
-from .checks.handoff import HandoffError, HandoffResult
-from .checks.handoff import handoff as _handoff
 from .checks.run import check_all, default_jobs
 from .errors import SpecError
 from .formula import FormulaError, Span, parse_formula, walk
@@ -42,12 +37,30 @@ from .layout.model import Domain as _Domain
 from .layout.model import Layout, Spec
 from .layout.model import Shape as _Shape
 from .layout.model import Source as _Source
-from .layout.notations import NotationError
-from .layout.notations import find_mma_headers as _find_mma_headers
-from .layout.notations import import_as as _import_as
-from .layout.notations import read_headers as _read_headers
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import Finding, LayoutResult, Report
+
+if TYPE_CHECKING:
+    from .checks.conform import ConformResult
+    from .checks.crosscheck import CrosscheckReport
+    from .checks.handoff import HandoffResult
+
+# The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
+# that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
+_LAZY = {"ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
+         "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations"}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib  # noqa: PLC0415
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __package__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _import_as(*args: object, **kw: object) -> Layout:
+    from .layout.notations import import_as  # noqa: PLC0415
+    return import_as(*args, **kw)  # type: ignore[arg-type]
 
 _MAX_DIM = 4096
 
@@ -187,6 +200,7 @@ def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT,
     """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
     permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
     or ``unknown``/``error``; every status decided by Z3 and enumeration."""
+    from .checks.conform import conform as _conform  # noqa: PLC0415
     return _conform(_like(spec, specs), given, timeout)
 
 
@@ -200,6 +214,7 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
         if loaded is None:
             loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
         source, target = _like(source, loaded), _like(target, loaded)
+    from .checks.handoff import handoff as _handoff  # noqa: PLC0415
     return _handoff(source, target, timeout)
 
 
@@ -223,7 +238,8 @@ def cutlass_headers() -> Path | None:
 def mma_headers(path: str | Path) -> list[Path]:
     """CuTe's ``mma_traits_sm*.hpp`` under ``path`` (a CUTLASS checkout, include dir or unzipped wheel),
     or ``path`` itself when it is one header file."""
-    return [Path(path)] if Path(path).is_file() else _find_mma_headers(path)
+    from .layout.notations import find_mma_headers  # noqa: PLC0415
+    return [Path(path)] if Path(path).is_file() else find_mma_headers(path)
 
 
 def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = None,
@@ -232,7 +248,9 @@ def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = Non
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
     root = Path(path).parent if Path(path).is_file() else path
-    return _crosscheck(_read_headers(mma_headers(path)), layouts(specs), root, timeout)
+    from .checks.crosscheck import crosscheck as _crosscheck  # noqa: PLC0415
+    from .layout.notations import read_headers  # noqa: PLC0415
+    return _crosscheck(read_headers(mma_headers(path)), layouts(specs), root, timeout)
 
 
 # ----------------------------------------------------------------------------- proofs

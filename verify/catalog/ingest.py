@@ -37,6 +37,7 @@ from ..layout.model import Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
+from .catalog_errata import catalog_findings
 from .emit import emit_toml
 from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
                        RowFacts, SectionSpec, freeze, num_word, types_in)
@@ -931,6 +932,7 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
         final.append(replace(s, findings=mine))
     final.sort(key=lambda s: tuple(int(x) for x in s.number.split(".")))
     del by_section
+    findings.extend(catalog_findings(order))  # wmma, ldmatrix/stmatrix/movmatrix, wgmma, tcgen05 pages
     findings.sort(key=lambda f: (f.page, f.line, f.column, f.kind, f.operand, f.types))
     return IngestResult(tuple(final), tuple(findings), tuple(order))
 

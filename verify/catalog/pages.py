@@ -9,18 +9,19 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import dataclasses
 
 from ..errors import SpecError
 from ..layout.model import Shape, Source, Spec, Unbuilt
 from . import bundled, review
-from .docpage import PageError
-from .ingest import IngestFinding, IngestResult, ingest_pages
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
 from .spec import load_spec_text, load_specs
+
+if TYPE_CHECKING:  # ingestion is imported when a page is read: checking spec files never pays for it
+    from .ingest import IngestFinding, IngestResult
 
 PAGE_SUFFIXES = (".md", ".txt", ".html", ".htm")
 
@@ -43,6 +44,8 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
 
 
 def ingest(paths: Sequence[str | Path]) -> IngestResult:
+    from .docpage import PageError  # noqa: PLC0415
+    from .ingest import ingest_pages  # noqa: PLC0415
     try:
         return ingest_pages(expand_pages(paths))
     except PageError as e:

@@ -7,6 +7,7 @@ naming file, line and column.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from dataclasses import dataclass
@@ -25,13 +26,16 @@ from ..layout.family import Extent, Param, extent_at
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, Shape, Source, Spec, SyntaxFinding,
-                            section_key)
+                            UnspecifiedMap, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
 MAX_DIM = 4096
 MAX_THREADS = 1024
-INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix", "wmma", "tcgen05.ld")
+MAX_BINDINGS = 4096  # parameter combinations of one family
+INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix", "wmma", "tcgen05.ld",
+                "tcgen05.st", "mma.block_scale", "tcgen05.mma")
+VARIANTS = ("row", "col", "trans", "1x", "2x", "4x")  # m8n8k4 major-ness; ldmatrix/stmatrix ``.trans``; scale_vec
 
 __all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_spec_file", "load_spec_text",
            "load_specs", "parse_element_list", "read_utf8", "spec_files", "split_element_list"]
@@ -113,7 +117,7 @@ _INSTRUCTION_KEYS = {"name", "shape", "threads", "groups", "group", "arch", "not
 _FRAGMENT_KEYS = {"id", "operand", "types", "variant", "registers", "register_type",
                   "elements_per_register", "elements", "element_bits", "figure", "doc_line",
                   "formula", "expect", "erratum", "corrected", "derived", "note", "sparse",
-                  "rows", "cols"}
+                  "rows", "cols", "layout", "replication", "partial", "dims"}
 _CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", "register_type",
                    "expect"}
 
@@ -168,6 +172,8 @@ def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str, params: tu
 def _operand_dims(operand: str, shape: Shape) -> tuple[Extent, Extent]:
     """rows x cols of an operand (a dimension that is a parameter is that parameter's variable)."""
     dims = {"A": (shape.m, shape.k), "B": (shape.k, shape.n)}.get(operand, (shape.m, shape.n))
+    if shape.k is None:  # a shape with no K (ldmatrix .m8n8, movmatrix, tcgen05 .32x32b): M x N
+        dims = (shape.m, shape.n)
     return tuple(Var(x) if isinstance(x, str) else x for x in dims)  # type: ignore[return-value]
 
 
@@ -186,20 +192,23 @@ def _params(loc: _Locator, table: Any) -> tuple[Param, ...]:
                                 for x in ("from", "to", "step")):
                 raise loc.error(*at, f"parameter {name}: give integers from, to and step")
             lo, hi, step = spec["from"], spec["to"], spec["step"]
-            if step < 1 or lo < 1 or hi < lo or hi > MAX_DIM:
-                raise loc.error(*at, f"parameter {name}: need 1 <= from <= to <= {MAX_DIM} and step >= 1")
+            if step < 1 or lo < 0 or hi < lo or hi > MAX_DIM:
+                raise loc.error(*at, f"parameter {name}: need 0 <= from <= to <= {MAX_DIM} and step >= 1")
             values = tuple(range(lo, hi + 1, step))
         elif isinstance(spec, list) and spec:
-            if not all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_DIM for v in spec):
-                raise loc.error(*at, f"parameter {name}: values must be integers in 1..{MAX_DIM}")
+            if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_DIM for v in spec):
+                raise loc.error(*at, f"parameter {name}: values must be integers in 0..{MAX_DIM}")
             if list(spec) != sorted(set(spec)):
                 raise loc.error(*at, f"parameter {name}: values must be distinct and ascending")
             values = tuple(spec)
         else:
             raise loc.error(*at, f"parameter {name}: give {{ from, to, step }} or a non-empty list")
         out.append(Param(name, values))
-    if len(out) > 1:
-        raise loc.error(*loc.key("params"), "one parameter per layout family")
+    combos = 1
+    for p in out:
+        combos *= len(p.values)
+    if combos > MAX_BINDINGS:  # every combination is an instance, checked one by one by the enumeration
+        raise loc.error(*loc.key("params"), f"{combos} parameter combinations (limit {MAX_BINDINGS})")
     return tuple(out)
 
 
@@ -273,6 +282,8 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
         raise loc.error(*loc.key("shape"), f"bad shape {shape_text!r} (expected mMnNkK, e.g. m16n8k16)")
     params = _params(loc, ins["params"]) if "params" in ins else ()
     for dim, v in (("M", shape.m), ("N", shape.n), ("K", shape.k)):
+        if v is None:  # ldmatrix/stmatrix/movmatrix .m8n8, tcgen05 .32x32b: no K
+            continue
         if isinstance(v, str):
             if v not in {p.name for p in params}:
                 raise loc.error(*loc.key("shape"), f"shape {shape_text!r}: {v} is not a parameter of [instruction.params]")
@@ -311,8 +322,8 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
         raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
     variant = frag.get("variant")
-    if variant is not None and variant not in ("row", "col"):
-        raise loc.error(*loc.key("variant", k), "'variant' must be \"row\" or \"col\"")
+    if variant is not None and variant not in VARIANTS:
+        raise loc.error(*loc.key("variant", k), "'variant' must be one of " + ", ".join(f'"{v}"' for v in VARIANTS))
     names = tuple(p.name for p in head.params)
     registers = _extent(loc, frag, "registers", k, 1, 256, 0, names)
     if registers == 0:
@@ -327,7 +338,26 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     element_bits = frag.get("element_bits")
     if element_bits is not None:
         element_bits = _int(loc, frag, "element_bits", k, 1, 64)
-    formula_text = _str(loc, frag, "formula", k)
+    kind = _str(loc, frag, "layout", k, "formula")
+    if kind not in ("formula", "unspecified"):
+        raise loc.error(*loc.key("layout", k), f"'layout' must be \"formula\" or \"unspecified\", got {kind!r}")
+    if kind == "unspecified":
+        if "formula" in frag:
+            raise loc.error(*loc.key("formula", k), "an unspecified layout has no formula")
+        formula_text = ""
+    else:
+        formula_text = _str(loc, frag, "formula", k)
+    replication = _int(loc, frag, "replication", k, 1, 1024, default=1)
+    if replication > 1 and kind != "unspecified":
+        raise loc.error(*loc.key("replication", k), "'replication' is for unspecified layouts (wmma); a formula "
+                                                     "states its own cells")
+    partial = frag.get("partial", False)
+    if not isinstance(partial, bool):
+        raise loc.error(*loc.key("partial", k), "'partial' must be true or false")
+    dims = frag.get("dims", ["row", "col"])
+    if (not isinstance(dims, list) or len(dims) != 2
+            or not all(isinstance(x, str) and re.fullmatch(r"[a-z][a-z ]{0,23}", x) for x in dims)):
+        raise loc.error(*loc.key("dims", k), "'dims' must name the two axes, e.g. [\"lane\", \"column\"]")
     doc_line = _int(loc, frag, "doc_line", k, 0, 10**7, default=0)
     rows, cols = _operand_dims(operand, head.shape)
     rows = _extent(loc, frag, "rows", k, 1, MAX_DIM, rows, names)
@@ -370,36 +400,45 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         if family:
             _check_bindings(loc, k, e_text, names)
             elist = None  # per instance (a template such as "d0, ..., dX where X = N/2 - 1")
-            n: Extent = BinOp("*", regs, Num(per)) if not isinstance(regs, int) else regs * per
-            for p in family:
-                for v in p.values:
-                    size = extent_at(n, {p.name: v}) * max(extent_at(rows, {p.name: v}), 1)
-                    if not 0 < extent_at(n, {p.name: v}) <= MAX_ELEMENTS or size > MAX_DIM * MAX_DIM:
-                        raise loc.error(*loc.key("registers", k), f"{p.name} = {v}: {extent_at(n, {p.name: v})} "
-                                                                  f"elements per thread (limit {MAX_ELEMENTS})")
+            n: Extent = regs * per if isinstance(regs, int) else regs if per == 1 else BinOp("*", regs, Num(per))
+            for values in itertools.product(*(p.values for p in family)):
+                env = dict(zip((p.name for p in family), values))
+                size = extent_at(n, env) * max(extent_at(rows, env), 1)
+                if not 0 < extent_at(n, env) <= MAX_ELEMENTS or size > MAX_DIM * MAX_DIM:
+                    where = ", ".join(f"{a} = {b}" for a, b in env.items())
+                    raise loc.error(*loc.key("registers", k), f"{where}: {extent_at(n, env)} "
+                                                              f"elements per thread (limit {MAX_ELEMENTS})")
         else:
             elist = parse_element_list(e_text) if isinstance(e_text, str) else None
             regs, rows_, cols_ = (extent_at(x, {}) if not isinstance(x, int) else x for x in (regs, rows, cols))
             n = len(elist) if elist else regs * per
             if n > MAX_ELEMENTS:
                 raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
-        lmap = (SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
-                if is_range_formula(formula) else FormulaMap(formula))
+        lmap: Any
+        if kind == "unspecified":
+            lmap = UnspecifiedMap()
+        elif is_range_formula(formula):
+            lmap = SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
+        else:
+            lmap = FormulaMap(formula)
         return Layout(
             id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
-            variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family),
-            codomain=Codomain(rows if family else rows_, cols if family else cols_),
+            variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family, replication),
+            codomain=Codomain(rows if family else rows_, cols if family else cols_, (dims[0], dims[1])),
             map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
             elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
             source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
             figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.path,
-            formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext)
+            formula_line=loc.value(ftext, k, "formula")[0] if ftext else 0, formula_text=ftext,
+            partial=partial)
 
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []
     doc_formula: Formula | None = None
     try:
-        doc_formula = parse_formula(formula_text, prefix, names)
+        # an unspecified layout has no formula: an empty one stands in (its map is UnspecifiedMap)
+        doc_formula = (Formula((), prefix) if kind == "unspecified"
+                       else parse_formula(formula_text, prefix, names))
     except FormulaError as e:
         if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
             _formula(loc, formula_text, prefix, k, "formula", names)  # raises with position
@@ -415,10 +454,14 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         ctext = corrected.get("formula", formula_text)
         if not isinstance(ctext, str):
             raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        cformula = _formula(loc, ctext, prefix, k, "formula", names)
-        for key in ("registers", "elements_per_register"):
-            if key in corrected:
-                _int(loc, corrected, key, k, 1, 256)
+        if kind == "unspecified" and "formula" in corrected:
+            raise loc.error(*loc.key("formula", k), "an unspecified layout has no formula")
+        cformula = Formula((), prefix) if kind == "unspecified" else _formula(loc, ctext, prefix, k, "formula", names)
+        corrected = dict(corrected)
+        if "registers" in corrected:
+            corrected["registers"] = _extent(loc, corrected, "registers", k, 1, 256, 0, names)
+        if "elements_per_register" in corrected:
+            _int(loc, corrected, "elements_per_register", k, 1, 64)
         cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
         layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
     return layouts, syntax
@@ -427,7 +470,7 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
 def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[Param, ...]:
     """The parameters a fragment depends on (its formula, counts, extents or element list): a layout
     that does not mention the parameter (wgmma's A is 64 x K whatever N is) is a plain layout."""
-    used = {n.name for n in walk(formula) if isinstance(n, Var)}
+    used = {n.name for d in formula.definitions for n in walk(d) if isinstance(n, Var)}
     for x in parts:
         if isinstance(x, str):
             used |= set(re.findall(r"\b([A-Z][A-Za-z0-9_]*)\b", x))

@@ -23,10 +23,11 @@ import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
-from ..formula import BinOp, Case, Definition, Expr, Formula, Num
+from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var, parse_formula, replace_node, walk
+from ..layout.formula import FormulaMap
 from ..layout.enumerate import decide
 from ..layout.family import Extent, prove_identity
-from ..layout.model import Layout, cells_of
+from ..layout.model import Codomain, Domain, Layout, cells_of, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
 from . import fragment
 
@@ -53,15 +54,18 @@ def _per_instance(layout: Layout, name: str, check: Callable[[Layout], CheckResu
         r = check(inst)
         if r.status != "proved":
             return dataclasses.replace(r, expected=layout.expect.get(name, "proved"),
-                                       counterexample=_with_params(r.counterexample, env),
-                                       message=f"{_binding(env)}: {r.message}")
+                                       counterexample=_with_params(r.counterexample, env) if env else r.counterexample,
+                                       message=f"{_binding(env)}: {r.message}" if env else r.message)
     return dataclasses.replace(r, expected=layout.expect.get(name, "proved"))  # type: ignore[possibly-undefined]
 
 
 def check_count(layout: Layout) -> CheckResult:
     """registers(N) x elements per register x threads = rows(N) x cols(N): sympy for every N, the
-    arithmetic engine instance by instance (which also compares the element list's length)."""
+    arithmetic engine instance by instance (which also compares the element list's length).  With
+    several parameters the arithmetic engine alone decides (every combination is an instance)."""
     arith = _per_instance(layout, "count", fragment.check_count)
+    if len(layout.domain.params) != 1:
+        return arith
     [param] = layout.domain.params
     lhs = _times(_times(layout.registers, layout.elements_per_register), layout.lanes_per_group)
     rhs = _times(layout.codomain.rows, layout.codomain.cols)
@@ -104,14 +108,19 @@ def _param_in_values(p: Any, v: z3.BitVecRef, w: int) -> z3.BoolRef:
 def _width(layout: Layout) -> int:
     """A bit width for every value the family's formulas and extents take, over all its instances."""
     widths = [fragment.width(inst) for _, inst in layout.instances()]
-    [p] = layout.domain.params
-    return max(widths + [smt.width_for(4 * max(p.values) * max(layout.threads, 1) + 64)])
+    top = max(max(p.values) for p in layout.domain.params)
+    return max(widths + [smt.width_for(4 * top * max(layout.threads, 1) + 64)])
 
 
-def _symbolic(layout: Layout, w: int) -> tuple[z3.BitVecRef, dict[str, z3.ExprRef], z3.BoolRef]:
-    [p] = layout.domain.params
-    v = z3.BitVec(p.name, w)
-    return v, {p.name: v}, _param_in_values(p, v, w)
+def _symbolic(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], dict[str, z3.ExprRef], z3.BoolRef]:
+    """One bit-vector per parameter (in declared order), each constrained to its valid values."""
+    vs = [z3.BitVec(p.name, w) for p in layout.domain.params]
+    valid = z3.And([_param_in_values(p, v, w) for p, v in zip(layout.domain.params, vs)])
+    return vs, {p.name: v for p, v in zip(layout.domain.params, vs)}, valid
+
+
+def _binding_of(layout: Layout, m: z3.ModelRef, vs: list[z3.BitVecRef]) -> dict[str, int]:
+    return {p.name: smt.as_int(m, v) for p, v in zip(layout.domain.params, vs)}
 
 
 def z3_in_range(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
@@ -123,11 +132,11 @@ def z3_in_range(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any]
     g = layout.domain.z3_group(lane)
     inside = z3.And(ok, r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
     dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [v, lane, i], budget)
+    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [*v, lane, i], budget)
     if res != "sat":
         return res, None
     assert m is not None
-    env_v = {layout.domain.params[0].name: smt.as_int(m, v)}
+    env_v = _binding_of(layout, m, v)
     inst = layout.instance(**env_v)
     ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
     defined = z3.is_true(m.eval(ok, model_completion=True))
@@ -147,11 +156,11 @@ def z3_injective(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
     dom = [z3.And(x >= 0, x < layout.threads, y >= 0, y < n) for x, y in ((l1, i1), (l2, i2))]
     cs = [valid, *dom, z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    res, m = smt.solve_min(cs, [v, l2, i2, l1, i1], budget)
+    res, m = smt.solve_min(cs, [*v, l2, i2, l1, i1], budget)
     if res != "sat":
         return res, None
     assert m is not None
-    env_v = {layout.domain.params[0].name: smt.as_int(m, v)}
+    env_v = _binding_of(layout, m, v)
     inst = layout.instance(**env_v)
     return res, _with_params(fragment._mma(inst, {"first": fragment._element(inst, smt.as_int(m, l1), smt.as_int(m, i1)),
                                                    "second": fragment._element(inst, smt.as_int(m, l2), smt.as_int(m, i2)),
@@ -162,18 +171,42 @@ def z3_injective(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any
 def z3_counts_match(layout: Layout, budget: smt.Budget) -> str:
     """Z3: threads x elements(N) = groups x rows(N) x cols(N) for every valid N (``unsat`` = always)."""
     w = _width(layout)
-    v, env, valid = _symbolic(layout, w)
+    _vs, env, valid = _symbolic(layout, w)
     n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows, layout.codomain.cols))
     return smt.solve([valid, smt.bv(layout.threads, w) * n != smt.bv(layout.groups, w) * rows * cols], budget)[0]
 
 
 # ----------------------------------------------------------------------------- the family's checks
 
+# The catalog repeats itself (every wgmma D is one map; a corrected element list leaves the map as it is):
+# a family's engine verdicts are computed once per process per mathematical object, as for plain layouts.
+_FAMILY_MEMO: dict[tuple, tuple[tuple[CheckResult, ...], float]] = {}
+
+
 def check_family(layout: Layout, timeout: float) -> LayoutResult:
     """Every property of a family: in_range/injective by Z3 once (the parameter free) and by the
     enumeration of every instance; surjective by pigeonhole for all N (or per instance)."""
     results = [check_count(layout), _per_instance(layout, "elements", fragment.check_elements),
                _per_instance(layout, "packing", fragment.check_packing)]
+    key = (fragment.engine_key(layout), timeout)
+    if key in _FAMILY_MEMO:
+        engine, _ = _FAMILY_MEMO[key]
+        results += [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0) for c in engine]
+        return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
+    out = _check_family_engines(layout, timeout)
+    _FAMILY_MEMO[key] = (out.checks, out.enumeration_seconds)
+    return LayoutResult(layout, tuple(results) + out.checks, out.enumeration_seconds)
+
+
+def clear_family_memo() -> None:
+    _FAMILY_MEMO.clear()
+
+
+on_clear(clear_family_memo)  # fragment.clear_caches (benchmarks time cold runs) clears it with the cells
+
+
+def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
+    results: list[CheckResult] = []
     t0 = time.perf_counter()
     enum: dict[str, dict[str, Any] | None] = {c: None for c in BIJECTION}
     for env, inst in layout.instances():
@@ -227,16 +260,321 @@ def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | N
                            same_witness=True)
 
 
+# ----------------------------------------------------------------------------- unspecified layouts (wmma)
+
+NOT_APPLICABLE = "n/a"
+
+
+def check_replicated_count(layout: Layout) -> CheckResult:
+    """An unspecified layout: registers x elements per register x threads = rows x cols x replication
+    (each matrix element held by ``replication`` points: the doc's counts force it, e.g. wmma
+    ``.m16n16k16 .f16`` A: eight ``.f16x2`` per thread = 512 values for a 16 x 16 matrix, each element
+    twice), and the element list (when the doc gives one) names registers x elements per register."""
+    regs, per = layout.registers, layout.elements_per_register
+    per_thread = regs * per  # type: ignore[operator]
+    total = per_thread * layout.lanes_per_group
+    rep = layout.domain.replication
+    want = layout.rows * layout.cols * rep  # type: ignore[operator]
+    problems = []
+    if total != want:
+        copies = total / (layout.rows * layout.cols) if layout.rows * layout.cols else 0  # type: ignore[operator]
+        problems.append(f"{regs} registers x {per} elements x {layout.lanes_per_group} threads = {total}, but the "
+                        f"{layout.rows} x {layout.cols} matrix held {rep} time{'s' if rep != 1 else ''} is {want}"
+                        + (f" ({total} values would hold each element {copies:g} times)" if total else ""))
+    if layout.element_list is not None and len(layout.element_list) != per_thread:
+        problems.append(f"{regs} registers x {per} elements = {per_thread} per thread, but the element list "
+                        f"names {len(layout.element_list)}")
+    cex = None
+    if problems:
+        cex = {"registers": regs, "elements_per_register": per, "per_thread": per_thread,
+               "listed": len(layout.element_list) if layout.element_list else None,
+               "threads": layout.lanes_per_group, "total": total, "matrix": layout.rows * layout.cols,  # type: ignore[operator]
+               "replication": rep}
+    return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"), cex,
+                       "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
+
+
+def check_unspecified(layout: Layout) -> LayoutResult:
+    """count (with replication), elements and packing; the bijection checks do not apply (status ``n/a``,
+    never ``proved``): the doc states no cell for any (lane, i)."""
+    why = "not applicable: the doc leaves the layout unspecified"
+    checks = [check_replicated_count(layout), fragment.check_elements(layout), fragment.check_packing(layout)]
+    checks += [CheckResult(name, NOT_APPLICABLE, NOT_APPLICABLE, None, why, 0.0, {}) for name in BIJECTION]
+    return LayoutResult(layout, tuple(checks), 0.0)
+
+
+# ----------------------------------------------------------------------------- partial layouts (selectors)
+
+def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
+    """Enumeration: the first defined (lane, i) whose cell lies outside the matrix (undefined points
+    are not part of a partial layout)."""
+    import numpy as np  # noqa: PLC0415
+    c = cells_of(inst)
+    g = np.broadcast_to(c.group[:, None], c.ok.shape)
+    outside = c.ok & ~((g >= 0) & (g < inst.groups) & (c.row >= 0) & (c.row < inst.rows)
+                       & (c.col >= 0) & (c.col < inst.cols))
+    hits = np.flatnonzero(outside.ravel())
+    if not hits.size:
+        return None
+    lane, i = divmod(int(hits[0]), inst.n_elements)
+    return fragment._mma(inst, {**fragment._element(inst, lane, i), "row": int(c.row[lane, i]),
+                                "col": int(c.col[lane, i])}, int(c.group[lane]))
+
+
+def _partial_in_range_z3(inst: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    lane, i = z3.BitVecs("lane i", fragment.width(inst))
+    ok, r, c = inst.map.z3_cell(lane, i)
+    g = inst.domain.z3_group(lane)
+    inside = z3.And(r >= 0, r < inst.rows, c >= 0, c < inst.cols, g >= 0, g < inst.groups)
+    res, m = smt.solve_min([inst.domain.z3_contains(lane, i), ok, z3.Not(inside)], [lane, i], budget)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    return res, fragment._mma(inst, {**fragment._element(inst, smt.as_int(m, lane), smt.as_int(m, i)),
+                                     "row": smt.as_int(m, r), "col": smt.as_int(m, c)}, smt.as_int(m, g))
+
+
+def _partial_surjective_z3(inst: Layout, budget: smt.Budget,
+                           hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
+    """Never by pigeonhole (undefined points hold nothing): the enumeration's first hole confirmed
+    unreached, or every cell's first preimage checked."""
+    w = fragment.width(inst)
+    if hole is not None:
+        q, _ = smt.solve([fragment._covered_query(inst, w, hole.get("mma", 0), hole["row"], hole["col"])], budget)
+        return ({"unsat": "sat", "sat": "unsat", "unknown": "unknown"}[q],
+                dict(hole) if q == "unsat" else None, "hole")
+    pts = fragment.preimages(cells_of(inst), inst.rows, inst.cols, inst.groups)
+    if len(pts) != inst.groups * inst.rows * inst.cols or len(pts) > fragment.MAX_WITNESSES:
+        return "unknown", None, "witnesses"
+    return fragment.z3_witnesses(inst, w, pts, budget), None, "witnesses"
+
+
+def check_partial(layout: Layout, timeout: float) -> LayoutResult:
+    """A layout whose undefined points hold nothing (a selector picks the points), for every binding of
+    its parameters: the defined points land inside the matrix, on distinct cells, covering it.
+
+    The enumeration evaluates every binding; Z3 decides ``in_range`` and ``injective`` in one query with
+    the parameters free (a family) and ``surjective`` binding by binding (never by pigeonhole: undefined
+    points hold nothing).  The first failing binding (in parameter order) is the witness."""
+    t0 = time.perf_counter()
+    results = [_partial_count(layout), _per_instance(layout, "elements", fragment.check_elements),
+               _per_instance(layout, "packing", fragment.check_packing)]
+    insts = layout.instances()
+    enum: dict[str, tuple[dict[str, int], dict[str, Any]] | None] = {c: None for c in BIJECTION}
+    for env, inst in insts:
+        e = decide(cells_of(inst), inst.rows, inst.cols, inst.groups, inst.element_name)
+        found = {"in_range": _partial_in_range_enum(inst), "injective": e.injective, "surjective": e.surjective}
+        for c in BIJECTION:
+            if enum[c] is None and found[c] is not None:
+                enum[c] = (env, found[c])  # type: ignore[assignment]
+    for name in ("in_range", "injective"):
+        if layout.is_family:
+            res, z3_cex = (_partial_in_range_family(layout, smt.Budget(timeout)) if name == "in_range"
+                           else z3_injective(layout, smt.Budget(timeout)))
+        else:
+            res, z3_cex = (_partial_in_range_z3(layout, smt.Budget(timeout)) if name == "in_range"
+                           else fragment.z3_injective(layout, smt.Budget(timeout)))
+        hit = enum[name]
+        env = (hit[0] if hit else (z3_cex or {}).get("params", {})) or {}
+        inst = layout.instance(**env) if env else insts[0][1]
+        z3_plain = None if z3_cex is None else {k: v for k, v in z3_cex.items() if k != "params"}
+        r = _instance_verdict(name, layout, inst, env, res, z3_plain, hit[1] if hit else None)
+        if z3_cex is not None and hit is not None and z3_cex.get("params", {}) != hit[0]:
+            r = dataclasses.replace(r, status="error", message=f"the engines' witnesses differ: Z3 at "
+                                    f"{_binding(z3_cex.get('params', {}))}, enumeration at {_binding(hit[0])}")
+        results.append(dataclasses.replace(r, seconds=time.perf_counter() - t0))
+    verdict: CheckResult | None = None
+    for env, inst in insts:
+        hole = enum["surjective"][1] if enum["surjective"] and enum["surjective"][0] == env else None
+        res, z3_cex, method = _partial_surjective_z3(inst, smt.Budget(timeout), hole)
+        r = _instance_verdict("surjective", layout, inst, env, res, z3_cex, hole)
+        verdict = dataclasses.replace(r, engines={**r.engines, "z3_method": method})
+        if r.status != "proved":
+            break
+    assert verdict is not None
+    results.append(dataclasses.replace(verdict, seconds=time.perf_counter() - t0))
+    return LayoutResult(layout, tuple(results), 0.0)
+
+
+def _partial_in_range_family(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3 with the parameters free: a defined point outside the matrix (the smallest binding, lane, i)."""
+    w = _width(layout)
+    vs, env, valid = _symbolic(layout, w)
+    lane, i = z3.BitVecs("lane i", w)
+    n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows,
+                                                      layout.codomain.cols))
+    ok, r, c = layout.map.z3_cell(lane, i, env)
+    g = layout.domain.z3_group(lane)
+    inside = z3.And(r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
+    dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
+    res, m = smt.solve_min([valid, dom, ok, z3.Not(inside)], [*vs, lane, i], budget)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    bind = _binding_of(layout, m, vs)
+    inst = layout.instance(**bind)
+    return res, {"params": bind, **fragment._mma(inst, {**fragment._element(inst, smt.as_int(m, lane), smt.as_int(m, i)),
+                                                       "row": smt.as_int(m, r), "col": smt.as_int(m, c)},
+                                                smt.as_int(m, g))}
+
+
+def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, int], res: str,
+                      z3_cex: dict[str, Any] | None, enum_cex: dict[str, Any] | None) -> CheckResult:
+    def message(c: dict[str, Any]) -> str:
+        return (f"{_binding(env)}: " if env else "") + fragment._message(check, inst, {k: v for k, v in c.items()
+                                                                                     if k != "params"})
+
+    def confirm(c: dict[str, Any]) -> bool:
+        c = {k: v for k, v in c.items() if k != "params"}
+        if check == "in_range":  # a partial layout: the witness is a defined point outside the matrix
+            cell = inst.map.point(c["lane"], c["i"])
+            return cell is not None and not (0 <= cell[0] < inst.rows and 0 <= cell[1] < inst.cols)
+        return fragment._confirm_with_oracle(check, c, inst)
+
+    wrap = (lambda c: None if c is None else ({"params": dict(env), **c} if env else dict(c)))
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res), wrap(z3_cex), wrap(enum_cex),
+                           message, 0.0, confirm=confirm, same_witness=True)
+
+
+def _partial_count(layout: Layout) -> CheckResult:
+    """A partial layout: the register vector has room for the matrix (registers x elements per register x
+    threads >= rows x cols, every binding); that exactly rows x cols points are selected is the bijection."""
+    for env, inst in layout.instances():
+        per = inst.registers * inst.elements_per_register  # type: ignore[operator]
+        room, want = per * inst.lanes_per_group, inst.rows * inst.cols  # type: ignore[operator]
+        if room < want or (inst.element_list is not None and len(inst.element_list) != per):
+            cex = {"registers": inst.registers, "elements_per_register": inst.elements_per_register,
+                   "per_thread": per, "listed": len(inst.element_list) if inst.element_list else None,
+                   "threads": inst.lanes_per_group, "total": room, "matrix": want, **({"params": env} if env else {})}
+            return CheckResult("count", "refuted", layout.expect.get("count", "proved"), cex,
+                               (f"{_binding(env)}: " if env else "") + f"{per} elements per thread x "
+                               f"{inst.lanes_per_group} threads = {room} slots for a {inst.rows} x {inst.cols} "
+                               f"matrix ({want}), or the element list disagrees", 0.0, {"arithmetic": "refuted"})
+    return CheckResult("count", "proved", layout.expect.get("count", "proved"), None, "", 0.0, {"arithmetic": "proved"})
+
+
+# ----------------------------------------------------------------------------- two families, one map
+
+def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIMEOUT,
+                    names: tuple[str, str] = ("first", "second"), expected: str = "proved",
+                    check: str = "equal") -> CheckResult:
+    """``a`` and ``b`` are the same map for every binding of their (common) parameters: Z3 with the
+    parameters free (one query), the enumeration instance by instance; the witness is the first
+    differing (binding, lane, i).  Plain layouts go to ``equivalence.same_map``."""
+    from . import equivalence  # noqa: PLC0415
+    if not a.is_family and not b.is_family:
+        return equivalence.same_map(a, b, timeout, names, expected, check)
+    t0 = time.perf_counter()
+    pa, pb = [(p.name, p.values) for p in a.domain.params], [(p.name, p.values) for p in b.domain.params]
+    describe = equivalence._describe(a, b, names)
+
+    def message(c: dict[str, Any]) -> str:
+        return (f"{_binding(c['params'])}: " if c.get("params") else "") + describe(
+            {k: v for k, v in c.items() if k != "params"})
+
+    if pa != pb:
+        cex = {"kind": "domain", "what": "parameters", "first": str(pa), "second": str(pb)}
+        return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
+                           {"arithmetic": "refuted"})
+    enum_cex = None
+    for env, ai in a.instances():
+        bi = b.instance(**env)
+        problem = equivalence._domain_problem(ai, bi)
+        if problem is not None:
+            return CheckResult(check, "refuted", expected, {"params": env, **problem}, message({"params": env, **problem}),
+                               time.perf_counter() - t0, {"arithmetic": "refuted"})
+        d = equivalence.first_difference(ai, bi)
+        if d is not None:
+            enum_cex = {"params": env, **d}
+            break
+    w = max(_width(a), _width(b))
+    vs, env_z, valid = _symbolic(a, w)
+    lane, i = z3.BitVecs("lane i", w)
+    n = _extent_term(a.domain.elements, env_z, w)
+    oka, ra, ca = a.map.z3_cell(lane, i, env_z)
+    okb, rb, cb = b.map.z3_cell(lane, i, env_z)
+    ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
+    same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
+    dom = z3.And(lane >= 0, lane < a.threads, i >= 0, i < n)
+    res, m = smt.solve_min([valid, dom, z3.Not(same)], [*vs, lane, i], smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat":
+        assert m is not None
+        env = _binding_of(a, m, vs)
+        z3_cex = {"params": env, **equivalence._witness(a.instance(**env), b.instance(**env),
+                                                        smt.as_int(m, lane), smt.as_int(m, i))}
+
+    def confirm(c: dict[str, Any]) -> bool:
+        ai, bi = a.instance(**c["params"]), b.instance(**c["params"])
+        return equivalence.point_of(ai, c["lane"], c["i"]) != equivalence.point_of(bi, c["lane"], c["i"])
+
+    return combine_engines(check, expected, smt.status(res), z3_cex, enum_cex, message, time.perf_counter() - t0,
+                           f"{names[0]} and {names[1]} are the same map for every " +
+                           ", ".join(p.name for p in a.domain.params), confirm, same_witness=True)
+
+
+# ----------------------------------------------------------------------------- composing layouts (relations, warpgroup views)
+
+
+def _rebuild(formula: Formula, rename: dict[str, str], subst: dict[str, Expr]) -> tuple[Definition, ...]:
+    """The definitions of ``formula`` with names (and references to them) renamed and the free variables
+    ``lane``/``i`` replaced by expressions (identity-based replacement, as ``layout.family.substitute``)."""
+    out = []
+    for d in formula.definitions:
+        new: Any = dataclasses.replace(d, name=rename.get(d.name, d.name))
+        for node in [n for n in walk(d) if isinstance(n, Ref) and n.name in rename]:
+            new = replace_node(new, node, Ref(rename[node.name], node.pos))
+        for node in [n for n in walk(d) if isinstance(n, Var) and n.name in subst]:
+            new = replace_node(new, node, subst[node.name])
+        out.append(new)
+    return tuple(out)
+
+
+def compose(base: Layout, text: str, *, operand: str | None = None, rows: Any = None, cols: Any = None,
+            lane: str = "", i: str = "", elements: Any = None, threads: int | None = None,
+            layout_id: str = "") -> Layout:
+    """A layout whose cell is computed from ``base``'s: the definitions of ``base`` are kept under the names
+    ``src_<name>`` (so ``src_row``, ``src_col``), evaluated at lane ``lane`` and element ``i`` (expressions
+    over ``%tid`` and ``i``; default: unchanged), and ``text`` defines the new ``row`` and ``col`` from them."""
+    names = tuple(p.name for p in base.domain.params)
+    f = base.formula
+    rename = {d.name: f"src_{d.name}" for d in f.definitions}
+    subst: dict[str, Expr] = {}
+    if lane:
+        subst["lane"] = _expr(lane, names)
+    if i:
+        subst["i"] = _expr(i, names)
+    stubs = "".join(f"{n} = 0\n" for n in rename.values())
+    extra = parse_formula(stubs + text, base.formula.element_prefix, names).definitions[len(rename):]
+    formula = Formula(_rebuild(f, rename, subst) + extra, f.element_prefix)
+    d, c = base.domain, base.codomain
+    domain = Domain(threads or d.threads, d.elements if elements is None else elements, d.groups, d.group, d.params,
+                    d.replication)
+    return dataclasses.replace(base, id=layout_id or base.id, operand=operand or base.operand, map=FormulaMap(formula),
+                               domain=domain, codomain=Codomain(c.rows if rows is None else rows,
+                                                                c.cols if cols is None else cols, c.dims),
+                               corrected=False, expect={}, partial=False)
+
+
+def _expr(text: str, params: tuple[str, ...]) -> Expr:
+    f = parse_formula(f"x = {text}\ncol = 0\nrow = 0\n", "a", params)
+    return f.get("x").cases[0].expr
+
+
 def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> LayoutResult:
-    """Every property of any layout: a family for all its parameter values, a plain layout as is."""
-    if not layout.is_family:
+    """Every property of any layout: a family for all its parameter values, a plain layout as is; an
+    unspecified layout (wmma) by its counts only; a partial one (a selector) over its defined points."""
+    if layout.unspecified:
+        return check_unspecified(layout)
+    if not layout.is_family and not layout.partial:
         return fragment.check_layout(layout, timeout)
     try:
-        return check_family(layout, timeout)
+        return check_partial(layout, timeout) if layout.partial else check_family(layout, timeout)
     except oracle.EvalError as e:
         raise SpecError(*layout.locate(e.pos.line, e.pos.col), f"{layout.id}: {e.message}") from None
     except fragment.BoundError as e:
         raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
 
 
-__all__ = ["check_any", "check_family", "check_count", "z3_counts_match", "z3_in_range", "z3_injective", "Expr"]
+__all__ = ["NOT_APPLICABLE", "check_any", "compose", "check_family", "check_count", "check_partial", "check_replicated_count",
+           "check_unspecified", "same_family_map", "z3_counts_match", "z3_in_range", "z3_injective", "Expr"]

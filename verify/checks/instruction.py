@@ -35,6 +35,8 @@ from ..layout.model import Layout, Spec, cells_of
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
+from . import fragment
+from .family import _binding, _binding_of, _extent_term, _symbolic, _width, compose
 from .fragment import width
 from .sparse import sparse_checks
 
@@ -242,18 +244,24 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
         return CheckResult("registers", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
     others = [f"{o.operand}: {o.registers * o.elements_per_register} per thread" for o in ops
               if o.id != problems[0][1]["layout"]]
-    msg = "; ".join(p[0] for p in problems) + (f" (K = {shape.k}; " + ", ".join(others) + ")" if others else "")
+    k_text = f"K = {shape.k}; " if getattr(shape, "k", None) is not None else ""
+    msg = "; ".join(p[0] for p in problems) + (f" ({k_text}" + ", ".join(others) + ")" if others else "")
     return CheckResult("registers", "refuted", expect, problems[0][1], msg, 0.0, {"arithmetic": "refuted"})
 
 
 def _first_reaching(cells: Any, groups: int) -> dict[str, dict[int, dict[int, tuple[int, int]]]]:
     """axis -> mma -> value -> the first (lane, i) of that MMA computation whose row (col) is it."""
     out: dict[str, dict[int, dict[int, tuple[int, int]]]] = {"row": {}, "col": {}}
-    lanes, idx = np.nonzero(cells.ok)
-    for ln, i in zip(lanes.tolist(), idx.tolist()):
-        g = int(cells.group[ln])
-        out["row"].setdefault(g, {}).setdefault(int(cells.row[ln, i]), (ln, i))
-        out["col"].setdefault(g, {}).setdefault(int(cells.col[ln, i]), (ln, i))
+    lanes, idx = np.nonzero(cells.ok)  # scan order: (lane, i) ascending
+    if not lanes.size:
+        return out
+    g = cells.group[lanes].astype(np.int64)
+    for axis, values in (("row", cells.row[lanes, idx]), ("col", cells.col[lanes, idx])):
+        lo = int(values.min())
+        span = int(values.max()) - lo + 1
+        _, first = np.unique((g - int(g.min())) * span + (values - lo), return_index=True)  # one int key per (group, value)
+        for k in first.tolist():
+            out[axis].setdefault(int(g[k]), {})[int(values[k])] = (int(lanes[k]), int(idx[k]))
     return out
 
 
@@ -588,6 +596,78 @@ def _sparse_checks_cached(a: Layout, timeout: float,
     return renamed, dict(derived)
 
 
+# ----------------------------------------------------------------------------- warpgroups (wgmma) and TMEM
+
+def group_warpgroup(spec: Spec) -> list[tuple[str, Layout, Layout]]:
+    """(instruction id, A, D) of a ``wgmma`` / ``wgmma.sp`` spec: A from registers with each D its types allow.
+    B has no register fragment (it comes from shared memory), so these instructions have no ``k`` check."""
+    if spec.instruction not in ("wgmma", "wgmma.sp"):
+        return []
+    lays = _effective(spec.layouts)
+    out = []
+    for a in (x for x in lays if x.operand == "A"):
+        for d in (x for x in lays if x.operand == "D"):
+            if _c_ok(a, d):
+                out.append((".".join([spec.instruction, str(spec.shape), canonical_types(a.types),
+                                      canonical_types(d.types)]), a, d))
+    return out
+
+
+def _first_failing(results: list[tuple[dict[str, int], CheckResult]], name: str, expect: str) -> CheckResult:
+    """One verdict from a check run per parameter binding: the first that is not proved (its witness and
+    message name the binding), else the last proved."""
+    for env, r in results:
+        if r.status != "proved":
+            tag = ", ".join(f"{k} = {v}" for k, v in env.items())
+            cex = None if r.counterexample is None else ({"params": env, **r.counterexample} if env else r.counterexample)
+            return dataclasses.replace(r, expected=expect, counterexample=cex,
+                                       message=f"{tag}: {r.message}" if tag else r.message)
+    last = results[-1][1] if results else CheckResult(name, "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
+    return dataclasses.replace(last, expected=expect)
+
+
+def _bindings(*lays: Layout) -> list[dict[str, int]]:
+    """Every binding of the parameters of ``lays`` (they share them: wgmma N, tcgen05 .num)."""
+    fam = next((x for x in lays if x.is_family), None)
+    return [env for env, _ in fam.instances()] if fam is not None else [{}]
+
+
+def _at(lay: Layout, env: dict[str, int]) -> Layout:
+    return lay.instance(**{p.name: env[p.name] for p in lay.domain.params}) if lay.is_family else lay
+
+
+def _shape_at(shape: Any, env: dict[str, int]) -> Any:
+    return dataclasses.replace(shape, **{f: env[v] for f, v in (("m", shape.m), ("n", shape.n), ("k", shape.k))
+                                         if isinstance(v, str) and v in env})
+
+
+def check_family_instruction(spec: Spec, ops: Sequence[Layout], by_id: dict[str, LayoutResult],
+                             timeout: float) -> list[CheckResult]:
+    """``shapes`` and ``registers`` of an instruction whose operands are families, for every parameter value
+    (one Z3 shortcut per operand: a family whose in_range and surjective Z3 proved for all N reaches
+    exactly its extent at every N)."""
+    shapes, regs = [], []
+    expect_regs = "proved"
+    docs = [d for d in (_doc_layout(spec, x) for x in ops) if d is not None]
+    plain = [x for x in ops if not x.is_family]  # checked once: their extent does not depend on the parameter
+    plain_shapes = check_shapes(plain, spec.shape, {x.id: _Reach(x) for x in plain}, by_id, timeout) if plain else None
+    for env in _bindings(*ops):
+        inst = [_at(x, env) for x in ops]
+        shape = _shape_at(spec.shape, env)
+        fam = [x for x in inst if x.id not in {p.id for p in plain}]
+        r_shapes = plain_shapes if plain_shapes is not None and plain_shapes.status != "proved" else None
+        if r_shapes is None:
+            r_shapes = check_shapes(fam, shape, {x.id: _Reach(x) for x in fam}, by_id, timeout) if fam else plain_shapes
+        shapes.append((env, r_shapes))  # type: ignore[arg-type]
+        doc_insts = dataclasses.replace(spec, layouts=tuple(_at(x, env) for x in {id(d): d for d in [*docs, *ops]}.values()))
+        r = check_registers(doc_insts, inst, shape)
+        expect_regs = r.expected if r.expected == "refuted" else expect_regs
+        regs.append((env, r))
+        if shapes[-1][1].status != "proved" and regs[-1][1].status != "proved":
+            break
+    return [_first_failing(shapes, "shapes", "proved"), _first_failing(regs, "registers", expect_regs)]
+
+
 def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
                        timeout: float = 10.0) -> list[InstructionResult]:
     """Every instruction of every spec, with its consistency checks."""
@@ -598,6 +678,12 @@ def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = 
     k_memo: dict[tuple[str, str], CheckResult] = {}
     lane_memo: dict[Any, Any] = {}
     for spec in specs:
+        if spec.instruction in ("wgmma", "wgmma.sp"):
+            out.extend(_warpgroup_instructions(spec, by_id, timeout, sparse_memo))
+            continue
+        if spec.instruction in ("tcgen05.ld", "tcgen05.st"):
+            out.extend(_tmem_instructions(spec, by_id, timeout))
+            continue
         combos = group(spec)
         reaches: dict[str, _Reach] = {}
         for iid, a, b, c in combos:
@@ -636,4 +722,156 @@ def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = 
     return out
 
 
-__all__ = ["InstructionResult", "check_instructions", "group"]
+def _warpgroup_instructions(spec: Spec, by_id: dict[str, LayoutResult], timeout: float,
+                            sparse_memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]]
+                            ) -> list[InstructionResult]:
+    out = []
+    covered = set()
+    for iid, a, d in group_warpgroup(spec):
+        t0 = time.perf_counter()
+        checks = check_family_instruction(spec, (a, d), by_id, timeout)
+        derived: dict[str, str] = {}
+        if is_sparse(a):
+            sparse_results, derived = _sparse_checks_cached(a, timeout, sparse_memo)
+            checks.extend(sparse_results)
+        covered.add(a.id)
+        derived["shapes"] = "the A and D layouts are transcribed from CuTe (the doc shows them only as figures)"
+        out.append(InstructionResult(iid, spec.instruction, spec.shape, (a, d), tuple(checks), derived,
+                                     time.perf_counter() - t0))
+    return out
+
+
+def _tmem_instructions(spec: Spec, by_id: dict[str, LayoutResult], timeout: float) -> list[InstructionResult]:
+    """tcgen05.ld/st: each register layout with ``registers`` (every .num) and the Tensor Memory access rule
+    (``tmem_lanes``, verify.checks.relations)."""
+    out = []
+    for lay in _effective(spec.layouts):
+        if lay.operand != "R":
+            continue
+        t0 = time.perf_counter()
+        regs = []
+        for env in _bindings(lay):
+            doc_insts = dataclasses.replace(spec, layouts=tuple(_at(x, env) for x in spec.layouts))
+            inst = _at(lay, env)
+            regs.append((env, check_registers(doc_insts, [inst], _TmemShape(inst.rows, inst.cols))))
+        expect = "refuted" if any(r.expected == "refuted" for _, r in regs) else "proved"
+        checks = [_first_failing(regs, "registers", expect), check_tmem_lanes(lay, timeout)]
+        iid = ".".join([spec.instruction, str(spec.shape), canonical_types(lay.types)])
+        out.append(InstructionResult(iid, spec.instruction, spec.shape, (lay,), tuple(checks),
+                                     {"tmem_lanes": "the per-warp layout is transcribed from CuTe; the warps' taddr lane "
+                                                    "bases are CuTe's make_tmem_copy: 32 * (w % 4), and + 16 for a "
+                                                    "16-lane shape"},
+                                     time.perf_counter() - t0))
+    return out
+
+
+# ----------------------------------------------------------------------------- the Tensor Memory access rule
+
+def tmem_views(lay: Layout) -> list[tuple[int, Layout]]:
+    """The warpgroup views of a tcgen05 register layout: 128 threads, rows = absolute TMEM lanes.
+
+    A per-warp layout (32 threads, rows = TMEM lanes relative to taddr) is placed at taddr lane
+    32 (w % 4) + off for warp w, with off = 0 and, for a 16-lane shape, also off = 16 (the two lane bases
+    CuTe's make_tmem_copy uses).  A layout written for the warpgroup already (threads a multiple of 32,
+    more than 32) is its own view."""
+    if lay.threads != 32:
+        return [(0, lay)]
+    offsets = [0] if lay.representative().rows > 16 else [0, 16]
+    return [(off, compose(lay, f"row = (32 * (%tid >> 5)) + {off} + src_row\ncol = src_col\n", lane="%tid % 32",
+                          threads=128, rows=128, layout_id=f"{lay.id}@warpgroup+{off}"))
+            for off in offsets]
+
+
+def check_tmem_lanes(lay: Layout, timeout: float = 10.0, expected: str = "proved") -> CheckResult:
+    """Warp w (= thread >> 5) of a warpgroup touches only TMEM lanes 32 (w % 4) .. 32 (w % 4) + 31, for every
+    parameter value and lane base.  Z3 (parameters free) and the enumeration of every instance; the witness
+    is the first (offset, binding, thread, i) in that order whose lane is outside its warp's quarter."""
+    t0 = time.perf_counter()
+    enum_cex = z3_cex = None
+    z3_status = "proved"
+    for off, view in tmem_views(lay):
+        e = _tmem_enum(view, off)
+        z, zc = _tmem_z3(view, off, timeout)
+        if enum_cex is None and e is not None:
+            enum_cex = e
+        if zc is not None and z3_cex is None:
+            z3_cex = zc
+        if z == "unknown" and z3_status == "proved":
+            z3_status = "unknown"
+        if z == "sat":
+            z3_status = "refuted"
+        if enum_cex is not None or z3_cex is not None:
+            break
+
+    def message(c: dict[str, Any]) -> str:
+        pre = (f"{_binding(c['params'])}: " if c.get("params") else "") + (f"lane base +{c['offset']}: " if c["offset"] else "")
+        where = "no TMEM lane (undefined)" if c["tmem_lane"] is None else f"TMEM lane {c['tmem_lane']}"
+        return (f"{pre}warp {c['warp']} (thread {c['thread']}, lane {c['lane']}) element {c['element']} accesses "
+                f"{where}, outside its quarter {c['allowed'][0]}-{c['allowed'][1]} (9.7.16.8.1)")
+
+    def confirm(c: dict[str, Any]) -> bool:
+        view = dict(tmem_views(lay))[c["offset"]]
+        inst = view.instance(**c["params"]) if c.get("params") else view
+        cell = inst.map.point(c["thread"], c["i"])
+        lo = 32 * ((c["thread"] >> 5) % 4)
+        return cell is None or not lo <= cell[0] < lo + 32
+
+    return combine_engines("tmem_lanes", expected, z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
+                           "every warp of the warpgroup accesses only its own quarter of the TMEM lanes", confirm,
+                           same_witness=True)
+
+
+def _tmem_cex(view: Layout, off: int, env: dict[str, int], t: int, i: int, row: int | None) -> dict[str, Any]:
+    lo = 32 * ((t >> 5) % 4)
+    return {**({"params": env} if env else {}), "offset": off, "warp": t >> 5, "thread": t, "lane": t % 32, "i": i,
+            "element": view.element_name(i), "tmem_lane": row, "allowed": [lo, lo + 31]}
+
+
+def _tmem_enum(view: Layout, off: int) -> dict[str, Any] | None:
+    for env, inst in view.instances():
+        c = cells_of(inst)
+        t = np.arange(inst.threads)[:, None]
+        lo = 32 * ((t >> 5) % 4)
+        bad = ~c.ok | (c.row < lo) | (c.row >= lo + 32)
+        hits = np.flatnonzero(bad.ravel())
+        if hits.size:
+            th, i = divmod(int(hits[0]), inst.n_elements)
+            return _tmem_cex(view, off, env, th, i, int(c.row[th, i]) if c.ok[th, i] else None)
+    return None
+
+
+def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, dict[str, Any] | None]:
+    budget = smt.Budget(timeout)
+    if view.is_family:
+        w = _width(view)
+        vs, env, valid = _symbolic(view, w)
+        n = _extent_term(view.domain.elements, env, w)
+    else:
+        w, vs, env, valid = fragment.width(view), [], None, z3.BoolVal(True)
+        n = smt.bv(view.n_elements, w)
+    t, i = z3.BitVecs("thread i", w)
+    ok, r, _ = view.map.z3_cell(t, i, env)
+    lo = smt.bv(32, w) * z3.URem(z3.LShR(t, 5), smt.bv(4, w))
+    inside = z3.And(ok, r >= lo, r < lo + 32)
+    dom = z3.And(t >= 0, t < view.threads, i >= 0, i < n)
+    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [*vs, t, i], budget)
+    if res != "sat":
+        return res, None
+    assert m is not None
+    bind = _binding_of(view, m, vs) if vs else {}
+    th, ix = smt.as_int(m, t), smt.as_int(m, i)
+    defined = z3.is_true(m.eval(ok, model_completion=True))
+    return res, _tmem_cex(view, off, bind, th, ix, smt.as_int(m, r) if defined else None)
+
+
+@dataclass(frozen=True)
+class _TmemShape:
+    """The extent ``check_registers`` compares a tcgen05 fragment with: TMEM lanes x 32-bit columns."""
+
+    m: int
+    n: int
+    k: Any = None
+
+
+__all__ = ["InstructionResult", "check_family_instruction", "check_instructions", "check_tmem_lanes", "group",
+           "group_warpgroup", "tmem_views"]

@@ -15,6 +15,7 @@ from ..results import Finding, LayoutResult, Report
 from .family import check_any
 from .fragment import DEFAULT_TIMEOUT, findings_for, syntax_findings
 from .instruction import InstructionResult, check_instructions
+from .relations import check_relations
 from .review import evaluation_finding, review_findings
 
 
@@ -43,7 +44,7 @@ def check_spec(spec: Spec, timeout: float) -> Checked:
 
 def _cost(spec: Spec) -> int:
     """A rough cost estimate of checking one spec, for scheduling only."""
-    return sum(lay.n_elements * (8 if lay.sparse else 1) for lay in spec.layouts)
+    return sum(lay.threads * lay.max_elements * len(lay.instances()) * (8 if lay.sparse else 1) for lay in spec.layouts)
 
 
 def _check_spec_remote(args: tuple[Spec, float]) -> Checked:
@@ -73,6 +74,7 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         done = [check_spec(s, timeout) for s in specs]
     results = tuple(r for rs, _, _ in done for r in rs)
     instructions = tuple(i for _, ins, _ in done for i in ins)
+    instructions += tuple(check_relations(specs, results, timeout))  # across spec files: after them
     findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
     for ins in instructions:
         findings += tuple(ins.findings)

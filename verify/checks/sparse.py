@@ -20,7 +20,7 @@ import z3
 
 from ..engines import smt
 from ..layout.model import Layout
-from ..layout.sparse import (NIBBLES_PER_REGISTER, PointInfo, SparseMap, SparseModel, logical_column,
+from ..layout.sparse import (NIBBLES_PER_REGISTER, PointInfo, SparseMap, SparseModel,
                              metadata_owner, selector_of as _py_selector, metadata_cell as _py_meta)
 from ..results import CheckResult, combine_engines
 from .fragment import width
@@ -47,19 +47,6 @@ class _Sparse:
 
     def z3_logical(self, info: dict[str, Any], m: z3.BitVecRef) -> z3.ExprRef:
         return self.map.z3_logical(info, m)
-
-    def placed(self) -> list[tuple[int, int, PointInfo]]:
-        """Every well-placed (lane, i) with its info, in (lane, i) order (vectorised, cached)."""
-        if not hasattr(self, "_placed"):
-            inf = self.map.info(self.layout.domain)
-            out = []
-            for ln, i in zip(*inf.ok.nonzero()):
-                out.append((int(ln), int(i), PointInfo(int(inf.row[ln, i]), int(inf.first[ln, i]),
-                                                       int(inf.last[ln, i]), int(inf.rank[ln, i]), True, "",
-                                                       int(inf.col[ln, i]), int(inf.chunk[ln, i]),
-                                                       int(inf.j[ln, i]))))
-            self._placed = out
-        return self._placed
 
 
 def _width(cells: _Sparse) -> int:
@@ -126,26 +113,38 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
     The pairs are the same for both engines: two distinct well-placed elements of one (row, chunk),
     the first before the second in (compressed column, lane, i) order; ``distinct`` fails when they
     land on one logical column, ``ordered`` when the first's logical column is not below the second's.
+    Vectorised over the whole domain; the witness is the first in (metadata value, row, chunk, first,
+    second) order, as a loop over the elements would find it.
     """
     lay, md = cells.layout, cells.model
-    infos = cells.placed()
+    inf = cells.map.info(lay.domain)
+    ln, ix = np.nonzero(inf.ok)  # (lane, i) order
+    row, col, chunk, j = (a[ln, ix] for a in (inf.row, inf.col, inf.chunk, inf.j))
+    order = np.lexsort((ix, ln, col, chunk, row))  # by (row, chunk), then (compressed column, lane, i)
+    s_row, s_chunk = row[order], chunk[order]
+    _, sizes = np.unique(np.stack([row, chunk]), axis=1, return_counts=True)
+    widest = int(sizes.max()) if sizes.size else 0
     for m in values:
-        by_chunk: dict[tuple[int, int], list[tuple[int, int, int, int]]] = {}
-        for ln, i, p in infos:
-            lc = logical_column(md, p.chunk, p.j, m)  # type: ignore[arg-type]
-            if not (p.chunk * md.chunk <= lc < (p.chunk + 1) * md.chunk):  # type: ignore[operator]
-                return {"metadata": m, "first": _el(lay, ln, i), "second": None, "row": p.row,
-                        "logical_col": lc, "chunk": p.chunk}
-            by_chunk.setdefault((p.row, p.chunk), []).append((p.col, ln, i, lc))  # type: ignore[arg-type]
-        for (row, ch), items in sorted(by_chunk.items()):
-            items.sort()
-            for a in range(len(items)):
-                for b in range(a + 1, len(items)):
-                    (ca, lna, ia, la), (cb, lnb, ib, lb) = items[a], items[b]
-                    if la == lb or (ordered and not la < lb):
-                        return {"metadata": m, "first": _el(lay, lna, ia), "second": _el(lay, lnb, ib), "row": row,
-                                "chunk": ch, "logical_col": la if la == lb else None,
-                                "logical_cols": [la, lb], "compressed_cols": [ca, cb]}
+        lc = cells.map.logical_at(chunk, j, m)
+        outside = (lc < chunk * md.chunk) | (lc >= (chunk + 1) * md.chunk)
+        if outside.any():
+            k = int(np.argmax(outside))
+            return {"metadata": m, "first": _el(lay, int(ln[k]), int(ix[k])), "second": None, "row": int(row[k]),
+                    "logical_col": int(lc[k]), "chunk": int(chunk[k])}
+        s_lc = lc[order]
+        best: tuple[int, int] | None = None
+        for d in range(1, widest):  # element k of the sorted order against element k + d of its group
+            same = (s_row[:-d] == s_row[d:]) & (s_chunk[:-d] == s_chunk[d:])
+            bad = same & ((s_lc[:-d] == s_lc[d:]) | (ordered & (s_lc[:-d] >= s_lc[d:])))
+            if bad.any():
+                k = int(np.argmax(bad))
+                best = min(best or (k, k + d), (k, k + d))
+        if best is not None:
+            a, b = (int(order[k]) for k in best)
+            la, lb = int(lc[a]), int(lc[b])
+            return {"metadata": m, "first": _el(lay, int(ln[a]), int(ix[a])), "second": _el(lay, int(ln[b]), int(ix[b])),
+                    "row": int(row[a]), "chunk": int(chunk[a]), "logical_col": la if la == lb else None,
+                    "logical_cols": [la, lb], "compressed_cols": [int(col[a]), int(col[b])]}
     return None
 
 

@@ -3,12 +3,11 @@ layout was read from (spec files or doc pages), for outputs that locate results 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..catalog import bundled
 from ..catalog.pages import PAGE_SUFFIXES, expand_pages, is_page
 from ..catalog.spec import spec_files
-from ..outputs.sarif import Origins
 
 
 def paths_or_bundled(paths: Sequence[str] | None) -> list[str]:
@@ -23,6 +22,10 @@ def default_help() -> str:
             f"(here: {found.path}, {found.origin})")
 
 
+if TYPE_CHECKING:
+    from ..outputs.sarif import Origins
+
+
 def origins(paths: Sequence[str]) -> Origins:
     """Doc pages given (file name -> path as given) and spec files read, sorted as ``api.load`` sorts them."""
     pages: list[str] = []
@@ -35,4 +38,5 @@ def origins(paths: Sequence[str]) -> Origins:
         else:
             specs.append(str(p))
     files = frozenset(str(f) for f in spec_files(specs)) if specs else frozenset()
+    from ..outputs.sarif import Origins  # noqa: PLC0415
     return Origins({Path(p).name: p for p in pages}, files)

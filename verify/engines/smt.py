@@ -33,32 +33,58 @@ def bv(value: int, width: int) -> z3.BitVecRef:
     return hit
 
 
+TRUE = z3.BoolVal(True)  # one object, so "defined everywhere" is an identity test, not a Z3 call
+
+
+def conj(*parts: z3.BoolRef) -> z3.BoolRef:
+    """``And`` without the trivially true parts (most definedness terms are TRUE): building Z3 terms
+    from Python is the bulk of a check's cost, and z3's own ``And`` coerces every argument."""
+    kept = [p for p in parts if p is not TRUE]
+    if not kept:
+        return TRUE
+    return kept[0] if len(kept) == 1 else z3.And(kept)
+
+
 @dataclass(frozen=True)
 class Term:
     value: z3.ExprRef | tuple[z3.ExprRef, z3.ExprRef]
     ok: z3.BoolRef
 
 
+def _raw(make: Callable, result: type) -> Callable[[z3.BitVecRef, z3.BitVecRef], z3.ExprRef]:
+    """A binary operator through Z3's C API: both operands are bit-vectors of one width, so z3's
+    Python-side coercion (a sort comparison per operand) is pure cost."""
+    def op(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.ExprRef:
+        ctx = a.ctx
+        return result(make(ctx.ref(), a.as_ast(), b.as_ast()), ctx)
+    return op
+
+
+def _distinct(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
+    ctx = a.ctx
+    return z3.BoolRef(z3.Z3_mk_distinct(ctx.ref(), 2, (z3.Ast * 2)(a.as_ast(), b.as_ast())), ctx)
+
+
 _OPS: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef]] = {
-    "+": lambda a, b: a + b,
-    "-": lambda a, b: a - b,
-    "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b,  # bvsdiv: truncates toward zero, like C
-    "%": lambda a, b: z3.SRem(a, b),  # sign of the dividend, like C
-    "<<": lambda a, b: a << b,
-    ">>": lambda a, b: a >> b,  # arithmetic shift
-    "&": lambda a, b: a & b,
-    "|": lambda a, b: a | b,
-    "^": lambda a, b: a ^ b,
+    "+": _raw(z3.Z3_mk_bvadd, z3.BitVecRef),
+    "-": _raw(z3.Z3_mk_bvsub, z3.BitVecRef),
+    "*": _raw(z3.Z3_mk_bvmul, z3.BitVecRef),
+    "/": _raw(z3.Z3_mk_bvsdiv, z3.BitVecRef),  # truncates toward zero, like C
+    "%": _raw(z3.Z3_mk_bvsrem, z3.BitVecRef),  # sign of the dividend, like C
+    "<<": _raw(z3.Z3_mk_bvshl, z3.BitVecRef),
+    ">>": _raw(z3.Z3_mk_bvashr, z3.BitVecRef),  # arithmetic shift
+    "&": _raw(z3.Z3_mk_bvand, z3.BitVecRef),
+    "|": _raw(z3.Z3_mk_bvor, z3.BitVecRef),
+    "^": _raw(z3.Z3_mk_bvxor, z3.BitVecRef),
 }
 
 _CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-    "==": lambda a, b: a == b,
-    "!=": lambda a, b: a != b,
+    "<": _raw(z3.Z3_mk_bvslt, z3.BoolRef),
+    "<=": _raw(z3.Z3_mk_bvsle, z3.BoolRef),
+    ">": _raw(z3.Z3_mk_bvsgt, z3.BoolRef),
+    ">=": _raw(z3.Z3_mk_bvsge, z3.BoolRef),
+    "==": _raw(z3.Z3_mk_eq, z3.BoolRef),
+    "!=": _distinct,
 }
 
 
@@ -92,18 +118,18 @@ class Encoder:
                     value = (z3.If(ct, et.value[0], value[0]), z3.If(ct, et.value[1], value[1]))  # type: ignore[index]
                 else:
                     value = z3.If(ct, et.value, value)
-                ok = z3.And(cok, z3.If(ct, et.ok, ok))
+                ok = conj(cok, ok if et.ok is TRUE and ok is TRUE else z3.If(ct, et.ok, ok))
             assert value is not None
-            self._memo[name] = Term(value, z3.simplify(ok))  # type: ignore[arg-type]
+            self._memo[name] = Term(value, ok if ok is TRUE else z3.simplify(ok))  # type: ignore[arg-type]
         return self._memo[name]
 
     def expr(self, e: Expr) -> Term:
         if isinstance(e, Num):
-            return Term(bv(e.value, self.width), z3.BoolVal(True))
+            return Term(bv(e.value, self.width), TRUE)
         if isinstance(e, Var):
             if e.name in ("lane", "i"):
-                return Term(self.lane if e.name == "lane" else self.i, z3.BoolVal(True))
-            return Term(self.env[e.name], z3.BoolVal(True))
+                return Term(self.lane if e.name == "lane" else self.i, TRUE)
+            return Term(self.env[e.name], TRUE)
         if isinstance(e, Ref):
             return self.definition(e.name)
         if isinstance(e, Neg):
@@ -111,18 +137,18 @@ class Encoder:
             return Term(-t.value, t.ok)  # type: ignore[operator]
         if isinstance(e, BinOp):
             a, b = self.expr(e.left), self.expr(e.right)
-            return Term(_OPS[e.op](a.value, b.value), z3.And(a.ok, b.ok))  # type: ignore[arg-type]
+            return Term(_OPS[e.op](a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
         if isinstance(e, Span):
             a, b = self.expr(e.first), self.expr(e.last)
-            return Term((a.value, b.value), z3.And(a.ok, b.ok))  # type: ignore[arg-type]
+            return Term((a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
         raise TypeError(type(e))
 
     def cond(self, c: Cond) -> tuple[z3.BoolRef, z3.BoolRef]:
         """(truth, defined) of a condition."""
         if isinstance(c, Compare):
             terms = [self.expr(o) for o in c.operands]
-            truth = z3.And([_CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
-            return truth, z3.And([t.ok for t in terms])
+            truth = conj(*[_CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
+            return truth, conj(*[t.ok for t in terms])
         if isinstance(c, InSet):
             t = self.expr(c.operand)
             return z3.Or([t.value == bv(v, self.width) for v in c.values]), t.ok  # type: ignore[union-attr]
@@ -131,20 +157,32 @@ class Encoder:
             # Short-circuit like the oracle: a later operand's definedness only matters
             # when the earlier ones did not already decide the result.
             truth: z3.BoolRef = z3.BoolVal(c.op == "and")
-            ok: z3.BoolRef = z3.BoolVal(True)
+            ok: z3.BoolRef = TRUE
             for pt, pok in reversed(parts):
                 if c.op == "and":
-                    ok = z3.And(pok, z3.Or(z3.Not(pt), ok))
+                    ok = conj(pok, TRUE if ok is TRUE else z3.Or(z3.Not(pt), ok))
                     truth = z3.And(pt, truth)
                 else:
-                    ok = z3.And(pok, z3.Or(pt, ok))
+                    ok = conj(pok, TRUE if ok is TRUE else z3.Or(pt, ok))
                     truth = z3.Or(pt, truth)
             return truth, ok
         raise TypeError(type(c))
 
 
+_IN_DOMAIN: dict[tuple[int, int, int, int], tuple[z3.BitVecRef, z3.BitVecRef, z3.BoolRef]] = {}
+
+
 def in_domain(lane: z3.BitVecRef, i: z3.BitVecRef, threads: int, n: int) -> z3.BoolRef:
-    return z3.And(lane >= 0, lane < threads, i >= 0, i < n)
+    """``0 <= lane < threads and 0 <= i < n`` (memoised: every check asks it of the same variables)."""
+    key = (lane.get_id(), i.get_id(), threads, n)
+    hit = _IN_DOMAIN.get(key)
+    if hit is None:  # the entry keeps lane and i alive, so their ids are never reused
+        if len(_IN_DOMAIN) > 1 << 12:
+            _IN_DOMAIN.clear()
+        w = lane.size()
+        hit = _IN_DOMAIN[key] = (lane, i, z3.And(lane >= bv(0, w), lane < bv(threads, w), i >= bv(0, i.size()),
+                                                 i < bv(n, i.size())))
+    return hit[2]
 
 
 def as_int(model: z3.ModelRef, term: z3.ExprRef) -> int:

@@ -144,6 +144,17 @@ class Formula:
     definitions: tuple[Definition, ...]
     element_prefix: str
 
+    def __hash__(self) -> int:
+        """Hashed once: formulas key the evaluation caches, and a deep AST costs a walk to hash."""
+        h = self.__dict__.get("_hash")
+        if h is None:
+            h = hash((self.definitions, self.element_prefix))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}  # str hashes differ between processes
+
     def get(self, name: str) -> Definition:
         for d in self.definitions:
             if d.name == name:

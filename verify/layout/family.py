@@ -17,6 +17,7 @@ sympy expressions are built from the parsed AST here and never from strings (spe
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from ..engines import oracle
@@ -65,8 +66,19 @@ def extent_text(x: Extent) -> str:
 
 
 def _text(e: Expr) -> str:
-    s = render(e)
+    s = _render(e)
     return s[1:-1] if s.startswith("(") and s.endswith(")") else s
+
+
+def _render(e: Expr) -> str:
+    """An extent as text, parameters by name (``formula.render`` prints every other variable as ``i``)."""
+    if isinstance(e, Var):
+        return {"lane": "%laneid"}.get(e.name, e.name)
+    if isinstance(e, BinOp):
+        return f"({_render(e.left)} {e.op} {_render(e.right)})"
+    if isinstance(e, Neg):
+        return f"-{_render(e.operand)}"
+    return render(e)
 
 
 def extent_at(x: Extent, env: Mapping[str, int]) -> int:
@@ -85,7 +97,8 @@ def is_symbolic(x: Any) -> bool:
 def substitute(formula: Formula, env: Mapping[str, int]) -> Formula:
     """The formula with every parameter replaced by its value (an instance's formula)."""
     out: Any = formula
-    for node in [n for n in walk(formula) if isinstance(n, Var) and n.name in env]:
+    nodes = [n for d in formula.definitions for n in walk(d)]  # (``walk`` does not descend into a Formula)
+    for node in [n for n in nodes if isinstance(n, Var) and n.name in env]:
         out = replace_node(out, node, Num(env[node.name], node.pos))
     return out  # type: ignore[no-any-return]
 
@@ -139,6 +152,7 @@ def _sympy_op(op: str, a: Any, b: Any) -> Any:
     raise ValueError(f"operator {op!r} is not supported in an extent")
 
 
+@lru_cache(maxsize=4096)
 def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str, dict[str, int] | None]:
     """sympy: ``lhs == rhs`` for every value of ``param``?  Reasoned per arithmetic run of the values
     (``N = first + step * j``, j a non-negative integer below the run's length): ``proved``; else
@@ -151,7 +165,9 @@ def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str,
     diff = as_expr(lhs) - as_expr(rhs)
     undecided = False
     for first, step, count in param.runs():
-        d = sympy.simplify(diff.subs(sym, first + step * j))
+        d = sympy.expand(diff.subs(sym, first + step * j))  # floors of integer expressions vanish already
+        if d != 0:
+            d = sympy.simplify(d)
         if d == 0:
             continue
         for v in range(first, first + step * count, step):

@@ -17,6 +17,10 @@ from ..formula.bounds import value_bound
 from .elements import MAX_ELEMENTS
 from .model import Cells, Domain, Env
 
+# Z3 terms of one formula at one symbolic point, shared by every check that asks (building Z3 terms
+# from Python is most of a check's cost); keyed by the variables' AST ids.
+_Z3_CELL: dict[tuple, tuple] = {}
+
 if TYPE_CHECKING:  # pragma: no cover
     import z3
 
@@ -76,7 +80,12 @@ class FormulaMap:
 
     def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
                 env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
-        import z3  # noqa: PLC0415
-        enc = smt.Encoder(self.formula, thread, i, env)
-        r, c = enc.definition("row"), enc.definition("col")
-        return z3.And(r.ok, c.ok), r.value, c.value  # type: ignore[return-value]
+        key = (self.formula, thread.get_id(), i.get_id(), tuple(sorted((k, v.get_id()) for k, v in (env or {}).items())))
+        hit = _Z3_CELL.get(key)
+        if hit is None:  # the entry keeps the variables alive, so their ids are never reused
+            if len(_Z3_CELL) > 1 << 12:
+                _Z3_CELL.clear()
+            enc = smt.Encoder(self.formula, thread, i, env)
+            r, c = enc.definition("row"), enc.definition("col")
+            hit = _Z3_CELL[key] = ((thread, i, env), (smt.conj(r.ok, c.ok), r.value, c.value))
+        return hit[1]  # type: ignore[return-value]

@@ -408,8 +408,24 @@ def section_key(section: str) -> tuple[tuple[int, Any], ...]:
 
 # ----------------------------------------------------------------------------- family instances
 
+_INSTANCE_MEMO: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[Layout, Layout]] = {}
+
+
 def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
-    """The concrete layout of one parameter binding: extents evaluated, the parameter substituted."""
+    """The concrete layout of one parameter binding: extents evaluated, the parameter substituted
+    (memoised per process: checks, relations and instructions ask for the same instances)."""
+    key = (id(layout), tuple(sorted(env.items())))
+    hit = _INSTANCE_MEMO.get(key)
+    if hit is not None and hit[0] is layout:
+        return hit[1]
+    out = _instance(layout, env)
+    if len(_INSTANCE_MEMO) > 1 << 14:
+        _INSTANCE_MEMO.clear()
+    _INSTANCE_MEMO[key] = (layout, out)
+    return out
+
+
+def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     d, c = layout.domain, layout.codomain
     missing = [p.name for p in d.params if p.name not in env]
     if missing:
@@ -417,7 +433,9 @@ def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     for p in d.params:
         if env[p.name] not in p.values:
             raise KeyError(f"{p.name} = {env[p.name]} is not a valid value for {layout.id} ({p.describe()})")
-    shape = Shape(*(env[v] if isinstance(v, str) else v for v in (layout.shape.m, layout.shape.n, layout.shape.k)))
+    sh = layout.shape
+    shape = dataclasses.replace(sh, **{f: env[v] for f, v in (("m", sh.m), ("n", sh.n), ("k", sh.k))
+                                       if isinstance(v, str)})
     text = None if layout.elements_text is None else element_text_at(layout.elements_text, env, tuple(env))
     elist = None if text is None else parse_element_list(text)
     lmap = layout.map
@@ -496,9 +514,21 @@ def cells_of(layout: Layout) -> Cells:
     return hit[1]
 
 
+_CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)
+
+
+def on_clear(hook: Any) -> None:
+    """Register a function ``clear_cells`` calls too (a memo keyed by layouts elsewhere)."""
+    if hook not in _CLEAR_HOOKS:
+        _CLEAR_HOOKS.append(hook)
+
+
 def clear_cells() -> None:
     _CELLS.clear()
     _INSTANCES.clear()
+    _INSTANCE_MEMO.clear()
+    for hook in _CLEAR_HOOKS:
+        hook()
 
 
 

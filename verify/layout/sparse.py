@@ -308,13 +308,17 @@ class SparseMap:
 
     def logical(self, inf: SparseInfo, m: int | np.ndarray) -> np.ndarray:
         """Logical columns of every element under metadata field(s) ``m`` (where ``inf.ok``)."""
+        return self.logical_at(inf.chunk, inf.j, m)
+
+    def logical_at(self, chunk: np.ndarray, j: np.ndarray, m: int | np.ndarray) -> np.ndarray:
+        """Logical columns of kept elements ``j`` of chunks ``chunk`` under metadata field(s) ``m``."""
         md = self.model
-        base = inf.chunk * md.chunk
+        base = chunk * md.chunk
         m = np.asarray(m, np.int64)
         if md.index_bits == 4:
             return base + ((m & 3) >> 1)
         w = md.width
-        return base + w * ((m >> (2 * (inf.j // w))) & 3) + inf.j % w
+        return base + w * ((m >> (2 * (j // w))) & 3) + j % w
 
     # -- symbolic: the SMT engine
     def z3_info(self, lane: z3.BitVecRef, i: z3.BitVecRef) -> dict[str, Any]:
@@ -333,19 +337,20 @@ class SparseMap:
         enc = smt.Encoder(formula, lane, i)
         row, col = enc.definition("row"), enc.definition("col")
         first, last = col.value  # type: ignore[misc]
-        defined = z3.And(row.ok, col.ok)
+        defined = smt.conj(row.ok, col.ok)
         rank: z3.ExprRef = smt.bv(0, w)
         for k in range(n):  # the formula encoded once; element k by substitution (cheap, in Z3)
             sub = (i, smt.bv(k, w))
-            rk, fk, okk = (z3.substitute(t, sub) for t in (row.value, first, defined))
-            same = z3.And(smt.bv(k, w) < i, okk, rk == row.value, fk == first)
+            rk, fk = (z3.substitute(t, sub) for t in (row.value, first))
+            okk = smt.TRUE if defined is smt.TRUE else z3.substitute(defined, sub)
+            same = smt.conj(smt.bv(k, w) < i, okk, rk == row.value, fk == first)
             rank = rank + z3.If(same, smt.bv(1, w), smt.bv(0, w))
         rank = z3.simplify(rank)
         chunk_bv, kept_bv = smt.bv(md.chunk, w), smt.bv(md.kept, w)
         width = last - first + 1
         placed = z3.And(width > 0, z3.SRem(first, chunk_bv) == 0, z3.SRem(width, chunk_bv) == 0,
                         rank < (width / chunk_bv) * kept_bv)
-        return {"defined": defined, "ok": z3.And(defined, placed), "row": row.value, "first": first,
+        return {"defined": defined, "ok": smt.conj(defined, placed), "row": row.value, "first": first,
                 "last": last, "rank": rank, "col": (first / chunk_bv) * kept_bv + rank,
                 "chunk": first / chunk_bv + rank / kept_bv, "j": z3.SRem(rank, kept_bv)}
 

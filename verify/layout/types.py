@@ -12,7 +12,10 @@ REGISTER_BITS: dict[str, int] = {"b32": 32, "f32": 32, "s32": 32, "u32": 32, "f1
 # packed eight to a .b32; a spec may override with ``element_bits``).
 ELEMENT_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f64": 64, "s32": 32,
                                 "s8": 8, "u8": 8, "e4m3": 8, "e5m2": 8, "e3m2": 8, "e2m3": 8, "e2m1": 4,
-                                "s4": 4, "u4": 4, "b1": 1, "ue8m0": 8, "ue4m3": 8}
+                                "s4": 4, "u4": 4, "b1": 1, "ue8m0": 8, "ue4m3": 8,
+                                # untyped data of the data-movement instructions (ldmatrix, stmatrix,
+                                # movmatrix, tcgen05.ld/st); .b8x16 is a row of sixteen 8-bit containers
+                                "b8": 8, "b16": 16, "b32": 32, "b8x16": 8}
 
 # Accumulator (C/D) types each A/B type allows (the PTX mma type table).
 ACCUMULATOR_TYPES: dict[str, frozenset[str]] = {

@@ -171,6 +171,12 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
     if cres is not None and not (lay is not None and lay.corrected):
         e.corrected, e.corrected_result = cres.layout, cres
     e.pictured = lay if lay is not None else e.corrected
+    if e.pictured is not None and e.pictured.unspecified:
+        e.pictured = None  # wmma: the doc states no cell to draw
+    if e.pictured is not None and e.pictured.is_family:  # the instance the finding names (else the smallest)
+        params = next((f.counterexample["params"] for f in fs
+                       if isinstance(f.counterexample, dict) and f.counterexample.get("params")), None)
+        e.pictured = e.pictured.instance(**params) if params else e.pictured.representative()
     if e.pictured is not None:
         try:
             entries_tab = table_entries(e.pictured)
@@ -191,7 +197,7 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
                 e.svg_full_file = "svg/" + slug(lid) + ".full.svg"
             e.counts = summary_counts(e.pictured, entries_tab)
     bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
-    if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected:
+    if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
         e.fix_searched, e.fix_bound = True, max_delta
         e.fix = constant_fix(lay, timeout, max_delta)
     for f in fs:

@@ -1,0 +1,623 @@
+"""Probe kernels for the instructions beyond mma: ldmatrix, stmatrix, movmatrix, tcgen05.ld/st, wgmma
+(dense and sparse), wmma and mma with block scaling.
+
+Each ``CatalogProbe`` is one CUDA ``__global__`` function running one exact PTX instruction in inline
+assembly; ``arch_source(probes, arch)`` puts every probe of one architecture in one file (the tests
+assemble one file per architecture, ``nvcc -ptx`` then ``ptxas``), ``probe_program(probe)`` wraps one
+probe with a host ``main`` that prints its raw output as JSON (for ``confirm`` on a GPU).
+
+The data-movement instructions are observed directly, with no reconstruction: the source is filled with
+codes that name their own position, so every output word decodes to a cell (``decode``), and
+``compare`` checks the spec's map against it.
+
+* ldmatrix: shared memory holds the memory image (row r at ``16 r`` bytes, the row lane r addresses),
+  each 16-bit element the code ``16 row + col``; 8-bit images run twice (``(row & 15) << 4 | col``, then
+  ``row >> 4``).  Register element i of lane t decodes to its (row, col).
+* stmatrix: register element i of lane t holds the code ``8 t + i`` (8-bit: two runs, ``(t & 15) << 4 | i``
+  and ``t >> 4``); the image read back says which (t, i) each cell got.
+* movmatrix: a holds ``2 t + e``; d's halves name the source element each came from (read through the
+  doc-stated source layout).
+* tcgen05.ld: one warp allocates 512 columns, fills lanes 0-31 with ``.32x32b`` stores of the code
+  ``lane << 16 | column``, loads with the shape under test; tcgen05.st: the reverse (stores the codes
+  ``t << 16 | i`` with the shape under test, reads back with ``.32x32b``).  ``.32x32b`` itself is
+  confirmed by the round trip.
+* wgmma, wmma, block-scaled mma: the kernel runs the instruction and records the raw registers; the
+  relational decoding of MMA outputs (``verify.hardware.observe``) does not cover them yet.
+
+Nothing here was run on a GPU (this project had none); the tests assemble every probe and exercise
+``decode``/``compare`` on SIMULATED outputs computed from the specs (``simulate``).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..layout.model import Layout
+
+ARCHS = ("sm_90a", "sm_100a", "sm_120a")
+
+
+@dataclass(frozen=True)
+class CatalogProbe:
+    id: str                     # e.g. "ldmatrix.m8n8.x4.trans.b16"
+    arch: str                   # the file it is assembled in (sm_90a, sm_100a, sm_120a)
+    text: str                   # the PTX instruction, mnemonic and qualifiers
+    layouts: tuple[str, ...]    # the layout ids (@binding) it tests
+    kernel: str                 # CUDA source of ``probe_<slug>``
+    kind: str                   # "ldmatrix" | "stmatrix" | "movmatrix" | "tcgen05.ld" | "tcgen05.st" | "raw"
+    threads: int = 32
+    out_words: int = 0          # output words per thread (all runs)
+    in_words: int = 0           # input words the host provides
+    runs: int = 1               # 8-bit codes need two runs
+    binding: tuple[tuple[str, int], ...] = ()
+    negative: bool = False      # the doc's literal form, which ptxas must reject
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def name(self) -> str:
+        return "probe_" + re.sub(r"[^A-Za-z0-9]+", "_", self.id).strip("_")
+
+
+def _regs(n: int, start: int = 0) -> str:
+    return "{" + ", ".join(f"%{start + k}" for k in range(n)) + "}"
+
+
+def _outs(n: int, var: str = "r", c: str = "=r") -> str:
+    return ", ".join(f'"{c}"({var}[{k}])' for k in range(n))
+
+
+def _b(lay: Layout) -> dict[str, int]:
+    return dict(lay.params_bound)
+
+
+def _tag(lay: Layout) -> str:
+    return lay.id + ("@" + ",".join(f"{k}={v}" for k, v in lay.params_bound) if lay.params_bound else "")
+
+
+# ----------------------------------------------------------------------------- ldmatrix / stmatrix / movmatrix
+
+def _ld_text(lay: Layout, num: int) -> str:
+    shape = str(lay.shape)
+    trans = ".trans" if lay.variant == "trans" else ""
+    if shape == "m8n8":
+        typ = ".b16"
+    elif "b8x16" in lay.types and "b8" not in lay.types:
+        typ = ".b8x16.b6x16_p32"
+    else:
+        typ = ".b8"
+    return f"ldmatrix.sync.aligned.{shape}.x{num}{trans}.shared{typ}"
+
+
+def _ldmatrix(lay: Layout) -> CatalogProbe:
+    num, regs, rows = _b(lay)["NUM"], lay.registers, lay.rows
+    eight = lay.shape.m == 16 or str(lay.shape) == "m8n16"  # 8-bit containers: two runs
+    runs = 2 if eight else 1
+    text = _ld_text(lay, num)
+    body = f"""  __shared__ __align__(128) uint32_t img[{rows * 4}];
+  const int lane = threadIdx.x % 32;
+  uint32_t r[{regs}];
+  for (int run = 0; run < {runs}; ++run) {{
+    for (int k = lane; k < {rows * 4}; k += 32) img[k] = in[run * {rows * 4} + k];
+    __syncwarp();
+    uint32_t addr = (uint32_t)__cvta_generic_to_shared(img) + 16u * (uint32_t)(lane % {rows});
+    asm volatile("{text} {_regs(regs)}, [%{regs}];" : {_outs(regs)} : "r"(addr) : "memory");
+    for (int j = 0; j < {regs}; ++j) out[(run * 32 + lane) * {regs} + j] = r[j];
+    __syncwarp();
+  }}"""
+    pid = f"ldmatrix.{lay.shape}.x{num}{'.trans' if lay.variant == 'trans' else ''}.{'_'.join(lay.types)}"
+    # .b6x16_p32/.b4x16_p64 sources are packed (where the value and padding bits sit is not stated, LDM-5):
+    # those probes record raw registers
+    decodable = ".b6x16" not in text
+    return _probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "ldmatrix" if decodable else "raw",
+                  out_words=runs * regs, in_words=runs * rows * 4, runs=runs, binding=lay.params_bound,
+                  meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register, "eight": eight})
+
+
+def _stmatrix(lay: Layout) -> CatalogProbe:
+    num, regs, rows = _b(lay)["NUM"], lay.registers, lay.rows
+    eight = str(lay.shape) == "m16n8"
+    runs = 2 if eight else 1
+    trans = ".trans" if lay.variant == "trans" else ""
+    text = f"stmatrix.sync.aligned.{lay.shape}.x{num}{trans}.shared.{'b8' if eight else 'b16'}"
+    body = f"""  __shared__ __align__(128) uint32_t img[{rows * 4}];
+  const int lane = threadIdx.x % 32;
+  uint32_t r[{regs}];
+  for (int run = 0; run < {runs}; ++run) {{
+    for (int j = 0; j < {regs}; ++j) r[j] = in[(run * 32 + lane) * {regs} + j];
+    uint32_t addr = (uint32_t)__cvta_generic_to_shared(img) + 16u * (uint32_t)(lane % {rows});
+    asm volatile("{text} [%0], {_regs(regs, 1)};" :: "r"(addr), {_outs(regs, c='r')} : "memory");
+    __syncwarp();
+    for (int k = lane; k < {rows * 4}; k += 32) out[run * {rows * 4} + k] = img[k];
+    __syncwarp();
+  }}"""
+    pid = f"stmatrix.{lay.shape}.x{num}{trans}.{'_'.join(lay.types)}"
+    return _probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "stmatrix",
+                  out_words=runs * rows * 4 // 32 + 1, in_words=runs * 32 * regs, runs=runs, binding=lay.params_bound,
+                  meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register, "eight": eight,
+                        "image_words": rows * 4})
+
+
+def _movmatrix(a: Layout, d: Layout) -> CatalogProbe:
+    text = "movmatrix.sync.aligned.m8n8.trans.b16"
+    body = f"""  const int lane = threadIdx.x % 32;
+  uint32_t a = in[lane], d;
+  asm volatile("{text} %0, %1;" : "=r"(d) : "r"(a));
+  out[lane] = d;"""
+    return _probe("movmatrix.m8n8.trans.b16", "sm_90a", text, (a.id, d.id), body, "movmatrix", out_words=1, in_words=32)
+
+
+# ----------------------------------------------------------------------------- tcgen05.ld / st
+
+_TC_ALLOC = """  __shared__ uint32_t slot;
+  const int lane = threadIdx.x % 32;
+  asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], 512;" :: "r"((uint32_t)__cvta_generic_to_shared(&slot)) : "memory");
+  asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+  asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");
+  __syncthreads();
+  asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
+  const uint32_t taddr = slot;"""
+_TC_FREE = """  asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, 512;" :: "r"(taddr) : "memory");"""
+
+
+def _tc_ref(op: str, cols: int, var: str) -> str:
+    """``.32x32b`` accesses of ``cols`` columns (at most 128 per instruction), lane = %laneid, column = i."""
+    out = []
+    for base in range(0, cols, 128):
+        n = min(128, cols - base)  # the column counts are powers of two: a valid .num
+        if op == "st":
+            out.append(f'  asm volatile("tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%0], {_regs(n, 1)};" :: '
+                       f'"r"(taddr + {base}u), {_outs(n, var + f"_{base}", "r")} : "memory");')
+        else:
+            out.append(f'  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {_regs(n)}, [%{n}];" : '
+                       f'{_outs(n, var + f"_{base}")} : "r"(taddr + {base}u) : "memory");')
+    return "\n".join(out)
+
+
+def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
+    num, regs, rows, cols = _b(lay)["NUM"], lay.registers, lay.rows, lay.cols
+    shape = str(lay.shape)
+    split = ", %d" % num if shape == "16x32bx2" else ""  # immHalfSplitoff = .num, as the spec takes it
+    chunks = list(range(0, cols, 128))
+    decl = "\n".join(f"  uint32_t ref_{b}[{min(128, cols - b)}];" for b in chunks)
+    if op == "ld":
+        text = f"tcgen05.ld.sync.aligned.{shape}.x{num}.b32"
+        fill = "\n".join(f"  for (int k = 0; k < {min(128, cols - b)}; ++k) ref_{b}[k] = ((uint32_t)lane << 16) | ({b} + k);"
+                         for b in chunks)
+        body = f"""{_TC_ALLOC}
+{decl}
+  uint32_t r[{regs}];
+{fill}
+{_tc_ref("st", cols, "ref")}
+  asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+  asm volatile("{text} {_regs(regs)}, [%{regs}]{split.replace(', ', ', ') if split else ''};" : {_outs(regs)} : "r"(taddr) : "memory");
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+  for (int j = 0; j < {regs}; ++j) out[lane * {regs} + j] = r[j];
+{_TC_FREE}"""
+        words = regs
+    else:
+        text = f"tcgen05.st.sync.aligned.{shape}.x{num}.b32"
+        imm = f"{num}, " if split else ""
+        body = f"""{_TC_ALLOC}
+{decl}
+  uint32_t r[{regs}];
+  for (int j = 0; j < {regs}; ++j) r[j] = ((uint32_t)lane << 16) | (uint32_t)j;
+  asm volatile("{text} [%0], {imm}{_regs(regs, 1)};" :: "r"(taddr), {_outs(regs, c='r')} : "memory");
+  asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+{_tc_ref("ld", cols, "ref")}
+  asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
+""" + "\n".join(f"  for (int k = 0; k < {min(128, cols - b)}; ++k) out[lane * {cols} + {b} + k] = ref_{b}[k];"
+                for b in chunks) + f"\n{_TC_FREE}"
+        words = cols
+    pid = f"tcgen05.{op}.{shape}.x{num}.b32"
+    return _probe(pid, "sm_100a", text, (_tag(lay),), body, f"tcgen05.{op}", out_words=words, in_words=0,
+                  binding=lay.params_bound, meta={"rows": rows, "cols": cols, "regs": regs})
+
+
+# ----------------------------------------------------------------------------- wgmma
+
+def _wgmma(a: Layout, d: Layout, n: int, atype: str) -> CatalogProbe:
+    sparse = a.instruction == "wgmma.sp"
+    k = a.shape.k
+    dtype = d.types[0]
+    regs_d = d.registers
+    dt = {"f32": "f", "f16": "r", "s32": "r"}[dtype]
+    btype = atype
+    suffix = ".and.popc" if atype == "b1" else ""
+    if atype in ("f16", "bf16"):
+        imms = "1, 1, 1, 0"
+    elif atype in ("tf32", "e4m3", "e5m2"):
+        imms = "1, 1, 1"
+    else:
+        imms = "1"
+    head = "wgmma.mma_async.sp" if sparse else "wgmma.mma_async"
+    text = f"{head}.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype}{suffix}"
+    nd, na = regs_d, a.registers
+    sel = "0" if atype in ("u8", "s8", "e4m3", "e5m2") else "1" if sparse else ""
+    meta = f", %{nd + na + 1}, {sel}" if sparse else ""
+    ctype = "float" if dt == "f" else "uint32_t"
+    body = f"""  const int t = threadIdx.x;
+  {ctype} d[{nd}];
+  uint32_t a[{na}];
+  for (int j = 0; j < {nd}; ++j) d[j] = 0;
+  for (int j = 0; j < {na}; ++j) a[j] = in[t * {na} + j];
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+  asm volatile("{text} {_regs(nd)}, {_regs(na, nd)}, %{nd + na}{meta}, {imms};"
+               : {", ".join(f'"+{dt}"(d[{j}])' for j in range(nd))}
+               : {", ".join(f'"r"(a[{j}])' for j in range(na))}, "l"(desc){', "r"(in[4096 + t])' if sparse else ''} : "memory");
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  for (int j = 0; j < {nd}; ++j) out[t * {nd} + j] = {'__float_as_uint(d[j])' if dt == 'f' else 'd[j]'};"""
+    pid = text.replace("wgmma.mma_async", "wgmma").replace(".sync.aligned", "")
+    return _probe(pid, "sm_90a", text, (a.id, f"{d.id}@N={n}"), body, "raw", threads=128, out_words=nd,
+                  in_words=4096 + 128, binding=(("N", n),), meta={"desc": True})
+
+
+# ----------------------------------------------------------------------------- wmma
+
+_WMMA_OP = {"A": "a", "B": "b", "C": "c"}
+
+
+def _wmma(shape: str, frags: dict[str, Layout], atype: str, ctype: str, doc_c: Layout | None = None) -> CatalogProbe:
+    a, b, c = frags["A"], frags["B"], frags["C"]
+    na, nb, nc = a.registers, b.registers, (doc_c or c).registers
+    rtype = {"f64": "d", "f32": "f"}
+    ca, cc = rtype.get(a.register_type, "r"), rtype.get(c.register_type, "r")
+    cty = {"d": "double", "f": "float", "r": "uint32_t"}
+    itype = {"u8": "u8", "s8": "s8", "u4": "u4", "s4": "s4", "b1": "b1"}.get(atype, atype)
+    if atype in ("u8", "s8", "u4", "s4"):
+        mma = f"wmma.mma.sync.aligned.row.col.{shape}.s32.{itype}.{itype}.s32"
+    elif atype == "b1":
+        mma = f"wmma.mma.and.popc.sync.aligned.row.col.{shape}.s32.b1.b1.s32"
+    elif atype == "f16":
+        mma = f"wmma.mma.sync.aligned.row.col.{shape}.{ctype}.{ctype}"
+    elif atype == "f64":
+        mma = f"wmma.mma.sync.aligned.row.col.{shape}.f64.f64.f64.f64"
+    else:
+        mma = f"wmma.mma.sync.aligned.row.col.{shape}.f32.{atype}.{atype}.f32"
+    body = f"""  const int lane = threadIdx.x % 32;
+  {cty[ca]} ra[{na}]; {cty[ca]} rb[{nb}]; {cty[cc]} rc[{nc}]; {cty[cc]} rd[{nc}];
+  asm volatile("wmma.load.a.sync.aligned.row.{shape}.global.{itype} {_regs(na)}, [%{na}];" : {_outs(na, "ra", "=" + ca)} : "l"(in) : "memory");
+  asm volatile("wmma.load.b.sync.aligned.col.{shape}.global.{itype} {_regs(nb)}, [%{nb}];" : {_outs(nb, "rb", "=" + ca)} : "l"(in + 1024) : "memory");
+  asm volatile("wmma.load.c.sync.aligned.row.{shape}.global.{ctype} {_regs(nc)}, [%{nc}];" : {_outs(nc, "rc", "=" + cc)} : "l"(in + 2048) : "memory");
+  asm volatile("{mma} {_regs(nc)}, {_regs(na, nc)}, {_regs(nb, nc + na)}, {_regs(nc, nc + na + nb)};"
+               : {_outs(nc, "rd", "=" + cc)} : {_outs(na, "ra", ca)}, {_outs(nb, "rb", ca)}, {_outs(nc, "rc", cc)});
+  asm volatile("wmma.store.d.sync.aligned.row.{shape}.global.{ctype} [%0], {_regs(nc, 1)};" :: "l"(out + 4096), {_outs(nc, "rd", cc)} : "memory");
+  for (int j = 0; j < {na}; ++j) out[lane * 64 + j] = {'(uint32_t)__double_as_longlong(ra[j])' if ca == 'd' else '__float_as_uint(ra[j])' if ca == 'f' else 'ra[j]'};"""
+    ids = tuple(x.id for x in (a, b, doc_c or c))
+    pid = f"wmma.{shape}.{atype}.{ctype}" + (".doc" if doc_c is not None else "")
+    return _probe(pid, "sm_90a", mma, ids, body, "raw", out_words=64, in_words=4096,
+                  negative=doc_c is not None, meta={"shape": shape})
+
+
+# ----------------------------------------------------------------------------- mma with block scaling
+
+def _block_scale(lay: Layout) -> list[CatalogProbe]:
+    k = lay.shape.k
+    sf = lay.rows if lay.operand == "SFB" else lay.cols
+    kind, ab, stype = {1: ("mxf8f6f4", "e4m3", "ue8m0"), 2: ("mxf4", "e2m1", "ue8m0"), 4: ("mxf4nvf4", "e2m1", "ue4m3")}[sf]
+    out = []
+    for env, _inst in lay.instances():
+        sel = {"A": (0, 0), "B": (0, 0)}
+        side = "A" if lay.operand == "SFA" else "B"
+        sel[side] = (env[f"BYTE_ID_{side}"], env[f"THREAD_ID_{side}"])
+        text = (f"mma.sync.aligned.m16n8k{k}.row.col.kind::{kind}.block_scale.scale_vec::{sf}X.f32.{ab}.{ab}.f32."
+                f"{stype}")
+        body = f"""  const int lane = threadIdx.x % 32;
+  float d[4], c[4] = {{0.f, 0.f, 0.f, 0.f}};
+  uint32_t a[4], b[2];
+  for (int j = 0; j < 4; ++j) a[j] = in[lane * 8 + j];
+  for (int j = 0; j < 2; ++j) b[j] = in[lane * 8 + 4 + j];
+  uint32_t sfa = in[256 + lane], sfb = in[288 + lane];
+  asm volatile("{text} {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}}, %14, {{{sel['A'][0]}, {sel['A'][1]}}}, %15, {{{sel['B'][0]}, {sel['B'][1]}}};"
+               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+                 "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sfa), "r"(sfb));
+  for (int j = 0; j < 4; ++j) out[lane * 4 + j] = __float_as_uint(d[j]);"""
+        tag = ",".join(f"{n}={v}" for n, v in env.items())
+        out.append(_probe(f"mma.block_scale.m16n8k{k}.{sf}X.{side}.{tag}", "sm_120a", text, (f"{lay.id}@{tag}",), body,
+                          "raw", out_words=4, in_words=320, binding=tuple(sorted(env.items()))))
+    return out
+
+
+# ----------------------------------------------------------------------------- assembling probes
+
+def _probe(pid: str, arch: str, text: str, layouts: tuple[str, ...], body: str, kind: str, **kw: Any) -> CatalogProbe:
+    p = CatalogProbe(pid, arch, text, layouts, "", kind, **kw)
+    kernel = (f"// {pid}: {text}\n// tests: {', '.join(layouts)}\n"
+              f"extern \"C\" __global__ void __launch_bounds__(128) {p.name}(uint32_t* out, const uint32_t* in, "
+              f"unsigned long long desc) {{\n  (void)desc;\n{body}\n}}\n")
+    import dataclasses  # noqa: PLC0415
+    return dataclasses.replace(p, kernel=kernel)
+
+
+def _preferred(lays: Sequence[Layout]) -> list[Layout]:
+    corrected = {lay.id[: -len("@corrected")] for lay in lays if lay.corrected}
+    return [lay for lay in lays if lay.corrected or lay.id not in corrected]
+
+
+def catalog_probes(layouts: Iterable[Layout], negatives: bool = False) -> list[CatalogProbe]:
+    """Every probe of the new instructions among ``layouts`` (a family: one probe per parameter value;
+    wgmma: the smallest and the largest N), in a stable order.  With ``negatives``, also the doc's own
+    register counts where the specs record a count erratum (ptxas must reject those)."""
+    lays = list(layouts)
+    pref = _preferred(lays)
+    out: list[CatalogProbe] = []
+    for lay in pref:
+        if lay.instruction == "ldmatrix":
+            out += [_ldmatrix(inst) for _, inst in lay.instances()]
+        elif lay.instruction == "stmatrix":
+            out += [_stmatrix(inst) for _, inst in lay.instances()]
+        elif lay.instruction in ("tcgen05.ld", "tcgen05.st"):
+            out += [_tcgen05(inst, lay.instruction.split(".")[1]) for _, inst in lay.instances()]
+        elif lay.instruction == "mma.block_scale":
+            out += _block_scale(lay)
+    movs = {x.operand: x for x in pref if x.instruction == "movmatrix"}
+    if "A" in movs and "D" in movs:
+        out.append(_movmatrix(movs["A"], movs["D"]))
+    for a in (x for x in pref if x.instruction in ("wgmma", "wgmma.sp") and x.operand == "A"):
+        ds = [x for x in pref if x.spec_path == a.spec_path and x.operand == "D"]
+        for d in ds:
+            for atype in a.types:
+                if atype in ("bf16",) and d.types[0] == "f16":
+                    continue
+                p = d.domain.params[0]
+                for n in sorted({p.values[0], p.values[-1]}):
+                    out.append(_wgmma(a, d.instance(N=n), n, atype))
+    wm: dict[tuple[str, str], dict[str, Layout]] = {}
+    for x in (y for y in pref if y.instruction == "wmma"):
+        wm.setdefault((x.spec_path, str(x.shape)), {})[x.operand + ":" + x.types[0]] = x
+    for (_path, shape), frags in sorted(wm.items()):
+        for key, a in sorted(frags.items()):
+            op, atype = key.split(":")
+            if op != "A" or ("B:" + atype) not in frags:
+                continue
+            ctypes = ["f32", "f16"] if atype == "f16" else ["f64"] if atype == "f64" else ["s32"] if atype in (
+                "u8", "s8", "u4", "s4", "b1") else ["f32"]
+            for ct in ctypes:
+                if "C:" + ct in frags:
+                    out.append(_wmma(shape, {"A": a, "B": frags["B:" + atype], "C": frags["C:" + ct]}, atype, ct))
+                    if negatives:
+                        doc = next((y for y in lays if y.id + "@corrected" == frags["C:" + ct].id), None)
+                        if doc is not None:
+                            out.append(_wmma(shape, {"A": a, "B": frags["B:" + atype], "C": frags["C:" + ct]}, atype,
+                                             ct, doc_c=doc))
+    if negatives:
+        for doc in (y for y in lays if not y.corrected and any(z.id == y.id + "@corrected" for z in lays)):
+            if doc.instruction in ("tcgen05.ld", "ldmatrix"):
+                inst = doc.instance(NUM=1)
+                p = _tcgen05(inst, "ld") if doc.instruction == "tcgen05.ld" else _ldmatrix(inst)
+                import dataclasses  # noqa: PLC0415
+                out.append(dataclasses.replace(p, id=p.id + ".doc", negative=True,
+                                               kernel=p.kernel.replace(p.name, p.name + "_doc")))
+    seen: dict[str, CatalogProbe] = {}
+    for p in out:
+        seen.setdefault(p.id, p)
+    return sorted(seen.values(), key=lambda p: (p.arch, p.id))
+
+
+_HEADER = """// Probes generated by ptx-layout-verify (verify/hardware/catalog_probes.py)
+#include <cstdint>
+#include <cuda_runtime.h>
+"""
+
+
+def arch_source(probes: Sequence[CatalogProbe], arch: str) -> str:
+    """One translation unit with every probe of ``arch`` (for one ``nvcc -ptx`` + ``ptxas`` run)."""
+    return _HEADER + "\n".join(p.kernel for p in probes if p.arch == arch)
+
+
+def probe_program(p: CatalogProbe) -> str:
+    """One probe with a host ``main`` printing ``{"id", "instruction", "out": [...]}`` as JSON (the input
+    buffer the probe expects is filled by ``host_input``'s formula: see ``decode``)."""
+    return _HEADER + "#include <cstdio>\n#include <vector>\n" + p.kernel + f"""
+int main() {{
+  const int threads = {p.threads}, words = {max(p.out_words, 1)} * {p.threads} + 8192, in_words = {max(p.in_words, 1)} + 8192;
+  std::vector<uint32_t> h_in(in_words);
+  for (int k = 0; k < in_words; ++k) h_in[k] = {_host_fill(p)};
+  uint32_t *d_out = 0, *d_in = 0;
+  if (cudaMalloc(&d_out, words * 4) != cudaSuccess || cudaMalloc(&d_in, in_words * 4) != cudaSuccess) return 3;
+  cudaMemcpy(d_in, h_in.data(), in_words * 4, cudaMemcpyHostToDevice);
+  cudaMemset(d_out, 0, words * 4);
+  {p.name}<<<1, threads>>>(d_out, d_in, 0ull);
+  if (cudaDeviceSynchronize() != cudaSuccess) return 4;
+  std::vector<uint32_t> h(words);
+  cudaMemcpy(h.data(), d_out, words * 4, cudaMemcpyDeviceToHost);
+  printf("{{\\"format\\": \\"ptx-layout-verify/catalog-probe/1\\", \\"id\\": \\"{p.id}\\", \\"instruction\\": \\"{p.text}\\", \\"out\\": [");
+  for (int k = 0; k < words; ++k) printf("%s%u", k ? ", " : "", h[k]);
+  printf("]}}\\n");
+  return 0;
+}}
+"""
+
+
+def _host_fill(p: CatalogProbe) -> str:
+    """The C expression (of ``k``) the host puts in ``in[k]``; ``host_input`` is the same in Python."""
+    if p.kind == "ldmatrix" or (p.kind == "raw" and "ldmatrix" in p.text):
+        rows = p.meta["rows"]
+        if p.meta["eight"]:
+            n = rows * 4
+            return (f"(k < {n}) ? (uint32_t)(((((k / 4) & 15) << 4) | (4 * (k % 4))) | (((((k / 4) & 15) << 4) | (4 * (k % 4) + 1)) << 8) "
+                    f"| (((((k / 4) & 15) << 4) | (4 * (k % 4) + 2)) << 16) | (((((k / 4) & 15) << 4) | (4 * (k % 4) + 3)) << 24)) "
+                    f": (uint32_t)((((k - {n}) / 4) >> 4) * 0x01010101u)")
+        return "(uint32_t)((16 * (k / 4) + 2 * (k % 4)) | ((16 * (k / 4) + 2 * (k % 4) + 1) << 16))"
+    if p.kind == "stmatrix":
+        regs = p.meta["regs"]
+        if p.meta["eight"]:
+            n = 32 * regs
+            return (f"(k < {n}) ? (uint32_t)((((((k / {regs}) & 15) << 4) | (4 * (k % {regs}))) ) | ((((((k / {regs}) & 15) << 4) | (4 * (k % {regs}) + 1))) << 8) "
+                    f"| ((((((k / {regs}) & 15) << 4) | (4 * (k % {regs}) + 2))) << 16) | ((((((k / {regs}) & 15) << 4) | (4 * (k % {regs}) + 3))) << 24)) "
+                    f": (uint32_t)((((k - {n}) / {regs}) >> 4) * 0x01010101u)")
+        return f"(uint32_t)((8 * (k / {regs}) + 2 * (k % {regs})) | ((8 * (k / {regs}) + 2 * (k % {regs}) + 1) << 16))"
+    if p.kind == "movmatrix":
+        return "(uint32_t)((2 * k) | ((2 * k + 1) << 16))"
+    return "(uint32_t)(k * 2654435761u)"
+
+
+def host_input(p: CatalogProbe) -> list[int]:
+    """What ``probe_program``'s host puts in the input buffer (Python twin of ``_host_fill``)."""
+    n = max(p.in_words, 1) + 8192
+    out = []
+    for k in range(n):
+        if p.kind == "ldmatrix" and p.meta["eight"]:
+            img = p.meta["rows"] * 4
+            if k < img:
+                w = 0
+                for e in range(4):
+                    w |= ((((k // 4) & 15) << 4) | (4 * (k % 4) + e)) << (8 * e)
+            else:
+                w = (((k - img) // 4) >> 4) * 0x01010101
+        elif p.kind == "ldmatrix":
+            w = (16 * (k // 4) + 2 * (k % 4)) | ((16 * (k // 4) + 2 * (k % 4) + 1) << 16)
+        elif p.kind == "stmatrix" and p.meta["eight"]:
+            regs = p.meta["regs"]
+            if k < 32 * regs:
+                w = 0
+                for e in range(4):
+                    w |= ((((k // regs) & 15) << 4) | (4 * (k % regs) + e)) << (8 * e)
+            else:
+                w = (((k - 32 * regs) // regs) >> 4) * 0x01010101
+        elif p.kind == "stmatrix":
+            regs = p.meta["regs"]
+            w = (8 * (k // regs) + 2 * (k % regs)) | ((8 * (k // regs) + 2 * (k % regs) + 1) << 16)
+        elif p.kind == "movmatrix":
+            w = (2 * k) | ((2 * k + 1) << 16)
+        else:
+            w = (k * 2654435761) & 0xFFFFFFFF
+        out.append(w & 0xFFFFFFFF)
+    return out
+
+
+# ----------------------------------------------------------------------------- decoding observations
+
+def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | None = None
+           ) -> dict[tuple[int, int], tuple[int, int]]:
+    """(lane, i) -> the (row, col) the hardware put it at, from a data-movement probe's raw output.
+    movmatrix needs the doc-stated source layout (``layouts`` by id) to name the input cell."""
+    obs: dict[tuple[int, int], tuple[int, int]] = {}
+    if p.kind == "ldmatrix":
+        regs, epr, eight = p.meta["regs"], p.meta["epr"], p.meta["eight"]
+        for lane in range(32):
+            for j in range(regs):
+                w0 = out[lane * regs + j]
+                w1 = out[(32 + lane) * regs + j] if eight else 0
+                for e in range(epr):
+                    if eight:
+                        lo, hi = (w0 >> (8 * e)) & 0xFF, (w1 >> (8 * e)) & 0xFF
+                        obs[(lane, epr * j + e)] = ((hi << 4) | (lo >> 4), lo & 15)
+                    else:
+                        code = (w0 >> (16 * e)) & 0xFFFF
+                        obs[(lane, epr * j + e)] = (code // 16, code % 16)
+    elif p.kind == "stmatrix":
+        words, eight = p.meta["image_words"], p.meta["eight"]
+        for k in range(words):
+            for e in range(4 if eight else 2):
+                if eight:
+                    lo, hi = (out[k] >> (8 * e)) & 0xFF, (out[words + k] >> (8 * e)) & 0xFF
+                    lane, i = (hi << 4) | (lo >> 4), lo & 15
+                    row, col = k // 4, 4 * (k % 4) + e
+                else:
+                    code = (out[k] >> (16 * e)) & 0xFFFF
+                    lane, i = code // 8, code % 8
+                    row, col = k // 4, 2 * (k % 4) + e
+                obs[(lane, i)] = (row, col)
+    elif p.kind == "movmatrix":
+        assert layouts is not None
+        src = layouts[p.layouts[0]]
+        for lane in range(32):
+            for e in range(2):
+                code = (out[lane] >> (16 * e)) & 0xFFFF
+                cell = src.map.point(code // 2, code % 2)
+                if cell is not None:
+                    obs[(lane, e)] = (cell[1], cell[0])  # the result R = A^T: input (r, c) is R's (c, r)
+    elif p.kind == "tcgen05.ld":
+        regs = p.meta["regs"]
+        for lane in range(32):
+            for j in range(regs):
+                w = out[lane * regs + j]
+                obs[(lane, j)] = (w >> 16, w & 0xFFFF)
+    elif p.kind == "tcgen05.st":
+        cols = p.meta["cols"]
+        for row in range(p.meta["rows"]):  # the lanes a 16-lane shape does not write are left out
+            for col in range(cols):
+                w = out[row * cols + col]
+                obs.setdefault((w >> 16, w & 0xFFFF), (row, col))
+    else:
+        raise ValueError(f"{p.id}: raw probe, no direct decoding")
+    return obs
+
+
+def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[str]:
+    """Where the spec's map and the observation differ, in the doc's terms (empty: confirmed)."""
+    out = []
+    for lane in range(lay.threads):
+        for i in range(lay.n_elements):
+            want = lay.map.point(lane, i)
+            got = obs.get((lane, i))
+            if want != got:
+                out.append(f"lane {lane} element {lay.element_name(i)}: spec {want}, observed {got}")
+    return out
+
+
+def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list[int]:
+    """The raw output a device following ``lay`` would print (SIMULATED: for testing ``decode``)."""
+    inp = host_input(p)
+    if p.kind == "ldmatrix":
+        regs, epr, eight, rows = p.meta["regs"], p.meta["epr"], p.meta["eight"], p.meta["rows"]
+        img_words = rows * 4
+        out = [0] * ((2 if eight else 1) * 32 * regs)
+        for run in range(2 if eight else 1):
+            for lane in range(32):
+                for j in range(regs):
+                    w = 0
+                    for e in range(epr):
+                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        bits = 8 if eight else 16
+                        word = inp[run * img_words + r * 4 + (c * bits) // 32]
+                        w |= ((word >> ((c * bits) % 32)) & ((1 << bits) - 1)) << (bits * e)
+                    out[(run * 32 + lane) * regs + j] = w
+        return out
+    if p.kind == "stmatrix":
+        regs, epr, eight, words = p.meta["regs"], p.meta["epr"], p.meta["eight"], p.meta["image_words"]
+        out = [0] * ((2 if eight else 1) * words)
+        bits = 8 if eight else 16
+        for run in range(2 if eight else 1):
+            for lane in range(32):
+                for j in range(regs):
+                    for e in range(epr):
+                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        val = (inp[(run * 32 + lane) * regs + j] >> (bits * e)) & ((1 << bits) - 1)
+                        k = r * 4 + (c * bits) // 32
+                        out[run * words + k] |= val << ((c * bits) % 32)
+        return out
+    if p.kind == "movmatrix":
+        assert source is not None
+        where = {source.map.point(ln, e): (ln, e) for ln in range(32) for e in range(2)}
+        out = [0] * 32
+        for lane in range(32):
+            for e in range(2):
+                rr, rc = lay.map.point(lane, e)  # type: ignore[misc]
+                sl, se = where[(rc, rr)]  # R[rr][rc] = A[rc][rr]
+                out[lane] |= (2 * sl + se) << (16 * e)
+        return out
+    if p.kind == "tcgen05.ld":
+        regs = p.meta["regs"]
+        out = [0] * (32 * regs)
+        for lane in range(32):
+            for j in range(regs):
+                r, c = lay.map.point(lane, j)  # type: ignore[misc]
+                out[lane * regs + j] = (r << 16) | c
+        return out
+    if p.kind == "tcgen05.st":
+        cols, regs = p.meta["cols"], p.meta["regs"]
+        out = [0] * (32 * cols)
+        for lane in range(32):
+            for j in range(regs):
+                r, c = lay.map.point(lane, j)  # type: ignore[misc]
+                out[r * cols + c] = (lane << 16) | j
+        return out
+    raise ValueError(f"{p.id}: raw probe, nothing to simulate")
+
+
+__all__ = ["ARCHS", "CatalogProbe", "arch_source", "catalog_probes", "compare", "decode", "host_input",
+           "probe_program", "simulate"]
