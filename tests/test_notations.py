@@ -90,6 +90,12 @@ def spec_formula(shape: str, operand: str, ptype: str, variant: str | None = Non
 
 
 def cells(formula, lanes, values) -> dict[tuple[int, int], tuple]:
+    return _cells(formula, tuple(lanes), values)
+
+
+@functools.lru_cache(maxsize=None)
+def _cells(formula, lanes: tuple[int, ...], values: int) -> dict[tuple[int, int], tuple]:
+    """Every cell by the scalar oracle (cached: the same spec formula is the reference of many tests)."""
     return {(lane, i): (evaluate(formula, "row", lane, i), evaluate(formula, "col", lane, i))
             for lane in lanes for i in range(values)}
 

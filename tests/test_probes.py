@@ -117,22 +117,51 @@ def _assemble(ins: probes.Instruction, arch: str, work: Path) -> tuple[str, int,
     return ins.id, r.returncode, (r.stderr + r.stdout) + "\n" + text, time.perf_counter() - t0
 
 
+def _assemble_source(source: str, arch: str, work: Path, name: str) -> tuple[int, str]:
+    cu = work / f"{name}.{arch}.cu"
+    cu.write_text(source)
+    ptx, cubin = cu.with_suffix(".ptx"), cu.with_suffix(".cubin")
+    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    if r.returncode == 0:
+        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)  # type: ignore[list-item]
+    return r.returncode, (r.stderr + r.stdout) + "\n" + (ptx.read_text() if ptx.exists() else "")
+
+
 @needs_cuda
 def test_every_probe_assembles(tmp_path: Path) -> None:
-    """Every instruction of every spec (plus the test specs) through nvcc -ptx and ptxas at its minimal arch."""
+    """Every instruction of every spec (plus the test specs) through nvcc -ptx and ptxas at its minimal arch:
+    one translation unit per architecture; only when one fails, each of its probes alone, to name the culprit."""
     inss = _all_instructions()
     oldest = _oldest_arch()
+    by_arch: dict[str, list[probes.Instruction]] = {}
+    for ins in inss:
+        by_arch.setdefault(ins.arch if ins.arch.endswith("a") else f"sm_{max(probes.arch_number(ins.arch), oldest)}",
+                           []).append(ins)
     t0 = time.perf_counter()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = list(pool.map(lambda i: _assemble(
-            i, i.arch if i.arch.endswith("a") else f"sm_{max(probes.arch_number(i.arch), oldest)}", tmp_path), inss))
+        done = dict(zip(by_arch, pool.map(lambda a: _assemble_source(probes.batch_source(by_arch[a]), a, tmp_path,
+                                                                      "all"), by_arch)))
     wall = time.perf_counter() - t0
-    bad = [(iid, out[:400]) for iid, rc, out, _ in done if rc != 0]
+    bad = []
+    for arch, (rc, out) in sorted(done.items()):
+        if rc != 0:  # name the failing probes
+            bad += [(iid, o[:400]) for iid, r, o, _ in (_assemble(i, arch, tmp_path) for i in by_arch[arch]) if r != 0]
+            assert bad, f"{arch}: the batch fails but every probe alone assembles: {out[:400]}"
+            continue
+        for ins in by_arch[arch]:
+            assert ins.text in out, ins.id  # the exact instruction reached the PTX
     assert not bad, bad
-    for ins, (_iid, _rc, out, _s) in zip(inss, done):
-        assert ins.text in out  # the exact instruction reached the PTX
-    print(f"\nassembled {len(inss)} probes in {wall:.1f}s wall "
-          f"({sum(d[3] for d in done) / len(done):.2f}s each, {os.cpu_count()} workers)")
+    print(f"\nassembled {len(inss)} probes in {len(by_arch)} files in {wall:.1f}s wall")
+
+
+def test_a_batch_holds_every_probe_once() -> None:
+    """The batch for assembly is the standalone probes side by side: each probe's kernel and asm, once."""
+    inss = _all_instructions()[:6]
+    src = probes.batch_source(inss)
+    for k, ins in enumerate(inss):
+        assert f"namespace probe_{k} {{" in src and src.count(f'asm volatile("{ins.text} ') == sum(
+            1 for x in inss if x.text == ins.text)
+    assert "int main()" not in src and src.count("#include <cuda_runtime.h>") == 1
 
 
 @needs_cuda

@@ -19,6 +19,8 @@ untrusted and is only matched with regular expressions.
 """
 from __future__ import annotations
 
+import functools
+
 import html
 import re
 from dataclasses import dataclass, field
@@ -186,6 +188,12 @@ def detect_format(text: str, path: str = "") -> str:
 
 
 def parse_page(text: str, path: str = "<page>") -> Page:
+    """A page's blocks and sections (memoised: a pure function of (text, path) with an immutable result)."""
+    return _parse_page(text, path)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_page(text: str, path: str) -> Page:
     fmt = detect_format(text, path)
     if fmt == "html":
         blocks = _HtmlReader(path).run(text)

@@ -7,6 +7,8 @@ naming file, line and column.
 """
 from __future__ import annotations
 
+import functools
+
 import itertools
 import re
 import sys
@@ -244,7 +246,15 @@ class _Header:
 
 
 def load_spec_text(text: str, path: str = "<string>") -> Spec:
-    """Load one spec from TOML text; raises ``SpecError`` on any bad input."""
+    """Load one spec from TOML text; raises ``SpecError`` on any bad input.
+
+    A pure function of (text, path) whose result is immutable, so it is memoised: a proof script or a
+    test suite that loads the catalog many times parses each file once (bad input is never cached)."""
+    return _load_spec_text(text, path)
+
+
+@functools.lru_cache(maxsize=512)
+def _load_spec_text(text: str, path: str) -> Spec:
     loc = _Locator(path, text)
     data = parse_toml(path, text)
     _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment"}, "spec", None)

@@ -10,6 +10,7 @@ import os
 from typing import Sequence
 
 from ..errors import SpecError
+from ..layout.family import preload_sympy
 from ..layout.model import Spec
 from ..results import Finding, LayoutResult, Report
 from .family import check_any
@@ -67,6 +68,8 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         import multiprocessing as mp  # noqa: PLC0415
         # biggest first (sparse sections dominate), so no worker idles at the end
         order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
+        if any(lay.is_family for s in specs for lay in s.layouts):
+            preload_sympy()  # the families' count identities need it in every worker
         with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
             out = dict(zip(order, pool.map(_check_spec_remote, [(specs[k], timeout) for k in order])))
         done = [out[k] for k in range(len(specs))]

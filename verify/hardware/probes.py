@@ -572,6 +572,27 @@ def probe_source(ins: Instruction | Sequence[Layout]) -> str:
     }
 
 
+_MACROS = ("NA_REGS", "NA_EL", "A_EPR", "A_BITS", "A_ONE", "NB_REGS", "NB_EL", "B_EPR", "B_BITS", "B_ONE",
+           "NC_REGS", "NC_EL", "C_EPR", "C_BITS", "C_ONE", "N_META", "SPARSE", "TA", "TB", "TC", "PER_META",
+           "N_EXP", "CHECK")
+
+
+def batch_source(inss: Sequence[Instruction]) -> str:
+    """Every probe of ``inss`` in one translation unit, so one ``nvcc -ptx`` + ``ptxas`` run assembles
+    them all (nvcc's start-up is most of the cost of one probe): each probe's own source in a namespace
+    of its own, with its ``main`` renamed and its macros undefined after it.  For assembly checks; a
+    GPU runs the standalone ``probe_source``."""
+    includes: list[str] = []
+    parts: list[str] = []
+    for k, ins in enumerate(inss):
+        lines = probe_source(ins).split("\n")
+        includes += [ln for ln in lines if ln.startswith("#include") and ln not in includes]
+        body = "\n".join(ln for ln in lines if not ln.startswith("#include")).replace("int main() {", "int probe_main() {")
+        parts.append(f"namespace probe_{k} {{\n{body}\n}}  // namespace probe_{k}\n"
+                     + "".join(f"#undef {m}\n" for m in _MACROS))
+    return "\n".join(includes) + "\n" + "".join(parts)
+
+
 def source_sha256(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
 

@@ -105,6 +105,12 @@ def substitute(formula: Formula, env: Mapping[str, int]) -> Formula:
 
 # ----------------------------------------------------------------------------- sympy
 
+def preload_sympy() -> None:
+    """Import sympy now (half a second): worker processes forked afterwards share it instead of each
+    importing it again."""
+    import sympy  # noqa: F401, PLC0415
+
+
 def to_sympy(e: Expr, symbols: Mapping[str, "sympy.Symbol"]) -> "sympy.Expr":
     """The sympy form of an extent AST (``/`` is C division, exact floor for the non-negative values
     extents take; ``%`` likewise)."""
