@@ -24,3 +24,27 @@ def seeds_dir() -> Path:
     if not SEEDS.is_dir():
         pytest.skip(f"seed excerpts not found at {SEEDS} (set PTX_SEEDS_DIR)")
     return SEEDS
+
+
+@pytest.fixture(scope="session")
+def catalog_report():
+    """The whole bundled catalog checked once per test session, for the tests that only read the result
+    (the determinism tests make their own independent runs)."""
+    from verify import api  # noqa: PLC0415
+    cwd = os.getcwd()
+    os.chdir(ROOT)  # spec paths as a user in the repository writes them (specs/...), as outputs show them
+    try:
+        specs = api.load(["specs"])
+    finally:
+        os.chdir(cwd)
+    return specs, api.check_all(specs)
+
+
+@pytest.fixture(scope="session")
+def bundled_report_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+    """``ptx-verify report`` of every bundled spec, written once per session (tests only read it, or
+    rewrite it in place byte for byte); returns (directory, exit code)."""
+    from verify.cli import main  # noqa: PLC0415
+    out = tmp_path_factory.mktemp("bundled-report") / "one"
+    rc = main(["report", *[str(p) for p in sorted(SPECS.glob("*.toml"))], "--out", str(out)])
+    return out, rc

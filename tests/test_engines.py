@@ -91,6 +91,8 @@ def mutants(lay: Layout):
 # Formula layouts (families too), a spread over the whole catalog (sorted ids, evenly spaced).
 _PLAIN = sorted((lay for lay in all_layouts() if not lay.unspecified and not lay.partial
                  and not is_sparse_range(lay) and not lay.corrected), key=lambda lay: lay.id)
+# every mutant of a family is checked at every parameter value: a big family (wgmma N) by its smallest instance
+_PLAIN = [lay if len(lay.instances()) <= 8 else lay.representative() for lay in _PLAIN]
 _PLAIN = [lay for lay in _PLAIN if _constants(lay)]  # ``row = %laneid, col = i`` has nothing to mutate
 MUTANT_SOURCES = _PLAIN[::max(1, len(_PLAIN) // 14)]
 

@@ -35,10 +35,8 @@ def assert_agree(c) -> None:
     assert c.engines.get("z3") == c.engines.get("enumeration") == c.status, c
 
 
-def test_bundled_instructions_are_as_expected() -> None:
-    specs = api.load([SPECS])
-    results = [check_layout(lay) for lay in api.layouts(specs)]
-    out = check_instructions(specs, results, 10.0)
+def test_bundled_instructions_are_as_expected(catalog_report) -> None:
+    out = catalog_report[1].instructions
     assert out, "no instruction grouped"
     bad = [(i.id, c.check, c.status, c.message) for i in out for c in i.checks if not c.as_expected]
     assert not bad, bad
@@ -179,12 +177,11 @@ def test_grouping_pairs_types() -> None:
         ("mma.m8n8k16.u8_s8.s32", "A", "B", "C")]
 
 
-def test_every_sparse_a_in_the_catalog_gets_every_sparse_check():
+def test_every_sparse_a_in_the_catalog_gets_every_sparse_check(catalog_report):
     """Issue 3: every mma.sp section is covered, including those whose B is only a figure."""
     from verify import api
     from verify.layout.sparse import is_sparse as is_sparse_range
-    specs = api.load([SPECS])
-    report = api.check_all(specs)
+    specs, report = catalog_report
     sparse_a = {lay.id for lay in api.layouts(specs) if is_sparse_range(lay)}
     seen: dict[str, set[str]] = {}
     for ins in report.instructions:

@@ -194,13 +194,19 @@ def _screenshot(target: Path, width: int, tmp: Path, name: str) -> Path:
     return png
 
 
+@pytest.fixture(scope="module")
+def bundled_report(bundled_report_dir) -> Path:
+    """The report of every bundled spec (written once per session)."""
+    out, rc = bundled_report_dir
+    assert rc == 0
+    return out
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(CHROMIUM is None, reason="no headless browser (Debian: apt-get install -y chromium)")
 @pytest.mark.parametrize("width", [1400, 1920])
-def test_report_and_svg_are_readable_in_a_browser(width, tmp_path, capsys):
-    out = tmp_path / "rep"
-    rc, _, err = run(["report", *[str(p) for p in sorted(SPECS.glob("*.toml"))], "--out", str(out)], capsys)
-    assert rc == 0, err
+def test_report_and_svg_are_readable_in_a_browser(width, tmp_path, bundled_report):
+    out = bundled_report
     m = _measure(out / "report.html", width, tmp_path)
     assert m["vw"] == width
     assert m["sw"] <= m["cw"], f"the page scrolls sideways at {width} px: {m}"  # no horizontal overflow

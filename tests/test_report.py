@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -12,27 +11,20 @@ import pytest
 from verify import api
 from verify.checks import fixes
 from verify.outputs import report, svg
-from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.cli import main
 from verify.outputs.table import table_entries
 
 from conftest import SPECS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-HAVE_SPARSE = importlib.util.find_spec("verify.sparse") is not None
 
 MUTATED_A = "col =  (threadID_in_group * 3) + i"  # m8n8k16 A: collisions and holes; the fix is 3 -> 4
 MUTATED_C = "col = (threadID_in_group * 3) + i"  # m8n8k16 C: elements outside the 8 x 8 matrix; 3 -> 2
 
 
 def spec_paths() -> list[Path]:
-    """The bundled specs (without the sparse ones while the sparse model is not there)."""
-    out = []
-    for p in sorted(SPECS.glob("*.toml")):
-        if not HAVE_SPARSE and any(is_sparse_range(lay) for s in api.load([p]) for lay in s.layouts):
-            continue
-        out.append(p)
-    return out
+    """Every bundled spec."""
+    return sorted(SPECS.glob("*.toml"))
 
 
 def tree(d: Path) -> dict[str, bytes]:
@@ -52,12 +44,15 @@ def mutated_spec(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def real_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int, int]:
-    base = tmp_path_factory.mktemp("real")
-    paths = [str(p) for p in spec_paths()]
-    rc1 = main(["report", *paths, "--out", str(base / "one")])
-    rc2 = main(["report", *paths, "--out", str(base / "two")])
-    return base / "one", base / "two", rc1, rc2
+def real_report(tmp_path_factory: pytest.TempPathFactory, bundled_report_dir) -> tuple[Path, Path, int, int]:
+    """The session's report of the bundled specs, and an independent second run (every memoised
+    verdict forgotten first) for the determinism test."""
+    from verify.checks.fragment import clear_caches
+    one, rc1 = bundled_report_dir
+    clear_caches()
+    two = tmp_path_factory.mktemp("real") / "two"
+    rc2 = main(["report", *[str(p) for p in spec_paths()], "--out", str(two)])
+    return one, two, rc1, rc2
 
 
 @pytest.fixture(scope="module")

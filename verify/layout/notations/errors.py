@@ -115,21 +115,27 @@ class JsonDoc:
 
     value: JsonValue
     source: str
-    _where: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
-    _members: dict[int, dict[object, tuple[int, int]]] = field(default_factory=dict, repr=False)
-    _keys: dict[int, dict[str, tuple[int, int]]] = field(default_factory=dict, repr=False)
+    # offsets into the text, made (line, col) only when an error asks (a table has ~10^5 members)
+    _pos: Positions | None = field(default=None, repr=False)
+    _where: dict[int, int] = field(default_factory=dict, repr=False)
+    _members: dict[int, dict[object, int]] = field(default_factory=dict, repr=False)
+    _keys: dict[int, dict[str, int]] = field(default_factory=dict, repr=False)
+
+    def _at(self, offset: int | None) -> tuple[int, int]:
+        return (1, 1) if offset is None or self._pos is None else self._pos.at(offset)
 
     def key_where(self, obj: dict, key: str) -> tuple[int, int]:
         """Position of the quoted key ``key`` of object ``obj`` (for unknown or repeated keys)."""
-        return self._keys.get(id(obj), {}).get(key) or self.where(obj, key)
+        off = self._keys.get(id(obj), {}).get(key)
+        return self._at(off) if off is not None else self.where(obj, key)
 
     def where(self, container: object, key: object = None) -> tuple[int, int]:
         """Position of ``container`` itself, or of its member ``key`` (a dict key or list index)."""
         if key is not None:
             members = self._members.get(id(container), {})
             if key in members:
-                return members[key]
-        return self._where.get(id(container), (1, 1))
+                return self._at(members[key])
+        return self._at(self._where.get(id(container)))
 
     def error(self, message: str, container: object = None, key: object = None) -> NotationError:
         line, col = self.where(container, key) if container is not None else (1, 1)
@@ -147,7 +153,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
     trailing text are rejected (``json`` would accept or mishandle them).
     """
     pos = Positions(text)
-    doc = JsonDoc(None, source)
+    doc = JsonDoc(None, source, pos)
     n = len(text)
     k = 0
 
@@ -264,7 +270,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             if len(stack) >= max_depth:
                 raise err(f"nesting deeper than {max_depth} levels", k)
             container: JsonValue = [] if c == "[" else {}
-            doc._where[id(container)] = pos.at(k)
+            doc._where[id(container)] = k
             doc._members[id(container)] = {}
             k = skip_ws(k + 1)
             closer = "]" if c == "[" else "}"
@@ -273,7 +279,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             else:
                 stack.append([container, None, vstart])
                 if c == "{":
-                    k = _json_key(text, k, n, stack[-1], string, err, doc, pos)
+                    k = _json_key(text, k, n, stack[-1], string, err, doc)
                 continue
         else:
             value, k = scalar(k)
@@ -291,11 +297,11 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             frame = stack[-1]
             parent = frame[0]
             if isinstance(parent, list):
-                doc._members[id(parent)][len(parent)] = pos.at(vstart)
+                doc._members[id(parent)][len(parent)] = vstart
                 parent.append(value)
             else:
                 key = frame[1]
-                doc._members[id(parent)][key] = pos.at(vstart)
+                doc._members[id(parent)][key] = vstart
                 parent[key] = value
             k = skip_ws(k)
             if k >= n:
@@ -304,7 +310,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             if text[k] == ",":
                 k = skip_ws(k + 1)
                 if isinstance(parent, dict):
-                    k = _json_key(text, k, n, frame, string, err, doc, pos)
+                    k = _json_key(text, k, n, frame, string, err, doc)
                 break
             if text[k] == closer:
                 vstart = stack.pop()[2]
@@ -313,7 +319,7 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
             raise err(f"expected ',' or '{closer}', found {text[k]!r}", k)
 
 
-def _json_key(text, k, n, frame, string, err, doc, pos) -> int:
+def _json_key(text, k, n, frame, string, err, doc) -> int:
     """Read ``"key" :`` into ``frame``; duplicate keys are errors."""
     if k >= n or text[k] != '"':
         raise err("expected a quoted key", k)
@@ -321,7 +327,7 @@ def _json_key(text, k, n, frame, string, err, doc, pos) -> int:
     key, k = string(k)
     if key in frame[0]:
         raise err(f"duplicate key {key!r}", kstart)
-    doc._keys.setdefault(id(frame[0]), {})[key] = pos.at(kstart)
+    doc._keys.setdefault(id(frame[0]), {})[key] = kstart
     while k < n and text[k] in _WS:
         k += 1
     if k >= n or text[k] != ":":
