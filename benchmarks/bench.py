@@ -2,15 +2,18 @@
 
     .venv/bin/python benchmarks/bench.py [--pages ../shared/ptx-isa-9.0] [--repeat 5] [--out FILE.json]
 
-1. cold whole-process ``ptx-verify check`` on the bundled catalog (and on doc pages): CPU and wall,
-   median of ``--repeat`` fresh processes, and the import-only floor;
+1. cold whole-process ``ptx-verify check``: on the mma/mma.sp catalog (the 107 layouts the speed issue
+   was measured on), on the whole bundled catalog (one process, and the default worker processes), and
+   on doc pages: CPU and wall, median of ``--repeat`` fresh processes, and the import-only floor;
 2. per phase, in process, cold caches: load, each engine of the fragment checks, each instruction
    check family, the number of distinct maps proved;
 3. scaling: one synthetic layout (a wgmma-accumulator-like map) at growing sizes up to 10^6 points:
    the enumeration engine (vectorised evaluation + verdicts) and the Z3 engine, time and peak memory,
    each as a ratio to a numpy floor (a hand-written numpy evaluation of the same map) measured in the
    same run;
-4. families: the wgmma D family proved for every N at once, as a ratio to one N.
+4. families: the wgmma D family proved for every N at once, as a ratio to one N;
+5. time limits: the whole catalog under small ``--timeout`` values: the longest check against its limit,
+   and how many checks ended ``unknown`` (never reported as proved).
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -187,6 +190,26 @@ def families() -> dict[str, object]:
             "verdicts": {c.check: c.status for c in r.checks}}
 
 
+def time_limits() -> list[dict[str, object]]:
+    """The whole catalog under small time limits: does any check run past its limit?"""
+    specs = api.load(["specs"])
+    out = []
+    for limit in (0.1, 0.5, 2.0):
+        clear_caches()
+        r = api.check_all(specs, timeout=limit, jobs=1)
+        checks = [c for lr in r.results for c in lr.checks] + [c for ins in r.instructions for c in ins.checks]
+        longest = max(checks, key=lambda c: c.seconds or 0.0)
+        out.append({"timeout_s": limit, "longest_check_s": round(longest.seconds or 0.0, 4),
+                    "longest_vs_timeout": round((longest.seconds or 0.0) / limit, 2), "longest": longest.check,
+                    "unknown": sum(c.status == "unknown" for c in checks), "checks": len(checks)})
+    return out
+
+
+def mma_catalog() -> list[str]:
+    """The spec files of the mma/mma.sp catalog (without block scaling, added later)."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("mma.*.toml") if "block_scale" not in p.name)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", default=None, help="PTX ISA pages to time `check PAGES` too")
@@ -196,16 +219,19 @@ def main() -> int:
     result: dict[str, object] = {"machine": {"python": platform.python_version(), "platform": platform.platform(),
                                              "cpus": os.cpu_count(), "processor": platform.processor()}}
     result["import_only"] = whole_process(["-c", "import verify.cli.main"], args.repeat)
+    result["check_mma_catalog"] = whole_process(["-m", "verify", "check", *mma_catalog(), "--jobs", "1"], args.repeat)
     result["check_specs"] = whole_process(["-m", "verify", "check", "--jobs", "1"], args.repeat)
+    result["check_specs_default_jobs"] = whole_process(["-m", "verify", "check"], args.repeat)
     if args.pages:
         result["check_pages"] = whole_process(["-m", "verify", "check", args.pages, "--jobs", "1"], args.repeat)
     result["phases"] = phases()
     result["scaling"] = scaling()
     result["families"] = families()
+    result["time_limits"] = time_limits()
     print(f"machine: {result['machine']}")
-    for k in ("import_only", "check_specs", "check_pages"):
+    for k in ("import_only", "check_mma_catalog", "check_specs", "check_specs_default_jobs", "check_pages"):
         if k in result:
-            print(f"{k:14s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
+            print(f"{k:24s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
                   f" (median of {args.repeat})")
     print("phases (in process, cold caches, CPU s):")
     for k, v in result["phases"].items():  # type: ignore[union-attr]
@@ -219,6 +245,9 @@ def main() -> int:
     f = result["families"]
     print(f"family {f['family']}: {f['values']} values proved at once in {f['family_s']} s; one instance "  # type: ignore[index]
           f"{f['one_instance_s']} s; ratio {f['ratio']}")  # type: ignore[index]
+    for t in result["time_limits"]:  # type: ignore[union-attr]
+        print(f"--timeout {t['timeout_s']}: longest check {t['longest_check_s']} s ({t['longest']}, "
+              f"{t['longest_vs_timeout']}x the limit), {t['unknown']} of {t['checks']} checks unknown")
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
