@@ -559,6 +559,12 @@ def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[st
     return out
 
 
+
+def _tmem_points(lay: Layout, regs: int) -> list[tuple[int, int, int, int]]:
+    """(lane, register, TMEM lane, TMEM column) of one warp's tcgen05 fragment, by the spec's map."""
+    return [(lane, j, *lay.map.point(lane, j)) for lane in range(32) for j in range(regs)]  # type: ignore[misc]
+
+
 def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list[int]:
     """The raw output a device following ``lay`` would print (SIMULATED: for testing ``decode``)."""
     inp = host_input(p)
@@ -600,21 +606,17 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
                 sl, se = where[(rc, rr)]  # R[rr][rc] = A[rc][rr]
                 out[lane] |= (2 * sl + se) << (16 * e)
         return out
-    if p.kind == "tcgen05.ld":
+    if p.kind == "tcgen05.ld":  # register j of a lane holds the code of its TMEM (lane, column)
         regs = p.meta["regs"]
         out = [0] * (32 * regs)
-        for lane in range(32):
-            for j in range(regs):
-                r, c = lay.map.point(lane, j)  # type: ignore[misc]
-                out[lane * regs + j] = (r << 16) | c
+        for lane, j, r, c in _tmem_points(lay, regs):
+            out[lane * regs + j] = (r << 16) | c
         return out
-    if p.kind == "tcgen05.st":
-        cols, regs = p.meta["cols"], p.meta["regs"]
+    if p.kind == "tcgen05.st":  # TMEM (lane, column) holds the code of the (lane, register) stored there
+        cols = p.meta["cols"]
         out = [0] * (32 * cols)
-        for lane in range(32):
-            for j in range(regs):
-                r, c = lay.map.point(lane, j)  # type: ignore[misc]
-                out[r * cols + c] = (lane << 16) | j
+        for lane, j, r, c in _tmem_points(lay, p.meta["regs"]):
+            out[r * cols + c] = (lane << 16) | j
         return out
     raise ValueError(f"{p.id}: raw probe, nothing to simulate")
 
