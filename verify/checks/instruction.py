@@ -31,7 +31,7 @@ import z3
 
 from ..engines import smt
 from ..layout.ids import canonical_types
-from ..layout.model import Layout, Spec, cells_of
+from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
@@ -265,8 +265,39 @@ def _first_reaching(cells: Any, groups: int) -> dict[str, dict[int, dict[int, tu
     return out
 
 
-def _z3_extent(lay: Layout, first: dict[str, dict[int, dict[int, tuple[int, int]]]],
-               enum_cex: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+# (id(cells), rows, cols, groups) -> (cells, summary): the D of a wgmma section is the same instance for
+# every A it pairs with (and every map equal to it shares its cells), so each is summarised once
+_SPAN_MEMO: dict[tuple[int, int, int, int], tuple[Any, list[tuple[int, str, int | None, int | None]]]] = {}
+on_clear(_SPAN_MEMO.clear)  # with the cells it summarises (fragment.clear_caches)
+
+
+def _span_problems(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int, str, int | None, int | None]]:
+    """(mma, axis, first missing value, first value outside) for each MMA computation and axis whose
+    reached rows (cols) are not exactly ``range(rows)`` (``range(cols)``), in (mma, axis) order."""
+    return identity_memo(_SPAN_MEMO, cells, (id(cells), rows, cols, groups),
+                         lambda: _span_scan(cells, rows, cols, groups))
+
+
+def _span_scan(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int, str, int | None, int | None]]:
+    lanes, idx = np.nonzero(cells.ok)
+    g = cells.group[lanes]
+    out = []
+    for gg in range(groups):
+        mine = g == gg
+        for axis, values, n in (("row", cells.row, rows), ("col", cells.col, cols)):
+            v = values[lanes[mine], idx[mine]]
+            inside = (v >= 0) & (v < n)
+            seen = np.zeros(n, bool)
+            seen[v[inside]] = True
+            missing = int(np.argmin(seen)) if n and not seen.all() else None
+            extra = int(v[~inside].min()) if not inside.all() else None
+            if missing is not None or extra is not None:
+                out.append((gg, axis, missing, extra))
+    return out
+
+
+def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
+               budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
     """Z3's side of ``shapes`` for one operand, without quantifiers: a row/col outside the extent
     (symbolic), the enumeration's first missing row/col confirmed unreached, otherwise every
     row/col shown reached by the point the enumeration names."""
@@ -277,6 +308,7 @@ def _z3_extent(lay: Layout, first: dict[str, dict[int, dict[int, tuple[int, int]
     dom = lay.domain.z3_contains(lane, i)
     mma = (lambda m: {"mma": smt.as_int(m, g)}) if lay.groups > 1 else (lambda m: {})
     verdict = "proved"
+    first = _first_reaching(cells, lay.groups)
     for axis, term, n in (("row", r, lay.rows), ("col", c, lay.cols)):
         res, m = smt.solve([dom, ok, z3.Or(term < 0, term >= n)], budget)
         if m is not None:
@@ -361,23 +393,18 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
     verdicts: list[str] = []
     for lay in ops:
         cells = cells_of(lay)  # placed elements (a sparse A element outside its chunk reaches nothing)
-        first = _first_reaching(cells, lay.groups)
-        for g in range(lay.groups):
-            for axis, n in (("row", lay.rows), ("col", lay.cols)):
-                got = first[axis].get(g, {})
-                extra = sorted(x for x in got if not 0 <= x < n)
-                missing = [x for x in range(n) if x not in got]
-                if (extra or missing) and enum_cex is None:
-                    enum_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis,
-                                "missing": missing[0] if missing else None, "extra": extra[0] if extra else None,
-                                **({"mma": g} if lay.groups > 1 else {})}
+        problems = _span_problems(cells, lay.rows, lay.cols, lay.groups)
+        if problems and enum_cex is None:
+            g, axis, missing, extra = problems[0]
+            enum_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": missing, "extra": extra,
+                        **({"mma": g} if lay.groups > 1 else {})}
         # Z3 needs nothing more when it proved in_range and surjective: both extents are then exact
         lr = layout_results.get(lay.id)
         if (lr is not None and lr.get("in_range").engines.get("z3") == "proved"
                 and lr.get("surjective").engines.get("z3") == "proved"):
             continue
         if z3_cex is None:
-            verdict, z3_cex = _z3_extent(lay, first, enum_cex, budget)
+            verdict, z3_cex = _z3_extent(lay, cells, enum_cex, budget)
             verdicts.append(verdict)
     z3_status = "refuted" if z3_cex is not None or "refuted" in verdicts else (
         "unknown" if "unknown" in verdicts else "proved")

@@ -13,6 +13,7 @@ face, and the scalar oracle for witnesses); ``verify.results.combine_engines`` j
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
@@ -20,8 +21,9 @@ import z3
 
 from ..engines import smt
 from ..layout.model import Layout
-from ..layout.sparse import (NIBBLES_PER_REGISTER, PointInfo, SparseMap, SparseModel,
-                             metadata_owner, selector_of as _py_selector, metadata_cell as _py_meta)
+from ..layout.sparse import (NIBBLES_PER_REGISTER, MetadataTable, PointInfo, SparseInfo, SparseMap, SparseModel,
+                             count_true, metadata_owner, metadata_table, selector_of as _py_selector,
+                             metadata_cell as _py_meta, subst)
 from ..results import CheckResult, combine_engines
 from .fragment import width
 
@@ -35,6 +37,7 @@ class _Sparse:
         self.map: SparseMap = layout.map
         self.model: SparseModel = layout.map.model
         self.formula = layout.map.normal
+        self.memo: dict[str, Any] = {}  # Z3 terms and the joint query, built once for every check of the layout
 
     def py_info(self, lane: int, i: int) -> PointInfo | None:
         return self.map.point_info(lane, i)
@@ -47,6 +50,12 @@ class _Sparse:
 
     def z3_logical(self, info: dict[str, Any], m: z3.BitVecRef) -> z3.ExprRef:
         return self.map.z3_logical(info, m)
+
+    def once(self, name: str, build: Callable[[], Any]) -> Any:
+        """``build()``, computed on the first call for this layout (the checks share terms and queries)."""
+        if name not in self.memo:
+            self.memo[name] = build()
+        return self.memo[name]
 
 
 def _width(cells: _Sparse) -> int:
@@ -72,6 +81,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     """Every kept element lies in a whole-chunk range inside [0, K) with room for it."""
     lay, md = cells.layout, cells.model
     t0 = time.perf_counter()
+    proved = _all_proved(cells, timeout)
     budget = smt.Budget(timeout)
     enum_cex = None
     inf = cells.map.info(lay.domain)  # every element at once; the first bad one described by the oracle
@@ -83,11 +93,8 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
         reason = info.reason or f"range [{info.first} ... {info.last}] leaves [0, {md.k})"
         enum_cex = {**_el(lay, lane, i), "row": info.row, "firstcol": info.first, "lastcol": info.last,
                     "rank": info.rank, "reason": reason}
-    w = _width(cells)
-    lane, i = z3.BitVecs("lane1 i1", w)
-    info = cells.z3_info(lane, i)
-    good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
-    res, m = smt.solve([smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good)], budget)
+    lane, i, info, misplaced = _range_terms(cells)
+    res, m = ("unsat", None) if proved else smt.solve([misplaced], budget)
     z3_cex = None
     if m is not None:
         ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
@@ -105,6 +112,17 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
                    confirm, time.perf_counter() - t0,
                    f"every kept element lies in its lane's [firstcol ... lastcol], whole {md.chunk}-wide chunks "
                    f"inside [0, {md.k}), at most {md.kept} kept per chunk")
+
+
+def _range_terms(cells: _Sparse) -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, Any], z3.BoolRef]:
+    """(lane, i, the element's terms, "it is defined and not well placed inside [0, K)")."""
+    def build() -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, Any], z3.BoolRef]:
+        lay, md = cells.layout, cells.model
+        lane, i = z3.BitVecs("lane1 i1", _width(cells))
+        info = cells.z3_info(lane, i)
+        good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
+        return lane, i, info, z3.And(smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good))
+    return cells.once("range", build)  # type: ignore[no-any-return]
 
 
 def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[str, Any] | None:
@@ -148,36 +166,89 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
     return None
 
 
-def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, timeout: smt.Budget
+@dataclass(frozen=True)
+class _Pairs:
+    """The Z3 terms of the metadata pair queries (two symbolic elements, a symbolic metadata value)."""
+
+    l1: z3.BitVecRef
+    i1: z3.BitVecRef
+    l2: z3.BitVecRef
+    i2: z3.BitVecRef
+    mv: z3.BitVecRef
+    a: dict[str, Any]
+    b: dict[str, Any]
+    la: z3.ExprRef
+    lb: z3.ExprRef
+    first: list[z3.BoolRef]  # the first element is in the domain and well placed
+    outside: z3.BoolRef  # its logical column leaves its chunk
+    second: list[z3.BoolRef]  # a second well-placed element of its (row, chunk), after it
+
+
+def _pair_terms(cells: _Sparse) -> _Pairs:
+    def build() -> _Pairs:
+        lay, md = cells.layout, cells.model
+        w = _width(cells)
+        l1, i1, l2, i2, mv = z3.BitVecs("lane1 i1 lane2 i2 metadata", w)
+        a, b = cells.z3_info(l1, i1), cells.z3_info(l2, i2)
+        la, lb = cells.z3_logical(a, mv), cells.z3_logical(b, mv)
+        base = a["chunk"] * smt.bv(md.chunk, w)
+        before = z3.Or(a["col"] < b["col"], z3.And(a["col"] == b["col"], z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2))))
+        return _Pairs(l1, i1, l2, i2, mv, a, b, la, lb, [smt.in_domain(l1, i1, lay.threads, lay.n_elements), a["ok"]],
+                      z3.Not(z3.And(la >= base, la < base + smt.bv(md.chunk, w))),
+                      [smt.in_domain(l2, i2, lay.threads, lay.n_elements), b["ok"], a["row"] == b["row"],
+                       a["chunk"] == b["chunk"], before])
+    return cells.once("pairs", build)  # type: ignore[no-any-return]
+
+
+def _pairs_refuting(cells: _Sparse) -> z3.BoolRef:
+    """A kept element leaves its chunk under some value 0..15, or two kept elements of a chunk collide under a
+    valid value, or come out of order under an ::ordered_metadata value (what the pair checks expect to prove)."""
+    md, p = cells.model, _pair_terms(cells)
+    w = p.mv.size()
+    bad = z3.Or(z3.And(_in_set(p.mv, md.valid, w), p.la == p.lb), z3.And(_in_set(p.mv, md.ordered, w), z3.Not(p.la < p.lb)))
+    return z3.And(p.first + [z3.ULT(p.mv, smt.bv(16, w)), z3.Or(p.outside, z3.And(p.second + [bad]))])
+
+
+def _all_proved(cells: _Sparse, timeout: float) -> bool:
+    """One query for what the element checks expect to prove: the disjunction of the conditions refuting
+    ``chunk_ranges``, ``metadata_distinct``, ``metadata_ordered`` and the in-chunk half of ``metadata_invalid``
+    (all over the same one or two symbolic elements).  ``unsat`` proves each of them (each of their queries is
+    this one restricted), so a catalog layout needs no other element query but ``metadata_invalid``'s pairs;
+    otherwise each check asks its own, within its own budget as before (the joint query has a budget of its
+    own, spent before any check's starts: it can add proofs, never take one away).  Asked once per layout.
+    (The metadata layout's queries stay apart: joined to these they cost Z3 more than they save.)"""
+    def ask() -> bool:
+        query = z3.Or(_range_terms(cells)[3], _pairs_refuting(cells))
+        return smt.solve([query], smt.Budget(timeout))[0] == "unsat"
+    return cells.once("all_proved", ask)  # type: ignore[no-any-return]
+
+
+def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, proved: bool, timeout: smt.Budget
               ) -> tuple[str, dict[str, Any] | None]:
-    lay, md = cells.layout, cells.model
-    w = _width(cells)
-    l1, i1, l2, i2, mv = z3.BitVecs("lane1 i1 lane2 i2 metadata", w)
-    a, b = cells.z3_info(l1, i1), cells.z3_info(l2, i2)
-    la, lb = cells.z3_logical(a, mv), cells.z3_logical(b, mv)
-    dom = [smt.in_domain(l1, i1, lay.threads, lay.n_elements), _in_set(mv, values, w), a["ok"]]
-    base = a["chunk"] * smt.bv(md.chunk, w)
-    res, m = smt.solve(dom + [z3.Not(z3.And(la >= base, la < base + smt.bv(md.chunk, w)))], timeout)
-    if m is not None:
-        return "sat", {"metadata": smt.as_int(m, mv), "first": _el(lay, smt.as_int(m, l1), smt.as_int(m, i1)),
-                       "second": None, "row": smt.as_int(m, a["row"]), "logical_col": smt.as_int(m, la),
-                       "chunk": smt.as_int(m, a["chunk"])}
-    if res == "unknown":
-        return "unknown", None
-    bad = z3.Not(la < lb) if ordered else la == lb
-    before = z3.Or(a["col"] < b["col"], z3.And(a["col"] == b["col"], z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2))))
-    cs = dom + [smt.in_domain(l2, i2, lay.threads, lay.n_elements), b["ok"],
-                a["row"] == b["row"], a["chunk"] == b["chunk"], before, bad]
-    res, m = smt.solve(cs, timeout)
-    if m is None:
+    """Z3's side of a pair check under ``values``: a kept element outside its chunk, else two kept elements
+    of one chunk colliding (``ordered``: not increasing); settled by the joint query where it covers them."""
+    lay, md, p = cells.layout, cells.model, _pair_terms(cells)
+    if proved and (set(values) <= set(md.ordered) or (not ordered and set(values) <= set(md.valid))):
+        return "unsat", None
+    m = p.mv
+    dom = p.first + [_in_set(m, values, m.size())]
+    if not proved:
+        res, mod = smt.solve(dom + [p.outside], timeout)
+        if mod is not None:
+            return "sat", {"metadata": smt.as_int(mod, m), "first": _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
+                           "second": None, "row": smt.as_int(mod, p.a["row"]), "logical_col": smt.as_int(mod, p.la),
+                           "chunk": smt.as_int(mod, p.a["chunk"])}
+        if res == "unknown":
+            return "unknown", None
+    res, mod = smt.solve(dom + p.second + [z3.Not(p.la < p.lb) if ordered else p.la == p.lb], timeout)
+    if mod is None:
         return res, None
-    first = (smt.as_int(m, l1), smt.as_int(m, i1))
-    second = (smt.as_int(m, l2), smt.as_int(m, i2))
-    lva, lvb = smt.as_int(m, la), smt.as_int(m, lb)
-    return "sat", {"metadata": smt.as_int(m, mv), "first": _el(lay, *first),
-                   "second": _el(lay, *second), "row": smt.as_int(m, a["row"]),
-                   "chunk": smt.as_int(m, a["chunk"]), "logical_col": lva if lva == lvb else None,
-                   "logical_cols": [lva, lvb], "compressed_cols": [smt.as_int(m, a["col"]), smt.as_int(m, b["col"])]}
+    lva, lvb = smt.as_int(mod, p.la), smt.as_int(mod, p.lb)
+    return "sat", {"metadata": smt.as_int(mod, m), "first": _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
+                   "second": _el(lay, smt.as_int(mod, p.l2), smt.as_int(mod, p.i2)), "row": smt.as_int(mod, p.a["row"]),
+                   "chunk": smt.as_int(mod, p.a["chunk"]), "logical_col": lva if lva == lvb else None,
+                   "logical_cols": [lva, lvb],
+                   "compressed_cols": [smt.as_int(mod, p.a["col"]), smt.as_int(mod, p.b["col"])]}
 
 
 def _pair_confirm(cells: _Sparse, ordered: bool) -> Callable[[dict[str, Any]], bool]:
@@ -211,9 +282,10 @@ def _pair_message(lay: Layout, what: str) -> Callable[[dict[str, Any]], str]:
 def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    proved = _all_proved(cells, timeout)
     budget = smt.Budget(timeout)
     enum = _pairs_enum(cells, md.valid, False)
-    res, cex = _pairs_z3(cells, md.valid, False, budget)
+    res, cex = _pairs_z3(cells, md.valid, False, proved, budget)
     return _result("metadata_distinct", "proved", smt.status(res), cex, enum, _pair_message(lay, "(a valid value)"),
                    _pair_confirm(cells, False), time.perf_counter() - t0,
                    f"for all {len(md.valid)} valid metadata values the kept elements of every chunk land on "
@@ -223,9 +295,10 @@ def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
 def check_metadata_ordered(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    proved = _all_proved(cells, timeout)
     budget = smt.Budget(timeout)
     enum = _pairs_enum(cells, md.ordered, True)
-    res, cex = _pairs_z3(cells, md.ordered, True, budget)
+    res, cex = _pairs_z3(cells, md.ordered, True, proved, budget)
     return _result("metadata_ordered", "proved", smt.status(res), cex, enum,
                    _pair_message(lay, "(a ::ordered_metadata value)"), _pair_confirm(cells, True),
                    time.perf_counter() - t0,
@@ -237,11 +310,13 @@ def check_metadata_invalid(cells: _Sparse, timeout: float) -> CheckResult:
     """Expected refuted: under a doc-invalid value (equal indices) two kept elements collide."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
+    proved = _all_proved(cells, timeout)
     budget = smt.Budget(timeout)
     invalid = md.invalid
-    enum = _pairs_enum(cells, invalid, False)
-    res, cex = _pairs_z3(cells, invalid, False, budget)
-    every = all(_pairs_enum(cells, (m,), False) is not None for m in invalid)
+    per_value = [_pairs_enum(cells, (m,), False) for m in invalid]  # the witness for all: the first value's
+    enum = next((e for e in per_value if e is not None), None)
+    res, cex = _pairs_z3(cells, invalid, False, proved, budget)
+    every = all(e is not None for e in per_value)
     r = _result("metadata_invalid", "refuted", smt.status(res), cex, enum, _pair_message(lay, "(a doc-invalid value)"),
                 _pair_confirm(cells, False), time.perf_counter() - t0,
                 "no doc-invalid value makes two kept elements collide")
@@ -254,31 +329,19 @@ def check_metadata_invalid(cells: _Sparse, timeout: float) -> CheckResult:
 
 # -- metadata layout (which lane / nibble holds which (row, chunk)); derived, see docs/sparse.md
 
-def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
-    """For each selector value: (named lane, nibble) -> (row, chunk) is a bijection onto rows x chunks."""
-    md, lay = cells.model, cells.layout
-    t0 = time.perf_counter()
-    budget = smt.Budget(timeout)
-    rows, chunks = lay.rows, md.chunks_per_row
-    problems = []
-    if md.fields * md.index_bits != 32:
-        problems.append(f"{md.fields} {md.index_bits}-bit fields do not fill one .b32 register")
-    if md.lanes_needed * len(md.selectors) > 4 or 4 % md.lanes_needed:
-        problems.append(f"{rows} rows x {chunks} chunks x 4 bits need {md.lanes_needed} lanes per group of four, "
-                        f"which does not allow {len(md.selectors)} selector values")
-    if problems:
-        return CheckResult("metadata_budget", "refuted", "proved", {"selectors": list(md.selectors),
-                           "lanes_needed": md.lanes_needed, "fields": md.fields}, "; ".join(problems), 0.0,
-                           {"arithmetic": "refuted"})
-    # enumeration
-    enum = None
+def _budget_enum(table: MetadataTable, md: SparseModel, threads: int, rows: int, chunks: int
+                 ) -> dict[str, Any] | None:
+    """Enumeration of ``metadata_budget``: for each selector value in order, the first (lane, nibble)
+    whose field is undefined, outside rows x chunks or a second copy of an earlier one, else the first
+    (row, chunk) no named lane holds."""
     for s in md.selectors:
         seen: dict[tuple[int, int], tuple[int, int]] = {}
-        for lane in range(lay.threads):
-            if _py_selector(md, lane) != s:
+        enum = None
+        for lane in range(threads):
+            if table.selector(lane) != s:
                 continue
             for n in range(NIBBLES_PER_REGISTER):
-                cell = _py_meta(md, lane, n)
+                cell = table.cell(lane, n)
                 if cell is None or not (0 <= cell[0] < rows and 0 <= cell[1] < chunks):
                     enum = enum or {"selector": s, "kind": "in_range", "lane": lane, "nibble": n,
                                     "row": cell[0] if cell else None, "chunk": cell[1] if cell else None}
@@ -287,14 +350,50 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
                     enum = {"selector": s, "kind": "injective", "lane": seen[cell][0], "nibble": seen[cell][1],
                             "lane2": lane, "nibble2": n, "row": cell[0], "chunk": cell[1]}
                 seen.setdefault(cell, (lane, n))
-        if enum is None:
-            for r in range(rows):
-                for c in range(chunks):
-                    if (r, c) not in seen and enum is None:
-                        enum = {"selector": s, "kind": "surjective", "row": r, "chunk": c}
+        if enum is None and len(seen) < rows * chunks:
+            r, c = next((r, c) for r in range(rows) for c in range(chunks) if (r, c) not in seen)
+            enum = {"selector": s, "kind": "surjective", "row": r, "chunk": c}
         if enum:
-            break
-    # Z3, with the selector symbolic over the allowed values
+            return enum
+    return None
+
+
+def _budget_problems(md: SparseModel, rows: int, chunks: int) -> list[str]:
+    """What the register budget rules out by arithmetic (fields x bits, lanes x selector values)."""
+    problems = []
+    if md.fields * md.index_bits != 32:
+        problems.append(f"{md.fields} {md.index_bits}-bit fields do not fill one .b32 register")
+    if md.lanes_needed * len(md.selectors) > 4 or 4 % md.lanes_needed:
+        problems.append(f"{rows} rows x {chunks} chunks x 4 bits need {md.lanes_needed} lanes per group of four, "
+                        f"which does not allow {len(md.selectors)} selector values")
+    return problems
+
+
+@dataclass(frozen=True)
+class _Meta:
+    """The Z3 terms of ``metadata_budget``: nibble ``n`` of ``lane`` (and ``n2`` of ``lane2``) under a symbolic
+    selector value ``sel`` (in ``sel_ok``), which ``named1`` (``named2``) says names the lane."""
+
+    sel: z3.BitVecRef
+    lane: z3.BitVecRef
+    n: z3.BitVecRef
+    lane2: z3.BitVecRef
+    n2: z3.BitVecRef
+    row: z3.BitVecRef
+    ch: z3.BitVecRef
+    sel_ok: z3.BoolRef
+    ok1: z3.BoolRef
+    r1: z3.ExprRef
+    c1: z3.ExprRef
+    named1: z3.BoolRef
+    ok2: z3.BoolRef
+    r2: z3.ExprRef
+    c2: z3.ExprRef
+    named2: z3.BoolRef
+
+
+def _meta_terms(cells: _Sparse) -> _Meta:
+    md, lay = cells.model, cells.layout
     assert md.metadata is not None
     w = _width(cells)
     sel, lane, n, lane2, n2, row, ch = z3.BitVecs("selector lane nibble lane2 nibble2 row chunk", w)
@@ -306,42 +405,62 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
         named = z3.And(st.ok, st.value == sel, smt.in_domain(ln, nb, lay.threads, NIBBLES_PER_REGISTER))
         return z3.And(r.ok, c.ok), r.value, c.value, named
 
-    ok1, r1, c1, named1 = term(lane, n)
-    ok2, r2, c2, named2 = term(lane2, n2)
-    sel_ok = _in_set(sel, md.selectors, w)
-    z3_cex, status = None, "proved"
-    res, m = smt.solve([sel_ok, named1, z3.Not(z3.And(ok1, r1 >= 0, r1 < rows, c1 >= 0, c1 < chunks))], budget)
+    return _Meta(sel, lane, n, lane2, n2, row, ch, _in_set(sel, md.selectors, w), *term(lane, n), *term(lane2, n2))
+
+
+def _budget_z3(cells: _Sparse, enum: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3's side of ``metadata_budget``, with the selector symbolic over the allowed values: fields in range,
+    injective, and every (row, chunk) supplied (the enumeration's hole confirmed, or by pigeonhole)."""
+    md, lay, t = cells.model, cells.layout, _meta_terms(cells)
+    rows, chunks = lay.rows, md.chunks_per_row
+    res, m = smt.solve([t.sel_ok, t.named1, z3.Not(z3.And(t.ok1, t.r1 >= 0, t.r1 < rows, t.c1 >= 0, t.c1 < chunks))],
+                       budget)
     if m is not None:
-        d = z3.is_true(m.eval(ok1, model_completion=True))
-        z3_cex = {"selector": smt.as_int(m, sel), "kind": "in_range", "lane": smt.as_int(m, lane),
-                  "nibble": smt.as_int(m, n), "row": smt.as_int(m, r1) if d else None,
-                  "chunk": smt.as_int(m, c1) if d else None}
+        d = z3.is_true(m.eval(t.ok1, model_completion=True))
+        return "sat", {"selector": smt.as_int(m, t.sel), "kind": "in_range", "lane": smt.as_int(m, t.lane),
+                       "nibble": smt.as_int(m, t.n), "row": smt.as_int(m, t.r1) if d else None,
+                       "chunk": smt.as_int(m, t.c1) if d else None}
     if res == "unsat":
-        res, m = smt.solve([sel_ok, named1, named2, ok1, ok2, z3.Or(lane < lane2, z3.And(lane == lane2, n < n2)),
-                         r1 == r2, c1 == c2], budget)
+        res, m = smt.solve([t.sel_ok, t.named1, t.named2, t.ok1, t.ok2,
+                            z3.Or(t.lane < t.lane2, z3.And(t.lane == t.lane2, t.n < t.n2)), t.r1 == t.r2, t.c1 == t.c2],
+                           budget)
         if m is not None:
-            z3_cex = {"selector": smt.as_int(m, sel), "kind": "injective", "lane": smt.as_int(m, lane),
-                      "nibble": smt.as_int(m, n), "lane2": smt.as_int(m, lane2), "nibble2": smt.as_int(m, n2),
-                      "row": smt.as_int(m, r1), "chunk": smt.as_int(m, c1)}
-    if res == "unsat":  # every (row, chunk) supplied: the enumeration's hole confirmed, or by pigeonhole
-        hit = z3.And(named1, ok1, r1 == row, c1 == ch)
-        if enum is not None and enum["kind"] == "surjective":
-            res, _ = smt.solve([sel == enum["selector"], hit, row == enum["row"], ch == enum["chunk"]], budget)
-            if res == "unsat":
-                z3_cex, res = dict(enum), "sat"
-            elif res == "sat":
-                res = "unsat"  # Z3 finds the field supplied: the engines disagree
-        else:
-            # in range and injective (proved above); so, per selector value, as many (lane, nibble) as
-            # (row, chunk) means every field is supplied: Z3 counts the lanes each value names
-            named = [z3.If(z3.substitute(named1, (lane, smt.bv(ln, w)), (n, smt.bv(0, w))), smt.bv(1, w), smt.bv(0, w))
-                     for ln in range(lay.threads)]
-            count = z3.Sum(named) * smt.bv(NIBBLES_PER_REGISTER, w)
-            res, _ = smt.solve([sel_ok, count != smt.bv(rows * chunks, w)], budget)
-            if res == "sat":  # counts differ for some value: check the owners the enumeration names
-                table = [(sv, ln, nb, r, c) for sv in md.selectors
-                         for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
-                res = smt.holds_everywhere(hit, [sel, lane, n, row, ch], table, budget)
+            return "sat", {"selector": smt.as_int(m, t.sel), "kind": "injective", "lane": smt.as_int(m, t.lane),
+                           "nibble": smt.as_int(m, t.n), "lane2": smt.as_int(m, t.lane2), "nibble2": smt.as_int(m, t.n2),
+                           "row": smt.as_int(m, t.r1), "chunk": smt.as_int(m, t.c1)}
+    if res != "unsat":
+        return res, None
+    hit = z3.And(t.named1, t.ok1, t.r1 == t.row, t.c1 == t.ch)
+    if enum is not None and enum["kind"] == "surjective":
+        res, _ = smt.solve([t.sel == enum["selector"], hit, t.row == enum["row"], t.ch == enum["chunk"]], budget)
+        if res == "unsat":
+            return "sat", dict(enum)
+        return ("unsat" if res == "sat" else res), None  # sat: Z3 finds the field supplied (the engines disagree)
+    # in range and injective (proved above); so, per selector value, as many (lane, nibble) as (row, chunk)
+    # means every field is supplied: Z3 counts the lanes each value names
+    w = t.sel.size()
+    named = count_true([subst(t.named1, (t.lane, smt.bv(ln, w)), (t.n, smt.bv(0, w))) for ln in range(lay.threads)], w)
+    res, _ = smt.solve([t.sel_ok, named * smt.bv(NIBBLES_PER_REGISTER, w) != smt.bv(rows * chunks, w)], budget)
+    if res == "sat":  # counts differ for some value: check the owners the enumeration names
+        table = [(sv, ln, nb, r, c) for sv in md.selectors
+                 for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
+        res = smt.holds_everywhere(hit, [t.sel, t.lane, t.n, t.row, t.ch], table, budget)
+    return res, None
+
+
+def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
+    """For each selector value: (named lane, nibble) -> (row, chunk) is a bijection onto rows x chunks."""
+    md, lay = cells.model, cells.layout
+    t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
+    rows, chunks = lay.rows, md.chunks_per_row
+    problems = _budget_problems(md, rows, chunks)
+    if problems:
+        return CheckResult("metadata_budget", "refuted", "proved", {"selectors": list(md.selectors),
+                           "lanes_needed": md.lanes_needed, "fields": md.fields}, "; ".join(problems), 0.0,
+                           {"arithmetic": "refuted"})
+    enum = _budget_enum(metadata_table(md, lay.threads), md, lay.threads, rows, chunks)
+    res, z3_cex = _budget_z3(cells, enum, budget)
     status = smt.status(res)
 
     def confirm(c: dict[str, Any]) -> bool:
@@ -371,49 +490,62 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
                    f"of four hold each (row, chunk) index field of the {rows} x {chunks} chunks exactly once")
 
 
+def _group_rows(inf: SparseInfo) -> dict[int, set[int]]:
+    """group of four -> the rows its lanes hold in A (defined elements)."""
+    lanes, idx = np.nonzero(inf.defined)
+    out: dict[int, set[int]] = {}
+    for g, r in set(zip((lanes >> 2).tolist(), inf.row[lanes, idx].tolist())):
+        out.setdefault(g, set()).add(r)
+    return out
+
+
+def _group_enum(table: MetadataTable, md: SparseModel, threads: int, group_rows: dict[int, set[int]]
+                ) -> dict[str, Any] | None:
+    """Enumeration of ``metadata_group``: the first (lane, nibble), of a lane an allowed selector value
+    names, holding the field of a row its group of four does not hold."""
+    for lane in range(threads):
+        s = table.selector(lane)
+        if s not in md.selectors:
+            continue
+        for n in range(NIBBLES_PER_REGISTER):
+            cell = table.cell(lane, n)
+            if cell is not None and cell[0] not in group_rows.get(lane >> 2, set()):
+                return {"selector": s, "lane": lane, "nibble": n, "row": cell[0], "chunk": cell[1]}
+    return None
+
+
+def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+    """Z3: an allowed selector value names a lane whose field's row no element of its group of four holds."""
+    md, lay = cells.model, cells.layout
+    w = _width(cells)
+    lane, n = z3.BitVecs("lane nibble", w)
+    e = smt.Encoder(md.metadata, lane, n)  # type: ignore[arg-type]
+    r, c = e.definition("row"), e.definition("col")
+    st = smt.Encoder(md.selector, lane, smt.bv(0, w)).definition("selector")
+    lo, io = z3.BitVecs("lane_a i_a", w)  # A encoded once, at a symbolic point; instances by substitution
+    enc = smt.Encoder(cells.formula, lo, io)
+    ra, ca = enc.definition("row"), enc.definition("col")
+    holds_row = z3.And(ra.ok, ca.ok, ra.value == r.value)
+    held = [subst(holds_row, (lo, (lane & smt.bv(~3, w)) + smt.bv(t, w)), (io, smt.bv(i, w)))
+            for t in range(4) for i in range(lay.n_elements)]
+    cs = [smt.in_domain(lane, n, lay.threads, NIBBLES_PER_REGISTER), st.ok, _in_set(st.value, md.selectors, w),
+          r.ok, c.ok, z3.Not(z3.Or(held))]
+    res, m = smt.solve(cs, budget)
+    if m is None:
+        return res, None
+    return res, {"selector": smt.as_int(m, st.value), "lane": smt.as_int(m, lane), "nibble": smt.as_int(m, n),
+                 "row": smt.as_int(m, r.value), "chunk": smt.as_int(m, c.value)}
+
+
 def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:
     """A metadata-supplying lane holds indices only for rows that its own group of four holds in A."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     assert md.metadata is not None
-    inf = cells.map.info(lay.domain)
-    group_rows: dict[int, set[int]] = {}
-    for lane, i in zip(*np.nonzero(inf.defined)):
-        group_rows.setdefault(int(lane) >> 2, set()).add(int(inf.row[lane, i]))
-    enum = None
-    for lane in range(lay.threads):
-        s = _py_selector(md, lane)
-        if s not in md.selectors:
-            continue
-        for n in range(NIBBLES_PER_REGISTER):
-            cell = _py_meta(md, lane, n)
-            if cell is not None and cell[0] not in group_rows.get(lane >> 2, set()):
-                enum = {"selector": s, "lane": lane, "nibble": n, "row": cell[0], "chunk": cell[1]}
-                break
-        if enum:
-            break
-    w = _width(cells)
-    lane, n = z3.BitVecs("lane nibble", w)
-    e = smt.Encoder(md.metadata, lane, n)
-    r, c = e.definition("row"), e.definition("col")
-    st = smt.Encoder(md.selector, lane, smt.bv(0, w)).definition("selector")
-    held = []
-    lo, io = z3.BitVecs("lane_a i_a", w)  # A encoded once, at a symbolic point; instances by substitution
-    enc = smt.Encoder(cells.formula, lo, io)
-    ra, ca = enc.definition("row"), enc.definition("col")
-    holds_row = z3.And(ra.ok, ca.ok, ra.value == r.value)
-    for t in range(4):
-        other = (lane & smt.bv(~3, w)) + smt.bv(t, w)
-        for i in range(lay.n_elements):
-            held.append(z3.substitute(holds_row, (lo, other), (io, smt.bv(i, w))))
-    cs = [smt.in_domain(lane, n, lay.threads, NIBBLES_PER_REGISTER), st.ok, _in_set(st.value, md.selectors, w),
-          r.ok, c.ok, z3.Not(z3.Or(held))]
-    res, m = smt.solve(cs, budget)
-    z3_cex = None
-    if m is not None:
-        z3_cex = {"selector": smt.as_int(m, st.value), "lane": smt.as_int(m, lane), "nibble": smt.as_int(m, n),
-                  "row": smt.as_int(m, r.value), "chunk": smt.as_int(m, c.value)}
+    group_rows = _group_rows(cells.map.info(lay.domain))
+    enum = _group_enum(metadata_table(md, lay.threads), md, lay.threads, group_rows)
+    res, z3_cex = _group_z3(cells, budget)
 
     def confirm(cx: dict[str, Any]) -> bool:
         cell = _py_meta(md, cx["lane"], cx["nibble"])

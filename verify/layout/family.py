@@ -85,7 +85,14 @@ def extent_at(x: Extent, env: Mapping[str, int]) -> int:
     """The value of an extent for one binding of the parameters (C semantics, like every formula)."""
     if isinstance(x, int):
         return x
-    v = oracle.evaluate(Formula((Definition("value", (Case(x, None),)),), "x"), "value", 0, 0, env)
+    return _extent_value(x, tuple(sorted(env.items())))
+
+
+@lru_cache(maxsize=4096)
+def _extent_value(x: Expr, env: tuple[tuple[str, int], ...]) -> int:
+    """An extent's value at one binding (memoised: every layout of a section has the same extents, and each
+    family instance asks for four; an evaluation error is raised each time, never stored)."""
+    v = oracle.evaluate(Formula((Definition("value", (Case(x, None),)),), "x"), "value", 0, 0, dict(env))
     assert isinstance(v, int)
     return v
 
@@ -97,10 +104,32 @@ def is_symbolic(x: Any) -> bool:
 def substitute(formula: Formula, env: Mapping[str, int]) -> Formula:
     """The formula with every parameter replaced by its value (an instance's formula)."""
     out: Any = formula
-    nodes = [n for d in formula.definitions for n in walk(d)]  # (``walk`` does not descend into a Formula)
-    for node in [n for n in nodes if isinstance(n, Var) and n.name in env]:
-        out = replace_node(out, node, Num(env[node.name], node.pos))
+    for node in _variables(formula):
+        if node.name in env:
+            out = replace_node(out, node, Num(env[node.name], node.pos))
     return out  # type: ignore[no-any-return]
+
+
+# id(formula) -> (formula, its Var nodes): a family's formula is substituted once per parameter value
+_VARIABLES: dict[int, tuple[Formula, tuple[Var, ...]]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the memoised instance pieces (``layout.model.clear_cells`` calls it: cold benchmark runs)."""
+    _VARIABLES.clear()
+    _extent_value.cache_clear()
+
+
+def _variables(formula: Formula) -> tuple[Var, ...]:
+    """The Var nodes of ``formula`` in walk order (memoised per formula object: the nodes are replaced
+    by identity)."""
+    hit = _VARIABLES.get(id(formula))
+    if hit is None or hit[0] is not formula:
+        if len(_VARIABLES) > 1 << 12:
+            _VARIABLES.clear()
+        nodes = (n for d in formula.definitions for n in walk(d))  # (``walk`` does not descend into a Formula)
+        hit = _VARIABLES[id(formula)] = (formula, tuple(n for n in nodes if isinstance(n, Var)))
+    return hit[1]
 
 
 # ----------------------------------------------------------------------------- sympy
@@ -158,6 +187,17 @@ def _sympy_op(op: str, a: Any, b: Any) -> Any:
     raise ValueError(f"operator {op!r} is not supported in an extent")
 
 
+def _nonzero_polynomial(d: "sympy.Expr", j: "sympy.Symbol") -> bool:
+    """``d`` is an expanded polynomial in ``j`` with rational coefficients, so in canonical form: not 0
+    means not identically 0, and ``sympy.simplify`` (whose first call imports sympy.physics, a tenth of a
+    second) could only give an equal non-zero expression."""
+    import sympy  # noqa: PLC0415
+    if not d.is_polynomial(j):
+        return False
+    poly = sympy.Poly(d, j)
+    return all(c.is_Rational for c in poly.all_coeffs()) and not poly.is_zero
+
+
 @lru_cache(maxsize=4096)
 def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str, dict[str, int] | None]:
     """sympy: ``lhs == rhs`` for every value of ``param``?  Reasoned per arithmetic run of the values
@@ -172,7 +212,7 @@ def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str,
     undecided = False
     for first, step, count in param.runs():
         d = sympy.expand(diff.subs(sym, first + step * j))  # floors of integer expressions vanish already
-        if d != 0:
+        if d != 0 and not _nonzero_polynomial(d, j):
             d = sympy.simplify(d)
         if d == 0:
             continue

@@ -21,7 +21,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Protocol, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from ..formula import Formula
 from ..formula.bounds import value_bound
 from .elements import element_text_at, parse_element_list
 from .family import Extent, Param, extent_at, substitute
+from .family import clear_caches as clear_family_caches
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
@@ -436,8 +437,7 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     sh = layout.shape
     shape = dataclasses.replace(sh, **{f: env[v] for f, v in (("m", sh.m), ("n", sh.n), ("k", sh.k))
                                        if isinstance(v, str)})
-    text = None if layout.elements_text is None else element_text_at(layout.elements_text, env, tuple(env))
-    elist = None if text is None else parse_element_list(text)
+    text, elist = _elements_at(layout.elements_text, tuple(env.items()))
     lmap = layout.map
     if hasattr(lmap, "formula"):
         lmap = dataclasses.replace(lmap, formula=substitute(lmap.formula, env))  # type: ignore[type-var]
@@ -449,6 +449,16 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
         codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env), c.dims),
         registers=extent_at(layout.registers, env), elements_text=text, element_list=elist,
         params_bound=tuple(sorted(env.items())))
+
+
+@lru_cache(maxsize=1 << 12)
+def _elements_at(text: str | None, env: tuple[tuple[str, int], ...]) -> tuple[str | None, tuple[str, ...] | None]:
+    """A family's element list at one binding, as text and names (a pure function of the two: the sections
+    of a spec share their lists, so each is expanded once)."""
+    if text is None:
+        return None, None
+    at = element_text_at(text, dict(env), tuple(name for name, _ in env))
+    return at, parse_element_list(at)
 
 
 def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
@@ -504,17 +514,58 @@ class UnspecifiedMap:
 # ----------------------------------------------------------------------------- evaluation memo
 
 _CELLS: dict[int, tuple[Layout, Cells]] = {}
+# The same map on the same domain, whatever layout carries it (every wgmma D instance of a section, a
+# corrected layout's map): evaluated once.  ``key()`` is what the engine memos already trust as the map.
+_CELLS_BY_MAP: dict[Hashable, Cells] = {}
+
+
+def _map_key(layout: Layout) -> Hashable | None:
+    """(map type, map key, domain), or None for a map without a hashable key (evaluated per object)."""
+    key = getattr(layout.map, "key", None)
+    if key is None:
+        return None
+    try:
+        out = (type(layout.map), key(), layout.domain)
+        hash(out)
+    except TypeError:
+        return None
+    return out
 
 
 def cells_of(layout: Layout) -> Cells:
     """Every point of ``layout`` evaluated once per process and shared by every check and view."""
     hit = _CELLS.get(id(layout))
     if hit is None or hit[0] is not layout:
-        hit = _CELLS[id(layout)] = (layout, layout.map.cells(layout.domain))
+        hit = _CELLS[id(layout)] = (layout, _cells_by_map(layout))
     return hit[1]
 
 
+def _cells_by_map(layout: Layout) -> Cells:
+    key = _map_key(layout)
+    if key is None:
+        return layout.map.cells(layout.domain)
+    cells = _CELLS_BY_MAP.get(key)
+    if cells is None:  # an evaluation error raises before anything is stored (its position is this layout's)
+        if len(_CELLS_BY_MAP) > 1 << 12:
+            _CELLS_BY_MAP.clear()
+        cells = _CELLS_BY_MAP[key] = layout.map.cells(layout.domain)
+    return cells
+
+
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)
+
+_T = TypeVar("_T")
+
+
+def identity_memo(store: dict[Any, tuple[Any, Any]], obj: object, key: Hashable, build: Callable[[], _T]) -> _T:
+    """``build()`` memoised in ``store`` under ``key`` (made from ``id(obj)``): the entry keeps ``obj``, so an
+    id reused by a later object never hits (the per-process memos of layouts, maps and cells)."""
+    hit = store.get(key)
+    if hit is None or hit[0] is not obj:
+        if len(store) > 1 << 12:
+            store.clear()
+        hit = store[key] = (obj, build())
+    return hit[1]  # type: ignore[no-any-return]
 
 
 def on_clear(hook: Any) -> None:
@@ -525,6 +576,9 @@ def on_clear(hook: Any) -> None:
 
 def clear_cells() -> None:
     _CELLS.clear()
+    _CELLS_BY_MAP.clear()
+    _elements_at.cache_clear()
+    clear_family_caches()
     _INSTANCES.clear()
     _INSTANCE_MEMO.clear()
     for hook in _CLEAR_HOOKS:

@@ -28,11 +28,12 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 import z3
+from z3.z3 import _to_expr_ref
 
 from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula, Span, parse_lane_expression
 from ..formula.bounds import value_bound
-from .model import Cells, Domain, Env, Shape
+from .model import Cells, Domain, Env, Shape, identity_memo
 
 NIBBLES_PER_REGISTER = 8  # every chunk has a 4-bit metadata field; a .b32 holds eight
 CANONICAL_METADATA = 0x44444444  # every chunk: indices 0 and 1 (0b0100), valid in every scheme
@@ -193,12 +194,18 @@ class SparseInfo:
 # Per-process memo of evaluations (kept out of the frozen map so that maps stay picklable);
 # keyed by id() and holding the map itself, so a key is never reused by another object.
 _LANES: dict[tuple[int, int], tuple["SparseMap", list]] = {}
+_INFO: dict[tuple[int, Domain], tuple[SparseMap, SparseInfo]] = {}
 _Z3_INFO: dict[tuple[int, str, str, int], tuple["SparseMap", dict[str, Any]]] = {}
+# per (map, width): the map encoded over a point of its own; every point asked for is substituted into it
+_Z3_BASE: dict[tuple[int, int], tuple[SparseMap, tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]]] = {}
 
 
 def clear_caches() -> None:
     _LANES.clear()
+    _INFO.clear()
     _Z3_INFO.clear()
+    _Z3_BASE.clear()
+    _evaluated_table.cache_clear()
 
 
 @dataclass(frozen=True)
@@ -273,6 +280,10 @@ class SparseMap:
 
     # -- every point: the vectorised engine
     def info(self, domain: Domain) -> SparseInfo:
+        """Every element at once (memoised per map and domain: each sparse check asks)."""
+        return identity_memo(_INFO, self, (id(self), domain), lambda: self._info(domain))
+
+    def _info(self, domain: Domain) -> SparseInfo:
         shape = (domain.threads, domain.elements)
         ev = vector.VectorEvaluator(self.normal, np.arange(domain.threads)[:, None], np.arange(domain.elements)[None, :])
         r, c = ev.full("row"), ev.full("col")
@@ -322,30 +333,28 @@ class SparseMap:
 
     # -- symbolic: the SMT engine
     def z3_info(self, lane: z3.BitVecRef, i: z3.BitVecRef) -> dict[str, Any]:
-        """Terms for one symbolic element (memoised per symbolic point: checks share them)."""
-        key = (id(self), lane.sexpr(), i.sexpr(), lane.size())
-        hit = _Z3_INFO.get(key)
-        if hit is None or hit[0] is not self:
-            hit = _Z3_INFO[key] = (self, self._z3_info(lane, i))
-        return hit[1]
+        """Terms for one symbolic element (memoised per symbolic point: checks share them).  The map is
+        encoded once per width, over a point of its own; each point asked for is substituted into those
+        terms (encoding the formula and its rank sum again for a second point costs ten times more)."""
+        def at_point() -> dict[str, Any]:
+            lane0, i0, info = self._z3_base(lane.size())
+            return {k: t if t is smt.TRUE else subst(t, (lane0, lane), (i0, i)) for k, t in info.items()}
+        return identity_memo(_Z3_INFO, self, (id(self), lane.sexpr(), i.sexpr(), lane.size()), at_point)
+
+    def _z3_base(self, w: int) -> tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]:
+        def encode() -> tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]:
+            lane0, i0 = z3.BitVec("sparse lane", w), z3.BitVec("sparse i", w)  # names no formula can use
+            return lane0, i0, self._z3_info(lane0, i0)
+        return identity_memo(_Z3_BASE, self, (id(self), w), encode)
 
     def _z3_info(self, lane: z3.BitVecRef, i: z3.BitVecRef) -> dict[str, Any]:
         w = lane.size()
-        n = self.elements
         md = self.model
-        formula = self.normal
-        enc = smt.Encoder(formula, lane, i)
+        enc = smt.Encoder(self.normal, lane, i)
         row, col = enc.definition("row"), enc.definition("col")
         first, last = col.value  # type: ignore[misc]
         defined = smt.conj(row.ok, col.ok)
-        rank: z3.ExprRef = smt.bv(0, w)
-        for k in range(n):  # the formula encoded once; element k by substitution (cheap, in Z3)
-            sub = (i, smt.bv(k, w))
-            rk, fk = (z3.substitute(t, sub) for t in (row.value, first))
-            okk = smt.TRUE if defined is smt.TRUE else z3.substitute(defined, sub)
-            same = smt.conj(smt.bv(k, w) < i, okk, rk == row.value, fk == first)
-            rank = rank + z3.If(same, smt.bv(1, w), smt.bv(0, w))
-        rank = z3.simplify(rank)
+        rank = z3.simplify(_rank(row.value, first, defined, i, self.elements))
         chunk_bv, kept_bv = smt.bv(md.chunk, w), smt.bv(md.kept, w)
         width = last - first + 1
         placed = z3.And(width > 0, z3.SRem(first, chunk_bv) == 0, z3.SRem(width, chunk_bv) == 0,
@@ -369,6 +378,37 @@ class SparseMap:
         j = info["j"]
         idx = z3.LShR(m, smt.bv(2, w) * (j / ww)) & smt.bv(3, w)
         return base + ww * idx + z3.SRem(j, ww)
+
+
+def _rank(row: z3.ExprRef, first: z3.ExprRef, defined: z3.BoolRef, i: z3.BitVecRef, n: int) -> z3.ExprRef:
+    """How many elements k < i of the lane share the element's row and ``firstcol``: the term "element k
+    counts" is built once over a symbolic k, and each k in 0..n-1 substituted into it."""
+    w = i.size()
+    k = z3.BitVec("rank k", w)  # the name cannot occur in a formula (it has a space)
+    at_k = [(i, k)]
+    defined_k = smt.TRUE if defined is smt.TRUE else subst(defined, *at_k)
+    counts = smt.conj(k < i, defined_k, subst(row, *at_k) == row, subst(first, *at_k) == first)
+    return count_true([subst(counts, (k, smt.bv(kk, w))) for kk in range(n)], w)
+
+
+def count_true(conds: Sequence[z3.BoolRef], w: int) -> z3.ExprRef:
+    """How many of ``conds`` hold, as a ``w``-bit term (``If(c, 1, 0) + ...``, built through the C API)."""
+    one, zero = smt.bv(1, w), smt.bv(0, w)
+    ctx = zero.ctx
+    total = zero
+    for c in conds:  # every intermediate term wrapped at once: the wrapper holds Z3's reference to it
+        term = z3.BitVecRef(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), one.as_ast(), zero.as_ast()), ctx)
+        total = z3.BitVecRef(z3.Z3_mk_bvadd(ctx.ref(), total.as_ast(), term.as_ast()), ctx)
+    return total
+
+
+def subst(term: z3.ExprRef, *pairs: tuple[z3.ExprRef, z3.ExprRef]) -> z3.ExprRef:
+    """``z3.substitute`` through the C API: the terms here are well sorted by construction, and z3's
+    Python-side checks of every pair cost twice the substitution itself."""
+    ctx = term.ctx
+    src = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
+    dst = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
+    return _to_expr_ref(z3.Z3_substitute(ctx.ref(), term.as_ast(), len(pairs), src, dst), ctx)
 
 
 # ----------------------------------------------------------------------------- the metadata layout
@@ -398,6 +438,68 @@ def _metadata_cell(metadata: Formula, lane: int, n: int) -> tuple[int, int] | No
     except oracle.Undefined:
         return None
     return (r, c) if isinstance(r, int) and isinstance(c, int) else None
+
+
+_FAILS = object()  # a point where the vectorised engine finds an evaluation error
+
+
+@dataclass(frozen=True)
+class MetadataTable:
+    """The selector and the metadata layout at every lane and nibble, evaluated by the vectorised engine
+    (the enumeration side of the metadata checks scans these instead of asking the oracle point by point).
+    At a point where evaluation fails the oracle is asked, and raises its error there: a scan stops at
+    the first failing point it reaches, as a scan with the oracle did."""
+
+    md: SparseModel
+    names: list[Any]  # per lane: the selector value naming it, None, or _FAILS
+    cells: list[list[Any]]  # per lane and nibble: (row, chunk), None, or _FAILS
+
+    def selector(self, lane: int) -> int | None:
+        """The selector value that names ``lane`` (as ``selector_of``)."""
+        v = self.names[lane]
+        return selector_of(self.md, lane) if v is _FAILS else v  # type: ignore[no-any-return]
+
+    def cell(self, lane: int, n: int) -> tuple[int, int] | None:
+        """(row, chunk) of nibble ``n`` of ``lane`` (as ``metadata_cell``)."""
+        v = self.cells[lane][n]
+        return metadata_cell(self.md, lane, n) if v is _FAILS else v  # type: ignore[no-any-return]
+
+
+def metadata_table(md: SparseModel, threads: int) -> MetadataTable:
+    """The table of ``md``'s selector and metadata layout over ``threads`` lanes (evaluated once per formulas;
+    an error is raised by the oracle with ``md``'s own formulas, so at their positions)."""
+    assert md.metadata is not None
+    return MetadataTable(md, *_evaluated_table(md.selector, md.metadata, threads))
+
+
+@lru_cache(maxsize=64)
+def _evaluated_table(selector: Formula, metadata: Formula, threads: int) -> tuple[list[Any], list[list[Any]]]:
+    lanes = np.arange(threads)
+    sel = vector.evaluate(selector, "selector", lanes, np.zeros_like(lanes))
+    names = _values(sel.lo, sel.ok, sel.err, _mask(sel.span)).tolist()
+    ev = vector.VectorEvaluator(metadata, lanes[:, None], np.arange(NIBBLES_PER_REGISTER)[None, :])
+    r, c = ev.full("row"), ev.full("col")
+    err = vector.either(r.err, vector.within(r.ok, c.err))  # col is evaluated where row is defined
+    rows = _values(r.lo, vector.both(r.ok, c.ok), err, _mask(r.span) | _mask(c.span)).tolist()
+    cells = [[x if x is None or x is _FAILS else (x, int(cc)) for x, cc in zip(rr, cr)]
+             for rr, cr in zip(rows, np.asarray(c.lo).tolist())]
+    return names, cells
+
+
+def _mask(m: np.ndarray | None) -> np.ndarray:
+    return np.zeros((), bool) if m is None else m
+
+
+def _values(lo: np.ndarray, ok: np.ndarray | None, err: np.ndarray | None, span: np.ndarray) -> np.ndarray:
+    """Object array of the values: int where defined and a number, None where undefined or a column
+    range (the oracle's ``None``), ``_FAILS`` where evaluation fails."""
+    lo = np.asarray(lo)
+    good = (np.ones(lo.shape, bool) if ok is None else np.asarray(ok, bool)) & ~span
+    out = np.full(lo.shape, None, object)
+    out[good] = [int(x) for x in lo[good].tolist()]
+    if err is not None:
+        out[err] = _FAILS
+    return out
 
 
 def metadata_owner(md: SparseModel, threads: int, selector: int) -> dict[tuple[int, int], tuple[int, int]]:

@@ -1,0 +1,338 @@
+"""The faster paths give what the slower ones gave: each compared, on the bundled specs and on seeded
+mutants of them (one constant of a formula changed), with a small scalar reference written out here.
+
+* the metadata table (vectorised engine) = the oracle's ``selector_of`` / ``metadata_cell``, errors included;
+* ``metadata_budget`` / ``metadata_group`` enumerations over the table = the scalar scans over the oracle;
+* ``shapes``' per-axis scan = the first-reaching tables it replaced;
+* sparse Z3 terms substituted from one encoding = a direct encoding (Z3 proves them equal);
+* the pair checks' joint query = their separate queries;
+* a family instance's formula = the per-variable ``replace_node`` rebuild, positions included;
+* count identities decided without ``sympy.simplify`` for polynomials = with it.
+"""
+from __future__ import annotations
+
+import random
+import re
+from functools import lru_cache
+from typing import Any, Iterator
+
+import pytest
+import z3
+
+from verify import api
+from verify.checks import instruction, sparse as sp
+from verify.engines import oracle, smt
+from verify.errors import SpecError
+from verify.formula import Num, Var, replace_node, walk
+from verify.layout import family
+from verify.layout.model import cells_of
+from verify.layout.sparse import (NIBBLES_PER_REGISTER, is_sparse, metadata_cell, metadata_owner, metadata_table,
+                                  selector_of)
+
+from conftest import SPECS
+
+SPARSE_FILES = sorted(p for p in SPECS.glob("*.toml") if ".sp." in p.name)
+DENSE_FILES = sorted(p for p in SPECS.glob("*.toml") if ".sp." not in p.name and "'''" in p.read_text())
+
+
+def _numbers(text: str, first_only: bool = False) -> list[re.Match[str]]:
+    """The integer literals inside the formula blocks and the selector string of a spec (``first_only``:
+    inside its first formula, a sparse spec's A)."""
+    blocks = [m.span(1) for m in re.finditer(r"'''(.*?)'''", text, re.S)]
+    blocks = blocks[:1] if first_only else blocks + [m.span(1) for m in re.finditer(r'selector = "([^"]*)"', text)]
+    return [m for m in re.finditer(r"\b\d+\b", text) if any(a <= m.start() < b for a, b in blocks)]
+
+
+def mutants(files: list, count: int, seed: int, first_only: bool = False) -> Iterator[Any]:
+    """``count`` seeded mutants (a spec with one formula constant changed) that load; the originals first."""
+    rng = random.Random(seed)
+    for path in files:
+        yield api.loads(path.read_text(), str(path))
+    made = 0
+    while made < count:
+        path = rng.choice(files)
+        text = path.read_text()
+        nums = _numbers(text, first_only)
+        if not nums:
+            continue
+        m = rng.choice(nums)
+        new = text[:m.start()] + str(rng.choice([0, 1, 2, 3, 4, 6, 8, 16, 32])) + text[m.end():]
+        try:
+            spec = api.loads(new, str(path))
+        except SpecError:  # a mutant the loader rejects is not a case here
+            continue
+        made += 1
+        yield spec
+
+
+def _outcome(fn: Any, *args: Any) -> Any:
+    """A call's value, or the error it raises (type, message, position), so errors compare too."""
+    try:
+        return fn(*args)
+    except oracle.EvalError as e:
+        return ("raises", type(e).__name__, str(e), e.pos)
+
+
+@lru_cache(maxsize=None)
+def _sparse_mutants(count: int = 60, seed: int = 3, first_only: bool = False) -> tuple[Any, ...]:
+    return tuple(lay for spec in mutants(SPARSE_FILES, count, seed, first_only) for lay in spec.layouts
+                 if is_sparse(lay))
+
+
+# ----------------------------------------------------------------------------- metadata enumerations
+
+def _ref_budget(md: Any, threads: int, rows: int, chunks: int) -> dict[str, Any] | None:
+    """``metadata_budget``'s enumeration as a scalar scan over the oracle (the code it replaced)."""
+    enum = None
+    for s in md.selectors:
+        seen: dict[tuple[int, int], tuple[int, int]] = {}
+        for lane in range(threads):
+            if selector_of(md, lane) != s:
+                continue
+            for n in range(NIBBLES_PER_REGISTER):
+                cell = metadata_cell(md, lane, n)
+                if cell is None or not (0 <= cell[0] < rows and 0 <= cell[1] < chunks):
+                    enum = enum or {"selector": s, "kind": "in_range", "lane": lane, "nibble": n,
+                                    "row": cell[0] if cell else None, "chunk": cell[1] if cell else None}
+                    continue
+                if cell in seen and enum is None:
+                    enum = {"selector": s, "kind": "injective", "lane": seen[cell][0], "nibble": seen[cell][1],
+                            "lane2": lane, "nibble2": n, "row": cell[0], "chunk": cell[1]}
+                seen.setdefault(cell, (lane, n))
+        if enum is None:
+            for r in range(rows):
+                for c in range(chunks):
+                    if (r, c) not in seen and enum is None:
+                        enum = {"selector": s, "kind": "surjective", "row": r, "chunk": c}
+        if enum:
+            break
+    return enum
+
+
+def _ref_group(md: Any, lay: Any) -> dict[str, Any] | None:
+    """``metadata_group``'s enumeration as a scalar scan over the oracle (the code it replaced)."""
+    inf = lay.map.info(lay.domain)
+    group_rows: dict[int, set[int]] = {}
+    for lane in range(lay.threads):
+        for i in range(lay.n_elements):
+            if inf.defined[lane, i]:
+                group_rows.setdefault(lane >> 2, set()).add(int(inf.row[lane, i]))
+    for lane in range(lay.threads):
+        s = selector_of(md, lane)
+        if s not in md.selectors:
+            continue
+        for n in range(NIBBLES_PER_REGISTER):
+            cell = metadata_cell(md, lane, n)
+            if cell is not None and cell[0] not in group_rows.get(lane >> 2, set()):
+                return {"selector": s, "lane": lane, "nibble": n, "row": cell[0], "chunk": cell[1]}
+    return None
+
+
+def _group_enum(table: Any, md: Any, lay: Any) -> dict[str, Any] | None:
+    return sp._group_enum(table, md, lay.threads, sp._group_rows(lay.map.info(lay.domain)))
+
+
+def test_metadata_table_is_the_oracle_everywhere() -> None:
+    compared = raised = 0
+    for lay in _sparse_mutants():
+        md = lay.map.model
+        if md.metadata is None:
+            continue
+        table = metadata_table(md, lay.threads)
+        for lane in range(lay.threads):
+            assert _outcome(table.selector, lane) == _outcome(selector_of, md, lane), (lay.id, lane)
+            for n in range(NIBBLES_PER_REGISTER):
+                got = _outcome(table.cell, lane, n)
+                assert got == _outcome(metadata_cell, md, lane, n), (lay.id, lane, n)
+                compared += 1
+                raised += isinstance(got, tuple) and got[:1] == ("raises",)
+    assert compared > 10_000 and raised > 0  # the mutants reach evaluation errors too
+
+
+def test_metadata_enumerations_are_the_scalar_scans() -> None:
+    witnesses = 0
+    for lay in _sparse_mutants():
+        md = lay.map.model
+        if md.metadata is None:
+            continue
+        rows, chunks = lay.rows, md.chunks_per_row
+        table = metadata_table(md, lay.threads)
+        got = _outcome(sp._budget_enum, table, md, lay.threads, rows, chunks)
+        assert got == _outcome(_ref_budget, md, lay.threads, rows, chunks), lay.id
+        group = _outcome(_group_enum, table, md, lay)
+        assert group == _outcome(_ref_group, md, lay), lay.id
+        witnesses += (got is not None) + (group is not None)
+    assert witnesses > 10
+
+
+def test_metadata_owner_table_is_unchanged() -> None:
+    lay = next(x for x in _sparse_mutants() if x.map.model.metadata is not None)
+    md = lay.map.model
+    owner = metadata_owner(md, lay.threads, md.selectors[0])
+    assert owner and all(metadata_cell(md, ln, nb) == cell for cell, (ln, nb) in owner.items())
+
+
+# ----------------------------------------------------------------------------- shapes
+
+def _ref_spans(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int, str, int | None, int | None]]:
+    """``shapes``' enumeration from the first-reaching tables (the code it replaced)."""
+    first = instruction._first_reaching(cells, groups)
+    out = []
+    for g in range(groups):
+        for axis, n in (("row", rows), ("col", cols)):
+            got = first[axis].get(g, {})
+            extra = sorted(x for x in got if not 0 <= x < n)
+            missing = [x for x in range(n) if x not in got]
+            if extra or missing:
+                out.append((g, axis, missing[0] if missing else None, extra[0] if extra else None))
+    return out
+
+
+def test_shape_spans_are_the_first_reaching_scan() -> None:
+    compared = problems = 0
+    for spec in mutants(DENSE_FILES + SPARSE_FILES, 120, 5):
+        for lay in spec.layouts:
+            if lay.unspecified:
+                continue
+            for _, inst in lay.instances()[:4]:
+                try:
+                    cells = cells_of(inst)
+                except (oracle.EvalError, AssertionError):
+                    continue
+                got = instruction._span_problems(cells, inst.rows, inst.cols, inst.groups)
+                assert got == _ref_spans(cells, inst.rows, inst.cols, inst.groups), inst.id
+                compared += 1
+                problems += bool(got)
+    assert compared > 200 and problems > 20
+
+
+# ----------------------------------------------------------------------------- sparse Z3 terms and queries
+
+def _ref_info(lay: Any, lane: z3.BitVecRef, i: z3.BitVecRef) -> dict[str, Any]:
+    """A sparse element's Z3 terms encoded directly at the point, the rank summed term by term (the
+    encoding the substituted one replaced)."""
+    w, md = lane.size(), lay.map.model
+    enc = smt.Encoder(lay.map.normal, lane, i)
+    row, col = enc.definition("row"), enc.definition("col")
+    first, last = col.value
+    defined = smt.conj(row.ok, col.ok)
+    rank: z3.ExprRef = smt.bv(0, w)
+    for k in range(lay.n_elements):
+        sub = (i, smt.bv(k, w))
+        same = z3.And(smt.bv(k, w) < i, z3.substitute(defined, sub), z3.substitute(row.value, sub) == row.value,
+                      z3.substitute(first, sub) == first)
+        rank = rank + z3.If(same, smt.bv(1, w), smt.bv(0, w))
+    chunk, kept = smt.bv(md.chunk, w), smt.bv(md.kept, w)
+    width = last - first + 1
+    placed = z3.And(width > 0, z3.SRem(first, chunk) == 0, z3.SRem(width, chunk) == 0, rank < (width / chunk) * kept)
+    return {"defined": defined, "ok": z3.And(defined, placed), "row": row.value, "first": first, "last": last,
+            "rank": rank, "col": (first / chunk) * kept + rank, "chunk": first / chunk + rank / kept,
+            "j": z3.SRem(rank, kept)}
+
+
+def test_substituted_sparse_terms_equal_a_direct_encoding() -> None:
+    for lay in _sparse_mutants(16, 4, True)[::3]:
+        cells = sp._Sparse(lay)
+        w = sp._width(cells)
+        for names in ("lane1 i1", "lane2 i2"):  # the first point asked, then one substituted from it
+            lane, i = z3.BitVecs(names, w)
+            got, ref = cells.z3_info(lane, i), _ref_info(lay, lane, i)
+            differs = z3.Or([z3.Not(got[k] == ref[k]) for k in ref])
+            assert smt.solve([smt.in_domain(lane, i, lay.threads, lay.n_elements), differs], 30)[0] == "unsat", lay.id
+
+
+def _ref_pairs(cells: Any, values: tuple[int, ...], ordered: bool) -> str:
+    """The pair check's two separate queries (outside its chunk; two of a chunk colliding), as before the
+    joint query."""
+    p = sp._pair_terms(cells)
+    dom = p.first + [sp._in_set(p.mv, values, p.mv.size())]
+    res = smt.solve(dom + [p.outside], 30)[0]
+    if res != "unsat":
+        return res
+    return smt.solve(dom + p.second + [z3.Not(p.la < p.lb) if ordered else p.la == p.lb], 30)[0]
+
+
+def test_joint_query_gives_each_check_its_own_verdict() -> None:
+    proved = refuted = 0
+    for lay in _sparse_mutants(16, 4, True):
+        cells = sp._Sparse(lay)
+        md = cells.model
+        joint = sp._all_proved(cells, 30)
+        for values, ordered in ((md.valid, False), (md.ordered, True), (md.invalid, False)):
+            got = sp._pairs_z3(cells, values, ordered, joint, smt.Budget(30))[0]
+            assert got == _ref_pairs(cells, values, ordered), (lay.id, values, ordered)
+        ranges = smt.solve([sp._range_terms(cells)[3]], 30)[0]
+        assert sp.check_chunk_ranges(cells, 30).engines["z3"] == smt.status(ranges), lay.id
+        proved += joint
+        refuted += not joint
+    assert proved > 3 and refuted > 3
+
+
+# ----------------------------------------------------------------------------- families
+
+def _ref_substitute(formula: Any, env: dict[str, int]) -> Any:
+    out = formula
+    for node in [n for d in formula.definitions for n in walk(d) if isinstance(n, Var) and n.name in env]:
+        out = replace_node(out, node, Num(env[node.name], node.pos))
+    return out
+
+
+def _with_positions(node: Any) -> Any:
+    """The AST as nested tuples, positions included (AST equality leaves them out)."""
+    import dataclasses  # noqa: PLC0415
+    if isinstance(node, tuple):
+        return tuple(_with_positions(x) for x in node)
+    if dataclasses.is_dataclass(node):
+        return (type(node).__name__,) + tuple(_with_positions(getattr(node, f.name)) for f in dataclasses.fields(node))
+    return node
+
+
+def test_instance_formulas_are_the_per_variable_rebuild() -> None:
+    count = 0
+    for lay in api.layouts(api.load([SPECS])):
+        for p in lay.domain.params:
+            for v in p.values[:3]:
+                got = family.substitute(lay.formula, {p.name: v})
+                assert _with_positions(got) == _with_positions(_ref_substitute(lay.formula, {p.name: v})), lay.id
+                count += 1
+    assert count > 100
+
+
+def _ref_identity(lhs: Any, rhs: Any, param: Any) -> tuple[str, dict[str, int] | None]:
+    """``prove_identity`` with ``sympy.simplify`` on every non-zero difference."""
+    import sympy  # noqa: PLC0415
+    j = sympy.Symbol("j", integer=True, nonnegative=True)
+    sym = sympy.Symbol(param.name, integer=True, positive=True)
+    as_expr = (lambda x: sympy.Integer(x) if isinstance(x, int) else family.to_sympy(x, {param.name: sym}))
+    undecided = False
+    for first, step, count in param.runs():
+        d = sympy.simplify(sympy.expand((as_expr(lhs) - as_expr(rhs)).subs(sym, first + step * j)))
+        if d == 0:
+            continue
+        for v in range(first, first + step * count, step):
+            if family.extent_at(lhs, {param.name: v}) != family.extent_at(rhs, {param.name: v}):
+                return "refuted", {param.name: v}
+        undecided = True
+    return ("unknown" if undecided else "proved"), None
+
+
+@pytest.mark.parametrize("lhs, rhs, values", [
+    ("(N / 4) * 2 * 128", "64 * N", range(8, 257, 8)),
+    ("N * 4 * 32", "16 * N * 16", (1, 2)),
+    ("(N / 2) * 128", "64 * N", range(8, 257, 16)),  # floor of an odd multiple: not a polynomial in j
+    ("(N / 3) * 3", "N", range(1, 20)),
+    ("N * N - N", "N * (N - 1)", range(1, 9)),
+    ("N * 3", "N * 2 + 8", (4, 8, 12)),
+    ("N * 3", "N * 2 + 8", (8,)),  # equal at the one value, not as polynomials: sympy cannot decide
+    ("N % 2", "0", (2, 4, 6, 7)),
+])
+def test_identities_decided_as_with_simplify(lhs: str, rhs: str, values: range) -> None:
+    param = family.Param("N", tuple(values))
+    a, b = _extent(lhs), _extent(rhs)
+    family.prove_identity.cache_clear()
+    assert family.prove_identity(a, b, param) == _ref_identity(a, b, param)
+
+
+def _extent(text: str) -> Any:
+    from verify.formula import parse_expression  # noqa: PLC0415
+    return parse_expression(text, ("N",))
