@@ -81,32 +81,23 @@ def _sparse_mutants(count: int = 60, seed: int = 3, first_only: bool = False) ->
 
 # ----------------------------------------------------------------------------- metadata enumerations
 
+class _OracleTable:
+    """The metadata layout asked of the scalar oracle, lane by lane and nibble by nibble (what the vectorised
+    ``MetadataTable`` replaced): the same scan over it must find the same witness."""
+
+    def __init__(self, md: Any) -> None:
+        self.md = md
+
+    def selector(self, lane: int) -> int | None:
+        return selector_of(self.md, lane)
+
+    def cell(self, lane: int, n: int) -> tuple[int, int] | None:
+        return metadata_cell(self.md, lane, n)
+
+
 def _ref_budget(md: Any, threads: int, rows: int, chunks: int) -> dict[str, Any] | None:
-    """``metadata_budget``'s enumeration as a scalar scan over the oracle (the code it replaced)."""
-    enum = None
-    for s in md.selectors:
-        seen: dict[tuple[int, int], tuple[int, int]] = {}
-        for lane in range(threads):
-            if selector_of(md, lane) != s:
-                continue
-            for n in range(NIBBLES_PER_REGISTER):
-                cell = metadata_cell(md, lane, n)
-                if cell is None or not (0 <= cell[0] < rows and 0 <= cell[1] < chunks):
-                    enum = enum or {"selector": s, "kind": "in_range", "lane": lane, "nibble": n,
-                                    "row": cell[0] if cell else None, "chunk": cell[1] if cell else None}
-                    continue
-                if cell in seen and enum is None:
-                    enum = {"selector": s, "kind": "injective", "lane": seen[cell][0], "nibble": seen[cell][1],
-                            "lane2": lane, "nibble2": n, "row": cell[0], "chunk": cell[1]}
-                seen.setdefault(cell, (lane, n))
-        if enum is None:
-            for r in range(rows):
-                for c in range(chunks):
-                    if (r, c) not in seen and enum is None:
-                        enum = {"selector": s, "kind": "surjective", "row": r, "chunk": c}
-        if enum:
-            break
-    return enum
+    """``metadata_budget``'s enumeration over the oracle."""
+    return sp._budget_enum(_OracleTable(md), md, threads, rows, chunks)  # type: ignore[arg-type]
 
 
 def _ref_group(md: Any, lay: Any) -> dict[str, Any] | None:

@@ -194,14 +194,8 @@ def check_family(layout: Layout, timeout: float) -> LayoutResult:
     enumeration of every instance; surjective by pigeonhole for all N (or per instance)."""
     results = [check_count(layout), _per_instance(layout, "elements", fragment.check_elements),
                _per_instance(layout, "packing", fragment.check_packing)]
-    key = (fragment.engine_key(layout), timeout)
-    if key in _FAMILY_MEMO:
-        engine, _ = _FAMILY_MEMO[key]
-        results += [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0) for c in engine]
-        return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
-    out = _check_family_engines(layout, timeout)
-    _FAMILY_MEMO[key] = (out.checks, out.enumeration_seconds)
-    return LayoutResult(layout, tuple(results) + out.checks, out.enumeration_seconds)
+    return fragment.with_engines(layout, results, _FAMILY_MEMO, (fragment.engine_key(layout), timeout),
+                                 lambda: _check_family_engines(layout, timeout))
 
 
 def clear_family_memo() -> None:

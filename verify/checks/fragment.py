@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Iterable
+from typing import Any, Callable, Hashable, Iterable
 
 import numpy as np
 import z3
@@ -316,14 +316,21 @@ def engine_key(layout: Layout) -> tuple:
 
 def _check_layout(layout: Layout, timeout: float) -> LayoutResult:
     results = [check_count(layout), check_elements(layout), check_packing(layout)]
-    key = engine_key(layout)
-    if key in _ENGINE_MEMO:
-        engine, enum_seconds = _ENGINE_MEMO[key]
-        results += [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0) for c in engine]
+    return with_engines(layout, results, _ENGINE_MEMO, engine_key(layout), lambda: _check_engines(layout, timeout))
+
+
+def with_engines(layout: Layout, results: list[CheckResult], memo: dict, key: Hashable,
+                 compute: Callable[[], LayoutResult]) -> LayoutResult:
+    """``results`` plus the two engines' checks of ``layout``: computed, or reused from ``memo`` when the same
+    map was proved before (each layout keeps its own expectations; a reused check reports 0 s)."""
+    if key in memo:
+        engine, _ = memo[key]
+        results = results + [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0)
+                             for c in engine]
         return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
-    engine_results = _check_engines(layout, timeout)
-    _ENGINE_MEMO[key] = (engine_results.checks, engine_results.enumeration_seconds)
-    return LayoutResult(layout, tuple(results) + engine_results.checks, engine_results.enumeration_seconds)
+    out = compute()
+    memo[key] = (out.checks, out.enumeration_seconds)
+    return LayoutResult(layout, tuple(results) + out.checks, out.enumeration_seconds)
 
 
 def _check_engines(layout: Layout, timeout: float) -> LayoutResult:

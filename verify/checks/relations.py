@@ -95,33 +95,36 @@ def check_relations(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
     return out
 
 
-def _ldmatrix_a(layouts: dict[str, Layout], timeout: float) -> list[InstructionResult]:
-    found = _find(layouts, "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16")
+def _ldmatrix_is(layouts: dict[str, Layout], timeout: float, rid: str, ids: tuple[str, str], num: int,
+                 tile: tuple[str, str, int, int], names: tuple[str, str], note: str) -> list[InstructionResult]:
+    """ldmatrix ``.x{num}`` of a tile (``tile``: the addresses as a formula over the source row and column,
+    the tile's name, rows, cols) is the mma operand ``ids[1]``, element for element."""
+    found = _find(layouts, *ids)
     if found is None:
         return []
     t0 = time.perf_counter()
-    ldm, a = found
-    x4 = ldm.instance(NUM=4)
-    tile = compose(x4, "row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n", operand="A", rows=16, cols=16,
-                   layout_id="ldmatrix.m8n8.x4 of a 16 x 16 tile")
-    c = equivalence.same_map(a, tile, timeout, names=("mma A", "ldmatrix .x4"), check="equal")
-    return [_result("ldmatrix_x4_is_mma_a", "ldmatrix", x4.shape, (x4, a), [c],
-                    {"equal": "the ldmatrix element order within a row is CuTe's (SM75_U32x4_LDSM_N); the row addresses "
-                              "(lane t: tile row t % 16, column 8 (t / 16)) are the usual ones, ours"}, t0)]
+    ldm, mma = found
+    inst = ldm.instance(NUM=num)
+    formula, name, rows, cols = tile
+    composed = compose(inst, formula, operand=mma.operand, rows=rows, cols=cols, layout_id=name)
+    c = equivalence.same_map(mma, composed, timeout, names=names, check="equal")
+    return [_result(rid, "ldmatrix", inst.shape, (inst, mma), [c], {"equal": note}, t0)]
+
+
+def _ldmatrix_a(layouts: dict[str, Layout], timeout: float) -> list[InstructionResult]:
+    return _ldmatrix_is(
+        layouts, timeout, "ldmatrix_x4_is_mma_a", ("ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"), 4,
+        ("row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n", "ldmatrix.m8n8.x4 of a 16 x 16 tile", 16, 16),
+        ("mma A", "ldmatrix .x4"),
+        "the ldmatrix element order within a row is CuTe's (SM75_U32x4_LDSM_N); the row addresses "
+        "(lane t: tile row t % 16, column 8 (t / 16)) are the usual ones, ours")
 
 
 def _ldmatrix_b(layouts: dict[str, Layout], timeout: float) -> list[InstructionResult]:
-    found = _find(layouts, "ldmatrix.m8n8.R.b16.trans", "mma.m16n8k16.B.f16_bf16")
-    if found is None:
-        return []
-    t0 = time.perf_counter()
-    ldm, b = found
-    x2 = ldm.instance(NUM=2)
-    tile = compose(x2, "row = src_row\ncol = src_col\n", operand="B", rows=16, cols=8,
-                   layout_id="ldmatrix.m8n8.x2.trans of a 16 x 8 tile")
-    c = equivalence.same_map(b, tile, timeout, names=("mma B", "ldmatrix .x2.trans"), check="equal")
-    return [_result("ldmatrix_x2_trans_is_mma_b", "ldmatrix", x2.shape, (x2, b), [c],
-                    {"equal": "the .trans element order is CuTe's (SM75_U16x4_LDSM_T)"}, t0)]
+    return _ldmatrix_is(
+        layouts, timeout, "ldmatrix_x2_trans_is_mma_b", ("ldmatrix.m8n8.R.b16.trans", "mma.m16n8k16.B.f16_bf16"), 2,
+        ("row = src_row\ncol = src_col\n", "ldmatrix.m8n8.x2.trans of a 16 x 8 tile", 16, 8),
+        ("mma B", "ldmatrix .x2.trans"), "the .trans element order is CuTe's (SM75_U16x4_LDSM_T)")
 
 
 def _stmatrix_pair(layouts: dict[str, Layout], timeout: float) -> list[InstructionResult]:
