@@ -79,6 +79,27 @@ def test_a_new_count_erratum_is_not_called_known(tmp_path, docs_dir, capsys):
     assert lay["checks"]["packing"]["status"] == "refuted" and lay["checks"]["packing"]["expected"] == "proved"
 
 
+P57 = "9-7-14-5-7-matrix-fragments-for-mma-m16n8k8.md"
+
+
+@pytest.mark.parametrize("old,new,after,facts", [
+    # an element list deleted: ingest names the elements itself, every check passes (found by benchmarks/fuzz.py)
+    ("| b0, b1 |", "|  |", "`.f64` | A vector expression containing two `.f64` registers", {"elements"}),
+    # a register type changed where the map and the counts stay consistent
+    ("two `.f64` registers, containing two `.f64` elements from the matrix B",
+     "two `.b64` registers, containing two `.b64` elements from the matrix B", "", {"register_type"}),
+])
+def test_register_facts_the_page_changes_are_findings(tmp_path, docs_dir, capsys, old, new, after, facts):
+    page = plant(tmp_path, docs_dir, P57, old, new, after=after)
+    rc, data = check_json(capsys, str(page))
+    assert rc == 1
+    bad = unexpected(data)
+    assert [(f["layout"], f["check"]) for f in bad] == [("mma.m16n8k8.B.f64", "register_facts")]
+    assert set(bad[0]["counterexample"]["facts"]) == facts
+    assert main(["check", str(page)]) == 1
+    assert "register_facts:FAIL" in capsys.readouterr().out
+
+
 def test_a_different_bijection_is_a_finding(tmp_path, docs_dir, capsys):
     """Still a bijection, but not the reviewed layout: only the comparison with the reviewed spec sees it."""
     page = plant(tmp_path, docs_dir, P3, "(threadID_in_group * 4) + i", "(threadID_in_group * 4) + (3 - i)",

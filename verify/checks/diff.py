@@ -18,10 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ..layout.family import extent_text
 from ..layout.model import Layout, Spec
 from ..results import CheckResult
-from .equivalence import same_map
+from .equivalence import register_facts, same_map
 from .fragment import DEFAULT_TIMEOUT
 
 
@@ -71,14 +70,6 @@ class DiffResult:
         return out
 
 
-def _facts(lay: Layout) -> dict[str, str]:
-    """What the doc says of a fragment's registers, as text (families: as written in the parameter)."""
-    return {"registers": extent_text(lay.registers), "elements_per_register": str(lay.elements_per_register),
-            "register_type": lay.register_type, "elements": " ".join((lay.elements_text or "").split()),
-            "domain": f"{lay.threads} threads x {extent_text(lay.domain.elements)}",
-            "matrix": f"{extent_text(lay.codomain.rows)} x {extent_text(lay.codomain.cols)}"}
-
-
 def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
     """Both engines: the same map (a family: for every value of its parameter, first difference first)."""
     if old.is_family or new.is_family:
@@ -114,7 +105,7 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
     undecided: list[Change] = []
     unchanged: list[str] = []
     for lid in sorted(set(a) & set(b)):
-        fa, fb = _facts(a[lid]), _facts(b[lid])
+        fa, fb = register_facts(a[lid]), register_facts(b[lid])
         what = [k for k in fa if fa[k] != fb[k]]
         notes = [f"{k}: {fa[k]!r} -> {fb[k]!r}" for k in what]
         cex = None

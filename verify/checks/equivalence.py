@@ -19,6 +19,7 @@ import numpy as np
 import z3
 
 from ..engines import smt
+from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from .fragment import DEFAULT_TIMEOUT, width
@@ -31,6 +32,15 @@ class Point:
     mma: int
     row: int
     col: int
+
+
+def register_facts(lay: Layout) -> dict[str, str]:
+    """What the doc says of a fragment's registers, as text (families: as written in the parameter):
+    two layouts with the same map can still disagree here (a count or an element list changed)."""
+    return {"registers": extent_text(lay.registers), "elements_per_register": str(lay.elements_per_register),
+            "register_type": lay.register_type, "elements": " ".join((lay.elements_text or "").split()),
+            "domain": f"{lay.threads} threads x {extent_text(lay.domain.elements)}",
+            "matrix": f"{extent_text(lay.codomain.rows)} x {extent_text(lay.codomain.cols)}"}
 
 
 def point_of(layout: Layout, lane: int, i: int) -> Point | None:

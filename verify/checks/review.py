@@ -6,6 +6,10 @@ id can.  Every difference is a finding, expected only where the reviewed record 
 
 * ``reviewed``: the page's map differs from the reviewed one (first differing (lane, i), both engines),
   a page layout no reviewed spec records, or a reviewed layout the page no longer states;
+* ``register_facts``: what the page says of the registers (count, type, element list, domain, matrix)
+  differs from the reviewed layout, even where the map is the same (a dropped element list, a count
+  changed in the text: ingest derives the page's own expectations from that text, so only the review
+  can see it);
 * ``syntax``: a fragment whose formula does not parse and could not be built (at the page position);
 * ``evaluation``: a page formula that cannot be evaluated on its domain (division by zero, ...).
 """
@@ -14,7 +18,7 @@ from __future__ import annotations
 from ..errors import SpecError
 from ..layout.model import Layout, Spec
 from ..results import Finding
-from .equivalence import same_map
+from .equivalence import register_facts, same_map
 
 
 def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Finding]:
@@ -38,6 +42,12 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
         if r.status != "proved":
             out.append(Finding(lay.id, "reviewed", r.status, "proved",
                                f"{_where(lay)}: the page's layout is not the reviewed one: {r.message}", r.counterexample))
+        fr, fp = register_facts(ref), register_facts(lay)
+        if what := [k for k in fr if fr[k] != fp[k]]:
+            out.append(Finding(lay.id, "register_facts", "refuted", "proved",
+                               f"{_where(lay)}: the page states other register facts than the reviewed spec: "
+                               + "; ".join(f"{k}: {fr[k]!r} -> {fp[k]!r}" for k in what),
+                               {**_at(lay), "facts": {k: {"reviewed": fr[k], "page": fp[k]} for k in what}}))
     for u in spec.unbuilt:
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,
                            f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",

@@ -102,6 +102,14 @@ RULES: dict[str, tuple[str, str, str]] = {
                         "exactly one lane and nibble, and by the lanes the selector names."),
     "metadata_group": ("SparseMetadataGroup", "each metadata field a lane supplies belongs to a row its group holds",
                        "A lane must supply only the metadata of rows its own group of four holds in A."),
+    "reviewed": ("ReviewedLayout", "a doc page states the map the reviewed spec records",
+                 "A doc page checked against the reviewed specs must give every reviewed layout the same map, state "
+                 "no layout the specs do not record, and drop none."),
+    "register_facts": ("ReviewedRegisterFacts", "a doc page states the register facts the reviewed spec records",
+                       "Register count and type, element list, domain and matrix as a doc page states them must be "
+                       "what the reviewed spec records, even where the map is the same."),
+    "evaluation": ("PageFormulaEvaluation", "a doc page's formula can be evaluated on its domain",
+                   "A doc formula that cannot be evaluated (division by zero, ...) leaves its fragment unchecked."),
     "hardware": ("HardwareObservation", "the layout explains what the GPU computes",
                  "Probe kernels ran the real instruction on a GPU (ptx-verify confirm); the spec's formulas must "
                  "explain every observed relation between A, B, C and D elements."),
@@ -273,7 +281,7 @@ def _rule_json(key: str) -> dict[str, Any]:
         "".join(p.title() for p in key.split("_")), f"the {key} check", f"The {key} check of ptx-verify.")
     if key in BASELINE_RULES:
         kind = "baseline"
-    elif key in CHECK_NAMES or key in ("syntax", "hardware"):
+    elif key in CHECK_NAMES or key in ("syntax", "hardware", "reviewed", "register_facts", "evaluation"):
         kind = "layout"
     else:
         kind = "instruction"

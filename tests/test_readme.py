@@ -1,0 +1,114 @@
+"""The README is a contract: its command table names real subcommands and options, every command line
+it shows parses, and every transcript it shows (``$ ptx-verify ...`` followed by output) is what the
+tool prints today.  A renamed option or a changed verdict breaks this test, not a user's first try."""
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from verify.cli.main import build_parser, main
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _sh_blocks() -> list[list[str]]:
+    return [b.splitlines() for b in re.findall(r"^```sh\n(.*?)^```", README, re.S | re.M)]
+
+
+def _argv(line: str) -> list[str] | None:
+    """The ptx-verify arguments of one shell line (comment dropped), or None if it runs something else."""
+    line = line.removeprefix("$ ").split("  #")[0].strip()
+    for prog in ("ptx-verify ", ".venv/bin/ptx-verify ", "python -m verify "):
+        if prog in line:
+            return shlex.split(line.split(prog, 1)[1].split("&&")[0])
+    return None
+
+
+def _table_rows() -> list[tuple[str, str]]:
+    """(subcommand, the whole row) for every row of the Commands table."""
+    section = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
+    return [(m.group(1), m.group(0)) for m in re.finditer(r"^\| `([a-z]+)[^|]*.*$", section, re.M)]
+
+
+def _subparsers() -> dict:
+    parser = build_parser()
+    action = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    return action.choices
+
+
+def test_command_table_names_every_subcommand_and_only_real_options() -> None:
+    subs = _subparsers()
+    rows = _table_rows()
+    assert rows, "the Commands table was not found"
+    assert {name for name, _ in rows} == set(subs), "README table and CLI subcommands differ"
+    for name, row in rows:
+        known = {s for a in subs[name]._actions for s in a.option_strings}  # noqa: SLF001
+        for opt in re.findall(r"(?<![\w-])--[a-z][a-z-]*", row):
+            assert opt in known, f"README says `{name} {opt}`, the CLI has no such option"
+
+
+def test_every_shown_command_line_parses() -> None:
+    parser = build_parser()
+    lines = [argv for block in _sh_blocks() for line in block if (argv := _argv(line)) is not None]
+    assert len(lines) >= 8
+    for argv in lines:
+        parser.parse_args(argv)  # SystemExit (exit 2) on an unknown option or a missing argument
+
+
+def _transcripts() -> list[tuple[list[str], str]]:
+    """(argv, expected stdout) for every ``$ ptx-verify`` line followed by output in an sh block."""
+    out = []
+    for block in _sh_blocks():
+        i = 0
+        while i < len(block):
+            if block[i].startswith("$ ") and (argv := _argv(block[i])) is not None:
+                j = i + 1
+                while j < len(block) and block[j] and not block[j].startswith("$ "):
+                    j += 1
+                if j > i + 1:
+                    out.append((argv, "\n".join(block[i + 1:j]) + "\n"))
+                i = j
+            else:
+                i += 1
+    return out
+
+
+@pytest.mark.parametrize("argv,expected", _transcripts(), ids=lambda v: v[0] if isinstance(v, list) else "")
+def test_shown_output_is_todays_output(argv: list[str], expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        rc = main(argv)
+    assert rc in (0, 1)
+    assert re.fullmatch(_pattern(expected), out.getvalue()), out.getvalue()
+
+
+def _pattern(shown: str) -> str:
+    """Shown output as a pattern: a line ``...`` stands for any lines, a line ending in ``...`` for the
+    rest of that line; everything else must match exactly."""
+    parts = []
+    for line in shown.splitlines():
+        if line.strip() == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        elif line.endswith("..."):
+            parts.append(re.escape(line[:-3]) + r"[^\n]*\n")
+        else:
+            parts.append(re.escape(line) + r"\n")
+    return "".join(parts)
+
+
+def test_transcripts_were_found() -> None:
+    assert len(_transcripts()) >= 3
+
+
+def test_pattern_elides_only_what_it_says() -> None:
+    pat = _pattern("a: shuffle\n  lane 0: x, ...\n  ...\nend\n")
+    assert re.fullmatch(pat, "a: shuffle\n  lane 0: x, y, z\n  1\n  2\nend\n")
+    assert not re.fullmatch(pat, "a: free\n  lane 0: x, y\nend\n")
+    assert not re.fullmatch(pat, "a: shuffle\n  lane 0: x, y\nend\nmore\n")
