@@ -128,9 +128,24 @@ def fuzz_pages(rng: random.Random, pages: Path, n: int, work: Path, fails: list[
             changed = diff(base_specs[src.name], new)
             unbuilt = [u for s in new for u in s.unbuilt]
             if changed.changed or changed.removed or changed.added or unbuilt:
-                fails.append(f"SILENT: {src.name} #{k}: {changed.text_lines()[:2]} unbuilt={len(unbuilt)} but check exits 0")
+                kept = _keep(page, f"silent-{k}")
+                fails.append(f"SILENT: {src.name} #{k}: {changed.text_lines()[:2]} unbuilt={len(unbuilt)} but check "
+                             f"exits 0 (input kept: {kept})")
                 stats["silent"] += 1
         shutil.rmtree(d, ignore_errors=True)
+
+
+KEEP: Path | None = None
+
+
+def _keep(path: Path, tag: str) -> str:
+    """Copy a failing input out of the scratch directory, so that it can be re-run by hand."""
+    if KEEP is None:
+        return "not kept (no --keep)"
+    dest = KEEP / tag / path.name
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, dest)
+    return str(dest)
 
 
 def fuzz_specs(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
@@ -216,7 +231,10 @@ def main_() -> int:
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--kinds", default="page,spec,formula,notation")
+    ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
+    global KEEP
+    KEEP = Path(args.keep) if args.keep else None
     rng = random.Random(args.seed)
     fails: list[str] = []
     stats = {"runs": 0, "max_s": 0.0, "silent": 0}

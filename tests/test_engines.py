@@ -212,3 +212,55 @@ def test_surjective_refuted_when_injective_holds_but_domain_too_small():
     assert res.get("injective").status == "proved"
     assert res.get("surjective").counterexample == {"row": 0, "col": 4}
     assert res.get("surjective").engines["z3_method"] != "pigeonhole"
+
+
+@st.composite
+def partial_formulas(draw) -> str:
+    """Definitions undefined on some lanes, used inside later conditions and cases (the evaluator's
+    shortcut for ``... otherwise`` must not call such points defined), and ranges of divisors that
+    include zero (undefined points, never an exception)."""
+    k = draw(st.sampled_from([0, 8, 16, 31, 32]))
+    x = f"x = {draw(exprs())} if %laneid < {k}"
+    d = draw(st.integers(0, 3))
+    y = f"y = ({draw(exprs())}) % ({draw(exprs(1))} - {d})" if draw(st.booleans()) else f"y = {draw(exprs())}"
+    c = draw(st.integers(0, 9))
+    row = f"row = {draw(exprs())} for ci where x < {c}\n      {draw(exprs())} otherwise"
+    col = draw(st.sampled_from([
+        f"col = {draw(exprs())} for ci where y > {c}\n      {draw(exprs())} otherwise",
+        f"col = y for ci where i = {{0, 1}}",
+        f"col = {draw(exprs())} for ci where i < 1\n      x + y otherwise",
+    ]))
+    return f"groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n{x}\n{y}\n{row}\n{col}\n"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(partial_formulas())
+def test_vectorised_cells_are_the_oracle_point_by_point(text: str):
+    """The enumeration engine's vectorised evaluator against the scalar oracle at every (lane, i):
+    the same cell, the same undefined points, the same first error."""
+    from verify.engines.oracle import EvalError
+    from verify.errors import SpecError
+
+    lay = api.layout_from_formula(text, operand="C", rows=8, cols=8, elements=2, register_type="b32",
+                                  types=("f16",), registers=1)
+
+    def scalar_first_error() -> str | None:
+        for lane in range(lay.threads):
+            for i in range(lay.n_elements):
+                try:
+                    lay.map.point(lane, i)
+                except (EvalError, SpecError) as e:
+                    return str(e)
+        return None
+
+    try:
+        cells = lay.map.cells(lay.domain)
+    except (EvalError, SpecError) as e:
+        assert scalar_first_error() == str(e)
+        return
+    assert scalar_first_error() is None
+    for lane in range(lay.threads):
+        for i in range(lay.n_elements):
+            p = lay.map.point(lane, i)
+            got = (int(cells.row[lane, i]), int(cells.col[lane, i])) if cells.ok[lane, i] else None
+            assert got == p, (lane, i, got, p)

@@ -100,6 +100,25 @@ def test_register_facts_the_page_changes_are_findings(tmp_path, docs_dir, capsys
     assert "register_facts:FAIL" in capsys.readouterr().out
 
 
+P58 = "9-7-14-5-8-matrix-fragments-for-mma-m16n8k16-with-floating-point-type.md"
+
+
+@pytest.mark.parametrize("old,new,after", [
+    # found by benchmarks/fuzz.py: a second break in a formula the reviewed spec records as broken
+    ("groupID + 8 Otherwise", "groupID + 1099511627776 Otherwise", "row = groupID for ai where i % 2 = 0"),
+    ("(threadID_in_group Otherwise", "(threadID_in_group ] Otherwise", ""),
+    ("col = (i * 2) + threadID_in_group for ai", "col = (i * 2) + threadID_in_group for ai for ai", ""),
+])
+def test_a_known_broken_formula_broken_another_way_is_new(tmp_path, docs_dir, capsys, old, new, after):
+    rc, data = check_json(capsys, str(docs_dir / P58))
+    [known] = [f for f in data["findings"] if f["check"] == "syntax"]
+    assert rc == 0 and known["as_expected"] and known["layout"] == "mma.m16n8k16.A.f64"
+    page = plant(tmp_path, docs_dir, P58, old, new, after=after)
+    rc, data = check_json(capsys, str(page))
+    assert rc == 1
+    assert [(f["layout"], f["check"]) for f in unexpected(data)] == [("mma.m16n8k16.A.f64", "syntax")]
+
+
 def test_a_different_bijection_is_a_finding(tmp_path, docs_dir, capsys):
     """Still a bijection, but not the reviewed layout: only the comparison with the reviewed spec sees it."""
     page = plant(tmp_path, docs_dir, P3, "(threadID_in_group * 4) + i", "(threadID_in_group * 4) + (3 - i)",

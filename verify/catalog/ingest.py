@@ -33,7 +33,7 @@ from ..formula import Formula, FormulaError, parse_formula
 from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
-from ..layout.model import Domain, Shape
+from ..layout.model import UNPARSED, Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
@@ -737,7 +737,7 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
                      f"formula does not parse: {e.message}; recovered by {fix[1]}",
                      {"error": e.message, "recovered": fix[1]}, fr.operand, fr.types)
             expect["syntax"] = "refuted"
-            fr = replace(fr, syntax_error=(pl, col, f"the doc's formula does not parse: {e.message}"))
+            fr = replace(fr, syntax_error=(pl, col, UNPARSED + e.message))
             errata.append(f"doc formula does not parse ({e.message} at {Path(ctx.section.page).name}:{pl}:{col}); "
                           f"corrected by {fix[1]}")
         else:
@@ -745,7 +745,7 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
                      f"formula does not parse: {e.message}; no repair found, fragment left out",
                      {"error": e.message}, fr.operand, fr.types)
             return replace(fr, formula="", comments=fr.comments + ("formula does not parse; left out",),
-                           syntax_error=(pl, col, f"the doc's formula does not parse: {e.message}"))
+                           syntax_error=(pl, col, UNPARSED + e.message))
     for entry in REVIEWED_ERRATA:
         if entry["section"] == ctx.number and entry["operand"] == fr.operand:
             base = cformula_text or fr.formula

@@ -8,7 +8,8 @@ of the same id (the bundled specs, or the specs given with ``--against``):
 * a layout the reviewed specs record: its expectations (known errata stay known);
 * a layout they do not record, or a correction ingest proposes that no reviewer made: every check
   expected to be proved;
-* a doc formula that does not parse: expected only when the reviewed spec records that syntax erratum.
+* a doc formula that does not parse: expected only when the reviewed spec records that syntax erratum,
+  with the same parse error (a formula broken in another way is a new erratum).
 
 The maps themselves are compared by ``verify.checks.review`` (a page formula that still gives a
 bijection, but another one, is a finding), which also reports the fragments that could not be built
@@ -19,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ..layout.model import Layout, Spec
+from ..layout.model import UNPARSED, Layout, Spec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,13 +28,13 @@ class Reviewed:
     """The reviewed record, by layout id."""
 
     layouts: dict[str, Layout]
-    syntax: frozenset[str]  # ids whose doc formula the reviewed specs record as not parsing
+    syntax: dict[str, str]  # id -> how the reviewed specs record its doc formula failing to parse
     sections: dict[str, tuple[str, ...]]  # reviewed spec path -> the ids of its doc layouts
 
     @staticmethod
     def of(specs: Sequence[Spec]) -> "Reviewed":
         layouts = {lay.id: lay for s in specs for lay in s.layouts}
-        syntax = frozenset(f.layout for s in specs for f in s.syntax_findings)
+        syntax = {f.layout: f.message for s in specs for f in s.syntax_findings}
         sections = {s.path: tuple(lay.id for lay in s.layouts if not lay.corrected)
                     + tuple(f.layout for f in s.syntax_findings) for s in specs}
         return Reviewed(layouts, syntax, sections)
@@ -58,13 +59,19 @@ def apply(spec: Spec, reviewed: Reviewed) -> Spec:
         layouts.append(dataclasses.replace(lay, expect=dict(ref.expect) if ref is not None else {}))
         if ref is not None:
             counterparts.append(ref)
-    syntax = tuple(dataclasses.replace(f, expected="refuted" if f.layout in reviewed.syntax else "proved")
+    syntax = tuple(dataclasses.replace(f, expected="refuted" if reviewed.syntax.get(f.layout) == f.message else "proved")
                    for f in spec.syntax_findings)
-    unbuilt = tuple(dataclasses.replace(u, expected="refuted" if u.layout in reviewed.syntax else "proved")
-                    for u in spec.unbuilt)
+    unbuilt = tuple(dataclasses.replace(u, expected="refuted" if _same_syntax(u.message, reviewed.syntax.get(u.layout))
+                                        else "proved") for u in spec.unbuilt)
     ids = [lay.id for lay in spec.layouts] + [f.layout for f in spec.syntax_findings] + [u.layout for u in unbuilt]
     return dataclasses.replace(spec, layouts=tuple(layouts), syntax_findings=syntax, reviewed=tuple(counterparts),
                                covers=reviewed.covering(ids), unbuilt=unbuilt)
+
+
+def _same_syntax(unbuilt: str, recorded: str | None) -> bool:
+    """An unbuilt fragment's parse error is the one the reviewed spec records (the message after the
+    page's own prefix; a formula broken another way is a new erratum)."""
+    return recorded is not None and unbuilt.removeprefix(UNPARSED) == recorded
 
 
 __all__ = ["Reviewed", "apply"]

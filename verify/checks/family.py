@@ -16,6 +16,7 @@ Every counterexample names the parameter value: ``N = 24: lane 5, element d3 ...
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import time
 from typing import Any, Callable
 
@@ -26,7 +27,7 @@ from ..errors import SpecError
 from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var, parse_formula, replace_node, walk
 from ..layout.formula import FormulaMap
 from ..layout.enumerate import decide
-from ..layout.family import Extent, prove_identity
+from ..layout.family import Extent, extent_at, prove_identity
 from ..layout.model import Codomain, Domain, Layout, cells_of, identity_memo, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
 from . import fragment
@@ -109,10 +110,27 @@ def _width(layout: Layout) -> int:
     """A bit width for every value the family's formulas and extents take, over all its instances
     (memoised per layout: every Z3 query of a family asks, and each instance's bound is a walk of its formula)."""
     def widest() -> int:
-        widths = [fragment.width(inst) for _, inst in layout.instances()]
         top = max(max(p.values) for p in layout.domain.params)
-        return max(widths + [smt.width_for(4 * top * max(layout.threads, 1) + 64)])
+        floor = smt.width_for(4 * top * max(layout.threads, 1) + 64)
+        if not isinstance(layout.map, FormulaMap):  # a composed map: bound instance by instance
+            return max([fragment.width(inst) for _, inst in layout.instances()] + [floor])
+        # one interval analysis with each parameter in [0, its largest value]: sound for every instance
+        # (the analysis is monotone in its input intervals) without building the instances
+        d, c = layout.domain, layout.codomain
+        ext = {x: max(extent_at(x, env) for env in _envs(layout)) for x in (d.elements, c.rows, c.cols)}
+        bound = max(layout.threads, layout.groups, *ext.values(), d.bound(),
+                    layout.map.bound(dataclasses.replace(d, elements=ext[d.elements])))
+        w = smt.width_for(bound)
+        if w > smt.MAX_WIDTH:
+            raise fragment.BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
+        return max(w, floor)
     return identity_memo(_WIDTHS, layout, id(layout), widest)
+
+
+def _envs(layout: Layout) -> list[dict[str, int]]:
+    """Every binding of a family's parameters, in the order ``instances`` gives them."""
+    params = layout.domain.params
+    return [dict(zip((p.name for p in params), combo)) for combo in itertools.product(*(p.values for p in params))]
 
 
 _WIDTHS: dict[int, tuple[Layout, int]] = {}

@@ -20,6 +20,7 @@ re-run the failing points with the oracle (``first_error``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
@@ -77,6 +78,12 @@ _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
+@lru_cache(maxsize=1 << 12)
+def _bound(formula: Formula, lane_max: int, i_max: int, env_max: tuple[tuple[str, int], ...]) -> int:
+    """``value_bound``, once per formula and domain (a family's instances and every re-evaluation ask again)."""
+    return value_bound(formula, lane_max, i_max, dict(env_max))
+
+
 class VectorEvaluator:
     """Evaluates the definitions of one formula over every point of a domain.
 
@@ -94,7 +101,7 @@ class VectorEvaluator:
         lane_max = int(np.max(lane)) if np.size(lane) else 0
         i_max = int(np.max(i)) if np.size(i) else 0
         env_max = {k: int(np.max(np.abs(v))) if np.size(v) else 0 for k, v in (env or {}).items()}
-        self.fast = value_bound(formula, lane_max, i_max, env_max) < FAST_LIMIT
+        self.fast = _bound(formula, lane_max, i_max, tuple(sorted(env_max.items()))) < FAST_LIMIT
         dtype = np.int64 if self.fast else object
         # every array keeps the shape it needs ([threads, 1] for the lane, [1, n] for i) and numpy
         # broadcasts: a value that depends on the lane only is computed once per lane
@@ -103,6 +110,7 @@ class VectorEvaluator:
             self._vars[k] = np.asarray(v, dtype=dtype)
         self.dtype = dtype
         self._memo: dict[str, Value] = {}
+        self._consts: dict[int, Value] = {}
 
     # -- helpers
     def _full(self, v: int) -> np.ndarray:
@@ -140,20 +148,32 @@ class VectorEvaluator:
         reach: np.ndarray | None = None  # points that get to this case (None: all)
         parts: list[tuple[np.ndarray | None, Value]] = []
         err: np.ndarray | None = None
+        has_else = False  # an unconditional last case was reached: it takes every point left
+        partial = False  # a condition undefined somewhere: its points take no case
         for case in cases:
             if reach is not None and not reach.any():
                 break
             if case.cond is None:
                 parts.append((reach, self.expr(case.expr)))
                 reach = np.zeros((), bool)
+                has_else = True
                 break
             truth, cok, cerr = self.cond(case.cond)
+            partial = partial or cok is not None
             if cerr is not None:
                 err = either(err, cerr if reach is None else (cerr & reach))
             here = both(reach, cok)
             take = truth if here is None else (here & truth)
             reach = ~truth if here is None else (here & ~truth)
             parts.append((take, self.expr(case.expr)))
+        if err is None and has_else and not partial and all(
+                e.ok is None and e.err is None and e.span is None and e.hi is e.lo for _, e in parts):
+            # the common shape (cases ending in ``otherwise``, all defined everywhere): one ``where`` per
+            # earlier case, the first matching case winning; every point is defined
+            lo = parts[-1][1].lo
+            for take, e in reversed(parts[:-1]):
+                lo = np.where(take, e.lo, lo)
+            return Value(lo, lo, None, None, None)
         lo: np.ndarray = self._full(0)
         hi: np.ndarray = self._full(0)
         span: np.ndarray | None = None
@@ -181,8 +201,11 @@ class VectorEvaluator:
     # -- expressions
     def expr(self, e: Expr) -> Value:
         if isinstance(e, Num):
-            v = self._full(e.value)
-            return Value(v, v, None, None, None)
+            c = self._consts.get(e.value)
+            if c is None:
+                v = self._full(e.value)
+                c = self._consts[e.value] = Value(v, v, None, None, None)
+            return c
         if isinstance(e, Var):
             v = self._vars[e.name]
             return Value(v, v, None, None, None)
@@ -229,20 +252,21 @@ class VectorEvaluator:
         x, y = a.lo, b.lo
         op = e.op
         op_err: np.ndarray | None = None
+        const = isinstance(e.right, Num)  # the common case (``% 4``, ``>> 2``): its checks decided here
         if op in ("/", "%"):
-            zero = y == 0
-            if np.any(zero):
+            zero = (y == 0) if not const or e.right.value == 0 else None  # type: ignore[attr-defined]
+            if zero is not None and np.any(zero):
                 op_err = np.asarray(zero, dtype=bool)
                 y = np.where(zero, 1, y)
-            if self.fast and np.ndim(y) == 0 and y > 0 and np.all(x >= 0):
+            if self.fast and (e.right.value > 0 if const else np.ndim(y) == 0 and y > 0) and np.all(x >= 0):  # type: ignore[attr-defined]
                 v = x // y if op == "/" else x % y  # non-negative by positive: C and floor agree
             else:
                 q = np.abs(x) // np.abs(y)
                 q = np.where((x >= 0) == (y >= 0), q, -q)
                 v = q if op == "/" else x - y * q
         elif op in ("<<", ">>"):
-            out = (y < 0) | (y > 63)
-            if np.any(out):
+            out = (y < 0) | (y > 63) if not const or not 0 <= e.right.value <= 63 else None  # type: ignore[attr-defined]
+            if out is not None and np.any(out):
                 op_err = np.asarray(out, dtype=bool)
                 y = np.where(out, 0, y)
             v = np.left_shift(x, y) if op == "<<" else np.right_shift(x, y)

@@ -364,6 +364,9 @@ class SyntaxFinding:
     expected: str  # "refuted" when the spec says the doc text is broken
 
 
+UNPARSED = "the doc's formula does not parse: "  # an Unbuilt message: this, then the parser's own message
+
+
 @dataclass(frozen=True)
 class Unbuilt:
     """A fragment of a doc page that could not be turned into a layout (its formula does not parse)."""
