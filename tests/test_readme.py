@@ -112,3 +112,39 @@ def test_pattern_elides_only_what_it_says() -> None:
     assert re.fullmatch(pat, "a: shuffle\n  lane 0: x, y, z\n  1\n  2\nend\n")
     assert not re.fullmatch(pat, "a: free\n  lane 0: x, y\nend\n")
     assert not re.fullmatch(pat, "a: shuffle\n  lane 0: x, y\nend\nmore\n")
+
+
+_HARNESS = r'''
+import ast, sys
+code = sys.stdin.read()
+ns = {}
+for node in ast.parse(code).body:
+    if isinstance(node, ast.Expr):
+        value = eval(compile(ast.Expression(node.value), "README", "eval"), ns)
+        print(f"{node.end_lineno}\t{value!r}")
+    else:
+        exec(compile(ast.Module([node], []), "README", "exec"), ns)
+'''
+
+
+def test_the_python_api_example_runs_and_shows_its_results() -> None:
+    """The README's proof-script block runs as shown, and every value its comments show is what it gives
+    (``# (9, 3)``, ``# "equal"``, ``# Proof(status='proved')`` on the line after a call)."""
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+    [block] = re.findall(r"^```python\n(.*?)^```", README, re.S | re.M)
+    r = subprocess.run([sys.executable, "-c", _HARNESS], input=block, capture_output=True, text=True, cwd=ROOT,
+                       timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    lines = block.splitlines()
+    shown = 0
+    for out in r.stdout.splitlines():
+        lineno, value = out.split("\t", 1)
+        here = lines[int(lineno) - 1]
+        below = lines[int(lineno)] if int(lineno) < len(lines) else ""
+        comment = here.split("#", 1)[1].strip() if "#" in here else below.strip().removeprefix("#").strip()
+        claim = re.match(r"""(\([^)]*\)|"[^"]*"|\w+\([^)]*\))""", comment)
+        if claim:
+            shown += 1
+            assert value.replace("'", '"') == claim.group(1).replace("'", '"').split("  ")[0], (here, value)
+    assert shown >= 4
