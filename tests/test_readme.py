@@ -148,3 +148,14 @@ def test_the_python_api_example_runs_and_shows_its_results() -> None:
             shown += 1
             assert value.replace("'", '"') == claim.group(1).replace("'", '"').split("  ")[0], (here, value)
     assert shown >= 4
+
+
+def test_the_check_text_excerpt_is_todays_output(catalog_report) -> None:
+    """The README's excerpt of ``check`` text output: each line it shows is a line ``check`` prints today."""
+    from verify.outputs.text import check_text  # noqa: PLC0415
+    section = README.split("### `check` text output", 1)[1].split("\n### ", 1)[0]
+    [excerpt] = re.findall(r"^```\n(.*?)^```", section, re.S | re.M)
+    printed = set(check_text(catalog_report[1]).splitlines())
+    shown = [ln for ln in excerpt.splitlines() if ln.strip() != "..."]
+    assert len(shown) >= 8
+    assert [ln for ln in shown if ln not in printed] == []
