@@ -327,3 +327,25 @@ def test_identities_decided_as_with_simplify(lhs: str, rhs: str, values: range) 
 def _extent(text: str) -> Any:
     from verify.formula import parse_expression  # noqa: PLC0415
     return parse_expression(text, ("N",))
+
+
+def test_witness_table_query_stops_when_its_budget_is_spent() -> None:
+    """Building the ground query is work inside ``--timeout`` too: a spent budget gives ``unknown``,
+    never a verdict; with time the same table is proved."""
+    x, y = z3.BitVecs("x y", 16)
+    rows = [(k, k + 1) for k in range(300)]
+    assert smt.holds_everywhere(y == x + 1, [x, y], rows, smt.Budget(10.0)) == "unsat"
+    assert smt.holds_everywhere(y == x + 1, [x, y], rows, smt.Budget(0.0)) == "unknown"
+    assert smt.holds_everywhere(y == x + 2, [x, y], rows, smt.Budget(10.0)) == "sat"
+
+
+def test_a_partial_family_out_of_time_is_unknown_never_proved() -> None:
+    """mma block-scale selectors (16 bindings, one surjective budget for all of them): with no time the
+    verdict is ``unknown``; with time, ``proved``."""
+    from verify.checks.family import check_any
+    from verify.checks.fragment import clear_caches
+    lay = api.layout(api.load([SPECS / "mma.block_scale.m16n8k32.toml"]), "mma.block_scale.m16n8k32.SFB.ue8m0")
+    clear_caches()
+    assert check_any(lay, 1e-6).get("surjective").status == "unknown"
+    clear_caches()
+    assert check_any(lay, 10.0).get("surjective").status == "proved"

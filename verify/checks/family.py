@@ -375,9 +375,9 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
     The enumeration evaluates every binding; Z3 decides ``in_range`` and ``injective`` in one query with
     the parameters free (a family) and ``surjective`` binding by binding (never by pigeonhole: undefined
     points hold nothing).  The first failing binding (in parameter order) is the witness."""
-    t0 = time.perf_counter()
     results = [_partial_count(layout), _per_instance(layout, "elements", fragment.check_elements),
                _per_instance(layout, "packing", fragment.check_packing)]
+    t0 = time.perf_counter()
     insts = layout.instances()
     enum: dict[str, tuple[dict[str, int], dict[str, Any]] | None] = {c: None for c in BIJECTION}
     for env, inst in insts:
@@ -386,7 +386,9 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
         for c in BIJECTION:
             if enum[c] is None and found[c] is not None:
                 enum[c] = (env, found[c])  # type: ignore[assignment]
+    enum_seconds = time.perf_counter() - t0
     for name in ("in_range", "injective"):
+        t0 = time.perf_counter()
         if layout.is_family:
             res, z3_cex = (_partial_in_range_family(layout, smt.Budget(timeout)) if name == "in_range"
                            else z3_injective(layout, smt.Budget(timeout)))
@@ -403,16 +405,18 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
                                     f"{_binding(z3_cex.get('params', {}))}, enumeration at {_binding(hit[0])}")
         results.append(dataclasses.replace(r, seconds=time.perf_counter() - t0))
     verdict: CheckResult | None = None
+    t0 = time.perf_counter()
+    budget = smt.Budget(timeout)  # one budget for the check, binding after binding
     for env, inst in insts:
         hole = enum["surjective"][1] if enum["surjective"] and enum["surjective"][0] == env else None
-        res, z3_cex, method = _partial_surjective_z3(inst, smt.Budget(timeout), hole)
+        res, z3_cex, method = _partial_surjective_z3(inst, budget, hole)
         r = _instance_verdict("surjective", layout, inst, env, res, z3_cex, hole)
         verdict = dataclasses.replace(r, engines={**r.engines, "z3_method": method})
         if r.status != "proved":
             break
     assert verdict is not None
     results.append(dataclasses.replace(verdict, seconds=time.perf_counter() - t0))
-    return LayoutResult(layout, tuple(results), 0.0)
+    return LayoutResult(layout, tuple(results), enum_seconds)
 
 
 def _partial_in_range_family(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:

@@ -82,7 +82,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     lay, md = cells.layout, cells.model
     t0 = time.perf_counter()
     proved = _all_proved(cells, timeout)
-    budget = smt.Budget(timeout)
+    budget = smt.Budget(max(timeout - (time.perf_counter() - t0), timeout * (1 - JOINT_SHARE)))
     enum_cex = None
     inf = cells.map.info(lay.domain)  # every element at once; the first bad one described by the oracle
     bad = np.flatnonzero((inf.defined & (~inf.ok | (inf.first < 0) | (inf.last >= md.k))).ravel())
@@ -209,17 +209,21 @@ def _pairs_refuting(cells: _Sparse) -> z3.BoolRef:
     return z3.And(p.first + [z3.ULT(p.mv, smt.bv(16, w)), z3.Or(p.outside, z3.And(p.second + [bad]))])
 
 
+JOINT_SHARE = 0.25  # of a check's --timeout, for the joint query
+
+
 def _all_proved(cells: _Sparse, timeout: float) -> bool:
     """One query for what the element checks expect to prove: the disjunction of the conditions refuting
     ``chunk_ranges``, ``metadata_distinct``, ``metadata_ordered`` and the in-chunk half of ``metadata_invalid``
     (all over the same one or two symbolic elements).  ``unsat`` proves each of them (each of their queries is
     this one restricted), so a catalog layout needs no other element query but ``metadata_invalid``'s pairs;
     otherwise each check asks its own, within its own budget as before (the joint query has a budget of its
-    own, spent before any check's starts: it can add proofs, never take one away).  Asked once per layout.
+    own, a quarter of a check's, spent before any check's starts: it can add proofs, never take one away;
+    the check that asks it, ``chunk_ranges``, keeps the rest of its time).  Asked once per layout.
     (The metadata layout's queries stay apart: joined to these they cost Z3 more than they save.)"""
     def ask() -> bool:
         query = z3.Or(_range_terms(cells)[3], _pairs_refuting(cells))
-        return smt.solve([query], smt.Budget(timeout))[0] == "unsat"
+        return smt.solve([query], smt.Budget(timeout * JOINT_SHARE))[0] == "unsat"
     return cells.once("all_proved", ask)  # type: ignore[no-any-return]
 
 
