@@ -12,6 +12,17 @@ DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0
 SEEDS = Path(os.environ.get("PTX_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
 
 
+def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``ptx-verify ARGV`` in process: (exit code, stdout, stderr), argparse's usage errors included."""
+    from verify.cli.main import main  # noqa: PLC0415
+    try:
+        rc = main(list(argv))
+    except SystemExit as e:
+        rc = int(e.code or 0)
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
 @pytest.fixture(scope="session")
 def docs_dir() -> Path:
     if not DOCS.is_dir():

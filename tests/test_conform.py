@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 import tomllib
-from conftest import SPECS
+from conftest import SPECS, cli
 
 from verify import api
 from verify.checks.conform import Permutation, conform, replication_candidates
-from verify.cli.main import main
 from verify.formula import render
 from verify.layout.formula import FormulaMap
 from verify.layout.notations import NotationError
@@ -42,14 +41,6 @@ def spec(shape: str, operand: str, ptype: str, variant: str | None = None, corre
     assert hits, (shape, operand, ptype, variant, corrected)
     return hits[0]
 
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(argv))
-    except SystemExit as e:  # argparse's own usage errors
-        rc = int(e.code)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def index_code_of(lay: api.Layout) -> str:

@@ -13,11 +13,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SPECS
+from conftest import SPECS, cli
 
 from verify import api
 from verify.checks.crosscheck import SpecIndex, _variant
-from verify.cli.main import main
 
 DATA = Path(__file__).resolve().parent / "data" / "notations"
 WHEEL, MAIN = DATA / "cutlass-4.2.0", DATA / "cutlass-main"
@@ -33,14 +32,6 @@ def specs() -> tuple:
 def report(root: Path):
     return api.crosscheck(root, list(specs()))
 
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(argv))
-    except SystemExit as e:
-        rc = int(e.code)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def test_wheel_4_2_has_the_pr3140_bug_in_eight_traits():

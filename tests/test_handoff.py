@@ -13,11 +13,10 @@ import random
 
 import pytest
 import z3
-from conftest import SPECS
+from conftest import SPECS, cli
 
 from verify import api
 from verify.checks.handoff import HandoffError, grid_for, handoff
-from verify.cli.main import main
 from verify.layout.formula import FormulaMap
 from verify.layout.model import cells_of
 from verify.layout.tile import TileMap, tile
@@ -34,14 +33,6 @@ def spec(shape: str, operand: str, ptype: str, instruction: str = "mma") -> api.
     assert hits, (shape, operand, ptype)
     return hits[0]
 
-
-def cli(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        rc = main(list(argv))
-    except SystemExit as e:
-        rc = int(e.code)
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 C_F32 = ("m16n8k16", "C", "f32")

@@ -49,6 +49,7 @@ import numpy as np
 import z3
 
 from ..engines import smt
+from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
 from ..results import CheckResult, combine_engines
 from .equivalence import cell_dict as _cell
@@ -112,22 +113,11 @@ class Permutation:
     def text(self) -> str:
         if self.uniform:
             return self.cycles_text(self.groups[0][1])
-        return "; ".join(f"lanes {_ranges(list(lanes))}: {self.cycles_text(perm)}" for lanes, perm in self.groups)
+        return "; ".join(f"lanes {number_ranges(list(lanes))}: {self.cycles_text(perm)}" for lanes, perm in self.groups)
 
     def to_json(self) -> dict[str, Any]:
         return {"uniform": self.uniform, "text": self.text(),
                 "lanes": [{"lanes": list(lanes), "given_to_spec": list(perm)} for lanes, perm in self.groups]}
-
-
-def _ranges(xs: list[int]) -> str:
-    out, k = [], 0
-    while k < len(xs):
-        j = k
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
-        k = j + 1
-    return ", ".join(out)
 
 
 def _enum_missing(kx: np.ndarray, ky: np.ndarray) -> tuple[int, int] | None:

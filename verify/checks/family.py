@@ -16,7 +16,6 @@ Every counterexample names the parameter value: ``N = 24: lane 5, element d3 ...
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import time
 from typing import Any, Callable
 
@@ -117,7 +116,7 @@ def _width(layout: Layout) -> int:
         # one interval analysis with each parameter in [0, its largest value]: sound for every instance
         # (the analysis is monotone in its input intervals) without building the instances
         d, c = layout.domain, layout.codomain
-        ext = {x: max(extent_at(x, env) for env in _envs(layout)) for x in (d.elements, c.rows, c.cols)}
+        ext = {x: max(extent_at(x, env) for env in d.bindings()) for x in (d.elements, c.rows, c.cols)}
         bound = max(layout.threads, layout.groups, *ext.values(), d.bound(),
                     layout.map.bound(dataclasses.replace(d, elements=ext[d.elements])))
         w = smt.width_for(bound)
@@ -125,12 +124,6 @@ def _width(layout: Layout) -> int:
             raise fragment.BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
         return max(w, floor)
     return identity_memo(_WIDTHS, layout, id(layout), widest)
-
-
-def _envs(layout: Layout) -> list[dict[str, int]]:
-    """Every binding of a family's parameters, in the order ``instances`` gives them."""
-    params = layout.domain.params
-    return [dict(zip((p.name for p in params), combo)) for combo in itertools.product(*(p.values for p in params))]
 
 
 _WIDTHS: dict[int, tuple[Layout, int]] = {}

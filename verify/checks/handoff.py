@@ -36,6 +36,7 @@ from typing import Any
 import z3
 
 from ..engines import smt
+from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
@@ -138,7 +139,7 @@ class HandoffResult:
             for lanes, steps in self.mapping_groups():
                 indent = "    "
                 if len(self.mapping_groups()) > 1:
-                    lines.append(f"    lanes {_ranges(list(lanes))}:")
+                    lines.append(f"    lanes {number_ranges(list(lanes))}:")
                     indent = "      "
                 lines.extend(f"{indent}{dst.operand} {dst.element_name(s.i)} <- {self._source_name(s)}" for s in steps)
         elif self.status in ("shuffle", "missing"):
@@ -175,17 +176,6 @@ class HandoffResult:
             "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
-
-
-def _ranges(xs: list[int]) -> str:
-    out, k = [], 0
-    while k < len(xs):
-        j = k
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
-        k = j + 1
-    return ", ".join(out)
 
 
 def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tuple[int, int] | None]:

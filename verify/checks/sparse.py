@@ -81,8 +81,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     """Every kept element lies in a whole-chunk range inside [0, K) with room for it."""
     lay, md = cells.layout, cells.model
     t0 = time.perf_counter()
-    proved = _all_proved(cells, timeout)
-    budget = smt.Budget(max(timeout - (time.perf_counter() - t0), timeout * (1 - JOINT_SHARE)))
+    proved, budget = _joint(cells, timeout, t0)
     enum_cex = None
     inf = cells.map.info(lay.domain)  # every element at once; the first bad one described by the oracle
     bad = np.flatnonzero((inf.defined & (~inf.ok | (inf.first < 0) | (inf.last >= md.k))).ravel())
@@ -218,13 +217,19 @@ def _all_proved(cells: _Sparse, timeout: float) -> bool:
     (all over the same one or two symbolic elements).  ``unsat`` proves each of them (each of their queries is
     this one restricted), so a catalog layout needs no other element query but ``metadata_invalid``'s pairs;
     otherwise each check asks its own, within its own budget as before (the joint query has a budget of its
-    own, a quarter of a check's, spent before any check's starts: it can add proofs, never take one away;
-    the check that asks it, ``chunk_ranges``, keeps the rest of its time).  Asked once per layout.
+    own, a quarter of a check's: it can add proofs, never take one away; the check that asks it first
+    keeps the rest of its time, see ``_joint``).  Asked once per layout.
     (The metadata layout's queries stay apart: joined to these they cost Z3 more than they save.)"""
     def ask() -> bool:
         query = z3.Or(_range_terms(cells)[3], _pairs_refuting(cells))
         return smt.solve([query], smt.Budget(timeout * JOINT_SHARE))[0] == "unsat"
     return cells.once("all_proved", ask)  # type: ignore[no-any-return]
+
+
+def _joint(cells: _Sparse, timeout: float, start: float) -> tuple[bool, smt.Budget]:
+    """The joint verdict, and the budget of the check that asks for it, started when the check started
+    (the first check to ask pays for the joint query out of its own time)."""
+    return _all_proved(cells, timeout), smt.Budget(timeout, start)
 
 
 def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, proved: bool, timeout: smt.Budget
@@ -286,8 +291,7 @@ def _pair_message(lay: Layout, what: str) -> Callable[[dict[str, Any]], str]:
 def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
-    proved = _all_proved(cells, timeout)
-    budget = smt.Budget(timeout)
+    proved, budget = _joint(cells, timeout, t0)
     enum = _pairs_enum(cells, md.valid, False)
     res, cex = _pairs_z3(cells, md.valid, False, proved, budget)
     return _result("metadata_distinct", "proved", smt.status(res), cex, enum, _pair_message(lay, "(a valid value)"),
@@ -299,8 +303,7 @@ def check_metadata_distinct(cells: _Sparse, timeout: float) -> CheckResult:
 def check_metadata_ordered(cells: _Sparse, timeout: float) -> CheckResult:
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
-    proved = _all_proved(cells, timeout)
-    budget = smt.Budget(timeout)
+    proved, budget = _joint(cells, timeout, t0)
     enum = _pairs_enum(cells, md.ordered, True)
     res, cex = _pairs_z3(cells, md.ordered, True, proved, budget)
     return _result("metadata_ordered", "proved", smt.status(res), cex, enum,
@@ -314,8 +317,7 @@ def check_metadata_invalid(cells: _Sparse, timeout: float) -> CheckResult:
     """Expected refuted: under a doc-invalid value (equal indices) two kept elements collide."""
     md, lay = cells.model, cells.layout
     t0 = time.perf_counter()
-    proved = _all_proved(cells, timeout)
-    budget = smt.Budget(timeout)
+    proved, budget = _joint(cells, timeout, t0)
     invalid = md.invalid
     per_value = [_pairs_enum(cells, (m,), False) for m in invalid]  # the witness for all: the first value's
     enum = next((e for e in per_value if e is not None), None)

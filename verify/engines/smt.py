@@ -211,10 +211,12 @@ class Budget:
     binary search) stays inside its ``--timeout`` as a whole.
     """
 
-    def __init__(self, timeout: float) -> None:
+    def __init__(self, timeout: float, start: float | None = None) -> None:
+        """``start``: when the check began (``time.perf_counter()``), if work it did before its first query
+        counts against its time too; the units stay ``timeout``'s, so verdicts do not depend on load."""
         self.timeout = timeout
         self.units = int(RLIMIT_PER_SECOND * timeout)
-        self.deadline = time.perf_counter() + timeout
+        self.deadline = (time.perf_counter() if start is None else start) + timeout
 
     @property
     def spent(self) -> bool:

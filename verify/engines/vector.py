@@ -20,7 +20,6 @@ re-run the failing points with the oracle (``first_error``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Callable, Mapping
 
 import numpy as np
@@ -78,12 +77,6 @@ _CMP: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] = {
 }
 
 
-@lru_cache(maxsize=1 << 12)
-def _bound(formula: Formula, lane_max: int, i_max: int, env_max: tuple[tuple[str, int], ...]) -> int:
-    """``value_bound``, once per formula and domain (a family's instances and every re-evaluation ask again)."""
-    return value_bound(formula, lane_max, i_max, dict(env_max))
-
-
 class VectorEvaluator:
     """Evaluates the definitions of one formula over every point of a domain.
 
@@ -101,7 +94,7 @@ class VectorEvaluator:
         lane_max = int(np.max(lane)) if np.size(lane) else 0
         i_max = int(np.max(i)) if np.size(i) else 0
         env_max = {k: int(np.max(np.abs(v))) if np.size(v) else 0 for k, v in (env or {}).items()}
-        self.fast = _bound(formula, lane_max, i_max, tuple(sorted(env_max.items()))) < FAST_LIMIT
+        self.fast = value_bound(formula, lane_max, i_max, env_max) < FAST_LIMIT
         dtype = np.int64 if self.fast else object
         # every array keeps the shape it needs ([threads, 1] for the lane, [1, n] for i) and numpy
         # broadcasts: a value that depends on the lane only is computed once per lane

@@ -6,6 +6,8 @@ the bound proves that no intermediate value can overflow them.
 """
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .ast import BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Ref, Span, Var
 
 def _interval(lo_hi: tuple[int, int], op: str, other: tuple[int, int]) -> tuple[int, int]:
@@ -39,8 +41,15 @@ def value_bound(formula: Formula, lane_max: int, i_max: int, env_max: "dict[str,
     """A sound bound on |value| of every sub-term over the domain (interval analysis).
 
     Conditions are ignored (every case is assumed reachable), so the bound holds
-    for the untaken branches too; the bit-vector width is chosen above it.
+    for the untaken branches too; the bit-vector width is chosen above it.  Memoised: a pure function
+    of its arguments, asked again by every evaluation and every family instance.
     """
+    return _value_bound(formula, lane_max, i_max, tuple(sorted((env_max or {}).items())))
+
+
+@lru_cache(maxsize=1 << 12)
+def _value_bound(formula: Formula, lane_max: int, i_max: int, env_items: tuple[tuple[str, int], ...]) -> int:
+    env_max = dict(env_items)
     defs = {d.name: d for d in formula.definitions}
     memo: dict[str, tuple[int, int]] = {}
     worst = [max(lane_max, i_max, 1, *(env_max or {}).values())]

@@ -333,6 +333,37 @@ def is_definition_start(line: list[Token], at: int) -> bool:
     )
 
 
+def read_line(p: LineParser, line: list[Token], defs: list[tuple[str, Pos, list[Case]]],
+              params: tuple[str, ...] = (), no_definition: str = "expected a definition 'NAME = ...'") -> None:
+    """One line of a formula block into ``defs``: a definition ``[where] NAME = ...``, another case of the
+    definition above, or a lone ``Where`` (skipped).  Shared by doc formulas and kernel index code."""
+    if len(line) == 2 and is_keyword(line[0], "where"):
+        return  # "Where" on a line of its own
+    start = 1 if is_keyword(line[0], "where") else 0
+    if start == 1 and not is_definition_start(line, 1):
+        raise p.error("expected 'where NAME = ...'")
+    if is_definition_start(line, start):
+        name_tok = line[start]
+        if name_tok.text == "i":
+            raise p.error("'i' is the element index and cannot be defined", name_tok)
+        if name_tok.text in params:
+            raise p.error(f"{name_tok.text!r} is a parameter of the layout and cannot be defined", name_tok)
+        if any(d[0] == name_tok.text for d in defs):
+            raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
+        if len(defs) == MAX_DEFINITIONS:
+            raise p.error(f"more than {MAX_DEFINITIONS} definitions", name_tok)
+        p.i = start + 2
+        if p.at_end():
+            raise p.error(f"definition of {name_tok.text!r} has no value")
+        defs.append((name_tok.text, Pos(name_tok.line, name_tok.col), [p.case()]))
+    else:
+        if not defs:
+            raise p.error(no_definition)
+        if len(defs[-1][2]) == MAX_CASES:
+            raise p.error(f"more than {MAX_CASES} cases in the definition of {defs[-1][0]!r}")
+        defs[-1][2].append(p.case())
+
+
 def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) -> Formula:
     """Parse a whole formula block (several definitions) into a ``Formula``.
 
@@ -345,32 +376,7 @@ def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) 
     tokens = tokenize(text)
     defs: list[tuple[str, Pos, list[Case]]] = []
     for line in split_lines(tokens):
-        p = LineParser(line, element_prefix, source_lines, params)
-        if len(line) == 2 and is_keyword(line[0], "where"):
-            continue  # "Where" on a line of its own
-        start = 1 if is_keyword(line[0], "where") else 0
-        if start == 1 and not is_definition_start(line, 1):
-            raise p.error("expected 'where NAME = ...'")
-        if is_definition_start(line, start):
-            name_tok = line[start]
-            if name_tok.text == "i":
-                raise p.error("'i' is the element index and cannot be defined", name_tok)
-            if name_tok.text in params:
-                raise p.error(f"{name_tok.text!r} is a parameter of the layout and cannot be defined", name_tok)
-            if any(d[0] == name_tok.text for d in defs):
-                raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
-            if len(defs) == MAX_DEFINITIONS:
-                raise p.error(f"more than {MAX_DEFINITIONS} definitions", name_tok)
-            p.i = start + 2
-            if p.at_end():
-                raise p.error(f"definition of {name_tok.text!r} has no value")
-            defs.append((name_tok.text, Pos(name_tok.line, name_tok.col), [p.case()]))
-        else:
-            if not defs:
-                raise p.error("expected a definition 'NAME = ...'")
-            if len(defs[-1][2]) == MAX_CASES:
-                raise p.error(f"more than {MAX_CASES} cases in the definition of {defs[-1][0]!r}")
-            defs[-1][2].append(p.case())
+        read_line(LineParser(line, element_prefix, source_lines, params), line, defs, params)
     formula = Formula(
         tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), element_prefix
     )

@@ -86,3 +86,15 @@ def _parsed_bindings(text: str, params: tuple[str, ...]) -> tuple[str, tuple[tup
     head, bindings = list_and_bindings(text)
     return head, tuple((name, Formula((Definition("value", (Case(parse_expression(expr, params), None),)),), "x"))
                        for name, expr, _ in bindings)
+
+
+def number_ranges(xs: list[int]) -> str:
+    """Sorted integers as runs, the way lanes are named in messages: ``0-3, 8, 12-15``."""
+    out, k = [], 0
+    while k < len(xs):
+        j = k
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
+        k = j + 1
+    return ", ".join(out)

@@ -18,6 +18,7 @@ builds a ``LayoutMap``; it then gets every check for free.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
@@ -112,6 +113,12 @@ class Domain:
     @property
     def threads_per_group(self) -> int:
         return self.threads // self.groups
+
+    def bindings(self) -> list[dict[str, int]]:
+        """Every binding of the parameters: every combination, in lexicographic order of the values in the
+        order the parameters are declared (``[{}]`` without parameters)."""
+        names = [p.name for p in self.params]
+        return [dict(zip(names, combo)) for combo in itertools.product(*(p.values for p in self.params))]
 
     def group_of(self, thread: int) -> int:
         """Which MMA computation ``thread`` belongs to (-1 where the group formula is undefined)."""
@@ -474,10 +481,7 @@ def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
         return [({}, layout)]
     hit = _INSTANCES.get(id(layout))
     if hit is None or hit[0] is not layout:
-        import itertools  # noqa: PLC0415
-        params = layout.domain.params
-        envs = [dict(zip((p.name for p in params), combo)) for combo in itertools.product(*(p.values for p in params))]
-        hit = _INSTANCES[id(layout)] = (layout, [(env, instance(layout, env)) for env in envs])
+        hit = _INSTANCES[id(layout)] = (layout, [(env, instance(layout, env)) for env in layout.domain.bindings()])
     return [(dict(env), inst) for env, inst in hit[1]]
 
 

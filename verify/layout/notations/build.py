@@ -40,6 +40,7 @@ from verify.formula import (
 )
 
 from ..formula import FormulaMap
+from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
 from .cute import import_cute, parse_cute
 from .errors import NotationError, TVImport
@@ -75,17 +76,6 @@ def substitute_lane(node: object, new: Expr) -> object:
 def _defined_lanes(formula: Formula, threads: int, values: int) -> np.ndarray:
     c = FormulaMap(formula).cells(Domain(threads, values))
     return np.flatnonzero(c.ok.any(axis=1))
-
-
-def _ranges(xs: list[int]) -> str:
-    out, k = [], 0
-    while k < len(xs):
-        j = k
-        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
-            j += 1
-        out.append(str(xs[k]) if j == k else f"{xs[k]}-{xs[j]}")
-        k = j + 1
-    return ", ".join(out)
 
 
 def _lift_table(like: Layout, defined: np.ndarray) -> tuple[int, ...] | None:
@@ -135,7 +125,7 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
     rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
     epr = like.elements_per_register if imp.values % like.elements_per_register == 0 else 1
     lid = layout_id or f"given({imp.notation}) as {like.id}"
-    note = f"lifted from MMA computation 0 to the warp: {_ranges(sorted(set(lift)))}" if lift else ""
+    note = f"lifted from MMA computation 0 to the warp: {number_ranges(sorted(set(lift)))}" if lift else ""
     return Layout(
         id=lid, instruction=like.instruction, shape=like.shape, operand=like.operand, types=like.types,
         variant=like.variant, domain=Domain(threads, imp.values, groups, group), codomain=Codomain(rows, cols),

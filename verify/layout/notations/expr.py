@@ -45,14 +45,8 @@ from verify.formula import (
     Token,
     Var,
 )
-from verify.formula.ast import MAX_CASES, MAX_DEFINITIONS, MAX_LINE, MAX_TEXT
-from verify.formula.parser import (
-    LineParser,
-    is_definition_start,
-    is_keyword,
-    resolve,
-    split_lines,
-)
+from verify.formula.ast import MAX_DEFINITIONS, MAX_LINE, MAX_TEXT
+from verify.formula.parser import LineParser, read_line, resolve, split_lines
 
 from .errors import NotationError, TVImport, decode_source
 
@@ -175,29 +169,7 @@ def _parse(text: str, prefix: str, source: str) -> Formula:
         p = _IndexLineParser(line, prefix, lines, helpers)
         if line[0].kind == "LANE" and len(line) > 1 and line[1].kind == "OP" and line[1].text == "=":
             raise p.error(f"'{line[0].text}' is the thread index and cannot be defined", line[0])
-        if len(line) == 2 and is_keyword(line[0], "where"):
-            continue
-        start = 1 if is_keyword(line[0], "where") else 0
-        if start == 1 and not is_definition_start(line, 1):
-            raise p.error("expected 'where NAME = ...'")
-        if is_definition_start(line, start):
-            name_tok = line[start]
-            if name_tok.text == "i":
-                raise p.error("'i' is the element index and cannot be defined", name_tok)
-            if any(d[0] == name_tok.text for d in defs):
-                raise p.error(f"{name_tok.text!r} is defined twice", name_tok)
-            if len(defs) == MAX_DEFINITIONS:
-                raise p.error(f"more than {MAX_DEFINITIONS} definitions", name_tok)
-            p.i = start + 2
-            if p.at_end():
-                raise p.error(f"definition of {name_tok.text!r} has no value")
-            defs.append((name_tok.text, Pos(name_tok.line, name_tok.col), [p.case()]))
-        else:
-            if not defs:
-                raise p.error("expected a definition 'NAME = ...' (the code must define row and col)")
-            if len(defs[-1][2]) == MAX_CASES:
-                raise p.error(f"more than {MAX_CASES} cases in the definition of {defs[-1][0]!r}")
-            defs[-1][2].append(p.case())
+        read_line(p, line, defs, no_definition="expected a definition 'NAME = ...' (the code must define row and col)")
     if not defs:
         raise FormulaError("no definitions: the code must define row and col", 1, 1)
     if len(defs) + len(helpers) > MAX_DEFINITIONS:
