@@ -7,8 +7,12 @@ import dataclasses
 import functools
 
 from verify import api
-from verify.checks.family import check_any, compose
-from verify.checks.instruction import check_instructions, check_tmem_lanes, group_warpgroup, tmem_views
+from verify.checks.family import check_any
+from verify.layout import algebra as A
+from verify.layout.dims import Dim
+from verify.layout.named import as_fragment, formula_map, fragment_map
+from verify.catalog.instructions import instructions
+from verify.checks.instruction import check_instructions, check_tmem_lanes, tmem_views
 from verify.checks.relations import check_relations
 from verify.formula import parse_formula
 from verify.layout.model import Spec
@@ -119,7 +123,7 @@ def test_tcgen05_relation_fails_at_the_first_num() -> None:
 
 def test_wgmma_groups_a_with_each_d_and_no_b() -> None:
     spec = next(s for s in specs() if s.path.endswith("wgmma.m64nNk16.toml"))
-    ids = [(iid, a.operand, d.operand) for iid, a, d in group_warpgroup(spec)]
+    ids = [(ins.id, *(x.operand for x in ins.operands)) for ins in instructions(spec)]
     assert ids == [("wgmma.m64nNk16.f16_bf16.f16", "A", "D"), ("wgmma.m64nNk16.f16_bf16.f32", "A", "D")]
     results = [check_any(lay) for lay in spec.layouts]
     (i16, i32) = check_instructions([spec], results)
@@ -183,10 +187,14 @@ def test_a_layout_reaching_into_another_warps_quarter_is_refuted() -> None:
 def test_a_warpgroup_layout_with_warps_swapped_is_refuted() -> None:
     """Written for the whole warpgroup (128 threads, absolute TMEM lanes): warps 0 and 1 exchanged."""
     lay = layouts()["tcgen05.ld.32x32b.R.b32"]
-    good = compose(lay, "row = (32 * (%tid >> 5)) + src_row\ncol = src_col\n", lane="%tid % 32", threads=128, rows=128)
+    def warpgroup(warp_to_quarter: str):
+        quarters = formula_map(warp_to_quarter, (Dim("warp", 4),), (Dim("tmem_lane", 4),))
+        placed = A.merge(A.product(fragment_map(lay), quarters), ("lane", "warp"), "thread")
+        return as_fragment(placed, lay, codomain=dataclasses.replace(lay.codomain, rows=128))
+
+    good = warpgroup("tmem_lane = warp")
     assert check_tmem_lanes(good).status == "proved"
-    bad = compose(lay, "row = (32 * ((%tid >> 5) ^ 1)) + src_row\ncol = src_col\n", lane="%tid % 32", threads=128,
-                  rows=128)
+    bad = warpgroup("tmem_lane = warp ^ 1")
     c = check_tmem_lanes(bad)
     assert c.status == "refuted" and c.counterexample["thread"] == 0 and c.counterexample["tmem_lane"] == 32
     _both(c)

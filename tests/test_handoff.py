@@ -19,7 +19,8 @@ from verify import api
 from verify.checks.handoff import HandoffError, grid_for, handoff
 from verify.layout.formula import FormulaMap
 from verify.layout.model import cells_of
-from verify.layout.tile import TileMap, tile
+from verify.layout.named import LayoutMapView
+from verify.layout.tile import tile
 
 
 @functools.cache
@@ -144,7 +145,7 @@ def test_an_engine_disagreement_is_an_error():
 def test_tile_faces_agree(grid):
     base = spec(*C_F32)
     t = tile(base, grid)
-    assert isinstance(t.map, TileMap) and (t.rows, t.cols) == (16 * grid[0], 8 * grid[1])
+    assert isinstance(t.map, LayoutMapView) and (t.rows, t.cols) == (16 * grid[0], 8 * grid[1])
     assert t.n_elements == 4 * grid[0] * grid[1]
     c = cells_of(t)
     rng = random.Random(7)

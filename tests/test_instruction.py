@@ -8,7 +8,8 @@ import pytest
 from verify import api
 from verify.outputs import json as render_json, text as render_text
 from verify.checks.family import check_any as check_layout
-from verify.checks.instruction import InstructionResult, check_instructions, group
+from verify.catalog.instructions import instructions
+from verify.checks.instruction import InstructionResult, check_instructions
 from verify.results import Finding
 
 from conftest import SPECS
@@ -172,9 +173,8 @@ def test_mutation_sparse_metadata_reaches_instruction() -> None:
 
 def test_grouping_pairs_types() -> None:
     spec = api.load([M8N8K16])[0]
-    combos = group(spec)
-    assert [(iid, a.operand, b.operand, c.operand) for iid, a, b, c in combos] == [
-        ("mma.m8n8k16.u8_s8.s32", "A", "B", "C")]
+    assert [(ins.id, ins.kind, *(x.operand for x in ins.operands)) for ins in instructions(spec)] == [
+        ("mma.m8n8k16.u8_s8.s32", "mma", "A", "B", "C")]
 
 
 def test_every_sparse_a_in_the_catalog_gets_every_sparse_check(catalog_report):

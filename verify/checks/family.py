@@ -23,11 +23,11 @@ import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
-from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var, parse_formula, replace_node, walk
+from ..formula import BinOp, Case, Definition, Expr, Formula, Num
 from ..layout.formula import FormulaMap
 from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
-from ..layout.model import Codomain, Domain, Layout, cells_of, identity_memo, on_clear
+from ..layout.model import Layout, cells_of, identity_memo, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
 from . import fragment
 
@@ -529,54 +529,6 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
                            ", ".join(p.name for p in a.domain.params), confirm, same_witness=True)
 
 
-# ----------------------------------------------------------------------------- composing layouts (relations, warpgroup views)
-
-
-def _rebuild(formula: Formula, rename: dict[str, str], subst: dict[str, Expr]) -> tuple[Definition, ...]:
-    """The definitions of ``formula`` with names (and references to them) renamed and the free variables
-    ``lane``/``i`` replaced by expressions (identity-based replacement, as ``layout.family.substitute``)."""
-    out = []
-    for d in formula.definitions:
-        new: Any = dataclasses.replace(d, name=rename.get(d.name, d.name))
-        for node in [n for n in walk(d) if isinstance(n, Ref) and n.name in rename]:
-            new = replace_node(new, node, Ref(rename[node.name], node.pos))
-        for node in [n for n in walk(d) if isinstance(n, Var) and n.name in subst]:
-            new = replace_node(new, node, subst[node.name])
-        out.append(new)
-    return tuple(out)
-
-
-def compose(base: Layout, text: str, *, operand: str | None = None, rows: Any = None, cols: Any = None,
-            lane: str = "", i: str = "", elements: Any = None, threads: int | None = None,
-            layout_id: str = "") -> Layout:
-    """A layout whose cell is computed from ``base``'s: the definitions of ``base`` are kept under the names
-    ``src_<name>`` (so ``src_row``, ``src_col``), evaluated at lane ``lane`` and element ``i`` (expressions
-    over ``%tid`` and ``i``; default: unchanged), and ``text`` defines the new ``row`` and ``col`` from them."""
-    names = tuple(p.name for p in base.domain.params)
-    f = base.formula
-    rename = {d.name: f"src_{d.name}" for d in f.definitions}
-    subst: dict[str, Expr] = {}
-    if lane:
-        subst["lane"] = _expr(lane, names)
-    if i:
-        subst["i"] = _expr(i, names)
-    stubs = "".join(f"{n} = 0\n" for n in rename.values())
-    extra = parse_formula(stubs + text, base.formula.element_prefix, names).definitions[len(rename):]
-    formula = Formula(_rebuild(f, rename, subst) + extra, f.element_prefix)
-    d, c = base.domain, base.codomain
-    domain = Domain(threads or d.threads, d.elements if elements is None else elements, d.groups, d.group, d.params,
-                    d.replication)
-    return dataclasses.replace(base, id=layout_id or base.id, operand=operand or base.operand, map=FormulaMap(formula),
-                               domain=domain, codomain=Codomain(c.rows if rows is None else rows,
-                                                                c.cols if cols is None else cols, c.dims),
-                               corrected=False, expect={}, partial=False)
-
-
-def _expr(text: str, params: tuple[str, ...]) -> Expr:
-    f = parse_formula(f"x = {text}\ncol = 0\nrow = 0\n", "a", params)
-    return f.get("x").cases[0].expr
-
-
 def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> LayoutResult:
     """Every property of any layout: a family for all its parameter values, a plain layout as is; an
     unspecified layout (wmma) by its counts only; a partial one (a selector) over its defined points."""
@@ -592,5 +544,5 @@ def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> Layo
         raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
 
 
-__all__ = ["NOT_APPLICABLE", "check_any", "compose", "check_family", "check_count", "check_partial", "check_replicated_count",
+__all__ = ["NOT_APPLICABLE", "check_any", "check_family", "check_count", "check_partial", "check_replicated_count",
            "check_unspecified", "same_family_map", "z3_counts_match", "z3_in_range", "z3_injective", "Expr"]

@@ -23,20 +23,23 @@ from __future__ import annotations
 import dataclasses
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import z3
 
+from ..catalog.instructions import Instruction, doc_layout, instructions
 from ..engines import smt
-from ..layout.ids import canonical_types
+from ..layout import algebra as A
+from ..layout.dims import Dim
 from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
+from ..layout.named import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
-from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
+from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
 from . import fragment
-from .family import _binding, _binding_of, _extent_term, _symbolic, _width, compose
+from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
 from .sparse import sparse_checks
 
@@ -90,64 +93,6 @@ class InstructionResult(HasChecks):
             short = why.split(" (")[0].split(": ")[0]
             out.append(f"    derived, not stated by the doc text: {', '.join(names)} ({short[:110]}; see JSON 'derived')")
         return out
-
-
-# ----------------------------------------------------------------------------- grouping
-
-def _base_id(lay: Layout) -> str:
-    return lay.id[: -len("@corrected")] if lay.corrected else lay.id
-
-
-def _effective(layouts: Sequence[Layout]) -> list[Layout]:
-    corrected = {_base_id(lay) for lay in layouts if lay.corrected}
-    return [lay for lay in layouts if lay.corrected or lay.id not in corrected]
-
-
-def _doc_layout(spec: Spec, lay: Layout) -> Layout | None:
-    base = _base_id(lay)
-    for other in spec.layouts:
-        if other.id == base:
-            return other
-    return None
-
-
-def _c_ok(a: Layout, c: Layout) -> bool:
-    allowed: set[str] = set()
-    for t in a.types:
-        if t not in ACCUMULATOR_TYPES:
-            return True
-        allowed |= ACCUMULATOR_TYPES[t]
-    return bool(allowed & set(c.types))
-
-
-def group(spec: Spec) -> list[tuple[str, Layout, Layout, Layout]]:
-    """(instruction id, A, B, C) for every consistent operand combination of one spec."""
-    if spec.instruction not in ("mma", "mma.sp"):
-        return []
-    lays = _effective(spec.layouts)
-    As = [x for x in lays if x.operand == "A"]
-    Bs = [x for x in lays if x.operand == "B"]
-    Cs = [x for x in lays if x.operand == "C"]
-    out = []
-    for a in As:
-        for b in Bs:
-            if not set(a.types) & set(b.types):
-                continue
-            for c in Cs:
-                if not _c_ok(a, c):
-                    continue
-                parts = [spec.instruction, str(spec.shape), canonical_types(a.types)]
-                if a.variant or b.variant:
-                    parts += [a.variant or "-", b.variant or "-"]
-                parts.append(canonical_types(c.types))
-                out.append((".".join(parts), a, b, c))
-    seen: dict[str, int] = {}
-    uniq = []
-    for iid, a, b, c in out:
-        n = seen.get(iid, 0)
-        seen[iid] = n + 1
-        uniq.append((iid if n == 0 else f"{iid}#{n + 1}", a, b, c))
-    return uniq
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -210,7 +155,7 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
     expect = "proved"
     problems: list[tuple[str, dict[str, Any]]] = []
     for lay in ops:
-        doc = _doc_layout(spec, lay) or lay
+        doc = doc_layout(spec, lay) or lay
         candidates = [doc] if doc is lay else [doc, lay]
         for x in candidates:
             if not x.corrected and (x.expect.get("count") == "refuted" or x.expect.get("packing") == "refuted"):
@@ -625,21 +570,6 @@ def _sparse_checks_cached(a: Layout, timeout: float,
 
 # ----------------------------------------------------------------------------- warpgroups (wgmma) and TMEM
 
-def group_warpgroup(spec: Spec) -> list[tuple[str, Layout, Layout]]:
-    """(instruction id, A, D) of a ``wgmma`` / ``wgmma.sp`` spec: A from registers with each D its types allow.
-    B has no register fragment (it comes from shared memory), so these instructions have no ``k`` check."""
-    if spec.instruction not in ("wgmma", "wgmma.sp"):
-        return []
-    lays = _effective(spec.layouts)
-    out = []
-    for a in (x for x in lays if x.operand == "A"):
-        for d in (x for x in lays if x.operand == "D"):
-            if _c_ok(a, d):
-                out.append((".".join([spec.instruction, str(spec.shape), canonical_types(a.types),
-                                      canonical_types(d.types)]), a, d))
-    return out
-
-
 def _first_failing(results: list[tuple[dict[str, int], CheckResult]], name: str, expect: str) -> CheckResult:
     """One verdict from a check run per parameter binding: the first that is not proved (its witness and
     message name the binding), else the last proved."""
@@ -675,7 +605,7 @@ def check_family_instruction(spec: Spec, ops: Sequence[Layout], by_id: dict[str,
     exactly its extent at every N)."""
     shapes, regs = [], []
     expect_regs = "proved"
-    docs = [d for d in (_doc_layout(spec, x) for x in ops) if d is not None]
+    docs = [d for d in (doc_layout(spec, x) for x in ops) if d is not None]
     plain = [x for x in ops if not x.is_family]  # checked once: their extent does not depend on the parameter
     plain_shapes = check_shapes(plain, spec.shape, {x.id: _Reach(x) for x in plain}, by_id, timeout) if plain else None
     for env in _bindings(*ops):
@@ -695,101 +625,107 @@ def check_family_instruction(spec: Spec, ops: Sequence[Layout], by_id: dict[str,
     return [_first_failing(shapes, "shapes", "proved"), _first_failing(regs, "registers", expect_regs)]
 
 
+class _Memos:
+    """What instructions of one run share: the same operand pair is checked once."""
+
+    def __init__(self) -> None:
+        self.sparse: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]] = {}
+        self.shapes: dict[tuple[str, ...], CheckResult] = {}
+        self.k: dict[tuple[str, str], CheckResult] = {}
+        self.lanes: dict[Any, Any] = {}
+        self.reaches: dict[str, _Reach] = {}
+
+
+Checker = Callable[[Instruction, "dict[str, LayoutResult]", float, _Memos], "tuple[list[CheckResult], dict[str, str]]"]
+_CHECKERS: dict[str, Checker] = {}
+
+
+def checks_for(kind: str) -> Callable[[Checker], Checker]:
+    """Register the instruction checks of one kind of instruction (``verify.catalog.instructions``)."""
+    def add(fn: Checker) -> Checker:
+        _CHECKERS[kind] = fn
+        return fn
+    return add
+
+
 def check_instructions(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
                        timeout: float = 10.0) -> list[InstructionResult]:
-    """Every instruction of every spec, with its consistency checks."""
+    """Every instruction the specs declare (``verify.catalog.instructions``), with its consistency checks."""
     by_id = {r.layout.id: r for r in results}
+    memos = _Memos()
     out: list[InstructionResult] = []
-    sparse_memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]] = {}
-    shape_memo: dict[tuple[str, ...], CheckResult] = {}
-    k_memo: dict[tuple[str, str], CheckResult] = {}
-    lane_memo: dict[Any, Any] = {}
     for spec in specs:
-        if spec.instruction in ("wgmma", "wgmma.sp"):
-            out.extend(_warpgroup_instructions(spec, by_id, timeout, sparse_memo))
-            continue
-        if spec.instruction in ("tcgen05.ld", "tcgen05.st"):
-            out.extend(_tmem_instructions(spec, by_id, timeout))
-            continue
-        combos = group(spec)
-        reaches: dict[str, _Reach] = {}
-        for iid, a, b, c in combos:
+        for ins in instructions(spec):
             t0 = time.perf_counter()
-            ops = (a, b, c)
-            for x in ops:
-                reaches.setdefault(x.id, _Reach(x))
-            checks: list[CheckResult] = []
-            derived: dict[str, str] = {}
-            key = tuple(x.id for x in ops)
-            if key not in shape_memo:
-                shape_memo[key] = check_shapes(ops, spec.shape, reaches, by_id, timeout)
-            checks.append(shape_memo[key])
-            sparse_results: list[CheckResult] = []
-            if is_sparse(a):
-                sparse_results, derived = _sparse_checks_cached(a, timeout, sparse_memo)
-            ranges_ok = all(r.status == "proved" for r in sparse_results if r.check == "chunk_ranges")
-            if (a.id, b.id) not in k_memo:
-                k_memo[(a.id, b.id)] = check_k(a, b, spec.shape, reaches, by_id, ranges_ok, timeout)
-            checks.append(k_memo[(a.id, b.id)])
-            checks.append(check_registers(spec, ops, spec.shape))
-            if a.groups > 1:
-                checks.append(check_lane_groups(ops, by_id, timeout, lane_memo))
-            checks.extend(sparse_results)
-            out.append(InstructionResult(iid, spec.instruction, spec.shape, ops, tuple(checks), dict(derived),
+            checks, derived = _CHECKERS[ins.kind](ins, by_id, timeout, memos)
+            out.append(InstructionResult(ins.id, ins.name, ins.shape, ins.operands, tuple(checks), dict(derived),
                                          time.perf_counter() - t0))
-        # A sparse A whose B the doc gives only as a figure forms no instruction; its sparse
-        # semantics (chunks, metadata, selector) are still checked, on their own.
-        covered = {a.id for _, a, _, _ in combos}
-        for a in _effective(spec.layouts):
-            if a.operand == "A" and is_sparse(a) and a.id not in covered:
-                t0 = time.perf_counter()
-                res, derived = _sparse_checks_cached(a, timeout, sparse_memo)
-                out.append(InstructionResult(f"{a.id}.sparse", spec.instruction, spec.shape, (a,), tuple(res),
-                                             dict(derived), time.perf_counter() - t0))
     return out
 
 
-def _warpgroup_instructions(spec: Spec, by_id: dict[str, LayoutResult], timeout: float,
-                            sparse_memo: dict[tuple, tuple[str, list[CheckResult], dict[str, str]]]
-                            ) -> list[InstructionResult]:
-    out = []
-    covered = set()
-    for iid, a, d in group_warpgroup(spec):
-        t0 = time.perf_counter()
-        checks = check_family_instruction(spec, (a, d), by_id, timeout)
-        derived: dict[str, str] = {}
-        if is_sparse(a):
-            sparse_results, derived = _sparse_checks_cached(a, timeout, sparse_memo)
-            checks.extend(sparse_results)
-        covered.add(a.id)
-        derived["shapes"] = "the A and D layouts are transcribed from CuTe (the doc shows them only as figures)"
-        out.append(InstructionResult(iid, spec.instruction, spec.shape, (a, d), tuple(checks), derived,
-                                     time.perf_counter() - t0))
-    return out
+@checks_for("mma")
+def _mma_checks(ins: Instruction, by_id: dict[str, LayoutResult], timeout: float,
+                memos: _Memos) -> tuple[list[CheckResult], dict[str, str]]:
+    a, b, c = ins.operands
+    for x in ins.operands:
+        memos.reaches.setdefault(x.id, _Reach(x))
+    checks: list[CheckResult] = []
+    derived: dict[str, str] = {}
+    key = tuple(x.id for x in ins.operands)
+    if key not in memos.shapes:
+        memos.shapes[key] = check_shapes(ins.operands, ins.shape, memos.reaches, by_id, timeout)
+    checks.append(memos.shapes[key])
+    sparse_results: list[CheckResult] = []
+    if is_sparse(a):
+        sparse_results, derived = _sparse_checks_cached(a, timeout, memos.sparse)
+    ranges_ok = all(r.status == "proved" for r in sparse_results if r.check == "chunk_ranges")
+    if (a.id, b.id) not in memos.k:
+        memos.k[(a.id, b.id)] = check_k(a, b, ins.shape, memos.reaches, by_id, ranges_ok, timeout)
+    checks.append(memos.k[(a.id, b.id)])
+    checks.append(check_registers(ins.spec, ins.operands, ins.shape))
+    if a.groups > 1:
+        checks.append(check_lane_groups(ins.operands, by_id, timeout, memos.lanes))
+    checks.extend(sparse_results)
+    return checks, derived
 
 
-def _tmem_instructions(spec: Spec, by_id: dict[str, LayoutResult], timeout: float) -> list[InstructionResult]:
+@checks_for("sparse_a")
+def _sparse_a_checks(ins: Instruction, by_id: dict[str, LayoutResult], timeout: float,
+                     memos: _Memos) -> tuple[list[CheckResult], dict[str, str]]:
+    res, derived = _sparse_checks_cached(ins.operands[0], timeout, memos.sparse)
+    return list(res), derived
+
+
+@checks_for("warpgroup")
+def _warpgroup_checks(ins: Instruction, by_id: dict[str, LayoutResult], timeout: float,
+                      memos: _Memos) -> tuple[list[CheckResult], dict[str, str]]:
+    a = ins.operands[0]
+    checks = check_family_instruction(ins.spec, ins.operands, by_id, timeout)
+    derived: dict[str, str] = {}
+    if is_sparse(a):
+        sparse_results, derived = _sparse_checks_cached(a, timeout, memos.sparse)
+        checks.extend(sparse_results)
+    derived["shapes"] = "the A and D layouts are transcribed from CuTe (the doc shows them only as figures)"
+    return checks, derived
+
+
+@checks_for("tmem")
+def _tmem_checks(ins: Instruction, by_id: dict[str, LayoutResult], timeout: float,
+                 memos: _Memos) -> tuple[list[CheckResult], dict[str, str]]:
     """tcgen05.ld/st: each register layout with ``registers`` (every .num) and the Tensor Memory access rule
-    (``tmem_lanes``, verify.checks.relations)."""
-    out = []
-    for lay in _effective(spec.layouts):
-        if lay.operand != "R":
-            continue
-        t0 = time.perf_counter()
-        regs = []
-        for env in _bindings(lay):
-            doc_insts = dataclasses.replace(spec, layouts=tuple(_at(x, env) for x in spec.layouts))
-            inst = _at(lay, env)
-            regs.append((env, check_registers(doc_insts, [inst], _TmemShape(inst.rows, inst.cols))))
-        expect = "refuted" if any(r.expected == "refuted" for _, r in regs) else "proved"
-        checks = [_first_failing(regs, "registers", expect), check_tmem_lanes(lay, timeout)]
-        iid = ".".join([spec.instruction, str(spec.shape), canonical_types(lay.types)])
-        out.append(InstructionResult(iid, spec.instruction, spec.shape, (lay,), tuple(checks),
-                                     {"tmem_lanes": "the per-warp layout is transcribed from CuTe; the warps' taddr lane "
-                                                    "bases are CuTe's make_tmem_copy: 32 * (w % 4), and + 16 for a "
-                                                    "16-lane shape"},
-                                     time.perf_counter() - t0))
-    return out
+    (``tmem_lanes``)."""
+    [lay] = ins.operands
+    spec = ins.spec
+    regs = []
+    for env in _bindings(lay):
+        doc_insts = dataclasses.replace(spec, layouts=tuple(_at(x, env) for x in spec.layouts))
+        inst = _at(lay, env)
+        regs.append((env, check_registers(doc_insts, [inst], _TmemShape(inst.rows, inst.cols))))
+    expect = "refuted" if any(r.expected == "refuted" for _, r in regs) else "proved"
+    checks = [_first_failing(regs, "registers", expect), check_tmem_lanes(lay, timeout)]
+    return checks, {"tmem_lanes": "the per-warp layout is transcribed from CuTe; the warps' taddr lane "
+                                  "bases are CuTe's make_tmem_copy: 32 * (w % 4), and + 16 for a "
+                                  "16-lane shape"}
 
 
 # ----------------------------------------------------------------------------- the Tensor Memory access rule
@@ -804,9 +740,15 @@ def tmem_views(lay: Layout) -> list[tuple[int, Layout]]:
     if lay.threads != 32:
         return [(0, lay)]
     offsets = [0] if lay.representative().rows > 16 else [0, 16]
-    return [(off, compose(lay, f"row = (32 * (%tid >> 5)) + {off} + src_row\ncol = src_col\n", lane="%tid % 32",
-                          threads=128, rows=128, layout_id=f"{lay.id}@warpgroup+{off}"))
-            for off in offsets]
+    frag = fragment_map(lay)
+    lanes = next(d.name for d in frag.outputs if d.name != "mma")  # the TMEM lane output
+    out = []
+    for off in offsets:  # warp w at lane 32 w + off: (lane, warp) -> thread = lane + 32 warp
+        placed = A.product(A.embed(frag, lanes, 32, off), A.iota(Dim("warp", 4), lanes))
+        view = as_fragment(A.merge(placed, ("lane", "warp"), "thread"), lay, id=f"{lay.id}@warpgroup+{off}",
+                           codomain=replace(lay.codomain, rows=128))
+        out.append((off, view))
+    return out
 
 
 def check_tmem_lanes(lay: Layout, timeout: float = 10.0, expected: str = "proved") -> CheckResult:
@@ -900,5 +842,5 @@ class _TmemShape:
     k: Any = None
 
 
-__all__ = ["InstructionResult", "check_family_instruction", "check_instructions", "check_tmem_lanes", "group",
-           "group_warpgroup", "tmem_views"]
+__all__ = ["InstructionResult", "check_family_instruction", "check_instructions", "check_tmem_lanes", "checks_for",
+           "tmem_views"]

@@ -364,13 +364,16 @@ def read_line(p: LineParser, line: list[Token], defs: list[tuple[str, Pos, list[
         defs[-1][2].append(p.case())
 
 
-def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) -> Formula:
+def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = (),
+                  required: tuple[str, ...] = ("row", "col")) -> Formula:
     """Parse a whole formula block (several definitions) into a ``Formula``.
 
     A line ``NAME = ...`` (or ``where NAME = ...``) starts a definition; any other
     non-empty line adds a case to the definition above it.  A line holding only
     ``Where`` introduces helper definitions (the sparse ``firstcol``/``lastcol``).
     ``params`` are the layout's parameter names (wgmma ``N``): variables, not definitions.
+    ``required``: the definitions the text must make (a fragment's ``row`` and ``col``; a named map's
+    outputs).
     """
     source_lines = text.split("\n")
     tokens = tokenize(text)
@@ -380,14 +383,14 @@ def parse_formula(text: str, element_prefix: str, params: tuple[str, ...] = ()) 
     formula = Formula(
         tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), element_prefix
     )
-    resolve(formula, source_lines)
+    resolve(formula, source_lines, required)
     return formula
 
 
 
 # ----------------------------------------------------------------------------- resolution
 
-def resolve(formula: Formula, lines: list[str]) -> None:
+def resolve(formula: Formula, lines: list[str], required: tuple[str, ...] = ("row", "col")) -> None:
     """Unknown names, cycles, misplaced spans, missing row/col, and trees too deep to evaluate."""
     names = {d.name: d for d in formula.definitions}
 
@@ -415,9 +418,9 @@ def resolve(formula: Formula, lines: list[str]) -> None:
             for n in walk(c.expr):
                 if isinstance(n, Span) and n is not c.expr:
                     raise err("a column range must be the whole value of col", n.pos)
-    for required in ("row", "col"):
-        if required not in names:
-            raise FormulaError(f"the formula defines no {required!r}", 1, 1, lines[0] if lines else "")
+    for name in required:
+        if name not in names:
+            raise FormulaError(f"the formula defines no {name!r}", 1, 1, lines[0] if lines else "")
     _check_references(formula, names, err)
 
 

@@ -14,7 +14,7 @@ page it was transcribed from, which is what pairs them in ``check PAGES`` and ``
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Container, Sequence
 
 # PTX types in the order ids list them (the order the doc's type tables mostly use).
 TYPE_ORDER = ("f16", "bf16", "tf32", "f32", "f64", "u8", "s8", "u4", "s4", "b1", "e4m3", "e5m2", "e3m2", "e2m3",
@@ -54,3 +54,29 @@ def layout_id(instruction: str, shape: str, operand: str, types: Sequence[str], 
     if variant:
         parts.append(variant)
     return ".".join(parts)
+
+
+# ----------------------------------------------------------------------------- corrections
+
+CORRECTED = "@corrected"  # a spec's correction of a doc layout: ``ID@corrected``
+
+
+def corrected_id(lid: str) -> str:
+    """The id of the correction of layout ``lid``."""
+    return base_id(lid) + CORRECTED
+
+
+def base_id(lid: str) -> str:
+    """The doc layout's id, whether ``lid`` names it or its correction."""
+    return lid.removesuffix(CORRECTED)
+
+
+def is_corrected_id(lid: str) -> bool:
+    return lid.endswith(CORRECTED)
+
+
+def effective_id(lid: str, known: "Container[str]") -> str:
+    """The layout that stands for ``lid`` where the catalog's checks combine layouts: its correction when
+    the catalog has one (the hardware's layout where the doc is wrong), else itself."""
+    c = corrected_id(lid)
+    return c if c in known else lid

@@ -1,0 +1,208 @@
+"""Relations between instructions, declared on the layout algebra.
+
+Each relation says which maps must agree, as algebra over the catalog's own layouts (never re-typed
+formulas): ``verify.checks.relations`` decides every claim with both engines.  The maps are built
+lazily (``verify.layout.algebra``), so declaring them costs nothing until a check evaluates them.
+
+=================================  ===================================================================
+``ldmatrix_x4_is_mma_a``           ldmatrix ``.x4`` of a row-major 16 x 16 tile, lane t giving tile row
+                                   t % 16, column 8 (t / 16): ``compose(addresses, ldmatrix)`` = mma A
+``ldmatrix_x2_trans_is_mma_b``     ldmatrix ``.x2.trans`` of a 16 x 8 tile (lane t < 16: row t) = mma B
+``stmatrix_x4_accumulator_pair``   stmatrix ``.x4`` into a 16 x 16 tile writes every cell once, and equals
+                                   two m16n8 accumulators side by side: ``product(C, 2 tiles along col)``
+``movmatrix_transpose``            movmatrix's source is ldmatrix ``.x1``; its result, transposed
+                                   (``relabel`` row <-> col), is ldmatrix ``.x1.trans``
+``wgmma_d_per_warp.*``             wgmma D = the m16n8 accumulator tiled N/8 times along col and over the 4
+                                   warps along row: ``product(product(C, N/8 along col), 4 warps along
+                                   row)``, element ``i = e + 4 j``, thread ``= lane + 32 warp``
+``tcgen05_16x256b_is_mma_c.*``     tcgen05 ``.16x256b`` = the m16n8 accumulator tiled .num times along
+                                   Tensor Memory columns
+=================================  ===================================================================
+
+A relation whose layouts are not among the specs given is not declared.  docs/catalog.md has the
+provenance of each.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+from ..formula import BinOp, Num, Var
+from ..layout import algebra as A
+from ..layout.dims import Dim
+from ..layout.family import Extent
+from ..layout.ids import effective_id
+from ..layout.model import Layout
+from ..layout.named import as_fragment, formula_map, fragment_map
+
+C16 = "mma.m16n8k16.float.C.f32"  # the doc-text m16n8 accumulator layout (9.7.14.5.8)
+
+
+@dataclass(frozen=True)
+class Equal:
+    """``left`` and ``right`` are the same map (for every parameter value)."""
+
+    check: str
+    left: Layout
+    right: Layout
+    names: tuple[str, str]
+
+
+@dataclass(frozen=True)
+class WritesOnce:
+    """``layout`` is a bijection onto its tile: every cell written exactly once."""
+
+    check: str
+    layout: Layout
+
+
+@dataclass(frozen=True)
+class Relation:
+    """One relation: its id, the instruction it is reported under, the layouts it relates (reported as its
+    operands), its claims, and the provenance of what it relies on that the doc does not state."""
+
+    id: str
+    instruction: str
+    shape: Any
+    operands: tuple[Layout, ...]
+    claims: tuple[Equal | WritesOnce, ...]
+    derived: Mapping[str, str] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- algebra pieces
+
+def _src(lay: Layout) -> A.Relabel:
+    """A fragment whose cells are read as a source: outputs renamed ``src_row``, ``src_col``."""
+    return A.relabel(fragment_map(lay), outputs={"row": "src_row", "col": "src_col"})
+
+
+def _addresses(text: str, src: tuple[int, int], tile: tuple[int, int]) -> Any:
+    """Row addresses of a data-movement instruction: (src_row, src_col) of its memory image -> the tile's
+    (row, col)."""
+    return formula_map(text, (Dim("src_row", src[0]), Dim("src_col", src[1])), (Dim("row", tile[0]), Dim("col", tile[1])))
+
+
+def _n_tiles(c: Layout, n: Extent, params: tuple[Any, ...] = ()) -> Any:
+    """The accumulator ``c`` (4 elements) tiled ``n`` times along col: element ``i = e + 4 j`` is
+    ``c_e`` of n-tile ``j`` (``params``: the family parameters ``n`` is written in)."""
+    tiled = A.product(A.relabel(fragment_map(c), inputs={"i": "e"}), A.iota(Dim("j", n), "col", params=params))
+    return A.merge(tiled, ("e", "j"), "i")
+
+
+def _over(x: Extent, k: int) -> Extent:
+    return x // k if isinstance(x, int) else BinOp("/", x, Num(k))
+
+
+# ----------------------------------------------------------------------------- the declarations
+
+Declare = Callable[[Mapping[str, Layout]], list[Relation]]
+
+
+def _ldmatrix_is(rid: str, ids: tuple[str, str], num: int, addresses: str, tile_name: str, tile: tuple[int, int],
+                 names: tuple[str, str], note: str) -> Declare:
+    def declare(layouts: Mapping[str, Layout]) -> list[Relation]:
+        if not all(x in layouts for x in ids):
+            return []
+        ldm, mma = layouts[ids[0]], layouts[ids[1]]
+        inst = ldm.instance(NUM=num)
+        src = (inst.rows, inst.cols)
+        composed = A.compose(_addresses(addresses, src, tile), _src(inst))
+        given = as_fragment(composed, inst, id=tile_name, operand=mma.operand)
+        return [Relation(rid, "ldmatrix", inst.shape, (inst, mma), (Equal("equal", mma, given, names),), {"equal": note})]
+    return declare
+
+
+_LDMATRIX_A = _ldmatrix_is(
+    "ldmatrix_x4_is_mma_a", ("ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"), 4,
+    "row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n", "ldmatrix.m8n8.x4 of a 16 x 16 tile", (16, 16),
+    ("mma A", "ldmatrix .x4"),
+    "the ldmatrix element order within a row is CuTe's (SM75_U32x4_LDSM_N); the row addresses "
+    "(lane t: tile row t % 16, column 8 (t / 16)) are the usual ones, ours")
+
+_LDMATRIX_B = _ldmatrix_is(
+    "ldmatrix_x2_trans_is_mma_b", ("ldmatrix.m8n8.R.b16.trans", "mma.m16n8k16.B.f16_bf16"), 2,
+    "row = src_row\ncol = src_col\n", "ldmatrix.m8n8.x2.trans of a 16 x 8 tile", (16, 8),
+    ("mma B", "ldmatrix .x2.trans"), "the .trans element order is CuTe's (SM75_U16x4_LDSM_T)")
+
+
+def _stmatrix_pair(layouts: Mapping[str, Layout]) -> list[Relation]:
+    if "stmatrix.m8n8.R.b16" not in layouts or C16 not in layouts:
+        return []
+    stm, c = layouts["stmatrix.m8n8.R.b16"], layouts[C16]
+    x4 = stm.instance(NUM=4)
+    tile = as_fragment(A.compose(_addresses("row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n",
+                                            (x4.rows, x4.cols), (16, 16)), _src(x4)),
+                       x4, id="stmatrix.m8n8.x4 into a 16 x 16 tile", operand="C")
+    pair = as_fragment(_n_tiles(c, 2), c, id="two m16n8 accumulator tiles",
+                       domain=replace(c.domain, elements=8))
+    return [Relation("stmatrix_x4_accumulator_pair", "stmatrix", x4.shape, (x4, c),
+                     (WritesOnce("writes_once", tile), Equal("equal", pair, tile, ("accumulator pair", "stmatrix .x4"))),
+                     {"equal": "the stmatrix element order is CuTe's (SM90_U32x4_STSM_N)"})]
+
+
+def _movmatrix(layouts: Mapping[str, Layout]) -> list[Relation]:
+    ids = ("movmatrix.m8n8.A.b16", "movmatrix.m8n8.D.b16", "ldmatrix.m8n8.R.b16", "ldmatrix.m8n8.R.b16.trans")
+    if not all(x in layouts for x in ids):
+        return []
+    src, dst, ldm, ldt = (layouts[x] for x in ids)
+    x1, x1t = ldm.instance(NUM=1), ldt.instance(NUM=1)
+    transposed = A.relabel(fragment_map(dst), outputs={"row": "col", "col": "row"})
+    d_in_input = as_fragment(transposed, dst, id="movmatrix d in the input's coordinates")
+    return [Relation("movmatrix_transpose", "movmatrix", src.shape, (src, dst),
+                     (Equal("source", x1, src, ("ldmatrix .x1", "movmatrix a")),
+                      Equal("transpose", x1t, d_in_input, ("ldmatrix .x1.trans", "movmatrix d"))),
+                     {"transpose": "the result layout is our reading of the doc (erratum MOV-1 in docs/catalog.md)"})]
+
+
+def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
+    c = layouts.get(C16)
+    if c is None:
+        return []
+    out: list[Relation] = []
+    groups: dict[Any, list[Layout]] = {}
+    for lid in sorted(layouts):
+        d = layouts[lid]
+        if d.instruction in ("wgmma", "wgmma.sp") and d.operand == "D" and not d.corrected:
+            # the same map (every dtype's D is one CuTe CLayout): proved once per parameter set, naming every D
+            groups.setdefault((d.formula, d.domain.elements, d.domain.params), []).append(d)
+    for ds in groups.values():
+        d = ds[0]
+        [p] = d.domain.params
+        per_warp = A.product(_n_tiles(c, _over(Var(p.name), 8), (p,)), A.iota(Dim("warp", 4), "row"))
+        ref = as_fragment(A.merge(per_warp, ("lane", "warp"), "thread"), c, id=f"{C16} repeated",
+                          operand=d.operand, domain=d.domain, codomain=d.codomain)
+        which = "all_N" if p.values == tuple(range(8, 257, 8)) else "integer_N" if len(p.values) == 18 else p.describe()
+        packed = ".f16x2" if d.register_type == "f16x2" else ""  # N/4 registers of two: the same map, counted apart
+        rid = f"wgmma_d_per_warp.{which}{packed}"
+        n = sum(1 for r in out if r.id.split("#")[0] == rid)
+        out.append(Relation(rid if n == 0 else f"{rid}#{n + 1}", d.instruction, d.shape, (*ds, c),
+                            (Equal("equal", d, ref, ("wgmma D", "m16n8 C per warp")),), {"equal": d.derived}))
+    return out
+
+
+def _tcgen05_c(layouts: Mapping[str, Layout]) -> list[Relation]:
+    c = layouts.get(C16)
+    if c is None:
+        return []
+    out = []
+    for op in ("ld", "st"):
+        lay = layouts.get(effective_id(f"tcgen05.{op}.16x256b.R.b32", layouts))
+        if lay is None:
+            continue
+        ref = as_fragment(_n_tiles(c, _over(lay.domain.elements, 4), lay.domain.params), c, id=f"{C16} repeated", operand=lay.operand,
+                          domain=lay.domain, codomain=lay.codomain)
+        out.append(Relation(f"tcgen05_16x256b_is_mma_c.{op}", f"tcgen05.{op}", lay.shape, (lay, c),
+                            (Equal("equal", lay, ref, (f"tcgen05.{op} .16x256b", "m16n8 C repeated")),),
+                            {"equal": lay.derived}))
+    return out
+
+
+DECLARATIONS: tuple[Declare, ...] = (_LDMATRIX_A, _LDMATRIX_B, _stmatrix_pair, _movmatrix, _wgmma_d, _tcgen05_c)
+
+
+def relations(layouts: Mapping[str, Layout]) -> list[Relation]:
+    """Every relation whose layouts are among ``layouts`` (by id), in declaration order."""
+    return [r for declare in DECLARATIONS for r in declare(layouts)]
+
+
+__all__ = ["C16", "DECLARATIONS", "Equal", "Relation", "WritesOnce", "relations"]

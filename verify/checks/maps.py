@@ -1,0 +1,347 @@
+"""Properties of any named map, each decided by both engines: the checks every kind of layout gets.
+
+A shared-memory layout (``(row, col) -> offset``), a swizzle, a Tensor Memory layout, a block tile
+over ``(warp, lane, i)`` or a composition built by ``verify.layout.algebra`` has no register facts, but
+the same questions apply to it as to a fragment:
+
+* ``in_range``: every input point is defined and lands inside the output box;
+* ``injective``: no two input points land on the same output point;
+* ``surjective``: every output point is reached;
+* ``equal`` (``same``): two maps with the same inputs and outputs agree at every point.
+
+Both engines decide each: enumeration over every point of the input box (``evaluate``), and Z3 over
+symbolic inputs (``encode``) with a family's parameters free, so one query covers every parameter
+value.  Witnesses are canonical (the first in lexicographic order of (parameters, inputs), the first
+input outermost), Z3's is minimised to the same point, and the scalar reference (``at``) confirms it.
+Counterexamples name points by their dimensions: ``{"params": {...}, "point": {"lane": 5, "i": 3},
+"at": {"row": 9, "col": 2}}``.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any, Mapping
+
+import numpy as np
+import z3
+
+from ..engines import smt
+from ..layout.dims import Dim, names
+from ..layout.family import Param
+from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
+from ..results import CheckResult, combine_engines
+from .fragment import DEFAULT_TIMEOUT
+
+
+def point_text(point: Mapping[str, int]) -> str:
+    """``lane 5, i 3``"""
+    return ", ".join(f"{k} {v}" for k, v in point.items())
+
+
+def _params_text(env: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items())
+
+
+def _prefix(env: Mapping[str, int]) -> str:
+    return f"{_params_text(env)}: " if env else ""
+
+
+def param_constraint(params: tuple[Param, ...], env: Mapping[str, z3.ExprRef], w: int) -> z3.BoolRef:
+    """Every parameter takes one of its values (per arithmetic run: first <= v <= last, on the step)."""
+    parts = []
+    for p in params:
+        v = env[p.name]
+        runs = []
+        for first, step, count in p.runs():
+            last = first + step * (count - 1)
+            cond = [v >= smt.bv(first, w), v <= smt.bv(last, w)]
+            if step > 1 and count > 1:
+                cond.append(z3.URem(v - smt.bv(first, w), smt.bv(step, w)) == 0)
+            runs.append(z3.And(cond))
+        parts.append(z3.Or(runs))
+    return z3.And(parts) if parts else z3.BoolVal(True)
+
+
+def _symbolic(m: NamedMap, w: int) -> tuple[dict[str, z3.BitVecRef], z3.BoolRef]:
+    env = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
+    return env, param_constraint(m.params, env, w)
+
+
+def _env_of(model: z3.ModelRef, env: Mapping[str, z3.ExprRef]) -> dict[str, int]:
+    return {k: smt.as_int(model, v) for k, v in env.items()}
+
+
+def _flat_point(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> dict[str, int]:
+    idx = np.unravel_index(k, shape)
+    return {d.name: int(x) for d, x in zip(dims, idx)}
+
+
+def _keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Mapping[str, int]) -> np.ndarray:
+    """One integer per point: its output point in row-major order of ``dims`` (-1 where not in the box)."""
+    out: Any = 0
+    for d in dims:
+        out = out * d.at(env) + np.asarray(values[d.name], np.int64)
+    return np.asarray(out, np.int64)
+
+
+# ----------------------------------------------------------------------------- in_range
+
+def _enum_in_range(m: NamedMap) -> dict[str, Any] | None:
+    for env in bindings(m):
+        v = evaluate_all(m, env)
+        good = v.ok & inside(v.out, m.outputs, env)
+        bad = np.flatnonzero(~np.asarray(good).reshape(-1))
+        if bad.size:
+            return _outside_witness(m, env, _flat_point(m.inputs, good.shape, int(bad[0])))
+    return None
+
+
+def _outside_witness(m: NamedMap, env: Mapping[str, int], point: dict[str, int]) -> dict[str, Any]:
+    return {"params": dict(env), "point": point, "at": m.at(point, env)}
+
+
+def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
+    def message(c: Mapping[str, Any]) -> str:
+        where = point_text(c["point"])
+        if c["at"] is None:
+            return f"{_prefix(c['params'])}{where} is undefined (no case applies)"
+        box = ", ".join(f"{d.name} < {d.at(c['params'])}" for d in m.outputs)
+        return f"{_prefix(c['params'])}{where} lands at ({point_text(c['at'])}), outside {box}"
+    return message
+
+
+def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
+    """Every input point is defined and lands inside the output box (both engines)."""
+    t0 = time.perf_counter()
+    enum = _enum_in_range(m)
+    w = width(m)
+    env, valid = _symbolic(m, w)
+    x = variables(m.inputs, w)
+    ok, y = m.encode(x, env)
+    res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
+                               [*env.values(), *x.values()], smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        e = _env_of(model, env)
+        z3_cex = _outside_witness(m, e, {k: smt.as_int(model, v) for k, v in x.items()})
+
+    def confirm(c: Mapping[str, Any]) -> bool:
+        at = m.at(c["point"], c["params"])
+        return at is None or not all(0 <= at[d.name] < d.at(c["params"]) for d in m.outputs)
+
+    return combine_engines("in_range", expected, smt.status(res), z3_cex, enum, _in_range_message(m),
+                           time.perf_counter() - t0, "every point is defined and inside the output box", confirm,
+                           same_witness=True)
+
+
+# ----------------------------------------------------------------------------- injective
+
+def _enum_injective(m: NamedMap) -> dict[str, Any] | None:
+    for env in bindings(m):
+        v = evaluate_all(m, env)
+        good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
+        keys = _keys(v.out, m.outputs, env).reshape(-1)
+        first: dict[int, int] = {}
+        for k in np.flatnonzero(good).tolist():
+            key = int(keys[k])
+            if key in first:
+                shape = v.ok.shape
+                p1, p2 = _flat_point(m.inputs, shape, first[key]), _flat_point(m.inputs, shape, k)
+                return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
+            first[key] = k
+    return None
+
+
+def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
+    """``a < b`` lexicographically."""
+    if not a:
+        return z3.BoolVal(False)
+    return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_less(a[1:], b[1:])))
+
+
+def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
+    """No two defined, in-range input points land on the same output point (both engines).  The witness is
+    the first point (in order) that lands where an earlier one did, with that earlier one."""
+    t0 = time.perf_counter()
+    enum = _enum_injective(m)
+    w = width(m)
+    env, valid = _symbolic(m, w)
+    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
+    ok1, y1 = m.encode(x1, env)
+    ok2, y2 = m.encode(x2, env)
+    cs = [valid, in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
+          in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
+          _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
+    res, model = smt.solve_min(cs, [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        e = _env_of(model, env)
+        p1 = {k: smt.as_int(model, v) for k, v in x1.items()}
+        p2 = {k: smt.as_int(model, v) for k, v in x2.items()}
+        z3_cex = {"params": e, "first": p1, "second": p2, "at": m.at(p2, e)}
+
+    def message(c: Mapping[str, Any]) -> str:
+        return (f"{_prefix(c['params'])}{point_text(c['first'])} and {point_text(c['second'])} both land at "
+                f"({point_text(c['at'])})")
+
+    def confirm(c: Mapping[str, Any]) -> bool:
+        a, b = m.at(c["first"], c["params"]), m.at(c["second"], c["params"])
+        return a is not None and a == b
+
+    return combine_engines("injective", expected, smt.status(res), z3_cex, enum, message, time.perf_counter() - t0,
+                           "no two points land on the same output point", confirm, same_witness=True)
+
+
+# ----------------------------------------------------------------------------- surjective
+
+def _hole(m: NamedMap, env: Mapping[str, int]) -> dict[str, int] | None:
+    v = evaluate_all(m, env)
+    good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
+    keys = _keys(v.out, m.outputs, env).reshape(-1)[good]
+    size = 1
+    for d in m.outputs:
+        size *= d.at(env)
+    hit = np.zeros(size, bool)
+    hit[keys] = True
+    miss = np.flatnonzero(~hit)
+    if not miss.size:
+        return None
+    shape = tuple(d.at(env) for d in m.outputs)
+    return _flat_point(m.outputs, shape, int(miss[0]))
+
+
+def _reaches(m: NamedMap, env: Mapping[str, int], target: Mapping[str, int], budget: smt.Budget) -> str:
+    """Z3: some input point reaches ``target`` (``sat``), none does (``unsat``)."""
+    w = width(m)
+    z_env = {k: smt.bv(v, w) for k, v in env.items()}
+    x = variables(m.inputs, w)
+    ok, y = m.encode(x, z_env)
+    return smt.solve([in_box(x, m.inputs, z_env, w), ok, *[y[k] == smt.bv(v, w) for k, v in target.items()]],
+                     budget)[0]
+
+
+def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
+    """Every output point is reached by some input point (both engines).
+
+    Enumeration: the first output point (in order) that no input reaches.  Z3, per parameter binding:
+    with a hole, it confirms that no input reaches it; without one it confirms, output point by output
+    point, that the point the enumeration names reaches it (one ground query, ``holds_everywhere``)."""
+    t0 = time.perf_counter()
+    budget = smt.Budget(timeout)
+    enum, z3_res, z3_cex = None, "unsat", None
+    for env in bindings(m):
+        hole = _hole(m, env)
+        if hole is not None:
+            enum = {"params": dict(env), "at": hole}
+            r = _reaches(m, env, hole, budget)
+            z3_res = {"unsat": "sat", "sat": "unsat", "unknown": "unknown"}[r]
+            z3_cex = enum if r == "unsat" else None
+            break
+        r = _all_reached(m, env, budget)
+        if r != "unsat":
+            z3_res = r
+            break
+
+    def message(c: Mapping[str, Any]) -> str:
+        return f"{_prefix(c['params'])}({point_text(c['at'])}) is reached by no point"
+
+    return combine_engines("surjective", expected, smt.status(z3_res), z3_cex, enum, message,
+                           time.perf_counter() - t0, "every output point is reached")
+
+
+def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str:
+    """Z3 confirms the enumeration's witnesses: for every output point, the first input point that reaches
+    it does (``unsat``: no listed point fails)."""
+    v = evaluate_all(m, env)
+    good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
+    keys = _keys(v.out, m.outputs, env).reshape(-1)
+    first: dict[int, int] = {}
+    for k in np.flatnonzero(good).tolist():
+        first.setdefault(int(keys[k]), k)
+    w = width(m)
+    z_env = {k: smt.bv(val, w) for k, val in env.items()}
+    x = variables(m.inputs, w)
+    ok, y = m.encode(x, z_env)
+    out_shape = tuple(d.at(env) for d in m.outputs)
+    rows = []
+    for key, k in sorted(first.items()):
+        p = _flat_point(m.inputs, v.ok.shape, k)
+        target = _flat_point(m.outputs, out_shape, key)
+        rows.append(tuple(p[d.name] for d in m.inputs) + tuple(target[d.name] for d in m.outputs))
+    outs = {d.name: z3.BitVec(f"target_{d.name}", w) for d in m.outputs}
+    term = z3.And(ok, *[y[n] == outs[n] for n in outs])
+    return smt.holds_everywhere(term, [*x.values(), *outs.values()], rows, budget)
+
+
+def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, CheckResult, CheckResult]:
+    """``in_range``, ``injective`` and ``surjective`` of one map."""
+    return in_range(m, timeout), injective(m, timeout), surjective(m, timeout)
+
+
+# ----------------------------------------------------------------------------- equality
+
+def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tuple[str, str] = ("first", "second"),
+         expected: str = "proved", check: str = "equal") -> CheckResult:
+    """``a`` and ``b`` are the same map: same inputs (names and sizes), same output names, and at every
+    input point (and parameter value) both undefined, or both defined with equal outputs.  The witness is
+    the first point where they differ."""
+    t0 = time.perf_counter()
+    problem = _shape_problem(a, b)
+    if problem is not None:
+        return CheckResult(check, "refuted", expected, {"kind": "domain", "what": problem},
+                           f"{names_[0]} and {names_[1]} differ: {problem}", time.perf_counter() - t0,
+                           {"arithmetic": "refuted"})
+    enum = None
+    for env in bindings(a):
+        va, vb = evaluate_all(a, env), evaluate_all(b, env)
+        diff = va.ok != vb.ok
+        for d in a.outputs:
+            diff = diff | (va.ok & vb.ok & (va.out[d.name] != vb.out[d.name]))
+        bad = np.flatnonzero(np.asarray(diff).reshape(-1))
+        if bad.size:
+            p = _flat_point(a.inputs, va.ok.shape, int(bad[0]))
+            enum = {"params": dict(env), "point": p, names_[0]: a.at(p, env), names_[1]: b.at(p, env)}
+            break
+    w = width(a, b)
+    env_z, valid = _symbolic(a, w)
+    x = variables(a.inputs, w)
+    oka, ya = a.encode(x, env_z)
+    okb, yb = b.encode(x, env_z)
+    agree = z3.And(oka == okb, z3.Implies(oka, z3.And([ya[d.name] == yb[d.name] for d in a.outputs])))
+    res, model = smt.solve_min([valid, in_box(x, a.inputs, env_z, w), z3.Not(agree)], [*env_z.values(), *x.values()],
+                               smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        e = _env_of(model, env_z)
+        p = {k: smt.as_int(model, v) for k, v in x.items()}
+        z3_cex = {"params": e, "point": p, names_[0]: a.at(p, e), names_[1]: b.at(p, e)}
+
+    def show(v: Mapping[str, int] | None) -> str:
+        return "undefined" if v is None else f"({point_text(v)})"
+
+    def message(c: Mapping[str, Any]) -> str:
+        return (f"{_prefix(c['params'])}at {point_text(c['point'])}: {names_[0]} {show(c[names_[0]])}, "
+                f"{names_[1]} {show(c[names_[1]])}")
+
+    def confirm(c: Mapping[str, Any]) -> bool:
+        return a.at(c["point"], c["params"]) != b.at(c["point"], c["params"])
+
+    return combine_engines(check, expected, smt.status(res), z3_cex, enum, message, time.perf_counter() - t0,
+                           f"{names_[0]} and {names_[1]} are the same map", confirm, same_witness=True)
+
+
+def _shape_problem(a: NamedMap, b: NamedMap) -> str | None:
+    if names(a.inputs) != names(b.inputs):
+        return f"inputs {names(a.inputs)} against {names(b.inputs)}"
+    if set(names(a.outputs)) != set(names(b.outputs)):
+        return f"outputs {names(a.outputs)} against {names(b.outputs)}"
+    if [p.name for p in a.params] != [p.name for p in b.params] or a.params != b.params:
+        return "parameters differ"
+    for env in bindings(a):
+        for da, db in zip(a.inputs, b.inputs):
+            if da.at(env) != db.at(env):
+                return f"input {da.name} has {da.at(env)} points against {db.at(env)}" + (
+                    f" ({_params_text(env)})" if env else "")
+    return None
+
+
+__all__ = ["bijective", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]

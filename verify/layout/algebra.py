@@ -1,0 +1,779 @@
+"""An algebra of layout maps: new maps from old, over any map, never over formula text.
+
+Every operation takes ``NamedMap``s (``verify.layout.named``) and returns one, built from the
+operands' three faces (so it works for every notation and kind: fragments, shared-memory offsets,
+Tensor Memory, tables), and states its preconditions (checked: ``ValueError``) and postconditions
+(what the result is, pointwise).  Sizes are integers or expressions over a family's parameters.
+
+=============  =================================================================================
+``compose``    ``outer`` after ``inner``: inner's outputs feed outer's inputs of the same names
+``product``    ``b`` tiles ``a``: shared outputs become ``a + size_a * b`` (a minor), inputs concatenate
+``merge``      several inputs become one (the first minor): ``i = e + 4 * j``
+``split``      one input becomes several (the inverse of ``merge``): ``thread -> (lane, warp)``
+``restrict``   an input limited to ``start .. start + size - 1`` and renumbered from 0
+``fix``        an input held at one value and removed
+``relabel``    dimensions renamed
+``embed``      an output placed at an offset inside a larger output box
+``bind``       a family's parameters given values (one member)
+``inverse``    the inverse of a bijection, as a table read by the enumeration engine
+``identity``   each input to the output of the same name
+``iota``       one input to one output, ``out = stride * in``
+=============  =================================================================================
+
+The comparisons (equal, permuted, replicated, tiled) decide properties and so use the engines: they are
+in ``verify.checks``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Sequence
+
+import numpy as np
+
+from ..engines import smt
+from ..formula import BinOp, Num, Var
+from .dims import Dim, describe, find, names, unique
+from .family import Extent, Param, extent_at, extent_text
+from .named import (Env, NamedMap, TableMap, Values, bindings, box_bound, evaluate_all, extent_term, full, in_box,
+                    inside, max_extent, merge_params)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import z3
+
+
+def _times(a: Extent, b: Extent) -> Extent:
+    """``a * b`` as an extent (an int when both are)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    return BinOp("*", a if not isinstance(a, int) else Num(a), b if not isinstance(b, int) else Num(b))
+
+
+def _size_value(x: Extent, env: Mapping[str, Any] | None) -> Any:
+    """An extent at ``env`` (ints) for numpy and Python points."""
+    return extent_at(x, dict(env or {}))
+
+
+def _width_of(point: Mapping[str, "z3.ExprRef"]) -> int:
+    return next(iter(point.values())).size()  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------------------- compose
+
+@dataclass(frozen=True)
+class Compose:
+    """``outer`` after ``inner`` (build with ``compose``)."""
+
+    outer: Any
+    inner: Any
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return self.inner.inputs  # type: ignore[no-any-return]
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.outer.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return merge_params(self.inner.params, self.outer.params)
+
+    def key(self) -> Hashable:
+        return ("compose", self.outer.key(), self.inner.key())
+
+    def bound(self) -> int:
+        return max(self.outer.bound(), self.inner.bound())
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        v = self.inner.evaluate(point, env)
+        mid = {d.name: v.out[d.name] for d in self.outer.inputs}
+        good = v.ok & inside(mid, self.outer.inputs, env)
+        w = self.outer.evaluate({k: np.where(good, a, 0) for k, a in mid.items()}, env)
+        return full(Values(dict(w.out), good & w.ok))
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        y = self.inner.at(point, env)
+        if y is None:
+            return None
+        mid = {d.name: y[d.name] for d in self.outer.inputs}
+        if not all(0 <= mid[d.name] < d.at(env) for d in self.outer.inputs):
+            return None
+        return self.outer.at(mid, env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        import z3  # noqa: PLC0415
+        ok1, y = self.inner.encode(point, env)
+        mid = {d.name: y[d.name] for d in self.outer.inputs}
+        ok2, z = self.outer.encode(mid, env)
+        return z3.And(ok1, in_box(mid, self.outer.inputs, env, _width_of(point)), ok2), z
+
+
+def compose(outer: NamedMap, inner: NamedMap) -> Compose:
+    """``outer`` after ``inner``.
+
+    Pre: every input of ``outer`` is an output of ``inner`` (by name); a parameter shared by both has the
+    same values.  Post: inputs are ``inner``'s, outputs ``outer``'s; at a point x the result is
+    ``outer(inner(x))``, defined where ``inner`` is defined at x, ``inner(x)`` lies in ``outer``'s input
+    box, and ``outer`` is defined there.  Outputs of ``inner`` that ``outer`` does not read are dropped.
+    """
+    missing = [d.name for d in outer.inputs if d.name not in names(inner.outputs)]
+    if missing:
+        raise ValueError(f"compose: the outer map reads {', '.join(missing)}, which the inner map "
+                         f"{describe(inner.outputs)} does not produce")
+    merge_params(inner.params, outer.params)
+    return Compose(outer, inner)
+
+
+# ----------------------------------------------------------------------------- product
+
+@dataclass(frozen=True)
+class Product:
+    """``b`` tiles ``a`` (build with ``product``)."""
+
+    a: Any
+    b: Any
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return tuple(self.a.inputs) + tuple(self.b.inputs)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        a_out = {d.name: d for d in self.a.outputs}
+        b_out = {d.name: d for d in self.b.outputs}
+        out = [Dim(n, _times(d.size, b_out[n].size)) if n in b_out else d for n, d in a_out.items()]
+        return tuple(out) + tuple(d for n, d in b_out.items() if n not in a_out)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return merge_params(self.a.params, self.b.params)
+
+    def key(self) -> Hashable:
+        return ("product", self.a.key(), self.b.key())
+
+    def bound(self) -> int:
+        ps = self.params
+        sizes = max([max_extent(d.size, ps) for d in self.a.outputs] + [1])
+        return max(self.a.bound(), self.b.bound(), sizes * (self.b.bound() + 1) + self.a.bound(),
+                   box_bound(self.outputs, ps))
+
+    def _shared(self) -> list[str]:
+        return [d.name for d in self.a.outputs if d.name in names(self.b.outputs)]
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        va = self.a.evaluate({d.name: point[d.name] for d in self.a.inputs}, env)
+        vb = self.b.evaluate({d.name: point[d.name] for d in self.b.inputs}, env)
+        out = dict(va.out)
+        for n, arr in vb.out.items():
+            out[n] = out[n] + _size_value(find(self.a.outputs, n).size, env) * arr if n in out else arr
+        return full(Values(out, va.ok & vb.ok))
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        ya = self.a.at({d.name: point[d.name] for d in self.a.inputs}, env)
+        yb = self.b.at({d.name: point[d.name] for d in self.b.inputs}, env)
+        if ya is None or yb is None:
+            return None
+        out = dict(ya)
+        for n, v in yb.items():
+            out[n] = out[n] + _size_value(find(self.a.outputs, n).size, env) * v if n in out else v
+        return out
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        import z3  # noqa: PLC0415
+        w = _width_of(point)
+        oka, ya = self.a.encode({d.name: point[d.name] for d in self.a.inputs}, env)
+        okb, yb = self.b.encode({d.name: point[d.name] for d in self.b.inputs}, env)
+        out = dict(ya)
+        for n, v in yb.items():
+            out[n] = out[n] + extent_term(find(self.a.outputs, n).size, env, w) * v if n in out else v
+        return z3.And(oka, okb), out
+
+
+def product(a: NamedMap, b: NamedMap) -> Product:
+    """``b`` tiles ``a``: Triton's ``a * b``, CuTe's blocked product with ``a`` the tile.
+
+    Pre: ``a`` and ``b`` have no input name in common.  Post: inputs are ``a``'s then ``b``'s; an output
+    that both have is ``a_out + size_a(out) * b_out`` with size ``size_a * size_b``; an output of only one
+    side passes through.  Defined where both are.  If ``a`` and ``b`` are bijections onto their output
+    boxes, so is the product (onto the product box).
+    """
+    unique(tuple(a.inputs) + tuple(b.inputs), "product: inputs of the two maps")
+    merge_params(a.params, b.params)
+    return Product(a, b)
+
+
+# ----------------------------------------------------------------------------- reshaping inputs
+
+@dataclass(frozen=True)
+class Merge:
+    """Inputs ``parts`` of ``base`` read from one input ``into`` (build with ``merge``)."""
+
+    base: Any
+    parts: tuple[str, ...]
+    into: str
+
+    def _dims(self) -> list[Dim]:
+        return [find(self.base.inputs, p) for p in self.parts]
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        size: Extent = 1
+        for d in self._dims():
+            size = _times(size, d.size)
+        out, placed = [], False
+        for d in self.base.inputs:
+            if d.name in self.parts:
+                if not placed:
+                    out.append(Dim(self.into, size))
+                    placed = True
+            else:
+                out.append(d)
+        return tuple(out)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.base.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("merge", self.base.key(), self.parts, self.into)
+
+    def bound(self) -> int:
+        return max(self.base.bound(), box_bound(self.inputs, self.params))
+
+    def _spread(self, x: Any, env: Any, *, z3_w: int = 0) -> dict[str, Any]:
+        out = {}
+        for d in self._dims():
+            size = extent_term(d.size, env, z3_w) if z3_w else _size_value(d.size, env)
+            out[d.name] = x % size
+            x = x / size if z3_w else x // size
+        return out
+
+    def _point(self, point: Mapping[str, Any], env: Any, z3_w: int = 0) -> dict[str, Any]:
+        pt = {k: v for k, v in point.items() if k != self.into}
+        pt.update(self._spread(point[self.into], env, z3_w=z3_w))
+        return pt
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        # the merged input is non-negative inside the box, where C and floor division agree
+        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
+
+
+def merge(base: NamedMap, parts: Sequence[str], into: str) -> Merge:
+    """Inputs ``parts`` (the first minor) read from one new input ``into`` of their sizes' product.
+
+    Pre: every part is an input of ``base``; ``into`` is not another input's name.  Post: the new input
+    takes the place of the first part; the result at ``into = x`` is ``base`` at ``parts[0] = x % s0``,
+    ``parts[1] = (x / s0) % s1``, ...  (``merge(m, ("e", "j"), "i")``: ``i = e + size_e * j``).  A
+    bijection stays a bijection.
+    """
+    parts = tuple(parts)
+    if len(parts) < 1:
+        raise ValueError("merge: give at least one input")
+    for p in parts:
+        find(base.inputs, p) if p in names(base.inputs) else _missing("merge", p, base.inputs)
+    if into in names(base.inputs) and into not in parts:
+        raise ValueError(f"merge: {into!r} is already an input")
+    unique([Dim(p, 1) for p in parts], "merge: parts")
+    return Merge(base, parts, into)
+
+
+def _missing(op: str, name: str, dims: tuple[Dim, ...]) -> None:
+    raise ValueError(f"{op}: {name!r} is not an input of the map {describe(dims)}")
+
+
+@dataclass(frozen=True)
+class Split:
+    """Input ``dim`` of ``base`` read from several new inputs (build with ``split``)."""
+
+    base: Any
+    dim: str
+    into: tuple[tuple[str, Extent], ...]
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        out = []
+        for d in self.base.inputs:
+            out.extend(Dim(n, s) for n, s in self.into) if d.name == self.dim else out.append(d)
+        return tuple(out)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.base.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("split", self.base.key(), self.dim, self.into)
+
+    def bound(self) -> int:
+        return max(self.base.bound(), box_bound(self.base.inputs, self.params))
+
+    def _point(self, point: Mapping[str, Any], env: Any, z3_w: int = 0) -> dict[str, Any]:
+        pt = {k: v for k, v in point.items() if k not in dict(self.into)}
+        x: Any = 0
+        scale: Any = 1
+        for n, s in self.into:
+            x = x + point[n] * scale
+            size = extent_term(s, env, z3_w) if z3_w else _size_value(s, env)
+            scale = scale * size
+        pt[self.dim] = x
+        return pt
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
+
+
+def split(base: NamedMap, dim: str, into: Sequence[tuple[str, Extent]]) -> Split:
+    """Input ``dim`` read from new inputs ``into`` = ((name, size), ...), the first minor:
+    ``dim = n0 + s0 * (n1 + s1 * ...)`` (``split(m, "thread", [("lane", 32), ("warp", 4)])``).
+
+    Pre: ``dim`` is an input; the sizes multiply to its size (checked for every parameter value); the new
+    names are not other inputs.  Post: the new inputs take ``dim``'s place, in the order given; the result
+    at (n0, n1, ...) is ``base`` at ``dim = n0 + s0 * n1 + ...``.  The inverse of ``merge``.
+    """
+    into = tuple((n, s) for n, s in into)
+    if dim not in names(base.inputs):
+        _missing("split", dim, base.inputs)
+    d = find(base.inputs, dim)
+    for env in bindings(base):
+        total = 1
+        for _, s in into:
+            total *= extent_at(s, env)
+        if total != d.at(env):
+            raise ValueError(f"split: {' x '.join(extent_text(s) for _, s in into)} = {total} is not the size of "
+                             f"{dim} ({d.at(env)})")
+    others = [x for x in names(base.inputs) if x != dim]
+    unique([Dim(n, 1) for n, _ in into] + [Dim(n, 1) for n in others], "split: inputs")
+    return Split(base, dim, into)
+
+
+@dataclass(frozen=True)
+class Restrict:
+    """Input ``dim`` of ``base`` limited to ``start .. start + size - 1`` (build with ``restrict``)."""
+
+    base: Any
+    dim: str
+    start: int
+    size: Extent
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return tuple(Dim(d.name, self.size) if d.name == self.dim else d for d in self.base.inputs)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.base.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("restrict", self.base.key(), self.dim, self.start, self.size)
+
+    def bound(self) -> int:
+        return max(self.base.bound(), self.start + box_bound(self.inputs, self.params))
+
+    def _point(self, point: Mapping[str, Any], w: int = 0) -> dict[str, Any]:
+        pt = dict(point)
+        pt[self.dim] = point[self.dim] + (smt.bv(self.start, w) if w else self.start)
+        return pt
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate(self._point(point), env)  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at(self._point(point), env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        return self.base.encode(self._point(point, _width_of(point)), env)  # type: ignore[no-any-return]
+
+
+def restrict(base: NamedMap, dim: str, start: int, size: Extent) -> Restrict:
+    """Input ``dim`` limited to ``start .. start + size - 1`` and renumbered from 0 (a sub-domain).
+
+    Pre: ``dim`` is an input; ``0 <= start`` and ``start + size <= size(dim)`` for every parameter value.
+    Post: the result at ``dim = x`` is ``base`` at ``dim = start + x``; other inputs unchanged.
+    """
+    if dim not in names(base.inputs):
+        _missing("restrict", dim, base.inputs)
+    d = find(base.inputs, dim)
+    for env in bindings(base):
+        if start < 0 or extent_at(size, env) < 1 or start + extent_at(size, env) > d.at(env):
+            raise ValueError(f"restrict: {start} .. {start} + {extent_text(size)} - 1 is not inside {d}")
+    return Restrict(base, dim, start, size)
+
+
+@dataclass(frozen=True)
+class Fix:
+    """Input ``dim`` of ``base`` held at ``value`` (build with ``fix``)."""
+
+    base: Any
+    dim: str
+    value: int
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return tuple(d for d in self.base.inputs if d.name != self.dim)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.base.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("fix", self.base.key(), self.dim, self.value)
+
+    def bound(self) -> int:
+        return self.base.bound()  # type: ignore[no-any-return]
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate({**point, self.dim: np.asarray(self.value, np.int64)}, env)  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at({**point, self.dim: self.value}, env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        w = _width_of(point) if point else smt.width_for(self.bound())
+        return self.base.encode({**point, self.dim: smt.bv(self.value, w)}, env)  # type: ignore[no-any-return]
+
+
+def fix(base: NamedMap, dim: str, value: int) -> Fix:
+    """Input ``dim`` held at ``value`` and removed (warp 2's part of a block tile).
+
+    Pre: ``dim`` is an input, ``0 <= value < size(dim)`` for every parameter value, and another input
+    remains.  Post: the other inputs, in order; the result at x is ``base`` at (x, dim = value).
+    """
+    if dim not in names(base.inputs):
+        _missing("fix", dim, base.inputs)
+    if len(base.inputs) < 2:
+        raise ValueError("fix: the map would have no input left")
+    d = find(base.inputs, dim)
+    for env in bindings(base):
+        if not 0 <= value < d.at(env):
+            raise ValueError(f"fix: {dim} = {value} is outside {d}")
+    return Fix(base, dim, value)
+
+
+@dataclass(frozen=True)
+class Embed:
+    """Output ``dim`` of ``base`` placed at ``offset`` in a box of ``size`` (build with ``embed``)."""
+
+    base: Any
+    dim: str
+    size: Extent
+    offset: int
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return self.base.inputs  # type: ignore[no-any-return]
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return tuple(Dim(d.name, self.size) if d.name == self.dim else d for d in self.base.outputs)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("embed", self.base.key(), self.dim, self.size, self.offset)
+
+    def bound(self) -> int:
+        return max(self.base.bound() + self.offset, box_bound(self.outputs, self.params))
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        v = self.base.evaluate(point, env)
+        return Values({**v.out, self.dim: v.out[self.dim] + self.offset}, v.ok)
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        y = self.base.at(point, env)
+        return None if y is None else {**y, self.dim: y[self.dim] + self.offset}
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        ok, y = self.base.encode(point, env)
+        return ok, {**y, self.dim: y[self.dim] + smt.bv(self.offset, _width_of(point))}
+
+
+def embed(base: NamedMap, dim: str, size: Extent, offset: int = 0) -> Embed:
+    """Output ``dim`` moved up by ``offset`` inside a box of ``size`` (a 16-lane Tensor Memory fragment at
+    lane 16 of a warp's 32-lane quarter: ``embed(m, "tmem_lane", 32, 16)``).
+
+    Pre: ``dim`` is an output and ``offset + size(dim) <= size`` for every parameter value.  Post: the same
+    inputs; ``dim``'s value is ``base``'s plus ``offset``, its size ``size``; other outputs unchanged.
+    """
+    if dim not in names(base.outputs):
+        raise ValueError(f"embed: {dim!r} is not an output of the map {describe(base.outputs)}")
+    d = find(base.outputs, dim)
+    for env in bindings(base):
+        if offset < 0 or offset + d.at(env) > extent_at(size, env):
+            raise ValueError(f"embed: {d} at offset {offset} does not fit in {extent_text(size)}")
+    return Embed(base, dim, size, offset)
+
+
+# ----------------------------------------------------------------------------- names and parameters
+
+@dataclass(frozen=True)
+class Relabel:
+    """``base`` with dimensions renamed (build with ``relabel``)."""
+
+    base: Any
+    ins: tuple[tuple[str, str], ...]
+    outs: tuple[tuple[str, str], ...]
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        m = dict(self.ins)
+        return tuple(Dim(m.get(d.name, d.name), d.size) for d in self.base.inputs)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        m = dict(self.outs)
+        return tuple(Dim(m.get(d.name, d.name), d.size) for d in self.base.outputs)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+    def key(self) -> Hashable:
+        return ("relabel", self.base.key(), self.ins, self.outs)
+
+    def bound(self) -> int:
+        return self.base.bound()  # type: ignore[no-any-return]
+
+    def _in(self, point: Mapping[str, Any]) -> dict[str, Any]:
+        back = {new: old for old, new in self.ins}
+        return {back.get(k, k): v for k, v in point.items()}
+
+    def _out(self, out: Mapping[str, Any]) -> dict[str, Any]:
+        m = dict(self.outs)
+        return {m.get(k, k): v for k, v in out.items()}
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        v = self.base.evaluate(self._in(point), env)
+        return Values(self._out(v.out), v.ok)
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        y = self.base.at(self._in(point), env)
+        return None if y is None else self._out(y)
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        ok, y = self.base.encode(self._in(point), env)
+        return ok, self._out(y)
+
+
+def relabel(base: NamedMap, inputs: Mapping[str, str] | None = None, outputs: Mapping[str, str] | None = None) -> Relabel:
+    """Dimensions renamed (``relabel(m, outputs={"row": "col", "col": "row"})`` is the transpose).
+
+    Pre: every old name exists on its side; the new names on each side are distinct.  Post: the same map,
+    dimensions in the same order under their new names.
+    """
+    inputs, outputs = dict(inputs or {}), dict(outputs or {})
+    for side, m, dims in (("input", inputs, base.inputs), ("output", outputs, base.outputs)):
+        for old in m:
+            if old not in names(dims):
+                raise ValueError(f"relabel: {old!r} is not an {side} of the map {describe(dims)}")
+        unique([Dim(m.get(d.name, d.name), 1) for d in dims], f"relabel: new {side}s")
+    return Relabel(base, tuple(inputs.items()), tuple(outputs.items()))
+
+
+@dataclass(frozen=True)
+class Bind:
+    """``base`` with parameters given values (build with ``bind``)."""
+
+    base: Any
+    env: tuple[tuple[str, int], ...]
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        e = dict(self.env)
+        return tuple(Dim(d.name, d.at(e)) if _only(d.size, e) else d for d in self.base.inputs)
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        e = dict(self.env)
+        return tuple(Dim(d.name, d.at(e)) if _only(d.size, e) else d for d in self.base.outputs)
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        e = dict(self.env)
+        return tuple(p for p in self.base.params if p.name not in e)
+
+    def key(self) -> Hashable:
+        return ("bind", self.base.key(), self.env)
+
+    def bound(self) -> int:
+        return self.base.bound()  # type: ignore[no-any-return]
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate(point, {**dict(env or {}), **dict(self.env)})  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at(point, {**dict(env or {}), **dict(self.env)})  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        w = _width_of(point)
+        return self.base.encode(point, {**dict(env or {}), **{k: smt.bv(v, w) for k, v in self.env}})  # type: ignore[no-any-return]
+
+
+def _only(x: Extent, env: Mapping[str, int]) -> bool:
+    """``x`` is fixed once ``env`` is bound."""
+    from ..formula import walk  # noqa: PLC0415
+    if isinstance(x, int):
+        return True
+    return all(not isinstance(n, Var) or n.name in env for n in walk(x))
+
+
+def bind(base: NamedMap, **env: int) -> Bind:
+    """One member of a family: parameters given values (``bind(wgmma_d, N=24)``).
+
+    Pre: each name is a parameter of ``base`` and each value one of its values.  Post: those parameters
+    are gone; sizes that depended only on them are integers; the map is ``base`` at that binding.
+    """
+    params = {p.name: p for p in base.params}
+    for k, v in env.items():
+        if k not in params:
+            known = ", ".join(params) or "none"
+            raise ValueError(f"bind: {k!r} is not a parameter of the map (its parameters: {known})")
+        if v not in params[k].values:
+            raise ValueError(f"bind: {k} = {v} is not one of its values ({params[k].describe()})")
+    return Bind(base, tuple(sorted(env.items())))
+
+
+# ----------------------------------------------------------------------------- basic maps
+
+@dataclass(frozen=True)
+class Affine:
+    """Each output is a sum of ``stride * input`` (build with ``identity`` or ``iota``)."""
+
+    inputs: tuple[Dim, ...]
+    outputs: tuple[Dim, ...]
+    terms: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]  # output -> ((input, stride), ...)
+    params: tuple[Param, ...] = ()
+
+    def key(self) -> Hashable:
+        return ("affine", self.inputs, self.outputs, self.terms)
+
+    def bound(self) -> int:
+        worst = 0
+        for _, ts in self.terms:
+            worst = max(worst, sum(abs(s) * max_extent(find(self.inputs, n).size, self.params) for n, s in ts))
+        return max(worst, box_bound(self.inputs, self.params), box_bound(self.outputs, self.params))
+
+    def _apply(self, point: Mapping[str, Any], w: int = 0) -> dict[str, Any]:
+        out = {}
+        for o, ts in self.terms:
+            v: Any = smt.bv(0, w) if w else 0
+            for n, s in ts:
+                v = v + point[n] * (smt.bv(s, w) if w else s)
+            out[o] = v
+        return out
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        out = {k: np.asarray(v, np.int64) for k, v in self._apply(point).items()}
+        shape = np.broadcast_shapes(*(np.shape(point[d.name]) for d in self.inputs))
+        return full(Values(out, np.ones(shape, bool)))
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return {k: int(v) for k, v in self._apply(point).items()}
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        import z3  # noqa: PLC0415
+        return z3.BoolVal(True), self._apply(point, _width_of(point))
+
+
+def identity(*dims: Dim) -> Affine:
+    """Each input to the output of the same name and size (a bijection)."""
+    dims = unique(dims, "identity")
+    return Affine(dims, dims, tuple((d.name, ((d.name, 1),)) for d in dims))
+
+
+def iota(source: Dim, target: str, stride: int = 1, params: tuple[Param, ...] = ()) -> Affine:
+    """One input to one output: ``target = stride * source``, of size ``stride * (size(source) - 1) + 1``
+    (its span).  ``params``: the parameters ``source``'s size is written in.  Tiled by ``product``,
+    ``iota(Dim("warp", 4), "row")`` stacks four warps' fragments along rows."""
+    size = source.size if stride == 1 else (stride * (source.size - 1) + 1 if isinstance(source.size, int) else
+                                           BinOp("+", BinOp("*", Num(stride), BinOp("-", source.size, Num(1))), Num(1)))
+    return Affine((source,), (Dim(target, size),), ((target, ((source.name, stride),)),), params)
+
+
+def inverse(base: NamedMap) -> TableMap:
+    """The inverse of a bijection, read from the enumeration engine as a table.
+
+    Pre: ``base`` has no parameters (bind a member first), is defined at every input point, lands inside
+    its output box and is injective (checked here on every point; ``ValueError`` names the first point
+    that breaks it).  Post: a ``TableMap`` from ``base``'s outputs to its inputs with
+    ``inverse(base)(base(x)) = x`` for every x; output points that ``base`` does not reach (it was not
+    surjective) are undefined.  Z3 reads the table as data, so a proof that uses the inverse rests on the
+    enumeration that built it (``verify.checks.maps`` confirms tables it is given with Z3).
+    """
+    if base.params:
+        raise ValueError("inverse: bind the family's parameters first (a table has fixed sizes)")
+    v = evaluate_all(base)
+    shape = v.ok.shape
+    ok = np.asarray(v.ok, bool).reshape(-1)
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"inverse: the map is undefined at {_point_text(base.inputs, shape, k)}")
+    outs = [np.asarray(v.out[d.name]).reshape(-1) for d in base.outputs]
+    inb = inside({d.name: o for d, o in zip(base.outputs, outs)}, base.outputs)
+    if not inb.all():
+        k = int(np.flatnonzero(~inb)[0])
+        raise ValueError(f"inverse: the map leaves its output box at {_point_text(base.inputs, shape, k)}")
+    keys: Any = 0
+    for d, o in zip(base.outputs, outs):
+        keys = keys * int(d.at()) + o
+    seen: dict[int, int] = {}
+    for k, key in enumerate(np.asarray(keys).tolist()):
+        if key in seen:
+            raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, seen[key])} and "
+                             f"{_point_text(base.inputs, shape, k)} land on the same point")
+        seen[key] = k
+    idx = np.unravel_index(np.arange(ok.size), shape)
+    rows = tuple(tuple(int(o[k]) for o in outs) + tuple(int(ix[k]) for ix in idx) for k in range(ok.size))
+    return TableMap(tuple(Dim(d.name, d.at()) for d in base.outputs), tuple(Dim(d.name, d.at()) for d in base.inputs),
+                    tuple(sorted(rows)))
+
+
+def _point_text(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> str:
+    idx = np.unravel_index(k, shape)
+    return "(" + ", ".join(f"{d.name} {int(x)}" for d, x in zip(dims, idx)) + ")"
+
+
+__all__ = ["Affine", "Bind", "Compose", "Embed", "Fix", "Merge", "Product", "Relabel", "Restrict", "Split", "bind", "compose",
+           "embed", "fix", "identity", "inverse", "iota", "merge", "product", "relabel", "restrict", "split"]

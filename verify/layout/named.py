@@ -1,0 +1,621 @@
+"""Layout maps over named dimensions, with their three faces.
+
+A ``NamedMap`` goes from a product of named input dimensions (``lane``, ``warp``, ``i``, ``offset``,
+``row``...) to named outputs, and is read only through three faces that share nothing but the map's
+definition:
+
+* ``evaluate(point, env)``: every point at once.  ``point`` binds each input name to an integer array;
+  the arrays broadcast against each other (``grid`` gives one axis per input).  The result is a
+  ``Values``: one array per output, and ``ok`` (the map is defined there).  The enumeration engine.
+* ``at(point, env)``: one point with Python integers, the scalar reference (``None`` where undefined).
+* ``encode(point, env)``: ``(defined, {output: term})`` as Z3 bit-vector terms over symbolic inputs.
+  The SMT engine.
+
+``env`` binds a family's parameters (integers for ``evaluate``/``at``, Z3 terms for ``encode``).
+Faces are asked only about points inside the input box (``0 <= x < size`` for every input);
+``in_box`` states that box for Z3.  ``bound()`` is a sound bound on |value| of every sub-term over the
+box, which fixes the bit width so that the Z3 encoding is exact.
+
+Maps here: ``FormulaMap`` (definitions of the formula language over named variables: the doc's
+pseudo-code and every imported notation), ``TableMap`` (a finite table: tables, inverses), and the two
+adapters between a fragment ``Layout`` of ``verify.layout.model`` and this model (``fragment_map``:
+a fragment as a map ``(lane|thread, i) -> ([mma,] row, col)``; ``as_layout_map``: a named map with those
+inputs and outputs as the fragment model's ``LayoutMap``).  ``verify.layout.algebra`` builds new maps
+from these.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
+
+import numpy as np
+
+from ..engines import oracle, smt, vector
+from ..formula import Case, Definition, Formula
+from ..formula.bounds import value_bound
+from .dims import Dim, find, names, unique
+from .family import Extent, Param, extent_at, substitute
+
+if TYPE_CHECKING:  # pragma: no cover
+    import z3
+
+    from .model import Cells, Domain, Layout
+
+Env = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class Values:
+    """A map evaluated at many points: ``out[name]`` per output and ``ok`` (defined), all one shape."""
+
+    out: Mapping[str, np.ndarray]
+    ok: np.ndarray
+
+
+class NamedMap(Protocol):
+    """What every layout map provides (see the module docstring)."""
+
+    inputs: tuple[Dim, ...]
+    outputs: tuple[Dim, ...]
+    params: tuple[Param, ...]
+
+    def key(self) -> Hashable:
+        """The mathematical object: two maps with equal keys are the same map."""
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        """Every point at once (the enumeration engine)."""
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        """One point, Python integers (the scalar reference); None where undefined."""
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        """(defined, outputs) as Z3 terms (the SMT engine)."""
+
+    def bound(self) -> int:
+        """A sound bound on |value| of every sub-term over the input box and every parameter value."""
+
+
+# ----------------------------------------------------------------------------- helpers over any map
+
+def grid(dims: tuple[Dim, ...], env: Env | None = None) -> dict[str, np.ndarray]:
+    """An open grid over ``dims``: input k varies along axis k (so a flattened result is in
+    lexicographic order of the inputs, the first input outermost)."""
+    n = len(dims)
+    out = {}
+    for k, d in enumerate(dims):
+        shape = [1] * n
+        shape[k] = d.at(env)
+        out[d.name] = np.arange(d.at(env), dtype=np.int64).reshape(shape)
+    return out
+
+
+def evaluate_all(m: NamedMap, env: Env | None = None) -> Values:
+    """``m`` at every point of its input box, outputs broadcast to the box's shape."""
+    return m.evaluate(grid(m.inputs, env), env)
+
+
+def full(v: Values) -> Values:
+    """``v`` with every array broadcast to one common shape."""
+    shape = np.broadcast_shapes(np.shape(v.ok), *(np.shape(a) for a in v.out.values()))
+    return Values({k: np.broadcast_to(a, shape) for k, a in v.out.items()}, np.broadcast_to(v.ok, shape))
+
+
+def max_extent(x: Extent, params: tuple[Param, ...]) -> int:
+    """The largest value an extent takes over every binding of ``params``."""
+    if isinstance(x, int):
+        return x
+    best = 0
+    for env in _bindings(params):
+        best = max(best, extent_at(x, env))
+    return best
+
+
+def _bindings(params: tuple[Param, ...]) -> list[dict[str, int]]:
+    import itertools  # noqa: PLC0415
+    return [dict(zip([p.name for p in params], combo)) for combo in itertools.product(*(p.values for p in params))]
+
+
+def bindings(m: NamedMap) -> list[dict[str, int]]:
+    """Every binding of ``m``'s parameters (``[{}]`` without parameters), in declaration order."""
+    return _bindings(m.params)
+
+
+def box_bound(dims: tuple[Dim, ...], params: tuple[Param, ...]) -> int:
+    """The largest size of any of ``dims`` (the inputs' values stay below it)."""
+    return max([max_extent(d.size, params) for d in dims] + [1])
+
+
+def extent_term(x: Extent, env: Mapping[str, "z3.ExprRef"] | None, w: int) -> "z3.ExprRef":
+    """An extent as a Z3 term (a family's extent over its symbolic parameters)."""
+    if isinstance(x, int):
+        return smt.bv(x, w)
+    f = Formula((Definition("value", (Case(x, None),)),), "x")
+    return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value  # type: ignore[return-value]
+
+
+def in_box(point: Mapping[str, "z3.ExprRef"], dims: tuple[Dim, ...], env: Mapping[str, "z3.ExprRef"] | None,
+           w: int) -> "z3.BoolRef":
+    """``0 <= point[d] < size(d)`` for every dimension ``d`` (Z3)."""
+    import z3  # noqa: PLC0415
+    return z3.And([z3.And(point[d.name] >= smt.bv(0, w), point[d.name] < extent_term(d.size, env, w)) for d in dims])
+
+
+def inside(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Env | None = None) -> np.ndarray:
+    """Where every ``values[d]`` lies in ``0 .. size(d) - 1`` (numpy)."""
+    ok: Any = True
+    for d in dims:
+        v = values[d.name]
+        ok = ok & (v >= 0) & (v < d.at(env))
+    return np.asarray(ok, bool)
+
+
+def merge_params(*groups: tuple[Param, ...]) -> tuple[Param, ...]:
+    """The parameters of several maps, each once; ``ValueError`` when one name has two value sets."""
+    out: dict[str, Param] = {}
+    for g in groups:
+        for p in g:
+            if p.name in out and out[p.name] != p:
+                raise ValueError(f"parameter {p.name} takes different values in the two maps")
+            out.setdefault(p.name, p)
+    return tuple(out.values())
+
+
+def width(*maps: NamedMap) -> int:
+    """A Z3 bit width that holds every value the maps compute (exact encoding)."""
+    return smt.width_for(max([m.bound() for m in maps] + [1]))
+
+
+def variables(dims: tuple[Dim, ...], w: int, tag: str = "") -> dict[str, "z3.BitVecRef"]:
+    """One Z3 bit-vector per dimension, named ``name`` (``name_tag`` with a tag)."""
+    import z3  # noqa: PLC0415
+    return {d.name: z3.BitVec(f"{d.name}_{tag}" if tag else d.name, w) for d in dims}
+
+
+# ----------------------------------------------------------------------------- formula maps
+
+@dataclass(frozen=True)
+class FormulaMap:
+    """Outputs defined by the formula language over named variables.
+
+    ``variables`` pairs each input dimension with the formula variable that reads it (``("lane",
+    "lane")``, ``("i", "i")``, ``("row", "row")``...); ``definitions`` pairs each output with the
+    definition that computes it.  The engines evaluate ``lane`` and ``i`` as their two point arguments
+    and every other variable from the environment, so any names work.
+    """
+
+    formula: Formula
+    inputs: tuple[Dim, ...]
+    outputs: tuple[Dim, ...]
+    variables: tuple[tuple[str, str], ...] = ()
+    definitions: tuple[tuple[str, str], ...] = ()
+    params: tuple[Param, ...] = ()
+
+    def __post_init__(self) -> None:
+        unique(self.inputs, "inputs")
+        unique(self.outputs, "outputs")
+        if not self.variables:
+            object.__setattr__(self, "variables", tuple((d.name, d.name) for d in self.inputs))
+        if not self.definitions:
+            object.__setattr__(self, "definitions", tuple((d.name, d.name) for d in self.outputs))
+        known = {d.name for d in self.formula.definitions}
+        for out, name in self.definitions:
+            if name not in known:
+                raise ValueError(f"the formula does not define {name!r} (output {out})")
+
+    def key(self) -> Hashable:
+        return ("formula", self.formula, self.inputs, self.outputs, self.variables, self.definitions, self.params)
+
+    def bound(self) -> int:
+        maxima = {var: max_extent(find(self.inputs, dim).size, self.params) - 1 for dim, var in self.variables}
+        env_max = {k: v for k, v in maxima.items() if k not in ("lane", "i")}
+        env_max.update({p.name: max(abs(v) for v in p.values) for p in self.params})
+        return max(value_bound(self.formula, maxima.get("lane", 0), maxima.get("i", 0), env_max),
+                   box_bound(self.inputs, self.params))
+
+    def _split(self, point: Mapping[str, Any], env: Mapping[str, Any] | None) -> tuple[Any, Any, dict[str, Any]]:
+        lane, i, rest = 0, 0, dict(env or {})
+        for dim, var in self.variables:
+            if var == "lane":
+                lane = point[dim]
+            elif var == "i":
+                i = point[dim]
+            else:
+                rest[var] = point[dim]
+        return lane, i, rest
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        lane, i, rest = self._split(point, env)
+        ev = vector.VectorEvaluator(self.formula, np.asarray(lane), np.asarray(i), rest)
+        out, ok, err = {}, None, None
+        for dim, name in self.definitions:
+            v = ev.full(name)
+            err = vector.either(err, vector.within(ok, v.err))
+            if v.span is not None:
+                err = vector.either(err, vector.within(vector.both(ok, v.ok), v.span))
+            ok = vector.both(ok, v.ok)
+            out[dim] = np.asarray(v.lo, np.int64) if v.lo.dtype != object else v.lo
+        if err is not None and err.any():
+            self._raise_first_error(point, env, err)
+        okm = np.ones(ev.shape, bool) if ok is None else np.asarray(ok, bool)
+        return full(Values(out, okm))
+
+    def _raise_first_error(self, point: Mapping[str, np.ndarray], env: Env | None, err: np.ndarray) -> None:
+        """The oracle names the failing point exactly (position in the formula)."""
+        shape = err.shape
+        k = int(np.flatnonzero(err.reshape(-1))[0])
+        idx = np.unravel_index(k, shape)
+        one = {d: int(np.broadcast_to(a, shape)[idx]) for d, a in point.items()}
+        self.at(one, env)
+        raise AssertionError("the vectorised engine reported an error that the oracle does not find")
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        lane, i, rest = self._split(point, env)
+        ev = oracle.Evaluator(self.formula, int(lane), int(i), rest)
+        out = {}
+        try:
+            for dim, name in self.definitions:
+                v = ev.value(name)
+                if isinstance(v, tuple):
+                    raise oracle.EvalError("a range where a single value is needed", self.formula.get(name).pos)
+                out[dim] = v
+        except oracle.Undefined:
+            return None
+        return out
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        lane, i, rest = self._split(point, env)
+        w = next(iter(point.values())).size() if point else 32
+        lane = lane if not isinstance(lane, int) else smt.bv(lane, w)
+        i = i if not isinstance(i, int) else smt.bv(i, w)
+        enc = smt.Encoder(self.formula, lane, i, rest)
+        oks, out = [], {}
+        for dim, name in self.definitions:
+            t = enc.definition(name)
+            oks.append(t.ok)
+            out[dim] = t.value
+        return smt.conj(*oks), out  # type: ignore[return-value]
+
+
+def formula_map(text: str, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
+                params: tuple[Param, ...] = ()) -> FormulaMap:
+    """A map from formula text over the input names (``off = row * 64 + col``).  The text is parsed by
+    the formula grammar (never evaluated as Python); every input name is a variable, and the text must
+    define every output."""
+    from ..formula import parse_formula  # noqa: PLC0415
+    var_names = tuple(d.name for d in inputs if d.name != "i") + tuple(p.name for p in params)
+    f = parse_formula(text, "x", var_names, tuple(d.name for d in outputs))
+    return FormulaMap(f, inputs, outputs, params=params)
+
+
+# ----------------------------------------------------------------------------- tables
+
+@dataclass(frozen=True)
+class TableMap:
+    """A finite function given point by point: ``rows`` are (input values..., output values...) in the
+    order of ``inputs`` then ``outputs``; a point not listed is undefined.  Z3 reads it as a
+    multiplexer over the bits of the point's row-major index (the table is data, never evaluated)."""
+
+    inputs: tuple[Dim, ...]
+    outputs: tuple[Dim, ...]
+    rows: tuple[tuple[int, ...], ...]
+    params: tuple[Param, ...] = ()
+
+    def __post_init__(self) -> None:
+        unique(self.inputs + self.outputs, "table")
+        for d in self.inputs:
+            if not isinstance(d.size, int):
+                raise ValueError("a table's inputs have fixed sizes")
+
+    def key(self) -> Hashable:
+        return ("table", self.inputs, self.outputs, self.rows)
+
+    def bound(self) -> int:
+        vals = [abs(v) for r in self.rows for v in r]
+        return max(vals + [box_bound(self.inputs, ()), self._size()])
+
+    def _size(self) -> int:
+        n = 1
+        for d in self.inputs:
+            n *= d.size  # type: ignore[operator]
+        return n
+
+    def _index(self, point: Mapping[str, Any]) -> Any:
+        k: Any = 0
+        for d in self.inputs:
+            k = k * d.size + point[d.name]
+        return k
+
+    def _dense(self) -> tuple[np.ndarray, np.ndarray]:
+        return _dense_table(self.inputs, self.outputs, self.rows)
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        vals, ok = self._dense()
+        k = np.asarray(self._index({d.name: np.asarray(point[d.name], np.int64) for d in self.inputs}))
+        good = (k >= 0) & (k < ok.size)
+        kk = np.where(good, k, 0)
+        return full(Values({d.name: vals[j][kk] for j, d in enumerate(self.outputs)}, good & ok[kk]))
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        n = len(self.inputs)
+        key = tuple(int(point[d.name]) for d in self.inputs)
+        for r in self.rows:
+            if r[:n] == key:
+                return {d.name: r[n + j] for j, d in enumerate(self.outputs)}
+        return None
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        import z3  # noqa: PLC0415
+        w = next(iter(point.values())).size()
+        size = self._size()
+        k = self._index(point)
+        bits = max(1, (size - 1).bit_length())
+        kv = z3.Extract(bits - 1, 0, k) if w >= bits else k
+        inside_ = z3.And(k >= smt.bv(0, w), k < smt.bv(size, w))
+        n = len(self.inputs)
+        oks, out = [inside_], {}
+        for j, d in enumerate(self.outputs):
+            table = {self._index(dict(zip(names(self.inputs), r[:n]))): r[n + j] for r in self.rows}
+            ok, v = mux(kv, bits, table, w)
+            oks.append(ok)
+            out[d.name] = v
+        return z3.And(oks), out
+
+
+@lru_cache(maxsize=64)
+def _dense_table(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
+                 rows: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
+    size = 1
+    for d in inputs:
+        size *= d.size  # type: ignore[operator]
+    n = len(inputs)
+    vals = np.zeros((len(outputs), size), np.int64)
+    ok = np.zeros(size, bool)
+    for r in reversed(rows):  # the first row for a point wins, as in ``at``
+        k = 0
+        for d, x in zip(inputs, r[:n]):
+            k = k * d.size + x  # type: ignore[operator]
+        if 0 <= k < size and all(0 <= x < d.size for d, x in zip(inputs, r[:n])):  # type: ignore[operator]
+            ok[k] = True
+            vals[:, k] = r[n:]
+    return vals, ok
+
+
+def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tuple["z3.BoolRef", "z3.BitVecRef"]:
+    """(defined, ``table[key]``) as a multiplexer tree over the low ``bits`` bits of ``key`` (identical
+    halves shared, so a regular table gives a small circuit)."""
+    import z3  # noqa: PLC0415
+    memo: dict[tuple, tuple] = {}
+
+    def build(lo: int, size: int, bit: int):  # type: ignore[no-untyped-def]
+        sig = tuple(table.get(k) for k in range(lo, lo + size)) if size <= 64 else None
+        if sig is not None and sig in memo:
+            return memo[sig]
+        if size == 1:
+            v = table.get(lo)
+            out = (z3.BoolVal(v is not None), smt.bv(v if v is not None else 0, w))
+        else:
+            half = size // 2
+            (ok0, v0), (ok1, v1) = build(lo, half, bit - 1), build(lo + half, half, bit - 1)
+            c = z3.Extract(bit, bit, key) == 1
+            out = (ok0 if ok0.eq(ok1) else z3.If(c, ok1, ok0), v0 if v0.eq(v1) else z3.If(c, v1, v0))
+        if sig is not None:
+            memo[sig] = out
+        return out
+
+    return build(0, 1 << bits, bits - 1)  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------------------- fragments <-> named maps
+
+TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
+
+
+def thread_dim_name(threads: int) -> str:
+    """``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
+    return "lane" if threads <= 32 else "thread"
+
+
+@dataclass(frozen=True)
+class FragmentMap:
+    """A fragment of the layout model (``verify.layout.model``: a ``LayoutMap`` over a ``Domain`` and a
+    ``Codomain``) as a named map ``(lane|thread, i) -> ([mma,] row, col)`` (Tensor Memory fragments:
+    ``(tmem_lane, tmem_col)``).  Build it with ``fragment_map(layout)``."""
+
+    map: Any  # LayoutMap
+    domain: Any  # Domain
+    codomain: Any  # Codomain
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.domain.params  # type: ignore[no-any-return]
+
+    @property
+    def thread(self) -> str:
+        return thread_dim_name(self.domain.threads)
+
+    @property
+    def inputs(self) -> tuple[Dim, ...]:
+        return (Dim(self.thread, self.domain.threads), Dim("i", self.domain.elements))
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        mma = (Dim("mma", self.domain.groups),) if self.domain.groups > 1 else ()
+        return mma + (Dim(r, self.codomain.rows), Dim(c, self.codomain.cols))
+
+    def key(self) -> Hashable:
+        return ("fragment", type(self.map), self.map.key(), self.domain, self.codomain)
+
+    def bound(self) -> int:
+        return max(self.map.bound(self.domain), self.domain.bound(), box_bound(self.inputs, self.params),
+                   box_bound(self.outputs, self.params))
+
+    def _concrete(self, env: Env | None) -> tuple[Any, Any]:
+        """(map, domain) of one binding of the parameters."""
+        from .model import Domain  # noqa: PLC0415
+        if not self.params:
+            return self.map, self.domain
+        env = dict(env or {})
+        d = self.domain
+        lmap = self.map
+        if hasattr(lmap, "formula"):
+            lmap = replace(lmap, formula=substitute(lmap.formula, env))
+        elif hasattr(lmap, "with_params"):
+            lmap = lmap.with_params(env)
+        return lmap, Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication)
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        lmap, dom = self._concrete(env)
+        cells = _fragment_cells(lmap, dom)
+        t, i = np.asarray(point[self.thread], np.int64), np.asarray(point["i"], np.int64)
+        good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.elements)
+        tt, ii = np.where(good, t, 0), np.where(good, i, 0)
+        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        out = {r: cells.row[tt, ii], c: cells.col[tt, ii]}
+        ok = good & cells.ok[tt, ii]
+        if dom.groups > 1:
+            g = cells.group[tt]
+            out = {"mma": g, **out}
+            ok = ok & (g >= 0)
+        return full(Values(out, ok))
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        lmap, dom = self._concrete(env)
+        t, i = int(point[self.thread]), int(point["i"])
+        if not (0 <= t < dom.threads and 0 <= i < dom.elements):
+            return None
+        cell = lmap.point(t, i)
+        if cell is None:
+            return None
+        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        out = {r: cell[0], c: cell[1]}
+        if dom.groups > 1:
+            g = dom.group_of(t)
+            if g < 0:
+                return None
+            out = {"mma": g, **out}
+        return out
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        t, i = point[self.thread], point["i"]
+        ok, r_, c_ = self.map.z3_cell(t, i, env or None)
+        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        out = {r: r_, c: c_}
+        if self.domain.groups > 1:
+            out = {"mma": self.domain.z3_group(t), **out}
+        return ok, out
+
+
+def _fragment_cells(lmap: Any, domain: "Domain") -> "Cells":
+    from .model import Cells  # noqa: PLC0415
+    key = getattr(lmap, "key", None)
+    try:
+        k = (type(lmap), key(), domain) if key is not None else None
+        hash(k)
+    except TypeError:
+        k = None
+    if k is None:
+        return lmap.cells(domain)  # type: ignore[no-any-return]
+    hit = _CELLS.get(k)
+    if hit is None:
+        if len(_CELLS) > 1 << 10:
+            _CELLS.clear()
+        hit = _CELLS[k] = lmap.cells(domain)
+    assert isinstance(hit, Cells)
+    return hit
+
+
+_CELLS: dict[Hashable, Any] = {}
+
+
+def fragment_map(layout: "Layout") -> FragmentMap:
+    """A fragment layout as a named map (see ``FragmentMap``)."""
+    return FragmentMap(layout.map, layout.domain, layout.codomain)
+
+
+@dataclass(frozen=True)
+class LayoutMapView:
+    """A named map ``(thread, i) -> (row, col)`` as the fragment model's ``LayoutMap`` (cells, point,
+    z3_cell), so that every fragment check, conform and the renderers work on maps the algebra builds.
+    ``thread``/``i``/``row``/``col`` name the dimensions that play those parts."""
+
+    named: Any  # NamedMap
+    thread: str = "lane"
+    i: str = "i"
+    row: str = "row"
+    col: str = "col"
+    notation: str = "algebra"
+    env: tuple[tuple[str, int], ...] = field(default=())
+
+    def key(self) -> Hashable:
+        return ("view", self.named.key(), self.thread, self.i, self.row, self.col, self.env)
+
+    def bound(self, domain: "Domain") -> int:
+        return max(self.named.bound(), domain.threads, 1)
+
+    def with_params(self, env: Mapping[str, int]) -> "LayoutMapView":
+        """The view of one family member (``Layout.instance`` asks for it)."""
+        return replace(self, env=tuple(sorted({**dict(self.env), **env}.items())))
+
+    def _env(self, env: Mapping[str, Any] | None) -> dict[str, Any]:
+        return {**dict(self.env), **dict(env or {})}
+
+    def cells(self, domain: "Domain", env: Env | None = None) -> "Cells":
+        from .model import Cells  # noqa: PLC0415
+        pt = {self.thread: np.arange(domain.threads, dtype=np.int64)[:, None],
+              self.i: np.arange(domain.elements, dtype=np.int64)[None, :]}  # type: ignore[arg-type]
+        v = self.named.evaluate(pt, self._env(env))
+        shape = (domain.threads, domain.elements)
+        b = (lambda a: np.ascontiguousarray(np.broadcast_to(a, shape)))  # noqa: E731
+        return Cells(b(v.out[self.row]).astype(np.int64), b(v.out[self.col]).astype(np.int64), b(v.ok),
+                     domain.group_array())
+
+    def point(self, thread: int, i: int) -> tuple[int, int] | None:
+        out = self.named.at({self.thread: thread, self.i: i}, dict(self.env))
+        return None if out is None else (out[self.row], out[self.col])
+
+    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
+                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
+        w = thread.size()
+        z_env = {k: smt.bv(v, w) for k, v in self.env}
+        z_env.update(env or {})
+        ok, out = self.named.encode({self.thread: thread, self.i: i}, z_env)
+        return ok, out[self.row], out[self.col]
+
+
+def as_layout_map(named: Any, *, notation: str = "algebra") -> LayoutMapView:
+    """A named map over (``lane`` or ``thread``, ``i``) to two outputs (``row``, ``col``, or Tensor
+    Memory's ``tmem_lane``, ``tmem_col``; an ``mma`` output is left to the fragment's domain) as a
+    fragment ``LayoutMap``."""
+    ins = names(named.inputs)
+    outs = [n for n in names(named.outputs) if n != "mma"]
+    thread = "lane" if "lane" in ins else "thread"
+    if set(ins) != {thread, "i"}:
+        raise ValueError(f"a fragment view needs inputs (lane or thread, i), not {ins}")
+    if len(outs) != 2:
+        raise ValueError(f"a fragment view needs two outputs (row, col), not {tuple(outs)}")
+    for pair in (("row", "col"), ("tmem_lane", "tmem_col")):
+        if set(pair) == set(outs):
+            outs = list(pair)  # by name, whatever order the map lists them in (a transpose swaps it)
+    return LayoutMapView(named, thread, "i", outs[0], outs[1], notation=notation)
+
+
+def as_fragment(named: Any, like: "Layout", **changes: Any) -> "Layout":
+    """A named map as a fragment ``Layout`` with ``like``'s identity and register facts (relations and
+    tiles check it with every fragment check).  The domain takes the map's thread count and ``like``'s
+    elements, MMA computations and parameters, the codomain the map's output sizes (``changes`` may give
+    ``domain``/``codomain`` and any other field); expectations and corrections are dropped."""
+    from .model import Codomain  # noqa: PLC0415
+    view = as_layout_map(named)
+    thread = find(named.inputs, view.thread)
+    domain = replace(like.domain, threads=thread.size)
+    out = {d.name: d for d in named.outputs}
+    codomain = Codomain(out[view.row].size, out[view.col].size, like.codomain.dims)
+    fields: dict[str, Any] = dict(map=view, domain=domain, codomain=codomain, corrected=False, expect={}, partial=False)
+    fields.update(changes)
+    return replace(like, **fields)
