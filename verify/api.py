@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import z3
 
@@ -34,11 +34,11 @@ from .layout.formula import FormulaMap as _FormulaMap
 from .layout.model import OPERANDS as _OPERANDS
 from .layout.model import Codomain as _Codomain
 from .layout.model import Domain as _Domain
-from .layout.model import Layout, Spec
+from .layout.model import Layout, MapLayout, Spec
 from .layout.model import Shape as _Shape
 from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
-from .results import Finding, LayoutResult, Report
+from .results import Finding, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
     from .checks.conform import ConformResult
@@ -89,12 +89,19 @@ def loads(text: str, path: str = "<string>") -> Spec:
 
 
 def layouts(specs: Iterable[Spec]) -> list[Layout]:
+    """The fragment layouts of ``specs`` (register fragments of instructions)."""
     return [lay for s in specs for lay in s.layouts]
 
 
-def layout(specs: Iterable[Spec], layout_id: str) -> Layout:
-    """Find a layout by id; a unique substring of an id is accepted too."""
-    all_layouts = layouts(specs)
+def map_layouts(specs: Iterable[Spec]) -> list[MapLayout]:
+    """The layouts with no register facts of ``specs`` (shared memory, Tensor Memory, storage...)."""
+    return [m for s in specs for m in s.maps]
+
+
+def layout(specs: Iterable[Spec], layout_id: str) -> Layout | MapLayout:
+    """Find a layout (a fragment or a map layout) by id; a unique substring of an id is accepted too."""
+    specs = list(specs)
+    all_layouts: list[Any] = [*layouts(specs), *map_layouts(specs)]
     for lay in all_layouts:
         if lay.id == layout_id:
             return lay
@@ -106,8 +113,12 @@ def layout(specs: Iterable[Spec], layout_id: str) -> Layout:
     raise KeyError(f"{layout_id!r} matches {len(hits)} layouts: " + ", ".join(h.id for h in hits[:6]))
 
 
-def check(lay: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult:
-    """Every per-fragment property of one layout (a family: for every value of its parameter)."""
+def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult | MapResult:
+    """Every property of one layout (a family: for every value of its parameter): the fragment checks of a
+    register fragment, the map checks (``in_range``, ``injective``, ``surjective``) of a map layout."""
+    if isinstance(lay, MapLayout):
+        from .checks.maps import check_map_layout  # noqa: PLC0415
+        return check_map_layout(lay, timeout)
     return check_any(lay, timeout)
 
 

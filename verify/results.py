@@ -132,6 +132,30 @@ class LayoutResult(HasChecks):
         }
 
 
+@dataclass(frozen=True)
+class MapResult(HasChecks):
+    """The checks of a layout with no register facts (``verify.layout.model.MapLayout``)."""
+
+    layout: Any  # MapLayout
+    checks: tuple[CheckResult, ...]
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        lay = self.layout
+        return {
+            "id": lay.id,
+            "kind": lay.kind,
+            "instruction": lay.instruction or None,
+            "inputs": [{"name": d.name, "size": _extent(d.size)} for d in lay.inputs],
+            "outputs": [{"name": d.name, "size": _extent(d.size)} for d in lay.outputs],
+            "unit": lay.unit or None,
+            "corrected": lay.corrected,
+            "derived": lay.derived or None,
+            "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
+            **({"params": {p.name: list(p.values) for p in lay.params}} if lay.is_family else {}),
+            "checks": {c.check: c.to_json(timings) for c in self.checks},
+        }
+
+
 def _extent(x: Any) -> Any:
     """An extent in JSON: its value, or (a family) its expression as text, e.g. ``"N / 2"``."""
     return x if isinstance(x, int) else extent_text(x)
@@ -173,8 +197,10 @@ class Report:
     findings: tuple[Finding, ...]
     instructions: tuple[Any, ...] = ()
     doc_findings: tuple = ()  # errata in the doc text itself (from ingest); informational
+    maps: tuple[MapResult, ...] = ()  # layouts with no register facts
 
     @property
     def as_expected(self) -> bool:
         return (all(r.as_expected for r in self.results) and all(f.as_expected for f in self.findings)
-                and all(getattr(i, "as_expected", True) for i in self.instructions))
+                and all(getattr(i, "as_expected", True) for i in self.instructions)
+                and all(m.as_expected for m in self.maps))

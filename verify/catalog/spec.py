@@ -7,6 +7,7 @@ naming file, line and column.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import itertools
@@ -27,8 +28,8 @@ from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_lis
 from ..layout.family import Extent, Param, extent_at
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
-from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, Shape, Source, Spec, SyntaxFinding,
-                            UnspecifiedMap, section_key)
+from ..layout.model import (CHECK_NAMES, MAP_CHECKS, MAP_KINDS, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
+                            Source, Spec, SyntaxFinding, UnspecifiedMap, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
@@ -48,11 +49,11 @@ __all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_sp
 class _Locator:
     """Maps TOML keys and string values back to lines of the raw file."""
 
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, table: str = "fragment") -> None:
         self.path = path
         self.text = text
         self.lines = text.split("\n")
-        self.frag_offsets = [m.start() for m in re.finditer(r"(?m)^\s*\[\[fragment\]\]", text)]
+        self.frag_offsets = [m.start() for m in re.finditer(rf"(?m)^\s*\[\[{table}\]\]", text)]
 
     def line_of_offset(self, off: int) -> tuple[int, int]:
         line = self.text.count("\n", 0, off) + 1
@@ -257,32 +258,52 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
 def _load_spec_text(text: str, path: str) -> Spec:
     loc = _Locator(path, text)
     data = parse_toml(path, text)
-    _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment"}, "spec", None)
+    _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment", "layout"}, "spec", None)
     schema = data.get("schema", 1)
     if schema != 1:
         raise loc.error(*loc.key("schema"), f"unsupported schema {schema!r} (this tool reads 1)")
-    src, ins, frags = data.get("source"), data.get("instruction"), data.get("fragment")
+    src, ins, frags, maps = data.get("source"), data.get("instruction"), data.get("fragment"), data.get("layout")
     if not isinstance(src, dict):
         raise loc.error(1, 1, "missing table [source]")
-    if not isinstance(ins, dict):
+    if maps is not None and (not isinstance(maps, list) or not maps):
+        raise loc.error(*loc.key("layout"), "'layout' must be [[layout]] tables")
+    if not isinstance(ins, dict) and not (maps and frags is None):
         raise loc.error(1, 1, "missing table [instruction]")
-    if not isinstance(frags, list) or not frags:
-        raise loc.error(1, 1, "missing [[fragment]] entries")
-    head = _read_header(loc, src, ins)
+    if frags is not None or not maps:
+        if not isinstance(frags, list) or not frags:
+            raise loc.error(1, 1, "missing [[fragment]] entries")
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []
-    for k, frag in enumerate(frags):
-        lays, found = _read_fragment(loc, k, frag, head, src)
-        layouts += lays
-        syntax += found
-    return Spec(path=path, source=Source(file=path, line=1, **head.source), instruction=head.instruction,
-                shape=head.shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+    if isinstance(ins, dict):
+        head = _read_header(loc, src, ins)
+        instruction, shape, source = head.instruction, head.shape, Source(file=path, line=1, **head.source)
+        for k, frag in enumerate(frags or ()):
+            lays, found = _read_fragment(loc, k, frag, head, src)
+            layouts += lays
+            syntax += found
+    else:
+        _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
+        instruction, shape = "", Shape(0, 0, 0, "-")
+        source = Source(file=path, line=1, **_source_fields(loc, src))
+    map_layouts: list[MapLayout] = []
+    if maps:
+        mloc = _Locator(path, text, "layout")
+        for k, table in enumerate(maps):
+            map_layouts += _read_map_layout(mloc, k, table, source, instruction, src)
+    return Spec(path=path, source=source, instruction=instruction, shape=shape, layouts=tuple(layouts),
+                syntax_findings=tuple(syntax), maps=tuple(map_layouts))
+
+
+def _source_fields(loc: _Locator, src: Mapping[str, Any]) -> dict[str, str]:
+    """``[source]`` as the fields of a ``Source`` (but file and line)."""
+    return dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
+                section=_str(loc, src, "section", None), title=_str(loc, src, "title", None, ""),
+                anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
 
 
 def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) -> _Header:
     _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
     _unknown_keys(loc, ins, _INSTRUCTION_KEYS, "[instruction]", None)
-    section = _str(loc, src, "section", None)
     iname = _str(loc, ins, "name", None)
     if iname not in INSTRUCTIONS:
         raise loc.error(*loc.key("name"), f"unknown instruction {iname!r}")
@@ -313,9 +334,7 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
             line, col = loc.key("group")
             raise loc.error(line, col, e.message) from None
     arch = _str(loc, ins, "arch", None, default="")
-    source = dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
-                  section=section, title=_str(loc, src, "title", None, ""),
-                  anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
+    source = _source_fields(loc, src)
     return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]), params)
 
 
@@ -591,8 +610,117 @@ def load_specs(paths: list[str | Path]) -> list[Spec]:
                    key=lambda s: (section_key(s.source.section), s.path))
     seen: dict[str, str] = {}
     for s in specs:
-        for lay in s.layouts:
+        for lay in (*s.layouts, *s.maps):
             if lay.id in seen:
                 raise SpecError(s.path, 1, 1, f"layout id {lay.id!r} is also defined in {seen[lay.id]}")
             seen[lay.id] = s.path
     return specs
+
+
+# ----------------------------------------------------------------------------- [[layout]]: maps with no register facts
+
+_MAP_KEYS = {"id", "kind", "instruction", "inputs", "outputs", "params", "formula", "checks", "expect", "unit",
+             "derived", "erratum", "corrected", "doc_line", "note", "arch"}
+_MAP_CORRECTED_KEYS = {"formula", "expect"}
+_DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _dims(loc: _Locator, table: Mapping[str, Any], key: str, k: int, params: tuple[str, ...]) -> tuple[Any, ...]:
+    """``inputs = { row = 8, col = "8 * T" }``: named dimensions in order, sizes integers or expressions over
+    the parameters."""
+    from ..layout.dims import Dim  # noqa: PLC0415
+    v = table.get(key)
+    if not isinstance(v, dict) or not v:
+        raise loc.error(*(loc.key(key, k) if key in table else loc.line_of_offset(loc.fragment_start(k))),
+                        f"'{key}' must be a table of NAME = size (for example {{ row = 8, col = 64 }})")
+    out = []
+    for name, size in v.items():
+        if not _DIM_NAME.fullmatch(name):
+            raise loc.error(*loc.key(key, k), f"dimension name {name!r}: lower-case letters, digits and '_'")
+        ext = _extent(loc, v, name, k, 1, MAX_DIM * MAX_DIM, 0, params)
+        if isinstance(size, str) and not params:
+            raise loc.error(*loc.value(size, k, key), f"'{key}.{name}': a size is an integer (expressions need params)")
+        out.append(Dim(name, ext))
+    return tuple(out)
+
+
+def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruction: str,
+                     src: Mapping[str, Any]) -> list[MapLayout]:
+    """One ``[[layout]]``: a map with no register facts (and its correction, if any)."""
+    from ..layout.named import FormulaMap as NamedFormulaMap  # noqa: PLC0415
+    if not isinstance(table, dict):
+        raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[layout]] must be a table")
+    _unknown_keys(loc, table, _MAP_KEYS, "[[layout]]", k)
+    lid = _str(loc, table, "id", k)
+    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid) or lid.endswith("@corrected"):
+        raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
+    kind = _str(loc, table, "kind", k, "map")
+    if kind not in MAP_KINDS:
+        raise loc.error(*loc.key("kind", k), f"kind must be one of {', '.join(MAP_KINDS)}, got {kind!r}")
+    params = _params(loc, table["params"]) if "params" in table else ()
+    names = tuple(p.name for p in params)
+    inputs = _dims(loc, table, "inputs", k, names)
+    outputs = _dims(loc, table, "outputs", k, names)
+    from ..layout.dims import unique  # noqa: PLC0415
+    try:
+        unique(inputs, "inputs")
+        unique(outputs, "outputs")
+    except ValueError as e:
+        raise loc.error(*loc.key("inputs", k), str(e)) from None
+    clash = {d.name for d in inputs} & {d.name for d in outputs}
+    if clash:
+        raise loc.error(*loc.key("outputs", k), f"{', '.join(sorted(clash))} is both an input and an output "
+                                                "(name the output apart, e.g. src_row -> row)")
+    checks = table.get("checks", list(MAP_CHECKS))
+    if not isinstance(checks, list) or not checks or any(c not in MAP_CHECKS for c in checks):
+        raise loc.error(*loc.key("checks", k), f"'checks' lists some of {', '.join(MAP_CHECKS)}")
+    unit = _str(loc, table, "unit", k, "")
+    if unit not in ("", "bytes", "elements"):
+        raise loc.error(*loc.key("unit", k), f"unit is 'bytes' or 'elements', got {unit!r}")
+    doc_line = _int(loc, table, "doc_line", k, 1, 10**7, default=1)
+    text = _str(loc, table, "formula", k)
+    variables = tuple(d.name for d in inputs if d.name != "i") + names
+    required = tuple(d.name for d in outputs)
+
+    def parse(ftext: str) -> Formula:
+        try:
+            return parse_formula(ftext, "x", variables, required)
+        except FormulaError as e:
+            base_line, base_col = loc.value(ftext, k, "formula")
+            raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None
+
+    def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str]) -> MapLayout:
+        lmap = NamedFormulaMap(parse(ftext), inputs, outputs, params=params)
+        return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
+                         file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
+                         instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
+                         derived=_str(loc, table, "derived", k, ""), corrected=is_corrected,
+                         erratum=_str(loc, table, "erratum", k, ""), arch=_str(loc, table, "arch", k, ""),
+                         spec_path=loc.path, formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext,
+                         note=_str(loc, table, "note", k, ""))
+
+    expect = _map_expect(loc, table.get("expect", {}), k, checks)
+    out = [make(text, lid, False, expect)]
+    corrected = table.get("corrected")
+    if corrected is not None:
+        if not isinstance(corrected, dict):
+            raise loc.error(*loc.key("corrected", k), "[layout.corrected] must be a table")
+        _unknown_keys(loc, corrected, _MAP_CORRECTED_KEYS, "[layout.corrected]", k)
+        if not out[0].erratum:
+            raise loc.error(*loc.key("corrected", k), "a [layout.corrected] needs an 'erratum' explanation")
+        ctext = corrected.get("formula", text)
+        if not isinstance(ctext, str):
+            raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
+        out.append(make(ctext, lid + "@corrected", True, _map_expect(loc, corrected.get("expect", {}), k, checks)))
+    return out
+
+
+def _map_expect(loc: _Locator, table: Any, k: int, checks: list[str]) -> dict[str, str]:
+    if not isinstance(table, dict):
+        raise loc.error(*loc.key("expect", k), "'expect' must be a table of check = status")
+    for check, status in table.items():
+        if check not in checks:
+            raise loc.error(*loc.value(check, k, "expect"), f"unknown check {check!r} in expect (checks: {', '.join(checks)})")
+        if status not in ("proved", "refuted"):
+            raise loc.error(*loc.value(check, k, "expect"), f"expected status must be \"proved\" or \"refuted\", got {status!r}")
+    return dict(table)

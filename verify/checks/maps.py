@@ -19,16 +19,18 @@ Counterexamples name points by their dimensions: ``{"params": {...}, "point": {"
 from __future__ import annotations
 
 import time
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 import numpy as np
 import z3
 
-from ..engines import smt
+from ..engines import oracle, smt
+from ..errors import SpecError
 from ..layout.dims import Dim, names
 from ..layout.family import Param
+from ..layout.model import MapLayout
 from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
-from ..results import CheckResult, combine_engines
+from ..results import CheckResult, Finding, MapResult, combine_engines
 from .fragment import DEFAULT_TIMEOUT
 
 
@@ -277,6 +279,24 @@ def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResul
     return in_range(m, timeout), injective(m, timeout), surjective(m, timeout)
 
 
+_CHECKS = {"in_range": in_range, "injective": injective, "surjective": surjective}
+
+
+def check_map_layout(lay: MapLayout, timeout: float = DEFAULT_TIMEOUT) -> MapResult:
+    """The checks a map layout states (``lay.checks``), each against its expectation.  A formula that cannot
+    be evaluated on its input box is bad input: a ``SpecError`` at the spec's line."""
+    try:
+        return MapResult(lay, tuple(_CHECKS[c](lay.map, timeout, lay.expect.get(c, "proved")) for c in lay.checks))
+    except oracle.EvalError as e:
+        raise SpecError(*lay.locate(e.pos.line, e.pos.col), f"{lay.id}: {e.message}") from None
+
+
+def map_findings(results: "Iterable[MapResult]") -> list[Finding]:
+    """Every check of a map layout that is not proved-as-expected, as a finding."""
+    return [Finding(r.layout.id, c.check, c.status, c.expected, c.message, c.counterexample)
+            for r in results for c in r.checks if not (c.status == "proved" and c.expected == "proved")]
+
+
 # ----------------------------------------------------------------------------- equality
 
 def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tuple[str, str] = ("first", "second"),
@@ -344,4 +364,4 @@ def _shape_problem(a: NamedMap, b: NamedMap) -> str | None:
     return None
 
 
-__all__ = ["bijective", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]
+__all__ = ["bijective", "check_map_layout", "map_findings", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]

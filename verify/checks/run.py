@@ -12,15 +12,16 @@ from typing import Sequence
 from ..errors import SpecError
 from ..layout.family import preload_sympy
 from ..layout.model import Spec
-from ..results import Finding, LayoutResult, Report
+from ..results import Finding, LayoutResult, MapResult, Report
 from .family import check_any
 from .fragment import DEFAULT_TIMEOUT, findings_for, syntax_findings
 from .instruction import InstructionResult, check_instructions
+from .maps import check_map_layout, map_findings
 from .relations import check_relations
 from .review import evaluation_finding, review_findings
 
 
-Checked = tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...], tuple[Finding, ...]]
+Checked = tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...], tuple[Finding, ...], tuple[MapResult, ...]]
 
 
 def check_spec(spec: Spec, timeout: float) -> Checked:
@@ -40,7 +41,8 @@ def check_spec(spec: Spec, timeout: float) -> Checked:
     extra += review_findings(spec, checked, timeout)
     if len(checked) < len(spec.layouts):  # instructions of the layouts that could be evaluated
         spec = dataclasses.replace(spec, layouts=tuple(lay for lay in spec.layouts if lay.id in checked))
-    return tuple(results), tuple(check_instructions([spec], results, timeout)), tuple(extra)
+    maps = tuple(check_map_layout(m, timeout) for m in spec.maps)
+    return tuple(results), tuple(check_instructions([spec], results, timeout)), tuple(extra), maps
 
 
 def _cost(spec: Spec) -> int:
@@ -75,11 +77,13 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         done = [out[k] for k in range(len(specs))]
     else:
         done = [check_spec(s, timeout) for s in specs]
-    results = tuple(r for rs, _, _ in done for r in rs)
-    instructions = tuple(i for _, ins, _ in done for i in ins)
+    results = tuple(r for rs, _, _, _ in done for r in rs)
+    maps = tuple(m for _, _, _, ms in done for m in ms)
+    instructions = tuple(i for _, ins, _, _ in done for i in ins)
     instructions += tuple(check_relations(specs, results, timeout))  # across spec files: after them
     findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
     for ins in instructions:
         findings += tuple(ins.findings)
-    findings += tuple(f for _, _, extra in done for f in extra)
-    return Report(tuple(specs), results, findings, instructions, tuple(doc_findings))
+    findings += tuple(f for _, _, extra, _ in done for f in extra)
+    findings += tuple(map_findings(maps))
+    return Report(tuple(specs), results, findings, instructions, tuple(doc_findings), maps)

@@ -43,7 +43,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(paths, against=args.against)
     lays = api.layouts(specs)
-    if not lays and not any(s.unbuilt for s in specs):  # a page whose fragments all failed is something to report
+    if not lays and not any(s.unbuilt or s.maps for s in specs):  # a page whose fragments all failed is something to report
         raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}")
     jobs = args.jobs or api.default_jobs()
     with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):

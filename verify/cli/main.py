@@ -15,6 +15,7 @@ from .. import __version__, api
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import SpecError, UsageError
+from ..layout.model import MapLayout
 from ..outputs import baseline as out_baseline
 from ..outputs import json as out_json
 from ..outputs import text as out_text
@@ -27,11 +28,12 @@ def _load(path: str | None) -> list:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    lays = api.layouts(_load(args.specs))
+    specs = _load(args.specs)
+    lays, maps = api.layouts(specs), api.map_layouts(specs)
     if args.format == "json":
-        sys.stdout.write(out_json.to_json(out_json.list_json(lays)))
+        sys.stdout.write(out_json.to_json(out_json.list_json(lays, maps)))
     else:
-        sys.stdout.write(out_text.list_text(lays))
+        sys.stdout.write(out_text.list_text(lays, maps))
     return 0
 
 
@@ -47,6 +49,8 @@ def cmd_table(args: argparse.Namespace) -> int:
             lay = lay.instance(**_params(args.param))
     except KeyError as e:
         raise UsageError(e.args[0]) from None
+    if isinstance(lay, MapLayout):
+        return _map_table(lay, args)
     metadata = None
     if args.metadata is not None:
         try:
@@ -72,6 +76,21 @@ def cmd_table(args: argparse.Namespace) -> int:
         sys.stdout.write(out_json.to_json(out_json.table_json(lay, metadata)))
     else:
         sys.stdout.write(out_text.table_text(lay, metadata))
+    return 0
+
+
+def _map_table(lay: MapLayout, args: argparse.Namespace) -> int:
+    """``table`` of a layout with no register facts (shared memory, Tensor Memory, storage)."""
+    from ..outputs.map_table import map_table_json, map_table_text  # noqa: PLC0415
+    if args.metadata is not None:
+        raise UsageError(f"--metadata is for a sparse A (mma.sp); {lay.id} has no metadata")
+    if args.format == "svg":
+        raise UsageError(f"{lay.id} is a {lay.kind} layout: its table is text or json (pictures draw register "
+                         "fragments)")
+    if args.format == "json":
+        sys.stdout.write(out_json.to_json(map_table_json(lay)))
+    else:
+        sys.stdout.write(map_table_text(lay))
     return 0
 
 

@@ -386,6 +386,92 @@ class Unbuilt:
     expected: str = "proved"  # "refuted" when the reviewed specs record that this formula does not parse
 
 
+MAP_CHECKS = ("in_range", "injective", "surjective")
+MAP_KINDS = ("shared", "swizzle", "tmem", "storage", "block", "map")
+
+
+@dataclass(frozen=True)
+class MapLayout:
+    """A layout with no register facts: a named map (``verify.layout.named``) with its identity, provenance
+    and expectations.  A shared-memory layout ``(row, col) -> offset``, a swizzle, a Tensor Memory layout
+    ``(row, col) -> (tmem_lane, tmem_col)``, a storage layout of scale factors, a block tile over ``(warp,
+    lane, i)``: every map-level check (``verify.checks.maps``) and command accepts it.
+
+    ``kind`` says what it describes (``MAP_KINDS``); ``checks`` which of ``in_range``, ``injective`` and
+    ``surjective`` apply (a padded storage layout is injective, not surjective); ``unit`` what an ``offset``
+    output counts (``bytes`` or ``elements``)."""
+
+    id: str
+    kind: str
+    map: Any  # a NamedMap
+    source: Source
+    expect: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    checks: tuple[str, ...] = MAP_CHECKS
+    instruction: str = ""
+    unit: str = ""
+    derived: str = ""
+    corrected: bool = False
+    erratum: str = ""
+    arch: str = ""
+    spec_path: str = ""
+    formula_line: int = 0
+    formula_text: str = ""
+    note: str = ""
+
+    @property
+    def inputs(self) -> tuple[Any, ...]:
+        return self.map.inputs  # type: ignore[no-any-return]
+
+    @property
+    def outputs(self) -> tuple[Any, ...]:
+        return self.map.outputs  # type: ignore[no-any-return]
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.map.params  # type: ignore[no-any-return]
+
+    @property
+    def is_family(self) -> bool:
+        return bool(self.params)
+
+    def instance(self, **env: int) -> "MapLayout":
+        """One member of a family (``lay.instance(T=16)``): every parameter given a valid value (``KeyError``
+        otherwise, as ``Layout.instance``)."""
+        from .algebra import bind  # noqa: PLC0415
+        unknown = [k for k in env if k not in {p.name for p in self.params}]
+        if unknown:
+            known = ", ".join(p.name for p in self.params) or "none"
+            raise KeyError(f"{self.id} has no parameter {', '.join(unknown)} (its parameters: {known})")
+        missing = [p.name for p in self.params if p.name not in env]
+        if missing:
+            raise KeyError(f"{self.id} is a family: give a value for {', '.join(missing)}")
+        try:
+            return dataclasses.replace(self, map=bind(self.map, **env))
+        except ValueError as e:
+            raise KeyError(str(e).removeprefix("bind: ")) from None
+
+    def evaluate(self, **point: int) -> dict[str, int] | None:
+        """The outputs at one input point (the scalar reference); ``ValueError`` outside the input box, and
+        for a family without every parameter given."""
+        names = [d.name for d in self.inputs]
+        env = {k: v for k, v in point.items() if k in {p.name for p in self.params}}
+        pt = {k: v for k, v in point.items() if k not in env}
+        if sorted(pt) != sorted(names):
+            raise ValueError(f"{self.id}: give a value for each input ({', '.join(names)})"
+                             + (f" and parameter ({', '.join(p.name for p in self.params)})" if self.params else ""))
+        missing = [p.name for p in self.params if p.name not in env]
+        if missing:
+            raise ValueError(f"{self.id} is a family: give {', '.join(missing)}")
+        for d in self.inputs:
+            if not 0 <= pt[d.name] < d.at(env):
+                raise ValueError(f"{self.id}: {d.name} = {pt[d.name]} is outside 0..{d.at(env) - 1}")
+        return self.map.at(pt, env)  # type: ignore[no-any-return]
+
+    def locate(self, line: int, col: int) -> tuple[str, int, int]:
+        """(file, line, column) of a position in the formula text."""
+        return self.spec_path or self.source.file, self.formula_line + line - 1, col
+
+
 @dataclass(frozen=True)
 class Spec:
     """The layouts of one doc section (one instruction family), as one spec file (or doc page) states them.
@@ -406,6 +492,7 @@ class Spec:
     reviewed: tuple[Layout, ...] = ()
     covers: tuple[str, ...] = ()
     unbuilt: tuple[Unbuilt, ...] = ()
+    maps: tuple[MapLayout, ...] = ()  # layouts with no register facts (``[[layout]]``)
 
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..layout.model import Layout
+from ..layout.model import Layout, MapLayout
 from ..layout.sparse import SparseMap
 from ..results import SCHEMA, Report, dumps
 from .table import sparse_entries, table_entries
@@ -25,6 +25,8 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
         "layouts": [r.to_json(timings) for r in report.results],
         "findings": [f.to_json() for f in report.findings],
     }
+    if report.maps:
+        out["maps"] = [m.to_json(timings) for m in report.maps]
     if report.instructions:
         out["instructions"] = [i.to_json() for i in report.instructions]  # type: ignore[attr-defined]
     if report.doc_findings:
@@ -32,11 +34,17 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
     return out
 
 
-def list_json(layouts: Sequence[Layout]) -> dict[str, Any]:
-    return {"schema": SCHEMA, "layouts": [
+def list_json(layouts: Sequence[Layout], maps: Sequence[MapLayout] = ()) -> dict[str, Any]:
+    out: dict[str, Any] = {"schema": SCHEMA, "layouts": [
         {"id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape), "operand": lay.operand,
          "types": list(lay.types), "variant": lay.variant, "section": lay.source.section,
          "corrected": lay.corrected, "derived": lay.derived or None} for lay in layouts]}
+    if maps:
+        out["maps"] = [{"id": m.id, "kind": m.kind, "instruction": m.instruction or None,
+                        "inputs": [d.name for d in m.inputs], "outputs": [d.name for d in m.outputs],
+                        "section": m.source.section, "corrected": m.corrected, "derived": m.derived or None}
+                       for m in maps]
+    return out
 
 
 def table_json(lay: Layout, metadata: int | None = None) -> dict[str, Any]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..layout.model import Layout
+from ..layout.model import Layout, MapLayout
 from ..results import Report
 from .table import table_text
 
@@ -12,7 +12,7 @@ _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
 
 def check_text(report: Report) -> str:
     lines: list[str] = []
-    for r in report.results:
+    for r in (*report.results, *report.maps):
         lay = r.layout
         marks = " ".join(f"{c.check}:{_MARK.get(c.status, c.status)}" for c in r.checks)
         tag = "" if r.as_expected else "  <-- UNEXPECTED"
@@ -46,13 +46,15 @@ def summary(report: Report) -> str:
     n, k = len(report.results), len(report.instructions)
     known = sum(1 for f in report.findings if f.as_expected)
     bad = len(report.findings) - known
-    return (f"{n} layouts, {k} instructions: {len(report.findings)} findings ({known} known errata), "
+    maps = f"{len(report.maps)} maps, " if report.maps else ""
+    return (f"{n} layouts, {maps}{k} instructions: {len(report.findings)} findings ({known} known errata), "
             f"{bad} unexpected" + ("" if report.as_expected else "  -> FAIL"))
 
 
-def list_text(layouts: Sequence[Layout]) -> str:
+def list_text(layouts: Sequence[Layout], maps: Sequence[MapLayout] = ()) -> str:
     rows = [f"{lay.id:48s} {lay.source.section:12s} {'corrected' if lay.corrected else ''}"
             for lay in layouts]
+    rows += [f"{m.id:48s} {m.source.section:12s} {m.kind}{' corrected' if m.corrected else ''}" for m in maps]
     return "\n".join(r.rstrip() for r in rows) + "\n"
 
 
