@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +27,9 @@ from .catalog.spec import load_spec_text
 from .checks.family import check_any
 from .checks.fragment import DEFAULT_TIMEOUT
 from .checks.fragment import width as _layout_width
-from .checks.run import check_all, default_jobs
+from .checks.run import check_all as _check_all
+from .checks.run import default_jobs
+from .engines import smt as _smt
 from .errors import SpecError
 from .formula import FormulaError, Span, parse_formula, walk
 from .layout.elements import MAX_ELEMENTS as _MAX_ELEMENTS
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
-_LAZY = {"ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
+_LAZY = {"ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
          "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations"}
 
 
@@ -58,11 +61,44 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _import_as(*args: object, **kw: object) -> Layout:
+def _import_as(notation: str, text: object, like: Layout, **kw: object) -> Layout:
+    if not isinstance(text, (str, bytes)):
+        raise TypeError(f"the {notation} text must be str or bytes, not {type(text).__name__}")
+    if like.is_family:
+        from .checks.conform import ConformError  # noqa: PLC0415
+        from .checks.equivalence import family_message  # noqa: PLC0415
+        raise ConformError(family_message(like, "conform"))
     from .layout.notations import import_as  # noqa: PLC0415
-    return import_as(*args, **kw)  # type: ignore[arg-type]
+    return import_as(notation, text, like, **kw)  # type: ignore[arg-type]
+
 
 _MAX_DIM = 4096
+_MAX_SECONDS = 86_400.0  # what the CLI's --timeout accepts
+
+
+def _timeout(value: object) -> float:
+    """A solver budget in seconds: a finite number > 0 and at most a day (``TypeError``/``ValueError``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"timeout must be a number of seconds, not {type(value).__name__}")
+    if not math.isfinite(value) or not 0 < value <= _MAX_SECONDS:
+        raise ValueError(f"timeout = {value!r} must be a finite number of seconds > 0 and <= {_MAX_SECONDS:g}")
+    return float(value)
+
+
+def _a_layout(value: object, name: str, ids: bool = False) -> None:
+    """``TypeError`` unless ``value`` is a ``Layout`` (or, with ``ids``, a layout id)."""
+    if isinstance(value, Layout) or (ids and isinstance(value, str)):
+        return
+    what = "a Layout or a layout id" if ids else "a Layout (from api.layout, api.layout_from_formula, api.cute...)"
+    raise TypeError(f"{name} must be {what}, not {type(value).__name__}")
+
+
+def _a_path_list(paths: object, name: str) -> None:
+    if isinstance(paths, (str, Path)):
+        return
+    if isinstance(paths, (bytes, bytearray)) or not isinstance(paths, Sequence) or not all(
+            isinstance(p, (str, Path)) for p in paths):
+        raise TypeError(f"{name} must be a path or a list of paths (str or pathlib.Path), not {type(paths).__name__}")
 
 
 def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
@@ -70,11 +106,15 @@ def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
     """Like ``load``, plus the errata ``ingest`` found in the text of any doc pages (warnings
     and errors: wrong table headers, malformed element lists, figure mix-ups...).  Doc pages are
     judged by the reviewed specs ``against`` (default: the bundled specs)."""
+    _a_path_list(paths, "paths")
+    if against is not None:
+        _a_path_list(against, "against")
     return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against)
 
 
 def doc_findings(pages: Sequence[str | Path]) -> tuple:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
+    _a_path_list(pages, "pages")
     return _pages.doc_findings(pages)
 
 
@@ -85,22 +125,35 @@ def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:
 
 def loads(text: str, path: str = "<string>") -> Spec:
     """Load one spec from TOML text."""
+    if not isinstance(text, str) or not isinstance(path, str):
+        raise TypeError(f"loads takes TOML text and a path name as str, not {type(text).__name__}")
     return load_spec_text(text, path)
 
 
 def layouts(specs: Iterable[Spec]) -> list[Layout]:
     """The fragment layouts of ``specs`` (register fragments of instructions)."""
-    return [lay for s in specs for lay in s.layouts]
+    return [lay for s in _specs(specs) for lay in s.layouts]
 
 
 def map_layouts(specs: Iterable[Spec]) -> list[MapLayout]:
     """The layouts with no register facts of ``specs`` (shared memory, Tensor Memory, storage...)."""
-    return [m for s in specs for m in s.maps]
+    return [m for s in _specs(specs) for m in s.maps]
+
+
+def _specs(specs: Iterable[Spec]) -> list[Spec]:
+    if isinstance(specs, (str, bytes, Path)) or not isinstance(specs, Iterable):
+        raise TypeError(f"specs must be the list api.load returns, not {type(specs).__name__}")
+    specs = list(specs)
+    if not all(isinstance(s, Spec) for s in specs):
+        raise TypeError("specs must be the list api.load returns (Spec objects)")
+    return specs
 
 
 def layout(specs: Iterable[Spec], layout_id: str) -> Layout | MapLayout:
     """Find a layout (a fragment or a map layout) by id; a unique substring of an id is accepted too."""
-    specs = list(specs)
+    if not isinstance(layout_id, str):
+        raise TypeError(f"layout_id must be a str, not {type(layout_id).__name__}")
+    specs = _specs(specs)
     all_layouts: list[Any] = [*layouts(specs), *map_layouts(specs)]
     for lay in all_layouts:
         if lay.id == layout_id:
@@ -118,8 +171,20 @@ def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutRe
     register fragment, the map checks (``in_range``, ``injective``, ``surjective``) of a map layout."""
     if isinstance(lay, MapLayout):
         from .checks.maps import check_map_layout  # noqa: PLC0415
-        return check_map_layout(lay, timeout)
-    return check_any(lay, timeout)
+        return check_map_layout(lay, _timeout(timeout))
+    _a_layout(lay, "lay")
+    return check_any(lay, _timeout(timeout))
+
+
+def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
+              doc_findings: tuple = ()) -> Report:
+    """Check every layout and instruction of ``specs`` (what ``ptx-verify check`` renders)."""
+    if isinstance(specs, (str, bytes, Path)) or not isinstance(specs, Sequence) or not all(
+            isinstance(s, Spec) for s in specs):
+        raise TypeError("specs must be the list api.load returns (Spec objects)")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs = {jobs!r} must be a whole number >= 1")
+    return _check_all(specs, _timeout(timeout), jobs, doc_findings)
 
 
 def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: int, elements: int,
@@ -171,6 +236,7 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
 # ----------------------------------------------------------------------------- layouts people write
 
 def _like(like: Layout | str, specs: Iterable[Spec] | str | Path | None) -> Layout:
+    _a_layout(like, "like", ids=True)
     if isinstance(like, Layout):
         return like
     if specs is None or isinstance(specs, (str, Path)):
@@ -183,6 +249,8 @@ def cute(text: str | bytes, like: Layout | str, *, thr_id: str | None = None,
     """A CuTe TV layout (``((4,8),(2,2,2)):((32,1),(16,8,128))`` or ``Layout<Shape<...>,Stride<...>>``)
     as a layout of ``like``'s instruction operand (a spec ``Layout`` or its id); ``thr_id``: CuTe's
     ``ThrID`` (``(4,2):(1,16)`` for SM70).  Bad text: ``NotationError`` with line and column."""
+    if thr_id is not None and not isinstance(thr_id, str):
+        raise TypeError(f"thr_id must be CuTe layout text such as \"(4,2):(1,16)\", not {type(thr_id).__name__}")
     return _import_as("cute", text, _like(like, specs), source=source, thr_id=thr_id)
 
 
@@ -211,6 +279,9 @@ def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT,
     """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
     permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
     or ``unknown``/``error``; every status decided by Z3 and enumeration."""
+    _a_layout(spec, "spec", ids=True)
+    _a_layout(given, "given")
+    timeout = _timeout(timeout)
     from .checks.conform import conform as _conform  # noqa: PLC0415
     return _conform(_like(spec, specs), given, timeout)
 
@@ -220,6 +291,9 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
     """Can the fragment ``source`` produces (tiled to cover ``target``) feed ``target`` lane for lane?
     ``HandoffResult.status``: ``free`` (with the element mapping) or ``shuffle`` (with the exchange);
     ``HandoffError`` when the two cannot be tiled onto each other."""
+    _a_layout(source, "source", ids=True)
+    _a_layout(target, "target", ids=True)
+    timeout = _timeout(timeout)
     if isinstance(source, str) or isinstance(target, str):
         loaded = specs if specs is not None and not isinstance(specs, (str, Path)) else None
         if loaded is None:
@@ -256,6 +330,9 @@ def mma_headers(path: str | Path) -> list[Path]:
 def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = None,
                timeout: float = DEFAULT_TIMEOUT) -> CrosscheckReport:
     """Every ``MMA_Traits`` of CuTe's ``mma_traits_sm*.hpp`` under ``path`` against the spec layouts."""
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or pathlib.Path, not {type(path).__name__}")
+    timeout = _timeout(timeout)
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
     root = Path(path).parent if Path(path).is_file() else path
@@ -268,9 +345,10 @@ def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = Non
 
 @dataclass(frozen=True)
 class Proof:
-    """Result of ``prove``: ``proved``, ``refuted`` (with a model), ``may_overflow`` (some arithmetic
-    operation can overflow its bit width, or divide by zero, under the assumptions: no verdict is
-    given, ``message`` names the operation and ``counterexample`` the values) or ``unknown``."""
+    """Result of ``prove``: ``proved``, ``refuted`` (with a model), ``vacuous`` (the assumptions cannot
+    all hold, so nothing is proved), ``may_overflow`` (some arithmetic operation can overflow its bit
+    width, or divide by zero, under the assumptions: no verdict is given, ``message`` names the
+    operation and ``counterexample`` the values) or ``unknown``."""
 
     status: str
     counterexample: dict[str, int] | None = None
@@ -373,11 +451,25 @@ def _model_values(m: z3.ModelRef) -> dict[str, int]:
 def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float = DEFAULT_TIMEOUT) -> Proof:
     """Prove ``assuming => claim`` for all values of the free variables (Z3; unknown stays unknown).
 
-    Bit-vectors wrap around, integers do not: first, Z3 checks that under ``assuming`` no operation
-    of the claim or the assumptions overflows its width (or divides by zero); if one can, the answer
-    is ``may_overflow`` with the values, never a verdict that wrap-around made.  Mixed bit widths are
-    refused (``ValueError``).
+    First, Z3 checks that the assumptions can hold at all: if no values satisfy them, the answer is
+    ``vacuous`` (any claim would follow), never ``proved``.  Bit-vectors wrap around, integers do not:
+    next, Z3 checks that under ``assuming`` no operation of the claim or the assumptions overflows its
+    width (or divides by zero); if one can, the answer is ``may_overflow`` with the values, never a
+    verdict that wrap-around made.  Solver work is bounded by the deterministic budget every check uses
+    (``timeout`` seconds' worth of Z3 resource units, ``verify.engines.smt.Budget``), so ``unknown``
+    does not depend on how busy the machine is.  Mixed bit widths are refused (``ValueError``), and so
+    is anything but Z3 conditions (``TypeError``).
     """
+    if not isinstance(claim, z3.BoolRef):
+        raise TypeError(f"claim must be a Z3 condition over api.variables (such as lane < 32), not "
+                        f"{type(claim).__name__}")
+    if isinstance(assuming, (z3.ExprRef, str, bytes)) or not isinstance(assuming, Iterable):
+        raise TypeError(f"assuming must be a list of Z3 conditions, not {type(assuming).__name__}")
+    assuming = list(assuming)
+    for k, a in enumerate(assuming):
+        if not isinstance(a, z3.BoolRef):
+            raise TypeError(f"assuming[{k}] must be a Z3 condition over api.variables, not {type(a).__name__}")
+    budget = _smt.Budget(_timeout(timeout))
     terms = [claim, *assuming]
     consts: list[z3.ExprRef] = []
     for t in terms:
@@ -390,34 +482,36 @@ def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float
             if z3.is_const(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED:
                 consts.append(x)
             stack.extend(x.arg(k) for k in range(x.num_args()) if z3.is_app(x))
-    _same_width(*consts)
+    width = _same_width(*consts)
+    if assuming:
+        r, _ = _smt.solve(assuming, budget)
+        if r == "unsat":
+            wrap = (f"; their arithmetic can wrap around at {width} bits, which may be what makes them "
+                    "contradict: use wider variables" if _guards(assuming) else "")
+            return Proof("vacuous", None, "the assumptions cannot all hold (no values satisfy them), so any "
+                                          f"claim would follow from them: nothing is proved{wrap}")
+        if r == "unknown":
+            return Proof("unknown", None, "Z3 could not decide whether the assumptions can hold within the budget")
     guards = _guards(terms)
     if guards:
-        s = z3.SolverFor("QF_BV")
-        s.set("timeout", int(timeout * 1000))
-        s.add(*assuming)
-        s.add(z3.Or([z3.Not(g) for g, _, _ in guards]))
-        r = s.check()
-        if r == z3.sat:
-            m = s.model()
+        r, m = _smt.solve([*assuming, z3.Or([z3.Not(g) for g, _, _ in guards])], budget)
+        if r == "sat":
+            assert m is not None
             _, op, what = next((x for x in guards if z3.is_false(m.eval(x[0], model_completion=True))), guards[0])
             text = str(op)
             text = text if len(text) <= 120 else text[:117] + "..."
             return Proof("may_overflow", _model_values(m),
                          f"may {what}: {text} ({op.size() if isinstance(op, z3.BitVecRef) else '?'}-bit) under the "
                          "assumptions, so no verdict is given; use wider variables or bound them")
-        if r != z3.unsat:
+        if r != "unsat":
             return Proof("unknown", None, "Z3 could not decide whether the arithmetic may overflow")
-    s = z3.SolverFor("QF_BV")
-    s.set("timeout", int(timeout * 1000))
-    s.add(*assuming)
-    s.add(z3.Not(claim))
-    r = s.check()
-    if r == z3.unsat:
+    r, m = _smt.solve([*assuming, z3.Not(claim)], budget)
+    if r == "unsat":
         return Proof("proved")
-    if r == z3.sat:
-        return Proof("refuted", _model_values(s.model()))
-    return Proof("unknown")
+    if r == "sat":
+        assert m is not None
+        return Proof("refuted", _model_values(m))
+    return Proof("unknown", None, "Z3 gave no answer within the budget; not reported as proved")
 
 
 __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",

@@ -76,10 +76,20 @@ def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str,
                            seconds, engines)
     if same_witness and z3_cex != enum_cex:
         return CheckResult(name, "error", expect, z3_cex,
-                           f"the engines' canonical witnesses differ: Z3 {z3_cex}, enumeration {enum_cex}",
-                           seconds, engines)
+                           f"the engines' canonical witnesses differ: Z3: {_said(message, z3_cex)}; "
+                           f"enumeration: {_said(message, enum_cex)}", seconds, engines)
     cex = enum_cex if enum_cex is not None else z3_cex
     return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
+
+
+def _said(message: Callable[[Mapping[str, Any]], str], cex: Mapping[str, Any] | None) -> str:
+    """A witness in the check's own words (never a Python dict in a message)."""
+    if cex is None:
+        return "none"
+    try:
+        return message(cex)
+    except (KeyError, TypeError, ValueError):
+        return "a witness of another form"
 
 
 class HasChecks:

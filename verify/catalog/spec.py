@@ -367,6 +367,13 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     element_bits = frag.get("element_bits")
     if element_bits is not None:
         element_bits = _int(loc, frag, "element_bits", k, 1, 64)
+    else:  # packing needs each type's width: an unknown name is bad input here, not an engine error later
+        for t in types:
+            if t not in ELEMENT_BITS:
+                line, col = loc.value(f'"{t}"', k, "types")  # the quoted name: not a match inside another word
+                raise loc.error(line, col + 1 if loc.lines[line - 1][col - 1:col] == '"' else col,
+                                f"unknown element type {t!r} (known: {', '.join(sorted(ELEMENT_BITS))}; or give "
+                                "element_bits)")
     kind = _str(loc, frag, "layout", k, "formula")
     if kind not in ("formula", "unspecified"):
         raise loc.error(*loc.key("layout", k), f"'layout' must be \"formula\" or \"unspecified\", got {kind!r}")

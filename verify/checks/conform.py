@@ -5,7 +5,12 @@ stride that still covers the tile, warps in another order); comparing with the s
 status is decided by both engines (Z3 and enumeration, joined by ``verify.results.combine_engines``:
 a disagreement is an ``error``, a Z3 ``unknown`` stays ``unknown``), in this order:
 
-1. **extent** (arithmetic): the given covers the spec's rows x cols; else ``differs``.
+0. **unspecified**: the doc leaves the spec's map unspecified (wmma: "unspecified and target
+   architecture dependent"): there is nothing to compare with, so the status is ``unspecified``
+   (exit 1), never ``equal`` or ``differs``.
+1. **extent** (arithmetic): the given covers the spec's rows x cols; else ``differs``.  A table's
+   cells are read from its data first (no evaluation, no solver): a cell outside the spec's
+   rows x cols (where the spec's own cells are all inside) is ``differs`` at once.
 2. **equal** (same domain: threads, elements, MMA computations): every (lane, i) lands on the same
    cell of the same MMA computation in both, or is undefined in both (``same_map``).  Z3: one query
    for a differing point, minimised to the first in (lane, i) order; enumeration: the first
@@ -37,9 +42,18 @@ a disagreement is an ``error``, a Z3 ``unknown`` stays ``unknown``), in this ord
    Z3 decides each candidate with one query (a point where the given differs from the projection).
 5. Otherwise ``differs``, with the first difference (the same-domain witness of step 2, or what
    rules out the last step that applied).
+
+Whatever the status, the given layout's own ``in_range`` / ``injective`` / ``surjective`` (against its
+own extent, both engines, ``verify.checks.family.check_any``) are reported with it (``given_checks``):
+a ``differs`` can hide that the given itself collides.  A CuTe layout of an operand with several MMA
+computations (SM70 ``m8n8k4``: one quad-pair) given without ``ThrID`` that does not conform gets a
+``hint`` to give it.
+
+A family (wgmma ``N``, ldmatrix ``NUM``) is not compared as a whole: ``ConformError`` names it.
 """
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -54,11 +68,17 @@ from ..layout.model import Layout, cells_of
 from ..results import CheckResult, combine_engines
 from .equivalence import cell_dict as _cell
 from .equivalence import cell_keys as _keys
-from .equivalence import point_of, same_map, where
+from .equivalence import family_message, point_of, same_map, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
 
-STATUSES = ("equal", "permuted", "replicated", "differs", "unknown", "error")
+STATUSES = ("equal", "permuted", "replicated", "differs", "unspecified", "unknown", "error")
 MAX_CANDIDATES = 256
+GIVEN_CHECKS = ("in_range", "injective", "surjective")
+SM70_THR_ID = "(4,2):(1,16)"  # CuTe's ThrID of every SM70 MMA atom (mma_traits_sm70.hpp): one quad-pair
+
+
+class ConformError(ValueError):
+    """The spec (or the given) cannot be conformed as a whole: a family over a parameter."""
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -144,22 +164,25 @@ def _enum_lane_collision(kx: np.ndarray) -> tuple[int, int, int] | None:
     return None
 
 
-def _z3_missing(x: Layout, y: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int] | None]:
+def _z3_missing(x: Layout, y: Layout, w: int, budget: smt.Budget,
+                hint: tuple[int, ...] | None = None) -> tuple[str, tuple[int, int] | None]:
     lane, i = z3.BitVecs("lane i", w)
     okx, _, _ = x.map.z3_cell(lane, i)
     held = []
     for j in range(y.n_elements):
         _, oky, same = _same_point(x, y, lane, i, lane, smt.bv(j, w))
         held.append(z3.And(oky, same))
-    res, m = smt.solve_min([x.domain.z3_contains(lane, i), z3.Not(z3.And(okx, z3.Or(held)))], [lane, i], budget)
+    res, m = smt.solve_min([x.domain.z3_contains(lane, i), z3.Not(z3.And(okx, z3.Or(held)))], [lane, i], budget,
+                           list(hint) if hint is not None else None)
     return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
-def _z3_lane_collision(x: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int, int] | None]:
+def _z3_lane_collision(x: Layout, w: int, budget: smt.Budget,
+                       hint: tuple[int, ...] | None = None) -> tuple[str, tuple[int, int, int] | None]:
     lane, i1, i2 = z3.BitVecs("lane i1 i2", w)
     ok1, ok2, same = _same_point(x, x, lane, i1, lane, i2)
     cs = [x.domain.z3_contains(lane, i1), x.domain.z3_contains(lane, i2), i1 < i2, ok1, ok2, same]
-    res, m = smt.solve_min(cs, [lane, i2, i1], budget)
+    res, m = smt.solve_min(cs, [lane, i2, i1], budget, list(hint) if hint is not None else None)
     return res, (smt.as_int(m, lane), smt.as_int(m, i2), smt.as_int(m, i1)) if res == "sat" and m is not None else None
 
 
@@ -201,19 +224,24 @@ def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> t
     t0 = time.perf_counter()
     ks, kg = _keys(cells_of(spec), cells_of(given))
     enum: dict[str, Any] | None = None
+    enum_at: tuple[str, tuple[int, ...]] | None = None  # (part, point): the hint for Z3's query of that part
     for part, found in (("a", lambda: _enum_missing(kg, ks)), ("b", lambda: _enum_lane_collision(kg)),
                         ("c", lambda: _enum_missing(ks, kg)), ("d", lambda: _enum_lane_collision(ks))):
         pt = found()
         if pt is not None:
             enum = _perm_witness(spec, given, part, pt)
+            enum_at = (part, pt)
             break
     w = max(width(spec), width(given))
     budget = smt.Budget(timeout)
     z3_res, z3_cex = "unsat", None
-    for part, query in (("a", lambda: _z3_missing(given, spec, w, budget)),
-                        ("b", lambda: _z3_lane_collision(given, w, budget)),
-                        ("c", lambda: _z3_missing(spec, given, w, budget)),
-                        ("d", lambda: _z3_lane_collision(spec, w, budget))):
+
+    def hint(part: str) -> tuple[int, ...] | None:
+        return enum_at[1] if enum_at is not None and enum_at[0] == part else None
+    for part, query in (("a", lambda: _z3_missing(given, spec, w, budget, hint("a"))),
+                        ("b", lambda: _z3_lane_collision(given, w, budget, hint("b"))),
+                        ("c", lambda: _z3_missing(spec, given, w, budget, hint("c"))),
+                        ("d", lambda: _z3_lane_collision(spec, w, budget, hint("d")))):
         res, pt = query()  # type: ignore[no-untyped-call]
         if res != "unsat":
             z3_res = res
@@ -344,7 +372,7 @@ def _enum_replica_difference(spec: Layout, given: Layout, rep: Replication) -> t
 
 
 def _z3_replica_difference(spec: Layout, given: Layout, rep: Replication, w: int, budget: smt.Budget,
-                           minimise: bool) -> tuple[str, tuple[int, int] | None]:
+                           minimise: bool, hint: tuple[int, int] | None = None) -> tuple[str, tuple[int, int] | None]:
     t, i = z3.BitVecs("thread i", w)
     lane = z3.SRem(t, smt.bv(spec.threads, w))
     if rep.copy_bits is None:
@@ -356,7 +384,7 @@ def _z3_replica_difference(spec: Layout, given: Layout, rep: Replication, w: int
             j = j | (((i >> b) & 1) << pos)
     okg, oks, same = _same_point(given, spec, t, i, lane, j)
     cs = [given.domain.z3_contains(t, i), z3.Not(z3.And(okg, oks, same))]
-    res, m = smt.solve_min(cs, [t, i], budget) if minimise else smt.solve(cs, budget)
+    res, m = smt.solve_min(cs, [t, i], budget, list(hint) if hint else None) if minimise else smt.solve(cs, budget)
     return res, (smt.as_int(m, t), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
@@ -384,19 +412,19 @@ def replicated(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) ->
     if isinstance(cands, str):
         return CheckResult("replicated", "refuted", "proved", {"kind": "domain", "what": "replication"}, cands,
                            time.perf_counter() - t0, {"arithmetic": "refuted"}), None
-    enum_found, enum_cex = None, None
+    enum_found, enum_cex, enum_pt = None, None, None
     for rep in cands:
         pt = _enum_replica_difference(spec, given, rep)
         if pt is None:
             enum_found = rep
             break
         if enum_cex is None:
-            enum_cex = _replica_witness(spec, given, rep, pt)
+            enum_cex, enum_pt = _replica_witness(spec, given, rep, pt), pt
     w = max(width(spec), width(given), smt.width_for(given.threads * given.n_elements))
     budget = smt.Budget(timeout)
     z3_found, z3_cex, z3_res = None, None, "sat"
     for k, rep in enumerate(cands):
-        res, pt = _z3_replica_difference(spec, given, rep, w, budget, minimise=(k == 0))
+        res, pt = _z3_replica_difference(spec, given, rep, w, budget, minimise=(k == 0), hint=enum_pt if k == 0 else None)
         if res == "unsat":
             z3_found, z3_res = rep, "unsat"
             break
@@ -443,6 +471,8 @@ class ConformResult:
     notation: str = ""
     text: str = ""
     seconds: float = field(default=0.0, compare=False)
+    given_checks: tuple[CheckResult, ...] = ()  # the given's own in_range, injective, surjective
+    hint: str = ""
 
     def exit_code(self, allow_replication: bool = False) -> int:
         return 0 if self.status == "equal" or (self.status == "replicated" and allow_replication) else 1
@@ -453,12 +483,16 @@ class ConformResult:
             "given": {"notation": self.notation, "text": self.text, "source": self.given.spec_path,
                       "threads": self.given.threads, "elements": self.given.n_elements,
                       "rows": self.given.rows, "cols": self.given.cols,
-                      "lifted": self.given.derived or None},
+                      "lifted": self.given.derived or None,
+                      "checks": {c.check: {"status": c.status, "counterexample": c.counterexample,
+                                           "message": c.message, "engines": dict(c.engines)}
+                                 for c in self.given_checks}},
             "status": self.status,
             "counterexample": self.counterexample,
             "permutation": self.permutation.to_json() if self.permutation else None,
             "replication": self.replication.to_json() if self.replication else None,
             "message": self.message,
+            "hint": self.hint or None,
             "engines": dict(self.engines),
             "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
@@ -480,7 +514,16 @@ class ConformResult:
             lines.append(f"  {self.replication.describe()}")
         if self.message and self.status != "equal":
             lines.extend(f"  {m}" for m in self.message.split("\n"))
-        lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
+        if self.hint:
+            lines.append(f"  hint: {self.hint}")
+        if self.engines:
+            lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
+        else:
+            lines.append("  engines: none (there is no map to compare with)")
+        if self.given_checks:
+            lines.append("  the given itself: " + ", ".join(f"{c.check} {c.status}" for c in self.given_checks))
+            lines.extend(f"    {c.check}: {c.message}" for c in self.given_checks
+                         if c.status != "proved" and c.message)
         return "\n".join(lines) + "\n"
 
 
@@ -490,20 +533,71 @@ def _point_message(c: dict[str, Any]) -> str:
 
 def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, notation: str = "",
             text: str = "") -> ConformResult:
-    """Decide whether ``given`` is ``spec`` (see the module docstring for every status)."""
+    """Decide whether ``given`` is ``spec`` (see the module docstring for every status), and check the
+    given itself (``given_checks``)."""
+    for lay in (spec, given):
+        if lay.is_family:
+            raise ConformError(family_message(lay, "conform"))
     t0 = time.perf_counter()
     notation = notation or getattr(given.map, "notation", "")
     text = text or given.formula_text
+    result = _decide(spec, given, timeout, notation, text, t0)
+    from .family import check_any  # noqa: PLC0415  (family imports fragment, as conform does)
+    own = check_any(given, timeout)
+    return dataclasses.replace(result, given_checks=tuple(own.get(name) for name in GIVEN_CHECKS),
+                               hint=_thr_id_hint(spec, given, notation, result.status),
+                               seconds=time.perf_counter() - t0)
 
+
+def _thr_id_hint(spec: Layout, given: Layout, notation: str, status: str) -> str:
+    """A CuTe layout of one quad-pair (SM70 ``m8n8k4``) given without ``ThrID`` covers lanes 0-7, not the
+    lanes of MMA computation 0 (0-3 and 16-19), so it is neither lifted to the warp nor conforms."""
+    if (notation != "cute" or spec.groups <= 1 or given.derived or given.threads >= spec.threads
+            or status in ("equal", "permuted", "replicated")):
+        return ""
+    return (f"{spec.id} runs {spec.groups} MMA computations per warp, one per quad-pair; a CuTe SM70 atom "
+            f"describes one quad-pair of {given.threads} threads and needs its ThrID to say which lanes those "
+            f"are: give --thr-id \"{SM70_THR_ID}\" (api.cute(..., thr_id=\"{SM70_THR_ID}\"))")
+
+
+def _table_outside(spec: Layout, given: Layout) -> dict[str, Any] | None:
+    """A table's first cell outside the spec's rows x cols, read from its data (no evaluation); None when
+    there is none, the given is not a table, or the spec itself has cells outside (then only the full
+    comparison can tell)."""
+    first_outside = getattr(given.map, "first_outside", None)
+    if first_outside is None:
+        return None
+    hit = first_outside(spec.rows, spec.cols)
+    if hit is None:
+        return None
+    c = cells_of(spec)
+    inside = (c.row >= 0) & (c.row < spec.rows) & (c.col >= 0) & (c.col < spec.cols)
+    if bool((c.ok & ~inside).any()):
+        return None
+    lane, i, row, col = hit
+    return {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols],
+            "outside": {"lane": lane, "i": i, "element": given.element_name(i), "row": row, "col": col}}
+
+
+def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: str, t0: float) -> ConformResult:
     def done(status: str, cex: dict[str, Any] | None, message: str, engines: dict[str, str],
              checks: tuple[CheckResult, ...], **kw: Any) -> ConformResult:
         return ConformResult(spec, given, status, cex, message, engines, checks, notation=notation, text=text,
                              seconds=time.perf_counter() - t0, **kw)
 
+    unspecified = [lay for lay in (spec, given) if lay.unspecified]
+    if unspecified:
+        return done("unspecified", None, unspecified_message(unspecified), {}, ())
     if (given.rows, given.cols) != (spec.rows, spec.cols):
         cex = {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols]}
         return done("differs", cex, f"the given covers a {given.rows} x {given.cols} tile; the spec's "
                     f"{spec.operand} is {spec.rows} x {spec.cols}", {"arithmetic": "refuted"}, ())
+    outside = _table_outside(spec, given)
+    if outside is not None:
+        o = outside["outside"]
+        return done("differs", outside, f"lane {o['lane']} element {o['element']} of the given holds "
+                    f"({o['row']}, {o['col']}), outside the spec's {spec.rows} x {spec.cols} {spec.operand}",
+                    {"arithmetic": "refuted"}, ())
     same_domain = (given.threads, given.n_elements, given.groups) == (spec.threads, spec.n_elements, spec.groups)
     if same_domain:
         eq = same_map(spec, given, timeout, check="equal")

@@ -211,5 +211,9 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
             continue
         kind = "agree" if res.status == "equal" else "differ"
         detail = "" if kind == "agree" else res.message.split("\n")[0]
+        broken = [c for c in res.given_checks if c.status != "proved"]
+        if kind == "differ" and broken:  # a differs can hide that CuTe's layout itself is not a bijection
+            detail += "; the CuTe layout itself: " + "; ".join(f"{c.check} {c.status} ({c.message})" if c.message
+                                                               else f"{c.check} {c.status}" for c in broken)
         out.append(Row(kind, t.name, op, header, t.line, like.id, res.status, detail, res.counterexample, layout_text))
     return out

@@ -43,6 +43,25 @@ def register_facts(lay: Layout) -> dict[str, str]:
             "matrix": f"{extent_text(lay.codomain.rows)} x {extent_text(lay.codomain.cols)}"}
 
 
+def family_message(lay: Layout, what: str) -> str:
+    """Why ``what`` (handoff, conform) refuses a family: it compares one concrete layout."""
+    def values(p: Any) -> str:
+        runs = [(a, d, n) for a, d, n in p.runs()]
+        return ", ".join(", ".join(str(a + d * j) for j in range(n)) if n <= 3 else f"{a}, {a + d}, ..., {a + d * (n - 1)}"
+                         for a, d, n in runs)
+    params = "; ".join(f"{p.name} in {{{values(p)}}}" for p in lay.domain.params)
+    example = ", ".join(f"{p.name}={p.values[0]}" for p in lay.domain.params)
+    return (f"{lay.id} is a family ({params}); {what} compares one member: in Python, "
+            f"api.layout(specs, {lay.id!r}).instance({example})")
+
+
+def unspecified_message(lays: list[Layout]) -> str:
+    """Why no lane-for-lane verdict exists when the doc leaves a map unspecified (wmma)."""
+    ids = " and ".join(lay.id for lay in lays)
+    return (f"the doc leaves the map of {ids} unspecified (\"unspecified and target architecture "
+            "dependent\"): no lane is stated to hold any cell, so this cannot be decided")
+
+
 def point_of(layout: Layout, lane: int, i: int) -> Point | None:
     """The scalar reference (for witnesses): one point of one layout."""
     if not (0 <= lane < layout.threads and 0 <= i < layout.n_elements):
@@ -116,7 +135,8 @@ def _witness(a: Layout, b: Layout, lane: int, i: int) -> dict[str, Any]:
             "first": cell(point_of(a, lane, i)), "second": cell(point_of(b, lane, i))}
 
 
-def z3_difference(a: Layout, b: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
+                  enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Z3: is there a (lane, i) of the common domain where the two maps differ?  The lexicographically
     first one, so that it equals the enumeration's."""
     w = max(width(a), width(b))
@@ -125,7 +145,8 @@ def z3_difference(a: Layout, b: Layout, budget: smt.Budget) -> tuple[str, dict[s
     okb, rb, cb = b.map.z3_cell(lane, i)
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
     same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
-    res, m = smt.solve_min([a.domain.z3_contains(lane, i), z3.Not(same)], [lane, i], budget)
+    hint = [enum_cex["lane"], enum_cex["i"]] if enum_cex is not None and enum_cex.get("kind") == "point" else None
+    res, m = smt.solve_min([a.domain.z3_contains(lane, i), z3.Not(same)], [lane, i], budget, hint)
     if res != "sat":
         return res, None
     assert m is not None
@@ -158,7 +179,7 @@ def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tupl
         return CheckResult(check, "refuted", expected, problem, message(problem), time.perf_counter() - t0,
                            {"arithmetic": "refuted"})
     enum_cex = first_difference(a, b)
-    res, z3_cex = z3_difference(a, b, smt.Budget(timeout))
+    res, z3_cex = z3_difference(a, b, smt.Budget(timeout), enum_cex)
 
     def confirm(c: dict[str, Any]) -> bool:
         return point_of(a, c["lane"], c["i"]) != point_of(b, c["lane"], c["i"])

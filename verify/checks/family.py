@@ -140,7 +140,18 @@ def _binding_of(layout: Layout, m: z3.ModelRef, vs: list[z3.BitVecRef]) -> dict[
     return {p.name: smt.as_int(m, v) for p, v in zip(layout.domain.params, vs)}
 
 
-def z3_in_range(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _params_hint(layout: Layout, cex: dict[str, Any] | None, rest: list[int] | None) -> list[int] | None:
+    """An enumeration witness of a family as ``smt.solve_min`` keys: its binding, then ``rest``."""
+    if cex is None or rest is None:
+        return None
+    env = cex.get("params", {})
+    if any(p.name not in env for p in layout.domain.params):
+        return None
+    return [env[p.name] for p in layout.domain.params] + rest
+
+
+def z3_in_range(layout: Layout, budget: smt.Budget,
+                enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     w = _width(layout)
     v, env, valid = _symbolic(layout, w)
     lane, i = z3.BitVecs("lane i", w)
@@ -149,7 +160,8 @@ def z3_in_range(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any]
     g = layout.domain.z3_group(lane)
     inside = z3.And(ok, r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
     dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [*v, lane, i], budget)
+    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [*v, lane, i], budget,
+                           _params_hint(layout, enum_cex, fragment.point_hint(enum_cex)))
     if res != "sat":
         return res, None
     assert m is not None
@@ -163,7 +175,8 @@ def z3_in_range(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any]
                                            smt.as_int(m, g)), env_v)
 
 
-def z3_injective(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def z3_injective(layout: Layout, budget: smt.Budget,
+                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     w = _width(layout)
     v, env, valid = _symbolic(layout, w)
     l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", w)
@@ -173,7 +186,8 @@ def z3_injective(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
     dom = [z3.And(x >= 0, x < layout.threads, y >= 0, y < n) for x, y in ((l1, i1), (l2, i2))]
     cs = [valid, *dom, z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    res, m = smt.solve_min(cs, [*v, l2, i2, l1, i1], budget)
+    res, m = smt.solve_min(cs, [*v, l2, i2, l1, i1], budget,
+                           _params_hint(layout, enum_cex, fragment.pair_hint(enum_cex)))
     if res != "sat":
         return res, None
     assert m is not None
@@ -205,7 +219,7 @@ def check_family(layout: Layout, timeout: float) -> LayoutResult:
     enumeration of every instance; surjective by pigeonhole for all N (or per instance)."""
     results = [check_count(layout), _per_instance(layout, "elements", fragment.check_elements),
                _per_instance(layout, "packing", fragment.check_packing)]
-    return fragment.with_engines(layout, results, _FAMILY_MEMO, (fragment.engine_key(layout), timeout),
+    return fragment.with_engines(layout, results, _FAMILY_MEMO, fragment.engine_key(layout),
                                  lambda: _check_family_engines(layout, timeout))
 
 
@@ -230,7 +244,7 @@ def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
     prior: dict[str, str] = {}
     for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
         t0 = time.perf_counter()
-        prior[name], cex = fn(layout, smt.Budget(timeout))
+        prior[name], cex = fn(layout, smt.Budget(timeout), enum[name])
         results.append(_combine(name, layout, prior[name], cex, enum[name], time.perf_counter() - t0))
     t0 = time.perf_counter()
     res, cex, method = _surjective(layout, timeout, prior, enum["surjective"])
@@ -333,12 +347,14 @@ def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
                                 "col": int(c.col[lane, i])}, int(c.group[lane]))
 
 
-def _partial_in_range_z3(inst: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _partial_in_range_z3(inst: Layout, budget: smt.Budget,
+                         enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     lane, i = z3.BitVecs("lane i", fragment.width(inst))
     ok, r, c = inst.map.z3_cell(lane, i)
     g = inst.domain.z3_group(lane)
     inside = z3.And(r >= 0, r < inst.rows, c >= 0, c < inst.cols, g >= 0, g < inst.groups)
-    res, m = smt.solve_min([inst.domain.z3_contains(lane, i), ok, z3.Not(inside)], [lane, i], budget)
+    res, m = smt.solve_min([inst.domain.z3_contains(lane, i), ok, z3.Not(inside)], [lane, i], budget,
+                           fragment.point_hint(enum_cex))
     if res != "sat":
         return res, None
     assert m is not None
@@ -382,13 +398,14 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
     enum_seconds = time.perf_counter() - t0
     for name in ("in_range", "injective"):
         t0 = time.perf_counter()
-        if layout.is_family:
-            res, z3_cex = (_partial_in_range_family(layout, smt.Budget(timeout)) if name == "in_range"
-                           else z3_injective(layout, smt.Budget(timeout)))
-        else:
-            res, z3_cex = (_partial_in_range_z3(layout, smt.Budget(timeout)) if name == "in_range"
-                           else fragment.z3_injective(layout, smt.Budget(timeout)))
         hit = enum[name]
+        seen = None if hit is None else {"params": hit[0], **hit[1]}
+        if layout.is_family:
+            res, z3_cex = (_partial_in_range_family(layout, smt.Budget(timeout), seen) if name == "in_range"
+                           else z3_injective(layout, smt.Budget(timeout), seen))
+        else:
+            res, z3_cex = (_partial_in_range_z3(layout, smt.Budget(timeout), seen) if name == "in_range"
+                           else fragment.z3_injective(layout, smt.Budget(timeout), seen))
         env = (hit[0] if hit else (z3_cex or {}).get("params", {})) or {}
         inst = layout.instance(**env) if env else insts[0][1]
         z3_plain = None if z3_cex is None else {k: v for k, v in z3_cex.items() if k != "params"}
@@ -412,7 +429,8 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
     return LayoutResult(layout, tuple(results), enum_seconds)
 
 
-def _partial_in_range_family(layout: Layout, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _partial_in_range_family(layout: Layout, budget: smt.Budget,
+                             enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Z3 with the parameters free: a defined point outside the matrix (the smallest binding, lane, i)."""
     w = _width(layout)
     vs, env, valid = _symbolic(layout, w)
@@ -423,7 +441,8 @@ def _partial_in_range_family(layout: Layout, budget: smt.Budget) -> tuple[str, d
     g = layout.domain.z3_group(lane)
     inside = z3.And(r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
     dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, ok, z3.Not(inside)], [*vs, lane, i], budget)
+    res, m = smt.solve_min([valid, dom, ok, z3.Not(inside)], [*vs, lane, i], budget,
+                           _params_hint(layout, enum_cex, fragment.point_hint(enum_cex)))
     if res != "sat":
         return res, None
     assert m is not None
@@ -512,7 +531,8 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
     same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
     dom = z3.And(lane >= 0, lane < a.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, z3.Not(same)], [*vs, lane, i], smt.Budget(timeout))
+    res, m = smt.solve_min([valid, dom, z3.Not(same)], [*vs, lane, i], smt.Budget(timeout),
+                           _params_hint(a, enum_cex, fragment.point_hint(enum_cex)))
     z3_cex = None
     if res == "sat":
         assert m is not None

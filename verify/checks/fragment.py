@@ -26,6 +26,7 @@ from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 
 DEFAULT_TIMEOUT = 10.0
+DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
 
 
 class BoundError(ValueError):
@@ -123,12 +124,26 @@ def enumerate_layout(layout: Layout) -> Enumeration:
 
 # ----------------------------------------------------------------------------- Z3 engine
 
-def z3_in_range(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, dict[str, Any] | None]:
+def point_hint(cex: dict[str, Any] | None) -> list[int] | None:
+    """The (lane, i) keys of an enumeration witness, for ``smt.solve_min``'s hint."""
+    return None if cex is None else [cex["lane"], cex["i"]]
+
+
+def pair_hint(cex: dict[str, Any] | None) -> list[int] | None:
+    """The (lane2, i2, lane1, i1) keys of an enumeration's colliding pair, for ``smt.solve_min``'s hint."""
+    return None if cex is None else [cex["second"]["lane"], cex["second"]["i"], cex["first"]["lane"], cex["first"]["i"]]
+
+
+def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
+                enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
+    """Z3: the first (lane, i) outside the matrix or undefined; ``enum_cex``, the enumeration's, is
+    checked first (``smt.solve_min``'s hint)."""
     lane, i = z3.BitVecs("lane1 i1", width(layout))  # the names z3_injective uses: one encoding for both
     ok, r, c = layout.map.z3_cell(lane, i)
     g = layout.domain.z3_group(lane)
     inside = z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
-    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(inside)], [lane, i], timeout)
+    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(inside)], [lane, i], timeout,
+                           point_hint(enum_cex))
     if res != "sat":
         return res, None
     assert m is not None
@@ -138,7 +153,8 @@ def z3_in_range(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, dic
                               "col": smt.as_int(m, c) if defined else None}, smt.as_int(m, g))
 
 
-def z3_injective(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, dict[str, Any] | None]:
+def z3_injective(layout: Layout, timeout: "float | smt.Budget",
+                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", width(layout))
     ok1, r1, c1 = layout.map.z3_cell(l1, i1)
     ok2, r2, c2 = (z3.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
@@ -147,7 +163,7 @@ def z3_injective(layout: Layout, timeout: "float | smt.Budget") -> tuple[str, di
           # order the pair so the witness is canonical: (l1, i1) < (l2, i2)
           z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)),
           ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    res, m = smt.solve_min(cs, [l2, i2, l1, i1], timeout)
+    res, m = smt.solve_min(cs, [l2, i2, l1, i1], timeout, pair_hint(enum_cex))
     if res != "sat":
         return res, None
     assert m is not None
@@ -322,14 +338,17 @@ def _check_layout(layout: Layout, timeout: float) -> LayoutResult:
 def with_engines(layout: Layout, results: list[CheckResult], memo: dict, key: Hashable,
                  compute: Callable[[], LayoutResult]) -> LayoutResult:
     """``results`` plus the two engines' checks of ``layout``: computed, or reused from ``memo`` when the same
-    map was proved before (each layout keeps its own expectations; a reused check reports 0 s)."""
+    map was decided before (each layout keeps its own expectations; a reused check reports 0 s).  Only
+    decided verdicts are kept (every check ``proved`` or ``refuted``): an ``unknown`` (a budget spent) or an
+    ``error`` is computed again, so a larger budget later gets its own answer."""
     if key in memo:
         engine, _ = memo[key]
         results = results + [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0)
                              for c in engine]
         return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
     out = compute()
-    memo[key] = (out.checks, out.enumeration_seconds)
+    if all(c.status in DECIDED for c in out.checks):
+        memo[key] = (out.checks, out.enumeration_seconds)
     return LayoutResult(layout, tuple(results) + out.checks, out.enumeration_seconds)
 
 
@@ -341,7 +360,7 @@ def _check_engines(layout: Layout, timeout: float) -> LayoutResult:
     prior: dict[str, str] = {}
     for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
         t0 = time.perf_counter()
-        prior[name], cex = fn(layout, smt.Budget(timeout))
+        prior[name], cex = fn(layout, smt.Budget(timeout), getattr(enum, name))
         results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
     t0 = time.perf_counter()
     res, cex, method = z3_surjective(layout, smt.Budget(timeout), prior, enum.surjective)

@@ -25,7 +25,15 @@ extent must divide TO's.
   that holds it), with the count of lanes and values that move.  Z3 confirms the plan the same way.
 * ``missing``: some cell of TO is held by no lane of the tiled FROM at all (FROM is not a
   bijection onto its tile); the plan is partial.
+* ``unspecified``: FROM or TO is a layout whose map the doc leaves unspecified (wmma: "unspecified
+  and target architecture dependent"): no lane is stated to hold any cell, so nothing can be decided
+  (exit 1, never ``free``).
 * ``unknown`` / ``error``: Z3 gave no answer / the engines disagree.
+
+**Sparse A** (``mma.sp``): its cells are the *compressed* rows x K/2 slots (the kept values a lane
+holds, in register order), so a handoff into it compares FROM with that compressed view, and says so
+(``views``, ``notes``): the consumer also needs the sparsity metadata (which columns of each chunk are
+kept) and values already pruned to that pattern, which no lane-for-lane comparison can show.
 """
 from __future__ import annotations
 
@@ -38,9 +46,10 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
+from ..layout.sparse import is_sparse
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
-from .equivalence import cell_dict, cell_keys, point_of, where
+from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
 
 
@@ -50,6 +59,9 @@ class HandoffError(ValueError):
 
 def grid_for(source: Layout, target: Layout) -> tuple[int, int]:
     """How many FROM tiles cover TO, down and across; ``HandoffError`` when they cannot."""
+    for lay in (source, target):
+        if lay.is_family:
+            raise HandoffError(family_message(lay, "handoff"))
     if source.threads != target.threads:
         raise HandoffError(f"{source.id} has {source.threads} threads but {target.id} has {target.threads}")
     if source.groups != target.groups:
@@ -83,13 +95,14 @@ class HandoffResult:
     target: Layout
     tiled: Layout
     grid: tuple[int, int]
-    status: str  # free | shuffle | missing | unknown | error
+    status: str  # free | shuffle | missing | unspecified | unknown | error
     plan: tuple[Step, ...]
     counterexample: dict[str, Any] | None
     message: str
     engines: dict[str, str]
     checks: tuple[CheckResult, ...]
     seconds: float = field(default=0.0, compare=False)
+    notes: tuple[str, ...] = ()  # what is compared and what else is needed (a sparse A: compressed view)
 
     @property
     def moving(self) -> tuple[Step, ...]:
@@ -129,6 +142,11 @@ class HandoffResult:
         src, dst = self.source, self.target
         gr, gc = self.grid
         lines = [f"handoff {src.id} -> {dst.id}: {self.status}"]
+        if self.status == "unspecified":
+            lines.append(f"  {self.message}")
+            lines.append("  engines: none (there is no map to decide on)")
+            return "\n".join(lines) + "\n"
+        lines.extend(f"  note: {n}" for n in self.notes)
         if self.grid != (1, 1):
             lines.append(f"  {src.operand} ({src.rows} x {src.cols}) tiled {gr} x {gc} covers {dst.operand} "
                          f"({dst.rows} x {dst.cols}); tiled element {src.n_elements}*t+j is tile t element "
@@ -165,17 +183,48 @@ class HandoffResult:
         return {"schema": 1, "handoff": {
             "from": self.source.id, "to": self.target.id,
             "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
+            "views": {"from": _view(self.source), "to": _view(self.target)},
             "status": self.status,
             "counterexample": self.counterexample,
             "message": self.message,
             "lanes_receiving": self.lanes_receiving,
             "values_moving": len(self.moving),
+            "notes": list(self.notes),
             "plan": [{"lane": s.lane, "i": s.i, "element": self.target.element_name(s.i), "src_lane": s.src_lane,
                       "src_i": s.j, "tile": s.tile, "src_element": s.element} for s in self.plan],
             "engines": dict(self.engines),
             "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
+
+
+def _view(lay: Layout) -> dict[str, Any]:
+    """Which view of a layout's matrix a handoff compares: ``dense`` (its rows x cols), ``compressed``
+    (a sparse A: the kept values, rows x K * kept / chunk, with the logical extent), ``unspecified`` (wmma)."""
+    if lay.unspecified:
+        return {"view": "unspecified", "rows": lay.rows, "cols": lay.cols}
+    if is_sparse(lay):
+        md = lay.map.model  # type: ignore[attr-defined]
+        return {"view": "compressed", "rows": lay.rows, "cols": lay.cols, "logical_cols": md.k,
+                "kept": md.kept, "chunk": md.chunk}
+    return {"view": "dense", "rows": lay.rows, "cols": lay.cols}
+
+
+def _sparse_notes(source: Layout, target: Layout) -> tuple[str, ...]:
+    """What a handoff into (or out of) a sparse A compares, and what else the consumer needs."""
+    out = []
+    for role, lay in (("FROM", source), ("TO", target)):
+        if not is_sparse(lay):
+            continue
+        md = lay.map.model  # type: ignore[attr-defined]
+        out.append(f"{role} {lay.id} is a sparse A: compared is its compressed {lay.rows} x {lay.cols} view "
+                   f"(the {md.kept} kept values of every {md.chunk} columns that each lane holds), not the "
+                   f"logical {lay.rows} x {md.k} matrix")
+        if role == "TO":
+            out.append(f"the consumer also needs the sparsity metadata (operand e: which {md.kept} of every "
+                       f"{md.chunk} columns each kept value is) and values already pruned to that "
+                       f"{md.kept}:{md.chunk} pattern; a lane-for-lane handoff says nothing about either")
+    return tuple(out)
 
 
 def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tuple[int, int] | None]:
@@ -231,7 +280,8 @@ def _message(source: Layout, target: Layout, grid: tuple[int, int]):  # type: ig
     return msg
 
 
-def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budget) -> tuple[str, tuple[int, int] | None]:
+def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budget,
+                        hint: tuple[int, int] | None = None) -> tuple[str, tuple[int, int] | None]:
     lane, i = z3.BitVecs("lane i", w)
     okd, rd, cd = target.map.z3_cell(lane, i)
     gd = target.domain.z3_group(lane)
@@ -239,7 +289,8 @@ def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budge
     for j in range(tiled.n_elements):
         okt, rt, ct = tiled.map.z3_cell(lane, smt.bv(j, w))
         held.append(z3.And(okt, rt == rd, ct == cd, tiled.domain.z3_group(lane) == gd))
-    res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.Not(z3.Or(held))], [lane, i], budget)
+    res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.Not(z3.Or(held))], [lane, i], budget,
+                           list(hint) if hint is not None else None)
     return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
@@ -256,12 +307,17 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
     """Decide whether ``source`` (tiled) feeds ``target`` lane for lane (see the module docstring)."""
     t0 = time.perf_counter()
     grid = grid_for(source, target)
+    unspecified = [lay for lay in (source, target) if lay.unspecified]
+    if unspecified:
+        return HandoffResult(source, target, source, grid, "unspecified", (), None, unspecified_message(unspecified),
+                             {}, (), time.perf_counter() - t0, notes=_sparse_notes(source, target))
+    notes = _sparse_notes(source, target)
     tiled = tile(source, grid)
     steps, first = _plan(tiled, target, source)
     enum_cex = _witness(tiled, target, source, steps, first) if first is not None else None
     w = max(width(tiled), width(target))
     budget = smt.Budget(timeout)
-    res, pt = _z3_first_not_local(tiled, target, w, budget)
+    res, pt = _z3_first_not_local(tiled, target, w, budget, first)
     z3_cex = _witness(tiled, target, source, steps, pt) if pt is not None else None
     message = _message(source, target, grid)
 
@@ -282,7 +338,7 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
             text = ("Z3 could not confirm the plan read from the enumeration" if status == "unknown"
                     else "Z3 refutes the plan read from the enumeration")
             return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text,
-                                 engines, tuple(checks), time.perf_counter() - t0)
+                                 engines, tuple(checks), time.perf_counter() - t0, notes)
     if free.status == "proved":
         status, text = "free", ""
     elif free.status == "refuted":
@@ -294,7 +350,7 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
     else:
         status, text = free.status, free.message
     return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text, engines,
-                         tuple(checks), time.perf_counter() - t0)
+                         tuple(checks), time.perf_counter() - t0, notes)
 
 
 __all__ = ["HandoffError", "HandoffResult", "Step", "grid_for", "handoff"]

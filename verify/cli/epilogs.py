@@ -89,16 +89,16 @@ example:
 
 exit codes:
   0  the layout you wrote is the spec's (with --allow-replication: or a replication of it)
-  1  it is not (the first differing point is printed)
-{_BAD_INPUT}""",
+  1  it is not (the first differing point is printed), or the doc leaves the spec's map unspecified (wmma)
+{_BAD_INPUT}; a family (wgmma N, ldmatrix NUM) too: conform one member""",
     "handoff": f"""\
 example:
   ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
 
 exit codes:
   0  the fragment feeds the operand without a shuffle
-  1  it does not (what each lane needs is printed)
-{_BAD_INPUT}""",
+  1  it does not (what each lane needs is printed), or a map the doc leaves unspecified (wmma)
+{_BAD_INPUT}; a family (wgmma N, ldmatrix NUM) too""",
     "crosscheck": f"""\
 example:
   ptx-verify crosscheck --cute ../cutlass/include

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import api
 from ..catalog import bundled
+from ..checks.equivalence import family_message
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import UsageError
@@ -91,12 +92,16 @@ def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
 
 def cmd_conform(args: argparse.Namespace) -> int:
     spec = _find(_spec_layouts(args.specs), args.id)
+    if spec.is_family:  # refused before any input is read (a family is compared one member at a time)
+        raise UsageError(family_message(spec, "conform"))
     try:
         given = _evaluation_guard(spec.id, lambda: _given(args, spec))
         result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout))
     except _BadInput as e:
         print(str(e), file=sys.stderr)
         return 2
+    except api.ConformError as e:
+        raise UsageError(str(e)) from None
     _emit(args.format, result)
     return result.exit_code(args.allow_replication)
 

@@ -265,18 +265,48 @@ def solve(constraints: list[z3.BoolRef], timeout: "float | Budget") -> tuple[str
     return "unknown", None
 
 
+def _lex_less(keys: list[z3.ExprRef], values: "list[int] | tuple[int, ...]") -> z3.BoolRef:
+    """``keys`` lexicographically smaller than ``values`` (signed, like the binary search)."""
+    out: z3.BoolRef = z3.BoolVal(False)
+    for key, v in reversed(list(zip(keys, values))):
+        c = bv(v, key.size())
+        out = z3.Or(key < c, z3.And(key == c, out))
+    return out
+
+
 def solve_min(constraints: list[z3.BoolRef], keys: list[z3.ExprRef],
-              timeout: "float | Budget") -> tuple[str, z3.ModelRef | None]:
+              timeout: "float | Budget", hint: "list[int] | tuple[int, ...] | None" = None) -> tuple[str, z3.ModelRef | None]:
     """Solve, then make the witness canonical: lexicographically smallest ``keys``.
 
     Z3's models differ between runs in one process; a binary search per key pins the
     witness to the one the enumeration engine finds first, so outputs are reproducible
     and the two engines' witnesses can be compared exactly.
+
+    ``hint``: the values of ``keys`` at the enumeration's first witness, when it found one.  Z3 then
+    checks that point itself (one ground query: cheap, so it still fits when the search would not)
+    and asks for anything lexicographically smaller; nothing smaller (``unsat``) makes it Z3's minimum
+    too, and a budget spent on that second query leaves the confirmed point as the witness (both
+    engines refute; its minimality rests on the exhaustive enumeration).  Z3 finding something
+    smaller, or rejecting the point, falls back to its own search: the witnesses then differ, an error.
     """
     budget = _budget(timeout)
+    if hint is not None and len(hint) == len(keys):
+        at = [k == bv(int(v), k.size()) for k, v in zip(keys, hint)]
+        r, mh = solve(list(constraints) + at, budget)
+        if r == "sat":
+            r2, m2 = solve(list(constraints) + [_lex_less(keys, list(hint))], budget)
+            if r2 != "sat":
+                return "sat", mh
+            return _search(list(constraints), keys, m2, budget)
     res, m = solve(constraints, budget)
     if res != "sat":
         return res, m
+    return _search(list(constraints), keys, m, budget)
+
+
+def _search(constraints: list[z3.BoolRef], keys: list[z3.ExprRef], m: z3.ModelRef | None,
+            budget: Budget) -> tuple[str, z3.ModelRef | None]:
+    """The binary search of ``solve_min`` from a model ``m`` that satisfies ``constraints``."""
     fixed = list(constraints)
     for key in keys:
         assert m is not None

@@ -297,6 +297,10 @@ class VectorEvaluator:
             return truth, ok, err
         if isinstance(c, InSet):
             v = self.scalar(c.operand)
+            lo = np.asarray(v.lo)
+            if (len(c.values) > 16 and lo.dtype == np.int64 and INT64_MIN <= min(c.values)
+                    and max(c.values) <= INT64_MAX):  # a table's keys: one sorted lookup, not a test per value
+                return np.isin(lo, np.asarray(c.values, dtype=np.int64)), v.ok, v.err
             truth = np.zeros((), bool)
             for value in c.values:  # small sets: equality tests broadcast where np.isin would flatten
                 truth = truth | np.asarray(v.lo == value, dtype=bool)

@@ -356,8 +356,23 @@ class Layout:
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
         """(row, col) of element i of ``lane`` as the formula states them; ``None`` where no case
-        applies (a sparse A's col is its ``[firstcol ... lastcol]`` range)."""
-        return (oracle.evaluate(self.formula, "row", lane, i), oracle.evaluate(self.formula, "col", lane, i))
+        applies (a sparse A's col is its ``[firstcol ... lastcol]`` range).  A point outside the domain
+        (0 <= lane < threads, 0 <= i < elements; a family: its largest member's elements) is a
+        ``ValueError``, and so is a layout whose map the doc leaves unspecified (wmma)."""
+        for name, v in (("lane", lane), ("i", i)):
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise TypeError(f"{name} must be an int, not {type(v).__name__}")
+        n = self.domain.elements
+        top = n if isinstance(n, int) else max(extent_at(n, env) for env in self.domain.bindings())
+        member = "" if isinstance(n, int) else f" (its largest member; pick one with .instance({', '.join(f'{p.name}=...' for p in self.domain.params)}))"
+        if not (0 <= lane < self.threads and 0 <= i < top):
+            raise ValueError(f"({lane}, {i}) is outside the domain of {self.id}: lane from 0 to {self.threads - 1}, "
+                             f"i from 0 to {top - 1}{member}")
+        if self.unspecified:
+            raise ValueError(f"{self.id}: the doc leaves its map unspecified (\"unspecified and target architecture "
+                             "dependent\"): no (lane, i) has a stated cell")
+        return (oracle.evaluate(self.formula, "row", int(lane), int(i)),
+                oracle.evaluate(self.formula, "col", int(lane), int(i)))
 
 
 @dataclass(frozen=True)

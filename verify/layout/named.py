@@ -29,6 +29,8 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
 
+import re
+
 import numpy as np
 
 from ..engines import oracle, smt, vector
@@ -414,6 +416,13 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
 TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
 
 
+def output_name(axis: str) -> str:
+    """The output dimension a fragment's codomain axis becomes: Tensor Memory's ``lane``/``column`` are
+    ``tmem_lane``/``tmem_col`` (``lane`` is an input), other axes as written in dimension form
+    (``scale factor`` -> ``scale_factor``)."""
+    return TMEM_NAMES.get(axis) or re.sub(r"[^a-z0-9_]+", "_", axis.lower()).strip("_") or "axis"
+
+
 def thread_dim_name(threads: int) -> str:
     """``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
     return "lane" if threads <= 32 else "thread"
@@ -443,7 +452,7 @@ class FragmentMap:
 
     @property
     def outputs(self) -> tuple[Dim, ...]:
-        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        r, c = (output_name(n) for n in self.codomain.dims)
         mma = (Dim("mma", self.domain.groups),) if self.domain.groups > 1 else ()
         return mma + (Dim(r, self.codomain.rows), Dim(c, self.codomain.cols))
 
@@ -474,7 +483,7 @@ class FragmentMap:
         t, i = np.asarray(point[self.thread], np.int64), np.asarray(point["i"], np.int64)
         good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.elements)
         tt, ii = np.where(good, t, 0), np.where(good, i, 0)
-        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        r, c = (output_name(n) for n in self.codomain.dims)
         out = {r: cells.row[tt, ii], c: cells.col[tt, ii]}
         ok = good & cells.ok[tt, ii]
         if dom.groups > 1:
@@ -491,7 +500,7 @@ class FragmentMap:
         cell = lmap.point(t, i)
         if cell is None:
             return None
-        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        r, c = (output_name(n) for n in self.codomain.dims)
         out = {r: cell[0], c: cell[1]}
         if dom.groups > 1:
             g = dom.group_of(t)
@@ -504,7 +513,7 @@ class FragmentMap:
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
         t, i = point[self.thread], point["i"]
         ok, r_, c_ = self.map.z3_cell(t, i, env or None)
-        r, c = (TMEM_NAMES.get(n, n) for n in self.codomain.dims)
+        r, c = (output_name(n) for n in self.codomain.dims)
         out = {r: r_, c: c_}
         if self.domain.groups > 1:
             out = {"mma": self.domain.z3_group(t), **out}
@@ -599,7 +608,7 @@ def as_layout_map(named: Any, *, notation: str = "algebra") -> LayoutMapView:
         raise ValueError(f"a fragment view needs inputs (lane or thread, i), not {ins}")
     if len(outs) != 2:
         raise ValueError(f"a fragment view needs two outputs (row, col), not {tuple(outs)}")
-    for pair in (("row", "col"), ("tmem_lane", "tmem_col")):
+    for pair in (("row", "col"), ("tmem_lane", "tmem_col"), ("row", "scale_factor")):
         if set(pair) == set(outs):
             outs = list(pair)  # by name, whatever order the map lists them in (a transpose swaps it)
     return LayoutMapView(named, thread, "i", outs[0], outs[1], notation=notation)

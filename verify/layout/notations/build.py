@@ -42,6 +42,7 @@ from verify.formula import (
 from ..formula import FormulaMap
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
+from ..sparse import is_sparse
 from .cute import import_cute, parse_cute
 from .errors import NotationError, TVImport
 from .expr import import_index_code
@@ -144,7 +145,9 @@ def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "
     op = like.operand
     if notation == "cute":
         tid = parse_cute(thr_id, "--thr-id") if thr_id is not None else None
-        imp = import_cute(text, op, like.shape.m, like.shape.n, like.shape.k, like.prefix, thr_id=tid, source=source)
+        # a sparse A's tile is its compressed rows x K * kept / chunk (the values a lane holds), not M x K
+        k = like.cols if op == "A" and is_sparse(like) else like.shape.k
+        imp = import_cute(text, op, like.shape.m, like.shape.n, k, like.prefix, thr_id=tid, source=source)
     elif notation == "triton":
         imp = import_triton(text, like.prefix, operand=op, source=source)
     elif notation == "table":
@@ -172,6 +175,17 @@ class LookupMap(FormulaMap):
     def _tables(self) -> tuple[int, dict[int, int], dict[int, int]]:
         return _lookup_tables(self.formula)
 
+    def first_outside(self, rows: int, cols: int) -> tuple[int, int, int, int] | None:
+        """The first (lane, i) in (lane, i) order whose cell lies outside rows x cols, as (lane, i, row,
+        col), read from the table's data without evaluating it (None: every cell inside)."""
+        size, row, col = self._tables()
+        values = _table_values(self.formula)
+        bad = [k for k in row.keys() & col.keys() if not (0 <= row[k] < rows and 0 <= col[k] < cols)]
+        if not bad:
+            return None
+        k = min(bad)
+        return (*divmod(k, values), row[k], col[k])  # type: ignore[return-value]
+
     def z3_cell(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
         import z3  # noqa: PLC0415
 
@@ -187,8 +201,8 @@ class LookupMap(FormulaMap):
         return z3.And(key.ok, in_range, row_ok, col_ok), row, col
 
 
-@lru_cache(maxsize=64)
-def _lookup_tables(formula: Formula) -> tuple[int, dict[int, int], dict[int, int]]:
+def _table_domain(formula: Formula) -> tuple[int, int]:
+    """(threads, values) of a table formula, from its ``key`` definition's domain condition."""
     key = formula.get("key").cases[0]
     threads, values = None, None
     for n in walk(key.cond) if key.cond is not None else ():
@@ -199,6 +213,16 @@ def _lookup_tables(formula: Formula) -> tuple[int, dict[int, int], dict[int, int
                 values = n.operands[1].value
     if threads is None or values is None:
         raise ValueError("not a table formula")
+    return threads, values
+
+
+def _table_values(formula: Formula) -> int:
+    return _table_domain(formula)[1]
+
+
+@lru_cache(maxsize=64)
+def _lookup_tables(formula: Formula) -> tuple[int, dict[int, int], dict[int, int]]:
+    threads, values = _table_domain(formula)
     out = []
     for name in ("row", "col"):
         table: dict[int, int] = {}
