@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import Finding, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
+    from .checks.members import FamilyResult
     from .checks.conform import ConformResult
     from .checks.crosscheck import CrosscheckReport
     from .checks.handoff import HandoffResult
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
 _LAZY = {"ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
+         "FamilyError": "checks.members", "FamilyResult": "checks.members",
          "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations"}
 
 
@@ -58,18 +60,12 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         import importlib  # noqa: PLC0415
         return getattr(importlib.import_module(f".{_LAZY[name]}", __package__), name)
+    if not name.startswith("_"):
+        from .layout.notations import notations as _notations  # noqa: PLC0415
+        for n in _notations():  # api.cute, api.triton, ...: one constructor per registered notation
+            if n.constructor == name:
+                return _constructor(n.name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _import_as(notation: str, text: object, like: Layout, **kw: object) -> Layout:
-    if not isinstance(text, (str, bytes)):
-        raise TypeError(f"the {notation} text must be str or bytes, not {type(text).__name__}")
-    if like.is_family:
-        from .checks.conform import ConformError  # noqa: PLC0415
-        from .checks.equivalence import family_message  # noqa: PLC0415
-        raise ConformError(family_message(like, "conform"))
-    from .layout.notations import import_as  # noqa: PLC0415
-    return import_as(notation, text, like, **kw)  # type: ignore[arg-type]
 
 
 _MAX_DIM = 4096
@@ -244,53 +240,74 @@ def _like(like: Layout | str, specs: Iterable[Spec] | str | Path | None) -> Layo
     return layout(specs, like)
 
 
-def cute(text: str | bytes, like: Layout | str, *, thr_id: str | None = None,
-         specs: Iterable[Spec] | str | Path | None = None, source: str = "argument") -> Layout:
-    """A CuTe TV layout (``((4,8),(2,2,2)):((32,1),(16,8,128))`` or ``Layout<Shape<...>,Stride<...>>``)
-    as a layout of ``like``'s instruction operand (a spec ``Layout`` or its id); ``thr_id``: CuTe's
-    ``ThrID`` (``(4,2):(1,16)`` for SM70).  Bad text: ``NotationError`` with line and column."""
-    if thr_id is not None and not isinstance(thr_id, str):
-        raise TypeError(f"thr_id must be CuTe layout text such as \"(4,2):(1,16)\", not {type(thr_id).__name__}")
-    return _import_as("cute", text, _like(like, specs), source=source, thr_id=thr_id)
+def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
+          source: str = "argument", params: Mapping[str, int] | None = None, **options: Any) -> Layout:
+    """A layout someone wrote, in a registered notation (``api.notations()``: ``cute``, ``triton``, ``index``,
+    ``table``...), as a layout of ``like``'s instruction operand (a spec ``Layout`` or its id).  ``options``
+    are the notation's own (``thr_id`` for CuTe).  ``like`` a family: the member ``params`` names, or the member
+    whose extent the text has (tagged in ``params_bound``), or, for index code over the parameters, a family.
+    Bad text: ``NotationError`` with line and column; a text that fits no member or several: ``FamilyError``.
+    ``api.cute(text, like, ...)``, ``api.triton(...)``... are this with the notation named."""
+    from .checks.members import read_as  # noqa: PLC0415
+    from .layout.notations import import_as, notation as _notation  # noqa: PLC0415
+    n = _notation(notation)
+    if not isinstance(text, (str, bytes)):
+        raise TypeError(f"the {n.name} text must be str or bytes, not {type(text).__name__}")
+    for k, v in options.items():
+        if v is not None and not isinstance(v, str):
+            raise TypeError(f"{k} must be text, not {type(v).__name__}")
+    return read_as(_like(like, specs), lambda m: import_as(n.name, text, m, source=source, **options), _params(params))
 
 
-def triton(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
-           source: str = "argument") -> Layout:
-    """A Triton linear layout (bases JSON, ``DistributedLinearLayout(...)`` or ``#ttg.linear<...>``)."""
-    return _import_as("triton", text, _like(like, specs), source=source)
+def notations() -> tuple:
+    """The registered notations (``verify.layout.notations.registry.Notation``), in help order."""
+    from .layout.notations import notations as _notations  # noqa: PLC0415
+    return _notations()
 
 
-def table(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
-          source: str = "argument") -> Layout:
-    """An explicit table: ``{"entries": [{"lane", "i", "row", "col"}, ...]}`` (what ``ptx-verify table
-    ID --format json`` prints) or a bare list of entries."""
-    return _import_as("table", text, _like(like, specs), source=source)
+def _constructor(name: str) -> Callable[..., Layout]:
+    from .layout.notations import notation as _notation  # noqa: PLC0415
+    n = _notation(name)
+
+    def construct(text: str | bytes, like: Layout | str, **kw: Any) -> Layout:
+        return given(n.name, text, like, **kw)
+
+    construct.__name__ = construct.__qualname__ = n.constructor
+    construct.__doc__ = f"{n.api_doc}\n\n``api.given({n.name!r}, text, like, ...)``: see ``api.given``."
+    return construct
 
 
-def index_code(text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
-               source: str = "argument") -> Layout:
-    """Hand-written index code: ``row = ...`` and ``col = ...`` over ``lane`` (or ``tid``) and ``i``, in
-    the spec formula language plus ``//`` (floor division) and ``#`` comments (``docs/layouts.md``)."""
-    return _import_as("index", text, _like(like, specs), source=source)
+def _params(params: object) -> dict[str, int] | None:
+    if params is None:
+        return None
+    if not isinstance(params, Mapping) or not all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                                  for k, v in params.items()):
+        raise TypeError("params must map parameter names to integers, e.g. {\"N\": 24}")
+    return dict(params)
 
 
 def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT, *,
-            specs: Iterable[Spec] | str | Path | None = None) -> ConformResult:
+            specs: Iterable[Spec] | str | Path | None = None,
+            params: Mapping[str, int] | None = None) -> ConformResult | FamilyResult:
     """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
     permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
-    or ``unknown``/``error``; every status decided by Z3 and enumeration."""
+    or ``unspecified``/``unknown``/``error``; every status decided by Z3 and enumeration.  A family spec: the
+    member ``params`` names, or the one the given was read as (``api.given`` tags it), or, when the given is a
+    family too, every member (``FamilyResult``: the worst member's status, the first such member in full)."""
     _a_layout(spec, "spec", ids=True)
     _a_layout(given, "given")
     timeout = _timeout(timeout)
-    from .checks.conform import conform as _conform  # noqa: PLC0415
-    return _conform(_like(spec, specs), given, timeout)
+    from .checks.members import conform_any  # noqa: PLC0415
+    return conform_any(_like(spec, specs), given, timeout, _params(params))
 
 
 def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT_TIMEOUT, *,
-            specs: Iterable[Spec] | str | Path | None = None) -> HandoffResult:
+            specs: Iterable[Spec] | str | Path | None = None,
+            params: Mapping[str, int] | None = None) -> HandoffResult | FamilyResult:
     """Can the fragment ``source`` produces (tiled to cover ``target``) feed ``target`` lane for lane?
     ``HandoffResult.status``: ``free`` (with the element mapping) or ``shuffle`` (with the exchange);
-    ``HandoffError`` when the two cannot be tiled onto each other."""
+    ``HandoffError`` when the two cannot be tiled onto each other.  Families: every member (the bindings of
+    their parameters together), or the one ``params`` names; a ``FamilyResult`` when several."""
     _a_layout(source, "source", ids=True)
     _a_layout(target, "target", ids=True)
     timeout = _timeout(timeout)
@@ -299,8 +316,8 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
         if loaded is None:
             loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
         source, target = _like(source, loaded), _like(target, loaded)
-    from .checks.handoff import handoff as _handoff  # noqa: PLC0415
-    return _handoff(source, target, timeout)
+    from .checks.members import handoff_any  # noqa: PLC0415
+    return handoff_any(source, target, timeout, _params(params))
 
 
 def cutlass_headers() -> Path | None:

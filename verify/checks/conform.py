@@ -473,6 +473,7 @@ class ConformResult:
     seconds: float = field(default=0.0, compare=False)
     given_checks: tuple[CheckResult, ...] = ()  # the given's own in_range, injective, surjective
     hint: str = ""
+    member_note: str = ""  # a family's member compared, and why that one (the given's extent fixed it)
 
     def exit_code(self, allow_replication: bool = False) -> int:
         return 0 if self.status == "equal" or (self.status == "replicated" and allow_replication) else 1
@@ -480,6 +481,8 @@ class ConformResult:
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "conform": {
             "layout": self.spec.id,
+            **({"params": dict(self.spec.params_bound), "member": self.member_note or None}
+               if self.spec.params_bound else {}),
             "given": {"notation": self.notation, "text": self.text, "source": self.given.spec_path,
                       "threads": self.given.threads, "elements": self.given.n_elements,
                       "rows": self.given.rows, "cols": self.given.cols,
@@ -504,7 +507,10 @@ class ConformResult:
             shown = repr(text if len(text) <= 80 else text[:77] + "...")
         else:
             shown = self.given.spec_path
-        lines = [f"conform {self.spec.id} <- {self.notation or 'layout'} {shown}: {self.status}"]
+        member = (" (" + ", ".join(f"{k} = {v}" for k, v in self.spec.params_bound) + ")") if self.spec.params_bound else ""
+        lines = [f"conform {self.spec.id}{member} <- {self.notation or 'layout'} {shown}: {self.status}"]
+        if self.member_note:
+            lines.append(f"  member: {self.member_note}")
         if self.given.derived:
             lines.append(f"  note: {self.given.derived}")
         if self.status == "permuted" and self.permutation is not None:

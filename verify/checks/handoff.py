@@ -53,6 +53,13 @@ from .equivalence import cell_dict, cell_keys, family_message, point_of, unspeci
 from .fragment import DEFAULT_TIMEOUT, width
 
 
+def _named(lay: Layout) -> str:
+    """A layout's id, with the member of a family it is (``wgmma.m64nNk16.D.f32 (N = 24)``)."""
+    if not lay.params_bound:
+        return lay.id
+    return f"{lay.id} (" + ", ".join(f"{k} = {v}" for k, v in lay.params_bound) + ")"
+
+
 class HandoffError(ValueError):
     """FROM cannot be tiled onto TO (threads, MMA computations or extents do not fit)."""
 
@@ -141,7 +148,7 @@ class HandoffResult:
     def render_text(self) -> str:
         src, dst = self.source, self.target
         gr, gc = self.grid
-        lines = [f"handoff {src.id} -> {dst.id}: {self.status}"]
+        lines = [f"handoff {_named(src)} -> {_named(dst)}: {self.status}"]
         if self.status == "unspecified":
             lines.append(f"  {self.message}")
             lines.append("  engines: none (there is no map to decide on)")
@@ -182,6 +189,8 @@ class HandoffResult:
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "handoff": {
             "from": self.source.id, "to": self.target.id,
+            **({"params": dict(self.source.params_bound) | dict(self.target.params_bound)}
+               if self.source.params_bound or self.target.params_bound else {}),
             "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
             "views": {"from": _view(self.source), "to": _view(self.target)},
             "status": self.status,

@@ -11,8 +11,10 @@ the operand extent when the notation states it, the original text and the notati
 - ``table``: explicit (lane, i) -> (row, col) tables, JSON
 - ``expr``: index code (the spec formula language with ``lane``/``tid`` and ``//`` floor division)
 - ``build``: a ``TVImport`` as a ``Layout`` shaped like a spec layout (``to_layout``, ``import_as``)
+- ``registry``: every notation registers itself there once (name, flag, help, reader, options); the
+  command line, the API constructors and ``import_as`` follow from the registrations
 """
-from .build import NOTATIONS, import_as, substitute_lane, to_layout
+from .build import import_as, substitute_lane, to_layout
 from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula
 from .cute_headers import (
     HeaderResult,
@@ -23,7 +25,7 @@ from .cute_headers import (
     read_header,
     read_headers,
 )
-from .errors import NotationError, TVImport
+from .errors import NeedsMember, NotationError, TVImport
 from .expr import import_index_code, parse_index_code
 from .table import (
     LayoutTable,
@@ -33,12 +35,13 @@ from .table import (
     table_from_entries,
     table_to_formula,
 )
+from .registry import Notation, Option, notation, notations, register
 from .triton import TritonLayout, import_triton, parse_triton, triton_to_formula
 
 __all__ = [
-    "NOTATIONS", "CuteLayout", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry",
+    "CuteLayout", "NeedsMember", "Notation", "Option", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry",
     "TraitEntry", "TritonLayout", "find_mma_headers", "import_as", "import_cute", "import_index_code", "import_table",
-    "import_triton", "parse_cute", "parse_index_code", "parse_table", "parse_triton", "ptx_type", "read_header",
+    "import_triton", "notation", "notations", "parse_cute", "register", "parse_index_code", "parse_table", "parse_triton", "ptx_type", "read_header",
     "read_headers", "substitute_lane", "table_from_entries", "table_to_formula", "to_layout", "triton_to_formula",
     "tv_to_formula",
 ]

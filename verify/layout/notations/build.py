@@ -21,6 +21,7 @@ Two conventions are applied here, both stated in ``docs/layouts.md``:
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, is_dataclass, replace
+from typing import Any
 from functools import lru_cache
 
 import numpy as np
@@ -42,14 +43,11 @@ from verify.formula import (
 from ..formula import FormulaMap
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
-from ..sparse import is_sparse
-from .cute import import_cute, parse_cute
-from .errors import NotationError, TVImport
-from .expr import import_index_code
-from .table import import_table
-from .triton import import_triton
+from .errors import NeedsMember, NotationError, TVImport
+from .registry import notation as notation_named
+from .registry import read_options
+from .expr import parse_index_code
 
-NOTATIONS = ("cute", "triton", "table", "index")
 LIFT_LANE = "lift#lane"
 
 
@@ -135,28 +133,42 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
         element_bits=like.element_bits,
         source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
                       document=imp.notation),
-        expect={}, derived=note, spec_path=source, formula_line=1, formula_text=imp.text)
+        expect={}, derived=note, spec_path=source, formula_line=1, formula_text=imp.text,
+        params_bound=tuple((k, v) for k, v in like.params_bound if k in imp.params))
 
 
-def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "argument",
-              thr_id: str | None = None) -> Layout:
-    """Read ``text`` in ``notation`` (``cute``, ``triton``, ``table`` or ``index``) as a layout of
-    the same instruction operand as ``like``; bad text is a positioned ``NotationError``."""
-    op = like.operand
-    if notation == "cute":
-        tid = parse_cute(thr_id, "--thr-id") if thr_id is not None else None
-        # a sparse A's tile is its compressed rows x K * kept / chunk (the values a lane holds), not M x K
-        k = like.cols if op == "A" and is_sparse(like) else like.shape.k
-        imp = import_cute(text, op, like.shape.m, like.shape.n, k, like.prefix, thr_id=tid, source=source)
-    elif notation == "triton":
-        imp = import_triton(text, like.prefix, operand=op, source=source)
-    elif notation == "table":
-        imp = import_table(text, like.prefix, operand=op, source=source)
-    elif notation == "index":
-        imp = import_index_code(text, like.threads, like.n_elements, like.prefix, operand=op, source=source)
-    else:
-        raise NotationError(f"unknown notation {notation!r} (one of {', '.join(NOTATIONS)})", 1, 1, source)
-    return to_layout(imp, like, source=source)
+def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "argument", **options: Any) -> Layout:
+    """Read ``text`` in a registered notation (``verify.layout.notations.registry``: ``cute``, ``triton``,
+    ``table``, ``index``...) as a layout of the same instruction operand as ``like``; ``options`` are the
+    notation's own (``thr_id`` for CuTe).  Bad text is a positioned ``NotationError``.  ``like`` a family:
+    index code that reads its parameters is a family itself; any other text raises ``NeedsMember``
+    (``verify.checks.members.read_as`` reads it against each member)."""
+    try:
+        n = notation_named(notation)
+    except KeyError as e:
+        raise NotationError(e.args[0], 1, 1, source) from None
+    if like.is_family:
+        return _family_index(text, like, source) if n.name == "index" else _needs_member(like)
+    return to_layout(n.read(text, like, source=source, **read_options(n, options)), like, source=source)
+
+
+def _needs_member(like: Layout) -> Layout:
+    raise NeedsMember(f"{like.id} is a family: read against one member")
+
+
+def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
+    """Index code states no domain of its own (it takes the spec's), so against a family it is a family too:
+    the same parameters, domain and extents as ``like``, the code free to read the parameters by name
+    (``N``).  ``conform`` then answers for every member."""
+    names = tuple(p.name for p in like.domain.params)
+    formula = parse_index_code(text, like.prefix, source, names)
+    raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+    return replace(like, id=f"given(index) as {like.id}", map=FormulaMap(Formula(formula.definitions, like.prefix), "index"),
+                   domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
+                   element_list=None, elements_text=None,
+                   source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
+                   expect={}, corrected=False, erratum="", derived="", spec_path=source, formula_line=1,
+                   formula_text=raw, text_map=(), partial=False)
 
 
 # ----------------------------------------------------------------------------- tables for Z3

@@ -11,6 +11,8 @@ length-checked before conversion, and every error is a positioned ``NotationErro
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ from verify.formula import (
 )
 
 from .errors import NotationError, TVImport, decode_source
+from .registry import Notation, Option, register
 
 IntTuple = int | tuple["IntTuple", ...]
 
@@ -764,3 +767,21 @@ def import_cute(text: str | bytes, operand: str, m: int, n: int, k: int, prefix:
     layout = parse_cute(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return tv_to_formula(layout, operand, m, n, k, prefix, thr_id=thr_id, text=raw.strip(), source=source)
+
+
+# ----------------------------------------------------------------------------- registration
+
+def _read(text: str | bytes, like: Any, *, source: str = "argument", thr_id: str | None = None) -> TVImport:
+    """A CuTe TV layout as a layout of ``like``'s operand (``like.shape`` gives M, N, K)."""
+    from ..sparse import is_sparse  # noqa: PLC0415
+    tid = parse_cute(thr_id, "--thr-id") if thr_id is not None else None
+    # a sparse A's tile is its compressed rows x K * kept / chunk (the values a lane holds), not M x K
+    k = like.cols if like.operand == "A" and is_sparse(like) else like.shape.k
+    return import_cute(text, like.operand, like.shape.m, like.shape.n, k, like.prefix, thr_id=tid, source=source)
+
+
+register(Notation(
+    "cute", "--cute", "TEXT", True, "CuTe TV layout: ((4,8),(2,2,2)):((32,1),(16,8,128)) or Layout<...>", _read,
+    (Option("thr_id", "--thr-id", "TEXT", "with --cute: CuTe's ThrID, e.g. (4,2):(1,16) for SM70"),), order=1,
+    api_doc="A CuTe TV layout (``((4,8),(2,2,2)):((32,1),(16,8,128))`` or ``Layout<Shape<...>,Stride<...>>``); "
+            "``thr_id``: CuTe's ``ThrID`` (``(4,2):(1,16)`` for SM70)."))

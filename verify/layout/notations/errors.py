@@ -55,6 +55,12 @@ class TVImport:
     notation: str                      # "cute" | "triton" | "table"
     extent: tuple[int, int] | None = None
     operand: str | None = None
+    params: tuple[str, ...] = ()  # the family parameters the text reads (index code over ``N``)
+
+
+class NeedsMember(Exception):
+    """A notation that states one size of layout was asked to read a family (``verify.checks.members.read_as``
+    then reads it against each member)."""
 
 
 class Positions:

@@ -30,6 +30,7 @@ Nothing is evaluated while parsing; errors are ``NotationError`` at the user's l
 from __future__ import annotations
 
 import re
+from typing import Any, Mapping
 
 from verify.formula import (
     MAX_LITERAL,
@@ -46,9 +47,13 @@ from verify.formula import (
     Var,
 )
 from verify.formula.ast import MAX_DEFINITIONS, MAX_LINE, MAX_TEXT
+from verify.formula import walk
 from verify.formula.parser import LineParser, read_line, resolve, split_lines
 
+from ..family import substitute
+
 from .errors import NotationError, TVImport, decode_source
+from .registry import Notation, register
 
 LANE_NAMES = frozenset({"lane", "tid", "laneid"})
 
@@ -117,8 +122,9 @@ def tokenize(text: str, source: str = "argument") -> list[Token]:
 class _IndexLineParser(LineParser):
     """The formula line parser with ``//`` (floor division) at the level of ``* / %``."""
 
-    def __init__(self, tokens: list[Token], prefix: str, lines: list[str], helpers: list[Definition]) -> None:
-        super().__init__(tokens, prefix, lines)
+    def __init__(self, tokens: list[Token], prefix: str, lines: list[str], helpers: list[Definition],
+                 params: tuple[str, ...] = ()) -> None:
+        super().__init__(tokens, prefix, lines, params)
         self.helpers = helpers
 
     def _binary(self, level: int) -> Expr:
@@ -152,24 +158,27 @@ class _IndexLineParser(LineParser):
         return BinOp("/", BinOp("-", num, floor_rem, pos), den, pos)
 
 
-def parse_index_code(text: str | bytes, prefix: str = "a", source: str = "argument") -> Formula:
-    """Index code -> a ``Formula`` defining ``row`` and ``col`` (see the module docstring)."""
+def parse_index_code(text: str | bytes, prefix: str = "a", source: str = "argument",
+                     params: tuple[str, ...] = ()) -> Formula:
+    """Index code -> a ``Formula`` defining ``row`` and ``col`` (see the module docstring); ``params``: the
+    names of a family's parameters (wgmma ``N``) the code may read."""
     text = decode_source(text, source, limit=MAX_TEXT * 4)
     try:
-        return _parse(text, prefix, source)
+        return _parse(text, prefix, source, params)
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
 
 
-def _parse(text: str, prefix: str, source: str) -> Formula:
+def _parse(text: str, prefix: str, source: str, params: tuple[str, ...] = ()) -> Formula:
     lines = text.split("\n")
     helpers: list[Definition] = []
     defs: list[tuple[str, Pos, list[Case]]] = []
     for line in split_lines(tokenize(text, source)):
-        p = _IndexLineParser(line, prefix, lines, helpers)
+        p = _IndexLineParser(line, prefix, lines, helpers, params)
         if line[0].kind == "LANE" and len(line) > 1 and line[1].kind == "OP" and line[1].text == "=":
             raise p.error(f"'{line[0].text}' is the thread index and cannot be defined", line[0])
-        read_line(p, line, defs, no_definition="expected a definition 'NAME = ...' (the code must define row and col)")
+        read_line(p, line, defs, params,
+                  no_definition="expected a definition 'NAME = ...' (the code must define row and col)")
     if not defs:
         raise FormulaError("no definitions: the code must define row and col", 1, 1)
     if len(defs) + len(helpers) > MAX_DEFINITIONS:
@@ -180,9 +189,27 @@ def _parse(text: str, prefix: str, source: str) -> Formula:
 
 
 def import_index_code(text: str | bytes, threads: int, values: int, prefix: str = "a", *,
-                      operand: str | None = None, source: str = "argument") -> TVImport:
+                      operand: str | None = None, source: str = "argument",
+                      params: Mapping[str, int] | None = None) -> TVImport:
     """``parse_index_code`` as a ``TVImport`` over ``threads`` x ``values`` (the spec's domain: index
-    code does not state its own)."""
-    formula = parse_index_code(text, prefix, source)
+    code does not state its own).  ``params``: a family member's parameter values (``{"N": 24}``), which the
+    code may read by name; the import is that member's layout (``TVImport.params`` names those it read)."""
+    formula = parse_index_code(text, prefix, source, tuple(params or {}))
+    read = tuple(sorted({n.name for d in formula.definitions for n in walk(d)
+                         if isinstance(n, Var) and n.name in (params or {})}))
+    if read:
+        formula = substitute(formula, dict(params or {}))
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-    return TVImport(formula, threads, values, raw, "index", None, operand.upper() if operand else None)
+    return TVImport(formula, threads, values, raw, "index", None, operand.upper() if operand else None, params=read)
+
+
+def _read(text: str | bytes, like: Any, *, source: str = "argument") -> TVImport:
+    return import_index_code(text, like.threads, like.n_elements, like.prefix, operand=like.operand, source=source,
+                             params=dict(like.params_bound))
+
+
+register(Notation(
+    "index", "--formula", "FILE", False, "index code: row = ... and col = ... over lane and i", _read, order=3,
+    api_doc="Hand-written index code: ``row = ...`` and ``col = ...`` over ``lane`` (or ``tid``) and ``i``, in the "
+            "spec formula language plus ``//`` (floor division) and ``#`` comments (``docs/layouts.md``); a family's "
+            "parameters (``N``) may be read by name.", api_name="index_code"))

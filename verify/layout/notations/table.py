@@ -10,6 +10,8 @@ numbers per entry, evaluated by set membership.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -17,6 +19,7 @@ from verify.formula import BinOp, Case, Definition, Formula, InSet, Num, Ref, Va
 
 from .cute import domain_condition
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
+from .registry import Notation, register
 
 MAX_ENTRIES = 1 << 18
 MAX_LANE = 1 << 10          # threads: a CTA has at most 1024
@@ -166,3 +169,13 @@ def import_table(text: str | bytes, prefix: str | None = None, *, operand: str |
     table = parse_table(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return table_to_formula(table, prefix, operand=operand, text=raw)
+
+
+def _read(text: str | bytes, like: Any, *, source: str = "argument") -> TVImport:
+    return import_table(text, like.prefix, operand=like.operand, source=source)
+
+
+register(Notation(
+    "table", "--table", "FILE", False, "table JSON: entries {lane, i, row, col} (as 'table --format json')", _read,
+    order=4, api_doc="An explicit table: ``{\"entries\": [{\"lane\", \"i\", \"row\", \"col\"}, ...]}`` (what "
+                     "``ptx-verify table ID --format json`` prints) or a bare list of entries."))

@@ -16,6 +16,8 @@ F2-linear layout always spans a power-of-two extent).
 """
 from __future__ import annotations
 
+from typing import Any
+
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
 
 from .cute import TokenStream, domain_condition
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
+from .registry import Notation, register
 
 MAX_BASES = {"register": 16, "lane": 6, "warp": 5, "block": 8}
 MAX_EXTENT = 1 << 20
@@ -391,3 +394,12 @@ def import_triton(text: str | bytes, prefix: str | None = None, *, operand: str 
     layout = parse_triton(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return triton_to_formula(layout, prefix, operand=operand, text=raw.strip())
+
+
+def _read(text: str | bytes, like: Any, *, source: str = "argument") -> TVImport:
+    return import_triton(text, like.prefix, operand=like.operand, source=source)
+
+
+register(Notation(
+    "triton", "--triton", "FILE", False, "Triton linear layout: bases JSON or DistributedLinearLayout(...)", _read,
+    order=2, api_doc="A Triton linear layout (bases JSON, ``DistributedLinearLayout(...)`` or ``#ttg.linear<...>``)."))

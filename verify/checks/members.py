@@ -1,0 +1,277 @@
+"""Families everywhere: a command that compares layouts, run on every member of a family.
+
+A family (wgmma ``N``, ldmatrix/tcgen05 ``NUM``, the block-scale selectors) is one layout per parameter
+value.  ``conform`` and ``handoff`` answer for a family in one of three ways:
+
+* **one member**, named by the user (``--param N=24``, ``params=`` in the API);
+* **the member the given fixes**: a given layout written for one size (a 64 x 24 CuTe D) is compared with
+  the member of that extent, and the output says which (``conform``);
+* **every member**: the answer holds for every parameter value, or the output names the values where it
+  does not (a handoff between two families, or a given written over the parameter: index code over ``N``).
+
+``FamilyResult`` holds the per-member results (each an ordinary ``ConformResult`` / ``HandoffResult`` of
+one instance, decided by both engines) and summarises them: the overall status is the worst member's,
+members are grouped by status, and the first member with the worst status is shown in full.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+from ..layout.family import Param
+from ..layout.model import Layout
+
+# From best to worst: the overall status of a family is the worst of its members'.
+ORDER = {"conform": ("equal", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
+         "handoff": ("free", "shuffle", "missing", "unspecified", "incompatible", "unknown", "error")}
+
+
+class FamilyError(ValueError):
+    """A family command that cannot run: an unknown parameter or value, a given that fits no member or
+    several."""
+
+
+def params_of(*layouts: Layout) -> tuple[Param, ...]:
+    """The parameters of ``layouts`` (each name once; the same name must have the same values)."""
+    out: dict[str, Param] = {}
+    for lay in layouts:
+        for p in lay.domain.params:
+            if p.name in out and out[p.name] != p:
+                raise FamilyError(f"{p.name} takes {out[p.name].describe()} in one layout and {p.describe()} in the "
+                                  "other: give --param to pick a member of each")
+            out.setdefault(p.name, p)
+    return tuple(out.values())
+
+
+def bindings(params: Sequence[Param], chosen: Mapping[str, int] | None = None) -> list[dict[str, int]]:
+    """Every binding of ``params`` (in order), or the one ``chosen`` names (validated: every name known, every
+    value valid; names not chosen range over all their values)."""
+    import itertools  # noqa: PLC0415
+    chosen = dict(chosen or {})
+    known = {p.name: p for p in params}
+    for name, value in chosen.items():
+        if name not in known:
+            have = ", ".join(known) or "none"
+            raise FamilyError(f"--param {name}={value}: no parameter {name} here (parameters: {have})")
+        if value not in known[name].values:
+            raise FamilyError(f"--param {name}={value}: not a value of {name} ({known[name].describe()})")
+    choices = [(p.name, (chosen[p.name],) if p.name in chosen else p.values) for p in params]
+    return [dict(zip([n for n, _ in choices], combo)) for combo in itertools.product(*(v for _, v in choices))]
+
+
+def member(lay: Layout, env: Mapping[str, int]) -> Layout:
+    """``lay`` at ``env`` (only its own parameters; a plain layout is itself)."""
+    if not lay.is_family:
+        return lay
+    return lay.instance(**{p.name: env[p.name] for p in lay.domain.params})
+
+
+def binding_text(env: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items())
+
+
+def _runs(values: list[int]) -> str:
+    """``8..32 step 8, 48`` (values ascending)."""
+    return Param("x", tuple(values)).describe() if values else ""
+
+
+def bindings_text(envs: Sequence[Mapping[str, int]]) -> str:
+    """``N = 8..32 step 8`` for bindings of one parameter, else each binding."""
+    if envs and all(len(e) == 1 for e in envs) and len({next(iter(e)) for e in envs}) == 1:
+        name = next(iter(envs[0]))
+        return f"{name} = {_runs(sorted(e[name] for e in envs))}"
+    return "; ".join(binding_text(e) for e in envs)
+
+
+@dataclass(frozen=True)
+class Incompatible:
+    """A member the command cannot run on (its extents do not tile the other side, say)."""
+
+    status: str
+    message: str
+
+    def exit_code(self, *_: Any) -> int:
+        return 1
+
+    def render_text(self) -> str:
+        return f"  {self.message}\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"status": self.status, "message": self.message}
+
+
+@dataclass(frozen=True)
+class FamilyResult:
+    """A command run on several members of a family (see the module docstring)."""
+
+    command: str  # conform | handoff
+    label: str  # "handoff A -> B"
+    params: tuple[Param, ...]
+    members: tuple[tuple[dict[str, int], Any], ...]  # (binding, ConformResult | HandoffResult | Incompatible)
+
+    @property
+    def status(self) -> str:
+        order = ORDER[self.command]
+        return max((r.status for _, r in self.members), key=lambda s: order.index(s) if s in order else len(order))
+
+    def exit_code(self, *args: Any) -> int:
+        return max(r.exit_code(*args) for _, r in self.members)
+
+    def first(self) -> tuple[dict[str, int], Any]:
+        """The first member with the overall status."""
+        return next((env, r) for env, r in self.members if r.status == self.status)
+
+    def groups(self) -> list[tuple[str, list[dict[str, int]]]]:
+        order = ORDER[self.command]
+        by: dict[str, list[dict[str, int]]] = {}
+        for env, r in self.members:
+            by.setdefault(r.status, []).append(env)
+        return sorted(by.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+
+    def render_text(self) -> str:
+        groups = self.groups()
+        if len(groups) == 1:
+            head = f"{self.label}: {self.status} for every member ({bindings_text(groups[0][1])})"
+        else:
+            head = f"{self.label}: {self.status} (" + "; ".join(f"{s} at {bindings_text(e)}" for s, e in groups) + ")"
+        env, r = self.first()
+        lines = [head, f"  the first member {binding_text(env)}:" if len(self.members) > 1 else ""]
+        body = r.render_text().rstrip("\n").split("\n")
+        lines += ["  " + x for x in body]
+        return "\n".join(x for x in lines if x) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        env, r = self.first()
+        return {"schema": 1, self.command: {
+            "label": self.label,
+            "family": {p.name: list(p.values) for p in self.params},
+            "status": self.status,
+            "members": [{"params": e, "status": m.status} for e, m in self.members],
+            "first": {"params": env, **r.to_json().get(self.command, r.to_json())},
+        }}
+
+
+def run_members(command: str, label: str, params: tuple[Param, ...], envs: list[dict[str, int]],
+                run: Callable[[dict[str, int]], Any]) -> Any:
+    """``run`` on each binding; a single binding gives its own result, several a ``FamilyResult``."""
+    results = tuple((env, run(env)) for env in envs)
+    if len(results) == 1:
+        return results[0][1]
+    return FamilyResult(command, label, params, results)
+
+
+# ----------------------------------------------------------------------------- the commands
+
+def _shown(given: Layout) -> str:
+    """``index FILE``, or ``cute '((4,8),...)'`` for text given inline."""
+    notation = getattr(given.map, "notation", "") or "layout"
+    if given.spec_path not in ("", "argument"):
+        return f"{notation} {given.spec_path}"
+    text = " ".join(given.formula_text.split())
+    return f"{notation} {text if len(text) <= 60 else text[:57] + '...'!r}"
+
+
+def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str, int] | None = None) -> Layout:
+    """A given text read as a layout of ``like``'s operand (``read(like)`` is a notation importer).
+
+    ``like`` plain: ``read(like)``.  ``like`` a family: the member ``params`` names; else the text as a family
+    when it reads the family's parameters (index code over ``N``: ``read`` returns a family layout); else the
+    one member whose extent and domain the text has, tagged with its binding (``params_bound``), and
+    ``FamilyError`` when none or several fit.  A text that fits no member raises the first member's
+    positioned ``NotationError``."""
+    from ..layout.notations.errors import NeedsMember, NotationError  # noqa: PLC0415
+    if not like.is_family:
+        bindings((), params)  # an unknown parameter is an error, never ignored
+        return read(like)
+    envs = bindings(like.domain.params, params)
+    if len(envs) > 1:
+        try:
+            whole = read(like)
+        except NeedsMember:
+            whole = None
+        if whole is not None:
+            return whole
+    reads: list[tuple[dict[str, int], Layout, Layout]] = []
+    failed: list[NotationError] = []
+    for env in envs:
+        m = member(like, env)
+        try:
+            reads.append((env, m, read(m)))
+        except NotationError as e:
+            failed.append(e)
+    if not reads:
+        raise failed[0]
+    fits = [(env, m, g) for env, m, g in reads
+            if (g.threads, g.n_elements, g.rows, g.cols) == (m.threads, m.n_elements, m.rows, m.cols)]
+    if len(envs) == 1:
+        fits = reads
+    if len(fits) == 1:
+        import dataclasses  # noqa: PLC0415
+        env, _, g = fits[0]
+        return dataclasses.replace(g, params_bound=tuple(env.items()))
+    g = reads[0][2]
+    if not fits:
+        sizes = ", ".join(f"{binding_text(e)}: {m.threads} x {m.n_elements}, {m.rows} x {m.cols}"
+                          for e, m, _ in reads[:3])
+        raise FamilyError(f"the given ({g.threads} threads x {g.n_elements} elements, {g.rows} x {g.cols}) is no "
+                          f"member of {like.id} ({sizes}{', ...' if len(reads) > 3 else ''}); give --param NAME=VALUE "
+                          "to compare it with one member anyway")
+    raise FamilyError(f"the given fits every member of {like.id} it was read against "
+                      f"({bindings_text([e for e, _, _ in fits])}): give --param NAME=VALUE to pick one")
+
+
+def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str, int] | None = None) -> Any:
+    """``conform`` of a given layout against any spec layout: a plain spec once; a family against the member
+    ``params`` names, or the member the given was read as (``read_as`` tags it), or, for a given that is a
+    family itself, every member (``FamilyResult``)."""
+    from .conform import conform  # noqa: PLC0415
+    if not spec.is_family:
+        bindings((), params)
+        return conform(spec, given, timeout)
+    ps = params_of(spec, given) if given.is_family else spec.domain.params
+    chosen = dict(params or {}) or dict(given.params_bound)
+    envs = bindings(ps, chosen)
+    if given.is_family or len(envs) == 1:
+        note = "" if params or given.is_family else "the member whose extent the given has"
+        label = f"conform {spec.id} <- {_shown(given)}"
+
+        def run(env: dict[str, int]) -> Any:
+            import dataclasses  # noqa: PLC0415
+            res = conform(member(spec, env), member(given, env), timeout)
+            return dataclasses.replace(res, member_note=f"{binding_text(env)}, {note}") if note else res
+
+        return run_members("conform", label, ps, envs, run)
+    fits = [env for env in envs
+            if (member(spec, env).threads, member(spec, env).n_elements, member(spec, env).rows,
+                member(spec, env).cols) == (given.threads, given.n_elements, given.rows, given.cols)]
+    if len(fits) != 1:
+        raise FamilyError(f"{spec.id} is a family and the given fits {len(fits)} of its members: give --param "
+                          "NAME=VALUE to pick one")
+    import dataclasses  # noqa: PLC0415
+    res = conform(member(spec, fits[0]), given, timeout)
+    return dataclasses.replace(res, member_note=f"{binding_text(fits[0])}, the member whose extent the given has")
+
+
+def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[str, int] | None = None) -> Any:
+    """``handoff`` between any two layouts: plain layouts once; with families, every member (the bindings of
+    their parameters together) or the one ``params`` names.  A member whose extents cannot be tiled onto
+    each other is ``incompatible`` (exit 1), the others are decided as usual."""
+    from .handoff import HandoffError, handoff  # noqa: PLC0415
+    ps = params_of(source, target)
+    envs = bindings(ps, params)
+    if not ps:
+        return handoff(source, target, timeout)
+
+    def run(env: dict[str, int]) -> Any:
+        try:
+            return handoff(member(source, env), member(target, env), timeout)
+        except HandoffError as e:
+            if len(envs) == 1:
+                raise
+            return Incompatible("incompatible", str(e))
+
+    return run_members("handoff", f"handoff {source.id} -> {target.id}", ps, envs, run)
+
+
+__all__ = ["conform_any", "handoff_any", "read_as", "FamilyError", "FamilyResult", "Incompatible", "binding_text", "bindings", "bindings_text", "member",
+           "params_of", "run_members"]
