@@ -1008,7 +1008,8 @@ def test_fuzz_headers():
 # ============================================================================ index code (expr.py)
 
 from verify.layout.notations import import_index_code, parse_index_code, to_layout  # noqa: E402
-from verify.layout.notations.build import LookupMap, substitute_lane  # noqa: E402
+from verify.layout.family import substitute  # noqa: E402
+from verify.layout.notations.build import LookupMap  # noqa: E402
 
 
 def test_index_code_floor_division_matches_python_for_every_sign():
@@ -1102,9 +1103,9 @@ def test_to_layout_lifts_an_sm70_quad_pair_to_the_warp():
         assert lay.group_of(lane) == like.group_of(lane)
 
 
-def test_substitute_lane_replaces_every_lane():
+def test_substitute_replaces_every_lane():
     f = parse_formula("row = %laneid + x\nx = %laneid * 2 if %laneid < 4\ncol = i", "a")
-    g = Formula(tuple(substitute_lane(d, BinOp("+", Var("lane"), Num(1))) for d in f.definitions), "a")
+    g = substitute(f, {"lane": BinOp("+", Var("lane"), Num(1))})
     assert [evaluate(g, "row", 2, 0), evaluate(g, "row", 3, 0)] == [9, None]
 
 

@@ -101,12 +101,15 @@ def is_symbolic(x: Any) -> bool:
     return not isinstance(x, int)
 
 
-def substitute(formula: Formula, env: Mapping[str, int]) -> Formula:
-    """The formula with every parameter replaced by its value (an instance's formula)."""
+def substitute(formula: Formula, env: Mapping[str, "int | Expr"]) -> Formula:
+    """The formula with every variable named in ``env`` replaced by its value (an instance's formula: a
+    parameter by an integer) or by an expression (the lane of a group formula by ``lane % 32``).  The one
+    rewriter of formula ASTs (``formula.replace_node`` underneath; untouched subtrees are shared)."""
     out: Any = formula
     for node in _variables(formula):
         if node.name in env:
-            out = replace_node(out, node, Num(env[node.name], node.pos))
+            v = env[node.name]
+            out = replace_node(out, node, Num(v, node.pos) if isinstance(v, int) else v)
     return out  # type: ignore[no-any-return]
 
 

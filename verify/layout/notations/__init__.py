@@ -14,7 +14,7 @@ the operand extent when the notation states it, the original text and the notati
 - ``registry``: every notation registers itself there once (name, flag, help, reader, options); the
   command line, the API constructors and ``import_as`` follow from the registrations
 """
-from .build import import_as, substitute_lane, to_layout
+from .build import import_as, to_layout
 from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula
 from .cute_headers import (
     HeaderResult,
@@ -42,6 +42,6 @@ __all__ = [
     "CuteLayout", "NeedsMember", "Notation", "Option", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry",
     "TraitEntry", "TritonLayout", "find_mma_headers", "import_as", "import_cute", "import_index_code", "import_table",
     "import_triton", "notation", "notations", "parse_cute", "register", "parse_index_code", "parse_table", "parse_triton", "ptx_type", "read_header",
-    "read_headers", "substitute_lane", "table_from_entries", "table_to_formula", "to_layout", "triton_to_formula",
+    "read_headers", "table_from_entries", "table_to_formula", "to_layout", "triton_to_formula",
     "tv_to_formula",
 ]

@@ -20,27 +20,17 @@ Two conventions are applied here, both stated in ``docs/layouts.md``:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, replace
 from typing import Any
 from functools import lru_cache
 
 import numpy as np
 
-from verify.formula import (
-    BinOp,
-    Case,
-    Compare,
-    Definition,
-    Expr,
-    Formula,
-    InSet,
-    Num,
-    Ref,
-    Var,
-    walk,
-)
+from verify.formula import BinOp, Compare, Formula, InSet, Num, Var, walk
 
+from ..family import substitute
 from ..formula import FormulaMap
+from ..named import as_layout_map
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
 from .errors import NeedsMember, NotationError, TVImport
@@ -48,28 +38,6 @@ from .registry import notation as notation_named
 from .registry import read_options
 from .expr import parse_index_code
 
-LIFT_LANE = "lift#lane"
-
-
-def substitute_lane(node: object, new: Expr) -> object:
-    """``node`` with every ``%laneid`` replaced by ``new`` (untouched subtrees are shared).  Formula
-    trees are bounded in depth by the formula language and the importers, so recursion is safe."""
-    if isinstance(node, Var):
-        return new if node.name == "lane" else node
-    if isinstance(node, tuple):
-        items = tuple(substitute_lane(x, new) for x in node)
-        return items if any(a is not b for a, b in zip(items, node)) else node
-    if is_dataclass(node) and not isinstance(node, type):
-        changes = {}
-        for f in fields(node):
-            if f.name == "pos":
-                continue
-            old = getattr(node, f.name)
-            nv = substitute_lane(old, new)
-            if nv is not old:
-                changes[f.name] = nv
-        return replace(node, **changes) if changes else node
-    return node
 
 
 def _defined_lanes(formula: Formula, threads: int, values: int) -> np.ndarray:
@@ -94,11 +62,19 @@ def _lift_table(like: Layout, defined: np.ndarray) -> tuple[int, ...] | None:
     return tuple(base)
 
 
-def _lane_definition(base: tuple[int, ...]) -> Definition:
-    by: dict[int, list[int]] = {}
-    for lane, b in enumerate(base):
-        by.setdefault(b, []).append(lane)
-    return Definition(LIFT_LANE, tuple(Case(Num(b), InSet(Var("lane"), tuple(ls))) for b, ls in sorted(by.items())))
+def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]) -> Any:
+    """The imported map over the warp: lane ``l`` acts as lane ``base[l]`` of MMA computation 0, i.e.
+    ``compose(imported, (lane, i) -> (base[lane], i))`` (``verify.layout.algebra``)."""
+    from .. import algebra as A  # noqa: PLC0415
+    from ..dims import Dim  # noqa: PLC0415
+    from ..named import FormulaMap as NamedFormulaMap  # noqa: PLC0415
+    from ..named import TableMap  # noqa: PLC0415
+    rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
+    lane, i = Dim("lane", like.threads), Dim("i", imp.values)
+    imported = NamedFormulaMap(formula, (lane, i), (Dim("row", rows), Dim("col", cols)))
+    lift = TableMap((Dim("thread", like.threads),), (Dim("lane", like.threads),), tuple(enumerate(base)))
+    lifted = A.compose(imported, A.product(lift, A.identity(i)))
+    return as_layout_map(A.relabel(lifted, inputs={"thread": "lane"}), notation=imp.notation)
 
 
 def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:
@@ -111,15 +87,11 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
         if imp.threads < like.threads:
             lift = _lift_table(like, _defined_lanes(formula, imp.threads, imp.values))
         if lift is not None:
-            defs = tuple(substitute_lane(d, Ref(LIFT_LANE)) for d in formula.definitions)
-            formula = Formula((_lane_definition(lift),) + defs, like.prefix)  # type: ignore[operator]
             threads, group, groups = like.threads, like.group, like.groups
         elif imp.threads == like.threads:
             group, groups = like.group, like.groups
         elif imp.threads % like.threads == 0 and like.group is not None:
-            per_warp = BinOp("%", Var("lane"), Num(like.threads))
-            group = Formula(tuple(substitute_lane(d, per_warp) for d in like.group.definitions),  # type: ignore[misc]
-                            like.group.element_prefix)
+            group = substitute(like.group, {"lane": BinOp("%", Var("lane"), Num(like.threads))})
             groups = like.groups
     rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
     epr = like.elements_per_register if imp.values % like.elements_per_register == 0 else 1
@@ -128,7 +100,8 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
     return Layout(
         id=lid, instruction=like.instruction, shape=like.shape, operand=like.operand, types=like.types,
         variant=like.variant, domain=Domain(threads, imp.values, groups, group), codomain=Codomain(rows, cols),
-        map=(LookupMap if imp.notation == "table" and lift is None else FormulaMap)(formula, imp.notation), registers=max(1, imp.values // epr),
+        map=_lifted(imp, formula, like, lift) if lift is not None else
+        (LookupMap if imp.notation == "table" else FormulaMap)(formula, imp.notation), registers=max(1, imp.values // epr),
         register_type=like.register_type, elements_per_register=epr, element_list=None, elements_text=None,
         element_bits=like.element_bits,
         source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
