@@ -458,7 +458,24 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
         return chain(maps, params or {}), " then ".join(names_)
 
     (w, wn), (r, rn) = side(writer), side(reader)
+    known = {p.name for p in (*w.params, *r.params)} | set()
+    unknown = [k for k in (params or {}) if k not in known and not _bound_in(k, writer, reader, lookup)]
+    if unknown:
+        raise ValueError(f"neither side has a parameter {', '.join(unknown)}")
     return decide(w, r, timeout, (wn, rn))
+
+
+def _bound_in(name: str, *sides: Any) -> bool:
+    """``name`` is a parameter of some step of the sides (before binding): looked up by id."""
+    *maps, lookup = sides
+    for x in maps:
+        for st in (list(x) if isinstance(x, (list, tuple)) else [x]):
+            if isinstance(st, str) and lookup is not None:
+                st = layout(lookup, st)
+            params = getattr(st, "params", None) or getattr(getattr(st, "domain", None), "params", ())
+            if any(p.name == name for p in params):
+                return True
+    return False
 
 
 __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",

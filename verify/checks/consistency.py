@@ -99,7 +99,7 @@ def chain(maps: Sequence[NamedMap], params: Mapping[str, int] | None = None) -> 
 
     Pre: each step's inputs are outputs of the pipeline so far or new names.  Post: the pipeline's inputs are the
     first map's then the new ones, its outputs the last map's; it is ``A.compose`` and ``A.product`` (with an
-    identity of the new inputs) of the steps."""
+    identity of the new inputs) of the steps; a name in ``params`` that no step has is left alone."""
     from ..layout import algebra as A  # noqa: PLC0415
     env = dict(params or {})
 
@@ -109,10 +109,6 @@ def chain(maps: Sequence[NamedMap], params: Mapping[str, int] | None = None) -> 
 
     if not maps:
         raise ValueError("a pipeline needs at least one map")
-    known = set().union(*({p.name for p in m.params} for m in maps))
-    unknown = [k for k in env if k not in known]
-    if unknown:
-        raise ValueError(f"no map of the pipeline has a parameter {', '.join(unknown)}")
     out = bound(maps[0])
     for nxt in maps[1:]:
         nxt = bound(nxt)
