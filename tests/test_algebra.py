@@ -157,6 +157,17 @@ def test_bind_a_family_member() -> None:
         A.bind(m, N=3)
 
 
+def test_bind_one_of_two_parameters_substitutes_it_in_shared_sizes() -> None:
+    M, K = Param("M", (2, 4)), Param("K", (1, 3))
+    from verify.formula import BinOp, Var
+    m = formula_map("x = a * K + b", (Dim("a", Var("M")), Dim("b", Var("K"))), (Dim("x", BinOp("*", Var("M"), Var("K"))),),
+                    params=(M, K))
+    b = A.bind(m, M=4)
+    assert [p.name for p in b.params] == ["K"] and b.inputs[0].size == 4
+    assert [b.outputs[0].at({"K": k}) for k in (1, 3)] == [4, 12]  # M's value is in the size, K stays free
+    assert maps.in_range(b).status == "proved" and maps.surjective(b).status == "proved"
+
+
 def test_inverse_of_a_swizzle() -> None:
     sw = formula_map("offset = (row * 4 + col) ^ (row % 4)", (Dim("row", 4), Dim("col", 4)), (Dim("offset", 16),))
     inv = A.inverse(sw)

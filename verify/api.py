@@ -531,8 +531,66 @@ def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float
     return Proof("unknown", None, "Z3 gave no answer within the budget; not reported as proved")
 
 
+# ----------------------------------------------------------------------------- writer against reader
+
+def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *, params: dict[str, int] | None = None,
+               timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Does ``reader`` read every element where ``writer`` wrote it (``verify.checks.consistency``), for every
+    parameter value at once?  Each side is a layout id (looked up in ``specs``, default the bundled catalog), a
+    ``MapLayout``, a named map, or a list of them applied in order (a pipeline: storage layout, shared-memory
+    rows, tcgen05.cp).  ``params`` binds parameters of either side (``{"VS": 4}``).  Returns a ``Decision``:
+    ``.status`` is ``consistent`` or the first kind of failure, ``.checks`` each property with its witness.
+
+        d = api.consistent("storage.sf.flat_batch_padding", "storage.sf.cutlass.128x4.quantizer")
+        d.status                                   # -> "mismatch"
+    """
+    from .checks.consistency import chain, decide  # noqa: PLC0415
+    lookup = list(specs) if specs is not None else None
+
+    def side(x: Any) -> tuple[Any, str]:
+        steps = list(x) if isinstance(x, (list, tuple)) else [x]
+        maps, names_ = [], []
+        for st in steps:
+            if isinstance(st, str):
+                nonlocal lookup
+                if lookup is None:
+                    lookup = load([_bundled.resolve().path])
+                st = layout(lookup, st)
+            if isinstance(st, MapLayout):
+                names_.append(st.id)
+                st = st.map
+            elif isinstance(st, Layout):
+                from .layout.named import fragment_map  # noqa: PLC0415
+                names_.append(st.id)
+                st = fragment_map(st)
+            else:
+                names_.append(type(st).__name__)
+            maps.append(st)
+        return chain(maps, params or {}), " then ".join(names_)
+
+    (w, wn), (r, rn) = side(writer), side(reader)
+    known = {p.name for p in (*w.params, *r.params)} | set()
+    unknown = [k for k in (params or {}) if k not in known and not _bound_in(k, writer, reader, lookup)]
+    if unknown:
+        raise ValueError(f"neither side has a parameter {', '.join(unknown)}")
+    return decide(w, r, timeout, (wn, rn))
+
+
+def _bound_in(name: str, *sides: Any) -> bool:
+    """``name`` is a parameter of some step of the sides (before binding): looked up by id."""
+    *maps, lookup = sides
+    for x in maps:
+        for st in (list(x) if isinstance(x, (list, tuple)) else [x]):
+            if isinstance(st, str) and lookup is not None:
+                st = layout(lookup, st)
+            params = getattr(st, "params", None) or getattr(getattr(st, "domain", None), "params", ())
+            if any(p.name == name for p in params):
+                return True
+    return False
+
+
 __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
-           "check", "check_all", "conform", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
+           "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "table", "triton", "variables"]

@@ -197,7 +197,67 @@ def _tcgen05_c(layouts: Mapping[str, Layout]) -> list[Relation]:
     return out
 
 
-DECLARATIONS: tuple[Declare, ...] = (_LDMATRIX_A, _LDMATRIX_B, _stmatrix_pair, _movmatrix, _wgmma_d, _tcgen05_c)
+# ----------------------------------------------------------------------------- Tensor Memory data-path layouts
+
+# (layout letter, binding, tcgen05.ld shape, .num, lane base, CTA, who holds D(row, col), every cell once)
+# the reference is a formula over (thread, i), or "C16" for the m16n8 accumulator tiled along col, stacked
+# over the 4 warps along row (16 rows each)
+_DATAPATH_READS: tuple[tuple[str, dict[str, int], str, int, int, int | None, str, bool], ...] = (
+    ("D", {"N": 128}, "32x32b", 128, 0, None, "row = thread\ncol = i\n", True),
+    ("E", {"N": 256}, "32x32b", 128, 0, None, "row = thread % 64\ncol = 128 * (thread / 64) + i\n", True),
+    ("G", {"N": 256}, "32x32b", 64, 0, None, "row = thread % 32\ncol = 64 * (thread / 32) + i\n", True),
+    ("F", {"N": 256, "BASE": 0}, "16x256b", 32, 0, None, "C16", True),
+    ("F", {"N": 256, "BASE": 16}, "16x256b", 32, 16, None, "C16", True),
+    ("A", {"N": 128}, "32x32b", 128, 0, 0, "row = thread\ncol = i\n", False),
+    ("A", {"N": 128}, "32x32b", 128, 0, 1, "row = 128 + thread\ncol = i\n", False),
+    ("B", {"N": 256}, "32x32b", 128, 0, 0, "row = thread % 64\ncol = 128 * (thread / 64) + i\n", False),
+    ("B", {"N": 256}, "32x32b", 128, 0, 1, "row = 64 + (thread % 64)\ncol = 128 * (thread / 64) + i\n", False),
+    ("C", {"N": 256, "BASE": 0}, "16x256b", 32, 0, 1, "C16+64", False),
+)
+
+
+def _warp_tiles(c: Layout, num: int, row0: int) -> Any:
+    """The m16n8 accumulator tiled ``num`` times along col, warp w's copy 16 w + ``row0`` rows down:
+    ``(thread, i) -> (row, col)``."""
+    per_warp = A.product(_n_tiles(c, num), A.iota(Dim("warp", 4), "row"))
+    return A.embed(A.merge(per_warp, ("lane", "warp"), "thread"), "row", 16 * 4 + row0, row0)
+
+
+def _datapath_reads(layouts: Mapping[str, Any]) -> list[Relation]:
+    """A data-path layout of 9.7.16.10.5 read by a warpgroup's tcgen05.ld (warp w at lane 32 w + base): which
+    register of which thread holds D(row, col), and (one-CTA layouts) that the load reads every element once."""
+    from ..catalog.tmem import as_read_fragment, matrix_of, read_map  # noqa: PLC0415
+    out: list[Relation] = []
+    for letter, env, shape, num, base, cta, ref, once in _DATAPATH_READS:
+        lid = effective_id(f"tcgen05.datapath.{letter}", layouts)
+        ld_id = effective_id(f"tcgen05.ld.{shape}.R.b32", layouts)
+        if lid not in layouts or ld_id not in layouts or (ref.startswith("C16") and C16 not in layouts):
+            continue
+        dp, ld = layouts[lid], layouts[ld_id].instance(NUM=num)
+        rows, cols = matrix_of(dp, env)
+        at = ", ".join(f"{k} = {v}" for k, v in env.items()) + (f", CTA {cta}" if cta is not None else "")
+        name = f"{lid} ({at}) by {shape}.x{num} at lane base +{base}"
+        given = as_read_fragment(read_map(dp, ld, env, base, cta), ld, (rows, cols), name)
+        if ref.startswith("C16"):
+            refmap = _warp_tiles(layouts[C16], num, int(ref[4:] or 0))
+            rows_ref = 16 * 4 + int(ref[4:] or 0)
+            refmap = A.embed(refmap, "row", rows, 0) if rows_ref < rows else refmap
+            what = "the m16n8 accumulator fragment tiled along col, warp w holding rows 16 w.."
+        else:
+            refmap = formula_map(ref, (Dim("thread", 128), Dim("i", ld.n_elements)), (Dim("row", rows), Dim("col", cols)))
+            what = ref.strip().replace("\n", "; ")
+        expected = as_read_fragment(refmap, ld, (rows, cols), f"{what}")
+        claims: list[Equal | WritesOnce] = [Equal("equal", expected, given, ("stated", "read through the layout"))]
+        if once:
+            claims.append(WritesOnce("reads_once", given))
+        rid = f"tmem_datapath_{letter}_by_{shape}" + (f".base{base}" if base else "") + (f".cta{cta}" if cta is not None else "")
+        out.append(Relation(rid, "tcgen05.ld", ld.shape, (ld,), tuple(claims),
+                            {"equal": f"{lid}: {dp.derived} tcgen05.ld: {ld.derived}"}))
+    return out
+
+
+DECLARATIONS: tuple[Declare, ...] = (_LDMATRIX_A, _LDMATRIX_B, _stmatrix_pair, _movmatrix, _wgmma_d, _tcgen05_c,
+                                     _datapath_reads)
 
 
 def relations(layouts: Mapping[str, Layout]) -> list[Relation]:

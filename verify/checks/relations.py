@@ -54,7 +54,7 @@ def _decide(claim: Equal | WritesOnce, timeout: float) -> CheckResult:
 def check_relations(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
                     timeout: float = fragment.DEFAULT_TIMEOUT) -> list[InstructionResult]:
     """Every declared relation whose layouts are among ``specs`` (``verify.catalog.relations``)."""
-    layouts = {lay.id: lay for s in specs for lay in s.layouts}
+    layouts = {lay.id: lay for s in specs for lay in (*s.layouts, *s.maps)}
     out = []
     for rel in relations(layouts):
         t0 = time.perf_counter()
