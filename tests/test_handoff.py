@@ -19,7 +19,7 @@ from verify import api
 from verify.checks.handoff import HandoffError, grid_for, handoff
 from verify.layout.formula import FormulaMap
 from verify.layout.model import cells_of
-from verify.layout.named import LayoutMapView
+from verify.layout.views import LayoutMapView
 from verify.layout.tile import tile
 
 

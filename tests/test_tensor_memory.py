@@ -394,7 +394,8 @@ def test_data_path_layouts_against_triton_and_cute(specs):
     f128 = A.bind(_lay(specs, "tcgen05.datapath.F").map, N=128, BASE=0)
     tri = {"rows": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 64], [16, 0], [32, 0]], "cols": TRITON_TMEM["F"]["cols"],
            "shape": [64, 128]}
-    rows = tuple(sorted((*_triton_tmem(tri).at({"tmem_lane": ln, "tmem_col": c}).values(), ln, c)
+    tri_map = _triton_tmem(tri)
+    rows = tuple(sorted((*tri_map.at({"tmem_lane": ln, "tmem_col": c}).values(), ln, c)
                         for ln in range(128) for c in range(64)))
     reader = TableMap((Dim("row", 64), Dim("col", 128)), (Dim("tmem_lane", 128), Dim("tmem_col", 128)), rows)
     d = decide(f128, reader)

@@ -560,7 +560,7 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
                 names_.append(st.id)
                 st = st.map
             elif isinstance(st, Layout):
-                from .layout.named import fragment_map  # noqa: PLC0415
+                from .layout.views import fragment_map  # noqa: PLC0415
                 names_.append(st.id)
                 st = fragment_map(st)
             else:

@@ -33,7 +33,8 @@ from ..layout.dims import Dim
 from ..layout.family import Extent
 from ..layout.ids import effective_id
 from ..layout.model import Layout
-from ..layout.named import as_fragment, formula_map, fragment_map
+from ..layout.named import formula_map
+from ..layout.views import as_fragment, fragment_map
 
 C16 = "mma.m16n8k16.float.C.f32"  # the doc-text m16n8 accumulator layout (9.7.14.5.8)
 

@@ -20,7 +20,7 @@ from typing import Any, Mapping
 from ..layout import algebra as A
 from ..layout.dims import Dim, names
 from ..layout.model import Codomain, Layout, MapLayout
-from ..layout.named import as_fragment, fragment_map
+from ..layout.views import as_fragment, fragment_map
 
 WARPS = 4  # a warpgroup: warp w reads lane quarter w % 4
 

@@ -34,7 +34,7 @@ from ..engines import smt
 from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
-from ..layout.named import as_fragment, fragment_map
+from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines

@@ -17,19 +17,15 @@ Faces are asked only about points inside the input box (``0 <= x < size`` for ev
 box, which fixes the bit width so that the Z3 encoding is exact.
 
 Maps here: ``FormulaMap`` (definitions of the formula language over named variables: the doc's
-pseudo-code and every imported notation), ``TableMap`` (a finite table: tables, inverses), and the two
-adapters between a fragment ``Layout`` of ``verify.layout.model`` and this model (``fragment_map``:
-a fragment as a map ``(lane|thread, i) -> ([mma,] row, col)``; ``as_layout_map``: a named map with those
-inputs and outputs as the fragment model's ``LayoutMap``).  ``verify.layout.algebra`` builds new maps
-from these.
+pseudo-code and every imported notation) and ``TableMap`` (a finite table: tables, inverses).
+``verify.layout.views`` adapts register fragments to and from this model; ``verify.layout.algebra``
+builds new maps from any of them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
-
-import re
 
 import numpy as np
 
@@ -37,12 +33,10 @@ from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula
 from ..formula.bounds import value_bound
 from .dims import Dim, find, names, unique
-from .family import Extent, Param, extent_at, substitute
+from .family import Extent, Param, extent_at
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
-
-    from .model import Cells, Domain, Layout
 
 Env = Mapping[str, int]
 
@@ -341,12 +335,8 @@ class TableMap:
         return full(Values({d.name: vals[j][kk] for j, d in enumerate(self.outputs)}, good & ok[kk]))
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        n = len(self.inputs)
-        key = tuple(int(point[d.name]) for d in self.inputs)
-        for r in self.rows:
-            if r[:n] == key:
-                return {d.name: r[n + j] for j, d in enumerate(self.outputs)}
-        return None
+        r = _row_index(self.inputs, self.rows).get(tuple(int(point[d.name]) for d in self.inputs))
+        return None if r is None else {d.name: v for d, v in zip(self.outputs, r)}
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
@@ -365,6 +355,16 @@ class TableMap:
             oks.append(ok)
             out[d.name] = v
         return z3.And(oks), out
+
+
+@lru_cache(maxsize=64)
+def _row_index(inputs: tuple[Dim, ...], rows: tuple[tuple[int, ...], ...]) -> dict[tuple[int, ...], tuple[int, ...]]:
+    """Input point -> outputs of a table (the first row for a point wins), for the scalar face."""
+    n = len(inputs)
+    out: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for r in rows:
+        out.setdefault(r[:n], r[n:])
+    return out
 
 
 @lru_cache(maxsize=64)
@@ -409,222 +409,3 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
         return out
 
     return build(0, 1 << bits, bits - 1)  # type: ignore[no-any-return]
-
-
-# ----------------------------------------------------------------------------- fragments <-> named maps
-
-TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
-
-
-def output_name(axis: str) -> str:
-    """The output dimension a fragment's codomain axis becomes: Tensor Memory's ``lane``/``column`` are
-    ``tmem_lane``/``tmem_col`` (``lane`` is an input), other axes as written in dimension form
-    (``scale factor`` -> ``scale_factor``)."""
-    return TMEM_NAMES.get(axis) or re.sub(r"[^a-z0-9_]+", "_", axis.lower()).strip("_") or "axis"
-
-
-def thread_dim_name(threads: int) -> str:
-    """``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
-    return "lane" if threads <= 32 else "thread"
-
-
-@dataclass(frozen=True)
-class FragmentMap:
-    """A fragment of the layout model (``verify.layout.model``: a ``LayoutMap`` over a ``Domain`` and a
-    ``Codomain``) as a named map ``(lane|thread, i) -> ([mma,] row, col)`` (Tensor Memory fragments:
-    ``(tmem_lane, tmem_col)``).  Build it with ``fragment_map(layout)``."""
-
-    map: Any  # LayoutMap
-    domain: Any  # Domain
-    codomain: Any  # Codomain
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.domain.params  # type: ignore[no-any-return]
-
-    @property
-    def thread(self) -> str:
-        return thread_dim_name(self.domain.threads)
-
-    @property
-    def inputs(self) -> tuple[Dim, ...]:
-        return (Dim(self.thread, self.domain.threads), Dim("i", self.domain.elements))
-
-    @property
-    def outputs(self) -> tuple[Dim, ...]:
-        r, c = (output_name(n) for n in self.codomain.dims)
-        mma = (Dim("mma", self.domain.groups),) if self.domain.groups > 1 else ()
-        return mma + (Dim(r, self.codomain.rows), Dim(c, self.codomain.cols))
-
-    def key(self) -> Hashable:
-        return ("fragment", type(self.map), self.map.key(), self.domain, self.codomain)
-
-    def bound(self) -> int:
-        return max(self.map.bound(self.domain), self.domain.bound(), box_bound(self.inputs, self.params),
-                   box_bound(self.outputs, self.params))
-
-    def _concrete(self, env: Env | None) -> tuple[Any, Any]:
-        """(map, domain) of one binding of the parameters."""
-        from .model import Domain  # noqa: PLC0415
-        if not self.params:
-            return self.map, self.domain
-        env = dict(env or {})
-        d = self.domain
-        lmap = self.map
-        if hasattr(lmap, "formula"):
-            lmap = replace(lmap, formula=substitute(lmap.formula, env))
-        elif hasattr(lmap, "with_params"):
-            lmap = lmap.with_params(env)
-        return lmap, Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication)
-
-    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        lmap, dom = self._concrete(env)
-        cells = _fragment_cells(lmap, dom)
-        t, i = np.asarray(point[self.thread], np.int64), np.asarray(point["i"], np.int64)
-        good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.elements)
-        tt, ii = np.where(good, t, 0), np.where(good, i, 0)
-        r, c = (output_name(n) for n in self.codomain.dims)
-        out = {r: cells.row[tt, ii], c: cells.col[tt, ii]}
-        ok = good & cells.ok[tt, ii]
-        if dom.groups > 1:
-            g = cells.group[tt]
-            out = {"mma": g, **out}
-            ok = ok & (g >= 0)
-        return full(Values(out, ok))
-
-    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        lmap, dom = self._concrete(env)
-        t, i = int(point[self.thread]), int(point["i"])
-        if not (0 <= t < dom.threads and 0 <= i < dom.elements):
-            return None
-        cell = lmap.point(t, i)
-        if cell is None:
-            return None
-        r, c = (output_name(n) for n in self.codomain.dims)
-        out = {r: cell[0], c: cell[1]}
-        if dom.groups > 1:
-            g = dom.group_of(t)
-            if g < 0:
-                return None
-            out = {"mma": g, **out}
-        return out
-
-    def encode(self, point: Mapping[str, "z3.ExprRef"],
-               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        t, i = point[self.thread], point["i"]
-        ok, r_, c_ = self.map.z3_cell(t, i, env or None)
-        r, c = (output_name(n) for n in self.codomain.dims)
-        out = {r: r_, c: c_}
-        if self.domain.groups > 1:
-            out = {"mma": self.domain.z3_group(t), **out}
-        return ok, out
-
-
-def _fragment_cells(lmap: Any, domain: "Domain") -> "Cells":
-    from .model import Cells  # noqa: PLC0415
-    key = getattr(lmap, "key", None)
-    try:
-        k = (type(lmap), key(), domain) if key is not None else None
-        hash(k)
-    except TypeError:
-        k = None
-    if k is None:
-        return lmap.cells(domain)  # type: ignore[no-any-return]
-    hit = _CELLS.get(k)
-    if hit is None:
-        if len(_CELLS) > 1 << 10:
-            _CELLS.clear()
-        hit = _CELLS[k] = lmap.cells(domain)
-    assert isinstance(hit, Cells)
-    return hit
-
-
-_CELLS: dict[Hashable, Any] = {}
-
-
-def fragment_map(layout: "Layout") -> FragmentMap:
-    """A fragment layout as a named map (see ``FragmentMap``)."""
-    return FragmentMap(layout.map, layout.domain, layout.codomain)
-
-
-@dataclass(frozen=True)
-class LayoutMapView:
-    """A named map ``(thread, i) -> (row, col)`` as the fragment model's ``LayoutMap`` (cells, point,
-    z3_cell), so that every fragment check, conform and the renderers work on maps the algebra builds.
-    ``thread``/``i``/``row``/``col`` name the dimensions that play those parts."""
-
-    named: Any  # NamedMap
-    thread: str = "lane"
-    i: str = "i"
-    row: str = "row"
-    col: str = "col"
-    notation: str = "algebra"
-    env: tuple[tuple[str, int], ...] = field(default=())
-
-    def key(self) -> Hashable:
-        return ("view", self.named.key(), self.thread, self.i, self.row, self.col, self.env)
-
-    def bound(self, domain: "Domain") -> int:
-        return max(self.named.bound(), domain.threads, 1)
-
-    def with_params(self, env: Mapping[str, int]) -> "LayoutMapView":
-        """The view of one family member (``Layout.instance`` asks for it)."""
-        return replace(self, env=tuple(sorted({**dict(self.env), **env}.items())))
-
-    def _env(self, env: Mapping[str, Any] | None) -> dict[str, Any]:
-        return {**dict(self.env), **dict(env or {})}
-
-    def cells(self, domain: "Domain", env: Env | None = None) -> "Cells":
-        from .model import Cells  # noqa: PLC0415
-        pt = {self.thread: np.arange(domain.threads, dtype=np.int64)[:, None],
-              self.i: np.arange(domain.elements, dtype=np.int64)[None, :]}  # type: ignore[arg-type]
-        v = self.named.evaluate(pt, self._env(env))
-        shape = (domain.threads, domain.elements)
-        b = (lambda a: np.ascontiguousarray(np.broadcast_to(a, shape)))  # noqa: E731
-        return Cells(b(v.out[self.row]).astype(np.int64), b(v.out[self.col]).astype(np.int64), b(v.ok),
-                     domain.group_array())
-
-    def point(self, thread: int, i: int) -> tuple[int, int] | None:
-        out = self.named.at({self.thread: thread, self.i: i}, dict(self.env))
-        return None if out is None else (out[self.row], out[self.col])
-
-    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
-                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
-        w = thread.size()
-        z_env = {k: smt.bv(v, w) for k, v in self.env}
-        z_env.update(env or {})
-        ok, out = self.named.encode({self.thread: thread, self.i: i}, z_env)
-        return ok, out[self.row], out[self.col]
-
-
-def as_layout_map(named: Any, *, notation: str = "algebra") -> LayoutMapView:
-    """A named map over (``lane`` or ``thread``, ``i``) to two outputs (``row``, ``col``, or Tensor
-    Memory's ``tmem_lane``, ``tmem_col``; an ``mma`` output is left to the fragment's domain) as a
-    fragment ``LayoutMap``."""
-    ins = names(named.inputs)
-    outs = [n for n in names(named.outputs) if n != "mma"]
-    thread = "lane" if "lane" in ins else "thread"
-    if set(ins) != {thread, "i"}:
-        raise ValueError(f"a fragment view needs inputs (lane or thread, i), not {ins}")
-    if len(outs) != 2:
-        raise ValueError(f"a fragment view needs two outputs (row, col), not {tuple(outs)}")
-    for pair in (("row", "col"), ("tmem_lane", "tmem_col"), ("row", "scale_factor")):
-        if set(pair) == set(outs):
-            outs = list(pair)  # by name, whatever order the map lists them in (a transpose swaps it)
-    return LayoutMapView(named, thread, "i", outs[0], outs[1], notation=notation)
-
-
-def as_fragment(named: Any, like: "Layout", **changes: Any) -> "Layout":
-    """A named map as a fragment ``Layout`` with ``like``'s identity and register facts (relations and
-    tiles check it with every fragment check).  The domain takes the map's thread count and ``like``'s
-    elements, MMA computations and parameters, the codomain the map's output sizes (``changes`` may give
-    ``domain``/``codomain`` and any other field); expectations and corrections are dropped."""
-    from .model import Codomain  # noqa: PLC0415
-    view = as_layout_map(named)
-    thread = find(named.inputs, view.thread)
-    domain = replace(like.domain, threads=thread.size)
-    out = {d.name: d for d in named.outputs}
-    codomain = Codomain(out[view.row].size, out[view.col].size, like.codomain.dims)
-    fields: dict[str, Any] = dict(map=view, domain=domain, codomain=codomain, corrected=False, expect={}, partial=False)
-    fields.update(changes)
-    return replace(like, **fields)

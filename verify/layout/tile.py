@@ -18,7 +18,8 @@ import dataclasses
 from . import algebra as A
 from .dims import Dim
 from .model import Codomain, Layout
-from .named import as_fragment, formula_map, fragment_map
+from .named import formula_map
+from .views import as_fragment, fragment_map
 
 
 def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> Layout:

@@ -30,7 +30,7 @@ from verify.formula import BinOp, Compare, Formula, InSet, Num, Var, walk
 
 from ..family import substitute
 from ..formula import FormulaMap
-from ..named import as_layout_map
+from ..views import as_layout_map
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
 from .errors import NeedsMember, NotationError, TVImport

@@ -81,9 +81,9 @@ def _load_all() -> None:
     """Import every module of the notations package, so that each registers itself."""
     import importlib  # noqa: PLC0415
     import pkgutil  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
 
-    from . import __path__ as here  # noqa: PLC0415
-    for mod in sorted(m.name for m in pkgutil.iter_modules(here)):
+    for mod in sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])):
         importlib.import_module(f"{__package__}.{mod}")
 
 
