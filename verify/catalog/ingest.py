@@ -20,7 +20,6 @@ correction (a bijectivity error cannot be repaired mechanically) are listed in
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -812,11 +811,12 @@ def _version_of(path: str) -> str:
 
 
 class _Library:
-    """All sections of the given pages, plus sibling pages (for cross references)."""
+    """The sections of the pages that take part, and nothing else: the pages given (judged) and the
+    reference pages (``docs``: read only so that cross references and anchors resolve).  No directory
+    is searched and no environment variable is read, so a page's verdict depends on the pages named."""
 
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
-        self.dirs_loaded: set[str] = set()
         self.resolved: set[str] = set()
 
     def load(self, path: str) -> Page:
@@ -825,27 +825,10 @@ class _Library:
             self.resolved.add(str(Path(path).resolve()))
         return self.pages[path]
 
-    def siblings(self, path: str, number: str) -> None:
-        """Load the pages of the same chapter next to ``path`` (and in the doc directory:
-        ``$PTX_DOCS_DIR``, or a ``ptx-isa-*`` directory beside the page's directory)."""
-        here = Path(path).resolve().parent
-        dirs = [here]
-        env = os.environ.get("PTX_DOCS_DIR")
-        if env:
-            dirs.append(Path(env).resolve())
-        dirs.extend(sorted(q.resolve() for q in here.parent.glob("ptx-isa-*") if q.is_dir()))
-        chapter = "-".join(number.split(".")[:3]) + "-"
-        for d in dirs:
-            if str(d) in self.dirs_loaded or not d.is_dir():
-                continue
-            self.dirs_loaded.add(str(d))
-            for q in sorted(d.glob(chapter + "*")):
-                if q.is_file() and q.suffix.lower() in (".md", ".txt", ".html", ".htm") \
-                        and str(q) not in self.pages and str(q.resolve()) not in self.resolved:
-                    try:
-                        self.load(str(q))
-                    except PageError:
-                        continue
+    def add_reference(self, path: str) -> None:
+        """A reference page, unless it is one of the pages given (by its real path)."""
+        if path not in self.pages and str(Path(path).resolve()) not in self.resolved:
+            self.load(path)
 
     def sections(self) -> list[Section]:
         return [s for p in self.pages.values() for s in p.sections]
@@ -855,8 +838,12 @@ def _norm_title(t: str) -> str:
     return re.sub(r"[^a-z0-9.]+", " ", t.lower().replace("`", "")).strip()
 
 
-def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
-    """Read pages and return one ``SectionSpec`` per matrix-fragment section, with findings."""
+def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
+    """Read pages and return one ``SectionSpec`` per matrix-fragment section, with findings.
+
+    A cross reference ("the same as in case of <section>") and the anchor of a per-section page
+    resolve among ``paths`` first, then among the reference pages ``docs`` (read, never judged);
+    nothing else is read."""
     lib = _Library()
     order: list[str] = []
     for p in paths:
@@ -864,6 +851,8 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
         lib.load(sp)
         if sp not in order:
             order.append(sp)
+    for p in docs:
+        lib.add_reference(str(p))
     findings: list[IngestFinding] = []
     specs: list[SectionSpec] = []
     seen_sections: set[str] = set()
@@ -919,7 +908,6 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
     # anchors: a per-section page has a bare heading; its parent page links it
     for k, spec in enumerate(resolved):
         if not spec.anchor:
-            lib.siblings(spec.page, spec.number)
             anchor = next((sec.heading.anchor for sec in lib.sections()
                            if sec.number == spec.number and sec.heading.anchor), "")
             if anchor:
@@ -947,7 +935,6 @@ def _resolve(lib: _Library, spec: SectionSpec, ref: dict[str, Any],
     for s in specs:
         if (ref["anchor"] and s.anchor == ref["anchor"]) or _norm_title(s.title) == _norm_title(ref["title"]):
             return s, []
-    lib.siblings(spec.page, spec.number)
     for section in lib.sections():
         if match(section) and section.number != spec.number:
             tspec, _refs, fnd = _read_section(section, spec.version)

@@ -43,22 +43,24 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
     return out
 
 
-def ingest(paths: Sequence[str | Path]) -> IngestResult:
+def ingest(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
+    """The sections of the pages ``paths`` (files, or directories of pages); cross references and
+    anchors resolve among them and the reference pages ``docs`` (files or directories), nothing else."""
     from .docpage import PageError  # noqa: PLC0415
     from .ingest import ingest_pages  # noqa: PLC0415
     try:
-        return ingest_pages(expand_pages(paths))
+        return ingest_pages(expand_pages(paths), expand_pages(docs))
     except PageError as e:
         raise IngestError(e.path, e.line, e.col, e.message) from None
 
 
-def specs_from_pages(paths: Sequence[str | Path]) -> list[tuple[str, str]]:
+def specs_from_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> list[tuple[str, str]]:
     """[(spec file name, TOML text)] for every matrix-fragment section of the pages.
 
     Every text is checked with ``load_spec_text`` before it is returned, so a caller
     never receives a spec the loader would reject.
     """
-    result = ingest(paths)
+    result = ingest(paths, docs)
     out = result.specs()
     for name, text in out:
         load_spec_text(text, name)
@@ -90,10 +92,11 @@ def is_page(p: Path) -> bool:
     return p.is_file() and p.suffix.lower() in PAGE_SUFFIXES
 
 
-def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None
-         ) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
+def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
+         docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
     """Specs from spec files, directories of specs and doc pages (ingested on the fly), plus the
-    errata ``ingest`` found in the text of the pages (warnings and errors).
+    errata ``ingest`` found in the text of the pages (warnings and errors).  ``docs``: reference
+    pages, read only so that the pages' cross references resolve (``ingest``).
 
     Page specs are judged by the reviewed specs ``against`` (default: the bundled specs), never by
     what the page says about itself (``verify.catalog.review``); their positions are page positions.
@@ -110,7 +113,7 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     specs = load_specs(spec_paths) if spec_paths else []
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
-        result = ingest([str(p) for p in pages])
+        result = ingest([str(p) for p in pages], docs)
         reviewed = Reviewed.of(load_specs(list(against) if against is not None else [bundled.resolve().path]))
         for section, (name, text) in zip(result.sections, result.specs()):
             specs.append(review.apply(page_spec(section, name, text), reviewed))
@@ -161,6 +164,6 @@ def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | N
     return built[k] if 0 <= k < len(built) else None
 
 
-def doc_findings(pages: Sequence[str | Path]) -> tuple[IngestFinding, ...]:
+def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[IngestFinding, ...]:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
-    return tuple(f for f in ingest([str(p) for p in pages]).findings if f.severity in ("error", "warning"))
+    return tuple(f for f in ingest([str(p) for p in pages], docs).findings if f.severity in ("error", "warning"))

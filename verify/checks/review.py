@@ -57,7 +57,8 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
         if lid not in stated:
             out.append(Finding(lid, "reviewed", "refuted", "proved",
                                f"{spec.page}: the reviewed specs record {lid}, but the given pages do not state it "
-                               "(dropped from the page, or a reference to a section that is not among the pages)",
+                               "(dropped from the page, or the page refers to a section that is not among the pages: give that "
+                               "page too, or its directory with --docs)",
                                None))
     return out
 
