@@ -855,20 +855,25 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
         lib.add_reference(str(p))
     findings: list[IngestFinding] = []
     specs: list[SectionSpec] = []
-    seen_sections: set[str] = set()
+    first: dict[str, _Copy] = {}  # section number -> its first copy among the pages given
     refs_of: dict[str, list[dict[str, Any]]] = {}
     for sp in order:
         page = lib.pages[sp]
         for section in page.sections:
-            if section.number in seen_sections:
-                continue
+            seen = first.get(section.number)
+            if seen is not None and seen.blocks == _blocks_key(section):
+                continue  # the same blocks again (a parent page repeats its sections): the same statement
             spec, refs, fnd = _read_section(section, _version_of(sp))
             if spec is None:
                 continue
+            copy = _Copy(section, _blocks_key(section), _statement(spec, refs, fnd))
+            if seen is not None:
+                _same_statement(seen, copy)  # a copy that says something else is refused, never dropped
+                continue
+            first[section.number] = copy
             if not spec.fragments and not refs:
                 findings.extend(fnd)
                 continue
-            seen_sections.add(section.number)
             specs.append(spec)
             refs_of[section.number] = refs
             findings.extend(fnd)
@@ -923,6 +928,82 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
     findings.extend(catalog_findings(order))  # wmma, ldmatrix/stmatrix/movmatrix, wgmma, tcgen05 pages
     findings.sort(key=lambda f: (f.page, f.line, f.column, f.kind, f.operand, f.types))
     return IngestResult(tuple(final), tuple(findings), tuple(order))
+
+
+# ----------------------------------------------------------------------------- a section given twice
+
+Item = tuple[str, str, tuple[int, int]]  # (what, the statement without positions, page (line, column))
+
+
+@dataclass(frozen=True)
+class _Copy:
+    section: Section
+    blocks: tuple[Any, ...]
+    statement: tuple[Item, ...]
+
+
+def _blocks_key(section: Section) -> tuple[Any, ...]:
+    """A section's blocks without their positions: equal for two copies of the same text."""
+    def key(b: Any) -> Any:
+        if isinstance(b, Table):
+            return ("table", b.header, tuple(tuple(c.text for c in r.cells) for r in b.rows))
+        if isinstance(b, Code):
+            return ("code", tuple(cl.text for cl in b.lines))
+        if isinstance(b, Text):
+            return ("text", b.text, b.bullet, b.links)
+        if isinstance(b, Image):
+            return ("image", b.src)
+        if isinstance(b, Caption):
+            return ("caption", b.number, b.text, b.anchor)
+        return (type(b).__name__,)
+    return (" ".join(section.heading.title.replace("\uf0c1", " ").split()),) + tuple(key(b) for b in section.blocks)
+
+
+def _statement(spec: SectionSpec, refs: list[dict[str, Any]], findings: list[IngestFinding]) -> tuple[Item, ...]:
+    """What one copy of a section states, item by item, each with its page position: the layouts
+    (table row facts, formula, figures), the cross references and the errata of its text."""
+    items: list[Item] = [("section", f"{spec.instruction} {spec.shape} {spec.tag} groups {spec.groups} {spec.group}".strip(),
+                          (spec.line, 1))]
+    for f in spec.fragments:
+        what = f"operand {f.operand} ({', '.join('.' + t for t in f.types)}{', ' + f.variant if f.variant else ''})"
+        r = f.row
+        facts = (f"{r.registers} .{r.register_type} registers, {r.per_register} elements each, elements "
+                 f"{' '.join(r.elements.text.split()) if r.elements else '-'}")
+        items.append((what + " table row", facts, (r.line, 1)))
+        lines = f.formula.split("\n")
+        where = list(f.where) if len(f.where) == len(lines) else [(f.formula_line, 1)] * len(lines)
+        items += [(what + " formula", text, pos if pos[0] else (f.formula_line, 1)) for text, pos in zip(lines, where)]
+        items.append((what + " formula end", "", (f.formula_line, 1)))
+        items.append((what + " figures", ", ".join(f.figures), (f.formula_line, 1)))
+    for ref in refs:
+        items.append(("reference", f"{'/'.join(ref['operands'])} the same as {ref['title']} (#{ref['anchor']}) "
+                                   f"{' '.join(ref['types'])}".strip(), (ref["line"], ref["col"])))
+    for stmt_line, stmt in spec.sparsity:
+        items.append(("sparsity", stmt, (stmt_line, 1)))
+    for x in findings:
+        items.append((f"{x.severity} {x.kind}", f"{x.operand} {' '.join(x.types)}: {x.message}".strip(),
+                      (x.line, x.column)))
+    return tuple(items)
+
+
+def _same_statement(first: _Copy, other: _Copy) -> None:
+    """Two copies of one section (a page saved as .md and .html, a page and a changed copy of it) are
+    judged once only when they state the same; otherwise the second is bad input, at its first
+    difference, naming both files."""
+    a, b = first.statement, other.statement
+    for k in range(max(len(a), len(b))):
+        x = a[k] if k < len(a) else None
+        y = b[k] if k < len(b) else None
+        if x is not None and y is not None and x[:2] == y[:2]:
+            continue
+        line, col = y[2] if y is not None else (other.section.heading.line, 1)
+        what = (y or x)[0]  # type: ignore[index]
+        here = f"this copy has {what} {_short(y[1], 80)!r}" if y is not None else f"this copy has no {what}"
+        there = (f"{first.section.page}:{x[2][0]}:{x[2][1]} has {x[0]} {_short(x[1], 80)!r}" if x is not None
+                 else f"{first.section.page} has no {what}")
+        raise PageError(other.section.page, line or other.section.heading.line, col or 1,
+                        f"section {other.section.number} is given twice and the copies differ: {here}; {there}. "
+                        "Give one copy of each section")
 
 
 def _resolve(lib: _Library, spec: SectionSpec, ref: dict[str, Any],

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Sequence
 import dataclasses
 
 from ..errors import SpecError
-from ..layout.model import Shape, Source, Spec, Unbuilt
+from ..layout.ids import layout_id
+from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
@@ -121,16 +122,44 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     return specs, doc_findings
 
 
+# The errors ingest finds in a page's text that are judged as text errata, and the check of the reviewed
+# record that covers each.  Every other ``error`` kind has a check of its own: ``formula-syntax`` the
+# ``syntax`` check, ``evaluation`` the ``evaluation`` finding, ``not-bijective`` and
+# ``correction-not-bijective`` the layout's in_range / injective / surjective (expected as reviewed).
+OWN_CHECK = frozenset({"formula-syntax", "evaluation", "not-bijective", "correction-not-bijective"})
+TEXT_ERRATUM_CHECK = {"count-words": "count", "count-matrix": "count", "count-list": "count", "packing": "packing",
+                      "element-list-punctuation": "elements", "element-list-prefix": "elements",
+                      "element-list-duplicate": "elements", "element-list-gap": "elements"}
+
+
+def text_errata(section: SectionSpec) -> tuple[TextErratum, ...]:
+    """The ``error`` findings of a section's text, one per layout of the table row they are on (a row
+    with no formula: the id its layout would have; a finding of no row: the section)."""
+    out: list[TextErratum] = []
+    for f in section.findings:
+        if f.severity != "error" or f.kind in OWN_CHECK:
+            continue
+        ids = [fr.layout_id for fr in section.fragments
+               if fr.operand == f.operand and fr.types == f.types and fr.page in ("", section.page)]
+        if not ids:
+            ids = [layout_id(section.instruction, section.shape, f.operand, f.types, None, section.tag)
+                   if f.operand else section.name]
+        out += [TextErratum(lid, f.kind, TEXT_ERRATUM_CHECK.get(f.kind, ""), f.page, f.line, f.column, f.message)
+                for lid in dict.fromkeys(ids)]
+    return tuple(out)
+
+
 def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
     """The spec of one ingested section, with every position on the page (never in the generated text)."""
     unbuilt = tuple(Unbuilt(fr.layout_id, fr.page or section.page, fr.syntax_error[0], fr.syntax_error[1],
                             fr.syntax_error[2]) for fr in section.fragments if not fr.formula and fr.syntax_error)
+    errata = text_errata(section)
     if not any(fr.formula for fr in section.fragments):  # nothing to build: the section's findings say why
         shape = Shape.parse(section.shape)
         assert shape is not None
         return Spec(section.page, Source(section.page, section.line, section.number, section.title,
                                          version=section.version), section.instruction, shape, (), (),
-                    page=section.page, unbuilt=unbuilt)
+                    page=section.page, unbuilt=unbuilt, text_errata=errata)
     try:
         spec = load_spec_text(text, name)
     except SpecError as e:  # an ingested section the loader refuses: say where on the page
@@ -153,7 +182,7 @@ def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
             f = dataclasses.replace(f, line=fr.syntax_error[0], col=fr.syntax_error[1])
         syntax.append(f)
     return dataclasses.replace(spec, path=section.page, layouts=tuple(layouts), syntax_findings=tuple(syntax),
-                               page=section.page, unbuilt=unbuilt)
+                               page=section.page, unbuilt=unbuilt, text_errata=errata)
 
 
 def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | None:
