@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -260,3 +261,39 @@ def test_an_error_is_known_only_to_specs_that_record_it(tmp_path, docs_dir, caps
     assert rc == 1 and bad == [("mma.m16n8k16.B.e4m3_e5m2", "doc_text", "element-list-punctuation"),
                                ("mma.m16n8k16.int.C.f16", "doc_text", "element-list-duplicate"),
                                ("mma.m16n8k16.int.C.f16", "doc_text", "element-list-gap")]
+
+
+# ----------------------------------------------------------------------------- (U11) diff of specs against pages
+
+def test_diff_of_specs_and_pages_of_one_release_is_empty(docs_dir, capsys):
+    """The layouts the doc gives only as figures (wmma, ldmatrix, wgmma, tcgen05, block-scale selectors)
+    are outside what pages state, not 'removed'; errata are text, which spec files do not have."""
+    rc, out, err = cli(capsys, "diff", str(SPECS), str(docs_dir), "--format", "json")
+    data = json.loads(out)
+    assert rc == 0 and data["differs"] is False, err
+    assert not data["removed"] and not data["added"] and not data["changed"] and len(data["unchanged"]) == 107
+    assert len(data["outside"]) == 108 and not any(x.startswith(("mma.m", "mma.sp.")) for x in data["outside"])
+    assert data["errata_compared"] is False and not data["errata_added"]
+    rc, out, _ = cli(capsys, "diff", str(docs_dir), str(SPECS))  # the other way round
+    lines = out.splitlines()
+    assert rc == 0 and lines[0].startswith("outside    108 layouts no doc page states") and "wmma" in lines[0]
+    assert lines[-1] == ("107 unchanged, 0 changed, 0 added, 0 removed, 0 undecided, 108 outside what pages "
+                         "state; errata in the text: not compared (one side is spec files)")
+
+
+def test_diff_of_specs_and_pages_still_reports_what_pages_dropped(tmp_path, docs_dir, capsys):
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for p in docs_dir.glob("9-7-14-[56]-*.md"):  # one page per section, 9.7.14.5.3 left out
+        if len(re.findall(r"^#{1,6} 9\.", p.read_text(encoding="utf-8"), re.M)) == 1 and "-5-3-" not in p.name:
+            shutil.copy(p, pages / p.name)
+    rc, out, _ = cli(capsys, "diff", str(SPECS), str(pages), "--format", "json")
+    data = json.loads(out)
+    assert rc == 1 and data["differs"] and len(data["outside"]) == 108
+    assert data["removed"] == ["mma.m8n8k16.A.u8_s8", "mma.m8n8k16.B.u8_s8", "mma.m8n8k16.C.s32"]
+
+
+def test_diff_of_two_spec_sets_has_nothing_outside(capsys):
+    rc, out, _ = cli(capsys, "diff", str(SPECS), str(SPECS), "--format", "json")
+    data = json.loads(out)
+    assert rc == 0 and not data["outside"] and data["errata_compared"] is True and len(data["unchanged"]) == 215
