@@ -297,3 +297,19 @@ def test_diff_of_two_spec_sets_has_nothing_outside(capsys):
     rc, out, _ = cli(capsys, "diff", str(SPECS), str(SPECS), "--format", "json")
     data = json.loads(out)
     assert rc == 0 and not data["outside"] and data["errata_compared"] is True and len(data["unchanged"]) == 215
+
+
+# ----------------------------------------------------------------------------- (U13) observations
+
+def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
+    """Checked against no observation, nothing would be confirmed: exit 2 before any work, one line."""
+    empty = tmp_path / "observations"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("not an observation\n", encoding="utf-8")
+    rc, out, err = cli(capsys, "check", str(SPECS / "mma.m8n8k16.toml"), "--observations", str(empty))
+    assert rc == 2 and out == ""
+    assert err.strip() == f"{empty}:1:1: error: no observation files (*.json) in this directory " \
+                          "(`ptx-verify confirm --out DIR` writes them)"
+    from verify.hardware import observe  # noqa: PLC0415
+    with pytest.raises(observe.ObservationError):
+        observe.check_observations([], empty)

@@ -38,6 +38,9 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     old = _read_baseline(args)
+    if args.observations:  # a missing or empty observations directory is refused before any work
+        from ..hardware.observe import observation_files  # noqa: PLC0415
+        observation_files(args.observations)
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
