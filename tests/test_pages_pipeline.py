@@ -313,3 +313,26 @@ def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
     from verify.hardware import observe  # noqa: PLC0415
     with pytest.raises(observe.ObservationError):
         observe.check_observations([], empty)
+
+
+# ----------------------------------------------------------------------------- element lists are bounded
+
+@pytest.mark.parametrize("text", ["a0, a1, …, a5000", "a0, a3000", "a0, …, a1000, a0, …, a1000"])
+def test_an_element_list_is_never_expanded_beyond_the_bound(text):
+    """Page text is untrusted: an element number or an ellipsis beyond MAX_ELEMENTS is a problem of the
+    list, never a list that long (``a0, …, a99999999`` used to take minutes and memory)."""
+    from verify.catalog.ingest import parse_elements  # noqa: PLC0415
+    from verify.layout.elements import MAX_ELEMENTS  # noqa: PLC0415
+    el, problems = parse_elements(text, "a")
+    assert len(el.names) <= MAX_ELEMENTS and "range" in el.problems
+    assert [p for p in problems if p[0] == "range"]
+
+
+def test_a_huge_element_number_on_a_page_is_a_text_erratum(tmp_path, docs_dir, capsys):
+    page = copy_page(docs_dir, "9-7-14-5-3-matrix-fragments-for-mma-m8n8k16.md", tmp_path,
+                     "| a0, a1, a2, a3 |", "| a0, a1, …, a99999999999 |")
+    rc, out, _ = cli(capsys, "check", str(page), "--format", "json")
+    data = json.loads(out)
+    assert rc == 1
+    kinds = {(f["layout"], f["counterexample"]["kind"]) for f in data["findings"] if f["check"] == "doc_text"}
+    assert ("mma.m8n8k16.A.u8_s8", "element-list-range") in kinds

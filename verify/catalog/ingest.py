@@ -29,6 +29,7 @@ import numpy as np
 
 from ..engines.oracle import EvalError
 from ..formula import Formula, FormulaError, parse_formula
+from ..layout.elements import MAX_ELEMENTS
 from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
@@ -76,10 +77,10 @@ def parse_elements(text: str, prefix: str) -> tuple[ElementList, list[tuple[str,
             items.append((item, pos + lead))
         pos += len(part) + 1
     names: list[int] = []
-    ellipsis_at: list[int] = []
+    ellipsis_at: dict[int, int] = {}  # index in names -> offset of the ellipsis before it
     for item, off in items:
         if item in ("…", "...", ".."):
-            ellipsis_at.append(len(names))
+            ellipsis_at.setdefault(len(names), off)
             continue
         found = list(re.finditer(r"([A-Za-z]+)(\d+)", item))
         if not found:
@@ -92,11 +93,19 @@ def parse_elements(text: str, prefix: str) -> tuple[ElementList, list[tuple[str,
         for m in found:
             if m.group(1) != prefix:
                 problems.append(("prefix", off + m.start(), f"{m.group(0)!r} is not an element of this operand"))
+            if int(m.group(2)) >= MAX_ELEMENTS:  # page text is untrusted: no list is expanded beyond the bound
+                problems.append(("range", off + m.start(), f"{m.group(0)!r}: no fragment has {MAX_ELEMENTS} or more "
+                                                           "elements per thread"))
+                continue
             names.append(int(m.group(2)))
     expanded: list[int] = []
     for k, n in enumerate(names):
         if k in ellipsis_at and expanded:
-            expanded.extend(range(expanded[-1] + 1, n))
+            if len(expanded) + max(0, n - expanded[-1] - 1) > MAX_ELEMENTS:
+                problems.append(("range", ellipsis_at[k], f"the ellipsis before {prefix}{n} names more than "
+                                                          f"{MAX_ELEMENTS} elements"))
+            else:
+                expanded.extend(range(expanded[-1] + 1, n))
         expanded.append(n)
     seen: set[int] = set()
     dups = sorted({n for n in expanded if n in seen or seen.add(n)})  # type: ignore[func-returns-value]

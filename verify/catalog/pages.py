@@ -129,7 +129,8 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
 OWN_CHECK = frozenset({"formula-syntax", "evaluation", "not-bijective", "correction-not-bijective"})
 TEXT_ERRATUM_CHECK = {"count-words": "count", "count-matrix": "count", "count-list": "count", "packing": "packing",
                       "element-list-punctuation": "elements", "element-list-prefix": "elements",
-                      "element-list-duplicate": "elements", "element-list-gap": "elements"}
+                      "element-list-duplicate": "elements", "element-list-gap": "elements",
+                      "element-list-range": "elements"}
 
 
 def text_errata(section: SectionSpec) -> tuple[TextErratum, ...]:

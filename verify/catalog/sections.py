@@ -102,7 +102,7 @@ class ElementList:
     text: str                       # verbatim
     names: tuple[str, ...] | None   # expanded names (ellipsis filled in) or None when unusable
     ellipsis: bool = False
-    problems: tuple[str, ...] = ()  # "punctuation", "duplicate", "gap", "prefix"
+    problems: tuple[str, ...] = ()  # "punctuation", "duplicate", "gap", "prefix", "range"
 
 
 @dataclass(frozen=True)
