@@ -336,3 +336,25 @@ def test_a_huge_element_number_on_a_page_is_a_text_erratum(tmp_path, docs_dir, c
     assert rc == 1
     kinds = {(f["layout"], f["counterexample"]["kind"]) for f in data["findings"] if f["check"] == "doc_text"}
     assert ("mma.m8n8k16.A.u8_s8", "element-list-range") in kinds
+
+
+# ----------------------------------------------------------------------------- (d) one register arithmetic
+
+def test_register_arithmetic_has_one_implementation():
+    """Elements per thread and register packing are computed in ``verify.layout.types`` only; ingest (a
+    table row's errata), the count and packing checks and the instruction's registers check call it."""
+    import ast  # noqa: PLC0415
+
+    from verify.layout.types import elements_per_thread, packs  # noqa: PLC0415
+    assert elements_per_thread(16, 8, 32) == 4 and elements_per_thread(8, 4, 32) == 1
+    assert elements_per_thread(16, 8, 3) is None
+    assert packs("b32", 8) == 4 and packs("f16x2", 16) == 2 and packs("f64", 64) == 1
+    assert packs("b32", 64) is None and packs("b32", 0) is None and packs("x7", 8) is None and packs(None, 8) is None
+    divisors = {"ebits", "element_bits", "lanes", "lanes_per_group", "threads"}
+    own = {}
+    for rel in ("catalog/ingest.py", "checks/fragment.py", "checks/instruction.py"):
+        tree = ast.parse((ROOT / "verify" / rel).read_text(encoding="utf-8"))
+        own[rel] = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Mod)
+                    and ({x.id for x in ast.walk(n.right) if isinstance(x, ast.Name)}
+                         | {x.attr for x in ast.walk(n.right) if isinstance(x, ast.Attribute)}) & divisors]
+    assert own == {k: [] for k in own}, own

@@ -34,7 +34,7 @@ from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import UNPARSED, Domain, Shape
-from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
+from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
@@ -269,7 +269,7 @@ def _check_row(ctx: _Ctx, facts: RowFacts, operand: str, extent: tuple[int, int]
                col: int) -> RowFacts:
     """Register count x elements per register vs the element list and the matrix size."""
     rows, cols = extent
-    want = rows * cols // lanes if rows * cols % lanes == 0 else None
+    want = elements_per_thread(rows, cols, lanes)
     regs, per = facts.registers, facts.per_register
     listed = len(facts.elements.names) if facts.elements and facts.elements.names else None
     corrected: dict[str, Any] = {}
@@ -303,7 +303,7 @@ def _check_row(ctx: _Ctx, facts: RowFacts, operand: str, extent: tuple[int, int]
     if rbits and per:
         for t in facts.types:
             ebits = facts.element_bits or ELEMENT_BITS.get(t)
-            if ebits and (rbits % ebits or rbits // ebits != per):
+            if ebits and packs(facts.register_type, ebits) != per:
                 packing_ok = False
                 fixed = corrected.get("elements_per_register")
                 msg = f"a .{facts.register_type} register ({rbits} bits) holds {rbits // ebits} .{t}, not {per}"
