@@ -13,8 +13,9 @@ Kinds of input (``--n`` of each):
 
 For every run: the exit code must be 0, 1 or 2; on exit 2 stderr must be one line with ``error:``; a
 Python traceback anywhere is a failure; a run over 5 s is a failure.  For pages, a *silent pass* is
-a change that gives a layout another map, other register facts, or makes a fragment unbuildable,
-while ``check`` exits 0: also a failure.  Prints a summary; exit 1 if anything failed.
+a change that gives a layout another map, other register facts, makes a fragment unbuildable, or adds
+an ``error`` to the text (an erratum ingest reports that the original page does not have), while
+``check`` exits 0: also a failure.  Prints a summary; exit 1 if anything failed.
 """
 from __future__ import annotations
 
@@ -96,9 +97,14 @@ def _byte(rng: random.Random, s: str) -> str:
 
 def fuzz_pages(rng: random.Random, pages: Path, n: int, work: Path, fails: list[str], stats: dict) -> None:
     from verify import api
-    from verify.checks.diff import diff
+    from verify.checks.diff import diff, errata_key
     originals = sorted(pages.glob("9-7-14-[56]-*matrix-fragments*.md"))
-    base_specs = {p.name: api.load([p]) for p in originals}
+    base = {p.name: api.load_with_doc_findings([p]) for p in originals}
+    base_specs = {name: specs for name, (specs, _) in base.items()}
+    def error_keys(found) -> set[str]:  # noqa: ANN001 - an erratum without its position and its section number
+        return {errata_key(f).split(" ", 1)[-1] for f in found if f.severity == "error"}
+
+    base_errors = {name: error_keys(found) for name, (_, found) in base.items()}
     for k in range(n):
         src = rng.choice(originals)
         text = src.read_text(encoding="utf-8")
@@ -121,13 +127,19 @@ def fuzz_pages(rng: random.Random, pages: Path, n: int, work: Path, fails: list[
         # silent pass: the page now says something else, and check is happy
         if rc == 0:
             try:
-                new = api.load([page])
+                new, found = api.load_with_doc_findings([page])
             except Exception:  # noqa: BLE001 - loading failed: check should have said so
                 fails.append(f"SILENT: {src.name} #{k}: the page no longer loads but check exits 0")
                 continue
             changed = diff(base_specs[src.name], new)
             unbuilt = [u for s in new for u in s.unbuilt]
-            if changed.changed or changed.removed or changed.added or unbuilt:
+            errors = sorted(error_keys(found) - base_errors[src.name])
+            if errors:
+                kept = _keep(page, f"silent-error-{k}")
+                fails.append(f"SILENT: {src.name} #{k}: a new error in the text ({errors[0]}) but check exits 0 "
+                             f"(input kept: {kept})")
+                stats["silent"] += 1
+            elif changed.changed or changed.removed or changed.added or unbuilt:
                 kept = _keep(page, f"silent-{k}")
                 fails.append(f"SILENT: {src.name} #{k}: {changed.text_lines()[:2]} unbuilt={len(unbuilt)} but check "
                              f"exits 0 (input kept: {kept})")

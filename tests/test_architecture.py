@@ -8,6 +8,7 @@ or API module.
 from __future__ import annotations
 
 import ast
+import shutil
 from pathlib import Path
 
 from conftest import ROOT
@@ -19,18 +20,18 @@ LAYERS = ["errors", "formula", "engines", "layout", "results", "catalog", "check
           "api", "cli", "__main__"]
 
 
-def _module_name(path: Path) -> str:
-    rel = path.relative_to(ROOT).with_suffix("")
+def _module_name(path: Path, pkg: Path = PKG) -> str:
+    rel = path.relative_to(pkg.parent).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
     return ".".join(parts)
 
 
-def _imports(path: Path) -> set[str]:
+def _imports(path: Path, pkg: Path = PKG) -> set[str]:
     """Every verify module ``path`` imports, at module level or inside functions."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    me = _module_name(path)
+    me = _module_name(path, pkg)
     package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -46,16 +47,17 @@ def _imports(path: Path) -> set[str]:
             if not mod.startswith("verify"):
                 continue
             for a in node.names:  # "from . import api" imports a module
-                if (PKG.parent / (mod + "." + a.name).replace(".", "/")).with_suffix(".py").exists() or \
-                        (PKG.parent / (mod + "." + a.name).replace(".", "/")).is_dir():
+                if (pkg.parent / (mod + "." + a.name).replace(".", "/")).with_suffix(".py").exists() or \
+                        (pkg.parent / (mod + "." + a.name).replace(".", "/")).is_dir():
                     out.add(mod + "." + a.name)
                 else:
                     out.add(mod)
     return out
 
 
-def _graph() -> dict[str, set[str]]:
-    return {_module_name(p): _imports(p) for p in sorted(PKG.rglob("*.py"))}
+def _graph(pkg: Path = PKG) -> dict[str, set[str]]:
+    """The import graph of the package at ``pkg`` (the source tree's, or a copy's)."""
+    return {_module_name(p, pkg): _imports(p, pkg) for p in sorted(pkg.rglob("*.py"))}
 
 
 def _layer(module: str) -> str:
@@ -70,9 +72,9 @@ def test_every_module_is_in_a_layer():
         assert _layer(mod) in LAYERS, f"{mod} is in no layer of the data flow (tests/test_architecture.py)"
 
 
-def test_imports_point_down_the_flow():
+def _upward_imports(graph: dict[str, set[str]]) -> list[str]:
     bad = []
-    for mod, deps in _graph().items():
+    for mod, deps in graph.items():
         if mod == "verify":
             continue
         rank = LAYERS.index(_layer(mod))
@@ -81,6 +83,11 @@ def test_imports_point_down_the_flow():
                 continue
             if LAYERS.index(_layer(dep)) > rank:
                 bad.append(f"{mod} imports {dep}")
+    return bad
+
+
+def test_imports_point_down_the_flow():
+    bad = _upward_imports(_graph())
     assert not bad, "imports against the data flow:\n" + "\n".join(bad)
 
 
@@ -122,12 +129,12 @@ def test_cli_modules_are_thin():
 
 
 def test_the_layering_test_can_fail(tmp_path):
-    """The graph reader sees an upward import (so the tests above can fail)."""
-    mod = PKG / "formula" / "_probe_upward_import.py"
-    mod.write_text("from ..cli import main\n", encoding="utf-8")
-    try:
-        deps = _graph()["verify.formula._probe_upward_import"]
-        assert "verify.cli.main" in deps or "verify.cli" in deps
-        assert LAYERS.index(_layer("verify.cli")) > LAYERS.index(_layer("verify.formula"))
-    finally:
-        mod.unlink()
+    """The graph reader sees an upward import (so the tests above can fail). It reads a copy of the
+    package with one module added: no test writes into the source tree (other workers read it)."""
+    pkg = tmp_path / "verify"
+    shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (pkg / "formula" / "_probe_upward_import.py").write_text("from ..cli import main\n", encoding="utf-8")
+    graph = _graph(pkg)
+    assert _upward_imports(graph) == ["verify.formula._probe_upward_import imports verify.cli.main"]
+    assert not (PKG / "formula" / "_probe_upward_import.py").exists()
+    assert {m for m in graph if m != "verify.formula._probe_upward_import"} == set(_graph())

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -18,11 +19,15 @@ P3 = "9-7-14-5-3-matrix-fragments-for-mma-m8n8k16.md"
 
 @pytest.fixture
 def two_releases(tmp_path, docs_dir) -> tuple[Path, Path]:
+    """Two copies of the mma and mma.sp pages, one page per section: a change planted in one page is then
+    the release's only statement of that section (the parent pages, which repeat every section, are left
+    out; a section given twice with different text is refused, see tests/test_pages_pipeline.py)."""
     old, new = tmp_path / "old", tmp_path / "new"
     for d in (old, new):
         d.mkdir()
         for p in docs_dir.glob("9-7-14-[56]-*.md"):
-            shutil.copy(p, d / p.name)
+            if len(re.findall(r"^#{1,6} 9\.", p.read_text(encoding="utf-8"), re.M)) == 1:
+                shutil.copy(p, d / p.name)
     return old, new
 
 

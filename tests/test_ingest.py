@@ -26,6 +26,12 @@ def fragment_pages() -> list[Path]:
     return sorted(DOCS.glob("9-7-14-5-*.md")) + sorted(DOCS.glob("9-7-14-6-2-*.md"))
 
 
+def reference_pages() -> list[Path]:
+    """Every page of the doc directory: what ``--docs DIR`` names, so that a page given alone finds the
+    sections it refers to and the parent page that gives its anchor."""
+    return sorted(DOCS.glob("*.md"))
+
+
 def seeds() -> list[Path]:
     return sorted(SEEDS.glob("00*.txt"))
 
@@ -35,7 +41,7 @@ def test_every_fragment_page_ingests_to_loadable_specs() -> None:
     pages = fragment_pages()
     assert pages
     for page in pages:
-        for name, text in specs_from_pages([page]):
+        for name, text in specs_from_pages([page], [DOCS]):
             spec = load_spec_text(text, name)
             assert spec.layouts, name
             assert all(lay.source.line > 0 for lay in spec.layouts)
@@ -72,7 +78,7 @@ def test_same_input_same_bytes() -> None:
 @needs_docs
 def test_m16n8k8_fields() -> None:
     page = next(DOCS.glob("9-7-14-5-7-*.md"))
-    (sec,) = ingest_pages([page]).sections
+    (sec,) = ingest_pages([page], reference_pages()).sections
     assert (sec.instruction, sec.shape, sec.number) == ("mma", "m16n8k8", "9.7.14.5.7")
     assert sec.anchor == "warp-level-matrix-fragment-mma-1688"  # from the parent page's link
     got = {(f.operand, f.types): (f.row.registers, f.row.register_type, f.row.per_register) for f in sec.fragments}
@@ -88,7 +94,7 @@ def test_m16n8k8_fields() -> None:
 @needs_docs
 def test_sparse_fragment_fields() -> None:
     page = next(DOCS.glob("9-7-14-6-2-6-*.md"))
-    (sec,) = ingest_pages([page]).sections
+    (sec,) = ingest_pages([page], reference_pages()).sections
     assert sec.instruction == "mma.sp" and sec.shape == "m16n8k64"
     a = [f for f in sec.fragments if f.operand == "A"]
     assert [f.types for f in a] == [("u8", "s8"), ("e4m3", "e5m2", "e3m2", "e2m3", "e2m1")]
@@ -227,7 +233,7 @@ def test_cli_writes_specs(tmp_path: Path) -> None:
 def test_committed_catalog_matches_ingest() -> None:
     """specs/ written by ingest are what ingest gives today (regenerate with `ptx-verify ingest`)."""
     for page in fragment_pages():
-        for name, text in specs_from_pages([page]):
+        for name, text in specs_from_pages([page], [DOCS]):
             committed = ROOT / "specs" / name
             if not committed.exists():
                 continue

@@ -98,20 +98,22 @@ def _a_path_list(paths: object, name: str) -> None:
 
 
 def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
-                           against: Sequence[str | Path] | None = None) -> tuple[list[Spec], tuple]:
+                           against: Sequence[str | Path] | None = None,
+                           docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple]:
     """Like ``load``, plus the errata ``ingest`` found in the text of any doc pages (warnings
     and errors: wrong table headers, malformed element lists, figure mix-ups...).  Doc pages are
-    judged by the reviewed specs ``against`` (default: the bundled specs)."""
+    judged by the reviewed specs ``against`` (default: the bundled specs); their cross references
+    resolve among the pages given and the reference pages ``docs`` (files or directories), nothing else."""
     _a_path_list(paths, "paths")
     if against is not None:
         _a_path_list(against, "against")
-    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against)
+    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against, docs)
 
 
-def doc_findings(pages: Sequence[str | Path]) -> tuple:
+def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
     _a_path_list(pages, "pages")
-    return _pages.doc_findings(pages)
+    return _pages.doc_findings(pages, docs)
 
 
 def load(paths: str | Path | Sequence[str | Path] = "specs") -> list[Spec]:

@@ -20,7 +20,6 @@ correction (a bijectivity error cannot be repaired mechanically) are listed in
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -30,11 +29,12 @@ import numpy as np
 
 from ..engines.oracle import EvalError
 from ..formula import Formula, FormulaError, parse_formula
+from ..layout.elements import MAX_ELEMENTS
 from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import UNPARSED, Domain, Shape
-from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS
+from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
@@ -77,10 +77,10 @@ def parse_elements(text: str, prefix: str) -> tuple[ElementList, list[tuple[str,
             items.append((item, pos + lead))
         pos += len(part) + 1
     names: list[int] = []
-    ellipsis_at: list[int] = []
+    ellipsis_at: dict[int, int] = {}  # index in names -> offset of the ellipsis before it
     for item, off in items:
         if item in ("…", "...", ".."):
-            ellipsis_at.append(len(names))
+            ellipsis_at.setdefault(len(names), off)
             continue
         found = list(re.finditer(r"([A-Za-z]+)(\d+)", item))
         if not found:
@@ -93,11 +93,19 @@ def parse_elements(text: str, prefix: str) -> tuple[ElementList, list[tuple[str,
         for m in found:
             if m.group(1) != prefix:
                 problems.append(("prefix", off + m.start(), f"{m.group(0)!r} is not an element of this operand"))
+            if int(m.group(2)) >= MAX_ELEMENTS:  # page text is untrusted: no list is expanded beyond the bound
+                problems.append(("range", off + m.start(), f"{m.group(0)!r}: no fragment has {MAX_ELEMENTS} or more "
+                                                           "elements per thread"))
+                continue
             names.append(int(m.group(2)))
     expanded: list[int] = []
     for k, n in enumerate(names):
         if k in ellipsis_at and expanded:
-            expanded.extend(range(expanded[-1] + 1, n))
+            if len(expanded) + max(0, n - expanded[-1] - 1) > MAX_ELEMENTS:
+                problems.append(("range", ellipsis_at[k], f"the ellipsis before {prefix}{n} names more than "
+                                                          f"{MAX_ELEMENTS} elements"))
+            else:
+                expanded.extend(range(expanded[-1] + 1, n))
         expanded.append(n)
     seen: set[int] = set()
     dups = sorted({n for n in expanded if n in seen or seen.add(n)})  # type: ignore[func-returns-value]
@@ -261,7 +269,7 @@ def _check_row(ctx: _Ctx, facts: RowFacts, operand: str, extent: tuple[int, int]
                col: int) -> RowFacts:
     """Register count x elements per register vs the element list and the matrix size."""
     rows, cols = extent
-    want = rows * cols // lanes if rows * cols % lanes == 0 else None
+    want = elements_per_thread(rows, cols, lanes)
     regs, per = facts.registers, facts.per_register
     listed = len(facts.elements.names) if facts.elements and facts.elements.names else None
     corrected: dict[str, Any] = {}
@@ -295,7 +303,7 @@ def _check_row(ctx: _Ctx, facts: RowFacts, operand: str, extent: tuple[int, int]
     if rbits and per:
         for t in facts.types:
             ebits = facts.element_bits or ELEMENT_BITS.get(t)
-            if ebits and (rbits % ebits or rbits // ebits != per):
+            if ebits and packs(facts.register_type, ebits) != per:
                 packing_ok = False
                 fixed = corrected.get("elements_per_register")
                 msg = f"a .{facts.register_type} register ({rbits} bits) holds {rbits // ebits} .{t}, not {per}"
@@ -812,11 +820,12 @@ def _version_of(path: str) -> str:
 
 
 class _Library:
-    """All sections of the given pages, plus sibling pages (for cross references)."""
+    """The sections of the pages that take part, and nothing else: the pages given (judged) and the
+    reference pages (``docs``: read only so that cross references and anchors resolve).  No directory
+    is searched and no environment variable is read, so a page's verdict depends on the pages named."""
 
     def __init__(self) -> None:
         self.pages: dict[str, Page] = {}
-        self.dirs_loaded: set[str] = set()
         self.resolved: set[str] = set()
 
     def load(self, path: str) -> Page:
@@ -825,27 +834,10 @@ class _Library:
             self.resolved.add(str(Path(path).resolve()))
         return self.pages[path]
 
-    def siblings(self, path: str, number: str) -> None:
-        """Load the pages of the same chapter next to ``path`` (and in the doc directory:
-        ``$PTX_DOCS_DIR``, or a ``ptx-isa-*`` directory beside the page's directory)."""
-        here = Path(path).resolve().parent
-        dirs = [here]
-        env = os.environ.get("PTX_DOCS_DIR")
-        if env:
-            dirs.append(Path(env).resolve())
-        dirs.extend(sorted(q.resolve() for q in here.parent.glob("ptx-isa-*") if q.is_dir()))
-        chapter = "-".join(number.split(".")[:3]) + "-"
-        for d in dirs:
-            if str(d) in self.dirs_loaded or not d.is_dir():
-                continue
-            self.dirs_loaded.add(str(d))
-            for q in sorted(d.glob(chapter + "*")):
-                if q.is_file() and q.suffix.lower() in (".md", ".txt", ".html", ".htm") \
-                        and str(q) not in self.pages and str(q.resolve()) not in self.resolved:
-                    try:
-                        self.load(str(q))
-                    except PageError:
-                        continue
+    def add_reference(self, path: str) -> None:
+        """A reference page, unless it is one of the pages given (by its real path)."""
+        if path not in self.pages and str(Path(path).resolve()) not in self.resolved:
+            self.load(path)
 
     def sections(self) -> list[Section]:
         return [s for p in self.pages.values() for s in p.sections]
@@ -855,8 +847,12 @@ def _norm_title(t: str) -> str:
     return re.sub(r"[^a-z0-9.]+", " ", t.lower().replace("`", "")).strip()
 
 
-def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
-    """Read pages and return one ``SectionSpec`` per matrix-fragment section, with findings."""
+def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
+    """Read pages and return one ``SectionSpec`` per matrix-fragment section, with findings.
+
+    A cross reference ("the same as in case of <section>") and the anchor of a per-section page
+    resolve among ``paths`` first, then among the reference pages ``docs`` (read, never judged);
+    nothing else is read."""
     lib = _Library()
     order: list[str] = []
     for p in paths:
@@ -864,22 +860,29 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
         lib.load(sp)
         if sp not in order:
             order.append(sp)
+    for p in docs:
+        lib.add_reference(str(p))
     findings: list[IngestFinding] = []
     specs: list[SectionSpec] = []
-    seen_sections: set[str] = set()
+    first: dict[str, _Copy] = {}  # section number -> its first copy among the pages given
     refs_of: dict[str, list[dict[str, Any]]] = {}
     for sp in order:
         page = lib.pages[sp]
         for section in page.sections:
-            if section.number in seen_sections:
-                continue
+            seen = first.get(section.number)
+            if seen is not None and seen.blocks == _blocks_key(section):
+                continue  # the same blocks again (a parent page repeats its sections): the same statement
             spec, refs, fnd = _read_section(section, _version_of(sp))
             if spec is None:
                 continue
+            copy = _Copy(section, _blocks_key(section), _statement(spec, refs, fnd))
+            if seen is not None:
+                _same_statement(seen, copy)  # a copy that says something else is refused, never dropped
+                continue
+            first[section.number] = copy
             if not spec.fragments and not refs:
                 findings.extend(fnd)
                 continue
-            seen_sections.add(section.number)
             specs.append(spec)
             refs_of[section.number] = refs
             findings.extend(fnd)
@@ -919,7 +922,6 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
     # anchors: a per-section page has a bare heading; its parent page links it
     for k, spec in enumerate(resolved):
         if not spec.anchor:
-            lib.siblings(spec.page, spec.number)
             anchor = next((sec.heading.anchor for sec in lib.sections()
                            if sec.number == spec.number and sec.heading.anchor), "")
             if anchor:
@@ -937,6 +939,82 @@ def ingest_pages(paths: Sequence[str | Path]) -> IngestResult:
     return IngestResult(tuple(final), tuple(findings), tuple(order))
 
 
+# ----------------------------------------------------------------------------- a section given twice
+
+Item = tuple[str, str, tuple[int, int]]  # (what, the statement without positions, page (line, column))
+
+
+@dataclass(frozen=True)
+class _Copy:
+    section: Section
+    blocks: tuple[Any, ...]
+    statement: tuple[Item, ...]
+
+
+def _blocks_key(section: Section) -> tuple[Any, ...]:
+    """A section's blocks without their positions: equal for two copies of the same text."""
+    def key(b: Any) -> Any:
+        if isinstance(b, Table):
+            return ("table", b.header, tuple(tuple(c.text for c in r.cells) for r in b.rows))
+        if isinstance(b, Code):
+            return ("code", tuple(cl.text for cl in b.lines))
+        if isinstance(b, Text):
+            return ("text", b.text, b.bullet, b.links)
+        if isinstance(b, Image):
+            return ("image", b.src)
+        if isinstance(b, Caption):
+            return ("caption", b.number, b.text, b.anchor)
+        return (type(b).__name__,)
+    return (" ".join(section.heading.title.replace("\uf0c1", " ").split()),) + tuple(key(b) for b in section.blocks)
+
+
+def _statement(spec: SectionSpec, refs: list[dict[str, Any]], findings: list[IngestFinding]) -> tuple[Item, ...]:
+    """What one copy of a section states, item by item, each with its page position: the layouts
+    (table row facts, formula, figures), the cross references and the errata of its text."""
+    items: list[Item] = [("section", f"{spec.instruction} {spec.shape} {spec.tag} groups {spec.groups} {spec.group}".strip(),
+                          (spec.line, 1))]
+    for f in spec.fragments:
+        what = f"operand {f.operand} ({', '.join('.' + t for t in f.types)}{', ' + f.variant if f.variant else ''})"
+        r = f.row
+        facts = (f"{r.registers} .{r.register_type} registers, {r.per_register} elements each, elements "
+                 f"{' '.join(r.elements.text.split()) if r.elements else '-'}")
+        items.append((what + " table row", facts, (r.line, 1)))
+        lines = f.formula.split("\n")
+        where = list(f.where) if len(f.where) == len(lines) else [(f.formula_line, 1)] * len(lines)
+        items += [(what + " formula", text, pos if pos[0] else (f.formula_line, 1)) for text, pos in zip(lines, where)]
+        items.append((what + " formula end", "", (f.formula_line, 1)))
+        items.append((what + " figures", ", ".join(f.figures), (f.formula_line, 1)))
+    for ref in refs:
+        items.append(("reference", f"{'/'.join(ref['operands'])} the same as {ref['title']} (#{ref['anchor']}) "
+                                   f"{' '.join(ref['types'])}".strip(), (ref["line"], ref["col"])))
+    for stmt_line, stmt in spec.sparsity:
+        items.append(("sparsity", stmt, (stmt_line, 1)))
+    for x in findings:
+        items.append((f"{x.severity} {x.kind}", f"{x.operand} {' '.join(x.types)}: {x.message}".strip(),
+                      (x.line, x.column)))
+    return tuple(items)
+
+
+def _same_statement(first: _Copy, other: _Copy) -> None:
+    """Two copies of one section (a page saved as .md and .html, a page and a changed copy of it) are
+    judged once only when they state the same; otherwise the second is bad input, at its first
+    difference, naming both files."""
+    a, b = first.statement, other.statement
+    for k in range(max(len(a), len(b))):
+        x = a[k] if k < len(a) else None
+        y = b[k] if k < len(b) else None
+        if x is not None and y is not None and x[:2] == y[:2]:
+            continue
+        line, col = y[2] if y is not None else (other.section.heading.line, 1)
+        what = (y or x)[0]  # type: ignore[index]
+        here = f"this copy has {what} {_short(y[1], 80)!r}" if y is not None else f"this copy has no {what}"
+        there = (f"{first.section.page}:{x[2][0]}:{x[2][1]} has {x[0]} {_short(x[1], 80)!r}" if x is not None
+                 else f"{first.section.page} has no {what}")
+        raise PageError(other.section.page, line or other.section.heading.line, col or 1,
+                        f"section {other.section.number} is given twice and the copies differ: {here}; {there}. "
+                        "Give one copy of each section")
+
+
 def _resolve(lib: _Library, spec: SectionSpec, ref: dict[str, Any],
              specs: list[SectionSpec]) -> tuple[SectionSpec, list[IngestFinding]] | None:
     def match(section: Section) -> bool:
@@ -947,7 +1025,6 @@ def _resolve(lib: _Library, spec: SectionSpec, ref: dict[str, Any],
     for s in specs:
         if (ref["anchor"] and s.anchor == ref["anchor"]) or _norm_title(s.title) == _norm_title(ref["title"]):
             return s, []
-    lib.siblings(spec.page, spec.number)
     for section in lib.sections():
         if match(section) and section.number != spec.number:
             tspec, _refs, fnd = _read_section(section, spec.version)

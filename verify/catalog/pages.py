@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Sequence
 import dataclasses
 
 from ..errors import SpecError
-from ..layout.model import Shape, Source, Spec, Unbuilt
+from ..layout.ids import layout_id
+from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
@@ -43,22 +44,24 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
     return out
 
 
-def ingest(paths: Sequence[str | Path]) -> IngestResult:
+def ingest(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
+    """The sections of the pages ``paths`` (files, or directories of pages); cross references and
+    anchors resolve among them and the reference pages ``docs`` (files or directories), nothing else."""
     from .docpage import PageError  # noqa: PLC0415
     from .ingest import ingest_pages  # noqa: PLC0415
     try:
-        return ingest_pages(expand_pages(paths))
+        return ingest_pages(expand_pages(paths), expand_pages(docs))
     except PageError as e:
         raise IngestError(e.path, e.line, e.col, e.message) from None
 
 
-def specs_from_pages(paths: Sequence[str | Path]) -> list[tuple[str, str]]:
+def specs_from_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> list[tuple[str, str]]:
     """[(spec file name, TOML text)] for every matrix-fragment section of the pages.
 
     Every text is checked with ``load_spec_text`` before it is returned, so a caller
     never receives a spec the loader would reject.
     """
-    result = ingest(paths)
+    result = ingest(paths, docs)
     out = result.specs()
     for name, text in out:
         load_spec_text(text, name)
@@ -90,10 +93,11 @@ def is_page(p: Path) -> bool:
     return p.is_file() and p.suffix.lower() in PAGE_SUFFIXES
 
 
-def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None
-         ) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
+def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
+         docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
     """Specs from spec files, directories of specs and doc pages (ingested on the fly), plus the
-    errata ``ingest`` found in the text of the pages (warnings and errors).
+    errata ``ingest`` found in the text of the pages (warnings and errors).  ``docs``: reference
+    pages, read only so that the pages' cross references resolve (``ingest``).
 
     Page specs are judged by the reviewed specs ``against`` (default: the bundled specs), never by
     what the page says about itself (``verify.catalog.review``); their positions are page positions.
@@ -110,7 +114,7 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     specs = load_specs(spec_paths) if spec_paths else []
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
-        result = ingest([str(p) for p in pages])
+        result = ingest([str(p) for p in pages], docs)
         reviewed = Reviewed.of(load_specs(list(against) if against is not None else [bundled.resolve().path]))
         for section, (name, text) in zip(result.sections, result.specs()):
             specs.append(review.apply(page_spec(section, name, text), reviewed))
@@ -118,16 +122,45 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     return specs, doc_findings
 
 
+# The errors ingest finds in a page's text that are judged as text errata, and the check of the reviewed
+# record that covers each.  Every other ``error`` kind has a check of its own: ``formula-syntax`` the
+# ``syntax`` check, ``evaluation`` the ``evaluation`` finding, ``not-bijective`` and
+# ``correction-not-bijective`` the layout's in_range / injective / surjective (expected as reviewed).
+OWN_CHECK = frozenset({"formula-syntax", "evaluation", "not-bijective", "correction-not-bijective"})
+TEXT_ERRATUM_CHECK = {"count-words": "count", "count-matrix": "count", "count-list": "count", "packing": "packing",
+                      "element-list-punctuation": "elements", "element-list-prefix": "elements",
+                      "element-list-duplicate": "elements", "element-list-gap": "elements",
+                      "element-list-range": "elements"}
+
+
+def text_errata(section: SectionSpec) -> tuple[TextErratum, ...]:
+    """The ``error`` findings of a section's text, one per layout of the table row they are on (a row
+    with no formula: the id its layout would have; a finding of no row: the section)."""
+    out: list[TextErratum] = []
+    for f in section.findings:
+        if f.severity != "error" or f.kind in OWN_CHECK:
+            continue
+        ids = [fr.layout_id for fr in section.fragments
+               if fr.operand == f.operand and fr.types == f.types and fr.page in ("", section.page)]
+        if not ids:
+            ids = [layout_id(section.instruction, section.shape, f.operand, f.types, None, section.tag)
+                   if f.operand else section.name]
+        out += [TextErratum(lid, f.kind, TEXT_ERRATUM_CHECK.get(f.kind, ""), f.page, f.line, f.column, f.message)
+                for lid in dict.fromkeys(ids)]
+    return tuple(out)
+
+
 def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
     """The spec of one ingested section, with every position on the page (never in the generated text)."""
     unbuilt = tuple(Unbuilt(fr.layout_id, fr.page or section.page, fr.syntax_error[0], fr.syntax_error[1],
                             fr.syntax_error[2]) for fr in section.fragments if not fr.formula and fr.syntax_error)
+    errata = text_errata(section)
     if not any(fr.formula for fr in section.fragments):  # nothing to build: the section's findings say why
         shape = Shape.parse(section.shape)
         assert shape is not None
         return Spec(section.page, Source(section.page, section.line, section.number, section.title,
                                          version=section.version), section.instruction, shape, (), (),
-                    page=section.page, unbuilt=unbuilt)
+                    page=section.page, unbuilt=unbuilt, text_errata=errata)
     try:
         spec = load_spec_text(text, name)
     except SpecError as e:  # an ingested section the loader refuses: say where on the page
@@ -150,7 +183,7 @@ def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
             f = dataclasses.replace(f, line=fr.syntax_error[0], col=fr.syntax_error[1])
         syntax.append(f)
     return dataclasses.replace(spec, path=section.page, layouts=tuple(layouts), syntax_findings=tuple(syntax),
-                               page=section.page, unbuilt=unbuilt)
+                               page=section.page, unbuilt=unbuilt, text_errata=errata)
 
 
 def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | None:
@@ -161,6 +194,6 @@ def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | N
     return built[k] if 0 <= k < len(built) else None
 
 
-def doc_findings(pages: Sequence[str | Path]) -> tuple[IngestFinding, ...]:
+def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[IngestFinding, ...]:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
-    return tuple(f for f in ingest([str(p) for p in pages]).findings if f.severity in ("error", "warning"))
+    return tuple(f for f in ingest([str(p) for p in pages], docs).findings if f.severity in ("error", "warning"))

@@ -9,7 +9,11 @@ of the same id (the bundled specs, or the specs given with ``--against``):
 * a layout they do not record, or a correction ingest proposes that no reviewer made: every check
   expected to be proved;
 * a doc formula that does not parse: expected only when the reviewed spec records that syntax erratum,
-  with the same parse error (a formula broken in another way is a new erratum).
+  with the same parse error (a formula broken in another way is a new erratum);
+* an error in the text (a register count, a packing, an element list that contradicts the rest of the
+  page): expected only when the reviewed layout of its row records an erratum of that check (expects its
+  ``count``, ``packing`` or ``elements`` refuted, or a reviewer corrected those register facts); any
+  other is a new erratum.
 
 The maps themselves are compared by ``verify.checks.review`` (a page formula that still gives a
 bijection, but another one, is a finding), which also reports the fragments that could not be built
@@ -21,6 +25,11 @@ import dataclasses
 from typing import Sequence
 
 from ..layout.model import UNPARSED, Layout, Spec
+
+
+# the register facts a correction of each check's erratum changes
+_CORRECTED_FACTS = {"count": ("registers", "elements_per_register", "elements_text"), "elements": ("elements_text",),
+                    "packing": ("elements_per_register", "register_type", "element_bits")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,6 +47,16 @@ class Reviewed:
         sections = {s.path: tuple(lay.id for lay in s.layouts if not lay.corrected)
                     + tuple(f.layout for f in s.syntax_findings) for s in specs}
         return Reviewed(layouts, syntax, sections)
+
+    def records(self, lid: str, check: str) -> bool:
+        """An erratum of ``check`` in the text of layout ``lid`` is known: the reviewed layout expects that
+        check refuted, or a reviewer corrected the register facts it is about (the ``@corrected`` twin
+        states other ones)."""
+        base, fixed = self.layouts.get(lid), self.layouts.get(lid + "@corrected")
+        if any(lay.expect.get(check) == "refuted" for lay in (base, fixed) if lay is not None):
+            return True
+        return base is not None and fixed is not None and any(
+            getattr(base, name) != getattr(fixed, name) for name in _CORRECTED_FACTS.get(check, ()))
 
     def covering(self, ids: Sequence[str]) -> tuple[str, ...]:
         """The doc layouts of every reviewed spec that shares a layout with ``ids`` (what the page's
@@ -63,9 +82,11 @@ def apply(spec: Spec, reviewed: Reviewed) -> Spec:
                    for f in spec.syntax_findings)
     unbuilt = tuple(dataclasses.replace(u, expected="refuted" if _same_syntax(u.message, reviewed.syntax.get(u.layout))
                                         else "proved") for u in spec.unbuilt)
+    errata = tuple(dataclasses.replace(t, expected="refuted" if reviewed.records(t.layout, t.check) else "proved")
+                   for t in spec.text_errata)
     ids = [lay.id for lay in spec.layouts] + [f.layout for f in spec.syntax_findings] + [u.layout for u in unbuilt]
     return dataclasses.replace(spec, layouts=tuple(layouts), syntax_findings=syntax, reviewed=tuple(counterparts),
-                               covers=reviewed.covering(ids), unbuilt=unbuilt)
+                               covers=reviewed.covering(ids), unbuilt=unbuilt, text_errata=errata)
 
 
 def _same_syntax(unbuilt: str, recorded: str | None) -> bool:

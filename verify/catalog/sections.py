@@ -76,6 +76,9 @@ TYPES = ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "b1", "s32
           "e5m2", "e3m2", "e2m3", "e2m1")
 TYPE_RX = re.compile(r"\.(" + "|".join(sorted(TYPES, key=len, reverse=True)) + r")\b")
 SUBBYTE_FLOATS = {"e3m2", "e2m3", "e2m1"}  # stored in 8-bit containers by some shapes
+# the instructions whose layouts ingest reads from doc pages ("Matrix Fragments for [sparse] mma..."); the
+# pages state the others' layouts (wmma, ldmatrix, wgmma, tcgen05, block-scale selectors) as figures only
+PAGE_INSTRUCTIONS = ("mma", "mma.sp")
 SECTION_TITLE = re.compile(r"^Matrix Fragments for (sparse )?mma\.(m\d+n\d+k\d+)\b\s*(.*)$", re.I)
 
 
@@ -99,7 +102,7 @@ class ElementList:
     text: str                       # verbatim
     names: tuple[str, ...] | None   # expanded names (ellipsis filled in) or None when unusable
     ellipsis: bool = False
-    problems: tuple[str, ...] = ()  # "punctuation", "duplicate", "gap", "prefix"
+    problems: tuple[str, ...] = ()  # "punctuation", "duplicate", "gap", "prefix", "range"
 
 
 @dataclass(frozen=True)

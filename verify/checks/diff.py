@@ -9,15 +9,20 @@ grammar, ``verify.layout.ids``, gives a fragment the same id from a spec file an
   or what the doc says of the registers differs (count, element list, register type);
 * **added** / **removed**: an id in one set only;
 * **unchanged**: the same map and the same register facts;
+* **outside**: comparing spec files with doc pages, a layout of the spec files that no page can state
+  (wmma, ldmatrix, wgmma, tcgen05, the block-scale selectors: the doc gives them as figures only, so
+  ``ingest`` reads only mma and mma.sp layouts), not compared and not "removed";
 
 plus the textual errata of the doc pages that appear or disappear (compared without their line
-numbers, which move whenever the text above them changes).
+numbers, which move whenever the text above them changes; only when both sides are doc pages, as spec
+files record errata as expectations, not as text).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..catalog.sections import PAGE_INSTRUCTIONS
 from ..layout.model import Layout, Spec
 from ..results import CheckResult
 from .equivalence import register_facts, same_map
@@ -44,6 +49,9 @@ class DiffResult:
     errata_added: tuple[str, ...] = ()
     errata_removed: tuple[str, ...] = ()
     undecided: tuple[Change, ...] = ()  # the engines could not decide (unknown, or they disagree)
+    outside: tuple[str, ...] = ()  # spec-file layouts no doc page states, against pages: not compared
+    outside_instructions: tuple[str, ...] = ()  # their instructions
+    errata_compared: bool = True  # False when one side is spec files (they record no text)
 
     @property
     def differs(self) -> bool:
@@ -56,17 +64,23 @@ class DiffResult:
                              "counterexample": c.counterexample, "engines": c.engines} for c in self.changed],
                 "undecided": [{"layout": c.layout, "message": c.message, "engines": c.engines} for c in self.undecided],
                 "unchanged": list(self.unchanged), "errata_added": list(self.errata_added),
-                "errata_removed": list(self.errata_removed)}
+                "errata_removed": list(self.errata_removed), "outside": list(self.outside),
+                "errata_compared": self.errata_compared}
 
     def text_lines(self) -> list[str]:
         out = [f"added      {x}" for x in self.added] + [f"removed    {x}" for x in self.removed]
         out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in self.changed]
         out += [f"undecided  {c.layout}: {c.message}" for c in self.undecided]
         out += [f"erratum +  {x}" for x in self.errata_added] + [f"erratum -  {x}" for x in self.errata_removed]
+        if self.outside:
+            out.append(f"outside    {len(self.outside)} layouts no doc page states (the doc gives them as figures "
+                       f"only: {', '.join(self.outside_instructions)}): not compared")
+        errata = (f"{len(self.errata_added)} new, {len(self.errata_removed)} gone" if self.errata_compared
+                  else "not compared (one side is spec files)")
         out.append(f"{len(self.unchanged)} unchanged, {len(self.changed)} changed, {len(self.added)} added, "
-                   f"{len(self.removed)} removed, {len(self.undecided)} undecided; errata in the text: "
-                   f"{len(self.errata_added)} new, {len(self.errata_removed)} gone"
-                   + ("  -> DIFFERENT" if self.differs else ""))
+                   f"{len(self.removed)} removed, {len(self.undecided)} undecided"
+                   + (f", {len(self.outside)} outside what pages state" if self.outside else "")
+                   + f"; errata in the text: {errata}" + ("  -> DIFFERENT" if self.differs else ""))
         return out
 
 
@@ -126,7 +140,19 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
             changed.append(Change(lid, tuple(what), "; ".join(notes), cex, engines))
         else:
             unchanged.append(lid)
-    ea = {errata_key(f) for f in old_findings}
-    eb = {errata_key(f) for f in new_findings}
-    return DiffResult(tuple(sorted(set(b) - set(a))), tuple(sorted(set(a) - set(b))), tuple(changed),
-                      tuple(unchanged), tuple(sorted(eb - ea)), tuple(sorted(ea - eb)), tuple(undecided))
+    old_pages, new_pages = _pages_only(old), _pages_only(new)
+    compared = old_pages == new_pages  # both doc pages (both sides' errata are text) or both spec files
+    ea = {errata_key(f) for f in old_findings} if compared else set()
+    eb = {errata_key(f) for f in new_findings} if compared else set()
+    added, removed = sorted(set(b) - set(a)), sorted(set(a) - set(b))
+    outside = [lid for lid in removed if new_pages and not old_pages and a[lid].instruction not in PAGE_INSTRUCTIONS]
+    outside += [lid for lid in added if old_pages and not new_pages and b[lid].instruction not in PAGE_INSTRUCTIONS]
+    return DiffResult(tuple(x for x in added if x not in outside), tuple(x for x in removed if x not in outside),
+                      tuple(changed), tuple(unchanged), tuple(sorted(eb - ea)), tuple(sorted(ea - eb)),
+                      tuple(undecided), tuple(sorted(outside)),
+                      tuple(sorted({(a.get(x) or b[x]).instruction for x in outside})), compared)
+
+
+def _pages_only(specs: Sequence[Spec]) -> bool:
+    """Every spec of the set was read from a doc page (a set of spec files, or a mix, is not)."""
+    return bool(specs) and all(s.page for s in specs)

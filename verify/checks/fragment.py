@@ -22,7 +22,7 @@ from ..layout.elements import split_element_list
 from ..layout.enumerate import Enumeration, decide
 from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells
 from ..layout.sparse import clear_caches as clear_sparse_caches
-from ..layout.types import ELEMENT_BITS, REGISTER_BITS
+from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 
 DEFAULT_TIMEOUT = 10.0
@@ -60,7 +60,7 @@ def check_count(layout: Layout) -> CheckResult:
     total = per_thread * layout.lanes_per_group
     want = layout.rows * layout.cols
     problems = []
-    if total != want:
+    if elements_per_thread(layout.rows, layout.cols, layout.lanes_per_group) != per_thread:
         problems.append(f"{layout.registers} registers x {layout.elements_per_register} elements x "
                         f"{layout.lanes_per_group} threads = {total}, but the matrix has "
                         f"{layout.rows} x {layout.cols} = {want} elements")
@@ -105,7 +105,7 @@ def check_packing(layout: Layout) -> CheckResult:
         ebits = layout.element_bits or ELEMENT_BITS.get(t)
         if ebits is None:
             return CheckResult("packing", "error", expect, None, f"unknown element type {t!r}", 0.0, {})
-        if rbits // ebits != layout.elements_per_register or rbits % ebits:
+        if packs(layout.register_type, ebits) != layout.elements_per_register:
             cex = {"register_type": layout.register_type, "register_bits": rbits, "type": t,
                    "element_bits": ebits, "elements_per_register": layout.elements_per_register,
                    "fits": rbits // ebits}

@@ -36,7 +36,7 @@ from ..layout.dims import Dim
 from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
 from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
-from ..layout.types import ELEMENT_BITS, REGISTER_BITS
+from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
 from . import fragment
 from .family import _binding, _binding_of, _extent_term, _symbolic, _width
@@ -161,7 +161,7 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
             if not x.corrected and (x.expect.get("count") == "refuted" or x.expect.get("packing") == "refuted"):
                 expect = "refuted"
             rows, cols = _extent(x, shape)
-            want = rows * cols // x.lanes_per_group if (rows * cols) % x.lanes_per_group == 0 else None
+            want = elements_per_thread(rows, cols, x.lanes_per_group)
             per = x.registers * x.elements_per_register
             rbits = REGISTER_BITS[x.register_type]
             ebits = x.element_bits or max([ELEMENT_BITS.get(t, 0) for t in x.types] or [0]) or None
@@ -172,7 +172,7 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
                 why.append(f"{x.registers} .{x.register_type} registers x {x.elements_per_register} = {per} elements "
                            f"per thread, but {rows} x {cols} / {x.lanes_per_group} threads = "
                            f"{rows * cols / x.lanes_per_group:g}")
-            if fits is not None and fits != x.elements_per_register:
+            if fits is not None and packs(x.register_type, ebits) != x.elements_per_register:
                 why.append(f"a .{x.register_type} ({rbits} bits) holds {fits} .{x.types[0]} ({ebits} bits), "
                            f"not {x.elements_per_register}")
             if listed is not None and listed != per:

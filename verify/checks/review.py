@@ -11,6 +11,9 @@ id can.  Every difference is a finding, expected only where the reviewed record 
   changed in the text: ingest derives the page's own expectations from that text, so only the review
   can see it);
 * ``syntax``: a fragment whose formula does not parse and could not be built (at the page position);
+* ``doc_text``: an error in the text (a register count, a packing, an element list that contradicts the
+  rest of the page) that the reviewed layout of its row does not record (at the page position; one the
+  reviewed spec records is a known erratum, seen in that layout's own check);
 * ``evaluation``: a page formula that cannot be evaluated on its domain (division by zero, ...).
 """
 from __future__ import annotations
@@ -52,12 +55,20 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,
                            f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",
                            {"file": u.file, "line": u.line, "col": u.col}))
+    for t in spec.text_errata:
+        if t.expected != "refuted":
+            why = (f"the reviewed spec of {t.layout} records no {t.check} erratum" if t.check
+                   else "no reviewed spec records an erratum of this kind")
+            out.append(Finding(t.layout, "doc_text", "refuted", "proved",
+                               f"{t.file}:{t.line}:{t.col}: {t.kind}: {t.message}; {why}",
+                               {"file": t.file, "line": t.line, "col": t.col, "kind": t.kind}))
     stated = {lay.id for lay in spec.layouts} | {f.layout for f in spec.syntax_findings} | {u.layout for u in spec.unbuilt}
     for lid in spec.covers:
         if lid not in stated:
             out.append(Finding(lid, "reviewed", "refuted", "proved",
                                f"{spec.page}: the reviewed specs record {lid}, but the given pages do not state it "
-                               "(dropped from the page, or a reference to a section that is not among the pages)",
+                               "(dropped from the page, or the page refers to a section that is not among the pages: give that "
+                               "page too, or its directory with --docs)",
                                None))
     return out
 

@@ -38,10 +38,13 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     old = _read_baseline(args)
+    if args.observations:  # a missing or empty observations directory is refused before any work
+        from ..hardware.observe import observation_files  # noqa: PLC0415
+        observation_files(args.observations)
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
-        specs, doc_findings = api.load_with_doc_findings(paths, against=args.against)
+        specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs)
     lays = api.layouts(specs)
     if not lays and not any(s.unbuilt or s.maps for s in specs):  # a page whose fragments all failed is something to report
         raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}")
@@ -97,6 +100,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("--against", nargs="+", metavar="SPECS", default=None,
                    help="doc pages are judged by these reviewed specs (default: the bundled specs): their "
                         "expectations, and their maps compared with the pages'")
+    c.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
     c.add_argument("--baseline", metavar="FILE", default=None,
                    help="a committed `check --format json` output: exit 1 only on differences from it "
                         "(new failures, fixed errata, layouts added or removed, changed mappings or "

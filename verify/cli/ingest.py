@@ -12,10 +12,11 @@ from pathlib import Path
 from ..catalog.pages import ingest, page_spec, write_all
 from ..errors import SpecError
 from ..outputs.json import to_json
+from . import inputs
 
 def cmd_ingest(args: argparse.Namespace) -> int:
     try:
-        result = ingest(args.pages)
+        result = ingest(args.pages, args.docs)
         buildable = [(sec, name, text) for sec, (name, text) in zip(result.sections, result.specs())
                      if any(fr.formula for fr in sec.fragments)]
         for sec, name, text in buildable:
@@ -52,7 +53,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     # the verdict on the pages is the one ``check`` gives them: against the reviewed specs
     from .. import api  # noqa: PLC0415
     try:
-        specs_, doc_findings = api.load_with_doc_findings(list(args.pages), against=args.against)
+        specs_, doc_findings = api.load_with_doc_findings(list(args.pages), against=args.against, docs=args.docs)
         report = api.check_all(specs_, doc_findings=doc_findings)
     except SpecError as e:
         print(e.one_line(), file=sys.stderr)
@@ -79,6 +80,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="also print notes")
     p.add_argument("--against", nargs="+", metavar="SPECS", default=None,
                    help="the reviewed specs the pages are judged by (default: the bundled specs)")
+    p.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
     p.add_argument("--no-check", action="store_true", help="only write the specs; exit 0 unless the input is bad")
     p.set_defaults(func=cmd_ingest)
     return p

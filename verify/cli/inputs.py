@@ -15,6 +15,11 @@ def paths_or_bundled(paths: Sequence[str] | None) -> list[str]:
     return bundled.default_paths(list(paths) if paths else None)
 
 
+DOCS_HELP = ("reference doc pages (a directory or page files; may be given again): read only so that the "
+             "pages' cross references ('the same as in case of ...') and anchors resolve, never judged. "
+             "Nothing else is searched")
+
+
 def default_help() -> str:
     """What a command checks when given no path, for ``--help``."""
     found = bundled.resolve()

@@ -13,15 +13,15 @@ from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
 from ..outputs.progress import Progress
 from ..outputs.report import OutputError, write_report
-from . import options
+from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
-        specs, doc_findings = api.load_with_doc_findings(list(args.paths))
+        specs, doc_findings = api.load_with_doc_findings(list(args.paths), docs=args.docs)
         if args.pages:
-            doc_findings += api.doc_findings(args.pages)
+            doc_findings += api.doc_findings(args.pages, args.docs)
     jobs = api.default_jobs()
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
@@ -46,6 +46,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     r.add_argument("--pages", nargs="+", metavar="PAGE", default=None,
                    help="doc pages or directories: add the errata ingest finds in their text (their "
                         "layouts are not checked; use this with curated specs)")
+    r.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
     r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
     r.add_argument("--max-delta", type=options.nonnegative, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")

@@ -562,18 +562,29 @@ def load_observation(path: str | Path) -> Observation:
     return from_raw(raw, simulated=data["simulated"], path=str(p), probe_sha256=str(data.get("probe_sha256", "")))
 
 
+def observation_files(obs_dir: str | Path) -> list[Path]:
+    """The observation files (``*.json``) of ``obs_dir``, sorted; a directory that is missing or holds
+    none is bad input (``ObservationError``): checking against no observation would confirm nothing."""
+    d = Path(obs_dir)
+    if not d.is_dir():
+        raise ObservationError(str(d), "no such observations directory")
+    files = sorted(f for f in d.glob("*.json") if f.is_file())
+    if not files:
+        raise ObservationError(str(d), "no observation files (*.json) in this directory (`ptx-verify confirm "
+                                       "--out DIR` writes them)")
+    return files
+
+
 def check_observations(layouts: Iterable[Layout], obs_dir: str | Path) -> list[HardwareResult]:
     """Compare every observation file in ``obs_dir`` with the layouts its instruction tests.
 
     Observation files of instructions not among ``layouts`` are ignored; a file
-    that cannot be read or does not fit its probe is bad input (``ObservationError``).
+    that cannot be read or does not fit its probe is bad input (``ObservationError``),
+    and so is a directory with no observation file.
     """
-    d = Path(obs_dir)
-    if not d.is_dir():
-        raise ObservationError(str(d), "no such observations directory")
     by_id = {ins.id: ins for ins in instructions(layouts)}
     out: list[HardwareResult] = []
-    for f in sorted(d.glob("*.json")):
+    for f in observation_files(obs_dir):
         obs = load_observation(f)
         ins = by_id.get(obs.instruction)
         if ins is None:

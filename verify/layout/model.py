@@ -488,13 +488,29 @@ class MapLayout:
 
 
 @dataclass(frozen=True)
+class TextErratum:
+    """An ``error`` ingest found in the text of a doc page (a register count, a packing, an element list
+    that contradicts the rest of the page), for the layout of its table row: expected only where the
+    reviewed spec of that layout records an erratum of the same check (``check``)."""
+
+    layout: str
+    kind: str      # ingest's kind: count-words, element-list-prefix, ...
+    check: str     # the check of the reviewed record that covers it: count, packing, elements ("" for none)
+    file: str
+    line: int
+    col: int
+    message: str
+    expected: str = "proved"  # "refuted" when the reviewed spec records it
+
+
+@dataclass(frozen=True)
 class Spec:
     """The layouts of one doc section (one instruction family), as one spec file (or doc page) states them.
 
     A spec read from a doc page (``page``) carries its review: the reviewed layouts of the same ids
     (``reviewed``, from the bundled specs or ``--against``), which its expectations come from and which
-    its maps are compared with, the ids of the reviewed layouts of its sections (``covers``), and the
-    fragments that could not be built (``unbuilt``).
+    its maps are compared with, the ids of the reviewed layouts of its sections (``covers``), the
+    fragments that could not be built (``unbuilt``) and the errors in its text (``text_errata``).
     """
 
     path: str
@@ -508,6 +524,7 @@ class Spec:
     covers: tuple[str, ...] = ()
     unbuilt: tuple[Unbuilt, ...] = ()
     maps: tuple[MapLayout, ...] = ()  # layouts with no register facts (``[[layout]]``)
+    text_errata: tuple[TextErratum, ...] = ()
 
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")

@@ -1,6 +1,9 @@
-"""PTX register and element types: widths and which accumulators go with which inputs.
+"""PTX register and element types: widths and which accumulators go with which inputs, and the register
+arithmetic of a fragment (elements per thread a matrix needs, elements a register packs).
 
-One table each, shared by the spec loader, the checks, doc ingestion and the probes.
+One table each, and one implementation of the arithmetic, shared by the spec loader, the checks (count,
+packing, the instruction's registers), doc ingestion (the errata of a table row) and the probes; each
+words its findings its own way.
 """
 from __future__ import annotations
 
@@ -16,6 +19,21 @@ ELEMENT_BITS: dict[str, int] = {"f16": 16, "bf16": 16, "tf32": 32, "f32": 32, "f
                                 # untyped data of the data-movement instructions (ldmatrix, stmatrix,
                                 # movmatrix, tcgen05.ld/st); .b8x16 is a row of sixteen 8-bit containers
                                 "b8": 8, "b16": 16, "b32": 32, "b8x16": 8}
+
+
+def elements_per_thread(rows: int, cols: int, threads: int) -> int | None:
+    """Elements each of ``threads`` holds of a rows x cols matrix spread evenly (None: it cannot be)."""
+    return rows * cols // threads if threads and rows * cols % threads == 0 else None
+
+
+def packs(register_type: str | None, element_bits: int | None) -> int | None:
+    """How many elements of ``element_bits`` bits fill one register of ``register_type`` exactly (None when
+    they do not fill it, or either width is unknown)."""
+    rbits = REGISTER_BITS.get(register_type or "")
+    if not rbits or not element_bits or rbits % element_bits:
+        return None
+    return rbits // element_bits
+
 
 # Accumulator (C/D) types each A/B type allows (the PTX mma type table).
 ACCUMULATOR_TYPES: dict[str, frozenset[str]] = {

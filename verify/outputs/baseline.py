@@ -35,7 +35,7 @@ from ..errors import SpecError
 SCHEMA = 1
 ABSENT = "absent"
 # statuses of the checks that are findings, not layout checks: no finding means "proved"
-_FINDING_CHECKS = ("syntax", "reviewed", "register_facts", "evaluation", "hardware")
+_FINDING_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware")
 
 
 @dataclass(frozen=True)

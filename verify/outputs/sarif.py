@@ -108,6 +108,9 @@ RULES: dict[str, tuple[str, str, str]] = {
     "register_facts": ("ReviewedRegisterFacts", "a doc page states the register facts the reviewed spec records",
                        "Register count and type, element list, domain and matrix as a doc page states them must be "
                        "what the reviewed spec records, even where the map is the same."),
+    "doc_text": ("PageTextErratum", "a doc page's text has no error the reviewed spec does not record",
+                 "A register count, packing or element list in a doc page that contradicts the rest of the page "
+                 "must be an erratum the reviewed spec of its layout records."),
     "evaluation": ("PageFormulaEvaluation", "a doc page's formula can be evaluated on its domain",
                    "A doc formula that cannot be evaluated (division by zero, ...) leaves its fragment unchecked."),
     "hardware": ("HardwareObservation", "the layout explains what the GPU computes",
@@ -205,6 +208,8 @@ class Index:
         lay = self.anchor(f.layout)
         if f.check == "syntax" and "file" in c and not (lay is not None and self.origins.from_page(lay)):
             return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
+        if f.check == "doc_text" and "file" in c:  # the words at fault, on the page as given
+            return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
         return layout_where(lay, self.origins) if lay is not None else None
 
     def erratum(self, sid: str, check: str) -> str:
@@ -281,7 +286,7 @@ def _rule_json(key: str) -> dict[str, Any]:
         "".join(p.title() for p in key.split("_")), f"the {key} check", f"The {key} check of ptx-verify.")
     if key in BASELINE_RULES:
         kind = "baseline"
-    elif key in CHECK_NAMES or key in ("syntax", "hardware", "reviewed", "register_facts", "evaluation"):
+    elif key in CHECK_NAMES or key in ("syntax", "hardware", "reviewed", "register_facts", "doc_text", "evaluation"):
         kind = "layout"
     else:
         kind = "instruction"

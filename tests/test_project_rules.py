@@ -1,0 +1,98 @@
+"""The project's own rules for tests, read from the test sources: no test asserts how long something
+took (speed is measured in ``benchmarks/``), and no test writes into the source tree (tests run in
+parallel workers that read it; a test works on a copy in ``tmp_path``)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+TESTS = ROOT / "tests"
+CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "time", "time_ns"}
+SOURCE_TREE = {"ROOT", "PKG", "SPECS", "GOLDEN", "DOCS"}  # the names tests give the checkout's folders
+WRITES = {"write_text", "write_bytes", "mkdir", "touch", "unlink", "rmdir", "rename", "replace", "symlink_to",
+          "copytree", "copyfile", "copy", "rmtree", "move"}
+
+
+def _names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+PATH_CALLS = {"Path", "resolve", "with_suffix", "with_name", "joinpath", "absolute"}
+
+
+def _path_expr(node: ast.AST) -> bool:
+    """An expression that builds a path (``ROOT / "x"``, ``Path(...).resolve()``), not one that reads a
+    file or edits text (``(SPECS / "a").read_text().replace(...)`` is a string)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            name = n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            if name not in PATH_CALLS:
+                return False
+    return True
+
+
+def _reads_a_clock(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in CLOCKS
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "time" for n in ast.walk(node))
+
+
+def clock_assertions(tree: ast.AST) -> list[int]:
+    """Lines of ``assert`` statements that compare a clock reading, directly or through a variable
+    assigned from one in the same function."""
+    out: list[int] = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        timed = {t.id for a in ast.walk(fn) if isinstance(a, ast.Assign) and _reads_a_clock(a.value)
+                 for t in a.targets if isinstance(t, ast.Name)}
+        out += [a.lineno for a in ast.walk(fn) if isinstance(a, ast.Assert)
+                and (_reads_a_clock(a.test) or _names(a.test) & timed)]
+    return sorted(set(out))
+
+
+def source_tree_writes(tree: ast.AST) -> list[int]:
+    """Lines where a test function writes to a path built from the checkout's folders (directly, or
+    through a variable assigned from such a path in the same function)."""
+    out: list[int] = []
+    for fn in (n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name.startswith("test_")):
+        tainted = set(SOURCE_TREE)
+        for a in (x for x in ast.walk(fn) if isinstance(x, ast.Assign)):
+            if _names(a.value) & tainted and _path_expr(a.value) and not _names(a.value) & {"tmp_path", "tmp_path_factory"}:
+                tainted |= {t.id for t in a.targets if isinstance(t, ast.Name)}
+        for call in (x for x in ast.walk(fn) if isinstance(x, ast.Call) and isinstance(x.func, ast.Attribute)):
+            if call.func.attr not in WRITES:
+                continue
+            receiver = call.func.value
+            target = call.args[1] if isinstance(receiver, ast.Name) and receiver.id == "shutil" and len(call.args) > 1 \
+                else (call.args[0] if isinstance(receiver, ast.Name) and receiver.id in ("shutil", "os") and call.args
+                      else receiver)
+            if _names(target) & tainted and _path_expr(target):
+                out.append(call.lineno)
+    return out
+
+
+def _trees() -> dict[str, ast.AST]:
+    return {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(TESTS.glob("*.py"))}
+
+
+def test_no_test_asserts_elapsed_time():
+    bad = {name: lines for name, tree in _trees().items() if (lines := clock_assertions(tree))}
+    assert not bad, f"timed assertions (measure speed in benchmarks/): {bad}"
+
+
+def test_no_test_writes_into_the_source_tree():
+    bad = {name: lines for name, tree in _trees().items() if (lines := source_tree_writes(tree))}
+    assert not bad, f"tests writing into the checkout (use a copy in tmp_path): {bad}"
+
+
+def test_the_rule_readers_can_fail():
+    """Both readers flag the forms the suite used to have."""
+    timed = ast.parse("import time\ndef fails(fn):\n    t0 = time.perf_counter()\n    fn()\n"
+                      "    assert time.perf_counter() - t0 < 1.0\n"
+                      "def test_x():\n    t = time.monotonic()\n    took = time.monotonic() - t\n    assert took < 2\n")
+    assert clock_assertions(timed) == [5, 9]
+    writes = ast.parse("def test_probe(tmp_path):\n    mod = PKG / 'formula' / 'x.py'\n    mod.write_text('')\n"
+                       "    (tmp_path / 'a').write_text('')\n    shutil.copytree(PKG, tmp_path / 'verify')\n"
+                       "    shutil.copyfile(tmp_path / 'a', SPECS / 'b.toml')\n"
+                       "    text = (SPECS / 'a.toml').read_text().replace('x', 'y')\n    text.replace('y', 'z')\n")
+    assert source_tree_writes(writes) == [3, 6]
