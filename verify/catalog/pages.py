@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Sequence
 import dataclasses
 
 from ..errors import SpecError
-from ..layout.ids import layout_id
+from ..layout.ids import base_id, layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
@@ -171,14 +171,14 @@ def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
     frags = {fr.layout_id: fr for fr in section.fragments if fr.formula}
     layouts = []
     for lay in spec.layouts:
-        fr = frags.get(lay.id[: -len("@corrected")] if lay.corrected else lay.id)
+        fr = frags.get(base_id(lay.id))
         if fr is not None:
             lay = dataclasses.replace(lay, spec_path=fr.page or section.page, text_map=fr.where,
                                       formula_line=fr.formula_line)
         layouts.append(lay)
     syntax = []
     for f in spec.syntax_findings:
-        fr = frags.get(f.layout[: -len("@corrected")] if f.layout.endswith("@corrected") else f.layout)
+        fr = frags.get(base_id(f.layout))
         if fr is not None and fr.syntax_error:
             f = dataclasses.replace(f, line=fr.syntax_error[0], col=fr.syntax_error[1])
         syntax.append(f)

@@ -25,6 +25,7 @@ import dataclasses
 from typing import Sequence
 
 from ..layout.model import UNPARSED, Layout, Spec
+from ..layout.ids import corrected_id
 
 
 # the register facts a correction of each check's erratum changes
@@ -52,7 +53,7 @@ class Reviewed:
         """An erratum of ``check`` in the text of layout ``lid`` is known: the reviewed layout expects that
         check refuted, or a reviewer corrected the register facts it is about (the ``@corrected`` twin
         states other ones)."""
-        base, fixed = self.layouts.get(lid), self.layouts.get(lid + "@corrected")
+        base, fixed = self.layouts.get(lid), self.layouts.get(corrected_id(lid))
         if any(lay.expect.get(check) == "refuted" for lay in (base, fixed) if lay is not None):
             return True
         return base is not None and fixed is not None and any(

@@ -27,7 +27,7 @@ from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, 
 from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
 from ..layout.family import Extent, Param, extent_at
 from ..layout.formula import FormulaMap
-from ..layout.ids import layout_id, section_tag
+from ..layout.ids import corrected_id, is_corrected_id, layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, MAP_CHECKS, MAP_KINDS, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
                             Source, Spec, SyntaxFinding, UnspecifiedMap, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
@@ -499,7 +499,7 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         if "elements_per_register" in corrected:
             _int(loc, corrected, "elements_per_register", k, 1, 64)
         cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
-        layouts.append(make(corrected, lid + "@corrected", True, cexpect, cformula, ctext))
+        layouts.append(make(corrected, corrected_id(lid), True, cexpect, cformula, ctext))
     return layouts, syntax
 
 
@@ -659,7 +659,7 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[layout]] must be a table")
     _unknown_keys(loc, table, _MAP_KEYS, "[[layout]]", k)
     lid = _str(loc, table, "id", k)
-    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid) or lid.endswith("@corrected"):
+    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid) or is_corrected_id(lid):
         raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
     kind = _str(loc, table, "kind", k, "map")
     if kind not in MAP_KINDS:
@@ -718,7 +718,7 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
         ctext = corrected.get("formula", text)
         if not isinstance(ctext, str):
             raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        out.append(make(ctext, lid + "@corrected", True, _map_expect(loc, corrected.get("expect", {}), k, checks)))
+        out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks)))
     return out
 
 
