@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from .probes import Instruction, Operand, instructions
 from ..errors import SpecError
 from ..layout.model import Layout
@@ -126,8 +128,44 @@ class Relations:
                 "ab_meets": [enc(m) for m in self.meets], "c_to_d": enc(self.c_to_d)}
 
 
+def _hits(ins: Instruction, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(experiment, lane, element index) of every nonzero D element of the records, sorted."""
+    op = ins.c
+    if not obs.records:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    rec = np.array([r[:3] for r in obs.records], dtype=np.int64)
+    raw = np.array([r[3] & 0xFFFFFFFFFFFFFFFF for r in obs.records], dtype=np.uint64)
+    w, lane, reg = rec[:, 0], rec[:, 1], rec[:, 2]
+    bad = ~((0 <= w) & (w < ins.plan.total) & (0 <= lane) & (lane < ins.threads) & (0 <= reg) & (reg < op.registers))
+    if bad.any():
+        r = obs.records[int(np.flatnonzero(bad)[0])]
+        raise ObservationError(obs.path or "<observation>", f"record {list(r)} is out of range")
+    eb = op.element_bits
+    mask = np.uint64((1 << eb) - 1)
+    parts_w, parts_l, parts_i = [], [], []
+    for s in range(op.elements_per_register):
+        bits = (raw >> np.uint64(s * eb)) & mask
+        if op.ptx_type == "s32":
+            nz = bits != 0
+        elif op.ptx_type in ("f16", "f32", "f64", "tf32"):
+            nz = (bits & np.uint64((1 << (eb - 1)) - 1)) != 0  # -0.0 is zero; a NaN is something
+        elif bits.any():
+            raise ValueError(f"no decoder for D type .{op.ptx_type}")
+        else:
+            continue
+        parts_w.append(w[nz])
+        parts_l.append(lane[nz])
+        parts_i.append(reg[nz] * op.elements_per_register + s)
+    hw, hl, hi = np.concatenate(parts_w), np.concatenate(parts_l), np.concatenate(parts_i)
+    order = np.lexsort((hi, hl, hw))
+    return hw[order], hl[order], hi[order]
+
+
 def relations(ins: Instruction, obs: Observation) -> Relations:
-    """Reconstruct the observed relations (no spec formula is consulted)."""
+    """Reconstruct the observed relations (no spec formula is consulted).
+
+    Work is proportional to the records and to the elements (never to the number of experiments)."""
     plan = ins.plan
     if obs.instruction != ins.id or obs.experiments != plan.total:
         raise ObservationError(obs.path or "<observation>",
@@ -135,29 +173,31 @@ def relations(ins: Instruction, obs: Observation) -> Relations:
                                f"fit probe {ins.id} ({plan.total} experiments)")
     if obs.overflow:
         raise ObservationError(obs.path or "<observation>", "the probe's record buffer overflowed")
-    hit: dict[int, set[Elem]] = {}
-    for w, lane, reg, raw in obs.records:
-        if not (0 <= w < plan.total and 0 <= lane < 32 and 0 <= reg < ins.c.registers):
-            raise ObservationError(obs.path or "<observation>", f"record {[w, lane, reg, raw]} is out of range")
-        for i, _v in d_elements(ins.c, reg, raw):
-            hit.setdefault(w, set()).add((lane, i))
-    na, nb = ins.a.elements, ins.b.elements
+    hw, hl, hi = _hits(ins, obs)
+    # experiment -> the D elements it reached (hits are sorted by experiment)
+    starts = np.flatnonzero(np.r_[True, hw[1:] != hw[:-1]]) if len(hw) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(hw)].astype(np.int64)
+    lanes, idx = hl.tolist(), hi.tolist()
+    hit: dict[int, frozenset[Elem]] = {
+        int(hw[a]): frozenset(zip(lanes[a:b], idx[a:b])) for a, b in zip(starts.tolist(), ends.tolist())}
+    empty: frozenset[Elem] = frozenset()
+    na, nb, nc = ins.a.elements, ins.b.elements, ins.c.elements
     nm = len(plan.metadata)
-    rows = tuple({(x // na, x % na): frozenset(hit.get(plan.index("a", m, x=x), ())) for x in range(plan.ta)}
+    rows = tuple({(x // na, x % na): hit.get(plan.index("a", m, x=x), empty) for x in range(plan.ta)}
                  for m in range(nm))
-    cols = tuple({(y // nb, y % nb): frozenset(hit.get(plan.index("b", m, y=y), ())) for y in range(plan.tb)}
+    cols = tuple({(y // nb, y % nb): hit.get(plan.index("b", m, y=y), empty) for y in range(plan.tb)}
                  for m in range(nm))
     meets: list[dict[Elem, frozenset[Elem]]] = []
+    exps = np.array(sorted(hit), dtype=np.int64)
     for m in range(nm):
-        base = plan.index("ab", m, 0, 0)
         met: dict[Elem, set[Elem]] = {(x // na, x % na): set() for x in range(plan.ta)}
-        for w in hit:
-            if base <= w < base + plan.ta * plan.tb:
-                x, y = divmod(w - base, plan.tb)
-                met[(x // na, x % na)].add((y // nb, y % nb))
+        if plan.pairs:
+            base = plan.index("ab", m, 0, 0)
+            sel = exps[(exps >= base) & (exps < base + plan.tab)]
+            for x, y in zip(*np.divmod(sel - base, plan.tb)):
+                met[(int(x) // na, int(x) % na)].add((int(y) // nb, int(y) % nb))
         meets.append({k: frozenset(v) for k, v in met.items()})
-    nc = ins.c.elements
-    c_to_d = {(z // nc, z % nc): frozenset(hit.get(plan.index("c", 0, x=z), ())) for z in range(plan.tc)}
+    c_to_d = {(z // nc, z % nc): hit.get(plan.index("c", 0, x=z), empty) for z in range(plan.tc)}
     return Relations(rows, cols, tuple(meets), c_to_d, plan.metadata)
 
 
@@ -212,11 +252,19 @@ class SpecCells:
     def __init__(self, lay: Layout) -> None:
         self.layout = lay
         self.sparse = isinstance(lay.map, SparseMap)
+        self._memo: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
 
     def group(self, lane: int) -> int:
         return self.layout.group_of(lane) if self.layout.groups > 1 else 0
 
     def cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
+        """By the scalar reference evaluator, each point once."""
+        key = (lane, i, meta & 0xF if self.sparse else 0)
+        if key not in self._memo:
+            self._memo[key] = self._cell(lane, i, meta)
+        return self._memo[key]
+
+    def _cell(self, lane: int, i: int, meta: int) -> tuple[int, int, int] | None:
         cell = self.layout.map.point(lane, i)
         if self.sparse:
             k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
@@ -285,8 +333,14 @@ def _diff_sets(obs: frozenset[Elem], exp: frozenset[Elem]) -> str:
 def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) -> list[HardwareResult]:
     """One result per layout the instruction tests (doc and corrected)."""
     rel = rel or relations(ins, obs)
-    probe_c = SpecCells(ins.c.layout)
-    probe_a, probe_b = SpecCells(ins.a.layout), SpecCells(ins.b.layout)
+    memo: dict[int, SpecCells] = {}
+
+    def spec_cells(lay: Layout) -> SpecCells:  # one per layout object: each point is evaluated once
+        if id(lay) not in memo:
+            memo[id(lay)] = SpecCells(lay)
+        return memo[id(lay)]
+    probe_c = spec_cells(ins.c.layout)
+    probe_a, probe_b = spec_cells(ins.a.layout), spec_cells(ins.b.layout)
     a_part_ok = not _a_k(probe_a, rel)
     b_part_ok = not _b_k(probe_b, rel)
     found: list[tuple[Layout, list[tuple[str, dict[str, Any]]], str]] = []
@@ -300,7 +354,7 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                          f"({lay.n_elements})", {"relation": "registers", "hardware": [regs, epr, n],
                                                  "spec": [lay.registers, lay.elements_per_register, lay.n_elements]}))
         else:
-            cells = SpecCells(lay)
+            cells = spec_cells(lay)
             if lay.operand == "C":
                 viol += _c_checks(cells, rel)
             elif lay.operand == "A":
@@ -484,12 +538,16 @@ def _pairing(a: SpecCells, b: SpecCells, rel: Relations, side: str) -> list[tupl
     """With A's and B's k classes right, the spec must also pair the right classes."""
     out: list[tuple[str, dict[str, Any]]] = []
     bcells = {y: b.cell(y[0], y[1]) for y in rel.cols[0]}
+    at_k: dict[tuple[int, int], set[Elem]] = {}  # (group, k) -> the B elements the spec puts there
+    for y, cb in bcells.items():
+        if cb is not None:
+            at_k.setdefault((cb[0], cb[1]), set()).add(y)
     for m, meta in enumerate(rel.metadata):
         for x, ys in sorted(rel.meets[m].items()):
             ca = a.cell(x[0], x[1], meta)
             if ca is None:
                 continue
-            exp = frozenset(y for y, cb in bcells.items() if cb is not None and cb[0] == ca[0] and cb[1] == ca[2])
+            exp = frozenset(at_k.get((ca[0], ca[2]), ()))
             if ys != exp:
                 bad = sorted(ys - exp) or sorted(exp - ys)
                 y = bad[0]

@@ -166,14 +166,19 @@ def _operand(lay: Layout, ptx_type: str) -> Operand:
 class ExperimentPlan:
     """How warp index ``w`` maps to an experiment (mirrored by the generated kernel)."""
 
-    ta: int  # 32 * A elements per lane
+    ta: int  # threads * A elements per thread
     tb: int
     tc: int
     metadata: tuple[int, ...] = (0,)
+    pairs: bool = True  # the ``ab`` experiments (a wgmma probe of a large N leaves them to its smallest N)
+
+    @property
+    def tab(self) -> int:
+        return self.ta * self.tb if self.pairs else 0
 
     @property
     def per_meta(self) -> int:
-        return self.ta + self.tb + self.ta * self.tb
+        return self.ta + self.tb + self.tab
 
     @property
     def total(self) -> int:
@@ -202,7 +207,7 @@ class ExperimentPlan:
         return len(self.metadata) * self.per_meta + x
 
     def to_json(self) -> dict[str, object]:
-        return {"a": self.ta, "b": self.tb, "ab": self.ta * self.tb, "c": self.tc,
+        return {"a": self.ta, "b": self.tb, "ab": self.tab, "c": self.tc,
                 "metadata": [f"0x{m:08x}" for m in self.metadata], "total": self.total}
 
 
@@ -222,6 +227,16 @@ class Instruction:
     @property
     def sparse(self) -> bool:
         return self.name == "mma.sp"
+
+    @property
+    def threads(self) -> int:
+        """Lanes that hold A and C/D (32: a warp)."""
+        return 32
+
+    @property
+    def b_lanes(self) -> int:
+        """Lanes that hold B (1 where B is a shared-memory tile, whose elements are its positions)."""
+        return 32
 
     @property
     def groups(self) -> int:
