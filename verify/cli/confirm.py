@@ -2,8 +2,9 @@
 
 ``register(subparsers)`` adds both subcommands (called by ``verify.cli.main``); the work is in
 ``verify.hardware``.
-Exit codes: 0 every tested layout confirmed, 1 some contradicted, 2 bad input or
-no GPU (one line on stderr, nothing written).
+Exit codes: 0 every tested layout as expected (confirmed, or contradicted where its spec records a known
+erratum whose correction is what the hardware does, as ``check`` judges errata), 1 some not, 2 bad input
+or no GPU (one line on stderr, nothing written).
 """
 from __future__ import annotations
 
@@ -66,9 +67,12 @@ def cmd_confirm(args: argparse.Namespace) -> int:
         for r in results:
             print(r.text_line())
         bad = sum(1 for r in results if r.status != "confirmed")
+        known = sum(1 for r in results if r.status != "confirmed" and r.as_expected)
+        unexpected = sum(1 for r in results if not r.as_expected)
         tag = "SIMULATED: " if args.device == "simulated" else ""
-        print(f"{tag}{len(results)} layout results: {len(results) - bad} confirmed, {bad} contradicted")
-    return 0 if all(r.status == "confirmed" for r in results) else 1
+        print(f"{tag}{len(results)} layout results: {len(results) - bad} confirmed, {bad} contradicted "
+              f"({known} known errata), {unexpected} unexpected" + ("  -> FAIL" if unexpected else ""))
+    return 0 if all(r.as_expected for r in results) else 1
 
 
 def _guard(fn: Any) -> Any:

@@ -6,6 +6,7 @@ writes says ``simulated: false`` and names the GPU, driver, toolkit and probe so
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import shutil
@@ -127,8 +128,7 @@ def confirm_on_gpu(inss: Sequence[probes.Instruction], out: Path, nvcc: str | No
             out.mkdir(parents=True, exist_ok=True)
             doc = observe.observation_json(ins, obs, rel, sha, {"nvcc": version, "built_for": arch})
             (out / name).write_text(observe.dumps(doc), encoding="utf-8")
-            results += [observe.HardwareResult(r.layout, r.instruction, r.status, r.message, r.gpu, r.simulated,
-                                               r.violations, r.counterexample, str(out / name)) for r in res]
+            results += [dataclasses.replace(r, observation=str(out / name)) for r in res]
     return results
 
 

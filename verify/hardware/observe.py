@@ -28,7 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .probes import Instruction, Operand, instructions
+from .probes import SPARSE_METADATA, Instruction, Operand, instructions
 from ..errors import SpecError
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
@@ -233,6 +233,10 @@ class HardwareResult:
     def text_line(self) -> str:
         tag = "SIMULATED " if self.simulated else ""
         head = f"{self.layout:44s} {tag}hardware:{'ok' if self.status == 'confirmed' else 'FAIL'}"
+        if not self.as_expected:
+            head += f"  <-- UNEXPECTED (expected {self.expected})"
+        elif self.status == "contradicted":
+            head += "  (known erratum)"
         return f"{head}  ({self.instruction} on {self.gpu})" + (f"\n    {self.message}" if self.status != "confirmed" else "")
 
 
@@ -386,11 +390,52 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                          f"observed through them]")
             msg = f"{sim}{ins.text} on {obs.gpu}: {listed[0]}{more}"
             out.append(HardwareResult(lay.id, ins.id, "contradicted", msg, obs.gpu, obs.simulated,
-                                      tuple(listed), viol[0][1], obs.path))
+                                      tuple(listed), viol[0][1], obs.path, expected=expected_status(lay, ins.layouts)))
         else:
             msg = f"{sim}{ins.text} on {obs.gpu}: every observed relation agrees{note}"
-            out.append(HardwareResult(lay.id, ins.id, "confirmed", msg, obs.gpu, obs.simulated, (), None, obs.path))
+            out.append(HardwareResult(lay.id, ins.id, "confirmed", msg, obs.gpu, obs.simulated, (), None, obs.path,
+                                      expected=expected_status(lay, ins.layouts)))
     return out
+
+
+METADATA_NIBBLES = tuple(m & 0xF for m in SPARSE_METADATA)  # the probes' metadata words, one nibble each
+
+
+def expected_status(lay: Layout, layouts: Iterable[Layout]) -> str:
+    """What a run on hardware that does what the specs say is expected to give for ``lay``, as ``check``
+    judges a known erratum: a doc layout whose spec records a ``@corrected`` layout (the erratum's
+    correction, what the hardware does) is expected ``contradicted`` when the two differ in what a probe
+    sees, i.e. in the register shape or in the cell of some (lane, i) (for a sparse A also under the
+    probes' metadata); every other layout (a corrected one, one without erratum, a doc layout whose erratum
+    is in its words only, e.g. the element list) is expected ``confirmed``."""
+    fixed = next((x for x in layouts if x.corrected and x.id == lay.id + "@corrected"), None)
+    if fixed is None or lay.corrected:
+        return "confirmed"
+    return "contradicted" if observably_differ(lay, fixed) else "confirmed"
+
+
+def observably_differ(a: Layout, b: Layout) -> bool:
+    """Whether two layouts of one operand differ in registers or in the cell of some (lane, i) (a family:
+    in some instance)."""
+    if a.is_family or b.is_family:
+        if not (a.is_family and b.is_family):
+            return True
+        return any(observably_differ(x, b.instance(**env)) for env, x in a.instances())
+    if (a.registers, a.elements_per_register, a.n_elements, a.threads) != (
+            b.registers, b.elements_per_register, b.n_elements, b.threads):
+        return True
+    if a.unspecified or b.unspecified:
+        return a.unspecified != b.unspecified
+    sa, sb = SpecCells(a), SpecCells(b)
+    if sa.sparse or sb.sparse:
+        return any(sa.cell(lane, i, m) != sb.cell(lane, i, m) for lane in range(a.threads)
+                   for i in range(a.n_elements) for m in METADATA_NIBBLES)
+    ca, cb = a.map.cells(a.domain), b.map.cells(b.domain)
+    ok = np.broadcast_to(ca.ok, ca.row.shape)
+    if not np.array_equal(ok, np.broadcast_to(cb.ok, cb.row.shape)):
+        return True
+    return bool(np.any((ca.row != cb.row)[ok]) or np.any((ca.col != cb.col)[ok])
+                or not np.array_equal(ca.group, cb.group))
 
 
 def _regs(ins: Instruction, operand: str) -> tuple[int, int, int]:
