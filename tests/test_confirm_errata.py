@@ -11,7 +11,7 @@ import pytest
 
 from verify import api
 from verify.cli import main
-from verify.hardware import observe, probes
+from verify.hardware import kinds, observe
 from verify.hardware import simdevice as sd
 
 from conftest import SPECS
@@ -46,7 +46,7 @@ def test_confirm_simulated_accepts_the_known_errata(capsys: pytest.CaptureFixtur
 def test_a_corrected_layout_contradicted_is_unexpected() -> None:
     """A device that deviates from a corrected layout: that result is not as expected (exit 1 in the CLI)."""
     lays = list(_layouts().values())
-    ins = next(i for i in probes.instructions_for(lays, ["mma.m16n8k256.A.b1"]))
+    ins = kinds.probes_for(lays, ["mma.m16n8k256.A.b1"])[0].payload
     model = sd.swap_elements(sd.model_from_instruction(ins), "A", (0, 0), (0, 33))
     res = {r.layout: r for r in observe.compare(ins, observe.from_raw(sd.run(ins, model), simulated=True))}
     fixed = res["mma.m16n8k256.A.b1@corrected"]

@@ -90,6 +90,7 @@ class Observation:
     probe_sha256: str = ""
     path: str = ""
     overflow: bool = False
+    out: tuple[int, ...] = ()  # the raw words of a probe that writes its registers out (data movement, wmma, ...)
 
     @property
     def gpu(self) -> str:
@@ -97,10 +98,25 @@ class Observation:
         return ("SIMULATED " + name) if self.simulated and "SIMULATED" not in name else name
 
 
+def _records(rows: Any) -> tuple[tuple[int, int, int, int], ...]:
+    """Records as sorted tuples of four integers (a ValueError/TypeError/IndexError when they are not)."""
+    arr = np.asarray(rows) if isinstance(rows, list) and rows else None
+    if arr is not None and arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iu":
+        return tuple(sorted(map(tuple, arr.tolist())))  # the common case at array speed
+    return tuple(sorted((int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows))
+
+
 def from_raw(raw: Mapping[str, Any], *, simulated: bool, path: str = "", probe_sha256: str = "") -> Observation:
-    """An ``Observation`` from the probe's (or the simulator's) JSON output."""
+    """An ``Observation`` from the probe's (or the simulator's) JSON output: raw D records (``raw-d/1``) or
+    the raw output words of a probe that writes its registers out (``catalog-probe/1``)."""
     try:
-        recs = tuple(sorted((int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in raw["records"]))
+        if "out" in raw:
+            words = tuple(int(w) for w in raw["out"])
+            if any(not 0 <= w < 1 << 32 for w in words):
+                raise ValueError("an output word is not a 32-bit value")
+            return Observation(str(raw["id"]), str(raw["instruction"]), (), 0, simulated, dict(raw.get("device", {})),
+                               probe_sha256, path, False, words)
+        recs = _records(raw["records"])
         return Observation(str(raw["id"]), str(raw["instruction"]), recs, int(raw["experiments"]),
                            simulated, dict(raw.get("device", {})), probe_sha256, path,
                            bool(raw.get("overflow", False)))
@@ -177,9 +193,9 @@ def relations(ins: Instruction, obs: Observation) -> Relations:
     # experiment -> the D elements it reached (hits are sorted by experiment)
     starts = np.flatnonzero(np.r_[True, hw[1:] != hw[:-1]]) if len(hw) else np.zeros(0, dtype=np.int64)
     ends = np.r_[starts[1:], len(hw)].astype(np.int64)
-    lanes, idx = hl.tolist(), hi.tolist()
+    elems = list(zip(hl.tolist(), hi.tolist()))
     hit: dict[int, frozenset[Elem]] = {
-        int(hw[a]): frozenset(zip(lanes[a:b], idx[a:b])) for a, b in zip(starts.tolist(), ends.tolist())}
+        w: frozenset(elems[a:b]) for w, a, b in zip(hw[starts].tolist(), starts.tolist(), ends.tolist())}
     empty: frozenset[Elem] = frozenset()
     na, nb, nc = ins.a.elements, ins.b.elements, ins.c.elements
     nm = len(plan.metadata)
@@ -209,7 +225,7 @@ class HardwareResult:
 
     layout: str
     instruction: str
-    status: str  # "confirmed" | "contradicted"
+    status: str  # "confirmed" | "contradicted" | "observed" (a map the doc leaves unspecified: wmma)
     message: str
     gpu: str
     simulated: bool
@@ -232,7 +248,8 @@ class HardwareResult:
 
     def text_line(self) -> str:
         tag = "SIMULATED " if self.simulated else ""
-        head = f"{self.layout:44s} {tag}hardware:{'ok' if self.status == 'confirmed' else 'FAIL'}"
+        mark = {"confirmed": "ok", "observed": "observed"}.get(self.status, "FAIL")
+        head = f"{self.layout:44s} {tag}hardware:{mark}"
         if not self.as_expected:
             head += f"  <-- UNEXPECTED (expected {self.expected})"
         elif self.status == "contradicted":
@@ -243,6 +260,9 @@ class HardwareResult:
 # ----------------------------------------------------------------------------- spec side
 
 def _el(prefix: str, e: Elem) -> str:
+    """An element in the doc's words (prefix ``t``: a position of a wgmma's B tile in shared memory)."""
+    if prefix == "t":
+        return f"B tile element {e[1]}"
     return f"lane {e[0]} element {prefix}{e[1]}"
 
 
@@ -251,24 +271,47 @@ def _d(e: Elem) -> str:
 
 
 class SpecCells:
-    """(group, row, col) of each (lane, i) by a spec layout; sparse A per metadata word."""
+    """(group, row, col) of each (lane, i) by a spec layout; sparse A per metadata word.
+
+    Every point is evaluated at once by the enumeration engine (``LayoutMap.cells``; a sparse A: its
+    ``info`` and ``logical`` columns), the same values the scalar reference evaluator gives (the engines
+    agree point for point: ``tests/test_observe_fast.py`` checks it on every bundled layout)."""
 
     def __init__(self, lay: Layout) -> None:
         self.layout = lay
         self.sparse = isinstance(lay.map, SparseMap)
-        self._memo: dict[tuple[int, int, int], tuple[int, int, int] | None] = {}
+        self._by_meta: dict[int, tuple[list[list[int]], list[list[int]], list[list[bool]]]] = {}
+        self._groups: list[int] | None = None
+        self.sets: dict[int, Any] = {}  # ``_spec_sets`` by axis
 
     def group(self, lane: int) -> int:
-        return self.layout.group_of(lane) if self.layout.groups > 1 else 0
+        if self.layout.groups <= 1:
+            return 0
+        if self._groups is None:
+            self._groups = [int(g) for g in self.layout.domain.group_array()]
+        return self._groups[lane]
+
+    def _arrays(self, nibble: int) -> tuple[list[list[int]], list[list[int]], list[list[bool]]]:
+        if nibble not in self._by_meta:
+            lay = self.layout
+            if self.sparse:
+                inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+                row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok  # type: ignore[attr-defined]
+            else:
+                cells = lay.map.cells(lay.domain)
+                row, col = cells.row, cells.col
+                ok = np.broadcast_to(np.asarray(cells.ok, dtype=bool), np.shape(row))
+            self._by_meta[nibble] = (np.asarray(row).tolist(), np.asarray(col).tolist(), np.asarray(ok).tolist())
+        return self._by_meta[nibble]
 
     def cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
-        """By the scalar reference evaluator, each point once."""
-        key = (lane, i, meta & 0xF if self.sparse else 0)
-        if key not in self._memo:
-            self._memo[key] = self._cell(lane, i, meta)
-        return self._memo[key]
+        row, col, ok = self._arrays(meta & 0xF if self.sparse else 0)
+        if not ok[lane][i]:
+            return None
+        return self.group(lane), row[lane][i], col[lane][i]
 
-    def _cell(self, lane: int, i: int, meta: int) -> tuple[int, int, int] | None:
+    def reference_cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
+        """The same by the scalar reference evaluator (``point``; a sparse A: ``point_logical``)."""
         cell = self.layout.map.point(lane, i)
         if self.sparse:
             k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
@@ -344,9 +387,11 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
             memo[id(lay)] = SpecCells(lay)
         return memo[id(lay)]
     probe_c = spec_cells(ins.c.layout)
-    probe_a, probe_b = spec_cells(ins.a.layout), spec_cells(ins.b.layout)
-    a_part_ok = not _a_k(probe_a, rel)
-    b_part_ok = not _b_k(probe_b, rel)
+    probe_a = spec_cells(ins.a.layout)
+    probe_b = None if ins.b.layout is None else spec_cells(ins.b.layout)  # a wgmma's B tile has no spec
+    bp = "b" if probe_b is not None else "t"
+    a_part_ok = not _a_k(probe_a, rel, bp)
+    b_part_ok = probe_b is not None and not _b_k(probe_b, rel)
     found: list[tuple[Layout, list[tuple[str, dict[str, Any]]], str]] = []
     for lay in ins.layouts:
         viol: list[tuple[str, dict[str, Any]]] = []
@@ -359,11 +404,11 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                                                  "spec": [lay.registers, lay.elements_per_register, lay.n_elements]}))
         else:
             cells = spec_cells(lay)
-            if lay.operand == "C":
-                viol += _c_checks(cells, rel)
+            if lay.operand in ("C", "D"):
+                viol += _c_checks(cells, rel, bp)
             elif lay.operand == "A":
-                viol += _a_rows(cells, probe_c, rel) + _a_k(cells, rel)
-                if not viol:
+                viol += _a_rows(cells, probe_c, rel) + _a_k(cells, rel, bp)
+                if not viol and probe_b is not None:
                     if b_part_ok:
                         viol += _pairing(cells, probe_b, rel, "A")
                     else:
@@ -376,7 +421,8 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                     else:
                         note = f" (k pairing with A not checked: {ins.a.layout.id} has the wrong k classes)"
         found.append((lay, viol, note))
-    bad_probe = {lay.id for lay, viol, _ in found if viol} & {ins.a.layout.id, ins.b.layout.id, ins.c.layout.id}
+    bad_probe = {lay.id for lay, viol, _ in found if viol} & {x.layout.id for x in (ins.a, ins.b, ins.c)
+                                                              if x.layout is not None}
     sim = "SIMULATED: " if obs.simulated else ""
     out = []
     for lay, viol, note in found:
@@ -407,11 +453,13 @@ def expected_status(lay: Layout, layouts: Iterable[Layout]) -> str:
     correction, what the hardware does) is expected ``contradicted`` when the two differ in what a probe
     sees, i.e. in the register shape or in the cell of some (lane, i) (for a sparse A also under the
     probes' metadata); every other layout (a corrected one, one without erratum, a doc layout whose erratum
-    is in its words only, e.g. the element list) is expected ``confirmed``."""
+    is in its words only, e.g. the element list) is expected ``confirmed`` (a layout the doc leaves
+    unspecified, wmma: ``observed``)."""
     fixed = next((x for x in layouts if x.corrected and x.id == lay.id + "@corrected"), None)
+    fine = "observed" if lay.unspecified else "confirmed"  # wmma: the map is observed, never doc-stated
     if fixed is None or lay.corrected:
-        return "confirmed"
-    return "contradicted" if observably_differ(lay, fixed) else "confirmed"
+        return fine
+    return "contradicted" if observably_differ(lay, fixed) else fine
 
 
 def observably_differ(a: Layout, b: Layout) -> bool:
@@ -439,12 +487,18 @@ def observably_differ(a: Layout, b: Layout) -> bool:
 
 
 def _regs(ins: Instruction, operand: str) -> tuple[int, int, int]:
-    op = {"A": ins.a, "B": ins.b, "C": ins.c}[operand]
+    op = {"A": ins.a, "B": ins.b, "C": ins.c, "D": ins.c}[operand]
     return op.registers, op.elements_per_register, op.elements
 
 
 def _spec_sets(c: SpecCells, axis: int) -> tuple[dict[Elem, tuple[int, int] | None], dict[tuple[int, int], frozenset[Elem]]]:
-    """D element -> (group, row or col) by the C/D spec, and the inverse."""
+    """D element -> (group, row or col) by the C/D spec, and the inverse (once per layout and axis)."""
+    if axis not in c.sets:
+        c.sets[axis] = _spec_sets_of(c, axis)
+    return c.sets[axis]
+
+
+def _spec_sets_of(c: SpecCells, axis: int) -> tuple[dict[Elem, tuple[int, int] | None], dict[tuple[int, int], frozenset[Elem]]]:
     key: dict[Elem, tuple[int, int] | None] = {}
     inv: dict[tuple[int, int], set[Elem]] = {}
     for lane in range(c.layout.threads):
@@ -457,7 +511,30 @@ def _spec_sets(c: SpecCells, axis: int) -> tuple[dict[Elem, tuple[int, int] | No
     return key, {k: frozenset(v) for k, v in inv.items()}
 
 
-def _c_checks(c: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+_CLASSES: dict[int, tuple[Any, dict[Elem, frozenset[Elem]], dict[frozenset[Elem], Elem]]] = {}
+
+
+def _classes(table: tuple[Mapping[Elem, frozenset[Elem]], ...]
+             ) -> tuple[dict[Elem, frozenset[Elem]], dict[frozenset[Elem], Elem]]:
+    """The observed classes of D elements (the first set each D element is seen in) and a witness of each
+    (the first source element reaching it): the same for every C/D layout compared with one run."""
+    hit = _CLASSES.get(id(table))
+    if hit is not None and hit[0] is table:
+        return hit[1], hit[2]
+    classes: dict[Elem, frozenset[Elem]] = {}
+    witness: dict[frozenset[Elem], Elem] = {}
+    for rels in table:
+        for src_el, ds in sorted(rels.items()):
+            if ds and ds not in witness:
+                witness[ds] = src_el
+                for d in ds:
+                    classes.setdefault(d, ds)
+    _CLASSES.clear()  # one run at a time: the doc and corrected layouts of one comparison share it
+    _CLASSES[id(table)] = (table, classes, witness)
+    return classes, witness
+
+
+def _c_checks(c: SpecCells, rel: Relations, bp: str = "b") -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     for z, ds in sorted(rel.c_to_d.items()):
         if ds != {z}:
@@ -466,16 +543,9 @@ def _c_checks(c: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
                         f"one layout, so it must arrive at {_d(z)}",
                         {"relation": "c_to_d", "lane": z[0], "i": z[1], "element": f"c{z[1]}",
                          "arrives": [list(d) for d in sorted(ds)]}))
-    for axis, what, table, src in ((1, "row", rel.rows, "a"), (2, "column", rel.cols, "b")):
+    for axis, what, table, src in ((1, "row", rel.rows, "a"), (2, "column", rel.cols, bp)):
         key, _inv = _spec_sets(c, axis)
-        classes: dict[Elem, frozenset[Elem]] = {}
-        witness: dict[frozenset[Elem], Elem] = {}
-        for rels in table:
-            for src_el, ds in sorted(rels.items()):
-                if ds and ds not in witness:
-                    witness[ds] = src_el
-                for d in ds:
-                    classes.setdefault(d, ds)
+        classes, witness = _classes(table)
         obs_key = {d: classes.get(d, frozenset()) for d in key}
 
         def why(f: Elem, e: Elem, same: bool = True, _w=witness, _k=obs_key, _s=src) -> str:
@@ -527,7 +597,7 @@ def _b_cols(b: SpecCells, c: SpecCells, rel: Relations) -> list[tuple[str, dict[
     return out
 
 
-def _a_k(a: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
+def _a_k(a: SpecCells, rel: Relations, bp: str = "b") -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     for m, meta in enumerate(rel.metadata):
         obs = dict(rel.meets[m])
@@ -539,13 +609,13 @@ def _a_k(a: SpecCells, rel: Relations) -> list[tuple[str, dict[str, Any]]]:
         def why(f: Elem, e: Elem, same: bool = True, _o=obs) -> str:
             if same:
                 b = sorted(_o[f])
-                return f"both meet {_el('b', b[0])}" if b else "neither meets any B element"
+                return f"both meet {_el(bp, b[0])}" if b else "neither meets any B element"
             only = sorted(_o[f] ^ _o[e])
             if not only:
                 return "they meet different B elements"
             owner = f if only[0] in _o[f] else e
             other = e if owner == f else f
-            return f"{_el('a', owner)} meets {_el('b', only[0])}, {_el('a', other)} does not"
+            return f"{_el('a', owner)} meets {_el(bp, only[0])}, {_el('a', other)} does not"
         meta_note = f" under metadata 0x{meta:08x}" if len(rel.metadata) > 1 else ""
         out += [(t + meta_note, dict(d, metadata=f"0x{meta:08x}")) for t, d in
                 _partition_violations(obs, spec, "k", lambda e: _el("a", e), _word("k"), why)]
@@ -656,33 +726,16 @@ def load_observation(path: str | Path) -> Observation:
         raise ObservationError(str(p), f"not an observation file (format {OBS_FORMAT!r} expected)")
     try:
         gpu = data["gpu"]
-        raw = {"id": data["instruction"], "instruction": data["ptx"], "records": data["records"],
-               "experiments": data["experiments"]["total"], "device": gpu}
+        if "out" in data:  # a probe that writes its registers out (data movement, wmma, block scale)
+            raw = {"id": data["instruction"], "instruction": data["ptx"], "out": data["out"], "device": gpu}
+        else:
+            raw = {"id": data["instruction"], "instruction": data["ptx"], "records": data["records"],
+                   "experiments": data["experiments"]["total"], "device": gpu}
     except (KeyError, TypeError) as e:
         raise ObservationError(str(p), f"observation lacks {e}") from None
     if not isinstance(data.get("simulated"), bool):
         raise ObservationError(str(p), "observation lacks 'simulated': true/false")
     return from_raw(raw, simulated=data["simulated"], path=str(p), probe_sha256=str(data.get("probe_sha256", "")))
-
-
-def check_observations(layouts: Iterable[Layout], obs_dir: str | Path) -> list[HardwareResult]:
-    """Compare every observation file in ``obs_dir`` with the layouts its instruction tests.
-
-    Observation files of instructions not among ``layouts`` are ignored; a file
-    that cannot be read or does not fit its probe is bad input (``ObservationError``).
-    """
-    d = Path(obs_dir)
-    if not d.is_dir():
-        raise ObservationError(str(d), "no such observations directory")
-    by_id = {ins.id: ins for ins in instructions(layouts)}
-    out: list[HardwareResult] = []
-    for f in sorted(d.glob("*.json")):
-        obs = load_observation(f)
-        ins = by_id.get(obs.instruction)
-        if ins is None:
-            continue
-        out.extend(compare(ins, obs))
-    return out
 
 
 def results_json(results: Sequence[HardwareResult]) -> list[dict[str, Any]]:

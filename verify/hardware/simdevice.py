@@ -40,17 +40,21 @@ class DeviceModel:
 
 def model_from_instruction(ins: Instruction) -> DeviceModel:
     """A device that follows the instruction's probe layouts exactly."""
-    ca, cb, cc = SpecCells(ins.a.layout), SpecCells(ins.b.layout), SpecCells(ins.c.layout)
+    ca, cc = SpecCells(ins.a.layout), SpecCells(ins.c.layout)
+    cb = None if ins.b.layout is None else SpecCells(ins.b.layout)
 
     def a(lane: int, i: int, meta: int) -> Cell | None:
         return ca.cell(lane, i, meta)
 
     def b(lane: int, i: int) -> Cell | None:
+        if cb is None:  # a wgmma's B tile: read as the probe's descriptor lays it out
+            return ins.tile.cell(i)  # type: ignore[no-any-return]
         return cb.cell(lane, i)
 
     def c(lane: int, i: int) -> Cell | None:
         return cc.cell(lane, i)
-    return DeviceModel(a, b, c, f"follows {ins.a.layout.id}, {ins.b.layout.id}, {ins.c.layout.id}")
+    b_name = "the B tile as its descriptor lays it out" if cb is None else ins.b.layout.id
+    return DeviceModel(a, b, c, f"follows {ins.a.layout.id}, {b_name}, {ins.c.layout.id}")
 
 
 def _bend(model: DeviceModel, operand: str, change: Mapping[tuple[int, int], Callable[[Cell | None], Cell | None]],
@@ -88,6 +92,53 @@ def swap_elements(model: DeviceModel, operand: str, first: tuple[int, int], seco
         return fb(src[0], src[1])
     name = f"{model.name}; {operand} {first} <-> {second}"
     return DeviceModel(model.a, g if operand == "B" else model.b, g if operand == "C" else model.c, name)
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """What a deliberately deviating SIMULATED device does differently from one layout (any probe kind).
+
+    ``swap``: elements ``first`` and ``second`` (each (lane, i)) trade cells; ``copy``: ``first`` holds
+    ``second``'s cell too (one cell held twice, one never)."""
+
+    layout: str  # the id of the layout the device departs from
+    first: tuple[int, int]
+    second: tuple[int, int]
+    mode: str = "swap"
+
+    def source(self, lane: int, i: int) -> tuple[int, int]:
+        """Whose cell (lane, i) holds on the deviating device."""
+        e = (lane, i)
+        if e == self.first:
+            return self.second
+        if e == self.second and self.mode == "swap":
+            return self.first
+        return e
+
+    def bend(self, point: Callable[..., Any]) -> Callable[..., Any]:
+        """``point(lane, i, *rest)`` as the deviating device has it."""
+        def bent(lane: int, i: int, *rest: Any) -> Any:
+            return point(*self.source(lane, i), *rest)
+        return bent
+
+    @property
+    def name(self) -> str:
+        op = "<->" if self.mode == "swap" else "takes the cell of"
+        return f"deviates from {self.layout}: {self.first} {op} {self.second}"
+
+
+def deviate(model: DeviceModel, ins: Instruction, dev: Deviation) -> DeviceModel:
+    """The device of ``model`` with ``dev`` applied to the operand of ``ins`` whose layout it names."""
+    ops = {"A": ins.a, "B": ins.b, "C": ins.c}
+    hit = [k for k, op in ops.items() if op.layout is not None and op.layout.id == dev.layout]
+    if not hit:
+        raise ValueError(f"{dev.layout} is not an operand layout of {ins.id}")
+    name = f"{model.name}; {dev.name}"
+    if hit[0] == "A":
+        return DeviceModel(dev.bend(model.a), model.b, model.c, name)
+    if hit[0] == "B":
+        return DeviceModel(model.a, dev.bend(model.b), model.c, name)
+    return DeviceModel(model.a, model.b, dev.bend(model.c), name)
 
 
 def shift_row(model: DeviceModel, operand: str, element: tuple[int, int], delta: int) -> DeviceModel:
@@ -139,21 +190,12 @@ def _encode(op: Operand, vals: np.ndarray) -> np.ndarray:
     return np.bitwise_or.reduce(bits << shifts, axis=-1)
 
 
-_CHUNK = 1 << 22  # D values computed at once (experiments x lanes x elements)
-
-
 class _Records:
     """Nonzero D registers of many experiments, gathered as arrays."""
 
     def __init__(self, op: Operand) -> None:
         self.op = op
         self.parts: list[tuple[np.ndarray, ...]] = []
-
-    def dense(self, w: np.ndarray, vals: np.ndarray) -> None:
-        """D values ``vals`` (T, lanes, elements) of experiments ``w`` (T,)."""
-        raw = _encode(self.op, vals)
-        t, lane, reg = np.nonzero(raw)
-        self.parts.append((w[t], lane.astype(np.int64), reg.astype(np.int64), raw[t, lane, reg]))
 
     def sparse(self, w: np.ndarray, lane: np.ndarray, i: np.ndarray, vals: np.ndarray) -> None:
         """Single D elements (experiment, lane, element index, value); elements of one register merge."""
@@ -180,8 +222,7 @@ class _Records:
             return []
         w, lane, reg, raw = (np.concatenate([p[j] for p in self.parts]) for j in range(4))
         order = np.lexsort((raw, reg, lane, w))
-        return [[int(a), int(b), int(c), int(d)] for a, b, c, d in
-                zip(w[order], lane[order], reg[order], raw[order])]
+        return np.stack([x[order].astype(np.uint64) for x in (w, lane, reg, raw)], axis=1).tolist()
 
 
 def _one_register(op: Operand) -> Operand:
@@ -205,55 +246,44 @@ def _join(keys_a: np.ndarray, keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarra
 def run(ins: Instruction, model: DeviceModel | None = None) -> dict[str, Any]:
     """Every probe experiment on the SIMULATED device; the probe's raw-D JSON (``"simulated": true``).
 
-    Work is proportional to the records it returns (not to the experiments: a one-hot A and a one-hot
-    B that do not meet are never computed): each experiment's D is written down from the cells of the
-    one-hot element(s), as the matrix product gives it."""
+    Work is proportional to the records it returns, not to the experiments: each experiment's D is written
+    down from the cells of its one-hot element(s), as the matrix product gives it (a one-hot A and a
+    one-hot B that do not meet are never computed)."""
     model = model or model_from_instruction(ins)
     plan = ins.plan
     G, M, N, K = _dims(ins)
     lanes = ins.threads
     na, nb, nc = ins.a.elements, ins.b.elements, ins.c.elements
-    b_lanes = ins.b_lanes
-    bg, bk, bc, bok = _index(model.b, b_lanes, nb, (G, K, N))
+    bg, bk, bc, bok = _index(model.b, ins.b_lanes, nb, (G, K, N))
     cg, cr, cc, cok = _index(model.c, lanes, nc, (G, M, N))
     out = _Records(ins.c)
-    # D elements by cell: key (g, row, col) -> (lane, i)
+    # the D elements (lane, i) that have a cell, and their (group, row, col)
     d_lane, d_i = np.nonzero(cok)
-    d_key = (cg[d_lane, d_i] * M + cr[d_lane, d_i]) * N + cc[d_lane, d_i]
-
+    dg, dr, dc = cg[d_lane, d_i], cr[d_lane, d_i], cc[d_lane, d_i]
+    d_key = (dg * M + dr) * N + dc
     b_ones = np.zeros((G, K, N))
     np.add.at(b_ones, (bg[bok], bk[bok], bc[bok]), 1.0)
-    by = np.arange(b_lanes * nb)
-    bsel = bok.reshape(-1)
+    ys = np.flatnonzero(bok.reshape(-1))
     bgf, bkf, bcf = bg.reshape(-1), bk.reshape(-1), bc.reshape(-1)
-    step = max(1, _CHUNK // max(1, lanes * nc))
     for m, meta in enumerate(plan.metadata):
         ag, ar, ak, aok = _index(model.a, lanes, na, (G, M, K), meta)
         a_ones = np.zeros((G, M, K))
         np.add.at(a_ones, (ag[aok], ar[aok], ak[aok]), 1.0)
-        agf, arf, akf, asel = ag.reshape(-1), ar.reshape(-1), ak.reshape(-1), aok.reshape(-1)
+        xs = np.flatnonzero(aok.reshape(-1))
+        agf, arf, akf = ag.reshape(-1), ar.reshape(-1), ak.reshape(-1)
         # a: A one-hot at x, B all ones: D[g(x), r(x), n] = b_ones[g(x), k(x), n]
-        xs = np.flatnonzero(asel)
-        for s in range(0, len(xs), step):
-            x = xs[s:s + step]
-            g, r, k = agf[x][:, None, None], arf[x][:, None, None], akf[x][:, None, None]
-            hit = cok[None] & (cg[None] == g) & (cr[None] == r)
-            vals = np.where(hit, b_ones[g, k, cc[None]], 0.0)
-            out.dense(plan.index("a", m, x=0) + x, vals)
+        ix, idd = _join(agf[xs] * M + arf[xs], dg * M + dr)
+        x = xs[ix]
+        out.sparse(plan.index("a", m, x=0) + x, d_lane[idd], d_i[idd], b_ones[agf[x], akf[x], dc[idd]])
         # b: B one-hot at y, A all ones: D[g(y), m, c(y)] = a_ones[g(y), m, k(y)]
-        ys = np.flatnonzero(bsel)
-        for s in range(0, len(ys), step):
-            y = ys[s:s + step]
-            g, k, c = bgf[y][:, None, None], bkf[y][:, None, None], bcf[y][:, None, None]
-            hit = cok[None] & (cg[None] == g) & (cc[None] == c)
-            vals = np.where(hit, a_ones[g, cr[None], k], 0.0)
-            out.dense(plan.index("b", m, y=0) + y, vals)
+        iy, idd = _join(bgf[ys] * N + bcf[ys], dg * N + dc)
+        y = ys[iy]
+        out.sparse(plan.index("b", m, y=0) + y, d_lane[idd], d_i[idd], a_ones[bgf[y], dr[idd], bkf[y]])
         if plan.pairs:
             # ab: A one-hot at x, B one-hot at y: one product, at D[g, r(x), c(y)] when they meet on (g, k)
-            ix, iy = _join((agf[xs] * K + akf[xs]), (bgf[ys] * K + bkf[ys]))
+            ix, iy = _join(agf[xs] * K + akf[xs], bgf[ys] * K + bkf[ys])
             x, y = xs[ix], ys[iy]
-            key = (agf[x] * M + arf[x]) * N + bcf[y]
-            ip, idd = _join(key, d_key)
+            ip, idd = _join((agf[x] * M + arf[x]) * N + bcf[y], d_key)
             w = plan.index("ab", m, 0, 0) + x[ip] * plan.tb + y[ip]
             out.sparse(w, d_lane[idd], d_i[idd], np.ones(len(ip)))
     if plan.tc:
