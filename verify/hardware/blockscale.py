@@ -127,16 +127,14 @@ def _probe(inst: Layout, env: Mapping[str, int], setup: Setup, kind: str, ab: st
     ones = one * 0x01010101
     nb = len(setup.b_words) // 32 // (setup.variants if side == "B" else 1)
     na = len(setup.a_words) // 32 // (setup.variants if side == "A" else 1)
-    name = "probe_" + "".join(ch if ch.isalnum() else "_" for ch in pid).strip("_")
-    table = (f"__constant__ uint32_t {name}_a[{len(setup.a_words)}] = {{{', '.join(f'{w:#x}u' for w in setup.a_words)}}};\n"
-             f"__constant__ uint32_t {name}_b[{len(setup.b_words)}] = {{{', '.join(f'{w:#x}u' for w in setup.b_words)}}};\n")
+    b_base = len(setup.a_words)  # the input buffer: A words of every variant, then B words
     av, bv = ("v", "0") if side == "A" else ("0", "v")
     body = f"""  const int lane = threadIdx.x % 32;
   for (int e = 0; e < {setup.experiments}; ++e) {{
     const int x = e / {setup.variants}, v = e % {setup.variants};  // hot scale byte x = lane * 4 + byte; k block v
     uint32_t a[{na}], b[{nb}];
-    for (int j = 0; j < {na}; ++j) a[j] = {name}_a[({av} * 32 + lane) * {na} + j];
-    for (int j = 0; j < {nb}; ++j) b[j] = {name}_b[({bv} * 32 + lane) * {nb} + j];
+    for (int j = 0; j < {na}; ++j) a[j] = in[({av} * 32 + lane) * {na} + j];
+    for (int j = 0; j < {nb}; ++j) b[j] = in[{b_base} + ({bv} * 32 + lane) * {nb} + j];
     const uint32_t one = {ones:#x}u;
     const uint32_t hot = (x / 4 == lane) ? ((one & ~(0xffu << (8 * (x % 4)))) | ({two:#x}u << (8 * (x % 4)))) : one;
     const uint32_t sfa = {"hot" if side == "A" else "one"}, sfb = {"one" if side == "A" else "hot"};
@@ -148,9 +146,10 @@ def _probe(inst: Layout, env: Mapping[str, int], setup: Setup, kind: str, ab: st
     for (int j = 0; j < 4; ++j) out[(e * 32 + lane) * 4 + j] = __float_as_uint(d[j]);
   }}"""
     tags = tuple(x.id + "@" + tag for x in tested)
-    return make_probe(pid, ARCH, text, tags, body, "block_scale", out_words=setup.experiments * 4, in_words=0,
-                      binding=tuple(sorted(env.items())), tested=tested, preamble=table,
-                      meta={"setup": setup, "one": one, "two": two})
+    inputs = setup.a_words + setup.b_words
+    return make_probe(pid, ARCH, text, tags, body, "block_scale", out_words=setup.experiments * 4,
+                      in_words=len(inputs), binding=tuple(sorted(env.items())), tested=tested,
+                      meta={"setup": setup, "one": one, "two": two, "input": inputs})
 
 
 def setup_of(p: CatalogProbe) -> Setup:

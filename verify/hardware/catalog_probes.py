@@ -238,11 +238,9 @@ def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
 
 def make_probe(pid: str, arch: str, text: str, layouts: tuple[str, ...], body: str, kind: str, **kw: Any) -> CatalogProbe:
     """A probe whose kernel ``probe_<slug>(uint32_t* out, const uint32_t* in, unsigned long long desc)`` runs
-    ``body`` (one block of ``threads``); ``preamble=`` is device code put before it (tables named after
-    the probe, so that every probe of an architecture fits one translation unit)."""
-    preamble = kw.pop("preamble", "")
+    ``body`` (one block of ``threads``)."""
     p = CatalogProbe(pid, arch, text, layouts, "", kind, **kw)
-    kernel = (f"// {pid}: {text}\n// tests: {', '.join(layouts)}\n{preamble}"
+    kernel = (f"// {pid}: {text}\n// tests: {', '.join(layouts)}\n"
               f"extern \"C\" __global__ void __launch_bounds__(128) {p.name}(uint32_t* out, const uint32_t* in, "
               f"unsigned long long desc) {{\n  (void)desc;\n{body}\n}}\n")
     return dataclasses.replace(p, kernel=kernel)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..layout.model import Layout
-from . import blockscale, catalog_probes as cp, wmma
+from . import blockscale, catalog_probes as cp, tcgen05_scale, wmma
 from .observe import MAX_LISTED, HardwareResult, Observation, expected_status
 
 Elem = tuple[int, int]
@@ -111,12 +111,24 @@ def judge_block_scale(p: cp.CatalogProbe, obs: Observation) -> list[HardwareResu
     return _results(p, obs, found, ok)
 
 
+def judge_tcgen05_scale(p: cp.CatalogProbe, obs: Observation) -> list[HardwareResult]:
+    """tcgen05.mma scale factor A ID: which byte of the TMEM word scales which k block."""
+    observed = tcgen05_scale.decode(p, obs.out)
+    found = [(lay, [(m, {"relation": "scale", "message": m}) for m in tcgen05_scale.compare(lay, observed)])
+             for lay in p.tested]
+    ok = {x.id: ("confirmed", "each byte of the scale-factor word scales the k block the spec gives it "
+                              "(k blocks through the probe's own K-major shared-memory tile)") for x in p.tested}
+    return _results(p, obs, found, ok)
+
+
 def decoded_json(p: cp.CatalogProbe, obs: Observation) -> dict[str, Any]:
     """The decoded map for the observation file: [[lane, i, row, col] ...] per operand (null: no cell)."""
     if p.kind == "wmma":
         maps: Mapping[str, Mapping[Elem, Any]] = wmma.decode(p, obs.out)
     elif p.kind == "block_scale":
         maps = {p.tested[0].operand: blockscale.decode(p, obs.out)}
+    elif p.kind == "tcgen05_mma":
+        maps = {p.tested[0].operand: tcgen05_scale.decode(p, obs.out)}
     else:
         maps = {"R": cp.decode(p, obs.out, {x.id: x for x in p.tested})}
     return {op: [[lane, i, *(list(c) if isinstance(c, tuple) else [c])] for (lane, i), c in sorted(m.items())]

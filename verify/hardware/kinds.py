@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from ..layout.model import Layout
-from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice
+from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
 from . import wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
 from .observe import HardwareResult, Observation
@@ -141,6 +141,10 @@ def _build_block_scale(group: InstructionGroup, all_layouts: Sequence[Layout], _
         return [], [f"{x.id}: {e}" for x in group.layouts]
 
 
+def _build_tcgen05_mma(group: InstructionGroup, _all: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    return [_direct(c) for c in tcgen05_scale.build(group)], []
+
+
 def _main_layout(p: Probe) -> Layout:
     """The layout a data-movement probe's registers follow: the corrected one where the spec has one."""
     return next((x for x in p.tested if x.corrected), p.tested[0])
@@ -196,6 +200,12 @@ def _simulate_block_scale(p: Probe, dev: Deviation | None) -> dict[str, Any]:
     return _raw(p, blockscale.simulate(p.payload, point), dev)
 
 
+def _simulate_tcgen05_mma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    lay = p.tested[0]
+    point = dev.bend(lay.map.point) if dev is not None and dev.layout == lay.id else None
+    return _raw(p, tcgen05_scale.simulate(p.payload, point), dev)
+
+
 def _record_direct(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
     d = dict(obs.device)
     return {"format": observe.OBS_FORMAT, "kind": p.kind, "simulated": obs.simulated, "instruction": p.id,
@@ -220,6 +230,8 @@ KINDS: tuple[Kind, ...] = (
          lambda p, o: direct.judge_wmma(p.payload, o), _record_direct),
     Kind("block_scale", ("mma.block_scale",), _build_block_scale, _program_direct, _simulate_block_scale,
          lambda p, o: direct.judge_block_scale(p.payload, o), _record_direct),
+    Kind("tcgen05_mma", ("tcgen05.mma",), _build_tcgen05_mma, _program_direct, _simulate_tcgen05_mma,
+         lambda p, o: direct.judge_tcgen05_scale(p.payload, o), _record_direct),
 )
 BY_NAME = {k.name: k for k in KINDS}
 BY_FAMILY = {f: k for k in KINDS for f in k.families}

@@ -408,6 +408,8 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                 viol += _c_checks(cells, rel, bp)
             elif lay.operand == "A":
                 viol += _a_rows(cells, probe_c, rel) + _a_k(cells, rel, bp)
+                if not ins.pairs:
+                    note = " (its rows; its k classes are observed at the smallest N)"
                 if not viol and probe_b is not None:
                     if b_part_ok:
                         viol += _pairing(cells, probe_b, rel, "A")
