@@ -5,9 +5,10 @@
 1. whole process: ``python -m verify confirm ID --device simulated`` for each ``--ids`` (default: the two
    instructions of hardening item 17, ``mma.m16n8k256.A.b1`` and ``mma.sp.m16n8k128.A.u4_s4``), then for
    the whole bundled catalog (unless ``--no-catalog``): wall and CPU seconds of the child, and its exit code;
-2. ``--phases`` (this checkout only): in process, per mma/mma.sp instruction of those ids, the seconds of
-   the SIMULATED device, of the relation reconstruction (``observe.relations``, the part a GPU run shares)
-   and of the comparison with the specs (``observe.compare``).
+2. ``--phases`` (this checkout only): in process, per mma/mma.sp probe of those ids, the seconds of the
+   SIMULATED device, of the relation reconstruction (``observe.relations``, the part a GPU run shares) and
+   of the comparison with the specs (``observe.compare``); then per probe kind over the whole catalog, the
+   seconds of the simulated device and of decoding and judging.
 
 ``--tree PATH`` runs part 1 against another checkout of the package (for a before/after comparison, e.g.
 ``git archive <commit> | tar -x -C /tmp/before``): the child runs with that directory as its working
@@ -46,15 +47,19 @@ def whole_process(tree: Path, ids: list[str]) -> dict[str, object]:
 
 
 def phases(ids: list[str]) -> list[dict[str, object]]:
-    """Seconds of the simulated device, the reconstruction and the comparison, per instruction."""
+    """Seconds of the simulated device, the reconstruction and the comparison, per mma/wgmma probe of ``ids``,
+    and per kind over the whole catalog (simulate, then decode and judge)."""
     sys.path.insert(0, str(ROOT))
     from verify import api  # noqa: PLC0415
-    from verify.hardware import observe, probes, simdevice  # noqa: PLC0415
+    from verify.hardware import kinds, observe  # noqa: PLC0415
     lays = api.layouts(api.load([str(ROOT / "specs")]))
-    out = []
-    for ins in probes.instructions_for(lays, ids):
+    out: list[dict[str, object]] = []
+    for p in kinds.probes_for(lays, ids):
+        if p.kind not in ("mma", "wgmma"):
+            continue
+        ins = p.payload
         t0 = time.perf_counter()
-        raw = simdevice.run(ins)
+        raw = kinds.simulate(p)
         t1 = time.perf_counter()
         obs = observe.from_raw(raw, simulated=True)
         rel = observe.relations(ins, obs)
@@ -64,6 +69,19 @@ def phases(ids: list[str]) -> list[dict[str, object]]:
         out.append({"instruction": ins.id, "experiments": ins.plan.total, "records": len(raw["records"]),
                     "simulate_s": round(t1 - t0, 3), "relations_s": round(t2 - t1, 3),
                     "compare_s": round(t3 - t2, 3)})
+    per_kind: dict[str, list[float]] = {}
+    for p in kinds.all_probes(lays)[0]:
+        t0 = time.perf_counter()
+        raw = kinds.simulate(p)
+        t1 = time.perf_counter()
+        kinds.judge(p, observe.from_raw(raw, simulated=True))
+        t2 = time.perf_counter()
+        acc = per_kind.setdefault(p.kind, [0, 0.0, 0.0])
+        acc[0] += 1
+        acc[1] += t1 - t0
+        acc[2] += t2 - t1
+    out += [{"kind": k, "probes": int(v[0]), "simulate_s": round(v[1], 2), "decode_and_judge_s": round(v[2], 2)}
+            for k, v in sorted(per_kind.items())]
     return out
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from ..layout.model import Layout
 from .grouping import InstructionGroup
@@ -542,5 +542,5 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
     raise ValueError(f"{p.id}: raw probe, nothing to simulate")
 
 
-__all__ = ["ARCHS", "CatalogProbe", "arch_source", "catalog_probes", "compare", "decode", "host_input",
+__all__ = ["ARCHS", "CatalogProbe", "arch_source", "compare", "decode", "host_input", "make_probe", "movement_probes", "regs_text", "six_image",
            "probe_program", "simulate"]

@@ -19,6 +19,7 @@ observed relations it violates in the doc's words.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import struct
@@ -28,7 +29,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .probes import SPARSE_METADATA, Instruction, Operand, instructions
+from .probes import SPARSE_METADATA, Instruction, Operand
 from ..errors import SpecError
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
@@ -83,7 +84,7 @@ class Observation:
 
     instruction: str
     text: str
-    records: tuple[tuple[int, int, int, int], ...]  # (experiment, lane, register, raw bits)
+    table: Any = field(compare=False, repr=False)  # the records, sorted: an (n, 4) uint64 array or int tuples
     experiments: int
     simulated: bool
     device: Mapping[str, Any] = field(default_factory=dict)
@@ -92,17 +93,27 @@ class Observation:
     overflow: bool = False
     out: tuple[int, ...] = ()  # the raw words of a probe that writes its registers out (data movement, wmma, ...)
 
+    @functools.cached_property
+    def records(self) -> tuple[tuple[int, int, int, int], ...]:
+        """(experiment, lane, register, raw bits) of every nonzero D register, sorted."""
+        if isinstance(self.table, tuple):
+            return self.table
+        return tuple(map(tuple, self.table.tolist()))  # type: ignore[arg-type]
+
     @property
     def gpu(self) -> str:
         name = str(self.device.get("name", "unknown"))
         return ("SIMULATED " + name) if self.simulated and "SIMULATED" not in name else name
 
 
-def _records(rows: Any) -> tuple[tuple[int, int, int, int], ...]:
-    """Records as sorted tuples of four integers (a ValueError/TypeError/IndexError when they are not)."""
+def _records(rows: Any) -> Any:
+    """Records sorted: an (n, 4) uint64 array where they are all non-negative integers that fit one (the
+    common case, at array speed), else tuples of four integers (a ValueError/TypeError/IndexError when
+    they are not integers)."""
     arr = np.asarray(rows) if isinstance(rows, list) and rows else None
-    if arr is not None and arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iu":
-        return tuple(sorted(map(tuple, arr.tolist())))  # the common case at array speed
+    if arr is not None and arr.ndim == 2 and arr.shape[1] == 4 and arr.dtype.kind in "iu" and (arr >= 0).all():
+        arr = arr.astype(np.uint64)
+        return arr[np.lexsort(arr.T[::-1])]
     return tuple(sorted((int(r[0]), int(r[1]), int(r[2]), int(r[3])) for r in rows))
 
 
@@ -116,8 +127,7 @@ def from_raw(raw: Mapping[str, Any], *, simulated: bool, path: str = "", probe_s
                 raise ValueError("an output word is not a 32-bit value")
             return Observation(str(raw["id"]), str(raw["instruction"]), (), 0, simulated, dict(raw.get("device", {})),
                                probe_sha256, path, False, words)
-        recs = _records(raw["records"])
-        return Observation(str(raw["id"]), str(raw["instruction"]), recs, int(raw["experiments"]),
+        return Observation(str(raw["id"]), str(raw["instruction"]), _records(raw["records"]), int(raw["experiments"]),
                            simulated, dict(raw.get("device", {})), probe_sha256, path,
                            bool(raw.get("overflow", False)))
     except (KeyError, TypeError, ValueError, IndexError) as e:
@@ -147,11 +157,14 @@ class Relations:
 def _hits(ins: Instruction, obs: Observation) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(experiment, lane, element index) of every nonzero D element of the records, sorted."""
     op = ins.c
-    if not obs.records:
+    if not len(obs.table):
         empty = np.zeros(0, dtype=np.int64)
         return empty, empty, empty
-    rec = np.array([r[:3] for r in obs.records], dtype=np.int64)
-    raw = np.array([r[3] & 0xFFFFFFFFFFFFFFFF for r in obs.records], dtype=np.uint64)
+    if isinstance(obs.table, np.ndarray):
+        rec, raw = obs.table[:, :3].astype(np.int64), obs.table[:, 3]
+    else:
+        rec = np.array([r[:3] for r in obs.records], dtype=np.int64)
+        raw = np.array([r[3] & 0xFFFFFFFFFFFFFFFF for r in obs.records], dtype=np.uint64)
     w, lane, reg = rec[:, 0], rec[:, 1], rec[:, 2]
     bad = ~((0 <= w) & (w < ins.plan.total) & (0 <= lane) & (lane < ins.threads) & (0 <= reg) & (reg < op.registers))
     if bad.any():

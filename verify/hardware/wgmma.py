@@ -16,7 +16,8 @@ D = 0 before), so there is no C experiment: the D layout is judged by its row an
 
 Each (A, D, types) is probed at two N: the smallest valid N with every experiment, and the largest N
 whose probe writes at most ``RECORD_BUDGET`` records (the ``a`` and ``b`` experiments only: A's k
-classes do not depend on N) -- for every type but ``.b1`` that is N = 256 or close to it.
+classes do not depend on N): N = 128 for .tf32, 64-80 for .f16/.bf16, 32-40 for 8-bit types, 16-40 for
+sparse ones but the 8-bit, and N = 8 alone for .b1 and the sparse 8-bit types.
 """
 from __future__ import annotations
 
