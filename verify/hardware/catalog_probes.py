@@ -1,10 +1,10 @@
-"""Probe kernels for the instructions beyond mma: ldmatrix, stmatrix, movmatrix, tcgen05.ld/st, wgmma
-(dense and sparse), wmma and mma with block scaling.
+"""Probe kernels of the data-movement instructions (ldmatrix, stmatrix, movmatrix, tcgen05.ld/st), and the
+``CatalogProbe`` form that the wmma, block-scale and tcgen05.mma probes share with them.
 
 Each ``CatalogProbe`` is one CUDA ``__global__`` function running one exact PTX instruction in inline
-assembly; ``arch_source(probes, arch)`` puts every probe of one architecture in one file (the tests
-assemble one file per architecture, ``nvcc -ptx`` then ``ptxas``), ``probe_program(probe)`` wraps one
-probe with a host ``main`` that prints its raw output as JSON (for ``confirm`` on a GPU).
+assembly; ``arch_source(probes, arch)`` puts every kernel of one architecture in one file,
+``probe_program(probe)`` wraps one probe with a host ``main`` that prints its raw output as JSON (what
+``confirm`` builds, many programs to a translation unit: ``verify.hardware.batch``).
 
 The data-movement instructions are observed directly, with no reconstruction: the source is filled with
 codes that name their own position, so every output word decodes to a cell (``decode``), and
@@ -12,7 +12,8 @@ codes that name their own position, so every output word decodes to a cell (``de
 
 * ldmatrix: shared memory holds the memory image (row r at ``16 r`` bytes, the row lane r addresses),
   each 16-bit element the code ``16 row + col``; 8-bit images run twice (``(row & 15) << 4 | col``, then
-  ``row >> 4``).  Register element i of lane t decodes to its (row, col).
+  ``row >> 4``); the ``.b6x16_p32`` source twice with 6-bit digits (``six_image``: our reading of the
+  packing).  Register element i of lane t decodes to its (row, col).
 * stmatrix: register element i of lane t holds the code ``8 t + i`` (8-bit: two runs, ``(t & 15) << 4 | i``
   and ``t >> 4``); the image read back says which (t, i) each cell got.
 * movmatrix: a holds ``2 t + e``; d's halves name the source element each came from (read through the
@@ -21,8 +22,6 @@ codes that name their own position, so every output word decodes to a cell (``de
   ``lane << 16 | column``, loads with the shape under test; tcgen05.st: the reverse (stores the codes
   ``t << 16 | i`` with the shape under test, reads back with ``.32x32b``).  ``.32x32b`` itself is
   confirmed by the round trip.
-* wgmma, wmma, block-scaled mma: the kernel runs the instruction and records the raw registers; the
-  relational decoding of MMA outputs (``verify.hardware.observe``) does not cover them yet.
 
 Nothing here was run on a GPU (this project had none); the tests assemble every probe and exercise
 ``decode``/``compare`` on SIMULATED outputs computed from the specs (``simulate``).
