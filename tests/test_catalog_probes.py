@@ -1,7 +1,7 @@
 """Issue 9: probes for the new instructions (verify/hardware/catalog_probes.py).
 
-Every probe is assembled (nvcc -ptx + ptxas), one file per architecture; the doc's own register counts
-where the specs record a count erratum are rejected by ptxas; the data-movement probes' decoding is
+Every probe is assembled (nvcc -ptx + ptxas, one file per architecture) in test_confirm_catalog.py; the doc's
+own register counts where the specs record a count erratum are rejected by ptxas; the data-movement probes' decoding is
 exercised on SIMULATED outputs (no GPU here): the spec's own prediction decodes back to the spec, and a
 device that deviates is caught."""
 from __future__ import annotations
@@ -14,6 +14,7 @@ import pytest
 
 from verify import api
 from verify.hardware import catalog_probes as cp
+from verify.hardware import kinds
 from verify.hardware.cuda import find_nvcc, find_ptxas
 
 from conftest import SPECS
@@ -30,7 +31,9 @@ def layouts() -> dict:
 
 @functools.cache
 def probes() -> tuple[cp.CatalogProbe, ...]:
-    return tuple(cp.catalog_probes(layouts().values(), negatives=True))
+    """The probes that write their registers out (every kind but mma and wgmma), with the negative ones."""
+    found = kinds.all_probes(layouts().values(), negatives=True)[0]
+    return tuple(p.payload for p in found if isinstance(p.payload, cp.CatalogProbe))
 
 
 def _assemble(src: str, arch: str, work: Path, name: str) -> subprocess.CompletedProcess:
@@ -45,27 +48,14 @@ def _assemble(src: str, arch: str, work: Path, name: str) -> subprocess.Complete
 
 
 def test_probes_cover_the_new_instructions() -> None:
-    kinds = {p.text.split(".sync")[0] for p in probes()}
-    assert {"ldmatrix", "stmatrix", "movmatrix", "tcgen05.ld", "tcgen05.st", "wgmma.mma_async", "wgmma.mma_async.sp",
-            "wmma.mma", "mma"} <= kinds
+    texts = {p.text.split(".sync")[0] for p in probes()}
+    assert {"ldmatrix", "stmatrix", "movmatrix", "tcgen05.ld", "tcgen05.st", "wmma.load.a", "mma"} <= texts
     ids = {p.id for p in probes()}
     for num in (1, 2, 4, 8, 16, 32, 64, 128):  # every .num of .32x32b
         assert f"tcgen05.ld.32x32b.x{num}.b32" in ids
-    assert "wgmma.m64n256k16.f32.f16.f16" in ids and "wgmma.sp.m64n8k64.s32.s8.s8" in ids
+    assert "wmma.m16n16k16.f16.f32" in ids and "mma.block_scale.m16n8k64.4X.B.THREAD_ID_B=3,BYTE_ID_B=0" in ids
     assert {p.arch for p in probes()} == set(cp.ARCHS)
     assert len({p.name for p in probes()}) == len(probes())  # one kernel name per probe
-
-
-@needs_cuda
-@pytest.mark.parametrize("arch", cp.ARCHS)
-def test_every_probe_assembles(arch: str, tmp_path: Path) -> None:
-    """One translation unit per architecture (every probe of it), through nvcc -ptx and ptxas."""
-    mine = [p for p in probes() if p.arch == arch and not p.negative]
-    r = _assemble(cp.arch_source(mine, arch), arch, tmp_path, arch)
-    assert r.returncode == 0, (r.stderr + r.stdout)[-2000:]
-    ptx = (tmp_path / f"{arch}.ptx").read_text()
-    for p in mine:  # the exact instruction reached the PTX
-        assert p.text in ptx, p.id
 
 
 @needs_cuda
@@ -86,7 +76,8 @@ def test_a_standalone_probe_program_builds(tmp_path: Path) -> None:
     p = next(x for x in probes() if x.id == "ldmatrix.m8n8.x4.b16")
     cu = tmp_path / "p.cu"
     cu.write_text(cp.probe_program(p))
-    r = subprocess.run([NVCC, f"-arch={p.arch}", "-o", str(tmp_path / "p"), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    gencode = f"arch={p.arch.replace('sm_', 'compute_')},code={p.arch}"
+    r = subprocess.run([NVCC, "-gencode", gencode, "-o", str(tmp_path / "p"), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
     assert r.returncode == 0, r.stderr[-2000:]
 
 
@@ -99,7 +90,7 @@ def test_simulated_outputs_decode_to_the_spec() -> None:
     """SIMULATED device following the specs: every data-movement probe decodes back to its layout."""
     checked = 0
     for p in probes():
-        if p.kind == "raw" or p.negative:
+        if p.kind in ("wmma", "block_scale", "tcgen05_mma") or p.negative:  # their own tests: test_confirm_catalog.py
             continue
         if p.kind == "movmatrix":
             src, dst = layouts()[p.layouts[0]], layouts()[p.layouts[1]]

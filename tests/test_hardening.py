@@ -263,8 +263,16 @@ def test_confirm_json_is_one_json_document(capsys):
 def test_probe_refuses_ambiguous_and_unprobeable_ids(tmp_path, capsys):
     assert main(["probe", "m8n8k16", "--emit", str(tmp_path / "a")]) == 2
     assert "matches 3 layouts" in capsys.readouterr().err and not (tmp_path / "a").exists()
-    assert main(["probe", "mma.m8n8k16.A.u8_s8", "mma.m16n8k64.A.e2m1", "--emit", str(tmp_path / "b")]) == 2
-    assert "mma.m16n8k64.A.e2m1 cannot be probed" in capsys.readouterr().err
+    # every bundled layout can be probed; a spec whose C cannot hold its accumulators leaves A with no probe
+    bad = tmp_path / "specs"
+    bad.mkdir()
+    text = (SPECS / "mma.m8n8k16.toml").read_text().splitlines()
+    text[56] = text[56].replace("elements_per_register = 1", "elements_per_register = 2")  # C: 2 s32 per register
+    (bad / "mma.m8n8k16.toml").write_text("\n".join(text) + "\n")
+    assert main(["probe", "mma.m8n8k16.A.u8_s8", "--specs", str(bad), "--emit", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err
+    assert "mma.m8n8k16.A.u8_s8 cannot be probed" in err and "registers" in err, err
+    assert not (tmp_path / "b").exists()
 
 
 @pytest.mark.gpu

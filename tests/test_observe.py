@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.hardware import observe, probes, simdevice as sd
+from verify.hardware import kinds, observe, probes, simdevice as sd
 from verify.hardware.cuda import cuda_devices
 from verify.catalog.spec import load_spec_text
 
@@ -256,7 +256,7 @@ def test_observation_file_roundtrip(dense: probes.Instruction, tmp_path: Path) -
     assert text == observe.dumps(json.loads(text))  # sorted keys, deterministic
     f = tmp_path / f"{dense.id}.{observe.gpu_slug('SIMULATED test')}.json"
     f.write_text(text)
-    res = observe.check_observations(load_spec_text(M16N8K16, "<t>").layouts, tmp_path)
+    res = kinds.check_observations(load_spec_text(M16N8K16, "<t>").layouts, tmp_path)
     assert [r.status for r in res] == ["confirmed"] * 3
     assert all(r.simulated and "SIMULATED" in r.message for r in res)
     assert res[0].as_expected and res[0].check == "hardware"
@@ -273,7 +273,7 @@ def test_observation_mismatch_is_bad_input(dense: probes.Instruction, m884: prob
 def test_bad_observation_file(tmp_path: Path) -> None:
     (tmp_path / "x.json").write_text("{not json")
     with pytest.raises(observe.ObservationError) as e:
-        observe.check_observations([], tmp_path)
+        kinds.check_observations([], tmp_path)
     assert "x.json" in e.value.one_line()
 
 

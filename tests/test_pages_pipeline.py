@@ -310,9 +310,9 @@ def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
     assert rc == 2 and out == ""
     assert err.strip() == f"{empty}:1:1: error: no observation files (*.json) in this directory " \
                           "(`ptx-verify confirm --out DIR` writes them)"
-    from verify.hardware import observe  # noqa: PLC0415
+    from verify.hardware import kinds, observe  # noqa: PLC0415
     with pytest.raises(observe.ObservationError):
-        observe.check_observations([], empty)
+        kinds.check_observations([], empty)
 
 
 # ----------------------------------------------------------------------------- element lists are bounded

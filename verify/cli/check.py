@@ -52,7 +52,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     if getattr(args, "observations", None):
-        from ..hardware.observe import check_observations  # noqa: PLC0415
+        from ..hardware.kinds import check_observations  # noqa: PLC0415
         obs = check_observations(api.layouts(specs), args.observations)
         report = dataclasses.replace(report, findings=report.findings + tuple(obs))
     current = out_json.check_json(report)

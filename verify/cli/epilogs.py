@@ -80,8 +80,8 @@ examples:
   ptx-verify confirm mma.m16n8k16.A.f16_bf16 --device simulated   # the pipeline, no GPU (proves nothing)
 
 exit codes:
-  0  every tested layout confirmed
-  1  some layout contradicted
+  0  every tested layout as its spec expects (confirmed; a known erratum contradicted; wmma observed)
+  1  some layout not as expected
 {_BAD_INPUT}; also no GPU or no nvcc""",
     "conform": f"""\
 example:

@@ -1,10 +1,10 @@
-"""Probe kernels for the instructions beyond mma: ldmatrix, stmatrix, movmatrix, tcgen05.ld/st, wgmma
-(dense and sparse), wmma and mma with block scaling.
+"""Probe kernels of the data-movement instructions (ldmatrix, stmatrix, movmatrix, tcgen05.ld/st), and the
+``CatalogProbe`` form that the wmma, block-scale and tcgen05.mma probes share with them.
 
 Each ``CatalogProbe`` is one CUDA ``__global__`` function running one exact PTX instruction in inline
-assembly; ``arch_source(probes, arch)`` puts every probe of one architecture in one file (the tests
-assemble one file per architecture, ``nvcc -ptx`` then ``ptxas``), ``probe_program(probe)`` wraps one
-probe with a host ``main`` that prints its raw output as JSON (for ``confirm`` on a GPU).
+assembly; ``arch_source(probes, arch)`` puts every kernel of one architecture in one file,
+``probe_program(probe)`` wraps one probe with a host ``main`` that prints its raw output as JSON (what
+``confirm`` builds, many programs to a translation unit: ``verify.hardware.batch``).
 
 The data-movement instructions are observed directly, with no reconstruction: the source is filled with
 codes that name their own position, so every output word decodes to a cell (``decode``), and
@@ -12,7 +12,8 @@ codes that name their own position, so every output word decodes to a cell (``de
 
 * ldmatrix: shared memory holds the memory image (row r at ``16 r`` bytes, the row lane r addresses),
   each 16-bit element the code ``16 row + col``; 8-bit images run twice (``(row & 15) << 4 | col``, then
-  ``row >> 4``).  Register element i of lane t decodes to its (row, col).
+  ``row >> 4``); the ``.b6x16_p32`` source twice with 6-bit digits (``six_image``: our reading of the
+  packing).  Register element i of lane t decodes to its (row, col).
 * stmatrix: register element i of lane t holds the code ``8 t + i`` (8-bit: two runs, ``(t & 15) << 4 | i``
   and ``t >> 4``); the image read back says which (t, i) each cell got.
 * movmatrix: a holds ``2 t + e``; d's halves name the source element each came from (read through the
@@ -21,19 +22,19 @@ codes that name their own position, so every output word decodes to a cell (``de
   ``lane << 16 | column``, loads with the shape under test; tcgen05.st: the reverse (stores the codes
   ``t << 16 | i`` with the shape under test, reads back with ``.32x32b``).  ``.32x32b`` itself is
   confirmed by the round trip.
-* wgmma, wmma, block-scaled mma: the kernel runs the instruction and records the raw registers; the
-  relational decoding of MMA outputs (``verify.hardware.observe``) does not cover them yet.
 
 Nothing here was run on a GPU (this project had none); the tests assemble every probe and exercise
 ``decode``/``compare`` on SIMULATED outputs computed from the specs (``simulate``).
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
 from ..layout.model import Layout
+from .grouping import InstructionGroup
 
 ARCHS = ("sm_90a", "sm_100a", "sm_120a")
 
@@ -53,13 +54,15 @@ class CatalogProbe:
     binding: tuple[tuple[str, int], ...] = ()
     negative: bool = False      # the doc's literal form, which ptxas must reject
     meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    tested: tuple[Layout, ...] = field(default=(), compare=False)  # the concrete layouts (doc and corrected)
 
     @property
     def name(self) -> str:
         return "probe_" + re.sub(r"[^A-Za-z0-9]+", "_", self.id).strip("_")
 
 
-def _regs(n: int, start: int = 0) -> str:
+def regs_text(n: int, start: int = 0) -> str:
+    """``{%start, ..., %start+n-1}``: a vector operand of inline assembly."""
     return "{" + ", ".join(f"%{start + k}" for k in range(n)) + "}"
 
 
@@ -101,17 +104,33 @@ def _ldmatrix(lay: Layout) -> CatalogProbe:
     for (int k = lane; k < {rows * 4}; k += 32) img[k] = in[run * {rows * 4} + k];
     __syncwarp();
     uint32_t addr = (uint32_t)__cvta_generic_to_shared(img) + 16u * (uint32_t)(lane % {rows});
-    asm volatile("{text} {_regs(regs)}, [%{regs}];" : {_outs(regs)} : "r"(addr) : "memory");
+    asm volatile("{text} {regs_text(regs)}, [%{regs}];" : {_outs(regs)} : "r"(addr) : "memory");
     for (int j = 0; j < {regs}; ++j) out[(run * 32 + lane) * {regs} + j] = r[j];
     __syncwarp();
   }}"""
     pid = f"ldmatrix.{lay.shape}.x{num}{'.trans' if lay.variant == 'trans' else ''}.{'_'.join(lay.types)}"
-    # .b6x16_p32/.b4x16_p64 sources are packed (where the value and padding bits sit is not stated, LDM-5):
-    # those probes record raw registers
-    decodable = ".b6x16" not in text
-    return _probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "ldmatrix" if decodable else "raw",
-                  out_words=runs * regs, in_words=runs * rows * 4, runs=runs, binding=lay.params_bound,
-                  meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register, "eight": eight})
+    meta: dict[str, Any] = {"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register,
+                            "eight": eight, "six": ".b6x16" in text}
+    if meta["six"]:
+        meta["input"] = tuple(six_image(rows, 0) + six_image(rows, 1))
+    return make_probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "ldmatrix",
+                      out_words=runs * regs, in_words=runs * rows * 4, runs=runs, binding=lay.params_bound, meta=meta)
+
+
+def six_image(rows: int, run: int) -> list[int]:
+    """The ``.b6x16_p32`` source of one run: row r is 16 bytes at 16 r, its 16 six-bit values packed from
+    bit 0 up (then 32 bits of padding), value c the 6-bit digit ``run`` of the code 16 r + c.  Where the
+    values and the padding sit is our reading (the doc does not state it, LDM-5): a probe that decodes
+    nonsense would say so as contradictions naming the elements."""
+    words = [0] * (rows * 4)
+    for r in range(rows):
+        for c in range(16):
+            bit = 128 * r + 6 * c
+            digit = ((16 * r + c) >> (6 * run)) & 63
+            words[bit // 32] |= (digit << (bit % 32)) & 0xFFFFFFFF
+            if bit % 32 > 26:  # the value crosses into the next word
+                words[bit // 32 + 1] |= digit >> (32 - bit % 32)
+    return words
 
 
 def _stmatrix(lay: Layout) -> CatalogProbe:
@@ -126,13 +145,13 @@ def _stmatrix(lay: Layout) -> CatalogProbe:
   for (int run = 0; run < {runs}; ++run) {{
     for (int j = 0; j < {regs}; ++j) r[j] = in[(run * 32 + lane) * {regs} + j];
     uint32_t addr = (uint32_t)__cvta_generic_to_shared(img) + 16u * (uint32_t)(lane % {rows});
-    asm volatile("{text} [%0], {_regs(regs, 1)};" :: "r"(addr), {_outs(regs, c='r')} : "memory");
+    asm volatile("{text} [%0], {regs_text(regs, 1)};" :: "r"(addr), {_outs(regs, c='r')} : "memory");
     __syncwarp();
     for (int k = lane; k < {rows * 4}; k += 32) out[run * {rows * 4} + k] = img[k];
     __syncwarp();
   }}"""
     pid = f"stmatrix.{lay.shape}.x{num}{trans}.{'_'.join(lay.types)}"
-    return _probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "stmatrix",
+    return make_probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "stmatrix",
                   out_words=runs * rows * 4 // 32 + 1, in_words=runs * 32 * regs, runs=runs, binding=lay.params_bound,
                   meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register, "eight": eight,
                         "image_words": rows * 4})
@@ -144,7 +163,7 @@ def _movmatrix(a: Layout, d: Layout) -> CatalogProbe:
   uint32_t a = in[lane], d;
   asm volatile("{text} %0, %1;" : "=r"(d) : "r"(a));
   out[lane] = d;"""
-    return _probe("movmatrix.m8n8.trans.b16", "sm_90a", text, (a.id, d.id), body, "movmatrix", out_words=1, in_words=32)
+    return make_probe("movmatrix.m8n8.trans.b16", "sm_90a", text, (a.id, d.id), body, "movmatrix", out_words=1, in_words=32)
 
 
 # ----------------------------------------------------------------------------- tcgen05.ld / st
@@ -166,10 +185,10 @@ def _tc_ref(op: str, cols: int, var: str) -> str:
     for base in range(0, cols, 128):
         n = min(128, cols - base)  # the column counts are powers of two: a valid .num
         if op == "st":
-            out.append(f'  asm volatile("tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%0], {_regs(n, 1)};" :: '
+            out.append(f'  asm volatile("tcgen05.st.sync.aligned.32x32b.x{n}.b32 [%0], {regs_text(n, 1)};" :: '
                        f'"r"(taddr + {base}u), {_outs(n, var + f"_{base}", "r")} : "memory");')
         else:
-            out.append(f'  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {_regs(n)}, [%{n}];" : '
+            out.append(f'  asm volatile("tcgen05.ld.sync.aligned.32x32b.x{n}.b32 {regs_text(n)}, [%{n}];" : '
                        f'{_outs(n, var + f"_{base}")} : "r"(taddr + {base}u) : "memory");')
     return "\n".join(out)
 
@@ -190,7 +209,7 @@ def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
 {fill}
 {_tc_ref("st", cols, "ref")}
   asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
-  asm volatile("{text} {_regs(regs)}, [%{regs}]{split.replace(', ', ', ') if split else ''};" : {_outs(regs)} : "r"(taddr) : "memory");
+  asm volatile("{text} {regs_text(regs)}, [%{regs}]{split.replace(', ', ', ') if split else ''};" : {_outs(regs)} : "r"(taddr) : "memory");
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
   for (int j = 0; j < {regs}; ++j) out[lane * {regs} + j] = r[j];
 {_TC_FREE}"""
@@ -202,7 +221,7 @@ def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
 {decl}
   uint32_t r[{regs}];
   for (int j = 0; j < {regs}; ++j) r[j] = ((uint32_t)lane << 16) | (uint32_t)j;
-  asm volatile("{text} [%0], {imm}{_regs(regs, 1)};" :: "r"(taddr), {_outs(regs, c='r')} : "memory");
+  asm volatile("{text} [%0], {imm}{regs_text(regs, 1)};" :: "r"(taddr), {_outs(regs, c='r')} : "memory");
   asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
 {_tc_ref("ld", cols, "ref")}
   asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
@@ -210,190 +229,52 @@ def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
                 for b in chunks) + f"\n{_TC_FREE}"
         words = cols
     pid = f"tcgen05.{op}.{shape}.x{num}.b32"
-    return _probe(pid, "sm_100a", text, (_tag(lay),), body, f"tcgen05.{op}", out_words=words, in_words=0,
+    return make_probe(pid, "sm_100a", text, (_tag(lay),), body, f"tcgen05.{op}", out_words=words, in_words=0,
                   binding=lay.params_bound, meta={"rows": rows, "cols": cols, "regs": regs})
-
-
-# ----------------------------------------------------------------------------- wgmma
-
-def _wgmma(a: Layout, d: Layout, n: int, atype: str) -> CatalogProbe:
-    sparse = a.instruction == "wgmma.sp"
-    k = a.shape.k
-    dtype = d.types[0]
-    regs_d = d.registers
-    dt = {"f32": "f", "f16": "r", "s32": "r"}[dtype]
-    btype = atype
-    suffix = ".and.popc" if atype == "b1" else ""
-    if atype in ("f16", "bf16"):
-        imms = "1, 1, 1, 0"
-    elif atype in ("tf32", "e4m3", "e5m2"):
-        imms = "1, 1, 1"
-    else:
-        imms = "1"
-    head = "wgmma.mma_async.sp" if sparse else "wgmma.mma_async"
-    text = f"{head}.sync.aligned.m64n{n}k{k}.{dtype}.{atype}.{btype}{suffix}"
-    nd, na = regs_d, a.registers
-    sel = "0" if atype in ("u8", "s8", "e4m3", "e5m2") else "1" if sparse else ""
-    meta = f", %{nd + na + 1}, {sel}" if sparse else ""
-    ctype = "float" if dt == "f" else "uint32_t"
-    body = f"""  const int t = threadIdx.x;
-  {ctype} d[{nd}];
-  uint32_t a[{na}];
-  for (int j = 0; j < {nd}; ++j) d[j] = 0;
-  for (int j = 0; j < {na}; ++j) a[j] = in[t * {na} + j];
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-  asm volatile("{text} {_regs(nd)}, {_regs(na, nd)}, %{nd + na}{meta}, {imms};"
-               : {", ".join(f'"+{dt}"(d[{j}])' for j in range(nd))}
-               : {", ".join(f'"r"(a[{j}])' for j in range(na))}, "l"(desc){', "r"(in[4096 + t])' if sparse else ''} : "memory");
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-  for (int j = 0; j < {nd}; ++j) out[t * {nd} + j] = {'__float_as_uint(d[j])' if dt == 'f' else 'd[j]'};"""
-    pid = text.replace("wgmma.mma_async", "wgmma").replace(".sync.aligned", "")
-    return _probe(pid, "sm_90a", text, (a.id, f"{d.id}@N={n}"), body, "raw", threads=128, out_words=nd,
-                  in_words=4096 + 128, binding=(("N", n),), meta={"desc": True})
-
-
-# ----------------------------------------------------------------------------- wmma
-
-_WMMA_OP = {"A": "a", "B": "b", "C": "c"}
-
-
-def _wmma(shape: str, frags: dict[str, Layout], atype: str, ctype: str, doc_c: Layout | None = None) -> CatalogProbe:
-    a, b, c = frags["A"], frags["B"], frags["C"]
-    na, nb, nc = a.registers, b.registers, (doc_c or c).registers
-    rtype = {"f64": "d", "f32": "f"}
-    ca, cc = rtype.get(a.register_type, "r"), rtype.get(c.register_type, "r")
-    cty = {"d": "double", "f": "float", "r": "uint32_t"}
-    itype = {"u8": "u8", "s8": "s8", "u4": "u4", "s4": "s4", "b1": "b1"}.get(atype, atype)
-    if atype in ("u8", "s8", "u4", "s4"):
-        mma = f"wmma.mma.sync.aligned.row.col.{shape}.s32.{itype}.{itype}.s32"
-    elif atype == "b1":
-        mma = f"wmma.mma.and.popc.sync.aligned.row.col.{shape}.s32.b1.b1.s32"
-    elif atype == "f16":
-        mma = f"wmma.mma.sync.aligned.row.col.{shape}.{ctype}.{ctype}"
-    elif atype == "f64":
-        mma = f"wmma.mma.sync.aligned.row.col.{shape}.f64.f64.f64.f64"
-    else:
-        mma = f"wmma.mma.sync.aligned.row.col.{shape}.f32.{atype}.{atype}.f32"
-    body = f"""  const int lane = threadIdx.x % 32;
-  {cty[ca]} ra[{na}]; {cty[ca]} rb[{nb}]; {cty[cc]} rc[{nc}]; {cty[cc]} rd[{nc}];
-  asm volatile("wmma.load.a.sync.aligned.row.{shape}.global.{itype} {_regs(na)}, [%{na}];" : {_outs(na, "ra", "=" + ca)} : "l"(in) : "memory");
-  asm volatile("wmma.load.b.sync.aligned.col.{shape}.global.{itype} {_regs(nb)}, [%{nb}];" : {_outs(nb, "rb", "=" + ca)} : "l"(in + 1024) : "memory");
-  asm volatile("wmma.load.c.sync.aligned.row.{shape}.global.{ctype} {_regs(nc)}, [%{nc}];" : {_outs(nc, "rc", "=" + cc)} : "l"(in + 2048) : "memory");
-  asm volatile("{mma} {_regs(nc)}, {_regs(na, nc)}, {_regs(nb, nc + na)}, {_regs(nc, nc + na + nb)};"
-               : {_outs(nc, "rd", "=" + cc)} : {_outs(na, "ra", ca)}, {_outs(nb, "rb", ca)}, {_outs(nc, "rc", cc)});
-  asm volatile("wmma.store.d.sync.aligned.row.{shape}.global.{ctype} [%0], {_regs(nc, 1)};" :: "l"(out + 4096), {_outs(nc, "rd", cc)} : "memory");
-  for (int j = 0; j < {na}; ++j) out[lane * 64 + j] = {'(uint32_t)__double_as_longlong(ra[j])' if ca == 'd' else '__float_as_uint(ra[j])' if ca == 'f' else 'ra[j]'};"""
-    ids = tuple(x.id for x in (a, b, doc_c or c))
-    pid = f"wmma.{shape}.{atype}.{ctype}" + (".doc" if doc_c is not None else "")
-    return _probe(pid, "sm_90a", mma, ids, body, "raw", out_words=64, in_words=4096,
-                  negative=doc_c is not None, meta={"shape": shape})
-
-
-# ----------------------------------------------------------------------------- mma with block scaling
-
-def _block_scale(lay: Layout) -> list[CatalogProbe]:
-    k = lay.shape.k
-    sf = lay.rows if lay.operand == "SFB" else lay.cols
-    kind, ab, stype = {1: ("mxf8f6f4", "e4m3", "ue8m0"), 2: ("mxf4", "e2m1", "ue8m0"), 4: ("mxf4nvf4", "e2m1", "ue4m3")}[sf]
-    out = []
-    for env, _inst in lay.instances():
-        sel = {"A": (0, 0), "B": (0, 0)}
-        side = "A" if lay.operand == "SFA" else "B"
-        sel[side] = (env[f"BYTE_ID_{side}"], env[f"THREAD_ID_{side}"])
-        text = (f"mma.sync.aligned.m16n8k{k}.row.col.kind::{kind}.block_scale.scale_vec::{sf}X.f32.{ab}.{ab}.f32."
-                f"{stype}")
-        body = f"""  const int lane = threadIdx.x % 32;
-  float d[4], c[4] = {{0.f, 0.f, 0.f, 0.f}};
-  uint32_t a[4], b[2];
-  for (int j = 0; j < 4; ++j) a[j] = in[lane * 8 + j];
-  for (int j = 0; j < 2; ++j) b[j] = in[lane * 8 + 4 + j];
-  uint32_t sfa = in[256 + lane], sfb = in[288 + lane];
-  asm volatile("{text} {{%0, %1, %2, %3}}, {{%4, %5, %6, %7}}, {{%8, %9}}, {{%10, %11, %12, %13}}, %14, {{{sel['A'][0]}, {sel['A'][1]}}}, %15, {{{sel['B'][0]}, {sel['B'][1]}}};"
-               : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
-                 "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]), "r"(sfa), "r"(sfb));
-  for (int j = 0; j < 4; ++j) out[lane * 4 + j] = __float_as_uint(d[j]);"""
-        tag = ",".join(f"{n}={v}" for n, v in env.items())
-        out.append(_probe(f"mma.block_scale.m16n8k{k}.{sf}X.{side}.{tag}", "sm_120a", text, (f"{lay.id}@{tag}",), body,
-                          "raw", out_words=4, in_words=320, binding=tuple(sorted(env.items()))))
-    return out
 
 
 # ----------------------------------------------------------------------------- assembling probes
 
-def _probe(pid: str, arch: str, text: str, layouts: tuple[str, ...], body: str, kind: str, **kw: Any) -> CatalogProbe:
+def make_probe(pid: str, arch: str, text: str, layouts: tuple[str, ...], body: str, kind: str, **kw: Any) -> CatalogProbe:
+    """A probe whose kernel ``probe_<slug>(uint32_t* out, const uint32_t* in, unsigned long long desc)`` runs
+    ``body`` (one block of ``threads``)."""
     p = CatalogProbe(pid, arch, text, layouts, "", kind, **kw)
     kernel = (f"// {pid}: {text}\n// tests: {', '.join(layouts)}\n"
               f"extern \"C\" __global__ void __launch_bounds__(128) {p.name}(uint32_t* out, const uint32_t* in, "
               f"unsigned long long desc) {{\n  (void)desc;\n{body}\n}}\n")
-    import dataclasses  # noqa: PLC0415
     return dataclasses.replace(p, kernel=kernel)
 
 
-def _preferred(lays: Sequence[Layout]) -> list[Layout]:
-    corrected = {lay.id[: -len("@corrected")] for lay in lays if lay.corrected}
-    return [lay for lay in lays if lay.corrected or lay.id not in corrected]
+_BUILDERS = {"ldmatrix": _ldmatrix, "stmatrix": _stmatrix,
+             "tcgen05.ld": lambda lay: _tcgen05(lay, "ld"), "tcgen05.st": lambda lay: _tcgen05(lay, "st")}
 
 
-def catalog_probes(layouts: Iterable[Layout], negatives: bool = False) -> list[CatalogProbe]:
-    """Every probe of the new instructions among ``layouts`` (a family: one probe per parameter value;
-    wgmma: the smallest and the largest N), in a stable order.  With ``negatives``, also the doc's own
-    register counts where the specs record a count erratum (ptxas must reject those)."""
-    lays = list(layouts)
-    pref = _preferred(lays)
+def movement_probes(group: InstructionGroup, negatives: bool = False) -> list[CatalogProbe]:
+    """The probes of one data-movement instruction (ldmatrix, stmatrix, movmatrix, tcgen05.ld/st): one per
+    layout and parameter value, each with the concrete layouts it tests (doc and corrected).  With
+    ``negatives``, also the doc's own register count where the spec records a count erratum (ptxas must
+    reject it)."""
     out: list[CatalogProbe] = []
-    for lay in pref:
-        if lay.instruction == "ldmatrix":
-            out += [_ldmatrix(inst) for _, inst in lay.instances()]
-        elif lay.instruction == "stmatrix":
-            out += [_stmatrix(inst) for _, inst in lay.instances()]
-        elif lay.instruction in ("tcgen05.ld", "tcgen05.st"):
-            out += [_tcgen05(inst, lay.instruction.split(".")[1]) for _, inst in lay.instances()]
-        elif lay.instruction == "mma.block_scale":
-            out += _block_scale(lay)
-    movs = {x.operand: x for x in pref if x.instruction == "movmatrix"}
-    if "A" in movs and "D" in movs:
-        out.append(_movmatrix(movs["A"], movs["D"]))
-    for a in (x for x in pref if x.instruction in ("wgmma", "wgmma.sp") and x.operand == "A"):
-        ds = [x for x in pref if x.spec_path == a.spec_path and x.operand == "D"]
-        for d in ds:
-            for atype in a.types:
-                if atype in ("bf16",) and d.types[0] == "f16":
-                    continue
-                p = d.domain.params[0]
-                for n in sorted({p.values[0], p.values[-1]}):
-                    out.append(_wgmma(a, d.instance(N=n), n, atype))
-    wm: dict[tuple[str, str], dict[str, Layout]] = {}
-    for x in (y for y in pref if y.instruction == "wmma"):
-        wm.setdefault((x.spec_path, str(x.shape)), {})[x.operand + ":" + x.types[0]] = x
-    for (_path, shape), frags in sorted(wm.items()):
-        for key, a in sorted(frags.items()):
-            op, atype = key.split(":")
-            if op != "A" or ("B:" + atype) not in frags:
-                continue
-            ctypes = ["f32", "f16"] if atype == "f16" else ["f64"] if atype == "f64" else ["s32"] if atype in (
-                "u8", "s8", "u4", "s4", "b1") else ["f32"]
-            for ct in ctypes:
-                if "C:" + ct in frags:
-                    out.append(_wmma(shape, {"A": a, "B": frags["B:" + atype], "C": frags["C:" + ct]}, atype, ct))
-                    if negatives:
-                        doc = next((y for y in lays if y.id + "@corrected" == frags["C:" + ct].id), None)
-                        if doc is not None:
-                            out.append(_wmma(shape, {"A": a, "B": frags["B:" + atype], "C": frags["C:" + ct]}, atype,
-                                             ct, doc_c=doc))
+    if group.family == "movmatrix":
+        a, d = group.operand("A"), group.operand("D")
+        if a and d:
+            out.append(dataclasses.replace(_movmatrix(a[0], d[0]), tested=group.tested(a[0], d[0])))
+        return out
+    build = _BUILDERS.get(group.family)
+    if build is None:
+        return out
+    for lay in group.operand("R"):
+        for env, inst in lay.instances():
+            tested = tuple(x.instance(**env) if x.is_family else x for x in group.tested(lay))
+            out.append(dataclasses.replace(build(inst), tested=tested))
     if negatives:
-        for doc in (y for y in lays if not y.corrected and any(z.id == y.id + "@corrected" for z in lays)):
+        for doc in (y for y in group.layouts if not y.corrected and any(z.id == y.id + "@corrected" for z in group.layouts)):
             if doc.instruction in ("tcgen05.ld", "ldmatrix"):
                 inst = doc.instance(NUM=1)
-                p = _tcgen05(inst, "ld") if doc.instruction == "tcgen05.ld" else _ldmatrix(inst)
-                import dataclasses  # noqa: PLC0415
+                p = build(inst)
                 out.append(dataclasses.replace(p, id=p.id + ".doc", negative=True,
-                                               kernel=p.kernel.replace(p.name, p.name + "_doc")))
-    seen: dict[str, CatalogProbe] = {}
-    for p in out:
-        seen.setdefault(p.id, p)
-    return sorted(seen.values(), key=lambda p: (p.arch, p.id))
+                                               kernel=p.kernel.replace(p.name, p.name + "_doc"), tested=(inst,)))
+    return out
 
 
 _HEADER = """// Probes generated by ptx-layout-verify (verify/hardware/catalog_probes.py)
@@ -408,22 +289,38 @@ def arch_source(probes: Sequence[CatalogProbe], arch: str) -> str:
 
 
 def probe_program(p: CatalogProbe) -> str:
-    """One probe with a host ``main`` printing ``{"id", "instruction", "out": [...]}`` as JSON (the input
-    buffer the probe expects is filled by ``host_input``'s formula: see ``decode``)."""
-    return _HEADER + "#include <cstdio>\n#include <vector>\n" + p.kernel + f"""
+    """One probe with a host ``main`` printing ``{"format", "id", "instruction", "device", "out": [...]}`` as
+    JSON (the input buffer is filled by ``_host_fill``, whose Python twin is ``host_input``)."""
+    table = ""
+    if "input" in p.meta:
+        words = ", ".join(f"{w:#x}u" for w in p.meta["input"])
+        table = f"static const uint32_t kInput[{max(1, len(p.meta['input']))}] = {{{words or '0u'}}};\n"
+    return _HEADER + "#include <cstdio>\n#include <vector>\n" + table + p.kernel + f"""
 int main() {{
   const int threads = {p.threads}, words = {max(p.out_words, 1)} * {p.threads} + 8192, in_words = {max(p.in_words, 1)} + 8192;
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {{ fprintf(stderr, "probe: no CUDA device\\n"); return 3; }}
+  cudaDeviceProp prop;
+  int drv = 0, rt = 0;
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || cudaDriverGetVersion(&drv) != cudaSuccess
+      || cudaRuntimeGetVersion(&rt) != cudaSuccess) return 4;
   std::vector<uint32_t> h_in(in_words);
   for (int k = 0; k < in_words; ++k) h_in[k] = {_host_fill(p)};
   uint32_t *d_out = 0, *d_in = 0;
-  if (cudaMalloc(&d_out, words * 4) != cudaSuccess || cudaMalloc(&d_in, in_words * 4) != cudaSuccess) return 3;
+  if (cudaMalloc(&d_out, words * 4) != cudaSuccess || cudaMalloc(&d_in, in_words * 4) != cudaSuccess) return 4;
   cudaMemcpy(d_in, h_in.data(), in_words * 4, cudaMemcpyHostToDevice);
   cudaMemset(d_out, 0, words * 4);
   {p.name}<<<1, threads>>>(d_out, d_in, 0ull);
-  if (cudaDeviceSynchronize() != cudaSuccess) return 4;
+  cudaError_t err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) {{ fprintf(stderr, "probe: {p.id}: %s\\n", cudaGetErrorString(err)); return 4; }}
   std::vector<uint32_t> h(words);
   cudaMemcpy(h.data(), d_out, words * 4, cudaMemcpyDeviceToHost);
-  printf("{{\\"format\\": \\"ptx-layout-verify/catalog-probe/1\\", \\"id\\": \\"{p.id}\\", \\"instruction\\": \\"{p.text}\\", \\"out\\": [");
+  cudaFree(d_out);
+  cudaFree(d_in);
+  printf("{{\\"format\\": \\"ptx-layout-verify/catalog-probe/1\\", \\"id\\": \\"{p.id}\\", \\"instruction\\": \\"{p.text}\\",\\n");
+  printf(" \\"device\\": {{\\"name\\": \\"%s\\", \\"compute_capability\\": \\"%d.%d\\", \\"driver_version\\": %d, \\"runtime_version\\": %d}},\\n",
+         prop.name, prop.major, prop.minor, drv, rt);
+  printf(" \\"out\\": [");
   for (int k = 0; k < words; ++k) printf("%s%u", k ? ", " : "", h[k]);
   printf("]}}\\n");
   return 0;
@@ -433,6 +330,8 @@ int main() {{
 
 def _host_fill(p: CatalogProbe) -> str:
     """The C expression (of ``k``) the host puts in ``in[k]``; ``host_input`` is the same in Python."""
+    if "input" in p.meta:
+        return f"k < {len(p.meta['input'])} ? kInput[k] : 0u"
     if p.kind == "ldmatrix" or (p.kind == "raw" and "ldmatrix" in p.text):
         rows = p.meta["rows"]
         if p.meta["eight"]:
@@ -457,6 +356,9 @@ def _host_fill(p: CatalogProbe) -> str:
 def host_input(p: CatalogProbe) -> list[int]:
     """What ``probe_program``'s host puts in the input buffer (Python twin of ``_host_fill``)."""
     n = max(p.in_words, 1) + 8192
+    if "input" in p.meta:
+        table = list(p.meta["input"])
+        return table + [0] * (n - len(table))
     out = []
     for k in range(n):
         if p.kind == "ldmatrix" and p.meta["eight"]:
@@ -495,7 +397,15 @@ def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | Non
     """(lane, i) -> the (row, col) the hardware put it at, from a data-movement probe's raw output.
     movmatrix needs the doc-stated source layout (``layouts`` by id) to name the input cell."""
     obs: dict[tuple[int, int], tuple[int, int]] = {}
-    if p.kind == "ldmatrix":
+    if p.kind == "ldmatrix" and p.meta.get("six"):  # 6-bit values in 8-bit containers (low bits)
+        regs, epr = p.meta["regs"], p.meta["epr"]
+        for lane in range(32):
+            for j in range(regs):
+                for e in range(epr):
+                    lo = (out[lane * regs + j] >> (8 * e)) & 63
+                    hi = (out[(32 + lane) * regs + j] >> (8 * e)) & 63
+                    obs[(lane, epr * j + e)] = divmod(lo | (hi << 6), 16)
+    elif p.kind == "ldmatrix":
         regs, epr, eight = p.meta["regs"], p.meta["epr"], p.meta["eight"]
         for lane in range(32):
             for j in range(regs):
@@ -568,6 +478,16 @@ def _tmem_points(lay: Layout, regs: int) -> list[tuple[int, int, int, int]]:
 def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list[int]:
     """The raw output a device following ``lay`` would print (SIMULATED: for testing ``decode``)."""
     inp = host_input(p)
+    if p.kind == "ldmatrix" and p.meta.get("six"):
+        regs, epr = p.meta["regs"], p.meta["epr"]
+        out = [0] * (2 * 32 * regs)
+        for run in range(2):
+            for lane in range(32):
+                for j in range(regs):
+                    for e in range(epr):
+                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        out[(run * 32 + lane) * regs + j] |= (((16 * r + c) >> (6 * run)) & 63) << (8 * e)
+        return out
     if p.kind == "ldmatrix":
         regs, epr, eight, rows = p.meta["regs"], p.meta["epr"], p.meta["eight"], p.meta["rows"]
         img_words = rows * 4
@@ -621,5 +541,5 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
     raise ValueError(f"{p.id}: raw probe, nothing to simulate")
 
 
-__all__ = ["ARCHS", "CatalogProbe", "arch_source", "catalog_probes", "compare", "decode", "host_input",
+__all__ = ["ARCHS", "CatalogProbe", "arch_source", "compare", "decode", "host_input", "make_probe", "movement_probes", "regs_text", "six_image",
            "probe_program", "simulate"]

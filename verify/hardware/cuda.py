@@ -6,14 +6,15 @@ writes says ``simulated: false`` and names the GPU, driver, toolkit and probe so
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import json
 import os
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
-from . import observe, probes
+from . import batch, kinds, observe, probes
 
 
 class HardwareError(Exception):
@@ -71,25 +72,6 @@ def cuda_devices() -> tuple[int, str]:
     return major.value * 10 + minor.value, ""
 
 
-def run_probe(nvcc: str, ins: probes.Instruction, arch: str, work: Path, timeout: float) -> tuple[dict[str, Any], str]:
-    """Build and run one probe; (its raw JSON output, sha256 of its source)."""
-    src = probes.probe_source(ins)
-    cu = work / f"{ins.id}.cu"
-    exe = work / ins.id
-    cu.write_text(src, encoding="utf-8")
-    b = subprocess.run([nvcc, f"-arch={arch}", "-O2", "-o", str(exe), str(cu)], capture_output=True, text=True,
-                       timeout=timeout)
-    if b.returncode != 0:
-        raise HardwareError(f"{ins.id}: nvcc failed: {(b.stderr or b.stdout).strip().splitlines()[-1:]}")
-    r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
-    if r.returncode != 0:
-        raise HardwareError(f"{ins.id}: probe exited {r.returncode}: {r.stderr.strip()[:200]}")
-    try:
-        return json.loads(r.stdout), probes.source_sha256(src)
-    except json.JSONDecodeError as e:
-        raise HardwareError(f"{ins.id}: probe output is not JSON: {e}") from None
-
-
 def nvcc_version(nvcc: str) -> str:
     try:
         out = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=60).stdout
@@ -99,9 +81,77 @@ def nvcc_version(nvcc: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
-def confirm_on_gpu(inss: Sequence[probes.Instruction], out: Path, nvcc: str | None, timeout: float,
+ARCH_SPECIFIC = (90, 100, 101, 103, 110, 120, 121)  # compute capabilities with an sm_XXa target
+
+
+def runnable(p: kinds.Probe, cc: int) -> bool:
+    """Whether a GPU of compute capability ``cc`` runs ``p`` (an sm_XXa probe only on that very GPU)."""
+    need = probes.arch_number(p.arch)
+    return cc >= need and (not p.arch.endswith("a") or cc == need)
+
+
+def build_target(inss: Sequence[kinds.Probe], cc: int) -> str:
+    """The one target all runnable probes are built for: ``sm_XXa`` when one needs arch-specific features."""
+    return f"sm_{cc}a" if cc in ARCH_SPECIFIC and any(p.arch.endswith("a") for p in inss) else f"sm_{cc}"
+
+
+def _nvcc_build(nvcc: str, src: str, target: str, work: Path, name: str, timeout: float) -> subprocess.CompletedProcess:
+    cu = work / f"{name}.cu"
+    cu.write_text(src, encoding="utf-8")
+    arch = target.replace("sm_", "compute_")
+    return subprocess.run([nvcc, "-gencode", f"arch={arch},code={target}", "-O2", "-o", str(work / name), str(cu)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def build_probes(nvcc: str, run: Sequence[kinds.Probe], target: str, work: Path, timeout: float,
+                 say: Callable[[str], None]) -> tuple[Path, list[kinds.Probe]]:
+    """Every probe in one translation unit, built once; a probe that does not build is named (each alone)
+    and left out, and the rest built again."""
+    programs = [(p.id, kinds.program(p)) for p in run]
+    b = _nvcc_build(nvcc, batch.batch_program(programs), target, work, "probes", timeout)
+    if b.returncode == 0:
+        return work / "probes", list(run)
+    kept = []
+    for p, (_pid, src) in zip(run, programs):
+        one = _nvcc_build(nvcc, src, target, work, "one", timeout)
+        if one.returncode == 0:
+            kept.append(p)
+        else:
+            say(f"{p.id:44s} not built for {target}: {(one.stderr or one.stdout).strip().splitlines()[-1:]}")
+    if not kept:
+        raise HardwareError(f"no probe builds for {target}: {(b.stderr or b.stdout).strip().splitlines()[-1:]}")
+    b = _nvcc_build(nvcc, batch.batch_program([(p.id, kinds.program(p)) for p in kept]), target, work, "probes",
+                    timeout)
+    if b.returncode != 0:
+        raise HardwareError(f"nvcc failed: {(b.stderr or b.stdout).strip().splitlines()[-1:]}")
+    return work / "probes", kept
+
+
+def run_probes(exe: Path, run: Sequence[kinds.Probe], timeout: float) -> dict[int, tuple[str, int]]:
+    """Index -> (raw output, exit code) of every probe: all in one process, then each one missing (a probe
+    that crashed the process, and every one after it) in a process of its own."""
+    got: dict[int, tuple[str, int]] = {}
+    try:
+        r = subprocess.run([str(exe)], capture_output=True, text=True, timeout=timeout)
+        got = {k: (text, rc) for k, (_pid, text, rc) in batch.frames(r.stdout).items()}
+    except subprocess.TimeoutExpired:
+        pass
+    for k in range(len(run)):
+        if k in got and got[k][1] in (0, 5):
+            continue
+        try:
+            r = subprocess.run([str(exe), str(k)], capture_output=True, text=True, timeout=timeout)
+            frame = batch.frames(r.stdout).get(k)
+            got[k] = (frame[1], frame[2]) if frame else (r.stderr.strip()[:300], r.returncode or 1)
+        except subprocess.TimeoutExpired:
+            got[k] = (f"timed out after {timeout:g} s", 124)
+    return got
+
+
+def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, timeout: float,
                    say: Callable[[str], None]) -> list[observe.HardwareResult]:
-    """Run every probe this GPU can run, write one observation file per probe, compare with the specs."""
+    """Build every probe this GPU can run in one translation unit, run them, write one observation file per
+    probe, compare each with the layouts it tests."""
     import tempfile  # noqa: PLC0415
     cc, why = cuda_devices()
     if cc == 0:
@@ -110,33 +160,46 @@ def confirm_on_gpu(inss: Sequence[probes.Instruction], out: Path, nvcc: str | No
     if not nvcc:
         raise HardwareError("nvcc not found (PATH, CUDA_HOME, or pip install nvidia-cuda-nvcc); nothing written")
     version = nvcc_version(nvcc)
+    run = [p for p in inss if not p.negative and runnable(p, cc)]
+    for p in inss:
+        if not p.negative and not runnable(p, cc):
+            say(f"{p.id:44s} skipped: needs {p.arch}, this GPU is sm_{cc}")
+    if not run:
+        return []
+    target = build_target(run, cc)
     results: list[observe.HardwareResult] = []
     with tempfile.TemporaryDirectory(prefix="ptx-probe-") as tmp:
-        arch = f"sm_{cc}"
-        for ins in inss:
-            need = probes.arch_number(ins.arch)
-            if cc < need or (ins.arch.endswith("a") and cc != need):
-                say(f"{ins.id:44s} skipped: needs {ins.arch}, this GPU is {arch}")
+        exe, run = build_probes(nvcc, run, target, Path(tmp), timeout, say)
+        outputs = run_probes(exe, run, timeout)
+        for k, p in enumerate(run):
+            text, rc = outputs[k]
+            try:
+                raw = json.loads(text)
+            except json.JSONDecodeError:
+                raw = None
+            if rc not in (0, 5) or raw is None:
+                why = text.strip().splitlines()[-1:] if text.strip() else f"exit {rc}"
+                say(f"{p.id:44s} did not run: {why}")
+                results += [observe.HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({why})",
+                                                   "", False, expected=observe.expected_status(x, p.tested))
+                            for x in p.tested]
                 continue
-            raw, sha = run_probe(nvcc, ins, probes.build_arch(ins.arch, cc), Path(tmp), timeout)
-            device = dict(raw.get("device", {}))
+            sha = probes.source_sha256(kinds.program(p))
             obs = observe.from_raw(raw, simulated=False, probe_sha256=sha)
-            rel = observe.relations(ins, obs)
-            res = observe.compare(ins, obs, rel)
-            name = f"{ins.id}.{observe.gpu_slug(str(device.get('name', 'gpu')))}.json"
+            name = f"{p.id}.{observe.gpu_slug(str(dict(raw.get('device', {})).get('name', 'gpu')))}.json"
+            doc = kinds.record(p, obs, sha)
+            doc.update({"nvcc": version, "built_for": target})
             out.mkdir(parents=True, exist_ok=True)
-            doc = observe.observation_json(ins, obs, rel, sha, {"nvcc": version, "built_for": arch})
             (out / name).write_text(observe.dumps(doc), encoding="utf-8")
-            results += [observe.HardwareResult(r.layout, r.instruction, r.status, r.message, r.gpu, r.simulated,
-                                               r.violations, r.counterexample, str(out / name)) for r in res]
+            results += [dataclasses.replace(r, observation=str(out / name)) for r in kinds.judge(p, obs)]
     return results
 
 
-def confirm_simulated(inss: Sequence[probes.Instruction]) -> list[observe.HardwareResult]:
-    """The whole pipeline on the SIMULATED numpy device that follows the specs (writes nothing)."""
-    from . import simdevice  # noqa: PLC0415
+def confirm_simulated(inss: Sequence[kinds.Probe]) -> list[observe.HardwareResult]:
+    """The whole pipeline on the SIMULATED device that follows the specs (writes nothing)."""
     results: list[observe.HardwareResult] = []
-    for ins in inss:
-        raw = simdevice.run(ins)
-        results += observe.compare(ins, observe.from_raw(raw, simulated=True))
+    for p in inss:
+        if p.negative:
+            continue
+        results += kinds.judge(p, observe.from_raw(kinds.simulate(p), simulated=True))
     return results

@@ -29,9 +29,11 @@ import re
 
 import hashlib
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from ..layout.model import Layout, Shape
+from .batch import batch_program
+from .grouping import base_id, instruction_groups
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
 # "1" in each element type's encoding (raw bits, as stored in a register slot).
@@ -45,8 +47,12 @@ ONE_BITS: dict[str, int] = {
 ACCUMULATORS: dict[str, tuple[str, ...]] = {
     "f16": ("f16", "f32"), "bf16": ("f32",), "tf32": ("f32",), "f64": ("f64",),
     "s8": ("s32",), "u8": ("s32",), "s4": ("s32",), "u4": ("s32",), "b1": ("s32",),
-    "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"),
+    "e4m3": ("f16", "f32"), "e5m2": ("f16", "f32"), "e2m1": ("f32",),
 }
+
+# Packed .e2m1 (m16n8k64, sparse m16n8k128) exists only block-scaled (.kind::mxf4): the probe gives every
+# lane the scale words 0x7f7f7f7f (.ue8m0 1.0 in every byte), so D = A x B + C as without scaling.
+UNIT_SCALE = 0x7F7F7F7F
 
 # Uniform sparse metadata words: nibble 0b0100 keeps chunk positions {0, 1} (1:2: {0}),
 # 0b1110 keeps {2, 3} (1:2: {1}); both are valid for ::ordered_metadata.
@@ -84,6 +90,11 @@ def _needs_kind(instruction: str, shape: str, types: set[str]) -> bool:
         (instruction == "mma" and shape == "m16n8k32") or (instruction == "mma.sp" and shape == "m16n8k64"))
 
 
+def _mxf4(instruction: str, shape: str, types: set[str]) -> bool:
+    """Packed .e2m1 A and B: ``.kind::mxf4.block_scale`` (mma m16n8k64, mma.sp m16n8k128; sm_120a)."""
+    return "e2m1" in types and (instruction, shape) in (("mma", "m16n8k64"), ("mma.sp", "m16n8k128"))
+
+
 def min_arch(instruction: str, shape: Shape | str, types: Iterable[str]) -> str:
     """The minimal ``sm_XX`` for ``instruction`` with this shape and element types.
 
@@ -116,6 +127,8 @@ def min_arch(instruction: str, shape: Shape | str, types: Iterable[str]) -> str:
         need = max(need, 89)
         if _needs_kind(instruction, s, ts):
             return "sm_120a"
+    if _mxf4(instruction, s, ts):
+        return "sm_120a"
     if ts & {"e3m2", "e2m3", "e2m1"}:
         raise ProbeError("the .kind::f8f6f4 types (e3m2, e2m3, e2m1) are not probed yet")
     return f"sm_{need}"
@@ -125,7 +138,7 @@ def min_arch(instruction: str, shape: Shape | str, types: Iterable[str]) -> str:
 class Operand:
     """The register side of one operand in one concrete instruction."""
 
-    layout: Layout
+    layout: Layout | None  # None: a wgmma's B tile in shared memory (no register layout)
     ptx_type: str
     registers: int
     elements: int
@@ -166,14 +179,19 @@ def _operand(lay: Layout, ptx_type: str) -> Operand:
 class ExperimentPlan:
     """How warp index ``w`` maps to an experiment (mirrored by the generated kernel)."""
 
-    ta: int  # 32 * A elements per lane
+    ta: int  # threads * A elements per thread
     tb: int
     tc: int
     metadata: tuple[int, ...] = (0,)
+    pairs: bool = True  # the ``ab`` experiments (a wgmma probe of a large N leaves them to its smallest N)
+
+    @property
+    def tab(self) -> int:
+        return self.ta * self.tb if self.pairs else 0
 
     @property
     def per_meta(self) -> int:
-        return self.ta + self.tb + self.ta * self.tb
+        return self.ta + self.tb + self.tab
 
     @property
     def total(self) -> int:
@@ -202,26 +220,44 @@ class ExperimentPlan:
         return len(self.metadata) * self.per_meta + x
 
     def to_json(self) -> dict[str, object]:
-        return {"a": self.ta, "b": self.tb, "ab": self.ta * self.tb, "c": self.tc,
+        return {"a": self.ta, "b": self.tb, "ab": self.tab, "c": self.tc,
                 "metadata": [f"0x{m:08x}" for m in self.metadata], "total": self.total}
 
 
 @dataclass(frozen=True)
 class Instruction:
-    """One concrete instruction: the probe's A, B, C/D operands and every layout it tests."""
+    """One concrete instruction: the probe's A, B, C/D operands and every layout it tests.
+
+    An mma / mma.sp is warp-wide: A, B and C/D in the registers of 32 lanes.  A wgmma / wgmma.sp
+    (``tile`` set) is warpgroup-wide: A and D in the registers of 128 threads, B a shared-memory tile
+    whose elements are its positions (``b.layout`` is None: no spec states B's registers), and D
+    accumulates in place (no C experiments)."""
 
     id: str
     name: str
     shape: Shape
     a: Operand
     b: Operand
-    c: Operand  # D has the same registers as C
+    c: Operand  # D has the same registers as C (wgmma: the D accumulator)
     layouts: tuple[Layout, ...]  # doc and corrected layouts of A, B, C this instruction tests
     arch: str
+    tile: Any = None  # wgmma: the B tile in shared memory (``wgmma.Tile``: position -> (k, n))
+    ptx: str = ""  # the instruction text, where ``ptx_instruction_text`` (mma) does not apply
+    pairs: bool = True  # the ``ab`` experiments (a wgmma at a large N leaves them to its smallest N)
 
     @property
     def sparse(self) -> bool:
-        return self.name == "mma.sp"
+        return self.name in ("mma.sp", "wgmma.sp")
+
+    @property
+    def threads(self) -> int:
+        """Threads that hold A and C/D (32: a warp; 128: a warpgroup)."""
+        return 32 if self.tile is None else 128
+
+    @property
+    def b_lanes(self) -> int:
+        """Lanes that hold B (1 where B is a shared-memory tile, whose elements are its positions)."""
+        return 32 if self.tile is None else 1
 
     @property
     def groups(self) -> int:
@@ -229,12 +265,13 @@ class Instruction:
 
     @property
     def plan(self) -> ExperimentPlan:
-        return ExperimentPlan(32 * self.a.elements, 32 * self.b.elements, 32 * self.c.elements,
-                              SPARSE_METADATA if self.sparse else (0,))
+        return ExperimentPlan(self.threads * self.a.elements, self.b_lanes * self.b.elements,
+                              0 if self.tile is not None else 32 * self.c.elements,
+                              SPARSE_METADATA if self.sparse else (0,), self.pairs)
 
     @property
     def text(self) -> str:
-        return ptx_instruction_text(self)
+        return self.ptx or ptx_instruction_text(self)
 
 
 def _majors(ins_shape: Shape, a: Layout, b: Layout) -> tuple[str, str]:
@@ -247,55 +284,40 @@ def ptx_instruction_text(ins: Instruction) -> str:
     """The PTX mnemonic with every qualifier, e.g. ``mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32``."""
     am, bm = _majors(ins.shape, ins.a.layout, ins.b.layout)
     head = "mma.sp::ordered_metadata" if ins.sparse else "mma"
-    kind = ".kind::f8f6f4" if _needs_kind(ins.name, str(ins.shape),
-                                          {ins.a.ptx_type, ins.b.ptx_type, ins.c.ptx_type}) else ""
+    types = {ins.a.ptx_type, ins.b.ptx_type, ins.c.ptx_type}
+    kind = ".kind::f8f6f4" if _needs_kind(ins.name, str(ins.shape), types) else ""
+    if _mxf4(ins.name, str(ins.shape), types):
+        kind = ".kind::mxf4.block_scale.scale_vec::2X"
     text = (f"{head}.sync.aligned.{ins.shape}.{am}.{bm}{kind}.{ins.c.ptx_type}.{ins.a.ptx_type}."
             f"{ins.b.ptx_type}.{ins.c.ptx_type}")
+    if kind.startswith(".kind::mxf4"):
+        text += ".ue8m0"
     if ins.a.ptx_type == "b1":
         text += ".and.popc"
     return text
-
-
-def _base(lid: str) -> str:
-    return lid.split("@", 1)[0]
-
-
-def _preferred(lays: Sequence[Layout]) -> dict[str, Layout]:
-    """One layout per base id: the corrected one when the spec has it (its registers are real)."""
-    out: dict[str, Layout] = {}
-    for lay in lays:
-        b = _base(lay.id)
-        if b not in out or lay.corrected:
-            out[b] = lay
-    return out
 
 
 def instructions(layouts: Iterable[Layout]) -> list[Instruction]:
     """Group layouts (per spec file, instruction and shape) into probe-able instructions.
 
     Layouts that cannot form an instruction (no matching operand, unsupported
-    type, E metadata) are left out; ``probe_errors`` says why.
+    type, E metadata) are left out; ``_group`` also says why.
     """
     return _group(layouts)[0]
 
 
-def probe_errors(layouts: Iterable[Layout]) -> list[str]:
-    """Why some combinations of layouts were not turned into instructions."""
-    return _group(layouts)[1]
-
-
 def _group(layouts: Iterable[Layout]) -> tuple[list[Instruction], list[str]]:
-    by: dict[tuple[str, str, str], list[Layout]] = {}
-    for lay in layouts:
-        if lay.instruction in ("mma", "mma.sp") and lay.operand in "ABC":
-            by.setdefault((lay.spec_path, lay.instruction, str(lay.shape)), []).append(lay)
     out: dict[str, Instruction] = {}
     errors: list[str] = []
-    for (_path, name, _shape), lays in sorted(by.items()):
-        pref = _preferred(lays)
-        ops = {o: [pref[b] for b in sorted(pref) if pref[b].operand == o] for o in "ABC"}
+    for grp in instruction_groups(layouts):
+        if grp.family not in ("mma", "mma.sp"):
+            continue
+        name, lays = grp.family, grp.layouts
+        ops = {o: grp.operand(o) for o in "ABC"}
         for a in ops["A"]:
             for t in a.types:
+                if t == "e2m1" and not _mxf4(name, grp.shape, {t}):
+                    continue  # .e2m1 in an 8-bit container (.kind::f8f6f4): not probed (e4m3/e5m2 are)
                 for b in ops["B"]:
                     if t not in b.types or (a.variant is None) != (b.variant is None):
                         continue
@@ -325,7 +347,7 @@ def _make(name: str, a: Layout, b: Layout, c: Layout, t: str, ct: str, lays: Seq
     oa, ob, oc = _operand(a, t), _operand(b, t), _operand(c, ct)
     need = min_arch(name, shape, (t, ct))
     arch = need if need.endswith("a") else f"sm_{max(arch_number(need), arch_number(a.arch))}"
-    tested = tuple(sorted((lay for lay in lays if _base(lay.id) in {_base(a.id), _base(b.id), _base(c.id)}),
+    tested = tuple(sorted((lay for lay in lays if base_id(lay.id) in {base_id(a.id), base_id(b.id), base_id(c.id)}),
                           key=lambda x: x.id))
     am, bm = _majors(shape, a, b)
     head = "mma.sp" if name == "mma.sp" else "mma"
@@ -348,24 +370,59 @@ def resolve_id(layouts: Sequence[Layout], ident: str) -> Layout:
                    + (" ..." if len(hits) > 6 else ""))
 
 
-def instructions_for(layouts: Iterable[Layout], ids: Sequence[str]) -> list[Instruction]:
-    """The instructions that test the layouts named by ``ids``; every id must name one layout that some
-    probe-able instruction tests (none is dropped silently)."""
-    lays = list(layouts)
-    inss, errors = _group(lays)
-    out: dict[str, Instruction] = {}
-    for ident in ids:
-        lay = resolve_id(lays, ident)
-        mine = [ins for ins in inss if lay.id in {x.id for x in ins.layouts}]
-        if not mine:
-            why = next((e for e in errors if lay.id in e), "")
-            raise KeyError(f"{lay.id} cannot be probed" + (f": {why}" if why else
-                                                             " (no A, B and C/D of one instruction include it)"))
-        out.update((ins.id, ins) for ins in mine)
-    return [out[k] for k in sorted(out)]
-
-
 # ----------------------------------------------------------------------------- CUDA source
+
+# The host side of a relational probe (mma here, wgmma in ``verify.hardware.wgmma``): launch PROBE_BLOCKS
+# blocks of 128 threads, keep at most RECORDS_FULL records (1 << 24 at most), print them as raw-d JSON.
+HOST_MAIN = r"""static int cmp_rec(const void* x, const void* y) {
+  const unsigned int* p = (const unsigned int*)x;
+  const unsigned int* q = (const unsigned int*)y;
+  for (int t = 0; t < 2; ++t) if (p[t] != q[t]) return p[t] < q[t] ? -1 : 1;
+  return 0;
+}
+
+#define CHECK(call) do { cudaError_t err_ = (call); if (err_ != cudaSuccess) { \
+  fprintf(stderr, "probe: %%s: %%s\n", #call, cudaGetErrorString(err_)); return 4; } } while (0)
+
+int main() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { fprintf(stderr, "probe: no CUDA device\n"); return 3; }
+  cudaDeviceProp p;
+  CHECK(cudaGetDeviceProperties(&p, 0));
+  int drv = 0, rt = 0;
+  CHECK(cudaDriverGetVersion(&drv));
+  CHECK(cudaRuntimeGetVersion(&rt));
+  long long full = RECORDS_FULL;
+  unsigned int cap = (unsigned int)(full < (1LL << 24) ? full : (1LL << 24));
+  unsigned int *rec = 0, *count = 0;
+  CHECK(cudaMalloc(&rec, (size_t)cap * 16));
+  CHECK(cudaMalloc(&count, sizeof(unsigned int)));
+  CHECK(cudaMemset(count, 0, sizeof(unsigned int)));
+  long long blocks = PROBE_BLOCKS;
+  probe_kernel<<<(unsigned int)blocks, 128>>>(rec, count, cap);
+  CHECK(cudaGetLastError());
+  CHECK(cudaDeviceSynchronize());
+  unsigned int got = 0;
+  CHECK(cudaMemcpy(&got, count, sizeof(unsigned int), cudaMemcpyDeviceToHost));
+  unsigned int kept = got < cap ? got : cap;
+  unsigned int* h = (unsigned int*)malloc((size_t)kept * 16 + 16);
+  CHECK(cudaMemcpy(h, rec, (size_t)kept * 16, cudaMemcpyDeviceToHost));
+  qsort(h, kept, 16, cmp_rec);
+  printf("{\"format\": \"ptx-layout-verify/raw-d/1\", \"instruction\": \"%(text)s\", \"id\": \"%(id)s\",\n");
+  printf(" \"device\": {\"name\": \"%%s\", \"compute_capability\": \"%%d.%%d\", \"driver_version\": %%d, \"runtime_version\": %%d},\n",
+         p.name, p.major, p.minor, drv, rt);
+  printf(" \"experiments\": %%lld, \"overflow\": %%s, \"records\": [", (long long)N_EXP, got > cap ? "true" : "false");
+  for (unsigned int k = 0; k < kept; ++k) {
+    unsigned long long raw = ((unsigned long long)h[4 * k + 3] << 32) | h[4 * k + 2];
+    printf("%%s\n  [%%u, %%u, %%u, %%llu]", k ? "," : "", h[4 * k], h[4 * k + 1] & 0xff, h[4 * k + 1] >> 8, raw);
+  }
+  printf("\n]}\n");
+  free(h);
+  cudaFree(rec);
+  cudaFree(count);
+  return got > cap ? 5 : 0;
+}
+"""
 
 _TEMPLATE = r"""// Probe for %(text)s
 // Generated by ptx-layout-verify (verify/probes.py). Instruction id: %(id)s
@@ -458,55 +515,11 @@ __global__ void __launch_bounds__(128) probe_kernel(unsigned int* rec, unsigned 
   }
 }
 
-static int cmp_rec(const void* x, const void* y) {
-  const unsigned int* p = (const unsigned int*)x;
-  const unsigned int* q = (const unsigned int*)y;
-  for (int t = 0; t < 2; ++t) if (p[t] != q[t]) return p[t] < q[t] ? -1 : 1;
-  return 0;
-}
+#define RECORDS_FULL (N_META * (TA + TB) * NC_REGS * 32 + TC * NC_REGS + N_META * TA * TB)
+#define PROBE_BLOCKS ((N_EXP + 3) / 4)
 
-#define CHECK(call) do { cudaError_t err_ = (call); if (err_ != cudaSuccess) { \
-  fprintf(stderr, "probe: %%s: %%s\n", #call, cudaGetErrorString(err_)); return 4; } } while (0)
+"""  + HOST_MAIN
 
-int main() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { fprintf(stderr, "probe: no CUDA device\n"); return 3; }
-  cudaDeviceProp p;
-  CHECK(cudaGetDeviceProperties(&p, 0));
-  int drv = 0, rt = 0;
-  CHECK(cudaDriverGetVersion(&drv));
-  CHECK(cudaRuntimeGetVersion(&rt));
-  long long full = N_META * (TA + TB) * NC_REGS * 32 + TC * NC_REGS + N_META * TA * TB;
-  unsigned int cap = (unsigned int)(full < (1LL << 24) ? full : (1LL << 24));
-  unsigned int *rec = 0, *count = 0;
-  CHECK(cudaMalloc(&rec, (size_t)cap * 16));
-  CHECK(cudaMalloc(&count, sizeof(unsigned int)));
-  CHECK(cudaMemset(count, 0, sizeof(unsigned int)));
-  long long blocks = (N_EXP + 3) / 4;
-  probe_kernel<<<(unsigned int)blocks, 128>>>(rec, count, cap);
-  CHECK(cudaGetLastError());
-  CHECK(cudaDeviceSynchronize());
-  unsigned int got = 0;
-  CHECK(cudaMemcpy(&got, count, sizeof(unsigned int), cudaMemcpyDeviceToHost));
-  unsigned int kept = got < cap ? got : cap;
-  unsigned int* h = (unsigned int*)malloc((size_t)kept * 16 + 16);
-  CHECK(cudaMemcpy(h, rec, (size_t)kept * 16, cudaMemcpyDeviceToHost));
-  qsort(h, kept, 16, cmp_rec);
-  printf("{\"format\": \"ptx-layout-verify/raw-d/1\", \"instruction\": \"%(text)s\", \"id\": \"%(id)s\",\n");
-  printf(" \"device\": {\"name\": \"%%s\", \"compute_capability\": \"%%d.%%d\", \"driver_version\": %%d, \"runtime_version\": %%d},\n",
-         p.name, p.major, p.minor, drv, rt);
-  printf(" \"experiments\": %%lld, \"overflow\": %%s, \"records\": [", (long long)N_EXP, got > cap ? "true" : "false");
-  for (unsigned int k = 0; k < kept; ++k) {
-    unsigned long long raw = ((unsigned long long)h[4 * k + 3] << 32) | h[4 * k + 2];
-    printf("%%s\n  [%%u, %%u, %%u, %%llu]", k ? "," : "", h[4 * k], h[4 * k + 1] & 0xff, h[4 * k + 1] >> 8, raw);
-  }
-  printf("\n]}\n");
-  free(h);
-  cudaFree(rec);
-  cudaFree(count);
-  return got > cap ? 5 : 0;
-}
-"""
 
 
 def _ctype(op: Operand) -> tuple[str, str, str]:
@@ -534,6 +547,10 @@ def _asm_parts(ins: Instruction) -> tuple[str, str, str, str, str]:
     operands = [d, a, b, c]
     if ins.sparse:
         operands += [f"%{n}", "0x0"]
+        n += 1
+    scaled = _mxf4(ins.name, str(ins.shape), {ins.a.ptx_type})
+    if scaled:  # scale-a-data, {byte-id-a, thread-id-a}, scale-b-data, {byte-id-b, thread-id-b}
+        operands += [f"%{n}", "{0, 0}", f"%{n + 1}", "{0, 0}"]
     asm = f"{ins.text} " + ", ".join(operands) + ";"
     dt, _, d_raw = _ctype(ins.c)
     decls = f"  {dt} " + ", ".join(f"d{j}" for j in range(ins.c.registers)) + ";"
@@ -544,6 +561,8 @@ def _asm_parts(ins: Instruction) -> tuple[str, str, str, str, str]:
         ins_list += [f"\"{op.constraint}\"({conv.format(x=f'{name}[{j}]')})" for j in range(op.registers)]
     if ins.sparse:
         ins_list.append("\"r\"(meta)")
+    if scaled:
+        ins_list += [f"\"r\"({UNIT_SCALE:#x}u)"] * 2
     raw = "\n".join(f"  d[{j}] = {d_raw.format(x=f'd{j}')};" for j in range(ins.c.registers))
     return asm, decls, outs, ",\n        ".join(ins_list), raw
 
@@ -551,10 +570,10 @@ def _asm_parts(ins: Instruction) -> tuple[str, str, str, str, str]:
 def probe_source(ins: Instruction | Sequence[Layout]) -> str:
     """The self-contained ``.cu`` probe for one instruction (or the layouts of one)."""
     if not isinstance(ins, Instruction):
-        found = instructions(ins)
+        found, errors = _group(ins)
         if not found:
             raise ProbeError("these layouts do not form an A/B/C instruction: "
-                             + "; ".join(probe_errors(ins)) if probe_errors(ins) else "no A, B and C of matching types")
+                             + ("; ".join(errors) if errors else "no A, B and C of matching types"))
         ins = found[0]
     asm, decls, outs, ins_text, raw = _asm_parts(ins)
     plan = ins.plan
@@ -572,43 +591,11 @@ def probe_source(ins: Instruction | Sequence[Layout]) -> str:
     }
 
 
-_MACROS = ("NA_REGS", "NA_EL", "A_EPR", "A_BITS", "A_ONE", "NB_REGS", "NB_EL", "B_EPR", "B_BITS", "B_ONE",
-           "NC_REGS", "NC_EL", "C_EPR", "C_BITS", "C_ONE", "N_META", "SPARSE", "TA", "TB", "TC", "PER_META",
-           "N_EXP", "CHECK")
-
-
 def batch_source(inss: Sequence[Instruction]) -> str:
-    """Every probe of ``inss`` in one translation unit, so one ``nvcc -ptx`` + ``ptxas`` run assembles
-    them all (nvcc's start-up is most of the cost of one probe): each probe's own source in a namespace
-    of its own, with its ``main`` renamed and its macros undefined after it.  For assembly checks; a
-    GPU runs the standalone ``probe_source``."""
-    includes: list[str] = []
-    parts: list[str] = []
-    for k, ins in enumerate(inss):
-        lines = probe_source(ins).split("\n")
-        includes += [ln for ln in lines if ln.startswith("#include") and ln not in includes]
-        body = "\n".join(ln for ln in lines if not ln.startswith("#include")).replace("int main() {", "int probe_main() {")
-        parts.append(f"namespace probe_{k} {{\n{body}\n}}  // namespace probe_{k}\n"
-                     + "".join(f"#undef {m}\n" for m in _MACROS))
-    return "\n".join(includes) + "\n" + "".join(parts)
+    """Every probe of ``inss`` in one translation unit (``batch.batch_program``), for assembly checks and
+    for one build on a GPU."""
+    return batch_program([(ins.id, probe_source(ins)) for ins in inss])
 
 
 def source_sha256(source: str) -> str:
     return hashlib.sha256(source.encode("utf-8")).hexdigest()
-
-
-def build_note(inss: Sequence[Instruction]) -> str:
-    """README for a directory of emitted probes."""
-    lines = ["# Layout probes (generated by `ptx-verify probe`)", "",
-             "Each `.cu` file runs one PTX instruction on a GPU and prints its raw D registers as JSON.",
-             "The simplest path is `ptx-verify confirm --device cuda`, which builds, runs, records",
-             "`reports/observations/<instruction>.<gpu>.json` and compares. By hand:", "",
-             "```sh"]
-    for ins in inss:
-        lines.append(f"nvcc -arch={ins.arch} -o {ins.id} {ins.id}.cu && ./{ins.id} > {ins.id}.raw.json")
-    lines += ["```", "",
-              "`-arch` is the minimal target; use your GPU's own (`-arch=native`) when it is newer.", "",
-              "| instruction | PTX | min arch | layouts tested |", "| --- | --- | --- | --- |"]
-    for ins in inss:
-        lines.append(f"| `{ins.id}` | `{ins.text}` | {ins.arch} | {', '.join(lay.id for lay in ins.layouts)} |")
-    return "\n".join(lines) + "\n"

@@ -1,0 +1,344 @@
+"""The probe kinds: instruction family -> how its probes are built, run, simulated and judged.
+
+A ``Kind`` says, for the instruction families it covers, how to turn an instruction's layouts into probes
+(``build``), the standalone CUDA program of one probe (``program``: its kernel and a host ``main``
+printing the raw JSON), what a SIMULATED device prints for it (``simulate``), how an observation becomes
+one ``HardwareResult`` per tested layout (``judge``) and what an observation file holds (``record``).
+Everything else (``probe``, ``confirm``, ``check --observations``) goes through ``KINDS``.
+
+* ``mma`` (mma, mma.sp) and ``wgmma`` (wgmma, wgmma.sp): relational experiments on raw D registers
+  (``probes``, ``wgmma``, ``observe``);
+* ``movement`` (ldmatrix, stmatrix, movmatrix, tcgen05.ld, tcgen05.st): codes that name their own cells
+  (``catalog_probes``);
+* ``wmma``: coded loads, the map reported as observed (``wmma``);
+* ``block_scale`` (mma .block_scale selectors): one hot scale factor per experiment (``blockscale``);
+* ``tcgen05_mma`` (tcgen05.mma scale factor ids): ``tcgen05_scale``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+from ..layout.model import Layout
+from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
+from . import wgmma, wmma
+from .grouping import InstructionGroup, instruction_groups
+from .observe import HardwareResult, Observation
+from .simdevice import Deviation
+
+CATALOG_FORMAT = "ptx-layout-verify/catalog-probe/1"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe: one exact PTX instruction in a kernel, and the concrete layouts (doc and corrected; a
+    family: one instance) its observation is compared with."""
+
+    id: str
+    kind: str
+    arch: str  # the minimal target (sm_XX, or sm_XXa for arch-specific instructions)
+    text: str  # the PTX instruction
+    tested: tuple[Layout, ...] = field(compare=False)
+    payload: Any = field(compare=False)  # the kind's own description (probes.Instruction, CatalogProbe)
+    negative: bool = False  # the doc's own register count where a spec records a count erratum: ptxas rejects it
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        """The tested layout ids, a family instance with its binding (``...R.b16@NUM=2``)."""
+        return tuple(x.id + ("@" + ",".join(f"{k}={v}" for k, v in x.params_bound) if x.params_bound else "")
+                     for x in self.tested)
+
+    def tests(self, lid: str) -> bool:
+        return any(x.id == lid for x in self.tested)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    families: tuple[str, ...]
+    build: Callable[[InstructionGroup, Sequence[Layout], bool], tuple[list[Probe], list[str]]]
+    program: Callable[[Probe], str]
+    simulate: Callable[[Probe, Deviation | None], dict[str, Any]]
+    judge: Callable[[Probe, Observation], list[HardwareResult]]
+    record: Callable[[Probe, Observation, str], dict[str, Any]]
+
+
+# ----------------------------------------------------------------------------- relational kinds (mma, wgmma)
+
+def _relational(ins: mma_probes.Instruction, kind: str) -> Probe:
+    return Probe(ins.id, kind, ins.arch, ins.text, ins.layouts, ins)
+
+
+def _build_mma(group: InstructionGroup, _all: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    inss, errors = mma_probes._group(group.layouts)
+    return [_relational(i, "mma") for i in inss], errors
+
+
+def _build_wgmma(group: InstructionGroup, _all: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    inss, errors = wgmma.build(group)
+    return [_relational(i, "wgmma") for i in inss], errors
+
+
+def _simulate_relational(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    ins = p.payload
+    model = simdevice.model_from_instruction(ins)
+    if dev is not None:
+        model = simdevice.deviate(model, ins, dev)
+    return simdevice.run(ins, model)
+
+
+def _judge_relational(p: Probe, obs: Observation) -> list[HardwareResult]:
+    return observe.compare(p.payload, obs)
+
+
+def _record_relational(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    ins = p.payload
+    return observe.observation_json(ins, obs, observe.relations(ins, obs), sha, {"kind": p.kind})
+
+
+# ----------------------------------------------------------------------------- direct kinds
+
+def _direct(c: cp.CatalogProbe) -> Probe:
+    return Probe(c.id, c.kind if c.kind in ("wmma", "block_scale", "tcgen05_mma") else "movement", c.arch, c.text,
+                 c.tested, c, c.negative)
+
+
+def _build_movement(group: InstructionGroup, _all: Sequence[Layout], neg: bool) -> tuple[list[Probe], list[str]]:
+    return [_direct(c) for c in cp.movement_probes(group, neg)], []
+
+
+def _build_wmma(group: InstructionGroup, _all: Sequence[Layout], neg: bool) -> tuple[list[Probe], list[str]]:
+    frags: dict[str, Layout] = {}
+    for x in (y for y in group.operand("A") + group.operand("B") + group.operand("C")):
+        for t in x.types:
+            frags[x.operand + ":" + t] = x
+    out = []
+    for key in sorted(frags):
+        op, atype = key.split(":")
+        if op != "A" or ("B:" + atype) not in frags:
+            continue
+        ctypes = ["f32", "f16"] if atype == "f16" else ["f64"] if atype == "f64" else ["s32"] if atype in (
+            "u8", "s8", "u4", "s4", "b1") else ["f32"]
+        for ct in ctypes:
+            if "C:" + ct not in frags:
+                continue
+            chosen = {"A": frags[key], "B": frags["B:" + atype], "C": frags["C:" + ct]}
+            tested = group.tested(*chosen.values())
+            out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, tested)))
+            doc = next((y for y in group.layouts if y.id + "@corrected" == chosen["C"].id), None)
+            if neg and doc is not None:
+                out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, (doc,), doc_c=doc)))
+    return out, []
+
+
+def _build_block_scale(group: InstructionGroup, all_layouts: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    try:
+        return [_direct(c) for c in blockscale.build(group, all_layouts)], []
+    except mma_probes.ProbeError as e:
+        return [], [f"{x.id}: {e}" for x in group.layouts]
+
+
+def _build_tcgen05_mma(group: InstructionGroup, _all: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    return [_direct(c) for c in tcgen05_scale.build(group)], []
+
+
+def _main_layout(p: Probe) -> Layout:
+    """The layout a data-movement probe's registers follow: the corrected one where the spec has one."""
+    return next((x for x in p.tested if x.corrected), p.tested[0])
+
+
+class _Bent:
+    """A layout whose ``map.point`` is a deviating device's (for the data-movement simulators)."""
+
+    def __init__(self, lay: Layout, point: Callable[[int, int], Any]) -> None:
+        self._lay = lay
+        self.map = types.SimpleNamespace(point=point)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lay, name)
+
+
+def _bend(lay: Layout, dev: Deviation | None) -> Any:
+    if dev is None or dev.layout != lay.id:
+        return lay
+    return _Bent(lay, dev.bend(lay.map.point))
+
+
+def _raw(p: Probe, words: list[int], dev: Deviation | None) -> dict[str, Any]:
+    name = simdevice.SIMULATED_NAME + (f" ({dev.name})" if dev else " (follows the specs)")
+    return {"format": CATALOG_FORMAT, "id": p.id, "instruction": p.text, "simulated": True,
+            "device": {"name": name, "compute_capability": None, "driver_version": None, "runtime_version": None},
+            "out": words}
+
+
+def _simulate_movement(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    c: cp.CatalogProbe = p.payload
+    if c.kind == "movmatrix":
+        a = next(x for x in p.tested if x.operand == "A")
+        d = next(x for x in p.tested if x.operand == "D")
+        return _raw(p, cp.simulate(c, _bend(d, dev), _bend(a, dev)), dev)
+    return _raw(p, cp.simulate(c, _bend(_main_layout(p), dev)), dev)
+
+
+def _simulate_wmma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    maps = {}
+    if dev is not None:
+        for fr in wmma.fragments(p.payload):
+            if fr.layout == dev.layout:
+                maps[fr.operand] = dev.bend(wmma.stand_in(fr))
+        if not maps:
+            raise ValueError(f"{dev.layout} is not a fragment of {p.id}")
+    return _raw(p, wmma.simulate(p.payload, maps), dev)
+
+
+def _simulate_block_scale(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    lay = p.tested[0]
+    point = dev.bend(lay.map.point) if dev is not None and dev.layout == lay.id else None
+    return _raw(p, blockscale.simulate(p.payload, point), dev)
+
+
+def _simulate_tcgen05_mma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    lay = p.tested[0]
+    point = dev.bend(lay.map.point) if dev is not None and dev.layout == lay.id else None
+    return _raw(p, tcgen05_scale.simulate(p.payload, point), dev)
+
+
+def _record_direct(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    d = dict(obs.device)
+    return {"format": observe.OBS_FORMAT, "kind": p.kind, "simulated": obs.simulated, "instruction": p.id,
+            "ptx": p.text, "arch": p.arch, "layouts": list(p.tags),
+            "gpu": {"name": d.get("name"), "compute_capability": d.get("compute_capability"),
+                    "driver_version": d.get("driver_version"), "runtime_version": d.get("runtime_version")},
+            "probe_sha256": sha, "out": list(obs.out), "decoded": direct.decoded_json(p.payload, obs)}
+
+
+def _program_direct(p: Probe) -> str:
+    return cp.probe_program(p.payload)
+
+
+KINDS: tuple[Kind, ...] = (
+    Kind("mma", ("mma", "mma.sp"), _build_mma, lambda p: mma_probes.probe_source(p.payload),
+         _simulate_relational, _judge_relational, _record_relational),
+    Kind("wgmma", ("wgmma", "wgmma.sp"), _build_wgmma, lambda p: wgmma.probe_source(p.payload),
+         _simulate_relational, _judge_relational, _record_relational),
+    Kind("movement", ("ldmatrix", "stmatrix", "movmatrix", "tcgen05.ld", "tcgen05.st"), _build_movement,
+         _program_direct, _simulate_movement, lambda p, o: direct.judge_movement(p.payload, o), _record_direct),
+    Kind("wmma", ("wmma",), _build_wmma, _program_direct, _simulate_wmma,
+         lambda p, o: direct.judge_wmma(p.payload, o), _record_direct),
+    Kind("block_scale", ("mma.block_scale",), _build_block_scale, _program_direct, _simulate_block_scale,
+         lambda p, o: direct.judge_block_scale(p.payload, o), _record_direct),
+    Kind("tcgen05_mma", ("tcgen05.mma",), _build_tcgen05_mma, _program_direct, _simulate_tcgen05_mma,
+         lambda p, o: direct.judge_tcgen05_scale(p.payload, o), _record_direct),
+)
+BY_NAME = {k.name: k for k in KINDS}
+BY_FAMILY = {f: k for k in KINDS for f in k.families}
+
+
+def kind_of(p: Probe) -> Kind:
+    return BY_NAME[p.kind]
+
+
+def all_probes(layouts: Iterable[Layout], negatives: bool = False) -> tuple[list[Probe], list[str]]:
+    """Every probe of ``layouts`` (with ``negatives``: also the doc's own rejected register counts), in
+    (architecture, id) order, and why some combinations of layouts could not be probed (each reason
+    prefixed by the ids of its instruction's layouts, ``[id, id, ...] reason``)."""
+    lays = list(layouts)
+    out: dict[str, Probe] = {}
+    errors: list[str] = []
+    for group in instruction_groups(lays):
+        kind = BY_FAMILY.get(group.family)
+        ids = "[" + ", ".join(x.id for x in group.layouts) + "] "
+        if kind is None:
+            errors.append(f"{ids}no probe kind for instruction {group.family!r}")
+            continue
+        found, why = kind.build(group, lays, negatives)
+        errors += [ids + w for w in why]
+        for p in found:
+            if p.id in out:  # two C layouts of one spec for one accumulator: one probe tests both
+                old = out[p.id]
+                merged = tuple(sorted({x.id: x for x in old.tested + p.tested}.values(), key=lambda x: x.id))
+                out[p.id] = dataclasses.replace(old, tested=merged)
+            else:
+                out[p.id] = p
+    return sorted(out.values(), key=lambda p: (p.arch, p.id)), errors
+
+
+def probes_for(layouts: Iterable[Layout], ids: Sequence[str]) -> list[Probe]:
+    """The probes that test the layouts named by ``ids`` (every id must name one layout that some probe
+    tests: none is dropped silently; ``KeyError`` says why not).  No ids: every probe."""
+    lays = list(layouts)
+    found, errors = all_probes(lays)
+    if not ids:
+        return found
+    out: dict[str, Probe] = {}
+    for ident in ids:
+        lay = mma_probes.resolve_id(lays, ident)
+        mine = [p for p in found if p.tests(lay.id)]
+        if not mine:
+            why = next((e.split("] ", 1)[1] for e in errors if lay.id in e.split("] ", 1)[0][1:].split(", ")), "")
+            raise KeyError(f"{lay.id} cannot be probed" + (f": {why}" if why else
+                                                             " (no probe of its instruction includes it)"))
+        out.update((p.id, p) for p in mine)
+    return sorted(out.values(), key=lambda p: (p.arch, p.id))
+
+
+def simulate(p: Probe, deviation: Deviation | None = None) -> dict[str, Any]:
+    """What a SIMULATED device that does what the specs say (or deviates from one layout) prints for ``p``."""
+    return kind_of(p).simulate(p, deviation)
+
+
+def judge(p: Probe, obs: Observation) -> list[HardwareResult]:
+    return kind_of(p).judge(p, obs)
+
+
+def program(p: Probe) -> str:
+    return kind_of(p).program(p)
+
+
+def record(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    return kind_of(p).record(p, obs, sha)
+
+
+def check_observations(layouts: Iterable[Layout], obs_dir: str | Path) -> list[HardwareResult]:
+    """Compare every observation file in ``obs_dir`` with the layouts its probe tests (every kind).
+
+    Observation files of probes not among ``layouts``'s are ignored; a file that cannot be read or does not
+    fit its probe is bad input (``ObservationError``), and so is a directory with no observation file."""
+    by_id = {p.id: p for p in all_probes(layouts)[0]}
+    out: list[HardwareResult] = []
+    for f in observe.observation_files(obs_dir):
+        obs = observe.load_observation(f)
+        p = by_id.get(obs.instruction)
+        if p is None:
+            continue
+        if p.kind in ("mma", "wgmma") and obs.out:
+            raise observe.ObservationError(str(f), f"{p.id} is an MMA probe: its observation has records, not out")
+        if p.kind not in ("mma", "wgmma") and not obs.out:
+            raise observe.ObservationError(str(f), f"{p.id} writes its registers out: its observation lacks 'out'")
+        try:
+            out.extend(judge(p, obs))
+        except (IndexError, KeyError, ValueError) as e:
+            raise observe.ObservationError(str(f), f"does not fit probe {p.id}: {e}") from None
+    return out
+
+
+def build_note(found: Sequence[Probe]) -> str:
+    """README for a directory of emitted probes."""
+    lines = ["# Layout probes (generated by `ptx-verify probe`)", "",
+             "Each `.cu` file runs one PTX instruction on a GPU and prints its raw output as JSON.",
+             "The simplest path is `ptx-verify confirm --device cuda`, which builds every probe the GPU can run",
+             "in one translation unit, runs them, records `reports/observations/<probe>.<gpu>.json` and",
+             "compares. By hand (`sm_XXa`: only that very GPU runs it):", "", "```sh"]
+    for p in found:
+        code = p.arch
+        lines.append(f"nvcc -gencode arch={code.replace('sm_', 'compute_')},code={code} -o {p.id} {p.id}.cu && "
+                     f"./{p.id} > {p.id}.raw.json")
+    lines += ["```", "",
+              "The target is the minimal one; a newer GPU builds for its own (an `sm_XXa` probe runs on that GPU "
+              "only).", "", "| probe | kind | PTX | min arch | layouts tested |", "| --- | --- | --- | --- | --- |"]
+    for p in found:
+        lines.append(f"| `{p.id}` | {p.kind} | `{p.text}` | {p.arch} | {', '.join(p.tags)} |")
+    return "\n".join(lines) + "\n"
