@@ -142,14 +142,18 @@ def _enum_injective(m: NamedMap) -> dict[str, Any] | None:
         v = evaluate_all(m, env)
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = _keys(v.out, m.outputs, env).reshape(-1)
-        first: dict[int, int] = {}
-        for k in np.flatnonzero(good).tolist():
-            key = int(keys[k])
-            if key in first:
-                shape = v.ok.shape
-                p1, p2 = _flat_point(m.inputs, shape, first[key]), _flat_point(m.inputs, shape, k)
-                return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
-            first[key] = k
+        idx = np.flatnonzero(good)
+        k = keys[idx]
+        uniq, first_pos = np.unique(k, return_index=True)
+        if uniq.size == k.size:
+            continue
+        repeat = np.ones(k.size, bool)
+        repeat[first_pos] = False
+        j = int(np.flatnonzero(repeat)[0])  # the first point (in order) that lands where an earlier one did
+        earlier = int(idx[first_pos[int(np.searchsorted(uniq, k[j]))]])
+        shape = v.ok.shape
+        p1, p2 = _flat_point(m.inputs, shape, earlier), _flat_point(m.inputs, shape, int(idx[j]))
+        return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
     return None
 
 
@@ -230,6 +234,13 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     enum, z3_res, z3_cex = None, "unsat", None
+    holes = [(env, _hole(m, env)) for env in bindings(m)]
+    if all(h is None for _, h in holes) and all(_points(m.inputs, env) == _points(m.outputs, env) for env, _ in holes):
+        # as many points as output points for every parameter value: surjective by counting once Z3 proves
+        # in_range and injective (one query each, the parameters free)
+        z3_res = _pigeonhole(m, budget)
+        return combine_engines("surjective", expected, smt.status(z3_res), None, None, lambda c: "",
+                               time.perf_counter() - t0, "every output point is reached (by counting)")
     for env in bindings(m):
         hole = _hole(m, env)
         if hole is not None:
@@ -250,25 +261,46 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
                            time.perf_counter() - t0, "every output point is reached")
 
 
+def _points(dims: tuple[Dim, ...], env: Mapping[str, int]) -> int:
+    n = 1
+    for d in dims:
+        n *= d.at(env)
+    return n
+
+
+def _pigeonhole(m: NamedMap, budget: smt.Budget) -> str:
+    """Z3: ``unsat`` when no point leaves the output box and no two points collide (parameters free)."""
+    w = width(m)
+    env, valid = _symbolic(m, w)
+    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
+    ok1, y1 = m.encode(x1, env)
+    r = smt.solve([valid, in_box(x1, m.inputs, env, w), z3.Not(z3.And(ok1, in_box(y1, m.outputs, env, w)))], budget)[0]
+    if r != "unsat":
+        return "unknown" if r == "unknown" else "sat"
+    ok2, y2 = m.encode(x2, env)
+    differ = z3.Or([x1[d.name] != x2[d.name] for d in m.inputs])
+    same_out = z3.And([y1[d.name] == y2[d.name] for d in m.outputs])
+    r = smt.solve([valid, in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2, differ, same_out],
+                  budget)[0]
+    return "unknown" if r == "unknown" else ("sat" if r == "sat" else "unsat")
+
+
 def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str:
     """Z3 confirms the enumeration's witnesses: for every output point, the first input point that reaches
     it does (``unsat``: no listed point fails)."""
     v = evaluate_all(m, env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
     keys = _keys(v.out, m.outputs, env).reshape(-1)
-    first: dict[int, int] = {}
-    for k in np.flatnonzero(good).tolist():
-        first.setdefault(int(keys[k]), k)
+    idx = np.flatnonzero(good)
+    uniq, first_pos = np.unique(keys[idx], return_index=True)  # the first point that reaches each output point
     w = width(m)
     z_env = {k: smt.bv(val, w) for k, val in env.items()}
     x = variables(m.inputs, w)
     ok, y = m.encode(x, z_env)
     out_shape = tuple(d.at(env) for d in m.outputs)
-    rows = []
-    for key, k in sorted(first.items()):
-        p = _flat_point(m.inputs, v.ok.shape, k)
-        target = _flat_point(m.outputs, out_shape, key)
-        rows.append(tuple(p[d.name] for d in m.inputs) + tuple(target[d.name] for d in m.outputs))
+    ins = np.unravel_index(idx[first_pos], v.ok.shape)
+    outs_ix = np.unravel_index(uniq, out_shape)
+    rows = [tuple(int(a) for a in r) for r in zip(*ins, *outs_ix)]
     outs = {d.name: z3.BitVec(f"target_{d.name}", w) for d in m.outputs}
     term = z3.And(ok, *[y[n] == outs[n] for n in outs])
     return smt.holds_everywhere(term, [*x.values(), *outs.values()], rows, budget)
