@@ -147,7 +147,8 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
                 wavefronts = max(wavefronts, fronts)
                 if d > degree:
                     degree = d
-                    worst = {"params": dict(env), "origin": _origin(pat, a, b), **info}
+                    worst = {"params": dict(env), "origin": _origin(pat, a, b), **info,
+                             "cells": [list(_cell(pat, lane, a, b)) for lane in info["lanes"]]}
                 if enum["conflict_free"] is None:
                     pair = _first_conflict(wv, uv, g)
                     if pair is not None:

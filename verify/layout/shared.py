@@ -410,3 +410,22 @@ def canonical(major: str, mode_name: str, type_bits: int, m: int = 1, k: int = 1
 
 __all__ = ["CANONICAL_TEXT", "MODES", "Mode", "SharedLayout", "Swizzle", "canonical", "element_bits", "from_map",
            "linear_map", "make_shared", "mode", "mode_offset", "swizzle_map", "unit_swizzle_expr"]
+
+
+def tma_layout(rows: int, cols: int, element_bits_: int, mode_name: str, base: int = 0) -> SharedLayout:
+    """The tile a TMA load with ``rows x cols`` box (``cols`` the inner, contiguous dimension) writes in
+    shared memory with swizzle mode ``mode_name``: box rows packed at the inner box's byte width, the mode's
+    swizzle applied to the address bits (``ValueError`` for a box TMA refuses: an inner extent that is not a
+    multiple of 16 bytes, or wider than the swizzle span)."""
+    md = mode(mode_name)
+    if md.tcgen05 == 1:
+        raise ValueError("TMA has no 128B-with-32B-atomicity swizzle in this model")
+    inner = cols * element_bits_
+    if inner % 128:
+        raise ValueError(f"the inner box dimension is {inner // 8} bytes: TMA needs a multiple of 16")
+    if not md.swizzle.identity and inner // 8 > md.width:
+        raise ValueError(f"the inner box dimension is {inner // 8} bytes, wider than the {md.width}-byte span of "
+                         f"{md.name} swizzling")
+    pitch = inner // element_bits_
+    return make_shared(rows, cols, ([rows], [pitch]), ([cols], [1]), element_bits_, md.swizzle, "address", base,
+                       atom=(8, cols), notation="tma", text=f"TMA box {rows}x{cols}, {md.name} swizzle")
