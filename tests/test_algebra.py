@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from verify.formula import BinOp, Var
 import z3
 
 from verify.checks import maps
@@ -155,6 +157,15 @@ def test_bind_a_family_member() -> None:
     assert faces_agree(b) == {(0,): (0,), (1,): (4,), (2,): (8,)}
     with pytest.raises(ValueError, match="not one of its values"):
         A.bind(m, N=3)
+
+
+def test_bind_twice_binds_both() -> None:
+    """A size over two parameters is an integer once both are bound, one bind after the other."""
+    T, R = Param("T", (4, 8)), Param("R", (1, 2))
+    m = formula_map("x = a", (Dim("a", BinOp("*", Var("T"), Var("R"))),), (Dim("x", 16),), params=(T, R))
+    b = A.bind(A.bind(m, T=8), R=2)
+    assert b.params == () and b.inputs == (Dim("a", 16),)
+    assert faces_agree(b)[(15,)] == (15,)
 
 
 def test_inverse_of_a_swizzle() -> None:

@@ -28,7 +28,7 @@ import z3
 
 from ..engines import smt
 from ..formula import BinOp, Num
-from ..layout.algebra import compose, identity, product, relabel
+from ..layout.algebra import Affine, compose, identity, product, relabel
 from ..layout.dims import Dim
 from ..layout.named import bindings, in_box, variables, width
 from ..layout.shared import SharedLayout
@@ -71,7 +71,10 @@ def placed(lay: SharedLayout, pat: Pattern) -> Any:
     ``(a rows_p, b cols_p)``, built with the algebra (``product`` of the pattern and the origins, then
     ``compose`` with the layout)."""
     na, nb = _extent_div(lay.rows, pat.rows), _extent_div(lay.cols, pat.cols)
-    origins = relabel(identity(Dim("a", na), Dim("b", nb)), outputs={"a": "row", "b": "col"})
+    ident = identity(Dim("a", na), Dim("b", nb))
+    if lay.params:  # origins counted in a family's parameters
+        ident = Affine(ident.inputs, ident.outputs, ident.terms, lay.params)
+    origins = relabel(ident, outputs={"a": "row", "b": "col"})
     return compose(lay.map, product(pat.map, origins))
 
 

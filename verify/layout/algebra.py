@@ -662,7 +662,9 @@ def bind(base: NamedMap, **env: int) -> Bind:
     """One member of a family: parameters given values (``bind(wgmma_d, N=24)``).
 
     Pre: each name is a parameter of ``base`` and each value one of its values.  Post: those parameters
-    are gone; sizes that depended only on them are integers; the map is ``base`` at that binding.
+    are gone; sizes that depended only on them are integers; the map is ``base`` at that binding.  Binding a
+    member of a member binds both at once (``bind(bind(m, T=8), N=24)`` is ``bind(m, T=8, N=24)``), so a size
+    over both parameters becomes an integer.
     """
     params = {p.name: p for p in base.params}
     for k, v in env.items():
@@ -671,6 +673,8 @@ def bind(base: NamedMap, **env: int) -> Bind:
             raise ValueError(f"bind: {k!r} is not a parameter of the map (its parameters: {known})")
         if v not in params[k].values:
             raise ValueError(f"bind: {k} = {v} is not one of its values ({params[k].describe()})")
+    if isinstance(base, Bind):
+        return Bind(base.base, tuple(sorted({**dict(base.env), **env}.items())))
     return Bind(base, tuple(sorted(env.items())))
 
 

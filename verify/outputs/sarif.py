@@ -183,6 +183,7 @@ class Index:
     def __init__(self, report: Report, origins: Origins = Origins()) -> None:
         self.origins = origins
         self.layouts: dict[str, Layout] = {r.layout.id: r.layout for r in report.results}
+        self.layouts.update({m.layout.id: m.layout for m in report.maps})  # layouts with no register facts too
         self.instructions: dict[str, Any] = {str(getattr(i, "id", "")): i for i in report.instructions}
 
     def operands(self, sid: str) -> Sequence[Layout]:
