@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
-from verify.formula import BinOp, Var
 import z3
 
 from verify.checks import maps
@@ -159,13 +157,15 @@ def test_bind_a_family_member() -> None:
         A.bind(m, N=3)
 
 
-def test_bind_twice_binds_both() -> None:
-    """A size over two parameters is an integer once both are bound, one bind after the other."""
-    T, R = Param("T", (4, 8)), Param("R", (1, 2))
-    m = formula_map("x = a", (Dim("a", BinOp("*", Var("T"), Var("R"))),), (Dim("x", 16),), params=(T, R))
-    b = A.bind(A.bind(m, T=8), R=2)
-    assert b.params == () and b.inputs == (Dim("a", 16),)
-    assert faces_agree(b)[(15,)] == (15,)
+def test_bind_one_of_two_parameters_substitutes_it_in_shared_sizes() -> None:
+    M, K = Param("M", (2, 4)), Param("K", (1, 3))
+    from verify.formula import BinOp, Var
+    m = formula_map("x = a * K + b", (Dim("a", Var("M")), Dim("b", Var("K"))), (Dim("x", BinOp("*", Var("M"), Var("K"))),),
+                    params=(M, K))
+    b = A.bind(m, M=4)
+    assert [p.name for p in b.params] == ["K"] and b.inputs[0].size == 4
+    assert [b.outputs[0].at({"K": k}) for k in (1, 3)] == [4, 12]  # M's value is in the size, K stays free
+    assert maps.in_range(b).status == "proved" and maps.surjective(b).status == "proved"
 
 
 def test_inverse_of_a_swizzle() -> None:

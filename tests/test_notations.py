@@ -73,7 +73,7 @@ def spec_index() -> dict[tuple, tuple[str, int | None]]:
     out: dict[tuple, tuple[str, int | None]] = {}
     for path in sorted(SPECS.glob("*.toml")):
         doc = tomllib.loads(path.read_text())
-        if doc["instruction"]["name"] != "mma":
+        if doc.get("instruction", {}).get("name") != "mma":
             continue
         for fr in doc["fragment"]:
             text = fr.get("corrected", {}).get("formula", fr["formula"])

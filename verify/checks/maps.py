@@ -229,18 +229,14 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
     """Every output point is reached by some input point (both engines).
 
     Enumeration: the first output point (in order) that no input reaches.  Z3, per parameter binding:
-    with a hole, it confirms that no input reaches it; without one it confirms, output point by output
-    point, that the point the enumeration names reaches it (one ground query, ``holds_everywhere``)."""
+    with a hole, it confirms that no input reaches it; without one it proves surjectivity by counting
+    where the input and output boxes have one size (``_by_counting``: in range and injective for every
+    parameter value at once), and otherwise confirms, output point by output point, that the point the
+    enumeration names reaches it (one ground query, ``holds_everywhere``)."""
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     enum, z3_res, z3_cex = None, "unsat", None
-    holes = [(env, _hole(m, env)) for env in bindings(m)]
-    if all(h is None for _, h in holes) and all(_points(m.inputs, env) == _points(m.outputs, env) for env, _ in holes):
-        # as many points as output points for every parameter value: surjective by counting once Z3 proves
-        # in_range and injective (one query each, the parameters free)
-        z3_res = _pigeonhole(m, budget)
-        return combine_engines("surjective", expected, smt.status(z3_res), None, None, lambda c: "",
-                               time.perf_counter() - t0, "every output point is reached (by counting)")
+    counted: str | None = None
     for env in bindings(m):
         hole = _hole(m, env)
         if hole is not None:
@@ -249,7 +245,9 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
             z3_res = {"unsat": "sat", "sat": "unsat", "unknown": "unknown"}[r]
             z3_cex = enum if r == "unsat" else None
             break
-        r = _all_reached(m, env, budget)
+        if counted is None:
+            counted = _by_counting(m, budget)
+        r = "unsat" if counted == "unsat" else _all_reached(m, env, budget)
         if r != "unsat":
             z3_res = r
             break
@@ -261,28 +259,31 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
                            time.perf_counter() - t0, "every output point is reached")
 
 
-def _points(dims: tuple[Dim, ...], env: Mapping[str, int]) -> int:
-    n = 1
-    for d in dims:
-        n *= d.at(env)
-    return n
-
-
-def _pigeonhole(m: NamedMap, budget: smt.Budget) -> str:
-    """Z3: ``unsat`` when no point leaves the output box and no two points collide (parameters free)."""
+def _by_counting(m: NamedMap, budget: smt.Budget) -> str:
+    """Z3's surjectivity by counting: ``unsat`` (every output point is reached) when, for every parameter
+    value, the input box has as many points as the output box and Z3 proves (parameters free) that every
+    input point lands inside the output box and no two land on the same point: an injective map between
+    finite sets of one size is onto.  ``unknown`` when the sizes differ somewhere or a query is not unsat."""
+    for env in bindings(m):
+        n_in = n_out = 1
+        for d in m.inputs:
+            n_in *= d.at(env)
+        for d in m.outputs:
+            n_out *= d.at(env)
+        if n_in != n_out:
+            return "unknown"
     w = width(m)
-    env, valid = _symbolic(m, w)
+    env_z, valid = _symbolic(m, w)
     x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
-    ok1, y1 = m.encode(x1, env)
-    r = smt.solve([valid, in_box(x1, m.inputs, env, w), z3.Not(z3.And(ok1, in_box(y1, m.outputs, env, w)))], budget)[0]
-    if r != "unsat":
-        return "unknown" if r == "unknown" else "sat"
-    ok2, y2 = m.encode(x2, env)
+    ok1, y1 = m.encode(x1, env_z)
+    ok2, y2 = m.encode(x2, env_z)
+    box1 = in_box(x1, m.inputs, env_z, w)
+    outside = smt.solve([valid, box1, z3.Not(z3.And(ok1, in_box(y1, m.outputs, env_z, w)))], budget)[0]
+    if outside != "unsat":
+        return "unknown"
     differ = z3.Or([x1[d.name] != x2[d.name] for d in m.inputs])
-    same_out = z3.And([y1[d.name] == y2[d.name] for d in m.outputs])
-    r = smt.solve([valid, in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2, differ, same_out],
-                  budget)[0]
-    return "unknown" if r == "unknown" else ("sat" if r == "sat" else "unsat")
+    return smt.solve([valid, box1, in_box(x2, m.inputs, env_z, w), ok1, ok2, differ,
+                      *[y1[d.name] == y2[d.name] for d in m.outputs]], budget)[0]
 
 
 def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str:

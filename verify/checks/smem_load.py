@@ -23,7 +23,12 @@ from ..formula import Case, Compare, Definition, Formula, Num, Var
 from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.model import Layout
-from ..layout.named import FormulaMap, fragment_map
+from ..layout.named import FormulaMap
+
+try:  # the fragment adapters live in layout/views on newer trees
+    from ..layout.views import fragment_map  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the tree this is merged into
+    from ..layout.named import fragment_map
 from ..layout.shared import SharedLayout, op
 from ..layout.smem_access import Pattern
 from ..results import CheckResult

@@ -28,7 +28,12 @@ import numpy as np
 from ..layout.algebra import inverse
 from ..layout.descriptor import Descriptor, reader
 from ..layout.model import Layout
-from ..layout.named import evaluate_all, fragment_map
+from ..layout.named import evaluate_all
+
+try:  # the fragment adapters live in layout/views on newer trees
+    from ..layout.views import fragment_map  # type: ignore[import-not-found]
+except ImportError:  # pragma: no cover - depends on the tree this is merged into
+    from ..layout.named import fragment_map
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import Access, Pattern
 

@@ -620,12 +620,12 @@ class Bind:
     @property
     def inputs(self) -> tuple[Dim, ...]:
         e = dict(self.env)
-        return tuple(Dim(d.name, d.at(e)) if _only(d.size, e) else d for d in self.base.inputs)
+        return tuple(Dim(d.name, _bound_size(d, e)) for d in self.base.inputs)
 
     @property
     def outputs(self) -> tuple[Dim, ...]:
         e = dict(self.env)
-        return tuple(Dim(d.name, d.at(e)) if _only(d.size, e) else d for d in self.base.outputs)
+        return tuple(Dim(d.name, _bound_size(d, e)) for d in self.base.outputs)
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -650,6 +650,19 @@ class Bind:
         return self.base.encode(point, {**dict(env or {}), **{k: smt.bv(v, w) for k, v in self.env}})  # type: ignore[no-any-return]
 
 
+def _bound_size(d: Dim, env: Mapping[str, int]) -> Extent:
+    """``d``'s size with the bound parameters replaced by their values: an integer when nothing else is left,
+    else an expression over the parameters still free."""
+    if _only(d.size, env):
+        return d.at(env)
+    from ..formula import replace_node, walk  # noqa: PLC0415
+    out: Any = d.size
+    for n in list(walk(d.size)):
+        if isinstance(n, Var) and n.name in env:
+            out = replace_node(out, n, Num(env[n.name], n.pos))
+    return out  # type: ignore[no-any-return]
+
+
 def _only(x: Extent, env: Mapping[str, int]) -> bool:
     """``x`` is fixed once ``env`` is bound."""
     from ..formula import walk  # noqa: PLC0415
@@ -662,9 +675,8 @@ def bind(base: NamedMap, **env: int) -> Bind:
     """One member of a family: parameters given values (``bind(wgmma_d, N=24)``).
 
     Pre: each name is a parameter of ``base`` and each value one of its values.  Post: those parameters
-    are gone; sizes that depended only on them are integers; the map is ``base`` at that binding.  Binding a
-    member of a member binds both at once (``bind(bind(m, T=8), N=24)`` is ``bind(m, T=8, N=24)``), so a size
-    over both parameters becomes an integer.
+    are gone; sizes that depended only on them are integers, sizes over free parameters too have the bound
+    values substituted; the map is ``base`` at that binding.
     """
     params = {p.name: p for p in base.params}
     for k, v in env.items():
@@ -673,8 +685,6 @@ def bind(base: NamedMap, **env: int) -> Bind:
             raise ValueError(f"bind: {k!r} is not a parameter of the map (its parameters: {known})")
         if v not in params[k].values:
             raise ValueError(f"bind: {k} = {v} is not one of its values ({params[k].describe()})")
-    if isinstance(base, Bind):
-        return Bind(base.base, tuple(sorted({**dict(base.env), **env}.items())))
     return Bind(base, tuple(sorted(env.items())))
 
 
