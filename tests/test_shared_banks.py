@@ -111,3 +111,32 @@ def test_banks_command(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  #
     assert code == 0
     code, _, err = cli(capsys, "banks", "--id", "mma.m16n8k16.A.f16_bf16", "--type", "f16", "--access", "ldmatrix.x4")
     assert code == 2 and "is not a shared-memory layout" in err
+
+
+ATOMS = [(kind, major, t) for kind in ("INTER", "SW32", "SW64", "SW128") for major in ("K", "MN")
+         for t in ("uint8_t", "half_t", "float")]
+
+
+@pytest.mark.parametrize("kind,major,t", ATOMS)
+def test_every_gmma_atom_tile_is_conflict_free_for_ldmatrix(kind: str, major: str, t: str) -> None:
+    """The tiles CuTe builds from its GMMA atoms, read 16 bytes a row address: K-major tiles row by row
+    (ldmatrix.x4), M/N-major ones along their contiguous rows of M/N (ldmatrix.x4.trans, lane l at K row l % 16,
+    M/N chunk l / 16)."""
+    bits = {"uint8_t": 8, "half_t": 16, "float": 32}[t]
+    e = 128 // bits  # elements per 16-byte row
+    w = {"INTER": 1, "SW32": 2, "SW64": 4, "SW128": 8}[kind] * e
+    if major == "K":
+        tile = f"tile_to_shape(GMMA::Layout_K_{kind}_Atom<{t}>{{}}, Shape<_64,_{max(w, 2 * e)}>{{}})"
+        r = _banks(tile, "ldmatrix.x4", type=None)
+    else:
+        tile = f"tile_to_shape(GMMA::Layout_MN_{kind}_Atom<{t}>{{}}, Shape<_{max(w, 2 * e)},_16>{{}})"
+        r = _banks(tile, "ldmatrix.x4.trans", type=None, addresses=f"row = (%laneid / 16) * {e}\ncol = %laneid % 16")
+    assert r.ok, (tile, r.get("conflict_free").message)
+    assert r.wavefronts == 4
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+def test_triton_nvmma_tiles_are_conflict_free_for_ldmatrix(width: int) -> None:
+    lay = api.shared_layout("triton", f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = false, "
+                            "elementBitWidth = 16}>", tile=(64, 64))
+    assert api.banks(lay, "ldmatrix.x4").ok

@@ -69,3 +69,17 @@ def test_writer_against_reader() -> None:
     assert r.status == "refuted" and r.counterexample["point"] == {"row": 0, "col": 32}
     with pytest.raises(ValueError, match="16-bit elements, the reader reads 8-bit"):
         writer_reader(w, api.shared_layout("cute", "(64,64):(64,1)", type="e4m3"))
+
+
+def test_the_other_ldmatrix_shapes_compose(specs) -> None:  # type: ignore[no-untyped-def]
+    """.m16n16 (8-bit, 16 row addresses per matrix) and .m8n16 (padded 6-bit rows): the composition reads
+    every cell of the tile once."""
+    from verify.checks import maps
+    m16 = api.layout(specs, "ldmatrix.m16n16.R.b8_b8x16.trans").instance(NUM=2)
+    lay = api.shared_layout("cute", "(16,32):(32,1)", type="e4m3")
+    got = ldmatrix_fragment(lay, m16, default_pattern(parse_access("ldmatrix.m16n16.x2.trans.b8"), 8))
+    assert [c.status for c in maps.bijective(got)][:2] == ["proved", "proved"]
+    m8n16 = next(x for x in api.layouts(specs) if x.id.startswith("ldmatrix.m8n16")).instance(NUM=4)
+    lay = api.shared_layout("cute", "(16,32):(32,1)", type="e4m3")
+    got = ldmatrix_fragment(lay, m8n16, default_pattern(parse_access("ldmatrix.m8n16.x4.b8x16.b6x16_p32"), 8))
+    assert maps.injective(got).status == "proved"

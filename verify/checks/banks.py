@@ -31,6 +31,7 @@ from ..formula import BinOp, Num
 from ..layout.algebra import Affine, compose, identity, product, relabel
 from ..layout.dims import Dim
 from ..layout.named import bindings, in_box, variables, width
+from ..layout.named import evaluate_all as evaluate_all_at
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern
 from ..results import CheckResult, combine_engines
@@ -107,9 +108,36 @@ def _cell(pat: Pattern, lane: int, a: int, b: int) -> tuple[int, int]:
     return (p["row"] + a * pat.rows, p["col"] + b * pat.cols)
 
 
+def footprint(lay: SharedLayout, access: Access, pat: Pattern) -> Pattern:
+    """``pat`` with the footprint the access really covers in this layout: the cells whose offsets the
+    addressing lanes' vectors span (a 16-byte row of an M/N-major tile runs down the rows), at the first
+    parameter value; the pattern's own footprint when the layout cannot say (an offset it does not place)."""
+    env = bindings(lay.map)[0]
+    v = evaluate_all_at(lay.map, env)
+    offs, ok = np.asarray(v.out["offset"], np.int64), np.asarray(v.ok, bool)
+    where = {int(o): (r, c) for (r, c), o in np.ndenumerate(offs) if ok[r, c]}
+    per = max(1, access.bytes * 8 // lay.element_bits)
+    pv = pat.map.evaluate({"lane": np.arange(access.lanes)})
+    rows, cols = 1, 1
+    for t in range(access.lanes):
+        if not pv.ok[t]:
+            continue
+        r0, c0 = int(pv.out["row"][t]), int(pv.out["col"][t])
+        if not (r0 < offs.shape[0] and c0 < offs.shape[1] and ok[r0, c0]):
+            return pat
+        for k in range(per):
+            cell = where.get(int(offs[r0, c0]) + k)
+            if cell is None:
+                return pat
+            rows, cols = max(rows, cell[0] + 1), max(cols, cell[1] + 1)
+    m = pat.map
+    return Pattern(type(m)(m.formula, m.inputs, (Dim("row", rows), Dim("col", cols))), rows, cols, pat.text)
+
+
 def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float = DEFAULT_TIMEOUT) -> BanksResult:
     """The three properties of the module docstring, the degree and the wavefronts."""
     t0 = time.perf_counter()
+    pat = footprint(lay, access, pat)
     for env in bindings(lay.map):
         r, c = lay.map.inputs[0].at(env), lay.map.inputs[1].at(env)
         if r < pat.rows or c < pat.cols:
