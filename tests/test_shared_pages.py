@@ -130,5 +130,11 @@ def test_check_on_the_three_pages(docs_dir: Path, tmp_path: Path, capsys: pytest
     assert len(doc["doc_findings"]) == 7 and len(doc["maps"]) == 30
     code, out, _ = cli(capsys, "check", *map(str, pages), "--format", "sarif")
     sarif = json.loads(out)
-    res = [r for r in sarif["runs"][0]["results"] if r["properties"]["id"] == "wgmma.shared.example.K.32B.tf32"]
+    res = [r for r in sarif["runs"][0]["results"] if r["properties"].get("id") == "wgmma.shared.example.K.32B.tf32"]
     assert res and res[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == 208
+    doc = [r for r in sarif["runs"][0]["results"] if r["ruleId"].startswith("ptx-layout/doc/")]
+    assert [(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]) for r in doc] == [
+        ("ptx-layout/doc/smem-injective", 164), ("ptx-layout/doc/smem-injective", 165),
+        ("ptx-layout/doc/smem-injective", 166), ("ptx-layout/doc/smem-injective", 208),
+        ("ptx-layout/doc/base-offset", 319), ("ptx-layout/doc/base-offset", 319), ("ptx-layout/doc/smem-table", 12)]
+    assert all(r["level"] == "warning" for r in doc)
