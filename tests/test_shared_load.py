@@ -83,3 +83,16 @@ def test_the_other_ldmatrix_shapes_compose(specs) -> None:  # type: ignore[no-un
     lay = api.shared_layout("cute", "(16,32):(32,1)", type="e4m3")
     got = ldmatrix_fragment(lay, m8n16, default_pattern(parse_access("ldmatrix.m8n16.x4.b8x16.b6x16_p32"), 8))
     assert maps.injective(got).status == "proved"
+
+
+def test_stmatrix_writes_through_the_layout(specs) -> None:  # type: ignore[no-untyped-def]
+    """stmatrix.x4 read backwards: element i of lane t lands at one tile cell, the same cell whatever layout
+    the rows have (row-major or swizzled: the addresses follow the layout), and every cell exactly once."""
+    from verify.checks import maps
+    stm = api.layout(specs, "stmatrix.m8n8.R.b16").instance(NUM=4)
+    pat = default_pattern(parse_access("stmatrix.x4"), 16)
+    plain = ldmatrix_fragment(api.shared_layout("cute", "(16,16):(16,1)", type="f16"), stm, pat)
+    swz = ldmatrix_fragment(api.shared_layout("cute", "tile_to_shape(GMMA::Layout_K_SW32_Atom<half_t>{}, "
+                                                      "Shape<_16,_16>{})"), stm, pat)
+    assert maps.same(plain, swz).status == "proved"
+    assert [c.status for c in maps.bijective(plain)] == ["proved"] * 3
