@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -591,8 +592,91 @@ def _bound_in(name: str, *sides: Any) -> bool:
     return False
 
 
+# ----------------------------------------------------------------------------- shared memory
+
+def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, tile: tuple[int, int] | None = None,
+                  base: int = 0, unit: str = "bytes", source: str = "argument") -> Any:
+    """A shared-memory tile ``(row, col) -> offset`` (``verify.layout.shared.SharedLayout``) from CuTe text
+    (``"cute"``: ``Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)``, ``GMMA::Layout_K_SW128_Atom<half_t>``,
+    ``tile_to_shape(...)``), a Triton shared encoding (``"triton"``) or index code over ``row`` and ``col``
+    (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``).  ``type``: the element type (``f16``...), required where the text does
+    not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
+    address.  Bad text is a ``NotationError`` at its position."""
+    from .layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
+    from .layout.notations.index_shared import import_index_shared  # noqa: PLC0415
+    from .layout.notations.triton_shared import import_triton_shared  # noqa: PLC0415
+    from .layout.shared import element_bits  # noqa: PLC0415
+    bits = element_bits(type) if type else None
+    if notation == "cute":
+        return import_cute_shared(text, bits, base, source)
+    if notation == "triton":
+        return import_triton_shared(text, tile, bits, base, source)
+    if notation == "tma":
+        from .layout.shared import tma_layout  # noqa: PLC0415
+        import re  # noqa: PLC0415
+        m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w+)\s*", text if isinstance(text, str) else text.decode())
+        if m is None or bits is None:
+            raise ValueError("a TMA box is ROWSxCOLS:MODE (e.g. 64x64:128B) with the element type")
+        return tma_layout(int(m.group(1)), int(m.group(2)), bits, m.group(3), base)
+    if notation == "index":
+        if tile is None or bits is None:
+            raise ValueError("index code needs the tile (rows, cols) and the element type")
+        return import_index_shared(text, tile, bits, unit, base, source)
+    raise ValueError(f"notation is cute, triton, index or tma, not {notation!r}")
+
+
+def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **params: int) -> Any:
+    """A ``[[layout]]`` of kind shared (``(row, col) -> offset`` in elements) as a ``SharedLayout``: ``params``
+    bind some of a family's parameters; a family over ``T`` (elements per 16 bytes) is bound to the type's T."""
+    from .layout.algebra import bind  # noqa: PLC0415
+    from .layout.shared import element_bits, from_map  # noqa: PLC0415
+    names = {p.name for p in lay.params}
+    env = dict(params)
+    bits = element_bits(type) if type else None
+    if "T" in names and bits is not None:
+        if "T" in env and env["T"] * bits != 128:
+            raise ValueError(f"T = {env['T']} is not 128 / {bits} bits")
+        env["T"] = 128 // bits
+    if bits is None:
+        if "T" not in env:
+            raise ValueError(f"{lay.id}: give the element type (T = 128 / bits)")
+        bits = 128 // env["T"]
+    m = bind(lay.map, **env) if env else lay.map
+    return from_map(m, bits, base, "spec", lay.id)
+
+
+def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, rows: int | None = None,
+               check: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> list[tuple[dict[str, int], Any]]:
+    """The descriptor of ``instr`` that reads ``layout`` (row = M or N, col = K) as an operand tile of ``rows``
+    rows, or why none does; with ``check``, whether that 64-bit descriptor does (``DescriptorResult``).  One
+    result per parameter binding of a family, ``[({}, result)]`` otherwise."""
+    from .checks import descriptor as d  # noqa: PLC0415
+    from .layout.algebra import bind  # noqa: PLC0415
+    from .layout.named import bindings  # noqa: PLC0415
+    out = []
+    for env in bindings(layout.map):
+        one = dataclasses.replace(layout, map=bind(layout.map, **env)) if env else layout
+        res = d.check(one, check, instr, major, rows, timeout) if check is not None else \
+            d.derive(one, instr, major, rows, timeout)
+        out.append((env, res))
+    return out
+
+
+def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Bank conflicts of ``access`` (``ldmatrix.x4``, ``ld.shared.v4``...) repeated over the tile of ``layout``,
+    lanes addressing cells as ``addresses`` (definitions of row and col over ``%laneid``) says or as the
+    mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
+    an access that does not fit the tile; ``FormulaError`` for bad address text."""
+    from .checks.banks import check_banks  # noqa: PLC0415
+    from .layout.smem_access import default_pattern, parse_access, pattern_from_text  # noqa: PLC0415
+    acc = parse_access(access)
+    pat = pattern_from_text(addresses, acc, layout.element_bits) if addresses else default_pattern(acc, layout.element_bits)
+    return check_banks(layout, acc, pat, timeout)
+
+
 __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
-           "load_with_doc_findings", "loads", "mma_headers", "prove", "table", "triton", "variables"]
+           "load_with_doc_findings", "loads", "mma_headers", "prove", "table", "triton", "variables", "shared_layout", "shared_from_map",
+           "descriptor", "banks"]

@@ -119,6 +119,7 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
         for section, (name, text) in zip(result.sections, result.specs()):
             specs.append(review.apply(page_spec(section, name, text), reviewed))
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
+        specs, doc_findings = _with_shared(specs, doc_findings, pages, against)
     return specs, doc_findings
 
 
@@ -148,6 +149,14 @@ def text_errata(section: SectionSpec) -> tuple[TextErratum, ...]:
         out += [TextErratum(lid, f.kind, TEXT_ERRATUM_CHECK.get(f.kind, ""), f.page, f.line, f.column, f.message)
                 for lid in dict.fromkeys(ids)]
     return tuple(out)
+
+
+def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None
+                 ) -> tuple[list[Spec], tuple]:
+    """The shared-memory pages' map layouts and errata (``verify.catalog.shared_pages``) added."""
+    from .shared_pages import read  # noqa: PLC0415 - read only when pages are given
+    more, errata = read(pages, against)
+    return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
 
 
 def page_spec(section: SectionSpec, name: str, text: str) -> Spec:

@@ -163,7 +163,7 @@ def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
     groups: dict[Any, list[Layout]] = {}
     for lid in sorted(layouts):
         d = layouts[lid]
-        if d.instruction in ("wgmma", "wgmma.sp") and d.operand == "D" and not d.corrected:
+        if isinstance(d, Layout) and d.instruction in ("wgmma", "wgmma.sp") and d.operand == "D" and not d.corrected:
             # the same map (every dtype's D is one CuTe CLayout): proved once per parameter set, naming every D
             groups.setdefault((d.formula, d.domain.elements, d.domain.params), []).append(d)
     for ds in groups.values():

@@ -628,7 +628,7 @@ def load_specs(paths: list[str | Path]) -> list[Spec]:
 
 _MAP_KEYS = {"id", "kind", "instruction", "inputs", "outputs", "params", "formula", "checks", "expect", "unit",
              "derived", "erratum", "corrected", "doc_line", "note", "arch"}
-_MAP_CORRECTED_KEYS = {"formula", "expect"}
+_MAP_CORRECTED_KEYS = {"formula", "expect", "params"}
 _DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -696,8 +696,9 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
             base_line, base_col = loc.value(ftext, k, "formula")
             raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None
 
-    def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str]) -> MapLayout:
-        lmap = NamedFormulaMap(parse(ftext), inputs, outputs, params=params)
+    def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str],
+             values: tuple[Param, ...] = params) -> MapLayout:
+        lmap = NamedFormulaMap(parse(ftext), inputs, outputs, params=values)
         return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
                          file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
                          instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
@@ -718,7 +719,14 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
         ctext = corrected.get("formula", text)
         if not isinstance(ctext, str):
             raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks)))
+        cparams = params
+        if "params" in corrected:  # a correction that narrows a family (the values the doc's layout holds for)
+            cparams = _params(loc, corrected["params"])
+            if [p.name for p in cparams] != list(names):
+                raise loc.error(*loc.key("corrected", k), "[layout.corrected] params must name the layout's "
+                                                          f"parameters ({', '.join(names) or 'none'}), in order")
+        out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks),
+                        cparams))
     return out
 
 

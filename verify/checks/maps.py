@@ -142,14 +142,18 @@ def _enum_injective(m: NamedMap) -> dict[str, Any] | None:
         v = evaluate_all(m, env)
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = _keys(v.out, m.outputs, env).reshape(-1)
-        first: dict[int, int] = {}
-        for k in np.flatnonzero(good).tolist():
-            key = int(keys[k])
-            if key in first:
-                shape = v.ok.shape
-                p1, p2 = _flat_point(m.inputs, shape, first[key]), _flat_point(m.inputs, shape, k)
-                return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
-            first[key] = k
+        idx = np.flatnonzero(good)
+        k = keys[idx]
+        uniq, first_pos = np.unique(k, return_index=True)
+        if uniq.size == k.size:
+            continue
+        repeat = np.ones(k.size, bool)
+        repeat[first_pos] = False
+        j = int(np.flatnonzero(repeat)[0])  # the first point (in order) that lands where an earlier one did
+        earlier = int(idx[first_pos[int(np.searchsorted(uniq, k[j]))]])
+        shape = v.ok.shape
+        p1, p2 = _flat_point(m.inputs, shape, earlier), _flat_point(m.inputs, shape, int(idx[j]))
+        return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
     return None
 
 
@@ -288,19 +292,16 @@ def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str
     v = evaluate_all(m, env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
     keys = _keys(v.out, m.outputs, env).reshape(-1)
-    first: dict[int, int] = {}
-    for k in np.flatnonzero(good).tolist():
-        first.setdefault(int(keys[k]), k)
+    idx = np.flatnonzero(good)
+    uniq, first_pos = np.unique(keys[idx], return_index=True)  # the first point that reaches each output point
     w = width(m)
     z_env = {k: smt.bv(val, w) for k, val in env.items()}
     x = variables(m.inputs, w)
     ok, y = m.encode(x, z_env)
     out_shape = tuple(d.at(env) for d in m.outputs)
-    rows = []
-    for key, k in sorted(first.items()):
-        p = _flat_point(m.inputs, v.ok.shape, k)
-        target = _flat_point(m.outputs, out_shape, key)
-        rows.append(tuple(p[d.name] for d in m.inputs) + tuple(target[d.name] for d in m.outputs))
+    ins = np.unravel_index(idx[first_pos], v.ok.shape)
+    outs_ix = np.unravel_index(uniq, out_shape)
+    rows = [tuple(int(a) for a in r) for r in zip(*ins, *outs_ix)]
     outs = {d.name: z3.BitVec(f"target_{d.name}", w) for d in m.outputs}
     term = z3.And(ok, *[y[n] == outs[n] for n in outs])
     return smt.holds_everywhere(term, [*x.values(), *outs.values()], rows, budget)

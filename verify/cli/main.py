@@ -137,8 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a family's parameter value, e.g. --param N=24 (wgmma D for N = 24)")
     t.set_defaults(func=cmd_table)
 
-    from . import confirm, diff, ingest, layouts, pictures, report, storage  # noqa: PLC0415  (each adds its subcommands)
-    for module in (pictures, ingest, confirm, report, layouts, diff, storage):
+    from . import confirm, diff, ingest, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
+    for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared):
         module.register(sub)
     for name in ("probe", "confirm"):  # install anywhere: their --specs default to the bundled specs too
         sub.choices[name].set_defaults(specs=inputs.paths_or_bundled(None)[0])

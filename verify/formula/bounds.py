@@ -19,6 +19,8 @@ def _interval(lo_hi: tuple[int, int], op: str, other: tuple[int, int]) -> tuple[
             return a0 - b1, a1 - b0
         prods = [a0 * b0, a0 * b1, a1 * b0, a1 * b1]
         return min(prods), max(prods)
+    if op in ("/", "%") and a0 >= 0 and b0 > 0:  # non-negative by positive: C and floor division agree
+        return (0, a1 // b0) if op == "/" else (0, min(a1, b1 - 1))
     if op in ("/", "%"):
         m = max(abs(a0), abs(a1))
         if op == "%":
@@ -28,7 +30,11 @@ def _interval(lo_hi: tuple[int, int], op: str, other: tuple[int, int]) -> tuple[
         s = max(0, min(b1, 64))
         if op == "<<":
             return min(a0 << s, a0), max(a1 << s, a1)
+        if a0 >= 0 and b0 >= 0:  # a non-negative value shifted right by at least b0
+            return 0, a1 >> min(b0, 64)
         return min(a0, 0), max(a1, 0)
+    if op == "&" and min(a0, b0) >= 0:  # two non-negative values: no more than the smaller
+        return 0, min(a1, b1)
     # & | ^ : bound by the widest operand, sign included
     m = max(abs(a0), abs(a1), abs(b0), abs(b1))
     top = (1 << m.bit_length()) - 1

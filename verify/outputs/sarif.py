@@ -2,7 +2,8 @@
 
 One result per finding of the ``Report`` (every property that is not proved-as-expected, doc
 formulas that do not parse, hardware observations), plus any unexpected instruction-level check
-not already among them.  Each result names:
+not already among them, plus one ``warning`` per erratum of the doc text (``doc_findings``, rule
+``ptx-layout/doc/<kind>``, at the page, line and column; informational, as in the text output).  Each result names:
 
 * its rule, ``ptx-layout/<check>`` (``ptx-layout/in_range``, ``ptx-layout/metadata_budget``...),
   with a short description and help text in ``tool.driver.rules``;
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -186,6 +188,7 @@ class Index:
     def __init__(self, report: Report, origins: Origins = Origins()) -> None:
         self.origins = origins
         self.layouts: dict[str, Layout] = {r.layout.id: r.layout for r in report.results}
+        self.layouts.update({m.layout.id: m.layout for m in report.maps})  # layouts with no register facts too
         self.instructions: dict[str, Any] = {str(getattr(i, "id", "")): i for i in report.instructions}
 
     def operands(self, sid: str) -> Sequence[Layout]:
@@ -281,7 +284,19 @@ def _rule_list(report_checks: Iterable[str], baseline: bool) -> list[str]:
     return known + extra + (list(BASELINE_RULES) if baseline else [])
 
 
+DOC_PREFIX = "doc/"  # rules of the errata found in the doc text itself (``doc_findings``)
+
+
 def _rule_json(key: str) -> dict[str, Any]:
+    if key.startswith(DOC_PREFIX):
+        kind_ = key[len(DOC_PREFIX):]
+        text = (f"An erratum of the doc text ({kind_}), computed from the page's own statements one against another; "
+                "the message names the statements and the numbers that contradict each other. Informational: it does "
+                "not change the exit code.")
+        return {"id": RULE_PREFIX + key, "name": "Doc" + "".join(p.title() for p in re.split(r"[-_]", kind_)),
+                "shortDescription": {"text": f"An erratum of the doc text: {kind_}."}, "fullDescription": {"text": text},
+                "help": {"text": text}, "defaultConfiguration": {"level": "warning"},
+                "properties": {"tags": ["ptx-layout", "doc"]}}
     name, short, help_text = RULES.get(key) or BASELINE_RULES.get(key) or (
         "".join(p.title() for p in key.split("_")), f"the {key} check", f"The {key} check of ptx-verify.")
     if key in BASELINE_RULES:
@@ -300,7 +315,8 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
     """The SARIF log of a ``check`` run (see the module docstring)."""
     idx = Index(report, origins)
     findings = all_findings(report)
-    rules = _rule_list((f.check for f in findings), diff is not None)
+    doc = list(getattr(report, "doc_findings", ()))
+    rules = _rule_list([*(f.check for f in findings), *(DOC_PREFIX + d.kind for d in doc)], diff is not None)
     rule_index = {k: n for n, k in enumerate(rules)}
     new_ids = diff.added_ids() if diff is not None else set()
     results: list[dict[str, Any]] = []
@@ -338,6 +354,10 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
             r["baselineState"] = state
         if f.as_expected and level == "note":
             r["suppressions"] = [{"kind": "inSource", "justification": idx.erratum(f.layout, f.check)}]
+        results.append(r)
+    for d in doc:  # errata of the doc text: a warning at the page position
+        r = result(DOC_PREFIX + d.kind, "warning", f"{d.kind}: {d.message}", Where(d.page, d.line, d.column),
+                   d.section or d.page, "object", d.to_json(), f"{Path(d.page).name}:{d.line}:{d.column}:{d.kind}")
         results.append(r)
     if diff is not None:
         results.extend(_baseline_results(diff, idx, reported, result, baseline_file))

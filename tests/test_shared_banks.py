@@ -1,0 +1,142 @@
+"""Bank conflicts over a tile: proofs, degrees and witnesses by both engines, alignment and placement,
+other lane addressings, families, and the command."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from verify import api
+from verify.layout.smem_access import default_pattern, parse_access, pattern_from_text
+
+from conftest import cli
+
+SW128 = "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_128,_128>{})"
+
+
+def _banks(text: str, access: str, type: str | None = "f16", addresses: str | None = None):  # type: ignore[no-untyped-def]
+    return api.banks(api.shared_layout("cute", text, type=type), access, addresses=addresses)
+
+
+def test_swizzled_tile_is_conflict_free_for_ldmatrix() -> None:
+    for access in ("ldmatrix.x4", "ldmatrix.x4.trans", "stmatrix.x4", "ldmatrix.x2", "ldmatrix.x1"):
+        r = _banks(SW128, access)
+        assert r.ok, access
+        assert all(c.engines == {"z3": "proved", "enumeration": "proved"} for c in r.checks)
+        assert r.degree == 1 and r.wavefronts == r.ideal
+
+
+def test_row_major_tile_conflicts_with_a_witness() -> None:
+    r = _banks("(128,128):(128,1)", "ldmatrix.x4")
+    c = r.get("conflict_free")
+    assert c.status == "refuted" and c.engines == {"z3": "refuted", "enumeration": "refuted"}
+    assert c.counterexample == {"params": {}, "origin": [0, 0], "lanes": [0, 1], "cells": [[0, 0], [1, 0]],
+                                "addresses": [0, 256], "bank": 0, "group": 0}
+    assert r.degree == 8 and r.wavefronts == 32 and r.ideal == 4
+    assert r.worst["lanes"] == list(range(8)) and r.worst["bank"] == 0
+    # padding the row by 16 bytes removes the conflict
+    assert _banks("(128,128):(136,1)", "ldmatrix.x4").ok
+
+
+def test_vector_loads() -> None:
+    # the mma-operand pattern (4 lanes per row) on a 128B-swizzled tile: rows 0 and 1 share banks
+    r = _banks(SW128, "ld.shared.v4")
+    assert r.get("conflict_free").status == "refuted" and r.degree == 2 and r.access.group == 8
+    # eight lanes per 128-byte row: conflict-free
+    r = _banks(SW128, "ld.shared.v4", addresses="row = %laneid / 8\ncol = (%laneid % 8) * 8")
+    assert r.ok
+    assert _banks("(64,64):(64,1)", "ld.shared.b32").get("conflict_free").status == "refuted"
+    # 32-bit loads of one row: 32 consecutive words
+    assert _banks("(64,64):(64,1)", "ld.shared.b32", addresses="row = 0\ncol = %laneid * 2").ok
+    # the same word for two lanes is a broadcast, not a conflict
+    assert _banks("(64,64):(64,1)", "ld.shared.b16", addresses="row = 0\ncol = %laneid / 2 * 2").ok
+
+
+def test_alignment_and_placement() -> None:
+    r = _banks("(16,32):(32,1)", "ldmatrix.x4", addresses="row = %laneid % 16\ncol = (%laneid / 16) * 8 + 1")
+    assert r.get("aligned").status == "refuted"
+    assert r.get("aligned").counterexample["lane"] == 0 and r.get("aligned").counterexample["address"] == 2
+    hole = api.shared_layout("index", "off = row * 32 + col * 2 if col < 8", tile=(16, 16), type="f16")
+    r = api.banks(hole, "ldmatrix.x4")
+    assert r.get("defined").status == "refuted" and r.get("defined").counterexample["lane"] == 16
+
+
+def test_families_of_the_specs() -> None:
+    specs = api.load("specs/wgmma.shared.toml")
+    fam = api.shared_from_map(api.layout(specs, "wgmma.shared.K.128B"), "f16", Rk=4)  # 8 Rm x 64 halves
+    r = api.banks(fam, "ldmatrix.x1")
+    assert r.ok and r.placements == (1 + 2 + 3) * 8  # every member: Rm = 1, 2, 3
+    fam = api.shared_from_map(api.layout(specs, "wgmma.shared.K.none"), "f16", Rk=4)
+    assert api.banks(fam, "ldmatrix.x1").ok  # core matrices: 128 contiguous bytes per 8x8 matrix
+    with pytest.raises(ValueError, match=r"\(8 x 64\) is smaller than the access's footprint \(16 x 16\) at Rm = 1"):
+        api.banks(api.shared_from_map(api.layout(specs, "wgmma.shared.K.128B"), "f16", Rk=4), "ldmatrix.x4")
+
+
+def test_access_and_address_errors() -> None:
+    with pytest.raises(ValueError, match="unknown qualifier .x3"):
+        parse_access("ldmatrix.x3")
+    with pytest.raises(ValueError, match="takes .x1 or .x2"):
+        parse_access("ldmatrix.m16n16.x4")
+    with pytest.raises(ValueError, match="not whole 16-bit elements"):
+        default_pattern(parse_access("ld.shared.b8"), 16)
+    with pytest.raises(ValueError, match="smaller than the access's footprint"):
+        _banks("(8,8):(8,1)", "ldmatrix.x4")
+    from verify.formula import FormulaError
+    with pytest.raises(FormulaError):
+        pattern_from_text("row = %laneid +\ncol = 0", parse_access("ldmatrix.x4"), 16)
+    acc = parse_access("ldmatrix.m16n16.x2.trans.b8")
+    assert (acc.lanes, acc.bytes, acc.group, acc.trans) == (32, 16, 8, True)
+    assert parse_access("st.shared.v2.b32").group == 16 and parse_access("ld.shared.v4").bytes == 16
+
+
+def test_banks_command(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = cli(capsys, "banks", "--cute", SW128, "--access", "ldmatrix.x4")
+    assert code == 0 and out.splitlines()[-1] == "conflict-free: 4 wavefronts per instruction (the minimum)"
+    code, out, _ = cli(capsys, "banks", "--cute", "(128,128):(128,1)", "--type", "f16", "--access", "ldmatrix.x4",
+                       "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and doc["degree"] == 8 and doc["checks"]["conflict_free"]["status"] == "refuted"
+    svg = tmp_path / "t.svg"
+    code, out, _ = cli(capsys, "banks", "--cute", "(16,64):(64,1)", "--type", "f16", "--access", "ldmatrix.x4",
+                       "--svg", str(svg))
+    assert code == 1 and svg.read_text().startswith("<svg") and 'stroke="#d00000"' in svg.read_text()
+    addr = tmp_path / "lanes.txt"
+    addr.write_text("row = %laneid +\ncol = 0\n")
+    code, _, err = cli(capsys, "banks", "--cute", SW128, "--access", "ldmatrix.x4", "--addresses", str(addr))
+    assert code == 2 and err.startswith(f"{addr}:1:")
+    code, _, err = cli(capsys, "banks", "--cute", SW128, "--access", "ldmatrix.x9")
+    assert code == 2 and err.startswith("ptx-verify: error: ldmatrix.x9")
+    code, out, _ = cli(capsys, "banks", "--id", "wgmma.shared.K.128B", "--type", "f16", "--param", "Rk=4",
+                       "--access", "ldmatrix.x1")
+    assert code == 0
+    code, _, err = cli(capsys, "banks", "--id", "mma.m16n8k16.A.f16_bf16", "--type", "f16", "--access", "ldmatrix.x4")
+    assert code == 2 and "is not a shared-memory layout" in err
+
+
+ATOMS = [(kind, major, t) for kind in ("INTER", "SW32", "SW64", "SW128") for major in ("K", "MN")
+         for t in ("uint8_t", "half_t", "float")]
+
+
+@pytest.mark.parametrize("kind,major,t", ATOMS)
+def test_every_gmma_atom_tile_is_conflict_free_for_ldmatrix(kind: str, major: str, t: str) -> None:
+    """The tiles CuTe builds from its GMMA atoms, read 16 bytes a row address: K-major tiles row by row
+    (ldmatrix.x4), M/N-major ones along their contiguous rows of M/N (ldmatrix.x4.trans, lane l at K row l % 16,
+    M/N chunk l / 16)."""
+    bits = {"uint8_t": 8, "half_t": 16, "float": 32}[t]
+    e = 128 // bits  # elements per 16-byte row
+    w = {"INTER": 1, "SW32": 2, "SW64": 4, "SW128": 8}[kind] * e
+    if major == "K":
+        tile = f"tile_to_shape(GMMA::Layout_K_{kind}_Atom<{t}>{{}}, Shape<_64,_{max(w, 2 * e)}>{{}})"
+        r = _banks(tile, "ldmatrix.x4", type=None)
+    else:
+        tile = f"tile_to_shape(GMMA::Layout_MN_{kind}_Atom<{t}>{{}}, Shape<_{max(w, 2 * e)},_16>{{}})"
+        r = _banks(tile, "ldmatrix.x4.trans", type=None, addresses=f"row = (%laneid / 16) * {e}\ncol = %laneid % 16")
+    assert r.ok, (tile, r.get("conflict_free").message)
+    assert r.wavefronts == 4
+
+
+@pytest.mark.parametrize("width", [32, 64, 128])
+def test_triton_nvmma_tiles_are_conflict_free_for_ldmatrix(width: int) -> None:
+    lay = api.shared_layout("triton", f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = false, "
+                            "elementBitWidth = 16}>", tile=(64, 64))
+    assert api.banks(lay, "ldmatrix.x4").ok

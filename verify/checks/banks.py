@@ -1,0 +1,362 @@
+"""Bank conflicts of a warp's shared-memory access over a whole tile, decided by both engines.
+
+The access (``verify.layout.smem_access``) is repeated over the tile: its lane pattern (a footprint of
+``rows_p x cols_p`` cells) placed at every origin ``(a rows_p, b cols_p)`` inside the tile, so every
+instruction that covers the tile is checked.  Per placement, with the layout ``(row, col) -> offset`` and the
+buffer's base address, lane l's address is ``base + offset x bits / 8``.  Three properties, each decided by
+the enumeration of every (parameter value, placement, lane) and by Z3 over symbolic ones (a family's
+parameters free), joined by ``results.combine_engines``:
+
+* ``defined``: every cell a lane addresses is placed by the layout (first lane and cell that is not);
+* ``aligned``: every address is a multiple of the access width (first lane that is not);
+* ``conflict_free``: no two lanes of one wavefront group touch different 4-byte words of one bank.  The
+  witness is canonical: the first placement, then the first lane ``l2`` that conflicts with an earlier lane
+  ``l1`` of its group (Z3's witness is minimised to the same, and re-evaluated).
+
+``BanksResult.degree`` is the worst group's conflict degree (the most distinct words in one bank), counted by
+the enumeration; the group it names is re-evaluated point by point.  Wavefronts per instruction are the
+sum of the groups' degrees at the worst placement.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+import numpy as np
+import z3
+
+from ..engines import smt
+from ..formula import BinOp, Num
+from ..layout.algebra import Affine, compose, identity, product, relabel
+from ..layout.dims import Dim
+from ..layout.named import bindings, in_box, variables, width
+from ..layout.named import evaluate_all as evaluate_all_at
+from ..layout.shared import SharedLayout
+from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern
+from ..results import CheckResult, combine_engines
+from .fragment import DEFAULT_TIMEOUT
+from .maps import param_constraint
+
+
+@dataclass(frozen=True)
+class BanksResult:
+    access: Access
+    checks: tuple[CheckResult, ...]
+    degree: int
+    worst: Mapping[str, Any] | None       # the worst group: params, origin, group, bank, lanes, words
+    wavefronts: int                        # at the worst placement, all groups
+    ideal: int                             # wavefronts without conflicts
+    placements: int
+
+    def get(self, name: str) -> CheckResult:
+        return next(c for c in self.checks if c.check == name)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status == "proved" for c in self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"access": self.access.text, "bytes": self.access.bytes, "lanes": self.access.lanes,
+                "group": self.access.group, "placements": self.placements, "degree": self.degree,
+                "wavefronts": self.wavefronts, "ideal_wavefronts": self.ideal, "worst": self.worst,
+                "checks": {c.check: c.to_json() for c in self.checks}}
+
+
+def _extent_div(x: Any, d: int) -> Any:
+    return x // d if isinstance(x, int) else BinOp("/", x, Num(d))
+
+
+def placed(lay: SharedLayout, pat: Pattern) -> Any:
+    """``(lane, a, b) -> offset``: the layout at the cells the pattern addresses from origin
+    ``(a rows_p, b cols_p)``, built with the algebra (``product`` of the pattern and the origins, then
+    ``compose`` with the layout)."""
+    na, nb = _extent_div(lay.rows, pat.rows), _extent_div(lay.cols, pat.cols)
+    ident = identity(Dim("a", na), Dim("b", nb))
+    if lay.params:  # origins counted in a family's parameters
+        ident = Affine(ident.inputs, ident.outputs, ident.terms, lay.params)
+    origins = relabel(ident, outputs={"a": "row", "b": "col"})
+    return compose(lay.map, product(pat.map, origins))
+
+
+def _enumerate(m: Any, lay: SharedLayout, access: Access, env: Mapping[str, int]) -> dict[str, np.ndarray]:
+    from ..layout.named import grid  # noqa: PLC0415
+    pts = grid(m.inputs, env)
+    v = m.evaluate(pts, env)
+    shape = v.ok.shape  # (lane, a, b)
+    lanes = np.broadcast_to(np.arange(shape[0]).reshape(-1, 1, 1), shape)
+    ok = np.asarray(v.ok, bool)
+    off = np.where(ok, np.asarray(v.out["offset"], np.int64), 0)
+    addr = lay.base + ((off * lay.element_bits) >> 3)
+    return {"ok": ok, "addr": addr, "lane": lanes}
+
+
+def _z3_terms(m: Any, lay: SharedLayout, access: Access, tag: str, w: int, env: Mapping[str, z3.ExprRef]
+              ) -> tuple[dict[str, z3.BitVecRef], z3.BoolRef, z3.BitVecRef]:
+    x = variables(m.inputs, w, tag)
+    ok, out = m.encode(x, env)
+    addr = smt.bv(lay.base, w) + ((out["offset"] * smt.bv(lay.element_bits, w)) >> smt.bv(3, w))
+    return x, z3.And(ok, in_box(x, m.inputs, env, w)), addr
+
+
+def _point(m: Any, model: z3.ModelRef, x: Mapping[str, z3.ExprRef]) -> dict[str, int]:
+    return {k: smt.as_int(model, v) for k, v in x.items()}
+
+
+def _cell(pat: Pattern, lane: int, a: int, b: int) -> tuple[int, int]:
+    p = pat.map.at({"lane": lane})
+    return (p["row"] + a * pat.rows, p["col"] + b * pat.cols)
+
+
+def footprint(lay: SharedLayout, access: Access, pat: Pattern) -> Pattern:
+    """``pat`` with the footprint the access really covers in this layout: the cells whose offsets the
+    addressing lanes' vectors span (a 16-byte row of an M/N-major tile runs down the rows), at the first
+    parameter value; the pattern's own footprint when the layout cannot say (an offset it does not place)."""
+    env = bindings(lay.map)[0]
+    v = evaluate_all_at(lay.map, env)
+    offs, ok = np.asarray(v.out["offset"], np.int64), np.asarray(v.ok, bool)
+    where = {int(o): (r, c) for (r, c), o in np.ndenumerate(offs) if ok[r, c]}
+    per = max(1, access.bytes * 8 // lay.element_bits)
+    pv = pat.map.evaluate({"lane": np.arange(access.lanes)})
+    rows, cols = 1, 1
+    for t in range(access.lanes):
+        if not pv.ok[t]:
+            continue
+        r0, c0 = int(pv.out["row"][t]), int(pv.out["col"][t])
+        if not (r0 < offs.shape[0] and c0 < offs.shape[1] and ok[r0, c0]):
+            return pat
+        for k in range(per):
+            cell = where.get(int(offs[r0, c0]) + k)
+            if cell is None:
+                return pat
+            rows, cols = max(rows, cell[0] + 1), max(cols, cell[1] + 1)
+    m = pat.map
+    return Pattern(type(m)(m.formula, m.inputs, (Dim("row", rows), Dim("col", cols))), rows, cols, pat.text)
+
+
+def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float = DEFAULT_TIMEOUT) -> BanksResult:
+    """The three properties of the module docstring, the degree and the wavefronts."""
+    t0 = time.perf_counter()
+    pat = footprint(lay, access, pat)
+    for env in bindings(lay.map):
+        r, c = lay.map.inputs[0].at(env), lay.map.inputs[1].at(env)
+        if r < pat.rows or c < pat.cols:
+            raise ValueError(f"the tile ({r} x {c}) is smaller than the access's footprint ({pat.rows} x {pat.cols})"
+                             + (f" at {', '.join(f'{k} = {v}' for k, v in env.items())}" if env else ""))
+    m = placed(lay, pat)
+    J = access.words
+    g = access.group
+
+    # ---- enumeration: every binding, placement, lane
+    enum: dict[str, Any] = {"defined": None, "aligned": None, "conflict_free": None}
+    degree, worst, wavefronts, placements = 1, None, 0, 0
+    for env in bindings(m):
+        e = _enumerate(m, lay, access, env)
+        ok, addr = e["ok"], e["addr"]
+        L, A, B = ok.shape
+        placements += A * B
+        active = _active(pat, L)
+        if enum["defined"] is None:
+            bad = np.argwhere((~ok) & active[:, None, None])
+            if bad.size:
+                l, a, b = _first_lab(bad)
+                enum["defined"] = {"params": dict(env), "lane": l, "origin": _origin(pat, a, b),
+                                   "cell": list(_cell(pat, l, a, b))}
+        if enum["aligned"] is None:
+            bad = np.argwhere(ok & active[:, None, None] & (addr % max(1, min(access.bytes, 16)) != 0))
+            if bad.size:
+                l, a, b = _first_lab(bad)
+                enum["aligned"] = {"params": dict(env), "lane": l, "origin": _origin(pat, a, b),
+                                   "cell": list(_cell(pat, l, a, b)), "address": int(addr[l, a, b])}
+        words = (addr >> 2)[..., None] + np.arange(J)  # (L, A, B, J)
+        use = (ok & active[:, None, None])
+        # pairwise conflicts inside groups, per placement: (A, B, L2, L1)
+        for a in range(A):
+            for b in range(B):
+                wv, uv = words[:, a, b, :], use[:, a, b]
+                d, info, fronts = _degree(wv, uv, g)
+                wavefronts = max(wavefronts, fronts)
+                if d > degree:
+                    degree = d
+                    worst = {"params": dict(env), "origin": _origin(pat, a, b), **info,
+                             "cells": [list(_cell(pat, lane, a, b)) for lane in info["lanes"]]}
+                if enum["conflict_free"] is None:
+                    pair = _first_conflict(wv, uv, g)
+                    if pair is not None:
+                        l1, l2 = pair
+                        enum["conflict_free"] = _conflict_witness(pat, lay, access, env, a, b, l1, l2,
+                                                                  int(addr[l1, a, b]), int(addr[l2, a, b]))
+    ideal = -(-access.lanes // g)
+
+    # ---- Z3: one query per property, parameters free
+    w = max(width(m), smt.width_for(max(lay.base, 1) + (1 << 22)))
+    penv = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
+    valid = param_constraint(m.params, penv, w)
+    lanes_active = _z3_active(pat, access)
+    results = []
+
+    x, okx, ax = _z3_terms(m, lay, access, "1", w, penv)
+    keys = [*penv.values(), x["a"], x["b"], x["lane"]]
+    box = in_box(x, m.inputs, penv, w)
+    # defined
+    res, model = smt.solve_min([valid, box, lanes_active(x["lane"]), z3.Not(okx)], keys, smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        p = _point(m, model, x)
+        z3_cex = {"params": {k: smt.as_int(model, v) for k, v in penv.items()}, "lane": p["lane"],
+                  "origin": _origin(pat, p["a"], p["b"]), "cell": list(_cell(pat, p["lane"], p["a"], p["b"]))}
+    results.append(combine_engines(
+        "defined", "proved", smt.status(res), z3_cex, enum["defined"],
+        lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
+        time.perf_counter() - t0, "every cell a lane addresses is placed by the layout", same_witness=True))
+    # aligned
+    width_b = max(1, min(access.bytes, 16))
+    res, model = smt.solve_min([valid, box, lanes_active(x["lane"]), okx, z3.URem(ax, smt.bv(width_b, w)) != 0],
+                               keys, smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        p = _point(m, model, x)
+        env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
+        z3_cex = {"params": env_v, "lane": p["lane"], "origin": _origin(pat, p["a"], p["b"]),
+                  "cell": list(_cell(pat, p["lane"], p["a"], p["b"])), "address": smt.as_int(model, ax)}
+    results.append(combine_engines(
+        "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
+        lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "
+                  f"multiple of the {access.bytes}-byte access", time.perf_counter() - t0,
+        f"every address is a multiple of {access.bytes} bytes", same_witness=True))
+    # conflict_free: two lanes of one group, one placement, a shared bank, different words
+    y = {"lane": z3.BitVec("lane_2", w), "a": x["a"], "b": x["b"]}
+    oky, out_y = m.encode(y, penv)
+    ay = smt.bv(lay.base, w) + ((out_y["offset"] * smt.bv(lay.element_bits, w)) >> smt.bv(3, w))
+    j1, j2 = z3.BitVec("j_1", w), z3.BitVec("j_2", w)
+    wx = (ax >> smt.bv(2, w)) + j1
+    wy = (ay >> smt.bv(2, w)) + j2
+    cs = [valid, box, in_box(y, m.inputs, penv, w), lanes_active(x["lane"]), lanes_active(y["lane"]), okx, oky,
+          x["lane"] < y["lane"], z3.UDiv(x["lane"], smt.bv(g, w)) == z3.UDiv(y["lane"], smt.bv(g, w)),
+          z3.ULT(j1, smt.bv(J, w)), z3.ULT(j2, smt.bv(J, w)),
+          (wx & smt.bv(BANKS - 1, w)) == (wy & smt.bv(BANKS - 1, w)), wx != wy]
+    res, model = smt.solve_min(cs, [*penv.values(), x["a"], x["b"], y["lane"], x["lane"]], smt.Budget(timeout))
+    z3_cex = None
+    if res == "sat" and model is not None:
+        env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
+        a, b = smt.as_int(model, x["a"]), smt.as_int(model, x["b"])
+        l1, l2 = smt.as_int(model, x["lane"]), smt.as_int(model, y["lane"])
+        z3_cex = _conflict_witness(pat, lay, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
+
+    def confirm(c: Mapping[str, Any]) -> bool:
+        a1, a2 = c["addresses"]
+        w1 = {a1 // 4 + j for j in range(J)}
+        w2 = {a2 // 4 + j for j in range(J)}
+        return any(p % BANKS == q % BANKS and p != q for p in w1 for q in w2)
+
+    results.append(combine_engines(
+        "conflict_free", "proved", smt.status(res), z3_cex, enum["conflict_free"],
+        lambda c: (f"{_prefix(c)}at origin {tuple(c['origin'])}, lanes {c['lanes'][0]} and {c['lanes'][1]} (cells "
+                   f"{tuple(c['cells'][0])} and {tuple(c['cells'][1])}) address {c['addresses'][0]:#x} and "
+                   f"{c['addresses'][1]:#x}: both bank {c['bank']}, in wavefront group {c['group']}"),
+        time.perf_counter() - t0, "no two lanes of one wavefront group touch different words of one bank", confirm,
+        same_witness=True))
+    if worst is not None:
+        _confirm_worst(lay, pat, worst, J)
+    return BanksResult(access, tuple(results), degree, worst, wavefronts or ideal, ideal, placements)
+
+
+def _prefix(c: Mapping[str, Any]) -> str:
+    p = c.get("params") or {}
+    return (", ".join(f"{k} = {v}" for k, v in p.items()) + ": ") if p else ""
+
+
+def _origin(pat: Pattern, a: int, b: int) -> list[int]:
+    return [int(a) * pat.rows, int(b) * pat.cols]
+
+
+def _first_lab(bad: np.ndarray) -> tuple[int, int, int]:
+    """The first (lane, a, b) in (a, b, lane) order."""
+    order = np.lexsort((bad[:, 0], bad[:, 2], bad[:, 1]))
+    l, a, b = bad[order[0]]
+    return int(l), int(a), int(b)
+
+
+def _active(pat: Pattern, lanes: int) -> np.ndarray:
+    v = pat.map.evaluate({"lane": np.arange(lanes)})
+    return np.asarray(v.ok, bool)
+
+
+def _z3_active(pat: Pattern, access: Access):  # type: ignore[no-untyped-def]
+    def active(lane: z3.BitVecRef) -> z3.BoolRef:
+        ok, _ = pat.map.encode({"lane": lane})
+        return z3.And(ok, z3.ULT(lane, smt.bv(access.lanes, lane.size())))
+    return active
+
+
+def _groups(words: np.ndarray, use: np.ndarray, g: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
+    out = []
+    for k in range(0, words.shape[0], g):
+        out.append((k // g, words[k:k + g], use[k:k + g]))
+    return out
+
+
+def _degree(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, dict[str, Any], int]:
+    """(worst degree of the placement's groups, where, wavefronts of the placement)."""
+    best, info, total = 1, {}, 0
+    for gi, wv, uv in _groups(words, use, g):
+        if not uv.any():
+            continue
+        flat = np.unique(wv[uv].reshape(-1))
+        counts = np.bincount(flat % BANKS, minlength=BANKS)
+        d = int(counts.max())
+        total += d
+        if d > best:
+            bank = int(np.argmax(counts))
+            lanes = sorted({int(gi * g + k) for k in range(wv.shape[0]) if uv[k] and any(int(x) % BANKS == bank for x in wv[k])})
+            best, info = d, {"group": gi, "bank": bank, "lanes": lanes,
+                             "words": sorted({int(x) for x in flat if int(x) % BANKS == bank})}
+    return best, info, total
+
+
+def _first_conflict(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, int] | None:
+    """The first lane l2 (in order) whose words conflict with an earlier lane l1 of its group, and the first
+    such l1."""
+    L, J = words.shape
+    bank = words % BANKS
+    same_bank = bank[:, None, :, None] == bank[None, :, None, :]       # (l2, l1, j2, j1)
+    diff_word = words[:, None, :, None] != words[None, :, None, :]
+    conflict = (same_bank & diff_word).any(axis=(2, 3))
+    lane = np.arange(L)
+    mask = conflict & use[:, None] & use[None, :] & (lane[None, :] < lane[:, None]) & \
+        ((lane[:, None] // g) == (lane[None, :] // g))
+    hits = np.argwhere(mask)
+    if not hits.size:
+        return None
+    order = np.lexsort((hits[:, 1], hits[:, 0]))
+    l2, l1 = hits[order[0]]
+    return int(l1), int(l2)
+
+
+def _conflict_witness(pat: Pattern, lay: SharedLayout, access: Access, env: Mapping[str, int], a: int, b: int,
+                      l1: int, l2: int, a1: int, a2: int) -> dict[str, Any]:
+    J = access.words
+    w1 = [a1 // 4 + j for j in range(J)]
+    w2 = [a2 // 4 + j for j in range(J)]
+    bank = min(p % BANKS for p in w1 for q in w2 if p % BANKS == q % BANKS and p != q)
+    return {"params": dict(env), "origin": _origin(pat, a, b), "lanes": [l1, l2],
+            "cells": [list(_cell(pat, l1, a, b)), list(_cell(pat, l2, a, b))], "addresses": [a1, a2],
+            "bank": bank, "group": l1 // access.group}
+
+
+def _confirm_worst(lay: SharedLayout, pat: Pattern, worst: Mapping[str, Any], J: int) -> None:
+    """The scalar reference re-evaluates the worst group's words: each is in the named bank (an internal
+    error otherwise, never a silent number)."""
+    env = worst.get("params") or {}
+    a, b = worst["origin"][0] // pat.rows, worst["origin"][1] // pat.cols
+    seen = set()
+    for lane in worst["lanes"]:
+        r, c = _cell(pat, lane, a, b)
+        addr = lay.address(r, c, env)
+        assert addr is not None
+        seen |= {addr // BANK_BYTES + j for j in range(J) if (addr // BANK_BYTES + j) % BANKS == worst["bank"]}
+    if seen != set(worst["words"]):
+        raise AssertionError(f"the worst group does not re-evaluate: {sorted(seen)} against {worst['words']}")
+
+
+__all__ = ["BanksResult", "check_banks", "placed"]

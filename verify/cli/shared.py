@@ -1,0 +1,225 @@
+"""``ptx-verify descriptor`` and ``ptx-verify banks``: shared-memory layouts against the matrix descriptors
+and against the banks.  Argument parsing and printing only; the work is in ``verify.api`` (``shared_layout``,
+``descriptor``, ``banks``).  Bad input is one line on stderr, exit 2."""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+from .. import api
+from ..catalog import bundled
+from ..errors import UsageError
+from ..formula import FormulaError
+from ..outputs import json as out_json
+from . import options
+
+_EXIT = """
+exit codes:
+  0  {ok}
+  1  {no}
+  2  bad input: unreadable file, syntax error, unknown type, access or option value; one line on stderr
+     (file:line:col: error: ... or ptx-verify: error: ...), nothing written"""
+
+DESCRIPTOR_EPILOG = """\
+examples:
+  ptx-verify descriptor --cute "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_64,_64>{})"
+  ptx-verify descriptor --triton smem.ttgir --type f16 --shape m64n128k16 --operand B --check 0x4000004000010040
+  ptx-verify descriptor --formula swz.txt --tile 64x64 --type f16 --major K --instr tcgen05
+""" + _EXIT.format(ok="a descriptor reads the layout (derived, or the --check one reads it exactly)",
+                   no="none does (the reasons are printed), or the --check one reads another place (the first cell)")
+
+BANKS_EPILOG = """\
+examples:
+  ptx-verify banks --cute "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_128,_128>{})" --access ldmatrix.x4
+  ptx-verify banks --formula swz.txt --tile 128x64 --type bf16 --access ld.shared.v4 --addresses lanes.txt
+""" + _EXIT.format(ok="conflict-free: every lane's cell is placed, every address aligned, no two lanes of a wavefront "
+                      "group on one bank", no="a conflict (degree and two lanes with their addresses), or a misaligned or "
+                                             "unplaced access")
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except IsADirectoryError:
+        raise _Bad(f"{path}:1:1: error: is a directory, not a layout file") from None
+    except OSError as e:
+        raise _Bad(f"{path}:1:1: error: {e.strerror or 'cannot read'}") from None
+
+
+class _Bad(Exception):
+    """Already one line: ``where: error: message``."""
+
+
+def _tile(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d{1,5})\s*x\s*(\d{1,5})\s*", text)
+    if not m or not (0 < int(m.group(1)) <= 4096 and 0 < int(m.group(2)) <= 4096):
+        raise UsageError(f"--tile {text!r}: write ROWSxCOLS, each 1 to 4096 (e.g. 64x64)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def _address(text: str) -> int:
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise UsageError(f"--base {text!r} is not a number (e.g. 0x400)") from None
+    if not 0 <= v < 1 << 18:
+        raise UsageError(f"--base {text}: a shared-memory address is below 2^18")
+    return v
+
+
+def _params(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip() or not value.strip().isdigit():
+            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. Rm=2")
+        out[name.strip()] = int(value)
+    return out
+
+
+def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    base = _address(args.base)
+    tile = _tile(args.tile)
+    try:
+        if args.id is not None:
+            if tile is not None:
+                raise UsageError("--tile is for --formula and --triton (a spec layout has its own extent)")
+            specs = api.load(args.specs if args.specs else bundled.resolve().path)
+            lay = api.layout(specs, args.id)
+            if not isinstance(lay, api.MapLayout) or lay.kind != "shared":
+                raise UsageError(f"{lay.id} is not a shared-memory layout")
+            return api.shared_from_map(lay, args.type, base, **_params(args.param))
+        if args.param:
+            raise UsageError("--param is for --id (a family of the specs)")
+        if args.cute is not None:
+            return api.shared_layout("cute", args.cute, type=args.type, tile=tile, base=base)
+        if args.tma is not None:
+            return api.shared_layout("tma", args.tma, type=args.type, base=base)
+        path = args.triton if args.triton is not None else args.formula
+        text = _read(path)
+        source = "<stdin>" if path == "-" else path
+        if args.triton is not None:
+            return api.shared_layout("triton", text, type=args.type, tile=tile, base=base, source=source)
+        if tile is None or args.type is None:
+            raise UsageError("--formula needs --tile ROWSxCOLS and --type")
+        return api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source)
+    except api.NotationError as e:
+        if e.source == "argument":
+            raise _Bad(f"argument:{e.col}: error: {e.message}" if e.line == 1 else
+                       f"argument:{e.line}:{e.col}: error: {e.message}") from None
+        raise _Bad(e.one_line()) from None
+    except KeyError as e:
+        raise UsageError(str(e.args[0])) from None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def cmd_descriptor(args: argparse.Namespace) -> int:
+    rows = k = None
+    if args.shape is not None:
+        m = re.fullmatch(r"m(\d{1,4})n(\d{1,4})k(\d{1,4})", args.shape)
+        if not m:
+            raise UsageError(f"--shape {args.shape!r}: write mMnNkK, e.g. m64n128k16")
+        rows, k = (int(m.group(1)) if args.operand == "A" else int(m.group(2))), int(m.group(3))
+    check = None
+    if args.check is not None:
+        try:
+            check = int(args.check, 0)
+        except ValueError:
+            raise UsageError(f"--check {args.check!r} is not a number (e.g. 0x4000004000010040)") from None
+    try:
+        lay = _layout(args)
+        if k is not None and k * lay.element_bits != 256:
+            raise UsageError(f"--shape {args.shape}: k{k} is not 32 bytes of {lay.element_bits}-bit elements "
+                             f"(k{256 // lay.element_bits})")
+        results = api.descriptor(lay, instr=args.instr, major=args.major, rows=rows, check=check, timeout=args.timeout)
+    except _Bad as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    from ..outputs.shared_text import descriptor_json, descriptor_text  # noqa: PLC0415
+    if args.format == "json":
+        sys.stdout.write(out_json.to_json(descriptor_json(lay, results)))
+    else:
+        sys.stdout.write(descriptor_text(lay, results))
+    return 0 if all(r.ok for _, r in results) else 1
+
+
+def cmd_banks(args: argparse.Namespace) -> int:
+    try:
+        lay = _layout(args)
+        addresses = None
+        if args.addresses is not None:
+            addresses = _read(args.addresses).decode("utf-8", "strict")
+        try:
+            result = api.banks(lay, args.access, addresses=addresses, timeout=args.timeout)
+        except FormulaError as e:
+            raise _Bad(f"{args.addresses}:{e.line}:{e.col}: error: {e.message}") from None
+        except UnicodeDecodeError:
+            raise _Bad(f"{args.addresses}:1:1: error: not UTF-8") from None
+    except _Bad as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
+    if args.svg:
+        from ..outputs.baseline import check_writable, write_atomic  # noqa: PLC0415
+        from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
+        check_writable(args.svg)
+        write_atomic(args.svg, shared_svg(lay, result))
+    sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
+    return 0 if result.ok else 1
+
+
+def _inputs(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--cute", metavar="TEXT", help="CuTe: Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1), "
+                     "GMMA::Layout_K_SW128_Atom<half_t>, tile_to_shape(ATOM{}, Shape<_64,_64>{}), ComposedLayout<...>")
+    src.add_argument("--triton", metavar="FILE", help="Triton: #ttg.nvmma_shared<{...}>, #ttg.swizzled_shared<{...}> or "
+                     "#ttg.shared_linear<{...}> (with a !ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")
+    src.add_argument("--formula", metavar="FILE", help="index code over row and col; the last definition is the offset")
+    src.add_argument("--tma", metavar="BOX", help="the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B "
+                     "(COLS contiguous; MODE none, 32B, 64B or 128B)")
+    src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member)")
+    p.add_argument("--type", default=None, help="element type: f16, bf16, tf32, e4m3, s8, e2m1... (where the text "
+                   "does not say it)")
+    p.add_argument("--tile", default=None, metavar="ROWSxCOLS", help="the tile's rows x cols (--formula; --triton "
+                   "without a memdesc)")
+    p.add_argument("--unit", choices=("bytes", "elements"), default="bytes", help="--formula: what its offset counts")
+    p.add_argument("--base", default="0", metavar="ADDR", help="the buffer's shared-memory address (default 0)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="--id: bind a parameter")
+    p.add_argument("--specs", default=None, metavar="PATH", help="--id: spec files (default: the bundled specs)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+
+
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """Add ``descriptor`` and ``banks``."""
+    d = subparsers.add_parser("descriptor", help="the wgmma/tcgen05 descriptor that reads a shared-memory layout "
+                              "(or why none does); --check: does this one?", epilog=DESCRIPTOR_EPILOG,
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    _inputs(d)
+    d.add_argument("--instr", choices=("wgmma", "tcgen05"), default="wgmma")
+    d.add_argument("--major", choices=("K", "MN"), default=None, help="the operand's majorness (default: try both)")
+    d.add_argument("--shape", default=None, help="the instruction shape, e.g. m64n128k16 (the tile's rows: M or N)")
+    d.add_argument("--operand", choices=("A", "B"), default="A", help="with --shape: A (rows = M) or B (rows = N)")
+    d.add_argument("--check", default=None, metavar="0x...", help="a 64-bit descriptor to decide")
+    d.set_defaults(func=cmd_descriptor)
+
+    b = subparsers.add_parser("banks", help="is a warp's shared-memory access to a layout free of bank conflicts?",
+                              epilog=BANKS_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    _inputs(b)
+    b.add_argument("--access", required=True, help="ldmatrix.x4, ldmatrix.x4.trans, ldmatrix.m16n16.x2.trans, "
+                   "stmatrix.x4, ld.shared.v4, st.shared.v2, ld.shared.b32...")
+    b.add_argument("--addresses", default=None, metavar="FILE", help="row = ... and col = ... over %%laneid: the "
+                   "cell each lane addresses (default: the mma-operand pattern)")
+    b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank")
+    b.set_defaults(func=cmd_banks)

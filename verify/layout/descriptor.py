@@ -1,0 +1,263 @@
+"""Shared-memory matrix descriptors of wgmma (9.7.15.5.1.2.2) and tcgen05: encode, decode, and the layout a
+descriptor makes the hardware read.
+
+Pure functions over integers.  The wgmma descriptor is the table of the page (start address in bits 13-0,
+leading byte offset 29-16, stride byte offset 45-32, base offset 51-49, swizzle mode 63-62, each 14-bit
+field ``(x & 0x3FFFF) >> 4``); ``verify.catalog.shared_pages`` reads that table from the page and the tests
+hold these constants to it.  The tcgen05 shared-memory descriptor (its own page is not among the PTX ISA 9.0
+pages here) is taken as PTX 9.0 states it and as CUTLASS's ``UMMA::SmemDescriptor`` encodes it: start,
+LBO, SBO as above, a 2-bit version at 47-46 (1), base offset 51-49, the LBO mode bit 52 (0: a byte offset,
+1: an absolute address, ``sm_103a``), and a 3-bit swizzle at 63-61 (0 none, 1 128B with 32B atomicity, 2
+128B, 4 64B, 6 32B).
+
+``reader`` is the hardware's side: the canonical layout of the descriptor's mode and majorness, placed at
+its start address with its LBO and SBO, the swizzle applied to address bits, and one start address per
+k-block of a tile wider than one instruction's K (``advances``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from ..formula import Case, Compare, Definition, Expr, Formula, Num, Ref, Var
+from .dims import Dim
+from .named import FormulaMap
+from .shared import MODES, Mode, SharedLayout, Swizzle, op, swizzle_expr
+
+INSTRUCTIONS = ("wgmma", "tcgen05")
+
+
+def encode14(x: int) -> int:
+    """``matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4``."""
+    return (x & 0x3FFFF) >> 4
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    lo: int
+    bits: int
+
+    @property
+    def hi(self) -> int:
+        return self.lo + self.bits - 1
+
+    def get(self, v: int) -> int:
+        return (v >> self.lo) & ((1 << self.bits) - 1)
+
+    def put(self, v: int, x: int) -> int:
+        if not 0 <= x < (1 << self.bits):
+            raise ValueError(f"{self.name} = {x} does not fit its {self.bits} bits")
+        return v | (x << self.lo)
+
+
+WGMMA_FIELDS = (Field("start", 0, 14), Field("lbo", 16, 14), Field("sbo", 32, 14), Field("base_offset", 49, 3),
+                Field("swizzle", 62, 2))
+TCGEN05_FIELDS = (Field("start", 0, 14), Field("lbo", 16, 14), Field("sbo", 32, 14), Field("version", 46, 2),
+                  Field("base_offset", 49, 3), Field("lbo_mode", 52, 1), Field("swizzle", 61, 3))
+FIELDS = {"wgmma": WGMMA_FIELDS, "tcgen05": TCGEN05_FIELDS}
+
+
+def mode_code(instr: str, md: Mode) -> int:
+    code = md.wgmma if instr == "wgmma" else md.tcgen05
+    if code is None:
+        raise ValueError(f"{instr} has no {md.name} swizzle mode")
+    return code
+
+
+def mode_of_code(instr: str, code: int) -> Mode:
+    for md in MODES.values():
+        if (md.wgmma if instr == "wgmma" else md.tcgen05) == code:
+            return md
+    raise ValueError(f"swizzle field {code} is not a {instr} swizzle mode")
+
+
+@dataclass(frozen=True)
+class Descriptor:
+    """A decoded descriptor: byte values (start, lbo, sbo are multiples of 16 below 2^18)."""
+
+    instr: str
+    start: int
+    lbo: int
+    sbo: int
+    mode: Mode
+    base_offset: int = 0
+    version: int = 1
+    lbo_mode: int = 0
+
+    def encode(self) -> int:
+        fields = {f.name: f for f in FIELDS[self.instr]}
+        v = 0
+        for name, x in (("start", self.start), ("lbo", self.lbo), ("sbo", self.sbo)):
+            if x % 16 or not 0 <= x < (1 << 18):
+                raise ValueError(f"{name} = {x:#x} bytes: the descriptor holds multiples of 16 below 2^18")
+            v = fields[name].put(v, encode14(x))
+        v = fields["base_offset"].put(v, self.base_offset)
+        v = fields["swizzle"].put(v, mode_code(self.instr, self.mode))
+        if self.instr == "tcgen05":
+            v = fields["version"].put(v, self.version)
+            v = fields["lbo_mode"].put(v, self.lbo_mode)
+        return v
+
+    def fields(self) -> dict[str, int]:
+        """The raw field values (the encoded 14-bit ones as the register holds them)."""
+        v = self.encode()
+        return {f.name: f.get(v) for f in FIELDS[self.instr]}
+
+    def describe(self) -> str:
+        extra = f", version {self.version}, LBO mode {self.lbo_mode}" if self.instr == "tcgen05" else ""
+        return (f"start {self.start:#x}, LBO {self.lbo} B (field {encode14(self.lbo)}), SBO {self.sbo} B "
+                f"(field {encode14(self.sbo)}), base offset {self.base_offset}, swizzle {self.mode.name}{extra}")
+
+
+def decode(instr: str, value: int) -> Descriptor:
+    """A 64-bit descriptor's fields (``ValueError`` for a value with bits the format leaves unused, or a
+    swizzle code the instruction does not define)."""
+    if instr not in FIELDS:
+        raise ValueError(f"instruction {instr!r}: one of {', '.join(INSTRUCTIONS)}")
+    if not 0 <= value < (1 << 64):
+        raise ValueError(f"{value:#x} is not a 64-bit value")
+    fields = FIELDS[instr]
+    used = 0
+    for f in fields:
+        used |= ((1 << f.bits) - 1) << f.lo
+    stray = value & ~used
+    if stray:
+        raise ValueError(f"bits {_bits_text(stray)} of {value:#018x} are not fields of the {instr} descriptor")
+    got = {f.name: f.get(value) for f in fields}
+    md = mode_of_code(instr, got["swizzle"])
+    return Descriptor(instr, got["start"] << 4, got["lbo"] << 4, got["sbo"] << 4, md, got["base_offset"],
+                      got.get("version", 1), got.get("lbo_mode", 0))
+
+
+def _bits_text(mask: int) -> str:
+    bits = [b for b in range(64) if mask >> b & 1]
+    return ", ".join(str(b) for b in bits[:8]) + (" ..." if len(bits) > 8 else "")
+
+
+# ----------------------------------------------------------------------------- what the hardware reads
+
+def _address_expr(d: Descriptor, major: str, type_bits: int, start: Expr) -> Expr:
+    """The byte address the hardware reads for element (row = M/N index, col = K index inside one k-block),
+    before the swizzle.  In bits for sub-byte types: the result is a bit address."""
+    md, T = d.mode, 128 // type_bits
+    row, col = Var("row"), Var("col")
+    eb = type_bits
+    start_bits = op(start, "*", 8)
+    if major == "MN":
+        t, u = op(row, "%", T), op(row, "/", T)
+        r, kk = op(col, "%", md.rows), op(col, "/", md.rows)
+        if md.name == "none":
+            lin = op(op(op(t, "*", eb), "+", op(op(u, "*", d.sbo * 8), "+", op(r, "*", 128))), "+", op(kk, "*", d.lbo * 8))
+        else:
+            w, mm = op(u, "%", md.units), op(u, "/", md.units)
+            lin = op(op(op(t, "*", eb), "+", op(w, "*", 128)),
+                     "+", op(op(op(mm, "*", d.lbo * 8), "+", op(r, "*", md.width * 8)), "+", op(kk, "*", d.sbo * 8)))
+    else:
+        r, mm = op(row, "%", 8), op(row, "/", 8)
+        t, j = op(col, "%", T), op(col, "/", T)
+        if md.name == "none":
+            lin = op(op(op(r, "*", 128), "+", op(mm, "*", d.sbo * 8)), "+", op(op(t, "*", eb), "+", op(j, "*", d.lbo * 8)))
+        else:
+            lin = op(op(op(r, "*", md.width * 8), "+", op(mm, "*", d.sbo * 8)), "+", op(op(t, "*", eb), "+", op(j, "*", 128)))
+    return op(start_bits, "+", lin)
+
+
+def _hw_swizzle(addr_bits: Expr, d: Descriptor) -> Expr:
+    """The swizzle on address bits.  A base offset b (the pattern starts b x 128 bytes past an aligned
+    boundary) is modelled as the row phase ``(address >> 7) - b``; PTX states the field's value, not this
+    arithmetic (docs/shared-memory.md)."""
+    s = d.mode.swizzle
+    if s.identity:
+        return addr_bits
+    sb = Swizzle(s.bits, s.base + 3, s.shift)
+    if d.base_offset == 0:
+        return swizzle_expr(addr_bits, sb)
+    mask = (1 << s.bits) - 1
+    phase = op(op(op(op(addr_bits, ">>", sb.base + sb.shift), "-", d.base_offset), "&", mask), "<<", sb.base)
+    return op(addr_bits, "^", phase)
+
+
+def reader(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_block: int,
+           advances: Sequence[int] = (0,), base: int = 0, span: int | None = None) -> SharedLayout:
+    """The tile the hardware reads through ``d``: ``(row, col) -> offset`` (elements from ``base``) for a tile
+    of ``rows`` (M or N) x ``cols`` (K); k-block ``j`` (columns ``j * k_block ..``) is read with the start
+    address advanced by ``advances[j]`` bytes.  ``span``: the output box (default: what the reads reach)."""
+    if major not in ("K", "MN"):
+        raise ValueError(f"majorness is K or MN, not {major!r}")
+    if major not in d.mode.majors:
+        raise ValueError(f"{d.instr} {d.mode.name} swizzling has no {major}-major layout")
+    if d.lbo_mode:
+        raise ValueError("a descriptor with LBO mode 1 (absolute leading-dimension address, sm_103a) is not modelled")
+    if 128 % type_bits:
+        raise ValueError(f"{type_bits}-bit elements do not pack a 16-byte unit")
+    nblocks = -(-cols // k_block)
+    if len(advances) < nblocks:
+        raise ValueError(f"{nblocks} k-blocks need {nblocks} start advances, got {len(advances)}")
+    # the start of each k-block: a piecewise definition over kb = col / k_block
+    kb = op(Var("col"), "/", k_block)
+    cases = tuple(Case(Num(d.start + advances[j]), Compare(("==",), (kb, Num(j)))) for j in range(nblocks))
+    start_def = Definition("start", cases)
+    inner = replace(d, start=0)
+    col_in = op(Var("col"), "%", k_block)
+    addr = _address_expr(inner, major, type_bits, Ref("start"))
+    addr = _subst_col(addr, col_in)
+    swz = _hw_swizzle(Ref("abits"), d)
+    offset = op(op(swz, "-", base * 8), "/", type_bits)
+    f = Formula((start_def, Definition("abits", (Case(addr, None),)), Definition("offset", (Case(offset, None),))), "x")
+    if span is None:
+        span = _reach(d, major, type_bits, rows, cols, k_block, advances, base)
+    return SharedLayout(FormulaMap(f, (Dim("row", rows), Dim("col", cols)), (Dim("offset", max(1, span)),),
+                                   definitions=(("offset", "offset"),)),
+                        type_bits, base, d.mode.swizzle, "address", notation=f"{d.instr} descriptor",
+                        text=d.describe())
+
+
+def _subst_col(e: Expr, new: Expr) -> Expr:
+    from ..formula import BinOp  # noqa: PLC0415
+    if isinstance(e, Var) and e.name == "col":
+        return new
+    if isinstance(e, BinOp):
+        return BinOp(e.op, _subst_col(e.left, new), _subst_col(e.right, new))
+    return e
+
+
+def _reach(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_block: int,
+           advances: Sequence[int], base: int) -> int:
+    """One past the largest element offset the reads can reach (a sound box for the output)."""
+    hi = d.start + max(advances[: -(-cols // k_block)] or [0]) - base
+    md = d.mode
+    if major == "MN":
+        units = -(-rows * type_bits // 128)
+        groups = -(-min(cols, k_block) // md.rows)
+        if md.name == "none":
+            hi += (units - 1) * d.sbo + (md.rows * 16) + (groups - 1) * d.lbo
+        else:
+            hi += (-(-units // md.units) - 1) * d.lbo + md.width * md.rows + (groups - 1) * d.sbo
+    else:
+        units = -(-min(cols, k_block) * type_bits // 128)
+        if md.name == "none":
+            hi += 128 + (-(-rows // 8) - 1) * d.sbo + (units - 1) * d.lbo + 16
+        else:
+            hi += md.width * 8 + (-(-rows // 8) - 1) * d.sbo
+    period = max(md.period, 16)
+    hi = -(-(hi + period) // period) * period
+    return max(1, hi * 8 // type_bits)
+
+
+def instruction_shape(text: str) -> tuple[int, int, int]:
+    """``m64n128k16`` -> (64, 128, 16)."""
+    import re  # noqa: PLC0415
+    m = re.fullmatch(r"m(\d{1,4})n(\d{1,4})k(\d{1,4})", text.strip())
+    if not m:
+        raise ValueError(f"shape {text!r}: write mMnNkK, e.g. m64n128k16")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def k_block_of(type_bits: int) -> int:
+    """Elements of K one wgmma/tcgen05 instruction reads from shared memory: 32 bytes of K."""
+    return 256 // type_bits
+
+
+__all__ = ["Descriptor", "FIELDS", "Field", "INSTRUCTIONS", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode", "encode14",
+           "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader"]
