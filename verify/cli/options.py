@@ -8,6 +8,7 @@ import sys
 from typing import NoReturn
 
 MAX_SECONDS = 24 * 3600.0
+TIMEOUT_HELP = "time budget of each check in seconds, all its Z3 queries together (default 10)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,6 +46,33 @@ def jobs(text: str) -> int:
 
 def nonnegative(text: str) -> int:
     return _integer(text, 0, 1 << 20, "a whole number >= 0")
+
+
+def max_delta(text: str) -> int:
+    """``report --max-delta``: the largest change of one constant the fix search tries."""
+    from ..checks.fixes import MAX_DELTA_LIMIT  # noqa: PLC0415
+    return _integer(text, 0, MAX_DELTA_LIMIT, f"a whole number from 0 to {MAX_DELTA_LIMIT}")
+
+
+class Terminated(BaseException):
+    """``SIGTERM`` (or ``SIGHUP``) arrived: unwind like Ctrl-C, so workers are stopped and nothing is half-written."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def handle_termination() -> None:
+    """A command-line run turns ``SIGTERM``/``SIGHUP`` into ``Terminated`` (exit 128 + the signal's number)."""
+    import signal  # noqa: PLC0415
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:  # nohup's ignored SIGHUP stays ignored
+            signal.signal(sig, _terminate)
 
 
 def quiet_sigpipe() -> None:

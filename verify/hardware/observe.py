@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from .probes import Instruction, Operand, instructions
 from ..errors import SpecError
+from ..files import read_json
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
 from ..layout.sparse import SparseMap
@@ -546,7 +547,7 @@ def load_observation(path: str | Path) -> Observation:
     """Read an observation file written by ``ptx-verify confirm``."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p)  # the one safe reader: regular files only, bounded, nesting checked (SpecError)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ObservationError(str(p), f"cannot read observation: {e}") from None
     if not isinstance(data, dict) or data.get("format") != OBS_FORMAT:
