@@ -106,8 +106,13 @@ def _worker_init(parent: int) -> None:
 
 def _stop_workers(pool: Any) -> None:
     """Stop every worker of ``pool`` now (its running tasks are abandoned) and wait until they are gone."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and hasattr(signal, "SIGPIPE"):
+        # the pool's feeder thread may still write to the pipes of the workers stopped below: that must be an
+        # ignored EPIPE, not a SIGPIPE that kills this process (the CLI sets SIGPIPE to default for ``| head``)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     blocked = {signal.SIGINT, signal.SIGTERM}
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if hasattr(signal, "pthread_sigmask") else None
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if main and hasattr(signal, "pthread_sigmask") else None
     try:
         procs = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
