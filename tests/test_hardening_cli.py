@@ -428,6 +428,14 @@ def test_a_directory_where_a_file_is_read(tmp_path, capsys):
         one_error_line(*cli(capsys, *argv), str(tmp_path), "is a directory")
 
 
+def test_report_of_nothing_is_bad_input_as_check_of_nothing(tmp_path, capsys):
+    """Found by the fuzzer: ``report EMPTY_DIR`` wrote an empty report and exited 0 (``check`` exits 2)."""
+    (tmp_path / "empty").mkdir()
+    one_error_line(*cli(capsys, "report", str(tmp_path / "empty"), "--out", str(tmp_path / "r")), "nothing to report")
+    one_error_line(*cli(capsys, "check", str(tmp_path / "empty")), "nothing to check")
+    assert not (tmp_path / "r").exists()
+
+
 def test_input_over_the_size_limit_is_refused_without_reading_it(tmp_path, capsys):
     big = tmp_path / "big.toml"
     with open(big, "wb") as f:

@@ -10,6 +10,7 @@ import argparse
 from .. import api
 from ..checks.fixes import MAX_DELTA, MAX_DELTA_LIMIT
 from ..checks.fragment import DEFAULT_TIMEOUT
+from ..errors import UsageError
 from ..outputs.progress import Progress
 from ..outputs.report import check_tree, write_report
 from . import options
@@ -22,6 +23,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         specs, doc_findings = api.load_with_doc_findings(list(args.paths))
         if args.pages:
             doc_findings += api.doc_findings(args.pages)
+    if not api.layouts(specs) and not any(s.unbuilt for s in specs):  # as `check`: an empty report is no answer
+        raise UsageError(f"nothing to report: no layouts in {' '.join(args.paths)}")
     jobs = api.default_jobs()
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)

@@ -547,7 +547,7 @@ def load_observation(path: str | Path) -> Observation:
     """Read an observation file written by ``ptx-verify confirm``."""
     p = Path(path)
     try:
-        data = read_json(p)  # the one safe reader: regular files only, bounded, nesting checked (SpecError)
+        data = read_json(p, error=lambda f, ln, col, m: ObservationError(f, f"cannot read observation: {m} (line {ln}, column {col})"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ObservationError(str(p), f"cannot read observation: {e}") from None
     if not isinstance(data, dict) or data.get("format") != OBS_FORMAT:
