@@ -25,7 +25,6 @@ from verify import api
 from verify.checks import fixes, run as check_run
 from verify.cli.main import build_parser
 from verify.errors import SpecError
-from verify.files import MAX_INPUT_BYTES, read_bytes, read_text
 from verify.outputs import baseline, svg
 
 SMALL = str(SPECS / "mma.m8n8k16.toml")
@@ -240,6 +239,31 @@ def _running(pid: int) -> bool:
         return False
 
 
+def _gone(kids: list[int], within: float = 10) -> bool:
+    """Whether every worker ended (within a few seconds); any left are killed, so no test leaves them behind."""
+    deadline = time.monotonic() + within
+    while any(_running(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [k for k in kids if _running(k)]
+    for k in left:
+        try:
+            os.kill(k, signal.SIGKILL)
+        except OSError:
+            pass
+    return not left
+
+
+def _finish(p: subprocess.Popen, kids: list[int]) -> tuple[str, str]:
+    """The command's output; a hang (a worker holding the pipes open) fails, after killing what is left."""
+    try:
+        return p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        _gone(kids, within=0)
+        p.kill()
+        p.communicate()
+        pytest.fail("the command or its workers still held the pipes open after 60 s")
+
+
 def _start_with_workers(*args: str) -> tuple[subprocess.Popen, list[int]]:
     p = python_cli(*args)
     deadline = time.monotonic() + 120
@@ -261,13 +285,11 @@ def test_a_signal_stops_the_run_and_every_worker(tmp_path, command, sig, code, w
     out = tmp_path / "report"
     p, kids = _start_with_workers(*[a.replace("{out}", str(out)) for a in command])
     os.kill(p.pid, sig)
-    stdout, stderr = p.communicate(timeout=60)  # a worker holding the pipes open would hang here
+    stdout, stderr = _finish(p, kids)  # a worker holding the pipes open would hang here
+    gone = _gone(kids)
     assert p.returncode == code and stdout == "", (p.returncode, stderr[-500:])
     assert stderr.strip().splitlines() == [f"ptx-verify: {words}" + (" by signal 15" if sig == signal.SIGTERM else "")]
-    deadline = time.monotonic() + 10
-    while any(_running(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_running(k) for k in kids)
+    assert gone
     assert list(tmp_path.iterdir()) == []  # nothing half-written (no report, no temporary directory)
 
 
@@ -276,20 +298,18 @@ def test_ctrl_c_to_the_process_group_is_one_line(tmp_path):
     """A terminal's Ctrl-C reaches every process of the group: the workers leave it to the parent."""
     p, kids = _start_with_workers("check", "--jobs", "2")
     os.killpg(p.pid, signal.SIGINT)
-    stdout, stderr = p.communicate(timeout=60)
+    stdout, stderr = _finish(p, kids)
+    gone = _gone(kids)
     assert p.returncode == 130 and stdout == "" and stderr == "ptx-verify: interrupted\n", stderr[-2000:]
-    assert not any(_running(k) for k in kids)
+    assert gone
 
 
 @pytest.mark.skipif(not LINUX, reason="reads /proc to find the worker processes")
 def test_workers_die_with_a_killed_parent():
     p, kids = _start_with_workers("check", "--jobs", "2")
     os.kill(p.pid, signal.SIGKILL)
-    p.communicate(timeout=60)
-    deadline = time.monotonic() + 10
-    while any(_running(k) for k in kids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_running(k) for k in kids)
+    _finish(p, kids)
+    assert _gone(kids)
 
 
 @pytest.mark.skipif(not hasattr(os, "getppid") or sys.platform == "win32", reason="POSIX parents")
@@ -297,14 +317,16 @@ def test_the_portable_fallback_watches_the_parent():
     """Where ``PR_SET_PDEATHSIG`` is not available a worker thread watches its parent: a grandchild that
     runs it exits once its parent is killed."""
     code = ("import os, subprocess, sys, time\n"
-            "g = subprocess.Popen([sys.executable, '-c', 'from verify.checks.run import _watch_parent; "
-            "_watch_parent(%d, 0.05)' % os.getpid()])\n"
+            "g = subprocess.Popen([sys.executable, '-c', 'import sys; from verify.checks.run import _watch_parent; "
+            "print(\\'watching\\', flush=True); _watch_parent(%d, 0.05)' % os.getpid()])\n"
             "print(g.pid, flush=True)\n"
             "time.sleep(120)\n")
     p = subprocess.Popen([sys.executable, "-c", code], cwd=ROOT, stdout=subprocess.PIPE, text=True,
                          env={**os.environ, "PYTHONPATH": str(ROOT)})
     grandchild = int(p.stdout.readline())
-    assert _alive_any(grandchild)
+    assert p.stdout.readline() == "watching\n"  # imported and in the loop
+    time.sleep(0.3)
+    assert _alive_any(grandchild)  # its parent is alive: it keeps running
     p.kill()
     p.wait()
     deadline = time.monotonic() + 20
@@ -437,6 +459,7 @@ def test_report_of_nothing_is_bad_input_as_check_of_nothing(tmp_path, capsys):
 
 
 def test_input_over_the_size_limit_is_refused_without_reading_it(tmp_path, capsys):
+    from verify.files import MAX_INPUT_BYTES, read_bytes  # noqa: PLC0415
     big = tmp_path / "big.toml"
     with open(big, "wb") as f:
         f.truncate(MAX_INPUT_BYTES + 1)  # sparse: nothing to read, the size is enough
@@ -496,6 +519,7 @@ BOM = "\ufeff"
 
 
 def test_a_byte_order_mark_is_accepted_everywhere_with_positions_unchanged(tmp_path, docs_dir, capsys):
+    from verify.files import read_text  # noqa: PLC0415
     spec = Path(SMALL).read_text(encoding="utf-8")
     (tmp_path / "bom.toml").write_text(BOM + spec, encoding="utf-8")
     assert [lay.id for lay in api.layouts(api.load([tmp_path / "bom.toml"]))] == \

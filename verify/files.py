@@ -145,29 +145,63 @@ def strip_bom(text: str) -> str:
 
 # ----------------------------------------------------------------------------- nesting
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-_TOML_TOKENS = re.compile(r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
-                          re.S)
+_INTERESTING = {"toml": re.compile(r"""[\[\]{}"'#]"""), "json": re.compile(r'[\[\]{}"]')}
+
+
+def _string_end(text: str, start: int, quote: str, escapes: bool, multiline: bool) -> int:
+    """The offset just after the string that opens at ``start`` (its opening quote(s) included), or -1
+    when it does not end (the parser will say so).  Each character is looked at a bounded number of times."""
+    k = start + len(quote)
+    while True:
+        end = text.find(quote, k)
+        if end < 0 or (not multiline and text.find("\n", k, end) >= 0):
+            return -1
+        if not escapes:
+            return end + len(quote)
+        slashes = 0
+        j = end - 1
+        while j >= k and text[j] == "\\":
+            slashes += 1
+            j -= 1
+        if slashes % 2 == 0:
+            return end + len(quote)
+        k = end + 1
 
 
 def nesting_error(text: str, syntax: str, limit: int = MAX_NESTING) -> tuple[int, int] | None:
     """(line, column) of the first bracket nested deeper than ``limit`` in TOML or JSON text, or ``None``.
 
-    Strings and (TOML) comments are skipped, so brackets inside them do not count; a malformed text
-    is left to its parser, which reports it.
+    Strings and (TOML) comments are skipped, so brackets inside them do not count; the scan is linear in
+    the text and stops at a string that does not end (its parser reports that).
     """
-    rx = _TOML_TOKENS if syntax == "toml" else _JSON_TOKENS
+    if text.count("[") + text.count("{") <= limit:  # cannot nest deeper: no scan
+        return None
+    rx = _INTERESTING[syntax]
     depth = 0
-    for m in rx.finditer(text):
-        c = m.group()
+    k = 0
+    while True:
+        m = rx.search(text, k)
+        if m is None:
+            return None
+        at, c = m.start(), m.group()
         if c in "[{":
             depth += 1
             if depth > limit:
-                at = m.start()
                 return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+            k = at + 1
         elif c in "]}":
             depth = max(0, depth - 1)
-    return None
+            k = at + 1
+        elif c == "#":
+            nl = text.find("\n", at)
+            if nl < 0:
+                return None
+            k = nl + 1
+        else:
+            triple = syntax == "toml" and text.startswith(c * 3, at)
+            k = _string_end(text, at, c * 3 if triple else c, escapes=c == '"', multiline=triple)
+            if k < 0:
+                return None
 
 
 def parse_json(text: str, name: str, error: ErrorFactory = SpecError) -> object:
