@@ -345,6 +345,32 @@ def _alive_any(pid: int) -> bool:
     return True
 
 
+_INTERRUPT_ON_IMPORT = """
+import builtins, os, signal, sys
+real_import = builtins.__import__
+def hooked(name, *args, **kw):
+    if name in {names!r} and not getattr(builtins, "_ptx_sent", False):
+        builtins._ptx_sent = True
+        os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C would, while the modules load
+    return real_import(name, *args, **kw)
+builtins.__import__ = hooked
+sys.argv = ["ptx-verify", "check"]
+{run}
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("names, run", [
+    (("z3",), "from verify.cli import main\nmain()"),  # the console script: under main's handlers
+    (("cli",), "import runpy\nrunpy.run_module('verify', run_name='__main__')"),  # python -m verify: `from .cli`
+])
+def test_ctrl_c_while_the_modules_load_is_one_line(names, run):
+    code = _INTERRUPT_ON_IMPORT.format(names=names, run=run)
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert (r.returncode, r.stdout, r.stderr) == (130, "", "ptx-verify: interrupted\n"), r.stderr[-3000:]
+
+
 def test_ctrl_c_in_process_is_one_line(monkeypatch, capsys):
     def interrupted(*a, **k):
         raise KeyboardInterrupt

@@ -148,10 +148,10 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
                                       initargs=(os.getpid(),))
         try:
             out = dict(zip(order, pool.map(_check_spec_remote, [(specs[k], timeout) for k in order])))
+            pool.shutdown(wait=True)
         except BaseException:  # an error in a worker, Ctrl-C, SIGTERM: no worker outlives this call
             _stop_workers(pool)
             raise
-        pool.shutdown(wait=True)
         done = [out[k] for k in range(len(specs))]
     else:
         done = [check_spec(s, timeout) for s in specs]

@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # a command-line run owns the process
         options.quiet_sigpipe()
-        options.handle_termination()
+        options.handle_signals()
         # Checks allocate millions of short-lived objects (Z3 term wrappers) and few cycles: collect
         # the young generation less often, and never trace what the imports left behind.
         gc.freeze()

@@ -62,17 +62,40 @@ class Terminated(BaseException):
         self.signum = signum
 
 
+_STOPPING = []  # not empty once a signal asked the run to stop
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    _STOPPING.append(signum)
+    raise KeyboardInterrupt
+
+
 def _terminate(signum: int, frame: object) -> None:
+    _STOPPING.append(signum)
     raise Terminated(signum)
 
 
-def handle_termination() -> None:
-    """A command-line run turns ``SIGTERM``/``SIGHUP`` into ``Terminated`` (exit 128 + the signal's number)."""
+def _unraisable(hook):  # type: ignore[no-untyped-def]
+    def quiet(info):  # type: ignore[no-untyped-def]
+        if not _STOPPING:  # while stopping, objects torn down half-built by the signal may complain: not news
+            hook(info)
+    return quiet
+
+
+def handle_signals() -> None:
+    """A command-line run: Ctrl-C raises ``KeyboardInterrupt`` (exit 130), ``SIGTERM``/``SIGHUP``
+    ``Terminated`` (exit 128 + the signal's number); what objects half-built by the interrupted code print
+    while they are torn down is not shown.  A signal the caller ignores (``nohup``) stays ignored."""
     import signal  # noqa: PLC0415
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
     for name in ("SIGTERM", "SIGHUP"):
         sig = getattr(signal, name, None)
-        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:  # nohup's ignored SIGHUP stays ignored
+        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
             signal.signal(sig, _terminate)
+    if not getattr(sys.unraisablehook, "ptx_verify", False):
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
+        sys.unraisablehook.ptx_verify = True  # type: ignore[attr-defined]
 
 
 def quiet_sigpipe() -> None:
