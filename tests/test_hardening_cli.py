@@ -354,15 +354,16 @@ def hooked(name, *args, **kw):
         os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C would, while the modules load
     return real_import(name, *args, **kw)
 builtins.__import__ = hooked
-sys.argv = ["ptx-verify", "check"]
+sys.argv = ["ptx-verify", "check", "--jobs", "2"]
 {run}
 """
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 @pytest.mark.parametrize("names, run", [
-    (("z3",), "from verify.cli import main\nmain()"),  # the console script: under main's handlers
+    (("z3",), "from verify.__main__ import main\nmain()"),  # the console script, while the modules load
     (("cli",), "import runpy\nrunpy.run_module('verify', run_name='__main__')"),  # python -m verify: `from .cli`
+    (("concurrent.futures",), "from verify.__main__ import main\nmain()"),  # in check_all, before the pool
 ])
 def test_ctrl_c_while_the_modules_load_is_one_line(names, run):
     code = _INTERRUPT_ON_IMPORT.format(names=names, run=run)
