@@ -9,13 +9,26 @@ Kinds of input (``--n`` of each):
   ``ingest``, ``report``;
 * ``spec``: a bundled spec file with one random change -> ``check``, ``list``, ``table``;
 * ``formula``: a random formula (grammar-generated, then mutated at the byte level) in a spec;
-* ``notation``: CuTe / Triton / table text mutated -> ``conform``.
+* ``notation``: CuTe / Triton / table text mutated -> ``conform``;
+* ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
+  ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
+  ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
+  stderr one line, no worker process may survive, no partial report may be left;
+* ``special``: ``/dev/zero``, a FIFO with no writer and a directory wherever a command reads a file
+  (``check``, ``list``, ``table``, ``diff``, ``ingest``, ``--baseline``, ``--against``, ``conform
+  --formula/--triton/--table``, ``report``), each in a real process with a 60 s timeout: exit 2 with
+  one line, never a hang;
+* ``readonly``: every command that writes (``table --out``, ``pictures``, ``report``, ``ingest --out``,
+  ``probe --emit``, ``confirm --out``, ``check --update-baseline``) into a read-only directory (run
+  as ``nobody`` through ``setpriv`` when this is root) and under a regular file: exit 2, one line naming
+  the path given, no temporary name, nothing written.
 
 For every run: the exit code must be 0, 1 or 2; on exit 2 stderr must be one line with ``error:``; a
-Python traceback anywhere is a failure; a run over 5 s is a failure.  For pages, a *silent pass* is
-a change that gives a layout another map, other register facts, makes a fragment unbuildable, or adds
-an ``error`` to the text (an erratum ingest reports that the original page does not have), while
-``check`` exits 0: also a failure.  Prints a summary; exit 1 if anything failed.
+Python traceback anywhere is a failure; a run over 5 s is a failure (in-process kinds; the process
+kinds have their own time limits).  For pages, a *silent pass* is a change that gives a layout
+another map, other register facts, makes a fragment unbuildable, or adds an ``error`` to the text (an
+erratum ingest reports that the original page does not have), while ``check`` exits 0: also a
+failure.  Prints a summary; exit 1 if anything failed.
 """
 from __future__ import annotations
 
@@ -23,9 +36,12 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import random
 import re
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -214,6 +230,184 @@ def fuzz_notations(rng: random.Random, n: int, work: Path, fails: list[str], sta
         _judge(["conform", "mma.m16n8k16.A.f16_bf16", "--triton", str(p)], f"triton #{k}", fails, stats)
 
 
+# ----------------------------------------------------------------------------- processes: signals, special files
+
+def _proc(argv: list[str], timeout: float = 60, as_nobody: bool = False, **kw) -> tuple[int | None, str, str, float]:
+    """``python -m verify ARGV`` in its own process: (exit code or None on a hang, stdout, stderr, seconds)."""
+    cmd = [sys.executable, "-m", "verify", *argv]
+    if as_nobody:
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"}
+    t = time.perf_counter()
+    try:
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env, **kw)
+    except subprocess.TimeoutExpired as e:
+        return None, str(e.stdout or ""), str(e.stderr or ""), time.perf_counter() - t
+    return r.returncode, r.stdout, r.stderr, time.perf_counter() - t
+
+
+def _judge_proc(argv: list[str], what: str, fails: list[str], stats: dict, must: tuple[int, ...] = (2,),
+                words: tuple[str, ...] = (), **kw) -> int | None:
+    rc, out, err, secs = _proc(argv, **kw)
+    stats["runs"] += 1
+    stats["process_runs"] = stats.get("process_runs", 0) + 1
+    stats["max_process_s"] = max(stats.get("max_process_s", 0.0), secs)
+    stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
+    if rc is None:
+        fails.append(f"HANG (killed after {secs:.0f} s): {what}")
+    elif "Traceback (most recent call last)" in out + err:
+        fails.append(f"TRACEBACK: {what}: {err.strip().splitlines()[-1] if err.strip() else ''}")
+    elif rc not in must:
+        fails.append(f"EXIT {rc} (expected {must}): {what}: {err.strip()[:200]!r}")
+    elif rc == 2 and (len(err.strip().splitlines()) != 1 or "error:" not in err or out):
+        fails.append(f"BAD ERROR LINE: {what}: {err.strip()[:200]!r}")
+    elif any(w not in err for w in words):
+        fails.append(f"MESSAGE: {what}: {err.strip()[:200]!r} lacks {words}")
+    return rc
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                out.append(int(d.name))
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def fuzz_signals(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """Interrupt ``check``/``report`` at a random moment; every worker must go, nothing may be half-written."""
+    if not Path("/proc/self/stat").exists():
+        return
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for k in range(n):
+        out = work / f"sig{k}" / "report"
+        out.parent.mkdir()
+        argv = rng.choice([["check", "--jobs", "2", "--format", rng.choice(["text", "json"])],
+                           ["report", str(ROOT / "specs"), "--out", str(out)]])
+        how = rng.choice(["SIGINT", "SIGINT-group", "SIGTERM", "SIGKILL"])
+        p = subprocess.Popen([sys.executable, "-m", "verify", *argv], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, start_new_session=True)
+        delay = rng.uniform(0.3, 6.0)  # a Ctrl-C in the first ~0.1 s meets Python's own start-up, before any code of ours
+        kids: set[int] = set()
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < delay and p.poll() is None:
+            kids.update(_children(p.pid))
+            time.sleep(0.02)
+        sig = signal.SIGKILL if how == "SIGKILL" else signal.SIGTERM if how == "SIGTERM" else signal.SIGINT
+        if p.poll() is None:
+            (os.killpg if how == "SIGINT-group" else os.kill)(p.pid, sig)
+        what = f"{how} after {delay:.1f} s to {' '.join(argv[:2])} #{k}"
+        try:
+            _, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            fails.append(f"HANG: {what}: the command (or a worker holding its pipes) did not end in 60 s")
+            os.killpg(p.pid, signal.SIGKILL)
+            p.communicate()
+            continue
+        stats["runs"] += 1
+        stats["signal_runs"] = stats.get("signal_runs", 0) + 1
+        rc = p.returncode
+        expected = {"SIGINT": 130, "SIGINT-group": 130, "SIGTERM": 143, "SIGKILL": -9}[how]
+        stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
+        if rc not in (expected, 0, 1):
+            fails.append(f"EXIT {rc} (expected {expected}): {what}: {err.strip()[-200:]!r}")
+        if "Traceback" in err:
+            fails.append(f"TRACEBACK: {what}")
+        if rc == expected and how != "SIGKILL" and len(err.strip().splitlines()) != 1:
+            fails.append(f"BAD LINE: {what}: {err.strip()[-300:]!r}")
+        deadline = time.perf_counter() + 10
+        while any(_running(c) for c in kids) and time.perf_counter() < deadline:
+            time.sleep(0.05)
+        alive = sorted(c for c in kids if _running(c))
+        stats["workers_seen"] = stats.get("workers_seen", 0) + len(kids)
+        if alive:
+            fails.append(f"SURVIVORS: {what}: worker processes {alive} outlived the command")
+            for c in alive:
+                with contextlib.suppress(OSError):
+                    os.kill(c, signal.SIGKILL)
+        left = sorted(x.name for x in out.parent.iterdir())
+        if rc == expected and left:
+            fails.append(f"HALF-WRITTEN: {what}: {left} left in the output directory")
+        shutil.rmtree(out.parent, ignore_errors=True)
+
+
+def fuzz_special(pages: Path, work: Path, fails: list[str], stats: dict) -> None:
+    """Special files wherever a file is read: refused in one line, never a hang or an endless read."""
+    if not hasattr(os, "mkfifo") or not Path("/dev/zero").exists():
+        return
+    fifo = work / "fifo.toml"
+    os.mkfifo(fifo)
+    empty = work / "empty-dir"
+    empty.mkdir()
+    page = pages / "9-7-14-5-3-matrix-fragments-for-mma-m8n8k16.md"
+    small = str(ROOT / "specs" / "mma.m8n8k16.toml")
+    a16 = "mma.m16n8k16.A.f16_bf16"
+    for path in ("/dev/zero", str(fifo), str(empty)):
+        argvs = [["check", path], ["ingest", path], ["check", small, "--baseline", path],
+                 ["conform", a16, "--formula", path], ["conform", a16, "--triton", path],
+                 ["conform", a16, "--table", path], ["report", path, "--out", str(work / "special-report")],
+                 ["crosscheck", "--cute", path]]
+        if path != str(empty):  # an empty directory is a legitimate (empty) spec set for these
+            argvs += [["list", "--specs", path], ["table", a16, "--specs", path], ["diff", path, small],
+                      ["diff", small, path]]
+            if page.is_file():
+                argvs.append(["check", str(page), "--against", path])
+        for argv in argvs:
+            _judge_proc(argv, f"special {' '.join(argv)}", fails, stats, timeout=60)
+    with open("/dev/zero", "rb") as zero:
+        _judge_proc(["conform", a16, "--formula", "-"], "special stdin=/dev/zero", fails, stats, timeout=60,
+                    stdin=zero, words=("larger than the limit",))
+
+
+def fuzz_readonly(pages: Path, work: Path, fails: list[str], stats: dict) -> None:
+    """Every writer, into a read-only directory and under a regular file: one line, the path given."""
+    page = pages / "9-7-14-5-3-matrix-fragments-for-mma-m8n8k16.md"
+    small = str(ROOT / "specs" / "mma.m8n8k16.toml")
+    a16 = "mma.m16n8k16.A.f16_bf16"
+    root = os.geteuid() == 0 if hasattr(os, "geteuid") else False
+    base = Path(tempfile.mkdtemp(prefix="ptx-fuzz-ro-"))  # readable by nobody (the work dir may not be)
+    os.chmod(base, 0o755)
+    ro = base / "ro"
+    ro.mkdir()
+    os.chmod(ro, 0o555)
+    blocker = base / "a-file"
+    blocker.write_text("x", encoding="utf-8")
+    try:
+        for where, nobody in ((ro, root and shutil.which("setpriv") is not None), (blocker, False)):
+            if where == ro and root and not nobody:
+                continue  # root ignores permissions and there is no setpriv to drop them
+            argvs = [["table", a16, "--format", "svg", "--out", str(where / "x.svg")],
+                     ["pictures", small, "--out", str(where / "pics")],
+                     ["report", small, "--out", str(where / "report")],
+                     ["probe", a16, "--emit", str(where / "probes")],
+                     ["confirm", a16, "--device", "cuda", "--out", str(where / "obs")],
+                     ["check", small, "--baseline", str(where / "b.json"), "--update-baseline"]]
+            if page.is_file():
+                argvs.append(["ingest", str(page), "--out", str(where / "specs"), "--no-check"])
+            for argv in argvs:
+                rc = _judge_proc(argv, f"readonly {' '.join(argv)}", fails, stats, timeout=300, as_nobody=nobody,
+                                 words=("cannot write", str(where)))
+                if rc == 2:
+                    stats["readonly_refused"] = stats.get("readonly_refused", 0) + 1
+        if list(ro.iterdir()):
+            fails.append(f"WRITTEN: the read-only directory holds {sorted(p.name for p in ro.iterdir())}")
+    finally:
+        os.chmod(ro, 0o755)
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def _judge(argv: list[str], what: str, fails: list[str], stats: dict, ok: tuple[int, ...] = (0, 1, 2)) -> int:
     rc, out, err, secs, tb = run(argv)
     stats["runs"] += 1
@@ -242,7 +436,7 @@ def main_() -> int:
     ap.add_argument("--pages", default=str(ROOT.parent / "shared" / "ptx-isa-9.0"))
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="page,spec,formula,notation")
+    ap.add_argument("--kinds", default="page,spec,formula,notation,signal,special,readonly")
     ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
     global KEEP
@@ -262,8 +456,16 @@ def main_() -> int:
             fuzz_formulas(rng, args.n, work, fails, stats)
         if "notation" in kinds:
             fuzz_notations(rng, args.n, work, fails, stats)
+        if "signal" in kinds:
+            fuzz_signals(rng, max(2, args.n // 10), work, fails, stats)
+        if "special" in kinds:
+            fuzz_special(Path(args.pages), work, fails, stats)
+        if "readonly" in kinds:
+            fuzz_readonly(Path(args.pages), work, fails, stats)
         total = time.perf_counter() - t0
-    print(json.dumps({**stats, "max_s": round(stats["max_s"], 2), "seconds": round(total, 1), "failures": len(fails)}))
+    print(json.dumps({**stats, "max_s": round(stats["max_s"], 2),
+                      "max_process_s": round(stats.get("max_process_s", 0.0), 2),
+                      "seconds": round(total, 1), "failures": len(fails)}))
     for f in fails[:50]:
         print(f)
     return 1 if fails else 0

@@ -16,7 +16,7 @@ from conftest import ROOT
 PKG = ROOT / "verify"
 
 # Each layer may import only from layers listed before it (and from itself).
-LAYERS = ["errors", "formula", "engines", "layout", "results", "catalog", "checks", "hardware", "outputs",
+LAYERS = ["errors", "files", "formula", "engines", "layout", "results", "catalog", "checks", "hardware", "outputs",
           "api", "cli", "__main__"]
 
 

@@ -395,14 +395,14 @@ def _bad(capsys, *argv: str) -> str:
 
 
 @pytest.mark.parametrize("text, where, words", [
-    ("((4,8),(2,2,2)):((32,1),(16,8,128)", "argument:35:", "expected ',' or ')'"),      # unbalanced
-    ("((4,8),(2,2,2)):((32,1),(16,8),128)", "argument:17:", "not congruent"),             # mismatched nesting
-    ("((4,8),(2,2,2)):((32,1),(16,8,99999999999))", "argument:31:", "too large"),          # huge stride
-    ("((4,8),(2,2,2)):((32,1),(16,8,4294967296))", "argument:31:", "too large"),
-    ("(" * 1_000_000, "argument:33:", "nested deeper"),                                      # 10^6-deep nesting
-    ("((4,8),(2,2,2)):((32,1),(16,8,128)) x", "argument:37:", "after the layout"),
-    ("Layout<Shape<_4,_8>, Stride<_1>>", "argument:22:", "not congruent"),
-    ("", "argument:1:", "empty"),
+    ("((4,8),(2,2,2)):((32,1),(16,8,128)", "argument:1:35:", "expected ',' or ')'"),      # unbalanced
+    ("((4,8),(2,2,2)):((32,1),(16,8),128)", "argument:1:17:", "not congruent"),             # mismatched nesting
+    ("((4,8),(2,2,2)):((32,1),(16,8,99999999999))", "argument:1:31:", "too large"),          # huge stride
+    ("((4,8),(2,2,2)):((32,1),(16,8,4294967296))", "argument:1:31:", "too large"),
+    ("(" * 1_000_000, "argument:1:33:", "nested deeper"),                                      # 10^6-deep nesting
+    ("((4,8),(2,2,2)):((32,1),(16,8,128)) x", "argument:1:37:", "after the layout"),
+    ("Layout<Shape<_4,_8>, Stride<_1>>", "argument:1:22:", "not congruent"),
+    ("", "argument:1:1:", "empty"),
 ])
 def test_hostile_cute_text(capsys, text, where, words):
     err = _bad(capsys, "conform", spec(*A16816).id, "--cute", text)

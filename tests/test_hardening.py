@@ -141,8 +141,10 @@ def test_division_by_zero_on_a_page_is_a_finding_in_check_and_ingest(tmp_path, d
     assert f["check"] == "evaluation" and f["counterexample"]["file"] == str(page)
     assert "division by zero" in f["message"]
     assert main(["ingest", str(page), "--out", str(tmp_path / "out")]) == 1  # the same verdict
-    out = capsys.readouterr().out
-    assert "warning: evaluation:" in out and ": error:" not in out
+    out, err = capsys.readouterr()
+    # findings are diagnostics, on stderr, at the severity JSON gives them (an evaluation failure is an error)
+    assert f"{page}:34:37: error: evaluation: the formula cannot be evaluated: division by zero" in err.splitlines()
+    assert out.startswith("wrote ") and "evaluation" not in out
 
 
 def test_a_sparse_page_whose_a_does_not_parse_points_at_the_page(tmp_path, docs_dir):
@@ -158,11 +160,17 @@ def test_a_sparse_page_whose_a_does_not_parse_points_at_the_page(tmp_path, docs_
     assert not report.as_expected
 
 
-def test_ingest_findings_are_warnings_and_notes(docs_dir, capsys):
-    assert main(["ingest", str(docs_dir / "9-7-14-5-13-matrix-fragments-for-mma-m16n8k256.md")]) == 0
-    out = capsys.readouterr().out
-    diagnostics = [ln for ln in out.splitlines() if ".md:" in ln and ln.split(":", 4)[3:4]]
-    assert diagnostics and all(": warning: " in ln or ": note: " in ln for ln in diagnostics)
+def test_ingest_findings_in_text_say_the_severity_json_says(docs_dir, capsys):
+    """U6: one severity vocabulary: each text line's level is the finding's JSON ``severity``."""
+    page = str(docs_dir / "9-7-14-5-13-matrix-fragments-for-mma-m16n8k256.md")
+    assert main(["ingest", page, "-v", "--no-check"]) == 0
+    err = capsys.readouterr().err
+    diagnostics = [ln for ln in err.splitlines() if ".md:" in ln]
+    assert main(["ingest", page, "--findings", "json", "--no-check"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert diagnostics and len(diagnostics) == len(found)
+    for ln, f in zip(diagnostics, found):
+        assert ln.startswith(f"{f['page']}:{f['line']}:{f['column']}: {f['severity']}: {f['kind']}: "), (ln, f)
 
 
 def test_doc_finding_witnesses_are_json_objects(docs_dir, capsys):

@@ -109,7 +109,7 @@ def test_list_table_and_json(spec_dir: Path, capsys: pytest.CaptureFixture[str])
     doc = json.loads(out)
     assert doc["entries"][8] == {"row": 1, "col": 0, "offset": 9}
     code, out, err = cli(capsys, *["table", "smem.family", "--specs", str(spec_dir)])
-    assert code == 2 and "is a family: give a value for T" in err
+    assert code == 2 and "is a family: name its member with --param T=VALUE (4..8 step 4)" in err
     code, out, _ = cli(capsys, *["check", str(spec_dir), "--format", "json"])
     doc = json.loads(out)
     assert [m["id"] for m in doc["maps"]][:2] == ["smem.sw.ok", "smem.sw.bad"]

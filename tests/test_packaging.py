@@ -39,11 +39,31 @@ def run(args: list[str], capsys) -> tuple[int, str, str]:
 
 # ----------------------------------------------------------------------------- the resolver
 
-def test_specs_of_the_current_directory_come_first(tmp_path, monkeypatch):
+def test_specs_of_a_checkout_of_this_project_come_first(tmp_path, monkeypatch):
     (tmp_path / "specs").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "ptx-layout-verify"\n', encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     assert bundled.resolve() == bundled.Bundled("specs", "current directory")
     assert bundled.default_paths(None) == ["specs"] and bundled.default_paths(["x.toml"]) == ["x.toml"]
+
+
+@pytest.mark.parametrize("pyproject", [None, '[project]\nname = "other-project"\n', "x = " + "[" * 5000,
+                                       "name = 'ptx-layout-verify'\n", b"\xff\xfe"])
+def test_the_specs_of_another_project_are_passed_over_and_named(tmp_path, monkeypatch, capsys, pyproject):
+    """U17: a ./specs of another project (no pyproject.toml naming this one) is not checked silently."""
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "theirs.toml").write_text("not = 'a spec'\n", encoding="utf-8")
+    if isinstance(pyproject, bytes):
+        (tmp_path / "pyproject.toml").write_bytes(pyproject)
+    elif pyproject is not None:
+        (tmp_path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    found = bundled.resolve()
+    assert found.ignored == "specs" and found.origin in ("installed package", "source checkout")
+    assert sorted(p.name for p in Path(found.path).glob("*.toml")) == sorted(p.name for p in SPECS.glob("*.toml"))
+    rc, out, err = run(["list"], capsys)
+    assert rc == 0 and "mma.m16n8k256.A.b1" in out
+    assert err.startswith("ptx-verify: note: ./specs is not a ptx-layout-verify checkout's") and err.count("\n") == 1
 
 
 def test_elsewhere_the_installed_or_checked_out_specs(tmp_path, monkeypatch):

@@ -37,7 +37,7 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
     for p in map(Path, paths):
         if p.is_dir():
             out.extend(str(q) for q in sorted(p.iterdir()) if q.is_file() and q.suffix.lower() in PAGE_SUFFIXES)
-        elif p.is_file():
+        elif p.exists():  # a file; anything else is refused, with what it is, by the reader
             out.append(str(p))
         else:
             raise IngestError(str(p), 1, 1, "no such file or directory")

@@ -40,10 +40,10 @@ class IngestFinding:
         }
 
     def one_line(self) -> str:
-        """A compiler-style diagnostic: the doc's errata are ``warning:``, remarks ``note:``; ``error:`` is
-        kept for input the tool cannot read (exit 2), so a CI log grep can tell them apart."""
-        level = "note" if self.severity == "info" else "warning"
-        return f"{self.page}:{self.line}:{self.column}: {level}: {self.kind}: {self.message}"
+        """A compiler-style diagnostic whose level is the severity, the one word JSON says too
+        (``error``, ``warning``, ``info``), followed by the kind; input the tool cannot read is a line
+        with no kind, and exit 2."""
+        return f"{self.page}:{self.line}:{self.column}: {self.severity}: {self.kind}: {self.message}"
 
 
 Finding = IngestFinding

@@ -23,6 +23,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from ..errors import SpecError
+from ..files import MAX_NESTING, nesting_error, read_text, strip_bom
 from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, parse_formula, parse_lane_expression, walk
 from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
 from ..layout.family import Extent, Param, extent_at
@@ -88,24 +89,18 @@ class _Locator:
 
 
 def read_utf8(path: str | Path, error: type[SpecError] | None = None) -> str:
-    """A file's text; unreadable files and non-UTF-8 bytes are bad input at a position."""
-    err = error or SpecError
-    try:
-        data = Path(path).read_bytes()
-    except OSError as e:
-        raise err(str(path), 1, 1, f"cannot read: {e.strerror or e}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        head = data[: e.start]
-        raise err(str(path), head.count(b"\n") + 1, e.start - (head.rfind(b"\n") + 1) + 1,
-                  f"byte 0x{data[e.start]:02x} is not valid UTF-8") from None
+    """A file's text by the one safe reader (``verify.files``): regular files only, bounded, a leading
+    byte-order mark dropped; unreadable files and non-UTF-8 bytes are bad input at a position."""
+    return read_text(path, error=error or SpecError)
 
 
 _TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 
 def parse_toml(path: str, text: str) -> dict[str, Any]:
+    deep = nesting_error(text, "toml")
+    if deep is not None:  # tomllib recurses per level: refuse before it does
+        raise SpecError(path, *deep, f"TOML: arrays or tables nested deeper than {MAX_NESTING} levels")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -256,6 +251,7 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
 
 @functools.lru_cache(maxsize=512)
 def _load_spec_text(text: str, path: str) -> Spec:
+    text = strip_bom(text)  # positions are those after a byte-order mark
     loc = _Locator(path, text)
     data = parse_toml(path, text)
     _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment", "layout"}, "spec", None)

@@ -3,6 +3,12 @@
 Used by reports for layouts whose spec records no correction.  Each candidate is screened by
 enumeration and the first that passes is proved by both engines (``check_layout``), so a
 suggestion is never a guess.
+
+The search is bounded twice: by ``max_delta`` (at most ``MAX_DELTA_LIMIT``) and by a budget derived
+from the solver budget ``timeout``, counted in work units (one candidate screened, plus its points
+over ``POINTS_PER_UNIT``; a confirmation by both engines costs a quarter of the budget), never in
+seconds, so where it stops does not depend on load.  A search that stops early says so
+(``FixSearch.complete_to``).
 """
 from __future__ import annotations
 
@@ -18,6 +24,9 @@ from .fragment import DEFAULT_TIMEOUT, BoundError, check_layout
 
 BIJECTION_CHECKS = ("in_range", "injective", "surjective")
 MAX_DELTA = 8
+MAX_DELTA_LIMIT = 64  # the largest --max-delta accepted (constants of real layouts are below 256)
+UNITS_PER_SECOND = 500  # candidates screened per second of the solver budget (about 1 ms each, 2-core sandbox)
+POINTS_PER_UNIT = 4096  # a candidate of more (lane, element) points costs one more unit per this many
 
 
 @dataclass(frozen=True)
@@ -69,16 +78,43 @@ def quick_bijection(layout: Layout) -> bool:
     return e.in_range is None and e.injective is None and e.surjective is None
 
 
+@dataclass(frozen=True)
+class FixSearch:
+    """What the search found, and how far it got: every change of size up to ``complete_to`` was tried
+    (``max_delta`` unless the budget ran out first)."""
+
+    fix: ConstantFix | None
+    max_delta: int
+    complete_to: int
+    tried: int
+
+    @property
+    def stopped(self) -> bool:
+        """The budget ran out before every change up to ``max_delta`` was tried."""
+        return self.fix is None and self.complete_to < self.max_delta
+
+
 def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA) -> ConstantFix | None:
-    """The smallest change to one integer constant that makes ``layout`` a bijection.
+    """The smallest change to one integer constant that makes ``layout`` a bijection (``search_fix``'s fix)."""
+    return search_fix(layout, timeout, max_delta).fix
+
+
+def search_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA) -> FixSearch:
+    """The smallest change to one integer constant that makes ``layout`` a bijection, and how far the search got.
 
     Candidates in a fixed order: |change| = 1, 2, ..., ``max_delta``; within one size,
     constants in formula order; +change before -change; negative values skipped.  Each
     candidate is screened by enumeration with early exit, and the first one that passes
     is confirmed by both engines (``check_layout``: Z3 and full enumeration agree that
-    in_range, injective and surjective are proved).  ``None`` when no candidate works.
+    in_range, injective and surjective are proved).  No fix when no candidate works, or when
+    the budget (see the module docstring) runs out first.
     """
+    if not 0 <= max_delta <= MAX_DELTA_LIMIT:
+        raise ValueError(f"max_delta {max_delta} is outside 0..{MAX_DELTA_LIMIT}")
     consts = formula_constants(layout)
+    budget = int(UNITS_PER_SECOND * timeout)
+    cost = 1 + (layout.threads * layout.max_elements) // POINTS_PER_UNIT
+    confirm_cost = max(1, budget // 4)
     tried = 0
     for delta in range(1, max_delta + 1):
         for name, num in consts:
@@ -86,6 +122,9 @@ def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: in
                 value = num.value + sign * delta
                 if value < 0:
                     continue
+                if budget < cost:
+                    return FixSearch(None, max_delta, delta - 1, tried)
+                budget -= cost
                 tried += 1
                 new_formula = replace_node(layout.formula, num, Num(value, num.pos))
                 patched = patch_text(layout.formula_text, num.pos, value)
@@ -93,6 +132,7 @@ def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: in
                 cand = layout.with_formula(new_formula, formula_text=text, id=f"{layout.id}#fix", expect={})
                 if not quick_bijection(cand):
                     continue
+                budget -= confirm_cost
                 try:
                     res = check_layout(cand, timeout)
                 except (oracle.EvalError, BoundError, ValueError):
@@ -108,6 +148,6 @@ def constant_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: in
                         patched = None
                 old_line = patched[1] if patched else ""
                 new_line = patched[2] if patched else ""
-                return ConstantFix(name, num.pos, num.value, value, old_line.strip(), new_line.strip(),
-                                   text if patched else "", cand, res, tried - 1)
-    return None
+                return FixSearch(ConstantFix(name, num.pos, num.value, value, old_line.strip(), new_line.strip(),
+                                             text if patched else "", cand, res, tried - 1), max_delta, delta, tried)
+    return FixSearch(None, max_delta, max_delta, tried)

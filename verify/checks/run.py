@@ -2,12 +2,22 @@
 
 Spec files are independent, so with ``jobs`` > 1 they are checked in worker processes; results
 come back in input order, so the output is the same byte for byte whatever the job count.
+
+Workers never outlive the run: an exception or a signal in the parent (Ctrl-C, ``SIGTERM``, which the
+CLI turns into exceptions) stops them before it propagates, and a parent that dies without a word
+(``SIGKILL``) takes them with it (``PR_SET_PDEATHSIG`` on Linux, else a thread in each worker that
+watches its parent).  Workers ignore ``SIGINT``: Ctrl-C reaches the whole process group, and only the
+parent answers it.
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Sequence
+import signal
+import sys
+import threading
+import time
+from typing import Any, Sequence
 
 from ..errors import SpecError
 from ..layout.family import preload_sympy
@@ -62,6 +72,70 @@ def default_jobs() -> int:
         return 1
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with_parent(parent: int) -> bool:
+    """Ask the kernel to kill this process when its parent dies (Linux); whether that was arranged."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes  # noqa: PLC0415
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
+def _watch_parent(parent: int, every: float = 0.5) -> None:
+    """The portable fallback: exit as soon as the parent is gone (this process is re-parented)."""
+    while os.getppid() == parent:
+        time.sleep(every)
+    os._exit(1)
+
+
+def _worker_init(parent: int) -> None:
+    """Run in each worker before any task: die with the parent, leave Ctrl-C to it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if not _die_with_parent(parent):
+        threading.Thread(target=_watch_parent, args=(parent,), name="watch-parent", daemon=True).start()
+    if os.getppid() != parent:  # the parent died before this worker could ask to die with it
+        os._exit(1)
+
+
+def _stop_workers(pool: Any) -> None:
+    """Stop every worker of ``pool`` now (its running tasks are abandoned) and wait until they are gone."""
+    main = threading.current_thread() is threading.main_thread()
+    if main and hasattr(signal, "SIGPIPE"):
+        # the pool's feeder thread may still write to the pipes of the workers stopped below: that must be an
+        # ignored EPIPE, not a SIGPIPE that kills this process (the CLI sets SIGPIPE to default for ``| head``)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked) if main and hasattr(signal, "pthread_sigmask") else None
+    try:
+        procs = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for p in procs:
+            try:
+                p.terminate()
+            except (OSError, ValueError):  # already gone
+                pass
+        for p in procs:
+            try:
+                p.join(5)
+                if p.is_alive():
+                    p.kill()
+                    p.join(5)
+            except (OSError, ValueError, AssertionError):
+                pass
+    finally:
+        if old is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
               doc_findings: tuple = ()) -> Report:
     """Check every layout and instruction of ``specs``."""
@@ -72,8 +146,14 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
         if any(lay.is_family for s in specs for lay in s.layouts):
             preload_sympy()  # the families' count identities need it in every worker
-        with cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork")) as pool:
+        pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_worker_init,
+                                      initargs=(os.getpid(),))
+        try:
             out = dict(zip(order, pool.map(_check_spec_remote, [(specs[k], timeout) for k in order])))
+            pool.shutdown(wait=True)
+        except BaseException:  # an error in a worker, Ctrl-C, SIGTERM: no worker outlives this call
+            _stop_workers(pool)
+            raise
         done = [out[k] for k in range(len(specs))]
     else:
         done = [check_spec(s, timeout) for s in specs]

@@ -42,6 +42,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ..hardware.observe import observation_files  # noqa: PLC0415
         observation_files(args.observations)
     paths = inputs.paths_or_bundled(args.paths)
+    inputs.require_pages_for_against(args.against, paths)
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs)
@@ -91,15 +92,15 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="spec files, directories of specs, or doc pages (" + inputs.default_help() + ")")
     c.add_argument("--format", choices=FORMATS, default="text",
                    help="text (default), json (schema 1), sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
-    c.add_argument("--timeout", type=options.seconds, default=10.0,
-                   help="time budget of each check, all its Z3 queries together (default 10)")
+    c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
     c.add_argument("--jobs", type=options.jobs, default=None,
                    help="worker processes for the layout checks (default: CPUs, at most 4)")
     c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
-    c.add_argument("--against", nargs="+", metavar="SPECS", default=None,
-                   help="doc pages are judged by these reviewed specs (default: the bundled specs): their "
-                        "expectations, and their maps compared with the pages'")
+    c.add_argument("--against", action="append", metavar="SPECS", default=None,
+                   help="doc pages are judged by these reviewed specs (a spec file or directory; repeat for "
+                        "more; default: the bundled specs): their expectations, and their maps compared with "
+                        "the pages'. Only with a doc page among the PATHs")
     c.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
     c.add_argument("--baseline", metavar="FILE", default=None,
                    help="a committed `check --format json` output: exit 1 only on differences from it "

@@ -14,9 +14,11 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..errors import SpecError
+from ..errors import SpecError, UsageError
+from ..files import check_writable_dir, output_error
 from ..hardware import cuda, kinds, observe, probes
 from ..layout.model import Layout
+from ..outputs.baseline import write_atomic
 from ..outputs.json import to_json
 from . import options
 
@@ -25,9 +27,10 @@ class _Fail(Exception):
     """Bad input or missing tool: one line, exit 2."""
 
 
-def _layouts(specs: str) -> list[Layout]:
+def _layouts(specs: str | None) -> list[Layout]:
     from .. import api  # noqa: PLC0415
-    return api.layouts(api.load([specs]))
+    from . import inputs  # noqa: PLC0415
+    return api.layouts(api.load(inputs.paths_or_bundled([specs] if specs else None)))
 
 
 def _probes(lays: list[Layout], ids: Sequence[str]) -> list[kinds.Probe]:
@@ -38,14 +41,20 @@ def _probes(lays: list[Layout], ids: Sequence[str]) -> list[kinds.Probe]:
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
+    check_writable_dir(args.emit)  # refused before any work
     lays = _layouts(args.specs)
     found = [p for p in _probes(lays, args.ids) if not p.negative]
     out = Path(args.emit)
-    out.mkdir(parents=True, exist_ok=True)
+    files = {f"{p.id}.cu": kinds.program(p) for p in found}
+    files["README.md"] = kinds.build_note(found)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise output_error(args.emit, e) from None
+    for name, text in files.items():  # each file whole or not at all (temp file, then rename)
+        write_atomic(out / name, text)
     for p in found:
-        (out / f"{p.id}.cu").write_text(kinds.program(p), encoding="utf-8")
         print(f"{out / (p.id + '.cu')}  {p.text}  ({p.arch})")
-    (out / "README.md").write_text(kinds.build_note(found), encoding="utf-8")
     print(f"{out / 'README.md'}  build and run notes")
     return 0
 
@@ -59,6 +68,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
             "hardware; nothing written")
         results = cuda.confirm_simulated(found)
     else:
+        check_writable_dir(args.out)  # refused before the probes are built
         results = cuda.confirm_on_gpu(found, Path(args.out), args.nvcc, args.timeout, say)
     if args.format == "json":
         sys.stdout.write(to_json({"schema": 1, "simulated": args.device == "simulated",
@@ -82,9 +92,12 @@ def _guard(fn: Any) -> Any:
             return int(fn(args))
         except SpecError as e:
             print(e.one_line(), file=sys.stderr)
-        except (_Fail, probes.ProbeError, cuda.HardwareError) as e:
+        except (_Fail, probes.ProbeError, cuda.HardwareError, UsageError) as e:
             print(f"ptx-verify: error: {e}", file=sys.stderr)
-        except (OSError, subprocess.SubprocessError) as e:
+        except OSError as e:
+            where = f"{e.filename}: " if e.filename else ""
+            print(f"ptx-verify: error: {where}{(e.strerror or str(e)).lower()}", file=sys.stderr)
+        except subprocess.SubprocessError as e:
             print(f"ptx-verify: error: {e}", file=sys.stderr)
         return 2
     return run
@@ -94,17 +107,23 @@ def register(subparsers: Any) -> None:
     """Add ``probe`` and ``confirm`` to the ``ptx-verify`` command line."""
     p = subparsers.add_parser("probe", help="write CUDA probe kernels that run the real instruction")
     p.add_argument("ids", nargs="+", metavar="ID", help="layout ids (or unique parts of them)")
-    p.add_argument("--emit", required=True, metavar="DIR", help="directory for the .cu files")
-    p.add_argument("--specs", default="specs")
+    p.add_argument("--emit", required=True, metavar="DIR",
+                   help="directory for the .cu files and a README.md of build notes (created if missing)")
+    p.add_argument("--specs", default=None, metavar="PATH",
+                   help="spec files or directory the ids are looked up in (default: the bundled specs)")
     p.set_defaults(func=_guard(cmd_probe))
 
     c = subparsers.add_parser("confirm", help="run the probes on a GPU and record observations")
     c.add_argument("ids", nargs="*", metavar="ID", help="layout ids (default: every probe-able instruction)")
     c.add_argument("--device", choices=("cuda", "simulated"), default="cuda",
                    help="cuda: a real GPU (writes observations); simulated: numpy, labelled, writes nothing")
-    c.add_argument("--specs", default="specs")
-    c.add_argument("--out", default="reports/observations", metavar="DIR")
+    c.add_argument("--specs", default=None, metavar="PATH",
+                   help="spec files or directory the layouts are taken from (default: the bundled specs)")
+    c.add_argument("--out", default="reports/observations", metavar="DIR",
+                   help="--device cuda: directory for the observation files (default: reports/observations)")
     c.add_argument("--nvcc", default=None, help="path to nvcc (default: PATH, CUDA_HOME, nvidia-cuda-nvcc)")
-    c.add_argument("--timeout", type=options.seconds, default=300.0, help="seconds per build and per run")
-    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--timeout", type=options.seconds, default=300.0,
+                   help="seconds per probe build and per probe run (default 300)")
+    c.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json (one document on stdout; progress and notes on stderr)")
     c.set_defaults(func=_guard(cmd_confirm))

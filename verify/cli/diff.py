@@ -29,12 +29,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     d = subparsers.add_parser(
         "diff", help="which layouts changed meaning between two spec sets or two releases of the doc pages",
         description="Pair the layouts of OLD and NEW by their stable id and compare them: the maps with both "
-                    "engines (first differing (lane, i)), the register facts, and the errata of the doc text.",
-        epilog="example:\n  ptx-verify diff ../shared/ptx-isa-9.0 ../shared/ptx-isa-9.1\n\n"
-               "exit codes: 0 nothing changed, 1 something did (added, removed, changed, undecided), 2 bad input",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "engines (first differing (lane, i)), the register facts, and the errata of the doc text.")
     d.add_argument("old", metavar="OLD", help="spec files or doc pages (a file or a directory)")
     d.add_argument("new", metavar="NEW", help="the same, for the other version")
-    d.add_argument("--format", choices=("text", "json"), default="text")
-    d.add_argument("--timeout", type=options.seconds, default=10.0, help="time budget of each comparison (default 10)")
+    d.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    d.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     d.set_defaults(func=cmd_diff)

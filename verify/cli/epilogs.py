@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import argparse
 
-_BAD_INPUT = ("  2  bad input: unreadable file, syntax error, unknown id or option value; one line on stderr\n"
-              "     (file:line:col: error: ... or ptx-verify: error: ...), nothing written")
+_BAD_INPUT = ("  2  bad input: unreadable file, unwritable output, syntax error, unknown id or option value;\n"
+              "     one line on stderr (file:line:col: error: ... or ptx-verify: error: ...), nothing written")
+_SIGNALS = ("\n  130  interrupted (Ctrl-C); 143 terminated (SIGTERM): one line on stderr, worker processes\n"
+            "       stopped, nothing half-written")
 
 EPILOGS = {
     None: f"""\
@@ -61,11 +63,14 @@ exit codes:
   1  written; some result is not
 {_BAD_INPUT}""",
     "ingest": f"""\
-example:
+examples:
   ptx-verify ingest ../shared/ptx-isa-9.0 --out /tmp/specs
+  ptx-verify ingest PAGE.md --findings none > spec.toml     # one section: stdout is one spec file
 
 exit codes:
-  0  specs written
+  0  specs written (or printed); the pages are as the reviewed specs record (known errata included)
+  1  specs written; something on the pages is not (a new erratum, a formula that does not parse,
+     a changed layout)
 {_BAD_INPUT}""",
     "probe": f"""\
 example:
@@ -89,16 +94,25 @@ example:
 
 exit codes:
   0  the layout you wrote is the spec's (with --allow-replication: or a replication of it)
-  1  it is not (the first differing point is printed), or the doc leaves the spec's map unspecified (wmma)
-{_BAD_INPUT}; a family (wgmma N, ldmatrix NUM) too: conform one member""",
+  1  it is not (the first differing point is printed), or the doc leaves the spec's map unspecified (wmma);
+     for a family: some member is not
+{_BAD_INPUT}; a given that fits no member of a family, or several (give --param)""",
     "handoff": f"""\
 example:
   ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
 
 exit codes:
-  0  the fragment feeds the operand without a shuffle
+  0  the fragment feeds the operand without a shuffle (for families: every member)
   1  it does not (what each lane needs is printed), or a map the doc leaves unspecified (wmma)
-{_BAD_INPUT}; a family (wgmma N, ldmatrix NUM) too""",
+{_BAD_INPUT}""",
+    "diff": f"""\
+example:
+  ptx-verify diff ../shared/ptx-isa-9.0 ../shared/ptx-isa-9.1
+
+exit codes:
+  0  nothing changed
+  1  something did (added, removed, changed, undecided)
+{_BAD_INPUT}""",
     "crosscheck": f"""\
 example:
   ptx-verify crosscheck --cute ../cutlass/include
@@ -115,5 +129,5 @@ def add_epilogs(parser: argparse.ArgumentParser,
     """Give the main parser and every subcommand its epilog, printed verbatim."""
     for name, p in [(None, parser)] + sorted(subparsers.choices.items()):
         if name in EPILOGS:
-            p.epilog = EPILOGS[name]
+            p.epilog = EPILOGS[name] + _SIGNALS
             p.formatter_class = argparse.RawDescriptionHelpFormatter

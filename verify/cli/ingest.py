@@ -2,6 +2,11 @@
 
 ``register(subparsers)`` adds the subcommand to the main CLI; the work is in
 ``verify.catalog.ingest`` and ``verify.catalog.pages``.
+
+Streams: stdout carries one kind of document only: the spec texts (no ``--out``; each after a
+``# ---- NAME`` comment line, so one section is one valid spec file), or the findings as JSON
+(``--findings json``), or the ``wrote PATH`` lines (``--out``).  Findings as text and the verdict
+go to stderr.
 """
 from __future__ import annotations
 
@@ -11,10 +16,14 @@ from pathlib import Path
 
 from ..catalog.pages import ingest, page_spec, write_all
 from ..errors import SpecError
+from ..files import check_writable_dir, output_error
 from ..outputs.json import to_json
 from . import inputs
 
+
 def cmd_ingest(args: argparse.Namespace) -> int:
+    if args.out:
+        check_writable_dir(args.out)  # refused before any work
     try:
         result = ingest(args.pages, args.docs)
         buildable = [(sec, name, text) for sec, (name, text) in zip(result.sections, result.specs())
@@ -34,14 +43,13 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     elif args.findings == "text":
         for f in result.findings:
             if f.severity != "info" or args.verbose:
-                print(f.one_line())
+                print(f.one_line(), file=sys.stderr)
     specs = [(name, text) for _, name, text in buildable]
     if args.out:
         try:
             written = write_all(Path(args.out), specs)
         except OSError as e:
-            print(f"{args.out}:1:1: error: cannot write: {e.strerror or e}", file=sys.stderr)
-            return 2
+            raise output_error(args.out, e) from None
         if args.findings != "json":
             for p in written:
                 print(f"wrote {p}")
@@ -69,17 +77,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "ingest", help="turn documentation pages into spec files (one per section)",
         description="Read PTX ISA pages, write one spec per 'Matrix Fragments for ...' section, report the errata "
                     "of the text, and judge the pages as `check` does: against the reviewed specs.",
-        epilog="example:\n  ptx-verify ingest ../shared/ptx-isa-9.0 --out /tmp/new-specs\n\n"
-               "exit codes: 0 everything as the reviewed specs record, 1 something is not (a new erratum, a "
-               "formula that does not parse, a changed layout), 2 bad input",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("pages", nargs="+", help="doc pages (.md, flattened .txt, .html) or directories of pages")
-    p.add_argument("--out", metavar="DIR", help="write one spec per section into DIR (default: print them)")
+    p.add_argument("--out", metavar="DIR",
+                   help="write one spec per section into DIR (default: print them on stdout, each after a "
+                        "'# ---- NAME' comment line)")
     p.add_argument("--findings", choices=("text", "json", "none"), default="text",
-                   help="report errata found in the text (default: text, warnings and errors)")
+                   help="report errata found in the text: text (default: errors and warnings, on stderr), json "
+                        "(the findings on stdout, in place of the specs) or none")
     p.add_argument("-v", "--verbose", action="store_true", help="also print notes")
-    p.add_argument("--against", nargs="+", metavar="SPECS", default=None,
-                   help="the reviewed specs the pages are judged by (default: the bundled specs)")
+    p.add_argument("--against", action="append", metavar="SPECS", default=None,
+                   help="the reviewed specs the pages are judged by (a spec file or directory; repeat for more; "
+                        "default: the bundled specs)")
     p.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
     p.add_argument("--no-check", action="store_true", help="only write the specs; exit 0 unless the input is bad")
     p.set_defaults(func=cmd_ingest)

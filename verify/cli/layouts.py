@@ -2,8 +2,8 @@
 
 Argument parsing and printing only; the work is in ``verify.api`` (``checks/conform.py``,
 ``checks/handoff.py``, ``checks/crosscheck.py``).  Bad input is one line on stderr, exit 2:
-``FILE:LINE:COL: error: ...`` for files, ``argument:COL: error: ...`` for text given on the command
-line (``argument:LINE:COL`` when it spans lines); nothing is written to stdout then.
+``FILE:LINE:COL: error: ...`` for files (``<stdin>`` for ``-``), ``argument:LINE:COL: error: ...`` for
+text given on the command line; nothing is written to stdout then.
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ from ..checks.equivalence import family_message
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import UsageError
+from ..files import read_bytes
 from ..outputs import json as out_json
-from . import options
+from . import inputs, options
 
 CUTLASS_HINT = ("no CuTe headers: give --cute PATH (a CUTLASS checkout, its include/ or include/cute/atom, or an "
                 "unzipped nvidia-cutlass wheel), or install them with: pip install 'ptx-layout-verify[cutlass]' "
@@ -30,7 +31,7 @@ class _BadInput(Exception):
 
 
 def _spec_layouts(path: str | None) -> list:
-    return api.load(path if path is not None else bundled.resolve().path)
+    return api.load(inputs.paths_or_bundled([path] if path is not None else None))
 
 
 def _find(specs: list, layout_id: str) -> api.Layout:
@@ -40,23 +41,17 @@ def _find(specs: list, layout_id: str) -> api.Layout:
         raise UsageError(e.args[0]) from None
 
 
+def _bad_input(path: str, line: int, col: int, message: str) -> _BadInput:
+    return _BadInput(f"{path}:{line}:{col}: error: {message}")
+
+
 def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise _BadInput(f"{path}:1:1: error: is a directory, not a layout file") from None
-    except OSError as e:
-        raise _BadInput(f"{path}:1:1: error: {e.strerror or 'cannot read'}") from None
+    """A layout file, or stdin for ``-``, by the one safe reader (regular files only, bounded)."""
+    return read_bytes(path, error=_bad_input)
 
 
-def _notation_error(e: api.NotationError, text: str | bytes | None) -> str:
-    if e.source == "argument":
-        single = text is not None and (b"\n" if isinstance(text, bytes) else "\n") not in text
-        where = f"argument:{e.col}" if single and e.line == 1 else f"argument:{e.line}:{e.col}"
-        return f"{where}: error: {e.message}"
-    return e.one_line()
+def _notation_error(e: api.NotationError) -> str:
+    return e.one_line()  # source:LINE:COL, ``argument:LINE:COL`` for text given on the command line
 
 
 def _given(args: argparse.Namespace, like: api.Layout) -> api.Layout:
@@ -72,7 +67,7 @@ def _given(args: argparse.Namespace, like: api.Layout) -> api.Layout:
             return {"triton": api.triton, "index": api.index_code, "table": api.table}[notation](
                 text, like, source=source)
         except api.NotationError as e:
-            raise _BadInput(_notation_error(e, text if e.source == "argument" else None)) from None
+            raise _BadInput(_notation_error(e)) from None
     raise UsageError("give the layout with --cute, --triton, --formula or --table")
 
 
@@ -144,29 +139,31 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("id", help="the spec layout (an id from 'list', or a unique part of one)")
     src = c.add_mutually_exclusive_group(required=True)
     src.add_argument("--cute", metavar="TEXT", help="CuTe TV layout: ((4,8),(2,2,2)):((32,1),(16,8,128)) or Layout<...>")
-    src.add_argument("--triton", metavar="FILE", help="Triton linear layout: bases JSON or DistributedLinearLayout(...)")
-    src.add_argument("--formula", metavar="FILE", help="index code: row = ... and col = ... over lane and i")
-    src.add_argument("--table", metavar="FILE", help="table JSON: entries {lane, i, row, col} (as 'table --format json')")
+    src.add_argument("--triton", metavar="FILE",
+                     help="Triton linear layout: bases JSON or DistributedLinearLayout(...) ('-': stdin)")
+    src.add_argument("--formula", metavar="FILE", help="index code: row = ... and col = ... over lane and i ('-': stdin)")
+    src.add_argument("--table", metavar="FILE",
+                     help="table JSON: entries {lane, i, row, col} (as 'table --format json'; '-': stdin)")
     c.add_argument("--thr-id", metavar="TEXT", default=None, help="with --cute: CuTe's ThrID, e.g. (4,2):(1,16) for SM70")
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
-    c.add_argument("--format", choices=("text", "json"), default="text")
+    c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
-    c.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     c.set_defaults(func=cmd_conform)
 
     h = subparsers.add_parser("handoff", help="can one instruction's fragment feed another's operand without a shuffle?")
     h.add_argument("from_id", metavar="FROM_ID", help="the producing fragment (e.g. mma.m16n8k16.float.C.f32)")
     h.add_argument("to_id", metavar="TO_ID", help="the consuming operand (e.g. mma.m16n8k16.A.f16_bf16)")
-    h.add_argument("--format", choices=("text", "json"), default="text")
+    h.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     h.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
-    h.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    h.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     h.set_defaults(func=cmd_handoff)
 
     x = subparsers.add_parser("crosscheck", help="CuTe's MMA_Traits headers against the spec, trait by trait")
     x.add_argument("--cute", metavar="PATH", default=None,
                    help="a CUTLASS checkout or include dir, or an unzipped nvidia-cutlass wheel "
                         "(default: the installed nvidia-cutlass)")
-    x.add_argument("--format", choices=("text", "json"), default="text")
+    x.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     x.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
-    x.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    x.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     x.set_defaults(func=cmd_crosscheck)

@@ -42,11 +42,12 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("--out FILE is for --format svg (text and json go to stdout)")
     if args.full and args.format != "svg":
         raise UsageError("--full is for --format svg")
+    params = _params(args.param)
+    if args.out:  # refuse an unwritable picture before any work
+        out_baseline.check_writable(args.out)
     specs = _load(args.specs)
     try:
-        lay = api.layout(specs, args.id)
-        if lay.is_family or args.param:
-            lay = lay.instance(**_params(args.param))
+        lay = _instance(api.layout(specs, args.id), params)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     if isinstance(lay, MapLayout):
@@ -64,8 +65,6 @@ def cmd_table(args: argparse.Namespace) -> int:
     if args.format == "svg":
         if metadata is not None:
             raise UsageError("--metadata is for text and json (the picture shows the compressed view)")
-        if args.out:
-            out_baseline.check_writable(args.out)
         from ..outputs.svg import layout_svg  # noqa: PLC0415 - pictures load when asked for
         text = layout_svg(lay, full=args.full)
         if args.out:
@@ -95,14 +94,34 @@ def _map_table(lay: MapLayout, args: argparse.Namespace) -> int:
 
 
 def _params(items: list[str]) -> dict[str, int]:
-    """``["N=24"]`` -> ``{"N": 24}`` (bad values are usage errors)."""
+    """``["N=24"]`` -> ``{"N": 24}`` (bad values and a name given twice are usage errors)."""
     out: dict[str, int] = {}
     for item in items:
         name, eq, value = item.partition("=")
-        if not eq or not name.strip() or not value.strip().isdigit():
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value.isascii() or not value.isdigit() or len(value) > 9:
             raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. N=24")
-        out[name.strip()] = int(value)
+        if name in out:
+            raise UsageError(f"--param {name} is given twice")
+        out[name] = int(value)
     return out
+
+
+def _instance(lay: api.Layout, params: dict[str, int]) -> api.Layout:
+    """The member of a family that ``--param`` names; a parameter the layout does not have is an error
+    that names it and the valid ones (a plain layout has none)."""
+    valid = {p.name: p for p in lay.params}
+    for name in params:
+        if name not in valid:
+            if not valid:
+                raise UsageError(f"--param {name}: {lay.id} is not a family, it has no parameters")
+            raise UsageError(f"--param {name}: {lay.id} has no parameter {name} (its parameters: "
+                             + ", ".join(f"{p.name} = {p.describe()}" for p in valid.values()) + ")")
+    missing = [p for p in valid.values() if p.name not in params]
+    if missing:
+        raise UsageError(f"{lay.id} is a family: name its member with "
+                         + " ".join(f"--param {p.name}=VALUE ({p.describe()})" for p in missing))
+    return lay.instance(**params) if valid else lay
 
 
 def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -120,13 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.register(sub)
     lst = sub.add_parser("list", help="list the known layouts")
     lst.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
-    lst.add_argument("--format", choices=("text", "json"), default="text")
+    lst.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     lst.set_defaults(func=cmd_list)
 
     t = sub.add_parser("table", help="the full mapping of one layout (text grid, JSON or an SVG picture)")
     t.add_argument("id", metavar="ID", help="a layout id from `list`, or a unique part of one")
     t.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
-    t.add_argument("--format", choices=("text", "json", "svg"), default="text")
+    t.add_argument("--format", choices=("text", "json", "svg"), default="text",
+                   help="text (default: a grid), json (entry by entry) or svg (a picture)")
     t.add_argument("--out", default=None, metavar="FILE",
                    help="svg: write the picture to FILE (atomically), not stdout")
     t.add_argument("--full", action="store_true",
@@ -134,14 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--metadata", default=None,
                    help="sparse A: the 32-bit metadata register (default: the spec's canonical value)")
     t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="a family's parameter value, e.g. --param N=24 (wgmma D for N = 24)")
+                   help="a family's parameter value, e.g. --param N=24 (wgmma D for N = 24); a family needs "
+                        "one for each of its parameters, a layout that is not a family takes none")
     t.set_defaults(func=cmd_table)
 
     from . import confirm, diff, ingest, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
     for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared):
         module.register(sub)
-    for name in ("probe", "confirm"):  # install anywhere: their --specs default to the bundled specs too
-        sub.choices[name].set_defaults(specs=inputs.paths_or_bundled(None)[0])
     sub.choices["confirm"].set_defaults(func=_with_progress("confirm: building and running probes",
                                                             sub.choices["confirm"].get_default("func")))
     epilogs.add_epilogs(p, sub)
@@ -151,13 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     if argv is None:  # a command-line run owns the process
         options.quiet_sigpipe()
+        options.handle_signals()
         # Checks allocate millions of short-lived objects (Z3 term wrappers) and few cycles: collect
         # the young generation less often, and never trace what the imports left behind.
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
         return int(args.func(args))
     except SpecError as e:
         print(e.one_line(), file=sys.stderr)
@@ -167,6 +187,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ptx-verify: error: formula line {e.pos.line}, column {e.pos.col}: {e.message}", file=sys.stderr)
     except BrokenPipeError:
         return 1
+    except KeyboardInterrupt:  # Ctrl-C: workers are stopped and partial outputs removed on the way here
+        print("ptx-verify: interrupted", file=sys.stderr)
+        return 130
+    except options.Terminated as e:
+        print(f"ptx-verify: terminated by signal {e.signum}", file=sys.stderr)
+        return 128 + e.signum
+    except OSError as e:  # a file operation no reader or writer anticipated: still one line, exit 2
+        reason = (e.strerror or str(e)).lower()
+        print(f"ptx-verify: error: {e.filename}: {reason}" if e.filename else f"ptx-verify: error: {reason}",
+              file=sys.stderr)
     return 2
 
 

@@ -8,6 +8,7 @@ import sys
 from typing import NoReturn
 
 MAX_SECONDS = 24 * 3600.0
+TIMEOUT_HELP = "time budget of each check in seconds, all its Z3 queries together (default 10)"
 
 
 class Parser(argparse.ArgumentParser):
@@ -45,6 +46,56 @@ def jobs(text: str) -> int:
 
 def nonnegative(text: str) -> int:
     return _integer(text, 0, 1 << 20, "a whole number >= 0")
+
+
+def max_delta(text: str) -> int:
+    """``report --max-delta``: the largest change of one constant the fix search tries."""
+    from ..checks.fixes import MAX_DELTA_LIMIT  # noqa: PLC0415
+    return _integer(text, 0, MAX_DELTA_LIMIT, f"a whole number from 0 to {MAX_DELTA_LIMIT}")
+
+
+class Terminated(BaseException):
+    """``SIGTERM`` (or ``SIGHUP``) arrived: unwind like Ctrl-C, so workers are stopped and nothing is half-written."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+_STOPPING = []  # not empty once a signal asked the run to stop
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    _STOPPING.append(signum)
+    raise KeyboardInterrupt
+
+
+def _terminate(signum: int, frame: object) -> None:
+    _STOPPING.append(signum)
+    raise Terminated(signum)
+
+
+def _unraisable(hook):  # type: ignore[no-untyped-def]
+    def quiet(info):  # type: ignore[no-untyped-def]
+        if not _STOPPING:  # while stopping, objects torn down half-built by the signal may complain: not news
+            hook(info)
+    return quiet
+
+
+def handle_signals() -> None:
+    """A command-line run: Ctrl-C raises ``KeyboardInterrupt`` (exit 130), ``SIGTERM``/``SIGHUP``
+    ``Terminated`` (exit 128 + the signal's number); what objects half-built by the interrupted code print
+    while they are torn down is not shown.  A signal the caller ignores (``nohup``) stays ignored."""
+    import signal  # noqa: PLC0415
+    if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt)
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is not None and signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, _terminate)
+    if not getattr(sys.unraisablehook, "ptx_verify", False):
+        sys.unraisablehook = _unraisable(sys.unraisablehook)
+        sys.unraisablehook.ptx_verify = True  # type: ignore[attr-defined]
 
 
 def quiet_sigpipe() -> None:

@@ -10,12 +10,17 @@ import argparse
 from .. import api
 from ..errors import UsageError
 from ..outputs.progress import Progress
-from ..outputs.report import OutputError, write_tree
+from ..outputs.report import check_tree, write_tree
 from ..outputs.svg import needs_condensing, picture_files
 from . import inputs
 
 
+def _svg_only(name: str) -> bool:
+    return name.endswith(".svg")
+
+
 def cmd_pictures(args: argparse.Namespace) -> int:
+    check_tree(args.out, owned=_svg_only, what="a picture set")  # refused before any work
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
@@ -23,10 +28,7 @@ def cmd_pictures(args: argparse.Namespace) -> int:
     if not lays:
         raise UsageError(f"nothing to draw: no layouts in {' '.join(paths)}")
     files = picture_files(lays, full=args.full, progress=progress)
-    try:
-        write_tree(files, args.out, owned=lambda name: name.endswith(".svg"), what="a picture set")
-    except (OutputError, OSError) as e:
-        raise UsageError(str(e)) from None
+    write_tree(files, args.out, owned=_svg_only, what="a picture set")
     condensed = 0 if args.full else sum(1 for lay in lays if needs_condensing(lay))
     print(f"{args.out}: {len(files)} svg for {len(lays)} layouts"
           + (f" ({condensed} condensed, each with a .full.svg beside it)" if condensed else ""))

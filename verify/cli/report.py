@@ -8,27 +8,27 @@ from __future__ import annotations
 import argparse
 
 from .. import api
-from ..checks.fixes import MAX_DELTA
+from ..checks.fixes import MAX_DELTA, MAX_DELTA_LIMIT
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
 from ..outputs.progress import Progress
-from ..outputs.report import OutputError, write_report
+from ..outputs.report import check_tree, write_report
 from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    check_tree(args.out)  # an output that cannot be written is refused before any work
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(list(args.paths), docs=args.docs)
         if args.pages:
             doc_findings += api.doc_findings(args.pages, args.docs)
+    if not api.layouts(specs) and not any(s.unbuilt for s in specs):  # as `check`: an empty report is no answer
+        raise UsageError(f"nothing to report: no layouts in {' '.join(args.paths)}")
     jobs = api.default_jobs()
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
-    try:
-        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress)
-    except (OutputError, OSError) as e:
-        raise UsageError(str(e)) from None
+    m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress)
     n_svg = sum(1 for e in m.entries if e.svg_file) + sum(1 for e in m.entries if e.svg_full_file)
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
     unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
@@ -43,11 +43,13 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     r.add_argument("paths", nargs="+", metavar="PATH", help="spec files, directories of specs, or doc pages")
     r.add_argument("--out", required=True, metavar="DIR",
                    help="output directory (created or replaced; must hold nothing but a previous report)")
-    r.add_argument("--pages", nargs="+", metavar="PAGE", default=None,
-                   help="doc pages or directories: add the errata ingest finds in their text (their "
-                        "layouts are not checked; use this with curated specs)")
+    r.add_argument("--pages", action="append", metavar="PAGE", default=None,
+                   help="a doc page or directory of pages (repeat for more): add the errata ingest finds in "
+                        "their text (their layouts are not checked; use this with curated specs)")
     r.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
-    r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
-    r.add_argument("--max-delta", type=options.nonnegative, default=MAX_DELTA,
-                   help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")
+    r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help=options.TIMEOUT_HELP)
+    r.add_argument("--max-delta", type=options.max_delta, default=MAX_DELTA,
+                   help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}, at most "
+                        f"{MAX_DELTA_LIMIT}; 0 turns it off); the search also stops when its budget, "
+                        "derived from --timeout, is spent, and the report says so")
     r.set_defaults(func=cmd_report)

@@ -110,9 +110,6 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise UsageError("--formula needs --tile ROWSxCOLS and --type")
         return api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source)
     except api.NotationError as e:
-        if e.source == "argument":
-            raise _Bad(f"argument:{e.col}: error: {e.message}" if e.line == 1 else
-                       f"argument:{e.line}:{e.col}: error: {e.message}") from None
         raise _Bad(e.one_line()) from None
     except KeyError as e:
         raise UsageError(str(e.args[0])) from None
@@ -197,8 +194,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", default="0", metavar="ADDR", help="the buffer's shared-memory address (default 0)")
     p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="--id: bind a parameter")
     p.add_argument("--specs", default=None, metavar="PATH", help="--id: spec files (default: the bundled specs)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--timeout", type=options.seconds, default=10.0, help="Z3 budget per check in seconds (default 10)")
+    p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    p.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
 
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -207,7 +204,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                               "(or why none does); --check: does this one?", epilog=DESCRIPTOR_EPILOG,
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     _inputs(d)
-    d.add_argument("--instr", choices=("wgmma", "tcgen05"), default="wgmma")
+    d.add_argument("--instr", choices=("wgmma", "tcgen05"), default="wgmma",
+                   help="whose descriptor: wgmma (64-bit, default) or tcgen05 (shared-memory descriptor)")
     d.add_argument("--major", choices=("K", "MN"), default=None, help="the operand's majorness (default: try both)")
     d.add_argument("--shape", default=None, help="the instruction shape, e.g. m64n128k16 (the tile's rows: M or N)")
     d.add_argument("--operand", choices=("A", "B"), default="A", help="with --shape: A (rows = M) or B (rows = N)")

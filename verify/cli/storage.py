@@ -61,6 +61,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="more spec files or directories, besides the bundled ones (your own [[layout]] entries)")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a parameter of either side, e.g. --param VS=4")
-    c.add_argument("--format", choices=("text", "json"), default="text")
-    c.add_argument("--timeout", type=options.seconds, default=10.0, help="time budget of each property (default 10)")
+    c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     c.set_defaults(func=cmd_consistent)

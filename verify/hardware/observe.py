@@ -31,11 +31,13 @@ import numpy as np
 
 from .probes import SPARSE_METADATA, Instruction, Operand
 from ..errors import SpecError
+from ..files import read_json
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
 from ..layout.sparse import SparseMap
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"
+OBSERVATION_BYTES = 1 << 28  # an observation file holds raw registers: a large wgmma probe writes ~20 MB
 RAW_FORMAT = "ptx-layout-verify/raw-d/1"
 MAX_LISTED = 8  # violations spelled out in a message
 
@@ -734,7 +736,8 @@ def load_observation(path: str | Path) -> Observation:
     """Read an observation file written by ``ptx-verify confirm``."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
+        data = read_json(p, OBSERVATION_BYTES,
+                         error=lambda f, ln, col, m: ObservationError(f, f"cannot read observation: {m} (line {ln}, column {col})"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise ObservationError(str(p), f"cannot read observation: {e}") from None
     if not isinstance(data, dict) or data.get("format") != OBS_FORMAT:

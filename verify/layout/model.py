@@ -261,6 +261,11 @@ class Layout:
 
     # -- families (a parameter such as wgmma N): every concrete view below needs an instance
     @property
+    def params(self) -> tuple[Param, ...]:
+        """The family's parameters (``()`` for a plain layout), as ``MapLayout.params``."""
+        return self.domain.params
+
+    @property
     def is_family(self) -> bool:
         return bool(self.domain.params)
 

@@ -17,7 +17,7 @@ Differences, each in a stable order (baseline document order, then the current r
 * ``instructions_changed``: an instruction-level check whose status differs;
   ``instructions_added`` / ``instructions_removed``: instruction ids on one side only.
 
-Bad baseline files (unreadable, not JSON, not a schema-1 check output, layouts without a
+Bad baseline files (unreadable, not a regular file, nested too deeply, not JSON, not a schema-1 check output, layouts without a
 ``digest``) raise ``SpecError`` at the file's line and column, which the CLI prints as one line
 and exits 2.
 """
@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import SpecError
+from ..files import MAX_NESTING, check_writable_file, nesting_error, output_error, read_text
 
 SCHEMA = 1
 ABSENT = "absent"
@@ -144,6 +145,9 @@ def _locate(text: str, needle: str) -> tuple[int, int]:
 
 def parse(text: str, path: str) -> dict[str, Any]:
     """A baseline document from its text, validated as a schema-1 ``check --format json`` output."""
+    deep = nesting_error(text, "json")
+    if deep is not None:  # json recurses per level: refuse before it does
+        raise SpecError(path, *deep, f"baseline: arrays or objects nested deeper than {MAX_NESTING} levels")
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -191,49 +195,38 @@ def _checks(obj: Mapping[str, Any], what: str, bad: Any) -> None:
 def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a baseline file (``SpecError`` for a missing, unreadable or malformed one)."""
     p = str(path)
-    try:
-        raw = Path(p).read_bytes()
-    except FileNotFoundError:
-        raise SpecError(p, 1, 1, "no such file (create the baseline with --update-baseline)") from None
-    except IsADirectoryError:
-        raise SpecError(p, 1, 1, "is a directory, not a baseline file") from None
-    except OSError as e:
-        raise SpecError(p, 1, 1, f"cannot read the baseline: {e.strerror}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw.count(b"\n", 0, e.start) + 1
-        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
-        raise SpecError(p, line, col, f"byte 0x{raw[e.start]:02x} is not valid UTF-8") from None
-    return parse(text, p)
+    if p != "-" and not os.path.lexists(p):
+        raise SpecError(p, 1, 1, "no such file (create the baseline with --update-baseline)")
+    return parse(read_text(p), p)
 
 
 def check_writable(path: str | os.PathLike[str]) -> Path:
-    """The directory ``path`` would be written in (``SpecError`` when there is none, or ``path`` is one)."""
-    p = Path(path)
-    parent = p.resolve().parent
-    if not parent.is_dir():
-        raise SpecError(str(path), 1, 1, f"cannot write: no directory {parent}")
-    if p.is_dir():
-        raise SpecError(str(path), 1, 1, "is a directory")
-    return parent
+    """The directory ``path`` would be written in (``OutputError`` when it cannot be written)."""
+    return check_writable_file(path)
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
-    """Replace ``path`` with ``text`` atomically (temp file beside it, then rename): a baseline, a picture."""
+    """Replace ``path`` with ``text`` atomically (temp file beside it, then rename): a baseline, a picture.
+    Nothing is left behind when the write fails or is interrupted; a failure is an ``OutputError``
+    naming ``path``."""
     p = Path(path)
     parent = check_writable(p)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=parent)
+    except OSError as e:
+        raise output_error(path, e) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
         os.chmod(tmp, 0o644)
         os.replace(tmp, p)
-    except BaseException:
+    except BaseException as e:
         try:
             os.unlink(tmp)
         except OSError:
             pass
+        if isinstance(e, OSError):
+            raise output_error(path, e) from None
         raise
 
 

@@ -25,9 +25,11 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix
+from ..files import OutputError, check_writable_dir, output_error, read_text
+from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix, search_fix
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..engines import oracle
+from ..errors import SpecError
 from ..layout.model import CHECK_NAMES, Layout, section_key
 from ..results import Finding, LayoutResult, Report
 from .progress import NONE as NO_PROGRESS
@@ -65,7 +67,8 @@ class LayoutEntry:
     corrected_result: LayoutResult | None = None
     fix: ConstantFix | None = None
     fix_searched: bool = False
-    fix_bound: int = MAX_DELTA
+    fix_bound: int = MAX_DELTA  # every change up to this size was tried
+    fix_asked: int = MAX_DELTA  # the bound asked for (--max-delta); more than fix_bound when the budget ran out
     source_excerpt: list[str] = field(default_factory=list)
 
     @property
@@ -96,9 +99,9 @@ def _excerpt(cex: Mapping[str, Any] | None) -> list[str]:
     if not cex or "file" not in cex:
         return []
     try:
-        lines = Path(cex["file"]).read_text(encoding="utf-8").split("\n")
+        lines = read_text(cex["file"]).split("\n")
         text = lines[int(cex["line"]) - 1]
-    except (OSError, IndexError, ValueError, UnicodeDecodeError):
+    except (SpecError, IndexError, ValueError):
         return []
     col = max(1, int(cex.get("col", 1)))
     return [text.rstrip(), " " * (col - 1) + "^"]
@@ -198,8 +201,9 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
             e.counts = summary_counts(e.pictured, entries_tab)
     bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
     if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
-        e.fix_searched, e.fix_bound = True, max_delta
-        e.fix = constant_fix(lay, timeout, max_delta)
+        found = search_fix(lay, timeout, max_delta)
+        e.fix_searched, e.fix, e.fix_asked = True, found.fix, max_delta
+        e.fix_bound = max_delta if found.fix is not None else found.complete_to
     for f in fs:
         if f.check == "syntax":
             e.source_excerpt = _excerpt(f.counterexample)
@@ -544,9 +548,17 @@ def _md_correction(e: LayoutEntry) -> list[str]:
             a("")
     elif e.fix_searched:
         a(f"No suggested correction: no change of one integer constant by at most {e.fix_bound} makes the fragment "
-          "a bijection.")
+          "a bijection." + _stopped(e))
         a("")
     return o
+
+
+def _stopped(e: LayoutEntry) -> str:
+    """Where the constant-fix search ran out of budget before the bound asked for."""
+    if e.fix is not None or e.fix_bound >= e.fix_asked:
+        return ""
+    return (f" The search stopped there: its budget (from --timeout) was spent before every change up to "
+            f"{e.fix_asked} was tried.")
 
 
 # ----------------------------------------------------------------------------- HTML
@@ -767,7 +779,7 @@ def _html_entry(e: LayoutEntry) -> list[str]:
               f'<span class="add">+ {esc(fx.new_line)}</span></pre>')
     elif e.fix_searched:
         a(f"<h4>Suggested correction</h4><div>None found: no change of one integer constant by at most {e.fix_bound} "
-          "makes the fragment a bijection.</div>")
+          f"makes the fragment a bijection.{esc(_stopped(e))}</div>")
     if e.svg:
         a(f'<div class="pic">{e.svg.strip()}</div>')
         if e.svg_full_file:
@@ -779,8 +791,6 @@ def _html_entry(e: LayoutEntry) -> list[str]:
 
 # ----------------------------------------------------------------------------- files
 
-class OutputError(Exception):
-    """The output directory cannot be written or holds files the report does not own."""
 
 
 def render_files(m: Model) -> dict[str, str]:
@@ -794,6 +804,22 @@ def render_files(m: Model) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
+def check_tree(out: str | Path, owned: Callable[[str], bool] = REPORT_FILES.__contains__,
+               what: str = "a report") -> None:
+    """Refuse, before any work, an output directory that cannot be written or replaced (``OutputError``):
+    one that cannot be made, or that holds anything ``owned`` does not accept."""
+    check_writable_dir(out)
+    p = Path(out)
+    if p.is_dir():
+        try:
+            foreign = sorted(q.name for q in p.iterdir() if not owned(q.name))
+        except OSError as e:
+            raise output_error(out, e) from None
+        if foreign:
+            raise OutputError(f"{out} holds files {what} does not write ({', '.join(foreign[:3])}); "
+                              "choose an empty or new directory")
+
+
 def write_tree(files: Mapping[str, str], out: str | Path, owned: Callable[[str], bool] = REPORT_FILES.__contains__,
                what: str = "a report") -> None:
     """Write ``files`` into ``out`` all at once: temp dir beside it, then rename into place.
@@ -801,17 +827,14 @@ def write_tree(files: Mapping[str, str], out: str | Path, owned: Callable[[str],
     An existing ``out`` is replaced only if it holds nothing but what ``owned`` accepts (the names
     of its entries: by default those of a previous report).
     """
-    out = Path(out)
-    if out.exists():
-        if not out.is_dir():
-            raise OutputError(f"{out} exists and is not a directory")
-        foreign = sorted(p.name for p in out.iterdir() if not owned(p.name))
-        if foreign:
-            raise OutputError(f"{out} holds files {what} does not write ({', '.join(foreign[:3])}); "
-                              "choose an empty or new directory")
+    shown, out = out, Path(out)
+    check_tree(out, owned, what)
     parent = out.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as e:
+        raise output_error(shown, e) from None
     old: Path | None = None
     try:
         for rel, text in files.items():
@@ -827,10 +850,12 @@ def write_tree(files: Mapping[str, str], out: str | Path, owned: Callable[[str],
             os.rmdir(old)
             os.rename(out, old)
         os.rename(tmp, out)
-    except BaseException:
+    except BaseException as e:  # an interrupt too: nothing half-written is left, the old output is back
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None and old.exists() and not out.exists():
             os.rename(old, out)
+        if isinstance(e, OSError):
+            raise output_error(shown, e) from None
         raise
     if old is not None:
         shutil.rmtree(old, ignore_errors=True)
@@ -843,5 +868,5 @@ def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEO
     return m
 
 
-__all__ = ["ConstantFix", "Model", "OutputError", "build", "constant_fix", "render_files", "render_html",
+__all__ = ["ConstantFix", "Model", "OutputError", "build", "check_tree", "constant_fix", "render_files", "render_html",
            "render_markdown", "write_report", "write_tree"]

@@ -31,7 +31,9 @@ GAP_FILL = "#f2f2f2"
 MAX_OUTSIDE_LINES = 24
 COMPACT_CELLS = 4096  # a full picture with more cells than this draws colours only (no labels)
 MAX_WIDTH = 1240  # MMA computations are drawn side by side while they fit in this width
-MAX_GRID_W = 1100  # a grid wider than this (at cell size) is condensed unless the full picture is asked for
+FULL_COLS = 32  # a grid of at most this many columns is drawn whole (1792 px at cell size; wider: condensed)
+FULL_ROWS = 128  # likewise for rows (4096 px): a 64 x 24 wgmma accumulator is drawn whole
+MAX_GRID_W = 1100  # the width a condensed grid is fitted into (at cell size)
 MAX_GRID_H = 1200  # likewise for its height
 CONTEXT = 2  # rows/columns kept on each side of a cell in focus
 EDGE = 2  # first and last rows/columns always kept
@@ -141,8 +143,10 @@ def _axis(runs: Sequence[tuple[int, int]], n: int, size: int,
 
 
 def needs_condensing(layout: Layout) -> bool:
-    """Whether the default picture of ``layout`` is condensed (too large to read at cell size)."""
-    return layout.cols * 56 > MAX_GRID_W or layout.rows * 32 > MAX_GRID_H
+    """Whether the default picture of ``layout`` is condensed: only a really large one (more than
+    ``FULL_COLS`` columns or ``FULL_ROWS`` rows, such as m16n8k256 A's 256 columns); every other grid is
+    drawn whole, as it fits at cell size."""
+    return layout.cols > FULL_COLS or layout.rows > FULL_ROWS
 
 
 def focus_cells(layout: Layout, grids: Grids,
@@ -184,8 +188,10 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     compact = full and layout.rows * layout.cols > COMPACT_CELLS
     cw, ch = (12, 12) if compact else (56, 32)
     focus = focus_cells(layout, grids, hl) if not full else []
-    col_runs = [(0, layout.cols)] if full else condense(layout.cols, cw, MAX_GRID_W, [c for _, _, c in focus])
-    row_runs = [(0, layout.rows)] if full else condense(layout.rows, ch, MAX_GRID_H, [r for _, r, _ in focus])
+    col_runs = [(0, layout.cols)] if full or layout.cols <= FULL_COLS else \
+        condense(layout.cols, cw, MAX_GRID_W, [c for _, _, c in focus])
+    row_runs = [(0, layout.rows)] if full or layout.rows <= FULL_ROWS else \
+        condense(layout.rows, ch, MAX_GRID_H, [r for _, r, _ in focus])
     condensed = col_runs != [(0, layout.cols)] or row_runs != [(0, layout.rows)]
     pad_left = 36  # row indices
     pat = f"hatch-{uid}"

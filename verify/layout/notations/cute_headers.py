@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .cute import CuteLayout, Interpreter, TNode, Token, TypeParser, lex, tv_to_formula
-from .errors import NotationError, TVImport, decode_source
+from .errors import NotationError, TVImport, decode_source, read_source
 
 MAX_ALIAS_CHAIN = 16
 MAX_HEADER_TOKENS = 400_000     # the largest CuTe header (sm90_gmma_sparse_ext) has ~117k
@@ -518,7 +518,7 @@ def read_headers(paths: list[Path] | list[str]) -> list[HeaderResult]:
     point of its ``#include`` (CuTe includes ``mma_traits_sm90_gmma_ext.hpp`` at the *end* of
     ``mma_traits_sm90_gmma.hpp``), so aliases and base traits resolve across files."""
     files = sorted((Path(p) for p in paths), key=lambda p: p.name)
-    texts = {p: decode_source(p.read_bytes(), str(p)) for p in files}
+    texts = {p: decode_source(read_source(p), str(p)) for p in files}
     by_name = {p.name: p for p in files}
     results = {p: HeaderResult(str(p)) for p in files}
     reader = HeaderReader()

@@ -2,16 +2,20 @@
 
 Layout text arrives from users (command-line arguments, files, third-party headers), so every
 importer answers bad input with one positioned ``NotationError`` — never a traceback, never a
-``RecursionError``.  This module also holds the two input steps all importers share: decoding
-bytes (non-UTF-8 is an error at the offending byte) and a bounded, iterative JSON reader that
-remembers where each value was written (Python's ``json`` recurses without limit and forgets
-positions, so tables and Triton files could not point at the entry that is wrong).
+``RecursionError``.  This module also holds the input steps all importers share: reading a file
+(``read_source``: the one safe reader of ``verify.files``, as a ``NotationError``), decoding
+bytes (non-UTF-8 is an error at the offending byte, a leading byte-order mark is dropped) and a
+bounded, iterative JSON reader that remembers where each value was written (Python's ``json``
+recurses without limit and forgets positions, so tables and Triton files could not point at the
+entry that is wrong).
 """
 from __future__ import annotations
 
 import bisect
+import os
 from dataclasses import dataclass, field
 
+from verify.files import BOM, read_bytes
 from verify.formula import Formula
 
 JsonValue = None | bool | int | float | str | list | dict
@@ -83,10 +87,22 @@ class Positions:
         return self._line0 + k, col
 
 
+def _file_error(path: str, line: int, col: int, message: str) -> NotationError:
+    return NotationError(message, line, col, path)
+
+
+def read_source(path: str | os.PathLike[str], limit: int = MAX_SOURCE_CHARS) -> bytes:
+    """A layout or header file (``-``: stdin) by the one safe reader: regular files only, at most ``limit``."""
+    return read_bytes(path, limit, _file_error)
+
+
 def decode_source(data: str | bytes, source: str = "argument", limit: int = MAX_SOURCE_CHARS) -> str:
-    """Bytes -> text; non-UTF-8, NUL bytes and oversized input are positioned errors."""
+    """Bytes -> text; non-UTF-8, NUL bytes and oversized input are positioned errors; a leading
+    byte-order mark is dropped (positions are those of the text after it)."""
     if isinstance(data, (bytes, bytearray, memoryview)):
         raw = bytes(data)
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
         if len(raw) > limit:
             raise NotationError(f"input is {len(raw)} bytes (limit {limit})", 1, 1, source)
         try:
@@ -96,7 +112,7 @@ def decode_source(data: str | bytes, source: str = "argument", limit: int = MAX_
             col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
             raise NotationError(f"input is not UTF-8 (byte 0x{raw[e.start]:02x})", line, col, source) from None
     elif isinstance(data, str):
-        text = data
+        text = data[1:] if data.startswith(BOM) else data
         if len(text) > limit:
             raise NotationError(f"input is {len(text)} characters (limit {limit})", 1, 1, source)
         try:
