@@ -71,8 +71,9 @@ def binding_text(env: Mapping[str, int]) -> str:
 
 
 def _runs(values: list[int]) -> str:
-    """``8..32 step 8, 48`` (values ascending)."""
-    return Param("x", tuple(values)).describe() if values else ""
+    """``8..32 step 8, 48`` where the values run in steps, else the values (``1, 2, 4, 8``)."""
+    p = Param("x", tuple(values))
+    return p.describe() if any(n >= 3 for _, _, n in p.runs()) else ", ".join(map(str, values))
 
 
 def bindings_text(envs: Sequence[Mapping[str, int]]) -> str:

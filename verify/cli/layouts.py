@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 
 from .. import api
-from ..catalog import bundled
-from ..checks.equivalence import family_message
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import UsageError
@@ -54,21 +52,22 @@ def _notation_error(e: api.NotationError) -> str:
     return e.one_line()  # source:LINE:COL, ``argument:LINE:COL`` for text given on the command line
 
 
-def _given(args: argparse.Namespace, like: api.Layout) -> api.Layout:
-    for notation, attr in (("cute", "cute"), ("triton", "triton"), ("index", "formula"), ("table", "table")):
-        value = getattr(args, attr)
+def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int]) -> api.Layout:
+    """The layout given with one of the registered notations' flags (``verify.layout.notations.registry``)."""
+    for n in api.notations():
+        value = getattr(args, n.dest, None)
         if value is None:
             continue
-        text = value if notation == "cute" else _read(value)
-        source = "argument" if notation == "cute" else ("<stdin>" if value == "-" else value)
+        text = value if n.inline else _read(value)
+        source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
+        extra = {o.name: getattr(args, o.flag.lstrip("-").replace("-", "_")) for o in n.options}
         try:
-            if notation == "cute":
-                return api.cute(text, like, thr_id=args.thr_id, source=source)
-            return {"triton": api.triton, "index": api.index_code, "table": api.table}[notation](
-                text, like, source=source)
+            return api.given(n.name, text, like, source=source, params=params or None, **extra)
         except api.NotationError as e:
             raise _BadInput(_notation_error(e)) from None
-    raise UsageError("give the layout with --cute, --triton, --formula or --table")
+        except api.FamilyError as e:
+            raise UsageError(str(e)) from None
+    raise UsageError("give the layout with " + ", ".join(n.flag for n in api.notations()))
 
 
 def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
@@ -87,15 +86,15 @@ def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
 
 def cmd_conform(args: argparse.Namespace) -> int:
     spec = _find(_spec_layouts(args.specs), args.id)
-    if spec.is_family:  # refused before any input is read (a family is compared one member at a time)
-        raise UsageError(family_message(spec, "conform"))
+    params = options.params(args.param)
     try:
-        given = _evaluation_guard(spec.id, lambda: _given(args, spec))
-        result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout))
+        given = _evaluation_guard(spec.id, lambda: _given(args, spec, params))
+        result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
+                                                                        params=params or None))
     except _BadInput as e:
         print(str(e), file=sys.stderr)
         return 2
-    except api.ConformError as e:
+    except (api.ConformError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
     _emit(args.format, result)
     return result.exit_code(args.allow_replication)
@@ -105,8 +104,8 @@ def cmd_handoff(args: argparse.Namespace) -> int:
     specs = _spec_layouts(args.specs)
     source, target = _find(specs, args.from_id), _find(specs, args.to_id)
     try:
-        result = api.handoff(source, target, args.timeout)
-    except api.HandoffError as e:
+        result = api.handoff(source, target, args.timeout, params=options.params(args.param) or None)
+    except (api.HandoffError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
     _emit(args.format, result)
     return result.exit_code()
@@ -138,13 +137,12 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c = subparsers.add_parser("conform", help="is a layout you wrote (CuTe, Triton, index code, table) the spec's?")
     c.add_argument("id", help="the spec layout (an id from 'list', or a unique part of one)")
     src = c.add_mutually_exclusive_group(required=True)
-    src.add_argument("--cute", metavar="TEXT", help="CuTe TV layout: ((4,8),(2,2,2)):((32,1),(16,8,128)) or Layout<...>")
-    src.add_argument("--triton", metavar="FILE",
-                     help="Triton linear layout: bases JSON or DistributedLinearLayout(...) ('-': stdin)")
-    src.add_argument("--formula", metavar="FILE", help="index code: row = ... and col = ... over lane and i ('-': stdin)")
-    src.add_argument("--table", metavar="FILE",
-                     help="table JSON: entries {lane, i, row, col} (as 'table --format json'; '-': stdin)")
-    c.add_argument("--thr-id", metavar="TEXT", default=None, help="with --cute: CuTe's ThrID, e.g. (4,2):(1,16) for SM70")
+    for n in api.notations():  # one flag per registered notation (verify/layout/notations/registry.py)
+        src.add_argument(n.flag, metavar=n.metavar, help=n.help + ("" if n.inline else " ('-': stdin)"))
+    for n in api.notations():
+        for o in n.options:
+            c.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
+    c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
@@ -154,6 +152,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     h = subparsers.add_parser("handoff", help="can one instruction's fragment feed another's operand without a shuffle?")
     h.add_argument("from_id", metavar="FROM_ID", help="the producing fragment (e.g. mma.m16n8k16.float.C.f32)")
     h.add_argument("to_id", metavar="TO_ID", help="the consuming operand (e.g. mma.m16n8k16.A.f16_bf16)")
+    h.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
     h.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     h.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
     h.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)

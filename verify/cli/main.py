@@ -42,7 +42,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("--out FILE is for --format svg (text and json go to stdout)")
     if args.full and args.format != "svg":
         raise UsageError("--full is for --format svg")
-    params = _params(args.param)
+    params = options.params(args.param)
     if args.out:  # refuse an unwritable picture before any work
         out_baseline.check_writable(args.out)
     specs = _load(args.specs)
@@ -91,20 +91,6 @@ def _map_table(lay: MapLayout, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(map_table_text(lay))
     return 0
-
-
-def _params(items: list[str]) -> dict[str, int]:
-    """``["N=24"]`` -> ``{"N": 24}`` (bad values and a name given twice are usage errors)."""
-    out: dict[str, int] = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        name, value = name.strip(), value.strip()
-        if not eq or not name or not value.isascii() or not value.isdigit() or len(value) > 9:
-            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. N=24")
-        if name in out:
-            raise UsageError(f"--param {name} is given twice")
-        out[name] = int(value)
-    return out
 
 
 def _instance(lay: api.Layout, params: dict[str, int]) -> api.Layout:

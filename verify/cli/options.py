@@ -103,3 +103,22 @@ def quiet_sigpipe() -> None:
     import signal  # noqa: PLC0415
     if hasattr(signal, "SIGPIPE") and sys.platform != "win32":
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+
+def params(items: list[str]) -> dict[str, int]:
+    """``--param`` values: ``["N=24"]`` -> ``{"N": 24}`` (bad values and a name given twice are usage errors)."""
+    from ..errors import UsageError  # noqa: PLC0415
+    out: dict[str, int] = {}
+    for item in items:
+        name, eq, value = item.partition("=")
+        name, value = name.strip(), value.strip()
+        if not eq or not name or not value.isascii() or not value.isdigit() or len(value) > 9:
+            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. N=24")
+        if name in out:
+            raise UsageError(f"--param {name} is given twice")
+        out[name] = int(value)
+    return out
+
+
+PARAM_HELP = ("a family's parameter value, e.g. --param N=24; repeat for several. Without it a family is answered "
+              "for every member (or the member the given layout's extent fixes)")

@@ -29,7 +29,7 @@ def cmd_pictures(args: argparse.Namespace) -> int:
         raise UsageError(f"nothing to draw: no layouts in {' '.join(paths)}")
     files = picture_files(lays, full=args.full, progress=progress)
     write_tree(files, args.out, owned=_svg_only, what="a picture set")
-    condensed = 0 if args.full else sum(1 for lay in lays if needs_condensing(lay))
+    condensed = 0 if args.full else sum(1 for lay in lays if needs_condensing(lay.representative()))
     print(f"{args.out}: {len(files)} svg for {len(lays)} layouts"
           + (f" ({condensed} condensed, each with a .full.svg beside it)" if condensed else ""))
     return 0

@@ -29,11 +29,13 @@ def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> L
     if gr < 1 or gc < 1:
         raise ValueError(f"a tile grid needs at least one tile each way, not {gr} x {gc}")
     tiles = gr * gc
-    places = formula_map(f"row = t / {gc}\ncol = t % {gc}", (Dim("t", tiles),), (Dim("row", gr), Dim("col", gc)))
-    tiled = A.merge(A.product(A.relabel(fragment_map(base), inputs={"i": "j"}), places), ("j", "t"), "i")
+    frag = fragment_map(base)
+    r, c = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
+    places = formula_map(f"{r} = t / {gc}\n{c} = t % {gc}", (Dim("t", tiles),), (Dim(r, gr), Dim(c, gc)))
+    tiled = A.merge(A.product(A.relabel(frag, inputs={"i": "j"}), places), ("j", "t"), "i")
     n = base.n_elements * tiles
     return as_fragment(
         tiled, base, id=layout_id or f"{base.id} x{gr}x{gc}", domain=dataclasses.replace(base.domain, elements=n),
-        codomain=Codomain(base.rows * gr, base.cols * gc), registers=base.registers * tiles,
+        codomain=Codomain(base.rows * gr, base.cols * gc, base.codomain.dims), registers=base.registers * tiles,
         element_list=None, elements_text=None, erratum="",
         derived=f"{base.id} repeated over {gr} x {gc} tiles, element t*{base.n_elements}+j = tile t element j")

@@ -220,9 +220,8 @@ def as_layout_map(named: Any, *, notation: str = "algebra") -> LayoutMapView:
         raise ValueError(f"a fragment view needs inputs (lane or thread, i), not {ins}")
     if len(outs) != 2:
         raise ValueError(f"a fragment view needs two outputs (row, col), not {tuple(outs)}")
-    for pair in (("row", "col"), ("tmem_lane", "tmem_col"), ("row", "scale_factor")):
-        if set(pair) == set(outs):
-            outs = list(pair)  # by name, whatever order the map lists them in (a transpose swaps it)
+    if set(outs) == {"row", "col"}:
+        outs = ["row", "col"]  # by name, whatever order the map lists them in (a transpose swaps it)
     return LayoutMapView(named, thread, "i", outs[0], outs[1], notation=notation)
 
 

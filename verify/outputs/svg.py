@@ -427,17 +427,20 @@ def witnesses(layout: Layout) -> tuple[set[tuple[int, int, int]], set[tuple[int,
 def layout_svg(layout: Layout, full: bool = False, uid: str = "f") -> str:
     """The picture of one layout with its counterexamples outlined (condensed when large, unless ``full``)."""
     cells, elements = witnesses(layout)
+    member = ("  (" + ", ".join(f"{k} = {v}" for k, v in layout.params_bound) + ")") if layout.params_bound else ""
     return fragment_svg(layout, table_entries(layout), highlight=cells, highlight_elements=elements, uid=uid,
-                        full=full, title=layout.id + ("  (every cell)" if full and needs_condensing(layout) else ""))
+                        full=full, title=layout.id + member + ("  (every cell)" if full and needs_condensing(layout) else ""))
 
 
 def picture_files(layouts: Sequence[Layout], full: bool = False,
                   progress: Progress = NO_PROGRESS) -> dict[str, str]:
     """File name -> SVG for every layout: ``<id>.svg`` (condensed when large, unless ``full``) and, beside
-    a condensed one, ``<id>.full.svg`` with every cell."""
+    a condensed one, ``<id>.full.svg`` with every cell.  A family is drawn at its smallest member, and the
+    picture's title names it (``table ID --param`` draws any other)."""
     files: dict[str, str] = {}
     with progress.stage("pictures", total=len(layouts)) as step:
         for lay in layouts:
+            lay = lay.representative()
             files[picture_name(lay.id)] = layout_svg(lay, full=full)
             if not full and needs_condensing(lay):
                 files[picture_name(lay.id, full=True)] = layout_svg(lay, full=True)

@@ -3,7 +3,8 @@
 The notation is the spec formula language (``README.md``, "Formula language") with three changes
 that make hand-written index code paste in unchanged:
 
-* ``lane``, ``tid`` and ``laneid`` name the thread index (``%laneid`` is accepted too);
+* ``lane``, ``tid`` and ``laneid`` name the thread index (``%laneid`` and ``%tid`` are accepted too, so a
+  spec's own formula pastes in);
 * ``a // b`` is floor division (rounds toward minus infinity, like Python);
 * ``#`` starts a comment (``//`` is an operator here, so it cannot start one).
 
@@ -63,7 +64,7 @@ _TOKEN_RE = re.compile(
   | (?P<comment>\#[^\n]*)
   | (?P<nl>\n)
   | (?P<num>0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*)
-  | (?P<lane>%laneid\b)
+  | (?P<lane>%laneid\b|%tid\b)
   | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
   | (?P<op>//|\.\.\.|\.\.|\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%&|^<>=(){}\[\],.:])
     """,
