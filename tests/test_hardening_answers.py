@@ -291,7 +291,7 @@ def test_conform_and_handoff_answer_for_a_family_in_words(capsys):
     rc, out, err = cli(capsys, "handoff", "wgmma.m64nNk16.D.f32", "wgmma.m64nNk16.A.f16_bf16")
     assert rc == 1 and err == "" and not REPRS.search(out)
     assert out.splitlines()[0] == ("handoff wgmma.m64nNk16.D.f32 -> wgmma.m64nNk16.A.f16_bf16: incompatible "
-                                   "(free at N = 8..16 step 8; incompatible at N = 24..256 step 8)")
+                                   "(free at N = 8, 16; incompatible at N = 24..256 step 8)")
     D = lay("wgmma.m64nNk16.D.f32")
     with pytest.raises(api.FamilyError, match="is no member of wgmma.m64nNk16.D.f32"):
         api.table('[{"lane": 0, "i": 0, "row": 0, "col": 0}]', D)

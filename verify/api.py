@@ -28,8 +28,6 @@ from .catalog.spec import load_spec_text
 from .checks.family import check_any
 from .checks.fragment import DEFAULT_TIMEOUT
 from .checks.fragment import width as _layout_width
-from .checks.run import check_all as _check_all
-from .checks.run import default_jobs
 from .engines import smt as _smt
 from .errors import SpecError
 from .formula import FormulaError, Span, parse_formula, walk
@@ -183,7 +181,14 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         raise TypeError("specs must be the list api.load returns (Spec objects)")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs = {jobs!r} must be a whole number >= 1")
+    from .checks.run import check_all as _check_all  # noqa: PLC0415 - the catalog pipeline loads when asked for
     return _check_all(specs, _timeout(timeout), jobs, doc_findings)
+
+
+def default_jobs() -> int:
+    """Worker processes ``check_all`` uses by default: the CPUs this process may use, at most 4."""
+    from .checks.run import default_jobs as _default_jobs  # noqa: PLC0415
+    return _default_jobs()
 
 
 def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: int, elements: int,

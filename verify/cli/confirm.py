@@ -14,13 +14,17 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
+from typing import TYPE_CHECKING
+
 from ..errors import SpecError, UsageError
 from ..files import check_writable_dir, output_error
-from ..hardware import cuda, kinds, observe, probes
-from ..layout.model import Layout
 from ..outputs.baseline import write_atomic
 from ..outputs.json import to_json
 from . import options
+
+if TYPE_CHECKING:  # the probes load when a probe command runs
+    from ..hardware import kinds
+    from ..layout.model import Layout
 
 
 class _Fail(Exception):
@@ -34,6 +38,7 @@ def _layouts(specs: str | None) -> list[Layout]:
 
 
 def _probes(lays: list[Layout], ids: Sequence[str]) -> list[kinds.Probe]:
+    from ..hardware import kinds  # noqa: PLC0415
     try:
         return kinds.probes_for(lays, ids)
     except KeyError as e:
@@ -45,6 +50,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     lays = _layouts(args.specs)
     found = [p for p in _probes(lays, args.ids) if not p.negative]
     out = Path(args.emit)
+    from ..hardware import kinds  # noqa: PLC0415
     files = {f"{p.id}.cu": kinds.program(p) for p in found}
     files["README.md"] = kinds.build_note(found)
     try:
@@ -60,6 +66,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
+    from ..hardware import cuda, observe  # noqa: PLC0415
     lays = _layouts(args.specs)
     found = _probes(lays, args.ids)
     say = (lambda line: print(line, file=sys.stderr)) if args.format == "json" else print  # JSON: one document
@@ -92,12 +99,17 @@ def _guard(fn: Any) -> Any:
             return int(fn(args))
         except SpecError as e:
             print(e.one_line(), file=sys.stderr)
-        except (_Fail, probes.ProbeError, cuda.HardwareError, UsageError) as e:
+        except (_Fail, UsageError) as e:
             print(f"ptx-verify: error: {e}", file=sys.stderr)
         except OSError as e:
             where = f"{e.filename}: " if e.filename else ""
             print(f"ptx-verify: error: {where}{(e.strerror or str(e)).lower()}", file=sys.stderr)
         except subprocess.SubprocessError as e:
+            print(f"ptx-verify: error: {e}", file=sys.stderr)
+        except Exception as e:  # the probe modules' own bad-input errors (imported with the command)
+            from ..hardware import cuda, probes  # noqa: PLC0415
+            if not isinstance(e, (probes.ProbeError, cuda.HardwareError)):
+                raise
             print(f"ptx-verify: error: {e}", file=sys.stderr)
         return 2
     return run

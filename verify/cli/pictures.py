@@ -10,8 +10,6 @@ import argparse
 from .. import api
 from ..errors import UsageError
 from ..outputs.progress import Progress
-from ..outputs.report import check_tree, write_tree
-from ..outputs.svg import needs_condensing, picture_files
 from . import inputs
 
 
@@ -20,6 +18,8 @@ def _svg_only(name: str) -> bool:
 
 
 def cmd_pictures(args: argparse.Namespace) -> int:
+    from ..outputs.report import check_tree, write_tree  # noqa: PLC0415 - pictures load when asked for
+    from ..outputs.svg import needs_condensing, picture_files  # noqa: PLC0415
     check_tree(args.out, owned=_svg_only, what="a picture set")  # refused before any work
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()

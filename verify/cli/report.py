@@ -12,11 +12,11 @@ from ..checks.fixes import MAX_DELTA, MAX_DELTA_LIMIT
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
 from ..outputs.progress import Progress
-from ..outputs.report import check_tree, write_report
 from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..outputs.report import check_tree, write_report  # noqa: PLC0415 - the report loads when asked for
     check_tree(args.out)  # an output that cannot be written is refused before any work
     progress = Progress.for_stream()
     with progress.stage("loading specs"):

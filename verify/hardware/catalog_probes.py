@@ -33,6 +33,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from ..layout.ids import corrected_id
 from ..layout.model import Layout
 from .grouping import InstructionGroup
 
@@ -268,7 +269,7 @@ def movement_probes(group: InstructionGroup, negatives: bool = False) -> list[Ca
             tested = tuple(x.instance(**env) if x.is_family else x for x in group.tested(lay))
             out.append(dataclasses.replace(build(inst), tested=tested))
     if negatives:
-        for doc in (y for y in group.layouts if not y.corrected and any(z.id == y.id + "@corrected" for z in group.layouts)):
+        for doc in (y for y in group.layouts if not y.corrected and any(z.id == corrected_id(y.id) for z in group.layouts)):
             if doc.instruction in ("tcgen05.ld", "ldmatrix"):
                 inst = doc.instance(NUM=1)
                 p = build(inst)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
+from ..layout.ids import corrected_id
 from ..layout.model import Layout
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
 from . import wgmma, wmma
@@ -128,7 +129,7 @@ def _build_wmma(group: InstructionGroup, _all: Sequence[Layout], neg: bool) -> t
             chosen = {"A": frags[key], "B": frags["B:" + atype], "C": frags["C:" + ct]}
             tested = group.tested(*chosen.values())
             out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, tested)))
-            doc = next((y for y in group.layouts if y.id + "@corrected" == chosen["C"].id), None)
+            doc = next((y for y in group.layouts if corrected_id(y.id) == chosen["C"].id), None)
             if neg and doc is not None:
                 out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, (doc,), doc_c=doc)))
     return out, []

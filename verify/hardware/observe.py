@@ -30,6 +30,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .probes import SPARSE_METADATA, Instruction, Operand
+from ..layout.ids import corrected_id
 from ..errors import SpecError
 from ..files import read_json
 from ..layout.model import Layout
@@ -472,7 +473,7 @@ def expected_status(lay: Layout, layouts: Iterable[Layout]) -> str:
     probes' metadata); every other layout (a corrected one, one without erratum, a doc layout whose erratum
     is in its words only, e.g. the element list) is expected ``confirmed`` (a layout the doc leaves
     unspecified, wmma: ``observed``)."""
-    fixed = next((x for x in layouts if x.corrected and x.id == lay.id + "@corrected"), None)
+    fixed = next((x for x in layouts if x.corrected and x.id == corrected_id(lay.id)), None)
     fine = "observed" if lay.unspecified else "confirmed"  # wmma: the map is observed, never doc-stated
     if fixed is None or lay.corrected:
         return fine

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
+from ..layout.ids import base_id, corrected_id
 from ..files import OutputError, check_writable_dir, output_error, read_text
 from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix, search_fix
 from ..checks.fragment import DEFAULT_TIMEOUT
@@ -138,15 +139,15 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
     def rank(lid: str) -> float:
         if lid in order:
             return order[lid]
-        if lid + "@corrected" in order:
-            return order[lid + "@corrected"] - 0.5
+        if corrected_id(lid) in order:
+            return order[corrected_id(lid)] - 0.5
         return float(len(order))
 
     check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
     grouped: dict[str, list[Finding]] = {}
     other: list[Finding] = []
     for f in report.findings:
-        if f.layout in by_id or (f.check == "syntax" and f.layout + "@corrected" in by_id):
+        if f.layout in by_id or (f.check == "syntax" and corrected_id(f.layout) in by_id):
             grouped.setdefault(f.layout, []).append(f)
         else:
             other.append(f)
@@ -170,7 +171,7 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
     res = by_id.get(lid)
     lay = res.layout if res else None
     e = LayoutEntry(lid, lay, fs)
-    cres = by_id.get(lid + "@corrected")
+    cres = by_id.get(corrected_id(lid))
     if cres is not None and not (lay is not None and lay.corrected):
         e.corrected, e.corrected_result = cres.layout, cres
     e.pictured = lay if lay is not None else e.corrected
@@ -284,7 +285,7 @@ def _source_line(lay: Layout) -> str:
 def _notes(lay: Layout, syntax_ids: set[str]) -> list[str]:
     out = []
     if lay.corrected:
-        out.append("corrected" + (" (doc formula does not parse)" if lay.id.removesuffix("@corrected") in syntax_ids else ""))
+        out.append("corrected" + (" (doc formula does not parse)" if base_id(lay.id) in syntax_ids else ""))
     if any(v == "refuted" for v in lay.expect.values()):
         out.append("known erratum")
     if lay.derived:
@@ -389,7 +390,7 @@ def render_markdown(m: Model) -> str:
     shown_syntax: set[str] = set()
     for r in m.results:
         lay = r.layout
-        base = lay.id.removesuffix("@corrected")
+        base = base_id(lay.id)
         if lay.corrected and base in syntax_ids and base not in shown_syntax:
             shown_syntax.add(base)
             a(_md_row_syntax(lay, base))
@@ -660,7 +661,7 @@ def render_html(m: Model) -> str:
     shown: set[str] = set()
     for r in m.results:
         lay = r.layout
-        base = lay.id.removesuffix("@corrected")
+        base = base_id(lay.id)
         types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
         head = (f"<td>{esc(lay.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
                 f"<td>{esc(lay.operand)}</td><td>{esc(types).replace('/', '/<wbr>')}</td>")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
+from ..layout.ids import corrected_id
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, Report
@@ -204,7 +205,7 @@ class Index:
         if ops:  # the operand whose doc text is at fault, if one is
             return next((op for op in ops if op.erratum),
                         next((op for op in ops if any(v != "proved" for v in op.expect.values())), ops[0]))
-        return self.layouts.get(sid + "@corrected")
+        return self.layouts.get(corrected_id(sid))
 
     def where(self, f: Finding) -> Where | None:
         c = f.counterexample or {}
@@ -220,8 +221,8 @@ class Index:
         if check in _DESIGNED:
             return _DESIGNED[check]
         lays = [self.layouts[sid]] if sid in self.layouts else list(self.operands(sid))
-        if sid + "@corrected" in self.layouts:
-            lays.append(self.layouts[sid + "@corrected"])
+        if corrected_id(sid) in self.layouts:
+            lays.append(self.layouts[corrected_id(sid)])
         texts = []
         for lay in lays:
             if lay.erratum and lay.erratum.strip() not in texts:

@@ -15,33 +15,28 @@ the operand extent when the notation states it, the original text and the notati
   command line, the API constructors and ``import_as`` follow from the registrations
 """
 from .build import import_as, to_layout
-from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula
-from .cute_headers import (
-    HeaderResult,
-    Skipped,
-    TraitEntry,
-    find_mma_headers,
-    ptx_type,
-    read_header,
-    read_headers,
-)
 from .errors import NeedsMember, NotationError, TVImport
-from .expr import import_index_code, parse_index_code
-from .table import (
-    LayoutTable,
-    TableEntry,
-    import_table,
-    parse_table,
-    table_from_entries,
-    table_to_formula,
-)
 from .registry import Notation, Option, notation, notations, register
-from .triton import TritonLayout, import_triton, parse_triton, triton_to_formula
 
-__all__ = [
-    "CuteLayout", "NeedsMember", "Notation", "Option", "HeaderResult", "LayoutTable", "NotationError", "Skipped", "TVImport", "TableEntry",
-    "TraitEntry", "TritonLayout", "find_mma_headers", "import_as", "import_cute", "import_index_code", "import_table",
-    "import_triton", "notation", "notations", "parse_cute", "register", "parse_index_code", "parse_table", "parse_triton", "ptx_type", "read_header",
-    "read_headers", "table_from_entries", "table_to_formula", "to_layout", "triton_to_formula",
-    "tv_to_formula",
-]
+# The readers' own names load with their module on first use (the CuTe header reader is large and only
+# ``crosscheck`` needs it).
+_LAZY = {
+    "cute": ("CuteLayout", "import_cute", "parse_cute", "tv_to_formula"),
+    "cute_headers": ("HeaderResult", "Skipped", "TraitEntry", "find_mma_headers", "ptx_type", "read_header",
+                     "read_headers"),
+    "expr": ("import_index_code", "parse_index_code"),
+    "table": ("LayoutTable", "TableEntry", "import_table", "parse_table", "table_from_entries", "table_to_formula"),
+    "triton": ("TritonLayout", "import_triton", "parse_triton", "triton_to_formula"),
+}
+
+
+def __getattr__(name: str) -> object:
+    import importlib  # noqa: PLC0415
+    for module, names in _LAZY.items():
+        if name in names:
+            return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["NeedsMember", "Notation", "NotationError", "Option", "TVImport", "import_as", "notation", "notations",
+           "register", "to_layout", *(n for names in _LAZY.values() for n in names)]

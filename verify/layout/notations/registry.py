@@ -77,14 +77,25 @@ def notation(name: str) -> Notation:
     return _REGISTRY[name]
 
 
+_MARK = "register(Notation("
+
+
 def _load_all() -> None:
-    """Import every module of the notations package, so that each registers itself."""
+    """Import every notation module of the package, so that each registers itself.  A notation module is
+    one whose source calls ``register(Notation(...))``; the package's other modules (CuTe header readers,
+    shared-memory readers, the errors and build modules) are not imported for it."""
     import importlib  # noqa: PLC0415
-    import pkgutil  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
 
-    for mod in sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])):
-        importlib.import_module(f"{__package__}.{mod}")
+    if _LOADED:
+        return
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        if path.name != "registry.py" and _MARK in path.read_text(encoding="utf-8"):
+            importlib.import_module(f"{__package__}.{path.stem}")
+    _LOADED.append(True)
+
+
+_LOADED: list[bool] = []
 
 
 def read_options(n: Notation, options: dict[str, Any]) -> dict[str, Any]:
