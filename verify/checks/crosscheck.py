@@ -132,7 +132,7 @@ class SpecIndex:
     """The catalog's ``mma`` and ``wgmma`` layouts by (shape, operand, PTX type, variant); wgmma's are
     families over ``N`` (shape ``m64nNk16``), ``wgmma.sp``'s under their own instruction."""
 
-    INSTRUCTIONS = ("mma", "wgmma", "wgmma.sp")
+    INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp")
 
     def __init__(self, layouts: Iterable[Layout]) -> None:
         self.by: dict[tuple[str, str, str, str, str | None], list[Layout]] = {}
@@ -205,13 +205,15 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
     instruction = "mma"
     if warpgroup:
         instruction, shape, params = ("wgmma.sp" if sparse else "wgmma"), f"m{m}nNk{k}", (("N", n),)
+    elif sparse:
+        instruction = "mma.sp"
     if not index.has_shape(shape, instruction):
         if warpgroup and not index.shapes & {f"wgmma {s}" for s in ("m64nNk16", "m64nNk8")}:
             reason = "warpgroup MMA (wgmma, 128 threads): the catalog has no wgmma specs"
         elif warpgroup:
             reason = f"no {instruction} spec of shape {shape}"
         else:
-            reason = f"no mma spec of shape {shape}"
+            reason = f"no {instruction} spec of shape {shape}"
         return [Row("unmatched", t.name, "", header, t.line, detail=reason)]
     a_type = ptx_type(_element_type(t.value_types[0]))
     ops = [("A", t.value_types[0]), ("B", t.value_types[1]), ("C", t.value_types[2])]

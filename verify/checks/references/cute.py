@@ -37,14 +37,41 @@ DP_BITS = 21            # CuTe's TMEM::DP_b: a TMEM lane is 2^16 32-bit columns,
 MAX_BITS = 1 << 24
 
 
+def installed_headers() -> Path | None:
+    """The include directory of an installed ``nvidia-cutlass`` (found without importing it), or None."""
+    import importlib.util  # noqa: PLC0415
+    try:
+        found = importlib.util.find_spec("cutlass_library")
+    except (ImportError, ValueError):
+        return None
+    for base in (found.submodule_search_locations or []) if found is not None else []:
+        inc = Path(base) / "source" / "include"
+        if inc.is_dir():
+            return inc
+    return None
+
+
 def probe() -> str:
     """'' when the reference can run (a compiler, the CUDA headers and CuTe's headers), else why not."""
     why = compile_cute.probe()
     if why:
         return why
-    from ... import api  # noqa: PLC0415  (the installed nvidia-cutlass, found without importing it)
-    return "" if api.cutlass_headers() is not None else \
-        "no CuTe headers: pip install 'ptx-layout-verify[cutlass]' (nvidia-cutlass), or give --cute PATH"
+    return "" if installed_headers() is not None else \
+        "no CuTe headers: pip install 'ptx-layout-verify[refs]' (nvidia-cutlass), or give --cute PATH"
+
+
+def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | Path | None = None) -> CrosscheckReport:
+    """The registry's entry: ``path`` (a CUTLASS include directory) or the installed nvidia-cutlass."""
+    root = Path(path) if path is not None else installed_headers()
+    if root is None:
+        raise FileNotFoundError(probe())
+    if not (root / "cute").is_dir():
+        found = sorted(root.rglob("cute/atom"))
+        if not found:
+            raise FileNotFoundError(f"no cute/atom under {root}: the compiled reference needs a CUTLASS include "
+                                    "directory (with cute/ and cutlass/)")
+        root = found[0].parent.parent
+    return evaluate(root, specs, timeout)
 
 
 def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEOUT, *,
@@ -88,18 +115,39 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
 
 
 def _mma_rows(req: Request, p: Printed, index: SpecIndex, cache: dict, timeout: float) -> list[Row]:
+    """One MMA trait's rows; an operand layout CuTe prints but cannot be a layout (a stride not congruent
+    with its shape: the compiler accepts the type, CuTe's algebra cannot use it) is a malformed row of
+    the spec it would be compared with."""
     try:
-        shape = p.layout("Shape_MNK")
-        mnk = tuple(s for s, _ in shape.leaves())
-        entry = TraitEntry(req.name, tuple(p.types.get(f"ValType{x}", "") for x in "ABCD"),  # type: ignore[arg-type]
-                           mnk, p.layout("ThrID"), p.layout("ALayout"), p.layout("BLayout"), p.layout("CLayout"),
-                           req.line, req.header)
+        shape, thr = p.layout("Shape_MNK"), p.layout("ThrID")
     except NotationError as e:
-        return [Row("malformed", req.name, "", req.header, req.line,
-                    detail=f"CuTe prints {e.message} (the compiler accepts the type; CuTe's algebra cannot use it)")]
+        return [Row("malformed", req.name, "", req.header, req.line, detail=f"CuTe prints {e.message}")]
+    mnk = tuple(s for s, _ in shape.leaves())
     if len(mnk) != 3:
         return [Row("malformed", req.name, "", req.header, req.line, detail=f"Shape_MNK {shape} is not (M,N,K)")]
+    types = tuple(p.types.get(f"ValType{x}", "") for x in "ABCD")
+    ops: dict[str, CuteLayout] = {}
+    bad: list[Row] = []
+    for op in "ABC":
+        try:
+            ops[op] = p.layout(f"{op}Layout")
+        except NotationError as e:
+            m, n, k = mnk
+            like = index.match(f"m{m}n{n}k{k}", op, _ptx(types["ABC".index(op)]) or "", None,
+                               _ptx(types[0]))
+            bad.append(Row("malformed", req.name, op, req.header, req.line, spec=like.id if like else "",
+                           layout=p.raw[f"{op}Layout"][0],
+                           detail=f"{op}Layout: {e.message} (the compiler accepts the type; CuTe's algebra "
+                                  "cannot use it)"))
+    if bad:
+        return bad   # a trait with a broken operand is reported once, as that operand
+    entry = TraitEntry(req.name, types, mnk, thr, ops["A"], ops["B"], ops["C"], req.line, req.header)  # type: ignore[arg-type]
     return _trait_rows(entry, req.header, index, cache, timeout)
+
+
+def _ptx(value_type: str) -> str | None:
+    from ...layout.notations import ptx_type  # noqa: PLC0415
+    return ptx_type(value_type)
 
 
 # ----------------------------------------------------------------------------- copy traits
