@@ -33,6 +33,7 @@ from . import compile_cute
 from .common import Evaluated, conform_rows, find
 
 NAME = "cute"
+_SHAPE_AT = re.compile(r" \(shape written at \d+:\d+\)")   # a position in the program's output, not the header
 DP_BITS = 21            # CuTe's TMEM::DP_b: a TMEM lane is 2^16 32-bit columns, addresses count bits
 MAX_BITS = 1 << 24
 
@@ -137,8 +138,8 @@ def _mma_rows(req: Request, p: Printed, index: SpecIndex, cache: dict, timeout: 
                                _ptx(types[0]))
             bad.append(Row("malformed", req.name, op, req.header, req.line, spec=like.id if like else "",
                            layout=p.raw[f"{op}Layout"][0],
-                           detail=f"{op}Layout: {e.message} (the compiler accepts the type; CuTe's algebra "
-                                  "cannot use it)"))
+                           detail=f"{op}Layout: {_SHAPE_AT.sub('', e.message)} (the compiler accepts the type; "
+                                  "CuTe's algebra cannot use it)"))
     if bad:
         return bad   # a trait with a broken operand is reported once, as that operand
     entry = TraitEntry(req.name, types, mnk, thr, ops["A"], ops["B"], ops["C"], req.line, req.header)  # type: ignore[arg-type]

@@ -156,12 +156,12 @@ def discover_text(text: str, header: str) -> list[Request]:
         nm = re.match(r"([A-Za-z_][A-Za-z0-9_:]*)\s*(<.*>)?\s*$", inner, re.S)
         line = clean.count("\n", 0, m.start("kind")) + 1
         kind = "mma" if m.group("kind") == "MMA_Traits" else "copy"
+        if len(_split_top(inner)) > 1:   # MMA_Traits<Op, Args...>: a partial specialisation over its arguments
+            out.append(Request(kind, " ".join(_split_top(inner)[0].split("<")[0].split()), "", header, line,
+                               "templated over trait arguments (partial specialisation: not instantiated)"))
+            continue
         if nm is None:
             out.append(Request(kind, " ".join(inner.split()), "", header, line, "not a named atom"))
-            continue
-        if len(_split_top(inner)) > 1:   # MMA_Traits<Op, Args...>: a partial specialisation over its arguments
-            out.append(Request(kind, " ".join(inner.split(",")[0].split()), "", header, line,
-                               "templated over trait arguments (partial specialisation: not instantiated)"))
             continue
         name, args = nm.group(1), (nm.group(2)[1:-1] if nm.group(2) else None)
         inst, reason = _instance(name, args, m.group("params"))
