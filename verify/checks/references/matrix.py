@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...layout.model import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
 from . import NAMES, ORIGINS
@@ -71,6 +72,7 @@ class Matrix:
     layouts: tuple[str, ...]
     derived: frozenset[str]
     cells: Mapping[str, Mapping[str, Cell]]
+    unspecified: frozenset[str] = frozenset()   # the doc leaves the layout open (wmma): check's n/a
 
     def status(self, layout_id: str) -> dict[str, str]:
         return {r: self.cells[layout_id][r].status for r in self.references}
@@ -79,9 +81,17 @@ class Matrix:
         """The independent origins that agree with the layout."""
         return sorted({ORIGINS[r] for r in self.references if self.cells[layout_id][r].status == "agrees"})
 
-    def explained(self, layout_id: str) -> bool:
-        """A difference some cell explains: the doc's erratum, or a reviewed reference difference."""
-        return any(c.erratum or c.known for c in self.cells[layout_id].values())
+    def explained(self, layout_id: str) -> str:
+        """Why the layout cannot have two agreeing references, when a finding says so: the doc leaves it
+        unspecified, it is the doc's erratum (its correction is compared), or a reference differs in a
+        reviewed way; '' otherwise."""
+        if layout_id in self.unspecified:
+            return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
+        cells = self.cells[layout_id].values()
+        if any(c.erratum for c in cells):
+            return "the doc's erratum: the references are compared with its correction"
+        known = next((c.known for c in cells if c.known), "")
+        return f"a reference differs (reviewed): {known}" if known else ""
 
     def coverage(self) -> dict[str, Any]:
         n = len(self.layouts)
@@ -93,6 +103,7 @@ class Matrix:
         return {"layouts": n, "two_or_more": len(two), "one": len(one), "none": n - len(two) - len(one),
                 "explained_below_two": len(explained),
                 "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
+                "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
                 "derived": len(der), "derived_two_or_more": len(der_two)}
 
     def findings(self) -> list[Finding]:
@@ -116,6 +127,8 @@ class Matrix:
             "unavailable": dict(self.unavailable),
             "coverage": self.coverage(),
             "layouts": [{"id": lid, "derived": lid in self.derived, "origins_agreeing": self.origins(lid),
+                         **({"explained": self.explained(lid)} if len(self.origins(lid)) < 2 and self.explained(lid)
+                            else {}),
                          "cells": {r: self.cells[lid][r].to_json() for r in self.references}}
                         for lid in self.layouts]}}
 
@@ -149,14 +162,15 @@ class Matrix:
             lines.append(f"  {r}: unavailable ({why})")
         lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
                      f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
-                     f"{cov['derived']}")
+                     f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains: "
+                     f"{cov['percent_two_or_more_or_explained']}%")
         below = [lid for lid in self.layouts if len(self.origins(lid)) < 2]
         if below and limit:
             lines.append(f"fewer than two independent references ({len(below)}):")
             for lid in below[:limit]:
                 agree = self.origins(lid)
-                lines.append(f"  {lid}: " + (", ".join(agree) if agree else "none") +
-                             (" (explained)" if self.explained(lid) else ""))
+                why = self.explained(lid)
+                lines.append(f"  {lid}: " + (", ".join(agree) if agree else "none") + (f" ({why})" if why else ""))
             if len(below) > limit > 0:
                 lines.append(f"  ... {len(below) - limit} more (--format json lists every layout)")
         return lines
@@ -170,6 +184,7 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
     ids = tuple(lay.id for lay in lays)
     derived = frozenset(lay.id for lay in lays if getattr(lay, "derived", "") and
                         not str(lay.derived).startswith("same as"))
+    unspecified = frozenset(lay.id for lay in lays if isinstance(getattr(lay, "map", None), UnspecifiedMap))
     names = tuple(n for n in NAMES if n in reports)
     by: dict[str, dict[str, list[Row]]] = {}
     versions_in = versions
@@ -188,7 +203,7 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
         cells[lid] = {}
         for name in names:
             cells[lid][name] = _cell(name, lid, ids, by.get(name, {}), name in unavailable, unavailable.get(name, ""))
-    return Matrix(names, versions, unavailable, ids, derived, cells)
+    return Matrix(names, versions, unavailable, ids, derived, cells, unspecified)
 
 
 def _members(rows: list[Row]) -> tuple[str, ...]:

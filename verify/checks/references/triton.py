@@ -32,6 +32,8 @@ from ..fragment import DEFAULT_TIMEOUT
 from .common import Evaluated, conform_rows
 
 NAME = "triton"
+# tcgen05.ld/st shapes Triton lays out (16x32bx2 it only infers), and the 32-bit columns per .num
+TMEM_COLS = {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8}
 RUN_TIMEOUT = 600.0
 ACC_TYPES = {"f32", "f16", "s32"}
 # (k_width, PTX types it serves, mma K, wgmma K)
@@ -79,6 +81,10 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
                     continue
                 out.append(({"layout": "nvmma", "version": [3, 0], "warps": [4, 1], "instr": [16, n, 16],
                              "shape": [64, n], "arch": "cuda:90"}, lay, (("N", n),)))
+        elif lay.instruction in ("tcgen05.ld", "tcgen05.st") and shape in TMEM_COLS:
+            for num in dict((p.name, p.values) for p in lay.domain.params).get("NUM", ()):
+                out.append(({"layout": "tmem_reg", "variant": shape, "num_warps": 4,
+                             "shape": [128, num * TMEM_COLS[shape]]}, lay, (("NUM", num),)))
         elif lay.instruction == "wgmma" and lay.operand == "A":
             k = int(shape.rsplit("k", 1)[1])
             for kw, types, _, kk in DOT:
@@ -88,7 +94,32 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
     return out
 
 
+def _tmem_entries(doc: dict, variant: str) -> tuple[tuple[int, int, int, int], ...]:
+    """Warp 0's registers of Triton's [128, C] layout, one instruction's worth: for a 16-lane shape the
+    register bit that moves to TMEM lanes 16-31 (basis [16, 0], the warp's second instruction) is fixed
+    at 0, the other register bits keep their order."""
+    reg, lane = doc["reg_bases"], doc["lane_bases"]
+    keep = [b for b, v in enumerate(reg) if not (variant.startswith("16x") and v == [16, 0])]
+    if len(lane) != 5 or len(keep) < len(reg) - (1 if variant.startswith("16x") else 0):
+        raise NotationError(f"unexpected Triton layout for {variant}: {doc.get('printed', '')}")
+    out = []
+    for ln in range(32):
+        for i in range(1 << len(keep)):
+            row = col = 0
+            for k, v in enumerate(lane):
+                if ln >> k & 1:
+                    row, col = row ^ v[0], col ^ v[1]
+            for j, b in enumerate(keep):
+                if i >> j & 1:
+                    row, col = row ^ reg[b][0], col ^ reg[b][1]
+            out.append((ln, i, row, col))
+    return tuple(out)
+
+
 def _describe(r: dict) -> str:
+    if r["layout"] == "tmem_reg":
+        return (f"_compute_tmem_reg_layout(float32, {r['shape']}, TensorMemoryLayout(block={tuple(r['shape'])}, "
+                f"col_stride=1), num_warps={r['num_warps']}, {r['variant']!r}) warp 0")
     parent = f"NVMMADistributedLayout(version={r['version']}, warps_per_cta={r['warps']}, instr_shape={r['instr']})"
     if r["layout"] == "nvmma":
         return f"{parent} {r['shape']}"
@@ -148,10 +179,17 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
             items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
                                    error="Triton did not produce this layout (the subprocess stopped)"))
             continue
+        if "error" in doc:
+            items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
+                                   unmatched=f"Triton does not lay this out: {doc['error'][:160]}"))
+            continue
         try:
-            tl = parse_triton(json.dumps({k: doc[k] for k in ("reg_bases", "lane_bases", "warp_bases",
-                                                                 "block_bases", "shape")}), "triton")
-            entries = tuple((t, i, *tl.at_thread(t, i)) for t in range(tl.threads) for i in range(tl.values))
+            if req["layout"] == "tmem_reg":
+                entries = _tmem_entries(doc, req["variant"])
+            else:
+                tl = parse_triton(json.dumps({k: doc[k] for k in ("reg_bases", "lane_bases", "warp_bases",
+                                                                     "block_bases", "shape")}), "triton")
+                entries = tuple((t, i, *tl.at_thread(t, i)) for t in range(tl.threads) for i in range(tl.values))
         except NotationError as e:
             items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=doc.get("printed", text),
                                    error=e.message))

@@ -23,13 +23,24 @@ def main() -> int:
     builders: dict[str, object] = {}
     print(json.dumps({"triton_version": triton.__version__}), flush=True)
     for r in requests:
-        b = builders.get(r["arch"])
-        if b is None:
-            b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
-        parent = gl.NVMMADistributedLayout(version=r["version"], warps_per_cta=r["warps"], instr_shape=r["instr"])
-        lay = parent if r["layout"] == "nvmma" else gl.DotOperandLayout(operand_index=r["op"], parent=parent,
-                                                                         k_width=r["k_width"])
-        ll = b.to_linear_layout(lay._to_ir(b), r["shape"])
+        if r["layout"] == "tmem_reg":   # the registers of a tcgen05.ld/st of a [128, C] 32-bit tile, 4 warps
+            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            try:
+                ll = bw._compute_tmem_reg_layout(gl.float32, r["shape"], r["shape"],
+                                                 bw.TensorMemoryLayout(block=tuple(r["shape"]), col_stride=1),
+                                                 r["num_warps"], r["variant"])
+            except Exception as e:  # noqa: BLE001 - a shape Triton refuses is reported, not fatal
+                print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
+                continue
+        else:
+            b = builders.get(r["arch"])
+            if b is None:
+                b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
+            parent = gl.NVMMADistributedLayout(version=r["version"], warps_per_cta=r["warps"],
+                                               instr_shape=r["instr"])
+            lay = parent if r["layout"] == "nvmma" else gl.DotOperandLayout(operand_index=r["op"], parent=parent,
+                                                                             k_width=r["k_width"])
+            ll = b.to_linear_layout(lay._to_ir(b), r["shape"])
         out = {"key": r["key"], "printed": str(ll), "shape": r["shape"]}
         for name in ("reg_bases", "lane_bases", "warp_bases", "block_bases"):
             out[name] = [list(v) for v in getattr(ll, name)]
