@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
 from conftest import ROOT, SPECS, cli
@@ -22,7 +21,7 @@ from verify.checks.references import NAMES, compile_cute, matrix, reference
 from verify.checks.references import cute as cute_ref
 from verify.checks.references import tensor_layouts as tl_ref
 from verify.checks.references import triton as triton_ref
-from verify.checks.references.common import Evaluated, conform_rows
+from verify.checks.references.common import conform_rows
 from verify.layout.notations import NotationError
 from verify.layout.notations.cute_compiled import Printed, Request, discover_text, parse_output, program
 
@@ -358,3 +357,25 @@ def test_committed_matrix_is_what_the_installed_references_say():
                                                         "--format json > reports/references.json")
     if len(compared) == len(NAMES):
         assert now == committed
+
+
+def test_report_has_the_matrix_section(capsys, tmp_path):
+    """``report --references FILE``: the section Independent references, rows of the layouts checked."""
+    fake = matrix.build(lays(), {"cute": _report("cute", [Row("agree", "T", "A", "h.hpp", 1, "mma.m16n8k8.A.tf32")]),
+                                 "triton": "no triton"})
+    (tmp_path / "refs.json").write_text(json.dumps(fake.to_json()))
+    out = tmp_path / "rep"
+    rc, stdout, err = cli(capsys, "report", str(SPECS / "mma.m16n8k8.toml"), "--references",
+                          str(tmp_path / "refs.json"), "--out", str(out))
+    assert rc == 0, err
+    md = (out / "report.md").read_text()
+    section = md.split("## Independent references", 1)[1].split("\n---", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("| mma")]
+    assert len(rows) == 9 and "| mma.m16n8k8.A.tf32 | = | ? | 1 |" in section
+    assert "wgmma" not in section                                   # only the layouts this report checked
+    assert '<h2 id="references">Independent references</h2>' in (out / "report.html").read_text()
+    (tmp_path / "bad.json").write_text('{"schema": 1}')
+    rc, stdout, err = cli(capsys, "report", str(SPECS / "mma.m16n8k8.toml"), "--references",
+                          str(tmp_path / "bad.json"), "--out", str(tmp_path / "rep2"))
+    assert (rc, stdout) == (2, "") and "not a `ptx-verify crosscheck --matrix --format json` document" in err
+    assert not (tmp_path / "rep2").exists()

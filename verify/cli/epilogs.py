@@ -100,13 +100,15 @@ exit codes:
   1  it does not (what each lane needs is printed), or a map the doc leaves unspecified (wmma)
 {_BAD_INPUT}; a family (wgmma N, ldmatrix NUM) too""",
     "crosscheck": f"""\
-example:
+examples:
   ptx-verify crosscheck --cute ../cutlass/include
+  ptx-verify crosscheck --reference cute            # CuTe compiled host-only (g++, the CUDA headers)
+  ptx-verify crosscheck --matrix --format json > reports/references.json
 
 exit codes:
-  0  every CuTe MMA_Traits layout checked agrees with the spec
+  0  every layout the reference states agrees with the spec (--matrix: no difference that is not reviewed)
   1  some differ or cannot be read
-{_BAD_INPUT}; also no CuTe headers found""",
+{_BAD_INPUT}; also no CuTe headers found, or the reference is unavailable here (the reason is printed)""",
 }
 
 

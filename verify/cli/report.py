@@ -12,11 +12,15 @@ from ..checks.fixes import MAX_DELTA
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
 from ..outputs.progress import Progress
-from ..outputs.report import OutputError, write_report
+from ..outputs.report import OutputError, read_references, write_report
 from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        refs = read_references(args.references) if args.references else None
+    except OutputError as e:
+        raise UsageError(str(e)) from None
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(list(args.paths), docs=args.docs)
@@ -26,7 +30,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     try:
-        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress)
+        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
+                         references=refs)
     except (OutputError, OSError) as e:
         raise UsageError(str(e)) from None
     n_svg = sum(1 for e in m.entries if e.svg_file) + sum(1 for e in m.entries if e.svg_full_file)
@@ -47,6 +52,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="doc pages or directories: add the errata ingest finds in their text (their "
                         "layouts are not checked; use this with curated specs)")
     r.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
+    r.add_argument("--references", metavar="FILE", default=None,
+                   help="add the section Independent references: the agreement matrix of a `ptx-verify crosscheck "
+                        "--matrix --format json` file (e.g. reports/references.json)")
     r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help="seconds per Z3 query (default 10)")
     r.add_argument("--max-delta", type=options.nonnegative, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}; 0 turns it off)")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 NAMES = ("cute", "cute-text", "triton", "tensor-layouts")
 ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts"}
@@ -52,5 +52,3 @@ def probe_all() -> dict[str, str]:
     """name -> '' (available) or why not."""
     return {n: reference(n).probe() for n in NAMES}
 
-
-Evaluator = Callable[[list, float, "str | Path | None"], Any]

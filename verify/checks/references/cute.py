@@ -140,10 +140,13 @@ def _mma_rows(req: Request, p: Printed, index: SpecIndex, cache: dict, timeout: 
                            layout=p.raw[f"{op}Layout"][0],
                            detail=f"{op}Layout: {_SHAPE_AT.sub('', e.message)} (the compiler accepts the type; "
                                   "CuTe's algebra cannot use it)"))
-    if bad:
-        return bad   # a trait with a broken operand is reported once, as that operand
-    entry = TraitEntry(req.name, types, mnk, thr, ops["A"], ops["B"], ops["C"], req.line, req.header)  # type: ignore[arg-type]
-    return _trait_rows(entry, req.header, index, cache, timeout)
+    if len(bad) == 3:
+        return bad
+    stand_in = next(iter(ops.values()))   # a broken operand's rows are replaced by its malformed row
+    entry = TraitEntry(req.name, types, mnk, thr, ops.get("A", stand_in), ops.get("B", stand_in),  # type: ignore[arg-type]
+                       ops.get("C", stand_in), req.line, req.header)
+    broken = {r.operand for r in bad} | ({"D"} if "C" in {r.operand for r in bad} else set())
+    return bad + [r for r in _trait_rows(entry, req.header, index, cache, timeout) if r.operand not in broken]
 
 
 def _ptx(value_type: str) -> str | None:
