@@ -379,3 +379,12 @@ def test_report_has_the_matrix_section(capsys, tmp_path):
                           str(tmp_path / "bad.json"), "--out", str(tmp_path / "rep2"))
     assert (rc, stdout) == (2, "") and "not a `ptx-verify crosscheck --matrix --format json` document" in err
     assert not (tmp_path / "rep2").exists()
+
+
+def test_a_toolchain_that_fails_makes_the_reference_unavailable_with_the_reason(monkeypatch):
+    def broken(*a, **k):
+        raise compile_cute.ToolchainError("CuTe's headers do not compile here: cute/x.hpp:1: error: boom")
+    monkeypatch.setattr(compile_cute, "run", broken)
+    m = api.references(specs(), names=["cute"])
+    assert set(m.status(lays()[0].id).values()) == {"unavailable"}
+    assert m.unavailable["cute"] and m.findings() == []

@@ -44,7 +44,7 @@ class Run:
     cached: bool = False
 
 
-class ToolchainError(Exception):
+class ToolchainError(RuntimeError):
     """No compiler, no CUDA headers, or headers that do not compile at all: the reference is unavailable."""
 
 

@@ -147,8 +147,11 @@ def _run_once(requests: list[dict]) -> tuple[str, dict[str, dict]]:
     # shadow the triton package
     source = Path(__file__).with_name("triton_dump.py").read_text(encoding="utf-8")
     with tempfile.TemporaryDirectory(prefix="ptx-verify-triton-") as tmp:
-        proc = subprocess.run([sys.executable, "-I", "-c", source], input=json.dumps(requests), capture_output=True,
-                              text=True, timeout=RUN_TIMEOUT, cwd=tmp)
+        try:
+            proc = subprocess.run([sys.executable, "-I", "-c", source], input=json.dumps(requests),
+                                  capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the Triton subprocess did not finish in {RUN_TIMEOUT:.0f} s") from None
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
         raise RuntimeError(f"the Triton subprocess printed nothing (exit {proc.returncode}): "
