@@ -388,3 +388,32 @@ def test_a_toolchain_that_fails_makes_the_reference_unavailable_with_the_reason(
     m = api.references(specs(), names=["cute"])
     assert set(m.status(lays()[0].id).values()) == {"unavailable"}
     assert m.unavailable["cute"] and m.findings() == []
+
+
+def _maps() -> list:
+    return api.map_layouts(specs())
+
+
+def test_tensor_memory_allocations_as_data_path_and_packing_maps():
+    """CuTe's tmem_frg layouts ((M, N) -> TMEM address, as the compiler prints them) against the maps."""
+    def rows(name: str, printed: str) -> list[Row]:
+        req = Request("tmem", name, "", "cute/atom/mma_traits_sm100.hpp", 462)
+        return conform_rows([cute_ref.datapath_layout(req, Printed("tmem", name, {"Layout": (printed, 1)}),
+                                                      _maps())], 10.0)
+    f = rows("F M=64 N=32 b=32 [tcgen05.datapath.F]", "(((_16,_4),_32),_1,_1):(((_65536,_2097152),_1),_0,_0)")
+    assert [(r.kind, r.spec, r.params) for r in f] == [("agree", "tcgen05.datapath.F", (("BASE", 0), ("N", 32)))]
+    b = rows("B M=64 N=32 b=32 [tcgen05.datapath.B]", "((_64,(_16,_2)),_1,_1):((_65536,(_1,_4194304)),_0,_0)")
+    assert (b[0].kind, b[0].params) == ("agree", (("N", 32),))       # two CTAs: rows 64-127 in CTA 1
+    packed = rows("P M=128 N=64 b=16 [tcgen05.packing.A.b16.packed]", "((_128,_64),_1,_1):((_131072,_1),_0,_0)")
+    assert packed[0].kind == "agree"
+    unpacked = rows("P M=128 N=64 b=16 [tcgen05.packing.A.b16.packed]", "((_128,_64),_1,_1):((_131072,_2),_0,_0)")
+    assert unpacked[0].kind == "differ" and "slot" in unpacked[0].detail
+    wrong = rows("D M=128 N=16 b=32 [tcgen05.datapath.D]", "((_128,_16),_1,_1):((_1,_65536),_0,_0)")
+    assert wrong[0].kind == "differ"
+
+
+def test_triton_tensor_memory_bases_keep_the_smallest_lane():
+    doc = {"rows": [[1, 0], [2, 0], [4, 0], [8, 0], [0, 0], [16, 0], [32, 0]], "cols": [[0, 1]]}
+    got = triton_ref._tmem_map_rows(doc, 2)
+    assert len(got) == 128 and got[:2] == ((0, 0, 0, 0), (0, 1, 0, 1))
+    assert (16, 0, 32, 0) in got and all(lane % 32 < 16 for _, _, lane, _ in got)

@@ -375,7 +375,7 @@ def reference(name: str, specs: Iterable[Spec] | str | Path | None = None, timeo
         why = ref.probe()
         if why:
             raise FileNotFoundError(why)
-    return ref.evaluate(layouts(specs), timeout, path)
+    return ref.evaluate([*layouts(specs), *map_layouts(specs)], timeout, path)
 
 
 def reference_reasons() -> dict[str, str]:

@@ -12,10 +12,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ...layout.model import Layout
+from ...layout.model import Layout, MapLayout
+from ...layout.named import TableMap
 from ...layout.notations import NotationError, table_from_entries, table_to_formula, to_layout
 from ..conform import conform
 from ..crosscheck import Row
+from ..maps import same
 
 Entry = tuple[int, int, "int | None", "int | None"]
 
@@ -34,6 +36,7 @@ class Evaluated:
     text: str = ""     # the reference's own text for the layout
     unmatched: str = ""   # why there is no spec to compare with
     error: str = ""       # why it could not be evaluated (a finding about the reference)
+    map_rows: tuple[tuple[int, ...], ...] = ()   # for a map spec (MapLayout): (inputs..., outputs...) per point
 
 
 def conform_rows(items: Iterable[Evaluated], timeout: float, cache: dict | None = None) -> list[Row]:
@@ -50,7 +53,7 @@ def conform_rows(items: Iterable[Evaluated], timeout: float, cache: dict | None 
             out.append(Row("unmatched", ev.name, ev.part, ev.where, ev.line, detail=ev.unmatched or "no spec",
                            layout=ev.text, params=ev.params))
             continue
-        key = (ev.spec.id, ev.params, ev.entries)
+        key = (ev.spec.id, ev.params, ev.entries, ev.map_rows)
         if key not in cache:
             cache[key] = _decide(ev, timeout)
         res = cache[key]
@@ -68,12 +71,34 @@ def conform_rows(items: Iterable[Evaluated], timeout: float, cache: dict | None 
 def _decide(ev: Evaluated, timeout: float) -> Any:
     assert ev.spec is not None
     member = ev.spec.instance(**dict(ev.params)) if ev.params else ev.spec
+    if isinstance(member, MapLayout):
+        return _decide_map(ev, member, timeout)
     try:
         imp = table_to_formula(table_from_entries(ev.entries), member.prefix, text=ev.text)
         given = to_layout(imp, member, source=ev.where)
         return conform(member, given, timeout, notation="table")
     except NotationError as e:
         return e.message
+
+
+@dataclass(frozen=True)
+class _MapVerdict:
+    """A map comparison in conform's terms (``equal`` or not), for the rows."""
+
+    status: str
+    message: str
+    counterexample: Any
+
+
+def _decide_map(ev: Evaluated, member: MapLayout, timeout: float) -> Any:
+    """The reference's table against the spec map member: ``maps.same``, both engines."""
+    try:
+        table = TableMap(tuple(member.inputs), tuple(member.outputs), ev.map_rows)
+    except ValueError as e:
+        return str(e)
+    res = same(member.map, table, timeout, ("spec", "reference"))
+    status = "equal" if res.status == "proved" else ("differs" if res.status == "refuted" else res.status)
+    return _MapVerdict(status, res.message, res.counterexample)
 
 
 def find(layouts: Iterable[Layout], layout_id: str) -> Layout | None:

@@ -20,10 +20,11 @@ import re
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
-from ...layout.model import Layout
+from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, TraitEntry
 from ...layout.notations.cute import CuteLayout
 from ...layout.notations.cute_compiled import Printed, Request, discover, parse_output
@@ -80,11 +81,12 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     """Every trait under the include root ``root`` against ``specs``."""
     t0 = time.perf_counter()
     layouts = list(specs)
-    requests = discover(root)
+    maps = [x for x in layouts if isinstance(x, MapLayout)]
+    requests = discover(root) + tmem_requests(root, maps)
     run = compile_cute.run(root, requests, use_cache=use_cache)
     printed = parse_output(run.output, requests)
     failed = {f.index: f for f in run.failures}
-    index = SpecIndex(layouts)
+    index = SpecIndex([x for x in layouts if not isinstance(x, MapLayout)])
     rows: list[Row] = []
     templated: dict[str, int] = {}
     cache: dict = {}
@@ -107,6 +109,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
             continue
         if req.kind == "mma":
             rows.extend(_mma_rows(req, p, index, cache, timeout))
+        elif req.kind == "tmem":
+            copies.append(datapath_layout(req, p, maps))
         else:
             copies.extend(copy_layouts(req, p, layouts))
     rows.extend(conform_rows(copies, timeout))
@@ -147,6 +151,93 @@ def _mma_rows(req: Request, p: Printed, index: SpecIndex, cache: dict, timeout: 
                        ops.get("C", stand_in), req.line, req.header)
     broken = {r.operand for r in bad} | ({"D"} if "C" in {r.operand for r in bad} else set())
     return bad + [r for r in _trait_rows(entry, req.header, index, cache, timeout) if r.operand not in broken]
+
+
+# Tensor Memory data paths (9.7.16.10.5) and the CuTe allocator that lays an accumulator out that way:
+# (spec id, allocator, rows per CTA).  Two CTAs split the rows: CTA row // rows-per-CTA holds row % it.
+DATAPATHS = (
+    ("tcgen05.datapath.A", "UMMA::tmem_frg<float, uint32_t, 2>", 128),
+    ("tcgen05.datapath.B", "UMMA::tmem_frg<float, uint32_t, 2>", 64),
+    ("tcgen05.datapath.D", "UMMA::tmem_frg<float, uint32_t, 1>", 128),
+    ("tcgen05.datapath.E", "UMMA::tmem_frg_ws<float, uint32_t, 1>", 64),
+    ("tcgen05.datapath.F", "UMMA::tmem_frg<float, uint32_t, 1>", 64),
+    ("tcgen05.datapath.G", "UMMA::tmem_frg_ws<float, uint32_t, 1>", 32),
+)
+_LANE_SHIFT = 16   # CuTe's TMEM::DP<32-bit>: a lane is 2^16 column addresses
+# Tensor Memory packings (9.7.16.10.4): (spec id, CuTe's allocator for it, M, K, element bits, what uses it)
+PACKINGS = (
+    ("tcgen05.packing.D.b16.unpacked", "UMMA::tmem_frg<half_t, uint32_t, 1>", 128, 64, 16,
+     "FrgTypeC = UMMA::tmem_frg_1sm<c_type>"),
+    ("tcgen05.packing.A.b16.packed", "UMMA::tmem_frg<half_t, half_t, 1, UMMA::TmemAllocMode::NonInterleaved>",
+     128, 64, 16, "FrgTypeA = UMMA::tmem_frg_1sm<a_type, a_type, UMMA::TmemAllocMode::NonInterleaved>"),
+    ("tcgen05.packing.A.mxf8f6f4",
+     "UMMA::tmem_frg<float_e4m3_t, float_e4m3_t, 1, UMMA::TmemAllocMode::NonInterleaved>", 128, 128, 8,
+     "FrgTypeA = UMMA::tmem_frg_1sm<a_type, a_type, UMMA::TmemAllocMode::NonInterleaved>"),
+)
+
+
+def _preferred_map(maps: list, spec_id: str) -> Any:
+    by = {m.id: m for m in maps}
+    return by.get(spec_id + "@corrected") or by.get(spec_id)
+
+
+def tmem_requests(root: Path, maps: list) -> list[Request]:
+    """One request per data path and ``N`` of its spec (``BASE`` = 0: the allocator's own alignment)."""
+    header = "cute/atom/mma_traits_sm100.hpp"
+    try:
+        text = (Path(root) / header).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for spec_id, frg, m_sm in DATAPATHS:
+        spec = _preferred_map(maps, spec_id)
+        if spec is None:
+            continue
+        struct = "struct tmem_frg_ws " if "_ws" in frg else "struct tmem_frg "
+        at = text.find(struct)
+        line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+        for n in dict((p.name, p.values) for p in spec.params).get("N", ()):
+            out.append(Request("tmem", f"{frg} M={m_sm} N={n} b=32 [{spec.id}]", f"{frg}, {m_sm}, {n}", header,
+                               line))
+    for spec_id, frg, m, k, bits, use in PACKINGS:
+        spec = _preferred_map(maps, spec_id)
+        if spec is None:
+            continue
+        at = text.find(use)
+        line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+        out.append(Request("tmem", f"{frg} M={m} N={k} b={bits} [{spec.id}]", f"{frg}, {m}, {k}", header, line))
+    return out
+
+
+def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
+    """CuTe's Tensor Memory allocation ((M, N) -> address in elements; a lane is 2^16 32-bit columns, so
+    2^16 * 32 / bits elements) as the spec's map (row, col) -> ([cta,] tmem_lane, tmem_col[, slot]): the
+    element's 32-bit column and its place in it (``slot``, for packed sub-word elements)."""
+    spec_id = req.name.rsplit("[", 1)[1].rstrip("]")
+    spec = _preferred_map(maps, spec_id)
+    m_sm, n, bits = (int(x) for x in re.findall(r"M=(\d+) N=(\d+) b=(\d+)", req.name)[0])
+    names_p = {q.name for q in spec.params}
+    params = tuple(sorted({**({"N": n} if "N" in names_p else {}), **({"BASE": 0} if "BASE" in names_p else {})}
+                          .items()))
+    text = f"{req.instance.split(',')[0]}::make(((M={m_sm}, N={n}),1,1)) = {p.raw.get('Layout', ('?', 0))[0]}"
+    try:
+        lay = p.layout("Layout")
+        member = spec.instance(**dict(params))
+        rows_total = member.inputs[0].size
+        names = [d.name for d in member.outputs]
+        r = np.arange(rows_total, dtype=np.int64)[:, None]
+        c = np.arange(n, dtype=np.int64)[None, :]
+        addr = _eval(lay, (r % m_sm) + m_sm * c)
+        per = 32 // bits
+        lane_size = (1 << _LANE_SHIFT) * per
+        vals = {"cta": np.broadcast_to(r // m_sm, addr.shape), "tmem_lane": addr // lane_size,
+                "tmem_col": (addr % lane_size) // per, "slot": (addr % lane_size) % per}
+        rows = tuple((int(i), int(j), *(int(vals[k][i, j]) for k in names))
+                     for i in range(rows_total) for j in range(n))
+    except (NotationError, KeyError) as e:
+        return Evaluated(req.name, "", req.header, req.line, spec, params, text=text,
+                         error=e.message if isinstance(e, NotationError) else str(e))
+    return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=rows)
 
 
 def _ptx(value_type: str) -> str | None:

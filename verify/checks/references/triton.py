@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...layout.model import Layout
+from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, parse_triton
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
@@ -34,6 +34,7 @@ from .common import Evaluated, conform_rows
 NAME = "triton"
 # tcgen05.ld/st shapes Triton lays out (16x32bx2 it only infers), and the 32-bit columns per .num
 TMEM_COLS = {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8}
+TMEM_BLOCKS = {"tcgen05.datapath.D": 128, "tcgen05.datapath.F": 64}   # TensorMemoryLayout(block=(M, N))
 RUN_TIMEOUT = 600.0
 ACC_TYPES = {"f32", "f16", "s32"}
 # (k_width, PTX types it serves, mma K, wgmma K)
@@ -64,7 +65,16 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
     """(Gluon request, spec layout, family member) for every pairing this reference makes."""
     out: list[tuple[dict, Layout, tuple[tuple[str, int], ...]]] = []
     v2 = {"version": [2, 0], "warps": [1, 1], "instr": [16, 8], "arch": "cuda:80"}
-    for lay in _preferred(list(layouts)):
+    everything = list(layouts)
+    for spec in everything:   # Tensor Memory data paths D (M = 128) and F (M = 64, BASE 0): TensorMemoryLayout
+        if isinstance(spec, MapLayout) and spec.id in TMEM_BLOCKS:
+            for n in dict((q.name, q.values) for q in spec.params).get("N", ()):
+                if n & (n - 1) == 0:
+                    m = TMEM_BLOCKS[spec.id]
+                    base = {"BASE": 0} if "BASE" in {q.name for q in spec.params} else {}
+                    out.append(({"layout": "tmem", "block": [m, n], "shape": [m, n], "arch": "cuda:100"}, spec,
+                                tuple(sorted({"N": n, **base}.items()))))
+    for lay in _preferred([x for x in everything if not isinstance(x, MapLayout)]):
         shape = str(lay.shape)
         if lay.instruction == "mma" and shape.startswith("m16n8k") and lay.variant is None:
             k = int(shape[6:])
@@ -116,7 +126,28 @@ def _tmem_entries(doc: dict, variant: str) -> tuple[tuple[int, int, int, int], .
     return tuple(out)
 
 
+def _tmem_map_rows(doc: dict, n: int) -> tuple[tuple[int, int, int, int], ...]:
+    """(row, col, tmem_lane, tmem_col) from Triton's TMEM (lane, column) bases; a cell two lanes hold
+    (M = 64: lanes 16-31 repeat 0-15) is the smallest lane's (the BASE 0 alignment)."""
+    rows_b, cols_b = doc["rows"], doc["cols"]
+    found: dict[tuple[int, int], tuple[int, int]] = {}
+    for lane in range(1 << len(rows_b)):
+        for col in range(1 << len(cols_b)):
+            r = c = 0
+            for k, v in enumerate(rows_b):
+                if lane >> k & 1:
+                    r, c = r ^ v[0], c ^ v[1]
+            for k, v in enumerate(cols_b):
+                if col >> k & 1:
+                    r, c = r ^ v[0], c ^ v[1]
+            if (r, c) not in found:
+                found[(r, c)] = (lane, col)
+    return tuple((r, c, *found[(r, c)]) for r, c in sorted(found))
+
+
 def _describe(r: dict) -> str:
+    if r["layout"] == "tmem":
+        return f"TensorMemoryLayout(block={tuple(r['block'])}, col_stride=1) {r['shape']}"
     if r["layout"] == "tmem_reg":
         return (f"_compute_tmem_reg_layout(float32, {r['shape']}, TensorMemoryLayout(block={tuple(r['shape'])}, "
                 f"col_stride=1), num_warps={r['num_warps']}, {r['variant']!r}) warp 0")
@@ -185,6 +216,10 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         if "error" in doc:
             items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
                                    unmatched=f"Triton does not lay this out: {doc['error'][:160]}"))
+            continue
+        if req["layout"] == "tmem":
+            items.append(Evaluated(text, "", where, 0, lay, params, text=doc.get("printed", text),
+                                   map_rows=_tmem_map_rows(doc, req["shape"][1])))
             continue
         try:
             if req["layout"] == "tmem_reg":

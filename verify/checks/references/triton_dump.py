@@ -23,6 +23,20 @@ def main() -> int:
     builders: dict[str, object] = {}
     print(json.dumps({"triton_version": triton.__version__}), flush=True)
     for r in requests:
+        if r["layout"] == "tmem":   # a Tensor Memory layout: TMEM (lane, column) bits -> tensor (row, col)
+            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            b = builders.get(r["arch"])
+            if b is None:
+                b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
+            try:
+                t = bw.TensorMemoryLayout(block=tuple(r["block"]), col_stride=1)
+                ll = b.to_linear_layout(t._to_ir(b), r["shape"])
+            except Exception as e:  # noqa: BLE001
+                print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
+                continue
+            print(json.dumps({"key": r["key"], "printed": str(ll), "shape": r["shape"],
+                              "rows": [list(v) for v in ll.rows], "cols": [list(v) for v in ll.cols]}), flush=True)
+            continue
         if r["layout"] == "tmem_reg":   # the registers of a tcgen05.ld/st of a [128, C] 32-bit tile, 4 warps
             from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
             try:
