@@ -73,7 +73,10 @@ def test_discover_instantiates_gmma_enums_and_records_what_it_cannot():
         ("mma", "SM80_16x8x8_F16F16F16F16_TN", "SM80_16x8x8_F16F16F16F16_TN", 3, ""),
         ("mma", "SM90_64x8x16_F16F16F16_RS",
          "SM90_64x8x16_F16F16F16_RS<GMMA::Major::K, GMMA::Major::K, GMMA::ScaleIn::One, GMMA::ScaleIn::One>", 8, ""),
-        ("mma", "SM120_16x8x32_TN", "", 10, "templated over class a_type"),
+        ("mma", "SM120_16x8x32_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, float>",
+         "SM120_16x8x32_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, float>", 10, ""),
+        ("mma", "SM120_16x8x32_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, cutlass::half_t>",
+         "SM120_16x8x32_TN<cutlass::float_e4m3_t, cutlass::float_e4m3_t, cutlass::half_t>", 10, ""),
         ("mma", "SM100_MMA_X", "", 12, "templated over trait arguments"),
         ("copy", "SM75_U32x1_LDSM_N", "SM75_U32x1_LDSM_N", 15, ""),
     ]
@@ -84,7 +87,7 @@ def test_program_names_each_trait_by_its_line_and_skips_the_templated():
     src, where = program(reqs)
     lines = src.splitlines()
     assert "#include <cute/atom/x.hpp>" in lines
-    assert sorted(where.values()) == [0, 1, 4]
+    assert sorted(where.values()) == [0, 1, 2, 3, 5]
     for line, k in where.items():
         assert f"ptxv_{k}()" in lines[line - 1] and reqs[k].instance in lines[line - 1]
 
@@ -319,7 +322,9 @@ def test_compiled_cute_reference():
     agreed = {r.spec for r in rows if r.kind == "agree"}
     for lid in ("wgmma.m64nNk16.D.f32@corrected", "wgmma.m64nNk16.A.f16_bf16", "wgmma.sp.m64nNk32.D.f16@corrected",
                 "ldmatrix.m8n8.R.b16.trans", "stmatrix.m16n8.R.b8.trans", "tcgen05.ld.32x32b.R.b32",
-                "tcgen05.st.16x128b.R.b32@corrected", "movmatrix.m8n8.D.b16", "mma.m8n8k4.A.f16.col"):
+                "tcgen05.st.16x128b.R.b32@corrected", "movmatrix.m8n8.D.b16", "mma.m8n8k4.A.f16.col",
+                "wgmma.sp.m64nNk32.A.f16_bf16", "mma.sp.m16n8k64.A.e4m3_e5m2_e3m2_e2m3_e2m1",
+                "tcgen05.datapath.B", "tcgen05.packing.A.b16.packed"):
         assert lid in agreed, lid
     wg = {dict(r.params)["N"] for r in rows if r.spec == "wgmma.m64nNk16.D.f32@corrected"}
     assert wg == set(range(8, 257, 8))   # every N
@@ -417,3 +422,21 @@ def test_triton_tensor_memory_bases_keep_the_smallest_lane():
     got = triton_ref._tmem_map_rows(doc, 2)
     assert len(got) == 128 and got[:2] == ((0, 0, 0, 0), (0, 1, 0, 1))
     assert (16, 0, 32, 0) in got and all(lane % 32 < 16 for _, _, lane, _ in got)
+
+
+def test_sparse_a_is_read_as_its_compressed_fragment():
+    """CuTe's sparse A (sparse_elem<2, T>) maps to the logical M x K tile, two values per stored element."""
+    from verify.checks.crosscheck import sparse_a_import
+    from verify.layout.notations import TraitEntry, parse_cute, to_layout
+    like = next(x for x in lays() if x.id == "mma.sp.m16n8k64.A.e4m3_e5m2_e3m2_e2m3_e2m1")
+    thr = parse_cute("_32:_1")
+    good = parse_cute("((_4,_8),(_8,_2,_2)):((_128,_1),(_16,_8,_512))")   # SM120 sparse f8 ALayout, 4.2
+
+    def entry(a):
+        return TraitEntry("X_SPARSE", ("cute::sparse_elem<2, cutlass::float_e4m3_t>",) * 2 + ("float",) * 2,
+                          (16, 8, 64), thr, a, a, a, 1)
+    res = api.conform(like, to_layout(sparse_a_import(entry(good), like), like))
+    assert res.status == "equal"
+    # two values of one stored element that are not neighbours in K: not a sparse fragment at all
+    with pytest.raises(NotationError, match="different compressed cells"):
+        sparse_a_import(entry(parse_cute("((_4,_8),(_8,_2,_2)):((_128,_1),(_512,_8,_16))")), like)

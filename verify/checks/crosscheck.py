@@ -33,6 +33,8 @@ from ..layout.notations import (
     NotationError,
     TraitEntry,
     ptx_type,
+    table_from_entries,
+    table_to_formula,
     to_layout,
 )
 from .conform import ConformResult, conform
@@ -227,10 +229,6 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
             out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text, params=params,
                            detail="operand in shared memory (GMMA descriptor): no register fragment"))
             continue
-        if sparse and op == "A":
-            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text, params=params,
-                           detail="sparse A (compressed, with metadata): not compared by crosscheck"))
-            continue
         if ptype is None:
             out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text,
                            detail=f"value type {vt.split('::')[-1]!r} has no PTX type"))
@@ -245,7 +243,8 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
         if key not in cache:
             try:
                 member = like.instance(**dict(params)) if params else like
-                given = to_layout(t.import_operand(op), member, source=header)
+                imp = sparse_a_import(t, member) if sparse and op == "A" else t.import_operand(op)
+                given = to_layout(imp, member, source=header)
                 cache[key] = conform(member, given, timeout, notation="cute")
             except NotationError as e:
                 cache[key] = e
@@ -263,6 +262,31 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
         out.append(Row(kind, t.name, op, header, t.line, like.id, res.status, detail, res.counterexample, layout_text,
                        params))
     return out
+
+
+def sparse_a_import(t: TraitEntry, like: Layout) -> Any:
+    """A sparse A (``ValTypeA = sparse_elem<2, T>``) as its compressed fragment.  CuTe's ``ALayout`` maps
+    (thread, value) to the *logical* M x K tile, two consecutive values per stored element (the 2:4 or 1:2
+    group's pair); the stored element ``v / 2`` sits at compressed column ``k / 2`` of row ``m``, which
+    both values of the pair must agree on (else ``NotationError``).  Compared with the spec's compressed
+    view (``M x K/2``), as ``conform`` compares any sparse A."""
+    m, _, k = t.shape_mnk
+    layout = t.a_layout
+    threads, values = layout.mode(0).size(), layout.mode(1).size()
+    if values % 2:
+        raise NotationError(f"sparse ALayout {layout} has an odd number of values per thread")
+    cells: dict[tuple[int, int], tuple[int, int]] = {}
+    for th in range(threads):
+        lane = t.thr_id(th) if t.thr_id.size() == threads else th
+        for v in range(values):
+            idx = layout(th + threads * v)
+            cell = (idx % m, (idx // m) // 2)
+            if cells.setdefault((lane, v // 2), cell) != cell:
+                raise NotationError(f"sparse ALayout {layout}: thread {th} values {v - 1} and {v} (one stored "
+                                    f"element) are in different compressed cells {cells[(lane, v // 2)]} and {cell}")
+    imp = table_to_formula(table_from_entries((ln, i, r, c) for (ln, i), (r, c) in sorted(cells.items())),
+                           like.prefix, operand="A", text=f"MMA_Traits<{t.name}>::ALayout = {layout} (compressed)")
+    return imp
 
 
 def _element_type(value_type: str) -> str:

@@ -131,6 +131,9 @@ def _mma_rows(req: Request, p: Printed, index: SpecIndex, cache: dict, timeout: 
     if len(mnk) != 3:
         return [Row("malformed", req.name, "", req.header, req.line, detail=f"Shape_MNK {shape} is not (M,N,K)")]
     types = tuple(p.types.get(f"ValType{x}", "") for x in "ABCD")
+    if req.type_args:   # the element types the instantiation chose, where the trait names only containers
+        a, b, _ = req.type_args
+        types = tuple(_element_for(v, chosen) for v, chosen in zip(types, (a, b, types[2], types[3])))
     ops: dict[str, CuteLayout] = {}
     bad: list[Row] = []
     for op in "ABC":
@@ -238,6 +241,16 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         return Evaluated(req.name, "", req.header, req.line, spec, params, text=text,
                          error=e.message if isinstance(e, NotationError) else str(e))
     return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=rows)
+
+
+def _element_for(printed: str, chosen: str) -> str:
+    """``uint8_t`` (a container) -> the chosen element type; ``sparse_elem<2, uint8_t>`` likewise."""
+    for container in ("unsigned char", "uint8_t", "cutlass::integer_subbyte<4, false>"):
+        if printed == container:
+            return chosen
+        if printed == f"cute::sparse_elem<2, {container}>":
+            return f"cute::sparse_elem<2, {chosen}>"
+    return printed
 
 
 def _ptx(value_type: str) -> str | None:

@@ -29,6 +29,11 @@ from .errors import NotationError
 # the program instantiates them at.
 ENUM_ARGS = {"GMMA::Major": "GMMA::Major::K", "GMMA::ScaleIn": "GMMA::ScaleIn::One",
              "GMMA::SparseSel": "GMMA::SparseSel::Zero"}
+# A trait templated over exactly (a_type, b_type, c_type) (SM120's f8f6f4 MMAs, dense and sparse) is
+# instantiated at these element types; its ValTypeA/B say uint8_t whatever the types ("the MMA accepts
+# 8-bit inputs regardless"), so the rows name the template's element types instead.
+TYPE_ARGS = (("cutlass::float_e4m3_t", "cutlass::float_e4m3_t", "float"),
+             ("cutlass::float_e4m3_t", "cutlass::float_e4m3_t", "cutlass::half_t"))
 MMA_FIELDS = ("Shape_MNK", "ThrID", "ALayout", "BLayout", "CLayout")
 COPY_FIELDS = ("ThrID", "SrcLayout", "DstLayout", "RefLayout", "ValID")
 TYPE_FIELDS = ("ValTypeA", "ValTypeB", "ValTypeC", "ValTypeD")
@@ -50,6 +55,7 @@ class Request:
     header: str          # relative to the include root, e.g. cute/atom/mma_traits_sm80.hpp
     line: int
     skipped: str = ""    # why it is not instantiated (templated over types or integers)
+    type_args: tuple[str, ...] = ()   # the element types chosen for a trait templated over them (A, B, C)
 
 
 MAX_PRINTED_SIZE = 1 << 24   # Tensor Memory copy traits count bits: 32 threads x 128 x 32 x 32 bits
@@ -165,6 +171,13 @@ def discover_text(text: str, header: str) -> list[Request]:
             out.append(Request(kind, " ".join(inner.split()), "", header, line, "not a named atom"))
             continue
         name, args = nm.group(1), (nm.group(2)[1:-1] if nm.group(2) else None)
+        params = " ".join(m.group("params").split())
+        if params == "class a_type, class b_type, class c_type" and args is not None and \
+                [a.strip() for a in _split_top(args)] == ["a_type", "b_type", "c_type"]:
+            for types in TYPE_ARGS:   # SM120's f8f6f4 traits: instantiated at the element types they serve
+                out.append(Request(kind, f"{name}<{', '.join(types)}>", f"{name}<{', '.join(types)}>", header, line,
+                                   type_args=types))
+            continue
         inst, reason = _instance(name, args, m.group("params"))
         out.append(Request(kind, name, inst, header, line, reason))
     return out
