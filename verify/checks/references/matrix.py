@@ -165,6 +165,7 @@ class Matrix:
                      f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains: "
                      f"{cov['percent_two_or_more_or_explained']}%")
         below = [lid for lid in self.layouts if len(self.origins(lid)) < 2]
+        below.sort(key=lambda lid: bool(self.explained(lid)))   # those no finding explains first (stable)
         if below and limit:
             lines.append(f"fewer than two independent references ({len(below)}):")
             for lid in below[:limit]:
