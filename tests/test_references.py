@@ -324,7 +324,7 @@ def test_compiled_cute_reference():
                 "ldmatrix.m8n8.R.b16.trans", "stmatrix.m16n8.R.b8.trans", "tcgen05.ld.32x32b.R.b32",
                 "tcgen05.st.16x128b.R.b32@corrected", "movmatrix.m8n8.D.b16", "mma.m8n8k4.A.f16.col",
                 "wgmma.sp.m64nNk32.A.f16_bf16", "mma.sp.m16n8k64.A.e4m3_e5m2_e3m2_e2m3_e2m1",
-                "tcgen05.datapath.B", "tcgen05.packing.A.b16.packed"):
+                "tcgen05.datapath.B", "tcgen05.packing.A.b16.packed", "mma.block_scale.m16n8k64.SFB.ue4m3"):
         assert lid in agreed, lid
     wg = {dict(r.params)["N"] for r in rows if r.spec == "wgmma.m64nNk16.D.f32@corrected"}
     assert wg == set(range(8, 257, 8))   # every N
@@ -440,3 +440,18 @@ def test_sparse_a_is_read_as_its_compressed_fragment():
     # two values of one stored element that are not neighbours in K: not a sparse fragment at all
     with pytest.raises(NotationError, match="different compressed cells"):
         sparse_a_import(entry(parse_cute("((_4,_8),(_8,_2,_2)):((_128,_1),(_512,_8,_16))")), like)
+
+
+def test_block_scale_factors_from_cutes_sf_layouts():
+    """SM120 block-scaled traits: which row (SFA) / column (SFB) each lane serves, every thread-id/byte-id."""
+    def rows(sfa: str) -> list[Row]:
+        name = "SM120_16x8x32_TN_VS<cutlass::float_e4m3_t, cutlass::float_e4m3_t, float, cutlass::float_ue8m0_t, 32>"
+        req = Request("mma", name, name, "cute/atom/mma_traits_sm120.hpp", 171, type_args=("a", "b", "c"))
+        p = Printed("mma", name, {"Shape_MNK": ("(_16,_8,_32)", 1), "SFALayout": (sfa, 2),
+                                  "SFBLayout": ("((_4,_8),_32):((_0,_1),_8)", 3)}, {"SFVecSize": "32"})
+        return conform_rows(cute_ref.scale_factor_layouts(req, p, lays()), 10.0)
+    good = rows("((_2,_2,_8),_32):((_8,_0,_1),_16)")                 # CUTLASS 4.2, mma_traits_sm120.hpp:194
+    assert {(r.operand, r.kind) for r in good} == {("SFA", "agree"), ("SFB", "agree")}
+    assert len([r for r in good if r.operand == "SFA"]) == 8        # THREAD_ID_A x BYTE_ID_A
+    swapped = rows("((_2,_2,_8),_32):((_1,_0,_2),_16)")              # rows g and 8 (lane % 2) exchanged
+    assert {r.kind for r in swapped if r.operand == "SFA"} == {"differ"}

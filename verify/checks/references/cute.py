@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...layout.model import Layout, MapLayout
+from ...layout.model import Layout, MapLayout, cells_of
 from ...layout.notations import NotationError, TraitEntry
 from ...layout.notations.cute import CuteLayout
 from ...layout.notations.cute_compiled import Printed, Request, discover, parse_output
@@ -109,6 +109,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
             continue
         if req.kind == "mma":
             rows.extend(_mma_rows(req, p, index, cache, timeout))
+            if p.has("SFALayout"):
+                copies.extend(scale_factor_layouts(req, p, layouts))
         elif req.kind == "tmem":
             copies.append(datapath_layout(req, p, maps))
         else:
@@ -241,6 +243,62 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         return Evaluated(req.name, "", req.header, req.line, spec, params, text=text,
                          error=e.message if isinstance(e, NotationError) else str(e))
     return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=rows)
+
+
+_SF_TYPES = {"cutlass::float_ue8m0_t": "ue8m0", "cutlass::float_ue4m3_t": "ue4m3"}
+
+
+def scale_factor_layouts(req: Request, p: Printed, layouts: list) -> list[Evaluated]:
+    """``mma.block_scale``'s scale factors from CuTe's ``SFALayout``/``SFBLayout`` ((thread, value) ->
+    the (M, K) / (N, K) element each value scales).  CuTe fixes which row (SFA) or column (SFB) each lane
+    serves and which K blocks (``k / SFVecSize``) it covers; which lanes of a quad and which byte of the
+    register (thread-id, byte-id) are the doc's text.  So for every point (lane, i) the spec member defines,
+    the given cell is CuTe's row (column) for that lane and the spec's K block, when CuTe's lane covers
+    that block (else undefined): ``conform`` then decides the row/column assignment, the derived fact."""
+    a, _, _ = req.type_args
+    sf = next((v for t, v in _SF_TYPES.items() if t in req.name), "ue8m0")
+    out = []
+    try:
+        mnk = tuple(s for s, _ in p.layout("Shape_MNK").leaves())
+        vs = int(p.types.get("SFVecSize", "0"))
+    except (NotationError, ValueError) as e:
+        return [Evaluated(req.name, "SF", req.header, req.line, None, error=str(e))]
+    m, n, k = mnk
+    for part, field, extent in (("SFA", "SFALayout", m), ("SFB", "SFBLayout", n)):
+        spec = find(layouts, f"mma.block_scale.m{m}n{n}k{k}.{part}.{sf}")
+        shown = f"MMA_Traits<{req.name}>::{field} = {p.raw.get(field, ('?', 0))[0]} (SFVecSize {vs})"
+        if spec is None or vs <= 0:
+            out.append(Evaluated(req.name, part, req.header, req.line, None, text=shown,
+                                 unmatched=f"no spec mma.block_scale.m{m}n{n}k{k}.{part}.{sf}"))
+            continue
+        try:
+            lay = p.layout(field)
+            threads, values = _tv(lay)
+            idx = _eval(lay, np.arange(threads)[:, None] + threads * np.arange(values)[None, :])
+            serves = {t: {(int(x % extent), int((x // extent) // vs)) for x in idx[t]} for t in range(threads)}
+        except NotationError as e:
+            out.append(Evaluated(req.name, part, req.header, req.line, spec, text=shown, error=e.message))
+            continue
+        for env, member in spec.instances():
+            cells = cells_of(member)
+            entries = []
+            for lane in range(cells.ok.shape[0]):
+                rows_of_lane = {r for r, _ in serves.get(lane, ())}
+                for i in range(cells.ok.shape[1]):
+                    if not cells.ok[lane, i]:   # the table spans the spec's whole domain
+                        entries.append((lane, i, None, None))
+                        continue
+                    block = int(cells.col[lane, i]) if part == "SFA" else int(cells.row[lane, i])
+                    own = sorted(r for r, b in serves.get(lane, ()) if b == block)
+                    if len(rows_of_lane) != 1 or not own:
+                        entries.append((lane, i, None, None))
+                    elif part == "SFA":
+                        entries.append((lane, i, own[0], block))
+                    else:
+                        entries.append((lane, i, block, own[0]))
+            params = tuple(sorted(env.items()))
+            out.append(Evaluated(req.name, part, req.header, req.line, spec, params, tuple(entries), shown))
+    return out
 
 
 def _element_for(printed: str, chosen: str) -> str:

@@ -34,7 +34,17 @@ ENUM_ARGS = {"GMMA::Major": "GMMA::Major::K", "GMMA::ScaleIn": "GMMA::ScaleIn::O
 # 8-bit inputs regardless"), so the rows name the template's element types instead.
 TYPE_ARGS = (("cutlass::float_e4m3_t", "cutlass::float_e4m3_t", "float"),
              ("cutlass::float_e4m3_t", "cutlass::float_e4m3_t", "cutlass::half_t"))
-MMA_FIELDS = ("Shape_MNK", "ThrID", "ALayout", "BLayout", "CLayout")
+# SM120's block-scaled dense MMAs (a, b, c, scale-factor type, vector size): .kind::mxf8f6f4 with
+# .scale_vec::1X, .kind::mxf4 with 2X, .kind::mxf4nvf4 with 4X (ue4m3 scales, VS 16)
+BLOCK_SCALED = {
+    "SM120_16x8x32_TN_VS": (("cutlass::float_e4m3_t", "cutlass::float_e4m3_t", "float", "cutlass::float_ue8m0_t",
+                             "32"),),
+    "SM120_16x8x64_TN_VS": (("cutlass::float_e2m1_t", "cutlass::float_e2m1_t", "float", "cutlass::float_ue8m0_t",
+                             "32"),
+                            ("cutlass::float_e2m1_t", "cutlass::float_e2m1_t", "float", "cutlass::float_ue4m3_t",
+                             "16")),
+}
+MMA_FIELDS = ("Shape_MNK", "ThrID", "ALayout", "BLayout", "CLayout", "SFALayout", "SFBLayout")
 COPY_FIELDS = ("ThrID", "SrcLayout", "DstLayout", "RefLayout", "ValID")
 TYPE_FIELDS = ("ValTypeA", "ValTypeB", "ValTypeC", "ValTypeD")
 MAX_OUTPUT_LINES = 200_000
@@ -178,6 +188,11 @@ def discover_text(text: str, header: str) -> list[Request]:
                 out.append(Request(kind, f"{name}<{', '.join(types)}>", f"{name}<{', '.join(types)}>", header, line,
                                    type_args=types))
             continue
+        if name.split("::")[-1] in BLOCK_SCALED:   # SM120's block-scaled MMAs: at each scale_vec they serve
+            for types in BLOCK_SCALED[name.split("::")[-1]]:
+                inst = f"{name}<{', '.join(types)}>"
+                out.append(Request(kind, inst, inst, header, line, type_args=types[:3]))
+            continue
         inst, reason = _instance(name, args, m.group("params"))
         out.append(Request(kind, name, inst, header, line, reason))
     return out
@@ -224,6 +239,8 @@ using namespace cute;
 template <class T> const char* ptxv_type() {{ return __PRETTY_FUNCTION__; }}
 template <class T, class = void> struct ptxv_has_valid : std::false_type {{}};
 template <class T> struct ptxv_has_valid<T, std::void_t<typename T::ValID>> : std::true_type {{}};
+template <class T, class = void> struct ptxv_has_sf : std::false_type {{}};
+template <class T> struct ptxv_has_sf<T, std::void_t<typename T::SFALayout>> : std::true_type {{}};
 template <class T, class = void> struct ptxv_has_refl : std::false_type {{}};
 template <class T> struct ptxv_has_refl<T, std::void_t<typename T::RefLayout>> : std::true_type {{}};
 template <class L> void ptxv_print(const char* key, L const& l) {{ printf("%s ", key); print(l); printf("\\n"); }}
@@ -238,6 +255,11 @@ template <class Tr> void ptxv_mma(const char* name) {{
   printf("ValTypeB %s\\n", ptxv_type<typename Tr::ValTypeB>());
   printf("ValTypeC %s\\n", ptxv_type<typename Tr::ValTypeC>());
   printf("ValTypeD %s\\n", ptxv_type<typename Tr::ValTypeD>());
+  if constexpr (ptxv_has_sf<Tr>::value) {{
+    ptxv_print("SFALayout", typename Tr::SFALayout{{}});
+    ptxv_print("SFBLayout", typename Tr::SFBLayout{{}});
+    printf("SFVecSize %d\\n", int(Tr::SFVecSize));
+  }}
 }}
 {tmem}template <class Tr> void ptxv_copy(const char* name) {{
   printf("@copy %s\\n", name);
@@ -304,6 +326,8 @@ def parse_output(text: str, requests: list[Request], source: str = "cute-program
             raise NotationError("output before the first trait", n, 1, source)
         if head in TYPE_FIELDS:
             cur.types[head] = _type_name(rest)
+        elif head == "SFVecSize":
+            cur.types[head] = rest.strip()
         elif head in MMA_FIELDS or head in COPY_FIELDS or head == "Layout":
             cur.raw[head] = (rest, n)
         else:
