@@ -455,3 +455,13 @@ def test_block_scale_factors_from_cutes_sf_layouts():
     assert len([r for r in good if r.operand == "SFA"]) == 8        # THREAD_ID_A x BYTE_ID_A
     swapped = rows("((_2,_2,_8),_32):((_1,_0,_2),_16)")              # rows g and 8 (lane % 2) exchanged
     assert {r.kind for r in swapped if r.operand == "SFA"} == {"differ"}
+
+
+def test_block_scale_storage_from_cutlass():
+    """CUTLASS's 128 x 4 scale-factor tile (SfKMajorAtom, as the compiler prints it) over scale-factor coordinates."""
+    def rows(printed: str) -> list[Row]:
+        req = Request("expr", "SfKMajorAtom [storage.sf.cutlass.128x4.tile]", "X", cute_ref.SF_HEADER, 54)
+        ev = cute_ref.storage_layout(req, Printed("expr", req.name, {"Layout": (printed, 1)}), _maps())
+        return conform_rows([ev], 10.0)
+    assert rows("((_32,_4),(_32,_4)):((_16,_4),(_0,_1))")[0].kind == "agree"
+    assert rows("((_32,_4),(_32,_4)):((_4,_16),(_0,_1))")[0].kind == "differ"

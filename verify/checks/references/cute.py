@@ -82,7 +82,7 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     t0 = time.perf_counter()
     layouts = list(specs)
     maps = [x for x in layouts if isinstance(x, MapLayout)]
-    requests = discover(root) + tmem_requests(root, maps)
+    requests = discover(root) + tmem_requests(root, maps) + storage_requests(root, maps)
     run = compile_cute.run(root, requests, use_cache=use_cache)
     printed = parse_output(run.output, requests)
     failed = {f.index: f for f in run.failures}
@@ -113,6 +113,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
                 copies.extend(scale_factor_layouts(req, p, layouts))
         elif req.kind == "tmem":
             copies.append(datapath_layout(req, p, maps))
+        elif req.kind == "expr":
+            copies.append(storage_layout(req, p, maps))
         else:
             copies.extend(copy_layouts(req, p, layouts))
     rows.extend(conform_rows(copies, timeout))
@@ -243,6 +245,69 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         return Evaluated(req.name, "", req.header, req.line, spec, params, text=text,
                          error=e.message if isinstance(e, NotationError) else str(e))
     return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=rows)
+
+
+# Block-scale factors in memory (storage.scale_factors): CUTLASS's layouts, evaluated at SFVec = 32 over
+# scale-factor coordinates (kb = k / SFVec: the atom's SFVec mode has stride 0).
+SF_HEADER = "cutlass/detail/sm100_blockscaled_layout.hpp"
+SF_VEC = 32
+
+
+def storage_requests(root: Path, maps: list) -> list[Request]:
+    """``storage.sf.cutlass.128x4`` for every member (M, KB, L) through ``tile_atom_to_shape_SFA``, and its
+    128 x 4 tile through ``SfKMajorAtom``."""
+    try:
+        text = (Path(root) / SF_HEADER).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    by = {m.id: m for m in maps}
+    out = []
+    line_of = {w: text.count("\n", 0, text.find(w)) + 1 for w in ("SfKMajorAtom", "tile_atom_to_shape_SFA")}
+    if "storage.sf.cutlass.128x4" in by:
+        for env, _ in _map_instances(by["storage.sf.cutlass.128x4"]):
+            expr = (f"cutlass::detail::Sm1xxBlockScaledConfig<{SF_VEC}>::tile_atom_to_shape_SFA("
+                    f"make_shape({env['M']}, 1, {env['KB'] * SF_VEC}, {env['L']}))")
+            name = f"Sm1xxBlockScaledConfig<{SF_VEC}>::tile_atom_to_shape_SFA M={env['M']} KB={env['KB']} L={env['L']}"
+            out.append(Request("expr", f"{name} [storage.sf.cutlass.128x4]", expr, SF_HEADER,
+                               line_of["tile_atom_to_shape_SFA"]))
+    if "storage.sf.cutlass.128x4.tile" in by:
+        out.append(Request("expr", f"Sm1xxBlockScaledBasicChunk<{SF_VEC}>::SfKMajorAtom [storage.sf.cutlass.128x4.tile]",
+                           f"cutlass::detail::Sm1xxBlockScaledBasicChunk<{SF_VEC}>::SfKMajorAtom{{}}", SF_HEADER,
+                           line_of["SfKMajorAtom"]))
+    return out
+
+
+def _map_instances(spec: Any) -> list[tuple[dict[str, int], Any]]:
+    import itertools  # noqa: PLC0415
+    names = [q.name for q in spec.params]
+    return [(dict(zip(names, vals)), spec.instance(**dict(zip(names, vals))))
+            for vals in itertools.product(*(q.values for q in spec.params))]
+
+
+def storage_layout(req: Request, p: Printed, maps: list) -> Evaluated:
+    """CUTLASS's scale-factor layout ((m, k[, l]) -> byte offset) as the spec's map over scale-factor
+    coordinates: offset(l, m, kb) = layout(m, kb * SFVec, l)."""
+    spec_id = req.name.rsplit("[", 1)[1].rstrip("]")
+    spec = next(m for m in maps if m.id == spec_id)
+    env = {k: int(v) for k, v in re.findall(r"\b(M|KB|L)=(\d+)", req.name)}
+    params = tuple(sorted(env.items()))
+    text = f"{req.instance} = {p.raw.get('Layout', ('?', 0))[0]}"
+    try:
+        lay = p.layout("Layout")
+        member = spec.instance(**env) if env else spec
+        names = [d.name for d in member.inputs]
+        sizes = [int(d.size) for d in member.inputs]
+        import itertools  # noqa: PLC0415
+        rows = []
+        for point in itertools.product(*(range(n) for n in sizes)):
+            at = dict(zip(names, point))
+            m = at.get("m", at.get("row", 0))
+            coord = (m, at["kb"] * SF_VEC) + ((at["l"],) if lay.rank() == 3 else ())
+            rows.append((*point, lay(*coord)))
+    except (NotationError, KeyError, ValueError) as e:
+        return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text,
+                         error=getattr(e, "message", str(e)))
+    return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=tuple(rows))
 
 
 _SF_TYPES = {"cutlass::float_ue8m0_t": "ue8m0", "cutlass::float_ue4m3_t": "ue4m3"}

@@ -42,6 +42,18 @@ KNOWN = (
 )
 
 
+# Catalog layouts that model a program rather than hardware or a library (writers and readers kept for
+# ``consistent``): no reference can state them.  Reviewed, with the reason.
+MODELED = {
+    "storage.sf.cutlass.128x4.quantizer": "CUTLASS's 128 x 4 layout (storage.sf.cutlass.128x4, compared) restricted "
+                                          "to the real scale factors: what a quantization kernel writes",
+    "storage.sf.flat_batch_padding": "a modelled host packer with a bug (padding over the flattened batch)",
+    "storage.sf.linear": "a modelled loader with a bug (scale factors read row-major)",
+    "storage.fp4.rows.packed": "a modelled host packer (FP4 rows back to back)",
+    "storage.fp4.rows.aligned128": "a modelled kernel's reading (FP4 rows at a 128-byte pitch)",
+}
+
+
 @dataclass(frozen=True)
 class Cell:
     status: str
@@ -87,6 +99,8 @@ class Matrix:
         reviewed way; '' otherwise."""
         if layout_id in self.unspecified:
             return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
+        if layout_id in MODELED:
+            return f"not a hardware or library layout: {MODELED[layout_id]}"
         cells = self.cells[layout_id].values()
         if any(c.erratum for c in cells):
             return "the doc's erratum: the references are compared with its correction"

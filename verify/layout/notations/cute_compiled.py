@@ -59,6 +59,7 @@ class Request:
     """One trait to print: its kind, the name the header writes, the C++ type to instantiate."""
 
     kind: str            # "mma" | "copy" | "tmem" (a Tensor Memory allocator, ``UMMA::tmem_frg...::make``)
+                         # | "expr" (a C++ expression whose value is a layout)
     name: str            # as the header writes it inside MMA_Traits<...> (template arguments dropped)
     instance: str        # the C++ type: the name, or the name with the template arguments chosen; for
                          # "tmem" the template arguments of ``ptxv_tmem``: "Frg, M, N"
@@ -288,6 +289,8 @@ def program(requests: list[Request]) -> tuple[str, dict[int, int]]:
         where[lines + len(body) + 1] = k
         if r.kind == "tmem":   # a Tensor Memory allocator: instance is "Frg, M, N"
             body.append(f"void ptxv_{k}() {{ ptxv_tmem<{r.instance}>(\"{k}\"); }}")
+        elif r.kind == "expr":   # a C++ expression whose value is a layout (CUTLASS's storage layouts)
+            body.append(f"void ptxv_{k}() {{ printf(\"@expr {k}\\n\"); ptxv_print(\"Layout\", {r.instance}); }}")
         else:
             trait = "MMA_Traits" if r.kind == "mma" else "Copy_Traits"
             body.append(f"void ptxv_{k}() {{ ptxv_{r.kind}<{trait}<{r.instance}>>(\"{k}\"); }}")
@@ -316,7 +319,7 @@ def parse_output(text: str, requests: list[Request], source: str = "cute-program
         if len(line) > MAX_LINE:
             raise NotationError(f"line longer than {MAX_LINE} characters", n, 1, source)
         head, _, rest = line.partition(" ")
-        if head in ("@mma", "@copy", "@tmem"):
+        if head in ("@mma", "@copy", "@tmem", "@expr"):
             if not rest.isdigit() or int(rest) >= len(requests):
                 raise NotationError(f"unknown trait index {rest!r}", n, len(head) + 2, source)
             cur = Printed(head[1:], requests[int(rest)].name)
