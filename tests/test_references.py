@@ -465,3 +465,17 @@ def test_block_scale_storage_from_cutlass():
         return conform_rows([ev], 10.0)
     assert rows("((_32,_4),(_32,_4)):((_16,_4),(_0,_1))")[0].kind == "agree"
     assert rows("((_32,_4),(_32,_4)):((_4,_16),(_0,_1))")[0].kind == "differ"
+
+
+def test_tcgen05_cp_warpx4_from_valid():
+    def rows(valid: str) -> list[Row]:
+        name = "SM100_UTCCP_4x32dp128bit_1cta"
+        return _rows_all(name, ThrID="_1:_0", ValID=valid)
+    assert rows("(_32,_128,_4):(_2097152,_1,_67108864)")[0].kind == "agree"        # CUTLASS 4.2
+    assert rows("(_32,_128,_4):(_2097152,_1,_2097152)")[0].kind in ("differ", "malformed")   # copies overlap
+    assert rows("(_32,_128,_4):(_1,_32,_67108864)")[0].kind == "malformed"         # a byte's bits scattered
+
+
+def _rows_all(name: str, **fields: str) -> list[Row]:
+    return conform_rows(cute_ref.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
+                                              [*lays(), *_maps()]), 10.0)
