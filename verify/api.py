@@ -366,6 +366,61 @@ def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = Non
     return _crosscheck(read_headers(mma_headers(path)), layouts(specs), root, timeout)
 
 
+def reference(name: str, specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
+              path: str | Path | None = None) -> CrosscheckReport:
+    """One independent reference (``cute``, ``cute-text``, ``triton``, ``tensor-layouts``) evaluated and
+    conformed to the spec layouts: a ``CrosscheckReport`` (rows agree, differ, malformed, unmatched).
+    ``path``: CuTe's headers for ``cute``/``cute-text`` (default: the installed nvidia-cutlass).  A
+    reference that cannot run raises ``FileNotFoundError`` with the reason (``reference_reasons``)."""
+    from .checks.references import reference as _reference  # noqa: PLC0415
+    ref = _reference(name)
+    timeout = _timeout(timeout)
+    if specs is None or isinstance(specs, (str, Path)):
+        specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+    if path is None:
+        why = ref.probe()
+        if why:
+            raise FileNotFoundError(why)
+    return ref.evaluate([*layouts(specs), *map_layouts(specs)], timeout, path)
+
+
+def reference_reasons() -> dict[str, str]:
+    """Each reference's name -> '' when it can run here, else why not (which extra to install)."""
+    from .checks.references import probe_all  # noqa: PLC0415
+    return probe_all()
+
+
+def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT, *,
+               names: Iterable[str] | None = None, cute: str | Path | None = None) -> Any:
+    """The agreement matrix (``checks.references.matrix.Matrix``): every catalog layout against every
+    reference in ``names`` (default: all); a reference that cannot run is ``unavailable`` with its reason."""
+    from .checks.references import NAMES  # noqa: PLC0415
+    from .checks.references import matrix as _matrix  # noqa: PLC0415
+    if specs is None or isinstance(specs, (str, Path)):
+        specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+    specs = list(specs)
+    reasons = reference_reasons()
+    reports: dict[str, Any] = {}
+    for name in (tuple(names) if names is not None else NAMES):
+        path = cute if name in ("cute", "cute-text") else None
+        if reasons.get(name) and path is None:
+            reports[name] = reasons[name]
+            continue
+        try:
+            reports[name] = reference(name, specs, timeout, path)
+        except (FileNotFoundError, RuntimeError, OSError) as e:   # the toolchain failed here: unavailable, with why
+            reports[name] = str(e) or type(e).__name__
+    versions = {}
+    if cute is None:   # the installed wheel's version, not its path (the matrix is committed)
+        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+        try:
+            versions = {n: f"nvidia-cutlass {version('nvidia-cutlass')}" for n in ("cute", "cute-text")}
+        except PackageNotFoundError:
+            versions = {}
+    every = [*layouts(specs), *map_layouts(specs)]
+    return _matrix.build(every, reports, versions)
+
+
 # ----------------------------------------------------------------------------- proofs
 
 @dataclass(frozen=True)
@@ -683,5 +738,5 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError"
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
-           "load_with_doc_findings", "loads", "mma_headers", "prove", "table", "triton", "variables", "shared_layout", "shared_from_map",
-           "descriptor", "banks"]
+           "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
+           "table", "triton", "variables", "shared_layout", "shared_from_map", "descriptor", "banks"]

@@ -33,6 +33,8 @@ from ..layout.notations import (
     NotationError,
     TraitEntry,
     ptx_type,
+    table_from_entries,
+    table_to_formula,
     to_layout,
 )
 from .conform import ConformResult, conform
@@ -55,11 +57,15 @@ class Row:
     detail: str = ""   # first difference, reason, or the reader's error
     counterexample: dict[str, Any] | None = None
     layout: str = ""   # the CuTe layout, printed
+    params: tuple[tuple[str, int], ...] = ()   # the family member compared (wgmma N, ldmatrix NUM), if any
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "trait": self.trait, "operand": self.operand or None, "header": self.header,
-                "line": self.line, "spec": self.spec or None, "status": self.status or None,
-                "layout": self.layout or None, "detail": self.detail, "counterexample": self.counterexample}
+        out = {"kind": self.kind, "trait": self.trait, "operand": self.operand or None, "header": self.header,
+               "line": self.line, "spec": self.spec or None, "status": self.status or None,
+               "layout": self.layout or None, "detail": self.detail, "counterexample": self.counterexample}
+        if self.params:
+            out["params"] = dict(self.params)
+        return out
 
 
 @dataclass(frozen=True)
@@ -69,6 +75,8 @@ class CrosscheckReport:
     rows: tuple[Row, ...]
     templated: dict[str, int]
     seconds: float = field(default=0.0, compare=False)
+    reference: str = "cute-text"   # which reference produced the rows (``verify.checks.references``)
+    title: str = "CuTe MMA_Traits"  # what was read, for the text's first line
 
     def count(self, kind: str) -> int:
         return sum(1 for r in self.rows if r.kind == kind)
@@ -80,12 +88,16 @@ class CrosscheckReport:
         return {k: self.count(k) for k in KINDS} | {"templated": sum(self.templated.values())}
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": 1, "crosscheck": {"root": self.root, "headers": list(self.headers),
-                                            "summary": self.summary(), "rows": [r.to_json() for r in self.rows],
-                                            "templated": dict(self.templated)}}
+        body: dict[str, Any] = {"root": self.root, "headers": list(self.headers),
+                                "summary": self.summary(), "rows": [r.to_json() for r in self.rows],
+                                "templated": dict(self.templated)}
+        if self.reference != "cute-text":
+            body = {"reference": self.reference, **body}
+        return {"schema": 1, "crosscheck": body}
 
     def render_text(self) -> str:
-        out = [f"crosscheck: CuTe MMA_Traits in {self.root} ({len(self.headers)} headers) against the spec"]
+        via = "" if self.reference == "cute-text" else f" (reference {self.reference})"
+        out = [f"crosscheck: {self.title} in {self.root} ({len(self.headers)} headers) against the spec{via}"]
         wt = max([len(r.trait) for r in self.rows if r.kind != "unmatched"] + [10])
         ws = max([len(r.spec) for r in self.rows if r.spec] + [4])
         for kind in ("agree", "differ", "malformed"):
@@ -94,7 +106,8 @@ class CrosscheckReport:
                     out.append(f"  {kind:<9}  {r.trait:<{wt}}     {r.header}:{r.line}: {r.detail}")
                 else:
                     tail = "" if kind == "agree" else f"  {r.status}: {r.detail}"
-                    out.append(f"  {kind:<9}  {r.trait:<{wt}}  {r.operand}  {r.spec:<{ws}}{tail}".rstrip())
+                    spec = r.spec + "".join(f" {k}={v}" for k, v in r.params)
+                    out.append(f"  {kind:<9}  {r.trait:<{wt}}  {r.operand}  {spec:<{ws}}{tail}".rstrip())
         reasons: dict[str, list[Row]] = {}
         for r in (r for r in self.rows if r.kind == "unmatched"):
             reasons.setdefault(r.detail, []).append(r)
@@ -118,23 +131,31 @@ def _variant(trait: str, operand: str) -> str | None:
 
 
 class SpecIndex:
-    """The catalog's plain ``mma`` layouts by (shape, operand, PTX type, variant)."""
+    """The catalog's ``mma`` and ``wgmma`` layouts by (shape, operand, PTX type, variant); wgmma's are
+    families over ``N`` (shape ``m64nNk16``), ``wgmma.sp``'s under their own instruction."""
+
+    INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp")
 
     def __init__(self, layouts: Iterable[Layout]) -> None:
-        self.by: dict[tuple[str, str, str, str | None], list[Layout]] = {}
+        self.by: dict[tuple[str, str, str, str, str | None], list[Layout]] = {}
         self.a_types: dict[str, set[str]] = {}
         self.shapes: set[str] = set()
         for lay in layouts:
-            if lay.instruction != "mma":
+            if lay.instruction not in self.INSTRUCTIONS:
                 continue
-            self.shapes.add(str(lay.shape))
+            self.shapes.add(f"{lay.instruction} {lay.shape}")
             if lay.operand == "A":
                 self.a_types.setdefault(lay.source.section, set()).update(lay.types)
             for t in lay.types:
-                self.by.setdefault((str(lay.shape), lay.operand, t, lay.variant), []).append(lay)
+                self.by.setdefault((lay.instruction, str(lay.shape), lay.operand, t, lay.variant), []).append(lay)
 
-    def match(self, shape: str, operand: str, ptype: str, variant: str | None, a_type: str | None) -> Layout | None:
-        cands = self.by.get((shape, operand, ptype, variant)) or self.by.get((shape, operand, ptype, None)) or []
+    def has_shape(self, shape: str, instruction: str = "mma") -> bool:
+        return f"{instruction} {shape}" in self.shapes
+
+    def match(self, shape: str, operand: str, ptype: str, variant: str | None, a_type: str | None,
+              instruction: str = "mma") -> Layout | None:
+        cands = (self.by.get((instruction, shape, operand, ptype, variant))
+                 or self.by.get((instruction, shape, operand, ptype, None)) or [])
         if not cands:
             return None
         ranked = sorted(enumerate(cands), key=lambda kc: (a_type not in self.a_types.get(kc[1].source.section, ()),
@@ -172,42 +193,65 @@ def crosscheck(results: list[HeaderResult], specs: Iterable[Layout], root: str |
                             time.perf_counter() - t0)
 
 
+def _is_smem(layout: Any) -> bool:
+    """A GMMA operand read from shared memory by descriptor: every thread sees the whole tile (thread stride 0)."""
+    return all(d == 0 for _, d in layout.mode(0).leaves())
+
+
 def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeout: float) -> list[Row]:
     m, n, k = t.shape_mnk
     shape = f"m{m}n{n}k{k}"
-    if shape not in index.shapes:
-        reason = ("warpgroup MMA (wgmma, 128 threads): the catalog has no wgmma specs" if t.thr_id.size() == 128
-                  else f"no mma spec of shape {shape}")
+    sparse = "SPARSE" in t.name or any(v.startswith("cute::sparse_elem<") for v in t.value_types)
+    warpgroup = t.thr_id.size() == 128
+    params: tuple[tuple[str, int], ...] = ()
+    instruction = "mma"
+    if warpgroup:
+        instruction, shape, params = ("wgmma.sp" if sparse else "wgmma"), f"m{m}nNk{k}", (("N", n),)
+    elif sparse:
+        instruction = "mma.sp"
+    if not index.has_shape(shape, instruction):
+        if warpgroup and not index.shapes & {f"wgmma {s}" for s in ("m64nNk16", "m64nNk8")}:
+            reason = "warpgroup MMA (wgmma, 128 threads): the catalog has no wgmma specs"
+        elif warpgroup:
+            reason = f"no {instruction} spec of shape {shape}"
+        else:
+            reason = f"no {instruction} spec of shape {shape}"
         return [Row("unmatched", t.name, "", header, t.line, detail=reason)]
-    a_type = ptx_type(t.value_types[0])
+    a_type = ptx_type(_element_type(t.value_types[0]))
     ops = [("A", t.value_types[0]), ("B", t.value_types[1]), ("C", t.value_types[2])]
-    if t.value_types[3] != t.value_types[2]:
+    if t.value_types[3] != t.value_types[2] and not warpgroup:
         ops.append(("D", t.value_types[3]))
     out = []
     for op, vt in ops:
-        ptype = ptx_type(vt)
+        ptype = ptx_type(_element_type(vt))
         layout_text = str(t.layout(op))
+        if warpgroup and op in ("A", "B") and _is_smem(t.layout(op)):
+            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text, params=params,
+                           detail="operand in shared memory (GMMA descriptor): no register fragment"))
+            continue
         if ptype is None:
             out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text,
                            detail=f"value type {vt.split('::')[-1]!r} has no PTX type"))
             continue
-        spec_op = "C" if op == "D" else op
-        like = index.match(shape, spec_op, ptype, _variant(t.name, op), a_type)
+        spec_op = ("D" if warpgroup else "C") if op in ("C", "D") else op
+        like = index.match(shape, spec_op, ptype, _variant(t.name, op), a_type, instruction)
         if like is None:
-            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text,
+            out.append(Row("unmatched", t.name, op, header, t.line, layout=layout_text, params=params,
                            detail=f"no spec for {shape} {spec_op} .{ptype}"))
             continue
-        key = (layout_text, str(t.thr_id), shape, op, like.id)
+        key = (layout_text, str(t.thr_id), shape, op, like.id, params)
         if key not in cache:
             try:
-                given = to_layout(t.import_operand(op), like, source=header)
-                cache[key] = conform(like, given, timeout, notation="cute")
+                member = like.instance(**dict(params)) if params else like
+                imp = sparse_a_import(t, member) if sparse and op == "A" else t.import_operand(op)
+                given = to_layout(imp, member, source=header)
+                cache[key] = conform(member, given, timeout, notation="cute")
             except NotationError as e:
                 cache[key] = e
         res = cache[key]
         if isinstance(res, NotationError):
             out.append(Row("malformed", t.name, op, header, t.line, spec=like.id, layout=layout_text,
-                           detail=res.one_line()))
+                           detail=res.one_line(), params=params))
             continue
         kind = "agree" if res.status == "equal" else "differ"
         detail = "" if kind == "agree" else res.message.split("\n")[0]
@@ -215,5 +259,39 @@ def _trait_rows(t: TraitEntry, header: str, index: SpecIndex, cache: dict, timeo
         if kind == "differ" and broken:  # a differs can hide that CuTe's layout itself is not a bijection
             detail += "; the CuTe layout itself: " + "; ".join(f"{c.check} {c.status} ({c.message})" if c.message
                                                                else f"{c.check} {c.status}" for c in broken)
-        out.append(Row(kind, t.name, op, header, t.line, like.id, res.status, detail, res.counterexample, layout_text))
+        out.append(Row(kind, t.name, op, header, t.line, like.id, res.status, detail, res.counterexample, layout_text,
+                       params))
     return out
+
+
+def sparse_a_import(t: TraitEntry, like: Layout) -> Any:
+    """A sparse A (``ValTypeA = sparse_elem<2, T>``) as its compressed fragment.  CuTe's ``ALayout`` maps
+    (thread, value) to the *logical* M x K tile, two consecutive values per stored element (the 2:4 or 1:2
+    group's pair); the stored element ``v / 2`` sits at compressed column ``k / 2`` of row ``m``, which
+    both values of the pair must agree on (else ``NotationError``).  Compared with the spec's compressed
+    view (``M x K/2``), as ``conform`` compares any sparse A."""
+    m, _, k = t.shape_mnk
+    layout = t.a_layout
+    threads, values = layout.mode(0).size(), layout.mode(1).size()
+    if values % 2:
+        raise NotationError(f"sparse ALayout {layout} has an odd number of values per thread")
+    cells: dict[tuple[int, int], tuple[int, int]] = {}
+    for th in range(threads):
+        lane = t.thr_id(th) if t.thr_id.size() == threads else th
+        for v in range(values):
+            idx = layout(th + threads * v)
+            cell = (idx % m, (idx // m) // 2)
+            if cells.setdefault((lane, v // 2), cell) != cell:
+                raise NotationError(f"sparse ALayout {layout}: thread {th} values {v - 1} and {v} (one stored "
+                                    f"element) are in different compressed cells {cells[(lane, v // 2)]} and {cell}")
+    imp = table_to_formula(table_from_entries((ln, i, r, c) for (ln, i), (r, c) in sorted(cells.items())),
+                           like.prefix, operand="A", text=f"MMA_Traits<{t.name}>::ALayout = {layout} (compressed)")
+    return imp
+
+
+def _element_type(value_type: str) -> str:
+    """``cute::sparse_elem<2, cutlass::half_t>`` -> ``cutlass::half_t``; other names unchanged."""
+    v = value_type.strip()
+    if v.startswith("cute::sparse_elem<") and v.endswith(">"):
+        return v[len("cute::sparse_elem<"):-1].split(",", 1)[-1].strip()
+    return v

@@ -56,6 +56,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         from ..hardware.kinds import check_observations  # noqa: PLC0415
         obs = check_observations(api.layouts(specs), args.observations)
         report = dataclasses.replace(report, findings=report.findings + tuple(obs))
+    matrix = None
+    if args.references:
+        with progress.stage("evaluating the independent references"):
+            matrix = api.references(specs, args.timeout)
+        report = dataclasses.replace(report, findings=report.findings + tuple(matrix.findings()))
     current = out_json.check_json(report)
     diff = out_baseline.compare(old, current) if old is not None else None
     file = args.baseline or ""
@@ -63,6 +68,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         doc = out_json.check_json(report, timings=args.timings) if args.timings else current
         if diff is not None:
             doc = {**doc, "baseline": diff.to_json(file)}
+        if matrix is not None:
+            doc = out_json.with_references(doc, matrix)
         sys.stdout.write(out_json.to_json(doc))
     elif args.format == "sarif":
         from ..outputs.sarif import check_sarif, to_text  # noqa: PLC0415 - CI formats load when asked for
@@ -72,6 +79,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(check_junit(report, inputs.origins(paths), diff, file))
     else:
         sys.stdout.write(out_text.check_text(report))
+        if matrix is not None:
+            sys.stdout.write("".join(f"{line}\n" for line in matrix.text_note()))
         if diff is not None:
             sys.stdout.write(f"baseline {file}: {diff.count} difference{'' if diff.count == 1 else 's'}"
                              + ("  -> FAIL" if diff else "") + "\n")
@@ -106,6 +115,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="a committed `check --format json` output: exit 1 only on differences from it "
                         "(new failures, fixed errata, layouts added or removed, changed mappings or "
                         "instruction checks), which are printed")
+    c.add_argument("--references", action="store_true",
+                   help="also evaluate the independent references that run here (CuTe, Triton, tensor-layouts): "
+                        "each layout's agreement in JSON, differences as findings, a note in text")
     c.add_argument("--update-baseline", action="store_true",
                    help="rewrite the --baseline FILE with this run's JSON (atomically) and exit 0")
     c.set_defaults(func=cmd_check)

@@ -114,13 +114,15 @@ exit codes:
   1  something did (added, removed, changed, undecided)
 {_BAD_INPUT}""",
     "crosscheck": f"""\
-example:
+examples:
   ptx-verify crosscheck --cute ../cutlass/include
+  ptx-verify crosscheck --reference cute            # CuTe compiled host-only (g++, the CUDA headers)
+  ptx-verify crosscheck --matrix --format json > reports/references.json
 
 exit codes:
-  0  every CuTe MMA_Traits layout checked agrees with the spec
+  0  every layout the reference states agrees with the spec (--matrix: no difference that is not reviewed)
   1  some differ or cannot be read
-{_BAD_INPUT}; also no CuTe headers found""",
+{_BAD_INPUT}; also no CuTe headers found, or the reference is unavailable here (the reason is printed)""",
 }
 
 

@@ -112,6 +112,12 @@ def cmd_handoff(args: argparse.Namespace) -> int:
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
+    if args.matrix:
+        matrix = api.references(_spec_layouts_specs(args.specs), args.timeout, cute=args.cute)
+        _emit(args.format, matrix)
+        return matrix.exit_code()
+    if args.reference != "cute-text":
+        return _crosscheck_reference(args)
     root = args.cute if args.cute is not None else api.cutlass_headers()
     if root is None:
         raise UsageError(CUTLASS_HINT)
@@ -128,6 +134,28 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"{e.filename or root}:1:1: error: {e.strerror or 'cannot read'}", file=sys.stderr)
         return 2
+    _emit(args.format, report)
+    return report.exit_code()
+
+
+def _spec_layouts_specs(path: str | None) -> list:
+    return api.load(path if path is not None else bundled.resolve().path)
+
+
+def _crosscheck_reference(args: argparse.Namespace) -> int:
+    """``crosscheck --reference NAME``: one independent reference against the spec (exit 2 with the reason
+    when it cannot run here)."""
+    if args.cute is not None and not Path(args.cute).exists():
+        raise UsageError(f"--cute {args.cute}: no such file or directory")
+    path = args.cute if args.reference == "cute" else None
+    if path is None:
+        why = api.reference_reasons()[args.reference]
+        if why:
+            raise UsageError(f"reference {args.reference} is unavailable: {why}")
+    try:
+        report = api.reference(args.reference, _spec_layouts_specs(args.specs), args.timeout, path)
+    except (FileNotFoundError, RuntimeError) as e:
+        raise UsageError(f"reference {args.reference} is unavailable: {e}") from None
     _emit(args.format, report)
     return report.exit_code()
 
@@ -158,7 +186,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     h.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     h.set_defaults(func=cmd_handoff)
 
-    x = subparsers.add_parser("crosscheck", help="CuTe's MMA_Traits headers against the spec, trait by trait")
+    x = subparsers.add_parser("crosscheck", help="an independent reference (CuTe, Triton, tensor-layouts) against "
+                                                 "the spec, layout by layout")
+    x.add_argument("--reference", choices=("cute", "cute-text", "triton", "tensor-layouts"), default="cute-text",
+                   help="cute: CuTe's traits compiled host-only (g++ and the CUDA headers); cute-text (default): "
+                        "mma_traits_sm*.hpp read as text; triton: Gluon linear layouts; tensor-layouts: its atoms")
+    x.add_argument("--matrix", action="store_true",
+                   help="every reference that runs here: the agreement matrix of the catalog (exit 1 on a "
+                        "difference not reviewed)")
     x.add_argument("--cute", metavar="PATH", default=None,
                    help="a CUTLASS checkout or include dir, or an unzipped nvidia-cutlass wheel "
                         "(default: the installed nvidia-cutlass)")

@@ -16,8 +16,12 @@ from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..outputs.report import check_tree, write_report  # noqa: PLC0415 - the report loads when asked for
+    from ..outputs.report import OutputError, check_tree, read_references, write_report  # noqa: PLC0415
     check_tree(args.out)  # an output that cannot be written is refused before any work
+    try:
+        refs = read_references(args.references) if args.references else None
+    except OutputError as e:
+        raise UsageError(str(e)) from None
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(list(args.paths), docs=args.docs)
@@ -28,7 +32,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     jobs = api.default_jobs()
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
-    m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress)
+    try:
+        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
+                         references=refs)
+    except (OutputError, OSError) as e:
+        raise UsageError(str(e)) from None
     n_svg = sum(1 for e in m.entries if e.svg_file) + sum(1 for e in m.entries if e.svg_full_file)
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
     unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
@@ -47,6 +55,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="a doc page or directory of pages (repeat for more): add the errata ingest finds in "
                         "their text (their layouts are not checked; use this with curated specs)")
     r.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
+    r.add_argument("--references", metavar="FILE", default=None,
+                   help="add the section Independent references: the agreement matrix of a `ptx-verify crosscheck "
+                        "--matrix --format json` file (e.g. reports/references.json)")
     r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help=options.TIMEOUT_HELP)
     r.add_argument("--max-delta", type=options.max_delta, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}, at most "

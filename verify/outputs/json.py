@@ -34,6 +34,20 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
     return out
 
 
+def with_references(doc: dict[str, Any], matrix: Any) -> dict[str, Any]:
+    """``check --references``: each layout and map entry gets ``"references": {name: status}``, and the
+    document a ``"references"`` summary (what ran, what was unavailable and why, the coverage)."""
+    def add(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{**e, "references": matrix.status(e["id"])} if e.get("id") in matrix.cells else e for e in entries]
+    out = dict(doc)
+    for key in ("layouts", "maps"):
+        if key in out:
+            out[key] = add(out[key])
+    full = matrix.to_json()["references"]
+    out["references"] = {k: full[k] for k in ("names", "origins", "ran", "unavailable", "coverage")}
+    return out
+
+
 def list_json(layouts: Sequence[Layout], maps: Sequence[MapLayout] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"schema": SCHEMA, "layouts": [
         {"id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape), "operand": lay.operand,

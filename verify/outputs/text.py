@@ -38,7 +38,7 @@ def check_text(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-OTHER_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware")
+OTHER_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware", "reference")
 
 
 def summary(report: Report) -> str:

@@ -374,7 +374,7 @@ def _pnode_leaves(p: PNode) -> Iterator[PNode]:
             stack.pop()
 
 
-def _validate(shape: PNode, stride: PNode, source: str) -> CuteLayout:
+def _validate(shape: PNode, stride: PNode, source: str, max_size: int = MAX_SIZE) -> CuteLayout:
     """Congruence and value bounds, each error at the offending entry."""
     _check_congruent(shape, stride, source)
     leaves = list(_pnode_leaves(shape))
@@ -387,8 +387,9 @@ def _validate(shape: PNode, stride: PNode, source: str) -> CuteLayout:
         if v < 1:  # type: ignore[operator]
             raise NotationError(f"shape entry {v} must be >= 1", p.line, p.col, source)
         size *= v  # type: ignore[operator]
-        if size > MAX_SIZE:
-            raise NotationError(f"layout size exceeds {MAX_SIZE} (2^20) at this mode", p.line, p.col, source)
+        if size > max_size:
+            raise NotationError(f"layout size exceeds {max_size} (2^{max_size.bit_length() - 1}) at this mode",
+                                p.line, p.col, source)
     for p in _pnode_leaves(stride):
         v = p.value
         if v < 0:  # type: ignore[operator]
@@ -451,17 +452,17 @@ def _describe(t: Token) -> str:
     return "end of input" if t[0] == "END" else repr(_short(t[1]))
 
 
-def _parse_printed(toks: TokenStream, source: str) -> CuteLayout:
+def _parse_printed(toks: TokenStream, source: str, max_size: int = MAX_SIZE) -> CuteLayout:
     shape, k = _parse_printed_tuple(toks, 0, source)
     t = toks[k]
     if t[0] == "END":
-        return _validate(shape, _compact_node(shape), source)
+        return _validate(shape, _compact_node(shape), source, max_size)
     if not (t[0] == "P" and t[1] == ":"):
         raise NotationError(f"expected ':' between shape and stride, found {_describe(t)}", t[3], t[4], source)
     stride, k = _parse_printed_tuple(toks, k + 1, source)
     if toks[k][0] != "END":
         raise NotationError(f"unexpected {_describe(toks[k])} after the layout", toks[k][3], toks[k][4], source)
-    return _validate(shape, stride, source)
+    return _validate(shape, stride, source, max_size)
 
 
 # ----------------------------------------------------------------------------- C++ form
@@ -663,8 +664,9 @@ class Interpreter:
 
 # ----------------------------------------------------------------------------- entry points
 
-def parse_cute(text: str | bytes, source: str = "argument") -> CuteLayout:
-    """Parse ``((4,8),(2,2)):((32,1),(16,8))`` or ``Layout<Shape<...>,Stride<...>>``."""
+def parse_cute(text: str | bytes, source: str = "argument", *, max_size: int = MAX_SIZE) -> CuteLayout:
+    """Parse ``((4,8),(2,2)):((32,1),(16,8))`` or ``Layout<Shape<...>,Stride<...>>`` (a printed layout may
+    be larger than ``MAX_SIZE`` where the caller says so: CuTe's Tensor Memory copy traits count bits)."""
     text = decode_source(text, source, limit=1 << 20)
     toks = TokenStream(iter_tokens(text, source))
     if toks[0][0] == "END":
@@ -677,7 +679,7 @@ def parse_cute(text: str | bytes, source: str = "argument") -> CuteLayout:
         if parser.tok[0] != "END":
             raise parser.error(f"unexpected {_describe(parser.tok)} after the layout")
         return Interpreter(source).layout(node)
-    return _parse_printed(toks, source)
+    return _parse_printed(toks, source, max_size)
 
 
 def domain_condition(threads: int, values: int) -> BoolOp:

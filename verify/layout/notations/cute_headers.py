@@ -57,6 +57,9 @@ _PTX_TYPES = {
     "int8_t": "s8", "uint8_t": "u8", "int4b_t": "s4", "uint4b_t": "u4", "uint1b_t": "b1", "bin1_t": "b1",
     "int32_t": "s32", "uint32_t": "u32", "int16_t": "s16", "float_e4m3_t": "e4m3", "float_e5m2_t": "e5m2",
     "float_e2m3_t": "e2m3", "float_e3m2_t": "e3m2", "float_e2m1_t": "e2m1",
+    # the same types as the compiler names them (``verify.layout.notations.cute_compiled``)
+    "int": "s32", "unsigned int": "u32", "signed char": "s8", "unsigned char": "u8", "short int": "s16",
+    "integer_subbyte<1, false>": "b1", "integer_subbyte<4, true>": "s4", "integer_subbyte<4, false>": "u4",
 }
 
 

@@ -1,0 +1,54 @@
+"""Independent references: other tools' layouts, evaluated and conformed to the catalog's spec layouts.
+
+Each reference is one module with the same three parts:
+
+* ``probe() -> str``: '' when it can run here, else why not (the optional extra to install);
+* ``evaluate(specs, timeout, path) -> CrosscheckReport``: its layouts evaluated into the model and
+  paired with their spec layouts (``crosscheck.Row``: agree, differ, malformed, unmatched);
+* its ``ORIGIN``: references that derive from the same source (CuTe compiled and CuTe read as text)
+  count once when the agreement matrix asks whether two independent references agree.
+
+| name | what | origin | extra |
+| --- | --- | --- | --- |
+| ``cute`` | CuTe's traits compiled host-only with g++ and the CUDA headers | CUTLASS CuTe | ``refs`` |
+| ``cute-text`` | CuTe's ``mma_traits_sm*.hpp`` read as text (the original ``crosscheck``) | CUTLASS CuTe | ``refs`` |
+| ``triton`` | Gluon's ``to_linear_layout`` of NVMMA (v2, v3) and dot-operand layouts, in a subprocess | Triton | ``triton`` |
+| ``tensor-layouts`` | the ``tensor-layouts`` package's NVIDIA MMA and copy atoms | tensor-layouts | ``refs`` |
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+NAMES = ("cute", "cute-text", "triton", "tensor-layouts")
+ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts"}
+_MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts"}
+
+
+@dataclass(frozen=True)
+class Reference:
+    name: str
+    origin: str
+    module: Any
+
+    def probe(self) -> str:
+        return self.module.probe()
+
+    def evaluate(self, specs: list, timeout: float, path: str | Path | None = None) -> Any:
+        return self.module.evaluate_default(specs, timeout, path)
+
+
+def reference(name: str) -> Reference:
+    """The reference called ``name`` (``KeyError`` with the known names otherwise)."""
+    if name not in _MODULES:
+        raise KeyError(f"unknown reference {name!r}; known: {', '.join(NAMES)}")
+    mod = importlib.import_module(f"{__name__}.{_MODULES[name]}")
+    return Reference(name, ORIGINS[name], mod)
+
+
+def probe_all() -> dict[str, str]:
+    """name -> '' (available) or why not."""
+    return {n: reference(n).probe() for n in NAMES}
+

@@ -1,0 +1,253 @@
+"""The agreement matrix: for every catalog layout, what each reference says of it.
+
+A cell is one of
+
+* ``agrees``: the reference states this layout (every member it states, for a family) and ``conform``
+  finds it equal, with both engines;
+* ``differs``: the reference states it differently (or states something that is no layout); the first
+  difference is a finding about the reference, with the reference's file and line.  A doc layout
+  whose reviewed correction (``ID@corrected``) the reference agrees with differs too, and says so:
+  that difference is the doc's erratum, already a finding of ``check``;
+* ``absent``: the reference runs here but states no such layout;
+* ``unavailable``: the reference does not run here (the reason says which extra to install).
+
+References of the same origin (CuTe compiled and CuTe read as text) count once when the matrix asks
+whether a layout is backed by two independent references.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ...layout.model import UnspecifiedMap
+from ...results import Finding
+from ..crosscheck import CrosscheckReport, Row
+from . import NAMES, ORIGINS
+
+STATUSES = ("agrees", "differs", "absent", "unavailable")
+
+# Differences that are the reference's own, reviewed: (references, trait pattern, explanation).
+KNOWN = (
+    (("cute", "cute-text", "tensor-layouts"), r"SM80_16x8x32_S32[SU]4[SU]4S32_TN(_SATURATE)?",
+     "CUTLASS 4.2's int4 B layout (Stride<_32,_1>), fixed at CUTLASS main by PR #3140 (Stride<_64,_1>); "
+     "tensor-layouts transcribes 4.2's"),
+    (("cute", "cute-text"), r"SM80_16x8x128_S32U1U1S32_TN_(XOR|AND)POPC",
+     "ALayout's stride is not congruent with its shape (CUTLASS 4.2 and main); the compiler accepts the type, "
+     "CuTe's layout algebra cannot use it"),
+    (("cute",), r"SM100_U8x(8|16)_LDSM_T",
+     "CuTe's DstLayout is the register order after the byte shuffle of cute/arch/copy_sm100.hpp, not ldmatrix's "
+     "raw order (the spec's derived note undoes the shuffle)"),
+)
+
+
+# Catalog layouts that model a program rather than hardware or a library (writers and readers kept for
+# ``consistent``): no reference can state them.  Reviewed, with the reason.
+MODELED = {
+    "storage.sf.cutlass.128x4.quantizer": "CUTLASS's 128 x 4 layout (storage.sf.cutlass.128x4, compared) restricted "
+                                          "to the real scale factors: what a quantization kernel writes",
+    "storage.sf.flat_batch_padding": "a modelled host packer with a bug (padding over the flattened batch)",
+    "storage.sf.linear": "a modelled loader with a bug (scale factors read row-major)",
+    "storage.fp4.rows.packed": "a modelled host packer (FP4 rows back to back)",
+    "storage.fp4.rows.aligned128": "a modelled kernel's reading (FP4 rows at a 128-byte pitch)",
+}
+
+
+@dataclass(frozen=True)
+class Cell:
+    status: str
+    detail: str = ""
+    where: str = ""                    # the reference's file:line of the first difference
+    atom: str = ""                     # the reference's name for the layout that decided the cell
+    members: tuple[str, ...] = ()      # the family members compared (``N=64``), when a family
+    known: str = ""                    # the reviewed explanation of a difference, if any
+    erratum: bool = False              # differs only as the doc's layout whose correction agrees
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status}
+        for key in ("detail", "where", "atom", "known"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        if self.members:
+            out["members"] = list(self.members)
+        if self.erratum:
+            out["erratum"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Matrix:
+    references: tuple[str, ...]
+    versions: Mapping[str, str]          # name -> what ran (root / version), '' when unavailable
+    unavailable: Mapping[str, str]       # name -> why not
+    layouts: tuple[str, ...]
+    derived: frozenset[str]
+    cells: Mapping[str, Mapping[str, Cell]]
+    unspecified: frozenset[str] = frozenset()   # the doc leaves the layout open (wmma): check's n/a
+
+    def status(self, layout_id: str) -> dict[str, str]:
+        return {r: self.cells[layout_id][r].status for r in self.references}
+
+    def origins(self, layout_id: str) -> list[str]:
+        """The independent origins that agree with the layout."""
+        return sorted({ORIGINS[r] for r in self.references if self.cells[layout_id][r].status == "agrees"})
+
+    def explained(self, layout_id: str) -> str:
+        """Why the layout cannot have two agreeing references, when a finding says so: the doc leaves it
+        unspecified, it is the doc's erratum (its correction is compared), or a reference differs in a
+        reviewed way; '' otherwise."""
+        if layout_id in self.unspecified:
+            return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
+        if layout_id in MODELED:
+            return f"not a hardware or library layout: {MODELED[layout_id]}"
+        cells = self.cells[layout_id].values()
+        if any(c.erratum for c in cells):
+            return "the doc's erratum: the references are compared with its correction"
+        known = next((c.known for c in cells if c.known), "")
+        return f"a reference differs (reviewed): {known}" if known else ""
+
+    def coverage(self) -> dict[str, Any]:
+        n = len(self.layouts)
+        two = [lid for lid in self.layouts if len(self.origins(lid)) >= 2]
+        one = [lid for lid in self.layouts if len(self.origins(lid)) == 1]
+        explained = [lid for lid in self.layouts if len(self.origins(lid)) < 2 and self.explained(lid)]
+        der = [lid for lid in self.layouts if lid in self.derived]
+        der_two = [lid for lid in der if len(self.origins(lid)) >= 2]
+        return {"layouts": n, "two_or_more": len(two), "one": len(one), "none": n - len(two) - len(one),
+                "explained_below_two": len(explained),
+                "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
+                "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
+                "derived": len(der), "derived_two_or_more": len(der_two)}
+
+    def findings(self) -> list[Finding]:
+        """One finding per differing cell (not the doc's errata: those are ``check``'s own findings);
+        expected when the difference is a reviewed one of the reference's (``KNOWN``)."""
+        out = []
+        for lid in self.layouts:
+            for r in self.references:
+                c = self.cells[lid][r]
+                if c.status != "differs" or c.erratum:
+                    continue
+                msg = f"{r}: {c.atom} ({c.where}) differs: {c.detail}" + (f" [known: {c.known}]" if c.known else "")
+                out.append(Finding(lid, "reference", "differs", "differs" if c.known else "agrees", msg))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "references": {
+            "names": list(self.references),
+            "origins": {r: ORIGINS[r] for r in self.references},
+            "ran": {r: self.versions.get(r, "") for r in self.references if r not in self.unavailable},
+            "unavailable": dict(self.unavailable),
+            "coverage": self.coverage(),
+            "layouts": [{"id": lid, "derived": lid in self.derived, "origins_agreeing": self.origins(lid),
+                         **({"explained": self.explained(lid)} if len(self.origins(lid)) < 2 and self.explained(lid)
+                            else {}),
+                         "cells": {r: self.cells[lid][r].to_json() for r in self.references}}
+                        for lid in self.layouts]}}
+
+    def exit_code(self) -> int:
+        """1 when a reference differs in a way not reviewed (``KNOWN``), else 0."""
+        return 1 if any(not f.as_expected for f in self.findings()) else 0
+
+    def render_text(self) -> str:
+        """The matrix as a table: one line per layout, one column per reference
+        (``=`` agrees, ``x`` differs, ``e`` differs as the doc's erratum, ``-`` absent, ``?`` unavailable)."""
+        mark = {"agrees": "=", "differs": "x", "absent": "-", "unavailable": "?"}
+        w = max([len(lid) for lid in self.layouts] + [10])
+        head = "  ".join(f"{r:>{max(len(r), 1)}}" for r in self.references)
+        out = [f"{'layout':<{w}}  {head}  independent"]
+        for lid in self.layouts:
+            cells = "  ".join(f"{('e' if self.cells[lid][r].erratum else mark[self.cells[lid][r].status]):>{len(r)}}"
+                              for r in self.references)
+            out.append(f"{lid:<{w}}  {cells}  {len(self.origins(lid))}")
+        out.append("")
+        out.extend(self.text_note(limit=0))
+        for f in self.findings():
+            out.append(f"  {f.layout}: {f.message}" + ("" if f.as_expected else "  <-- UNEXPECTED"))
+        return "\n".join(out) + "\n"
+
+    def text_note(self, limit: int = 12) -> list[str]:
+        """Lines for ``check --references``: what ran, the coverage, the layouts below two references."""
+        cov = self.coverage()
+        ran = ", ".join(f"{r} ({self.versions.get(r, '')})" for r in self.references if r not in self.unavailable)
+        lines = [f"references: {ran or 'none'}"]
+        for r, why in self.unavailable.items():
+            lines.append(f"  {r}: unavailable ({why})")
+        lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
+                     f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
+                     f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains: "
+                     f"{cov['percent_two_or_more_or_explained']}%")
+        below = [lid for lid in self.layouts if len(self.origins(lid)) < 2]
+        below.sort(key=lambda lid: bool(self.explained(lid)))   # those no finding explains first (stable)
+        if below and limit:
+            lines.append(f"fewer than two independent references ({len(below)}):")
+            for lid in below[:limit]:
+                agree = self.origins(lid)
+                why = self.explained(lid)
+                lines.append(f"  {lid}: " + (", ".join(agree) if agree else "none") + (f" ({why})" if why else ""))
+            if len(below) > limit > 0:
+                lines.append(f"  ... {len(below) - limit} more (--format json lists every layout)")
+        return lines
+
+
+def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
+          versions: Mapping[str, str] | None = None) -> Matrix:
+    """The matrix of the catalog ``layouts`` (fragment and map layouts) from each reference's report, or
+    the reason it is unavailable (a string); ``versions`` names what ran (default: each report's root)."""
+    lays = list(layouts)
+    ids = tuple(lay.id for lay in lays)
+    derived = frozenset(lay.id for lay in lays if getattr(lay, "derived", "") and
+                        not str(lay.derived).startswith("same as"))
+    unspecified = frozenset(lay.id for lay in lays if isinstance(getattr(lay, "map", None), UnspecifiedMap))
+    names = tuple(n for n in NAMES if n in reports)
+    by: dict[str, dict[str, list[Row]]] = {}
+    versions_in = versions
+    versions, unavailable = {}, {}
+    for name in names:
+        rep = reports[name]
+        if isinstance(rep, str):
+            unavailable[name] = rep
+            continue
+        versions[name] = (versions_in or {}).get(name) or rep.root
+        for row in rep.rows:
+            if row.spec:
+                by.setdefault(name, {}).setdefault(row.spec, []).append(row)
+    cells: dict[str, dict[str, Cell]] = {}
+    for lid in ids:
+        cells[lid] = {}
+        for name in names:
+            cells[lid][name] = _cell(name, lid, ids, by.get(name, {}), name in unavailable, unavailable.get(name, ""))
+    return Matrix(names, versions, unavailable, ids, derived, cells, unspecified)
+
+
+def _members(rows: list[Row]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for r in rows:
+        m = ",".join(f"{k}={v}" for k, v in r.params)
+        if m and m not in seen:
+            seen.append(m)
+    return tuple(sorted(seen, key=lambda s: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", s)]))
+
+
+def _cell(name: str, lid: str, ids: tuple[str, ...], rows_by_spec: Mapping[str, list[Row]], unavailable: bool,
+          why: str) -> Cell:
+    if unavailable:
+        return Cell("unavailable", why)
+    rows = rows_by_spec.get(lid, [])
+    bad = [r for r in rows if r.kind in ("differ", "malformed")]
+    if bad:
+        r = bad[0]
+        known = next((text for refs, pat, text in KNOWN if name in refs and re.fullmatch(pat, r.trait)), "")
+        members = ",".join(f"{k}={v}" for k, v in r.params)
+        detail = (f"[{members}] " if members else "") + (r.detail or r.status)
+        return Cell("differs", detail, f"{r.header}:{r.line}" if r.line else r.header,
+                    r.trait + (f".{r.operand}" if r.operand else ""), _members(rows), known)
+    if any(r.kind == "agree" for r in rows):
+        first = next(r for r in rows if r.kind == "agree")
+        return Cell("agrees", where=f"{first.header}:{first.line}" if first.line else first.header,
+                    atom=first.trait + (f".{first.operand}" if first.operand else ""), members=_members(rows))
+    corrected = f"{lid}@corrected"
+    if corrected in ids and any(r.kind == "agree" for r in rows_by_spec.get(corrected, [])):
+        return Cell("differs", f"agrees with {corrected}: this is the doc's layout (a known erratum)", erratum=True)
+    return Cell("absent")

@@ -1,0 +1,66 @@
+"""Run inside a subprocess with Triton installed: Gluon layouts -> linear-layout bases, as JSON lines.
+
+Reads a JSON list of requests on stdin (``{"key", "layout": "nvmma" | "dot", "version", "warps",
+"instr", "op", "k_width", "shape", "arch"}``) and prints one JSON object per request on stdout:
+``{"key", "reg_bases", "lane_bases", "warp_bases", "block_bases", "shape", "printed"}`` — the call
+``gl.to_linear_layout`` makes inside a kernel (``GluonOpBuilder.to_linear_layout``), no GPU used.
+Imports nothing from ``verify`` (it runs in Triton's environment).
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main() -> int:
+    from triton._C.libtriton import gluon_ir, ir  # noqa: PLC0415
+    from triton.experimental.gluon import language as gl  # noqa: PLC0415
+    import triton  # noqa: PLC0415
+
+    requests = json.loads(sys.stdin.read())
+    ctx = ir.context()
+    ir.load_dialects(ctx)
+    builders: dict[str, object] = {}
+    print(json.dumps({"triton_version": triton.__version__}), flush=True)
+    for r in requests:
+        if r["layout"] == "tmem":   # a Tensor Memory layout: TMEM (lane, column) bits -> tensor (row, col)
+            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            b = builders.get(r["arch"])
+            if b is None:
+                b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
+            try:
+                t = bw.TensorMemoryLayout(block=tuple(r["block"]), col_stride=1)
+                ll = b.to_linear_layout(t._to_ir(b), r["shape"])
+            except Exception as e:  # noqa: BLE001
+                print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
+                continue
+            print(json.dumps({"key": r["key"], "printed": str(ll), "shape": r["shape"],
+                              "rows": [list(v) for v in ll.rows], "cols": [list(v) for v in ll.cols]}), flush=True)
+            continue
+        if r["layout"] == "tmem_reg":   # the registers of a tcgen05.ld/st of a [128, C] 32-bit tile, 4 warps
+            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            try:
+                ll = bw._compute_tmem_reg_layout(gl.float32, r["shape"], r["shape"],
+                                                 bw.TensorMemoryLayout(block=tuple(r["shape"]), col_stride=1),
+                                                 r["num_warps"], r["variant"])
+            except Exception as e:  # noqa: BLE001 - a shape Triton refuses is reported, not fatal
+                print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
+                continue
+        else:
+            b = builders.get(r["arch"])
+            if b is None:
+                b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
+            parent = gl.NVMMADistributedLayout(version=r["version"], warps_per_cta=r["warps"],
+                                               instr_shape=r["instr"])
+            lay = parent if r["layout"] == "nvmma" else gl.DotOperandLayout(operand_index=r["op"], parent=parent,
+                                                                             k_width=r["k_width"])
+            ll = b.to_linear_layout(lay._to_ir(b), r["shape"])
+        out = {"key": r["key"], "printed": str(ll), "shape": r["shape"]}
+        for name in ("reg_bases", "lane_bases", "warp_bases", "block_bases"):
+            out[name] = [list(v) for v in getattr(ll, name)]
+        print(json.dumps(out), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
