@@ -141,7 +141,7 @@ class SpecIndex:
         self.a_types: dict[str, set[str]] = {}
         self.shapes: set[str] = set()
         for lay in layouts:
-            if lay.instruction not in self.INSTRUCTIONS:
+            if not isinstance(lay, Layout) or lay.instruction not in self.INSTRUCTIONS:  # register fragments only
                 continue
             self.shapes.add(f"{lay.instruction} {lay.shape}")
             if lay.operand == "A":

@@ -113,7 +113,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     if args.matrix:
-        matrix = api.references(_spec_layouts_specs(args.specs), args.timeout, cute=args.cute)
+        matrix = api.references(_spec_layouts(args.specs), args.timeout, cute=args.cute)
         _emit(args.format, matrix)
         return matrix.exit_code()
     if args.reference != "cute-text":
@@ -138,10 +138,6 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     return report.exit_code()
 
 
-def _spec_layouts_specs(path: str | None) -> list:
-    return api.load(path if path is not None else bundled.resolve().path)
-
-
 def _crosscheck_reference(args: argparse.Namespace) -> int:
     """``crosscheck --reference NAME``: one independent reference against the spec (exit 2 with the reason
     when it cannot run here)."""
@@ -153,7 +149,7 @@ def _crosscheck_reference(args: argparse.Namespace) -> int:
         if why:
             raise UsageError(f"reference {args.reference} is unavailable: {why}")
     try:
-        report = api.reference(args.reference, _spec_layouts_specs(args.specs), args.timeout, path)
+        report = api.reference(args.reference, _spec_layouts(args.specs), args.timeout, path)
     except (FileNotFoundError, RuntimeError) as e:
         raise UsageError(f"reference {args.reference} is unavailable: {e}") from None
     _emit(args.format, report)
