@@ -291,17 +291,26 @@ def _params(params: object) -> dict[str, int] | None:
 
 def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT, *,
             specs: Iterable[Spec] | str | Path | None = None,
-            params: Mapping[str, int] | None = None) -> ConformResult | FamilyResult:
+            params: Mapping[str, int] | None = None,
+            block: tuple[int, int] | None = None) -> ConformResult | FamilyResult:
     """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
     permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
     or ``unspecified``/``unknown``/``error``; every status decided by Z3 and enumeration.  A family spec: the
     member ``params`` names, or the one the given was read as (``api.given`` tags it), or, when the given is a
-    family too, every member (``FamilyResult``: the worst member's status, the first such member in full)."""
+    family too, every member (``FamilyResult``: the worst member's status, the first such member in full).
+
+    A given over more threads (a block tile: several warps, warpgroups, register repeats) and a larger extent
+    is ``tiled`` when each warp's repeats are the spec moved to a sub-tile and the sub-tiles cover the block
+    (``ConformResult.tiling`` says which warp holds which sub-tile; ``verify/checks/tiled.py``).  ``block``:
+    (rows, cols) the given must cover, else its own extent."""
     _a_layout(spec, "spec", ids=True)
     _a_layout(given, "given")
     timeout = _timeout(timeout)
+    if block is not None and not (isinstance(block, tuple) and len(block) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= _MAX_DIM for x in block)):
+        raise TypeError(f"block must be (rows, cols), each an int in 1..{_MAX_DIM}")
     from .checks.members import conform_any  # noqa: PLC0415
-    return conform_any(_like(spec, specs), given, timeout, _params(params))
+    return conform_any(_like(spec, specs), given, timeout, _params(params), block)
 
 
 def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT_TIMEOUT, *,

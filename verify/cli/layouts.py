@@ -90,7 +90,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     try:
         given = _evaluation_guard(spec.id, lambda: _given(args, spec, params))
         result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
-                                                                        params=params or None))
+                                                                        params=params or None, block=args.block))
     except _BadInput as e:
         print(str(e), file=sys.stderr)
         return 2
@@ -143,6 +143,9 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         for o in n.options:
             c.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
+    c.add_argument("--block", type=options.block, default=None, metavar="MxN",
+                   help="the block a block tile must cover, e.g. 128x256 (default: its own extent); exit 1 with the "
+                        "first cell held by no thread or by two")
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")

@@ -36,7 +36,7 @@ from ..model import Codomain, Domain, Layout, Source
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import notation as notation_named
 from .registry import read_options
-from .expr import parse_index_code
+from .expr import check_reach, parse_index_code
 
 
 
@@ -121,7 +121,8 @@ def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "
     except KeyError as e:
         raise NotationError(e.args[0], 1, 1, source) from None
     if like.is_family:
-        return _family_index(text, like, source) if n.name == "index" else _needs_member(like)
+        block = n.name == "index" and options.get("threads") is not None
+        return _family_index(text, like, source) if n.name == "index" and not block else _needs_member(like)
     return to_layout(n.read(text, like, source=source, **read_options(n, options)), like, source=source)
 
 
@@ -135,6 +136,8 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     (``N``).  ``conform`` then answers for every member."""
     names = tuple(p.name for p in like.domain.params)
     formula = parse_index_code(text, like.prefix, source, names)
+    for _, member in like.instances():
+        check_reach(substitute(formula, dict(member.params_bound)), member.threads, member.n_elements, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return replace(like, id=f"given(index) as {like.id}", map=FormulaMap(Formula(formula.definitions, like.prefix), "index"),
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
