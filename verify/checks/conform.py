@@ -521,7 +521,7 @@ class ConformResult:
         if self.status == "replicated" and self.replication is not None:
             lines.append(f"  {self.replication.describe()}")
         if self.tiling is not None:
-            lines.extend(f"  {x}" for x in self.tiling.describe())
+            lines.extend(f"  {x}" for x in self.tiling.describe(self.status == "tiled"))
         if self.message and self.status not in ("equal", "tiled"):
             lines.extend(f"  {m}" for m in self.message.split("\n"))
         if self.hint:

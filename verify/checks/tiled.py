@@ -364,13 +364,15 @@ class Tiling:
             out.append(line)
         return out
 
-    def describe(self) -> list[str]:
+    def describe(self, covered: bool = True) -> list[str]:
+        """The placement as text lines; ``covered``: the coverage was proved (else the counts are only stated)."""
         R, C = self.tile
         M, N = self.block
         n = len(self.placements)
         held = ("each cell held once" if self.multiplicity == 1 else
-                f"each cell held by {self.multiplicity} sub-tiles (copies)" if self.multiplicity > 1 else
-                f"{n * R * C} sub-tile cells for the block's {M * N}")
+                f"each cell held by {self.multiplicity} sub-tiles (copies)" if self.multiplicity > 1 else "")
+        if not covered or not held:
+            held = f"{n * R * C} sub-tile cells for the block's {M * N}"
         lines = [f"block {M} x {N}: {n} sub-tiles of {R} x {C} (the spec's {self.operand}), {held}",
                  f"{self.units} {self.name}{'s' if self.units > 1 else ''} of {self.unit} threads x "
                  f"{self.repeats.count} register repeat{'s' if self.repeats.count > 1 else ''}; "

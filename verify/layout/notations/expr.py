@@ -255,10 +255,12 @@ def thread_reach(formula: Formula, threads: int, values: int) -> tuple[Pos, str]
         here, beyond = val[inside & good], val[~inside & good]
         if kind == "cond":
             if here.size and not here.any() and beyond.size and beyond.any():
-                found.append(((pos.line, pos.col), pos, "a case that holds for no thread of the spec", node))
+                found.append(((pos.line, pos.col), pos, f"this case holds for no thread of the spec, only from thread "
+                                                        f"{threads} on", node))
             continue
         if here.size and beyond.size and (here == here.flat[0]).all() and (beyond != here.flat[0]).any():
-            found.append(((pos.line, pos.col), pos, f"{int(here.flat[0])} for every thread of the spec", node))
+            found.append(((pos.line, pos.col), pos, f"this expression is {int(here.flat[0])} for every thread of the "
+                                                    f"spec, not from thread {threads} on", node))
     flagged = {id(f[3]) for f in found}
     # the innermost: ``8 * (tid // 32)`` is reported at the ``//``, not at the ``*``
     inner = [f for f in found if not any(id(n) in flagged for n in walk(f[3]) if n is not f[3])]
@@ -327,8 +329,8 @@ def check_reach(formula: Formula, threads: int, values: int, source: str) -> Non
     if hit is None:
         return
     pos, what = hit
-    raise NotationError(f"the index code reads the thread beyond the spec's {threads} threads (this expression is "
-                        f"{what}, not for threads {threads} and up): it would be judged on threads 0..{threads - 1} "
+    raise NotationError(f"the index code reads the thread beyond the spec's {threads} threads ({what}): it would "
+                        f"be judged on threads 0..{threads - 1} "
                         "only; give --threads N (the block's threads) to judge it as a block tile", pos.line, pos.col,
                         source)
 
