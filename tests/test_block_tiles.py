@@ -344,3 +344,91 @@ def test_the_fixture_dumps_lower_like_the_wheel() -> None:
         assert "error" not in r, (it["tensor"], r)
         assert {k: [list(b) for b in mine.get(k, ())] for k in ("register", "lane", "warp")} == \
             {k: r[k] for k in ("register", "lane", "warp")}, it["tensor"]
+
+
+# ============================================================================ CuTe TiledMMA, as CuTe prints it
+
+CUTE = Path(__file__).resolve().parent / "data" / "cute_tiled"
+TILED_MMAS = [("sm80_16x8x16_atom2x2x1_tile32x32", C, None),
+              ("sm80_16x8x16_atom2x2x1_rowmajor_tile64x32", C, None),
+              ("sm90_64x128x16_two_warpgroups", "wgmma.m64nNk16.D.f32", {"N": 128}),
+              ("sm90_64x128x16_three_warpgroups_192x256", "wgmma.m64nNk16.D.f32", {"N": 128})]
+
+
+@pytest.mark.parametrize("name, lid, params", TILED_MMAS)
+def test_tiled_mma_is_cutes_own_tv_layout_and_tiled(name: str, lid: str, params) -> None:
+    """Each fixture is CuTe's print(tiled_mma) and its get_layoutC_TV() (print_tiled_mma.cpp there, compiled on
+    the host against the nvidia-cutlass 4.2 headers): our TiledMMA, built from the print with the algebra, holds
+    at every (thread, value) the cell CuTe's TV layout names, and conforms to the atom's spec as ``tiled``."""
+    from verify.layout.model import cells_of
+    from verify.layout.notations.cute import parse_cute
+    text = (CUTE / f"{name}.txt").read_text(encoding="utf-8")
+    spec = lay(lid)
+    given = api.tiled_mma(text, spec, params=params)
+    tv = parse_cute(text.split("\nTV: ")[1].split("\n")[0])
+    rows, cols = (int(x) for x in text.split("TILE ")[1].split())
+    assert (given.threads, given.n_elements, given.rows, given.cols) == (tv.mode(0).size(), tv.mode(1).size(), rows,
+                                                                           cols)
+    c = cells_of(given)
+    for t in range(given.threads):
+        for v in range(given.n_elements):
+            idx = tv(t, v)
+            assert c.ok[t, v] and (c.row[t, v], c.col[t, v]) == (idx % rows, idx // rows), (t, v)
+    res = api.conform(spec, given, params=params)
+    assert res.status == "tiled" and res.engines == {"z3": "proved", "enumeration": "proved"}
+
+
+def test_tiled_mma_output_names_the_warps(capsys: pytest.CaptureFixture[str]) -> None:
+    path = CUTE / "sm80_16x8x16_atom2x2x1_tile32x32.txt"
+    rc, out, _ = cli(capsys, "conform", C, "--tiled-mma", str(path))
+    assert rc == 0 and out.splitlines()[0] == f"conform {C} <- tiled_mma {path}: tiled"
+    assert "warp 1: rows 16-31 x cols 0-7, 16-23" in out and "warp 2: rows 0-15 x cols 8-15, 24-31" in out
+    path = CUTE / "sm90_64x128x16_three_warpgroups_192x256.txt"
+    rc, out, _ = cli(capsys, "conform", "wgmma.m64nNk16.D.f32", "--tiled-mma", str(path), "--param", "N=128")
+    assert rc == 0 and "warpgroup 2: rows 128-191 x cols 0-255" in out
+    assert "3 warpgroups of 128 threads x 2 register repeats" in out
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("(_32,_32,_16)", "((_1,_2,_1):(_0,_1,_0),_,_)"), "a permutation layout"),
+    (("ThrLayoutVMNK:  (_32,_2,_2,_1):(_1,_32,_64,_0)", "ThrLayoutVMNK:  (_32,_2,_2,_2):(_1,_32,_64,_128)"),
+     "splits K over 2 units"),
+    (("  Shape_MNK:  (_16,_8,_16)\n", ""), "has no Shape_MNK"),
+    (("PermutationMNK: (_32,_32,_16)", "PermutationMNK: (_40,_32,_16)"), "PermutationMNK: a 40 x 32 block"),
+])
+def test_bad_tiled_mma_is_one_positioned_line(edit: tuple[str, str], message: str) -> None:
+    text = (CUTE / "sm80_16x8x16_atom2x2x1_tile32x32.txt").read_text(encoding="utf-8").replace(*edit)
+    with pytest.raises(api.NotationError) as e:
+        api.tiled_mma(text, lay(C))
+    assert message in e.value.one_line()
+
+
+# ============================================================================ "X tiled as warps W over B"
+
+def test_block_tile_stated_in_the_api_and_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """The Ampere dump's accumulator is the m16n8 C tiled as 2 x 4 warps over 128 x 256 in Triton's order, and
+    the Hopper dump's is wgmma D (N = 256) over 2 x 1 warpgroups; 4 x 2 warps differ (warps in another order)."""
+    given = api.triton(AMPERE.read_text(encoding="utf-8"), lay(C), tensor="#mma")
+    assert api.conform(api.block_tile(C, (2, 4), (128, 256)), given).status == "equal"
+    res = api.conform(api.block_tile(C, (4, 2), (128, 256)), given)
+    assert res.status == "differs" and res.engines == {"z3": "refuted", "enumeration": "refuted"}
+    hopper = api.triton(HOPPER.read_text(encoding="utf-8"), lay(C), tensor="#mma")
+    d = api.block_tile("wgmma.m64nNk16.D.f32", (2, 1), (128, 256), "triton-hopper", params={"N": 256})
+    assert api.conform(d, hopper).status == "equal"
+    rc, out, _ = cli(capsys, "conform", C, "--triton", str(AMPERE), "--tensor", "#mma", "--warps", "2x4")
+    assert rc == 0 and out.splitlines()[0].endswith(": equal")
+    assert out.splitlines()[0].startswith(f"conform {C} over 2 x 4 warps, 128 x 256 (triton) <- triton")
+    rc, out, _ = cli(capsys, "conform", C, "--triton", str(AMPERE), "--tensor", "#mma", "--warps", "4x2")
+    assert rc == 1 and "first difference: lane 0 element c4: spec (0, 16), given (0, 32)" in out
+    tm = api.tiled_mma((CUTE / "sm80_16x8x16_atom2x2x1_tile32x32.txt").read_text(encoding="utf-8"), lay(C))
+    assert api.conform(api.block_tile(C, (2, 2), (32, 32), "cute"), tm).status == "equal"
+    assert api.conform(api.block_tile(C, (2, 2), (32, 32), "triton"), tm).status == "differs"
+
+
+def test_block_tile_errors() -> None:
+    with pytest.raises(api.BlockError, match="not a whole number"):
+        api.block_tile(C, (4, 1), (48, 8))
+    with pytest.raises(api.FamilyError, match="give params"):
+        api.block_tile("wgmma.m64nNk16.D.f32", (2, 1), (128, 256))
+    with pytest.raises(TypeError):
+        api.block_tile(C, (4, 1), (64,))  # type: ignore[arg-type]

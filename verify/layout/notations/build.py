@@ -79,7 +79,15 @@ def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]
 
 def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:
     """``imp`` as a ``Layout`` with ``like``'s identity (instruction, shape, operand, types, element
-    names) and its own domain and codomain (see the module docstring for both conventions)."""
+    names) and its own domain and codomain (see the module docstring for both conventions).  A layout the notation
+    built itself (``imp.built``: a TiledMMA, tiled with the algebra) keeps its map, named as given."""
+    if imp.built is not None:
+        built: Layout = imp.built  # type: ignore[assignment]
+        view = replace(built.map, notation=imp.notation) if hasattr(built.map, "notation") else built.map
+        return replace(built, map=view, id=layout_id or f"given({imp.notation}) as {like.id}", spec_path=source,
+                       formula_text=imp.text, formula_line=1, expect={},
+                       source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
+                                     document=imp.notation))
     formula = Formula(imp.formula.definitions, like.prefix)
     threads, group, groups = imp.threads, None, 1
     lift: tuple[int, ...] | None = None
