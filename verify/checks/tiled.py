@@ -84,17 +84,17 @@ class Repeats:
         if self.bits is None:
             return i % self.n
         keep = [b for b in range(self.total.bit_length() - 1) if b not in self.bits]
-        return sum(((i >> b) & 1) << pos for pos, b in enumerate(keep))  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(keep)), i * 0)  # type: ignore[return-value]
 
     def t(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
             return i // self.n
-        return sum(((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits)))  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits))), i * 0)  # type: ignore[return-value]
 
     def i0(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
             return i - i % self.n
-        return i & sum(1 << b for b in self.bits)
+        return i & sum((1 << b for b in self.bits), 0)
 
     def of_repeat(self, t: int) -> int:
         """The element of repeat ``t`` that plays spec element 0."""

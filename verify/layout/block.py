@@ -86,8 +86,9 @@ def block_tile(layout: Layout, warps: tuple[int, int], block: tuple[int, int], o
         raise BlockError("warp_at and repeat_at must place each unit and each repeat once on their grids")
     T, N = layout.threads, layout.n_elements
     rows = tuple((u, t, wr + wm * tr, wc + wn * tc) for u, (wr, wc) in enumerate(units) for t, (tr, tc) in enumerate(reps))
-    place = TableMap((Dim("u", k), Dim("t", r)), (Dim("row", wm * rm), Dim("col", wn * rn)), rows)
     frag = fragment_map(layout)
+    rname, cname = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
+    place = TableMap((Dim("u", k), Dim("t", r)), (Dim(rname, wm * rm), Dim(cname, wn * rn)), rows)
     base = A.relabel(frag, inputs={frag.thread: "l", "i": "e"})
     tiled = A.merge(A.merge(A.product(base, place), ("l", "u"), "thread"), ("e", "t"), "i")
     if T * k <= 32:
