@@ -61,6 +61,10 @@ def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int]) -
         text = value if n.inline else _read(value)
         source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
         extra = {o.name: getattr(args, o.flag.lstrip("-").replace("-", "_")) for o in n.options}
+        for other in api.notations():  # an option of another notation would be ignored: say so
+            for o in other.options if other.name != n.name else ():
+                if getattr(args, o.flag.lstrip("-").replace("-", "_"), None) is not None and o not in n.options:
+                    raise UsageError(f"{o.flag} goes with {other.flag}, not {n.flag}")
         try:
             return api.given(n.name, text, like, source=source, params=params or None, **extra)
         except api.NotationError as e:
