@@ -190,3 +190,44 @@ def test_every_shared_memory_map_in_the_matrix():
             assert m.status(base)[name] == "differs", (name, base)
     if not ran:
         pytest.skip("neither CuTe nor Triton installed: " + json.dumps(m.unavailable))
+
+
+# ----------------------------------------------------------------------------- the compile cache
+
+def test_the_compile_cache_is_read_back_and_locked_while_compiling(tmp_path, monkeypatch):
+    """The second run of one program reads the cache (no compiler run); while a program compiles its lock file
+    is held exclusively, so test workers asking for the same program compile it once."""
+    import fcntl
+    import os
+
+    from test_references import FAKE
+
+    from verify.checks.references import compile_cute
+    from verify.layout.notations.cute_compiled import discover_text
+    if compile_cute.probe():
+        pytest.skip(f"no toolchain: {compile_cute.probe()}")
+    (tmp_path / "inc" / "cute" / "atom").mkdir(parents=True)
+    (tmp_path / "inc" / "cute" / "atom" / "mma_traits_fake.hpp").write_text(FAKE)
+    reqs = discover_text(FAKE, "cute/atom/mma_traits_fake.hpp")
+    held = []
+    real = compile_cute._compile
+
+    def compile_(*a, **k):
+        lock = next((tmp_path / "cache").glob("*.lock"))
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(lock.name)
+        finally:
+            os.close(fd)
+        return real(*a, **k)
+    monkeypatch.setattr(compile_cute, "_compile", compile_)
+    first = compile_cute.run(tmp_path / "inc", reqs, cache=tmp_path / "cache")
+    second = compile_cute.run(tmp_path / "inc", reqs, cache=tmp_path / "cache")
+    assert len(held) == 1 and (first.cached, second.cached) == (False, True)
+    assert (second.output, second.failures) == (first.output, first.failures)
+    cfile = next((tmp_path / "cache").glob("*.json"))
+    cfile.write_text("{not json")                                   # a spoiled cache entry is compiled again
+    third = compile_cute.run(tmp_path / "inc", reqs, cache=tmp_path / "cache")
+    assert len(held) == 2 and not third.cached and third.output == first.output
