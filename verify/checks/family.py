@@ -27,7 +27,7 @@ from ..formula import BinOp, Case, Definition, Expr, Formula, Num
 from ..layout.formula import FormulaMap
 from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
-from ..layout.model import Layout, cells_of, identity_memo, on_clear
+from ..layout.model import Layout, cells_of, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
 from . import fragment
 
@@ -106,8 +106,8 @@ def _param_in_values(p: Any, v: z3.BitVecRef, w: int) -> z3.BoolRef:
 
 
 def _width(layout: Layout) -> int:
-    """A bit width for every value the family's formulas and extents take, over all its instances
-    (memoised per layout: every Z3 query of a family asks, and each instance's bound is a walk of its formula)."""
+    """A bit width for every value the family's formulas and extents take, over all its instances (not
+    memoised: benchmarks/bench_memos.py measured no gain)."""
     def widest() -> int:
         top = max(max(p.values) for p in layout.domain.params)
         floor = smt.width_for(4 * top * max(layout.threads, 1) + 64)
@@ -123,10 +123,7 @@ def _width(layout: Layout) -> int:
         if w > smt.MAX_WIDTH:
             raise fragment.BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
         return max(w, floor)
-    return identity_memo(_WIDTHS, layout, id(layout), widest)
-
-
-_WIDTHS: dict[int, tuple[Layout, int]] = {}
+    return widest()
 
 
 def _symbolic(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], dict[str, z3.ExprRef], z3.BoolRef]:
@@ -225,7 +222,6 @@ def check_family(layout: Layout, timeout: float) -> LayoutResult:
 
 def clear_family_memo() -> None:
     _FAMILY_MEMO.clear()
-    _WIDTHS.clear()
 
 
 on_clear(clear_family_memo)  # fragment.clear_caches (benchmarks time cold runs) clears it with the cells

@@ -603,13 +603,7 @@ def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
     lexicographic order of the values in the order the parameters are declared."""
     if not layout.domain.params:
         return [({}, layout)]
-    hit = _INSTANCES.get(id(layout))
-    if hit is None or hit[0] is not layout:
-        hit = _INSTANCES[id(layout)] = (layout, [(env, instance(layout, env)) for env in layout.domain.bindings()])
-    return [(dict(env), inst) for env, inst in hit[1]]
-
-
-_INSTANCES: dict[int, tuple[Layout, list[tuple[dict[str, int], Layout]]]] = {}
+    return [(dict(env), instance(layout, env)) for env in layout.domain.bindings()]  # each instance memoised
 
 
 # ----------------------------------------------------------------------------- unspecified layouts
@@ -644,7 +638,6 @@ class UnspecifiedMap:
 
 # ----------------------------------------------------------------------------- evaluation memo
 
-_CELLS: dict[int, tuple[Layout, Cells]] = {}
 # The same map on the same domain, whatever layout carries it (every wgmma D instance of a section, a
 # corrected layout's map): evaluated once.  ``key()`` is what the engine memos already trust as the map.
 _CELLS_BY_MAP: dict[Hashable, Cells] = {}
@@ -664,14 +657,8 @@ def _map_key(layout: Layout) -> Hashable | None:
 
 
 def cells_of(layout: Layout) -> Cells:
-    """Every point of ``layout`` evaluated once per process and shared by every check and view."""
-    hit = _CELLS.get(id(layout))
-    if hit is None or hit[0] is not layout:
-        hit = _CELLS[id(layout)] = (layout, _cells_by_map(layout))
-    return hit[1]
-
-
-def _cells_by_map(layout: Layout) -> Cells:
+    """Every point of ``layout`` evaluated once per process (per map value and domain) and shared by every
+    check and view."""
     key = _map_key(layout)
     if key is None:
         return layout.map.cells(layout.domain)
@@ -706,11 +693,9 @@ def on_clear(hook: Any) -> None:
 
 
 def clear_cells() -> None:
-    _CELLS.clear()
     _CELLS_BY_MAP.clear()
     _elements_at.cache_clear()
     clear_family_caches()
-    _INSTANCES.clear()
     _INSTANCE_MEMO.clear()
     for hook in _CLEAR_HOOKS:
         hook()
