@@ -349,7 +349,10 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
             specs: Iterable[Spec] | str | Path | None = None,
             params: Mapping[str, int] | None = None) -> HandoffResult | FamilyResult:
     """Can the fragment ``source`` produces (tiled to cover ``target``) feed ``target`` lane for lane?
-    ``HandoffResult.status``: ``free`` (with the element mapping) or ``shuffle`` (with the exchange);
+    ``HandoffResult.status``: ``free`` (with the element mapping), ``shuffle`` (with the exchange; over several
+    warps, every value inside its warp) or ``shared`` (some value crosses warps: through shared memory;
+    ``warp_exchange()`` says which warps exchange how many).  ``source``/``target`` may be block layouts of one
+    kernel (``api.triton(dump, spec, tensor="#mma")`` and ``tensor="#blocked"``);
     ``HandoffError`` when the two cannot be tiled onto each other.  Families: every member (the bindings of
     their parameters together), or the one ``params`` names; a ``FamilyResult`` when several."""
     _a_layout(source, "source", ids=True)

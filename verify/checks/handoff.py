@@ -19,10 +19,17 @@ extent must divide TO's.
   lane's tiled elements (a disjunction over the concrete element indices j), minimised to the
   first in (lane, i) order; enumeration: the first such point.  Both must agree and name the same
   point.  The element mapping (``A a4 <- C tile 1 c0``) is read from the enumeration and Z3
-  confirms it (one ground query over the whole plan).
+  confirms it (one query over the whole plan, the plan encoded as multiplexer trees).
 * ``shuffle``: some lane lacks a cell it needs; the plan says, for every (lane, i) of TO, which
   (lane, element) of the tiled FROM holds its cell (its own lane when it can, else the first lane
   that holds it), with the count of lanes and values that move.  Z3 confirms the plan the same way.
+* ``shared`` (several warps: block layouts, a warpgroup's fragment): some cell a lane needs is held by no
+  lane of its own warp, so the values go through shared memory (a shuffle moves values only inside a warp).
+  The plan then takes a source in the lane's own warp where there is one; ``warp_exchange`` counts the values
+  each pair of warps exchanges.  A ``shuffle`` over several warps has every source in the destination's warp.
+  Decided by both engines: the enumeration's first (lane, i) whose warp lacks the cell, and Z3's, from one
+  query with the warp's lanes and elements universally quantified (``ForAll``), minimised to the first point;
+  the two must name the same point.
 * ``missing``: some cell of TO is held by no lane of the tiled FROM at all (FROM is not a
   bijection onto its tile); the plan is partial.
 * ``unspecified``: FROM or TO is a layout whose map the doc leaves unspecified (wmma: "unspecified
@@ -46,6 +53,7 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
+from ..layout.named import mux
 from ..layout.sparse import is_sparse
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
@@ -133,6 +141,20 @@ class HandoffResult:
         tile_part = f"tile {s.tile} " if self.grid != (1, 1) else ""
         return f"{src} {tile_part}{s.element}"
 
+    def warp_exchange(self) -> tuple[tuple[int, int, int], ...]:
+        """(destination warp, source warp, values) for every pair of different warps values move between."""
+        counts: dict[tuple[int, int], int] = {}
+        for s in self.plan:
+            if s.src_lane is not None and warp_of(s.src_lane) != warp_of(s.lane):
+                key = (warp_of(s.lane), warp_of(s.src_lane))
+                counts[key] = counts.get(key, 0) + 1
+        return tuple((d, src, n) for (d, src), n in sorted(counts.items()))
+
+    def identity(self) -> bool:
+        """Whether every (lane, i) of TO is (lane, i) of FROM itself: the same layout, nothing to do."""
+        return self.grid == (1, 1) and all(s.src_lane == s.lane and s.j == s.i for s in self.plan
+                                           if s.src_lane is not None)
+
     def mapping_groups(self) -> list[tuple[tuple[int, ...], tuple[Step, ...]]]:
         """Lanes with the same element mapping, together (for a ``free`` handoff)."""
         n = self.target.n_elements
@@ -158,7 +180,10 @@ class HandoffResult:
             lines.append(f"  {src.operand} ({src.rows} x {src.cols}) tiled {gr} x {gc} covers {dst.operand} "
                          f"({dst.rows} x {dst.cols}); tiled element {src.n_elements}*t+j is tile t element "
                          f"{src.prefix}j, tile t at row offset {src.rows}*(t/{gc}), col offset {src.cols}*(t%{gc})")
-        if self.status == "free":
+        if self.status == "free" and self.identity():
+            lines.append(f"  the same layout: every (thread, i) of {dst.operand} already holds its cell as element i "
+                         f"({dst.threads} threads x {dst.n_elements} elements); nothing moves")
+        elif self.status == "free":
             lines.append(f"  every lane already holds the {dst.n_elements} cells of {dst.operand} it needs; "
                          "element mapping" + (" (every lane):" if len(self.mapping_groups()) == 1 else ":"))
             for lanes, steps in self.mapping_groups():
@@ -167,20 +192,47 @@ class HandoffResult:
                     lines.append(f"    lanes {number_ranges(list(lanes))}:")
                     indent = "      "
                 lines.extend(f"{indent}{dst.operand} {dst.element_name(s.i)} <- {self._source_name(s)}" for s in steps)
-        elif self.status in ("shuffle", "missing"):
+        elif self.status in ("shuffle", "missing", "shared"):
             lines.append(f"  {self.message}")
             moving = self.moving
             lines.append(f"  {self.lanes_receiving} of {dst.threads} lanes receive {len(moving)} of "
                          f"{len(self.plan)} values from {self.lanes_sending} other lanes; "
                          f"{sum(1 for s in self.plan if s.src_lane == s.lane)} stay in their lane")
+            if dst.threads > WARP and self.status == "shuffle":
+                lines.append(f"  every value stays inside its warp ({dst.threads // WARP} warps): shuffles within "
+                             "warps (shfl.sync), no shared memory")
+            if self.status == "shared":
+                exchange = self.warp_exchange()
+                across = sum(k for _, _, k in exchange)
+                lines.append(f"  through shared memory: {across} values cross warps; per warp, the warps it reads from:")
+                dests = sorted({d for d, _, _ in exchange})
+                for d in dests[:8]:
+                    by_count: dict[int, list[int]] = {}
+                    for d2, src_w, k in exchange:
+                        if d2 == d:
+                            by_count.setdefault(k, []).append(src_w)
+                    lines.append(f"    warp {d} <- " + "; ".join(
+                        f"warp{'s' if len(ws) > 1 else ''} {number_ranges(ws)}: {k} values{' each' if len(ws) > 1 else ''}"
+                        for k, ws in sorted(by_count.items(), key=lambda kv: kv[1])))
+                if len(dests) > 8:
+                    lines.append(f"    ... ({len(dests) - 8} more warps: --format json, plan)")
             lines.append("  exchange (destination <- source lane and element):")
             n = dst.n_elements
+            big = dst.threads > WARP  # several warps: the first lanes and values, every one in --format json
+            shown = 0
             for lane in range(dst.threads):
                 steps = [s for s in self.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
-                if steps:
-                    lines.append(f"    lane {lane}: " + ", ".join(
-                        f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {self._source_name(s)}"
-                                                          if s.src_lane is not None else "nothing") for s in steps))
+                if not steps:
+                    continue
+                if big and shown == 8:
+                    lines.append("    ... (every lane: --format json, plan)")
+                    break
+                shown += 1
+                more = len(steps) - 8 if big and len(steps) > 8 else 0
+                lines.append(f"    lane {lane}: " + ", ".join(
+                    f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {self._source_name(s)}"
+                                                      if s.src_lane is not None else "nothing")
+                    for s in (steps[:8] if more else steps)) + (f", ... ({more} more)" if more else ""))
         elif self.message:
             lines.append(f"  {self.message}")
         lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
@@ -198,6 +250,7 @@ class HandoffResult:
             "message": self.message,
             "lanes_receiving": self.lanes_receiving,
             "values_moving": len(self.moving),
+            "warp_exchange": [{"to_warp": d, "from_warp": w, "values": k} for d, w, k in self.warp_exchange()],
             "notes": list(self.notes),
             "plan": [{"lane": s.lane, "i": s.i, "element": self.target.element_name(s.i), "src_lane": s.src_lane,
                       "src_i": s.j, "tile": s.tile, "src_element": s.element} for s in self.plan],
@@ -236,18 +289,29 @@ def _sparse_notes(source: Layout, target: Layout) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tuple[int, int] | None]:
-    """Enumeration: for every (lane, i) of TO, its source (own lane first); and the first (lane, i)
-    whose own lane lacks the cell (target points that are undefined need nothing)."""
+WARP = 32  # threads that can exchange registers by shuffle (shfl.sync): one warp
+
+
+def warp_of(thread: int) -> int:
+    return thread // WARP
+
+
+def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tuple[int, int] | None,
+                                                                 tuple[int, int] | None]:
+    """Enumeration: for every (lane, i) of TO, its source (its own lane first, else the first lane of its
+    own warp that holds the cell, else the first lane anywhere); the first (lane, i) whose own lane lacks the
+    cell, and the first whose own warp lacks it (target points that are undefined need nothing)."""
     kt, kd = cell_keys(cells_of(tiled), cells_of(target))
     anywhere: dict[int, tuple[int, int]] = {}
+    in_warp: dict[tuple[int, int], tuple[int, int]] = {}
     for lane in range(kt.shape[0]):
         for j, key in enumerate(kt[lane].tolist()):
             if key >= 0:
                 anywhere.setdefault(key, (lane, j))
+                in_warp.setdefault((warp_of(lane), key), (lane, j))
     n = source.n_elements
     steps: list[Step] = []
-    first = None
+    first = first_cross = None
     for lane in range(kd.shape[0]):
         own: dict[int, int] = {}
         for j, key in enumerate(kt[lane].tolist()):
@@ -262,12 +326,16 @@ def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tu
             else:
                 if first is None:
                     first = (lane, i)
-                src = anywhere.get(key)  # type: ignore[assignment]
+                src = in_warp.get((warp_of(lane), key))  # type: ignore[assignment]
+                if src is None:
+                    if first_cross is None:
+                        first_cross = (lane, i)
+                    src = anywhere.get(key)  # type: ignore[assignment]
             if src is None:
                 steps.append(Step(lane, i, None, None, None, None))
             else:
                 steps.append(Step(lane, i, src[0], src[1], src[1] // n, source.element_name(src[1] % n)))
-    return steps, first
+    return steps, first, first_cross
 
 
 def _witness(tiled: Layout, target: Layout, source: Layout, steps: list[Step], pt: tuple[int, int]) -> dict[str, Any]:
@@ -303,13 +371,40 @@ def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budge
     return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
+def _z3_first_not_in_warp(tiled: Layout, target: Layout, w: int, budget: smt.Budget,
+                           hint: tuple[int, int] | None = None) -> tuple[str, tuple[int, int] | None]:
+    """Z3: the first (lane, i) of TO whose cell no lane of its own warp holds in the tiled FROM (one query
+    with the warp's lanes and elements universally quantified, minimised to the first in (lane, i) order)."""
+    w = max(w, (tiled.threads - 1).bit_length() + 1, (WARP - 1).bit_length() + 1)
+    lane, i, other, j = z3.BitVecs("lane i other j", w)
+    okd, rd, cd = target.map.z3_cell(lane, i)
+    src = z3.UDiv(lane, WARP) * WARP + other
+    okt, rt, ct = tiled.map.z3_cell(src, j)
+    held = z3.And(z3.ULT(other, WARP), z3.ULT(src, tiled.threads), z3.ULT(j, tiled.n_elements), okt, rt == rd,
+                  ct == cd, tiled.domain.z3_group(src) == target.domain.z3_group(lane))
+    res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.ForAll([other, j], z3.Not(held))], [lane, i],
+                           budget, list(hint) if hint is not None else None)
+    return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
+
+
 def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, budget: smt.Budget) -> str:
-    rows = [(s.lane, s.i, s.src_lane, s.j) for s in steps if s.src_lane is not None]
-    lane, i, sl, sj = z3.BitVecs("lane i src_lane src_i", w)
+    """Z3 checks the plan read from the enumeration at every (lane, i) it names: the plan is a table
+    (lane, i) -> (source lane, source element), encoded as multiplexer trees (``named.mux``), and one query
+    asks for a planned point whose source holds another cell (``unsat``: the whole plan holds)."""
+    rows = [s for s in steps if s.src_lane is not None]
+    if not rows:
+        return "unsat"
+    bits_i = max(1, (target.n_elements - 1).bit_length())
+    bits_t = max(1, (target.threads - 1).bit_length())
+    w = max(w, bits_t + bits_i + 1)
+    lane, i = z3.BitVecs("lane i", w)
+    key = lane * (1 << bits_i) + i
+    planned, sl = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.src_lane for s in rows}, w)
+    _, sj = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.j for s in rows}, w)
     okd, rd, cd = target.map.z3_cell(lane, i)
     okt, rt, ct = tiled.map.z3_cell(sl, sj)
     term = z3.And(okd, okt, rd == rt, cd == ct, target.domain.z3_group(lane) == tiled.domain.z3_group(sl))
-    return smt.holds_everywhere(term, [lane, i, sl, sj], rows, budget)
+    return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), planned, z3.Not(term)], budget)[0]
 
 
 def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) -> HandoffResult:
@@ -322,7 +417,7 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
                              {}, (), time.perf_counter() - t0, notes=_sparse_notes(source, target))
     notes = _sparse_notes(source, target)
     tiled = tile(source, grid)
-    steps, first = _plan(tiled, target, source)
+    steps, first, first_cross = _plan(tiled, target, source)
     enum_cex = _witness(tiled, target, source, steps, first) if first is not None else None
     w = max(width(tiled), width(target))
     budget = smt.Budget(timeout)
@@ -348,6 +443,33 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
                     else "Z3 refutes the plan read from the enumeration")
             return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text,
                                  engines, tuple(checks), time.perf_counter() - t0, notes)
+    if free.status == "refuted" and not missing and target.threads > WARP:  # several warps: shuffle or not?
+        res_w, pt_w = _z3_first_not_in_warp(tiled, target, w, budget, first_cross)
+        z3_w = _witness(tiled, target, source, steps, pt_w) if pt_w is not None else None
+        enum_w = _witness(tiled, target, source, steps, first_cross) if first_cross is not None else None
+
+        def confirm_w(c: Any) -> bool:
+            mine = point_of(target, c["lane"], c["i"])
+            base = warp_of(c["lane"]) * WARP
+            return mine is not None and all(point_of(tiled, t, j) != mine for t in range(base, base + WARP)
+                                            for j in range(tiled.n_elements))
+
+        in_warps = combine_engines("within_warps", "proved", smt.status(res_w), z3_w, enum_w, message,
+                                   time.perf_counter() - t0, "every cell a lane needs is held in its own warp",
+                                   confirm_w, same_witness=True)
+        checks.append(in_warps)
+        engines["z3_warps"], engines["enumeration_warps"] = (in_warps.engines.get("z3", "?"),
+                                                             in_warps.engines.get("enumeration", "?"))
+        if in_warps.status == "refuted":
+            text = ("first across warps: " + in_warps.message + f" (lane {in_warps.counterexample['lane']} is in "
+                    f"warp {warp_of(in_warps.counterexample['lane'])}, lane "
+                    f"{in_warps.counterexample['held_by']['lane']} in warp "
+                    f"{warp_of(in_warps.counterexample['held_by']['lane'])})")
+            return HandoffResult(source, target, tiled, grid, "shared", tuple(steps), in_warps.counterexample, text,
+                                 engines, tuple(checks), time.perf_counter() - t0, notes)
+        if in_warps.status != "proved":
+            return HandoffResult(source, target, tiled, grid, in_warps.status, tuple(steps), in_warps.counterexample,
+                                 in_warps.message, engines, tuple(checks), time.perf_counter() - t0, notes)
     if free.status == "proved":
         status, text = "free", ""
     elif free.status == "refuted":

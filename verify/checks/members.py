@@ -23,7 +23,7 @@ from ..layout.model import Layout
 
 # From best to worst: the overall status of a family is the worst of its members'.
 ORDER = {"conform": ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
-         "handoff": ("free", "shuffle", "missing", "unspecified", "incompatible", "unknown", "error")}
+         "handoff": ("free", "shuffle", "shared", "missing", "unspecified", "incompatible", "unknown", "error")}
 
 
 class FamilyError(ValueError):

@@ -100,10 +100,13 @@ exit codes:
     "handoff": f"""\
 example:
   ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
+  ptx-verify handoff mma.m16n8k16.float.C.f32 --triton dump.ttgir --tensor '#mma' --to-tensor '#blocked'
+    (two block layouts of one kernel: free, shuffle within warps, or shared: through shared memory)
 
 exit codes:
   0  the fragment feeds the operand without a shuffle (for families: every member)
-  1  it does not (what each lane needs is printed), or a map the doc leaves unspecified (wmma)
+  1  it does not (what each lane needs is printed; across warps: which warps exchange what), or a map the
+     doc leaves unspecified (wmma)
 {_BAD_INPUT}""",
     "diff": f"""\
 example:

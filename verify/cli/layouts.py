@@ -52,19 +52,30 @@ def _notation_error(e: api.NotationError) -> str:
     return e.one_line()  # source:LINE:COL, ``argument:LINE:COL`` for text given on the command line
 
 
-def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int]) -> api.Layout:
-    """The layout given with one of the registered notations' flags (``verify.layout.notations.registry``)."""
+def _opt_dest(flag: str, prefix: str = "") -> str:
+    return prefix + flag.lstrip("-").replace("-", "_")
+
+
+def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int], prefix: str = "",
+           fallback: tuple[str, str] | None = None) -> api.Layout:
+    """The layout given with one of the registered notations' flags (``verify.layout.notations.registry``).
+    ``prefix``: ``to_`` for the flags of ``handoff``'s TO layout (``--to-triton``, ``--to-tensor``);
+    ``fallback``: (notation, value) read when no flag of this prefix names the text (TO read from FROM's file)."""
     for n in api.notations():
-        value = getattr(args, n.dest, None)
+        value = getattr(args, prefix + n.dest, None)
+        if value is None and fallback is not None and fallback[0] == n.name:
+            value = fallback[1]
         if value is None:
             continue
         text = value if n.inline else _read(value)
         source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
-        extra = {o.name: getattr(args, o.flag.lstrip("-").replace("-", "_")) for o in n.options}
+        extra = {o.name: getattr(args, _opt_dest(o.flag, prefix), None) for o in n.options}
         for other in api.notations():  # an option of another notation would be ignored: say so
             for o in other.options if other.name != n.name else ():
-                if getattr(args, o.flag.lstrip("-").replace("-", "_"), None) is not None and o not in n.options:
-                    raise UsageError(f"{o.flag} goes with {other.flag}, not {n.flag}")
+                if getattr(args, _opt_dest(o.flag, prefix), None) is not None and o not in n.options:
+                    flag = o.flag.replace("--", "--" + prefix.replace("_", "-"), 1)
+                    raise UsageError(f"{flag} goes with {other.flag.replace('--', '--' + prefix.replace('_', '-'), 1)}"
+                                     f", not {n.flag.replace('--', '--' + prefix.replace('_', '-'), 1)}")
         try:
             return api.given(n.name, text, like, source=source, params=params or None, **extra)
         except api.NotationError as e:
@@ -72,6 +83,27 @@ def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int]) -
         except api.FamilyError as e:
             raise UsageError(str(e)) from None
     raise UsageError("give the layout with " + ", ".join(n.flag for n in api.notations()))
+
+
+def _given_flag(args: argparse.Namespace, prefix: str = "") -> tuple[str, str] | None:
+    """(notation, value) of the notation flag given with ``prefix``, or None."""
+    for n in api.notations():
+        value = getattr(args, prefix + n.dest, None)
+        if value is not None:
+            return n.name, value
+    return None
+
+
+def _given_options(args: argparse.Namespace, prefix: str = "") -> bool:
+    return any(getattr(args, _opt_dest(o.flag, prefix), None) is not None for n in api.notations() for o in n.options)
+
+
+def _named_given(lay: api.Layout, args: argparse.Namespace, prefix: str, flag: tuple[str, str]) -> api.Layout:
+    """A given layout named by what was given (``triton ampere.ttgir #mma``), for handoff's output."""
+    import dataclasses  # noqa: PLC0415
+    opts = [str(getattr(args, _opt_dest(o.flag, prefix))) for n in api.notations() if n.name == flag[0]
+            for o in n.options if getattr(args, _opt_dest(o.flag, prefix), None) is not None]
+    return dataclasses.replace(lay, id=" ".join([flag[0], flag[1], *opts]))
 
 
 def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
@@ -152,13 +184,35 @@ def cmd_conform(args: argparse.Namespace) -> int:
 
 def cmd_handoff(args: argparse.Namespace) -> int:
     specs = _spec_layouts(args.specs)
-    source, target = _find(specs, args.from_id), _find(specs, args.to_id)
+    params = options.params(args.param)
+    from_flag, to_flag = _given_flag(args), _given_flag(args, "to_")
+    if args.to_id is None and from_flag is None and to_flag is None:
+        raise UsageError("give TO_ID, or the layouts with a notation (--triton FILE --tensor A --to-tensor B)")
+    source = _find(specs, args.from_id)
+    target = _find(specs, args.to_id) if args.to_id is not None else source
     for lay in (source, target):
         if isinstance(lay, api.MapLayout):
             raise UsageError(f"{lay.id} is a {lay.kind} layout, not a register fragment: a writer and a reader of "
                              f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
     try:
-        result = api.handoff(source, target, args.timeout, params=options.params(args.param) or None)
+        if from_flag is not None:
+            source = _named_given(_evaluation_guard(source.id, lambda: _given(args, source, params)), args, "", from_flag)
+        elif _given_options(args):
+            raise UsageError("give FROM's layout with a notation (--triton FILE ...) for its options")
+        if to_flag is not None or (from_flag is not None and _given_options(args, "to_")):
+            flag = to_flag or from_flag  # --to-tensor alone: another tensor of FROM's file
+            like = target
+            target = _named_given(_evaluation_guard(like.id, lambda: _given(args, like, params, "to_", flag)),
+                                  args, "to_", flag)  # type: ignore[arg-type]
+        elif _given_options(args, "to_"):
+            raise UsageError("give TO's layout with a notation (--to-triton FILE ...) for its options")
+        elif args.to_id is None:
+            raise UsageError("give TO_ID, or TO's layout (--to-triton FILE, or --to-tensor for another tensor "
+                             "of FROM's file)")
+        result = api.handoff(source, target, args.timeout, params=params or None)
+    except _BadInput as e:
+        print(str(e), file=sys.stderr)
+        return 2
     except (api.HandoffError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
     _emit(args.format, result)
@@ -243,7 +297,19 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
 
     h = subparsers.add_parser("handoff", help="can one instruction's fragment feed another's operand without a shuffle?")
     h.add_argument("from_id", metavar="FROM_ID", help="the producing fragment (e.g. mma.m16n8k16.float.C.f32)")
-    h.add_argument("to_id", metavar="TO_ID", help="the consuming operand (e.g. mma.m16n8k16.A.f16_bf16)")
+    h.add_argument("to_id", metavar="TO_ID", nargs="?", default=None,
+                   help="the consuming operand (e.g. mma.m16n8k16.A.f16_bf16); with given layouts, the operand TO's "
+                        "layout is read as (default FROM_ID)")
+    frm, to = h.add_mutually_exclusive_group(), h.add_mutually_exclusive_group()
+    for n in api.notations():  # FROM and TO as written (block layouts of one kernel): --triton A --to-triton B
+        frm.add_argument(n.flag, metavar=n.metavar, default=None, help="FROM as a " + n.help)
+        to.add_argument(n.flag.replace("--", "--to-", 1), metavar=n.metavar, default=None,
+                        help=f"TO in the notation of {n.flag}")
+    for n in api.notations():
+        for o in n.options:
+            h.add_argument(o.flag, metavar=o.metavar, default=None, help="FROM's: " + o.help)
+            h.add_argument(o.flag.replace("--", "--to-", 1), metavar=o.metavar, default=None,
+                           help=f"TO's {o.flag} (alone: TO is read from FROM's file with it)")
     h.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
     h.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     h.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")

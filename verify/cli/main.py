@@ -52,6 +52,18 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError(e.args[0]) from None
     if isinstance(lay, MapLayout):
         return _map_table(lay, args)
+    from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
+    flag = layouts._given_flag(args)
+    if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
+        try:
+            like = lay
+            lay = layouts._named_given(layouts._evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
+                                       args, "", flag)
+        except layouts._BadInput as e:
+            print(str(e), file=sys.stderr)
+            return 2
+    elif layouts._given_options(args):
+        raise UsageError("give the layout with a notation (--triton FILE ...) for its options")
     metadata = None
     if args.metadata is not None:
         try:
@@ -66,7 +78,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         if metadata is not None:
             raise UsageError("--metadata is for text and json (the picture shows the compressed view)")
         from ..outputs.svg import layout_svg  # noqa: PLC0415 - pictures load when asked for
-        text = layout_svg(lay, full=args.full)
+        text = layout_svg(lay, full=args.full, by_warp=flag is not None and lay.threads > 32)
         if args.out:
             out_baseline.write_atomic(args.out, text)
         else:
@@ -142,6 +154,13 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="a family's parameter value, e.g. --param N=24 (wgmma D for N = 24); a family needs "
                         "one for each of its parameters, a layout that is not a family takes none")
+    given = t.add_mutually_exclusive_group()
+    for n in api.notations():  # the layout as written, read as ID's operand: a block tile is drawn by warp
+        given.add_argument(n.flag, metavar=n.metavar, default=None,
+                           help="draw this layout instead, read as ID's operand: " + n.help)
+    for n in api.notations():
+        for o in n.options:
+            t.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
     t.set_defaults(func=cmd_table)
 
     from . import confirm, diff, ingest, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)

@@ -49,6 +49,15 @@ def colour(lane: int) -> str:
     return PALETTE[lane % 8]
 
 
+# A block tile drawn by warp: one colour per warp (16 hues, far apart for neighbouring warps).
+WARP_PALETTE = ("#afafff", "#ffd28c", "#afffaf", "#ffafd2", "#8cd2ff", "#ffffaf", "#d2afff", "#afffe6",
+                "#ffafaf", "#c8e68c", "#e6c8ff", "#8cffc8", "#ffc8af", "#afc8ff", "#e6e6af", "#ffafff")
+
+
+def warp_colour(thread: int) -> str:
+    return WARP_PALETTE[(thread // 32) % len(WARP_PALETTE)]
+
+
 def _grids(layout: Layout, entries: Sequence[dict[str, Any]]) -> list[tuple[dict[tuple[int, int], list[dict[str, Any]]], list[dict[str, Any]]]]:
     """Per MMA computation: cell -> owners (in (lane, i) order), and the entries outside the matrix."""
     out = []
@@ -169,7 +178,8 @@ def focus_cells(layout: Layout, grids: Grids,
 
 def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: str | None = None,
                  highlight: Iterable[tuple[int, int, int]] = (),
-                 highlight_elements: Iterable[tuple[int, int]] = (), uid: str = "f", full: bool = False) -> str:
+                 highlight_elements: Iterable[tuple[int, int]] = (), uid: str = "f", full: bool = False,
+                 by_warp: bool = False) -> str:
     """The SVG picture of ``layout`` from its table entries (``verify.outputs.table.table_entries``).
 
     ``highlight`` holds (group, row, col) cells to outline, ``highlight_elements`` (lane, i)
@@ -181,7 +191,11 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     ``CONTEXT`` rows and columns around them, the first and last ``EDGE``, and elided runs drawn
     as marked gaps; the cells in focus and their owners are listed under the grid.  With ``full``
     every cell is drawn (colours only, no labels, above ``COMPACT_CELLS`` cells).
+
+    ``by_warp`` (a block tile over several warps): cells are coloured by the warp of their thread (thread // 32),
+    still labelled ``T<thread>``, and the legend names the warps.
     """
+    paint = warp_colour if by_warp else colour
     hl = set(highlight)
     hl_el = set(highlight_elements)
     grids = _grids(layout, entries)
@@ -213,7 +227,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     heading = title if title is not None else layout.id
     shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
     note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
-    legend_w = 64 + 26 * 8 + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
+    legend_w = 64 + 26 * (16 if by_warp else 8) + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
     # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
     width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout)))),
                 16 + 9 * len(heading))
@@ -262,7 +276,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
                         a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" font-size="10" font-style="italic" '
                           f'text-anchor="middle" fill="#555555">empty</text>')
                     continue
-                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{colour(owners[0]["lane"])}" '
+                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{paint(owners[0]["lane"])}" '
                   f'stroke="#555555" stroke-width="1"/>')
                 if len(owners) > 1:
                     shared.append((r, c))
@@ -315,11 +329,12 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
 
     # legend
     ly = y0 + 4
-    a(f'<text x="8" y="{ly + 10}" font-size="11">lane % 8:</text>')
-    for k, col in enumerate(PALETTE):
+    swatches = PALETTE if not by_warp else WARP_PALETTE[:min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))]
+    a(f'<text x="8" y="{ly + 10}" font-size="11">{"warp:" if by_warp else "lane % 8:"}</text>')
+    for k, col in enumerate(swatches):
         a(f'<rect x="{64 + 26 * k}" y="{ly}" width="22" height="14" fill="{col}" stroke="#555555" stroke-width="1"/>')
         a(f'<text x="{75 + 26 * k}" y="{ly + 11}" font-size="10" text-anchor="middle">{k}</text>')
-    lx = 64 + 26 * 8 + 16
+    lx = 64 + 26 * max(8, len(swatches)) + 16
     a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="#ffffff" stroke="{COLLISION}" stroke-width="3"/>')
     a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">several owners</text>')
     lx += 130
@@ -387,7 +402,8 @@ def _condensed_note(layout: Layout, rows: int, cols: int) -> str:
     if rows < layout.rows:
         parts.append(f"{rows} of {layout.rows} rows")
     return (f"condensed: {' and '.join(parts)} shown (the cells in focus with {CONTEXT} on each side, the first and "
-            f"last {EDGE}); every cell: ptx-verify table {layout.id} --format svg --full")
+            f"last {EDGE}); every cell: " + (f"ptx-verify table {layout.id} --format svg --full" if " " not in layout.id
+                                             else "the same command with --full"))
 
 
 def _subtitle(layout: Layout) -> str:
@@ -424,12 +440,14 @@ def witnesses(layout: Layout) -> tuple[set[tuple[int, int, int]], set[tuple[int,
     return cells, elements
 
 
-def layout_svg(layout: Layout, full: bool = False, uid: str = "f") -> str:
-    """The picture of one layout with its counterexamples outlined (condensed when large, unless ``full``)."""
+def layout_svg(layout: Layout, full: bool = False, uid: str = "f", by_warp: bool = False) -> str:
+    """The picture of one layout with its counterexamples outlined (condensed when large, unless ``full``);
+    ``by_warp``: coloured by warp (a block tile)."""
     cells, elements = witnesses(layout)
     member = ("  (" + ", ".join(f"{k} = {v}" for k, v in layout.params_bound) + ")") if layout.params_bound else ""
     return fragment_svg(layout, table_entries(layout), highlight=cells, highlight_elements=elements, uid=uid,
-                        full=full, title=layout.id + member + ("  (every cell)" if full and needs_condensing(layout) else ""))
+                        full=full, by_warp=by_warp,
+                        title=layout.id + member + ("  (every cell)" if full and needs_condensing(layout) else ""))
 
 
 def picture_files(layouts: Sequence[Layout], full: bool = False,

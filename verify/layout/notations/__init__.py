@@ -9,6 +9,7 @@ the operand extent when the notation states it, the original text and the notati
 - ``cute_headers``: every ``MMA_Traits`` in CuTe's ``mma_traits_sm*.hpp`` headers
 - ``triton``: Triton linear layouts (bases over GF(2)), JSON or printed
 - ``table``: explicit (lane, i) -> (row, col) tables, JSON
+- ``tilelang``: TileLang ``Fragment`` prints, (row, col, rep) -> (thread, index), inverted
 - ``expr``: index code (the spec formula language with ``lane``/``tid`` and ``//`` floor division)
 - ``build``: a ``TVImport`` as a ``Layout`` shaped like a spec layout (``to_layout``, ``import_as``)
 - ``registry``: every notation registers itself there once (name, flag, help, reader, options); the
