@@ -146,7 +146,7 @@ def test_both_engines_refuting_is_refuted_with_the_canonical_witness_even_on_a_s
     big = api.layout_from_formula(HASH, operand="C", rows=1024, cols=1024, elements=1024, threads=1024)
     inj = api.check(big, timeout=1).get("injective")     # before: error, Z3's witness not yet minimal
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
-    assert inj.counterexample == {"first": {"lane": 0, "i": 0, "element": "c0"},
+    assert inj.counterexample.to_json() == {"first": {"lane": 0, "i": 0, "element": "c0"},
                                   "second": {"lane": 512, "i": 0, "element": "c0"}, "row": 0, "col": 0}
     assert inj.message == "lane 0 element c0 and lane 512 element c0 both land at cell (0, 0)"
     assert api.check(big).get("injective").counterexample == inj.counterexample

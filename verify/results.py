@@ -6,6 +6,7 @@ from typing import Any, Callable, Mapping
 
 from .layout.family import extent_text
 from .layout.model import Layout, Spec, mapping_digest
+from .witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
 
@@ -30,10 +31,13 @@ class CheckResult:
     check: str
     status: str
     expected: str
-    counterexample: Mapping[str, Any] | None = None
+    counterexample: Witness | None = None  # a mapping of a check with no witness class becomes ``Facts``
     message: str = ""
     seconds: float | None = None
     engines: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def as_expected(self) -> bool:
@@ -44,24 +48,26 @@ class CheckResult:
             "status": self.status,
             "expected": self.expected,
             "seconds": round(self.seconds, 4) if (timings and self.seconds is not None) else None,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
             "message": self.message,
             "engines": dict(self.engines),
         }
 
 
-def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str, Any] | None,
-                    enum_cex: Mapping[str, Any] | None, message: Callable[[Mapping[str, Any]], str],
+def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Witness | Mapping[str, Any] | None,
+                    enum_cex: Witness | Mapping[str, Any] | None, message: Callable[[Witness], str],
                     seconds: float, note: str = "",
-                    confirm: Callable[[Mapping[str, Any]], bool] | None = None,
+                    confirm: Callable[[Witness], bool] | None = None,
                     same_witness: bool = False) -> CheckResult:
     """The joint verdict of Z3 and enumeration on one property (the only place it is decided).
 
     ``proved``/``refuted`` only when both agree; Z3's ``unknown`` stays ``unknown``; a
     disagreement, a Z3 witness that does not hold under ``confirm``, or (with
     ``same_witness``) canonical witnesses that differ, is an ``error``.  The witness
-    reported is the enumeration's first, which Z3's has been checked against.
+    reported is the enumeration's first, which Z3's has been checked against.  Witnesses are typed
+    (``verify.witnesses``); a mapping from a check with no witness class of its own becomes ``Facts``.
     """
+    z3_cex, enum_cex = as_witness(z3_cex), as_witness(enum_cex)
     enum_status = "refuted" if enum_cex is not None else "proved"
     engines = {"z3": z3_status, "enumeration": enum_status}
     if z3_status == "unknown":
@@ -82,7 +88,7 @@ def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str,
     return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
 
 
-def _said(message: Callable[[Mapping[str, Any]], str], cex: Mapping[str, Any] | None) -> str:
+def _said(message: Callable[[Witness], str], cex: Witness | None) -> str:
     """A witness in the check's own words (never a Python dict in a message)."""
     if cex is None:
         return "none"
@@ -180,7 +186,10 @@ class Finding:
     status: str
     expected: str
     message: str
-    counterexample: Mapping[str, Any] | None = None
+    counterexample: Witness | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def as_expected(self) -> bool:
@@ -194,7 +203,7 @@ class Finding:
             "expected": self.expected,
             "as_expected": self.as_expected,
             "message": self.message,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
         }
 
 

@@ -29,6 +29,7 @@ from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
 from ..layout.model import Layout, cells_of, identity_memo, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
+from ..witnesses import fragment_witness
 from . import fragment
 
 BIJECTION = ("in_range", "injective", "surjective")
@@ -281,7 +282,8 @@ def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | N
         inst = layout.instance(**c["params"]) if c.get("params") else layout
         return fragment._message(check, inst, {k: v for k, v in c.items() if k != "params"})
 
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res), z3_cex, enum_cex,
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res),
+                           fragment_witness(check, z3_cex), fragment_witness(check, enum_cex),
                            _prefixed(message), seconds, confirm=lambda c: _confirm(check, layout, dict(c)),
                            same_witness=True)
 
@@ -467,7 +469,8 @@ def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, i
         return fragment._confirm_with_oracle(check, c, inst)
 
     wrap = (lambda c: None if c is None else ({"params": dict(env), **c} if env else dict(c)))
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res), wrap(z3_cex), wrap(enum_cex),
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res),
+                           fragment_witness(check, wrap(z3_cex)), fragment_witness(check, wrap(enum_cex)),
                            message, 0.0, confirm=confirm, same_witness=True)
 
 

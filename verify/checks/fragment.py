@@ -24,6 +24,7 @@ from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
+from ..witnesses import TextPosition, Witness, fragment_witness
 
 DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
@@ -291,7 +292,8 @@ def _message(check: str, layout: Layout, cex: dict[str, Any] | None) -> str:
 
 def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | None,
              enum_cex: dict[str, Any] | None, seconds: float) -> CheckResult:
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res), z3_cex, enum_cex,
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res),
+                           fragment_witness(check, z3_cex), fragment_witness(check, enum_cex),
                            lambda c: _message(check, layout, dict(c)), seconds,
                            confirm=lambda c: _confirm_with_oracle(check, dict(c), layout),
                            same_witness=True)
@@ -387,5 +389,5 @@ def syntax_findings(specs: Iterable[Spec]) -> list[Finding]:
         for f in s.syntax_findings:
             out.append(Finding(f.layout, "syntax", "refuted", f.expected,
                                f"{s.path}:{f.line}:{f.col}: the doc's formula does not parse: {f.message}",
-                               {"file": s.path, "line": f.line, "col": f.col}))
+                               TextPosition(s.path, f.line, f.col)))
     return out

@@ -49,6 +49,7 @@ from ..layout.model import Layout, cells_of
 from ..layout.sparse import is_sparse
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
+from ..witnesses import Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
 
@@ -104,12 +105,15 @@ class HandoffResult:
     grid: tuple[int, int]
     status: str  # free | shuffle | missing | unspecified | unknown | error
     plan: tuple[Step, ...]
-    counterexample: dict[str, Any] | None
+    counterexample: Witness | None
     message: str
     engines: dict[str, str]
     checks: tuple[CheckResult, ...]
     seconds: float = field(default=0.0, compare=False)
     notes: tuple[str, ...] = ()  # what is compared and what else is needed (a sparse A: compressed view)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def moving(self) -> tuple[Step, ...]:
@@ -194,7 +198,7 @@ class HandoffResult:
             "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
             "views": {"from": _view(self.source), "to": _view(self.target)},
             "status": self.status,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
             "message": self.message,
             "lanes_receiving": self.lanes_receiving,
             "values_moving": len(self.moving),
@@ -202,7 +206,7 @@ class HandoffResult:
             "plan": [{"lane": s.lane, "i": s.i, "element": self.target.element_name(s.i), "src_lane": s.src_lane,
                       "src_i": s.j, "tile": s.tile, "src_element": s.element} for s in self.plan],
             "engines": dict(self.engines),
-            "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
+            "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample), "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
 

@@ -37,6 +37,7 @@ from ..layout.ids import corrected_id
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, Report
+from ..witnesses import TextPosition, Witness, witness_json
 from .baseline import BaselineDiff
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -208,12 +209,12 @@ class Index:
         return self.layouts.get(corrected_id(sid))
 
     def where(self, f: Finding) -> Where | None:
-        c = f.counterexample or {}
+        c = f.counterexample
         lay = self.anchor(f.layout)
-        if f.check == "syntax" and "file" in c and not (lay is not None and self.origins.from_page(lay)):
-            return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
-        if f.check == "doc_text" and "file" in c:  # the words at fault, on the page as given
-            return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
+        if f.check == "syntax" and isinstance(c, TextPosition) and not (lay is not None and self.origins.from_page(lay)):
+            return Where(c.file, c.line or 0, c.col or 0)
+        if f.check == "doc_text" and isinstance(c, TextPosition):  # the words at fault, on the page as given
+            return Where(c.file, c.line or 0, c.col or 0)
         return layout_where(lay, self.origins) if lay is not None else None
 
     def erratum(self, sid: str, check: str) -> str:
@@ -232,8 +233,9 @@ class Index:
 
 # ----------------------------------------------------------------------------- results
 
-def counterexample_text(cex: Mapping[str, Any] | None) -> str:
-    return json.dumps(cex, ensure_ascii=False, separators=(", ", ": ")) if cex else ""
+def counterexample_text(cex: Witness | None) -> str:
+    """A counterexample's JSON form on one line (empty when there is none)."""
+    return json.dumps(cex.to_json(), ensure_ascii=False, separators=(", ", ": ")) if cex else ""
 
 
 def finding_text(f: Finding) -> str:
@@ -339,7 +341,7 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
         reported.add((f.layout, f.check))
         is_ins = f.layout in idx.instructions
         props = {"id": f.layout, "check": f.check, "status": f.status, "expected": f.expected,
-                 "as_expected": f.as_expected, "counterexample": f.counterexample}
+                 "as_expected": f.as_expected, "counterexample": witness_json(f.counterexample)}
         level = "error" if not f.as_expected else "note"
         if f.as_expected and f.status in ("proved", "confirmed"):
             level = "none"
