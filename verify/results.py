@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from .layout.family import extent_text
-from .layout.model import Layout, Spec, mapping_digest
+from .layout.model import Layout, Spec
 from .witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
@@ -120,6 +120,9 @@ class LayoutResult(HasChecks):
     checks: tuple[CheckResult, ...]
     enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
     engine_cached: bool = False  # verdicts reused from an identical layout checked earlier
+    # ``layout.model.mapping_digest(layout)``: computed by the checks when they make the result (a renderer
+    # never evaluates the map)
+    digest: str = field(kw_only=True)
 
     @property
     def bijective(self) -> bool:
@@ -143,7 +146,7 @@ class LayoutResult(HasChecks):
             "derived": lay.derived or None,
             "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
             **({"params": {p.name: list(p.values) for p in lay.domain.params}} if lay.is_family else {}),
-            "digest": mapping_digest(lay),
+            "digest": self.digest,
             "checks": {c.check: c.to_json(timings) for c in self.checks},
         }
 

@@ -232,7 +232,7 @@ def clear_family_memo() -> None:
 on_clear(clear_family_memo)  # fragment.clear_caches (benchmarks time cold runs) clears it with the cells
 
 
-def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
+def _check_family_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
     results: list[CheckResult] = []
     t0 = time.perf_counter()
     enum: dict[str, dict[str, Any] | None] = {c: None for c in BIJECTION}
@@ -251,7 +251,7 @@ def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
     res, cex, method = _surjective(layout, timeout, prior, enum["surjective"])
     sur = _combine("surjective", layout, res, cex, enum["surjective"], time.perf_counter() - t0)
     results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
-    return LayoutResult(layout, tuple(results), enum_seconds)
+    return tuple(results), enum_seconds
 
 
 def _surjective(layout: Layout, timeout: float, prior: dict[str, str],
@@ -328,7 +328,7 @@ def check_unspecified(layout: Layout) -> LayoutResult:
     why = "not applicable: the doc leaves the layout unspecified"
     checks = [check_replicated_count(layout), fragment.check_elements(layout), fragment.check_packing(layout)]
     checks += [CheckResult(name, NOT_APPLICABLE, NOT_APPLICABLE, None, why, 0.0, {}) for name in BIJECTION]
-    return LayoutResult(layout, tuple(checks), 0.0)
+    return fragment.layout_result(layout, tuple(checks), 0.0)
 
 
 # ----------------------------------------------------------------------------- partial layouts (selectors)
@@ -428,7 +428,7 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
             break
     assert verdict is not None
     results.append(dataclasses.replace(verdict, seconds=time.perf_counter() - t0))
-    return LayoutResult(layout, tuple(results), enum_seconds)
+    return fragment.layout_result(layout, tuple(results), enum_seconds)
 
 
 def _partial_in_range_family(layout: Layout, budget: smt.Budget,
