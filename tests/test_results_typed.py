@@ -34,3 +34,30 @@ def test_a_layout_result_needs_its_digest() -> None:
     res = api.check(_layout())
     with pytest.raises(TypeError):
         LayoutResult(res.layout, res.checks)  # type: ignore[call-arg]
+
+
+def test_report_fields_are_typed() -> None:
+    """Renderers read typed results: the report's instructions and doc findings have real types."""
+    import typing
+
+    from verify.catalog.sections import IngestFinding
+    from verify.checks import instruction, relations
+    from verify.results import DocFinding, InstructionResult, Report
+    hints = typing.get_type_hints(Report)
+    assert hints["instructions"] == tuple[InstructionResult, ...]
+    assert hints["doc_findings"] == tuple[DocFinding, ...]
+    assert instruction.InstructionResult is InstructionResult  # the relations' results are the same type
+    assert relations.check_relations.__annotations__["return"] == "list[InstructionResult]"
+    fields = set(typing.get_type_hints(IngestFinding))
+    wanted = {n for n in typing.get_type_hints(DocFinding)}
+    assert wanted <= fields and callable(IngestFinding.one_line) and callable(IngestFinding.to_json)
+
+
+def test_outputs_do_not_duck_type_results() -> None:
+    """No ``getattr(result, name, default)`` guessing and no ``# type: ignore`` over results in the renderers
+    of a report."""
+    from conftest import ROOT
+    for name in ("text.py", "json.py", "sarif.py", "junit.py", "report.py", "text_results.py"):
+        src = (ROOT / "verify" / "outputs" / name).read_text(encoding="utf-8")
+        for bad in ("getattr(ins", "getattr(i,", "getattr(report", "getattr(f,", "type: ignore[attr-defined]"):
+            assert bad not in src, f"{name}: {bad}"

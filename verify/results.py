@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from .layout.family import extent_text
-from .layout.model import Layout, Spec
+from .layout.model import Layout, Shape, Spec
 from .witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
@@ -211,18 +211,66 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class InstructionResult(HasChecks):
+    """The checks of a whole instruction (its operands against each other: ``verify.checks.instruction``)
+    or of a relation between instructions (``verify.checks.relations``: ldmatrix = mma A, ...)."""
+
+    id: str
+    instruction: str
+    shape: Shape
+    operands: tuple[Layout, ...]
+    checks: tuple[CheckResult, ...]
+    derived: dict[str, str] = field(default_factory=dict)  # check -> provenance (not stated by the doc text)
+    seconds: float = 0.0
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding(self.id, c.check, c.status, c.expected, c.message or f"{c.check} {c.status}",
+                             c.counterexample)
+                     for c in self.checks if not (c.status == "proved" and c.expected == "proved"))
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "instruction": self.instruction,
+            "shape": {"m": self.shape.m, "n": self.shape.n, "k": self.shape.k},
+            "operands": [lay.id for lay in self.operands],
+            "checks": {c.check: c.to_json(timings) for c in self.checks},
+            "derived": dict(self.derived) or None,
+        }
+
+
+class DocFinding(Protocol):
+    """An erratum of the doc text itself, at page:line:column (``verify.catalog.sections.IngestFinding``,
+    built by ingestion; informational unless its severity is ``error``)."""
+
+    kind: str
+    severity: str  # error | warning | info
+    page: str
+    line: int
+    column: int
+    words: str
+    message: str
+    section: str
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def one_line(self) -> str: ...
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``ptx-verify check`` computes, before rendering."""
 
     specs: tuple[Spec, ...]
     results: tuple[LayoutResult, ...]
     findings: tuple[Finding, ...]
-    instructions: tuple[Any, ...] = ()
-    doc_findings: tuple = ()  # errata in the doc text itself (from ingest); informational
+    instructions: tuple[InstructionResult, ...] = ()  # whole instructions, then relations between them
+    doc_findings: tuple[DocFinding, ...] = ()  # errata in the doc text itself (from ingest)
     maps: tuple[MapResult, ...] = ()  # layouts with no register facts
 
     @property
     def as_expected(self) -> bool:
         return (all(r.as_expected for r in self.results) and all(f.as_expected for f in self.findings)
-                and all(getattr(i, "as_expected", True) for i in self.instructions)
+                and all(i.as_expected for i in self.instructions)
                 and all(m.as_expected for m in self.maps))

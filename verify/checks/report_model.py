@@ -16,7 +16,7 @@ from ..errors import SpecError
 from ..files import read_text
 from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout, section_key
-from ..results import Finding, LayoutResult, Report
+from ..results import DocFinding, Finding, LayoutResult, Report
 from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
 from .fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, search_fix
 from .fragment import DEFAULT_TIMEOUT
@@ -82,7 +82,7 @@ class Model:
     as_expected: bool
     documents: list[str]
     n_specs: int
-    doc_findings: list[Any] = field(default_factory=list)  # errata in the doc text (ingest)
+    doc_findings: list[DocFinding] = field(default_factory=list)  # errata in the doc text (ingest)
     references: Mapping[str, Any] | None = None  # the agreement matrix (``crosscheck --matrix --format json``)
 
 
@@ -102,14 +102,6 @@ def _excerpt(cex: Witness | None) -> list[str]:
         return []
     col = max(1, int(cex.col))
     return [text.rstrip(), " " * (col - 1) + "^"]
-
-
-def _instruction_json(ins: object) -> dict[str, Any]:
-    try:
-        j = ins.to_json()  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - an instruction object we cannot render is shown by name
-        j = {}
-    return j if isinstance(j, dict) else {"value": j}
 
 
 def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
@@ -140,8 +132,8 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
             entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
             step(1)
 
-    instructions = [_instruction_json(i) for i in report.instructions]
-    ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
+    instructions = [i.to_json() for i in report.instructions]
+    ins_ok = [i.as_expected for i in report.instructions]
     docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
     return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
                  list(report.doc_findings))

@@ -36,7 +36,7 @@ from urllib.parse import quote
 from ..layout.ids import corrected_id
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
-from ..results import Finding, Report
+from ..results import Finding, InstructionResult, Report
 from ..witnesses import TextPosition, Witness, witness_json
 from .baseline import BaselineDiff
 
@@ -191,11 +191,11 @@ class Index:
         self.origins = origins
         self.layouts: dict[str, Layout] = {r.layout.id: r.layout for r in report.results}
         self.layouts.update({m.layout.id: m.layout for m in report.maps})  # layouts with no register facts too
-        self.instructions: dict[str, Any] = {str(getattr(i, "id", "")): i for i in report.instructions}
+        self.instructions: dict[str, InstructionResult] = {i.id: i for i in report.instructions}
 
     def operands(self, sid: str) -> Sequence[Layout]:
         ins = self.instructions.get(sid)
-        return tuple(getattr(ins, "operands", ())) if ins is not None else ()
+        return ins.operands if ins is not None else ()
 
     def anchor(self, sid: str) -> Layout | None:
         """The layout a result about ``sid`` is located at (an instruction: its operand with an erratum,
@@ -259,7 +259,7 @@ def all_findings(report: Report) -> list[Finding]:
     out = list(report.findings)
     seen = {(f.layout, f.check) for f in out}
     for ins in report.instructions:
-        for f in getattr(ins, "findings", ()):
+        for f in ins.findings:
             if (f.layout, f.check) not in seen:
                 seen.add((f.layout, f.check))
                 out.append(f)
@@ -318,7 +318,7 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
     """The SARIF log of a ``check`` run (see the module docstring)."""
     idx = Index(report, origins)
     findings = all_findings(report)
-    doc = list(getattr(report, "doc_findings", ()))
+    doc = list(report.doc_findings)
     rules = _rule_list([*(f.check for f in findings), *(DOC_PREFIX + d.kind for d in doc)], diff is not None)
     rule_index = {k: n for n, k in enumerate(rules)}
     new_ids = diff.added_ids() if diff is not None else set()
