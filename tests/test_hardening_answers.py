@@ -14,6 +14,7 @@ import pytest
 import z3
 from conftest import SPECS, cli
 
+from verify.outputs.text_results import result_text
 from verify import api
 from verify.checks import fragment
 from verify.errors import SpecError
@@ -58,7 +59,7 @@ def test_conform_with_a_wmma_spec_is_unspecified_not_differs(capsys):
     res = api.conform(lay("wmma.m16n16k16.A.f16"), given)
     assert res.status == "unspecified" and res.exit_code() == 1 and res.engines == {}
     assert "unspecified and target architecture dependent" in res.message and res.counterexample is None
-    assert "unspecified" in res.render_text().splitlines()[0] and "differs" not in res.render_text()
+    assert "unspecified" in result_text(res).splitlines()[0] and "differs" not in result_text(res)
     assert res.to_json()["conform"]["status"] == "unspecified"
     rc, out, _ = cli(capsys, "conform", "wmma.m16n16k16.A.f16", "--cute", "((4,8),(2,2,2)):((32,1),(16,8,128))")
     assert rc == 1 and out.splitlines()[0].endswith(": unspecified")

@@ -61,3 +61,17 @@ def test_outputs_do_not_duck_type_results() -> None:
         src = (ROOT / "verify" / "outputs" / name).read_text(encoding="utf-8")
         for bad in ("getattr(ins", "getattr(i,", "getattr(report", "getattr(f,", "type: ignore[attr-defined]"):
             assert bad not in src, f"{name}: {bad}"
+
+
+def test_checks_hold_data_and_outputs_word_it() -> None:
+    """The results of instruction, conform, handoff and family checks are data (and their JSON); their text
+    is ``verify.outputs.text_results``."""
+    from verify.checks.conform import ConformResult
+    from verify.checks.handoff import HandoffResult
+    from verify.checks.members import FamilyResult, Incompatible
+    from verify.outputs import text_results
+    from verify.results import InstructionResult
+    for cls in (ConformResult, HandoffResult, FamilyResult, Incompatible, InstructionResult):
+        assert not hasattr(cls, "render_text") and not hasattr(cls, "text_lines"), cls
+        assert hasattr(cls, "to_json"), cls
+    assert text_results.incompatible_text(Incompatible("error", "no member fits")) == "  no member fits\n"

@@ -507,38 +507,6 @@ class ConformResult:
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
 
-    def render_text(self) -> str:
-        if self.given.spec_path in ("", "argument"):
-            text = " ".join(self.text.split())
-            shown = repr(text if len(text) <= 80 else text[:77] + "...")
-        else:
-            shown = self.given.spec_path
-        member = (" (" + ", ".join(f"{k} = {v}" for k, v in self.spec.params_bound) + ")") if self.spec.params_bound else ""
-        lines = [f"conform {self.spec.id}{member} <- {self.notation or 'layout'} {shown}: {self.status}"]
-        if self.member_note:
-            lines.append(f"  member: {self.member_note}")
-        if self.given.derived:
-            lines.append(f"  note: {self.given.derived}")
-        if self.status == "permuted" and self.permutation is not None:
-            lines.append(f"  every lane holds the spec's cells in another element order "
-                         f"(given <- spec): {self.permutation.text()}")
-        if self.status == "replicated" and self.replication is not None:
-            lines.append(f"  {self.replication.describe()}")
-        if self.tiling is not None:
-            lines.extend(f"  {x}" for x in self.tiling.describe(self.status == "tiled"))
-        if self.message and self.status not in ("equal", "tiled"):
-            lines.extend(f"  {m}" for m in self.message.split("\n"))
-        if self.hint:
-            lines.append(f"  hint: {self.hint}")
-        if self.engines:
-            lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
-        else:
-            lines.append("  engines: none (there is no map to compare with)")
-        if self.given_checks:
-            lines.append("  the given itself: " + ", ".join(f"{c.check} {c.status}" for c in self.given_checks))
-            lines.extend(f"    {c.check}: {c.message}" for c in self.given_checks
-                         if c.status != "proved" and c.message)
-        return "\n".join(lines) + "\n"
 
 
 def _point_message(c: dict[str, Any]) -> str:

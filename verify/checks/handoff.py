@@ -44,7 +44,6 @@ from typing import Any
 import z3
 
 from ..engines import smt
-from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
 from ..layout.sparse import is_sparse
 from ..layout.tile import tile
@@ -52,13 +51,6 @@ from ..results import CheckResult, combine_engines
 from ..witnesses import Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
-
-
-def _named(lay: Layout) -> str:
-    """A layout's id, with the member of a family it is (``wgmma.m64nNk16.D.f32 (N = 24)``)."""
-    if not lay.params_bound:
-        return lay.id
-    return f"{lay.id} (" + ", ".join(f"{k} = {v}" for k, v in lay.params_bound) + ")"
 
 
 class HandoffError(ValueError):
@@ -130,13 +122,6 @@ class HandoffResult:
     def exit_code(self) -> int:
         return 0 if self.status == "free" else 1
 
-    def _source_name(self, s: Step) -> str:
-        src = self.source.operand
-        if s.src_lane is None:
-            return "nothing (no lane holds it)"
-        tile_part = f"tile {s.tile} " if self.grid != (1, 1) else ""
-        return f"{src} {tile_part}{s.element}"
-
     def mapping_groups(self) -> list[tuple[tuple[int, ...], tuple[Step, ...]]]:
         """Lanes with the same element mapping, together (for a ``free`` handoff)."""
         n = self.target.n_elements
@@ -148,47 +133,6 @@ class HandoffResult:
         for lanes in sorted(groups.values()):
             out.append((tuple(lanes), self.plan[lanes[0] * n:(lanes[0] + 1) * n]))
         return out
-
-    def render_text(self) -> str:
-        src, dst = self.source, self.target
-        gr, gc = self.grid
-        lines = [f"handoff {_named(src)} -> {_named(dst)}: {self.status}"]
-        if self.status == "unspecified":
-            lines.append(f"  {self.message}")
-            lines.append("  engines: none (there is no map to decide on)")
-            return "\n".join(lines) + "\n"
-        lines.extend(f"  note: {n}" for n in self.notes)
-        if self.grid != (1, 1):
-            lines.append(f"  {src.operand} ({src.rows} x {src.cols}) tiled {gr} x {gc} covers {dst.operand} "
-                         f"({dst.rows} x {dst.cols}); tiled element {src.n_elements}*t+j is tile t element "
-                         f"{src.prefix}j, tile t at row offset {src.rows}*(t/{gc}), col offset {src.cols}*(t%{gc})")
-        if self.status == "free":
-            lines.append(f"  every lane already holds the {dst.n_elements} cells of {dst.operand} it needs; "
-                         "element mapping" + (" (every lane):" if len(self.mapping_groups()) == 1 else ":"))
-            for lanes, steps in self.mapping_groups():
-                indent = "    "
-                if len(self.mapping_groups()) > 1:
-                    lines.append(f"    lanes {number_ranges(list(lanes))}:")
-                    indent = "      "
-                lines.extend(f"{indent}{dst.operand} {dst.element_name(s.i)} <- {self._source_name(s)}" for s in steps)
-        elif self.status in ("shuffle", "missing"):
-            lines.append(f"  {self.message}")
-            moving = self.moving
-            lines.append(f"  {self.lanes_receiving} of {dst.threads} lanes receive {len(moving)} of "
-                         f"{len(self.plan)} values from {self.lanes_sending} other lanes; "
-                         f"{sum(1 for s in self.plan if s.src_lane == s.lane)} stay in their lane")
-            lines.append("  exchange (destination <- source lane and element):")
-            n = dst.n_elements
-            for lane in range(dst.threads):
-                steps = [s for s in self.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
-                if steps:
-                    lines.append(f"    lane {lane}: " + ", ".join(
-                        f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {self._source_name(s)}"
-                                                          if s.src_lane is not None else "nothing") for s in steps))
-        elif self.message:
-            lines.append(f"  {self.message}")
-        lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
-        return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "handoff": {

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..checks.fragment import BoundError
@@ -18,6 +19,9 @@ from ..errors import UsageError
 from ..files import read_bytes
 from ..outputs import json as out_json
 from . import inputs, options
+
+if TYPE_CHECKING:
+    from ..outputs.text_results import Result
 
 CUTLASS_HINT = ("no CuTe headers: give --cute PATH (a CUTLASS checkout, its include/ or include/cute/atom, or an "
                 "unzipped nvidia-cutlass wheel), or install them with: pip install 'ptx-layout-verify[cutlass]' "
@@ -85,7 +89,14 @@ def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
 
 
 def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
+    """A reference report (crosscheck) renders its own text; conform and handoff results are worded by
+    ``verify.outputs.text_results``."""
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
+
+
+def _emit_result(fmt: str, result: "Result") -> None:
+    from ..outputs.text_results import result_text  # noqa: PLC0415 - loads the conform modules, as api does
+    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result_text(result))
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
@@ -106,7 +117,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
         return 2
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
-    _emit(args.format, result)
+    _emit_result(args.format, result)
     return result.exit_code(args.allow_replication)
 
 
@@ -117,7 +128,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         result = api.handoff(source, target, args.timeout, params=options.params(args.param) or None)
     except (api.HandoffError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
-    _emit(args.format, result)
+    _emit_result(args.format, result)
     return result.exit_code()
 
 
