@@ -11,9 +11,14 @@ that read counterexamples by key keep working.
 * ``OutputUnreached``: an output point of a map that no input point reaches (``surjective``);
 * ``CellOutside``, ``ElementsCollide``, ``CellUnreached``: the same three for a register fragment, in the
   doc's terms (lane, element, cell, MMA computation);
+* ``PointDiffers``: the first input point where two maps differ (``same``);
+* ``BankConflict``: two lanes of one wavefront group touching different words of one bank;
 * ``TextPosition``: a place in a file (a formula that does not parse, an error in the doc's text);
-* ``Facts``: the values a check compared (register arithmetic, element lists, conform and handoff kinds,
-  sparse metadata, bank conflicts...), as the check names them.
+* ``Facts``: the values a check with no witness class of its own compared (register arithmetic, element
+  lists, conform, handoff and tiling kinds, sparse metadata, instruction checks...), as the check names them.
+
+The words of a verdict (``CheckResult.message``) stay the check's: they need context a witness does not
+hold (the output box, the family binding, the matrix's extent).
 """
 from __future__ import annotations
 
