@@ -199,10 +199,10 @@ def test_bijection_checks_refute_with_canonical_witnesses() -> None:
     ir, inj, surj = maps.bijective(swizzle(9))
     assert ir.status == "proved"
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
-    assert inj.counterexample == {"params": {}, "first": {"row": 0, "col": 1}, "second": {"row": 1, "col": 0},
+    assert inj.counterexample.to_json() == {"params": {}, "first": {"row": 0, "col": 1}, "second": {"row": 1, "col": 0},
                                   "at": {"offset": 1}}
     assert inj.message == "row 0, col 1 and row 1, col 0 both land at (offset 1)"
-    assert surj.status == "refuted" and surj.counterexample == {"params": {}, "at": {"offset": 8}}
+    assert surj.status == "refuted" and surj.counterexample.to_json() == {"params": {}, "at": {"offset": 8}}
 
 
 def test_in_range_witness_names_the_parameter() -> None:
@@ -210,7 +210,7 @@ def test_in_range_witness_names_the_parameter() -> None:
     m = formula_map("x = a * 2", (Dim("a", Var("N")),), (Dim("x", 8),), params=(N,))
     r = maps.in_range(m)
     assert r.status == "refuted"
-    assert r.counterexample == {"params": {"N": 8}, "point": {"a": 4}, "at": {"x": 8}}
+    assert r.counterexample.to_json() == {"params": {"N": 8}, "point": {"a": 4}, "at": {"x": 8}}
 
 
 def test_same_finds_the_first_difference() -> None:

@@ -77,7 +77,7 @@ def test_notation_constructors_and_conform():
         assert api.check(given).bijective                 # every existing check runs on an imported layout
     res = api.conform(A.id, api.cute("((4,8),(2,2,2)):((32,1),(8,16,128))", like=A), specs=SPECS)
     assert res.status == "permuted" and res.permutation.text() == "a1<->a2, a5<->a6"
-    assert res.counterexample == {"kind": "point", "lane": 0, "i": 1, "element": "a1", "first": {"row": 0, "col": 1},
+    assert res.counterexample.to_json() == {"kind": "point", "lane": 0, "i": 1, "element": "a1", "first": {"row": 0, "col": 1},
                                   "second": {"row": 8, "col": 0}}
 
 

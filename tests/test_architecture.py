@@ -1,6 +1,6 @@
 """The package layout shows the data flow, and every import points down it.
 
-text -> ``formula`` (parsed) -> ``engines`` (evaluated) -> ``layout`` (the model) -> ``catalog`` (spec
+text -> ``formula`` (parsed) -> ``engines`` (evaluated) -> ``layout`` (the model) -> ``witnesses`` -> ``catalog`` (spec
 files, doc pages) and ``checks`` -> ``results`` -> ``hardware`` / ``outputs`` -> ``api`` -> ``cli``.
 No import cycles, even through imports inside functions; no core module imports a CLI, renderer
 or API module.
@@ -16,7 +16,7 @@ from conftest import ROOT
 PKG = ROOT / "verify"
 
 # Each layer may import only from layers listed before it (and from itself).
-LAYERS = ["errors", "files", "formula", "engines", "layout", "results", "catalog", "checks", "hardware", "outputs",
+LAYERS = ["errors", "files", "formula", "engines", "layout", "witnesses", "results", "catalog", "checks", "hardware", "outputs",
           "api", "cli", "__main__"]
 
 

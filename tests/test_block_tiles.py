@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from verify.outputs.text_results import result_text
 from verify import api
 from verify.checks.tiled import tiled
 from verify.layout.notations import ttgir
@@ -113,7 +114,7 @@ def test_warps_ordered_along_n_where_the_store_expects_m_are_told_apart() -> Non
     along_m = api.triton(triton_json([[0, 1], [8, 0]], [[16, 0], [32, 0]], [64, 8]), lay(C))
     res = api.conform(C, along_m)
     assert res.status == "tiled" and [x[2:] for x in res.tiling.placements] == [(0, 0), (16, 0), (32, 0), (48, 0)]
-    assert "placement (row, col): warp 0 repeat 0 at (0, 0); each warp bit adds (16, 0), (32, 0)" in res.render_text()
+    assert "placement (row, col): warp 0 repeat 0 at (0, 0); each warp bit adds (16, 0), (32, 0)" in result_text(res)
     moved = api.index_code("row = (tid % 32) // 4 + 8 * ((i // 2) % 2) + 16 * (tid // 32) + (tid // 96)\n"
                            "col = (tid % 4) * 2 + (i % 2)\n", lay(C), threads="128")
     res = api.conform(C, moved)  # warp 3 one row down: still a tile, but row 48 is held by no thread
@@ -137,7 +138,7 @@ def test_register_repeats_follow_the_repeat_bits_of_either_convention() -> None:
     inter = api.triton(triton_json([[0, 8], [0, 1], [8, 0]], [], [16, 16]), lay(C))
     res = api.conform(C, inter)
     assert res.status == "tiled" and res.tiling.repeats.bits == (0,)
-    assert "of repeat (bit 0 of i)" in res.render_text()
+    assert "of repeat (bit 0 of i)" in result_text(res)
 
 
 def test_replicated_warps_are_tiled_with_their_multiplicity() -> None:
@@ -147,11 +148,11 @@ def test_replicated_warps_are_tiled_with_their_multiplicity() -> None:
     res = api.conform("mma.m16n8k16.A.f16_bf16", given)
     assert res.status == "tiled" and res.tiling.multiplicity == 2
     assert res.engines == {"z3": "proved", "enumeration": "proved"}
-    assert "each cell held by 2 sub-tiles (copies)" in res.render_text()
+    assert "each cell held by 2 sub-tiles (copies)" in result_text(res)
     res = api.conform("mma.m16n8k16.A.f16_bf16", given, block=(16, 64))
     assert res.status == "differs" and "(a cell held twice)" in res.message
     assert "block 16 x 64: 4 sub-tiles of 16 x 16 (the spec's A), 1024 sub-tile cells for the block's 1024" in \
-        res.render_text()
+        result_text(res)
 
 
 def test_a_partition_with_a_hole_and_one_with_an_overlap_name_the_cell() -> None:

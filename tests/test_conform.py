@@ -163,7 +163,7 @@ def test_pr3140_int4_b_thread_stride_32_differs_and_64_is_equal(capsys):
     assert out.splitlines()[0].endswith(": differs")
     assert "first difference: lane 1 element b0: spec (8, 0), given (4, 0)" in out
     res = api.conform(lay, api.cute(PR3140_BEFORE, lay))
-    assert res.counterexample == {"kind": "point", "lane": 1, "i": 0, "element": "b0",
+    assert res.counterexample.to_json() == {"kind": "point", "lane": 1, "i": 0, "element": "b0",
                                   "first": {"row": 8, "col": 0}, "second": {"row": 4, "col": 0}}
     assert api.check(api.cute(PR3140_BEFORE, lay)).get("injective").status == "refuted"   # not even a bijection
     rc, out, _ = cli(capsys, "conform", lay.id, "--cute", PR3140_AFTER)
@@ -330,7 +330,7 @@ def test_fewer_elements_or_another_extent_differs_with_the_reason():
     assert res.message.startswith("elements differ: spec has 4, given has 2")
     big = api.triton((DATA / "triton_mma_v2_acc_2x2warps_32x16.json").read_text(), lay)
     res = api.conform(lay, big)
-    assert res.status == "differs" and res.counterexample == {"kind": "extent", "spec": [16, 8], "given": [32, 16]}
+    assert res.status == "differs" and res.counterexample.to_json() == {"kind": "extent", "spec": [16, 8], "given": [32, 16]}
 
 
 # ============================================================================ both engines decide

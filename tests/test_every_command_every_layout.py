@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from verify.outputs.text_results import result_text
 from verify import api
 
 SPECS = api.load("specs")
@@ -132,8 +133,8 @@ def test_conform_each_fragment_tiled_over_two_by_two_warps(lid: str) -> None:
             api.block_tile(lay, (2, 2), block)
         return
     res = api.conform(lay, api.block_tile(lay, (2, 2), block))
-    assert res.tiling is not None, (lid, res.render_text()[:600])
+    assert res.tiling is not None, (lid, result_text(res)[:600])
     assert [p[2:] for p in res.tiling.placements] == [(0, 0), (0, lay.cols), (lay.rows, 0), (lay.rows, lay.cols)]
     covers = (lay.threads * lay.n_elements == lay.rows * lay.cols
               and "refuted" not in (lay.expect.get("injective"), lay.expect.get("surjective")))
-    assert res.status == ("tiled" if covers else "differs"), (lid, res.render_text()[:600])
+    assert res.status == ("tiled" if covers else "differs"), (lid, result_text(res)[:600])

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from verify.outputs.text_results import result_text
 from verify import api
 from verify.checks.members import FamilyResult
 
@@ -35,7 +36,7 @@ def test_every_family_conforms_to_its_own_formula_as_index_code_for_every_member
     given = api.index_code(code, spec)
     assert given.is_family
     res = api.conform(spec, given)
-    assert isinstance(res, FamilyResult) and res.status == "equal", (lid, res.render_text()[:400])
+    assert isinstance(res, FamilyResult) and res.status == "equal", (lid, result_text(res)[:400])
     assert len(res.members) == len(spec.instances()) and res.exit_code() == 0
     env, member = spec.instances()[-1]
     table = json.dumps({"entries": [{"lane": e["lane"], "i": e["i"], "row": e["row"], "col": e["col"]}

@@ -14,6 +14,7 @@ import pytest
 import z3
 from conftest import SPECS, cli
 
+from verify.outputs.text_results import result_text
 from verify import api
 from verify.checks import fragment
 from verify.errors import SpecError
@@ -58,7 +59,7 @@ def test_conform_with_a_wmma_spec_is_unspecified_not_differs(capsys):
     res = api.conform(lay("wmma.m16n16k16.A.f16"), given)
     assert res.status == "unspecified" and res.exit_code() == 1 and res.engines == {}
     assert "unspecified and target architecture dependent" in res.message and res.counterexample is None
-    assert "unspecified" in res.render_text().splitlines()[0] and "differs" not in res.render_text()
+    assert "unspecified" in result_text(res).splitlines()[0] and "differs" not in result_text(res)
     assert res.to_json()["conform"]["status"] == "unspecified"
     rc, out, _ = cli(capsys, "conform", "wmma.m16n16k16.A.f16", "--cute", "((4,8),(2,2,2)):((32,1),(16,8,128))")
     assert rc == 1 and out.splitlines()[0].endswith(": unspecified")
@@ -146,7 +147,7 @@ def test_both_engines_refuting_is_refuted_with_the_canonical_witness_even_on_a_s
     big = api.layout_from_formula(HASH, operand="C", rows=1024, cols=1024, elements=1024, threads=1024)
     inj = api.check(big, timeout=1).get("injective")     # before: error, Z3's witness not yet minimal
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
-    assert inj.counterexample == {"first": {"lane": 0, "i": 0, "element": "c0"},
+    assert inj.counterexample.to_json() == {"first": {"lane": 0, "i": 0, "element": "c0"},
                                   "second": {"lane": 512, "i": 0, "element": "c0"}, "row": 0, "col": 0}
     assert inj.message == "lane 0 element c0 and lane 512 element c0 both land at cell (0, 0)"
     assert api.check(big).get("injective").counterexample == inj.counterexample

@@ -7,6 +7,7 @@ import pytest
 
 from verify import api
 from verify.outputs import json as render_json, text as render_text
+from verify.outputs.text_results import instruction_lines
 from verify.checks.family import check_any as check_layout
 from verify.catalog.instructions import instructions
 from verify.checks.instruction import InstructionResult, check_instructions
@@ -86,7 +87,7 @@ def test_json_and_text_forms() -> None:
         assert set(c) >= {"status", "expected", "counterexample", "message", "engines"}, name
     assert "metadata_budget" in j["derived"]
     json.dumps(j)
-    lines = ins.text_lines()
+    lines = instruction_lines(ins)
     assert lines[0].startswith("mma.sp.m16n8k16.tf32.f32") and "registers:FAIL" in lines[0]
     assert any("derived, not stated by the doc text" in ln for ln in lines)
     assert all(isinstance(f, Finding) for f in ins.findings)

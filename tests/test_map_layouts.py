@@ -85,7 +85,7 @@ def test_check_proves_refutes_and_keeps_errata(spec_dir: Path) -> None:
     bad = by_id["smem.sw.bad"]
     assert bad.get("injective").status == "refuted" and bad.as_expected
     assert bad.get("injective").engines == {"z3": "refuted", "enumeration": "refuted"}
-    assert bad.get("surjective").counterexample == {"params": {}, "at": {"offset": 8}}
+    assert bad.get("surjective").counterexample.to_json() == {"params": {}, "at": {"offset": 8}}
     assert [c.status for c in by_id["smem.sw.bad@corrected"].checks] == ["proved"] * 3
     assert [c.status for c in by_id["smem.family"].checks] == ["proved"] * 3
     assert report.as_expected and {f.layout for f in report.findings} == {"smem.sw.bad"}

@@ -93,7 +93,7 @@ def test_one_result_per_finding_with_rule_metadata(some):
         assert r["shortDescription"]["text"] and r["help"]["text"] and r["fullDescription"]["text"]
     for res, f in zip(run["results"], findings):
         assert res["ruleId"] == f"ptx-layout/{f.check}" and rules[res["ruleIndex"]]["id"] == res["ruleId"]
-        assert res["properties"]["id"] == f.layout and res["properties"]["counterexample"] == f.counterexample
+        assert res["properties"]["id"] == f.layout and res["properties"]["counterexample"] == (f.counterexample.to_json() if f.counterexample else None)
         assert res["partialFingerprints"][sarif.FINGERPRINT] == f"{f.layout}:{f.check}"
 
 

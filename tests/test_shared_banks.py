@@ -30,7 +30,7 @@ def test_row_major_tile_conflicts_with_a_witness() -> None:
     r = _banks("(128,128):(128,1)", "ldmatrix.x4")
     c = r.get("conflict_free")
     assert c.status == "refuted" and c.engines == {"z3": "refuted", "enumeration": "refuted"}
-    assert c.counterexample == {"params": {}, "origin": [0, 0], "lanes": [0, 1], "cells": [[0, 0], [1, 0]],
+    assert c.counterexample.to_json() == {"params": {}, "origin": [0, 0], "lanes": [0, 1], "cells": [[0, 0], [1, 0]],
                                 "addresses": [0, 256], "bank": 0, "group": 0}
     assert r.degree == 8 and r.wavefronts == 32 and r.ideal == 4
     assert r.worst["lanes"] == list(range(8)) and r.worst["bank"] == 0

@@ -58,7 +58,7 @@ def test_layout_e_as_the_table_states_it_is_refuted_with_its_line(specs):
     assert e.erratum and e.source.line == 9 and e.source.section == "9.7.16.10.5"
     res = check_map_layout(e)
     assert res.get("in_range").status == "refuted"
-    assert res.get("in_range").counterexample == {"params": {"N": 64}, "point": {"row": 0, "col": 42},
+    assert res.get("in_range").counterexample.to_json() == {"params": {"N": 64}, "point": {"row": 0, "col": 42},
                                                   "at": {"tmem_lane": 128, "tmem_col": 0}}
     assert [c.status for c in check_map_layout(_lay(specs, "tcgen05.datapath.E@corrected")).checks] == ["proved"] * 3
 
@@ -82,7 +82,7 @@ def test_surjective_by_counting_is_a_z3_proof_and_a_hole_still_refutes():
     bad = formula_map("tmem_lane = row % 64\ntmem_col = col\n", (Dim("row", 128), Dim("col", 256)),
                       (Dim("tmem_lane", 128), Dim("tmem_col", 256)))
     r = surjective(bad)
-    assert r.status == "refuted" and r.counterexample == {"params": {}, "at": {"tmem_lane": 64, "tmem_col": 0}}
+    assert r.status == "refuted" and r.counterexample.to_json() == {"params": {}, "at": {"tmem_lane": 64, "tmem_col": 0}}
 
 
 # ----------------------------------------------------------------------------- each layout is a bijection onto its region
@@ -325,7 +325,7 @@ def test_mmas_never_handed_their_scale_factor_slice(specs):
     d = api.consistent(SF_TILE, "tcgen05.sf.A.4x1.sfa_id0", specs)
     assert d.status == "mismatch"
     c = d.get("same_place")
-    assert c.counterexample == {"params": {"VS": 1}, "element": {"row": 0, "kb": 1},
+    assert c.counterexample.to_json() == {"params": {"VS": 1}, "element": {"row": 0, "kb": 1},
                                 "written": {"tmem_lane": 0, "tmem_col": 0, "byte": 1},
                                 "read": {"tmem_lane": 0, "tmem_col": 0, "byte": 0}}
     assert c.engines == {"z3": "refuted", "enumeration": "refuted"}
@@ -351,7 +351,7 @@ def test_swizzled_scales_read_linearly(specs):
 def test_host_80_byte_rows_against_a_kernel_reading_128(specs):
     d = api.consistent("storage.fp4.rows.packed", "storage.fp4.rows.aligned128", specs, params={"K": 160})
     assert d.status == "mismatch"
-    assert d.get("same_place").counterexample == {"params": {"M": 4}, "element": {"m": 1, "byte": 0},
+    assert d.get("same_place").counterexample.to_json() == {"params": {"M": 4}, "element": {"m": 1, "byte": 0},
                                                   "written": {"offset": 80}, "read": {"offset": 128}}
     assert d.get("reader_in_range").status == "refuted"
 
@@ -359,7 +359,7 @@ def test_host_80_byte_rows_against_a_kernel_reading_128(specs):
 def test_padding_that_is_read_is_reported(specs):
     d = api.consistent("storage.sf.cutlass.128x4.quantizer", "storage.sf.cutlass.128x4", specs)
     assert d.status == "padding_read"
-    assert d.get("no_padding_read").counterexample == {"params": {"M": 64, "KB": 2, "L": 1},
+    assert d.get("no_padding_read").counterexample.to_json() == {"params": {"M": 64, "KB": 2, "L": 1},
                                                        "element": {"l": 0, "m": 0, "kb": 2}, "at": {"offset": 2}}
     assert api.consistent("storage.sf.cutlass.128x4", "storage.sf.cutlass.128x4.quantizer", specs).consistent
 

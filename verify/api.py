@@ -40,7 +40,7 @@ from .layout.model import Layout, MapLayout, Spec
 from .layout.model import Shape as _Shape
 from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
-from .results import Finding, LayoutResult, MapResult, Report
+from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
     from .checks.members import FamilyResult
@@ -109,7 +109,7 @@ def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
     return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against, docs)
 
 
-def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple:
+def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[DocFinding, ...]:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
     _a_path_list(pages, "pages")
     return _pages.doc_findings(pages, docs)
@@ -174,7 +174,7 @@ def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutRe
 
 
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
-              doc_findings: tuple = ()) -> Report:
+              doc_findings: Sequence[DocFinding] = ()) -> Report:
     """Check every layout and instruction of ``specs`` (what ``ptx-verify check`` renders)."""
     if isinstance(specs, (str, bytes, Path)) or not isinstance(specs, Sequence) or not all(
             isinstance(s, Spec) for s in specs):
@@ -811,7 +811,7 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
     return check_banks(layout, acc, pat, timeout)
 
 
-__all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError", "HandoffResult", "If", "Implies",
+__all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", "InstructionResult", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",

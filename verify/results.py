@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, Protocol
 
 from .layout.family import extent_text
-from .layout.model import Layout, Spec, mapping_digest
+from .layout.model import Layout, Shape, Spec
+from .witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
 
@@ -30,10 +31,13 @@ class CheckResult:
     check: str
     status: str
     expected: str
-    counterexample: Mapping[str, Any] | None = None
+    counterexample: Witness | None = None  # a mapping of a check with no witness class becomes ``Facts``
     message: str = ""
     seconds: float | None = None
     engines: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def as_expected(self) -> bool:
@@ -44,24 +48,26 @@ class CheckResult:
             "status": self.status,
             "expected": self.expected,
             "seconds": round(self.seconds, 4) if (timings and self.seconds is not None) else None,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
             "message": self.message,
             "engines": dict(self.engines),
         }
 
 
-def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str, Any] | None,
-                    enum_cex: Mapping[str, Any] | None, message: Callable[[Mapping[str, Any]], str],
+def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Witness | Mapping[str, Any] | None,
+                    enum_cex: Witness | Mapping[str, Any] | None, message: Callable[[Witness], str],
                     seconds: float, note: str = "",
-                    confirm: Callable[[Mapping[str, Any]], bool] | None = None,
+                    confirm: Callable[[Witness], bool] | None = None,
                     same_witness: bool = False) -> CheckResult:
     """The joint verdict of Z3 and enumeration on one property (the only place it is decided).
 
     ``proved``/``refuted`` only when both agree; Z3's ``unknown`` stays ``unknown``; a
     disagreement, a Z3 witness that does not hold under ``confirm``, or (with
     ``same_witness``) canonical witnesses that differ, is an ``error``.  The witness
-    reported is the enumeration's first, which Z3's has been checked against.
+    reported is the enumeration's first, which Z3's has been checked against.  Witnesses are typed
+    (``verify.witnesses``); a mapping from a check with no witness class of its own becomes ``Facts``.
     """
+    z3_cex, enum_cex = as_witness(z3_cex), as_witness(enum_cex)
     enum_status = "refuted" if enum_cex is not None else "proved"
     engines = {"z3": z3_status, "enumeration": enum_status}
     if z3_status == "unknown":
@@ -82,7 +88,7 @@ def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Mapping[str,
     return CheckResult(name, z3_status, expect, cex, message(cex) if cex else note, seconds, engines)
 
 
-def _said(message: Callable[[Mapping[str, Any]], str], cex: Mapping[str, Any] | None) -> str:
+def _said(message: Callable[[Witness], str], cex: Witness | None) -> str:
     """A witness in the check's own words (never a Python dict in a message)."""
     if cex is None:
         return "none"
@@ -114,6 +120,9 @@ class LayoutResult(HasChecks):
     checks: tuple[CheckResult, ...]
     enumeration_seconds: float = 0.0  # one pass of the oracle serves all three properties
     engine_cached: bool = False  # verdicts reused from an identical layout checked earlier
+    # ``layout.model.mapping_digest(layout)``: computed by the checks when they make the result (a renderer
+    # never evaluates the map)
+    digest: str = field(kw_only=True)
 
     @property
     def bijective(self) -> bool:
@@ -137,7 +146,7 @@ class LayoutResult(HasChecks):
             "derived": lay.derived or None,
             "source": {"file": lay.source.file, "line": lay.source.line, "section": lay.source.section},
             **({"params": {p.name: list(p.values) for p in lay.domain.params}} if lay.is_family else {}),
-            "digest": mapping_digest(lay),
+            "digest": self.digest,
             "checks": {c.check: c.to_json(timings) for c in self.checks},
         }
 
@@ -180,7 +189,10 @@ class Finding:
     status: str
     expected: str
     message: str
-    counterexample: Mapping[str, Any] | None = None
+    counterexample: Witness | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def as_expected(self) -> bool:
@@ -194,8 +206,56 @@ class Finding:
             "expected": self.expected,
             "as_expected": self.as_expected,
             "message": self.message,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
         }
+
+
+@dataclass(frozen=True)
+class InstructionResult(HasChecks):
+    """The checks of a whole instruction (its operands against each other: ``verify.checks.instruction``)
+    or of a relation between instructions (``verify.checks.relations``: ldmatrix = mma A, ...)."""
+
+    id: str
+    instruction: str
+    shape: Shape
+    operands: tuple[Layout, ...]
+    checks: tuple[CheckResult, ...]
+    derived: dict[str, str] = field(default_factory=dict)  # check -> provenance (not stated by the doc text)
+    seconds: float = 0.0
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return tuple(Finding(self.id, c.check, c.status, c.expected, c.message or f"{c.check} {c.status}",
+                             c.counterexample)
+                     for c in self.checks if not (c.status == "proved" and c.expected == "proved"))
+
+    def to_json(self, timings: bool = False) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "instruction": self.instruction,
+            "shape": {"m": self.shape.m, "n": self.shape.n, "k": self.shape.k},
+            "operands": [lay.id for lay in self.operands],
+            "checks": {c.check: c.to_json(timings) for c in self.checks},
+            "derived": dict(self.derived) or None,
+        }
+
+
+class DocFinding(Protocol):
+    """An erratum of the doc text itself, at page:line:column (``verify.catalog.sections.IngestFinding``,
+    built by ingestion; informational unless its severity is ``error``)."""
+
+    kind: str
+    severity: str  # error | warning | info
+    page: str
+    line: int
+    column: int
+    words: str
+    message: str
+    section: str
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def one_line(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -205,12 +265,12 @@ class Report:
     specs: tuple[Spec, ...]
     results: tuple[LayoutResult, ...]
     findings: tuple[Finding, ...]
-    instructions: tuple[Any, ...] = ()
-    doc_findings: tuple = ()  # errata in the doc text itself (from ingest); informational
+    instructions: tuple[InstructionResult, ...] = ()  # whole instructions, then relations between them
+    doc_findings: tuple[DocFinding, ...] = ()  # errata in the doc text itself (from ingest)
     maps: tuple[MapResult, ...] = ()  # layouts with no register facts
 
     @property
     def as_expected(self) -> bool:
         return (all(r.as_expected for r in self.results) and all(f.as_expected for f in self.findings)
-                and all(getattr(i, "as_expected", True) for i in self.instructions)
+                and all(i.as_expected for i in self.instructions)
                 and all(m.as_expected for m in self.maps))

@@ -35,6 +35,7 @@ from ..layout.named import evaluate_all as evaluate_all_at
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern
 from ..results import CheckResult, combine_engines
+from ..witnesses import BankConflict
 from .fragment import DEFAULT_TIMEOUT
 from .maps import param_constraint
 
@@ -243,17 +244,15 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         l1, l2 = smt.as_int(model, x["lane"]), smt.as_int(model, y["lane"])
         z3_cex = _conflict_witness(pat, lay, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
 
-    def confirm(c: Mapping[str, Any]) -> bool:
-        a1, a2 = c["addresses"]
+    def confirm(c: BankConflict) -> bool:
+        a1, a2 = c.addresses
         w1 = {a1 // 4 + j for j in range(J)}
         w2 = {a2 // 4 + j for j in range(J)}
         return any(p % BANKS == q % BANKS and p != q for p in w1 for q in w2)
 
     results.append(combine_engines(
         "conflict_free", "proved", smt.status(res), z3_cex, enum["conflict_free"],
-        lambda c: (f"{_prefix(c)}at origin {tuple(c['origin'])}, lanes {c['lanes'][0]} and {c['lanes'][1]} (cells "
-                   f"{tuple(c['cells'][0])} and {tuple(c['cells'][1])}) address {c['addresses'][0]:#x} and "
-                   f"{c['addresses'][1]:#x}: both bank {c['bank']}, in wavefront group {c['group']}"),
+        lambda c: f"{_prefix(c)}{c.describe()}",
         time.perf_counter() - t0, "no two lanes of one wavefront group touch different words of one bank", confirm,
         same_witness=True))
     if worst is not None:
@@ -334,14 +333,15 @@ def _first_conflict(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, in
 
 
 def _conflict_witness(pat: Pattern, lay: SharedLayout, access: Access, env: Mapping[str, int], a: int, b: int,
-                      l1: int, l2: int, a1: int, a2: int) -> dict[str, Any]:
+                      l1: int, l2: int, a1: int, a2: int) -> BankConflict:
     J = access.words
     w1 = [a1 // 4 + j for j in range(J)]
     w2 = [a2 // 4 + j for j in range(J)]
     bank = min(p % BANKS for p in w1 for q in w2 if p % BANKS == q % BANKS and p != q)
-    return {"params": dict(env), "origin": _origin(pat, a, b), "lanes": [l1, l2],
-            "cells": [list(_cell(pat, l1, a, b)), list(_cell(pat, l2, a, b))], "addresses": [a1, a2],
-            "bank": bank, "group": l1 // access.group}
+    o = _origin(pat, a, b)
+    c1, c2 = _cell(pat, l1, a, b), _cell(pat, l2, a, b)
+    return BankConflict(dict(env), (o[0], o[1]), (l1, l2), ((c1[0], c1[1]), (c2[0], c2[1])), (a1, a2), bank,
+                        l1 // access.group)
 
 
 def _confirm_worst(lay: SharedLayout, pat: Pattern, worst: Mapping[str, Any], J: int) -> None:

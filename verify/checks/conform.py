@@ -65,6 +65,7 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Codomain, Layout, cells_of
+from ..witnesses import Witness, as_witness, witness_json
 from ..results import CheckResult, combine_engines
 from .equivalence import cell_dict as _cell
 from .equivalence import cell_keys as _keys
@@ -462,7 +463,7 @@ class ConformResult:
     spec: Layout
     given: Layout
     status: str
-    counterexample: dict[str, Any] | None
+    counterexample: Witness | None
     message: str
     engines: dict[str, str]
     checks: tuple[CheckResult, ...]
@@ -476,6 +477,9 @@ class ConformResult:
     member_note: str = ""  # a family's member compared, and why that one (the given's extent fixed it)
     tiling: Any = None  # a block tile: where each warp's repeats sit (``verify.checks.tiled.Tiling``)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
+
     def exit_code(self, allow_replication: bool = False) -> int:
         return 0 if self.status in ("equal", "tiled") or (self.status == "replicated" and allow_replication) else 1
 
@@ -488,53 +492,21 @@ class ConformResult:
                       "threads": self.given.threads, "elements": self.given.n_elements,
                       "rows": self.given.rows, "cols": self.given.cols,
                       "lifted": self.given.derived or None,
-                      "checks": {c.check: {"status": c.status, "counterexample": c.counterexample,
+                      "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample),
                                            "message": c.message, "engines": dict(c.engines)}
                                  for c in self.given_checks}},
             "status": self.status,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
             "permutation": self.permutation.to_json() if self.permutation else None,
             "replication": self.replication.to_json() if self.replication else None,
             **({"tiling": self.tiling.to_json()} if self.tiling is not None else {}),
             "message": self.message,
             "hint": self.hint or None,
             "engines": dict(self.engines),
-            "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
+            "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample), "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
 
-    def render_text(self) -> str:
-        if self.given.spec_path in ("", "argument"):
-            text = " ".join(self.text.split())
-            shown = repr(text if len(text) <= 80 else text[:77] + "...")
-        else:
-            shown = self.given.spec_path
-        member = (" (" + ", ".join(f"{k} = {v}" for k, v in self.spec.params_bound) + ")") if self.spec.params_bound else ""
-        lines = [f"conform {self.spec.id}{member} <- {self.notation or 'layout'} {shown}: {self.status}"]
-        if self.member_note:
-            lines.append(f"  member: {self.member_note}")
-        if self.given.derived:
-            lines.append(f"  note: {self.given.derived}")
-        if self.status == "permuted" and self.permutation is not None:
-            lines.append(f"  every lane holds the spec's cells in another element order "
-                         f"(given <- spec): {self.permutation.text()}")
-        if self.status == "replicated" and self.replication is not None:
-            lines.append(f"  {self.replication.describe()}")
-        if self.tiling is not None:
-            lines.extend(f"  {x}" for x in self.tiling.describe(self.status == "tiled"))
-        if self.message and self.status not in ("equal", "tiled"):
-            lines.extend(f"  {m}" for m in self.message.split("\n"))
-        if self.hint:
-            lines.append(f"  hint: {self.hint}")
-        if self.engines:
-            lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
-        else:
-            lines.append("  engines: none (there is no map to compare with)")
-        if self.given_checks:
-            lines.append("  the given itself: " + ", ".join(f"{c.check} {c.status}" for c in self.given_checks))
-            lines.extend(f"    {c.check}: {c.message}" for c in self.given_checks
-                         if c.status != "proved" and c.message)
-        return "\n".join(lines) + "\n"
 
 
 def _point_message(c: dict[str, Any]) -> str:

@@ -38,6 +38,7 @@ from ..engines import smt
 from ..layout.dims import Dim, describe, find, names
 from ..layout.named import NamedMap, _bindings, evaluate_all, grid, in_box, inside, merge_params, variables, width
 from ..results import CheckResult, combine_engines
+from ..witnesses import witness_json
 from .fragment import DEFAULT_TIMEOUT
 from .maps import param_constraint, point_text
 
@@ -87,7 +88,7 @@ class Decision:
         return {"writer": self.writer, "reader": self.reader, "status": self.status,
                 "params": {k: list(v) for k, v in self.params.items()},
                 "checks": {c.check: {"status": c.status, "engines": dict(c.engines), "message": c.message,
-                                     "counterexample": c.counterexample} for c in self.checks}}
+                                     "counterexample": witness_json(c.counterexample)} for c in self.checks}}
 
 
 # ----------------------------------------------------------------------------- pipelines

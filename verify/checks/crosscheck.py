@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..layout.model import Layout
+from ..witnesses import Witness, as_witness, witness_json
 from ..layout.notations import (
     HeaderResult,
     NotationError,
@@ -55,14 +56,17 @@ class Row:
     spec: str = ""     # the layout id it was compared with
     status: str = ""   # conform's status
     detail: str = ""   # first difference, reason, or the reader's error
-    counterexample: dict[str, Any] | None = None
+    counterexample: Witness | None = None
     layout: str = ""   # the CuTe layout, printed
     params: tuple[tuple[str, int], ...] = ()   # the family member compared (wgmma N, ldmatrix NUM), if any
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     def to_json(self) -> dict[str, Any]:
         out = {"kind": self.kind, "trait": self.trait, "operand": self.operand or None, "header": self.header,
                "line": self.line, "spec": self.spec or None, "status": self.status or None,
-               "layout": self.layout or None, "detail": self.detail, "counterexample": self.counterexample}
+               "layout": self.layout or None, "detail": self.detail, "counterexample": witness_json(self.counterexample)}
         if self.params:
             out["params"] = dict(self.params)
         return out

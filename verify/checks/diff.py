@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from ..catalog.sections import PAGE_INSTRUCTIONS
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
+from ..witnesses import Witness, as_witness, witness_json
 from .equivalence import register_facts, same_map
 from .fragment import DEFAULT_TIMEOUT
 from ..layout.named import bindings
@@ -43,8 +44,11 @@ class Change:
     layout: str
     what: tuple[str, ...]  # "map", "registers", "elements", "register_type", ...
     message: str
-    counterexample: dict[str, Any] | None = None
+    counterexample: Witness | None = None
     engines: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,7 @@ class DiffResult:
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "differs": self.differs, "added": list(self.added), "removed": list(self.removed),
                 "changed": [{"layout": c.layout, "what": list(c.what), "message": c.message,
-                             "counterexample": c.counterexample, "engines": c.engines} for c in self.changed],
+                             "counterexample": witness_json(c.counterexample), "engines": c.engines} for c in self.changed],
                 "undecided": [{"layout": c.layout, "message": c.message, "engines": c.engines} for c in self.undecided],
                 "unchanged": list(self.unchanged), "errata_added": list(self.errata_added),
                 "errata_removed": list(self.errata_removed), "outside": list(self.outside),

@@ -29,6 +29,7 @@ from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
 from ..layout.model import Layout, cells_of, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
+from ..witnesses import fragment_witness
 from . import fragment
 
 BIJECTION = ("in_range", "injective", "surjective")
@@ -227,7 +228,7 @@ def clear_family_memo() -> None:
 on_clear(clear_family_memo)  # fragment.clear_caches (benchmarks time cold runs) clears it with the cells
 
 
-def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
+def _check_family_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
     results: list[CheckResult] = []
     t0 = time.perf_counter()
     enum: dict[str, dict[str, Any] | None] = {c: None for c in BIJECTION}
@@ -246,7 +247,7 @@ def _check_family_engines(layout: Layout, timeout: float) -> LayoutResult:
     res, cex, method = _surjective(layout, timeout, prior, enum["surjective"])
     sur = _combine("surjective", layout, res, cex, enum["surjective"], time.perf_counter() - t0)
     results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
-    return LayoutResult(layout, tuple(results), enum_seconds)
+    return tuple(results), enum_seconds
 
 
 def _surjective(layout: Layout, timeout: float, prior: dict[str, str],
@@ -277,7 +278,8 @@ def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | N
         inst = layout.instance(**c["params"]) if c.get("params") else layout
         return fragment._message(check, inst, {k: v for k, v in c.items() if k != "params"})
 
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res), z3_cex, enum_cex,
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res),
+                           fragment_witness(check, z3_cex), fragment_witness(check, enum_cex),
                            _prefixed(message), seconds, confirm=lambda c: _confirm(check, layout, dict(c)),
                            same_witness=True)
 
@@ -322,7 +324,7 @@ def check_unspecified(layout: Layout) -> LayoutResult:
     why = "not applicable: the doc leaves the layout unspecified"
     checks = [check_replicated_count(layout), fragment.check_elements(layout), fragment.check_packing(layout)]
     checks += [CheckResult(name, NOT_APPLICABLE, NOT_APPLICABLE, None, why, 0.0, {}) for name in BIJECTION]
-    return LayoutResult(layout, tuple(checks), 0.0)
+    return fragment.layout_result(layout, tuple(checks), 0.0)
 
 
 # ----------------------------------------------------------------------------- partial layouts (selectors)
@@ -422,7 +424,7 @@ def check_partial(layout: Layout, timeout: float) -> LayoutResult:
             break
     assert verdict is not None
     results.append(dataclasses.replace(verdict, seconds=time.perf_counter() - t0))
-    return LayoutResult(layout, tuple(results), enum_seconds)
+    return fragment.layout_result(layout, tuple(results), enum_seconds)
 
 
 def _partial_in_range_family(layout: Layout, budget: smt.Budget,
@@ -463,7 +465,8 @@ def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, i
         return fragment._confirm_with_oracle(check, c, inst)
 
     wrap = (lambda c: None if c is None else ({"params": dict(env), **c} if env else dict(c)))
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res), wrap(z3_cex), wrap(enum_cex),
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res),
+                           fragment_witness(check, wrap(z3_cex)), fragment_witness(check, wrap(enum_cex)),
                            message, 0.0, confirm=confirm, same_witness=True)
 
 

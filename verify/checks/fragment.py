@@ -20,10 +20,11 @@ from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.elements import split_element_list
 from ..layout.enumerate import Enumeration, decide
-from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells
+from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
+from ..witnesses import TextPosition, Witness, fragment_witness
 
 DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
@@ -291,7 +292,8 @@ def _message(check: str, layout: Layout, cex: dict[str, Any] | None) -> str:
 
 def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | None,
              enum_cex: dict[str, Any] | None, seconds: float) -> CheckResult:
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res), z3_cex, enum_cex,
+    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(z3_res),
+                           fragment_witness(check, z3_cex), fragment_witness(check, enum_cex),
                            lambda c: _message(check, layout, dict(c)), seconds,
                            confirm=lambda c: _confirm_with_oracle(check, dict(c), layout),
                            same_witness=True)
@@ -336,7 +338,7 @@ def _check_layout(layout: Layout, timeout: float) -> LayoutResult:
 
 
 def with_engines(layout: Layout, results: list[CheckResult], memo: dict, key: Hashable,
-                 compute: Callable[[], LayoutResult]) -> LayoutResult:
+                 compute: Callable[[], tuple[tuple[CheckResult, ...], float]]) -> LayoutResult:
     """``results`` plus the two engines' checks of ``layout``: computed, or reused from ``memo`` when the same
     map was decided before (each layout keeps its own expectations; a reused check reports 0 s).  Only
     decided verdicts are kept (every check ``proved`` or ``refuted``): an ``unknown`` (a budget spent) or an
@@ -345,14 +347,20 @@ def with_engines(layout: Layout, results: list[CheckResult], memo: dict, key: Ha
         engine, _ = memo[key]
         results = results + [dataclasses.replace(c, expected=layout.expect.get(c.check, "proved"), seconds=0.0)
                              for c in engine]
-        return LayoutResult(layout, tuple(results), 0.0, engine_cached=True)
-    out = compute()
-    if all(c.status in DECIDED for c in out.checks):
-        memo[key] = (out.checks, out.enumeration_seconds)
-    return LayoutResult(layout, tuple(results) + out.checks, out.enumeration_seconds)
+        return layout_result(layout, tuple(results), 0.0, engine_cached=True)
+    checks, seconds = compute()
+    if all(c.status in DECIDED for c in checks):
+        memo[key] = (checks, seconds)
+    return layout_result(layout, tuple(results) + checks, seconds)
 
 
-def _check_engines(layout: Layout, timeout: float) -> LayoutResult:
+def layout_result(layout: Layout, checks: tuple[CheckResult, ...], enumeration_seconds: float,
+                  engine_cached: bool = False) -> LayoutResult:
+    """A layout's result, with its map's digest (computed here, so renderers never evaluate the map)."""
+    return LayoutResult(layout, checks, enumeration_seconds, engine_cached, digest=mapping_digest(layout))
+
+
+def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
     results: list[CheckResult] = []
     t0 = time.perf_counter()
     enum = enumerate_layout(layout)
@@ -366,7 +374,7 @@ def _check_engines(layout: Layout, timeout: float) -> LayoutResult:
     res, cex, method = z3_surjective(layout, smt.Budget(timeout), prior, enum.surjective)
     sur = _combine("surjective", layout, res, cex, enum.surjective, time.perf_counter() - t0)
     results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
-    return LayoutResult(layout, tuple(results), enum_seconds)
+    return tuple(results), enum_seconds
 
 
 def findings_for(results: Iterable[LayoutResult]) -> list[Finding]:
@@ -387,5 +395,5 @@ def syntax_findings(specs: Iterable[Spec]) -> list[Finding]:
         for f in s.syntax_findings:
             out.append(Finding(f.layout, "syntax", "refuted", f.expected,
                                f"{s.path}:{f.line}:{f.col}: the doc's formula does not parse: {f.message}",
-                               {"file": s.path, "line": f.line, "col": f.col}))
+                               TextPosition(s.path, f.line, f.col)))
     return out

@@ -51,21 +51,14 @@ from typing import Any
 import z3
 
 from ..engines import smt
-from ..layout.elements import number_ranges
 from ..layout.model import Layout, cells_of
 from ..layout.named import mux
 from ..layout.sparse import is_sparse
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
+from ..witnesses import Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
-
-
-def _named(lay: Layout) -> str:
-    """A layout's id, with the member of a family it is (``wgmma.m64nNk16.D.f32 (N = 24)``)."""
-    if not lay.params_bound:
-        return lay.id
-    return f"{lay.id} (" + ", ".join(f"{k} = {v}" for k, v in lay.params_bound) + ")"
 
 
 class HandoffError(ValueError):
@@ -112,12 +105,15 @@ class HandoffResult:
     grid: tuple[int, int]
     status: str  # free | shuffle | missing | unspecified | unknown | error
     plan: tuple[Step, ...]
-    counterexample: dict[str, Any] | None
+    counterexample: Witness | None
     message: str
     engines: dict[str, str]
     checks: tuple[CheckResult, ...]
     seconds: float = field(default=0.0, compare=False)
     notes: tuple[str, ...] = ()  # what is compared and what else is needed (a sparse A: compressed view)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def moving(self) -> tuple[Step, ...]:
@@ -133,13 +129,6 @@ class HandoffResult:
 
     def exit_code(self) -> int:
         return 0 if self.status == "free" else 1
-
-    def _source_name(self, s: Step) -> str:
-        src = self.source.operand
-        if s.src_lane is None:
-            return "nothing (no lane holds it)"
-        tile_part = f"tile {s.tile} " if self.grid != (1, 1) else ""
-        return f"{src} {tile_part}{s.element}"
 
     def warp_exchange(self) -> tuple[tuple[int, int, int], ...]:
         """(destination warp, source warp, values) for every pair of different warps values move between."""
@@ -167,77 +156,6 @@ class HandoffResult:
             out.append((tuple(lanes), self.plan[lanes[0] * n:(lanes[0] + 1) * n]))
         return out
 
-    def render_text(self) -> str:
-        src, dst = self.source, self.target
-        gr, gc = self.grid
-        lines = [f"handoff {_named(src)} -> {_named(dst)}: {self.status}"]
-        if self.status == "unspecified":
-            lines.append(f"  {self.message}")
-            lines.append("  engines: none (there is no map to decide on)")
-            return "\n".join(lines) + "\n"
-        lines.extend(f"  note: {n}" for n in self.notes)
-        if self.grid != (1, 1):
-            lines.append(f"  {src.operand} ({src.rows} x {src.cols}) tiled {gr} x {gc} covers {dst.operand} "
-                         f"({dst.rows} x {dst.cols}); tiled element {src.n_elements}*t+j is tile t element "
-                         f"{src.prefix}j, tile t at row offset {src.rows}*(t/{gc}), col offset {src.cols}*(t%{gc})")
-        if self.status == "free" and self.identity():
-            lines.append(f"  the same layout: every (thread, i) of {dst.operand} already holds its cell as element i "
-                         f"({dst.threads} threads x {dst.n_elements} elements); nothing moves")
-        elif self.status == "free":
-            lines.append(f"  every lane already holds the {dst.n_elements} cells of {dst.operand} it needs; "
-                         "element mapping" + (" (every lane):" if len(self.mapping_groups()) == 1 else ":"))
-            for lanes, steps in self.mapping_groups():
-                indent = "    "
-                if len(self.mapping_groups()) > 1:
-                    lines.append(f"    lanes {number_ranges(list(lanes))}:")
-                    indent = "      "
-                lines.extend(f"{indent}{dst.operand} {dst.element_name(s.i)} <- {self._source_name(s)}" for s in steps)
-        elif self.status in ("shuffle", "missing", "shared"):
-            lines.append(f"  {self.message}")
-            moving = self.moving
-            lines.append(f"  {self.lanes_receiving} of {dst.threads} lanes receive {len(moving)} of "
-                         f"{len(self.plan)} values from {self.lanes_sending} other lanes; "
-                         f"{sum(1 for s in self.plan if s.src_lane == s.lane)} stay in their lane")
-            if dst.threads > WARP and self.status == "shuffle":
-                lines.append(f"  every value stays inside its warp ({dst.threads // WARP} warps): shuffles within "
-                             "warps (shfl.sync), no shared memory")
-            if self.status == "shared":
-                exchange = self.warp_exchange()
-                across = sum(k for _, _, k in exchange)
-                lines.append(f"  through shared memory: {across} values cross warps; per warp, the warps it reads from:")
-                dests = sorted({d for d, _, _ in exchange})
-                for d in dests[:8]:
-                    by_count: dict[int, list[int]] = {}
-                    for d2, src_w, k in exchange:
-                        if d2 == d:
-                            by_count.setdefault(k, []).append(src_w)
-                    lines.append(f"    warp {d} <- " + "; ".join(
-                        f"warp{'s' if len(ws) > 1 else ''} {number_ranges(ws)}: {k} values{' each' if len(ws) > 1 else ''}"
-                        for k, ws in sorted(by_count.items(), key=lambda kv: kv[1])))
-                if len(dests) > 8:
-                    lines.append(f"    ... ({len(dests) - 8} more warps: --format json, plan)")
-            lines.append("  exchange (destination <- source lane and element):")
-            n = dst.n_elements
-            big = dst.threads > WARP  # several warps: the first lanes and values, every one in --format json
-            shown = 0
-            for lane in range(dst.threads):
-                steps = [s for s in self.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
-                if not steps:
-                    continue
-                if big and shown == 8:
-                    lines.append("    ... (every lane: --format json, plan)")
-                    break
-                shown += 1
-                more = len(steps) - 8 if big and len(steps) > 8 else 0
-                lines.append(f"    lane {lane}: " + ", ".join(
-                    f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {self._source_name(s)}"
-                                                      if s.src_lane is not None else "nothing")
-                    for s in (steps[:8] if more else steps)) + (f", ... ({more} more)" if more else ""))
-        elif self.message:
-            lines.append(f"  {self.message}")
-        lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in self.engines.items()))
-        return "\n".join(lines) + "\n"
-
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "handoff": {
             "from": self.source.id, "to": self.target.id,
@@ -246,7 +164,7 @@ class HandoffResult:
             "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
             "views": {"from": _view(self.source), "to": _view(self.target)},
             "status": self.status,
-            "counterexample": self.counterexample,
+            "counterexample": witness_json(self.counterexample),
             "message": self.message,
             "lanes_receiving": self.lanes_receiving,
             "values_moving": len(self.moving),
@@ -255,7 +173,7 @@ class HandoffResult:
             "plan": [{"lane": s.lane, "i": s.i, "element": self.target.element_name(s.i), "src_lane": s.src_lane,
                       "src_i": s.j, "tile": s.tile, "src_element": s.element} for s in self.plan],
             "engines": dict(self.engines),
-            "checks": {c.check: {"status": c.status, "counterexample": c.counterexample, "message": c.message,
+            "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample), "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
 

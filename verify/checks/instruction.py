@@ -37,63 +37,11 @@ from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
 from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
-from ..results import CheckResult, Finding, HasChecks, LayoutResult, combine_engines
+from ..results import CheckResult, InstructionResult, LayoutResult, combine_engines
 from . import fragment
 from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
 from .sparse import sparse_checks
-
-_MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
-
-@dataclass(frozen=True)
-class InstructionResult(HasChecks):
-    id: str
-    instruction: str
-    shape: Any
-    operands: tuple[Layout, ...]
-    checks: tuple[CheckResult, ...]
-    derived: dict[str, str] = field(default_factory=dict)  # check -> provenance (not stated by the doc text)
-    seconds: float = 0.0
-
-
-    @property
-    def findings(self) -> tuple[Finding, ...]:
-        return tuple(Finding(self.id, c.check, c.status, c.expected, c.message or f"{c.check} {c.status}",
-                             c.counterexample)
-                     for c in self.checks if not (c.status == "proved" and c.expected == "proved"))
-
-    def to_json(self, timings: bool = False) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "instruction": self.instruction,
-            "shape": {"m": self.shape.m, "n": self.shape.n, "k": self.shape.k},
-            "operands": [lay.id for lay in self.operands],
-            "checks": {c.check: c.to_json(timings) for c in self.checks},
-            "derived": dict(self.derived) or None,
-        }
-
-    def text_lines(self) -> list[str]:
-        # metadata_invalid is refuted by design (the doc calls those values invalid): as expected it reads ok
-        marks = " ".join(f"{c.check}:{'ok' if c.check == 'metadata_invalid' and c.as_expected else _MARK.get(c.status, c.status)}"
-                         for c in self.checks)
-        tag = "" if self.as_expected else "  <-- UNEXPECTED"
-        known = "  (known erratum)" if self.as_expected and any(
-            c.expected == "refuted" and c.check != "metadata_invalid" for c in self.checks) else ""
-        out = [f"{self.id:44s} {marks}{known}{tag}"]
-        for c in self.checks:
-            if c.check == "metadata_invalid" and c.as_expected:
-                continue  # the collision the doc predicts; its witness is in JSON
-            if c.status != "proved" or c.expected != "proved":
-                exp = "" if c.as_expected else f" [expected {c.expected}]"
-                out.append(f"    {c.check} {c.status}{exp}: {c.message}")
-        reasons: dict[str, list[str]] = {}
-        for name, why in sorted(self.derived.items()):
-            reasons.setdefault(why, []).append(name)
-        for why, names in reasons.items():
-            short = why.split(" (")[0].split(": ")[0]
-            out.append(f"    derived, not stated by the doc text: {', '.join(names)} ({short[:110]}; see JSON 'derived')")
-        return out
-
 
 # ----------------------------------------------------------------------------- helpers
 

@@ -31,6 +31,7 @@ from ..layout.family import Param
 from ..layout.model import MapLayout
 from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
 from ..results import CheckResult, Finding, MapResult, combine_engines
+from ..witnesses import OutputUnreached, PointDiffers, PointOutside, PointsCollide, Witness
 from .fragment import DEFAULT_TIMEOUT
 
 
@@ -87,7 +88,7 @@ def _keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Mapping[
 
 # ----------------------------------------------------------------------------- in_range
 
-def _enum_in_range(m: NamedMap) -> dict[str, Any] | None:
+def _enum_in_range(m: NamedMap) -> PointOutside | None:
     for env in bindings(m):
         v = evaluate_all(m, env)
         good = v.ok & inside(v.out, m.outputs, env)
@@ -97,17 +98,17 @@ def _enum_in_range(m: NamedMap) -> dict[str, Any] | None:
     return None
 
 
-def _outside_witness(m: NamedMap, env: Mapping[str, int], point: dict[str, int]) -> dict[str, Any]:
-    return {"params": dict(env), "point": point, "at": m.at(point, env)}
+def _outside_witness(m: NamedMap, env: Mapping[str, int], point: dict[str, int]) -> PointOutside:
+    return PointOutside(dict(env), point, m.at(point, env))
 
 
 def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
-    def message(c: Mapping[str, Any]) -> str:
-        where = point_text(c["point"])
-        if c["at"] is None:
-            return f"{_prefix(c['params'])}{where} is undefined (no case applies)"
-        box = ", ".join(f"{d.name} < {d.at(c['params'])}" for d in m.outputs)
-        return f"{_prefix(c['params'])}{where} lands at ({point_text(c['at'])}), outside {box}"
+    def message(c: PointOutside) -> str:
+        where = point_text(c.point)
+        if c.at is None:
+            return f"{_prefix(c.params)}{where} is undefined (no case applies)"
+        box = ", ".join(f"{d.name} < {d.at(c.params)}" for d in m.outputs)
+        return f"{_prefix(c.params)}{where} lands at ({point_text(c.at)}), outside {box}"
     return message
 
 
@@ -126,9 +127,9 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
         e = _env_of(model, env)
         z3_cex = _outside_witness(m, e, {k: smt.as_int(model, v) for k, v in x.items()})
 
-    def confirm(c: Mapping[str, Any]) -> bool:
-        at = m.at(c["point"], c["params"])
-        return at is None or not all(0 <= at[d.name] < d.at(c["params"]) for d in m.outputs)
+    def confirm(c: PointOutside) -> bool:
+        at = m.at(c.point, c.params)
+        return at is None or not all(0 <= at[d.name] < d.at(c.params) for d in m.outputs)
 
     return combine_engines("in_range", expected, smt.status(res), z3_cex, enum, _in_range_message(m),
                            time.perf_counter() - t0, "every point is defined and inside the output box", confirm,
@@ -137,7 +138,7 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
 
 # ----------------------------------------------------------------------------- injective
 
-def _enum_injective(m: NamedMap) -> dict[str, Any] | None:
+def _enum_injective(m: NamedMap) -> PointsCollide | None:
     for env in bindings(m):
         v = evaluate_all(m, env)
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
@@ -153,7 +154,7 @@ def _enum_injective(m: NamedMap) -> dict[str, Any] | None:
         earlier = int(idx[first_pos[int(np.searchsorted(uniq, k[j]))]])
         shape = v.ok.shape
         p1, p2 = _flat_point(m.inputs, shape, earlier), _flat_point(m.inputs, shape, int(idx[j]))
-        return {"params": dict(env), "first": p1, "second": p2, "at": m.at(p2, env)}
+        return PointsCollide(dict(env), p1, p2, m.at(p2, env))
     return None
 
 
@@ -183,14 +184,14 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
         e = _env_of(model, env)
         p1 = {k: smt.as_int(model, v) for k, v in x1.items()}
         p2 = {k: smt.as_int(model, v) for k, v in x2.items()}
-        z3_cex = {"params": e, "first": p1, "second": p2, "at": m.at(p2, e)}
+        z3_cex = PointsCollide(e, p1, p2, m.at(p2, e))
 
-    def message(c: Mapping[str, Any]) -> str:
-        return (f"{_prefix(c['params'])}{point_text(c['first'])} and {point_text(c['second'])} both land at "
-                f"({point_text(c['at'])})")
+    def message(c: PointsCollide) -> str:
+        return (f"{_prefix(c.params)}{point_text(c.first)} and {point_text(c.second)} both land at "
+                f"({point_text(c.at or {})})")
 
-    def confirm(c: Mapping[str, Any]) -> bool:
-        a, b = m.at(c["first"], c["params"]), m.at(c["second"], c["params"])
+    def confirm(c: PointsCollide) -> bool:
+        a, b = m.at(c.first, c.params), m.at(c.second, c.params)
         return a is not None and a == b
 
     return combine_engines("injective", expected, smt.status(res), z3_cex, enum, message, time.perf_counter() - t0,
@@ -240,7 +241,7 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
     for env in bindings(m):
         hole = _hole(m, env)
         if hole is not None:
-            enum = {"params": dict(env), "at": hole}
+            enum = OutputUnreached(dict(env), hole)
             r = _reaches(m, env, hole, budget)
             z3_res = {"unsat": "sat", "sat": "unsat", "unknown": "unknown"}[r]
             z3_cex = enum if r == "unsat" else None
@@ -252,8 +253,8 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
             z3_res = r
             break
 
-    def message(c: Mapping[str, Any]) -> str:
-        return f"{_prefix(c['params'])}({point_text(c['at'])}) is reached by no point"
+    def message(c: OutputUnreached) -> str:
+        return f"{_prefix(c.params)}({point_text(c.at)}) is reached by no point"
 
     return combine_engines("surjective", expected, smt.status(z3_res), z3_cex, enum, message,
                            time.perf_counter() - t0, "every output point is reached")
@@ -352,7 +353,7 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
         bad = np.flatnonzero(np.asarray(diff).reshape(-1))
         if bad.size:
             p = _flat_point(a.inputs, va.ok.shape, int(bad[0]))
-            enum = {"params": dict(env), "point": p, names_[0]: a.at(p, env), names_[1]: b.at(p, env)}
+            enum = PointDiffers(dict(env), p, names_, (a.at(p, env), b.at(p, env)))
             break
     w = width(a, b)
     env_z, valid = _symbolic(a, w)
@@ -366,17 +367,17 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
     if res == "sat" and model is not None:
         e = _env_of(model, env_z)
         p = {k: smt.as_int(model, v) for k, v in x.items()}
-        z3_cex = {"params": e, "point": p, names_[0]: a.at(p, e), names_[1]: b.at(p, e)}
+        z3_cex = PointDiffers(e, p, names_, (a.at(p, e), b.at(p, e)))
 
     def show(v: Mapping[str, int] | None) -> str:
         return "undefined" if v is None else f"({point_text(v)})"
 
-    def message(c: Mapping[str, Any]) -> str:
-        return (f"{_prefix(c['params'])}at {point_text(c['point'])}: {names_[0]} {show(c[names_[0]])}, "
-                f"{names_[1]} {show(c[names_[1]])}")
+    def message(c: PointDiffers) -> str:
+        return (f"{_prefix(c.params)}at {point_text(c.point)}: {names_[0]} {show(c.values[0])}, "
+                f"{names_[1]} {show(c.values[1])}")
 
-    def confirm(c: Mapping[str, Any]) -> bool:
-        return a.at(c["point"], c["params"]) != b.at(c["point"], c["params"])
+    def confirm(c: PointDiffers) -> bool:
+        return a.at(c.point, c.params) != b.at(c.point, c.params)
 
     return combine_engines(check, expected, smt.status(res), z3_cex, enum, message, time.perf_counter() - t0,
                            f"{names_[0]} and {names_[1]} are the same map", confirm, same_witness=True)

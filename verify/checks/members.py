@@ -94,9 +94,6 @@ class Incompatible:
     def exit_code(self, *_: Any) -> int:
         return 1
 
-    def render_text(self) -> str:
-        return f"  {self.message}\n"
-
     def to_json(self) -> dict[str, Any]:
         return {"status": self.status, "message": self.message}
 
@@ -128,18 +125,6 @@ class FamilyResult:
         for env, r in self.members:
             by.setdefault(r.status, []).append(env)
         return sorted(by.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-
-    def render_text(self) -> str:
-        groups = self.groups()
-        if len(groups) == 1:
-            head = f"{self.label}: {self.status} for every member ({bindings_text(groups[0][1])})"
-        else:
-            head = f"{self.label}: {self.status} (" + "; ".join(f"{s} at {bindings_text(e)}" for s, e in groups) + ")"
-        env, r = self.first()
-        lines = [head, f"  the first member {binding_text(env)}:" if len(self.members) > 1 else ""]
-        body = r.render_text().rstrip("\n").split("\n")
-        lines += ["  " + x for x in body]
-        return "\n".join(x for x in lines if x) + "\n"
 
     def to_json(self) -> dict[str, Any]:
         env, r = self.first()

@@ -18,10 +18,9 @@ from typing import Any, Iterable, Sequence
 
 from ..catalog.relations import Equal, WritesOnce, relations
 from ..layout.model import Layout, Spec
-from ..results import CheckResult, LayoutResult
+from ..results import CheckResult, InstructionResult, LayoutResult
 from . import fragment
 from .family import check_any, same_family_map
-from .instruction import InstructionResult
 
 # ----------------------------------------------------------------------------- results
 

@@ -16,7 +16,8 @@ from ..errors import SpecError
 from ..files import read_text
 from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout, section_key
-from ..results import Finding, LayoutResult, Report
+from ..results import DocFinding, Finding, LayoutResult, Report
+from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
 from .fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, search_fix
 from .fragment import DEFAULT_TIMEOUT
 
@@ -81,7 +82,7 @@ class Model:
     as_expected: bool
     documents: list[str]
     n_specs: int
-    doc_findings: list[Any] = field(default_factory=list)  # errata in the doc text (ingest)
+    doc_findings: list[DocFinding] = field(default_factory=list)  # errata in the doc text (ingest)
     references: Mapping[str, Any] | None = None  # the agreement matrix (``crosscheck --matrix --format json``)
 
 
@@ -90,25 +91,17 @@ def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
     return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
 
 
-def _excerpt(cex: Mapping[str, Any] | None) -> list[str]:
+def _excerpt(cex: Witness | None) -> list[str]:
     """For a syntax finding: the offending line of the spec file with a caret."""
-    if not cex or "file" not in cex:
+    if not isinstance(cex, TextPosition):
         return []
     try:
-        lines = read_text(cex["file"]).split("\n")
-        text = lines[int(cex["line"]) - 1]
+        lines = read_text(cex.file).split("\n")
+        text = lines[int(cex.line) - 1]
     except (SpecError, IndexError, ValueError):
         return []
-    col = max(1, int(cex.get("col", 1)))
+    col = max(1, int(cex.col))
     return [text.rstrip(), " " * (col - 1) + "^"]
-
-
-def _instruction_json(ins: object) -> dict[str, Any]:
-    try:
-        j = ins.to_json()  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - an instruction object we cannot render is shown by name
-        j = {}
-    return j if isinstance(j, dict) else {"value": j}
 
 
 def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
@@ -139,8 +132,8 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
             entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
             step(1)
 
-    instructions = [_instruction_json(i) for i in report.instructions]
-    ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
+    instructions = [i.to_json() for i in report.instructions]
+    ins_ok = [i.as_expected for i in report.instructions]
     docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
     return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
                  list(report.doc_findings))
@@ -160,8 +153,8 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
     if e.pictured is not None and e.pictured.unspecified:
         e.pictured = None  # wmma: the doc states no cell to draw
     if e.pictured is not None and e.pictured.is_family:  # the instance the finding names (else the smallest)
-        params = next((f.counterexample["params"] for f in fs
-                       if isinstance(f.counterexample, dict) and f.counterexample.get("params")), None)
+        params = next((p for p in (f.counterexample.member() for f in fs if f.counterexample is not None) if p),
+                      None)
         e.pictured = e.pictured.instance(**params) if params else e.pictured.representative()
     bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
     if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
@@ -193,35 +186,21 @@ def _trace(layout: Layout, lane: int, i: int) -> str:
     return ", ".join(parts)
 
 
-def _mma(cex: Mapping[str, Any]) -> str:
-    return f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
-
-
 def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
-    """The counterexample in the doc's terms, one statement per line."""
+    """The counterexample in the doc's terms, one statement per line (the witness's own words), with the
+    formula's named values at each element it names (the scalar reference, when the layout is known)."""
     c = f.counterexample
     if not c:
         return []
-    if f.check == "in_range":
-        where = ("no case of the formula applies" if c.get("row") is None
-                 else f"cell ({c['row']}, {c['col']}){_mma(c)}, outside the matrix")
-        out = [f"lane {c['lane']}, element {c['element']}: {where}"]
-        if layout is not None:
-            out.append(f"at lane {c['lane']}, i = {c['i']}: {_trace(layout, c['lane'], c['i'])}")
-        return out
-    if f.check == "injective":
-        a, b = c["first"], c["second"]
-        out = [f"lane {a['lane']}, element {a['element']}, cell ({c['row']}, {c['col']}){_mma(c)}",
-               f"lane {b['lane']}, element {b['element']}, cell ({c['row']}, {c['col']}){_mma(c)}  (the same cell)"]
-        if layout is not None:
-            for x in (a, b):
-                out.append(f"at lane {x['lane']}, i = {x['i']}: {_trace(layout, x['lane'], x['i'])}")
-        return out
-    if f.check == "surjective":
-        return [f"cell ({c['row']}, {c['col']}){_mma(c)}: no lane holds it"]
-    if f.check == "syntax":
+    if isinstance(c, TextPosition) and f.check == "syntax":
         return []  # the message names file:line:col, and the entry shows the line with a caret
-    return [", ".join(f"{k} = {v}" for k, v in c.items())]
+    out = c.lines()
+    if layout is not None and isinstance(c, CellOutside):
+        out.append(f"at lane {c.lane}, i = {c.i}: {_trace(layout, c.lane, c.i)}")
+    elif layout is not None and isinstance(c, ElementsCollide):
+        for x in (c.first, c.second):
+            out.append(f"at lane {x.lane}, i = {x.i}: {_trace(layout, x.lane, x.i)}")
+    return out
 
 
 __all__ = ["ConstantFix", "LayoutEntry", "Model", "build", "counterexample_lines", "slug", "svg_name"]

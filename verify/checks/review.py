@@ -21,6 +21,7 @@ from __future__ import annotations
 from ..errors import SpecError
 from ..layout.model import Layout, Spec
 from ..results import Finding
+from ..witnesses import TextPosition
 from .equivalence import register_facts, same_map
 
 
@@ -54,14 +55,14 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
     for u in spec.unbuilt:
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,
                            f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",
-                           {"file": u.file, "line": u.line, "col": u.col}))
+                           TextPosition(u.file, u.line, u.col)))
     for t in spec.text_errata:
         if t.expected != "refuted":
             why = (f"the reviewed spec of {t.layout} records no {t.check} erratum" if t.check
                    else "no reviewed spec records an erratum of this kind")
             out.append(Finding(t.layout, "doc_text", "refuted", "proved",
                                f"{t.file}:{t.line}:{t.col}: {t.kind}: {t.message}; {why}",
-                               {"file": t.file, "line": t.line, "col": t.col, "kind": t.kind}))
+                               TextPosition(t.file, t.line, t.col, t.kind)))
     stated = {lay.id for lay in spec.layouts} | {f.layout for f in spec.syntax_findings} | {u.layout for u in spec.unbuilt}
     for lid in spec.covers:
         if lid not in stated:
@@ -77,7 +78,7 @@ def evaluation_finding(lay: Layout, err: SpecError) -> Finding:
     """A page formula that cannot be evaluated: a finding at the page position (a spec file's would be
     bad input, exit 2)."""
     return Finding(lay.id, "evaluation", "refuted", "proved", err.one_line().replace(": error: ", ": ", 1),
-                   {"file": err.path, "line": err.line, "col": err.col})
+                   TextPosition(err.path, err.line, err.col))
 
 
 def _where(lay: Layout) -> str:

@@ -22,10 +22,10 @@ from typing import Any, Sequence
 from ..errors import SpecError
 from ..layout.family import preload_sympy
 from ..layout.model import Spec
-from ..results import Finding, LayoutResult, MapResult, Report
+from ..results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 from .family import check_any
 from .fragment import DEFAULT_TIMEOUT, findings_for, syntax_findings
-from .instruction import InstructionResult, check_instructions
+from .instruction import check_instructions
 from .maps import check_map_layout, map_findings
 from .relations import check_relations
 from .review import evaluation_finding, review_findings
@@ -137,7 +137,7 @@ def _stop_workers(pool: Any) -> None:
 
 
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
-              doc_findings: tuple = ()) -> Report:
+              doc_findings: Sequence[DocFinding] = ()) -> Report:
     """Check every layout and instruction of ``specs``."""
     if jobs > 1 and len(specs) > 2:
         import concurrent.futures as cf  # noqa: PLC0415

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .. import api
 from ..checks.fragment import BoundError
@@ -18,6 +19,9 @@ from ..errors import UsageError
 from ..files import read_bytes
 from ..outputs import json as out_json
 from . import inputs, options
+
+if TYPE_CHECKING:
+    from ..outputs.text_results import Result
 
 CUTLASS_HINT = ("no CuTe headers: give --cute PATH (a CUTLASS checkout, its include/ or include/cute/atom, or an "
                 "unzipped nvidia-cutlass wheel), or install them with: pip install 'ptx-layout-verify[cutlass]' "
@@ -117,50 +121,22 @@ def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
 
 
 def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
+    """A reference report (crosscheck) renders its own text; conform and handoff results are worded by
+    ``verify.outputs.text_results``."""
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
 
 
-_MAP_NOTATIONS = {"index": "index", "cute": "cute", "triton": "triton"}  # registered notation -> map notation
-
-
-def _conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str, int]) -> int:
-    """``conform`` of a ``[[layout]]``: index code over its inputs, or a shared-memory tile in CuTe/Triton."""
-    from ..checks.map_conform import MapConformError  # noqa: PLC0415
-    from ..outputs.map_conform import render_map_conform  # noqa: PLC0415
-    for flag in ("warps", "order", "block", "tensor", "thr_id", "threads", "elements"):
-        if getattr(args, flag, None) is not None:
-            raise UsageError(f"--{flag.replace('_', '-')} is for register fragments; {spec.id} is a {spec.kind} layout")
-    used = [n for n in api.notations() if getattr(args, n.dest, None) is not None]
-    if not used or used[0].name not in _MAP_NOTATIONS:
-        flags = {"index": "--formula", "cute": "--cute", "triton": "--triton"}
-        raise UsageError(f"{spec.id} is a {spec.kind} layout: give it with "
-                         + (" or ".join(flags.values()) if spec.kind == "shared" else "--formula (index code over "
-                            + ", ".join(d.name for d in spec.map.inputs) + ")"))
-    n = used[0]
-    value = getattr(args, n.dest)
-    text = value if n.inline else _read(value)
-    source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
-    try:
-        result = _evaluation_guard(source, lambda: api.conform_map(spec, _MAP_NOTATIONS[n.name], text, type=args.type,
-                                                                   tile=args.tile, params=params or None,
-                                                                   source=source, timeout=args.timeout))
-    except _BadInput as e:
-        print(str(e), file=sys.stderr)
-        return 2
-    except api.NotationError as e:
-        print(_notation_error(e), file=sys.stderr)
-        return 2
-    except (MapConformError, ValueError) as e:
-        raise UsageError(str(e)) from None
-    sys.stdout.write(out_json.to_json(result.to_json()) if args.format == "json" else render_map_conform(result))
-    return result.exit_code()
+def _emit_result(fmt: str, result: "Result") -> None:
+    from ..outputs.text_results import result_text  # noqa: PLC0415 - loads the conform modules, as api does
+    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result_text(result))
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
     spec = _find(_spec_layouts(args.specs), args.id)
     params = options.params(args.param)
     if isinstance(spec, api.MapLayout):
-        return _conform_map(args, spec, params)
+        from .conform_map import conform_map  # noqa: PLC0415
+        return conform_map(args, spec, params)
     if args.type is not None or args.tile is not None:
         raise UsageError(f"--type and --tile are for shared-memory [[layout]]s; {spec.id} is a register fragment")
     try:
@@ -178,7 +154,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
         return 2
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
-    _emit(args.format, result)
+    _emit_result(args.format, result)
     return result.exit_code(args.allow_replication)
 
 
@@ -215,7 +191,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         return 2
     except (api.HandoffError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
-    _emit(args.format, result)
+    _emit_result(args.format, result)
     return result.exit_code()
 
 

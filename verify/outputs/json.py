@@ -28,7 +28,7 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
     if report.maps:
         out["maps"] = [m.to_json(timings) for m in report.maps]
     if report.instructions:
-        out["instructions"] = [i.to_json() for i in report.instructions]  # type: ignore[attr-defined]
+        out["instructions"] = [i.to_json() for i in report.instructions]
     if report.doc_findings:
         out["doc_findings"] = [f.to_json() for f in report.doc_findings]
     return out

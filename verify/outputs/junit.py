@@ -118,11 +118,11 @@ def check_junit(report: Report, origins: Origins = Origins(), diff: BaselineDiff
             done.add(key)
             judge(suites.add(where.path, lay.id, key[1]), lay.id, key[1], findings[key], where)
     for ins in report.instructions:
-        sid = str(getattr(ins, "id", ""))
+        sid = ins.id
         anchor = idx.anchor(sid)
         where = layout_where(anchor, origins) if anchor is not None else None
         suite = where.path if where is not None else "instructions"
-        for c in getattr(ins, "checks", ()):
+        for c in ins.checks:
             done.add((sid, c.check))
             judge(suites.add(suite, sid, c.check), sid, c.check, findings.get((sid, c.check)), where)
     for key, f in findings.items():  # findings of no layout or instruction of this run (syntax, hardware)

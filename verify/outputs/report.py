@@ -32,6 +32,7 @@ from ..files import OutputError, check_writable_dir, output_error
 from ..layout.ids import base_id
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, Report
+from ..witnesses import CellOutside, CellUnreached, ElementsCollide
 from .progress import NONE as NO_PROGRESS
 from .progress import Progress
 from .svg import esc, fragment_svg, needs_condensing, summary_counts
@@ -43,17 +44,14 @@ REPORT_FILES = ("report.md", "report.html", "svg")
 # ----------------------------------------------------------------------------- pictures
 
 def _highlight_elements(findings: Iterable[Finding]) -> set[tuple[int, int]]:
-    return {(int(f.counterexample["lane"]), int(f.counterexample["i"])) for f in findings
-            if f.check == "in_range" and f.counterexample and "lane" in f.counterexample}
+    """The elements an ``in_range`` finding names (lane, i)."""
+    return {(c.lane, c.i) for c in (f.counterexample for f in findings) if isinstance(c, CellOutside)}
 
 
 def _highlights(findings: Iterable[Finding]) -> set[tuple[int, int, int]]:
-    out = set()
-    for f in findings:
-        c = f.counterexample or {}
-        if f.check in ("injective", "surjective") and "row" in c and "col" in c:
-            out.add((int(c.get("mma", 0)), int(c["row"]), int(c["col"])))
-    return out
+    """The cells an ``injective`` or ``surjective`` finding names (mma, row, col)."""
+    return {(c.mma or 0, c.row, c.col) for c in (f.counterexample for f in findings)
+            if isinstance(c, (ElementsCollide, CellUnreached))}
 
 
 def draw(m: Model) -> dict[str, dict[str, Any]]:

@@ -36,7 +36,8 @@ from urllib.parse import quote
 from ..layout.ids import corrected_id
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
-from ..results import Finding, Report
+from ..results import Finding, InstructionResult, Report
+from ..witnesses import TextPosition, Witness, witness_json
 from .baseline import BaselineDiff
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -190,11 +191,11 @@ class Index:
         self.origins = origins
         self.layouts: dict[str, Layout] = {r.layout.id: r.layout for r in report.results}
         self.layouts.update({m.layout.id: m.layout for m in report.maps})  # layouts with no register facts too
-        self.instructions: dict[str, Any] = {str(getattr(i, "id", "")): i for i in report.instructions}
+        self.instructions: dict[str, InstructionResult] = {i.id: i for i in report.instructions}
 
     def operands(self, sid: str) -> Sequence[Layout]:
         ins = self.instructions.get(sid)
-        return tuple(getattr(ins, "operands", ())) if ins is not None else ()
+        return ins.operands if ins is not None else ()
 
     def anchor(self, sid: str) -> Layout | None:
         """The layout a result about ``sid`` is located at (an instruction: its operand with an erratum,
@@ -208,12 +209,12 @@ class Index:
         return self.layouts.get(corrected_id(sid))
 
     def where(self, f: Finding) -> Where | None:
-        c = f.counterexample or {}
+        c = f.counterexample
         lay = self.anchor(f.layout)
-        if f.check == "syntax" and "file" in c and not (lay is not None and self.origins.from_page(lay)):
-            return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
-        if f.check == "doc_text" and "file" in c:  # the words at fault, on the page as given
-            return Where(str(c["file"]), int(c.get("line") or 0), int(c.get("col") or 0))
+        if f.check == "syntax" and isinstance(c, TextPosition) and not (lay is not None and self.origins.from_page(lay)):
+            return Where(c.file, c.line or 0, c.col or 0)
+        if f.check == "doc_text" and isinstance(c, TextPosition):  # the words at fault, on the page as given
+            return Where(c.file, c.line or 0, c.col or 0)
         return layout_where(lay, self.origins) if lay is not None else None
 
     def erratum(self, sid: str, check: str) -> str:
@@ -232,8 +233,9 @@ class Index:
 
 # ----------------------------------------------------------------------------- results
 
-def counterexample_text(cex: Mapping[str, Any] | None) -> str:
-    return json.dumps(cex, ensure_ascii=False, separators=(", ", ": ")) if cex else ""
+def counterexample_text(cex: Witness | None) -> str:
+    """A counterexample's JSON form on one line (empty when there is none)."""
+    return json.dumps(cex.to_json(), ensure_ascii=False, separators=(", ", ": ")) if cex else ""
 
 
 def finding_text(f: Finding) -> str:
@@ -257,7 +259,7 @@ def all_findings(report: Report) -> list[Finding]:
     out = list(report.findings)
     seen = {(f.layout, f.check) for f in out}
     for ins in report.instructions:
-        for f in getattr(ins, "findings", ()):
+        for f in ins.findings:
             if (f.layout, f.check) not in seen:
                 seen.add((f.layout, f.check))
                 out.append(f)
@@ -316,7 +318,7 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
     """The SARIF log of a ``check`` run (see the module docstring)."""
     idx = Index(report, origins)
     findings = all_findings(report)
-    doc = list(getattr(report, "doc_findings", ()))
+    doc = list(report.doc_findings)
     rules = _rule_list([*(f.check for f in findings), *(DOC_PREFIX + d.kind for d in doc)], diff is not None)
     rule_index = {k: n for n, k in enumerate(rules)}
     new_ids = diff.added_ids() if diff is not None else set()
@@ -339,7 +341,7 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
         reported.add((f.layout, f.check))
         is_ins = f.layout in idx.instructions
         props = {"id": f.layout, "check": f.check, "status": f.status, "expected": f.expected,
-                 "as_expected": f.as_expected, "counterexample": f.counterexample}
+                 "as_expected": f.as_expected, "counterexample": witness_json(f.counterexample)}
         level = "error" if not f.as_expected else "note"
         if f.as_expected and f.status in ("proved", "confirmed"):
             level = "none"

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..layout.named import evaluate_all
 from ..layout.shared import SharedLayout
+from ..witnesses import BankConflict
 from .svg import esc
 
 CELL_W, CELL_H, MARGIN = 34, 18, 40
@@ -93,8 +94,8 @@ def _banks_marks(banks: Any) -> list[str]:
         out.extend(_cell_rect(r, c, GROUP, 2) for r, c in w.get("cells", ()))
     chk = banks.get("conflict_free")
     cex = chk.counterexample if chk.status == "refuted" else None
-    if cex:
-        for r, c in cex["cells"]:
+    if isinstance(cex, BankConflict):
+        for r, c in cex.cells:
             out.append(_cell_rect(r, c, CONFLICT, 3))
     return out
 
@@ -103,10 +104,10 @@ def _legend(banks: Any) -> str:
     if banks is None:
         return "thick outline: a swizzle atom"
     chk = banks.get("conflict_free")
-    if chk.status == "refuted":
-        c = chk.counterexample
-        return (f"{banks.access.text}: red: lanes {c['lanes'][0]} and {c['lanes'][1]} at origin {tuple(c['origin'])} hit "
-                f"bank {c['bank']} in one wavefront group (degree {banks.degree}); thick outline: a swizzle atom")
+    c = chk.counterexample
+    if chk.status == "refuted" and isinstance(c, BankConflict):
+        return (f"{banks.access.text}: red: lanes {c.lanes[0]} and {c.lanes[1]} at origin {c.origin} hit "
+                f"bank {c.bank} in one wavefront group (degree {banks.degree}); thick outline: a swizzle atom")
     return f"{banks.access.text}: conflict-free; thick outline: a swizzle atom"
 
 

@@ -6,6 +6,7 @@ from typing import Sequence
 from ..layout.model import Layout, MapLayout
 from ..results import Report
 from .table import table_text
+from .text_results import instruction_lines
 
 _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
 
@@ -24,7 +25,7 @@ def check_text(report: Report) -> str:
                 exp = "" if c.as_expected else f" [expected {c.expected}]"
                 lines.append(f"    {c.check} {c.status}{exp}: {c.message}")
     for ins in report.instructions:
-        lines.extend(ins.text_lines())  # type: ignore[attr-defined]
+        lines.extend(instruction_lines(ins))
     for f in report.findings:
         if f.check in OTHER_CHECKS:  # findings of no layout line above: doc syntax, reviews, hardware
             exp = "" if f.as_expected else f" [expected {f.expected}]"

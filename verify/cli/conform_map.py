@@ -1,0 +1,64 @@
+"""``ptx-verify conform`` of a ``[[layout]]`` (shared memory, Tensor Memory, storage): the map someone wrote,
+as index code over the layout's inputs or a shared-memory tile in CuTe or Triton, against the spec's map.
+
+Argument checking and printing only; the work is ``verify.api.conform_map``.  Bad input is one line on
+stderr, exit 2 (``FILE:LINE:COL: error: ...``, ``argument:LINE:COL`` for text on the command line).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import api
+from ..checks.fragment import BoundError
+from ..engines.oracle import EvalError
+from ..errors import UsageError
+from ..files import read_bytes
+from ..outputs import json as out_json
+
+_MAP_NOTATIONS = {"index": "--formula", "cute": "--cute", "triton": "--triton"}  # notation -> its flag
+_FRAGMENT_ONLY = ("warps", "order", "block", "tensor", "thr_id", "threads", "elements")
+
+
+class _Bad(Exception):
+    """Already one line: ``where: error: message``."""
+
+
+def _bad(path: str, line: int, col: int, message: str) -> _Bad:
+    return _Bad(f"{path}:{line}:{col}: error: {message}")
+
+
+def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str, int]) -> int:
+    from ..checks.map_conform import MapConformError  # noqa: PLC0415
+    from ..outputs.map_conform import render_map_conform  # noqa: PLC0415
+    for flag in _FRAGMENT_ONLY:
+        if getattr(args, flag, None) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} is for register fragments; {spec.id} is a {spec.kind} layout")
+    used = [n for n in api.notations() if getattr(args, n.dest, None) is not None]
+    if not used or used[0].name not in _MAP_NOTATIONS:
+        raise UsageError(f"{spec.id} is a {spec.kind} layout: give it with "
+                         + (" or ".join(_MAP_NOTATIONS.values()) if spec.kind == "shared" else
+                            "--formula (index code over " + ", ".join(d.name for d in spec.map.inputs) + ")"))
+    n = used[0]
+    value = getattr(args, n.dest)
+    source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
+    try:
+        text = value if n.inline else read_bytes(value, error=_bad)
+        result = api.conform_map(spec, n.name, text, type=args.type, tile=args.tile, params=params or None,
+                                 source=source, timeout=args.timeout)
+    except _Bad as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except api.NotationError as e:
+        print(e.one_line(), file=sys.stderr)
+        return 2
+    except EvalError as e:
+        print(f"{source}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}", file=sys.stderr)
+        return 2
+    except BoundError as e:
+        print(f"{source}:1:1: error: {e}", file=sys.stderr)
+        return 2
+    except (MapConformError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    sys.stdout.write(out_json.to_json(result.to_json()) if args.format == "json" else render_map_conform(result))
+    return result.exit_code()
