@@ -8,6 +8,7 @@ import json
 import pytest
 
 from verify import api
+from verify.outputs.text_results import result_text
 from verify.checks.handoff import WARP
 from verify.cli.main import main
 
@@ -38,7 +39,7 @@ def test_identical_block_layouts_are_free(spec):
     r = api.handoff(mma, mma)
     assert r.status == "free" and r.identity() and r.exit_code() == 0
     engines_agree(r)
-    assert "the same layout" in r.render_text()
+    assert "the same layout" in result_text(r)
 
 
 def test_ampere_mma_to_blocked_store_needs_shared_memory(spec):
@@ -53,7 +54,7 @@ def test_ampere_mma_to_blocked_store_needs_shared_memory(spec):
     assert c["lane"] // WARP != c["held_by"]["lane"] // WARP
     pairs = r.warp_exchange()
     assert len(pairs) == 56 and all(k == 512 for _, _, k in pairs)  # every warp sends 512 values to every other
-    assert "through shared memory: 28672 values cross warps" in r.render_text()
+    assert "through shared memory: 28672 values cross warps" in result_text(r)
 
 
 def test_same_warp_tiles_shuffle_within_warps(spec):
@@ -63,7 +64,7 @@ def test_same_warp_tiles_shuffle_within_warps(spec):
     assert r.engines["z3_warps"] == "proved"
     assert all(s.src_lane // WARP == s.lane // WARP for s in r.plan if s.src_lane is not None)
     assert r.warp_exchange() == ()
-    text = r.render_text()
+    text = result_text(r)
     assert "every value stays inside its warp (4 warps)" in text and "lane 0: c2 <- lane 4 C c0" in text
 
 

@@ -35,8 +35,8 @@ import numpy as np
 import z3
 
 from ..engines import smt
-from ..layout.dims import Dim, describe, find, names
-from ..layout.named import NamedMap, _bindings, evaluate_all, grid, in_box, inside, merge_params, variables, width
+from ..layout.dims import Dim, describe, names
+from ..layout.named import NamedMap, _bindings, grid, in_box, inside, merge_params, variables, width
 from ..results import CheckResult, combine_engines
 from ..witnesses import witness_json
 from .fragment import DEFAULT_TIMEOUT

@@ -24,7 +24,7 @@ from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_d
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
-from ..witnesses import TextPosition, Witness, fragment_witness
+from ..witnesses import TextPosition, fragment_witness
 
 DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)

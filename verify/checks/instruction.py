@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np

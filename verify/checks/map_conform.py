@@ -19,6 +19,7 @@ from ..layout.algebra import bind
 from ..layout.model import MapLayout
 from ..layout.named import NamedMap, bindings
 from ..results import CheckResult
+from ..witnesses import witness_json
 from .fragment import DEFAULT_TIMEOUT
 from .maps import same
 
@@ -61,7 +62,7 @@ class MapConformResult:
             "layout": self.spec_id, "given": {"notation": self.notation, "source": self.source},
             "status": self.status, "member": self.member, "reason": self.reason or None,
             "compared": [{"params": dict(env), "status": c.status, "engines": dict(c.engines),
-                          "counterexample": c.counterexample, "message": c.message} for env, c in self.compared]}}
+                          "counterexample": witness_json(c.counterexample), "message": c.message} for env, c in self.compared]}}
 
 
 def _sizes(m: NamedMap, env: Mapping[str, int]) -> tuple[tuple[str, int], ...]:

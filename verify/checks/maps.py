@@ -31,7 +31,7 @@ from ..layout.family import Param
 from ..layout.model import MapLayout
 from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
 from ..results import CheckResult, Finding, MapResult, combine_engines
-from ..witnesses import OutputUnreached, PointDiffers, PointOutside, PointsCollide, Witness
+from ..witnesses import OutputUnreached, PointDiffers, PointOutside, PointsCollide
 from .fragment import DEFAULT_TIMEOUT
 
 
