@@ -100,7 +100,7 @@ exit codes:
     "handoff": f"""\
 example:
   ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
-  ptx-verify handoff mma.m16n8k16.float.C.f32 --triton dump.ttgir --tensor '#mma' --to-tensor '#blocked'
+  ptx-verify handoff mma.m16n8k16.float.C.f32 --triton examples/layouts/handoff_32x16.ttgir --tensor "#mma" --to-tensor "#blocked"  # exit 1: shuffle
     (two block layouts of one kernel: free, shuffle within warps, or shared: through shared memory)
 
 exit codes:
