@@ -93,3 +93,26 @@ def test_bad_input_is_exit_2(tmp_path, capsys):
     assert main(["diff", str(tmp_path / "missing"), str(SPECS)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "error" in err[0]
+
+
+# ----------------------------------------------------------------------------- layouts with no register facts
+
+def test_map_layouts_are_paired_and_compared_by_both_engines(tmp_path):
+    """A `[[layout]]` whose formula changes is `changed` with the first differing point; the same map
+    written another way (`8 * T` for `T * 8`) is unchanged."""
+    from verify import api
+    from verify.checks.diff import diff
+    from conftest import ROOT
+    text = (ROOT / "specs" / "storage.scale_factors.toml").read_text(encoding="utf-8")
+    old = api.loads(text, "old.toml")
+    m = next(x for x in old.maps if not x.is_family and "injective" in x.checks)
+    line = m.formula_text.strip().splitlines()[-1]
+    name, _, expr = line.partition("=")
+    changed = text.replace(line, f"{name}= ({expr.strip()}) ^ 1", 1)
+    new = api.loads(changed, "new.toml")
+    r = diff([old], [new])
+    assert [c.layout for c in r.changed] == [m.id] and r.changed[0].what[0] == "map"
+    assert r.changed[0].engines == {"z3": "refuted", "enumeration": "refuted"}
+    assert "at " in r.changed[0].message and r.differs
+    same = diff([old], [api.loads(text, "again.toml")])
+    assert not same.differs and m.id in same.unchanged

@@ -98,3 +98,26 @@ def test_check_and_list_json_name_every_layout(capsys: pytest.CaptureFixture[str
     rc, out, _ = cli(capsys, "list", "--format", "json")
     doc = json.loads(out)
     assert [x["id"] for x in doc["layouts"]] == FRAGMENTS and [x["id"] for x in doc.get("maps", [])] == MAPS
+
+
+@pytest.mark.parametrize("lid", DISTINCT)
+def test_conform_each_fragment_tiled_over_two_by_two_warps(lid: str) -> None:
+    """Every fragment (a family: its smallest member), tiled as 2 x 2 units over twice its extent with the
+    algebra (``api.block_tile``), conforms to it as ``tiled`` with the placements of Triton's order, or, where the
+    fragment itself does not cover its tile once (a known erratum, a fragment of fewer points than cells),
+    ``differs`` with the coverage witness; a fragment of several MMA computations (m8n8k4) cannot be tiled and
+    says so in one line."""
+    lay = api.layout(SPECS, lid).representative()
+    if lay.unspecified or lay.partial:
+        return
+    block = (2 * lay.rows, 2 * lay.cols)
+    if lay.groups > 1:
+        with pytest.raises(api.BlockError, match="MMA computations"):
+            api.block_tile(lay, (2, 2), block)
+        return
+    res = api.conform(lay, api.block_tile(lay, (2, 2), block))
+    assert res.tiling is not None, (lid, res.render_text()[:600])
+    assert [p[2:] for p in res.tiling.placements] == [(0, 0), (0, lay.cols), (lay.rows, 0), (lay.rows, lay.cols)]
+    covers = (lay.threads * lay.n_elements == lay.rows * lay.cols
+              and "refuted" not in (lay.expect.get("injective"), lay.expect.get("surjective")))
+    assert res.status == ("tiled" if covers else "differs"), (lid, res.render_text()[:600])

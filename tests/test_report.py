@@ -10,6 +10,7 @@ import pytest
 
 from verify import api
 from verify.checks import fixes
+from verify.checks import report_model
 from verify.outputs import report, svg
 from verify.cli import main
 from verify.outputs.table import table_entries
@@ -110,7 +111,7 @@ def test_every_finding_appears_with_its_counterexample(mutated_report, mutated_s
     findings = [(f, e.layout) for e in m.entries for f in e.findings]
     assert {f.check for f, _ in findings} >= {"in_range", "injective", "surjective"}
     for f, lay in findings:
-        lines = report.counterexample_lines(f, lay)
+        lines = report_model.counterexample_lines(f, lay)
         assert lines
         assert report._md(f.message) in md and svg.esc(f.message) in html
         for line in lines:

@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
-_LAZY = {"ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
+_LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
          "FamilyError": "checks.members", "FamilyResult": "checks.members",
          "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations"}
 
@@ -296,17 +296,53 @@ def _params(params: object) -> dict[str, int] | None:
 
 def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT, *,
             specs: Iterable[Spec] | str | Path | None = None,
-            params: Mapping[str, int] | None = None) -> ConformResult | FamilyResult:
+            params: Mapping[str, int] | None = None,
+            block: tuple[int, int] | None = None) -> ConformResult | FamilyResult:
     """Is ``given`` the spec layout?  ``ConformResult.status``: ``equal``, ``permuted`` (with the
     permutation), ``replicated`` (with the copy structure) or ``differs`` (with the first difference),
     or ``unspecified``/``unknown``/``error``; every status decided by Z3 and enumeration.  A family spec: the
     member ``params`` names, or the one the given was read as (``api.given`` tags it), or, when the given is a
-    family too, every member (``FamilyResult``: the worst member's status, the first such member in full)."""
+    family too, every member (``FamilyResult``: the worst member's status, the first such member in full).
+
+    A given over more threads (a block tile: several warps, warpgroups, register repeats) and a larger extent
+    is ``tiled`` when each warp's repeats are the spec moved to a sub-tile and the sub-tiles cover the block
+    (``ConformResult.tiling`` says which warp holds which sub-tile; ``verify/checks/tiled.py``).  ``block``:
+    (rows, cols) the given must cover, else its own extent."""
     _a_layout(spec, "spec", ids=True)
     _a_layout(given, "given")
     timeout = _timeout(timeout)
+    if block is not None and not (isinstance(block, tuple) and len(block) == 2 and all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= _MAX_DIM for x in block)):
+        raise TypeError(f"block must be (rows, cols), each an int in 1..{_MAX_DIM}")
     from .checks.members import conform_any  # noqa: PLC0415
-    return conform_any(_like(spec, specs), given, timeout, _params(params))
+    return conform_any(_like(spec, specs), given, timeout, _params(params), block)
+
+
+def block_tile(layout: Layout | str, warps: tuple[int, int], block: tuple[int, int], order: str = "triton", *,
+               specs: Iterable[Spec] | str | Path | None = None, params: Mapping[str, int] | None = None) -> Layout:
+    """"Instruction X tiled as warps (wm, wn) over rows x cols": the fragment ``layout`` (or its id) held by
+    ``warps`` units (warps; warpgroups for a warpgroup's fragment) and repeated in their registers over ``block``,
+    built with the layout algebra (``verify/layout/block.py``), in the convention ``order``: ``triton`` (Ampere
+    mma: warps and repeats along N first), ``triton-hopper`` (warps along M first) or ``cute`` (a ``TiledMMA``:
+    both along M first).  A family needs ``params`` (one member).  ``api.conform(api.block_tile(...), given)`` is
+    then ``equal`` exactly when the given is that tiling; ``BlockError`` when the block is not whole units."""
+    from .layout.block import block_tile as _block_tile  # noqa: PLC0415
+    lay = _like(layout, specs)
+    for name, pair in (("warps", warps), ("block", block)):
+        if not (isinstance(pair, tuple) and len(pair) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= _MAX_DIM for x in pair)):
+            raise TypeError(f"{name} must be (rows, cols), each an int in 1..{_MAX_DIM}")
+    chosen = _params(params)
+    if lay.is_family:
+        from .checks.members import FamilyError, bindings, member  # noqa: PLC0415
+        envs = bindings(lay.domain.params, chosen)
+        if len(envs) != 1:
+            raise FamilyError(f"{lay.id} is a family: give params (--param NAME=VALUE) to tile one member")
+        lay = member(lay, envs[0])
+    elif chosen:
+        from .checks.members import bindings  # noqa: PLC0415
+        bindings((), chosen)
+    return _block_tile(lay, warps, block, order)
 
 
 def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT_TIMEOUT, *,

@@ -624,7 +624,7 @@ def load_specs(paths: list[str | Path]) -> list[Spec]:
 
 _MAP_KEYS = {"id", "kind", "instruction", "inputs", "outputs", "params", "formula", "checks", "expect", "unit",
              "derived", "erratum", "corrected", "doc_line", "note", "arch"}
-_MAP_CORRECTED_KEYS = {"formula", "expect", "params"}
+_MAP_CORRECTED_KEYS = {"formula", "expect", "params", "outputs"}
 _DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
@@ -693,8 +693,8 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
             raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None
 
     def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str],
-             values: tuple[Param, ...] = params) -> MapLayout:
-        lmap = NamedFormulaMap(parse(ftext), inputs, outputs, params=values)
+             values: tuple[Param, ...] = params, outs: tuple[Any, ...] = outputs) -> MapLayout:
+        lmap = NamedFormulaMap(parse(ftext), inputs, outs, params=values)
         return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
                          file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
                          instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
@@ -721,8 +721,14 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
             if [p.name for p in cparams] != list(names):
                 raise loc.error(*loc.key("corrected", k), "[layout.corrected] params must name the layout's "
                                                           f"parameters ({', '.join(names) or 'none'}), in order")
+        couts = outputs
+        if "outputs" in corrected:  # a correction whose layout spans another box (the same output names)
+            couts = _dims(loc, corrected, "outputs", k, names)
+            if [d.name for d in couts] != list(required):
+                raise loc.error(*loc.key("corrected", k), "[layout.corrected] outputs must name the layout's "
+                                                          f"outputs ({', '.join(required)}), in order")
         out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks),
-                        cparams))
+                        cparams, couts))
     return out
 
 

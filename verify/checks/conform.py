@@ -64,14 +64,14 @@ import z3
 
 from ..engines import smt
 from ..layout.elements import number_ranges
-from ..layout.model import Layout, cells_of
+from ..layout.model import Codomain, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from .equivalence import cell_dict as _cell
 from .equivalence import cell_keys as _keys
 from .equivalence import family_message, point_of, same_map, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
 
-STATUSES = ("equal", "permuted", "replicated", "differs", "unspecified", "unknown", "error")
+STATUSES = ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "unknown", "error")
 MAX_CANDIDATES = 256
 GIVEN_CHECKS = ("in_range", "injective", "surjective")
 SM70_THR_ID = "(4,2):(1,16)"  # CuTe's ThrID of every SM70 MMA atom (mma_traits_sm70.hpp): one quad-pair
@@ -474,9 +474,10 @@ class ConformResult:
     given_checks: tuple[CheckResult, ...] = ()  # the given's own in_range, injective, surjective
     hint: str = ""
     member_note: str = ""  # a family's member compared, and why that one (the given's extent fixed it)
+    tiling: Any = None  # a block tile: where each warp's repeats sit (``verify.checks.tiled.Tiling``)
 
     def exit_code(self, allow_replication: bool = False) -> int:
-        return 0 if self.status == "equal" or (self.status == "replicated" and allow_replication) else 1
+        return 0 if self.status in ("equal", "tiled") or (self.status == "replicated" and allow_replication) else 1
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "conform": {
@@ -494,6 +495,7 @@ class ConformResult:
             "counterexample": self.counterexample,
             "permutation": self.permutation.to_json() if self.permutation else None,
             "replication": self.replication.to_json() if self.replication else None,
+            **({"tiling": self.tiling.to_json()} if self.tiling is not None else {}),
             "message": self.message,
             "hint": self.hint or None,
             "engines": dict(self.engines),
@@ -518,7 +520,9 @@ class ConformResult:
                          f"(given <- spec): {self.permutation.text()}")
         if self.status == "replicated" and self.replication is not None:
             lines.append(f"  {self.replication.describe()}")
-        if self.message and self.status != "equal":
+        if self.tiling is not None:
+            lines.extend(f"  {x}" for x in self.tiling.describe(self.status == "tiled"))
+        if self.message and self.status not in ("equal", "tiled"):
             lines.extend(f"  {m}" for m in self.message.split("\n"))
         if self.hint:
             lines.append(f"  hint: {self.hint}")
@@ -538,12 +542,15 @@ def _point_message(c: dict[str, Any]) -> str:
 
 
 def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, notation: str = "",
-            text: str = "") -> ConformResult:
+            text: str = "", block: tuple[int, int] | None = None) -> ConformResult:
     """Decide whether ``given`` is ``spec`` (see the module docstring for every status), and check the
-    given itself (``given_checks``)."""
+    given itself (``given_checks``).  ``block``: the rows x cols the given must cover (a block tile: its own
+    extent otherwise)."""
     for lay in (spec, given):
         if lay.is_family:
             raise ConformError(family_message(lay, "conform"))
+    if block is not None:
+        given = dataclasses.replace(given, codomain=Codomain(block[0], block[1], given.codomain.dims))
     t0 = time.perf_counter()
     notation = notation or getattr(given.map, "notation", "")
     text = text or given.formula_text
@@ -594,6 +601,9 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     unspecified = [lay for lay in (spec, given) if lay.unspecified]
     if unspecified:
         return done("unspecified", None, unspecified_message(unspecified), {}, ())
+    from .tiled import can_tile  # noqa: PLC0415
+    if (given.rows, given.cols) != (spec.rows, spec.cols) and can_tile(spec, given):
+        return _decide_tiled(spec, given, timeout, done)
     if (given.rows, given.cols) != (spec.rows, spec.cols):
         cex = {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols]}
         return done("differs", cex, f"the given covers a {given.rows} x {given.cols} tile; the spec's "
@@ -634,3 +644,21 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     return done("differs", rep.counterexample, f"{what}\n{rep.message}", dict(rep.engines), (rep,))
 
 
+
+
+def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult:
+    """A given over more threads or elements and a larger extent than the spec: ``tiled`` (``verify.checks.tiled``:
+    each warp's repeats are the spec moved to a sub-tile, and the sub-tiles cover the block), else ``differs``."""
+    from .tiled import tiled  # noqa: PLC0415
+    st, tiling, cov, _ = tiled(spec, given, timeout)
+    if tiling is None:
+        if st.status != "refuted":
+            return done(st.status, st.counterexample, st.message, dict(st.engines), (st,))
+        return done("differs", st.counterexample, f"not the spec's {spec.operand} tiled over the block: {st.message}",
+                    dict(st.engines), (st,))
+    assert cov is not None
+    if cov.status == "proved":
+        return done("tiled", None, "", dict(st.engines), (st, cov), tiling=tiling)
+    if cov.status != "refuted":
+        return done(cov.status, cov.counterexample, cov.message, dict(cov.engines), (st, cov), tiling=tiling)
+    return done("differs", cov.counterexample, cov.message, dict(cov.engines), (st, cov), tiling=tiling)

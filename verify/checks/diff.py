@@ -11,7 +11,12 @@ grammar, ``verify.layout.ids``, gives a fragment the same id from a spec file an
 * **unchanged**: the same map and the same register facts;
 * **outside**: comparing spec files with doc pages, a layout of the spec files that no page can state
   (wmma, ldmatrix, wgmma, tcgen05, the block-scale selectors: the doc gives them as figures only, so
-  ``ingest`` reads only mma and mma.sp layouts), not compared and not "removed";
+  ``ingest`` reads only mma and mma.sp layouts; of the layouts with no register facts the pages state
+  the shared-memory ones only), not compared and not "removed";
+
+Layouts with no register facts (``[[layout]]``: shared memory, Tensor Memory, storage) are paired the same
+way: a changed map (``verify.checks.maps.same``, both engines, every parameter value at once), or changed
+facts (kind, dimensions, unit, the checks that apply).
 
 plus the textual errata of the doc pages that appear or disappear (compared without their line
 numbers, which move whenever the text above them changes; only when both sides are doc pages, as spec
@@ -23,10 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..catalog.sections import PAGE_INSTRUCTIONS
-from ..layout.model import Layout, Spec
+from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
 from .equivalence import register_facts, same_map
 from .fragment import DEFAULT_TIMEOUT
+from ..layout.named import bindings
+from .maps import same
 
 
 @dataclass(frozen=True)
@@ -141,16 +148,58 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
         else:
             unchanged.append(lid)
     old_pages, new_pages = _pages_only(old), _pages_only(new)
+    ma = {m.id: m for sp in old for m in sp.maps}
+    mb = {m.id: m for sp in new for m in sp.maps}
+    for mid in sorted(set(ma) & set(mb)):
+        change = _compare_map_layouts(ma[mid], mb[mid], timeout)
+        if change is None:
+            unchanged.append(mid)
+        elif change.what == ("undecided",):
+            undecided.append(change)
+        else:
+            changed.append(change)
+    a.update(ma)
+    b.update(mb)
+    unchanged.sort()
     compared = old_pages == new_pages  # both doc pages (both sides' errata are text) or both spec files
     ea = {errata_key(f) for f in old_findings} if compared else set()
     eb = {errata_key(f) for f in new_findings} if compared else set()
     added, removed = sorted(set(b) - set(a)), sorted(set(a) - set(b))
-    outside = [lid for lid in removed if new_pages and not old_pages and a[lid].instruction not in PAGE_INSTRUCTIONS]
-    outside += [lid for lid in added if old_pages and not new_pages and b[lid].instruction not in PAGE_INSTRUCTIONS]
+    outside = [lid for lid in removed if new_pages and not old_pages and not _page_states(a[lid])]
+    outside += [lid for lid in added if old_pages and not new_pages and not _page_states(b[lid])]
     return DiffResult(tuple(x for x in added if x not in outside), tuple(x for x in removed if x not in outside),
                       tuple(changed), tuple(unchanged), tuple(sorted(eb - ea)), tuple(sorted(ea - eb)),
                       tuple(undecided), tuple(sorted(outside)),
                       tuple(sorted({(a.get(x) or b[x]).instruction for x in outside})), compared)
+
+
+def _page_states(lay: Any) -> bool:
+    """A doc page can state this layout: an mma/mma.sp fragment, or a shared-memory map."""
+    if isinstance(lay, MapLayout):  # the shared-memory pages' own layouts (a correction or a derived map is ours)
+        return lay.kind in ("shared", "swizzle") and not lay.corrected and not lay.derived
+    return lay.instruction in PAGE_INSTRUCTIONS
+
+
+def _compare_map_layouts(old: MapLayout, new: MapLayout, timeout: float) -> Change | None:
+    """None when the two are the same map with the same facts; else the change (both engines decide the map)."""
+    def facts(m: MapLayout) -> dict[str, str]:
+        envs = bindings(m.map)  # sizes compared by value at every binding (``8 * T`` is ``T * 8``)
+        dims = lambda ds: ", ".join(f"{d.name}:" + "/".join(str(d.at(e)) for e in envs) for d in ds)  # noqa: E731
+        return {"kind": m.kind, "inputs": dims(m.inputs), "outputs": dims(m.outputs), "unit": m.unit,
+                "checks": " ".join(m.checks),
+                "params": "; ".join(f"{p.name} = {p.describe()}" for p in m.params)}
+    fa, fb = facts(old), facts(new)
+    what = [k for k in fa if fa[k] != fb[k]]
+    notes = [f"{k}: {fa[k]!r} -> {fb[k]!r}" for k in what]
+    if "inputs" in what or "outputs" in what or "params" in what:
+        return Change(old.id, ("map", *what), "; ".join(notes))
+    r = same(old.map, new.map, timeout, ("old", "new"), check="map")
+    if r.status in ("unknown", "error"):
+        return Change(old.id, ("undecided",), r.message, dict(r.counterexample or {}) or None, dict(r.engines))
+    if r.status == "refuted":
+        return Change(old.id, ("map", *what), "; ".join([r.message, *notes]), dict(r.counterexample or {}),
+                      dict(r.engines))
+    return Change(old.id, tuple(what), "; ".join(notes), None, dict(r.engines)) if what else None
 
 
 def _pages_only(specs: Sequence[Spec]) -> bool:

@@ -22,7 +22,7 @@ from ..layout.family import Param
 from ..layout.model import Layout
 
 # From best to worst: the overall status of a family is the worst of its members'.
-ORDER = {"conform": ("equal", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
+ORDER = {"conform": ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
          "handoff": ("free", "shuffle", "missing", "unspecified", "incompatible", "unknown", "error")}
 
 
@@ -211,6 +211,8 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
         env, _, g = fits[0]
         return dataclasses.replace(g, params_bound=tuple(env.items()))
     g = reads[0][2]
+    if not fits and _block_tile(reads):
+        return g  # a block tile: conform_any picks the member it is tiled from
     if not fits:
         sizes = ", ".join(f"{binding_text(e)}: {m.threads} x {m.n_elements}, {m.rows} x {m.cols}"
                           for e, m, _ in reads[:3])
@@ -221,14 +223,22 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
                       f"({bindings_text([e for e, _, _ in fits])}): give --param NAME=VALUE to pick one")
 
 
-def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str, int] | None = None) -> Any:
+def _block_tile(reads: list[tuple[dict[str, int], Layout, Layout]]) -> bool:
+    """Whether the given is a block tile: over more points and a larger extent than every member it was read
+    against, and reading no parameter (it states its own domain: Triton, a TiledMMA, index code with threads)."""
+    return all(not g.params_bound and g.threads * g.n_elements > m.threads * m.n_elements
+               and (g.rows, g.cols) != (m.rows, m.cols) for _, m, g in reads)
+
+
+def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str, int] | None = None,
+                block: tuple[int, int] | None = None) -> Any:
     """``conform`` of a given layout against any spec layout: a plain spec once; a family against the member
     ``params`` names, or the member the given was read as (``read_as`` tags it), or, for a given that is a
     family itself, every member (``FamilyResult``)."""
     from .conform import conform  # noqa: PLC0415
     if not spec.is_family:
         bindings((), params)
-        return conform(spec, given, timeout)
+        return conform(spec, given, timeout, block=block)
     ps = params_of(spec, given) if given.is_family else spec.domain.params
     chosen = dict(params or {}) or dict(given.params_bound)
     envs = bindings(ps, chosen)
@@ -238,19 +248,36 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
 
         def run(env: dict[str, int]) -> Any:
             import dataclasses  # noqa: PLC0415
-            res = conform(member(spec, env), member(given, env), timeout)
+            res = conform(member(spec, env), member(given, env), timeout, block=block)
             return dataclasses.replace(res, member_note=f"{binding_text(env)}, {note}") if note else res
 
         return run_members("conform", label, ps, envs, run)
     fits = [env for env in envs
             if (member(spec, env).threads, member(spec, env).n_elements, member(spec, env).rows,
                 member(spec, env).cols) == (given.threads, given.n_elements, given.rows, given.cols)]
+    why = "the member whose extent the given has"
+    if not fits:
+        fits, why = _largest_tile(spec, given, envs, block)
     if len(fits) != 1:
         raise FamilyError(f"{spec.id} is a family and the given fits {len(fits)} of its members: give --param "
                           "NAME=VALUE to pick one")
     import dataclasses  # noqa: PLC0415
-    res = conform(member(spec, fits[0]), given, timeout)
-    return dataclasses.replace(res, member_note=f"{binding_text(fits[0])}, the member whose extent the given has")
+    res = conform(member(spec, fits[0]), given, timeout, block=block)
+    return dataclasses.replace(res, member_note=f"{binding_text(fits[0])}, {why}")
+
+
+def _largest_tile(spec: Layout, given: Layout, envs: list[dict[str, int]],
+                  block: tuple[int, int] | None) -> tuple[list[dict[str, int]], str]:
+    """A block tile given against a family: the member with the most elements (then columns) whose threads and
+    elements divide the given's and whose extent fits in its block, the one whose tiles are fewest."""
+    from .tiled import can_tile  # noqa: PLC0415
+    rows, cols = block if block is not None else (given.rows, given.cols)
+    ok = [env for env in envs if can_tile(member(spec, env), given)
+          and member(spec, env).rows <= rows and member(spec, env).cols <= cols]
+    if not ok:
+        return [], ""
+    best = max(ok, key=lambda env: (member(spec, env).n_elements, member(spec, env).cols, member(spec, env).rows))
+    return [best], "the largest member that tiles the given (give --param to compare with another)"
 
 
 def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[str, int] | None = None) -> Any:

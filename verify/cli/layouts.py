@@ -61,6 +61,10 @@ def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int]) -
         text = value if n.inline else _read(value)
         source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
         extra = {o.name: getattr(args, o.flag.lstrip("-").replace("-", "_")) for o in n.options}
+        for other in api.notations():  # an option of another notation would be ignored: say so
+            for o in other.options if other.name != n.name else ():
+                if getattr(args, o.flag.lstrip("-").replace("-", "_"), None) is not None and o not in n.options:
+                    raise UsageError(f"{o.flag} goes with {other.flag}, not {n.flag}")
         try:
             return api.given(n.name, text, like, source=source, params=params or None, **extra)
         except api.NotationError as e:
@@ -89,12 +93,18 @@ def cmd_conform(args: argparse.Namespace) -> int:
     params = options.params(args.param)
     try:
         given = _evaluation_guard(spec.id, lambda: _given(args, spec, params))
+        if args.warps is not None:  # against "the instruction tiled as warps W over the block": equal or not
+            block = args.block or (given.rows, given.cols)
+            spec = api.block_tile(spec, args.warps, block, args.order or "triton", params=params or None)
+            params = {}
+        elif args.order is not None:
+            raise UsageError("--order goes with --warps (the convention of the tiling it states)")
         result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
-                                                                        params=params or None))
+                                                                        params=params or None, block=args.block))
     except _BadInput as e:
         print(str(e), file=sys.stderr)
         return 2
-    except (api.ConformError, api.FamilyError) as e:
+    except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
     _emit(args.format, result)
     return result.exit_code(args.allow_replication)
@@ -167,6 +177,15 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         for o in n.options:
             c.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
+    c.add_argument("--block", type=options.block, default=None, metavar="MxN",
+                   help="the block a block tile must cover, e.g. 128x256 (default: its own extent); exit 1 with the "
+                        "first cell held by no thread or by two")
+    c.add_argument("--warps", type=options.block, default=None, metavar="WMxWN",
+                   help="compare with the spec tiled as WM x WN warps (warpgroups for a warpgroup's fragment) over "
+                        "--block (default: the given's extent): equal or differs")
+    c.add_argument("--order", choices=("triton", "triton-hopper", "cute"), default=None,
+                   help="with --warps: which warp and which register repeat sit where (default triton: along N "
+                        "first; triton-hopper: warps along M; cute: both along M)")
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")

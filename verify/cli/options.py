@@ -120,5 +120,15 @@ def params(items: list[str]) -> dict[str, int]:
     return out
 
 
+def block(text: str) -> tuple[int, int]:
+    """``--block 128x256`` -> (128, 256): rows x cols, each 1..4096 (argparse type)."""
+    import argparse  # noqa: PLC0415
+    rows, x, cols = text.strip().lower().partition("x")
+    if not x or not rows.isdigit() or not cols.isdigit() or len(rows) > 5 or len(cols) > 5 \
+            or not (1 <= int(rows) <= 4096 and 1 <= int(cols) <= 4096):
+        raise argparse.ArgumentTypeError(f"{text!r}: write ROWSxCOLS, e.g. 128x256 (each 1..4096)")
+    return int(rows), int(cols)
+
+
 PARAM_HELP = ("a family's parameter value, e.g. --param N=24; repeat for several. Without it a family is answered "
               "for every member (or the member the given layout's extent fixes)")

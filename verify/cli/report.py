@@ -33,11 +33,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     try:
-        m = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
+        m, n_svg = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
                          references=refs)
     except (OutputError, OSError) as e:
         raise UsageError(str(e)) from None
-    n_svg = sum(1 for e in m.entries if e.svg_file) + sum(1 for e in m.entries if e.svg_full_file)
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
     unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
         1 for f in m.other_findings if not f.as_expected)

@@ -32,7 +32,7 @@ import numpy as np
 from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula
 from ..formula.bounds import value_bound
-from .dims import Dim, find, names, unique
+from .dims import Dim, find, unique
 from .family import Extent, Param, extent_at
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -345,16 +345,30 @@ class TableMap:
         size = self._size()
         k = self._index(point)
         bits = max(1, (size - 1).bit_length())
-        kv = z3.Extract(bits - 1, 0, k) if w >= bits else k
+        if w < bits:
+            raise ValueError(f"a {w}-bit encoding cannot index a table of {size} points")
         inside_ = z3.And(k >= smt.bv(0, w), k < smt.bv(size, w))
-        n = len(self.inputs)
+        key, trees = _mux_trees(self.inputs, self.outputs, self.rows, w)
+        kv = (key, z3.Extract(bits - 1, 0, k))
         oks, out = [inside_], {}
-        for j, d in enumerate(self.outputs):
-            table = {self._index(dict(zip(names(self.inputs), r[:n]))): r[n + j] for r in self.rows}
-            ok, v = mux(kv, bits, table, w)
-            oks.append(ok)
-            out[d.name] = v
+        for d, (ok, v) in zip(self.outputs, trees):  # the tree built once per table, the point substituted in
+            oks.append(z3.substitute(ok, kv))
+            out[d.name] = z3.substitute(v, kv)
         return z3.And(oks), out
+
+
+@lru_cache(maxsize=32)
+def _mux_trees(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], rows: tuple[tuple[int, ...], ...],
+               w: int) -> tuple[Any, list[tuple[Any, Any]]]:
+    """(placeholder key, [(defined, value) per output]) of a table as multiplexer trees over the key's bits;
+    the first row for a point wins, as in the other faces."""
+    import z3  # noqa: PLC0415
+    vals, ok = _dense_table(inputs, outputs, rows)
+    bits = max(1, (ok.size - 1).bit_length())
+    key = z3.BitVec(f"table#key{bits}", bits)
+    idx = np.flatnonzero(ok).tolist()
+    trees = [mux(key, bits, dict(zip(idx, vals[j][idx].tolist())), w) for j in range(len(outputs))]
+    return key, trees
 
 
 @lru_cache(maxsize=64)

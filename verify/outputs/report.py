@@ -20,19 +20,18 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from ..layout.ids import base_id, corrected_id
-from ..files import OutputError, check_writable_dir, output_error, read_text
-from ..checks.fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, constant_fix, search_fix
+from ..checks.fixes import MAX_DELTA, ConstantFix, constant_fix
 from ..checks.fragment import DEFAULT_TIMEOUT
+from ..checks.report_model import LayoutEntry, Model, build, slug, svg_name
 from ..engines import oracle
-from ..errors import SpecError
-from ..layout.model import CHECK_NAMES, Layout, section_key
-from ..results import Finding, LayoutResult, Report
+from ..files import OutputError, check_writable_dir, output_error
+from ..layout.ids import base_id
+from ..layout.model import CHECK_NAMES, Layout
+from ..results import Finding, Report
 from .progress import NONE as NO_PROGRESS
 from .progress import Progress
 from .svg import esc, fragment_svg, needs_condensing, summary_counts
@@ -41,73 +40,7 @@ from .table import table_entries
 REPORT_FILES = ("report.md", "report.html", "svg")
 
 
-# ----------------------------------------------------------------------------- model
-
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@+-]", "-", text)
-
-
-def svg_name(layout_id: str) -> str:
-    return slug(layout_id) + ".svg"
-
-
-@dataclass
-class LayoutEntry:
-    """One layout with findings: the doc's words, each finding, picture, correction."""
-
-    layout_id: str
-    layout: Layout | None  # None for a doc formula that does not parse
-    findings: list[Finding]
-    pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
-    svg: str = ""
-    svg_file: str = ""
-    svg_full: str = ""  # every cell, when the picture above is condensed
-    svg_full_file: str = ""
-    counts: Mapping[str, int] = field(default_factory=dict)
-    corrected: Layout | None = None
-    corrected_result: LayoutResult | None = None
-    fix: ConstantFix | None = None
-    fix_searched: bool = False
-    fix_bound: int = MAX_DELTA  # every change up to this size was tried
-    fix_asked: int = MAX_DELTA  # the bound asked for (--max-delta); more than fix_bound when the budget ran out
-    source_excerpt: list[str] = field(default_factory=list)
-
-    @property
-    def as_expected(self) -> bool:
-        return all(f.as_expected for f in self.findings)
-
-
-@dataclass
-class Model:
-    results: list[LayoutResult]
-    entries: list[LayoutEntry]
-    instructions: list[dict[str, Any]]
-    instruction_ok: list[bool]
-    other_findings: list[Finding]  # findings not tied to a layout (instruction-level)
-    as_expected: bool
-    documents: list[str]
-    n_specs: int
-    doc_findings: list[Any] = field(default_factory=list)  # errata in the doc text (ingest)
-    references: Mapping[str, Any] | None = None  # the agreement matrix (``crosscheck --matrix --format json``)
-
-
-def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
-    idx = {id(r): k for k, r in enumerate(results)}
-    return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
-
-
-def _excerpt(cex: Mapping[str, Any] | None) -> list[str]:
-    """For a syntax finding: the offending line of the spec file with a caret."""
-    if not cex or "file" not in cex:
-        return []
-    try:
-        lines = read_text(cex["file"]).split("\n")
-        text = lines[int(cex["line"]) - 1]
-    except (SpecError, IndexError, ValueError):
-        return []
-    col = max(1, int(cex.get("col", 1)))
-    return [text.rstrip(), " " * (col - 1) + "^"]
-
+# ----------------------------------------------------------------------------- pictures
 
 def _highlight_elements(findings: Iterable[Finding]) -> set[tuple[int, int]]:
     return {(int(f.counterexample["lane"]), int(f.counterexample["i"])) for f in findings
@@ -123,142 +56,31 @@ def _highlights(findings: Iterable[Finding]) -> set[tuple[int, int, int]]:
     return out
 
 
-def _instruction_json(ins: object) -> dict[str, Any]:
-    try:
-        j = ins.to_json()  # type: ignore[attr-defined]
-    except Exception:  # noqa: BLE001 - an instruction object we cannot render is shown by name
-        j = {}
-    return j if isinstance(j, dict) else {"value": j}
-
-
-def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
-          search: bool = True, progress: Progress = NO_PROGRESS) -> Model:
-    results = _layout_order(report.results)
-    by_id = {r.layout.id: r for r in results}
-    order = {r.layout.id: k for k, r in enumerate(results)}
-
-    def rank(lid: str) -> float:
-        if lid in order:
-            return order[lid]
-        if corrected_id(lid) in order:
-            return order[corrected_id(lid)] - 0.5
-        return float(len(order))
-
-    check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
-    grouped: dict[str, list[Finding]] = {}
-    other: list[Finding] = []
-    for f in report.findings:
-        if f.layout in by_id or (f.check == "syntax" and corrected_id(f.layout) in by_id):
-            grouped.setdefault(f.layout, []).append(f)
-        else:
-            other.append(f)
-    entries: list[LayoutEntry] = []
-    with progress.stage("report: pictures and suggested corrections", total=len(grouped)) as step:
-        for lid in sorted(grouped, key=lambda x: (rank(x), x)):
-            entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
-            step(1)
-
-    instructions = [_instruction_json(i) for i in report.instructions]
-    ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
-    docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
-    return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
-                 list(report.doc_findings))
-
-
-def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], check_rank: Mapping[str, int],
-           timeout: float, max_delta: int, search: bool) -> LayoutEntry:
-    """One layout with findings: its picture(s), the doc's words and a suggested correction."""
-    fs = sorted(found, key=lambda f: (check_rank.get(f.check, 99), f.check))
-    res = by_id.get(lid)
-    lay = res.layout if res else None
-    e = LayoutEntry(lid, lay, fs)
-    cres = by_id.get(corrected_id(lid))
-    if cres is not None and not (lay is not None and lay.corrected):
-        e.corrected, e.corrected_result = cres.layout, cres
-    e.pictured = lay if lay is not None else e.corrected
-    if e.pictured is not None and e.pictured.unspecified:
-        e.pictured = None  # wmma: the doc states no cell to draw
-    if e.pictured is not None and e.pictured.is_family:  # the instance the finding names (else the smallest)
-        params = next((f.counterexample["params"] for f in fs
-                       if isinstance(f.counterexample, dict) and f.counterexample.get("params")), None)
-        e.pictured = e.pictured.instance(**params) if params else e.pictured.representative()
-    if e.pictured is not None:
+def draw(m: Model) -> dict[str, dict[str, Any]]:
+    """The pictures of the report's entries (rendering only: each entry's layout drawn from its cells):
+    layout id -> ``svg``, ``svg_file``, ``svg_full``, ``svg_full_file``, ``counts``."""
+    out: dict[str, dict[str, Any]] = {}
+    for e in m.entries:
+        pic: dict[str, Any] = {"svg": "", "svg_file": "", "svg_full": "", "svg_full_file": "", "counts": {}}
+        out[e.layout_id] = pic
+        if e.pictured is None:
+            continue
         try:
             entries_tab = table_entries(e.pictured)
         except (oracle.EvalError, ImportError, ValueError):
-            entries_tab = None
-        if entries_tab is not None:
-            title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
-            e.svg = fragment_svg(e.pictured, entries_tab, title=title,
-                                 highlight=_highlights(fs) if lay is not None else (),
-                                 highlight_elements=_highlight_elements(fs) if lay is not None else (),
-                                 uid=slug(lid))
-            e.svg_file = "svg/" + svg_name(lid)
-            if needs_condensing(e.pictured):
-                e.svg_full = fragment_svg(e.pictured, entries_tab, title=title + "  (every cell)",
-                                          highlight=_highlights(fs) if lay is not None else (),
-                                          highlight_elements=_highlight_elements(fs) if lay is not None else (),
-                                          uid=slug(lid) + "-full", full=True)
-                e.svg_full_file = "svg/" + slug(lid) + ".full.svg"
-            e.counts = summary_counts(e.pictured, entries_tab)
-    bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
-    if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
-        found = search_fix(lay, timeout, max_delta)
-        e.fix_searched, e.fix, e.fix_asked = True, found.fix, max_delta
-        e.fix_bound = max_delta if found.fix is not None else found.complete_to
-    for f in fs:
-        if f.check == "syntax":
-            e.source_excerpt = _excerpt(f.counterexample)
-    return e
-
-
-# ----------------------------------------------------------------------------- doc terms
-
-def _trace(layout: Layout, lane: int, i: int) -> str:
-    """The formula's named values at (lane, i): ``groupID = 1, threadID_in_group = 1, row = 9, col = 2``."""
-    ev = oracle.Evaluator(layout.formula, lane, i)
-    parts = []
-    for d in layout.formula.definitions:
-        try:
-            v = ev.value(d.name)
-            s = f"[{v[0]} ... {v[1]}]" if isinstance(v, tuple) else str(v)
-        except oracle.Undefined:
-            s = "undefined (no case applies)"
-        except oracle.EvalError as err:
-            s = f"error ({err.message})"
-        parts.append(f"{d.name} = {s}")
-    return ", ".join(parts)
-
-
-def _mma(cex: Mapping[str, Any]) -> str:
-    return f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
-
-
-def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
-    """The counterexample in the doc's terms, one statement per line."""
-    c = f.counterexample
-    if not c:
-        return []
-    if f.check == "in_range":
-        where = ("no case of the formula applies" if c.get("row") is None
-                 else f"cell ({c['row']}, {c['col']}){_mma(c)}, outside the matrix")
-        out = [f"lane {c['lane']}, element {c['element']}: {where}"]
-        if layout is not None:
-            out.append(f"at lane {c['lane']}, i = {c['i']}: {_trace(layout, c['lane'], c['i'])}")
-        return out
-    if f.check == "injective":
-        a, b = c["first"], c["second"]
-        out = [f"lane {a['lane']}, element {a['element']}, cell ({c['row']}, {c['col']}){_mma(c)}",
-               f"lane {b['lane']}, element {b['element']}, cell ({c['row']}, {c['col']}){_mma(c)}  (the same cell)"]
-        if layout is not None:
-            for x in (a, b):
-                out.append(f"at lane {x['lane']}, i = {x['i']}: {_trace(layout, x['lane'], x['i'])}")
-        return out
-    if f.check == "surjective":
-        return [f"cell ({c['row']}, {c['col']}){_mma(c)}: no lane holds it"]
-    if f.check == "syntax":
-        return []  # the message names file:line:col, and the entry shows the line with a caret
-    return [", ".join(f"{k} = {v}" for k, v in c.items())]
+            continue
+        lay, fs, lid = e.layout, e.findings, e.layout_id
+        title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
+        marks = dict(highlight=_highlights(fs) if lay is not None else (),
+                     highlight_elements=_highlight_elements(fs) if lay is not None else ())
+        pic['svg'] = fragment_svg(e.pictured, entries_tab, title=title, uid=slug(lid), **marks)
+        pic['svg_file'] = "svg/" + svg_name(lid)
+        if needs_condensing(e.pictured):
+            pic['svg_full'] = fragment_svg(e.pictured, entries_tab, title=title + "  (every cell)",
+                                           uid=slug(lid) + "-full", full=True, **marks)
+            pic['svg_full_file'] = "svg/" + slug(lid) + ".full.svg"
+        pic["counts"] = summary_counts(e.pictured, entries_tab)
+    return out
 
 
 def status_word(status: str, expected: str) -> str:
@@ -366,7 +188,8 @@ def _code(text: str, lang: str = "") -> list[str]:
     return [f + lang, body, f]
 
 
-def render_markdown(m: Model) -> str:
+def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    pics = pics if pics is not None else draw(m)
     o: list[str] = []
     a = o.append
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
@@ -424,7 +247,7 @@ def render_markdown(m: Model) -> str:
         a("None: every property of every layout is proved.")
         a("")
     for e in m.entries:
-        o.extend(_md_entry(e))
+        o.extend(_md_entry(e, pics[e.layout_id]))
     if m.other_findings:
         a("### Other findings")
         a("")
@@ -515,7 +338,7 @@ def _md_row_syntax(lay: Layout, base: str) -> str:
             + " | ".join(cells) + f" | [{_md(base)}](#{_md_anchor(base)}): **syntax FAIL (known)**, the doc formula does not parse |")
 
 
-def _md_entry(e: LayoutEntry) -> list[str]:
+def _md_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     o: list[str] = []
     a = o.append
     lay = e.layout or e.corrected
@@ -529,9 +352,9 @@ def _md_entry(e: LayoutEntry) -> list[str]:
             a(f"- **Erratum (spec):** {_md(lay.erratum)}")
         if lay.derived:
             a(f"- **Derived:** {_md(lay.derived)}")
-        if e.counts and any(e.counts.values()):
-            a(f"- **Grid:** {e.counts['shared']} cells with several owners, {e.counts['empty']} empty cells, "
-              f"{e.counts['outside']} elements outside the matrix")
+        if pic['counts'] and any(pic['counts'].values()):
+            a(f"- **Grid:** {pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
+              f"{pic['counts']['outside']} elements outside the matrix")
     a("")
     if e.layout is not None:
         a("The doc's formula:")
@@ -546,13 +369,12 @@ def _md_entry(e: LayoutEntry) -> list[str]:
         a("")
         o.extend(_code("\n".join(e.source_excerpt)))
         a("")
-    for f in e.findings:
+    for f, cl in zip(e.findings, e.cex_lines):
         w = status_word(f.status, f.expected)
         a(f"#### {_md(f.check)}: {w}" + ("" if f.as_expected else f" (expected {f.expected})"))
         a("")
         a(_md(f.message))
         a("")
-        cl = counterexample_lines(f, e.layout)
         if cl:
             a("Counterexample:")
             a("")
@@ -560,11 +382,11 @@ def _md_entry(e: LayoutEntry) -> list[str]:
                 a(f"- {_md(line)}")
             a("")
     o.extend(_md_correction(e))
-    if e.svg_file:
-        a(f"![{_md(e.pictured.id if e.pictured else e.layout_id)}]({quote(e.svg_file)})")
+    if pic['svg_file']:
+        a(f"![{_md(e.pictured.id if e.pictured else e.layout_id)}]({quote(pic['svg_file'])})")
         a("")
-        if e.svg_full_file:
-            a(f"Condensed picture; every cell: [{_md(e.svg_full_file)}]({quote(e.svg_full_file)}).")
+        if pic['svg_full_file']:
+            a(f"Condensed picture; every cell: [{_md(pic['svg_full_file'])}]({quote(pic['svg_full_file'])}).")
             a("")
     return o
 
@@ -679,7 +501,8 @@ def _h_anchor(lid: str) -> str:
     return "finding-" + slug(lid)
 
 
-def render_html(m: Model) -> str:
+def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    pics = pics if pics is not None else draw(m)
     o: list[str] = []
     a = o.append
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
@@ -750,7 +573,7 @@ def render_html(m: Model) -> str:
     if not m.entries and not m.other_findings:
         a("<p>None: every property of every layout is proved.</p>")
     for e in m.entries:
-        o.extend(_html_entry(e))
+        o.extend(_html_entry(e, pics[e.layout_id]))
     if m.other_findings:
         a("<h3>Other findings</h3><ul>")
         for f in m.other_findings:
@@ -776,7 +599,7 @@ def render_html(m: Model) -> str:
     return "\n".join(o) + "\n"
 
 
-def _html_entry(e: LayoutEntry) -> list[str]:
+def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     o: list[str] = []
     a = o.append
     lay = e.layout or e.corrected
@@ -790,9 +613,9 @@ def _html_entry(e: LayoutEntry) -> list[str]:
             a(f"<dt>Erratum (spec)</dt><dd>{esc(lay.erratum)}</dd>")
         if lay.derived:
             a(f"<dt>Derived</dt><dd>{esc(lay.derived)}</dd>")
-        if e.counts and any(e.counts.values()):
-            a(f"<dt>Grid</dt><dd>{e.counts['shared']} cells with several owners, {e.counts['empty']} empty cells, "
-              f"{e.counts['outside']} elements outside the matrix</dd>")
+        if pic['counts'] and any(pic['counts'].values()):
+            a(f"<dt>Grid</dt><dd>{pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
+              f"{pic['counts']['outside']} elements outside the matrix</dd>")
     a("</dl>")
     if e.layout is not None:
         a("<div>The doc&#x27;s formula:</div>")
@@ -802,11 +625,10 @@ def _html_entry(e: LayoutEntry) -> list[str]:
     elif e.source_excerpt:
         a("<div>The doc&#x27;s formula does not parse; at the marked column:</div>")
         a(f"<pre>{esc(chr(10).join(e.source_excerpt))}</pre>")
-    for f in e.findings:
+    for f, cl in zip(e.findings, e.cex_lines):
         a(f"<h4>{esc(f.check)}: {_badge(f.status, f.expected)}"
           + ("" if f.as_expected else f" (expected {esc(f.expected)})") + "</h4>")
         a(f"<div>{esc(f.message)}</div>")
-        cl = counterexample_lines(f, e.layout)
         if cl:
             a("<div>Counterexample:</div><ul class=\"cex\">" + "".join(f"<li>{esc(x)}</li>" for x in cl) + "</ul>")
     if e.corrected is not None and e.corrected_result is not None:
@@ -835,11 +657,11 @@ def _html_entry(e: LayoutEntry) -> list[str]:
     elif e.fix_searched:
         a(f"<h4>Suggested correction</h4><div>None found: no change of one integer constant by at most {e.fix_bound} "
           f"makes the fragment a bijection.{esc(_stopped(e))}</div>")
-    if e.svg:
-        a(f'<div class="pic">{e.svg.strip()}</div>')
-        if e.svg_full_file:
-            a(f'<div class="note">Condensed picture; every cell: <a href="{esc(quote(e.svg_full_file))}">'
-              f"{esc(e.svg_full_file)}</a>.</div>")
+    if pic['svg']:
+        a('<div class="pic">' + pic["svg"].strip() + "</div>")
+        if pic['svg_full_file']:
+            a(f'<div class="note">Condensed picture; every cell: <a href="{esc(quote(pic["svg_full_file"]))}">'
+              f"{esc(pic['svg_full_file'])}</a>.</div>")
     a("</section>")
     return o
 
@@ -850,12 +672,13 @@ def _html_entry(e: LayoutEntry) -> list[str]:
 
 def render_files(m: Model) -> dict[str, str]:
     """Relative path -> text, for every file of the report."""
-    files = {"report.md": render_markdown(m), "report.html": render_html(m)}
-    for e in m.entries:
-        if e.svg_file:
-            files[e.svg_file] = e.svg
-        if e.svg_full_file:
-            files[e.svg_full_file] = e.svg_full
+    pics = draw(m)
+    files = {"report.md": render_markdown(m, pics), "report.html": render_html(m, pics)}
+    for pic in pics.values():
+        if pic['svg_file']:
+            files[pic['svg_file']] = pic['svg']
+        if pic['svg_full_file']:
+            files[pic['svg_full_file']] = pic['svg_full']
     return dict(sorted(files.items()))
 
 
@@ -936,15 +759,17 @@ def read_references(path: str | Path) -> dict[str, Any]:
 
 def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEOUT,
                  max_delta: int = MAX_DELTA, progress: Progress = NO_PROGRESS,
-                 references: Mapping[str, Any] | None = None) -> Model:
-    """``references``: the ``"references"`` object of a ``crosscheck --matrix --format json`` document,
+                 references: Mapping[str, Any] | None = None) -> tuple[Model, int]:
+    """Build the model, render it and write the tree; (the model, the number of SVG files written).
+    ``references``: the ``"references"`` object of a ``crosscheck --matrix --format json`` document,
     rendered as the section "Independent references"."""
     m = build(report, timeout, max_delta, progress=progress)
     if references is not None:   # the matrix rows of the layouts this report checked
         ids = {r.layout.id for r in report.results} | {r.layout.id for r in report.maps}
         m.references = {**references, "layouts": [e for e in references["layouts"] if e["id"] in ids]}
-    write_tree(render_files(m), out)
-    return m
+    files = render_files(m)
+    write_tree(files, out)
+    return m, sum(1 for name in files if name.endswith(".svg"))
 
 
 __all__ = ["ConstantFix", "Model", "OutputError", "build", "check_tree", "constant_fix", "read_references",

@@ -48,7 +48,7 @@ def probe() -> str:
         found = importlib.util.find_spec("triton")
     except (ImportError, ValueError):
         found = None
-    return "" if found is not None else "no triton: pip install 'ptx-layout-verify[triton]' (the triton wheel)"
+    return "" if found is not None else "no triton: pip install 'ptx-layout-verify[refs]' (the triton wheel)"
 
 
 def _preferred(layouts: list[Layout]) -> list[Layout]:

@@ -36,7 +36,7 @@ from ..model import Codomain, Domain, Layout, Source
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import notation as notation_named
 from .registry import read_options
-from .expr import parse_index_code
+from .expr import check_reach, parse_index_code
 
 
 
@@ -79,7 +79,15 @@ def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]
 
 def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:
     """``imp`` as a ``Layout`` with ``like``'s identity (instruction, shape, operand, types, element
-    names) and its own domain and codomain (see the module docstring for both conventions)."""
+    names) and its own domain and codomain (see the module docstring for both conventions).  A layout the notation
+    built itself (``imp.built``: a TiledMMA, tiled with the algebra) keeps its map, named as given."""
+    if imp.built is not None:
+        built: Layout = imp.built  # type: ignore[assignment]
+        view = replace(built.map, notation=imp.notation) if hasattr(built.map, "notation") else built.map
+        return replace(built, map=view, id=layout_id or f"given({imp.notation}) as {like.id}", spec_path=source,
+                       formula_text=imp.text, formula_line=1, expect={},
+                       source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
+                                     document=imp.notation))
     formula = Formula(imp.formula.definitions, like.prefix)
     threads, group, groups = imp.threads, None, 1
     lift: tuple[int, ...] | None = None
@@ -121,7 +129,8 @@ def import_as(notation: str, text: str | bytes, like: Layout, *, source: str = "
     except KeyError as e:
         raise NotationError(e.args[0], 1, 1, source) from None
     if like.is_family:
-        return _family_index(text, like, source) if n.name == "index" else _needs_member(like)
+        block = n.name == "index" and options.get("threads") is not None
+        return _family_index(text, like, source) if n.name == "index" and not block else _needs_member(like)
     return to_layout(n.read(text, like, source=source, **read_options(n, options)), like, source=source)
 
 
@@ -135,6 +144,8 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     (``N``).  ``conform`` then answers for every member."""
     names = tuple(p.name for p in like.domain.params)
     formula = parse_index_code(text, like.prefix, source, names)
+    for _, member in like.instances():
+        check_reach(substitute(formula, dict(member.params_bound)), member.threads, member.n_elements, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return replace(like, id=f"given(index) as {like.id}", map=FormulaMap(Formula(formula.definitions, like.prefix), "index"),
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),

@@ -60,6 +60,7 @@ class TVImport:
     extent: tuple[int, int] | None = None
     operand: str | None = None
     params: tuple[str, ...] = ()  # the family parameters the text reads (index code over ``N``)
+    built: object = None  # a Layout the notation built with the algebra (a TiledMMA): used as is
 
 
 class NeedsMember(Exception):

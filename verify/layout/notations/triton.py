@@ -26,10 +26,11 @@ from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
 
 from .cute import TokenStream, domain_condition
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
-from .registry import Notation, register
+from .registry import Notation, Option, register
 
 MAX_BASES = {"register": 16, "lane": 6, "warp": 5, "block": 8}
 MAX_EXTENT = 1 << 20
+MAX_TTGIR_CHARS = 8 << 20  # a whole TTGIR dump of a large kernel
 MAX_LIST_DEPTH = 4
 _KEYS = {
     "register": "register", "reg_bases": "register", "reg": "register",
@@ -335,14 +336,29 @@ def _validate(fields: dict[str, tuple[_Val, int, int]], source: str) -> TritonLa
     return TritonLayout(reg, lane, warp, block, (shape[0], shape[1]))
 
 
-def parse_triton(text: str | bytes, source: str = "argument") -> TritonLayout:
+def parse_triton(text: str | bytes, source: str = "argument", tensor: str | None = None) -> TritonLayout:
     """A layout from JSON (``{"register": [[0,1],...], "lane": ..., "shape": [16, 8]}``, also
     Triton's ``reg_bases``/``lane_bases``/... names), gluon's ``DistributedLinearLayout(...)``
-    printout, or the MLIR ``#ttg.linear<{...}>`` attribute."""
-    text = decode_source(text, source, limit=1 << 20)
+    printout, the MLIR ``#ttg.linear<{...}>`` attribute, or TTGIR as compilers print it (``#mma =
+    #ttg.nvidia_mma<{...}>`` with ``tensor<128x256xf32, #mma>``, dot_op, blocked, slice:
+    ``verify.layout.notations.ttgir``; ``tensor`` picks one tensor type of a dump)."""
+    text = decode_source(text, source, limit=MAX_TTGIR_CHARS)
     stripped = text.lstrip()
     if not stripped:
         raise NotationError("empty layout", 1, 1, source)
+    from . import ttgir  # noqa: PLC0415
+    if ttgir.looks_like_ttgir(text):
+        bases, extent, _ = ttgir.parse(text, source, tensor)
+        for name in ("register", "lane", "warp"):
+            if len(bases.get(name, ())) > MAX_BASES[name]:
+                raise NotationError(f"{len(bases[name])} {name} bases (limit {MAX_BASES[name]})", 1, 1, source)
+        if len(bases.get("lane", ())) != 5:
+            raise NotationError(f"{1 << len(bases.get('lane', ()))} lanes: a warp has 32", 1, 1, source)
+        return TritonLayout(bases.get("register", ()), bases.get("lane", ()), bases.get("warp", ()), (), extent)
+    if tensor is not None:
+        raise NotationError("--tensor picks a tensor type of TTGIR text; this is a linear layout", 1, 1, source)
+    if len(text) > 1 << 20:
+        raise NotationError(f"input is {len(text)} characters (limit {1 << 20})", 1, 1, source)
     if stripped.startswith("{") and re.match(r'\{\s*("|\})', stripped):
         fields = _from_json(load_json(text, source, max_depth=MAX_LIST_DEPTH + 1))
     else:
@@ -389,17 +405,23 @@ def triton_to_formula(layout: TritonLayout, prefix: str | None = None, *, operan
 
 
 def import_triton(text: str | bytes, prefix: str | None = None, *, operand: str | None = None,
-                  source: str = "argument") -> TVImport:
+                  source: str = "argument", tensor: str | None = None) -> TVImport:
     """``parse_triton`` then ``triton_to_formula`` (the ``conform --triton FILE`` path)."""
-    layout = parse_triton(text, source)
+    layout = parse_triton(text, source, tensor)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return triton_to_formula(layout, prefix, operand=operand, text=raw.strip())
 
 
-def _read(text: str | bytes, like: Any, *, source: str = "argument") -> TVImport:
-    return import_triton(text, like.prefix, operand=like.operand, source=source)
+def _read(text: str | bytes, like: Any, *, source: str = "argument", tensor: str | None = None) -> TVImport:
+    return import_triton(text, like.prefix, operand=like.operand, source=source, tensor=tensor)
 
 
 register(Notation(
-    "triton", "--triton", "FILE", False, "Triton linear layout: bases JSON or DistributedLinearLayout(...)", _read,
-    order=2, api_doc="A Triton linear layout (bases JSON, ``DistributedLinearLayout(...)`` or ``#ttg.linear<...>``)."))
+    "triton", "--triton", "FILE", False,
+    "Triton layout: bases JSON, DistributedLinearLayout(...), or TTGIR (#mma = #ttg.nvidia_mma<...> with "
+    "tensor<128x256xf32, #mma>; dot_op, blocked, slice, linear)", _read,
+    options=(Option("tensor", "--tensor", "TEXT", "with --triton: the tensor type of a TTGIR dump to read, by its "
+                    "layout alias, its shape or both ('#mma', '128x256', '128x32, #ttg.dot_op<{...}>')"),),
+    order=2, api_doc="A Triton layout: bases JSON, ``DistributedLinearLayout(...)``, ``#ttg.linear<...>``, or TTGIR "
+                     "as compilers print it (``#mma = #ttg.nvidia_mma<{...}>`` with ``tensor<128x256xf32, #mma>``; "
+                     "``dot_op``, ``blocked``, ``slice``); ``tensor=`` picks a tensor type of a dump."))

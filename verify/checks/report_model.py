@@ -1,0 +1,227 @@
+"""The report's model: what ``ptx-verify report`` shows, decided before anything is rendered.
+
+``build(report)`` orders the layouts, groups the findings per layout, searches the smallest constant change
+that repairs a layout (``verify.checks.fixes``), reads each counterexample's named values with the scalar
+reference (``counterexample_lines``: the doc's terms) and picks the layout each picture shows.  The
+renderers (``verify.outputs.report``: Markdown, HTML, SVG) read the model and never run a check.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..engines import oracle
+from ..errors import SpecError
+from ..files import read_text
+from ..layout.ids import corrected_id
+from ..layout.model import CHECK_NAMES, Layout, section_key
+from ..results import Finding, LayoutResult, Report
+from .fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, search_fix
+from .fragment import DEFAULT_TIMEOUT
+
+try:  # progress is an output concern; the model takes any object with ``stage``
+    from typing import Protocol
+except ImportError:  # pragma: no cover
+    Protocol = object  # type: ignore[assignment,misc]
+
+
+class _Stage(Protocol):
+    def stage(self, label: str, total: int | None = None) -> Any: ...
+
+
+class _NoProgress:
+    def stage(self, label: str, total: int | None = None) -> Any:
+        import contextlib  # noqa: PLC0415
+
+        @contextlib.contextmanager
+        def run() -> Any:
+            yield lambda n=1: None
+        return run()
+
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.@+-]", "-", text)
+
+
+def svg_name(layout_id: str) -> str:
+    return slug(layout_id) + ".svg"
+
+
+@dataclass
+class LayoutEntry:
+    """One layout with findings: the doc's words, each finding, picture, correction."""
+
+    layout_id: str
+    layout: Layout | None  # None for a doc formula that does not parse
+    findings: list[Finding]
+    pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
+    cex_lines: list[list[str]] = field(default_factory=list)  # per finding: its counterexample in the doc's terms
+    corrected: Layout | None = None
+    corrected_result: LayoutResult | None = None
+    fix: ConstantFix | None = None
+    fix_searched: bool = False
+    fix_bound: int = MAX_DELTA  # every change up to this size was tried
+    fix_asked: int = MAX_DELTA  # the bound asked for (--max-delta); more than fix_bound when the budget ran out
+    source_excerpt: list[str] = field(default_factory=list)
+
+    @property
+    def as_expected(self) -> bool:
+        return all(f.as_expected for f in self.findings)
+
+
+@dataclass
+class Model:
+    results: list[LayoutResult]
+    entries: list[LayoutEntry]
+    instructions: list[dict[str, Any]]
+    instruction_ok: list[bool]
+    other_findings: list[Finding]  # findings not tied to a layout (instruction-level)
+    as_expected: bool
+    documents: list[str]
+    n_specs: int
+    doc_findings: list[Any] = field(default_factory=list)  # errata in the doc text (ingest)
+    references: Mapping[str, Any] | None = None  # the agreement matrix (``crosscheck --matrix --format json``)
+
+
+def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
+    idx = {id(r): k for k, r in enumerate(results)}
+    return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
+
+
+def _excerpt(cex: Mapping[str, Any] | None) -> list[str]:
+    """For a syntax finding: the offending line of the spec file with a caret."""
+    if not cex or "file" not in cex:
+        return []
+    try:
+        lines = read_text(cex["file"]).split("\n")
+        text = lines[int(cex["line"]) - 1]
+    except (SpecError, IndexError, ValueError):
+        return []
+    col = max(1, int(cex.get("col", 1)))
+    return [text.rstrip(), " " * (col - 1) + "^"]
+
+
+def _instruction_json(ins: object) -> dict[str, Any]:
+    try:
+        j = ins.to_json()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - an instruction object we cannot render is shown by name
+        j = {}
+    return j if isinstance(j, dict) else {"value": j}
+
+
+def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
+          search: bool = True, progress: _Stage | None = None) -> Model:
+    progress = progress or _NoProgress()
+    results = _layout_order(report.results)
+    by_id = {r.layout.id: r for r in results}
+    order = {r.layout.id: k for k, r in enumerate(results)}
+
+    def rank(lid: str) -> float:
+        if lid in order:
+            return order[lid]
+        if corrected_id(lid) in order:
+            return order[corrected_id(lid)] - 0.5
+        return float(len(order))
+
+    check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
+    grouped: dict[str, list[Finding]] = {}
+    other: list[Finding] = []
+    for f in report.findings:
+        if f.layout in by_id or (f.check == "syntax" and corrected_id(f.layout) in by_id):
+            grouped.setdefault(f.layout, []).append(f)
+        else:
+            other.append(f)
+    entries: list[LayoutEntry] = []
+    with progress.stage("report: pictures and suggested corrections", total=len(grouped)) as step:
+        for lid in sorted(grouped, key=lambda x: (rank(x), x)):
+            entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
+            step(1)
+
+    instructions = [_instruction_json(i) for i in report.instructions]
+    ins_ok = [bool(getattr(i, "as_expected", True)) for i in report.instructions]
+    docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
+    return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
+                 list(report.doc_findings))
+
+
+def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], check_rank: Mapping[str, int],
+           timeout: float, max_delta: int, search: bool) -> LayoutEntry:
+    """One layout with findings: its picture(s), the doc's words and a suggested correction."""
+    fs = sorted(found, key=lambda f: (check_rank.get(f.check, 99), f.check))
+    res = by_id.get(lid)
+    lay = res.layout if res else None
+    e = LayoutEntry(lid, lay, fs)
+    cres = by_id.get(corrected_id(lid))
+    if cres is not None and not (lay is not None and lay.corrected):
+        e.corrected, e.corrected_result = cres.layout, cres
+    e.pictured = lay if lay is not None else e.corrected
+    if e.pictured is not None and e.pictured.unspecified:
+        e.pictured = None  # wmma: the doc states no cell to draw
+    if e.pictured is not None and e.pictured.is_family:  # the instance the finding names (else the smallest)
+        params = next((f.counterexample["params"] for f in fs
+                       if isinstance(f.counterexample, dict) and f.counterexample.get("params")), None)
+        e.pictured = e.pictured.instance(**params) if params else e.pictured.representative()
+    bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
+    if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
+        found = search_fix(lay, timeout, max_delta)
+        e.fix_searched, e.fix, e.fix_asked = True, found.fix, max_delta
+        e.fix_bound = max_delta if found.fix is not None else found.complete_to
+    for f in fs:
+        if f.check == "syntax":
+            e.source_excerpt = _excerpt(f.counterexample)
+    e.cex_lines = [counterexample_lines(f, e.layout) for f in fs]
+    return e
+
+
+# ----------------------------------------------------------------------------- doc terms
+
+def _trace(layout: Layout, lane: int, i: int) -> str:
+    """The formula's named values at (lane, i): ``groupID = 1, threadID_in_group = 1, row = 9, col = 2``."""
+    ev = oracle.Evaluator(layout.formula, lane, i)
+    parts = []
+    for d in layout.formula.definitions:
+        try:
+            v = ev.value(d.name)
+            s = f"[{v[0]} ... {v[1]}]" if isinstance(v, tuple) else str(v)
+        except oracle.Undefined:
+            s = "undefined (no case applies)"
+        except oracle.EvalError as err:
+            s = f"error ({err.message})"
+        parts.append(f"{d.name} = {s}")
+    return ", ".join(parts)
+
+
+def _mma(cex: Mapping[str, Any]) -> str:
+    return f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
+
+
+def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
+    """The counterexample in the doc's terms, one statement per line."""
+    c = f.counterexample
+    if not c:
+        return []
+    if f.check == "in_range":
+        where = ("no case of the formula applies" if c.get("row") is None
+                 else f"cell ({c['row']}, {c['col']}){_mma(c)}, outside the matrix")
+        out = [f"lane {c['lane']}, element {c['element']}: {where}"]
+        if layout is not None:
+            out.append(f"at lane {c['lane']}, i = {c['i']}: {_trace(layout, c['lane'], c['i'])}")
+        return out
+    if f.check == "injective":
+        a, b = c["first"], c["second"]
+        out = [f"lane {a['lane']}, element {a['element']}, cell ({c['row']}, {c['col']}){_mma(c)}",
+               f"lane {b['lane']}, element {b['element']}, cell ({c['row']}, {c['col']}){_mma(c)}  (the same cell)"]
+        if layout is not None:
+            for x in (a, b):
+                out.append(f"at lane {x['lane']}, i = {x['i']}: {_trace(layout, x['lane'], x['i'])}")
+        return out
+    if f.check == "surjective":
+        return [f"cell ({c['row']}, {c['col']}){_mma(c)}: no lane holds it"]
+    if f.check == "syntax":
+        return []  # the message names file:line:col, and the entry shows the line with a caret
+    return [", ".join(f"{k} = {v}" for k, v in c.items())]
+
+
+__all__ = ["ConstantFix", "LayoutEntry", "Model", "build", "counterexample_lines", "slug", "svg_name"]
