@@ -230,6 +230,47 @@ def fuzz_notations(rng: random.Random, n: int, work: Path, fails: list[str], sta
         _judge(["conform", "mma.m16n8k16.A.f16_bf16", "--triton", str(p)], f"triton #{k}", fails, stats)
 
 
+def fuzz_maps(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """The commands over map layouts and block tiles: shared-memory layouts (CuTe swizzles, TTGIR shared
+    attributes, index code) through descriptor, banks and conform; TTGIR block tiles through conform
+    --triton/--block/--warps; index code over tid with --threads; Tensor Memory and storage through
+    consistent."""
+    cute = "Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)"
+    swz = (ROOT / "examples" / "shared" / "swizzle128.txt").read_text(encoding="utf-8")
+    nvmma = (ROOT / "examples" / "shared" / "nvmma128.ttgir").read_text(encoding="utf-8")
+    ttgir = (ROOT / "tests" / "data" / "ttgir" / "ampere_matmul_f16.ttgir").read_text(encoding="utf-8")
+    twelve = (ROOT / "examples" / "layouts" / "twelve_warps.txt").read_text(encoding="utf-8")
+    c32 = "mma.m16n8k16.float.C.f32"
+    for k in range(n):
+        mut = lambda s: rng.choice(MUTATIONS)(rng, s) if rng.random() < 0.7 else s  # noqa: E731
+        text = mut(cute)
+        _judge(["descriptor", "--cute", text, "--instr", "wgmma", "--major", "K", "--format", "json"],
+               f"descriptor --cute {text!r}", fails, stats)
+        _judge(["conform", "wgmma.shared.atom.K.128B", "--cute", text], f"conform shared --cute {text!r}", fails, stats)
+        p = work / f"swz{k}.txt"
+        p.write_text(mut(swz), encoding="utf-8")
+        _judge(["banks", "--formula", str(p), "--tile", rng.choice(["128x64", "8x64", "64x8", "3x5"]), "--type",
+                rng.choice(["f16", "tf32", "e4m3"]), "--access", rng.choice(["ld.shared.v4", "ldmatrix.x4",
+                "stmatrix.x4", "ld.shared.b32"])], f"banks {p.name}", fails, stats)
+        p = work / f"nvmma{k}.ttgir"
+        p.write_text(mut(nvmma), encoding="utf-8")
+        _judge(["descriptor", "--triton", str(p), "--instr", "wgmma", "--format", "json"], f"descriptor --triton {p.name}",
+               fails, stats)
+        p = work / f"block{k}.ttgir"
+        p.write_text(mut(ttgir), encoding="utf-8")
+        extra = rng.choice([[], ["--block", rng.choice(["128x256", "16x104", "0x8"])], ["--warps", "2x4"]])
+        _judge(["conform", c32, "--triton", str(p), "--tensor", "#mma", *extra], f"block --triton {p.name} {extra}",
+               fails, stats)
+        p = work / f"twelve{k}.txt"
+        p.write_text(mut(twelve), encoding="utf-8")
+        _judge(["conform", c32, "--formula", str(p), "--threads", rng.choice(["384", "32", "33", "0"])],
+               f"index --threads {p.name}", fails, stats)
+        w, r = rng.sample(["storage.sf.cutlass.128x4.tile", "storage.sf.cutlass.128x4.quantizer",
+                           "storage.sf.flat_batch_padding", "tcgen05.sf.A.4x1", "tcgen05.cp.source.32x128b",
+                           "wgmma.shared.atom.K.128B", c32], 2)
+        _judge(["consistent", "--writer", w, "--reader", r], f"consistent {w} {r}", fails, stats)
+
+
 # ----------------------------------------------------------------------------- processes: signals, special files
 
 def _proc(argv: list[str], timeout: float = 60, as_nobody: bool = False, **kw) -> tuple[int | None, str, str, float]:
@@ -436,7 +477,7 @@ def main_() -> int:
     ap.add_argument("--pages", default=str(ROOT.parent / "shared" / "ptx-isa-9.0"))
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="page,spec,formula,notation,signal,special,readonly")
+    ap.add_argument("--kinds", default="page,spec,formula,notation,map,signal,special,readonly")
     ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
     global KEEP
@@ -456,6 +497,8 @@ def main_() -> int:
             fuzz_formulas(rng, args.n, work, fails, stats)
         if "notation" in kinds:
             fuzz_notations(rng, args.n, work, fails, stats)
+        if "map" in kinds:
+            fuzz_maps(rng, args.n, work, fails, stats)
         if "signal" in kinds:
             fuzz_signals(rng, max(2, args.n // 10), work, fails, stats)
         if "special" in kinds:

@@ -743,6 +743,44 @@ def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **pa
     return from_map(m, bits, base, "spec", lay.id)
 
 
+def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type: str | None = None,
+                tile: tuple[int, int] | None = None, params: Mapping[str, int] | None = None, source: str = "argument",
+                specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Is the map written in ``notation`` the map of the ``[[layout]]`` ``spec`` (one of its members)?  Index
+    code (``"index"``) over the spec's input names defining its outputs, for every kind (a text over the
+    family's parameters is compared with the whole family); a shared-memory tile in ``"cute"``, ``"triton"``
+    or ``"tma"`` (as ``shared_layout`` reads it) for the ``shared`` kind, its element type binding ``T``.  Both
+    engines decide (``verify.checks.map_conform.MapConformResult``: ``equal``, ``differs``, ``unknown``).  Bad
+    text is a ``NotationError``/``FormulaError`` at its position; names that cannot match a
+    ``MapConformError``."""
+    from .checks.map_conform import MapConformError, conform_map as _conform_map  # noqa: PLC0415
+    from .layout.algebra import bind  # noqa: PLC0415
+    from .layout.named import formula_map  # noqa: PLC0415
+    from .layout.notations import NotationError  # noqa: PLC0415
+    if isinstance(spec, str):
+        if specs is None or isinstance(specs, (str, Path)):
+            specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+        spec = layout(specs, spec)
+    if not isinstance(spec, MapLayout):
+        raise MapConformError(f"{spec.id} is a register fragment: use conform")
+    env = dict(params or {})
+    if notation == "index":
+        raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+        base = bind(spec.map, **env) if env else spec.map
+        try:
+            given = formula_map(raw, base.inputs, base.outputs, params=base.params)
+        except FormulaError as e:
+            raise NotationError(e.message, e.line, e.col, source) from None
+        return _conform_map(spec, given, notation, source, env, timeout)
+    if spec.kind != "shared":
+        raise MapConformError(f"{spec.id} is a {spec.kind} layout: give it as index code over "
+                              f"({', '.join(d.name for d in spec.map.inputs)}) (--formula)")
+    tile_ = shared_layout(notation, text, type=type, tile=tile, source=source)
+    if "T" in {p.name for p in spec.map.params} and "T" not in env:
+        env["T"] = max(1, 128 // tile_.element_bits)
+    return _conform_map(spec, tile_.map, notation, source, env, timeout)
+
+
 def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, rows: int | None = None,
                check: int | None = None, timeout: float = DEFAULT_TIMEOUT) -> list[tuple[dict[str, int], Any]]:
     """The descriptor of ``instr`` that reads ``layout`` (row = M or N, col = K) as an operand tile of ``rows``
@@ -777,4 +815,5 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "Finding", "HandoffError"
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "table", "triton", "variables", "shared_layout", "shared_from_map", "descriptor", "banks", "Given"]
+           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "Given"]

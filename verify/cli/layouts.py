@@ -88,9 +88,49 @@ def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
 
 
+_MAP_NOTATIONS = {"index": "index", "cute": "cute", "triton": "triton"}  # registered notation -> map notation
+
+
+def _conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str, int]) -> int:
+    """``conform`` of a ``[[layout]]``: index code over its inputs, or a shared-memory tile in CuTe/Triton."""
+    from ..checks.map_conform import MapConformError  # noqa: PLC0415
+    from ..outputs.map_conform import render_map_conform  # noqa: PLC0415
+    for flag in ("warps", "order", "block", "tensor", "thr_id", "threads", "elements"):
+        if getattr(args, flag, None) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} is for register fragments; {spec.id} is a {spec.kind} layout")
+    used = [n for n in api.notations() if getattr(args, n.dest, None) is not None]
+    if not used or used[0].name not in _MAP_NOTATIONS:
+        flags = {"index": "--formula", "cute": "--cute", "triton": "--triton"}
+        raise UsageError(f"{spec.id} is a {spec.kind} layout: give it with "
+                         + (" or ".join(flags.values()) if spec.kind == "shared" else "--formula (index code over "
+                            + ", ".join(d.name for d in spec.map.inputs) + ")"))
+    n = used[0]
+    value = getattr(args, n.dest)
+    text = value if n.inline else _read(value)
+    source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
+    try:
+        result = _evaluation_guard(source, lambda: api.conform_map(spec, _MAP_NOTATIONS[n.name], text, type=args.type,
+                                                                   tile=args.tile, params=params or None,
+                                                                   source=source, timeout=args.timeout))
+    except _BadInput as e:
+        print(str(e), file=sys.stderr)
+        return 2
+    except api.NotationError as e:
+        print(_notation_error(e), file=sys.stderr)
+        return 2
+    except (MapConformError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    sys.stdout.write(out_json.to_json(result.to_json()) if args.format == "json" else render_map_conform(result))
+    return result.exit_code()
+
+
 def cmd_conform(args: argparse.Namespace) -> int:
     spec = _find(_spec_layouts(args.specs), args.id)
     params = options.params(args.param)
+    if isinstance(spec, api.MapLayout):
+        return _conform_map(args, spec, params)
+    if args.type is not None or args.tile is not None:
+        raise UsageError(f"--type and --tile are for shared-memory [[layout]]s; {spec.id} is a register fragment")
     try:
         given = _evaluation_guard(spec.id, lambda: _given(args, spec, params))
         if args.warps is not None:  # against "the instruction tiled as warps W over the block": equal or not
@@ -113,6 +153,10 @@ def cmd_conform(args: argparse.Namespace) -> int:
 def cmd_handoff(args: argparse.Namespace) -> int:
     specs = _spec_layouts(args.specs)
     source, target = _find(specs, args.from_id), _find(specs, args.to_id)
+    for lay in (source, target):
+        if isinstance(lay, api.MapLayout):
+            raise UsageError(f"{lay.id} is a {lay.kind} layout, not a register fragment: a writer and a reader of "
+                             f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
     try:
         result = api.handoff(source, target, args.timeout, params=options.params(args.param) or None)
     except (api.HandoffError, api.FamilyError) as e:
@@ -186,6 +230,11 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("--order", choices=("triton", "triton-hopper", "cute"), default=None,
                    help="with --warps: which warp and which register repeat sit where (default triton: along N "
                         "first; triton-hopper: warps along M; cute: both along M)")
+    c.add_argument("--type", default=None, metavar="TYPE",
+                   help="against a shared-memory [[layout]]: the element type (f16, tf32, e4m3...) where the text "
+                        "does not say it")
+    c.add_argument("--tile", type=options.block, default=None, metavar="ROWSxCOLS",
+                   help="against a shared-memory [[layout]]: the tile of a Triton shared encoding without a memdesc")
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")

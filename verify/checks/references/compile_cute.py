@@ -8,6 +8,7 @@ and every header under the include root, in the user's cache directory (never th
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -15,6 +16,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,12 +164,47 @@ def run(root: Path, requests: list[Request], *, use_cache: bool = True, cache: P
     src, where = program(requests)
     key = hashlib.sha256(json.dumps([CACHE_VERSION, src, version, _headers_hash(root)]).encode()).hexdigest()[:32]
     cfile = (cache or cache_dir()) / f"{key}.json"
-    if use_cache and cfile.is_file():
+    if not use_cache:
+        return _compile(root, requests, cxx, incs, version, cfile, use_cache)
+    with _locked(cfile):   # processes asking for the same program (test workers) compile it once
+        hit = _cached(cfile)
+        if hit is not None:
+            return hit
+        return _compile(root, requests, cxx, incs, version, cfile, use_cache)
+
+
+def _cached(cfile: Path) -> Run | None:
+    if not cfile.is_file():
+        return None
+    try:
+        doc = json.loads(cfile.read_text(encoding="utf-8"))
+        return Run(doc["output"], tuple(Failure(**f) for f in doc["failures"]), doc["compiler"], True)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+@contextlib.contextmanager
+def _locked(cfile: Path) -> Iterator[None]:
+    """An exclusive lock on ``cfile``'s lock file while it is compiled (no lock where none can be taken)."""
+    try:
+        cfile.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(cfile.with_suffix(".lock"), os.O_CREAT | os.O_RDWR, 0o600)
+    except OSError:
+        yield
+        return
+    try:
         try:
-            doc = json.loads(cfile.read_text(encoding="utf-8"))
-            return Run(doc["output"], tuple(Failure(**f) for f in doc["failures"]), doc["compiler"], True)
-        except (OSError, ValueError, KeyError, TypeError):
+            import fcntl  # noqa: PLC0415
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except (ImportError, OSError):
             pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def _compile(root: Path, requests: list[Request], cxx: str, incs: list[Path], version: str, cfile: Path,
+             use_cache: bool) -> Run:
     failures: dict[int, Failure] = {}
     with tempfile.TemporaryDirectory(prefix="ptx-verify-cute-") as tmp:
         gen = Path(tmp) / "ptxv_traits.cpp"

@@ -30,7 +30,7 @@ from ...layout.notations.cute import CuteLayout
 from ...layout.notations.cute_compiled import Printed, Request, discover, parse_output
 from ..crosscheck import CrosscheckReport, Row, SpecIndex, _trait_rows
 from ..fragment import DEFAULT_TIMEOUT
-from . import compile_cute
+from . import compile_cute, smem
 from .common import Evaluated, conform_rows, find
 
 NAME = "cute"
@@ -82,7 +82,9 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     t0 = time.perf_counter()
     layouts = list(specs)
     maps = [x for x in layouts if isinstance(x, MapLayout)]
-    requests = discover(root) + tmem_requests(root, maps) + storage_requests(root, maps)
+    tiles = smem_requests(root, maps)
+    requests = discover(root) + tmem_requests(root, maps) + storage_requests(root, maps) + [r for r, _ in tiles]
+    tile_of = {r.name: t for r, t in tiles}
     run = compile_cute.run(root, requests, use_cache=use_cache)
     printed = parse_output(run.output, requests)
     failed = {f.index: f for f in run.failures}
@@ -115,6 +117,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
             copies.append(datapath_layout(req, p, maps))
         elif req.kind == "expr":
             copies.append(storage_layout(req, p, maps))
+        elif req.kind == "smem":
+            copies.extend(smem_layouts(req, p, tile_of[req.name]))
         else:
             copies.extend(copy_layouts(req, p, layouts))
     rows.extend(conform_rows(copies, timeout))
@@ -245,6 +249,61 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         return Evaluated(req.name, "", req.header, req.line, spec, params, text=text,
                          error=e.message if isinstance(e, NotationError) else str(e))
     return Evaluated(req.name.split(" [")[0], "", req.header, req.line, spec, params, text=text, map_rows=rows)
+
+
+# Shared-memory layouts (wgmma.shared, tcgen05.shared): the GMMA atoms (UMMA re-exports them, and adds the
+# 128-byte swizzle with 32-byte atomicity) and their tile_to_shape, paired by ``smem``.
+SMEM_HEADERS = {"wgmma": "cute/atom/mma_traits_sm90_gmma.hpp", "tcgen05": "cute/atom/mma_traits_sm100.hpp"}
+_SMEM_DEFINED = {("wgmma", "K"): "Layout_K_{}_Atom_Bits", ("wgmma", "MN"): "Layout_MN_{}_Atom_Bits",
+                 ("tcgen05", "K"): "using cute::GMMA::Layout_K_{}_Atom;",
+                 ("tcgen05", "MN"): "using cute::GMMA::Layout_MN_{}_Atom;"}
+
+
+def smem_requests(root: Path, maps: list) -> list[tuple[Request, smem.Tile]]:
+    """One request per CuTe tile of every shared-memory map (``smem.cute_tiles``), at the header line that
+    defines its atom."""
+    texts: dict[str, str] = {}
+    out = []
+    for s in smem.smem_specs(maps):
+        header = SMEM_HEADERS[s.instruction]
+        if header not in texts:
+            try:
+                texts[header] = (Path(root) / header).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                texts[header] = ""
+        text = texts[header]
+        if not text:
+            continue
+        if s.swizzle == "128B_base32B":
+            word = "Layout_MN_SW128_32B_Atom_Bits ="
+        else:
+            word = _SMEM_DEFINED[(s.instruction, s.major)].format(smem.SWIZZLES[s.swizzle][1])
+        at = text.find(word)
+        line = text.count("\n", 0, at) + 1 if at >= 0 else 0
+        for t in smem.cute_tiles(s):
+            expr = smem.cute_expression(t)
+            out.append((Request("smem", f"{expr} [{s.spec.id}]", expr, header, line, type_args=(t.cxx_type,)), t))
+    return out
+
+
+def smem_layouts(req: Request, p: Printed, tile: smem.Tile) -> list[Evaluated]:
+    """CuTe's offsets of one tile (``as_position_independent_swizzle_layout``: the element offset in a buffer
+    aligned to the swizzle period), restricted to each spec member it serves."""
+    name = req.name.split(" [")[0]
+    text = f"{name} = {p.raw.get('Layout', ('?', 0))[0]}"
+    spec = tile.spec.spec
+    try:
+        bits = int(p.types.get("SizeofBits", "0"))
+        if bits != tile.bits:
+            raise NotationError(f"{tile.cxx_type} has {bits} bits, the spec's T says {tile.bits}")
+        if len(p.offsets) < tile.rows or any(len(p.offsets.get(r, ())) < tile.cols for r in range(tile.rows)):
+            raise NotationError(f"the program printed fewer than {tile.rows} x {tile.cols} offsets")
+        offsets = {(r, c): p.offsets[r][c] for r in range(tile.rows) for c in range(tile.cols)}
+    except NotationError as e:
+        return [Evaluated(name, "", req.header, req.line, spec, params, text=text, error=e.message)
+                for params, _, _ in tile.members]
+    return [Evaluated(name, "", req.header, req.line, spec, params, text=text, map_rows=smem.restrict(offsets, r, c))
+            for params, r, c in tile.members]
 
 
 # Block-scale factors in memory (storage.scale_factors): CUTLASS's layouts, evaluated at SFVec = 32 over

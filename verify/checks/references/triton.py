@@ -29,6 +29,7 @@ from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, parse_triton
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
+from . import smem
 from .common import Evaluated, conform_rows
 
 NAME = "triton"
@@ -74,6 +75,12 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
                     base = {"BASE": 0} if "BASE" in {q.name for q in spec.params} else {}
                     out.append(({"layout": "tmem", "block": [m, n], "shape": [m, n], "arch": "cuda:100"}, spec,
                                 tuple(sorted({"N": n, **base}.items()))))
+    for s in smem.smem_specs([x for x in everything if isinstance(x, MapLayout)]):   # shared memory
+        for t in smem.triton_tiles(s):
+            req = {"layout": "nvmma_shared", "swizzle": smem.SWIZZLES[s.swizzle][0], "bits": t.bits,
+                   "transposed": s.major == "MN", "shape": [t.rows, t.cols], "arch": "cuda:90"}
+            for params, rows, cols in t.members:
+                out.append(({**req, "members": [rows, cols]}, s.spec, params))
     for lay in _preferred([x for x in everything if not isinstance(x, MapLayout)]):
         shape = str(lay.shape)
         if lay.instruction == "mma" and shape.startswith("m16n8k") and lay.variant is None:
@@ -145,7 +152,26 @@ def _tmem_map_rows(doc: dict, n: int) -> tuple[tuple[int, int, int, int], ...]:
     return tuple((r, c, *found[(r, c)]) for r, c in sorted(found))
 
 
+def smem_offsets(doc: dict) -> dict[tuple[int, int], int]:
+    """(dim0, dim1) -> offset from Triton's offset bases (offset bit k -> the XOR of basis k's coordinates);
+    a coordinate two offsets reach (a broadcast basis) keeps the smallest offset."""
+    bases = doc["offset_bases"]
+    if doc.get("block_bases"):
+        raise NotationError(f"a multi-CTA shared layout: {doc.get('printed', '')}")
+    found: dict[tuple[int, int], int] = {}
+    for off in range(1 << len(bases)):
+        r = c = 0
+        for k, v in enumerate(bases):
+            if off >> k & 1:
+                r, c = r ^ v[0], c ^ v[1]
+        found.setdefault((r, c), off)
+    return found
+
+
 def _describe(r: dict) -> str:
+    if r["layout"] == "nvmma_shared":
+        return (f"NVMMASharedLayout(swizzle_byte_width={r['swizzle']}, element_bitwidth={r['bits']}, "
+                f"transposed={r['transposed']}) {r['shape']}")
     if r["layout"] == "tmem":
         return f"TensorMemoryLayout(block={tuple(r['block'])}, col_stride=1) {r['shape']}"
     if r["layout"] == "tmem_reg":
@@ -155,6 +181,11 @@ def _describe(r: dict) -> str:
     if r["layout"] == "nvmma":
         return f"{parent} {r['shape']}"
     return f"DotOperandLayout(operand_index={r['op']}, parent={parent}, k_width={r['k_width']}) {r['shape']}"
+
+
+def _key(req: dict) -> str:
+    """A request's identity for the subprocess (the member a Triton tile serves is not part of it)."""
+    return json.dumps({k: v for k, v in req.items() if k != "members"}, sort_keys=True)
 
 
 def run_dump(requests: list[dict]) -> tuple[str, dict[str, dict]]:
@@ -200,13 +231,13 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     pairs = requests_for(specs)
     unique: dict[str, dict] = {}
     for req, _, _ in pairs:
-        key = json.dumps(req, sort_keys=True)
-        unique.setdefault(key, {**req, "key": key})
+        key = _key(req)
+        unique.setdefault(key, {**{k: v for k, v in req.items() if k != "members"}, "key": key})
     version, found = run_dump(list(unique.values()))
     where = f"triton {version}: triton/experimental/gluon/language/_layouts.py"
     items: list[Evaluated] = []
     for req, lay, params in pairs:
-        key = json.dumps(req, sort_keys=True)
+        key = _key(req)
         text = _describe(req)
         doc = found.get(key)
         if doc is None:
@@ -220,6 +251,19 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         if req["layout"] == "tmem":
             items.append(Evaluated(text, "", where, 0, lay, params, text=doc.get("printed", text),
                                    map_rows=_tmem_map_rows(doc, req["shape"][1])))
+            continue
+        if req["layout"] == "nvmma_shared":   # the tile's offsets, restricted to the member's rows and columns
+            rows, cols = req["members"]
+            try:
+                offs = smem_offsets(doc)
+                missing = [(r, c) for r in range(rows) for c in range(cols) if (r, c) not in offs]
+                if missing:
+                    raise NotationError(f"cell {missing[0]} has no offset in {doc.get('printed', '')}")
+            except NotationError as e:
+                items.append(Evaluated(text, "", where, 0, lay, params, text=text, error=e.message))
+                continue
+            items.append(Evaluated(text, "", where, 0, lay, params, text=f"{text} = {doc.get('printed', '')}",
+                                   map_rows=smem.restrict(offs, rows, cols)))
             continue
         try:
             if req["layout"] == "tmem_reg":

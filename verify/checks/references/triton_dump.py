@@ -1,7 +1,9 @@
 """Run inside a subprocess with Triton installed: Gluon layouts -> linear-layout bases, as JSON lines.
 
 Reads a JSON list of requests on stdin (``{"key", "layout": "nvmma" | "dot", "version", "warps",
-"instr", "op", "k_width", "shape", "arch"}``) and prints one JSON object per request on stdout:
+"instr", "op", "k_width", "shape", "arch"}``; ``"nvmma_shared"`` with ``swizzle``, ``bits``, ``transposed``,
+``shape``: an ``NVMMASharedLayout``'s offset bases; ``"tmem"``, ``"tmem_reg"``) and prints one JSON object
+per request on stdout:
 ``{"key", "reg_bases", "lane_bases", "warp_bases", "block_bases", "shape", "printed"}`` — the call
 ``gl.to_linear_layout`` makes inside a kernel (``GluonOpBuilder.to_linear_layout``), no GPU used.
 Imports nothing from ``verify`` (it runs in Triton's environment).
@@ -23,6 +25,21 @@ def main() -> int:
     builders: dict[str, object] = {}
     print(json.dumps({"triton_version": triton.__version__}), flush=True)
     for r in requests:
+        if r["layout"] == "nvmma_shared":   # a shared-memory layout: offset bits -> tensor (dim0, dim1)
+            b = builders.get(r["arch"])
+            if b is None:
+                b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
+            try:
+                lay = gl.NVMMASharedLayout(swizzle_byte_width=r["swizzle"], element_bitwidth=r["bits"],
+                                           transposed=r["transposed"])
+                ll = b.to_linear_layout(lay._to_ir(b), r["shape"])
+            except Exception as e:  # noqa: BLE001
+                print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
+                continue
+            print(json.dumps({"key": r["key"], "printed": str(ll), "shape": r["shape"],
+                              "offset_bases": [list(v) for v in ll.offset_bases],
+                              "block_bases": [list(v) for v in ll.block_bases]}), flush=True)
+            continue
         if r["layout"] == "tmem":   # a Tensor Memory layout: TMEM (lane, column) bits -> tensor (row, col)
             from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
             b = builders.get(r["arch"])
