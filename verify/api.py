@@ -52,7 +52,8 @@ if TYPE_CHECKING:
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
 _LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
          "FamilyError": "checks.members", "FamilyResult": "checks.members",
-         "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations"}
+         "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations",
+         "Given": "checks.consistency_sides"}
 
 
 def __getattr__(name: str) -> object:
@@ -636,46 +637,47 @@ def prove(claim: z3.BoolRef, assuming: Sequence[z3.BoolRef] = (), timeout: float
 # ----------------------------------------------------------------------------- writer against reader
 
 def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *, params: dict[str, int] | None = None,
-               timeout: float = DEFAULT_TIMEOUT) -> Any:
+               timeout: float = DEFAULT_TIMEOUT, type: str | None = None, tile: tuple[int, int] | None = None,
+               base: int = 0, major: str | None = None, instr: str = "wgmma", unit: str = "bytes") -> Any:
     """Does ``reader`` read every element where ``writer`` wrote it (``verify.checks.consistency``), for every
-    parameter value at once?  Each side is a layout id (looked up in ``specs``, default the bundled catalog), a
-    ``MapLayout``, a named map, or a list of them applied in order (a pipeline: storage layout, shared-memory
-    rows, tcgen05.cp).  ``params`` binds parameters of either side (``{"VS": 4}``).  Returns a ``Decision``:
-    ``.status`` is ``consistent`` or the first kind of failure, ``.checks`` each property with its witness.
+    parameter value at once?  Each side is a step or a list of steps applied in order (a pipeline: storage layout,
+    shared-memory rows, tcgen05.cp): a layout id (looked up in ``specs``, default the bundled catalog), a
+    ``MapLayout``, a named map, a shared-memory ``SharedLayout`` (``api.shared_layout``), or ``Given(notation,
+    text)``, a layout in CuTe, Triton, index code, a TMA box or a matrix descriptor (``verify.checks
+    .consistency_sides``: names the notation does not state are the other side's).  ``params`` binds parameters
+    of either side (``{"VS": 4}``); ``type`` (``"f16"``) reads the notations as shared-memory tiles of that
+    element (and binds a shared spec's ``T``), ``tile``/``base``/``unit`` as ``shared_layout`` takes them,
+    ``major``/``instr`` a descriptor's.  Returns a ``Decision``: ``.status`` is ``consistent`` or the first kind
+    of failure, ``.checks`` each property with its witness (the first element read from another place).
 
         d = api.consistent("storage.sf.flat_batch_padding", "storage.sf.cutlass.128x4.quantizer")
         d.status                                   # -> "mismatch"
+        d = api.consistent(Given("tma", "64x64:128B"), Given("descriptor", "0x4000004000010000"), type="f16",
+                           major="K")
     """
     from .checks.consistency import chain, decide  # noqa: PLC0415
+    from .checks.consistency_sides import Context, resolve  # noqa: PLC0415
+    from .layout.shared import element_bits  # noqa: PLC0415
     lookup = list(specs) if specs is not None else None
 
-    def side(x: Any) -> tuple[Any, str]:
-        steps = list(x) if isinstance(x, (list, tuple)) else [x]
-        maps, names_ = [], []
-        for st in steps:
-            if isinstance(st, str):
-                nonlocal lookup
-                if lookup is None:
-                    lookup = load([_bundled.resolve().path])
-                st = layout(lookup, st)
-            if isinstance(st, MapLayout):
-                names_.append(st.id)
-                st = st.map
-            elif isinstance(st, Layout):
-                from .layout.views import fragment_map  # noqa: PLC0415
-                names_.append(st.id)
-                st = fragment_map(st)
-            else:
-                names_.append(type(st).__name__)
-            maps.append(st)
-        return chain(maps, params or {}), " then ".join(names_)
+    def find(lid: str) -> Any:
+        nonlocal lookup
+        if lookup is None:
+            lookup = load([_bundled.resolve().path])
+        return layout(lookup, lid)
 
-    (w, wn), (r, rn) = side(writer), side(reader)
-    known = {p.name for p in (*w.params, *r.params)} | set()
+    def steps(x: Any) -> list[Any]:
+        return list(x) if isinstance(x, (list, tuple)) else [x]
+
+    ctx = Context(element_bits(type) if type else None, tile, base, major, instr, unit)
+    ws, rs = resolve(steps(writer), steps(reader), find, ctx, params)
+    w = chain([s.map for s in ws], params or {})
+    r = chain([s.map for s in rs], params or {})
+    known = {p.name for p in (*w.params, *r.params)}
     unknown = [k for k in (params or {}) if k not in known and not _bound_in(k, writer, reader, lookup)]
     if unknown:
         raise ValueError(f"neither side has a parameter {', '.join(unknown)}")
-    return decide(w, r, timeout, (wn, rn))
+    return decide(w, r, timeout, (" then ".join(s.name for s in ws), " then ".join(s.name for s in rs)))
 
 
 def _bound_in(name: str, *sides: Any) -> bool:
@@ -816,4 +818,5 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks"]
+           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "Given"]

@@ -264,6 +264,27 @@ def check(lay: SharedLayout, value: int, instr: str = "wgmma", major: str | None
             major = d.mode.majors[0]
         else:
             raise ValueError("give --major K or MN: the descriptor does not say which it reads")
+    hw = descriptor_reads(lay, value, instr, major)
+    kb = k_block_of(lay.element_bits)
+    R, C = int(lay.rows), int(lay.cols)
+    _, adv, _ = advances(lay, C, kb, d.mode)
+    chk = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
+    status = "reads" if chk.status == "proved" else "differs"
+    return DescriptorResult(status, instr, major, d, tuple(adv), (), chk, (R, C), kb)
+
+
+def descriptor_reads(lay: SharedLayout, value: int, instr: str = "wgmma", major: str | None = None) -> SharedLayout:
+    """What descriptor ``value`` makes ``instr`` read over ``lay``'s tile (rows = M or N, cols = K): the
+    hardware's ``(row, col) -> offset``, each k-block read with the start address advanced as a mainloop advances
+    it over ``lay`` (``verify.layout.descriptor.reader``).  ``major`` is required unless the descriptor's swizzle
+    mode has one majorness; ``ValueError`` for a value that is no descriptor or a tile it cannot read in
+    k-blocks."""
+    d = decode(instr, value)
+    if major is None:
+        if len(d.mode.majors) == 1:
+            major = d.mode.majors[0]
+        else:
+            raise ValueError("give --major K or MN: the descriptor does not say which it reads")
     bits = lay.element_bits
     kb = k_block_of(bits)
     R, C = int(lay.rows), int(lay.cols)
@@ -273,9 +294,7 @@ def check(lay: SharedLayout, value: int, instr: str = "wgmma", major: str | None
     if why:
         raise ValueError(why)
     hw = reader(d, major, bits, R, C, kb, adv, lay.base)
-    chk = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
-    status = "reads" if chk.status == "proved" else "differs"
-    return DescriptorResult(status, instr, major, d, tuple(adv), (), chk, (R, C), kb)
+    return replace(hw, text=f"{d.describe()}, {major}-major")
 
 
 def first_cell(res: DescriptorResult) -> Mapping[str, Any] | None:
@@ -287,4 +306,4 @@ def first_cell(res: DescriptorResult) -> Mapping[str, Any] | None:
             "descriptor": cex.get("descriptor")}
 
 
-__all__ = ["DescriptorResult", "advances", "check", "derive", "first_cell"]
+__all__ = ["DescriptorResult", "advances", "check", "derive", "descriptor_reads", "first_cell"]

@@ -47,11 +47,12 @@ def cmd_table(args: argparse.Namespace) -> int:
         out_baseline.check_writable(args.out)
     specs = _load(args.specs)
     try:
-        lay = _instance(api.layout(specs, args.id), params)
+        whole = api.layout(specs, args.id)
+        lay = _instance(whole, params)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     if isinstance(lay, MapLayout):
-        return _map_table(lay, args)
+        return _map_table(lay, args, whole, params)
     from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
     flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
@@ -90,14 +91,20 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def _map_table(lay: MapLayout, args: argparse.Namespace) -> int:
-    """``table`` of a layout with no register facts (shared memory, Tensor Memory, storage)."""
+def _map_table(lay: MapLayout, args: argparse.Namespace, whole: MapLayout, params: dict[str, int]) -> int:
+    """``table`` of a layout with no register facts (shared memory, Tensor Memory, storage); ``whole`` is the
+    family ``lay`` is the member ``params`` of (the picture of a shared tile reads its element width off T)."""
     from ..outputs.map_table import map_table_json, map_table_text  # noqa: PLC0415
     if args.metadata is not None:
         raise UsageError(f"--metadata is for a sparse A (mma.sp); {lay.id} has no metadata")
     if args.format == "svg":
-        raise UsageError(f"{lay.id} is a {lay.kind} layout: its table is text or json (pictures draw register "
-                         "fragments)")
+        from ..outputs.svg_maps import map_svg  # noqa: PLC0415 - pictures load when asked for
+        text = map_svg(whole, params, full=args.full)
+        if args.out:
+            out_baseline.write_atomic(args.out, text)
+        else:
+            sys.stdout.write(text)
+        return 0
     if args.format == "json":
         sys.stdout.write(out_json.to_json(map_table_json(lay)))
     else:

@@ -23,14 +23,19 @@ def cmd_pictures(args: argparse.Namespace) -> int:
     check_tree(args.out, owned=_svg_only, what="a picture set")  # refused before any work
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
+    from ..outputs import svg_maps  # noqa: PLC0415
     with progress.stage("loading specs"):
-        lays = api.layouts(api.load(paths))
-    if not lays:
+        specs = api.load(paths)
+        lays, maps = api.layouts(specs), api.map_layouts(specs)
+    if not lays and not maps:
         raise UsageError(f"nothing to draw: no layouts in {' '.join(paths)}")
     files = picture_files(lays, full=args.full, progress=progress)
+    files.update(svg_maps.map_picture_files(maps, full=args.full, progress=progress))
+    files = dict(sorted(files.items()))
     write_tree(files, args.out, owned=_svg_only, what="a picture set")
-    condensed = 0 if args.full else sum(1 for lay in lays if needs_condensing(lay.representative()))
-    print(f"{args.out}: {len(files)} svg for {len(lays)} layouts"
+    condensed = 0 if args.full else (sum(1 for lay in lays if needs_condensing(lay.representative()))
+                                     + sum(1 for m in maps if svg_maps.needs_condensing(m)))
+    print(f"{args.out}: {len(files)} svg for {len(lays) + len(maps)} layouts"
           + (f" ({condensed} condensed, each with a .full.svg beside it)" if condensed else ""))
     return 0
 
