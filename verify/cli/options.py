@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 from typing import NoReturn
+
+from ..errors import UsageError
 
 MAX_SECONDS = 24 * 3600.0
 TIMEOUT_HELP = "time budget of each check in seconds, all its Z3 queries together (default 10)"
@@ -107,7 +110,6 @@ def quiet_sigpipe() -> None:
 
 def params(items: list[str]) -> dict[str, int]:
     """``--param`` values: ``["N=24"]`` -> ``{"N": 24}`` (bad values and a name given twice are usage errors)."""
-    from ..errors import UsageError  # noqa: PLC0415
     out: dict[str, int] = {}
     for item in items:
         name, eq, value = item.partition("=")
@@ -132,3 +134,24 @@ def block(text: str) -> tuple[int, int]:
 
 PARAM_HELP = ("a family's parameter value, e.g. --param N=24; repeat for several. Without it a family is answered "
               "for every member (or the member the given layout's extent fixes)")
+
+
+def tile(text: str | None) -> tuple[int, int] | None:
+    """``--tile 64x64`` (rows x cols, each 1..4096), or None; a bad one is a one-line usage error."""
+    if text is None:
+        return None
+    m = re.fullmatch(r"\s*(\d{1,5})\s*x\s*(\d{1,5})\s*", text)
+    if not m or not (0 < int(m.group(1)) <= 4096 and 0 < int(m.group(2)) <= 4096):
+        raise UsageError(f"--tile {text!r}: write ROWSxCOLS, each 1 to 4096 (e.g. 64x64)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def shared_address(text: str) -> int:
+    """``--base 0x400``: a shared-memory address (below 2^18); a bad one is a one-line usage error."""
+    try:
+        v = int(text, 0)
+    except ValueError:
+        raise UsageError(f"--base {text!r} is not a number (e.g. 0x400)") from None
+    if not 0 <= v < 1 << 18:
+        raise UsageError(f"--base {text}: a shared-memory address is below 2^18")
+    return v

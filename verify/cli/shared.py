@@ -54,25 +54,6 @@ class _Bad(Exception):
     """Already one line: ``where: error: message``."""
 
 
-def _tile(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d{1,5})\s*x\s*(\d{1,5})\s*", text)
-    if not m or not (0 < int(m.group(1)) <= 4096 and 0 < int(m.group(2)) <= 4096):
-        raise UsageError(f"--tile {text!r}: write ROWSxCOLS, each 1 to 4096 (e.g. 64x64)")
-    return int(m.group(1)), int(m.group(2))
-
-
-def _address(text: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise UsageError(f"--base {text!r} is not a number (e.g. 0x400)") from None
-    if not 0 <= v < 1 << 18:
-        raise UsageError(f"--base {text}: a shared-memory address is below 2^18")
-    return v
-
-
 def _params(items: list[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for item in items:
@@ -84,8 +65,8 @@ def _params(items: list[str]) -> dict[str, int]:
 
 
 def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    base = _address(args.base)
-    tile = _tile(args.tile)
+    base = options.shared_address(args.base)
+    tile = options.tile(args.tile)
     try:
         if args.id is not None:
             if tile is not None:

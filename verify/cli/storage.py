@@ -60,32 +60,13 @@ def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
     return out
 
 
-def _tile(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    m = re.fullmatch(r"\s*(\d{1,5})\s*x\s*(\d{1,5})\s*", text)
-    if not m or not (0 < int(m.group(1)) <= 4096 and 0 < int(m.group(2)) <= 4096):
-        raise UsageError(f"--tile {text!r}: write ROWSxCOLS, each 1 to 4096 (e.g. 64x64)")
-    return int(m.group(1)), int(m.group(2))
-
-
-def _base(text: str) -> int:
-    try:
-        v = int(text, 0)
-    except ValueError:
-        raise UsageError(f"--base {text!r} is not a number (e.g. 0x400)") from None
-    if not 0 <= v < 1 << 18:
-        raise UsageError(f"--base {text}: a shared-memory address is below 2^18")
-    return v
-
-
 def cmd_consistent(args: argparse.Namespace) -> int:
     from .. import api  # noqa: PLC0415
     try:
         writer, reader = _side(args.writer, "--writer"), _side(args.reader, "--reader")
         specs = api.load(inputs.paths_or_bundled(None) + list(args.specs))
         decision = api.consistent(writer, reader, specs, params=_params(args.param), timeout=args.timeout,
-                                  type=args.type, tile=_tile(args.tile), base=_base(args.base), major=args.major,
+                                  type=args.type, tile=options.tile(args.tile), base=options.shared_address(args.base), major=args.major,
                                   instr=args.instr, unit=args.unit)
     except _Bad as e:
         print(str(e), file=sys.stderr)

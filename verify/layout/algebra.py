@@ -63,6 +63,26 @@ def _width_of(point: Mapping[str, "z3.ExprRef"]) -> int:
 
 # ----------------------------------------------------------------------------- compose
 
+class _SameOutputs:
+    """An operation whose outputs are its base map's."""
+
+    base: Any
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]:
+        return self.base.outputs  # type: ignore[no-any-return]
+
+
+class _SameParams:
+    """An operation whose parameters are its base map's."""
+
+    base: Any
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.base.params  # type: ignore[no-any-return]
+
+
 @dataclass(frozen=True)
 class Compose:
     """``outer`` after ``inner`` (build with ``compose``)."""
@@ -211,7 +231,7 @@ def product(a: NamedMap, b: NamedMap) -> Product:
 # ----------------------------------------------------------------------------- reshaping inputs
 
 @dataclass(frozen=True)
-class Merge:
+class Merge(_SameOutputs, _SameParams):
     """Inputs ``parts`` of ``base`` read from one input ``into`` (build with ``merge``)."""
 
     base: Any
@@ -235,14 +255,6 @@ class Merge:
             else:
                 out.append(d)
         return tuple(out)
-
-    @property
-    def outputs(self) -> tuple[Dim, ...]:
-        return self.base.outputs  # type: ignore[no-any-return]
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("merge", self.base.key(), self.parts, self.into)
@@ -299,7 +311,7 @@ def _missing(op: str, name: str, dims: tuple[Dim, ...]) -> None:
 
 
 @dataclass(frozen=True)
-class Split:
+class Split(_SameOutputs, _SameParams):
     """Input ``dim`` of ``base`` read from several new inputs (build with ``split``)."""
 
     base: Any
@@ -312,14 +324,6 @@ class Split:
         for d in self.base.inputs:
             out.extend(Dim(n, s) for n, s in self.into) if d.name == self.dim else out.append(d)
         return tuple(out)
-
-    @property
-    def outputs(self) -> tuple[Dim, ...]:
-        return self.base.outputs  # type: ignore[no-any-return]
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("split", self.base.key(), self.dim, self.into)
@@ -374,7 +378,7 @@ def split(base: NamedMap, dim: str, into: Sequence[tuple[str, Extent]]) -> Split
 
 
 @dataclass(frozen=True)
-class Restrict:
+class Restrict(_SameOutputs, _SameParams):
     """Input ``dim`` of ``base`` limited to ``start .. start + size - 1`` (build with ``restrict``)."""
 
     base: Any
@@ -385,14 +389,6 @@ class Restrict:
     @property
     def inputs(self) -> tuple[Dim, ...]:
         return tuple(Dim(d.name, self.size) if d.name == self.dim else d for d in self.base.inputs)
-
-    @property
-    def outputs(self) -> tuple[Dim, ...]:
-        return self.base.outputs  # type: ignore[no-any-return]
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("restrict", self.base.key(), self.dim, self.start, self.size)
@@ -432,7 +428,7 @@ def restrict(base: NamedMap, dim: str, start: int, size: Extent) -> Restrict:
 
 
 @dataclass(frozen=True)
-class Fix:
+class Fix(_SameOutputs, _SameParams):
     """Input ``dim`` of ``base`` held at ``value`` (build with ``fix``)."""
 
     base: Any
@@ -442,14 +438,6 @@ class Fix:
     @property
     def inputs(self) -> tuple[Dim, ...]:
         return tuple(d for d in self.base.inputs if d.name != self.dim)
-
-    @property
-    def outputs(self) -> tuple[Dim, ...]:
-        return self.base.outputs  # type: ignore[no-any-return]
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("fix", self.base.key(), self.dim, self.value)
@@ -487,7 +475,7 @@ def fix(base: NamedMap, dim: str, value: int) -> Fix:
 
 
 @dataclass(frozen=True)
-class Embed:
+class Embed(_SameParams):
     """Output ``dim`` of ``base`` placed at ``offset`` in a box of ``size`` (build with ``embed``)."""
 
     base: Any
@@ -502,10 +490,6 @@ class Embed:
     @property
     def outputs(self) -> tuple[Dim, ...]:
         return tuple(Dim(d.name, self.size) if d.name == self.dim else d for d in self.base.outputs)
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("embed", self.base.key(), self.dim, self.size, self.offset)
@@ -546,7 +530,7 @@ def embed(base: NamedMap, dim: str, size: Extent, offset: int = 0) -> Embed:
 # ----------------------------------------------------------------------------- names and parameters
 
 @dataclass(frozen=True)
-class Relabel:
+class Relabel(_SameParams):
     """``base`` with dimensions renamed (build with ``relabel``)."""
 
     base: Any
@@ -562,10 +546,6 @@ class Relabel:
     def outputs(self) -> tuple[Dim, ...]:
         m = dict(self.outs)
         return tuple(Dim(m.get(d.name, d.name), d.size) for d in self.base.outputs)
-
-    @property
-    def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
 
     def key(self) -> Hashable:
         return ("relabel", self.base.key(), self.ins, self.outs)

@@ -25,17 +25,17 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from ..layout.model import MapLayout
-from ..layout.named import bindings, evaluate_all, grid
+from ..layout.named import bindings, evaluate_all
 from .progress import NONE as NO_PROGRESS
 from .progress import Progress
-from .svg import COLLISION, PALETTE, condense, esc, picture_name
+from .svg import COLLISION, GAP, PALETTE, condense, esc, picture_name
+from .svg import _axis as svg_axis
 
 CELL_H = 18
 MARGIN = 48
 MAX_LABELLED = 4096      # cells drawn with their labels (a full picture above this: colours only)
 FULL_ROWS, FULL_W = 128, 1400  # a grid within these is drawn whole
 BUDGET_W, BUDGET_H = 1100, 1200  # what a condensed grid is fitted into
-GAP = 24
 WRAP = 32                # a map of one input, drawn in rows of this many points
 MAX_PANELS = 16          # panels (values of the inputs beyond the grid's two) drawn
 UNDEFINED = "#e4e4e4"
@@ -135,21 +135,7 @@ def _colours(lay: MapLayout, out: Mapping[str, np.ndarray]) -> tuple[np.ndarray,
 
 
 def _axis(runs: Sequence[tuple[int, int]], n: int, size: int) -> tuple[dict[int, int], list[tuple[int, int, int]], int]:
-    pos: dict[int, int] = {}
-    gaps: list[tuple[int, int, int]] = []
-    x = nxt = 0
-    for a, b in runs:
-        if a > nxt:
-            gaps.append((x, nxt, a))
-            x += GAP
-        for k in range(a, b):
-            pos[k] = x
-            x += size
-        nxt = b
-    if nxt < n:
-        gaps.append((x, nxt, n))
-        x += GAP
-    return pos, gaps, x
+    return svg_axis(runs, n, size, 0)
 
 
 def map_svg(lay: MapLayout, env: Mapping[str, int] | None = None, full: bool = False) -> str:

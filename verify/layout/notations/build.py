@@ -30,6 +30,7 @@ from verify.formula import BinOp, Compare, Formula, InSet, Num, Var, walk
 
 from ..family import substitute
 from ..formula import FormulaMap
+from ..named import mux
 from ..views import as_layout_map
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
@@ -192,8 +193,8 @@ class LookupMap(FormulaMap):
         bits = max(1, (size - 1).bit_length())
         kv = z3.Extract(bits - 1, 0, key.value) if w >= bits else key.value
         in_range = z3.ULT(key.value, smt.bv(size, w)) if size < (1 << (w - 1)) else z3.BoolVal(True)
-        row_ok, row = _mux(kv, bits, rows, w)
-        col_ok, col = _mux(kv, bits, cols, w)
+        row_ok, row = mux(kv, bits, rows, w)
+        col_ok, col = mux(kv, bits, cols, w)
         return z3.And(key.ok, in_range, row_ok, col_ok), row, col
 
 
@@ -229,32 +230,3 @@ def _lookup_tables(formula: Formula) -> tuple[int, dict[int, int], dict[int, int
                 table.setdefault(k, case.expr.value)  # the first case that applies wins
         out.append(table)
     return threads * values, out[0], out[1]
-
-
-def _mux(key, bits: int, table: dict[int, int], w: int):  # type: ignore[no-untyped-def]
-    """(defined, value) of ``table[key]`` as a multiplexer tree over the low ``bits`` bits of ``key``."""
-    import z3  # noqa: PLC0415
-
-    from ...engines import smt  # noqa: PLC0415
-    memo: dict[tuple, tuple] = {}
-
-    def leaves(lo: int, size: int) -> tuple:
-        return tuple(table.get(k) for k in range(lo, lo + size))
-
-    def build(lo: int, size: int, bit: int):  # type: ignore[no-untyped-def]
-        sig = leaves(lo, size) if size <= 64 else None
-        if sig is not None and sig in memo:
-            return memo[sig]
-        if size == 1:
-            v = table.get(lo)
-            out = (z3.BoolVal(v is not None), smt.bv(v if v is not None else 0, w))
-        else:
-            half = size // 2
-            (ok0, v0), (ok1, v1) = build(lo, half, bit - 1), build(lo + half, half, bit - 1)
-            c = z3.Extract(bit, bit, key) == 1
-            out = (ok0 if ok0.eq(ok1) else z3.If(c, ok1, ok0), v0 if v0.eq(v1) else z3.If(c, v1, v0))
-        if sig is not None:
-            memo[sig] = out
-        return out
-
-    return build(0, 1 << bits, bits - 1)
