@@ -250,13 +250,14 @@ def shared_probes(layouts: Sequence[Layout], maps: Sequence[Any]) -> tuple[list[
     errors: list[str] = []
     for m in maps:
         why = smem_kind.why_not(m)
-        if why is None and (movement is None or d is None):
-            why = "the ldmatrix.m8n8.R.b16 and wgmma.m64nNk16.D.f32 specs the probes read through are not loaded"
+        if why is None and movement is None:
+            why = "the ldmatrix.m8n8.R.b16 spec the probes read through is not loaded"
         if why is not None:
             errors.append(f"[{m.id}] {why}")
             continue
         try:
-            found, notes = smem_kind.build(m, movement.instance(NUM=4), d.instance(N=16))  # type: ignore[union-attr]
+            found, notes = smem_kind.build(m, movement.instance(NUM=4),  # type: ignore[union-attr]
+                                           d.instance(N=16) if d is not None else None)
         except smem_kind.NotProbed as e:
             errors.append(f"[{m.id}] {e}")
             continue

@@ -117,7 +117,8 @@ def _transposed(t: SharedLayout) -> SharedLayout:
 
 def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], list[str]]:
     """The probes of one shared-memory map layout (``movement``: the ldmatrix.m8n8 spec layout, x4 member;
-    ``d_layout``: wgmma.m64nNk16.D.f32 at N = 16, the accumulators of the descriptor probe); ``NotProbed``
+    ``d_layout``: wgmma.m64nNk16.D.f32 at N = 16, the accumulators of the descriptor probe, or None: no
+    descriptor probe); ``NotProbed``
     says why none.  Also: why a probe is left out (a layout no descriptor reads has no wgmma probe)."""
     from ..checks.descriptor import derive  # noqa: PLC0415 - the descriptor the proofs derive
     from ..layout.smem_access import default_pattern, parse_access  # noqa: PLC0415
@@ -145,6 +146,11 @@ def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], 
                                f"ldmatrix.x4 of the first 16 x 16 cells{note} of {lay.id}{tag} tiled to 64 x 16"))
             break
     notes = [] if out else ["no ldmatrix probe: no orientation puts its 16-byte units at whole-unit offsets"]
+    if d_layout is None:
+        notes.append("no wgmma probe: the wgmma.m64nNk16.D.f32 spec its accumulators follow is not loaded")
+        if not out:
+            raise NotProbed("; ".join(notes))
+        return out, notes
     res = derive(tile, "wgmma")
     if res.status != "found":
         notes.append("no wgmma probe: no wgmma descriptor reads it" + (f" ({res.reasons[0]})" if res.reasons else ""))
