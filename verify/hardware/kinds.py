@@ -353,17 +353,20 @@ def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any
     ``maps``; every id must name one layout that some probe tests: none is dropped silently; ``KeyError``
     says why not).  No ids: every probe."""
     lays = list(layouts)
-    found, errors = all_probes(lays, maps=maps)
     if not ids:
-        return found
-    out: dict[str, Probe] = {}
+        return all_probes(lays, maps=maps)[0]
+    named: list[Any] = []
     for ident in ids:
         try:
-            lay: Any = mma_probes.resolve_id(lays, ident)
+            named.append(mma_probes.resolve_id(lays, ident))
         except KeyError as e:
             if not maps or not str(e.args[0]).startswith("no layout"):
                 raise
-            lay = mma_probes.resolve_id(list(maps), ident)  # type: ignore[arg-type]
+            named.append(mma_probes.resolve_id(list(maps), ident))  # type: ignore[arg-type]
+    wanted = [m for m in maps if any(m is x for x in named)]  # only the named map layouts' probes are built
+    found, errors = all_probes(lays, maps=wanted)
+    out: dict[str, Probe] = {}
+    for lay in named:
         mine = [p for p in found if p.tests(lay.id)]
         if not mine:
             why = next((e.split("] ", 1)[1] for e in errors if lay.id in e.split("] ", 1)[0][1:].split(", ")), "")
@@ -395,10 +398,12 @@ def check_observations(layouts: Iterable[Layout], obs_dir: str | Path, maps: Seq
 
     Observation files of probes not among ``layouts``'s are ignored; a file that cannot be read or does not
     fit its probe is bad input (``ObservationError``), and so is a directory with no observation file."""
-    by_id = {p.id: p for p in all_probes(layouts, maps=maps)[0]}
+    loaded = [(f, observe.load_observation(f)) for f in observe.observation_files(obs_dir)]
+    named = {o.instruction for _f, o in loaded}
+    wanted = [m for m in maps if f"smem.ldmatrix.{m.id}" in named or f"smem.wgmma.{m.id}" in named]
+    by_id = {p.id: p for p in all_probes(layouts, maps=wanted)[0]}
     out: list[HardwareResult] = []
-    for f in observe.observation_files(obs_dir):
-        obs = observe.load_observation(f)
+    for f, obs in loaded:
         p = by_id.get(obs.instruction)
         if p is None:
             continue
