@@ -38,7 +38,7 @@ needs_cuda = pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not fou
 KIND_SPECS = ("mma.m8n8k16.toml", "mma.sp.m16n8k16.tf32.toml", "wgmma.m64nNk8.toml", "wgmma.sp.m64nNk16.toml",
               "ldmatrix.m8n8.toml", "stmatrix.m8n8.toml", "movmatrix.toml", "tcgen05.ld.16x64b.toml",
               "tcgen05.st.32x32b.toml", "wmma.m8n8k4.toml", "mma.block_scale.m16n8k32.toml",
-              "mma.m16n8k32.toml", "tcgen05.mma.block_scale.toml")
+              "mma.m16n8k32.toml", "tcgen05.mma.block_scale.toml", "wgmma.shared.toml")
 
 
 @functools.cache
@@ -58,7 +58,8 @@ def test_every_layout_id_can_be_probed() -> None:
     tested = {x.id for p in catalog() for x in p.tested}
     assert tested == ids
     assert len(ids) == 215
-    assert {p.kind for p in catalog()} == {k.name for k in kinds.KINDS}
+    # the shared kind probes map layouts (not fragments): tests/test_shared_probes.py
+    assert {p.kind for p in catalog()} == {k.name for k in kinds.KINDS} - {"shared"}
 
 
 def test_probe_ids_and_kernel_names_are_unique() -> None:
@@ -198,10 +199,11 @@ def test_check_cli_with_observations_of_every_kind(tmp_path: Path, capsys: pytes
     specs.mkdir()
     for name in KIND_SPECS:
         (specs / name).write_text((SPECS / name).read_text())
-    lays = api.layouts(api.load([str(specs)]))
+    loaded = api.load([str(specs)])
+    lays = api.layouts(loaded)
     obs_dir = tmp_path / "obs"
     obs_dir.mkdir()
-    found = [p for p in kinds.all_probes(lays)[0] if not p.negative]
+    found = [p for p in kinds.all_probes(lays, maps=api.map_layouts(loaded))[0] if not p.negative]
     assert {p.kind for p in found} == {k.name for k in kinds.KINDS}
     for p in found:
         obs = observe.from_raw(kinds.simulate(p), simulated=True)

@@ -79,3 +79,109 @@ def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no
         ptx = subprocess.run([NVCC, "-gencode", f"arch=compute_{arch},code=compute_{arch}", "-ptx", "-o", "-", str(cu)],  # type: ignore[list-item]
                              capture_output=True, text=True)
         assert p.text in ptx.stdout
+
+
+# ----------------------------------------------------------------------------- the catalog's map layouts (issue 21)
+
+from verify.cli import main  # noqa: E402
+from verify.hardware import batch, kinds, observe  # noqa: E402
+from verify.hardware.cuda import find_ptxas  # noqa: E402
+from verify.hardware.simdevice import Deviation  # noqa: E402
+
+PTXAS = find_ptxas(NVCC)
+
+
+def _catalog(specs):  # type: ignore[no-untyped-def]
+    return kinds.all_probes(api.layouts(specs), maps=api.map_layouts(specs))
+
+
+def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # type: ignore[no-untyped-def]
+    found, errors = _catalog(specs)
+    shared = [p for p in found if p.kind == "shared"]
+    ids = {x.id for p in shared for x in p.tested}
+    assert {"wgmma.shared.atom.K.128B", "wgmma.shared.MN.none", "tcgen05.shared.atom.MN.128B_base32B",
+            "wgmma.shared.K.128B@corrected", "wgmma.shared.example.MN.64B.bf16"} <= ids
+    # a canonical atom gets both probes, at the 16-bit member (T = 8) and says so
+    atom = {p.id: p for p in shared if p.tests("wgmma.shared.atom.K.128B")}
+    assert sorted(atom) == ["smem.ldmatrix.wgmma.shared.atom.K.128B", "smem.wgmma.wgmma.shared.atom.K.128B"]
+    assert all(p.tags == ("wgmma.shared.atom.K.128B@T=8",) for p in atom.values())
+    assert next(p for p in shared if p.tests("wgmma.shared.K.none")).tags == ("wgmma.shared.K.none@Rk=1,Rm=1,T=8",)
+    why = {e.split("] ", 1)[0][1:]: e.split("] ", 1)[1] for e in errors}
+    assert "storage layout" in why["storage.sf.linear"]
+    assert "Tensor Memory" in why["tcgen05.datapath.D"]
+    assert "not a (row, col) tile" in why["tcgen05.cp.source.32x128b"]
+    assert "injective refuted" in why["wgmma.shared.K.128B"]  # the doc's erratum: two cells at one offset
+    assert "32-bit" in why["wgmma.shared.example.K.none.tf32"]
+    assert "no wgmma probe" in why["tcgen05.shared.atom.MN.128B_base32B"]  # no wgmma mode reads it
+    # the SIMULATED device that follows the specs: every shared probe confirmed, labelled
+    for p in shared:
+        res = kinds.judge(p, observe.from_raw(kinds.simulate(p), simulated=True))
+        assert [r.status for r in res] == ["confirmed"] and res[0].simulated and "SIMULATED" in res[0].message
+
+
+@pytest.mark.parametrize("pid", ["smem.ldmatrix.wgmma.shared.atom.K.128B", "smem.wgmma.wgmma.shared.atom.K.128B",
+                                 "smem.ldmatrix.wgmma.shared.MN.64B", "smem.wgmma.tcgen05.shared.atom.MN.none"])
+def test_a_deviating_device_is_caught_for_shared_probes(specs, pid: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    p = next(p for p in _catalog(specs)[0] if p.id == pid)
+    pred = p.payload.predicted
+    first = (0, 0)
+    second = next(e for e in sorted(pred) if pred[e] != pred[first])
+    dev = Deviation(p.tested[0].id, first, second)
+    raw = kinds.simulate(p, dev)
+    assert "SIMULATED" in raw["device"]["name"] and dev.name in raw["device"]["name"]
+    res = kinds.judge(p, observe.from_raw(raw, simulated=True))
+    assert [r.status for r in res] == ["contradicted"] and not res[0].as_expected
+    assert "SIMULATED" in res[0].message and "thread 0, element 0" in res[0].message
+    # through an observation file, as check --observations reads it
+    (tmp_path / "x.json").write_text(observe.dumps(kinds.record(p, observe.from_raw(raw, simulated=True), "0" * 64)))
+    again = kinds.check_observations(api.layouts(specs), tmp_path, api.map_layouts(specs))
+    assert [(r.layout, r.status) for r in again] == [(p.tested[0].id, "contradicted")]
+    assert main(["check", "specs/wgmma.shared.toml", "specs/tcgen05.shared.toml", "specs/ldmatrix.m8n8.toml",
+                 "specs/wgmma.m64nNk16.toml", "--observations", str(tmp_path)]) == 1
+
+
+def test_probe_cli_emits_shared_map_layouts(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "wgmma.shared.atom.K.128B", "--emit", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "[wgmma.shared.atom.K.128B@T=8]" in out
+    written = sorted(f.name for f in tmp_path.iterdir())
+    assert written == ["README.md", "smem.ldmatrix.wgmma.shared.atom.K.128B.cu", "smem.wgmma.wgmma.shared.atom.K.128B.cu"]
+    src = (tmp_path / "smem.wgmma.wgmma.shared.atom.K.128B.cu").read_text()
+    assert "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" in src and "int main()" in src
+    assert "`smem.ldmatrix.wgmma.shared.atom.K.128B`" in (tmp_path / "README.md").read_text()
+
+
+@pytest.mark.parametrize("lid, why", [("storage.sf.linear", "storage layout"),
+                                      ("tcgen05.datapath.D", "Tensor Memory"),
+                                      ("tcgen05.packing.A.mxf4", "Tensor Memory"),
+                                      ("tcgen05.cp.32x128b.warpx4", "Tensor Memory")])
+def test_probe_cli_says_why_a_map_layout_cannot_be_probed(lid: str, why: str, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", lid, "--emit", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"ptx-verify: error: {lid} cannot be probed: ") and why in err[0]
+    assert "no layout" not in err[0] and not (tmp_path / "out").exists()
+
+
+def test_confirm_simulated_runs_shared_map_layouts(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["confirm", "wgmma.shared.atom.MN.128B", "--device", "simulated"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    hw = [ln for ln in out if "hardware:" in ln]
+    assert len(hw) == 2 and all("SIMULATED hardware:ok" in ln for ln in hw)
+    assert out[-1].startswith("SIMULATED: 2 layout results: 2 confirmed")
+
+
+@pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not found: probes are not assembled")
+def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    shared = [p for p in _catalog(specs)[0] if p.kind == "shared"]
+    assert {p.arch for p in shared} == {"sm_90a"}
+    cu = tmp_path / "shared.cu"
+    cu.write_text(batch.batch_program([(p.id, kinds.program(p)) for p in shared]))
+    ptx = cu.with_suffix(".ptx")
+    r = subprocess.run([NVCC, "-arch=sm_90a", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    if r.returncode == 0:
+        r = subprocess.run([PTXAS, "-arch=sm_90a", "-o", str(cu.with_suffix(".cubin")), str(ptx)],  # type: ignore[list-item]
+                           capture_output=True, text=True)
+    assert r.returncode == 0, (r.stderr + r.stdout)[-2000:]
+    text = ptx.read_text()
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in text and "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" in text

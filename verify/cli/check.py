@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     if getattr(args, "observations", None):
         from ..hardware.kinds import check_observations  # noqa: PLC0415
-        obs = check_observations(api.layouts(specs), args.observations)
+        obs = check_observations(api.layouts(specs), args.observations, api.map_layouts(specs))
         report = dataclasses.replace(report, findings=report.findings + tuple(obs))
     matrix = None
     if args.references:

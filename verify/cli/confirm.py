@@ -31,16 +31,18 @@ class _Fail(Exception):
     """Bad input or missing tool: one line, exit 2."""
 
 
-def _layouts(specs: str | None) -> list[Layout]:
+def _layouts(specs: str | None) -> tuple[list[Layout], list[Any]]:
+    """The fragment layouts and the map layouts of the specs."""
     from .. import api  # noqa: PLC0415
     from . import inputs  # noqa: PLC0415
-    return api.layouts(api.load(inputs.paths_or_bundled([specs] if specs else None)))
+    loaded = api.load(inputs.paths_or_bundled([specs] if specs else None))
+    return api.layouts(loaded), api.map_layouts(loaded)
 
 
-def _probes(lays: list[Layout], ids: Sequence[str]) -> list[kinds.Probe]:
+def _probes(lays: tuple[list[Layout], list[Any]], ids: Sequence[str]) -> list[kinds.Probe]:
     from ..hardware import kinds  # noqa: PLC0415
     try:
-        return kinds.probes_for(lays, ids)
+        return kinds.probes_for(lays[0], ids, lays[1])
     except KeyError as e:
         raise _Fail(e.args[0]) from None
 
@@ -60,7 +62,8 @@ def cmd_probe(args: argparse.Namespace) -> int:
     for name, text in files.items():  # each file whole or not at all (temp file, then rename)
         write_atomic(out / name, text)
     for p in found:
-        print(f"{out / (p.id + '.cu')}  {p.text}  ({p.arch})")
+        member = f"  [{', '.join(p.tags)}]" if p.binding else ""
+        print(f"{out / (p.id + '.cu')}  {p.text}  ({p.arch}){member}")
     print(f"{out / 'README.md'}  build and run notes")
     return 0
 

@@ -12,7 +12,10 @@ Everything else (``probe``, ``confirm``, ``check --observations``) goes through 
   (``catalog_probes``);
 * ``wmma``: coded loads, the map reported as observed (``wmma``);
 * ``block_scale`` (mma .block_scale selectors): one hot scale factor per experiment (``blockscale``);
-* ``tcgen05_mma`` (tcgen05.mma scale factor ids): ``tcgen05_scale``.
+* ``tcgen05_mma`` (tcgen05.mma scale factor ids): ``tcgen05_scale``;
+* ``shared`` (the catalog's shared-memory map layouts, ``kind = "shared"``: no instruction group, built from
+  the map layouts passed as ``maps``): ldmatrix and wgmma-descriptor reads of a coded tile (``smem_kind``).
+  Map layouts nothing reads (storage, Tensor Memory) are named with why in the reasons.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from typing import Any, Callable, Iterable, Sequence
 from ..layout.ids import corrected_id
 from ..layout.model import Layout
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
-from . import wgmma, wmma
+from . import smem_kind, smem_probes, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
 from .observe import HardwareResult, Observation
 from .simdevice import Deviation
@@ -45,12 +48,16 @@ class Probe:
     tested: tuple[Layout, ...] = field(compare=False)
     payload: Any = field(compare=False)  # the kind's own description (probes.Instruction, CatalogProbe)
     negative: bool = False  # the doc's own register count where a spec records a count erratum: ptxas rejects it
+    binding: tuple[tuple[str, int], ...] = ()  # a map-layout family's probed member (shared: T=8, ...)
 
     @property
     def tags(self) -> tuple[str, ...]:
-        """The tested layout ids, a family instance with its binding (``...R.b16@NUM=2``)."""
-        return tuple(x.id + ("@" + ",".join(f"{k}={v}" for k, v in x.params_bound) if x.params_bound else "")
-                     for x in self.tested)
+        """The tested layout ids, a family instance with its binding (``...R.b16@NUM=2``, ``...@T=8``)."""
+        out = []
+        for x in self.tested:
+            bound = getattr(x, "params_bound", ()) or self.binding
+            out.append(x.id + ("@" + ",".join(f"{k}={v}" for k, v in bound) if bound else ""))
+        return tuple(out)
 
     def tests(self, lid: str) -> bool:
         return any(x.id == lid for x in self.tested)
@@ -208,16 +215,85 @@ def _simulate_tcgen05_mma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
 
 
 def _record_direct(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    doc = _record_direct_head(p, obs, sha)
+    doc["decoded"] = direct.decoded_json(p.payload, obs)
+    return doc
+
+
+def _record_direct_head(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
     d = dict(obs.device)
     return {"format": observe.OBS_FORMAT, "kind": p.kind, "simulated": obs.simulated, "instruction": p.id,
             "ptx": p.text, "arch": p.arch, "layouts": list(p.tags),
             "gpu": {"name": d.get("name"), "compute_capability": d.get("compute_capability"),
                     "driver_version": d.get("driver_version"), "runtime_version": d.get("runtime_version")},
-            "probe_sha256": sha, "out": list(obs.out), "decoded": direct.decoded_json(p.payload, obs)}
+            "probe_sha256": sha, "out": list(obs.out)}
 
 
 def _program_direct(p: Probe) -> str:
     return cp.probe_program(p.payload)
+
+
+# ----------------------------------------------------------------------------- shared-memory map layouts
+
+def _build_shared(_group: InstructionGroup, _all: Sequence[Layout], _neg: bool) -> tuple[list[Probe], list[str]]:
+    return [], []  # no instruction group holds map layouts: ``shared_probes`` builds them
+
+
+def shared_probes(layouts: Sequence[Layout], maps: Sequence[Any]) -> tuple[list[Probe], list[str]]:
+    """The probes of the shared-memory map layouts among ``maps`` (the ldmatrix and wgmma spec layouts they
+    read through are taken from ``layouts``), and why each other map layout has none (``[id] reason``)."""
+    if not maps:
+        return [], []
+    movement = next((x for x in layouts if x.id == "ldmatrix.m8n8.R.b16"), None)
+    d = next((x for x in layouts if x.id == "wgmma.m64nNk16.D.f32"), None)
+    out: list[Probe] = []
+    errors: list[str] = []
+    for m in maps:
+        why = smem_kind.why_not(m)
+        if why is None and movement is None:
+            why = "the ldmatrix.m8n8.R.b16 spec the probes read through is not loaded"
+        if why is not None:
+            errors.append(f"[{m.id}] {why}")
+            continue
+        try:
+            found, notes = smem_kind.build(m, movement.instance(NUM=4),  # type: ignore[union-attr]
+                                           d.instance(N=16) if d is not None else None)
+        except smem_kind.NotProbed as e:
+            errors.append(f"[{m.id}] {e}")
+            continue
+        errors += [f"[{m.id}] {n}" for n in notes]
+        out += [Probe(sh.probe.id, "shared", sh.probe.arch, sh.probe.text, (m,), sh, binding=sh.member)
+                for sh in found]
+    return out, errors
+
+
+def _simulate_shared(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    sh: smem_kind.ShProbe = p.payload
+    if dev is not None and dev.layout != sh.layout_id:
+        raise ValueError(f"{dev.layout} is not read by {p.id}")
+    return _raw(p, smem_kind.simulate(sh, dev.source if dev is not None else None), dev)
+
+
+def _judge_shared(p: Probe, obs: Observation) -> list[HardwareResult]:
+    sh: smem_kind.ShProbe = p.payload
+    if len(obs.out) != sh.probe.threads * sh.probe.out_words:
+        raise ValueError(f"{len(obs.out)} output words, the probe writes {sh.probe.threads * sh.probe.out_words}")
+    viol = smem_kind.violations(sh, obs.out)
+    sim = "SIMULATED: " if obs.simulated else ""
+    lay = p.tested[0]
+    if viol:
+        listed = tuple(v[0] for v in viol[:observe.MAX_LISTED])
+        more = f" (and {len(viol) - observe.MAX_LISTED} more)" if len(viol) > observe.MAX_LISTED else ""
+        return [HardwareResult(lay.id, p.id, "contradicted", f"{sim}{sh.how} on {obs.gpu}: {listed[0]}{more}",
+                               obs.gpu, obs.simulated, listed, viol[0][1], obs.path)]
+    return [HardwareResult(lay.id, p.id, "confirmed", f"{sim}{sh.how} on {obs.gpu}: every element read is the "
+                           "cell the layout puts there", obs.gpu, obs.simulated, (), None, obs.path)]
+
+
+def _record_shared(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    doc = _record_direct_head(p, obs, sha)
+    doc["decoded"] = {"smem": smem_kind.decoded(p.payload, obs.out)}
+    return doc
 
 
 KINDS: tuple[Kind, ...] = (
@@ -233,6 +309,8 @@ KINDS: tuple[Kind, ...] = (
          lambda p, o: direct.judge_block_scale(p.payload, o), _record_direct),
     Kind("tcgen05_mma", ("tcgen05.mma",), _build_tcgen05_mma, _program_direct, _simulate_tcgen05_mma,
          lambda p, o: direct.judge_tcgen05_scale(p.payload, o), _record_direct),
+    Kind("shared", (), _build_shared, lambda p: smem_probes.source(p.payload.probe), _simulate_shared,
+         _judge_shared, _record_shared),
 )
 BY_NAME = {k.name: k for k in KINDS}
 BY_FAMILY = {f: k for k in KINDS for f in k.families}
@@ -242,13 +320,16 @@ def kind_of(p: Probe) -> Kind:
     return BY_NAME[p.kind]
 
 
-def all_probes(layouts: Iterable[Layout], negatives: bool = False) -> tuple[list[Probe], list[str]]:
-    """Every probe of ``layouts`` (with ``negatives``: also the doc's own rejected register counts), in
-    (architecture, id) order, and why some combinations of layouts could not be probed (each reason
-    prefixed by the ids of its instruction's layouts, ``[id, id, ...] reason``)."""
+def all_probes(layouts: Iterable[Layout], negatives: bool = False,
+               maps: Sequence[Any] = ()) -> tuple[list[Probe], list[str]]:
+    """Every probe of ``layouts`` (with ``negatives``: also the doc's own rejected register counts) and of
+    the map layouts ``maps`` (the shared-memory ones), in (architecture, id) order, and why some layouts
+    could not be probed (each reason prefixed by the ids of its instruction's layouts, ``[id, id, ...]
+    reason``)."""
     lays = list(layouts)
     out: dict[str, Probe] = {}
-    errors: list[str] = []
+    shared, errors = shared_probes(lays, maps)
+    out.update((p.id, p) for p in shared)
     for group in instruction_groups(lays):
         kind = BY_FAMILY.get(group.family)
         ids = "[" + ", ".join(x.id for x in group.layouts) + "] "
@@ -267,16 +348,25 @@ def all_probes(layouts: Iterable[Layout], negatives: bool = False) -> tuple[list
     return sorted(out.values(), key=lambda p: (p.arch, p.id)), errors
 
 
-def probes_for(layouts: Iterable[Layout], ids: Sequence[str]) -> list[Probe]:
-    """The probes that test the layouts named by ``ids`` (every id must name one layout that some probe
-    tests: none is dropped silently; ``KeyError`` says why not).  No ids: every probe."""
+def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any] = ()) -> list[Probe]:
+    """The probes that test the layouts named by ``ids`` (fragment layouts first, then the map layouts
+    ``maps``; every id must name one layout that some probe tests: none is dropped silently; ``KeyError``
+    says why not).  No ids: every probe."""
     lays = list(layouts)
-    found, errors = all_probes(lays)
     if not ids:
-        return found
-    out: dict[str, Probe] = {}
+        return all_probes(lays, maps=maps)[0]
+    named: list[Any] = []
     for ident in ids:
-        lay = mma_probes.resolve_id(lays, ident)
+        try:
+            named.append(mma_probes.resolve_id(lays, ident))
+        except KeyError as e:
+            if not maps or not str(e.args[0]).startswith("no layout"):
+                raise
+            named.append(mma_probes.resolve_id(list(maps), ident))  # type: ignore[arg-type]
+    wanted = [m for m in maps if any(m is x for x in named)]  # only the named map layouts' probes are built
+    found, errors = all_probes(lays, maps=wanted)
+    out: dict[str, Probe] = {}
+    for lay in named:
         mine = [p for p in found if p.tests(lay.id)]
         if not mine:
             why = next((e.split("] ", 1)[1] for e in errors if lay.id in e.split("] ", 1)[0][1:].split(", ")), "")
@@ -303,15 +393,17 @@ def record(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
     return kind_of(p).record(p, obs, sha)
 
 
-def check_observations(layouts: Iterable[Layout], obs_dir: str | Path) -> list[HardwareResult]:
+def check_observations(layouts: Iterable[Layout], obs_dir: str | Path, maps: Sequence[Any] = ()) -> list[HardwareResult]:
     """Compare every observation file in ``obs_dir`` with the layouts its probe tests (every kind).
 
     Observation files of probes not among ``layouts``'s are ignored; a file that cannot be read or does not
     fit its probe is bad input (``ObservationError``), and so is a directory with no observation file."""
-    by_id = {p.id: p for p in all_probes(layouts)[0]}
+    loaded = [(f, observe.load_observation(f)) for f in observe.observation_files(obs_dir)]
+    named = {o.instruction for _f, o in loaded}
+    wanted = [m for m in maps if f"smem.ldmatrix.{m.id}" in named or f"smem.wgmma.{m.id}" in named]
+    by_id = {p.id: p for p in all_probes(layouts, maps=wanted)[0]}
     out: list[HardwareResult] = []
-    for f in observe.observation_files(obs_dir):
-        obs = observe.load_observation(f)
+    for f, obs in loaded:
         p = by_id.get(obs.instruction)
         if p is None:
             continue

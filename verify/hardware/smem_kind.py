@@ -1,0 +1,203 @@
+"""The ``shared`` probe kind: the catalog's shared-memory map layouts (``kind = "shared"``) probed through
+``smem_probes`` (ldmatrix through lane addresses, wgmma through a matrix descriptor), and why the other map
+layouts cannot be probed.
+
+A family is probed at one member: ``T`` (elements per 16-byte unit) bound to 8, the 16-bit elements the
+probes' codes are, every other parameter at its smallest value.  The member is tiled (atom repeats dense,
+along M first, then K, as the page's examples place them) and cut to the 64 x 16 A tile that
+``wgmma.m64n16k16`` reads; that tile is what both probes write into shared memory:
+
+* ``smem.ldmatrix.<id>``: ``ldmatrix.x4`` of its first 16 x 16 cells through the default lane pattern (an
+  MN-major layout, whose 16-byte units run down a column, transposed first), each lane's register element
+  decoded to the cell whose code it holds and compared with ``ldmatrix_fragment`` of the layout;
+* ``smem.wgmma.<id>``: where a descriptor reads the tile (``checks.descriptor.derive`` finds one), wgmma
+  with A through that descriptor and B the identity: each accumulator element is the code of the A cell the
+  hardware read, compared with the descriptor model's reads.  A tcgen05 atom is read through the wgmma
+  descriptor of the same swizzle mode (the probe runs on sm_90a; tcgen05 needs sm_100a).
+
+Both probes build the shared-memory image from the layout under test, so what they confirm is that the
+hardware, addressed as the layout says, reads the cells the layout says: for wgmma, that the descriptor's
+swizzle mode reads this layout (the claim of the canonical tables).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..layout.dims import Dim
+from ..layout.model import MapLayout
+from ..layout.named import TableMap, evaluate_all
+from ..layout.shared import SharedLayout, canonical, element_bits, from_map
+from . import smem_probes as sp
+
+T16 = 8  # T of 16-bit elements: 8 per 16-byte unit
+ROWS, COLS = 64, 16  # the A tile of wgmma.m64n16k16
+
+
+class NotProbed(ValueError):
+    """Why a map layout has no shared-memory probe (one line)."""
+
+
+@dataclass(frozen=True)
+class ShProbe:
+    """One shared-memory probe of one map layout: the program's description, the tile it writes and the
+    cells a device following the layout reads at each (thread, i)."""
+
+    probe: sp.SmemProbe
+    layout_id: str
+    member: tuple[tuple[str, int], ...]
+    tile: SharedLayout
+    predicted: Mapping[tuple[int, int], tuple[int, int] | None]
+    how: str  # in words: what is read, through what
+
+
+def why_not(lay: MapLayout) -> str | None:
+    """Why no probe reads ``lay`` at all (None: try the shared-memory probes)."""
+    k = lay.kind
+    if k == "storage":
+        return ("a host/kernel storage layout (how a program stores scale factors or packed values in memory), "
+                "read by no single instruction: nothing to probe")
+    if k == "tmem":
+        return ("a Tensor Memory layout (tcgen05 data path, packing, scale factors or tcgen05.cp): no probe kind "
+                "reads Tensor Memory through it yet (it needs tcgen05.mma/tcgen05.cp runs on sm_100a)")
+    if k != "shared":
+        return f"a {k} map layout: no probe kind reads it"
+    ins = [d.name for d in lay.inputs]
+    if ins != ["row", "col"]:
+        return (f"maps ({', '.join(ins)}) -> ({', '.join(d.name for d in lay.outputs)}), not a (row, col) tile: "
+                "the shared-memory probes read tiles")
+    if lay.unit and lay.unit != "elements":
+        return f"offsets in {lay.unit}: the shared-memory probes read element offsets"
+    if lay.expect.get("injective") == "refuted":
+        return "two cells share an offset (its spec expects injective refuted): no coded image names every cell"
+    return None
+
+
+def member(lay: MapLayout) -> tuple[MapLayout, tuple[tuple[str, int], ...], int]:
+    """The member probed (T = 8: 16-bit elements; other parameters smallest), its binding, its element bits."""
+    env = {p.name: (T16 if p.name == "T" and T16 in p.values else min(p.values)) for p in lay.params}
+    if "T" in env:
+        bits = 128 // env["T"]
+    else:
+        try:
+            bits = element_bits(lay.id.split("@")[0].rsplit(".", 1)[-1])
+        except ValueError:
+            bits = 16 if "16-bit" in lay.note else 0
+    bound = lay.instance(**env) if env else lay
+    return bound, tuple(sorted(env.items())), bits
+
+
+def tile_of(named: Any, rows: int, cols: int) -> SharedLayout:
+    """The ``rows x cols`` layout tiled (dense repeats, M first, then K) or cut to the 64 x 16 A tile."""
+    v = evaluate_all(named)
+    if not v.ok.all():
+        raise NotProbed("the layout leaves cells unplaced: the probes' image needs every cell")
+    offs = v.out["offset"]
+    span = int(named.outputs[0].at())
+    if ROWS % rows:
+        raise NotProbed(f"{rows} rows do not tile the {ROWS}-row A tile the probes read")
+    if cols < COLS and COLS % cols:
+        raise NotProbed(f"{cols} columns do not tile the {COLS}-column A tile the probes read")
+    nm, nk = ROWS // rows, max(1, COLS // cols)
+    if span * nm * nk > 8192:
+        raise NotProbed(f"the tiled layout spans {span * nm * nk} 16-bit elements, past the probes' 16 KiB")
+    table = tuple((r, c, int(offs[r % rows, c % cols]) + span * ((r // rows) + nm * (c // cols)))
+                  for r in range(ROWS) for c in range(COLS))
+    m = TableMap((Dim("row", ROWS), Dim("col", COLS)), (Dim("offset", span * nm * nk),), table)
+    return from_map(m, 16, notation="catalog")
+
+
+def _transposed(t: SharedLayout) -> SharedLayout:
+    v = evaluate_all(t.map)
+    rows, cols = v.ok.shape
+    table = tuple((c, r, int(v.out["offset"][r, c])) for c in range(cols) for r in range(rows))
+    m = TableMap((Dim("row", cols), Dim("col", rows)), t.map.outputs, table)
+    return from_map(m, 16, notation="catalog.T")
+
+
+def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], list[str]]:
+    """The probes of one shared-memory map layout (``movement``: the ldmatrix.m8n8 spec layout, x4 member;
+    ``d_layout``: wgmma.m64nNk16.D.f32 at N = 16, the accumulators of the descriptor probe, or None: no
+    descriptor probe); ``NotProbed``
+    says why none.  Also: why a probe is left out (a layout no descriptor reads has no wgmma probe)."""
+    from ..checks.descriptor import derive  # noqa: PLC0415 - the descriptor the proofs derive
+    from ..layout.smem_access import default_pattern, parse_access  # noqa: PLC0415
+    why = why_not(lay)
+    if why:
+        raise NotProbed(why)
+    bound, env, bits = member(lay)
+    if bits != 16:
+        raise NotProbed(f"{bits or 'unknown'}-bit elements: the probes write 16-bit codes, and no member of this "
+                        "layout holds 16-bit elements")
+    rows, cols = bound.inputs[0].size, bound.inputs[1].size
+    if not isinstance(rows, int) or not isinstance(cols, int):
+        raise NotProbed("the member's extents are not fixed")
+    tile = tile_of(bound.map, rows, cols)
+    tag = "" if not env else " (member " + ", ".join(f"{k}={v}" for k, v in env) + ")"
+    out: list[ShProbe] = []
+    acc = parse_access("ldmatrix.x4")
+    pat = default_pattern(acc, 16)
+    for t, note in ((tile, ""), (_transposed(tile), ", transposed (16-byte units run down a column)")):
+        pred = sp.prediction_ldmatrix(t, movement, pat)
+        if all(c is not None for c in pred.values()):
+            p = sp.ldmatrix_probe(t, movement, pat, acc)
+            p = _renamed(p, f"smem.ldmatrix.{lay.id}")
+            out.append(ShProbe(p, lay.id, env, t, pred,
+                               f"ldmatrix.x4 of the first 16 x 16 cells{note} of {lay.id}{tag} tiled to 64 x 16"))
+            break
+    notes = [] if out else ["no ldmatrix probe: no orientation puts its 16-byte units at whole-unit offsets"]
+    if d_layout is None:
+        notes.append("no wgmma probe: the wgmma.m64nNk16.D.f32 spec its accumulators follow is not loaded")
+        if not out:
+            raise NotProbed("; ".join(notes))
+        return out, notes
+    res = derive(tile, "wgmma")
+    if res.status != "found":
+        notes.append("no wgmma probe: no wgmma descriptor reads it" + (f" ({res.reasons[0]})" if res.reasons else ""))
+    if res.status == "found" and res.descriptor is not None and res.descriptor.start == 0:
+        b = canonical("K", "none", 16, m=2, k=1, base=16384)
+        b_res = derive(b, "wgmma", "K")
+        if b_res.descriptor is not None:
+            major = res.major or "K"
+            p = sp.wgmma_probe(tile, res.descriptor, major, b, b_res.descriptor)
+            p = _renamed(p, f"smem.wgmma.{lay.id}")
+            out.append(ShProbe(p, lay.id, env, tile, sp.prediction_wgmma(tile, res.descriptor, major, d_layout),
+                               f"wgmma A through a {major}-major {res.descriptor.mode.name} descriptor over {lay.id}{tag} "
+                               "tiled to 64 x 16"))
+    if not out:
+        raise NotProbed("; ".join(notes))
+    return out, notes
+
+
+def _renamed(p: sp.SmemProbe, pid: str) -> sp.SmemProbe:
+    from dataclasses import replace  # noqa: PLC0415
+    return replace(p, id=pid)
+
+
+def simulate(sh: ShProbe, source: Any = None) -> list[int]:
+    """What a SIMULATED device prints: the predicted cells (``source(t, i)``: whose cell (t, i) holds on a
+    deviating device)."""
+    pred = dict(sh.predicted)
+    if source is not None:
+        pred = {(t, i): sh.predicted[source(t, i)] for (t, i) in sh.predicted}
+    return sp.simulate(sh.probe, pred)
+
+
+def violations(sh: ShProbe, out: Sequence[int]) -> list[tuple[str, dict[str, Any]]]:
+    got = sp.decode(sh.probe, out)
+    found = []
+    for (t, i), want in sorted(sh.predicted.items()):
+        have = got.get((t, i))
+        if have != want:
+            found.append((f"thread {t}, element {i}: the device read cell {have}, the layout says {want}",
+                          {"thread": t, "i": i, "observed": list(have) if have else None,
+                           "expected": list(want) if want else None}))
+    return found
+
+
+def decoded(sh: ShProbe, out: Sequence[int]) -> list[list[Any]]:
+    got = sp.decode(sh.probe, out)
+    return [[t, i, *(list(c) if c else [None])] for (t, i), c in sorted(got.items())]
+
+
+__all__ = ["NotProbed", "ShProbe", "build", "decoded", "member", "simulate", "tile_of", "violations", "why_not"]
