@@ -91,15 +91,18 @@ def test_handoff_each_fragment_into_itself(lid: str, capsys: pytest.CaptureFixtu
 
 @pytest.mark.parametrize("lid", MAPS)
 def test_conform_and_handoff_of_each_map_layout(lid: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """conform a map layout with its own table (a notation maps do not take: one line naming the ones they
-    do) and handoff from it (one line pointing to consistent); its own formula conforming is
-    tests/test_map_conform.py's."""
+    """A map layout's own table (``table --format json``, a family's smallest member) conforms to it: ``equal``,
+    decided by both engines at that member; handoff from a map layout is one line pointing to consistent
+    (its own formula conforming, and a changed one differing, is tests/test_map_conform.py's)."""
     rc, out, err = cli(capsys, "table", lid, "--format", "json", *_member_args(api.layout(SPECS, lid)))
+    assert rc == 0, (lid, err)
     path = tmp_path / "t.json"
     path.write_text(out, encoding="utf-8")
-    rc, out, err = cli(capsys, "conform", lid, "--table", str(path))
+    rc, out, err = cli(capsys, "conform", lid, "--table", str(path), "--format", "json")
     _one_line_or_verdict(rc, out, err, f"conform {lid}")
-    assert rc == 2 and "give it with" in err or "give it as index code" in err, (lid, err)
+    data = json.loads(out)["conform"]
+    assert rc == 0 and data["status"] == "equal", (lid, out)
+    assert any(c["engines"] == {"z3": "proved", "enumeration": "proved"} for c in data["compared"]), (lid, out)
     rc, out, err = cli(capsys, "handoff", lid, "mma.m16n8k16.float.C.f32")
     _one_line_or_verdict(rc, out, err, f"handoff {lid}")
     assert rc == 2 and "ptx-verify consistent" in err, (lid, err)

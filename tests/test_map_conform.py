@@ -83,6 +83,26 @@ def test_map_conform_bad_input_is_one_line_exit_2(argv, needle, capsys, monkeypa
     assert rc == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
 
 
+def test_a_map_table_with_a_changed_point_differs_there_and_bad_tables_are_one_line(tmp_path, capsys):
+    lid = "storage.sf.cutlass.128x4.tile"
+    rc, out, _ = cli(capsys, "table", lid, "--format", "json")
+    doc = json.loads(out)
+    doc["entries"][5]["offset"] = 999  # (row 1, kb 1) moved
+    p = tmp_path / "t.json"
+    p.write_text(json.dumps(doc), encoding="utf-8")
+    rc, out, _ = cli(capsys, "conform", lid, "--table", str(p))
+    assert rc == 1 and out.splitlines()[1] == ("  refuted (enumeration refuted, z3 refuted): at row 1, kb 1: "
+                                               "spec (offset 17), given (offset 999)")
+    for bad, needle in [('{"entries": [{"row": 0}]}', "t.json:1:14: error: entry has no 'kb'"),
+                        ('{"entries": [{"row": 0, "kb": 0, "offset": 1}, {"row": 0, "kb": 0, "offset": 2}]}',
+                         "row 0, kb 0 appears twice"),
+                        ('{"inputs": [{"name": "m", "size": 4}], "entries": []}', "the spec's are ['row', 'kb']"),
+                        ('[{"row": 0, "kb": 9, "offset": 1}]', "'kb' = 9 is outside 0..3")]:
+        p.write_text(bad, encoding="utf-8")
+        rc, _, err = cli(capsys, "conform", lid, "--table", str(p))
+        assert rc == 2 and len(err.strip().splitlines()) == 1 and needle in err, (bad, err)
+
+
 def test_handoff_of_a_map_layout_points_to_consistent(capsys):
     rc, _, err = cli(capsys, "handoff", "wgmma.shared.atom.K.128B", "mma.m16n8k16.A.f16_bf16")
     assert rc == 2 and "ptx-verify consistent --writer wgmma.shared.atom.K.128B" in err

@@ -751,7 +751,8 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
                 specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Is the map written in ``notation`` the map of the ``[[layout]]`` ``spec`` (one of its members)?  Index
     code (``"index"``) over the spec's input names defining its outputs, for every kind (a text over the
-    family's parameters is compared with the whole family); a shared-memory tile in ``"cute"``, ``"triton"``
+    family's parameters is compared with the whole family); its table (``"table"``: what ``table
+    --format json`` prints, every point with its outputs); a shared-memory tile in ``"cute"``, ``"triton"``
     or ``"tma"`` (as ``shared_layout`` reads it) for the ``shared`` kind, its element type binding ``T``.  Both
     engines decide (``verify.checks.map_conform.MapConformResult``: ``equal``, ``differs``, ``unknown``).  Bad
     text is a ``NotationError``/``FormulaError`` at its position; names that cannot match a
@@ -775,6 +776,11 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
         except FormulaError as e:
             raise NotationError(e.message, e.line, e.col, source) from None
         return _conform_map(spec, given, notation, source, env, timeout)
+    if notation == "table":
+        from .layout.notations.map_table import parse_map_table  # noqa: PLC0415
+        base = bind(spec.map, **env) if env else spec.map
+        return _conform_map(spec, parse_map_table(text, base.inputs, base.outputs, source), notation, source, env,
+                            timeout)
     if spec.kind != "shared":
         raise MapConformError(f"{spec.id} is a {spec.kind} layout: give it as index code over "
                               f"({', '.join(d.name for d in spec.map.inputs)}) (--formula)")

@@ -16,7 +16,7 @@ from ..errors import UsageError
 from ..files import read_bytes
 from ..outputs import json as out_json
 
-_MAP_NOTATIONS = {"index": "--formula", "cute": "--cute", "triton": "--triton"}  # notation -> its flag
+_MAP_NOTATIONS = {"index": "--formula", "table": "--table", "cute": "--cute", "triton": "--triton"}  # notation -> flag
 _FRAGMENT_ONLY = ("warps", "order", "block", "tensor", "thr_id", "threads", "elements")
 
 
@@ -38,7 +38,7 @@ def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str,
     if not used or used[0].name not in _MAP_NOTATIONS:
         raise UsageError(f"{spec.id} is a {spec.kind} layout: give it with "
                          + (" or ".join(_MAP_NOTATIONS.values()) if spec.kind == "shared" else
-                            "--formula (index code over " + ", ".join(d.name for d in spec.map.inputs) + ")"))
+                            "--formula (index code over " + ", ".join(d.name for d in spec.map.inputs) + ") or --table"))
     n = used[0]
     value = getattr(args, n.dest)
     source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
