@@ -13,19 +13,11 @@ from .. import api
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import UsageError
-from ..files import read_bytes
 from ..outputs import json as out_json
+from . import inputs
 
 _MAP_NOTATIONS = {"index": "--formula", "table": "--table", "cute": "--cute", "triton": "--triton"}  # notation -> flag
 _FRAGMENT_ONLY = ("warps", "order", "block", "tensor", "thr_id", "threads", "elements")
-
-
-class _Bad(Exception):
-    """Already one line: ``where: error: message``."""
-
-
-def _bad(path: str, line: int, col: int, message: str) -> _Bad:
-    return _Bad(f"{path}:{line}:{col}: error: {message}")
 
 
 def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str, int]) -> int:
@@ -43,12 +35,9 @@ def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str,
     value = getattr(args, n.dest)
     source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
     try:
-        text = value if n.inline else read_bytes(value, error=_bad)
+        text = value if n.inline else inputs.read_input(value)
         result = api.conform_map(spec, n.name, text, type=args.type, tile=args.tile, params=params or None,
                                  source=source, timeout=args.timeout)
-    except _Bad as e:
-        print(str(e), file=sys.stderr)
-        return 2
     except api.NotationError as e:
         print(e.one_line(), file=sys.stderr)
         return 2

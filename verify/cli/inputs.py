@@ -12,6 +12,21 @@ from ..catalog.spec import spec_files
 from ..errors import UsageError
 
 
+class BadInput(Exception):
+    """Bad input already said as one line (``where:LINE:COL: error: message``): ``main`` prints it, exit 2."""
+
+
+def bad_input(path: str, line: int, col: int, message: str) -> BadInput:
+    """The error ``files.read_bytes`` raises for a path it refuses (``error=bad_input``)."""
+    return BadInput(f"{path}:{line}:{col}: error: {message}")
+
+
+def read_input(path: str) -> bytes:
+    """A layout file, or stdin for ``-``, by the one safe reader (regular files only, bounded)."""
+    from ..files import read_bytes  # noqa: PLC0415
+    return read_bytes(path, error=bad_input)
+
+
 def paths_or_bundled(paths: Sequence[str] | None) -> list[str]:
     """The paths as given, or the bundled specs (``specs/`` of a checkout of this project, else the
     installed copy); a ``./specs`` passed over is named on stderr, so the choice is never silent."""

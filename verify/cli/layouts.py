@@ -15,16 +15,11 @@ from .. import api
 from ..checks.fragment import BoundError
 from ..engines.oracle import EvalError
 from ..errors import UsageError
-from ..files import read_bytes
 from ..outputs import json as out_json
 from . import inputs, options
 
 if TYPE_CHECKING:
     from ..outputs.text_results import Result
-
-
-class _BadInput(Exception):
-    """Already formatted as one line: ``where: error: message``."""
 
 
 def _spec_layouts(path: str | None) -> list:
@@ -38,13 +33,9 @@ def _find(specs: list, layout_id: str) -> api.Layout:
         raise UsageError(e.args[0]) from None
 
 
-def _bad_input(path: str, line: int, col: int, message: str) -> _BadInput:
-    return _BadInput(f"{path}:{line}:{col}: error: {message}")
-
-
 def _read(path: str) -> bytes:
     """A layout file, or stdin for ``-``, by the one safe reader (regular files only, bounded)."""
-    return read_bytes(path, error=_bad_input)
+    return inputs.read_input(path)
 
 
 def _notation_error(e: api.NotationError) -> str:
@@ -78,7 +69,7 @@ def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int], p
         try:
             return api.given(n.name, text, like, source=source, params=params or None, **extra)
         except api.NotationError as e:
-            raise _BadInput(_notation_error(e)) from None
+            raise inputs.BadInput(_notation_error(e)) from None
         except api.FamilyError as e:
             raise UsageError(str(e)) from None
     raise UsageError("give the layout with " + ", ".join(n.flag for n in api.notations()))
@@ -110,9 +101,9 @@ def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
     try:
         return fn()
     except EvalError as e:
-        raise _BadInput(f"{where or 'argument'}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}") from None
+        raise inputs.BadInput(f"{where or 'argument'}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}") from None
     except BoundError as e:
-        raise _BadInput(f"{where or 'argument'}:1:1: error: {e}") from None
+        raise inputs.BadInput(f"{where or 'argument'}:1:1: error: {e}") from None
 
 
 def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
@@ -144,9 +135,6 @@ def cmd_conform(args: argparse.Namespace) -> int:
             raise UsageError("--order goes with --warps (the convention of the tiling it states)")
         result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
                                                                         params=params or None, block=args.block))
-    except _BadInput as e:
-        print(str(e), file=sys.stderr)
-        return 2
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
     _emit_result(args.format, result)
@@ -181,9 +169,6 @@ def cmd_handoff(args: argparse.Namespace) -> int:
             raise UsageError("give TO_ID, or TO's layout (--to-triton FILE, or --to-tensor for another tensor "
                              "of FROM's file)")
         result = api.handoff(source, target, args.timeout, params=params or None)
-    except _BadInput as e:
-        print(str(e), file=sys.stderr)
-        return 2
     except (api.HandoffError, api.FamilyError) as e:
         raise UsageError(str(e)) from None
     _emit_result(args.format, result)

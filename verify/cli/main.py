@@ -56,13 +56,9 @@ def cmd_table(args: argparse.Namespace) -> int:
     from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
     flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
-        try:
-            like = lay
-            lay = layouts._named_given(layouts._evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
-                                       args, "", flag)
-        except layouts._BadInput as e:
-            print(str(e), file=sys.stderr)
-            return 2
+        like = lay
+        lay = layouts._named_given(layouts._evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
+                                   args, "", flag)
     elif layouts._given_options(args):
         raise UsageError("give the layout with a notation (--triton FILE ...) for its options")
     metadata = None
@@ -193,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except SpecError as e:
         print(e.one_line(), file=sys.stderr)
+    except inputs.BadInput as e:
+        print(str(e), file=sys.stderr)
     except (UsageError, BoundError) as e:
         print(f"ptx-verify: error: {e}", file=sys.stderr)
     except EvalError as e:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from pathlib import Path
 
 from .. import api
 from ..catalog import bundled
 from ..errors import UsageError
 from ..formula import FormulaError
 from ..outputs import json as out_json
-from . import options
+from . import inputs, options
 
 _EXIT = """
 exit codes:
@@ -37,21 +36,6 @@ examples:
 """ + _EXIT.format(ok="conflict-free: every lane's cell is placed, every address aligned, no two lanes of a wavefront "
                       "group on one bank", no="a conflict (degree and two lanes with their addresses), or a misaligned or "
                                              "unplaced access")
-
-
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise _Bad(f"{path}:1:1: error: is a directory, not a layout file") from None
-    except OSError as e:
-        raise _Bad(f"{path}:1:1: error: {e.strerror or 'cannot read'}") from None
-
-
-class _Bad(Exception):
-    """Already one line: ``where: error: message``."""
 
 
 def _params(items: list[str]) -> dict[str, int]:
@@ -83,7 +67,7 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         if args.tma is not None:
             return api.shared_layout("tma", args.tma, type=args.type, base=base)
         path = args.triton if args.triton is not None else args.formula
-        text = _read(path)
+        text = inputs.read_input(path)
         source = "<stdin>" if path == "-" else path
         if args.triton is not None:
             return api.shared_layout("triton", text, type=args.type, tile=tile, base=base, source=source)
@@ -91,7 +75,7 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             raise UsageError("--formula needs --tile ROWSxCOLS and --type")
         return api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source)
     except api.NotationError as e:
-        raise _Bad(e.one_line()) from None
+        raise inputs.BadInput(e.one_line()) from None
     except KeyError as e:
         raise UsageError(str(e.args[0])) from None
     except ValueError as e:
@@ -117,9 +101,6 @@ def cmd_descriptor(args: argparse.Namespace) -> int:
             raise UsageError(f"--shape {args.shape}: k{k} is not 32 bytes of {lay.element_bits}-bit elements "
                              f"(k{256 // lay.element_bits})")
         results = api.descriptor(lay, instr=args.instr, major=args.major, rows=rows, check=check, timeout=args.timeout)
-    except _Bad as e:
-        print(str(e), file=sys.stderr)
-        return 2
     except ValueError as e:
         raise UsageError(str(e)) from None
     from ..outputs.shared_text import descriptor_json, descriptor_text  # noqa: PLC0415
@@ -135,16 +116,13 @@ def cmd_banks(args: argparse.Namespace) -> int:
         lay = _layout(args)
         addresses = None
         if args.addresses is not None:
-            addresses = _read(args.addresses).decode("utf-8", "strict")
+            addresses = inputs.read_input(args.addresses).decode("utf-8", "strict")
         try:
             result = api.banks(lay, args.access, addresses=addresses, timeout=args.timeout)
         except FormulaError as e:
-            raise _Bad(f"{args.addresses}:{e.line}:{e.col}: error: {e.message}") from None
+            raise inputs.BadInput(f"{args.addresses}:{e.line}:{e.col}: error: {e.message}") from None
         except UnicodeDecodeError:
-            raise _Bad(f"{args.addresses}:1:1: error: not UTF-8") from None
-    except _Bad as e:
-        print(str(e), file=sys.stderr)
-        return 2
+            raise inputs.BadInput(f"{args.addresses}:1:1: error: not UTF-8") from None
     except ValueError as e:
         raise UsageError(str(e)) from None
     from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415

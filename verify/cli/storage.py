@@ -12,17 +12,12 @@ import re
 import sys
 
 from ..errors import UsageError
-from ..files import read_bytes
 from ..outputs.json import to_json
 from . import inputs, options
 
 _INLINE = ("cute", "tma", "descriptor")
 _FILES = ("triton", "index")
 _PREFIX = re.compile(r"(cute|tma|descriptor|triton|index):", re.S)
-
-
-class _Bad(Exception):
-    """Already one line: ``where: error: message``."""
 
 
 def _params(items: list[str]) -> dict[str, int]:
@@ -53,10 +48,7 @@ def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
             continue
         if not rest:
             raise UsageError(f"{flag} {kind}:FILE: give the file (or - for stdin)")
-
-        def bad(path: str, line: int, col: int, message: str) -> _Bad:
-            return _Bad(f"{path}:{line}:{col}: error: {message}")
-        out.append(Given(kind, read_bytes(rest, error=bad), "<stdin>" if rest == "-" else rest))
+        out.append(Given(kind, inputs.read_input(rest), "<stdin>" if rest == "-" else rest))
     return out
 
 
@@ -68,9 +60,6 @@ def cmd_consistent(args: argparse.Namespace) -> int:
         decision = api.consistent(writer, reader, specs, params=_params(args.param), timeout=args.timeout,
                                   type=args.type, tile=options.tile(args.tile), base=options.shared_address(args.base), major=args.major,
                                   instr=args.instr, unit=args.unit)
-    except _Bad as e:
-        print(str(e), file=sys.stderr)
-        return 2
     except api.NotationError as e:
         print(e.one_line(), file=sys.stderr)
         return 2

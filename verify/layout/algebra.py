@@ -63,6 +63,27 @@ def _width_of(point: Mapping[str, "z3.ExprRef"]) -> int:
 
 # ----------------------------------------------------------------------------- compose
 
+class _ThroughPoint:
+    """An operation that renames the point and asks its base map: the three faces read ``base`` at
+    ``_point(point, env, z3_w)`` (Merge's merged input is non-negative inside the box, where C and floor
+    division agree, so the Z3 face divides as the others do)."""
+
+    base: Any
+
+    def _point(self, point: Mapping[str, Any], env: Any, z3_w: int = 0) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
+        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
+        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
+
+    def encode(self, point: Mapping[str, "z3.ExprRef"],
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
+        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
+
+
 class _SameOutputs:
     """An operation whose outputs are its base map's."""
 
@@ -231,7 +252,7 @@ def product(a: NamedMap, b: NamedMap) -> Product:
 # ----------------------------------------------------------------------------- reshaping inputs
 
 @dataclass(frozen=True)
-class Merge(_SameOutputs, _SameParams):
+class Merge(_ThroughPoint, _SameOutputs, _SameParams):
     """Inputs ``parts`` of ``base`` read from one input ``into`` (build with ``merge``)."""
 
     base: Any
@@ -275,16 +296,6 @@ class Merge(_SameOutputs, _SameParams):
         pt.update(self._spread(point[self.into], env, z3_w=z3_w))
         return pt
 
-    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
-
-    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
-
-    def encode(self, point: Mapping[str, "z3.ExprRef"],
-               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        # the merged input is non-negative inside the box, where C and floor division agree
-        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
 
 
 def merge(base: NamedMap, parts: Sequence[str], into: str) -> Merge:
@@ -311,7 +322,7 @@ def _missing(op: str, name: str, dims: tuple[Dim, ...]) -> None:
 
 
 @dataclass(frozen=True)
-class Split(_SameOutputs, _SameParams):
+class Split(_ThroughPoint, _SameOutputs, _SameParams):
     """Input ``dim`` of ``base`` read from several new inputs (build with ``split``)."""
 
     base: Any
@@ -342,15 +353,6 @@ class Split(_SameOutputs, _SameParams):
         pt[self.dim] = x
         return pt
 
-    def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
-
-    def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
-
-    def encode(self, point: Mapping[str, "z3.ExprRef"],
-               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
 
 
 def split(base: NamedMap, dim: str, into: Sequence[tuple[str, Extent]]) -> Split:
