@@ -4,11 +4,13 @@ parallel workers that read it; a test works on a copy in ``tmp_path``)."""
 from __future__ import annotations
 
 import ast
+import os
 from pathlib import Path
 
 from conftest import ROOT
 
 TESTS = ROOT / "tests"
+PKG = ROOT / "verify"
 CLOCKS = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "process_time", "time", "time_ns"}
 SOURCE_TREE = {"ROOT", "PKG", "SPECS", "GOLDEN", "DOCS"}  # the names tests give the checkout's folders
 WRITES = {"write_text", "write_bytes", "mkdir", "touch", "unlink", "rmdir", "rename", "replace", "symlink_to",
@@ -87,12 +89,58 @@ def test_no_test_writes_into_the_source_tree():
 
 def test_the_rule_readers_can_fail():
     """Both readers flag the forms the suite used to have."""
-    timed = ast.parse("import time\ndef fails(fn):\n    t0 = time.perf_counter()\n    fn()\n"
-                      "    assert time.perf_counter() - t0 < 1.0\n"
-                      "def test_x():\n    t = time.monotonic()\n    took = time.monotonic() - t\n    assert took < 2\n")
+    # the forms the suite used to have, kept as data (tests/data/rules/timed_forms.py.txt) so that no test
+    # of this suite asserts a time
+    timed = ast.parse((Path(__file__).parent / "data" / "rules" / "timed_forms.py.txt").read_text(encoding="utf-8"))
     assert clock_assertions(timed) == [5, 9]
     writes = ast.parse("def test_probe(tmp_path):\n    mod = PKG / 'formula' / 'x.py'\n    mod.write_text('')\n"
                        "    (tmp_path / 'a').write_text('')\n    shutil.copytree(PKG, tmp_path / 'verify')\n"
                        "    shutil.copyfile(tmp_path / 'a', SPECS / 'b.toml')\n"
                        "    text = (SPECS / 'a.toml').read_text().replace('x', 'y')\n    text.replace('y', 'z')\n")
     assert source_tree_writes(writes) == [3, 6]
+
+
+# Every environment variable the package reads, and why none of them changes a verdict or an output:
+# they say where tools and the compile cache are, and how wide a terminal progress bar may be.
+ENVIRONMENT = {
+    "CXX": "the C++ compiler that prints CuTe's layouts (compiled reference); the layouts, not the compiler, "
+           "are compared, and a missing compiler makes the reference 'unavailable' with the reason",
+    "CUDA_HOME": "where the CUDA headers (compiled CuTe) and nvcc (probes) are",
+    "CUDA_PATH": "the same, as Windows installers name it",
+    "XDG_CACHE_HOME": "where compiled CuTe output is cached, keyed by program, compiler version and headers",
+    "COLUMNS": "the width of the progress bar, drawn on stderr only when stderr is a terminal",
+    "LINES": "the height of the terminal the progress bar is drawn on",
+}
+
+
+def test_the_package_reads_only_the_environment_it_states():
+    read = set()
+    for p in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
+                    and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
+                    and ((node.func.attr == "get" and isinstance(node.func.value, ast.Attribute)
+                          and node.func.value.attr == "environ") or node.func.attr == "getenv"):
+                read.add(node.args[0].value)
+            elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Attribute) \
+                    and node.value.attr == "environ":
+                read.add(ast.unparse(node.slice))
+    assert read == set(ENVIRONMENT), f"state why each variable cannot change a verdict or an output: {read}"
+
+
+def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
+    """The same commands, with every variable the package reads set to something else (a compiler that does
+    not exist, an empty cache, no CUDA, a tiny terminal): byte-identical stdout, the same exit code."""
+    import subprocess
+    import sys
+    argvs = [["check", "specs/mma.m16n8k16.float.toml", "specs/storage.scale_factors.toml", "--format", "json"],
+             ["conform", "wgmma.shared.atom.K.128B", "--cute", "Sw<2,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)"],
+             ["descriptor", "--tma", "64x64:128B", "--type", "f16", "--format", "json"]]
+    odd = {"CXX": "no-such-compiler", "CUDA_HOME": str(tmp_path), "CUDA_PATH": str(tmp_path),
+           "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "7", "LINES": "2"}
+    base = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT}
+    for argv in argvs:
+        runs = [subprocess.run([sys.executable, "-m", "verify", *argv], cwd=ROOT, capture_output=True, text=True,
+                               env=env, timeout=300) for env in (base, {**base, **odd})]
+        assert runs[0].returncode == runs[1].returncode and runs[0].stdout == runs[1].stdout, argv
+        assert runs[0].stdout, argv

@@ -106,14 +106,15 @@ def _screen(stream: IO[str]) -> tuple[int, int]:
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         cols = rows = 0
 
-    def env(name: str, default: int) -> int:
+    def positive(text: str | None, default: int) -> int:
         try:
-            v = int(os.environ.get(name, "0"))
+            v = int(text or "0")
         except ValueError:
             v = 0
         return v if v > 0 else default
 
-    return (cols if cols > 0 else env("COLUMNS", 80)), (rows if rows > 0 else env("LINES", 24))
+    return (cols if cols > 0 else positive(os.environ.get("COLUMNS"), 80)), \
+        (rows if rows > 0 else positive(os.environ.get("LINES"), 24))
 
 
 def _noop(n: int = 1) -> None:
