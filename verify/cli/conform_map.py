@@ -10,8 +10,6 @@ import argparse
 import sys
 
 from .. import api
-from ..checks.fragment import BoundError
-from ..engines.oracle import EvalError
 from ..errors import UsageError
 from ..outputs import json as out_json
 from . import inputs
@@ -36,16 +34,11 @@ def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str,
     source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
     try:
         text = value if n.inline else inputs.read_input(value)
-        result = api.conform_map(spec, n.name, text, type=args.type, tile=args.tile, params=params or None,
-                                 source=source, timeout=args.timeout)
+        result = inputs.evaluation_guard(source, lambda: api.conform_map(
+            spec, n.name, text, type=args.type, tile=args.tile, params=params or None, source=source,
+            timeout=args.timeout))
     except api.NotationError as e:
         print(e.one_line(), file=sys.stderr)
-        return 2
-    except EvalError as e:
-        print(f"{source}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}", file=sys.stderr)
-        return 2
-    except BoundError as e:
-        print(f"{source}:1:1: error: {e}", file=sys.stderr)
         return 2
     except (MapConformError, ValueError) as e:
         raise UsageError(str(e)) from None

@@ -21,6 +21,18 @@ def bad_input(path: str, line: int, col: int, message: str) -> BadInput:
     return BadInput(f"{path}:{line}:{col}: error: {message}")
 
 
+def evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
+    """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
+    from ..checks.fragment import BoundError  # noqa: PLC0415
+    from ..engines.oracle import EvalError  # noqa: PLC0415
+    try:
+        return fn()
+    except EvalError as e:
+        raise BadInput(f"{where or 'argument'}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}") from None
+    except BoundError as e:
+        raise BadInput(f"{where or 'argument'}:1:1: error: {e}") from None
+
+
 def read_input(path: str) -> bytes:
     """A layout file, or stdin for ``-``, by the one safe reader (regular files only, bounded)."""
     from ..files import read_bytes  # noqa: PLC0415

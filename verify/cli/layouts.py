@@ -12,8 +12,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from .. import api
-from ..checks.fragment import BoundError
-from ..engines.oracle import EvalError
 from ..errors import UsageError
 from ..outputs import json as out_json
 from . import inputs, options
@@ -96,16 +94,6 @@ def _named_given(lay: api.Layout, args: argparse.Namespace, prefix: str, flag: t
     return dataclasses.replace(lay, id=" ".join([flag[0], flag[1], *opts]))
 
 
-def _evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
-    """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
-    try:
-        return fn()
-    except EvalError as e:
-        raise inputs.BadInput(f"{where or 'argument'}:{max(1, e.pos.line)}:{max(1, e.pos.col)}: error: {e.message}") from None
-    except BoundError as e:
-        raise inputs.BadInput(f"{where or 'argument'}:1:1: error: {e}") from None
-
-
 def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
     """A reference report (crosscheck) renders its own text; conform and handoff results are worded by
     ``verify.outputs.text_results``."""
@@ -126,14 +114,14 @@ def cmd_conform(args: argparse.Namespace) -> int:
     if args.type is not None or args.tile is not None:
         raise UsageError(f"--type and --tile are for shared-memory [[layout]]s; {spec.id} is a register fragment")
     try:
-        given = _evaluation_guard(spec.id, lambda: _given(args, spec, params))
+        given = inputs.evaluation_guard(spec.id, lambda: _given(args, spec, params))
         if args.warps is not None:  # against "the instruction tiled as warps W over the block": equal or not
             block = args.block or (given.rows, given.cols)
             spec = api.block_tile(spec, args.warps, block, args.order or "triton", params=params or None)
             params = {}
         elif args.order is not None:
             raise UsageError("--order goes with --warps (the convention of the tiling it states)")
-        result = _evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
+        result = inputs.evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
                                                                         params=params or None, block=args.block))
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
@@ -155,13 +143,13 @@ def cmd_handoff(args: argparse.Namespace) -> int:
                              f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
     try:
         if from_flag is not None:
-            source = _named_given(_evaluation_guard(source.id, lambda: _given(args, source, params)), args, "", from_flag)
+            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, params)), args, "", from_flag)
         elif _given_options(args):
             raise UsageError("give FROM's layout with a notation (--triton FILE ...) for its options")
         if to_flag is not None or (from_flag is not None and _given_options(args, "to_")):
             flag = to_flag or from_flag  # --to-tensor alone: another tensor of FROM's file
             like = target
-            target = _named_given(_evaluation_guard(like.id, lambda: _given(args, like, params, "to_", flag)),
+            target = _named_given(inputs.evaluation_guard(like.id, lambda: _given(args, like, params, "to_", flag)),
                                   args, "to_", flag)  # type: ignore[arg-type]
         elif _given_options(args, "to_"):
             raise UsageError("give TO's layout with a notation (--to-triton FILE ...) for its options")

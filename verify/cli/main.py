@@ -57,7 +57,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
         like = lay
-        lay = layouts._named_given(layouts._evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
+        lay = layouts._named_given(inputs.evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
                                    args, "", flag)
     elif layouts._given_options(args):
         raise UsageError("give the layout with a notation (--triton FILE ...) for its options")
