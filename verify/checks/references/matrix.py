@@ -13,9 +13,15 @@ A cell is one of
 
 References of the same origin (CuTe compiled and CuTe read as text) count once when the matrix asks
 whether a layout is backed by two independent references.
+
+A layout with fewer than two is *explained* when a finding says why: the doc leaves it unspecified, it
+models a program, it is the doc's erratum (its correction is compared), a reference differs in a reviewed
+way, or it is the same map as a layout two references back (``equal_maps``: proved with both engines;
+``mma.sp``'s B is ``mma``'s).  The coverage counts each kind apart.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -25,6 +31,7 @@ from ...layout.model import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
 from . import NAMES, ORIGINS
+from .equal_maps import equal_backed
 
 STATUSES = ("agrees", "differs", "absent", "unavailable")
 
@@ -85,6 +92,7 @@ class Matrix:
     derived: frozenset[str]
     cells: Mapping[str, Mapping[str, Cell]]
     unspecified: frozenset[str] = frozenset()   # the doc leaves the layout open (wmma): check's n/a
+    equal_to: Mapping[str, str] = dataclasses.field(default_factory=dict)  # id -> a backed id, the same map
 
     def status(self, layout_id: str) -> dict[str, str]:
         return {r: self.cells[layout_id][r].status for r in self.references}
@@ -105,20 +113,39 @@ class Matrix:
         if any(c.erratum for c in cells):
             return "the doc's erratum: the references are compared with its correction"
         known = next((c.known for c in cells if c.known), "")
-        return f"a reference differs (reviewed): {known}" if known else ""
+        if known:
+            return f"a reference differs (reviewed): {known}"
+        return self.equal_reason(layout_id)
+
+    def equal_reason(self, layout_id: str) -> str:
+        """'' or: the layout is the same map as a layout two or more references back (both engines)."""
+        other = self.equal_to.get(layout_id)
+        if not other:
+            return ""
+        return (f"the same map as {other} (proved, both engines), which {', '.join(self.origins(other))} "
+                f"agree with; no reference states {layout_id} itself")
+
+    def _explained_kind(self, layout_id: str) -> str:
+        why = self.explained(layout_id)
+        if not why:
+            return ""
+        return "equal_map" if why == self.equal_reason(layout_id) else "finding"
 
     def coverage(self) -> dict[str, Any]:
         n = len(self.layouts)
         two = [lid for lid in self.layouts if len(self.origins(lid)) >= 2]
         one = [lid for lid in self.layouts if len(self.origins(lid)) == 1]
         explained = [lid for lid in self.layouts if len(self.origins(lid)) < 2 and self.explained(lid)]
+        by_equal = [lid for lid in explained if self._explained_kind(lid) == "equal_map"]
         der = [lid for lid in self.layouts if lid in self.derived]
         der_two = [lid for lid in der if len(self.origins(lid)) >= 2]
+        der_expl = [lid for lid in der if len(self.origins(lid)) < 2 and self.explained(lid)]
         return {"layouts": n, "two_or_more": len(two), "one": len(one), "none": n - len(two) - len(one),
-                "explained_below_two": len(explained),
+                "explained_below_two": len(explained), "explained_by_equal_map": len(by_equal),
                 "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
                 "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
-                "derived": len(der), "derived_two_or_more": len(der_two)}
+                "derived": len(der), "derived_two_or_more": len(der_two),
+                "derived_two_or_more_or_explained": len(der_two) + len(der_expl)}
 
     def findings(self) -> list[Finding]:
         """One finding per differing cell (not the doc's errata: those are ``check``'s own findings);
@@ -176,7 +203,8 @@ class Matrix:
             lines.append(f"  {r}: unavailable ({why})")
         lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
                      f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
-                     f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains: "
+                     f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains "
+                     f"({cov['explained_by_equal_map']} of them the same map as a backed layout): "
                      f"{cov['percent_two_or_more_or_explained']}%")
         below = [lid for lid in self.layouts if len(self.origins(lid)) < 2]
         below.sort(key=lambda lid: bool(self.explained(lid)))   # those no finding explains first (stable)
@@ -218,7 +246,10 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
         cells[lid] = {}
         for name in names:
             cells[lid][name] = _cell(name, lid, ids, by.get(name, {}), name in unavailable, unavailable.get(name, ""))
-    return Matrix(names, versions, unavailable, ids, derived, cells, unspecified)
+    m = Matrix(names, versions, unavailable, ids, derived, cells, unspecified)
+    unbacked = [lay for lay in lays if len(m.origins(lay.id)) < 2 and not m.explained(lay.id)]
+    backed = [lay for lay in lays if len(m.origins(lay.id)) >= 2]
+    return dataclasses.replace(m, equal_to=equal_backed(unbacked, backed))
 
 
 def _members(rows: list[Row]) -> tuple[str, ...]:
