@@ -23,6 +23,7 @@ from verify.checks.references import tensor_layouts as tl_ref
 from verify.checks.references import triton as triton_ref
 from verify.checks.references.common import conform_rows
 from verify.layout.notations import NotationError
+from verify.outputs import reports_text
 from verify.layout.notations.cute_compiled import Printed, Request, discover_text, parse_output, program
 
 COMMITTED = ROOT / "reports" / "references.json"
@@ -248,7 +249,7 @@ def test_matrix_cells_coverage_and_findings():
     assert doc["ran"] == {"cute": "nvidia-cutlass 4.2.0.0", "cute-text": "cute-text 1.0", "triton": "triton 1.0"}
     assert doc["unavailable"] == {"tensor-layouts": "no tensor-layouts: pip install"}
     assert doc["layouts"][1]["cells"]["triton"]["status"] == "differs"
-    text = m.render_text()
+    text = reports_text.matrix_text(m)
     assert text.splitlines()[0].split() == ["layout", "cute", "cute-text", "triton", "tensor-layouts", "independent"]
     assert "UNEXPECTED" in text and "1 of 5 layouts (20.0%)" in text
 

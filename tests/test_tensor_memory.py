@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from verify import api
+from verify.outputs import reports_text
 from verify.catalog.relations import relations
 from verify.catalog.tmem import as_read_fragment, read_map
 from verify.checks.consistency import decide
@@ -317,7 +318,7 @@ SF_TILE = ["storage.sf.cutlass.128x4.tile", "tcgen05.cp.source.32x128b", "tcgen0
 @pytest.mark.parametrize("vs,kind", [(4, "NVFP4 (block16, 4X)"), (1, "MXFP8 (block32, 1X)"), (2, "MXFP4 (2X)")])
 def test_a_128x4_scale_tile_copied_by_tcgen05_cp_is_what_the_mma_reads(specs, vs, kind):
     d = api.consistent(SF_TILE, "tcgen05.sf.A.4x1", specs, params={"VS": vs})
-    assert d.status == "consistent", d.text_lines()
+    assert d.status == "consistent", reports_text.decision_lines(d)
     assert all(c.engines == {"z3": "proved", "enumeration": "proved"} for c in d.checks)
 
 
@@ -384,7 +385,7 @@ def test_data_path_layouts_against_triton_and_cute(specs):
             reader = TableMap((Dim("row", 64), Dim("col", 64)), (Dim("tmem_lane", 128), Dim("tmem_col", 64)),
                               tuple(sorted(rows)))
         d = decide(writer, reader)
-        assert d.status == "consistent", d.text_lines()
+        assert d.status == "consistent", reports_text.decision_lines(d)
     a = _lay(specs, "tcgen05.datapath.A")
     cta0 = A.restrict(A.bind(a.map, N=64), "row", 0, 128)
     cute = A.compose(formula_map("cta = 0 * row\ntmem_lane = row\ntmem_col = col\n", (Dim("row", 128), Dim("col", 64)),

@@ -73,17 +73,6 @@ class Decision:
     def get(self, name: str) -> CheckResult:
         return next(c for c in self.checks if c.check == name)
 
-    def text_lines(self) -> list[str]:
-        """``consistent`` or the status, then each property: ok, or its verdict and witness."""
-        out = [f"writer: {self.writer}", f"reader: {self.reader}"]
-        if self.params:
-            out.append("for every " + ", ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in self.params.items()))
-        for c in self.checks:
-            out.append(f"  {c.check:<16} {'ok' if c.status == 'proved' else c.status.upper()}"
-                       + ("" if c.status == "proved" else f": {c.message}"))
-        out.append(self.status)
-        return out
-
     def to_json(self) -> dict[str, Any]:
         return {"writer": self.writer, "reader": self.reader, "status": self.status,
                 "params": {k: list(v) for k, v in self.params.items()},

@@ -99,31 +99,6 @@ class CrosscheckReport:
             body = {"reference": self.reference, **body}
         return {"schema": 1, "crosscheck": body}
 
-    def render_text(self) -> str:
-        via = "" if self.reference == "cute-text" else f" (reference {self.reference})"
-        out = [f"crosscheck: {self.title} in {self.root} ({len(self.headers)} headers) against the spec{via}"]
-        wt = max([len(r.trait) for r in self.rows if r.kind != "unmatched"] + [10])
-        ws = max([len(r.spec) for r in self.rows if r.spec] + [4])
-        for kind in ("agree", "differ", "malformed"):
-            for r in (r for r in self.rows if r.kind == kind):
-                if kind == "malformed":
-                    out.append(f"  {kind:<9}  {r.trait:<{wt}}     {r.header}:{r.line}: {r.detail}")
-                else:
-                    tail = "" if kind == "agree" else f"  {r.status}: {r.detail}"
-                    spec = r.spec + "".join(f" {k}={v}" for k, v in r.params)
-                    out.append(f"  {kind:<9}  {r.trait:<{wt}}  {r.operand}  {spec:<{ws}}{tail}".rstrip())
-        reasons: dict[str, list[Row]] = {}
-        for r in (r for r in self.rows if r.kind == "unmatched"):
-            reasons.setdefault(r.detail, []).append(r)
-        for reason, rows in reasons.items():
-            names = sorted({f"{r.trait}{'.' + r.operand if r.operand else ''}" for r in rows})
-            shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
-            out.append(f"  unmatched  {len(rows)} x {reason}: {shown}")
-        s = self.summary()
-        out.append(f"summary: {s['agree']} agree, {s['differ']} differ, {s['malformed']} malformed, "
-                   f"{s['unmatched']} unmatched; {s['templated']} templated traits (partial specialisations) not read")
-        return "\n".join(out) + "\n"
-
 
 def _variant(trait: str, operand: str) -> str | None:
     major = trait.split("_")[-1] if "_" in trait else ""

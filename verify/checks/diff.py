@@ -78,22 +78,6 @@ class DiffResult:
                 "errata_removed": list(self.errata_removed), "outside": list(self.outside),
                 "errata_compared": self.errata_compared}
 
-    def text_lines(self) -> list[str]:
-        out = [f"added      {x}" for x in self.added] + [f"removed    {x}" for x in self.removed]
-        out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in self.changed]
-        out += [f"undecided  {c.layout}: {c.message}" for c in self.undecided]
-        out += [f"erratum +  {x}" for x in self.errata_added] + [f"erratum -  {x}" for x in self.errata_removed]
-        if self.outside:
-            out.append(f"outside    {len(self.outside)} layouts no doc page states (the doc gives them as figures "
-                       f"only: {', '.join(self.outside_instructions)}): not compared")
-        errata = (f"{len(self.errata_added)} new, {len(self.errata_removed)} gone" if self.errata_compared
-                  else "not compared (one side is spec files)")
-        out.append(f"{len(self.unchanged)} unchanged, {len(self.changed)} changed, {len(self.added)} added, "
-                   f"{len(self.removed)} removed, {len(self.undecided)} undecided"
-                   + (f", {len(self.outside)} outside what pages state" if self.outside else "")
-                   + f"; errata in the text: {errata}" + ("  -> DIFFERENT" if self.differs else ""))
-        return out
-
 
 def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
     """Both engines: the same map (a family: for every value of its parameter, first difference first)."""

@@ -13,6 +13,7 @@ from .. import api
 from ..errors import SpecError, UsageError
 from ..outputs import baseline as out_baseline
 from ..outputs import json as out_json
+from ..outputs import reports_text
 from ..outputs import text as out_text
 from ..outputs.progress import Progress
 from . import inputs, options
@@ -80,7 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(out_text.check_text(report))
         if matrix is not None:
-            sys.stdout.write("".join(f"{line}\n" for line in matrix.text_note()))
+            sys.stdout.write("".join(f"{line}\n" for line in reports_text.matrix_note(matrix)))
         if diff is not None:
             sys.stdout.write(f"baseline {file}: {diff.count} difference{'' if diff.count == 1 else 's'}"
                              + ("  -> FAIL" if diff else "") + "\n")

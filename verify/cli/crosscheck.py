@@ -13,6 +13,7 @@ from pathlib import Path
 from .. import api
 from ..errors import UsageError
 from ..outputs import json as out_json
+from ..outputs import reports_text
 from . import inputs, options
 
 CUTLASS_HINT = ("no CuTe headers: give --cute PATH (a CUTLASS checkout, its include/ or include/cute/atom, or an "
@@ -24,14 +25,14 @@ def _spec_layouts(path: str | None) -> list:
     return api.load(inputs.paths_or_bundled([path] if path is not None else None))
 
 
-def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
-    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
+def _emit(fmt: str, result, text) -> None:  # type: ignore[no-untyped-def]
+    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else text(result))
 
 
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     if args.matrix:
         matrix = api.references(_spec_layouts(args.specs), args.timeout, cute=args.cute)
-        _emit(args.format, matrix)
+        _emit(args.format, matrix, reports_text.matrix_text)
         return matrix.exit_code()
     if args.reference != "cute-text":
         return _crosscheck_reference(args)
@@ -51,7 +52,7 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"{e.filename or root}:1:1: error: {e.strerror or 'cannot read'}", file=sys.stderr)
         return 2
-    _emit(args.format, report)
+    _emit(args.format, report, reports_text.crosscheck_text)
     return report.exit_code()
 
 
@@ -69,7 +70,7 @@ def _crosscheck_reference(args: argparse.Namespace) -> int:
         report = api.reference(args.reference, _spec_layouts(args.specs), args.timeout, path)
     except (FileNotFoundError, RuntimeError) as e:
         raise UsageError(f"reference {args.reference} is unavailable: {e}") from None
-    _emit(args.format, report)
+    _emit(args.format, report, reports_text.crosscheck_text)
     return report.exit_code()
 
 

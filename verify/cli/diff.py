@@ -5,6 +5,7 @@ import argparse
 import sys
 
 from ..errors import SpecError
+from ..outputs import reports_text
 from ..outputs.json import to_json
 from . import options
 
@@ -21,7 +22,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(to_json(result.to_json()))
     else:
-        sys.stdout.write("\n".join(result.text_lines()) + "\n")
+        sys.stdout.write("\n".join(reports_text.diff_lines(result)) + "\n")
     return 1 if result.differs else 0
 
 

@@ -94,12 +94,6 @@ def _named_given(lay: api.Layout, args: argparse.Namespace, prefix: str, flag: t
     return dataclasses.replace(lay, id=" ".join([flag[0], flag[1], *opts]))
 
 
-def _emit(fmt: str, result) -> None:  # type: ignore[no-untyped-def]
-    """A reference report (crosscheck) renders its own text; conform and handoff results are worded by
-    ``verify.outputs.text_results``."""
-    sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result.render_text())
-
-
 def _emit_result(fmt: str, result: "Result") -> None:
     from ..outputs.text_results import result_text  # noqa: PLC0415 - loads the conform modules, as api does
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result_text(result))

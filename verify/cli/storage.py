@@ -12,6 +12,7 @@ import re
 import sys
 
 from ..errors import UsageError
+from ..outputs import reports_text
 from ..outputs.json import to_json
 from . import inputs, options
 
@@ -70,7 +71,7 @@ def cmd_consistent(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(to_json(decision.to_json()))
     else:
-        sys.stdout.write("\n".join(decision.text_lines()) + "\n")
+        sys.stdout.write("\n".join(reports_text.decision_lines(decision)) + "\n")
     return 0 if decision.consistent else 1
 
 

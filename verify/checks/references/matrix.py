@@ -177,47 +177,6 @@ class Matrix:
         """1 when a reference differs in a way not reviewed (``KNOWN``), else 0."""
         return 1 if any(not f.as_expected for f in self.findings()) else 0
 
-    def render_text(self) -> str:
-        """The matrix as a table: one line per layout, one column per reference
-        (``=`` agrees, ``x`` differs, ``e`` differs as the doc's erratum, ``-`` absent, ``?`` unavailable)."""
-        mark = {"agrees": "=", "differs": "x", "absent": "-", "unavailable": "?"}
-        w = max([len(lid) for lid in self.layouts] + [10])
-        head = "  ".join(f"{r:>{max(len(r), 1)}}" for r in self.references)
-        out = [f"{'layout':<{w}}  {head}  independent"]
-        for lid in self.layouts:
-            cells = "  ".join(f"{('e' if self.cells[lid][r].erratum else mark[self.cells[lid][r].status]):>{len(r)}}"
-                              for r in self.references)
-            out.append(f"{lid:<{w}}  {cells}  {len(self.origins(lid))}")
-        out.append("")
-        out.extend(self.text_note(limit=0))
-        for f in self.findings():
-            out.append(f"  {f.layout}: {f.message}" + ("" if f.as_expected else "  <-- UNEXPECTED"))
-        return "\n".join(out) + "\n"
-
-    def text_note(self, limit: int = 12) -> list[str]:
-        """Lines for ``check --references``: what ran, the coverage, the layouts below two references."""
-        cov = self.coverage()
-        ran = ", ".join(f"{r} ({self.versions.get(r, '')})" for r in self.references if r not in self.unavailable)
-        lines = [f"references: {ran or 'none'}"]
-        for r, why in self.unavailable.items():
-            lines.append(f"  {r}: unavailable ({why})")
-        lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
-                     f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
-                     f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains "
-                     f"({cov['explained_by_equal_map']} of them the same map as a backed layout): "
-                     f"{cov['percent_two_or_more_or_explained']}%")
-        below = [lid for lid in self.layouts if len(self.origins(lid)) < 2]
-        below.sort(key=lambda lid: bool(self.explained(lid)))   # those no finding explains first (stable)
-        if below and limit:
-            lines.append(f"fewer than two independent references ({len(below)}):")
-            for lid in below[:limit]:
-                agree = self.origins(lid)
-                why = self.explained(lid)
-                lines.append(f"  {lid}: " + (", ".join(agree) if agree else "none") + (f" ({why})" if why else ""))
-            if len(below) > limit > 0:
-                lines.append(f"  ... {len(below) - limit} more (--format json lists every layout)")
-        return lines
-
 
 def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
           versions: Mapping[str, str] | None = None) -> Matrix:

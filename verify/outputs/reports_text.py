@@ -1,0 +1,112 @@
+"""Text of the results the other commands build: a reference's crosscheck, the agreement matrix,
+a writer/reader decision (``consistent``) and a catalog diff.  Pure functions of the typed results in
+``checks/``; nothing here runs an engine."""
+from __future__ import annotations
+
+from typing import Any
+
+from ..checks.consistency import Decision
+from ..checks.crosscheck import CrosscheckReport, Row
+from ..checks.diff import DiffResult
+
+
+def crosscheck_text(rep: CrosscheckReport) -> str:
+    """Each row (agree, differ, malformed; unmatched grouped by reason), then the summary."""
+    via = "" if rep.reference == "cute-text" else f" (reference {rep.reference})"
+    out = [f"crosscheck: {rep.title} in {rep.root} ({len(rep.headers)} headers) against the spec{via}"]
+    wt = max([len(r.trait) for r in rep.rows if r.kind != "unmatched"] + [10])
+    ws = max([len(r.spec) for r in rep.rows if r.spec] + [4])
+    for kind in ("agree", "differ", "malformed"):
+        for r in (r for r in rep.rows if r.kind == kind):
+            if kind == "malformed":
+                out.append(f"  {kind:<9}  {r.trait:<{wt}}     {r.header}:{r.line}: {r.detail}")
+            else:
+                tail = "" if kind == "agree" else f"  {r.status}: {r.detail}"
+                spec = r.spec + "".join(f" {k}={v}" for k, v in r.params)
+                out.append(f"  {kind:<9}  {r.trait:<{wt}}  {r.operand}  {spec:<{ws}}{tail}".rstrip())
+    reasons: dict[str, list[Row]] = {}
+    for r in (r for r in rep.rows if r.kind == "unmatched"):
+        reasons.setdefault(r.detail, []).append(r)
+    for reason, rows in reasons.items():
+        names = sorted({f"{r.trait}{'.' + r.operand if r.operand else ''}" for r in rows})
+        shown = ", ".join(names[:3]) + (f", ... ({len(names) - 3} more)" if len(names) > 3 else "")
+        out.append(f"  unmatched  {len(rows)} x {reason}: {shown}")
+    s = rep.summary()
+    out.append(f"summary: {s['agree']} agree, {s['differ']} differ, {s['malformed']} malformed, "
+               f"{s['unmatched']} unmatched; {s['templated']} templated traits (partial specialisations) not read")
+    return "\n".join(out) + "\n"
+
+
+def matrix_text(m: Any) -> str:
+    """The agreement matrix (``checks.references.matrix.Matrix``) as a table: one line per layout, one
+    column per reference (``=`` agrees, ``x`` differs, ``e`` differs as the doc's erratum, ``-`` absent,
+    ``?`` unavailable), then the note and the findings."""
+    mark = {"agrees": "=", "differs": "x", "absent": "-", "unavailable": "?"}
+    w = max([len(lid) for lid in m.layouts] + [10])
+    head = "  ".join(f"{r:>{max(len(r), 1)}}" for r in m.references)
+    out = [f"{'layout':<{w}}  {head}  independent"]
+    for lid in m.layouts:
+        cells = "  ".join(f"{('e' if m.cells[lid][r].erratum else mark[m.cells[lid][r].status]):>{len(r)}}"
+                          for r in m.references)
+        out.append(f"{lid:<{w}}  {cells}  {len(m.origins(lid))}")
+    out.append("")
+    out.extend(matrix_note(m, limit=0))
+    for f in m.findings():
+        out.append(f"  {f.layout}: {f.message}" + ("" if f.as_expected else "  <-- UNEXPECTED"))
+    return "\n".join(out) + "\n"
+
+
+def matrix_note(m: Any, limit: int = 12) -> list[str]:
+    """Lines for ``check --references``: what ran, the coverage, the layouts below two references (those
+    no finding explains first; ``limit`` of them, 0 for none)."""
+    cov = m.coverage()
+    ran = ", ".join(f"{r} ({m.versions.get(r, '')})" for r in m.references if r not in m.unavailable)
+    lines = [f"references: {ran or 'none'}"]
+    for r, why in m.unavailable.items():
+        lines.append(f"  {r}: unavailable ({why})")
+    lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
+                 f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
+                 f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains "
+                 f"({cov['explained_by_equal_map']} of them the same map as a backed layout): "
+                 f"{cov['percent_two_or_more_or_explained']}%")
+    below = [lid for lid in m.layouts if len(m.origins(lid)) < 2]
+    below.sort(key=lambda lid: bool(m.explained(lid)))   # those no finding explains first (stable)
+    if below and limit:
+        lines.append(f"fewer than two independent references ({len(below)}):")
+        for lid in below[:limit]:
+            agree = m.origins(lid)
+            why = m.explained(lid)
+            lines.append(f"  {lid}: " + (", ".join(agree) if agree else "none") + (f" ({why})" if why else ""))
+        if len(below) > limit > 0:
+            lines.append(f"  ... {len(below) - limit} more (--format json lists every layout)")
+    return lines
+
+
+def decision_lines(d: Decision) -> list[str]:
+    """``consistent`` or the status, after each property: ok, or its verdict and witness."""
+    out = [f"writer: {d.writer}", f"reader: {d.reader}"]
+    if d.params:
+        out.append("for every " + ", ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in d.params.items()))
+    for c in d.checks:
+        out.append(f"  {c.check:<16} {'ok' if c.status == 'proved' else c.status.upper()}"
+                   + ("" if c.status == "proved" else f": {c.message}"))
+    out.append(d.status)
+    return out
+
+
+def diff_lines(r: DiffResult) -> list[str]:
+    """Added, removed, changed, undecided layouts and errata, then the summary line."""
+    out = [f"added      {x}" for x in r.added] + [f"removed    {x}" for x in r.removed]
+    out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in r.changed]
+    out += [f"undecided  {c.layout}: {c.message}" for c in r.undecided]
+    out += [f"erratum +  {x}" for x in r.errata_added] + [f"erratum -  {x}" for x in r.errata_removed]
+    if r.outside:
+        out.append(f"outside    {len(r.outside)} layouts no doc page states (the doc gives them as figures "
+                   f"only: {', '.join(r.outside_instructions)}): not compared")
+    errata = (f"{len(r.errata_added)} new, {len(r.errata_removed)} gone" if r.errata_compared
+              else "not compared (one side is spec files)")
+    out.append(f"{len(r.unchanged)} unchanged, {len(r.changed)} changed, {len(r.added)} added, "
+               f"{len(r.removed)} removed, {len(r.undecided)} undecided"
+               + (f", {len(r.outside)} outside what pages state" if r.outside else "")
+               + f"; errata in the text: {errata}" + ("  -> DIFFERENT" if r.differs else ""))
+    return out
