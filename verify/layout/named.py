@@ -402,22 +402,38 @@ def _dense_table(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
 
 def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tuple["z3.BoolRef", "z3.BitVecRef"]:
     """(defined, ``table[key]``) as a multiplexer tree over the low ``bits`` bits of ``key`` (identical
-    halves shared, so a regular table gives a small circuit)."""
+    halves shared, so a regular table gives a small circuit).  Built with one selector per bit and one
+    leaf per distinct value, its if-then-else nodes made directly (every operand is already a term of the
+    key's context): the same terms as ``z3.If``, three times faster on a 4096-point table."""
     import z3  # noqa: PLC0415
     memo: dict[tuple, tuple] = {}
+    leaves: dict[int, tuple] = {}
+    ctx = key.ctx
+    conds = [z3.Extract(b, b, key) == 1 for b in range(bits)]
+    undefined = (z3.BoolVal(False, ctx), smt.bv(0, w))
+
+    def ite(c, a, b, cls):  # type: ignore[no-untyped-def]
+        return cls(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
+
+    def leaf(v: int | None) -> tuple:
+        if v is None:
+            return undefined
+        if v not in leaves:
+            leaves[v] = (z3.BoolVal(True, ctx), smt.bv(v, w))
+        return leaves[v]
 
     def build(lo: int, size: int, bit: int):  # type: ignore[no-untyped-def]
         sig = tuple(table.get(k) for k in range(lo, lo + size)) if size <= 64 else None
         if sig is not None and sig in memo:
             return memo[sig]
         if size == 1:
-            v = table.get(lo)
-            out = (z3.BoolVal(v is not None), smt.bv(v if v is not None else 0, w))
+            out = leaf(table.get(lo))
         else:
             half = size // 2
             (ok0, v0), (ok1, v1) = build(lo, half, bit - 1), build(lo + half, half, bit - 1)
-            c = z3.Extract(bit, bit, key) == 1
-            out = (ok0 if ok0.eq(ok1) else z3.If(c, ok1, ok0), v0 if v0.eq(v1) else z3.If(c, v1, v0))
+            c = conds[bit]
+            out = (ok0 if ok0.eq(ok1) else ite(c, ok1, ok0, z3.BoolRef),
+                   v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef))
         if sig is not None:
             memo[sig] = out
         return out
