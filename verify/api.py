@@ -331,17 +331,14 @@ def wmma_arch_maps() -> tuple:
     return wmma_arch.MAPS
 
 
-def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
-                     specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Layout:
-    """The catalog's (unspecified) wmma layout ``spec`` with wmmae's map for ``arch`` (``sm_70``, ``sm_75``,
-    ``sm_80``) and ``major`` (the wmma fragment's ``row``/``col`` major type) as its map, so ``conform``,
-    ``table`` and every fragment view work on it.  The layout's ``derived`` says it is a per-architecture map
-    from wmmae (reference), not doc-stated, and ``arch`` is ``arch``.  ``major`` may be left out where the
-    row- and col-major maps are the same map (decided by both engines: sm_75, sm_80); else ``ArchError``,
-    as for an id, architecture or major the reference does not cover."""
+def wmma_arch_entry(spec: Layout | str, arch: str, major: str | None = None, *,
+                    specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """wmmae's map (``verify.catalog.wmma_arch.ArchMap``) of the catalog's wmma layout ``spec`` for ``arch``
+    (``sm_70``, ``sm_75``, ``sm_80``) and ``major`` (the wmma fragment's ``row``/``col`` major type).  ``major``
+    may be left out where the row- and col-major maps are the same map (decided by both engines: sm_75,
+    sm_80); else ``ArchError``, as for an id, architecture or major the reference does not cover."""
     from .catalog import wmma_arch as W  # noqa: PLC0415
     from .checks.maps import same  # noqa: PLC0415
-    from .layout.views import as_fragment  # noqa: PLC0415
     _a_layout(spec, "spec", ids=True)
     like = _like(spec, specs)
     if like.instruction != "wmma":
@@ -358,11 +355,21 @@ def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
                             "give --major row or --major col")
         major = pair[0].major
     try:
-        entry = W.lookup(like.id, arch, major or W.MAJORS[0])
+        return W.lookup(like.id, arch, major or W.MAJORS[0])
     except KeyError as e:
         raise ArchError(e.args[0]) from None
-    what = f"{W.LABEL}: {arch} {entry.major}_major, {entry.source} (commit {W.WMMAE_COMMIT[:12]}); {entry.describe_copy()}"
-    return as_fragment(entry.named(), like, derived=what, arch=arch)
+
+
+def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
+                     specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Layout:
+    """The catalog's (unspecified) wmma layout ``spec`` with wmmae's map for ``arch`` and ``major``
+    (``wmma_arch_entry``) as its map, so ``conform``, ``table`` and every fragment view work on it.  Its
+    ``derived`` says it is a per-architecture map from wmmae (reference), not doc-stated, with the source;
+    its ``arch`` is ``arch``."""
+    from .layout.views import as_fragment  # noqa: PLC0415
+    like = _like(spec, specs)
+    entry = wmma_arch_entry(like, arch, major, timeout=timeout)
+    return as_fragment(entry.named(), like, derived=entry.label_text(), arch=arch)
 
 
 def check_wmma_arch(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[list, list]:

@@ -100,6 +100,15 @@ class ArchMap:
             return f"replicated: lanes l and l ^ {1 << bit} hold the same elements (lane bit {bit})"
         return f"replicated: elements i and i ^ {1 << bit} of a lane hold the same element (element bit {bit})"
 
+    def label_json(self) -> dict[str, str]:
+        """What a user sees next to the map: the label, status, arch, major, source, commit, replication."""
+        return {"label": LABEL, "status": self.status, "arch": self.arch, "major": self.major,
+                "source": self.source, "commit": self.commit, "replication": self.describe_copy()}
+
+    def label_text(self) -> str:
+        return (f"{LABEL}: {self.arch} {self.major}_major, {self.source} (commit {self.commit[:12]}); "
+                f"{self.describe_copy()}")
+
     def named(self) -> FormulaMap:
         """The map as a named map ``(lane, i) -> (row, col)`` (parsed by the formula grammar)."""
         return _named(self.formula, self.elements, self.rows, self.cols)
@@ -199,7 +208,7 @@ def lookup(layout_id: str, arch: str, major: str) -> ArchMap:
         raise KeyError(f"wmmae gives no per-architecture map for {layout_id} (it covers "
                        + ", ".join(covered_ids()) + ")")
     raise KeyError(f"wmmae gives no map for {layout_id} on {arch} (it has "
-                   + ", ".join(archs_for(layout_id)) + "); --major is row or col")
+                   + ", ".join(archs_for(layout_id)) + ")")
 
 
 def majors(layout_id: str, arch: str) -> tuple[ArchMap, ...]:
