@@ -12,6 +12,10 @@ count; a doc count that differs is contradicted, as ptxas already says) and what
 cell of the matrix held by the same number of elements (the replication, n x 32 / (rows x cols)).  The map
 itself is reported as observed (status ``observed``), never as doc-stated.
 
+On a device whose compute capability is one wmmae has maps for (7.0, 7.5, 8.0; ``verify.catalog.wmma_arch``)
+the observed A (``.row``) and B (``.col``) maps are also compared with wmmae's, and the result's message says
+whether they are the same map; that reference is not the doc, so the status stays ``observed``.
+
 The SIMULATED device has no spec map to follow: it uses a stand-in (element e = lane x n + i holds cell
 e mod (rows x cols), row-major), so a simulated observation shows the pipeline works, nothing about the
 hardware.
