@@ -319,6 +319,77 @@ def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT,
     return conform_any(_like(spec, specs), given, timeout, _params(params), block)
 
 
+class ArchError(ValueError):
+    """A per-architecture wmma map that the reference does not give (``wmma_arch_layout``): the message names
+    what it covers."""
+
+
+def wmma_arch_maps() -> tuple:
+    """wmmae's per-architecture wmma maps (``verify.catalog.wmma_arch.ArchMap``): reference data, each
+    ``reference_only`` (never doc-stated), with its source ``wmmae <path>:<line>`` and commit."""
+    from .catalog import wmma_arch  # noqa: PLC0415
+    return wmma_arch.MAPS
+
+
+def wmma_arch_entry(spec: Layout | str, arch: str, major: str | None = None, *,
+                    specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """wmmae's map (``verify.catalog.wmma_arch.ArchMap``) of the catalog's wmma layout ``spec`` for ``arch``
+    (``sm_70``, ``sm_75``, ``sm_80``) and ``major`` (the wmma fragment's ``row``/``col`` major type).  ``major``
+    may be left out where the row- and col-major maps are the same map (decided by both engines: sm_75,
+    sm_80); else ``ArchError``, as for an id, architecture or major the reference does not cover."""
+    from .catalog import wmma_arch as W  # noqa: PLC0415
+    from .checks.maps import same  # noqa: PLC0415
+    _a_layout(spec, "spec", ids=True)
+    like = _like(spec, specs)
+    if like.instruction != "wmma":
+        raise ArchError(f"--arch is for wmma layouts (per-architecture maps from wmmae); {like.id} is not one")
+    if major is not None and major not in W.MAJORS:
+        raise ArchError(f"major must be row or col, not {major!r}")
+    if arch not in W.ARCHS:
+        raise ArchError(f"no per-architecture map for {arch!r}: wmmae gives {', '.join(W.ARCHS)}")
+    pair = W.majors(like.id, arch)
+    if major is None and len(pair) == 2:
+        verdict = same(pair[0].named(), pair[1].named(), _timeout(timeout), (pair[0].name, pair[1].name))
+        if verdict.status != "proved":
+            raise ArchError(f"the row- and col-major maps of {like.id} differ on {arch} ({verdict.message}): "
+                            "give --major row or --major col")
+        major = pair[0].major
+    try:
+        return W.lookup(like.id, arch, major or W.MAJORS[0])
+    except KeyError as e:
+        raise ArchError(e.args[0]) from None
+
+
+def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
+                     specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> Layout:
+    """The catalog's (unspecified) wmma layout ``spec`` with wmmae's map for ``arch`` and ``major``
+    (``wmma_arch_entry``) as its map, so ``conform``, ``table`` and every fragment view work on it.  Its
+    ``derived`` says it is a per-architecture map from wmmae (reference), not doc-stated, with the source;
+    its ``arch`` is ``arch``."""
+    from .layout.views import as_fragment  # noqa: PLC0415
+    like = _like(spec, specs)
+    entry = wmma_arch_entry(like, arch, major, timeout=timeout)
+    return as_fragment(entry.named(), like, derived=entry.label_text(), arch=arch)
+
+
+def check_wmma_arch(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[list, list]:
+    """Every wmmae map's checks (``verify.checks.wmma_arch``: in range, covers, injective or the stated
+    replication; both engines) and the relations (sm_80 = the doc's mma layouts, sm_75 = sm_80, row = col
+    major where it holds): (``ArchMapResult`` list, ``CheckResult`` list)."""
+    from .checks import wmma_arch as C  # noqa: PLC0415
+    timeout = _timeout(timeout)
+    if specs is None or isinstance(specs, (str, Path)):
+        specs = load(str(specs) if specs is not None else _bundled.resolve().path)
+    specs = _specs(specs)
+
+    def layout_of(lid: str) -> Layout:
+        lay = layout(specs, lid)
+        if not isinstance(lay, Layout):
+            raise TypeError(f"{lid} is not a register fragment")
+        return lay
+    return C.check_all(timeout), [r.decide(timeout) for r in C.relations(layout_of)]
+
+
 def block_tile(layout: Layout | str, warps: tuple[int, int], block: tuple[int, int], order: str = "triton", *,
                specs: Iterable[Spec] | str | Path | None = None, params: Mapping[str, int] | None = None) -> Layout:
     """"Instruction X tiled as warps (wm, wn) over rows x cols": the fragment ``layout`` (or its id) held by
@@ -825,4 +896,4 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
            "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
-           "Given"]
+           "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]

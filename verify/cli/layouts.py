@@ -107,6 +107,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
         return conform_map(args, spec, params)
     if args.type is not None or args.tile is not None:
         raise UsageError(f"--type and --tile are for shared-memory [[layout]]s; {spec.id} is a register fragment")
+    spec, label = arch_spec(spec, args)
     try:
         given = inputs.evaluation_guard(spec.id, lambda: _given(args, spec, params))
         if args.warps is not None:  # against "the instruction tiled as warps W over the block": equal or not
@@ -119,8 +120,47 @@ def cmd_conform(args: argparse.Namespace) -> int:
                                                                         params=params or None, block=args.block))
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None
-    _emit_result(args.format, result)
+    if label is None:
+        _emit_result(args.format, result)
+    elif args.format == "json":
+        sys.stdout.write(out_json.to_json({**result.to_json(), "reference": label}))
+    else:
+        from ..outputs.text_results import result_text  # noqa: PLC0415
+        sys.stdout.write("against the " + label_line(label) + result_text(result))
     return result.exit_code(args.allow_replication)
+
+
+def arch_spec(spec: api.Layout | api.MapLayout, args: argparse.Namespace) -> tuple[api.Layout, dict | None]:
+    """``--arch``/``--major``: the wmma layout with wmmae's per-architecture map (reference, not doc-stated)
+    and the label that says so; without ``--arch``, the spec as it is (``--major`` alone is a usage error)."""
+    arch, major = getattr(args, "arch", None), getattr(args, "major", None)
+    if arch is None:
+        if major is not None:
+            raise UsageError("--major goes with --arch (a per-architecture wmma map)")
+        return spec, None  # type: ignore[return-value]
+    if isinstance(spec, api.MapLayout):
+        raise UsageError(f"--arch is for wmma layouts (per-architecture maps from wmmae); {spec.id} is a [[layout]]")
+    try:
+        entry = api.wmma_arch_entry(spec, arch, major, timeout=getattr(args, "timeout", 10.0))
+    except api.ArchError as e:
+        raise UsageError(str(e)) from None
+    return api.wmma_arch_layout(spec, arch, entry.major), entry.label_json()
+
+
+def label_line(label: dict) -> str:
+    return (f"{label['label']}: {label['arch']} {label['major']}_major, {label['source']} "
+            f"(commit {label['commit']}); {label['replication']}\n")
+
+
+def add_arch_options(p: argparse.ArgumentParser) -> None:
+    """``--arch`` and ``--major`` (conform, table): a wmma layout's per-architecture map from wmmae."""
+    from ..catalog.wmma_arch import ARCHS, MAJORS  # noqa: PLC0415
+    p.add_argument("--arch", choices=ARCHS, default=None,
+                   help="wmma only: use the per-architecture map from wmmae (reference, not doc-stated) for this "
+                        "architecture; without it a wmma layout stays unspecified")
+    p.add_argument("--major", choices=MAJORS, default=None,
+                   help="with --arch: the wmma fragment's row_major or col_major type (needed where their maps "
+                        "differ: sm_70)")
 
 
 def cmd_handoff(args: argparse.Namespace) -> int:
@@ -183,6 +223,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("--tile", type=options.block, default=None, metavar="ROWSxCOLS",
                    help="against a shared-memory [[layout]]: the tile of a Triton shared encoding without a memdesc")
     c.add_argument("--allow-replication", action="store_true", help="exit 0 for a replicated layout too")
+    add_arch_options(c)
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     c.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
     c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)

@@ -51,9 +51,13 @@ def cmd_table(args: argparse.Namespace) -> int:
         lay = _instance(whole, params)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
-    if isinstance(lay, MapLayout):
-        return _map_table(lay, args, whole, params)
     from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
+    if isinstance(lay, MapLayout):
+        layouts.arch_spec(lay, args)  # --arch/--major are for wmma fragments: refused here
+        return _map_table(lay, args, whole, params)
+    if args.arch is not None and args.format == "svg":
+        raise UsageError("--arch is for text and json (the label says the map is wmmae's, not the doc's)")
+    lay, label = layouts.arch_spec(lay, args)
     flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
         like = lay
@@ -81,9 +85,10 @@ def cmd_table(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(text)
     elif args.format == "json":
-        sys.stdout.write(out_json.to_json(out_json.table_json(lay, metadata)))
+        table = out_json.table_json(lay, metadata)
+        sys.stdout.write(out_json.to_json(table if label is None else {**table, "reference": label}))
     else:
-        sys.stdout.write(out_text.table_text(lay, metadata))
+        sys.stdout.write(("" if label is None else layouts.label_line(label)) + out_text.table_text(lay, metadata))
     return 0
 
 
@@ -167,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_table)
 
     from . import confirm, diff, ingest, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
+    layouts.add_arch_options(t)
     for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared):
         module.register(sub)
     sub.choices["confirm"].set_defaults(func=_with_progress("confirm: building and running probes",

@@ -88,13 +88,15 @@ def judge_wmma(p: cp.CatalogProbe, obs: Observation) -> list[HardwareResult]:
     frs = {fr.operand: fr for fr in wmma.fragments(p)}
     found, ok = [], {}
     stand_in = " (a stand-in: the SIMULATED device has no doc map to follow)" if obs.simulated else ""
+    arch = wmma.reference_arch(obs.device)  # a device wmmae has maps for: compare (reference, not the doc)
     for lay in p.tested:
         fr = frs[lay.operand]
         viol = [(m, {"relation": "wmma", "message": m}) for m in wmma.violations(fr, lay, observed[lay.operand])]
         found.append((lay, viol))
+        ref = wmma.compare_reference(fr, lay, observed[lay.operand], arch) if arch is not None else None
         ok[lay.id] = ("observed", f"the doc leaves this map unspecified; observed{stand_in}, each cell held "
                                   f"{lay.n_elements * 32 // fr.cells} time(s) as the counts imply: "
-                                  f"{wmma.describe(lay, observed[lay.operand])}")
+                                  f"{wmma.describe(lay, observed[lay.operand])}" + (f"; {ref}" if ref else ""))
     return _results(p, obs, found, ok, {x.id: frs[x.operand].load for x in p.tested})
 
 

@@ -12,6 +12,10 @@ count; a doc count that differs is contradicted, as ptxas already says) and what
 cell of the matrix held by the same number of elements (the replication, n x 32 / (rows x cols)).  The map
 itself is reported as observed (status ``observed``), never as doc-stated.
 
+On a device whose compute capability is one wmmae has maps for (7.0, 7.5, 8.0; ``verify.catalog.wmma_arch``)
+the observed A (``.row``) and B (``.col``) maps are also compared with wmmae's, and the result's message says
+whether they are the same map; that reference is not the doc, so the status stays ``observed``.
+
 The SIMULATED device has no spec map to follow: it uses a stand-in (element e = lane x n + i holds cell
 e mod (rows x cols), row-major), so a simulated observation shows the pipeline works, nothing about the
 hardware.
@@ -217,10 +221,49 @@ def violations(fr: Fragment, lay: Layout, observed: Mapping[tuple[int, int], tup
     return bad
 
 
+# ----------------------------------------------------------------------------- per-architecture references
+
+_ARCH_OF_CC = {"7.0": "sm_70", "7.5": "sm_75", "8.0": "sm_80"}  # exactly the architectures wmmae's maps are for
+
+
+def reference_arch(device: Mapping[str, object]) -> str | None:
+    """The architecture of wmmae's per-architecture maps that an observation's device is (its compute
+    capability exactly 7.0, 7.5 or 8.0), else None: no reference map applies."""
+    return _ARCH_OF_CC.get(str(device.get("compute_capability")))
+
+
+def compare_reference(fr: Fragment, lay: Layout, observed: Mapping[tuple[int, int], tuple[int, int] | None],
+                      arch: str) -> str | None:
+    """The observed map against wmmae's map of ``lay`` for ``arch`` and the probe's load layout (A ``.row``,
+    B ``.col``): a sentence saying it is the same map, or where it first differs and at how many points; None
+    where wmmae has no map for it.  The reference is not the doc: this never confirms or contradicts a spec."""
+    from ..catalog import wmma_arch  # noqa: PLC0415
+    try:
+        entry = wmma_arch.lookup(lay.id, arch, _LOAD_LAYOUT[fr.operand])
+    except KeyError:
+        return None
+    named = entry.named()
+    what = f"wmmae's {arch} {entry.major}_major map ({entry.source}; {wmma_arch.LABEL})"
+    diffs = []
+    for lane in range(32):
+        for i in range(fr.elements):
+            ref = named.at({"lane": lane, "i": i})
+            want = None if ref is None else (ref["row"], ref["col"])
+            got = observed.get((lane, i))
+            if want != got:
+                diffs.append((lane, i, want, got))
+    if not diffs:
+        return f"the same map as {what}"
+    lane, i, want, got = diffs[0]
+    return (f"differs from {what} at {len(diffs)} point(s), first lane {lane} element {lay.element_name(i)}: "
+            f"wmmae {want}, observed {got}")
+
+
 def describe(lay: Layout, observed: Mapping[tuple[int, int], tuple[int, int] | None], first: int = 8) -> str:
     """Lane 0 of an observed map, in the doc's words (the observation file has all of it)."""
     elems = ", ".join(f"{lay.element_name(i)} {observed.get((0, i))}" for i in range(min(first, lay.n_elements)))
     return f"lane 0: {elems}" + (", ..." if lay.n_elements > first else "")
 
 
-__all__ = ["Fragment", "build", "decode", "describe", "fragments", "image", "simulate", "stand_in", "violations"]
+__all__ = ["Fragment", "build", "compare_reference", "decode", "describe", "fragments", "image", "reference_arch",
+           "simulate", "stand_in", "violations"]
