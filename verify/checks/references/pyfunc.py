@@ -162,6 +162,7 @@ class Interpreter:
                               "name)", *pos)
             if e.keywords or any(isinstance(x, ast.Starred) for x in e.args):
                 raise Refused(f"call of {e.func.id} with keyword or starred arguments", *pos)
+            self.resolve(module, e.func.id, pos)   # an unknown name (``eval``) is refused before its arguments
             args = tuple(_int(self._expr(x, env, module, depth), pos) for x in e.args)
             return self._call(module, e.func.id, args, depth + 1, pos)
         what = type(e).__name__ if not isinstance(e, ast.BinOp) else f"operator {type(e.op).__name__}"
