@@ -192,10 +192,36 @@ def test_an_inverse_that_is_not_a_bijection_is_malformed(tmp_path: Path) -> None
     assert inv.kind == "malformed" and "not a bijection" in inv.detail
 
 
+# TileLang's A row-address map (mma_layout.py:19's form): lane s gives row s % 16, columns 8 * (s // 16) + e
+LDSM = GOOD + '''
+
+def ldmatrix_32x8_to_shared_16x16_layout(thread_id, local_id):
+    row = thread_id % 16
+    col = 8 * (thread_id // 16) + local_id % 8
+    return row, col
+
+
+def ldmatrix_32x32_to_shared_16x64_layout_b(thread_id):
+    return thread_id, 0
+'''
+
+
+def test_ldmatrix_address_map_with_its_fragment_states_the_ldmatrix_layout(tmp_path: Path) -> None:
+    rows = [r for r in _rows(_files(tmp_path, LDSM), "ldmatrix_32x8_to_shared_16x16_layout")]
+    by = {r.spec: r for r in rows}
+    a = by["ldmatrix.m8n8.R.b16"]   # with mma_load_a_32x8_to_shared_16x16_layout, A stored (m, k)
+    assert (a.kind, a.params, a.line) == ("agree", (("NUM", 4),), 18)
+    # the two middle matrices' lanes swapped: lanes 8-15 point at columns 8.., lanes 16-23 at rows 8..
+    swapped = LDSM.replace("row = thread_id % 16\n    col = 8 * (thread_id // 16)",
+                           "row = thread_id % 8 + 8 * (thread_id // 16)\n    col = 8 * (thread_id // 8 % 2)")
+    assert swapped != LDSM
+    by = {r.spec: r for r in _rows(_files(tmp_path, swapped), "ldmatrix_32x8_to_shared_16x16_layout")}
+    assert by["ldmatrix.m8n8.R.b16"].kind == "differ" and "r2" in by["ldmatrix.m8n8.R.b16"].detail
+
+
 def test_unpaired_and_missing_functions(tmp_path: Path) -> None:
-    extra = GOOD + "\n\ndef ldmatrix_32x8_to_shared_16x16_layout(thread_id, local_id):\n    return thread_id, local_id\n"
-    report = tl.evaluate_default(spec_layouts(), 10.0, _files(tmp_path, extra))
-    [ld] = [r for r in report.rows if r.trait == "ldmatrix_32x8_to_shared_16x16_layout"]
+    report = tl.evaluate_default(spec_layouts(), 10.0, _files(tmp_path, LDSM))
+    [ld] = [r for r in report.rows if r.trait == "ldmatrix_32x32_to_shared_16x64_layout_b"]
     assert ld.kind == "unmatched" and "row-address" in ld.detail
     missing = [r for r in report.rows if r.trait == "mma_load_a_32x16_to_shared_16x32_layout"]
     assert missing and all(r.kind == "malformed" and "not defined" in r.detail for r in missing)
@@ -256,7 +282,11 @@ def test_installed_tilelang_agrees_on_known_layouts() -> None:
                  # TileLang agrees with the reviewed corrections of the doc's sparse B layouts
                  ("shared_16x32_to_mma_sp_layout_sr_b", "mma.sp.m16n8k32.B.f16_bf16@corrected"),
                  ("shared_16x16_to_mma_sp_layout_sr_b", "mma.sp.m16n8k16.B.tf32@corrected"),
-                 ("mma_32x8_to_shared_16x16_layout_fp32", "mma.m8n8k4.f16.C.f32")]:
+                 ("mma_32x8_to_shared_16x16_layout_fp32", "mma.m8n8k4.f16.C.f32"),
+                 # ldmatrix: an address map with the fragment it loads (module docstring)
+                 ("ldmatrix_32x8_to_shared_16x16_layout", "ldmatrix.m8n8.R.b16"),
+                 ("ldmatrix_trans_32x8_to_shared_16x16_layout", "ldmatrix.m8n8.R.b16.trans"),
+                 ("ldmatrix_32x16_to_shared_8x64_layout_b", "ldmatrix.m8n8.R.b16")]:
         assert pair in agree, pair
     assert not [r for r in rows if r.kind == "malformed"]
 

@@ -41,7 +41,23 @@ The conventions applied (each a pairing's ``transpose``/``domain``/``quad_pairs`
   (``shared_16x4_to_mma_a_32x4_layout(row, col, rep)``, mma_sm70_layout.py:1) are enumerated over
   ``rep`` 0..1 too.
 
-Functions with no pairing are ``unmatched`` with why (ldmatrix row-address maps, metadata, Metal...).
+* ldmatrix (``LDMATRIX``): TileLang states no ldmatrix fragment, only row-address maps
+  ``f(lane, e) -> (row, col)`` (lane s gives row s % 8 of matrix s // 8; e walks the row's 16 bytes;
+  ``f(lane)``, the row's start, for e2m1: ``ldmatrix_32x32_to_shared_16x64_layout_a``, mma_layout.py:236).
+  Loaded with one of its fragment functions, the pair states the ldmatrix fragment: fragment element
+  (thread, local) sits at a tile position that the address map places at stacked row s, element e,
+  which is the spec's (row s, b16 column e * bits // 16); 32-bit elements are two b16 elements, sub-b16
+  ones (8- and 4-bit) must sit in the same part of their b16 in both.  Which map goes with which
+  fragment: ``get_ldmatrix_offset`` (utils.py:20) picks the map by ``transposed`` for A and B alike
+  (utils.py:41-49), and a 32-bit or 8-bit B is loaded only "transposed" (utils.py:30-40, 50-62), i.e.
+  stored ``(n, k)``, with the plain instruction; so ``ldmatrix_trans_32x8_to_shared_16x16_layout``
+  (mma_layout.py:25) loads B stored ``(n, k)`` (plain ``ldmatrix``) and A stored ``(k, m)``
+  (``.trans``), ``ldmatrix_32x8_to_shared_16x16_layout`` (mma_layout.py:19) A stored ``(m, k)`` (plain)
+  and B stored ``(k, n)`` (``.trans``).  ``.trans`` exactly when the stored tile is the fragment's
+  transposed.
+
+Functions with no pairing are ``unmatched`` with why (metadata, Metal, helpers, ldmatrix maps with no
+fragment function in these files).
 """
 from __future__ import annotations
 
@@ -157,10 +173,49 @@ def _pairs() -> tuple[Pairing, ...]:
 PAIRINGS = _pairs()
 
 
+@dataclass(frozen=True)
+class LdPairing:
+    """An ldmatrix row-address map of TileLang's and the fragment it loads with it: together they state the
+    ldmatrix fragment (module docstring)."""
+
+    address: str         # f(lane, e) -> (row, col) of the tile, or f(lane) -> the row's start (``row_start``)
+    fragment: str        # TileLang's forward fragment function (thread, local) -> (row, col) it loads
+    spec: str            # the ldmatrix id
+    num: int             # .x1, .x2, .x4
+    bits: int            # the element width of the fragment's local ids
+    swap: bool = False   # the tile is stored transposed to the fragment's (row, col)
+    row_start: bool = False
+
+
+LDMATRIX = (
+    LdPairing("ldmatrix_32x8_to_shared_16x16_layout", "mma_load_a_32x8_to_shared_16x16_layout",
+              "ldmatrix.m8n8.R.b16", 4, 16),
+    LdPairing("ldmatrix_trans_32x8_to_shared_16x16_layout", "mma_load_b_32x8_to_shared_16x16_layout",
+              "ldmatrix.m8n8.R.b16", 4, 16),
+    LdPairing("ldmatrix_trans_32x8_to_shared_16x16_layout", "mma_load_a_32x8_to_shared_16x16_layout",
+              "ldmatrix.m8n8.R.b16.trans", 4, 16, swap=True),
+    LdPairing("ldmatrix_32x8_to_shared_16x16_layout", "mma_load_b_32x8_to_shared_16x16_layout",
+              "ldmatrix.m8n8.R.b16.trans", 4, 16, swap=True),
+    LdPairing("ldmatrix_32x4_to_shared_16x8_layout_a", "mma_load_a_32x4_to_shared_16x8_layout",
+              "ldmatrix.m8n8.R.b16", 4, 32),
+    LdPairing("ldmatrix_32x4_to_shared_16x8_layout_b", "mma_load_b_32x4_to_shared_16x8_layout",
+              "ldmatrix.m8n8.R.b16", 4, 32),
+    LdPairing("ldmatrix_32x16_to_shared_16x32_layout_a", "mma_load_a_32x16_to_shared_16x32_layout",
+              "ldmatrix.m8n8.R.b16", 4, 8),
+    LdPairing("ldmatrix_32x16_to_shared_16x32_layout_b", "mma_load_b_32x16_to_shared_16x32_layout",
+              "ldmatrix.m8n8.R.b16", 4, 8),
+    LdPairing("ldmatrix_32x32_to_shared_16x64_layout_a", "mma_load_a_32x32_to_shared_16x64_layout",
+              "ldmatrix.m8n8.R.b16", 4, 4, row_start=True),
+    LdPairing("ldmatrix_32x16_to_shared_8x64_layout_b", "mma_load_b_32x16_to_shared_8x64_layout",
+              "ldmatrix.m8n8.R.b16", 2, 4, row_start=True),
+)
+
+
 def _unpaired_reason(name: str) -> str:
     """Why a function of the layout files is compared with nothing."""
     if name.startswith("ldmatrix"):
-        return "an ldmatrix row-address map (the shared-memory row each lane points at), not a register fragment"
+        return ("an ldmatrix row-address map with no fragment function of these files to load with it (the "
+                "pairing is made outside them)")
     if name.startswith("metadata") or name.startswith("get_logical_id"):
         return "sparse metadata: the catalog states it within mma.sp A (sparse.metadata), not as a layout"
     if name.startswith("metal"):
@@ -240,6 +295,46 @@ def entries(interp: Interpreter, p: Pairing, spec: Layout) -> tuple[tuple[int, i
     return tuple(sorted(out))
 
 
+def ldmatrix_entries(interp: Interpreter, p: LdPairing, spec: Layout) -> tuple[tuple[int, int, int, int], ...]:
+    """The ldmatrix fragment TileLang's pair of functions states, in the spec's b16 terms: each fragment
+    element's tile position, found in the address map (lane s gives the row of matrix s // 8, row s % 8;
+    its e-th element is column e), is stacked row s, b16 column e * bits // 16."""
+    m = FILES[0]
+    per_row = 128 // p.bits            # a matrix row is 16 bytes
+    where: dict[tuple[int, int], tuple[int, int]] = {}
+    for s in range(8 * p.num):
+        start = _pair(interp.call(m, p.address, (s,)), p.address, (s,)) if p.row_start else None
+        for e in range(per_row):
+            pos = (start[0], start[1] + e) if start is not None else \
+                _pair(interp.call(m, p.address, (s, e)), p.address, (s, e))
+            if pos in where:
+                raise ValueError(f"{p.address}: lanes {where[pos][0]} and {s} both point at {pos} (not a bijection)")
+            where[pos] = (s, e)
+    b16 = spec.n_elements
+    count = b16 * 16 // p.bits         # the fragment's local ids per thread
+    out: dict[tuple[int, int], tuple[int, int]] = {}
+    for t in range(32):
+        for loc in range(count):
+            r, c = _pair(interp.call(m, p.fragment, (t, loc)), p.fragment, (t, loc))
+            pos = (c, r) if p.swap else (r, c)
+            if pos not in where:
+                raise ValueError(f"{p.fragment}({t}, {loc}) = {(r, c)}: no lane's row holds tile position {pos}")
+            s, e = where[pos]
+            if p.bits >= 16:
+                k = p.bits // 16
+                cells = [((t, loc * k + h), (s, e * k + h)) for h in range(k)]
+            else:
+                k = 16 // p.bits
+                if loc % k != e % k:
+                    raise ValueError(f"{p.fragment}({t}, {loc}) is {p.bits}-bit part {loc % k} of its b16 but part "
+                                     f"{e % k} of lane {s}'s row")
+                cells = [((t, loc // k), (s, e // k))]
+            for key, cell in cells:
+                if out.setdefault(key, cell) != cell:
+                    raise ValueError(f"thread {t} b16 element {key[1]} is both {out[key]} and {cell}")
+    return tuple(sorted((t, i, r, c) for (t, i), (r, c) in out.items()))
+
+
 def _pair(v: int | tuple[int, ...], func: str, args: tuple[int, ...]) -> tuple[int, int]:
     if not isinstance(v, tuple) or len(v) != 2:
         raise ValueError(f"{func}{args} returned {v!r}, not a pair")
@@ -270,7 +365,7 @@ def evaluate_files(modules: dict[str, Module], specs: list, timeout: float, root
     index = _spec_index(specs)
     interp = Interpreter(modules)
     items: list[Evaluated] = []
-    paired = {(p.file, p.func) for p in PAIRINGS}
+    paired = {(p.file, p.func) for p in PAIRINGS} | {(FILES[0], p.address) for p in LDMATRIX}
     rows: list[Row] = []
     for stem in FILES:
         mod = modules[stem]
@@ -303,7 +398,39 @@ def evaluate_files(modules: dict[str, Module], specs: list, timeout: float, root
                 items.append(Evaluated(p.func, spec.operand, where, line, spec, text=text, error=str(e)))
                 continue
             items.append(Evaluated(p.func, spec.operand, where, line, spec, entries=table, text=text))
+        if stem == FILES[0]:
+            rows += _ldmatrix_items(mod, interp, index, where, items)
     return rows + conform_rows(items, timeout)
+
+
+def _ldmatrix_items(mod: Module, interp: Interpreter, index: dict[str, Layout], where: str,
+                    items: list[Evaluated]) -> list[Row]:
+    """The ldmatrix pairings as evaluated items (appended); rows for the ones that cannot be."""
+    rows = []
+    for p in LDMATRIX:
+        line = mod.line_of(p.address)
+        text = (f"{p.address} with {p.fragment}: ldmatrix .x{p.num}{'.trans' if p.swap else ''} of "
+                f"{p.bits}-bit elements as TileLang loads its fragment")
+        family = index.get(p.spec)
+        missing = [f for f in (p.address, p.fragment) if f not in mod.functions]
+        if missing:
+            rows.append(Row("malformed", p.address, "", where, line, spec=p.spec,
+                            detail=f"{missing[0]} is not defined in {mod.file}"))
+            continue
+        if family is None:
+            rows.append(Row("unmatched", p.address, "", where, line, detail=f"no catalog layout {p.spec}", layout=text))
+            continue
+        params = (("NUM", p.num),)
+        member = family.instance(NUM=p.num)
+        try:
+            items.append(Evaluated(p.address, family.operand, where, line, family, params,
+                                   ldmatrix_entries(interp, p, member), text))
+        except Refused as e:
+            items.append(Evaluated(p.address, family.operand, where, line, family, params, text=text,
+                                   error=f"{e.file}:{e.line}:{e.col}: {e.reason}"))
+        except ValueError as e:
+            items.append(Evaluated(p.address, family.operand, where, line, family, params, text=text, error=str(e)))
+    return rows
 
 
 def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | Path | None = None
