@@ -119,6 +119,20 @@ def test_refused_parameters_and_unknown_modules() -> None:
         it.call("m", "h", (1,))
 
 
+def test_deep_nesting_is_refused_not_a_crash() -> None:
+    it = interp("def f(t):\n    return " + " + ".join(["t"] * 5000) + "\n")
+    try:
+        assert it.call("m", "f", (1,)) == 5000   # within the stack: evaluated
+    except Refused as e:
+        assert "does not parse" in e.reason or "nests too deep" in e.reason
+    it = interp("def f(t):\n    return " + "(" * 1000 + "t" + ")" * 1000 + "\n")
+    with pytest.raises(Refused, match="does not parse"):
+        it.call("m", "f", (1,))
+    it = interp("def f(t):\n    return t\x00\n")
+    with pytest.raises(Refused, match="does not parse"):
+        it.call("m", "f", (1,))
+
+
 def test_a_file_that_does_not_parse() -> None:
     it = interp("def f(t:\n    return t\n")
     with pytest.raises(Refused, match="does not parse"):

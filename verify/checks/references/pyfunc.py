@@ -56,6 +56,8 @@ def read_module(text: str, file: str) -> Module:
         tree = ast.parse(text, filename=file)
     except SyntaxError as e:
         return Module(file, {}, {}, {}, f"{file}:{e.lineno or 0}:{e.offset or 0}: {e.msg}")
+    except (ValueError, RecursionError, MemoryError) as e:   # NUL bytes; nesting beyond the parser's stack
+        return Module(file, {}, {}, {}, f"{file}:0:0: {type(e).__name__}: {e}")
     funcs: dict[str, ast.FunctionDef] = {}
     aliases: dict[str, tuple[str, int]] = {}
     imports: dict[str, tuple[str, str, int]] = {}
@@ -83,7 +85,11 @@ class Interpreter:
     def call(self, module: str, name: str, args: tuple[int, ...]) -> int | tuple[int, ...]:
         """``name(*args)`` of ``module``: an int or a tuple of ints, or ``Refused``."""
         mod = self.modules.get(module)
-        return self._call(module, name, tuple(args), 0, (mod.file if mod is not None else module, 0, 0))
+        at = (mod.file if mod is not None else module, 0, 0)
+        try:
+            return self._call(module, name, tuple(args), 0, at)
+        except RecursionError:   # an expression nested deeper than Python's stack (calls are bounded by DEPTH)
+            raise Refused(f"{name}: an expression nests too deep to evaluate", *at) from None
 
     def resolve(self, module: str, name: str, at: tuple[str, int, int] | None = None, hops: int = 0
                 ) -> tuple[str, ast.FunctionDef]:
