@@ -479,8 +479,8 @@ def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = Non
 
 def reference(name: str, specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT,
               path: str | Path | None = None) -> CrosscheckReport:
-    """One independent reference (``cute``, ``cute-text``, ``triton``, ``tensor-layouts``) evaluated and
-    conformed to the spec layouts: a ``CrosscheckReport`` (rows agree, differ, malformed, unmatched).
+    """One independent reference (``cute``, ``cute-text``, ``triton``, ``tensor-layouts``, ``tilelang``) evaluated
+    and conformed to the spec layouts: a ``CrosscheckReport`` (rows agree, differ, malformed, unmatched).
     ``path``: CuTe's headers for ``cute``/``cute-text`` (default: the installed nvidia-cutlass).  A
     reference that cannot run raises ``FileNotFoundError`` with the reason (``reference_reasons``)."""
     from .checks.references import reference as _reference  # noqa: PLC0415

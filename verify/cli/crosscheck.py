@@ -1,4 +1,5 @@
-"""``ptx-verify crosscheck``: an independent reference (CuTe's headers read or compiled, Triton, tensor-layouts)
+"""``ptx-verify crosscheck``: an independent reference (CuTe's headers read or compiled, Triton, tensor-layouts,
+TileLang)
 against the spec, layout by layout, or every reference at once (``--matrix``).
 
 Argument checking and printing only; the work is ``verify.api.crosscheck``, ``api.reference`` and
@@ -76,11 +77,13 @@ def _crosscheck_reference(args: argparse.Namespace) -> int:
 
 def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add ``crosscheck``."""
-    x = subparsers.add_parser("crosscheck", help="an independent reference (CuTe, Triton, tensor-layouts) against "
-                                                 "the spec, layout by layout")
-    x.add_argument("--reference", choices=("cute", "cute-text", "triton", "tensor-layouts"), default="cute-text",
+    x = subparsers.add_parser("crosscheck", help="an independent reference (CuTe, Triton, tensor-layouts, TileLang) "
+                                                 "against the spec, layout by layout")
+    x.add_argument("--reference", choices=("cute", "cute-text", "triton", "tensor-layouts", "tilelang"),
+                   default="cute-text",
                    help="cute: CuTe's traits compiled host-only (g++ and the CUDA headers); cute-text (default): "
-                        "mma_traits_sm*.hpp read as text; triton: Gluon linear layouts; tensor-layouts: its atoms")
+                        "mma_traits_sm*.hpp read as text; triton: Gluon linear layouts; tensor-layouts: its atoms; "
+                        "tilelang: TileLang's layout functions, read from source")
     x.add_argument("--matrix", action="store_true",
                    help="every reference that runs here: the agreement matrix of the catalog (exit 1 on a "
                         "difference not reviewed)")

@@ -14,6 +14,10 @@ Each reference is one module with the same three parts:
 | ``cute-text`` | CuTe's ``mma_traits_sm*.hpp`` read as text (the original ``crosscheck``) | CUTLASS CuTe | ``refs`` |
 | ``triton`` | Gluon's ``to_linear_layout`` of NVMMA (v2, v3) and dot-operand layouts, in a subprocess | Triton | ``triton`` |
 | ``tensor-layouts`` | the ``tensor-layouts`` package's NVIDIA MMA and copy atoms | tensor-layouts | ``refs`` |
+| ``tilelang`` | TileLang's layout functions, read with ``ast`` and evaluated (never imported) | TileLang | see below |
+
+``tilelang`` is no extra: TileLang needs torch, so only its files are installed (``pip install --no-deps
+tilelang==0.1.15``) and read as text (``references.tilelang``, ``references.pyfunc``).
 """
 from __future__ import annotations
 
@@ -22,9 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-NAMES = ("cute", "cute-text", "triton", "tensor-layouts")
-ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts"}
-_MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts"}
+NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang")
+ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts",
+           "tilelang": "TileLang"}
+_MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts",
+            "tilelang": "tilelang"}
 
 
 @dataclass(frozen=True)
