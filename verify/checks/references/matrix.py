@@ -46,6 +46,12 @@ KNOWN = (
     (("cute",), r"SM100_U8x(8|16)_LDSM_T",
      "CuTe's DstLayout is the register order after the byte shuffle of cute/arch/copy_sm100.hpp, not ldmatrix's "
      "raw order (the spec's derived note undoes the shuffle)"),
+    (("tilelang",), r"shared_(16x64_to_mma_a_32x32_layout|64x16_to_mma_a_32x32_layout_trans)",
+     "TileLang 0.1.15's e2m1 A reverse map (mma_layout.py:208, :215) is not the inverse of its own forward map "
+     "(mma_load_a_32x32_to_shared_16x64_layout, :257) nor of its ldmatrix addresses (:236), which agree with PTX"),
+    (("tilelang",), r"shared_4x16_to_mma_b_32x4_layout",
+     "TileLang 0.1.15 mma_sm70_layout.py:8 reads `8 * col // 4` as (8 * col) // 4 (threads past 31); with "
+     "8 * (col // 4) it agrees"),
 )
 
 
