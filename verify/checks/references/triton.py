@@ -13,6 +13,44 @@ subprocess keeps that away from ours), and each layout is read with the Triton n
 * the version-3 accumulator ``[64, N]`` (4 warps, ``instr_shape [16, N, 16]``) against every wgmma
   D layout for every ``N``, and version-3 register A operands (``k_width`` 2, 1, 4) for ``N`` = 64.
 
+Tensor Memory (``triton/experimental/gluon/language/nvidia/blackwell``; the C++ behind them is
+``tensorMemoryToLinearLayout`` / ``tensorMemoryScalesToLinearLayout`` in ``LinearLayoutConversions.cpp``).
+A TMEM linear layout maps (TMEM lane, column) to the tensor's (row, col); its column counts *elements*
+(``TensorMemoryEncodingAttr``: "colStride describes the stride in elements along the column dimension",
+``TritonNvidiaGPUAttrDefs.td``; the verifier asks ``bitwidth * colStride <= 32``), so an element in column
+``c`` of a ``b``-bit layout is in 32-bit column ``c * b / 32`` at bit ``c * b % 32``; of the columns a
+``colStride`` zero basis gives one element, its own is the first (the rest is padding):
+
+* ``TensorMemoryLayout(block=(128, N))`` -> ``tcgen05.datapath.D``; ``block=(64, N)`` -> ``F`` (``BASE`` 0);
+* ``two_ctas=True`` ("laid out for twoCTA mode, i.e., cta_group::2") with ``cga_layout=[[1, 0]]`` (the
+  verifier's required first block basis): ``block=(128, N)`` over ``[256, N]`` -> ``A`` (M = 256), ``block=(64,
+  N)`` over ``[128, N]`` -> ``B`` (M = 128: the C++'s blockM = 64 two-CTA case moves the last column bit to
+  lane 64, rows 0-63 in lanes 0-63 for the first N/2 columns, in lanes 64-127 for the rest).  The print-only ``_TensorMemoryLinearLayout`` drops the
+  block bases, so the CTA bit is Triton's CGA layout over the same shape, read from a ``BlockedLayout`` with
+  the same ``cga_layout`` (``makeCgaLayout``: block bit 0 -> dim 0 at the per-CTA rows);
+* 16-bit elements, ``col_stride=2`` (the unpacked form, ``32 / bitwidth``; Triton's accumulator for a
+  16-bit ``acc_dtype``, ``tools/triton_to_gluon_translator/blackwell_helpers.py``) -> ``tcgen05.packing.
+  D.b16.unpacked`` and ``A.b16.unpacked``; ``col_stride=1`` (packed) -> ``A.b16.packed``; 8-bit elements,
+  ``col_stride=1`` -> ``A.mxf8f6f4`` (four 8-bit containers per word, the lower k first);
+* ``TensorMemoryScalesLayout()`` over ``[128, 4]`` 8-bit factors -> ``tcgen05.sf.A.4x1`` (every ``VS``:
+  ``SFA_ID + kb % VS`` is ``kb``): row m in lane m % 32 of every lane quarter, 32-bit column m / 32, byte k;
+  the copy compared is the reader's, the quarter of Layout D (the spec reads only its own quarter);
+* ``_compute_tmem_reg_layout(float32, [M, C], TensorMemoryLayout(block=(M, C)), 4, variant)`` warp 0, its
+  tensor cells put through the same TensorMemoryLayout (blockM = 128: the identity) -> ``tcgen05.ld/st``
+  32x32b, 16x64b, 16x128b, 16x256b; ``16x32bx2`` Triton refuses to be asked for ("inferred implicitly"): it
+  is what a ``32x32b`` request over a blockM = 64 layout lowers to (``getDistributedLayoutForTmemLdSt``:
+  "This layout is inferred sometimes for the 32x32b atom"), lanes 16-31 reading lanes 0-15 at ``.num``
+  columns on, compared as ``[64, 2 NUM]`` with ``block=(64, 2 NUM)``.
+
+Not paired, because Triton 3.9 states no such layout: ``tcgen05.datapath.C`` (Gluon's ``tcgen05_mma`` has no sparse A;
+its 2-CTA M = 128 layout is B), ``E`` and ``G`` (no ``.ws``: ``blockM must be 64 or 128``, and blockM = 64
+without ``two_ctas`` is F's 16-lane interleave), ``tcgen05.packing.A.mxf4`` (an fp4 operand is an 8-bit
+tensor of K / 2 columns: which nibble holds the lower k is the dtype's packing, not the layout's;
+``fp4_padded`` is one byte per fp4 value, the mxf8f6f4 form), ``tcgen05.sf.A.4x1.sfa_id0`` (a planted
+reader, not a layout), ``tcgen05.mma.m1n4.SFA.*`` (which ``SFA_ID`` an MMA is given is the lowering's, not a
+layout object's), ``tcgen05.cp.*`` (the copy's shape is chosen in the lowering, no layout object states it)
+and ``storage.sf.*`` (no layout object for the 5-D preshuffled scale tensor: the tutorials reshape it).
+
 A catalog layout with a reviewed correction is compared in its corrected form (``ID@corrected``).
 """
 from __future__ import annotations
@@ -23,6 +61,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ...layout.model import Layout, MapLayout
@@ -33,9 +72,41 @@ from . import smem
 from .common import Evaluated, conform_rows
 
 NAME = "triton"
-# tcgen05.ld/st shapes Triton lays out (16x32bx2 it only infers), and the 32-bit columns per .num
-TMEM_COLS = {"32x32b": 1, "16x64b": 2, "16x128b": 4, "16x256b": 8}
-TMEM_BLOCKS = {"tcgen05.datapath.D": 128, "tcgen05.datapath.F": 64}   # TensorMemoryLayout(block=(M, N))
+# tcgen05.ld/st shapes -> (Triton's instr_variant, the TensorMemoryLayout's blockM, 32-bit columns per .num).
+# Triton refuses to be asked for 16x32bx2 ("Atom 16x32bx2 is inferred implicitly and cannot be requested
+# explicitly"): it is the atom a 32x32b access of a blockM = 64 layout is lowered to (getDistributedLayoutForTmemLdSt:
+# "This layout is inferred sometimes for the 32x32b atom"), lanes 16-31 reading TMEM lanes 0-15 at taddr + .num.
+TMEM_REG = {"32x32b": ("32x32b", 128, 1), "16x64b": ("16x64b", 128, 2), "16x128b": ("16x128b", 128, 4),
+            "16x256b": ("16x256b", 128, 8), "16x32bx2": ("32x32b", 64, 2)}
+TMEM_COLS = {shape: cols for shape, (_, _, cols) in TMEM_REG.items()}
+
+
+@dataclass(frozen=True)
+class TmemMap:
+    """A Tensor Memory map spec and the Triton layout object that states it (see the module docstring)."""
+
+    block_m: int          # TensorMemoryLayout blockM (0: TensorMemoryScalesLayout)
+    rows: int             # the tensor's rows (dim 0 of the shape Triton lays out)
+    cols: int = 0         # the tensor's columns; 0: the spec's N
+    bits: int = 32        # element bits: Triton's TMEM column index counts elements (colStride in elements)
+    col_stride: int = 1
+    two_ctas: bool = False   # cta_group::2, CGA layout [[1, 0]] (block bit 0 -> the rows of CTA 1)
+    quarter: bool = False    # a value in every lane quarter: compare the copy in the quarter of Layout D
+
+
+TMEM_MAPS = {
+    "tcgen05.datapath.D": TmemMap(128, 128),
+    "tcgen05.datapath.F": TmemMap(64, 64),
+    "tcgen05.datapath.A": TmemMap(128, 256, two_ctas=True),
+    "tcgen05.datapath.B": TmemMap(64, 128, two_ctas=True),
+    "tcgen05.packing.D.b16.unpacked": TmemMap(128, 128, 64, bits=16, col_stride=2),
+    "tcgen05.packing.A.b16.unpacked": TmemMap(128, 128, 64, bits=16, col_stride=2),
+    "tcgen05.packing.A.b16.packed": TmemMap(128, 128, 64, bits=16, col_stride=1),
+    "tcgen05.packing.A.mxf8f6f4": TmemMap(128, 128, 128, bits=8, col_stride=1),
+    "tcgen05.sf.A.4x1": TmemMap(0, 128, 4, bits=8, quarter=True),
+}
+TMEM_BLOCKS = {k: v.block_m for k, v in TMEM_MAPS.items() if k in ("tcgen05.datapath.D", "tcgen05.datapath.F")}
+_LOCAL = ("members", "quarter")   # request fields for this side only (not sent to Triton, not in the key)
 RUN_TIMEOUT = 600.0
 ACC_TYPES = {"f32", "f16", "s32"}
 # (k_width, PTX types it serves, mma K, wgmma K)
@@ -67,14 +138,9 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
     out: list[tuple[dict, Layout, tuple[tuple[str, int], ...]]] = []
     v2 = {"version": [2, 0], "warps": [1, 1], "instr": [16, 8], "arch": "cuda:80"}
     everything = list(layouts)
-    for spec in everything:   # Tensor Memory data paths D (M = 128) and F (M = 64, BASE 0): TensorMemoryLayout
-        if isinstance(spec, MapLayout) and spec.id in TMEM_BLOCKS:
-            for n in dict((q.name, q.values) for q in spec.params).get("N", ()):
-                if n & (n - 1) == 0:
-                    m = TMEM_BLOCKS[spec.id]
-                    base = {"BASE": 0} if "BASE" in {q.name for q in spec.params} else {}
-                    out.append(({"layout": "tmem", "block": [m, n], "shape": [m, n], "arch": "cuda:100"}, spec,
-                                tuple(sorted({"N": n, **base}.items()))))
+    maps = _preferred([x for x in everything if isinstance(x, MapLayout)])
+    for spec in maps:   # Tensor Memory maps: TensorMemoryLayout / TensorMemoryScalesLayout (TMEM_MAPS)
+        out.extend((req, spec, params) for req, params in tmem_requests(spec))
     for s in smem.smem_specs([x for x in everything if isinstance(x, MapLayout)]):   # shared memory
         for t in smem.triton_tiles(s):
             req = {"layout": "nvmma_shared", "swizzle": smem.SWIZZLES[s.swizzle][0], "bits": t.bits,
@@ -98,10 +164,11 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
                     continue
                 out.append(({"layout": "nvmma", "version": [3, 0], "warps": [4, 1], "instr": [16, n, 16],
                              "shape": [64, n], "arch": "cuda:90"}, lay, (("N", n),)))
-        elif lay.instruction in ("tcgen05.ld", "tcgen05.st") and shape in TMEM_COLS:
+        elif lay.instruction in ("tcgen05.ld", "tcgen05.st") and shape in TMEM_REG:
+            variant, block_m, cols = TMEM_REG[shape]
             for num in dict((p.name, p.values) for p in lay.domain.params).get("NUM", ()):
-                out.append(({"layout": "tmem_reg", "variant": shape, "num_warps": 4,
-                             "shape": [128, num * TMEM_COLS[shape]]}, lay, (("NUM", num),)))
+                out.append(({"layout": "tmem_reg", "variant": variant, "num_warps": 4,
+                             "shape": [block_m, num * cols], "block": [block_m, num * cols]}, lay, (("NUM", num),)))
         elif lay.instruction == "wgmma" and lay.operand == "A":
             k = int(shape.rsplit("k", 1)[1])
             for kw, types, _, kk in DOT:
@@ -109,6 +176,95 @@ def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tu
                     out.append(({"layout": "dot", "op": 0, "k_width": kw, "version": [3, 0], "warps": [4, 1],
                                  "instr": [16, 64, 16], "shape": [64, k], "arch": "cuda:90"}, lay, (("N", 64),)))
     return out
+
+
+def tmem_requests(spec: MapLayout) -> list[tuple[dict, tuple[tuple[str, int], ...]]]:
+    """(Gluon request, family member) for a Tensor Memory map of TMEM_MAPS: every power-of-two ``N`` of a data
+    path (Triton's shapes are powers of two), lane alignment ``BASE`` 0 (the allocation's own), every ``VS`` of a
+    scale-factor reading (one Triton layout serves them all)."""
+    how = TMEM_MAPS.get(spec.id.removesuffix("@corrected"))
+    if how is None:
+        return []
+    values = {q.name: tuple(q.values) for q in spec.params}
+    base = {"BASE": 0} if "BASE" in values else {}
+    out: list[tuple[dict, tuple[tuple[str, int], ...]]] = []
+    if how.block_m == 0:
+        req = {"layout": "tmem", "scales": True, "shape": [how.rows, how.cols], "bits": how.bits, "arch": "cuda:100",
+               "quarter": how.quarter}
+        members = [((name, v),) for name, vs in values.items() for v in vs] if values else [()]
+        return [(req, m) for m in members]
+    for n in (values.get("N", ()) if not how.cols else (how.cols,)):
+        if n & (n - 1):
+            continue
+        req = {"layout": "tmem", "block": [how.block_m, n], "shape": [how.rows, n], "arch": "cuda:100"}
+        if how.col_stride != 1:
+            req["col_stride"] = how.col_stride
+        if how.bits != 32:
+            req["bits"] = how.bits
+        if how.two_ctas:
+            req.update(two_ctas=True, cga=[[1, 0]])
+        out.append((req, tuple(sorted({**base, **({"N": n} if "N" in values else {})}.items()))))
+    return out
+
+
+def _tmem_cells(doc: dict, quarter: bool = False) -> dict[tuple[int, int], tuple[int, int]]:
+    """(row, col) -> (TMEM lane, column in elements) from Triton's TMEM (lane, column) bases.  A cell two
+    places hold is the smallest lane's (the BASE 0 alignment; M = 64: lanes 16-31 repeat 0-15), or with
+    ``quarter`` the one in the lane quarter that computes its row (Layout D: row // 32); of the columns a
+    ``colStride`` zero basis maps to one element, the element's own (the smallest: the others are padding)."""
+    rows_b, cols_b = doc["rows"], doc["cols"]
+    found: dict[tuple[int, int], tuple[int, int]] = {}
+    for lane in range(1 << len(rows_b)):
+        for col in range(1 << len(cols_b)):
+            r = c = 0
+            for k, v in enumerate(rows_b):
+                if lane >> k & 1:
+                    r, c = r ^ v[0], c ^ v[1]
+            for k, v in enumerate(cols_b):
+                if col >> k & 1:
+                    r, c = r ^ v[0], c ^ v[1]
+            old = found.get((r, c))
+            rank = (quarter and lane // 32 != r // 32, lane, col)
+            if old is None or rank < (quarter and old[0] // 32 != r // 32, *old):
+                found[(r, c)] = (lane, col)
+    return found
+
+
+def _tmem_spec_rows(doc: dict, req: dict, outputs: tuple[tuple[str, int], ...]) -> tuple[tuple[int, ...], ...]:
+    """Triton's TMEM layout as the spec's map rows ``(row, col, outputs...)``: ``cta`` from the CGA block bases,
+    ``tmem_lane``, ``tmem_col`` (the 32-bit column: element column x bits / 32) and ``slot`` / ``byte`` (the
+    element's container in the word, 32 / size bits each).  An element not at a container boundary of its word
+    is a ``NotationError``."""
+    bits = req.get("bits", 32)
+    cells = _tmem_cells(doc, req.get("quarter", False))
+    blocks = doc.get("block_bases", [])
+    out = []
+    for (r, c), (lane, col) in sorted(cells.items()):
+        bit = col * bits
+        word, within = divmod(bit, 32)
+        for cta in range(1 << len(blocks)):
+            rr, cc = r, c
+            for k, v in enumerate(blocks):
+                if cta >> k & 1:
+                    rr, cc = rr ^ v[0], cc ^ v[1]
+            vals = []
+            for name, size in outputs:
+                if name == "cta":
+                    vals.append(cta)
+                elif name == "tmem_lane":
+                    vals.append(lane)
+                elif name == "tmem_col":
+                    vals.append(word)
+                else:   # slot / byte: the container within the 32-bit word
+                    container = 32 // size
+                    if within % container:
+                        raise NotationError(f"element ({r}, {c}) at bit {within} of its word: not a {container}-bit "
+                                            f"container of it")
+                    vals.append(within // container)
+            if within and not any(name not in ("cta", "tmem_lane", "tmem_col") for name, _ in outputs):
+                raise NotationError(f"element ({r}, {c}) at bit {within} of its word, the spec has whole words")
+            out.append((rr, cc, *vals))
+    return tuple(sorted(out))
 
 
 def _tmem_entries(doc: dict, variant: str) -> tuple[tuple[int, int, int, int], ...]:
@@ -130,26 +286,20 @@ def _tmem_entries(doc: dict, variant: str) -> tuple[tuple[int, int, int, int], .
                 if i >> j & 1:
                     row, col = row ^ reg[b][0], col ^ reg[b][1]
             out.append((ln, i, row, col))
-    return tuple(out)
+    if "tmem_rows" not in doc:
+        return tuple(out)
+    # tensor (row, col) -> the TMEM (lane, column) Triton's TensorMemoryLayout puts it at (blockM = 128: the same)
+    cells = _tmem_cells({"rows": doc["tmem_rows"], "cols": doc["tmem_cols"]})
+    missing = [(r, c) for _, _, r, c in out if (r, c) not in cells]
+    if missing:
+        raise NotationError(f"cell {missing[0]} has no Tensor Memory address in the layout {doc.get('printed', '')}")
+    return tuple((ln, i, *cells[(r, c)]) for ln, i, r, c in out)
 
 
 def _tmem_map_rows(doc: dict, n: int) -> tuple[tuple[int, int, int, int], ...]:
-    """(row, col, tmem_lane, tmem_col) from Triton's TMEM (lane, column) bases; a cell two lanes hold
-    (M = 64: lanes 16-31 repeat 0-15) is the smallest lane's (the BASE 0 alignment)."""
-    rows_b, cols_b = doc["rows"], doc["cols"]
-    found: dict[tuple[int, int], tuple[int, int]] = {}
-    for lane in range(1 << len(rows_b)):
-        for col in range(1 << len(cols_b)):
-            r = c = 0
-            for k, v in enumerate(rows_b):
-                if lane >> k & 1:
-                    r, c = r ^ v[0], c ^ v[1]
-            for k, v in enumerate(cols_b):
-                if col >> k & 1:
-                    r, c = r ^ v[0], c ^ v[1]
-            if (r, c) not in found:
-                found[(r, c)] = (lane, col)
-    return tuple((r, c, *found[(r, c)]) for r, c in sorted(found))
+    """(row, col, tmem_lane, tmem_col) from Triton's TMEM (lane, column) bases of a 32-bit layout; a cell two
+    lanes hold (M = 64: lanes 16-31 repeat 0-15) is the smallest lane's (the BASE 0 alignment)."""
+    return tuple((r, c, lane, col) for (r, c), (lane, col) in sorted(_tmem_cells(doc).items()))
 
 
 def smem_offsets(doc: dict) -> dict[tuple[int, int], int]:
@@ -173,10 +323,17 @@ def _describe(r: dict) -> str:
         return (f"NVMMASharedLayout(swizzle_byte_width={r['swizzle']}, element_bitwidth={r['bits']}, "
                 f"transposed={r['transposed']}) {r['shape']}")
     if r["layout"] == "tmem":
-        return f"TensorMemoryLayout(block={tuple(r['block'])}, col_stride=1) {r['shape']}"
+        of = f" of {r['bits']}-bit elements" if r.get("bits", 32) != 32 else ""
+        if r.get("scales"):
+            return f"TensorMemoryScalesLayout() {r['shape']}{of}"
+        ctas = f", cga_layout={r['cga']}, two_ctas=True" if r.get("two_ctas") else ""
+        return (f"TensorMemoryLayout(block={tuple(r['block'])}, col_stride={r.get('col_stride', 1)}{ctas}) "
+                f"{r['shape']}{of}")
     if r["layout"] == "tmem_reg":
-        return (f"_compute_tmem_reg_layout(float32, {r['shape']}, TensorMemoryLayout(block={tuple(r['shape'])}, "
-                f"col_stride=1), num_warps={r['num_warps']}, {r['variant']!r}) warp 0")
+        block = r.get("block", r["shape"])
+        atom = " (Triton's 16x32bx2 atom: blockM = 64)" if block[0] == 64 and r["variant"] == "32x32b" else ""
+        return (f"_compute_tmem_reg_layout(float32, {r['shape']}, TensorMemoryLayout(block={tuple(block)}, "
+                f"col_stride=1), num_warps={r['num_warps']}, {r['variant']!r}) warp 0{atom}")
     parent = f"NVMMADistributedLayout(version={r['version']}, warps_per_cta={r['warps']}, instr_shape={r['instr']})"
     if r["layout"] == "nvmma":
         return f"{parent} {r['shape']}"
@@ -185,7 +342,7 @@ def _describe(r: dict) -> str:
 
 def _key(req: dict) -> str:
     """A request's identity for the subprocess (the member a Triton tile serves is not part of it)."""
-    return json.dumps({k: v for k, v in req.items() if k != "members"}, sort_keys=True)
+    return json.dumps({k: v for k, v in req.items() if k not in _LOCAL}, sort_keys=True)
 
 
 def run_dump(requests: list[dict]) -> tuple[str, dict[str, dict]]:
@@ -232,7 +389,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     unique: dict[str, dict] = {}
     for req, _, _ in pairs:
         key = _key(req)
-        unique.setdefault(key, {**{k: v for k, v in req.items() if k != "members"}, "key": key})
+        unique.setdefault(key, {**{k: v for k, v in req.items() if k not in _LOCAL}, "key": key})
     version, found = run_dump(list(unique.values()))
     where = f"triton {version}: triton/experimental/gluon/language/_layouts.py"
     items: list[Evaluated] = []
@@ -248,9 +405,16 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
             items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
                                    unmatched=f"Triton does not lay this out: {doc['error'][:160]}"))
             continue
+        at, line = (f"triton {version}: {doc['source'][0]}", doc["source"][1]) if doc.get("source") else (where, 0)
         if req["layout"] == "tmem":
-            items.append(Evaluated(text, "", where, 0, lay, params, text=doc.get("printed", text),
-                                   map_rows=_tmem_map_rows(doc, req["shape"][1])))
+            try:
+                member = lay.instance(**dict(params)) if params else lay
+                outs = tuple((d.name, int(d.size)) for d in member.outputs)
+                rows = _tmem_spec_rows(doc, req, outs)
+            except NotationError as e:
+                items.append(Evaluated(text, "", at, line, lay, params, text=doc.get("printed", text), error=e.message))
+                continue
+            items.append(Evaluated(text, "", at, line, lay, params, text=doc.get("printed", text), map_rows=rows))
             continue
         if req["layout"] == "nvmma_shared":   # the tile's offsets, restricted to the member's rows and columns
             rows, cols = req["members"]
@@ -276,7 +440,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
             items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=doc.get("printed", text),
                                    error=e.message))
             continue
-        items.append(Evaluated(text, lay.operand, where, 0, lay, params, entries, doc.get("printed", text)))
+        items.append(Evaluated(text, lay.operand, at, line, lay, params, entries, doc.get("printed", text)))
     rows = conform_rows(items, timeout)
-    return CrosscheckReport(f"triton {version}", (where,), tuple(rows), {}, time.perf_counter() - t0, NAME,
+    headers = (where, *sorted({ev.where for ev in items} - {where}))
+    return CrosscheckReport(f"triton {version}", headers, tuple(rows), {}, time.perf_counter() - t0, NAME,
                             "Triton Gluon linear layouts")
