@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import functools
 
 from conftest import SPECS
@@ -61,3 +62,18 @@ def test_the_matrix_explains_and_counts_it():
     assert (cov["two_or_more"], cov["explained_below_two"], cov["explained_by_equal_map"]) == (1, 1, 1)
     entry = next(e for e in m.to_json()["references"]["layouts"] if e["id"] == "mma.sp.m16n8k8.B.tf32")
     assert entry["origins_agreeing"] == [] and "same map as" in entry["explained"]
+
+
+def test_a_reviewed_single_source_needs_the_one_reference_to_agree():
+    """``SINGLE``: a layout only one reference can state is explained when that one agrees, never when none
+    does (the reason is why a *second* is missing)."""
+    lid = "wgmma.shared.MN.none"
+    assert any(re.fullmatch(p, lid) for p, _ in matrix.SINGLE)
+    lay = lays()[lid]
+    agree = CrosscheckReport("cute 1", (), (Row("agree", "Layout_MN_INTER_Atom", "", "h.hpp", 3, lid),), {}, 0.0,
+                             "cute")
+    m = matrix.build([lay], {"cute": agree})
+    assert m.explained(lid).startswith("one reference agrees; no second can state it (reviewed): Triton's swizzle-0")
+    assert m.coverage()["explained_single_source"] == 1
+    none = matrix.build([lay], {"cute": CrosscheckReport("cute 1", (), (), {}, 0.0, "cute")})
+    assert none.explained(lid) == "" and none.coverage()["explained_below_two"] == 0

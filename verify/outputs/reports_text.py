@@ -67,7 +67,9 @@ def matrix_note(m: Any, limit: int = 12) -> list[str]:
     lines.append(f"backed by two or more independent references: {cov['two_or_more']} of {cov['layouts']} "
                  f"layouts ({cov['percent_two_or_more']}%); derived: {cov['derived_two_or_more']} of "
                  f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains "
-                 f"({cov['explained_by_equal_map']} of them the same map as a backed layout): "
+                 f"({cov['explained_by_equal_map']} of them the same map as a backed layout, "
+                 f"{cov['explained_single_source']} one reference and a reviewed reason no second can state "
+                 f"them): "
                  f"{cov['percent_two_or_more_or_explained']}%")
     below = [lid for lid in m.layouts if len(m.origins(lid)) < 2]
     below.sort(key=lambda lid: bool(m.explained(lid)))   # those no finding explains first (stable)

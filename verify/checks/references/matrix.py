@@ -16,7 +16,8 @@ whether a layout is backed by two independent references.
 
 A layout with fewer than two is *explained* when a finding says why: the doc leaves it unspecified, it
 models a program, it is the doc's erratum (its correction is compared), a reference differs in a reviewed
-way, or it is the same map as a layout two references back (``equal_maps``: proved with both engines;
+way, one reference agrees and a reviewed reason says why no second can state it (``SINGLE``), or it is the
+same map as a layout two references back (``equal_maps``: proved with both engines;
 ``mma.sp``'s B is ``mma``'s).  The coverage counts each kind apart.
 """
 from __future__ import annotations
@@ -64,7 +65,34 @@ MODELED = {
     "storage.sf.linear": "a modelled loader with a bug (scale factors read row-major)",
     "storage.fp4.rows.packed": "a modelled host packer (FP4 rows back to back)",
     "storage.fp4.rows.aligned128": "a modelled kernel's reading (FP4 rows at a 128-byte pitch)",
+    "tcgen05.sf.A.4x1.sfa_id0": "a modelled kernel with a bug (every MMA of the tile given SFA_ID = 0)",
 }
+
+
+# Layouts a second independent reference cannot state, reviewed: (id pattern, why).  Each reason names what
+# the references that run here have instead (and where that was checked), never merely that they lack it.
+SINGLE = (
+    (r"wgmma\.shared\.(K|MN)\.none|wgmma\.shared\.example\.(K\.none\.tf32|MN\.none\.bf16)",
+     "Triton's swizzle-0 NVMMASharedLayout is row-major over the block (nvmmaSharedToLinearLayout), not the "
+     "core-matrix tiling of the no-swizzle canonical layouts: it is compared at the 8 x 16-byte atoms, where it "
+     "agrees (wgmma.shared.atom.*.none); tensor-layouts and TileLang state no shared-memory layouts"),
+    (r"wgmma\.shared\.example\.MN\.(32B|64B)\.bf16",
+     "Triton stacks MN-major swizzle tiles along K first: its tile of this shape holds the same atoms in the "
+     "other order (LBO and SBO exchanged), and its atoms agree (wgmma.shared.atom.MN.*)"),
+    (r"tcgen05\.shared\.atom\.MN\.128B_base32B",
+     "the 128-byte swizzle with 32-byte atomicity is sm_100's alone: Triton's NVMMASharedLayout has swizzle "
+     "widths 0, 32, 64 and 128 only (gluon _layouts.py asserts it); tensor-layouts and TileLang state no "
+     "shared-memory atoms"),
+    (r"tcgen05\.datapath\.(E@corrected|G)",
+     "a .ws data path: Triton has no .ws MMA (its TensorMemoryLayout's blockM is 64 or 128, "
+     "TensorMemoryEncodingAttr::verify, and its blockM 64 is Layout F); tensor-layouts states no Tensor Memory "
+     "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's"),
+    (r"storage\.sf\.cutlass\.128x4(\.tile)?",
+     "CUTLASS's own storage format for scale factors: CUTLASS defines it, so no other library is an "
+     "independent authority (Triton's tutorials reshape into it); `consistent` proves the hardware reads it "
+     "as written (storage.sf.cutlass.128x4.tile -> tcgen05.cp.source.32x128b -> tcgen05.cp.32x128b.warpx4 "
+     "-> tcgen05.sf.A.4x1)"),
+)
 
 
 @dataclass(frozen=True)
@@ -109,8 +137,9 @@ class Matrix:
 
     def explained(self, layout_id: str) -> str:
         """Why the layout cannot have two agreeing references, when a finding says so: the doc leaves it
-        unspecified, it is the doc's erratum (its correction is compared), or a reference differs in a
-        reviewed way; '' otherwise."""
+        unspecified, it models a program, it is the doc's erratum (its correction is compared), a reference
+        differs in a reviewed way, one agrees and no second can state it (reviewed, ``SINGLE``), or it is the
+        same map as a backed layout (``equal_maps``); '' otherwise."""
         if layout_id in self.unspecified:
             return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
         if layout_id in MODELED:
@@ -121,6 +150,9 @@ class Matrix:
         known = next((c.known for c in cells if c.known), "")
         if known:
             return f"a reference differs (reviewed): {known}"
+        single = next((why for pat, why in SINGLE if re.fullmatch(pat, layout_id)), "")
+        if single and self.origins(layout_id):
+            return f"one reference agrees; no second can state it (reviewed): {single}"
         return self.equal_reason(layout_id)
 
     def equal_reason(self, layout_id: str) -> str:
@@ -135,7 +167,9 @@ class Matrix:
         why = self.explained(layout_id)
         if not why:
             return ""
-        return "equal_map" if why == self.equal_reason(layout_id) else "finding"
+        if why == self.equal_reason(layout_id):
+            return "equal_map"
+        return "single" if why.startswith("one reference agrees") else "finding"
 
     def coverage(self) -> dict[str, Any]:
         n = len(self.layouts)
@@ -143,11 +177,13 @@ class Matrix:
         one = [lid for lid in self.layouts if len(self.origins(lid)) == 1]
         explained = [lid for lid in self.layouts if len(self.origins(lid)) < 2 and self.explained(lid)]
         by_equal = [lid for lid in explained if self._explained_kind(lid) == "equal_map"]
+        single = [lid for lid in explained if self._explained_kind(lid) == "single"]
         der = [lid for lid in self.layouts if lid in self.derived]
         der_two = [lid for lid in der if len(self.origins(lid)) >= 2]
         der_expl = [lid for lid in der if len(self.origins(lid)) < 2 and self.explained(lid)]
         return {"layouts": n, "two_or_more": len(two), "one": len(one), "none": n - len(two) - len(one),
                 "explained_below_two": len(explained), "explained_by_equal_map": len(by_equal),
+                "explained_single_source": len(single),
                 "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
                 "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
                 "derived": len(der), "derived_two_or_more": len(der_two),
