@@ -252,6 +252,10 @@ def test_matrix_cells_coverage_and_findings():
     text = reports_text.matrix_text(m)
     assert text.splitlines()[0].split() == ["layout", "cute", "cute-text", "triton", "tensor-layouts", "independent"]
     assert "UNEXPECTED" in text and "1 of 5 layouts (20.0%)" in text
+    groups = text.split("\n\n")[1].splitlines()             # the table by group: n, agreeing, >=2, explained
+    assert groups[0].split() == ["group", "n", "cute", "cute-text", "triton", "tensor-layouts", ">=2", "explained"]
+    assert groups[1].split() == ["other", "5", "3", "1", "1", "0", "1", "2"]
+    assert groups[2].split() == ["all", "5", "3", "1", "1", "0", "1", "2"]
 
 
 def test_tensor_layouts_types_from_ptx_and_names():

@@ -3,6 +3,7 @@ a writer/reader decision (``consistent``) and a catalog diff.  Pure functions of
 ``checks/``; nothing here runs an engine."""
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..checks.consistency import Decision
@@ -50,10 +51,48 @@ def matrix_text(m: Any) -> str:
                           for r in m.references)
         out.append(f"{lid:<{w}}  {cells}  {len(m.origins(lid))}")
     out.append("")
+    out.extend(matrix_groups(m))
+    out.append("")
     out.extend(matrix_note(m, limit=0))
     for f in m.findings():
         out.append(f"  {f.layout}: {f.message}" + ("" if f.as_expected else "  <-- UNEXPECTED"))
     return "\n".join(out) + "\n"
+
+
+# The catalog's layouts in the groups the coverage is read by: (title, id pattern), the first that matches.
+GROUPS = (
+    ("shared memory (wgmma, tcgen05)", r"(wgmma|tcgen05)\.shared\..*"),
+    ("mma.sp", r"mma\.sp\..*"),
+    ("mma.block_scale scale factors", r"mma\.block_scale\..*"),
+    ("mma", r"mma\..*"),
+    ("wgmma, wgmma.sp", r"wgmma\..*"),
+    ("ldmatrix, stmatrix, movmatrix", r"(ldmatrix|stmatrix|movmatrix)\..*"),
+    ("tcgen05.ld, tcgen05.st", r"tcgen05\.(ld|st)\..*"),
+    ("Tensor Memory (data paths, packings, scale factors, tcgen05.cp)", r"tcgen05\..*"),
+    ("wmma (the doc leaves them unspecified)", r"wmma\..*"),
+    ("storage", r"storage\..*"),
+)
+
+
+def matrix_groups(m: Any) -> list[str]:
+    """Per group of layouts: how many, how many each reference agrees with, how many two or more
+    independent origins back, and how many of the rest a finding explains."""
+    rows: dict[str, list[str]] = {title: [] for title, _ in GROUPS}
+    rows["other"] = []
+    for lid in m.layouts:
+        rows[next((t for t, pat in GROUPS if re.fullmatch(pat, lid)), "other")].append(lid)
+    head = ["group", "n", *m.references, ">=2", "explained"]
+    table = []
+    for title, ids in [*rows.items(), ("all", list(m.layouts))]:
+        if not ids:
+            continue
+        agree = [sum(m.cells[lid][r].status == "agrees" for lid in ids) for r in m.references]
+        two = sum(len(m.origins(lid)) >= 2 for lid in ids)
+        expl = sum(len(m.origins(lid)) < 2 and bool(m.explained(lid)) for lid in ids)
+        table.append([title, str(len(ids)), *map(str, agree), str(two), str(expl)])
+    w = [max(len(r[k]) for r in [head, *table]) for k in range(len(head))]
+    return ["  ".join(x.ljust(w[k]) if k == 0 else x.rjust(w[k]) for k, x in enumerate(r)).rstrip()
+            for r in [head, *table]]
 
 
 def matrix_note(m: Any, limit: int = 12) -> list[str]:
