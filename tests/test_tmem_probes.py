@@ -113,6 +113,8 @@ def test_the_simulated_device_confirms_every_probe_and_the_erratum_shows() -> No
                     observe.from_raw(kinds.simulate(p), simulated=True))
     assert [(r.layout, r.status, r.expected) for r in e] == [
         ("tcgen05.datapath.E@corrected", "confirmed", "confirmed"), ("tcgen05.datapath.E", "contradicted", "contradicted")]
+    # what a GPU run that failed is reported against (confirm --device cuda's error path)
+    assert [kinds.expected(p, x) for x in p.tested] == ["confirmed", "contradicted"]
 
 
 DEVIANTS = [  # (probe, first key, second key): two TMEM lanes swapped (inverse probes) or two elements' cells

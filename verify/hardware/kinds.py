@@ -456,6 +456,15 @@ def _companion(m: Any, named: Sequence[Any]) -> bool:
     return any(base_id(m.id) == base_id(x.id) or (m.instruction == x.instruction == "tcgen05.cp") for x in named)
 
 
+def expected(p: Probe, lay: Any) -> str:
+    """What a run on hardware that does what the specs say gives for ``lay`` (a tested layout of ``p``)."""
+    if p.kind == "tmem":
+        return dict(p.payload.expected).get(lay.id, "confirmed")  # type: ignore[no-any-return]
+    if not hasattr(lay, "registers"):  # a map layout of the shared kind: no erratum a probe tells apart
+        return "confirmed"
+    return observe.expected_status(lay, p.tested)
+
+
 def simulate(p: Probe, deviation: Deviation | None = None) -> dict[str, Any]:
     """What a SIMULATED device that does what the specs say (or deviates from one layout) prints for ``p``."""
     return kind_of(p).simulate(p, deviation)

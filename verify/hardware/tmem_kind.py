@@ -654,11 +654,15 @@ def violations(p: TmProbe, lid: str, got: Mapping[Key, Any]) -> list[tuple[str, 
         if have != want[key]:
             if inverse:
                 where = f"TMEM lane {key[0]}, {'byte' if p.sub == 'cp' else 'column'} {key[1]}"
-                say = f"{where}: the device holds {have}, the layout puts {want[key]} there"
+                say = f"{where}: the device holds {_say(have)}, the layout puts {_say(want[key])} there"
             else:
-                say = f"element {key}: the device read TMEM cell {have}, the layout says {want[key]}"
+                say = f"element {key}: the device read TMEM cell {_say(have)}, the layout says {_say(want[key])}"
             found.append((say, {"key": list(key), "observed": _js(have), "expected": _js(want[key])}))
     return found
+
+
+def _say(v: Any) -> str:
+    return "nothing" if v is None else str(v)
 
 
 def _js(v: Any) -> Any:
