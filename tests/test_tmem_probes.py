@@ -25,11 +25,11 @@ from conftest import SPECS
 NVCC = find_nvcc()
 PTXAS = find_ptxas(NVCC)
 
-PROBED = {"tcgen05.datapath.D", "tcgen05.datapath.E", "tcgen05.datapath.E@corrected", "tcgen05.datapath.F",
+PROBED = {"tcgen05.datapath.A", "tcgen05.datapath.B", "tcgen05.datapath.D", "tcgen05.datapath.E", "tcgen05.datapath.E@corrected", "tcgen05.datapath.F",
           "tcgen05.datapath.G", "tcgen05.packing.D.b16.unpacked", "tcgen05.packing.A.b16.packed",
           "tcgen05.packing.A.b16.unpacked", "tcgen05.packing.A.mxf8f6f4", "tcgen05.packing.A.mxf4",
           "tcgen05.sf.A.4x1", "tcgen05.sf.A.4x1.sfa_id0", "tcgen05.cp.32x128b.warpx4", "tcgen05.cp.source.32x128b"}
-REFUSED = {"tcgen05.datapath.A", "tcgen05.datapath.B", "tcgen05.datapath.C"}
+REFUSED = {"tcgen05.datapath.C"}
 
 
 @functools.cache
@@ -53,10 +53,14 @@ def test_every_tensor_memory_layout_is_probed_or_refused_with_a_reason() -> None
     assert tmem == PROBED | REFUSED
     assert {x.id for p in found for x in p.tested} == PROBED
     why = {e.split("] ", 1)[0][1:]: e.split("] ", 1)[1] for e in errors}
-    assert set(why) == REFUSED and all(w.startswith("cta_group::2: ") and "\n" not in w for w in why.values())
+    assert why == {"tcgen05.datapath.C": "the sparse-A MMA of a CTA pair (tcgen05.mma.sp.cta_group::2): the probes "
+                   "write no sparsity metadata into Tensor Memory, so no program here runs it"}
     assert {p.kind for p in found} == {"tmem"} and {p.arch for p in found} == {"sm_100a"}
     assert {p.payload.sub for p in found} == {"datapath", "pack_d", "st", "tmem_a", "sf", "cp"}
-    assert len({p.id for p in found}) == len(found) == 17
+    assert len({p.id for p in found}) == len(found) == 19
+    pair = [p for p in found if p.payload.plan.ctas == 2]
+    assert sorted(p.id for p in pair) == ["tmem.datapath.tcgen05.datapath.A.N=16", "tmem.datapath.tcgen05.datapath.B.N=32"]
+    assert all(p.text == "tcgen05.mma.cta_group::2.kind::f16" for p in pair)
     # the members: smallest N of kind::f16, each lane alignment, each scale vector size
     assert _probe("tmem.datapath.tcgen05.datapath.F.N=16,BASE=16").tags == ("tcgen05.datapath.F@N=16,BASE=16",)
     assert [x.id for x in _probe("tmem.datapath.tcgen05.datapath.E.N=64").tested] == [
@@ -67,6 +71,10 @@ def test_every_tensor_memory_layout_is_probed_or_refused_with_a_reason() -> None
 
 def test_the_predictions_are_the_layouts_own_cells() -> None:
     """Literal points of the spec formulas, as the probes expect to read them back."""
+    a2 = _probe("tmem.datapath.tcgen05.datapath.A.N=16").payload  # lane key: CTA x 128 + lane
+    assert a2.predicted[(128 + 5, 3)] == (128 + 5, 3) and a2.predicted[(5, 3)] == (5, 3)
+    b2 = _probe("tmem.datapath.tcgen05.datapath.B.N=32").payload  # 2x2: the second half of N in lanes 64..127
+    assert b2.predicted[(128 + 64 + 2, 1)] == (64 + 2, 16 + 1) and b2.predicted[(2, 1)] == (2, 1)
     d = _probe("tmem.datapath.tcgen05.datapath.D.N=16").payload
     assert d.predicted[(5, 3)] == (5, 3) and d.predicted[(5, 20)] is None  # N = 16: columns 16.. stay empty
     f = _probe("tmem.datapath.tcgen05.datapath.F.N=16,BASE=16").payload
@@ -119,6 +127,8 @@ def test_the_simulated_device_confirms_every_probe_and_the_erratum_shows() -> No
 
 DEVIANTS = [  # (probe, first key, second key): two TMEM lanes swapped (inverse probes) or two elements' cells
     ("tmem.datapath.tcgen05.datapath.D.N=16", (0, 0), (1, 0)),
+    ("tmem.datapath.tcgen05.datapath.A.N=16", (3, 0), (128 + 3, 0)),  # the two CTAs' rows swapped
+    ("tmem.datapath.tcgen05.datapath.B.N=32", (64, 0), (128 + 64, 0)),
     ("tmem.datapath.tcgen05.datapath.F.N=16,BASE=0", (0, 3), (32, 3)),
     ("tmem.datapath.tcgen05.datapath.G.N=64", (5, 0), (37, 0)),
     ("tmem.pack_d.tcgen05.packing.D.b16.unpacked", (7, 1), (8, 1)),
@@ -204,13 +214,25 @@ def test_probe_cli_emits_tmem_programs(tmp_path: Path, capsys: pytest.CaptureFix
     assert "tcgen05.mma.ws.cta_group::1.kind::f16" in src and "int main()" in src and "tcgen05.ld.sync" in src
 
 
-@pytest.mark.parametrize("lid", sorted(REFUSED))
-def test_probe_cli_says_why_a_two_cta_layout_is_not_probed(lid: str, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["probe", lid, "--emit", str(tmp_path / "out")]) == 2
+def test_probe_cli_says_why_the_sparse_pair_layout_is_not_probed(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "tcgen05.datapath.C", "--emit", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and err[0].startswith(f"ptx-verify: error: {lid} cannot be probed: cta_group::2: ")
+    assert err == ["ptx-verify: error: tcgen05.datapath.C cannot be probed: the sparse-A MMA of a CTA pair "
+                   "(tcgen05.mma.sp.cta_group::2): the probes write no sparsity metadata into Tensor Memory, so no "
+                   "program here runs it"]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_pair_probe_runs_as_a_cluster_of_two() -> None:
+    """The 2-CTA program: one cluster of two blocks, a collective allocation, the even CTA's MMA, a multicast
+    commit to both CTAs' barriers; each CTA reads its own Tensor Memory back."""
+    src = kinds.program(_probe("tmem.datapath.tcgen05.datapath.B.N=32"))
+    for text in ("__cluster_dims__(2, 1, 1)", "<<<2, threads>>>", "tcgen05.alloc.cta_group::2",
+                 "if (cta == 0 && t == 0)", "multicast::cluster", "barrier.cluster.wait", "tcgen05.dealloc.cta_group::2"):
+        assert text in src, text
+    one = kinds.program(_probe("tmem.datapath.tcgen05.datapath.D.N=16"))
+    assert "<<<1, threads>>>" in one and "__cluster_dims__" not in one and "cta_group::2" not in one
 
 
 def test_confirm_simulated_runs_tmem_layouts(capsys: pytest.CaptureFixture[str]) -> None:

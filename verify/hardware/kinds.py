@@ -329,7 +329,7 @@ def _tmem_catalog_probe(p: Probe) -> cp.CatalogProbe:
     t: tmem_kind.TmProbe = p.payload
     return cp.make_probe(t.id, tmem_kind.ARCH, t.text, p.tags, tmem_kind.source(t), "tmem", threads=128,
                          out_words=t.plan.out_words, in_words=len(t.input), binding=t.member,
-                         meta={"input": t.input})
+                         meta={"input": t.input, "cluster": t.plan.ctas})
 
 
 def _simulate_tmem(p: Probe, dev: Deviation | None) -> dict[str, Any]:

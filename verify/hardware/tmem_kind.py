@@ -8,7 +8,11 @@ the layout it stands for:
 * ``datapath`` (``tcgen05.datapath.D``/``E``/``F``/``G``): ``tcgen05.mma[.ws].cta_group::1.kind::f16`` with A and
   B in shared memory chosen so that ``D[m][n] = m + 256 n`` (A: column 0 = m, column 1 = 1; B: row 0 = 1, row 1
   = 256 n; exact in f16 and f32); every TMEM cell of the allocation read back is decoded to the (m, n) it
-  holds (a cell no element reaches keeps the sentinel) and compared with the layout's inverse;
+  holds (a cell no element reaches keeps the sentinel) and compared with the layout's inverse.  ``A`` and
+  ``B`` (a CTA pair): ``tcgen05.mma.cta_group::2`` in a cluster of two CTAs (a collective allocation, the even
+  CTA issuing, a multicast commit), each CTA holding M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split),
+  each reading its own Tensor Memory back (lane key ``cta x 128 + lane``).  ``C`` (the sparse-A pair) is
+  refused: no sparsity metadata is written;
 * ``pack_d`` (``tcgen05.packing.D.*``): the same MMA with a 16-bit D, twice (D = m, then D = n: a 16-bit value
   holds no 8192 codes), the lower 16 bits of each word decoded;
 * ``st`` (``tcgen05.packing.A.b16.unpacked``): ``tcgen05.st.32x32b.x1.unpack::16b`` of the codes
@@ -84,6 +88,8 @@ class TmProbe:
 
 # The MMA form that writes each data-path layout (the page's table, lines 6-14): text, M.
 DATAPATH = {
+    "tcgen05.datapath.A": ("tcgen05.mma.cta_group::2.kind::f16", 256),
+    "tcgen05.datapath.B": ("tcgen05.mma.cta_group::2.kind::f16", 128),
     "tcgen05.datapath.D": ("tcgen05.mma.cta_group::1.kind::f16", 128),
     "tcgen05.datapath.E": ("tcgen05.mma.ws.cta_group::1.kind::f16", 64),
     "tcgen05.datapath.F": ("tcgen05.mma.cta_group::1.kind::f16", 64),
@@ -124,10 +130,9 @@ def sub_kind(m: Any) -> str | None:
 def why_not(m: Any) -> str | None:
     """Why no probe of this kind reads ``m`` (None: it has one)."""
     names = [d.name for d in m.outputs]
-    if "cta" in names:
-        return ("cta_group::2: the MMA of a CTA pair writes both CTAs' Tensor Memory (a cta output); the tmem probes "
-                "run one CTA, and a 2-CTA cluster probe (tcgen05.alloc.cta_group::2, the MMA issued by the even CTA, "
-                "multicast commit) is not written")
+    if "cta" in names and base_id(m.id) not in DATAPATH:
+        return ("the sparse-A MMA of a CTA pair (tcgen05.mma.sp.cta_group::2): the probes write no sparsity metadata "
+                "into Tensor Memory, so no program here runs it")
     sub = sub_kind(m)
     if sub is None:
         return "no Tensor Memory probe reads this layout"
@@ -198,17 +203,19 @@ def _outs(lay: Any) -> tuple[str, str, str | None]:
 
 def inverse_cells(lay: Any, cols: int) -> dict[Key, Any]:
     """(lane, column x slots + slot) -> the input point the layout puts there (None: none), over 128 lanes
-    and ``cols`` column-slots."""
+    (a layout with a ``cta`` output: 128 per CTA, lane ``cta x 128 + lane``) and ``cols`` column-slots."""
     v = evaluate_all(lay.map)
     ln, cn, sn = _outs(lay)
     slots = 1 if sn is None else int(lay.outputs[[d.name for d in lay.outputs].index(sn)].at())
     shape = np.shape(v.ok)
     arr = {k: np.broadcast_to(a, shape) for k, a in v.out.items()}
-    out: dict[Key, Any] = {(lane, c): None for lane in range(128) for c in range(cols)}
+    ctas = int(lay.outputs[0].at()) if lay.outputs[0].name == "cta" else 1
+    out: dict[Key, Any] = {(lane, c): None for lane in range(128 * ctas) for c in range(cols)}
     for idx in np.ndindex(shape):
         if not v.ok[idx]:
             continue
-        key = (int(arr[ln][idx]), int(arr[cn][idx]) * slots + (0 if sn is None else int(arr[sn][idx])))
+        lane = int(arr[ln][idx]) + (128 * int(arr["cta"][idx]) if ctas > 1 else 0)
+        key = (lane, int(arr[cn][idx]) * slots + (0 if sn is None else int(arr[sn][idx])))
         if key in out:
             out[key] = tuple(int(i) for i in idx)
     return out
@@ -277,19 +284,28 @@ def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _
     n, lane0 = e["N"], e.get("BASE", 0)
     if main.inputs[0].at() != m:
         raise NotProbed(f"{main.inputs[0].at()} rows, the MMA form of its table entry has M = {m}")
+    ctas = 2 if "cta_group::2" in text else 1
     cols = _alloc(n)
-    a = _kmajor(m, 16, 16, lambda r, k: _bits(float(r), "f16") if k == 0 else (0x3C00 if k == 1 else 0))
-    b = _kmajor(n, 16, 16, lambda c, k: 0x3C00 if k == 0 else (_bits(256.0 * c, "f16") if k == 1 else 0))
+    words: list[int] = []
+    for cta in range(ctas):  # a CTA pair: each CTA holds M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split)
+        m0, n0 = cta * m // ctas, cta * n // ctas
+        a = _kmajor(m // ctas, 16, 16, lambda r, k, m0=m0: _bits(float(m0 + r), "f16") if k == 0 else
+                    (0x3C00 if k == 1 else 0))
+        b = _kmajor(n // ctas, 16, 16, lambda c, k, n0=n0: 0x3C00 if k == 0 else
+                    (_bits(256.0 * (n0 + c), "f16") if k == 1 else 0))
+        words += a + b
     idesc = (1 << 4) | ((n >> 3) << 17) | ((m >> 4) << 24)  # D f32, A/B f16, K-major
     a_bytes = len(a) * 4
     setup = (f"  const uint64_t adesc = {desc('sbase', 128, 256)};\n"
              f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 256)};")
     issue = mma_issue(text, f"base + ({lane0}u << 16)", "adesc", False, "bdesc", f"{idesc:#x}u")
-    plan = Plan(cols, 1, len(a) + len(b), (), (0, cols), setup, issue)
+    plan = Plan(cols, 1, len(a) + len(b), (), (0, cols), setup, issue, ctas=ctas)
     preds = tuple((x.id, inverse_cells(x, cols)) for x in lays)
-    how = (f"{text} (M = {m}, N = {n}, D at lane {lane0}) with D[m][n] = m + 256 n, Tensor Memory read back "
+    pair = ", a cluster of two CTAs, the even one issuing" if ctas > 1 else ""
+    how = (f"{text} (M = {m}, N = {n}, D at lane {lane0}{pair}) with D[m][n] = m + 256 n, Tensor Memory read back "
            f"cell by cell")
-    return TmProbe(pid, "datapath", text, env, plan, tuple(a + b), preds, _expect(lays, preds), how, {})
+    return TmProbe(pid, "datapath", text, env, plan, tuple(words), preds, _expect(lays, preds), how,
+                   {"cluster": ctas})
 
 
 def _pack_d(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
@@ -468,11 +484,11 @@ def source(p: TmProbe) -> str:
 
 def _words(p: TmProbe, out: Sequence[int]) -> np.ndarray:
     """The read-back words, shape (experiments, 128 lanes, columns)."""
-    e, rn = p.plan.experiments, p.plan.read[1]
-    need = e * 128 * rn
+    e, rn, lanes = p.plan.experiments, p.plan.read[1], 128 * p.plan.ctas
+    need = e * lanes * rn
     if len(out) < need:
         raise ValueError(f"{len(out)} output words, the probe writes {need}")
-    return np.asarray(out[:need], dtype=np.uint64).reshape(e, 128, rn)
+    return np.asarray(out[:need], dtype=np.uint64).reshape(e, lanes, rn)
 
 
 def decode(p: TmProbe, out: Sequence[int]) -> dict[Key, Any]:
@@ -483,7 +499,7 @@ def decode(p: TmProbe, out: Sequence[int]) -> dict[Key, Any]:
 
 def _dec_datapath(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
     res: dict[Key, Any] = {}
-    for lane in range(128):
+    for lane in range(w.shape[1]):
         for c in range(w.shape[2]):
             x = int(w[0, lane, c])
             v = _f32(x)
@@ -587,7 +603,7 @@ def simulate(p: TmProbe, src: Any = None) -> list[int]:
     if src is not None:
         pred = {key: p.predicted.get(src(*key)) for key in pred}
     e, rn = p.plan.experiments, p.plan.read[1]
-    w = np.full((e, 128, rn), SENTINEL, dtype=np.uint64)
+    w = np.full((e, 128 * p.plan.ctas, rn), SENTINEL, dtype=np.uint64)
     _ENCODE[p.sub](p, pred, w)
     return [int(x) for x in w.reshape(-1)] + [0] * 8192
 

@@ -32,14 +32,15 @@ class Plan:
     setup: str = ""                        # C statements after allocation (constants: descriptors)
     issue_one: str = ""                    # C statements thread 0 runs (``e``: the experiment); then commit
     issue_all: str = ""                    # C statements every thread runs (no commit)
+    ctas: int = 1                          # 2: a cluster of two CTAs (cta_group::2; CTA 0 issues)
 
     @property
     def out_words(self) -> int:
-        """Output words per thread."""
-        return self.experiments * self.read[1]
+        """Output words per thread (of one CTA: every CTA's outputs counted)."""
+        return self.ctas * self.experiments * self.read[1]
 
     def image_base(self, s: int) -> int:
-        base = self.experiments * self.smem_words
+        base = self.ctas * self.experiments * self.smem_words
         for c0, n in self.images[:s]:
             base += self.experiments * 128 * n
         return base
@@ -62,22 +63,34 @@ def _st(addr: str, val: str, qual: str = "") -> str:
             f'"r"({val}) : "memory");')
 
 
-_SYNC = ('asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");\n    __syncthreads();\n'
-         '    asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");')
+def _sync(ctas: int) -> str:
+    """Every thread (of the cluster, for two CTAs) past this point, Tensor Memory operations ordered."""
+    wait = ("__syncthreads();" if ctas == 1 else
+            'asm volatile("barrier.cluster.arrive.release.aligned;\\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");')
+    return ('asm volatile("tcgen05.fence::before_thread_sync;" ::: "memory");\n    ' + wait + '\n'
+            '    asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");')
 
 
 def body(p: Plan) -> str:
     """The kernel body (``out``, ``in``: the kernel's arguments)."""
+    if p.ctas > 1 and (p.images or p.issue_all):
+        raise ValueError("a cluster probe writes no Tensor Memory image and runs no tcgen05.st")
+    sync = _sync(p.ctas)
+    group = f"cta_group::{p.ctas}"
     smem = max(p.smem_words, 1)
     images = ""
     for s, (c0, n) in enumerate(p.images):
         images += (f"    for (uint32_t c = 0; c < {n}u; ++c)\n"
                    f"      {_st(f'base + lanes + {c0}u + c', f'in[{p.image_base(s)} + (e * 128 + t) * {n} + c]')}\n")
     issue = ""
+    commit = ('asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");'
+              if p.ctas == 1 else
+              'asm volatile("tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [%0], %1;" '
+              f':: "r"(bar), "h"((uint16_t){(1 << p.ctas) - 1}) : "memory");')
     if p.issue_one:
-        issue = f"""    if (t == 0) {{
+        issue = f"""    if (cta == 0 && t == 0) {{
 {p.issue_one}
-      asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");
+      {commit}
     }}
     for (uint32_t done = 0; !done;)
       asm volatile("{{\\n.reg .pred P;\\nmbarrier.try_wait.parity.shared::cta.b64 P, [%1], %2;\\nselp.b32 %0, 1, 0, P;\\n}}"
@@ -85,22 +98,23 @@ def body(p: Plan) -> str:
     asm volatile("tcgen05.fence::after_thread_sync;" ::: "memory");
 """
     if p.issue_all:
-        issue += p.issue_all + '\n    asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");\n    ' + _SYNC + "\n"
+        issue += p.issue_all + '\n    asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");\n    ' + sync + "\n"
     r0, rn = p.read
-    copy = (f"    for (int k = t; k < {p.smem_words}; k += 128) sm[k] = in[e * {p.smem_words} + k];\n"
+    copy = (f"    for (int k = t; k < {p.smem_words}; k += 128) sm[k] = in[(cta * {p.experiments} + e) * {p.smem_words} + k];\n"
             if p.smem_words else "")
     return f"""  __shared__ __align__(1024) uint32_t sm[{smem}];
   __shared__ __align__(8) uint64_t mbar;
   __shared__ uint32_t slot;
-  const int t = threadIdx.x, warp = t / 32;
+  const int t = threadIdx.x, warp = t / 32, cta = (int)blockIdx.x;  // blockIdx.x: the rank in a cluster of {p.ctas}
   if (warp == 0) {{
-    asm volatile("tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%0], {p.cols};" :: "r"((uint32_t)__cvta_generic_to_shared(&slot)) : "memory");
-    asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
+    asm volatile("tcgen05.alloc.{group}.sync.aligned.shared::cta.b32 [%0], {p.cols};" :: "r"((uint32_t)__cvta_generic_to_shared(&slot)) : "memory");
+    asm volatile("tcgen05.relinquish_alloc_permit.{group}.sync.aligned;" ::: "memory");
   }}
   const uint32_t bar = (uint32_t)__cvta_generic_to_shared(&mbar), sbase = (uint32_t)__cvta_generic_to_shared(sm);
   (void)sbase;
   if (t == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(bar) : "memory");
-  {_SYNC}
+{'  if (t == 0) asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");' if p.ctas > 1 else ''}
+  {sync}
   const uint32_t base = slot, lanes = (uint32_t)(warp * 32) << 16;
 {p.setup}
   for (int e = 0; e < {p.experiments}; ++e) {{
@@ -108,16 +122,16 @@ def body(p: Plan) -> str:
       {_st('base + lanes + c', f'{SENTINEL:#x}u')}
 {images}    asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    {_SYNC}
+    {sync}
 {issue}    for (uint32_t c = 0; c < {rn}u; ++c) {{
       uint32_t v;
       asm volatile("tcgen05.ld.sync.aligned.32x32b.x1.b32 {{%0}}, [%1];" : "=r"(v) : "r"(base + lanes + {r0}u + c) : "memory");
       asm volatile("tcgen05.wait::ld.sync.aligned;" ::: "memory");
-      out[(e * 128 + t) * {rn} + c] = v;
+      out[((e * {p.ctas} + cta) * 128 + t) * {rn} + c] = v;
     }}
-    {_SYNC}
+    {sync}
   }}
-  if (warp == 0) asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, {p.cols};" :: "r"(base) : "memory");"""
+  if (warp == 0) asm volatile("tcgen05.dealloc.{group}.sync.aligned.b32 %0, {p.cols};" :: "r"(base) : "memory");"""
 
 
 def mma_issue(text: str, d: str, a: str, a_in_tmem: bool, b: str, idesc: str, scale: tuple[str, str] | None = None) -> str:
