@@ -38,7 +38,8 @@ needs_cuda = pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not fou
 KIND_SPECS = ("mma.m8n8k16.toml", "mma.sp.m16n8k16.tf32.toml", "wgmma.m64nNk8.toml", "wgmma.sp.m64nNk16.toml",
               "ldmatrix.m8n8.toml", "stmatrix.m8n8.toml", "movmatrix.toml", "tcgen05.ld.16x64b.toml",
               "tcgen05.st.32x32b.toml", "wmma.m8n8k4.toml", "mma.block_scale.m16n8k32.toml",
-              "mma.m16n8k32.toml", "tcgen05.mma.block_scale.toml", "wgmma.shared.toml")
+              "mma.m16n8k32.toml", "tcgen05.mma.block_scale.toml", "wgmma.shared.toml",
+              "tcgen05.datapath.toml")
 
 
 @functools.cache
@@ -58,8 +59,8 @@ def test_every_layout_id_can_be_probed() -> None:
     tested = {x.id for p in catalog() for x in p.tested}
     assert tested == ids
     assert len(ids) == 215
-    # the shared kind probes map layouts (not fragments): tests/test_shared_probes.py
-    assert {p.kind for p in catalog()} == {k.name for k in kinds.KINDS} - {"shared"}
+    # the shared and tmem kinds probe map layouts (not fragments): tests/test_shared_probes.py, test_tmem_probes.py
+    assert {p.kind for p in catalog()} == {k.name for k in kinds.KINDS} - {"shared", "tmem"}
 
 
 def test_probe_ids_and_kernel_names_are_unique() -> None:

@@ -238,10 +238,12 @@ def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
 
 def make_probe(pid: str, arch: str, text: str, layouts: tuple[str, ...], body: str, kind: str, **kw: Any) -> CatalogProbe:
     """A probe whose kernel ``probe_<slug>(uint32_t* out, const uint32_t* in, unsigned long long desc)`` runs
-    ``body`` (one block of ``threads``)."""
+    ``body`` (one block of ``threads``; with ``meta["cluster"] = n``, one cluster of n blocks)."""
     p = CatalogProbe(pid, arch, text, layouts, "", kind, **kw)
+    cluster = p.meta.get("cluster", 1)
+    dims = f"__cluster_dims__({cluster}, 1, 1) " if cluster > 1 else ""
     kernel = (f"// {pid}: {text}\n// tests: {', '.join(layouts)}\n"
-              f"extern \"C\" __global__ void __launch_bounds__(128) {p.name}(uint32_t* out, const uint32_t* in, "
+              f"extern \"C\" __global__ void {dims}__launch_bounds__(128) {p.name}(uint32_t* out, const uint32_t* in, "
               f"unsigned long long desc) {{\n  (void)desc;\n{body}\n}}\n")
     return dataclasses.replace(p, kernel=kernel)
 
@@ -311,7 +313,7 @@ int main() {{
   if (cudaMalloc(&d_out, words * 4) != cudaSuccess || cudaMalloc(&d_in, in_words * 4) != cudaSuccess) return 4;
   cudaMemcpy(d_in, h_in.data(), in_words * 4, cudaMemcpyHostToDevice);
   cudaMemset(d_out, 0, words * 4);
-  {p.name}<<<1, threads>>>(d_out, d_in, 0ull);
+  {p.name}<<<{p.meta.get("cluster", 1)}, threads>>>(d_out, d_in, 0ull);
   cudaError_t err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {{ fprintf(stderr, "probe: {p.id}: %s\\n", cudaGetErrorString(err)); return 4; }}
   std::vector<uint32_t> h(words);

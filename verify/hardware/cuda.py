@@ -181,7 +181,7 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
                 why = text.strip().splitlines()[-1:] if text.strip() else f"exit {rc}"
                 say(f"{p.id:44s} did not run: {why}")
                 results += [observe.HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({why})",
-                                                   "", False, expected=observe.expected_status(x, p.tested))
+                                                   "", False, expected=kinds.expected(p, x))
                             for x in p.tested]
                 continue
             sha = probes.source_sha256(kinds.program(p))

@@ -15,7 +15,9 @@ Everything else (``probe``, ``confirm``, ``check --observations``) goes through 
 * ``tcgen05_mma`` (tcgen05.mma scale factor ids): ``tcgen05_scale``;
 * ``shared`` (the catalog's shared-memory map layouts, ``kind = "shared"``: no instruction group, built from
   the map layouts passed as ``maps``): ldmatrix and wgmma-descriptor reads of a coded tile (``smem_kind``).
-  Map layouts nothing reads (storage, Tensor Memory) are named with why in the reasons.
+  Map layouts nothing reads (storage) are named with why in the reasons;
+* ``tmem`` (the catalog's Tensor Memory map layouts, ``kind = "tmem"``, and the tcgen05.cp source block, also
+  from ``maps``): tcgen05.mma / tcgen05.st / tcgen05.cp runs on sm_100a read back with tcgen05.ld (``tmem_kind``).
 """
 from __future__ import annotations
 
@@ -25,10 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-from ..layout.ids import corrected_id
+from ..layout.ids import base_id, corrected_id
 from ..layout.model import Layout
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
-from . import smem_kind, smem_probes, wgmma, wmma
+from . import smem_kind, smem_probes, tmem_kind, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
 from .observe import HardwareResult, Observation
 from .simdevice import Deviation
@@ -249,6 +251,8 @@ def shared_probes(layouts: Sequence[Layout], maps: Sequence[Any]) -> tuple[list[
     out: list[Probe] = []
     errors: list[str] = []
     for m in maps:
+        if tmem_kind.takes(m):
+            continue  # the tmem kind's
         why = smem_kind.why_not(m)
         if why is None and movement is None:
             why = "the ldmatrix.m8n8.R.b16 spec the probes read through is not loaded"
@@ -296,6 +300,71 @@ def _record_shared(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
     return doc
 
 
+# ----------------------------------------------------------------------------- Tensor Memory map layouts
+
+def tmem_probes(maps: Sequence[Any]) -> tuple[list[Probe], list[str]]:
+    """The probes of the Tensor Memory map layouts among ``maps`` (a doc layout with its correction; the
+    tcgen05.cp copy layouts with their source block), and why each other one has none (``[id] reason``)."""
+    mine = [m for m in maps if tmem_kind.takes(m)]
+    source = next((m for m in mine if base_id(m.id) == tmem_kind.CP_SOURCE), None)
+    groups: dict[str, list[Any]] = {}
+    for m in mine:
+        key = "tcgen05.cp" if m.instruction == "tcgen05.cp" else base_id(m.id)
+        groups.setdefault(key, []).append(m)
+    out: list[Probe] = []
+    errors: list[str] = []
+    for _key, members in sorted(groups.items()):
+        tested = sorted(members, key=lambda x: (x.kind != "tmem", not x.corrected, x.id))  # the main one first
+        ids = "[" + ", ".join(x.id for x in tested) + "] "
+        try:
+            found = tmem_kind.build(tested, source)
+        except tmem_kind.NotProbed as e:
+            errors.append(f"{ids}{e}")
+            continue
+        out += [Probe(t.id, "tmem", tmem_kind.ARCH, t.text, tuple(tested), t, binding=t.member) for t in found]
+    return out, errors
+
+
+def _tmem_catalog_probe(p: Probe) -> cp.CatalogProbe:
+    t: tmem_kind.TmProbe = p.payload
+    return cp.make_probe(t.id, tmem_kind.ARCH, t.text, p.tags, tmem_kind.source(t), "tmem", threads=128,
+                         out_words=t.plan.out_words, in_words=len(t.input), binding=t.member,
+                         meta={"input": t.input, "cluster": t.plan.ctas})
+
+
+def _simulate_tmem(p: Probe, dev: Deviation | None) -> dict[str, Any]:
+    if dev is not None and not p.tests(dev.layout):
+        raise ValueError(f"{dev.layout} is not read by {p.id}")
+    return _raw(p, tmem_kind.simulate(p.payload, dev.source if dev is not None else None), dev)
+
+
+def _judge_tmem(p: Probe, obs: Observation) -> list[HardwareResult]:
+    t: tmem_kind.TmProbe = p.payload
+    got = tmem_kind.decode(t, obs.out)
+    sim = "SIMULATED: " if obs.simulated else ""
+    expected = dict(t.expected)
+    out = []
+    for lay in p.tested:
+        viol = tmem_kind.violations(t, lay.id, got)
+        exp = expected.get(lay.id, "confirmed")
+        if viol:
+            listed = tuple(v[0] for v in viol[:observe.MAX_LISTED])
+            more = f" (and {len(viol) - observe.MAX_LISTED} more)" if len(viol) > observe.MAX_LISTED else ""
+            out.append(HardwareResult(lay.id, p.id, "contradicted", f"{sim}{t.how} on {obs.gpu}: {listed[0]}{more}",
+                                      obs.gpu, obs.simulated, listed, viol[0][1], obs.path, expected=exp))
+        else:
+            out.append(HardwareResult(lay.id, p.id, "confirmed", f"{sim}{t.how} on {obs.gpu}: every cell read back is "
+                                      "the one the layout gives", obs.gpu, obs.simulated, (), None, obs.path,
+                                      expected=exp))
+    return out
+
+
+def _record_tmem(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
+    doc = _record_direct_head(p, obs, sha)
+    doc["decoded"] = {"tmem": tmem_kind.decoded(p.payload, obs.out)}
+    return doc
+
+
 KINDS: tuple[Kind, ...] = (
     Kind("mma", ("mma", "mma.sp"), _build_mma, lambda p: mma_probes.probe_source(p.payload),
          _simulate_relational, _judge_relational, _record_relational),
@@ -311,6 +380,8 @@ KINDS: tuple[Kind, ...] = (
          lambda p, o: direct.judge_tcgen05_scale(p.payload, o), _record_direct),
     Kind("shared", (), _build_shared, lambda p: smem_probes.source(p.payload.probe), _simulate_shared,
          _judge_shared, _record_shared),
+    Kind("tmem", (), _build_shared, lambda p: cp.probe_program(_tmem_catalog_probe(p)), _simulate_tmem,
+         _judge_tmem, _record_tmem),
 )
 BY_NAME = {k.name: k for k in KINDS}
 BY_FAMILY = {f: k for k in KINDS for f in k.families}
@@ -329,7 +400,9 @@ def all_probes(layouts: Iterable[Layout], negatives: bool = False,
     lays = list(layouts)
     out: dict[str, Probe] = {}
     shared, errors = shared_probes(lays, maps)
-    out.update((p.id, p) for p in shared)
+    tmem, why_tmem = tmem_probes(maps)
+    errors += why_tmem
+    out.update((p.id, p) for p in shared + tmem)
     for group in instruction_groups(lays):
         kind = BY_FAMILY.get(group.family)
         ids = "[" + ", ".join(x.id for x in group.layouts) + "] "
@@ -364,6 +437,7 @@ def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any
                 raise
             named.append(mma_probes.resolve_id(list(maps), ident))  # type: ignore[arg-type]
     wanted = [m for m in maps if any(m is x for x in named)]  # only the named map layouts' probes are built
+    wanted += [m for m in maps if not any(m is x for x in wanted) and _companion(m, wanted)]
     found, errors = all_probes(lays, maps=wanted)
     out: dict[str, Probe] = {}
     for lay in named:
@@ -374,6 +448,21 @@ def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any
                                                              " (no probe of its instruction includes it)"))
         out.update((p.id, p) for p in mine)
     return sorted(out.values(), key=lambda p: (p.arch, p.id))
+
+
+def _companion(m: Any, named: Sequence[Any]) -> bool:
+    """Whether a probe of a named map layout tests ``m`` too: its doc layout or correction; for tcgen05.cp, the
+    copy layout and the source block it copies from."""
+    return any(base_id(m.id) == base_id(x.id) or (m.instruction == x.instruction == "tcgen05.cp") for x in named)
+
+
+def expected(p: Probe, lay: Any) -> str:
+    """What a run on hardware that does what the specs say gives for ``lay`` (a tested layout of ``p``)."""
+    if p.kind == "tmem":
+        return dict(p.payload.expected).get(lay.id, "confirmed")  # type: ignore[no-any-return]
+    if not hasattr(lay, "registers"):  # a map layout of the shared kind: no erratum a probe tells apart
+        return "confirmed"
+    return observe.expected_status(lay, p.tested)
 
 
 def simulate(p: Probe, deviation: Deviation | None = None) -> dict[str, Any]:
@@ -401,6 +490,8 @@ def check_observations(layouts: Iterable[Layout], obs_dir: str | Path, maps: Seq
     loaded = [(f, observe.load_observation(f)) for f in observe.observation_files(obs_dir)]
     named = {o.instruction for _f, o in loaded}
     wanted = [m for m in maps if f"smem.ldmatrix.{m.id}" in named or f"smem.wgmma.{m.id}" in named]
+    if any(n.startswith("tmem.") for n in named):
+        wanted += [m for m in maps if tmem_kind.takes(m)]
     by_id = {p.id: p for p in all_probes(layouts, maps=wanted)[0]}
     out: list[HardwareResult] = []
     for f, obs in loaded:

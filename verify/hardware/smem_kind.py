@@ -58,8 +58,8 @@ def why_not(lay: MapLayout) -> str | None:
         return ("a host/kernel storage layout (how a program stores scale factors or packed values in memory), "
                 "read by no single instruction: nothing to probe")
     if k == "tmem":
-        return ("a Tensor Memory layout (tcgen05 data path, packing, scale factors or tcgen05.cp): no probe kind "
-                "reads Tensor Memory through it yet (it needs tcgen05.mma/tcgen05.cp runs on sm_100a)")
+        return ("a Tensor Memory layout (tcgen05 data path, packing, scale factors or tcgen05.cp): the tmem kind's "
+                "(tmem_kind), not a shared-memory probe's")
     if k != "shared":
         return f"a {k} map layout: no probe kind reads it"
     ins = [d.name for d in lay.inputs]

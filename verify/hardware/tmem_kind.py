@@ -1,0 +1,693 @@
+"""The ``tmem`` probe kind: the catalog's Tensor Memory map layouts (``kind = "tmem"``, and the tcgen05.cp
+source block) observed on sm_100a through the instructions that write or read Tensor Memory.
+
+Every probe writes coded values, runs one instruction form, reads Tensor Memory back with
+``tcgen05.ld.32x32b`` (program text: ``tmem_program``) and decodes each cell or each element to the point of
+the layout it stands for:
+
+* ``datapath`` (``tcgen05.datapath.D``/``E``/``F``/``G``): ``tcgen05.mma[.ws].cta_group::1.kind::f16`` with A and
+  B in shared memory chosen so that ``D[m][n] = m + 256 n`` (A: column 0 = m, column 1 = 1; B: row 0 = 1, row 1
+  = 256 n; exact in f16 and f32); every TMEM cell of the allocation read back is decoded to the (m, n) it
+  holds (a cell no element reaches keeps the sentinel) and compared with the layout's inverse.  ``A`` and
+  ``B`` (a CTA pair): ``tcgen05.mma.cta_group::2`` in a cluster of two CTAs (a collective allocation, the even
+  CTA issuing, a multicast commit), each CTA holding M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split),
+  each reading its own Tensor Memory back (lane key ``cta x 128 + lane``).  ``C`` (the sparse-A pair) is
+  refused: no sparsity metadata is written;
+* ``pack_d`` (``tcgen05.packing.D.*``): the same MMA with a 16-bit D, twice (D = m, then D = n: a 16-bit value
+  holds no 8192 codes), the lower 16 bits of each word decoded;
+* ``st`` (``tcgen05.packing.A.b16.unpacked``): ``tcgen05.st.32x32b.x1.unpack::16b`` of the codes
+  ``row x 64 + k`` (k, k + 1 in one register), the lower half of each word decoded;
+* ``tmem_a`` (``tcgen05.packing.A.*`` read by the MMA): A written into Tensor Memory with every (lane, column,
+  slot) coded (the cell index split over as many runs as the element type's exact small values need), B the
+  identity in shared memory, one MMA per K step (``[a_tmem]`` advanced 8 columns): D[m][n] is the A element
+  the MMA read as (m, k), decoded to the cell it came from and compared with the layout's map;
+* ``sf`` (``tcgen05.sf.*``): ``tcgen05.mma.cta_group::1.kind::mx*.block_scale`` with every scale byte of the
+  128 x 4 tile coded as a power of two (lane, then column and byte), A one on one K block: D is the block's
+  size times the factor the MMA took for (row, k block), decoded to the byte it came from;
+* ``cp`` (``tcgen05.cp.*``): ``tcgen05.cp.cta_group::1.32x128b.warpx4`` of a 512-byte shared-memory block whose
+  bytes code their offset (low byte, then high byte + 1), each TMEM byte decoded to the offset it came from and
+  compared with the copy layout composed with its source layout (``tcgen05.cp.source.32x128b``).
+
+What the probes assume, stated where a wrong assumption would show (as a contradiction, never a silent pass):
+the descriptors' bit fields (CUTLASS's ``UMMA::InstrDescriptor[BlockScaled]`` and ``UMMA::SmemDescriptor``,
+as ``tcgen05_scale``), that D of an M = 128 ``cta_group::1`` MMA is read at lane m, column n (Layout D, probed
+itself by ``tmem.datapath.tcgen05.datapath.D``) by the ``tmem_a`` and ``sf`` probes, and that an MMA's next K
+step of A in Tensor Memory starts 8 columns (32 bytes of each row) further.
+
+The SIMULATED device (``simulate``) prints what a device whose Tensor Memory follows the layout (or a
+``Deviation`` of it) would: the words the decoder reads back as the layout's cells.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+from ..layout.ids import base_id, corrected_id
+from ..layout.named import evaluate_all
+from . import tcgen05_scale as ts
+from .tmem_program import SENTINEL, Plan, body, desc, mma_issue
+
+ARCH = "sm_100a"
+Key = tuple[int, int]
+
+
+class NotProbed(ValueError):
+    """Why a Tensor Memory layout has no probe (one line)."""
+
+
+@dataclass(frozen=True)
+class TmProbe:
+    """One Tensor Memory probe: the program's plan and input, and what each tested layout predicts."""
+
+    id: str
+    sub: str                     # datapath | pack_d | st | tmem_a | sf | cp
+    text: str                    # the PTX instruction under test
+    member: tuple[tuple[str, int], ...]
+    plan: Plan
+    input: tuple[int, ...]
+    predictions: tuple[tuple[str, Mapping[Key, Any]], ...]  # (tested layout id, key -> value); the main first
+    expected: tuple[tuple[str, str], ...]  # (tested layout id, "confirmed" | "contradicted")
+    how: str
+    meta: Mapping[str, Any]
+
+    @property
+    def predicted(self) -> Mapping[Key, Any]:
+        return self.predictions[0][1]
+
+    @property
+    def name(self) -> str:
+        import re  # noqa: PLC0415
+        return "probe_" + re.sub(r"[^A-Za-z0-9]+", "_", self.id).strip("_")
+
+
+# ----------------------------------------------------------------------------- which layouts, which instruction
+
+# The MMA form that writes each data-path layout (the page's table, lines 6-14): text, M.
+DATAPATH = {
+    "tcgen05.datapath.A": ("tcgen05.mma.cta_group::2.kind::f16", 256),
+    "tcgen05.datapath.B": ("tcgen05.mma.cta_group::2.kind::f16", 128),
+    "tcgen05.datapath.D": ("tcgen05.mma.cta_group::1.kind::f16", 128),
+    "tcgen05.datapath.E": ("tcgen05.mma.ws.cta_group::1.kind::f16", 64),
+    "tcgen05.datapath.F": ("tcgen05.mma.cta_group::1.kind::f16", 64),
+    "tcgen05.datapath.G": ("tcgen05.mma.ws.cta_group::1.kind::f16", 32),
+}
+# A in Tensor Memory: the MMA that reads it, the element's exact small values (code bits), 1.0, a block-scaled
+# MMA's (format code, scale vector size) or None.
+TMEM_A = {
+    "tcgen05.packing.A.b16.packed": ("tcgen05.mma.cta_group::1.kind::f16", "f16", 11, 0x3C00, None),
+    "tcgen05.packing.A.mxf8f6f4": ("tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X", "e4m3", 6,
+                                   0x38, (0, 1)),
+    "tcgen05.packing.A.mxf4": ("tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X", "e2m1", 3, 0x2,
+                               (1, 2)),
+}
+CP_SOURCE = "tcgen05.cp.source.32x128b"
+
+
+def takes(m: Any) -> bool:
+    """Whether ``m`` is this kind's (a Tensor Memory map layout, or the source block tcgen05.cp reads)."""
+    return m.kind == "tmem" or m.instruction == "tcgen05.cp"
+
+
+def sub_kind(m: Any) -> str | None:
+    b = base_id(m.id)
+    if b.startswith("tcgen05.datapath."):
+        return "datapath"
+    if b.startswith("tcgen05.packing.D."):
+        return "pack_d"
+    if b.startswith("tcgen05.packing.A."):
+        return "st" if m.instruction == "tcgen05.st" else "tmem_a"
+    if b.startswith("tcgen05.sf."):
+        return "sf"
+    if m.instruction == "tcgen05.cp":
+        return "cp"
+    return None
+
+
+def why_not(m: Any) -> str | None:
+    """Why no probe of this kind reads ``m`` (None: it has one)."""
+    names = [d.name for d in m.outputs]
+    if "cta" in names and base_id(m.id) not in DATAPATH:
+        return ("the sparse-A MMA of a CTA pair (tcgen05.mma.sp.cta_group::2): the probes write no sparsity metadata "
+                "into Tensor Memory, so no program here runs it")
+    sub = sub_kind(m)
+    if sub is None:
+        return "no Tensor Memory probe reads this layout"
+    if sub == "datapath" and base_id(m.id) not in DATAPATH:
+        return "no MMA form of the data-path table is known to write it"
+    if sub == "tmem_a" and base_id(m.id) not in TMEM_A:
+        return "no MMA form is known to read A in this packing"
+    return None
+
+
+def _bits(v: float, fmt: str) -> int:
+    if fmt == "f16":
+        return int(struct.unpack("<H", struct.pack("<e", v))[0])
+    raise ValueError(fmt)
+
+
+def _f32(w: int) -> float:
+    return float(struct.unpack("<f", struct.pack("<I", w & 0xFFFFFFFF))[0])
+
+
+def _w32(v: float) -> int:
+    return int(struct.unpack("<I", struct.pack("<f", v))[0])
+
+
+def _h16(h: int) -> float:
+    return float(struct.unpack("<e", struct.pack("<H", h & 0xFFFF))[0])
+
+
+def _value(fmt: str, code: int) -> tuple[int, float]:
+    """(element bits, value) of a small code in an element type whose codes are exact and distinct."""
+    if fmt == "f16":
+        return _bits(float(code), "f16"), float(code)
+    if fmt == "e4m3":  # bytes 0x00..0x3F: exponent field 0..7
+        e, m = code >> 3, code & 7
+        return code, (m * 2.0 ** -9 if e == 0 else (1 + m / 8) * 2.0 ** (e - 7))
+    if fmt == "e2m1":  # nibbles 0..7
+        e, m = code >> 1, code & 1
+        return code, (m * 0.5 if e == 0 else (1 + m / 2) * 2.0 ** (e - 1))
+    raise ValueError(fmt)
+
+
+def _kmajor(rows: int, k: int, bits: int, val: Any) -> list[int]:
+    """A K-major, no-swizzle tile (8-row x 16-byte core matrices, K chunks 128 bytes apart, 8-row groups 128 x
+    chunks bytes apart; ``tcgen05_scale``'s), element (row, k) = ``val(row, k)`` (its bits)."""
+    chunks = k * bits // 8 // 16
+    words = [0] * (rows * k * bits // 32)
+    for r in range(rows):
+        for kk in range(k):
+            v = val(r, kk)
+            if v:
+                kb = kk * bits
+                bit = 8 * ((r // 8) * 128 * chunks + (kb // 128) * 128 + (r % 8) * 16) + kb % 128
+                words[bit // 32] |= v << (bit % 32)
+    return words
+
+
+def _alloc(n: int) -> int:
+    return max(32, 1 << (n - 1).bit_length())
+
+
+def _outs(lay: Any) -> tuple[str, str, str | None]:
+    names = [d.name for d in lay.outputs]
+    sub = next((n for n in names if n in ("slot", "byte")), None)
+    return "tmem_lane", "tmem_col", sub
+
+
+# ----------------------------------------------------------------------------- predictions
+
+def inverse_cells(lay: Any, cols: int) -> dict[Key, Any]:
+    """(lane, column x slots + slot) -> the input point the layout puts there (None: none), over 128 lanes
+    (a layout with a ``cta`` output: 128 per CTA, lane ``cta x 128 + lane``) and ``cols`` column-slots."""
+    v = evaluate_all(lay.map)
+    ln, cn, sn = _outs(lay)
+    slots = 1 if sn is None else int(lay.outputs[[d.name for d in lay.outputs].index(sn)].at())
+    shape = np.shape(v.ok)
+    arr = {k: np.broadcast_to(a, shape) for k, a in v.out.items()}
+    ctas = int(lay.outputs[0].at()) if lay.outputs[0].name == "cta" else 1
+    out: dict[Key, Any] = {(lane, c): None for lane in range(128 * ctas) for c in range(cols)}
+    for idx in np.ndindex(shape):
+        if not v.ok[idx]:
+            continue
+        lane = int(arr[ln][idx]) + (128 * int(arr["cta"][idx]) if ctas > 1 else 0)
+        key = (lane, int(arr[cn][idx]) * slots + (0 if sn is None else int(arr[sn][idx])))
+        if key in out:
+            out[key] = tuple(int(i) for i in idx)
+    return out
+
+
+def forward_cells(lay: Any) -> dict[Key, Any]:
+    """(input 0, input 1) -> (lane, column, slot) the layout gives it (None: undefined)."""
+    v = evaluate_all(lay.map)
+    ln, cn, sn = _outs(lay)
+    shape = np.shape(v.ok)
+    arr = {k: np.broadcast_to(a, shape) for k, a in v.out.items()}
+    return {(int(i), int(j)): ((int(arr[ln][i, j]), int(arr[cn][i, j]), int(arr[sn][i, j]) if sn else 0)
+                               if v.ok[i, j] else None) for i, j in np.ndindex(shape)}
+
+
+def _expect(tested: Sequence[Any], preds: Sequence[tuple[str, Mapping[Key, Any]]]) -> tuple[tuple[str, str], ...]:
+    """A doc layout whose correction is tested too and predicts otherwise: expected contradicted."""
+    by = dict(preds)
+    out = []
+    for x in tested:
+        fixed = corrected_id(x.id)
+        differs = not x.corrected and fixed in by and by[fixed] != by[x.id]
+        out.append((x.id, "contradicted" if differs else "confirmed"))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- building the probes
+
+def member(lay: Any, sub: str) -> list[dict[str, int]]:
+    """The members probed: data path: the smallest N that every M's kind::f16 takes (a multiple of 16), each
+    BASE; scale factors: every VS; otherwise the layout itself."""
+    names = {p.name: p.values for p in lay.params}
+    if not names:
+        return [{}]
+    if sub == "datapath":
+        n = min(v for v in names["N"] if v % 16 == 0)
+        return [{"N": n, **({"BASE": b} if "BASE" in names else {})} for b in names.get("BASE", [0])]
+    if sub == "sf":
+        return [{"VS": vs} for vs in names["VS"]]
+    return [{p: min(vs) for p, vs in names.items()}]
+
+
+def build(tested: Sequence[Any], source: Any = None) -> list[TmProbe]:
+    """The probes of one Tensor Memory layout (``tested``: the doc layout and its correction where the spec has
+    one, the correction first; ``source``: the tcgen05.cp source layout, for a copy layout).  ``NotProbed``
+    says why none."""
+    main = tested[0]
+    why = why_not(main)
+    if why:
+        raise NotProbed(why)
+    sub = sub_kind(main)
+    assert sub is not None
+    out = []
+    for env in member(main, sub):
+        bound = [x.instance(**env) if x.is_family else x for x in tested]
+        tag = "" if not env else "." + ",".join(f"{k}={v}" for k, v in env.items())
+        pid = f"tmem.{sub}.{base_id(main.id)}{tag}"
+        out.append(_BUILD[sub](pid, bound, tuple(env.items()), source))
+    return out
+
+
+def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
+    main = lays[0]
+    text, m = DATAPATH[base_id(main.id)]
+    e = dict(env)
+    n, lane0 = e["N"], e.get("BASE", 0)
+    if main.inputs[0].at() != m:
+        raise NotProbed(f"{main.inputs[0].at()} rows, the MMA form of its table entry has M = {m}")
+    ctas = 2 if "cta_group::2" in text else 1
+    cols = _alloc(n)
+    words: list[int] = []
+    for cta in range(ctas):  # a CTA pair: each CTA holds M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split)
+        m0, n0 = cta * m // ctas, cta * n // ctas
+        a = _kmajor(m // ctas, 16, 16, lambda r, k, m0=m0: _bits(float(m0 + r), "f16") if k == 0 else
+                    (0x3C00 if k == 1 else 0))
+        b = _kmajor(n // ctas, 16, 16, lambda c, k, n0=n0: 0x3C00 if k == 0 else
+                    (_bits(256.0 * (n0 + c), "f16") if k == 1 else 0))
+        words += a + b
+    idesc = (1 << 4) | ((n >> 3) << 17) | ((m >> 4) << 24)  # D f32, A/B f16, K-major
+    a_bytes = len(a) * 4
+    setup = (f"  const uint64_t adesc = {desc('sbase', 128, 256)};\n"
+             f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 256)};")
+    issue = mma_issue(text, f"base + ({lane0}u << 16)", "adesc", False, "bdesc", f"{idesc:#x}u")
+    plan = Plan(cols, 1, len(a) + len(b), (), (0, cols), setup, issue, ctas=ctas)
+    preds = tuple((x.id, inverse_cells(x, cols)) for x in lays)
+    pair = ", a cluster of two CTAs, the even one issuing" if ctas > 1 else ""
+    how = (f"{text} (M = {m}, N = {n}, D at lane {lane0}{pair}) with D[m][n] = m + 256 n, Tensor Memory read back "
+           f"cell by cell")
+    return TmProbe(pid, "datapath", text, env, plan, tuple(words), preds, _expect(lays, preds), how,
+                   {"cluster": ctas})
+
+
+def _pack_d(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
+    main = lays[0]
+    m, n = main.inputs[0].at(), main.inputs[1].at()
+    text = "tcgen05.mma.cta_group::1.kind::f16"
+    one = 0x3C00
+    words: list[int] = []
+    for e in range(2):  # D = m, then D = n
+        words += _kmajor(m, 16, 16, lambda r, k, e=e: (_bits(float(r), "f16") if k == 0 else 0) if e == 0 else
+                         (one if k == 1 else 0))
+        words += _kmajor(n, 16, 16, lambda c, k, e=e: (one if k == 0 else 0) if e == 0 else
+                         (_bits(float(c), "f16") if k == 1 else 0))
+    per = len(words) // 2
+    a_bytes = m * 32
+    idesc = (0 << 4) | ((n >> 3) << 17) | ((m >> 4) << 24)  # D f16
+    setup = (f"  const uint64_t adesc = {desc('sbase', 128, 256)};\n"
+             f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 256)};")
+    cols = _alloc(n)
+    plan = Plan(cols, 2, per, (), (0, cols), setup, mma_issue(text, "base", "adesc", False, "bdesc", f"{idesc:#x}u"))
+    preds = tuple((x.id, inverse_cells(x, cols)) for x in lays)
+    how = f"{text} with a 16-bit D (M = {m}, N = {n}; D = m, then D = n), the lower half of each word decoded"
+    return TmProbe(pid, "pack_d", text, env, plan, tuple(words), preds, _expect(lays, preds), how, {})
+
+
+def _st(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
+    main = lays[0]
+    rows, k = main.inputs[0].at(), main.inputs[1].at()
+    if rows != 128 or k % 2:
+        raise NotProbed(f"{rows} x {k}: the tcgen05.st probe writes 128 lanes, two elements per register")
+    text = "tcgen05.st.sync.aligned.32x32b.x1.unpack::16b.b32"
+    issue = (f"    for (uint32_t j = 0; j < {k // 2}u; ++j) {{\n"
+             f"      const uint32_t code = (uint32_t)t * {k}u + 2u * j;\n"
+             f'      asm volatile("{text} [%0], {{%1}};" :: "r"(base + lanes + 2u * j), "r"(code | ((code + 1u) << 16)) : "memory");\n'
+             f"    }}")
+    cols = _alloc(k)
+    plan = Plan(cols, 1, 0, (), (0, cols), issue_all=issue)
+    preds = tuple((x.id, inverse_cells(x, cols)) for x in lays)
+    how = f"{text} of the codes row x {k} + k (k, k + 1 in one register), the lower half of each word decoded"
+    return TmProbe(pid, "st", text, env, plan, (), preds, _expect(lays, preds), how, {"k": k})
+
+
+def _tmem_a(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
+    main = lays[0]
+    text, fmt, cbits, one, scaled = TMEM_A[base_id(main.id)]
+    ln, cn, sn = _outs(main)
+    outs = {d.name: int(d.at()) for d in main.outputs}
+    acols, slots = outs[cn], outs.get(sn, 1) if sn else 1
+    ebits = 32 // slots
+    kk = 256 // ebits  # one MMA's K: 32 bytes of a row
+    steps = main.inputs[1].at() // kk
+    n = kk  # B the K x K identity
+    index_bits = (128 * acols * slots - 1).bit_length()
+    runs = -(-index_bits // cbits)
+    d0, sfa, sfb = 128, 32, 64
+    cols = _alloc(d0 + steps * n)
+    b = _kmajor(n, kk, ebits, lambda c, k: one if c == k else 0)
+    images: list[int] = []
+    for r in range(runs):  # TMEM A: (lane, column) words, slot s holds bits r of the cell index
+        for lane in range(128):
+            for c in range(acols):
+                w = 0
+                for s in range(slots):
+                    code = (((lane * acols + c) * slots + s) >> (cbits * r)) & ((1 << cbits) - 1)
+                    w |= _value(fmt, code)[0] << (ebits * s)
+                images.append(w)
+    image_segs = [(0, acols)] + ([(sfa, 4), (sfb, 4)] if scaled else [])
+    ones = [0x7F7F7F7F] * (runs * 128 * 4) if scaled else []  # every scale factor 1.0 (ue8m0)
+    # the input: [smem of each run][A images][SFA images][SFB images]
+    inp = b * runs + images + ones + ones
+    if scaled:
+        f = scaled[0]
+        idesc = (f << 7) | (f << 10) | ((n >> 3) << 17) | (1 << 23) | ((128 >> 4) << 24)
+        sf: tuple[str, str] | None = (f"base + {sfa}u", f"base + {sfb}u")
+    else:
+        idesc = (1 << 4) | ((n >> 3) << 17) | ((128 >> 4) << 24)
+        sf = None
+    issue = "\n".join(mma_issue(text, f"base + {d0 + j * n}u", f"base + {8 * j}u", True, "bdesc",
+                                f"{idesc:#x}u", sf) for j in range(steps))
+    setup = f"  const uint64_t bdesc = {desc('sbase', 128, 256)};"
+    plan = Plan(cols, runs, len(b), tuple(image_segs), (d0, steps * n), setup, issue)
+    preds = tuple((x.id, forward_cells(x)) for x in lays)
+    how = (f"{text} with A in Tensor Memory (every cell coded, {runs} runs) and B the identity: each D element "
+           "decoded to the A cell the MMA read")
+    return TmProbe(pid, "tmem_a", text, env, plan, tuple(inp), preds, _expect(lays, preds), how,
+                   {"fmt": fmt, "cbits": cbits, "runs": runs, "acols": acols, "slots": slots, "n": n, "steps": steps})
+
+
+def _sf(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
+    main = lays[0]
+    vs = dict(env)["VS"]
+    kind, ab, k, fmt = ts.KINDS[vs]
+    bits = 8 if ab == "e4m3" else 4
+    bs = k // vs
+    blocks = main.inputs[1].at()
+    pred = forward_cells(main)
+    sfa_ids = []
+    for kb in range(blocks):  # the SFA_ID the layout has the MMA of block kb issued with
+        cell = pred[(0, kb)]
+        sfa_ids.append(0 if cell is None else cell[2] - kb % vs)
+    if any(not 0 <= s < 4 for s in sfa_ids):
+        raise NotProbed(f"the SFA_IDs it implies ({sfa_ids}) are not 0..3")
+    text = f"tcgen05.mma.cta_group::1.kind::{kind}.block_scale.scale_vec::{vs}X"
+    smem: list[int] = []
+    sfa_img: list[int] = []
+    for c in range(2):  # coding 0: byte = 64 + lane; coding 1: byte = 127 + 4 column + byte
+        for kb in range(blocks):
+            v = kb % vs
+            smem += ts._tile(128, k, bits, lambda r, kk, v=v: kk // bs == v) + ts._tile(16, k, bits, lambda r, kk: True)
+            for lane in range(128):
+                for col in range(4):
+                    sfa_img.append(sum(((64 + lane) if c == 0 else (127 + 4 * col + j)) << (8 * j) for j in range(4)))
+    per = len(smem) // (2 * blocks)
+    a_bytes = 128 * k * bits // 8
+    chunks = k * bits // 8 // 16
+    ids = [(fmt << 7) | (fmt << 10) | ((16 >> 3) << 17) | (1 << 23) | ((128 >> 4) << 24) | (s << 29) for s in sfa_ids]
+    setup = (f"  const uint64_t adesc = {desc('sbase', 128, 128 * chunks)};\n"
+             f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 128 * chunks)};\n"
+             f"  const uint32_t idescs[{blocks}] = {{{', '.join(f'{i:#x}u' for i in ids)}}};")
+    issue = mma_issue(text, "base", "adesc", False, "bdesc", f"idescs[e % {blocks}]", ("base + 32u", "base + 64u"))
+    e = 2 * blocks
+    plan = Plan(128, e, per, ((32, 4), (64, 4)), (0, 16), setup, issue)
+    inp = smem + sfa_img + [0x7F7F7F7F] * (e * 128 * 4)
+    preds = tuple((x.id, forward_cells(x)) for x in lays)
+    how = (f"{text} with every scale byte coded (a power of two) and A one on one K block (SFA_IDs {sfa_ids}): "
+           "D decoded to the scale byte the MMA took for (row, k block)")
+    return TmProbe(pid, "sf", text, env, plan, tuple(inp), preds, _expect(lays, preds), how,
+                   {"bs": bs, "blocks": blocks})
+
+
+def _cp(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], src: Any) -> TmProbe:
+    if src is None:
+        raise NotProbed(f"the {CP_SOURCE} layout it copies from is not loaded")
+    cps = [x for x in lays if x.kind == "tmem"]
+    if not cps:
+        raise NotProbed("no copy layout of tcgen05.cp is loaded (only its source)")
+    main = cps[0]
+    shape, cast = base_id(main.id).split(".")[2:4]
+    text = f"tcgen05.cp.cta_group::1.{shape}.{cast}"
+    span = int(src.inputs[0].at())
+    smem: list[int] = []
+    for c in range(2):
+        bs = [(o & 0xFF) if c == 0 else ((o >> 8) + 1) for o in range(span)]
+        smem += [bs[i] | bs[i + 1] << 8 | bs[i + 2] << 16 | bs[i + 3] << 24 for i in range(0, span, 4)]
+    setup = f"  const uint64_t sdesc = {desc('sbase', 128, 128)};"
+    issue = f'      asm volatile("{text} [%0], %1;" :: "r"(base), "l"(sdesc) : "memory");'
+    read = 8
+    plan = Plan(32, 2, span // 4, (), (0, read), setup, issue)
+    preds = []
+    for x in lays:
+        cp, so = (x, src) if x.kind == "tmem" else (main, x)
+        preds.append((x.id, _cp_cells(cp, so, read * 4)))
+    how = f"{text} of a {span}-byte block whose bytes code their offset, each Tensor Memory byte decoded"
+    return TmProbe(pid, "cp", text, env, plan, tuple(smem), tuple(preds), _expect(lays, preds), how, {"read": read})
+
+
+def _cp_cells(cp: Any, src: Any, cols: int) -> dict[Key, Any]:
+    """(lane, byte column) -> the source offset whose byte the copy puts there (via the source layout)."""
+    inv = inverse_cells(cp, cols)
+    v = evaluate_all(src.map)
+    shape = np.shape(v.ok)
+    arr = {k: np.broadcast_to(a, shape) for k, a in v.out.items()}
+    back = {(int(arr["src_row"][o]), int(arr["src_byte"][o])): int(o) for (o,) in np.ndindex(shape) if v.ok[o]}
+    return {key: (None if pt is None else back.get((pt[0], pt[1]))) for key, pt in inv.items()}
+
+
+_BUILD = {"datapath": _datapath, "pack_d": _pack_d, "st": _st, "tmem_a": _tmem_a, "sf": _sf, "cp": _cp}
+
+
+def source(p: TmProbe) -> str:
+    """The kernel body of ``p`` (``catalog_probes.make_probe`` wraps it in a kernel and a host program)."""
+    return body(p.plan)
+
+
+# ----------------------------------------------------------------------------- decoding
+
+def _words(p: TmProbe, out: Sequence[int]) -> np.ndarray:
+    """The read-back words, shape (experiments, 128 lanes, columns)."""
+    e, rn, lanes = p.plan.experiments, p.plan.read[1], 128 * p.plan.ctas
+    need = e * lanes * rn
+    if len(out) < need:
+        raise ValueError(f"{len(out)} output words, the probe writes {need}")
+    return np.asarray(out[:need], dtype=np.uint64).reshape(e, lanes, rn)
+
+
+def decode(p: TmProbe, out: Sequence[int]) -> dict[Key, Any]:
+    """Key -> what the device shows there (the layout's point; None: nothing; a string: no code)."""
+    w = _words(p, out)
+    return _DECODE[p.sub](p, w)
+
+
+def _dec_datapath(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    res: dict[Key, Any] = {}
+    for lane in range(w.shape[1]):
+        for c in range(w.shape[2]):
+            x = int(w[0, lane, c])
+            v = _f32(x)
+            res[(lane, c)] = (None if x == SENTINEL else (int(v) % 256, int(v) // 256)
+                              if v == int(v) and 0 <= v < 65536 else f"{x:#010x}")
+    return res
+
+
+def _dec_pack_d(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    res: dict[Key, Any] = {}
+    for lane in range(128):
+        for c in range(w.shape[2]):
+            h = [int(w[e, lane, c]) & 0xFFFF for e in range(2)]
+            vals = [_h16(x) for x in h]
+            if 0xFFFF in h:
+                res[(lane, c)] = None
+            elif all(v == int(v) and 0 <= v < 2048 for v in vals):
+                res[(lane, c)] = (int(vals[0]), int(vals[1]))
+            else:
+                res[(lane, c)] = f"{h[0]:#06x}/{h[1]:#06x}"
+    return res
+
+
+def _dec_st(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    k = p.meta["k"]
+    res: dict[Key, Any] = {}
+    for lane in range(128):
+        for c in range(w.shape[2]):
+            h = int(w[0, lane, c]) & 0xFFFF
+            res[(lane, c)] = None if h == 0xFFFF else (divmod(h, k) if h < 128 * k else f"{h:#06x}")
+    return res
+
+
+def _dec_tmem_a(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    mt = p.meta
+    table = {_value(mt["fmt"], c)[1]: c for c in range(1 << mt["cbits"])}
+    n, acols, slots = mt["n"], mt["acols"], mt["slots"]
+    vals = w.astype(np.uint32).view(np.float32)
+    res: dict[Key, Any] = {}
+    for m in range(128):
+        for k in range(mt["steps"] * n):
+            idx, bad = 0, False
+            for r in range(mt["runs"]):
+                code = table.get(float(vals[r, m, k]))
+                if code is None:
+                    bad = True
+                    break
+                idx |= code << (mt["cbits"] * r)
+            if bad or idx >= 128 * acols * slots:
+                res[(m, k)] = f"{int(w[0, m, k]):#010x}"
+            else:
+                q, s = divmod(idx, slots)
+                res[(m, k)] = (*divmod(q, acols), s)
+    return res
+
+
+def _dec_sf(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    bs, blocks = p.meta["bs"], p.meta["blocks"]
+    vals = w.astype(np.uint32).view(np.float32)
+    res: dict[Key, Any] = {}
+    for m in range(128):
+        for kb in range(blocks):
+            got = []
+            for c in range(2):
+                row = vals[c * blocks + kb, m]
+                v = float(row[0]) / bs
+                if not np.all(row == row[0]) or v <= 0 or not math.isfinite(v) or 2.0 ** round(math.log2(v)) != v:
+                    got.append(None)
+                else:
+                    got.append(round(math.log2(v)) + 127)
+            if None in got:
+                res[(m, kb)] = f"D = {float(vals[0, m, 0])} / {float(vals[blocks, m, 0])}: no scale byte's code"
+                continue
+            lane, cb = got[0] - 64, got[1] - 127
+            res[(m, kb)] = ((lane, cb // 4, cb % 4) if 0 <= lane < 128 and 0 <= cb < 16
+                            else f"scale codes {got[0]:#04x}/{got[1]:#04x}")
+    return res
+
+
+def _dec_cp(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
+    res: dict[Key, Any] = {}
+    for lane in range(128):
+        for c in range(w.shape[2]):
+            for j in range(4):
+                lo, hi = (int(w[e, lane, c]) >> (8 * j) & 0xFF for e in range(2))
+                res[(lane, 4 * c + j)] = (None if hi == 0xFF else ((hi - 1) << 8 | lo) if hi in (1, 2)
+                                          else f"bytes {lo:#04x}/{hi:#04x}")
+    return res
+
+
+_DECODE = {"datapath": _dec_datapath, "pack_d": _dec_pack_d, "st": _dec_st, "tmem_a": _dec_tmem_a, "sf": _dec_sf,
+           "cp": _dec_cp}
+
+
+# ----------------------------------------------------------------------------- the SIMULATED device
+
+def simulate(p: TmProbe, src: Any = None) -> list[int]:
+    """What a SIMULATED device whose Tensor Memory follows the main tested layout prints (``src(a, b)``: whose
+    key (a, b) holds on a deviating device, ``Deviation.source``)."""
+    pred = dict(p.predicted)
+    if src is not None:
+        pred = {key: p.predicted.get(src(*key)) for key in pred}
+    e, rn = p.plan.experiments, p.plan.read[1]
+    w = np.full((e, 128 * p.plan.ctas, rn), SENTINEL, dtype=np.uint64)
+    _ENCODE[p.sub](p, pred, w)
+    return [int(x) for x in w.reshape(-1)] + [0] * 8192
+
+
+def _enc_datapath(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    for (lane, c), pt in pred.items():
+        if pt is not None:
+            w[0, lane, c] = _w32(float(pt[0] + 256 * pt[1]))
+
+
+def _enc_pack_d(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    for (lane, c), pt in pred.items():
+        if pt is not None:
+            for e in range(2):
+                w[e, lane, c] = _bits(float(pt[e]), "f16")
+
+
+def _enc_st(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    for (lane, c), pt in pred.items():
+        if pt is not None:
+            w[0, lane, c] = pt[0] * p.meta["k"] + pt[1]
+
+
+def _enc_tmem_a(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    mt = p.meta
+    for (m, k), cell in pred.items():
+        if cell is None:
+            continue
+        idx = (cell[0] * mt["acols"] + cell[1]) * mt["slots"] + cell[2]
+        for r in range(mt["runs"]):
+            w[r, m, k] = _w32(_value(mt["fmt"], (idx >> (mt["cbits"] * r)) & ((1 << mt["cbits"]) - 1))[1])
+
+
+def _enc_sf(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    bs, blocks = p.meta["bs"], p.meta["blocks"]
+    for (m, kb), cell in pred.items():
+        if cell is None:
+            continue
+        for c, b in enumerate((64 + cell[0], 127 + 4 * cell[1] + cell[2])):
+            w[c * blocks + kb, m, :] = _w32(bs * 2.0 ** (b - 127))
+
+
+def _enc_cp(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
+    for (lane, bc), off in pred.items():
+        c, j = divmod(bc, 4)
+        for e in range(2):
+            byte = 0xFF if off is None else (off & 0xFF if e == 0 else (off >> 8) + 1)
+            w[e, lane, c] = (int(w[e, lane, c]) & ~(0xFF << (8 * j)) & 0xFFFFFFFF) | (byte << (8 * j))
+
+
+_ENCODE = {"datapath": _enc_datapath, "pack_d": _enc_pack_d, "st": _enc_st, "tmem_a": _enc_tmem_a, "sf": _enc_sf,
+           "cp": _enc_cp}
+
+
+# ----------------------------------------------------------------------------- judging
+
+def violations(p: TmProbe, lid: str, got: Mapping[Key, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every key where the device differs from layout ``lid``'s prediction, in words and as data."""
+    want = dict(p.predictions)[lid]
+    inverse = p.sub in ("datapath", "pack_d", "st", "cp")
+    found = []
+    for key in sorted(want):
+        have = got.get(key)
+        if have != want[key]:
+            if inverse:
+                where = f"TMEM lane {key[0]}, {'byte' if p.sub == 'cp' else 'column'} {key[1]}"
+                say = f"{where}: the device holds {_say(have)}, the layout puts {_say(want[key])} there"
+            else:
+                say = f"element {key}: the device read TMEM cell {_say(have)}, the layout says {_say(want[key])}"
+            found.append((say, {"key": list(key), "observed": _js(have), "expected": _js(want[key])}))
+    return found
+
+
+def _say(v: Any) -> str:
+    return "nothing" if v is None else str(v)
+
+
+def _js(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+def decoded(p: TmProbe, out: Sequence[int]) -> list[list[Any]]:
+    return [[*key, _js(v)] for key, v in sorted(decode(p, out).items())]
+
+
+__all__ = ["ARCH", "NotProbed", "TmProbe", "build", "decode", "decoded", "simulate", "source", "sub_kind", "takes",
+           "violations", "why_not"]
