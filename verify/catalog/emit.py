@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .sections import NUM, FragmentSpec, SectionSpec, num_word
-from .tables import elements_dropped, fragment_table, instruction_table, simple_sparse, source_table
+from .sections import NUM, SectionSpec, num_word
+from .tables import elements_dropped, is_block, fragment_table, instruction_table, simple_sparse, source_table
 
 
 def _q(s: str) -> str:
@@ -32,9 +32,7 @@ def _q(s: str) -> str:
 
 
 def _multiline(s: str) -> str:
-    if "'''" in s or any(ord(c) < 0x20 and c not in "\n\t" for c in s):
-        return _q(s)
-    return "'''\n" + s + "\n'''"
+    return "'''\n" + s + "\n'''" if is_block(s) else _q(s)
 
 
 def _value(v: Any) -> str:
@@ -53,25 +51,6 @@ def _value(v: Any) -> str:
 
 def _comment(text: str) -> str:
     return "# " + re.sub(r"\s+", " ", text).strip()
-
-
-def as_read(v: Any, block: bool = False) -> Any:
-    """What reading back the TOML ``_value(v)`` writes gives (``block``: written as ``_multiline(v)``, the
-    formula): a string written as a '''-block comes back with a newline at its end; lists as lists."""
-    if isinstance(v, str):
-        return v + "\n" if (block or "\n" in v) and _multiline(v).startswith("'''") else v
-    if isinstance(v, (list, tuple)):
-        return [as_read(x) for x in v]
-    if isinstance(v, dict):
-        return {k: as_read(x) for k, x in v.items()}
-    return v
-
-
-def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
-    """The ``[[fragment]]`` table of ``fr`` as reading its emitted text gives it (the formula is a block)."""
-    table = as_read(fragment_table(fr))
-    table["formula"] = as_read(fr.formula, block=True)
-    return table
 
 
 def emit_toml(spec: SectionSpec) -> str:

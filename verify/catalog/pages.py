@@ -19,9 +19,8 @@ from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
-from .emit import fragment_as_read
 from .spec import Locator, load_spec_text, load_specs, read_fragments
-from .tables import instruction_table, source_table
+from .tables import fragment_as_read, instruction_table, source_table
 
 if TYPE_CHECKING:  # ingestion is imported when a page is read: checking spec files never pays for it
     from .ingest import IngestFinding, IngestResult

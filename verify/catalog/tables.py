@@ -4,7 +4,7 @@ The one statement of what a ``SectionSpec`` says in the spec format.  Two reader
 reader (``verify.catalog.spec``), which builds a page's layouts from these tables directly (no text in
 between, positions on the page: ``verify.catalog.pages.page_spec``), and the emitter
 (``verify.catalog.emit``), which writes them as TOML for ``ingest --out``.  Values are the ingested ones;
-what reading the emitted text gives back for each is ``verify.catalog.emit.as_read``.
+what reading the emitted text gives back for each is ``as_read``.
 """
 from __future__ import annotations
 
@@ -13,6 +13,24 @@ from pathlib import Path
 from typing import Any
 
 from .sections import FragmentSpec, SectionSpec
+
+
+def is_block(s: str) -> bool:
+    """A string the spec format writes as a ``'''``-block (reading it back gives a newline at its end):
+    the formula, and any other string with a newline, unless it holds ``'''`` or a control character."""
+    return "'''" not in s and not any(ord(c) < 0x20 and c not in "\n\t" for c in s)
+
+
+def as_read(v: Any, block: bool = False) -> Any:
+    """What reading the spec file ``verify.catalog.emit`` writes gives back for a value of these tables
+    (``block``: the formula, always written as a block): lists as lists, a block string with its last newline."""
+    if isinstance(v, str):
+        return v + "\n" if (block or "\n" in v) and is_block(v) else v
+    if isinstance(v, (list, tuple)):
+        return [as_read(x) for x in v]
+    if isinstance(v, dict):
+        return {k: as_read(x) for k, x in v.items()}
+    return v
 
 
 def is_seed(section: SectionSpec) -> bool:
@@ -32,6 +50,13 @@ def source_table(section: SectionSpec) -> dict[str, Any]:
     return out
 
 
+def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
+    """The ``[[fragment]]`` table of ``fr`` as reading its spec file gives it."""
+    table = as_read(fragment_table(fr))
+    table["formula"] = as_read(fr.formula, block=True)
+    return table
+
+
 GROUP_NOTE = "group formula checked lane by lane against the doc's table of MMA computations"
 
 
@@ -40,6 +65,13 @@ def instruction_table(section: SectionSpec) -> dict[str, Any]:
     if section.groups > 1:
         out.update(groups=section.groups, group=section.group, note=GROUP_NOTE)
     return out
+
+
+def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
+    """The ``[[fragment]]`` table of ``fr`` as reading its spec file gives it."""
+    table = as_read(fragment_table(fr))
+    table["formula"] = as_read(fr.formula, block=True)
+    return table
 
 
 def elements_dropped(fr: FragmentSpec) -> bool:
@@ -84,3 +116,10 @@ def fragment_table(fr: FragmentSpec) -> dict[str, Any]:
         out["erratum"] = fr.erratum
         out["corrected"] = dict(fr.corrected)
     return out
+
+
+def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
+    """The ``[[fragment]]`` table of ``fr`` as reading its spec file gives it."""
+    table = as_read(fragment_table(fr))
+    table["formula"] = as_read(fr.formula, block=True)
+    return table
