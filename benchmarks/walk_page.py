@@ -14,7 +14,10 @@ and the whole-map evaluations, and prints
 
 No assertions: numbers to compare before and after a change.
 
-    .venv/bin/python benchmarks/walk_page.py [PAGE] [--runs 5] [--json]
+    .venv/bin/python benchmarks/walk_page.py [PAGE] [--runs 5] [--json] [--root DIR]
+
+``--root DIR`` measures the source tree at DIR (another checkout, e.g. a worktree of the base commit) with
+this environment, so that a before and an after are measured alike.
 """
 from __future__ import annotations
 
@@ -34,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT.parent / "shared" / "ptx-isa-9.0" / "9-7-14-5-8-matrix-fragments-for-mma-m16n8k16-with-floating-point-type.md"
 
 
-def walk(page: str) -> dict[str, object]:
+def walk(page: str, root: str) -> dict[str, object]:
     """Counts of one in-process ``check PAGE`` (call in a fresh process)."""
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, root)
     before = {m for m in sys.modules if m == "verify" or m.startswith("verify.")}
     import verify.formula.parser as parser  # noqa: PLC0415
     from verify.layout import formula as lformula, named, sparse, views  # noqa: PLC0415
@@ -82,15 +85,20 @@ def walk(page: str) -> dict[str, object]:
             "evaluations": sum(evaluations.values()), "evaluations_by_kind": dict(sorted(evaluations.items()))}
 
 
-def cpu(page: str, runs: int) -> list[float]:
-    """User + system seconds of ``ptx-verify check PAGE`` in a child process, per run."""
-    exe = Path(sys.executable).with_name("ptx-verify")
-    cmd = [str(exe), "check", page] if exe.exists() else [sys.executable, "-m", "verify.cli", "check", page]
+def _env(root: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PTX_DOCS_DIR"}
+    env["PYTHONPATH"] = root
+    return env
+
+
+def cpu(page: str, runs: int, root: str) -> list[float]:
+    """User + system seconds of ``ptx-verify check PAGE`` (the CLI's ``main``) in a child process, per run."""
+    cmd = [sys.executable, "-c", "import sys; from verify.cli import main; sys.exit(main(sys.argv[1:]))", "check", page]
     out = []
     for _ in range(runs):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, check=False,
-                       env={k: v for k, v in os.environ.items() if k != "PTX_DOCS_DIR"})
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, check=False,
+                       env=_env(root))
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         out.append((r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime))
     return out
@@ -101,22 +109,24 @@ def main() -> None:
     ap.add_argument("page", nargs="?", default=str(PAGE))
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--root", default=str(ROOT), help="the source tree to measure (default: this checkout)")
     ap.add_argument("--walk-only", action="store_true", help=argparse.SUPPRESS)  # the child of main()
     a = ap.parse_args()
     if a.walk_only:
-        print(json.dumps(walk(a.page)))
+        print(json.dumps(walk(a.page, a.root)))
         return
     # the walk in a fresh process, so that nothing imported here counts
-    child = subprocess.run([sys.executable, __file__, a.page, "--walk-only"], capture_output=True, text=True,
-                           check=True, env={k: v for k, v in os.environ.items() if k != "PTX_DOCS_DIR"})
+    page = str(Path(a.page).resolve())
+    child = subprocess.run([sys.executable, __file__, page, "--walk-only", "--root", a.root], capture_output=True,
+                           text=True, check=True, env=_env(a.root))
     result = json.loads(child.stdout)
-    times = cpu(a.page, a.runs) if a.runs > 0 else []
+    times = cpu(page, a.runs, a.root) if a.runs > 0 else []
     result["cpu_s"] = {"median": round(statistics.median(times), 3), "min": round(min(times), 3),
                        "max": round(max(times), 3), "runs": len(times)} if times else None
     if a.json:
         print(json.dumps(result, indent=2))
         return
-    print(f"page: {Path(a.page).name}   exit {result['exit']}")
+    print(f"page: {Path(a.page).name}   exit {result['exit']}   source: {a.root}")
     print(f"verify modules imported: {result['modules']}")
     print(f"formula parses: {result['parses']}  {result['parses_by_entry']}")
     print(f"TOML texts parsed: {result['toml_parses']}")

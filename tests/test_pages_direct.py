@@ -120,3 +120,43 @@ def test_the_formula_is_read_back_as_a_block():
     from verify.catalog.spec import parse_toml
     for f in ("row = a", "row = a\ncol = b"):
         assert as_read(f, block=True) == parse_toml("x.toml", f"x = {_multiline(f)}\n")["x"] == f + "\n"
+
+
+def test_a_page_is_judged_by_the_bundled_specs_that_state_its_layouts(docs_dir):
+    """Only the bundled specs that state a layout of the page are built (no formula of the others is parsed),
+    and every page spec is judged exactly as by the whole bundled set."""
+    from verify.catalog import bundled, review
+    from verify.catalog.pages import reviewed_specs
+    from verify.catalog.review import Reviewed
+    from verify.catalog.spec import load_specs
+    whole = Reviewed.of(load_specs([bundled.resolve().path]))
+    judged = 0
+    for page in _fragment_pages(docs_dir):
+        built = [page_spec(sec, sec.name + ".toml") for sec in ingest([page], [docs_dir]).sections]
+        some = reviewed_specs(None, built)
+        assert len(some) < len(load_specs([bundled.resolve().path])) // 4, page.name
+        part = Reviewed.of(some)
+        for spec in built:
+            assert review.apply(spec, part) == review.apply(spec, whole), page.name
+            judged += bool(spec.layouts)
+    assert judged >= 15
+
+
+def test_fragment_ids_are_the_ids_the_reader_gives():
+    from verify.catalog import bundled
+    from verify.catalog.spec import fragment_ids, load_spec_file, spec_files
+    from verify.layout.ids import base_id
+    for path in spec_files([bundled.resolve().path]):
+        spec = load_spec_file(path)
+        assert fragment_ids(path) == {base_id(x.id) for x in spec.layouts} | {f.layout for f in spec.syntax_findings}, path
+
+
+def test_bad_against_specs_are_still_read_in_full(tmp_path, docs_dir, capsys):
+    """``--against`` specs are all read: a bad one is bad input even where the page states none of its layouts."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('schema = 1\n[source]\nsection = "1"\n[instruction]\nname = "mma"\nshape = "m8n8k4"\n'
+                   '[[fragment]]\noperand = "A"\ntypes = ["f16"]\nregisters = 2\nregister_type = "f16x2"\n'
+                   'elements_per_register = 2\nformula = "row = lane +\\ncol = i"\n', encoding="utf-8")
+    assert main(["check", "--against", str(bad), str(docs_dir / PAGE_8)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:") and err.count("\n") == 1

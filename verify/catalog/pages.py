@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Sequence
 import dataclasses
 
 from ..errors import SpecError
-from ..layout.ids import layout_id
+from ..layout.ids import base_id, layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
-from .spec import Locator, load_spec_text, load_specs, read_fragments
+from .spec import Locator, fragment_ids, load_spec_text, load_specs, read_fragments, spec_files
 from .tables import fragment_as_read, instruction_table, source_table
 
 if TYPE_CHECKING:  # ingestion is imported when a page is read: checking spec files never pays for it
@@ -116,12 +116,34 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
         result = ingest([str(p) for p in pages], docs)
-        reviewed = Reviewed.of(load_specs(list(against) if against is not None else [bundled.resolve().path]))
-        for section in result.sections:
-            specs.append(review.apply(page_spec(section, section.name + ".toml"), reviewed))
+        built = [page_spec(section, section.name + ".toml") for section in result.sections]
+        reviewed = Reviewed.of(reviewed_specs(against, built))
+        specs += [review.apply(spec, reviewed) for spec in built]
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
         specs, doc_findings = _with_shared(specs, doc_findings, pages, against)
     return specs, doc_findings
+
+
+def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) -> list[Spec]:
+    """The reviewed specs the page specs ``built`` are judged by: every spec of ``against``; of the bundled
+    specs (the default), those that state a layout of the pages (``spec.fragment_ids``, which parses no
+    formula), in the bundled order.  ``review.Reviewed`` answers only for the ids it is asked about, the
+    pages' ids, so the answers are those of the whole bundled set; the bundled specs are checked in full
+    by ``check`` with no path."""
+    if against is not None:
+        return load_specs(list(against))
+    ids = {base_id(x) for spec in built for x in (*(lay.id for lay in spec.layouts),
+                                                   *(f.layout for f in spec.syntax_findings),
+                                                   *(u.layout for u in spec.unbuilt),
+                                                   *(t.layout for t in spec.text_errata))}
+    files: list[str | Path] = []
+    for path in spec_files([bundled.resolve().path]):
+        try:
+            if fragment_ids(path) & ids:
+                files.append(path)
+        except SpecError:  # read in full, where the error is reported
+            files.append(path)
+    return load_specs(files) if files else []
 
 
 # The errors ingest finds in a page's text that are judged as text errata, and the check of the reviewed

@@ -389,15 +389,7 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
     if not isinstance(frag, dict):
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
     _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
-    operand = _str(loc, frag, "operand", k)
-    if operand not in OPERANDS:
-        raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
-    types = frag.get("types")
-    if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
-        raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
-    variant = frag.get("variant")
-    if variant is not None and variant not in VARIANTS:
-        raise loc.error(*loc.key("variant", k), "'variant' must be one of " + ", ".join(f'"{v}"' for v in VARIANTS))
+    operand, types, variant = _operand_types_variant(loc, k, frag)
     names = tuple(p.name for p in head.params)
     registers = _extent(loc, frag, "registers", k, 1, 256, 0, names)
     if registers == 0:
@@ -460,16 +452,7 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
         _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
         if not erratum:
             raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
-    lid = layout_id(head.instruction, str(head.shape), operand, types, variant, head.tag)
-    if "id" in frag:
-        # a fragment of a doc section has the grammar's id (verify/layout/ids.py), wherever it comes from;
-        # a layout of one's own (no section number) may be named freely
-        if not isinstance(frag["id"], str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", frag["id"]):
-            raise loc.error(*loc.key("id", k), f"bad layout id {frag['id']!r}")
-        if frag["id"] != lid and re.fullmatch(r"\d+(\.\d+)+", head.source["section"]):
-            raise loc.error(*loc.key("id", k), f"id {frag['id']!r} does not follow the id grammar: this fragment "
-                                               f"of section {head.source['section']} is {lid!r}")
-        lid = frag["id"]
+    lid = _fragment_id(loc, k, frag, head, operand, types, variant)
     source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
 
     def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
@@ -544,6 +527,55 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
         cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
         layouts.append(make(corrected, corrected_id(lid), True, cexpect, cformula, ctext))
     return layouts, syntax
+
+
+def _operand_types_variant(loc: Locator, k: int, frag: Mapping[str, Any]) -> tuple[str, list[str], str | None]:
+    operand = _str(loc, frag, "operand", k)
+    if operand not in OPERANDS:
+        raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
+    types = frag.get("types")
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
+        raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
+    variant = frag.get("variant")
+    if variant is not None and variant not in VARIANTS:
+        raise loc.error(*loc.key("variant", k), "'variant' must be one of " + ", ".join(f'"{v}"' for v in VARIANTS))
+    return operand, types, variant
+
+
+def _fragment_id(loc: Locator, k: int, frag: Mapping[str, Any], head: _Header, operand: str, types: list[str],
+                 variant: str | None) -> str:
+    """The id of fragment k's doc layout (its correction's is ``corrected_id`` of it)."""
+    lid = layout_id(head.instruction, str(head.shape), operand, types, variant, head.tag)
+    if "id" in frag:
+        # a fragment of a doc section has the grammar's id (verify/layout/ids.py), wherever it comes from;
+        # a layout of one's own (no section number) may be named freely
+        if not isinstance(frag["id"], str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", frag["id"]):
+            raise loc.error(*loc.key("id", k), f"bad layout id {frag['id']!r}")
+        if frag["id"] != lid and re.fullmatch(r"\d+(\.\d+)+", head.source["section"]):
+            raise loc.error(*loc.key("id", k), f"id {frag['id']!r} does not follow the id grammar: this fragment "
+                                               f"of section {head.source['section']} is {lid!r}")
+        lid = frag["id"]
+    return lid
+
+
+def fragment_ids(path: str | Path) -> frozenset[str]:
+    """The ids of the doc layouts of a spec file's ``[[fragment]]`` tables, read without building them (no
+    formula is parsed): which reviewed specs a doc page's layouts concern (``verify.catalog.pages``).  A file
+    this cannot read is read in full, where its error is reported."""
+    return _fragment_ids(read_utf8(path), str(path))
+
+
+@functools.lru_cache(maxsize=512)
+def _fragment_ids(text: str, path: str) -> frozenset[str]:
+    text = strip_bom(text)
+    loc = Locator(path, text)
+    data = parse_toml(path, text)
+    src, ins, frags = data.get("source"), data.get("instruction"), data.get("fragment")
+    if not isinstance(src, dict) or not isinstance(ins, dict) or not isinstance(frags, list):
+        return frozenset()
+    head = _read_header(loc, src, ins)
+    return frozenset(_fragment_id(loc, k, frag, head, *_operand_types_variant(loc, k, frag))
+                     for k, frag in enumerate(frags) if isinstance(frag, dict))
 
 
 def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[Param, ...]:
