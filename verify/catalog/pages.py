@@ -1,8 +1,10 @@
-"""Doc pages as input: find them, ingest them into spec texts, write specs atomically.
+"""Doc pages as input: find them, ingest them into specs, write spec files atomically (``ingest --out``).
 
 ``check`` and ``report`` accept pages (or directories of pages) wherever they accept spec files;
-``load`` sorts the paths it is given into the two kinds.  Writing is all-or-nothing: every spec
-is rendered first, then written to a temporary file in the output directory and renamed into place.
+``load`` sorts the paths it is given into the two kinds.  A page's spec is built from its ingested
+sections directly (``page_spec``: the spec reader fed the sections' tables, positions on the page); spec
+text is written only by ``ingest``.  Writing is all-or-nothing: every spec is rendered first, then written
+to a temporary file in the output directory and renamed into place.
 """
 from __future__ import annotations
 
