@@ -38,7 +38,6 @@ from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, eleme
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
-from .emit import emit_toml
 from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
                        RowFacts, SectionSpec, freeze, num_word, types_in)
 
@@ -50,6 +49,9 @@ class IngestResult:
     pages: tuple[str, ...] = ()
 
     def specs(self) -> list[tuple[str, str]]:
+        """[(spec file name, TOML text)] of every section: written by ``ingest --out`` (checks read the
+        sections directly, ``verify.catalog.pages.page_spec``)."""
+        from .emit import emit_toml  # noqa: PLC0415 - only ``ingest`` writes spec text
         return [(s.name + ".toml", emit_toml(s)) for s in self.sections]
 
     @property

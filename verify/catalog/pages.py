@@ -1,8 +1,10 @@
-"""Doc pages as input: find them, ingest them into spec texts, write specs atomically.
+"""Doc pages as input: find them, ingest them into specs, write spec files atomically (``ingest --out``).
 
 ``check`` and ``report`` accept pages (or directories of pages) wherever they accept spec files;
-``load`` sorts the paths it is given into the two kinds.  Writing is all-or-nothing: every spec
-is rendered first, then written to a temporary file in the output directory and renamed into place.
+``load`` sorts the paths it is given into the two kinds.  A page's spec is built from its ingested
+sections directly (``page_spec``: the spec reader fed the sections' tables, positions on the page); spec
+text is written only by ``ingest``.  Writing is all-or-nothing: every spec is rendered first, then written
+to a temporary file in the output directory and renamed into place.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
-from .spec import load_spec_text, load_specs
+from .spec import Locator, fragment_ids, load_spec_text, load_specs, read_fragments, spec_files
+from .tables import fragment_as_read, instruction_table, source_table
 
 if TYPE_CHECKING:  # ingestion is imported when a page is read: checking spec files never pays for it
     from .ingest import IngestFinding, IngestResult
@@ -115,12 +118,34 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
         result = ingest([str(p) for p in pages], docs)
-        reviewed = Reviewed.of(load_specs(list(against) if against is not None else [bundled.resolve().path]))
-        for section, (name, text) in zip(result.sections, result.specs()):
-            specs.append(review.apply(page_spec(section, name, text), reviewed))
+        built = [page_spec(section, section.name + ".toml") for section in result.sections]
+        reviewed = Reviewed.of(reviewed_specs(against, built))
+        specs += [review.apply(spec, reviewed) for spec in built]
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
         specs, doc_findings = _with_shared(specs, doc_findings, pages, against)
     return specs, doc_findings
+
+
+def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) -> list[Spec]:
+    """The reviewed specs the page specs ``built`` are judged by: every spec of ``against``; of the bundled
+    specs (the default), those that state a layout of the pages (``spec.fragment_ids``, which parses no
+    formula), in the bundled order.  ``review.Reviewed`` answers only for the ids it is asked about, the
+    pages' ids, so the answers are those of the whole bundled set; the bundled specs are checked in full
+    by ``check`` with no path."""
+    if against is not None:
+        return load_specs(list(against))
+    ids = {base_id(x) for spec in built for x in (*(lay.id for lay in spec.layouts),
+                                                   *(f.layout for f in spec.syntax_findings),
+                                                   *(u.layout for u in spec.unbuilt),
+                                                   *(t.layout for t in spec.text_errata))}
+    files: list[str | Path] = []
+    for path in spec_files([bundled.resolve().path]):
+        try:
+            if fragment_ids(path) & ids:
+                files.append(path)
+        except SpecError:  # read in full, where the error is reported
+            files.append(path)
+    return load_specs(files) if files else []
 
 
 # The errors ingest finds in a page's text that are judged as text errata, and the check of the reviewed
@@ -159,48 +184,57 @@ def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Se
     return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
 
 
-def page_spec(section: SectionSpec, name: str, text: str) -> Spec:
-    """The spec of one ingested section, with every position on the page (never in the generated text)."""
+class PageLocator(Locator):
+    """Where the tables of an ingested section (``verify.catalog.tables``) are: on the page.  A layout's
+    formula lines are where ingest read them (``FragmentSpec.where``); anything the spec reader refuses is
+    reported on the table row of its fragment (the section's heading for its header)."""
+
+    def __init__(self, section: SectionSpec, name: str, fragments: Sequence[FragmentSpec]) -> None:
+        super().__init__(name, "")
+        self.section = section
+        self.fragments = tuple(fragments)
+
+    def spec_path(self, k: int) -> str:
+        return self.fragments[k].page or self.section.page
+
+    def text_map(self, k: int) -> tuple[tuple[int, int], ...]:
+        return self.fragments[k].where
+
+    def formula_at(self, k: int, ftext: str, line: int = 1, col: int = 1) -> tuple[int, int]:
+        fr = self.fragments[k]
+        where = fr.where[line - 1] if 0 < line <= len(fr.where) else (0, 0)
+        if (line, col) == (1, 1) or not where[0]:  # the formula's line (the page line ingest names it by)
+            return fr.formula_line, 1
+        return where[0], where[1] + col - 1
+
+    def syntax_at(self, k: int, ftext: str, line: int, col: int) -> tuple[int, int]:
+        fr = self.fragments[k]  # the doc's formula does not parse: where ingest found the error
+        return (fr.syntax_error[0], fr.syntax_error[1]) if fr.syntax_error else self.formula_at(k, ftext, line, col)
+
+    def in_header(self, e: SpecError) -> SpecError:
+        return IngestError(self.section.page, self.section.line, 1, f"section {self.section.number}: {e.message}")
+
+    def in_fragment(self, k: int, e: SpecError) -> SpecError:
+        fr = self.fragments[k]
+        return IngestError(fr.page or self.section.page, fr.row.line, 1, f"section {self.section.number}: {e.message}")
+
+
+def page_spec(section: SectionSpec, name: str) -> Spec:
+    """The spec of one ingested section, built from its tables (``verify.catalog.tables``) by the spec reader
+    (``verify.catalog.spec.read_fragments``) with no text in between: every position is on the page."""
     unbuilt = tuple(Unbuilt(fr.layout_id, fr.page or section.page, fr.syntax_error[0], fr.syntax_error[1],
                             fr.syntax_error[2]) for fr in section.fragments if not fr.formula and fr.syntax_error)
     errata = text_errata(section)
-    if not any(fr.formula for fr in section.fragments):  # nothing to build: the section's findings say why
+    built = [fr for fr in section.fragments if fr.formula]
+    if not built:  # nothing to build: the section's findings say why
         shape = Shape.parse(section.shape)
         assert shape is not None
         return Spec(section.page, Source(section.page, section.line, section.number, section.title,
                                          version=section.version), section.instruction, shape, (), (),
                     page=section.page, unbuilt=unbuilt, text_errata=errata)
-    try:
-        spec = load_spec_text(text, name)
-    except SpecError as e:  # an ingested section the loader refuses: say where on the page
-        fr = _fragment_at(section, text, e.line)
-        line = fr.row.line if fr is not None else section.line
-        raise IngestError(fr.page if fr is not None and fr.page else section.page, line, 1,
-                          f"section {section.number}: {e.message}") from None
-    frags = {fr.layout_id: fr for fr in section.fragments if fr.formula}
-    layouts = []
-    for lay in spec.layouts:
-        fr = frags.get(base_id(lay.id))
-        if fr is not None:
-            lay = dataclasses.replace(lay, spec_path=fr.page or section.page, text_map=fr.where,
-                                      formula_line=fr.formula_line)
-        layouts.append(lay)
-    syntax = []
-    for f in spec.syntax_findings:
-        fr = frags.get(base_id(f.layout))
-        if fr is not None and fr.syntax_error:
-            f = dataclasses.replace(f, line=fr.syntax_error[0], col=fr.syntax_error[1])
-        syntax.append(f)
-    return dataclasses.replace(spec, path=section.page, layouts=tuple(layouts), syntax_findings=tuple(syntax),
-                               page=section.page, unbuilt=unbuilt, text_errata=errata)
-
-
-def _fragment_at(section: SectionSpec, text: str, line: int) -> FragmentSpec | None:
-    """The fragment whose ``[[fragment]]`` table of the generated text holds ``line``."""
-    starts = [k + 1 for k, ln in enumerate(text.split("\n")) if ln.strip() == "[[fragment]]"]
-    built = [fr for fr in section.fragments if fr.formula]
-    k = sum(1 for s in starts if s <= line) - 1
-    return built[k] if 0 <= k < len(built) else None
+    spec = read_fragments(PageLocator(section, name, built), source_table(section), instruction_table(section),
+                          [fragment_as_read(fr) for fr in built])
+    return dataclasses.replace(spec, path=section.page, page=section.page, unbuilt=unbuilt, text_errata=errata)
 
 
 def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[IngestFinding, ...]:

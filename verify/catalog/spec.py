@@ -47,7 +47,7 @@ __all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_sp
 
 # ----------------------------------------------------------------------------- loading
 
-class _Locator:
+class Locator:
     """Maps TOML keys and string values back to lines of the raw file."""
 
     def __init__(self, path: str, text: str, table: str = "fragment") -> None:
@@ -83,9 +83,40 @@ class _Locator:
             return self.key(key, k)
         return self.line_of_offset(off)
 
+    def line_text(self, line: int) -> str:
+        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
+
     def error(self, line: int, col: int, message: str) -> SpecError:
-        text = self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-        return SpecError(self.path, line, col, message, text)
+        return SpecError(self.path, line, col, message, self.line_text(line))
+
+    # Where a fragment's formula is: in this file (a spec file), or on a doc page (a subclass for ingested
+    # sections, ``verify.catalog.pages``), so that a layout carries the positions of its text from the start.
+
+    def spec_path(self, k: int) -> str:
+        """The file fragment k's layouts are read from."""
+        return self.path
+
+    def text_map(self, k: int) -> tuple[tuple[int, int], ...]:
+        """(line, column) in ``spec_path`` of each line of fragment k's formula; () when it is
+        ``formula_line`` on, line by line (a spec file)."""
+        return ()
+
+    def formula_at(self, k: int, ftext: str, line: int = 1, col: int = 1) -> tuple[int, int]:
+        """(line, column) in ``spec_path`` of a position (line, col) in fragment k's formula text ``ftext``."""
+        base_line, base_col = self.value(ftext, k, "formula")
+        return base_line + line - 1, col + (base_col - 1 if line == 1 else 0)
+
+    def syntax_at(self, k: int, ftext: str, line: int, col: int) -> tuple[int, int]:
+        """Where a syntax error at (line, col) of fragment k's doc formula ``ftext`` is reported."""
+        return self.formula_at(k, ftext, line, col)
+
+    def in_header(self, e: SpecError) -> SpecError:
+        """A bad ``[source]`` or ``[instruction]``, as reported (a spec file: where it is)."""
+        return e
+
+    def in_fragment(self, k: int, e: SpecError) -> SpecError:
+        """A bad fragment k, as reported (a spec file: where it is)."""
+        return e
 
 
 def read_utf8(path: str | Path, error: type[SpecError] | None = None) -> str:
@@ -120,7 +151,7 @@ _CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", 
                    "expect"}
 
 
-def _int(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None, lo: int, hi: int,
+def _int(loc: Locator, table: Mapping[str, Any], key: str, k: int | None, lo: int, hi: int,
          default: int | None = None) -> int:
     if key not in table:
         if default is not None:
@@ -135,7 +166,7 @@ def _int(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None, lo: i
     return v
 
 
-def _str(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None,
+def _str(loc: Locator, table: Mapping[str, Any], key: str, k: int | None,
          default: str | None = None) -> str:
     if key not in table:
         if default is not None:
@@ -149,14 +180,14 @@ def _str(loc: _Locator, table: Mapping[str, Any], key: str, k: int | None,
     return v
 
 
-def _unknown_keys(loc: _Locator, table: Mapping[str, Any], allowed: set[str], where: str,
+def _unknown_keys(loc: Locator, table: Mapping[str, Any], allowed: set[str], where: str,
                   k: int | None) -> None:
     for key in table:
         if key not in allowed:
             raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
 
 
-def _formula(loc: _Locator, text: str, prefix: str, k: int, key: str, params: tuple[str, ...] = ()) -> Formula:
+def _formula(loc: Locator, text: str, prefix: str, k: int, key: str, params: tuple[str, ...] = ()) -> Formula:
     """Parse a fragment formula; errors are re-based onto the spec file's lines."""
     try:
         return parse_formula(text, prefix, params)
@@ -175,7 +206,7 @@ def _operand_dims(operand: str, shape: Shape) -> tuple[Extent, Extent]:
     return tuple(Var(x) if isinstance(x, str) else x for x in dims)  # type: ignore[return-value]
 
 
-def _params(loc: _Locator, table: Any) -> tuple[Param, ...]:
+def _params(loc: Locator, table: Any) -> tuple[Param, ...]:
     """``[instruction.params]``: ``N = { from = 8, to = 256, step = 8 }`` or ``N = [8, 16, 24, ...]``."""
     if not isinstance(table, dict):
         raise loc.error(*loc.key("params"), "'params' must be a table: NAME = { from, to, step } or a list")
@@ -210,7 +241,7 @@ def _params(loc: _Locator, table: Any) -> tuple[Param, ...]:
     return tuple(out)
 
 
-def _extent(loc: _Locator, table: Mapping[str, Any], key: str, k: int, lo: int, hi: int, default: Extent,
+def _extent(loc: Locator, table: Mapping[str, Any], key: str, k: int, lo: int, hi: int, default: Extent,
             params: tuple[str, ...]) -> Extent:
     """An integer field, or (in a family) an expression over the parameters such as ``"N/4"``."""
     v = table.get(key, default)
@@ -252,7 +283,7 @@ def load_spec_text(text: str, path: str = "<string>") -> Spec:
 @functools.lru_cache(maxsize=512)
 def _load_spec_text(text: str, path: str) -> Spec:
     text = strip_bom(text)  # positions are those after a byte-order mark
-    loc = _Locator(path, text)
+    loc = Locator(path, text)
     data = parse_toml(path, text)
     _unknown_keys(loc, data, {"schema", "source", "instruction", "fragment", "layout"}, "spec", None)
     schema = data.get("schema", 1)
@@ -268,36 +299,54 @@ def _load_spec_text(text: str, path: str) -> Spec:
     if frags is not None or not maps:
         if not isinstance(frags, list) or not frags:
             raise loc.error(1, 1, "missing [[fragment]] entries")
-    layouts: list[Layout] = []
-    syntax: list[SyntaxFinding] = []
+    layouts: tuple[Layout, ...] = ()
+    syntax: tuple[SyntaxFinding, ...] = ()
     if isinstance(ins, dict):
-        head = _read_header(loc, src, ins)
-        instruction, shape, source = head.instruction, head.shape, Source(file=path, line=1, **head.source)
-        for k, frag in enumerate(frags or ()):
-            lays, found = _read_fragment(loc, k, frag, head, src)
-            layouts += lays
-            syntax += found
+        spec = read_fragments(loc, src, ins, frags or ())
+        instruction, shape, source, layouts, syntax = (spec.instruction, spec.shape, spec.source, spec.layouts,
+                                                       spec.syntax_findings)
     else:
         _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
         instruction, shape = "", Shape(0, 0, 0, "-")
         source = Source(file=path, line=1, **_source_fields(loc, src))
     map_layouts: list[MapLayout] = []
     if maps:
-        mloc = _Locator(path, text, "layout")
+        mloc = Locator(path, text, "layout")
         for k, table in enumerate(maps):
             map_layouts += _read_map_layout(mloc, k, table, source, instruction, src)
-    return Spec(path=path, source=source, instruction=instruction, shape=shape, layouts=tuple(layouts),
-                syntax_findings=tuple(syntax), maps=tuple(map_layouts))
+    return Spec(path=path, source=source, instruction=instruction, shape=shape, layouts=layouts,
+                syntax_findings=syntax, maps=tuple(map_layouts))
 
 
-def _source_fields(loc: _Locator, src: Mapping[str, Any]) -> dict[str, str]:
+def read_fragments(loc: Locator, src: Mapping[str, Any], ins: Mapping[str, Any], frags: Any) -> Spec:
+    """The spec of the tables ``[source]``, ``[instruction]`` and ``[[fragment]]``: read from a spec file's
+    TOML, or given directly by an ingested doc section (``verify.catalog.pages.page_spec``); ``loc`` says
+    where each thing is (``SpecError`` on any bad input, as ``loc`` reports it)."""
+    try:
+        head = _read_header(loc, src, ins)
+    except SpecError as e:
+        raise loc.in_header(e) from None
+    layouts: list[Layout] = []
+    syntax: list[SyntaxFinding] = []
+    for k, frag in enumerate(frags):
+        try:
+            lays, found = _read_fragment(loc, k, frag, head, src)
+        except SpecError as e:
+            raise loc.in_fragment(k, e) from None
+        layouts += lays
+        syntax += found
+    return Spec(path=loc.path, source=Source(file=loc.path, line=1, **head.source), instruction=head.instruction,
+                shape=head.shape, layouts=tuple(layouts), syntax_findings=tuple(syntax))
+
+
+def _source_fields(loc: Locator, src: Mapping[str, Any]) -> dict[str, str]:
     """``[source]`` as the fields of a ``Source`` (but file and line)."""
     return dict(document=_str(loc, src, "document", None, "PTX ISA"), version=str(src.get("version", "")),
                 section=_str(loc, src, "section", None), title=_str(loc, src, "title", None, ""),
                 anchor=_str(loc, src, "anchor", None, ""), seed=_str(loc, src, "seed", None, ""))
 
 
-def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) -> _Header:
+def _read_header(loc: Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) -> _Header:
     _unknown_keys(loc, src, _SOURCE_KEYS, "[source]", None)
     _unknown_keys(loc, ins, _INSTRUCTION_KEYS, "[instruction]", None)
     iname = _str(loc, ins, "name", None)
@@ -334,21 +383,13 @@ def _read_header(loc: _Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) 
     return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]), params)
 
 
-def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
+def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
                    src: Mapping[str, Any]) -> tuple[list[Layout], list[SyntaxFinding]]:
     """One ``[[fragment]]``: the doc's layout (when its formula parses) and its correction (if any)."""
     if not isinstance(frag, dict):
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
     _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
-    operand = _str(loc, frag, "operand", k)
-    if operand not in OPERANDS:
-        raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
-    types = frag.get("types")
-    if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
-        raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
-    variant = frag.get("variant")
-    if variant is not None and variant not in VARIANTS:
-        raise loc.error(*loc.key("variant", k), "'variant' must be one of " + ", ".join(f'"{v}"' for v in VARIANTS))
+    operand, types, variant = _operand_types_variant(loc, k, frag)
     names = tuple(p.name for p in head.params)
     registers = _extent(loc, frag, "registers", k, 1, 256, 0, names)
     if registers == 0:
@@ -367,7 +408,7 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         for t in types:
             if t not in ELEMENT_BITS:
                 line, col = loc.value(f'"{t}"', k, "types")  # the quoted name: not a match inside another word
-                raise loc.error(line, col + 1 if loc.lines[line - 1][col - 1:col] == '"' else col,
+                raise loc.error(line, col + 1 if loc.line_text(line)[col - 1:col] == '"' else col,
                                 f"unknown element type {t!r} (known: {', '.join(sorted(ELEMENT_BITS))}; or give "
                                 "element_bits)")
     kind = _str(loc, frag, "layout", k, "formula")
@@ -411,16 +452,7 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
         _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
         if not erratum:
             raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
-    lid = layout_id(head.instruction, str(head.shape), operand, types, variant, head.tag)
-    if "id" in frag:
-        # a fragment of a doc section has the grammar's id (verify/layout/ids.py), wherever it comes from;
-        # a layout of one's own (no section number) may be named freely
-        if not isinstance(frag["id"], str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", frag["id"]):
-            raise loc.error(*loc.key("id", k), f"bad layout id {frag['id']!r}")
-        if frag["id"] != lid and re.fullmatch(r"\d+(\.\d+)+", head.source["section"]):
-            raise loc.error(*loc.key("id", k), f"id {frag['id']!r} does not follow the id grammar: this fragment "
-                                               f"of section {head.source['section']} is {lid!r}")
-        lid = frag["id"]
+    lid = _fragment_id(loc, k, frag, head, operand, types, variant)
     source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
 
     def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
@@ -460,9 +492,9 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
             map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
             elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
             source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
-            figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.path,
-            formula_line=loc.value(ftext, k, "formula")[0] if ftext else 0, formula_text=ftext,
-            partial=partial)
+            figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.spec_path(k),
+            formula_line=loc.formula_at(k, ftext)[0] if ftext else 0, formula_text=ftext,
+            partial=partial, text_map=loc.text_map(k) if ftext else ())
 
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []
@@ -474,9 +506,7 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     except FormulaError as e:
         if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
             _formula(loc, formula_text, prefix, k, "formula", names)  # raises with position
-        base_line, base_col = loc.value(formula_text, k, "formula")
-        syntax.append(SyntaxFinding(lid, e.message, base_line + e.line - 1,
-                                    e.col + (base_col - 1 if e.line == 1 else 0), "refuted"))
+        syntax.append(SyntaxFinding(lid, e.message, *loc.syntax_at(k, formula_text, e.line, e.col), "refuted"))
     if doc_formula is not None:
         if expect.get("syntax") == "refuted":
             raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
@@ -499,6 +529,55 @@ def _read_fragment(loc: _Locator, k: int, frag: Any, head: _Header,
     return layouts, syntax
 
 
+def _operand_types_variant(loc: Locator, k: int, frag: Mapping[str, Any]) -> tuple[str, list[str], str | None]:
+    operand = _str(loc, frag, "operand", k)
+    if operand not in OPERANDS:
+        raise loc.error(*loc.key("operand", k), f"operand must be one of {', '.join(OPERANDS)}, got {operand!r}")
+    types = frag.get("types")
+    if not isinstance(types, list) or not types or not all(isinstance(t, str) and re.fullmatch(r"[a-z0-9x]+", t) for t in types):
+        raise loc.error(*loc.key("types", k), "'types' must be a non-empty list of PTX type names such as \"f16\"")
+    variant = frag.get("variant")
+    if variant is not None and variant not in VARIANTS:
+        raise loc.error(*loc.key("variant", k), "'variant' must be one of " + ", ".join(f'"{v}"' for v in VARIANTS))
+    return operand, types, variant
+
+
+def _fragment_id(loc: Locator, k: int, frag: Mapping[str, Any], head: _Header, operand: str, types: list[str],
+                 variant: str | None) -> str:
+    """The id of fragment k's doc layout (its correction's is ``corrected_id`` of it)."""
+    lid = layout_id(head.instruction, str(head.shape), operand, types, variant, head.tag)
+    if "id" in frag:
+        # a fragment of a doc section has the grammar's id (verify/layout/ids.py), wherever it comes from;
+        # a layout of one's own (no section number) may be named freely
+        if not isinstance(frag["id"], str) or not re.fullmatch(r"[A-Za-z0-9_.+\-]+", frag["id"]):
+            raise loc.error(*loc.key("id", k), f"bad layout id {frag['id']!r}")
+        if frag["id"] != lid and re.fullmatch(r"\d+(\.\d+)+", head.source["section"]):
+            raise loc.error(*loc.key("id", k), f"id {frag['id']!r} does not follow the id grammar: this fragment "
+                                               f"of section {head.source['section']} is {lid!r}")
+        lid = frag["id"]
+    return lid
+
+
+def fragment_ids(path: str | Path) -> frozenset[str]:
+    """The ids of the doc layouts of a spec file's ``[[fragment]]`` tables, read without building them (no
+    formula is parsed): which reviewed specs a doc page's layouts concern (``verify.catalog.pages``).  A file
+    this cannot read is read in full, where its error is reported."""
+    return _fragment_ids(read_utf8(path), str(path))
+
+
+@functools.lru_cache(maxsize=512)
+def _fragment_ids(text: str, path: str) -> frozenset[str]:
+    text = strip_bom(text)
+    loc = Locator(path, text)
+    data = parse_toml(path, text)
+    src, ins, frags = data.get("source"), data.get("instruction"), data.get("fragment")
+    if not isinstance(src, dict) or not isinstance(ins, dict) or not isinstance(frags, list):
+        return frozenset()
+    head = _read_header(loc, src, ins)
+    return frozenset(_fragment_id(loc, k, frag, head, *_operand_types_variant(loc, k, frag))
+                     for k, frag in enumerate(frags) if isinstance(frag, dict))
+
+
 def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[Param, ...]:
     """The parameters a fragment depends on (its formula, counts, extents or element list): a layout
     that does not mention the parameter (wgmma's A is 64 x K whatever N is) is a plain layout."""
@@ -511,7 +590,7 @@ def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[P
     return tuple(p for p in params if p.name in used)
 
 
-def _check_bindings(loc: _Locator, k: int, text: Any, names: tuple[str, ...]) -> None:
+def _check_bindings(loc: Locator, k: int, text: Any, names: tuple[str, ...]) -> None:
     """The ``where X = N/2 - 4 ...`` of a family's element list parses (positioned error otherwise)."""
     if not isinstance(text, str):
         return
@@ -533,7 +612,7 @@ _SPARSE_LIST_KEYS = {"valid": (0, 15), "invalid": (0, 15), "ordered": (0, 15), "
 _SPARSE_STR_KEYS = {"selector", "metadata", "metadata_derived", "note"}
 
 
-def _sparse(loc: _Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
+def _sparse(loc: Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
     """Validate the sparse table; parse its formulas (kept as ``selector_formula``/``metadata_formula``)."""
     out: dict[str, Any] = {}
     for key, v in table.items():
@@ -576,7 +655,7 @@ def _sparse(loc: _Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
     return out
 
 
-def _expect(loc: _Locator, table: Any, k: int, key: str) -> dict[str, str]:
+def _expect(loc: Locator, table: Any, k: int, key: str) -> dict[str, str]:
     if not isinstance(table, dict):
         raise loc.error(*loc.key(key, k), f"'{key}' must be a table of check = status")
     out: dict[str, str] = {}
@@ -628,7 +707,7 @@ _MAP_CORRECTED_KEYS = {"formula", "expect", "params", "outputs"}
 _DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
 
-def _dims(loc: _Locator, table: Mapping[str, Any], key: str, k: int, params: tuple[str, ...]) -> tuple[Any, ...]:
+def _dims(loc: Locator, table: Mapping[str, Any], key: str, k: int, params: tuple[str, ...]) -> tuple[Any, ...]:
     """``inputs = { row = 8, col = "8 * T" }``: named dimensions in order, sizes integers or expressions over
     the parameters."""
     from ..layout.dims import Dim  # noqa: PLC0415
@@ -647,7 +726,7 @@ def _dims(loc: _Locator, table: Mapping[str, Any], key: str, k: int, params: tup
     return tuple(out)
 
 
-def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruction: str,
+def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instruction: str,
                      src: Mapping[str, Any]) -> list[MapLayout]:
     """One ``[[layout]]``: a map with no register facts (and its correction, if any)."""
     from ..layout.named import FormulaMap as NamedFormulaMap  # noqa: PLC0415
@@ -732,7 +811,7 @@ def _read_map_layout(loc: _Locator, k: int, table: Any, source: Source, instruct
     return out
 
 
-def _map_expect(loc: _Locator, table: Any, k: int, checks: list[str]) -> dict[str, str]:
+def _map_expect(loc: Locator, table: Any, k: int, checks: list[str]) -> dict[str, str]:
     if not isinstance(table, dict):
         raise loc.error(*loc.key("expect", k), "'expect' must be a table of check = status")
     for check, status in table.items():

@@ -29,7 +29,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         buildable = [(sec, name, text) for sec, (name, text) in zip(result.sections, result.specs())
                      if any(fr.formula for fr in sec.fragments)]
         for sec, name, text in buildable:
-            page_spec(sec, name, text)  # never write a spec the loader would reject (errors at page positions)
+            page_spec(sec, name)  # never write a spec the reader would reject (errors at page positions)
     except SpecError as e:
         print(e.one_line(), file=sys.stderr)
         return 2
