@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from assemble import assemble
 from verify import api
 from verify.cli import main
 from verify.hardware import batch, catalog_probes as cp, cuda, kinds, observe
@@ -108,17 +109,8 @@ def test_every_probe_program_assembles_one_translation_unit_per_architecture(tmp
     for p in catalog():
         groups.setdefault(_target(p.arch, oldest), []).append(p)
 
-    def assemble(target: str) -> tuple[int, str, str]:
-        cu = tmp_path / f"{target}.cu"
-        cu.write_text(batch.batch_program([(p.id, kinds.program(p)) for p in groups[target]]))
-        ptx = cu.with_suffix(".ptx")
-        r = subprocess.run([NVCC, f"-arch={target}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
-        if r.returncode == 0:
-            r = subprocess.run([PTXAS, f"-arch={target}", "-o", str(cu.with_suffix(".cubin")), str(ptx)],  # type: ignore[list-item]
-                               capture_output=True, text=True)
-        return r.returncode, (r.stderr + r.stdout)[-1500:], ptx.read_text() if ptx.exists() else ""
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = dict(zip(groups, pool.map(assemble, groups)))
+        done = dict(zip(groups, pool.map(lambda t: assemble(groups[t], t, tmp_path / f"{t}.cu"), groups)))
     assert {"sm_90a", "sm_100a", "sm_120a"} <= set(groups)
     for target, (rc, err, ptx) in sorted(done.items()):
         assert rc == 0, f"{target}: {err}"

@@ -83,6 +83,7 @@ def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no
 
 # ----------------------------------------------------------------------------- the catalog's map layouts (issue 21)
 
+from assemble import assemble  # noqa: E402
 from verify.cli import main  # noqa: E402
 from verify.hardware import batch, kinds, observe  # noqa: E402
 from verify.hardware.cuda import find_ptxas  # noqa: E402
@@ -173,13 +174,6 @@ def test_confirm_simulated_runs_shared_map_layouts(capsys: pytest.CaptureFixture
 def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     shared = [p for p in _catalog(specs)[0] if p.kind == "shared"]
     assert {p.arch for p in shared} == {"sm_90a"}
-    cu = tmp_path / "shared.cu"
-    cu.write_text(batch.batch_program([(p.id, kinds.program(p)) for p in shared]))
-    ptx = cu.with_suffix(".ptx")
-    r = subprocess.run([NVCC, "-arch=sm_90a", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
-    if r.returncode == 0:
-        r = subprocess.run([PTXAS, "-arch=sm_90a", "-o", str(cu.with_suffix(".cubin")), str(ptx)],  # type: ignore[list-item]
-                           capture_output=True, text=True)
-    assert r.returncode == 0, (r.stderr + r.stdout)[-2000:]
-    text = ptx.read_text()
+    rc, err, text = assemble(shared, "sm_90a", tmp_path / "shared.cu")
+    assert rc == 0, err
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in text and "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" in text

@@ -20,6 +20,7 @@ from verify.hardware import batch, kinds, observe, tmem_kind
 from verify.hardware.cuda import find_nvcc, find_ptxas
 from verify.hardware.simdevice import Deviation
 
+from assemble import assemble
 from conftest import SPECS
 
 NVCC = find_nvcc()
@@ -257,15 +258,8 @@ def test_every_tmem_program_assembles_for_sm_100a(tmp_path: Path) -> None:
     """Every emitted program, all in one translation unit (as ``confirm --device cuda`` builds them), through
     ``nvcc -arch=sm_100a -ptx`` and ``ptxas -arch=sm_100a``; each instruction under test reaches the PTX."""
     found = catalog()[0]
-    cu = tmp_path / "tmem.cu"
-    cu.write_text(batch.batch_program([(p.id, kinds.program(p)) for p in found]))
-    ptx = cu.with_suffix(".ptx")
-    r = subprocess.run([NVCC, "-arch=sm_100a", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
-    if r.returncode == 0:
-        r = subprocess.run([PTXAS, "-arch=sm_100a", "-o", str(cu.with_suffix(".cubin")), str(ptx)],  # type: ignore[list-item]
-                           capture_output=True, text=True)
-    assert r.returncode == 0, (r.stderr + r.stdout)[-2000:]
-    text = ptx.read_text()
+    rc, err, text = assemble(found, "sm_100a", tmp_path / "tmem.cu")
+    assert rc == 0, err
     for p in found:
         assert p.text in text, p.id
     assert text.count(".entry probe_tmem_") == len(found)

@@ -207,6 +207,15 @@ def tmem_requests(spec: MapLayout) -> list[tuple[dict, tuple[tuple[str, int], ..
     return out
 
 
+def _xor(bases: list, index: int, start: tuple[int, int]) -> tuple[int, int]:
+    """A linear layout's value: ``start`` XOR the bases of the set bits of ``index`` (bit k -> ``bases[k]``)."""
+    r, c = start
+    for k, v in enumerate(bases):
+        if index >> k & 1:
+            r, c = r ^ v[0], c ^ v[1]
+    return r, c
+
+
 def _tmem_cells(doc: dict, quarter: bool = False) -> dict[tuple[int, int], tuple[int, int]]:
     """(row, col) -> (TMEM lane, column in elements) from Triton's TMEM (lane, column) bases.  A cell two
     places hold is the smallest lane's (the BASE 0 alignment; M = 64: lanes 16-31 repeat 0-15), or with
@@ -216,13 +225,7 @@ def _tmem_cells(doc: dict, quarter: bool = False) -> dict[tuple[int, int], tuple
     found: dict[tuple[int, int], tuple[int, int]] = {}
     for lane in range(1 << len(rows_b)):
         for col in range(1 << len(cols_b)):
-            r = c = 0
-            for k, v in enumerate(rows_b):
-                if lane >> k & 1:
-                    r, c = r ^ v[0], c ^ v[1]
-            for k, v in enumerate(cols_b):
-                if col >> k & 1:
-                    r, c = r ^ v[0], c ^ v[1]
+            r, c = _xor(cols_b, col, _xor(rows_b, lane, (0, 0)))
             old = found.get((r, c))
             rank = (quarter and lane // 32 != r // 32, lane, col)
             if old is None or rank < (quarter and old[0] // 32 != r // 32, *old):
@@ -278,13 +281,7 @@ def _tmem_entries(doc: dict, variant: str) -> tuple[tuple[int, int, int, int], .
     out = []
     for ln in range(32):
         for i in range(1 << len(keep)):
-            row = col = 0
-            for k, v in enumerate(lane):
-                if ln >> k & 1:
-                    row, col = row ^ v[0], col ^ v[1]
-            for j, b in enumerate(keep):
-                if i >> j & 1:
-                    row, col = row ^ reg[b][0], col ^ reg[b][1]
+            row, col = _xor([reg[b] for b in keep], i, _xor(lane, ln, (0, 0)))
             out.append((ln, i, row, col))
     if "tmem_rows" not in doc:
         return tuple(out)
