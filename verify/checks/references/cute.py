@@ -12,7 +12,9 @@ module pairs what it printed with the catalog:
   element, and each element's cell found through the other side: for shared memory the lane whose
   address covers the bit is the row and the bit's position in that lane's row the column; for
   Tensor Memory ``ValID`` gives the address (TMEM lane ``addr / DP_b``, 32-bit column ``addr % DP_b /
-  32``).  An element whose bits are not consecutive in one cell is a finding about the trait.
+  32``).  An element whose bits are not consecutive in one cell is a finding about the trait;
+* Tensor Memory allocators (``UMMA::tmem_frg``, ``tmem_frg_ws``, ``tmem_sf_frg``): the data paths, packings and
+  scale factors as maps (``datapath_layout``, ``sf_tmem_layout``).
 """
 from __future__ import annotations
 
@@ -265,7 +267,8 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
 SF_TMEM_SPEC = "tcgen05.sf.A.4x1"
 SF_TMEM_FRG = "UMMA::tmem_sf_frg<"
 SF_TMEM_M = 128
-SF_TMEM_KINDS = {1: ("cutlass::float_ue8m0_t", 32), 2: ("cutlass::float_ue8m0_t", 32), 4: ("cutlass::float_ue4m3_t", 16)}
+SF_TMEM_KINDS = {1: ("cutlass::float_ue8m0_t", 32), 2: ("cutlass::float_ue8m0_t", 32),
+                 4: ("cutlass::float_ue4m3_t", 16)}
 SF_BITS = 8             # both scale-factor types are 8-bit: a 32-bit TMEM column holds 4
 SF_REPLICAS = 4         # CuTe's REP: the factors are duplicated to the 4 lane quarters
 
