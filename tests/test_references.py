@@ -310,6 +310,9 @@ def _matrix():
     return api.references(specs())
 
 
+C_USE = "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"
+
+
 def test_compiled_cute_reference():
     _need("cute")
     rep = api.reference("cute", specs())
@@ -319,7 +322,7 @@ def test_compiled_cute_reference():
                          + [("malformed", f"SM80_16x8x128_S32U1U1S32_TN_{x}POPC", "A") for x in ("XOR", "AND")]
                          + [("differ", f"SM100_U8x{n}_LDSM_T", "R") for n in (8, 16)]
                          # Layout C vs tmem_frg_2sm, 64 rows per CTA (2x2; tests/test_references_cute_tmem.py)
-                         + [("differ", f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N={n} b=32", "")
+                         + [("differ", f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N={n} b=32 for {C_USE}", "")
                             for n in range(16, 257, 16)])
     assert {r.spec for r in rows if r.kind == "differ" and r.trait.startswith("UMMA::")} == {"tcgen05.datapath.C"}
     xor = next(r for r in rows if r.trait == "SM80_16x8x128_S32U1U1S32_TN_XORPOPC")

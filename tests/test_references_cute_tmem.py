@@ -15,13 +15,14 @@ import pytest
 from conftest import SPECS
 
 from verify import api
-from verify.checks.crosscheck import Row
-from verify.checks.references import compile_cute
+from verify.checks.crosscheck import CrosscheckReport, Row
+from verify.checks.references import compile_cute, matrix
 from verify.checks.references import cute as cute_ref
 from verify.checks.references.common import conform_rows
 from verify.layout.notations.cute_compiled import Printed, Request, parse_output
 
 HEADER = "cute/atom/mma_traits_sm100.hpp"
+C_USE = "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"
 # UMMA::tmem_sf_frg<...>::make(((128, (SFVecSize, VS)), 1, 4 / VS)).layout() as CUTLASS 4.2 compiles it
 PRINTED_SF = {
     1: "((((_32,_4),_4),(_32,_1)),_1,_4):((((_262144,_4),_8388608),(_0,_1)),_0,_1)",
@@ -99,7 +100,7 @@ def test_sf_requests_name_the_allocator_its_tile_and_the_atom_line(tmp_path):
 def test_layout_c_differs_from_cutes_2x1sm_allocator_and_agrees_with_a_4x1_half_datapath():
     """CuTe's tmem_frg_2sm at 64 rows per CTA is the 2x2 atom (Layout B): the table's Layout C differs; the
     same comparison agrees with the 4x1, half-datapath placement (CuTe's 1SM M_MMA = 64 atom, per CTA)."""
-    two_by_two = _datapath_rows("UMMA::tmem_frg<float, uint32_t, 2> M=64 N=32 b=32 [tcgen05.datapath.C]",
+    two_by_two = _datapath_rows(f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N=32 b=32 for {C_USE} [tcgen05.datapath.C]",
                                 "((_64,(_16,_2)),_1,_1):((_65536,(_1,_4194304)),_0,_0)")
     assert [(r.kind, r.spec, r.params) for r in two_by_two] == \
         [("differ", "tcgen05.datapath.C", (("BASE", 0), ("N", 32)))]
@@ -108,6 +109,28 @@ def test_layout_c_differs_from_cutes_2x1sm_allocator_and_agrees_with_a_4x1_half_
                           "(((_16,_4),_32),_1,_1):(((_65536,_2097152),_1),_0,_0)")
     assert half[0].kind == "agree"
     assert ("tcgen05.datapath.C", "UMMA::tmem_frg<float, uint32_t, 2>", 64) in cute_ref.DATAPATHS
+    # the matrix: a difference, the reviewed one (KNOWN), so not an unexpected finding
+    lay = next(m for m in _maps() if m.id == "tcgen05.datapath.C")
+    m = matrix.build([lay], {"cute": CrosscheckReport("cute 1.0", (), tuple(two_by_two), {}, 0.0, "cute")})
+    assert m.status("tcgen05.datapath.C") == {"cute": "differs"}
+    assert "CuTe has no 2-SM allocator" in m.explained("tcgen05.datapath.C") and m.exit_code() == 0
+    # the same difference from an allocator no trait names is not the reviewed one
+    other = [Row(r.kind, "UMMA::tmem_frg<float, uint32_t, 2> M=64 N=32 b=32", r.operand, r.header, r.line, r.spec,
+                 r.status, r.detail, r.counterexample, r.layout, r.params) for r in two_by_two]
+    m2 = matrix.build([lay], {"cute": CrosscheckReport("cute 1.0", (), tuple(other), {}, 0.0, "cute")})
+    assert m2.status("tcgen05.datapath.C") == {"cute": "differs"} and m2.exit_code() == 1
+
+
+def test_layout_c_requests_point_at_the_sparse_2x1sm_traits_frgtypec(tmp_path):
+    (tmp_path / "cute" / "atom").mkdir(parents=True)
+    (tmp_path / HEADER).write_text("struct tmem_frg : tmem_frg_base\n{};\n"
+                                   f"struct MMA_Traits<{C_USE}<a_type>>\n{{\n  using FrgTypeC = x;\n}};\n")
+    reqs = [r for r in cute_ref.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.C]")]
+    assert [r.name.split(" [")[0] for r in reqs] == \
+        [f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N={n} b=32 for {C_USE}" for n in range(16, 257, 16)]
+    assert {(r.line, r.instance.rsplit(",", 1)[0]) for r in reqs} == {(5, "UMMA::tmem_frg<float, uint32_t, 2>, 64")}
+    b = [r for r in cute_ref.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.B]")]
+    assert b[0].line == 1 and " for " not in b[0].name
 
 
 # ----------------------------------------------------------------------------- on the installed CUTLASS
@@ -146,3 +169,7 @@ def test_installed_cutlass_layout_c_differs_for_every_n():
     assert sorted(dict(r.params)["N"] for r in rows) == sorted(dict((q.name, q.values) for q in spec.params)["N"])
     assert {r.kind for r in rows} == {"differ"}
     assert all("tmem_lane 64" in r.detail for r in rows)     # the second half of the columns in lanes 64..127
+    text = (cute_ref.installed_headers() / HEADER).read_text(encoding="utf-8")
+    frg_line = text.count("\n", 0, text.find("using FrgTypeC", text.find(f"struct MMA_Traits<{C_USE}<"))) + 1
+    assert {(r.trait.split(" for ")[1], r.line) for r in rows} == {(C_USE, frg_line)}
+    assert "using FrgTypeC = UMMA::tmem_frg_2sm<c_type>;" in text.splitlines()[frg_line - 1]

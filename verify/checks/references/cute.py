@@ -182,6 +182,9 @@ DATAPATHS = (
     ("tcgen05.datapath.F", "UMMA::tmem_frg<float, uint32_t, 1>", 64),
     ("tcgen05.datapath.G", "UMMA::tmem_frg_ws<float, uint32_t, 1>", 32),
 )
+# A data path compared with the allocator of one MMA's traits (not the allocator's own shape): that trait, named in
+# the rows and pointed at by their header line (its FrgTypeC).
+DATAPATH_USE = {"tcgen05.datapath.C": "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"}
 _LANE_SHIFT = 16   # CuTe's TMEM::DP<32-bit>: a lane is 2^16 column addresses
 # Tensor Memory packings (9.7.16.10.4): (spec id, CuTe's allocator for it, M, K, element bits, what uses it)
 PACKINGS = (
@@ -214,10 +217,14 @@ def tmem_requests(root: Path, maps: list) -> list[Request]:
             continue
         struct = "struct tmem_frg_ws " if "_ws" in frg else "struct tmem_frg "
         at = text.find(struct)
+        use = DATAPATH_USE.get(spec_id, "")
+        if use:   # the FrgTypeC line of the trait that chooses the allocator
+            trait = text.find(f"struct MMA_Traits<{use}<")
+            at = text.find("using FrgTypeC", trait) if trait >= 0 else -1
         line = text.count("\n", 0, at) + 1 if at >= 0 else 0
         for n in dict((p.name, p.values) for p in spec.params).get("N", ()):
-            out.append(Request("tmem", f"{frg} M={m_sm} N={n} b=32 [{spec.id}]", f"{frg}, {m_sm}, {n}", header,
-                               line))
+            out.append(Request("tmem", f"{frg} M={m_sm} N={n} b=32{f' for {use}' if use else ''} [{spec.id}]",
+                               f"{frg}, {m_sm}, {n}", header, line))
     for spec_id, frg, m, k, bits, use in PACKINGS:
         spec = _preferred_map(maps, spec_id)
         if spec is None:
