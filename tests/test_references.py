@@ -314,6 +314,9 @@ def _matrix():
     return api.references(specs())
 
 
+C_USE = "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"
+
+
 def test_compiled_cute_reference():
     _need("cute")
     rep = api.reference("cute", specs())
@@ -321,7 +324,11 @@ def test_compiled_cute_reference():
     bad = sorted({(r.kind, r.trait, r.operand) for r in rows if r.kind != "agree"})
     assert bad == sorted([("differ", t, "B") for t in PR3140]
                          + [("malformed", f"SM80_16x8x128_S32U1U1S32_TN_{x}POPC", "A") for x in ("XOR", "AND")]
-                         + [("differ", f"SM100_U8x{n}_LDSM_T", "R") for n in (8, 16)])
+                         + [("differ", f"SM100_U8x{n}_LDSM_T", "R") for n in (8, 16)]
+                         # Layout C vs tmem_frg_2sm, 64 rows per CTA (2x2; tests/test_references_cute_tmem.py)
+                         + [("differ", f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N={n} b=32 for {C_USE}", "")
+                            for n in range(16, 257, 16)])
+    assert {r.spec for r in rows if r.kind == "differ" and r.trait.startswith("UMMA::")} == {"tcgen05.datapath.C"}
     xor = next(r for r in rows if r.trait == "SM80_16x8x128_S32U1U1S32_TN_XORPOPC")
     assert (xor.header, xor.line, xor.spec) == ("cute/atom/mma_traits_sm80.hpp", 670, "mma.m16n8k128.A.b1")
     agreed = {r.spec for r in rows if r.kind == "agree"}
@@ -329,7 +336,8 @@ def test_compiled_cute_reference():
                 "ldmatrix.m8n8.R.b16.trans", "stmatrix.m16n8.R.b8.trans", "tcgen05.ld.32x32b.R.b32",
                 "tcgen05.st.16x128b.R.b32@corrected", "movmatrix.m8n8.D.b16", "mma.m8n8k4.A.f16.col",
                 "wgmma.sp.m64nNk32.A.f16_bf16", "mma.sp.m16n8k64.A.e4m3_e5m2_e3m2_e2m3_e2m1",
-                "tcgen05.datapath.B", "tcgen05.packing.A.b16.packed", "mma.block_scale.m16n8k64.SFB.ue4m3"):
+                "tcgen05.datapath.B", "tcgen05.packing.A.b16.packed", "mma.block_scale.m16n8k64.SFB.ue4m3",
+                "tcgen05.sf.A.4x1"):
         assert lid in agreed, lid
     wg = {dict(r.params)["N"] for r in rows if r.spec == "wgmma.m64nNk16.D.f32@corrected"}
     assert wg == set(range(8, 257, 8))   # every N

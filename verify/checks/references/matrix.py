@@ -50,6 +50,9 @@ KNOWN = (
     (("tilelang",), r"shared_(16x64_to_mma_a_32x32_layout|64x16_to_mma_a_32x32_layout_trans)",
      "TileLang 0.1.15's e2m1 A reverse map (mma_layout.py:208, :215) is not the inverse of its own forward map "
      "(mma_load_a_32x32_to_shared_16x64_layout, :257) nor of its ldmatrix addresses (:236), which agree with PTX"),
+    (("cute",), r"UMMA::tmem_frg<float, uint32_t, 2> M=64 N=\d+ b=32 for SM100_MMA_F16BF16_2x1SM_SS_SPARSE",
+     "CuTe 4.2's 2x1SM sparse MMAs allocate D with tmem_frg_2sm (the 2x2 atom of Layout B, 64 rows per CTA); the "
+     "table's Layout C is 4x1 with half the datapath, and CuTe has no 2-SM allocator for it"),
     (("tilelang",), r"shared_4x16_to_mma_b_32x4_layout",
      "TileLang 0.1.15 mma_sm70_layout.py:8 reads `8 * col // 4` as (8 * col) // 4 (threads past 31); with "
      "8 * (col // 4) it agrees"),
