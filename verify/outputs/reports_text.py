@@ -108,7 +108,8 @@ def matrix_note(m: Any, limit: int = 12) -> list[str]:
                  f"{cov['derived']}; with the {cov['explained_below_two']} a finding explains "
                  f"({cov['explained_by_equal_map']} of them the same map as a backed layout, "
                  f"{cov['explained_single_source']} one reference and a reviewed reason no second can state "
-                 f"them): "
+                 f"them, {cov['explained_unreferenced']} no reference and a reviewed reason, only a GPU can "
+                 f"confirm them): "
                  f"{cov['percent_two_or_more_or_explained']}%")
     below = [lid for lid in m.layouts if len(m.origins(lid)) < 2]
     below.sort(key=lambda lid: bool(m.explained(lid)))   # those no finding explains first (stable)

@@ -16,7 +16,8 @@ whether a layout is backed by two independent references.
 
 A layout with fewer than two is *explained* when a finding says why: the doc leaves it unspecified, it
 models a program, it is the doc's erratum (its correction is compared), a reference differs in a reviewed
-way, one reference agrees and a reviewed reason says why no second can state it (``SINGLE``), or it is the
+way, one reference agrees and a reviewed reason says why no second can state it (``SINGLE``), no reference
+states it and a reviewed reason says why (``UNREFERENCED``: only a GPU can confirm it), or it is the
 same map as a layout two references back (``equal_maps``: proved with both engines;
 ``mma.sp``'s B is ``mma``'s).  The coverage counts each kind apart.
 """
@@ -69,6 +70,8 @@ MODELED = {
     "storage.fp4.rows.packed": "a modelled host packer (FP4 rows back to back)",
     "storage.fp4.rows.aligned128": "a modelled kernel's reading (FP4 rows at a 128-byte pitch)",
     "tcgen05.sf.A.4x1.sfa_id0": "a modelled kernel with a bug (every MMA of the tile given SFA_ID = 0)",
+    "tcgen05.cp.source.32x128b": "the dense 32 x 16-byte block CUTLASS's block-scaled kernels give tcgen05.cp (a "
+                                 "descriptor's choice: tcgen05.cp reads whatever block its descriptor names)",
 }
 
 
@@ -90,11 +93,41 @@ SINGLE = (
      "a .ws data path: Triton has no .ws MMA (its TensorMemoryLayout's blockM is 64 or 128, "
      "TensorMemoryEncodingAttr::verify, and its blockM 64 is Layout F); tensor-layouts states no Tensor Memory "
      "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's"),
+    (r"mma\.block_scale\..*\.SF[AB]\..*",
+     "sm_120's block-scaled mma: Triton's Gluon has no sm_120 scaled MMA (only AMD's mfma_scaled), "
+     "tensor-layouts' atoms_nv has no SM120 atom and TileLang's layout files no scale-factor fragment"),
+    (r"ldmatrix\.m8n16\.R\.b8x16|stmatrix\.m16n8\.R\.b8\.trans",
+     "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
+     "32-bit elements only, TileLang's ldmatrix maps are 16-bit, Triton lowers to them internally and "
+     "exposes no layout"),
+    (r"mma\.sp\.m16n8k32\.B\.f16_bf16@corrected",
+     "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
+     "Triton no sparse dot"),
+    (r"tcgen05\.cp\.32x128b\.warpx4",
+     "Gluon's tcgen05_copy takes no shape (Triton chooses .32x128b.warpx4 when it emits the instruction); "
+     "tensor-layouts and TileLang state no tcgen05.cp"),
     (r"storage\.sf\.cutlass\.128x4(\.tile)?",
      "CUTLASS's own storage format for scale factors: CUTLASS defines it, so no other library is an "
      "independent authority (Triton's tutorials reshape into it); `consistent` proves the hardware reads it "
      "as written (storage.sf.cutlass.128x4.tile -> tcgen05.cp.source.32x128b -> tcgen05.cp.32x128b.warpx4 "
      "-> tcgen05.sf.A.4x1)"),
+)
+
+
+# Derived layouts no reference states at all, reviewed: (id pattern, what the references have instead).  Only
+# a GPU can confirm them; each has its probe (``ptx-verify probe ID``).
+UNREFERENCED = (
+    (r"mma\.sp\.m16n8k128\.B\..*",
+     "the 4-bit sparse B (k = 128): CuTe 4.2 has no SM80 sparse traits, Triton no sparse dot, TileLang's "
+     "mma_sp_layout.py stops at 16 x 64 (8-bit)"),
+    (r"wgmma\.m64nNk256\.A\.b1",
+     "binary wgmma: CuTe 4.2's GMMA traits have no b1 type; Triton and TileLang have no binary MMA"),
+    (r"tcgen05\.mma\.m1n4\.SFA\..*",
+     "which byte of the Tensor Memory word an MMA reads for its SFA_ID: CuTe and Triton pass the id in the "
+     "instruction (a run-time value); no layout object states it"),
+    (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans",
+     "CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle (a reviewed difference); tensor-layouts, "
+     "TileLang and Triton expose no sm_100 8-bit ldmatrix layout"),
 )
 
 
@@ -141,8 +174,9 @@ class Matrix:
     def explained(self, layout_id: str) -> str:
         """Why the layout cannot have two agreeing references, when a finding says so: the doc leaves it
         unspecified, it models a program, it is the doc's erratum (its correction is compared), a reference
-        differs in a reviewed way, one agrees and no second can state it (reviewed, ``SINGLE``), or it is the
-        same map as a backed layout (``equal_maps``); '' otherwise."""
+        differs in a reviewed way, one agrees and no second can state it (reviewed, ``SINGLE``), none can and
+        only a GPU can confirm it (reviewed, ``UNREFERENCED``), or it is the same map as a backed layout
+        (``equal_maps``); '' otherwise."""
         if layout_id in self.unspecified:
             return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
         if layout_id in MODELED:
@@ -156,6 +190,10 @@ class Matrix:
         single = next((why for pat, why in SINGLE if re.fullmatch(pat, layout_id)), "")
         if single and self.origins(layout_id):
             return f"one reference agrees; no second can state it (reviewed): {single}"
+        alone = next((why for pat, why in UNREFERENCED if re.fullmatch(pat, layout_id)), "")
+        if alone and not self.origins(layout_id):
+            return (f"no reference states it (reviewed): {alone}; only a GPU can confirm it "
+                    f"(ptx-verify probe {layout_id})")
         return self.equal_reason(layout_id)
 
     def equal_reason(self, layout_id: str) -> str:
@@ -172,7 +210,9 @@ class Matrix:
             return ""
         if why == self.equal_reason(layout_id):
             return "equal_map"
-        return "single" if why.startswith("one reference agrees") else "finding"
+        if why.startswith("one reference agrees"):
+            return "single"
+        return "unreferenced" if why.startswith("no reference states it") else "finding"
 
     def coverage(self) -> dict[str, Any]:
         n = len(self.layouts)
@@ -181,12 +221,13 @@ class Matrix:
         explained = [lid for lid in self.layouts if len(self.origins(lid)) < 2 and self.explained(lid)]
         by_equal = [lid for lid in explained if self._explained_kind(lid) == "equal_map"]
         single = [lid for lid in explained if self._explained_kind(lid) == "single"]
+        alone = [lid for lid in explained if self._explained_kind(lid) == "unreferenced"]
         der = [lid for lid in self.layouts if lid in self.derived]
         der_two = [lid for lid in der if len(self.origins(lid)) >= 2]
         der_expl = [lid for lid in der if len(self.origins(lid)) < 2 and self.explained(lid)]
         return {"layouts": n, "two_or_more": len(two), "one": len(one), "none": n - len(two) - len(one),
                 "explained_below_two": len(explained), "explained_by_equal_map": len(by_equal),
-                "explained_single_source": len(single),
+                "explained_single_source": len(single), "explained_unreferenced": len(alone),
                 "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
                 "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
                 "derived": len(der), "derived_two_or_more": len(der_two),

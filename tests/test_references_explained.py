@@ -1,5 +1,6 @@
-"""A layout no reference states, explained by being the same map as one two references back
-(``verify.checks.references.equal_maps``, used by the agreement matrix)."""
+"""Why a layout has fewer than two references, as the agreement matrix explains it: the same map as one two
+references back (``verify.checks.references.equal_maps``), one reference and a reviewed reason no second can
+state it (``SINGLE``), or no reference and a reviewed reason (``UNREFERENCED``)."""
 from __future__ import annotations
 
 import dataclasses
@@ -77,3 +78,16 @@ def test_a_reviewed_single_source_needs_the_one_reference_to_agree():
     assert m.coverage()["explained_single_source"] == 1
     none = matrix.build([lay], {"cute": CrosscheckReport("cute 1", (), (), {}, 0.0, "cute")})
     assert none.explained(lid) == "" and none.coverage()["explained_below_two"] == 0
+
+
+def test_a_reviewed_unreferenced_layout_is_explained_only_while_no_reference_states_it():
+    """``UNREFERENCED``: no reference states the layout, a reviewed reason says why, and the explanation names
+    the probe that would confirm it; once a reference agrees, the reason no longer holds."""
+    lid = "wgmma.m64nNk256.A.b1"
+    lay = lays()[lid]
+    m = matrix.build([lay], {"cute": CrosscheckReport("cute 1", (), (), {}, 0.0, "cute")})
+    assert m.explained(lid).startswith("no reference states it (reviewed): binary wgmma")
+    assert m.explained(lid).endswith(f"(ptx-verify probe {lid})")
+    assert m.coverage()["explained_unreferenced"] == 1
+    agree = CrosscheckReport("cute 1", (), (Row("agree", "T", "A", "h.hpp", 1, lid),), {}, 0.0, "cute")
+    assert matrix.build([lay], {"cute": agree}).explained(lid) == ""
