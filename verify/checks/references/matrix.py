@@ -125,6 +125,10 @@ UNREFERENCED = (
     (r"tcgen05\.mma\.m1n4\.SFA\..*",
      "which byte of the Tensor Memory word an MMA reads for its SFA_ID: CuTe and Triton pass the id in the "
      "instruction (a run-time value); no layout object states it"),
+    (r"tcgen05\.packing\.A\.mxf4",
+     "4-bit A in Tensor Memory: CuTe 4.2 has no _TS MMA for kind::mxf4 (cute/arch/mma_sm100_umma.hpp has them for "
+     "tf32, f16/bf16, s8 and f8f6f4 only); Triton's fp4 operand is an 8-bit tensor of K/2 columns whose nibble "
+     "order is the element type's packing, not a TensorMemoryLayout's"),
     (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans",
      "CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle (a reviewed difference); tensor-layouts, "
      "TileLang and Triton expose no sm_100 8-bit ldmatrix layout"),
