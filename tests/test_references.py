@@ -310,16 +310,23 @@ def test_tensor_layouts_reference_has_cutlass_4_2s_int4_b():
 
 
 @functools.cache
+def _cute_report():
+    """Compiled CuTe's report, evaluated once per worker (the slowest reference) and shared with the matrix."""
+    return api.reference("cute", specs())
+
+
+@functools.cache
 def _matrix():
-    return api.references(specs())
+    return api.references(specs(), reports={} if reference("cute").probe() else {"cute": _cute_report()})
 
 
 C_USE = "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"
 
 
+@pytest.mark.xdist_group("compiled-cute")
 def test_compiled_cute_reference():
     _need("cute")
-    rep = api.reference("cute", specs())
+    rep = _cute_report()
     rows = [r for r in rep.rows if r.kind != "unmatched"]
     bad = sorted({(r.kind, r.trait, r.operand) for r in rows if r.kind != "agree"})
     assert bad == sorted([("differ", t, "B") for t in PR3140]
@@ -358,6 +365,7 @@ def test_check_references_json_and_text(capsys, monkeypatch):
     assert "fewer than two independent references (3):" in out
 
 
+@pytest.mark.xdist_group("compiled-cute")
 def test_committed_matrix_is_what_the_installed_references_say():
     """reports/references.json is `ptx-verify crosscheck --matrix --format json`; each reference installed here
     (at the committed version) must give the committed column."""
@@ -492,3 +500,12 @@ def test_tcgen05_cp_warpx4_from_valid():
 def _rows_all(name: str, **fields: str) -> list[Row]:
     return conform_rows(cute_ref.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
                                               [*lays(), *_maps()]), 10.0)
+
+
+def test_references_takes_reports_already_evaluated():
+    """``api.references(reports=...)``: a reference given already evaluated is used as given, not run again."""
+    lid = lays()[0].id
+    given = _report("tensor-layouts", [Row("agree", "T", "A", "h.hpp", 1, lid)])
+    m = api.references(specs(), names=["tensor-layouts"], reports={"tensor-layouts": given})
+    assert m.status(lid) == {"tensor-layouts": "agrees"} and m.versions["tensor-layouts"] == "tensor-layouts 1.0"
+    assert {m.status(x.id)["tensor-layouts"] for x in lays()[1:]} == {"absent"}

@@ -502,25 +502,31 @@ def reference_reasons() -> dict[str, str]:
 
 
 def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT, *,
-               names: Iterable[str] | None = None, cute: str | Path | None = None) -> Any:
+               names: Iterable[str] | None = None, cute: str | Path | None = None,
+               reports: Mapping[str, Any] | None = None) -> Any:
     """The agreement matrix (``checks.references.matrix.Matrix``): every catalog layout against every
-    reference in ``names`` (default: all); a reference that cannot run is ``unavailable`` with its reason."""
+    reference in ``names`` (default: all); a reference that cannot run is ``unavailable`` with its reason.
+    ``reports``: references already evaluated (``reference(name, specs)`` of the same specs), by name, used
+    as they are instead of evaluating them again."""
     from .checks.references import NAMES  # noqa: PLC0415
     from .checks.references import matrix as _matrix  # noqa: PLC0415
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
     specs = list(specs)
     reasons = reference_reasons()
-    reports: dict[str, Any] = {}
+    evaluated: dict[str, Any] = {}
     for name in (tuple(names) if names is not None else NAMES):
+        if reports and name in reports:
+            evaluated[name] = reports[name]
+            continue
         path = cute if name in ("cute", "cute-text") else None
         if reasons.get(name) and path is None:
-            reports[name] = reasons[name]
+            evaluated[name] = reasons[name]
             continue
         try:
-            reports[name] = reference(name, specs, timeout, path)
+            evaluated[name] = reference(name, specs, timeout, path)
         except (FileNotFoundError, RuntimeError, OSError) as e:   # the toolchain failed here: unavailable, with why
-            reports[name] = str(e) or type(e).__name__
+            evaluated[name] = str(e) or type(e).__name__
     versions = {}
     if cute is None:   # the installed wheel's version, not its path (the matrix is committed)
         from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
@@ -529,7 +535,7 @@ def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float 
         except PackageNotFoundError:
             versions = {}
     every = [*layouts(specs), *map_layouts(specs)]
-    return _matrix.build(every, reports, versions)
+    return _matrix.build(every, evaluated, versions)
 
 
 # ----------------------------------------------------------------------------- proofs
