@@ -29,8 +29,9 @@ PTXAS = find_ptxas(NVCC)
 PROBED = {"tcgen05.datapath.A", "tcgen05.datapath.B", "tcgen05.datapath.D", "tcgen05.datapath.E", "tcgen05.datapath.E@corrected", "tcgen05.datapath.F",
           "tcgen05.datapath.G", "tcgen05.packing.D.b16.unpacked", "tcgen05.packing.A.b16.packed",
           "tcgen05.packing.A.b16.unpacked", "tcgen05.packing.A.mxf8f6f4", "tcgen05.packing.A.mxf4",
-          "tcgen05.sf.A.4x1", "tcgen05.sf.A.4x1.sfa_id0", "tcgen05.cp.32x128b.warpx4", "tcgen05.cp.source.32x128b"}
-REFUSED = {"tcgen05.datapath.C"}
+          "tcgen05.sf.A.4x1", "tcgen05.sf.A.4x1.sfa_id0", "tcgen05.cp.32x128b.warpx4", "tcgen05.cp.source.32x128b",
+          "tcgen05.datapath.C"}
+REFUSED: set[str] = set()
 
 
 @functools.cache
@@ -53,15 +54,15 @@ def test_every_tensor_memory_layout_is_probed_or_refused_with_a_reason() -> None
     tmem = {m.id for m in api.map_layouts(loaded()) if tmem_kind.takes(m)}
     assert tmem == PROBED | REFUSED
     assert {x.id for p in found for x in p.tested} == PROBED
-    why = {e.split("] ", 1)[0][1:]: e.split("] ", 1)[1] for e in errors}
-    assert why == {"tcgen05.datapath.C": "the sparse-A MMA of a CTA pair (tcgen05.mma.sp.cta_group::2): the probes "
-                   "write no sparsity metadata into Tensor Memory, so no program here runs it"}
+    assert errors == ()  # every layout id is probed
     assert {p.kind for p in found} == {"tmem"} and {p.arch for p in found} == {"sm_100a"}
     assert {p.payload.sub for p in found} == {"datapath", "pack_d", "st", "tmem_a", "sf", "cp"}
-    assert len({p.id for p in found}) == len(found) == 19
-    pair = [p for p in found if p.payload.plan.ctas == 2]
-    assert sorted(p.id for p in pair) == ["tmem.datapath.tcgen05.datapath.A.N=16", "tmem.datapath.tcgen05.datapath.B.N=32"]
-    assert all(p.text == "tcgen05.mma.cta_group::2.kind::f16" for p in pair)
+    assert len({p.id for p in found}) == len(found) == 21
+    pair = {p.id: p.text for p in found if p.payload.plan.ctas == 2}
+    assert pair == {"tmem.datapath.tcgen05.datapath.A.N=16": "tcgen05.mma.cta_group::2.kind::f16",
+                    "tmem.datapath.tcgen05.datapath.B.N=32": "tcgen05.mma.cta_group::2.kind::f16",
+                    "tmem.datapath.tcgen05.datapath.C.N=32,BASE=0": "tcgen05.mma.sp.cta_group::2.kind::f16",
+                    "tmem.datapath.tcgen05.datapath.C.N=32,BASE=16": "tcgen05.mma.sp.cta_group::2.kind::f16"}
     # the members: smallest N of kind::f16, each lane alignment, each scale vector size
     assert _probe("tmem.datapath.tcgen05.datapath.F.N=16,BASE=16").tags == ("tcgen05.datapath.F@N=16,BASE=16",)
     assert [x.id for x in _probe("tmem.datapath.tcgen05.datapath.E.N=64").tested] == [
@@ -215,14 +216,72 @@ def test_probe_cli_emits_tmem_programs(tmp_path: Path, capsys: pytest.CaptureFix
     assert "tcgen05.mma.ws.cta_group::1.kind::f16" in src and "int main()" in src and "tcgen05.ld.sync" in src
 
 
-def test_probe_cli_says_why_the_sparse_pair_layout_is_not_probed(tmp_path: Path,
-                                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["probe", "tcgen05.datapath.C", "--emit", str(tmp_path / "out")]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["ptx-verify: error: tcgen05.datapath.C cannot be probed: the sparse-A MMA of a CTA pair "
-                   "(tcgen05.mma.sp.cta_group::2): the probes write no sparsity metadata into Tensor Memory, so no "
-                   "program here runs it"]
-    assert not (tmp_path / "out").exists()
+def test_probe_cli_emits_the_sparse_pair_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Layout C: tcgen05.mma.sp.cta_group::2 with its metadata operand, the metadata written into Tensor Memory
+    by every thread of both CTAs (tcgen05.st of 0x44444444: every 4-group keeps elements 0 and 1), the sparse flag
+    (bit 2) in the instruction descriptor, B's 32-value rows (SBO 512 bytes), D at lane BASE."""
+    assert main(["probe", "tcgen05.datapath.C", "--emit", str(tmp_path / "out")]) == 0
+    capsys.readouterr()
+    src = (tmp_path / "out" / "tmem.datapath.tcgen05.datapath.C.N=32,BASE=16.cu").read_text()
+    for text in ("__cluster_dims__(2, 1, 1)", "tcgen05.alloc.cta_group::2", "tcgen05.mma.sp.cta_group::2.kind::f16 "
+                 "[%0], %1, %2, [%5], %3, p;", '"r"(base + (16u << 16) + 64u)', "0x44444444u", "0x8080014u",
+                 "((uint64_t)(512u >> 4) << 32)", '"r"(base + (16u << 16))'):
+        assert text in src, text
+    p = _probe("tmem.datapath.tcgen05.datapath.C.N=32,BASE=0").payload
+    assert p.plan.fills == ((64, 64, 0x44444444),) and p.plan.read == (0, 64) and p.plan.cols == 128
+    assert p.plan.smem_words == 64 * 16 // 2 + 16 * 32 // 2 and len(p.input) == 2 * p.plan.smem_words  # A, B per CTA
+
+
+def test_the_sparse_pair_probe_says_whether_the_device_is_layout_c_or_layout_b() -> None:
+    """The table's Layout C (half the lanes, 4x1) and CuTe's 2x2 (Layout B at N = 32) predict different cells;
+    a device following either is named as such, a device following neither is said to."""
+    for base in (0, 16):
+        p = _probe(f"tmem.datapath.tcgen05.datapath.C.N=32,BASE={base}")
+        c = p.payload.predicted
+        assert c[(base + 32 + 3, 5)] == (16 + 3, 5) and c[(128 + base, 7)] == (64, 7)  # CTA 1 holds rows 64..127
+        other, _what, b = p.payload.meta["alt"]
+        assert other == "tcgen05.datapath.B@N=32"
+        assert b[(base + 64 + 2, 1)] == (2, 16 + 1) and b[(128 + base + 2, 1)] == (64 + 2, 1)
+        ok = kinds.judge(p, observe.from_raw(kinds.simulate(p), simulated=True))
+        assert [(r.layout, r.status, r.as_expected) for r in ok] == [("tcgen05.datapath.C", "confirmed", True)]
+        assert "; it is not tcgen05.datapath.B@N=32's placement (CuTe's 2x2 placement of the 2x1SM sparse MMA)" \
+            in ok[0].message
+        dev = tmem_kind.placed_as(p.payload)
+        raw = kinds.simulate(p, dev)
+        assert "places every cell as tcgen05.datapath.B@N=32" in raw["device"]["name"]
+        bad = kinds.judge(p, observe.from_raw(raw, simulated=True))
+        assert bad[0].status == "contradicted" and not bad[0].as_expected
+        assert bad[0].message.endswith("; every cell read back is where tcgen05.datapath.B@N=32 (CuTe's 2x2 "
+                                       "placement of the 2x1SM sparse MMA) puts it: the device follows "
+                                       "tcgen05.datapath.B@N=32")
+        swap = kinds.judge(p, observe.from_raw(kinds.simulate(p, Deviation("tcgen05.datapath.C", (base, 0), (base, 1))),
+                                               simulated=True))
+        assert swap[0].status == "contradicted" and "it is not tcgen05.datapath.B@N=32's placement" in swap[0].message
+
+
+def test_check_observations_with_a_recorded_layout_b_device(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A recorded (SIMULATED) observation of a device placing D as Layout B: ``check --observations`` reports
+    Layout C contradicted and names Layout B; the spec-following record is confirmed."""
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "tcgen05.datapath.toml").write_text((SPECS / "tcgen05.datapath.toml").read_text())
+    lo = api.load([str(specs)])
+    obs = tmp_path / "obs"
+    obs.mkdir()
+    pid = "tmem.datapath.tcgen05.datapath.C.N=32,BASE=0"
+    p = next(p for p in kinds.tmem_probes(api.map_layouts(lo))[0] if p.id == pid)
+    doc = kinds.record(p, observe.from_raw(kinds.simulate(p), simulated=True), "0" * 64)
+    (obs / f"{p.id}.simulated.json").write_text(observe.dumps(doc))
+    assert main(["check", str(specs), "--observations", str(obs), "--format", "json"]) == 0
+    hw = [f for f in json.loads(capsys.readouterr().out)["findings"] if f["check"] == "hardware"]
+    assert [(f["layout"], f["as_expected"]) for f in hw] == [("tcgen05.datapath.C", True)]
+    raw = kinds.simulate(p, tmem_kind.placed_as(p.payload))
+    (obs / f"{p.id}.simulated.json").write_text(
+        observe.dumps(kinds.record(p, observe.from_raw(raw, simulated=True), "0" * 64)))
+    assert main(["check", str(specs), "--observations", str(obs)]) == 1
+    out = capsys.readouterr().out
+    assert "the device follows tcgen05.datapath.B@N=32" in out and "tcgen05.datapath.C" in out
 
 
 def test_a_pair_probe_runs_as_a_cluster_of_two() -> None:
@@ -263,3 +322,5 @@ def test_every_tmem_program_assembles_for_sm_100a(tmp_path: Path) -> None:
     for p in found:
         assert p.text in text, p.id
     assert text.count(".entry probe_tmem_") == len(found)
+    sparse = [p.id for p in found if p.text.startswith("tcgen05.mma.sp.")]  # Layout C's, both lane alignments
+    assert sparse == ["tmem.datapath.tcgen05.datapath.C.N=32,BASE=0", "tmem.datapath.tcgen05.datapath.C.N=32,BASE=16"]

@@ -317,7 +317,7 @@ def tmem_probes(maps: Sequence[Any]) -> tuple[list[Probe], list[str]]:
         tested = sorted(members, key=lambda x: (x.kind != "tmem", not x.corrected, x.id))  # the main one first
         ids = "[" + ", ".join(x.id for x in tested) + "] "
         try:
-            found = tmem_kind.build(tested, source)
+            found = tmem_kind.build(tested, source, mine)
         except tmem_kind.NotProbed as e:
             errors.append(f"{ids}{e}")
             continue
@@ -344,17 +344,19 @@ def _judge_tmem(p: Probe, obs: Observation) -> list[HardwareResult]:
     sim = "SIMULATED: " if obs.simulated else ""
     expected = dict(t.expected)
     out = []
+    alt = tmem_kind.remark(t, got)  # another statement of the layout (Layout C: CuTe's), compared too
     for lay in p.tested:
         viol = tmem_kind.violations(t, lay.id, got)
         exp = expected.get(lay.id, "confirmed")
         if viol:
             listed = tuple(v[0] for v in viol[:observe.MAX_LISTED])
             more = f" (and {len(viol) - observe.MAX_LISTED} more)" if len(viol) > observe.MAX_LISTED else ""
-            out.append(HardwareResult(lay.id, p.id, "contradicted", f"{sim}{t.how} on {obs.gpu}: {listed[0]}{more}",
+            out.append(HardwareResult(lay.id, p.id, "contradicted",
+                                      f"{sim}{t.how} on {obs.gpu}: {listed[0]}{more}{alt}",
                                       obs.gpu, obs.simulated, listed, viol[0][1], obs.path, expected=exp))
         else:
             out.append(HardwareResult(lay.id, p.id, "confirmed", f"{sim}{t.how} on {obs.gpu}: every cell read back is "
-                                      "the one the layout gives", obs.gpu, obs.simulated, (), None, obs.path,
+                                      f"the one the layout gives{alt}", obs.gpu, obs.simulated, (), None, obs.path,
                                       expected=exp))
     return out
 

@@ -13,6 +13,7 @@ one from a spec (``model_from_instruction``) and bend it (``swap_elements``,
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -125,6 +126,26 @@ class Deviation:
     def name(self) -> str:
         op = "<->" if self.mode == "swap" else "takes the cell of"
         return f"deviates from {self.layout}: {self.first} {op} {self.second}"
+
+
+@dataclass(frozen=True)
+class Placement(Deviation):
+    """A SIMULATED device that puts every cell where another layout does (a Tensor Memory probe's keys):
+    ``table`` pairs each key with the key whose cell it holds; ``label`` names the other layout."""
+
+    table: tuple[tuple[tuple[int, int], tuple[int, int]], ...] = ()
+    label: str = ""
+
+    @functools.cached_property
+    def _where(self) -> dict[tuple[int, int], tuple[int, int]]:
+        return dict(self.table)
+
+    def source(self, lane: int, i: int) -> tuple[int, int]:
+        return self._where.get((lane, i), (lane, i))
+
+    @property
+    def name(self) -> str:
+        return f"deviates from {self.layout}: places every cell as {self.label} does"
 
 
 def deviate(model: DeviceModel, ins: Instruction, dev: Deviation) -> DeviceModel:

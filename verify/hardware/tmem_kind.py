@@ -11,8 +11,8 @@ the layout it stands for:
   holds (a cell no element reaches keeps the sentinel) and compared with the layout's inverse.  ``A`` and
   ``B`` (a CTA pair): ``tcgen05.mma.cta_group::2`` in a cluster of two CTAs (a collective allocation, the even
   CTA issuing, a multicast commit), each CTA holding M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split),
-  each reading its own Tensor Memory back (lane key ``cta x 128 + lane``).  ``C`` (the sparse-A pair) is
-  refused: no sparsity metadata is written;
+  each reading its own Tensor Memory back (lane key ``cta x 128 + lane``).  ``C`` (the sparse-A pair, see below):
+  ``tcgen05.mma.sp.cta_group::2.kind::f16``, the same codes through a 2:4 sparse A;
 * ``pack_d`` (``tcgen05.packing.D.*``): the same MMA with a 16-bit D, twice (D = m, then D = n: a 16-bit value
   holds no 8192 codes), the lower 16 bits of each word decoded;
 * ``st`` (``tcgen05.packing.A.b16.unpacked``): ``tcgen05.st.32x32b.x1.unpack::16b`` of the codes
@@ -34,6 +34,32 @@ as ``tcgen05_scale``), that D of an M = 128 ``cta_group::1`` MMA is read at lane
 itself by ``tmem.datapath.tcgen05.datapath.D``) by the ``tmem_a`` and ``sf`` probes, and that an MMA's next K
 step of A in Tensor Memory starts 8 columns (32 bytes of each row) further.
 
+The sparse-A pair (``tcgen05.datapath.C``, ``tmem.datapath.tcgen05.datapath.C.N=32,BASE=0|16``) assumes, each
+where a wrong guess makes D's codes wrong or misplaced (a contradiction on a GPU, never a pass):
+
+* the operands: ``tcgen05.mma.sp.cta_group::2.kind::f16 [d], a-desc, b-desc, [sp-meta-tmem], idesc, p``
+  (PTX 9.7.16.10.9.2 lines 14-16); A is M x K/2 (the compressed values) and B K x N (line 216 of that page:
+  "the A matrix is Mx(K/2), the B matrix is KxN"), K = 32 for a sparse kind::f16 MMA of a CTA pair (9.7.16.2
+  lines 36-38); A's compressed tile is K-major like the dense probes' (16 f16 per row), B's 32 f16 per row
+  (LBO 128, SBO 512 bytes);
+* the metadata: 2:4 at the granularity of 4 elements of a row, two 2-bit indices per chunk, ``0b0100`` = the
+  elements 0 and 1 kept (9.7.16.10.8.2 lines 10-16: ``0b0100`` is the first valid value).  Every 4-bit group of
+  every word of the Tensor Memory columns 64..127 of every lane of both CTAs is ``0b0100`` (addressed at lane
+  BASE, the same alignment as D, as 9.7.16.10.8.5 lines 29-33 asks), so where Figure 263 (9.7.16.10.8.4 lines
+  19-27, an image only) puts each row's metadata does not matter as long as it lies in those columns; the
+  sparsity selector is 0.  Then logical A(m, 4g) = compressed A(m, 2g), A(m, 4g + 1) = compressed A(m, 2g + 1)
+  and the rest 0.  Compressed A: column 0 = m, column 1 = 1; B: row 0 = 1, row 1 = 256 n: D[m][n] = m + 256 n
+  (as for the dense probes; a misread metadata pairs them with B's zero rows and D reads 0 or another code);
+* the instruction descriptor: CUTLASS's ``UMMA::InstrDescriptor`` with the sparse flag at bit 2 (``sparse_flag_``,
+  bits 0-1 the selector ``sparse_id2_`` = 0), the PTX pages here giving the descriptor's table only by link;
+* which CTA holds which rows: CUTLASS's 2SM split, as the dense pair (CTA c: rows 64c..64c + 63 of A, N/2 rows of
+  B); the even CTA issues, both CTAs' Tensor Memory read back (lanes BASE..BASE + 127 are not assumed: every
+  lane of columns 0..63 is read and decoded);
+* the member: N = 32, the smallest N that Layout B (``tcgen05.datapath.B``, CuTe's 2x2 placement, which CuTe
+  4.2's 2x1SM sparse traits allocate D with) also takes, so the observation is compared with both: the result's
+  message says whether the device's cells are Layout B's (with its lanes moved by BASE) where they differ from
+  Layout C's (``remark``).
+
 The SIMULATED device (``simulate``) prints what a device whose Tensor Memory follows the layout (or a
 ``Deviation`` of it) would: the words the decoder reads back as the layout's cells.
 """
@@ -41,7 +67,7 @@ from __future__ import annotations
 
 import math
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -49,6 +75,7 @@ import numpy as np
 from ..layout.ids import base_id, corrected_id
 from ..layout.named import evaluate_all
 from . import tcgen05_scale as ts
+from .simdevice import Placement
 from .tmem_program import SENTINEL, Plan, body, desc, mma_issue
 
 ARCH = "sm_100a"
@@ -90,6 +117,7 @@ class TmProbe:
 DATAPATH = {
     "tcgen05.datapath.A": ("tcgen05.mma.cta_group::2.kind::f16", 256),
     "tcgen05.datapath.B": ("tcgen05.mma.cta_group::2.kind::f16", 128),
+    "tcgen05.datapath.C": ("tcgen05.mma.sp.cta_group::2.kind::f16", 128),
     "tcgen05.datapath.D": ("tcgen05.mma.cta_group::1.kind::f16", 128),
     "tcgen05.datapath.E": ("tcgen05.mma.ws.cta_group::1.kind::f16", 64),
     "tcgen05.datapath.F": ("tcgen05.mma.cta_group::1.kind::f16", 64),
@@ -131,8 +159,7 @@ def why_not(m: Any) -> str | None:
     """Why no probe of this kind reads ``m`` (None: it has one)."""
     names = [d.name for d in m.outputs]
     if "cta" in names and base_id(m.id) not in DATAPATH:
-        return ("the sparse-A MMA of a CTA pair (tcgen05.mma.sp.cta_group::2): the probes write no sparsity metadata "
-                "into Tensor Memory, so no program here runs it")
+        return "a CTA-pair layout (cta_group::2) that no MMA form of the data-path table is known to write"
     sub = sub_kind(m)
     if sub is None:
         return "no Tensor Memory probe reads this layout"
@@ -251,17 +278,17 @@ def member(lay: Any, sub: str) -> list[dict[str, int]]:
     if not names:
         return [{}]
     if sub == "datapath":
-        n = min(v for v in names["N"] if v % 16 == 0)
+        n = min(v for v in names["N"] if v % (32 if base_id(lay.id) in PAIRED else 16) == 0)
         return [{"N": n, **({"BASE": b} if "BASE" in names else {})} for b in names.get("BASE", [0])]
     if sub == "sf":
         return [{"VS": vs} for vs in names["VS"]]
     return [{p: min(vs) for p, vs in names.items()}]
 
 
-def build(tested: Sequence[Any], source: Any = None) -> list[TmProbe]:
+def build(tested: Sequence[Any], source: Any = None, peers: Sequence[Any] = ()) -> list[TmProbe]:
     """The probes of one Tensor Memory layout (``tested``: the doc layout and its correction where the spec has
-    one, the correction first; ``source``: the tcgen05.cp source layout, for a copy layout).  ``NotProbed``
-    says why none."""
+    one, the correction first; ``source``: the tcgen05.cp source layout, for a copy layout; ``peers``: the other
+    Tensor Memory layouts loaded, where a probe compares with one: ``PAIRED``).  ``NotProbed`` says why none."""
     main = tested[0]
     why = why_not(main)
     if why:
@@ -273,8 +300,57 @@ def build(tested: Sequence[Any], source: Any = None) -> list[TmProbe]:
         bound = [x.instance(**env) if x.is_family else x for x in tested]
         tag = "" if not env else "." + ",".join(f"{k}={v}" for k, v in env.items())
         pid = f"tmem.{sub}.{base_id(main.id)}{tag}"
-        out.append(_BUILD[sub](pid, bound, tuple(env.items()), source))
+        probe = _BUILD[sub](pid, bound, tuple(env.items()), source)
+        out.append(_with_alt(probe, base_id(main.id), env, peers))
     return out
+
+
+# A layout whose probe also compares the device with another layout's placement (the other statement of it):
+# Layout C (the table) with Layout B (CuTe 4.2's 2x1SM sparse allocation, the spec's ``derived`` note).
+PAIRED = {"tcgen05.datapath.C": ("tcgen05.datapath.B", "CuTe's 2x2 placement of the 2x1SM sparse MMA")}
+
+
+def _with_alt(p: TmProbe, b: str, env: Mapping[str, int], peers: Sequence[Any]) -> TmProbe:
+    """``p`` with the other placement ``PAIRED`` names for ``b`` (at the same N, its lanes moved by BASE within
+    each CTA; a cell moved past lane 127 dropped) in ``meta["alt"]``, or a note that it is not loaded."""
+    if b not in PAIRED:
+        return p
+    other, what = PAIRED[b]
+    lay = next((x for x in peers if x.id == other), None)
+    if lay is None:
+        return replace(p, how=p.how + f" ({other} not loaded: no comparison with {what})")
+    n = dict(env)["N"]
+    shift = dict(env).get("BASE", 0)
+    cells = inverse_cells(lay.instance(N=n) if lay.is_family else lay, p.plan.read[1])
+    moved: dict[Key, Any] = {key: None for key in p.predicted}
+    for (lane, c), pt in cells.items():
+        if pt is not None and lane % 128 + shift < 128:
+            moved[(lane + shift, c)] = pt
+    return replace(p, meta={**p.meta, "alt": (f"{other}@N={n}", what, moved)})
+
+
+def placed_as(p: TmProbe) -> Placement:
+    """The SIMULATED device that puts D where the other placement of ``p`` (``PAIRED``) does."""
+    other, what, cells = p.meta["alt"]
+    pred = p.predicted
+    empty = next(key for key in sorted(pred) if pred[key] is None)
+    where = {pt: key for key, pt in pred.items() if pt is not None}
+    table = tuple((key, empty if pt is None else where.get(pt, empty)) for key, pt in sorted(cells.items()))
+    return Placement(p.predictions[0][0], (0, 0), (0, 0), table=table, label=f"{other} ({what})")
+
+
+def remark(p: TmProbe, got: Mapping[Key, Any]) -> str:
+    """Where ``p`` compares with another placement: whether the device's cells are that placement's (a clause
+    for the result's message; empty for every other probe)."""
+    if "alt" not in p.meta:
+        return ""
+    other, what, cells = p.meta["alt"]
+    off = [key for key in sorted(cells) if got.get(key) != cells[key]]
+    if not off:
+        return f"; every cell read back is where {other} ({what}) puts it: the device follows {other}"
+    key = off[0]
+    return (f"; it is not {other}'s placement ({what}): {len(off)} cells differ from it, first TMEM lane {key[0]}, "
+            f"column {key[1]}: the device holds {_say(got.get(key))}, {other} puts {_say(cells[key])} there")
 
 
 def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
@@ -285,27 +361,43 @@ def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _
     if main.inputs[0].at() != m:
         raise NotProbed(f"{main.inputs[0].at()} rows, the MMA form of its table entry has M = {m}")
     ctas = 2 if "cta_group::2" in text else 1
+    sparse = ".sp." in text
+    kb = 32 if sparse else 16  # B's K (a 16-bit sparse MMA: K = 32, A holds K/2 = 16 compressed values a row)
     cols = _alloc(n)
+    read = cols
+    fills: tuple[tuple[int, int, int], ...] = ()
+    meta = None
+    if sparse:  # metadata: 32 columns from column 2 x cols, every nibble 0b0100 (elements 0 and 1 of 4 kept)
+        read, cols = 2 * cols, 4 * cols
+        fills = ((read, cols - read, META_WORD),)
+        meta = f"base + ({lane0}u << 16) + {read}u"
     words: list[int] = []
     for cta in range(ctas):  # a CTA pair: each CTA holds M/2 rows of A and N/2 rows of B (CUTLASS's 2SM split)
         m0, n0 = cta * m // ctas, cta * n // ctas
         a = _kmajor(m // ctas, 16, 16, lambda r, k, m0=m0: _bits(float(m0 + r), "f16") if k == 0 else
                     (0x3C00 if k == 1 else 0))
-        b = _kmajor(n // ctas, 16, 16, lambda c, k, n0=n0: 0x3C00 if k == 0 else
+        b = _kmajor(n // ctas, kb, 16, lambda c, k, n0=n0: 0x3C00 if k == 0 else
                     (_bits(256.0 * (n0 + c), "f16") if k == 1 else 0))
         words += a + b
     idesc = (1 << 4) | ((n >> 3) << 17) | ((m >> 4) << 24)  # D f32, A/B f16, K-major
+    if sparse:
+        idesc |= 1 << 2  # UMMA::InstrDescriptor sparse_flag_ (bit 2); sparse_id2_ (bits 0-1, the selector) = 0
     a_bytes = len(a) * 4
     setup = (f"  const uint64_t adesc = {desc('sbase', 128, 256)};\n"
-             f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 256)};")
-    issue = mma_issue(text, f"base + ({lane0}u << 16)", "adesc", False, "bdesc", f"{idesc:#x}u")
-    plan = Plan(cols, 1, len(a) + len(b), (), (0, cols), setup, issue, ctas=ctas)
-    preds = tuple((x.id, inverse_cells(x, cols)) for x in lays)
+             f"  const uint64_t bdesc = {desc(f'sbase + {a_bytes}u', 128, 16 * kb)};")
+    issue = mma_issue(text, f"base + ({lane0}u << 16)", "adesc", False, "bdesc", f"{idesc:#x}u", meta=meta)
+    plan = Plan(cols, 1, len(a) + len(b), (), (0, read), setup, issue, ctas=ctas, fills=fills)
+    preds = tuple((x.id, inverse_cells(x, read)) for x in lays)
     pair = ", a cluster of two CTAs, the even one issuing" if ctas > 1 else ""
-    how = (f"{text} (M = {m}, N = {n}, D at lane {lane0}{pair}) with D[m][n] = m + 256 n, Tensor Memory read back "
-           f"cell by cell")
+    sp = (f", A 2:4 sparse (metadata {META_WORD:#x} in columns {read}..{cols - 1}: elements 0 and 1 of every 4 kept)"
+          if sparse else "")
+    how = (f"{text} (M = {m}, N = {n}, D at lane {lane0}{pair}{sp}) with D[m][n] = m + 256 n, Tensor Memory read "
+           f"back cell by cell")
     return TmProbe(pid, "datapath", text, env, plan, tuple(words), preds, _expect(lays, preds), how,
                    {"cluster": ctas})
+
+
+META_WORD = 0x44444444  # every 4-bit group 0b0100: indices 0 and 1 (PTX 9.7.16.10.8.2 lines 12-16)
 
 
 def _pack_d(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
@@ -689,5 +781,5 @@ def decoded(p: TmProbe, out: Sequence[int]) -> list[list[Any]]:
     return [[*key, _js(v)] for key, v in sorted(decode(p, out).items())]
 
 
-__all__ = ["ARCH", "NotProbed", "TmProbe", "build", "decode", "decoded", "simulate", "source", "sub_kind", "takes",
-           "violations", "why_not"]
+__all__ = ["ARCH", "NotProbed", "PAIRED", "TmProbe", "build", "decode", "decoded", "placed_as", "remark", "simulate",
+           "source", "sub_kind", "takes", "violations", "why_not"]

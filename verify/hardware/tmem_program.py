@@ -4,7 +4,9 @@ One block of 128 threads (warp w reaches TMEM lanes 32w..32w+31, so thread t is 
 Tensor Memory columns, then runs ``experiments`` times:
 
 1. copies the experiment's shared-memory words from the input (``smem_words`` per experiment);
-2. fills every allocated column with the sentinel 0xFFFFFFFF (a cell no instruction wrote reads back as it);
+2. fills every allocated column with the sentinel 0xFFFFFFFF (a cell no instruction wrote reads back as it),
+   then ``fills`` (first column, columns, word) with their constant word in every lane (a CTA pair too: each CTA
+   its own Tensor Memory; the sparse probe's metadata);
 3. writes the experiment's Tensor Memory images from the input (``images``: (first column, columns));
 4. runs the instruction under test: ``issue_one`` by thread 0 (an MMA or tcgen05.cp), completed through
    ``tcgen05.commit`` and an mbarrier, or ``issue_all`` by every thread (a tcgen05.st);
@@ -33,6 +35,7 @@ class Plan:
     issue_one: str = ""                    # C statements thread 0 runs (``e``: the experiment); then commit
     issue_all: str = ""                    # C statements every thread runs (no commit)
     ctas: int = 1                          # 2: a cluster of two CTAs (cta_group::2; CTA 0 issues)
+    fills: tuple[tuple[int, int, int], ...] = ()  # TMEM (first column, columns, word) set in every lane
 
     @property
     def out_words(self) -> int:
@@ -82,6 +85,8 @@ def body(p: Plan) -> str:
     for s, (c0, n) in enumerate(p.images):
         images += (f"    for (uint32_t c = 0; c < {n}u; ++c)\n"
                    f"      {_st(f'base + lanes + {c0}u + c', f'in[{p.image_base(s)} + (e * 128 + t) * {n} + c]')}\n")
+    fills = "".join(f"    for (uint32_t c = 0; c < {n}u; ++c)\n      {_st(f'base + lanes + {c0}u + c', f'{w:#x}u')}\n"
+                    for c0, n, w in p.fills)
     issue = ""
     commit = ('asm volatile("tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%0];" :: "r"(bar) : "memory");'
               if p.ctas == 1 else
@@ -120,7 +125,7 @@ def body(p: Plan) -> str:
   for (int e = 0; e < {p.experiments}; ++e) {{
 {copy}    for (uint32_t c = 0; c < {p.cols}u; ++c)
       {_st('base + lanes + c', f'{SENTINEL:#x}u')}
-{images}    asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
+{fills}{images}    asm volatile("tcgen05.wait::st.sync.aligned;" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     {sync}
 {issue}    for (uint32_t c = 0; c < {rn}u; ++c) {{
@@ -134,14 +139,20 @@ def body(p: Plan) -> str:
   if (warp == 0) asm volatile("tcgen05.dealloc.{group}.sync.aligned.b32 %0, {p.cols};" :: "r"(base) : "memory");"""
 
 
-def mma_issue(text: str, d: str, a: str, a_in_tmem: bool, b: str, idesc: str, scale: tuple[str, str] | None = None) -> str:
-    """Thread 0's MMA: ``text [d], a|[a], b, idesc, [sfa], [sfb]?, p`` with enable-input-d false (D = A x B)."""
+def mma_issue(text: str, d: str, a: str, a_in_tmem: bool, b: str, idesc: str, scale: tuple[str, str] | None = None,
+              meta: str | None = None) -> str:
+    """Thread 0's MMA: ``text [d], a|[a], b, [meta]?, idesc, [sfa], [sfb]?, p`` with enable-input-d false
+    (D = A x B); ``meta``: the sparsity metadata's Tensor Memory address of ``tcgen05.mma.sp`` (its operand
+    ``[sp-meta-tmem]`` between b-desc and idesc, PTX 9.7.16.10.9.2 lines 14-20)."""
     a_op = "[%1]" if a_in_tmem else "%1"
     a_c = f'"r"({a})' if a_in_tmem else f'"l"({a})'
     sf = ", [%5], [%6]" if scale else ""
     sf_c = f', "r"({scale[0]}), "r"({scale[1]})' if scale else ""
-    return (f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n{text} [%0], {a_op}, %2, %3{sf}, p;\\n}}"\n'
-            f'                   :: "r"({d}), {a_c}, "l"({b}), "r"({idesc}), "r"(0){sf_c} : "memory");')
+    mi = 7 if scale else 5
+    sp = f" [%{mi}]," if meta else ""
+    sp_c = f', "r"({meta})' if meta else ""
+    return (f'      asm volatile("{{\\n.reg .pred p;\\nsetp.ne.b32 p, %4, 0;\\n{text} [%0], {a_op}, %2,{sp} %3{sf}, p;\\n}}"\n'
+            f'                   :: "r"({d}), {a_c}, "l"({b}), "r"({idesc}), "r"(0){sf_c}{sp_c} : "memory");')
 
 
 __all__ = ["Plan", "SENTINEL", "body", "desc", "mma_issue"]
