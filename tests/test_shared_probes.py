@@ -85,7 +85,7 @@ def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no
 
 from assemble import assemble  # noqa: E402
 from verify.cli import main  # noqa: E402
-from verify.hardware import batch, kinds, observe  # noqa: E402
+from verify.hardware import batch, kinds, observe, smem_kind  # noqa: E402
 from verify.hardware.cuda import find_ptxas  # noqa: E402
 from verify.hardware.simdevice import Deviation  # noqa: E402
 
@@ -112,7 +112,9 @@ def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # t
     assert "tcgen05.datapath.D" not in why and "tcgen05.datapath.C" not in why  # (tests/test_tmem_probes.py)
     assert "tcgen05.cp.source.32x128b" not in why
     assert "injective refuted" in why["wgmma.shared.K.128B"]  # the doc's erratum: two cells at one offset
-    assert "32-bit" in why["wgmma.shared.example.K.none.tf32"]
+    assert why["wgmma.shared.example.K.none.tf32"].startswith("no wgmma probe: 32-bit elements")  # ldmatrix only
+    assert "injective refuted" in why["wgmma.shared.example.K.32B.tf32"]  # the doc's erratum; its correction is probed
+    assert {"wgmma.shared.example.K.none.tf32", "wgmma.shared.example.K.32B.tf32@corrected"} <= ids
     assert "no wgmma probe" in why["tcgen05.shared.atom.MN.128B_base32B"]  # no wgmma mode reads it
     # the SIMULATED device that follows the specs: every shared probe confirmed, labelled
     for p in shared:
@@ -152,6 +154,59 @@ def test_probe_cli_emits_shared_map_layouts(tmp_path: Path, capsys: pytest.Captu
     assert "`smem.ldmatrix.wgmma.shared.atom.K.128B`" in (tmp_path / "README.md").read_text()
 
 
+@pytest.mark.parametrize("lid", ["wgmma.shared.example.K.none.tf32", "wgmma.shared.example.K.32B.tf32@corrected"])
+def test_probe_cli_emits_32_bit_shared_layouts(lid: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", lid, "--emit", str(tmp_path)]) == 0
+    assert f"smem.ldmatrix.{lid}.cu" in capsys.readouterr().out
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["README.md", f"smem.ldmatrix.{lid}.cu"]
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in (tmp_path / f"smem.ldmatrix.{lid}.cu").read_text()
+
+
+@pytest.mark.parametrize("lid", ["wgmma.shared.example.K.none.tf32", "wgmma.shared.example.K.32B.tf32@corrected"])
+def test_32_bit_elements_are_read_as_two_halves(specs, lid: str) -> None:  # type: ignore[no-untyped-def]
+    p = next(p for p in _catalog(specs)[0] if p.id == f"smem.ldmatrix.{lid}")
+    sh = p.payload
+    assert sh.bits == 32 and (sh.tile.rows, sh.tile.cols) == (64, 16)  # 64 x 8 elements, 16 halves a row
+    lay = next(m for m in api.map_layouts(specs) if m.id == lid)
+    # the image: element (r, c) as the 16-bit codes 2 x (r x 8 + c) and 2 x (r x 8 + c) + 1, low half first,
+    # at 16-bit offsets 2 x offset(r, c) and 2 x offset(r, c) + 1 (the layout's own offsets, r < 16, c < 8)
+    img = sh.probe.image
+    for r, c in [(0, 0), (1, 3), (9, 5), (15, 7)]:
+        off = lay.map.at({"row": r, "col": c})["offset"]
+        assert img[off] == (2 * (r * 8 + c)) | ((2 * (r * 8 + c) + 1) << 16)
+    # ldmatrix.b16 hands lane t the two halves of element (t / 4, t % 4) in one register (the tf32 fragment)
+    assert [sh.predicted[(t, i)] for t, i in [(0, 0), (0, 1), (1, 0), (1, 1), (4, 0)]] == \
+        [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0)]
+    good = kinds.simulate(p)
+    assert [r.status for r in kinds.judge(p, observe.from_raw(good, simulated=True))] == ["confirmed"]
+    # a SIMULATED device that swaps two elements (both halves of (0, 0) with both of (0, 1))
+    swap = {(0, 0): (1, 0), (0, 1): (1, 1), (1, 0): (0, 0), (1, 1): (0, 1)}
+    raw = smem_kind.simulate(sh, lambda t, i: swap.get((t, i), (t, i)))
+    viol = smem_kind.violations(sh, raw)
+    assert [v[0] for v in viol] == [
+        "thread 0, 16-bit piece 0: the device read element (0, 1) low half, the layout says element (0, 0) low half",
+        "thread 0, 16-bit piece 1: the device read element (0, 1) high half, the layout says element (0, 0) high half",
+        "thread 1, 16-bit piece 0: the device read element (0, 0) low half, the layout says element (0, 1) low half",
+        "thread 1, 16-bit piece 1: the device read element (0, 0) high half, the layout says element (0, 1) high half"]
+    # one half misplaced: the high half of element (0, 0) where the low half should be (a device with the
+    # halves of an element in the other order)
+    words = smem_kind.simulate(sh, lambda t, i: (0, 1) if (t, i) == (0, 0) else (t, i))
+    raw = dict(good, out=words, device=dict(good["device"], name="SIMULATED device (one half misplaced)"))
+    res = kinds.judge(p, observe.from_raw(raw, simulated=True))
+    assert [r.status for r in res] == ["contradicted"] and "SIMULATED" in res[0].message
+    assert "thread 0, 16-bit piece 0: the device read element (0, 0) high half, the layout says element (0, 0) low " \
+        "half" in res[0].message
+    assert res[0].counterexample == {"thread": 0, "i": 0, "observed": [0, 0, 1], "expected": [0, 0, 0]}
+
+
+def test_32_bit_elements_past_the_code_range_are_refused() -> None:
+    from verify.layout.named import formula_map
+    from verify.layout.dims import Dim
+    big = formula_map("offset = row * 128 + col", (Dim("row", 256), Dim("col", 128)), (Dim("offset", 32768),))
+    with pytest.raises(smem_kind.NotProbed, match="two 16-bit codes per element do not fit the codes 0..0xFFFE"):
+        smem_kind.halves(big, 256, 128)
+
+
 @pytest.mark.parametrize("lid, why", [("storage.sf.linear", "storage layout")])
 def test_probe_cli_says_why_a_map_layout_cannot_be_probed(lid: str, why: str, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,6 +228,8 @@ def test_confirm_simulated_runs_shared_map_layouts(capsys: pytest.CaptureFixture
 def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     shared = [p for p in _catalog(specs)[0] if p.kind == "shared"]
     assert {p.arch for p in shared} == {"sm_90a"}
+    assert {"smem.ldmatrix.wgmma.shared.example.K.none.tf32",  # the 32-bit layouts' probes (two codes an element)
+            "smem.ldmatrix.wgmma.shared.example.K.32B.tf32@corrected"} <= {p.id for p in shared}
     rc, err, text = assemble(shared, "sm_90a", tmp_path / "shared.cu")
     assert rc == 0, err
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in text and "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16" in text

@@ -18,6 +18,14 @@ along M first, then K, as the page's examples place them) and cut to the 64 x 16
 Both probes build the shared-memory image from the layout under test, so what they confirm is that the
 hardware, addressed as the layout says, reads the cells the layout says: for wgmma, that the descriptor's
 swizzle mode reads this layout (the claim of the canonical tables).
+
+A layout of 32-bit elements (the tf32 examples) is probed by ldmatrix only: each element (r, c) is written as
+two 16-bit halves, half h at 16-bit offset 2 x offset + h (low half first: shared memory is little-endian),
+i.e. as the 16-bit tile of ``rows x 2 cols`` half-cells (r, 2c + h) whose codes are 2 x (r x cols + c) + h;
+``ldmatrix.b16`` reads 16-bit pieces, each decoded to (element, half) and judged: both halves of every
+element must land where the layout puts the element (a misplaced half is a contradiction naming the
+element).  No wgmma probe reads them: the wgmma probe writes f16 codes through ``m64n16k16.f16``, and a tf32
+descriptor probe (``.f32.tf32.tf32``, K = 8) is not built.
 """
 from __future__ import annotations
 
@@ -49,6 +57,7 @@ class ShProbe:
     tile: SharedLayout
     predicted: Mapping[tuple[int, int], tuple[int, int] | None]
     how: str  # in words: what is read, through what
+    bits: int = 16  # the layout's element bits: 32 reads its elements as 16-bit halves (``halves``)
 
 
 def why_not(lay: MapLayout) -> str | None:
@@ -107,6 +116,21 @@ def tile_of(named: Any, rows: int, cols: int) -> SharedLayout:
     return from_map(m, 16, notation="catalog")
 
 
+def halves(named: Any, rows: int, cols: int) -> Any:
+    """A layout of 32-bit elements as its 16-bit halves: the ``rows x 2 cols`` map whose half-cell (r, 2c + h)
+    sits at 16-bit offset 2 x offset(r, c) + h (h = 0 the low half, first in little-endian shared memory)."""
+    v = evaluate_all(named)
+    if not v.ok.all():
+        raise NotProbed("the layout leaves cells unplaced: the probes' image needs every cell")
+    offs = v.out["offset"]
+    span = int(named.outputs[0].at())
+    if 2 * span > 0xFFFF or 2 * rows * cols > 0xFFFF:
+        raise NotProbed(f"{rows} x {cols} 32-bit elements over {span}: two 16-bit codes per element do not fit "
+                        "the codes 0..0xFFFE")
+    table = tuple((r, 2 * c + h, 2 * int(offs[r, c]) + h) for r in range(rows) for c in range(cols) for h in (0, 1))
+    return TableMap((Dim("row", rows), Dim("col", 2 * cols)), (Dim("offset", 2 * span),), table)
+
+
 def _transposed(t: SharedLayout) -> SharedLayout:
     v = evaluate_all(t.map)
     rows, cols = v.ok.shape
@@ -126,26 +150,37 @@ def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], 
     if why:
         raise NotProbed(why)
     bound, env, bits = member(lay)
-    if bits != 16:
-        raise NotProbed(f"{bits or 'unknown'}-bit elements: the probes write 16-bit codes, and no member of this "
-                        "layout holds 16-bit elements")
+    if bits not in (16, 32):
+        raise NotProbed(f"{bits or 'unknown'}-bit elements: the probes write 16-bit codes (a 32-bit element as two), "
+                        "and no member of this layout holds 16-bit or 32-bit elements")
     rows, cols = bound.inputs[0].size, bound.inputs[1].size
     if not isinstance(rows, int) or not isinstance(cols, int):
         raise NotProbed("the member's extents are not fixed")
-    tile = tile_of(bound.map, rows, cols)
+    if bits == 32:
+        tile = tile_of(halves(bound.map, rows, cols), rows, 2 * cols)
+    else:
+        tile = tile_of(bound.map, rows, cols)
     tag = "" if not env else " (member " + ", ".join(f"{k}={v}" for k, v in env) + ")"
     out: list[ShProbe] = []
     acc = parse_access("ldmatrix.x4")
     pat = default_pattern(acc, 16)
-    for t, note in ((tile, ""), (_transposed(tile), ", transposed (16-byte units run down a column)")):
+    orient = [(tile, "")] if bits == 32 else [
+        (tile, ""), (_transposed(tile), ", transposed (16-byte units run down a column)")]
+    what = ("16 x 8 elements (16 x 16 16-bit halves)", " tiled to 64 x 8") if bits == 32 else ("16 x 16 cells", " tiled to 64 x 16")
+    for t, note in orient:
         pred = sp.prediction_ldmatrix(t, movement, pat)
         if all(c is not None for c in pred.values()):
             p = sp.ldmatrix_probe(t, movement, pat, acc)
             p = _renamed(p, f"smem.ldmatrix.{lay.id}")
             out.append(ShProbe(p, lay.id, env, t, pred,
-                               f"ldmatrix.x4 of the first 16 x 16 cells{note} of {lay.id}{tag} tiled to 64 x 16"))
+                               f"ldmatrix.x4 of the first {what[0]}{note} of {lay.id}{tag}{what[1]}", bits))
             break
     notes = [] if out else ["no ldmatrix probe: no orientation puts its 16-byte units at whole-unit offsets"]
+    if bits == 32:
+        notes.append("no wgmma probe: 32-bit elements (the wgmma probe reads f16 codes; no tf32 probe is built)")
+        if not out:
+            raise NotProbed("; ".join(notes))
+        return out, notes
     if d_layout is None:
         notes.append("no wgmma probe: the wgmma.m64nNk16.D.f32 spec its accumulators follow is not loaded")
         if not out:
@@ -183,21 +218,32 @@ def simulate(sh: ShProbe, source: Any = None) -> list[int]:
     return sp.simulate(sh.probe, pred)
 
 
+def _named(sh: ShProbe, cell: tuple[int, int] | None) -> tuple[str, list[int] | None]:
+    """A decoded cell in the layout's terms: a 16-bit cell, or (32-bit elements) the element and its half."""
+    if cell is None:
+        return "None", None
+    if sh.bits == 32:
+        r, hc = cell
+        return f"element ({r}, {hc // 2}) {('low', 'high')[hc % 2]} half", [r, hc // 2, hc % 2]
+    return f"cell {cell}", list(cell)
+
+
 def violations(sh: ShProbe, out: Sequence[int]) -> list[tuple[str, dict[str, Any]]]:
     got = sp.decode(sh.probe, out)
     found = []
     for (t, i), want in sorted(sh.predicted.items()):
         have = got.get((t, i))
         if have != want:
-            found.append((f"thread {t}, element {i}: the device read cell {have}, the layout says {want}",
-                          {"thread": t, "i": i, "observed": list(have) if have else None,
-                           "expected": list(want) if want else None}))
+            (hw, hl), (ww, wl) = _named(sh, have), _named(sh, want)
+            piece = "16-bit piece" if sh.bits == 32 else "element"
+            found.append((f"thread {t}, {piece} {i}: the device read {hw}, the layout says {ww}",
+                          {"thread": t, "i": i, "observed": hl, "expected": wl}))
     return found
 
 
 def decoded(sh: ShProbe, out: Sequence[int]) -> list[list[Any]]:
     got = sp.decode(sh.probe, out)
-    return [[t, i, *(list(c) if c else [None])] for (t, i), c in sorted(got.items())]
+    return [[t, i, *(_named(sh, c)[1] or [None])] for (t, i), c in sorted(got.items())]
 
 
-__all__ = ["NotProbed", "ShProbe", "build", "decoded", "member", "simulate", "tile_of", "violations", "why_not"]
+__all__ = ["NotProbed", "ShProbe", "build", "decoded", "member", "halves", "simulate", "tile_of", "violations", "why_not"]
