@@ -14,8 +14,9 @@ Everything else (``probe``, ``confirm``, ``check --observations``) goes through 
 * ``block_scale`` (mma .block_scale selectors): one hot scale factor per experiment (``blockscale``);
 * ``tcgen05_mma`` (tcgen05.mma scale factor ids): ``tcgen05_scale``;
 * ``shared`` (the catalog's shared-memory map layouts, ``kind = "shared"``: no instruction group, built from
-  the map layouts passed as ``maps``): ldmatrix and wgmma-descriptor reads of a coded tile (``smem_kind``).
-  Map layouts nothing reads (storage) are named with why in the reasons;
+  the map layouts passed as ``maps``): ldmatrix and wgmma-descriptor reads of a coded tile (``smem_kind``;
+  32-bit elements as two 16-bit halves, through ldmatrix only).  Map layouts nothing reads (storage) are
+  named with why in the reasons;
 * ``tmem`` (the catalog's Tensor Memory map layouts, ``kind = "tmem"``, and the tcgen05.cp source block, also
   from ``maps``): tcgen05.mma / tcgen05.st / tcgen05.cp runs on sm_100a read back with tcgen05.ld (``tmem_kind``).
 """
