@@ -12,8 +12,7 @@ from typing import Any
 
 from ..dims import Dim
 from ..named import TableMap
-from .errors import NotationError, decode_source, load_json
-from .table import MAX_COORD, MAX_ENTRIES
+from .table import MAX_COORD, entry_list, table_document
 from .table import _int_field as _int
 
 
@@ -38,21 +37,13 @@ def parse_map_table(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[D
     """The entries as a ``TableMap`` over the names of ``inputs`` -> ``outputs``, with the sizes the table
     states (``table --format json`` writes them) or, where it states none, those of ``inputs``/``outputs``
     when they are concrete."""
-    text = decode_source(text, source)
-    if not text.strip():
-        raise NotationError("empty table", 1, 1, source)
-    doc = load_json(text, source)
-    top = doc.value
+    doc, top = table_document(text, source)
+    entries = None
     if isinstance(top, dict):
         if "entries" not in top or not isinstance(top["entries"], list):
             raise doc.error("expected an object with a list \"entries\" (or a bare list of entries)", top)
         entries = top["entries"]
-    elif isinstance(top, list):
-        entries = top
-    else:
-        raise doc.error("expected an object with \"entries\" or a list of entries", top)
-    if len(entries) > MAX_ENTRIES:
-        raise doc.error(f"{len(entries)} entries (limit {MAX_ENTRIES})", entries)
+    entries = entry_list(doc, top, entries)
     def concrete(dims: tuple[Dim, ...]) -> dict[str, int] | None:
         return {d.name: d.size for d in dims} if all(isinstance(d.size, int) for d in dims) else None
     ins = _dims(doc, top, "inputs", [d.name for d in inputs], concrete(inputs))

@@ -75,14 +75,32 @@ def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
     return _parse_table(text, source)
 
 
-@lru_cache(maxsize=4)
-def _parse_table(text: str | bytes, source: str) -> LayoutTable:
+def table_document(text: str | bytes, source: str) -> tuple[Any, Any]:
+    """A table file's JSON with positions (decoded, not empty): the document and its top value."""
     text = decode_source(text, source)
     if not text.strip():
         raise NotationError("empty table", 1, 1, source)
     doc = load_json(text, source)
-    top = doc.value
+    return doc, doc.value
+
+
+def entry_list(doc: Any, top: Any, entries: Any) -> list:
+    """The entries of a table document: ``entries`` (read from an object ``top`` by the caller), or ``top``
+    itself when it is a bare list; anything else is an error; at most ``MAX_ENTRIES``."""
+    if isinstance(top, list):
+        entries = top
+    elif not isinstance(top, dict):
+        raise doc.error("expected an object with \"entries\" or a list of entries", top)
+    if len(entries) > MAX_ENTRIES:
+        raise doc.error(f"{len(entries)} entries (limit {MAX_ENTRIES})", entries)
+    return entries
+
+
+@lru_cache(maxsize=4)
+def _parse_table(text: str | bytes, source: str) -> LayoutTable:
+    doc, top = table_document(text, source)
     rows = cols = None
+    entries = None
     if isinstance(top, dict):
         if "entries" not in top:
             raise doc.error("expected an object with \"entries\" (or a bare list of entries)", top)
@@ -95,12 +113,7 @@ def _parse_table(text: str | bytes, source: str) -> LayoutTable:
         entries = top["entries"]
         if not isinstance(entries, list):
             raise doc.error("\"entries\" must be a list", top, "entries")
-    elif isinstance(top, list):
-        entries = top
-    else:
-        raise doc.error("expected an object with \"entries\" or a list of entries", top)
-    if len(entries) > MAX_ENTRIES:
-        raise doc.error(f"{len(entries)} entries (limit {MAX_ENTRIES})", entries)
+    entries = entry_list(doc, top, entries)
     seen: dict[tuple[int, int], tuple[int, int]] = {}
     out = []
     for j, e in enumerate(entries):
