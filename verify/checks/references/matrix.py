@@ -181,42 +181,35 @@ class Matrix:
         differs in a reviewed way, one agrees and no second can state it (reviewed, ``SINGLE``), none can and
         only a GPU can confirm it (reviewed, ``UNREFERENCED``), or it is the same map as a backed layout
         (``equal_maps``); '' otherwise."""
-        if layout_id in self.unspecified:
-            return "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
-        if layout_id in MODELED:
-            return f"not a hardware or library layout: {MODELED[layout_id]}"
-        cells = self.cells[layout_id].values()
-        if any(c.erratum for c in cells):
-            return "the doc's erratum: the references are compared with its correction"
-        known = next((c.known for c in cells if c.known), "")
-        if known:
-            return f"a reference differs (reviewed): {known}"
-        single = next((why for pat, why in SINGLE if re.fullmatch(pat, layout_id)), "")
-        if single and self.origins(layout_id):
-            return f"one reference agrees; no second can state it (reviewed): {single}"
-        alone = next((why for pat, why in UNREFERENCED if re.fullmatch(pat, layout_id)), "")
-        if alone and not self.origins(layout_id):
-            return (f"no reference states it (reviewed): {alone}; only a GPU can confirm it "
-                    f"(ptx-verify probe {layout_id})")
-        return self.equal_reason(layout_id)
-
-    def equal_reason(self, layout_id: str) -> str:
-        """'' or: the layout is the same map as a layout two or more references back (both engines)."""
-        other = self.equal_to.get(layout_id)
-        if not other:
-            return ""
-        return (f"the same map as {other} (proved, both engines), which {', '.join(self.origins(other))} "
-                f"agree with; no reference states {layout_id} itself")
+        return self._explanation(layout_id)[1]
 
     def _explained_kind(self, layout_id: str) -> str:
-        why = self.explained(layout_id)
-        if not why:
-            return ""
-        if why == self.equal_reason(layout_id):
-            return "equal_map"
-        if why.startswith("one reference agrees"):
-            return "single"
-        return "unreferenced" if why.startswith("no reference states it") else "finding"
+        """The kind of the explanation (``finding``, ``single``, ``unreferenced``, ``equal_map``), '' if none."""
+        return self._explanation(layout_id)[0]
+
+    def _explanation(self, layout_id: str) -> tuple[str, str]:
+        if layout_id in self.unspecified:
+            return "finding", "the doc leaves it unspecified (check: n/a); a reference's map cannot agree with no map"
+        if layout_id in MODELED:
+            return "finding", f"not a hardware or library layout: {MODELED[layout_id]}"
+        cells = self.cells[layout_id].values()
+        if any(c.erratum for c in cells):
+            return "finding", "the doc's erratum: the references are compared with its correction"
+        known = next((c.known for c in cells if c.known), "")
+        if known:
+            return "finding", f"a reference differs (reviewed): {known}"
+        single = next((why for pat, why in SINGLE if re.fullmatch(pat, layout_id)), "")
+        if single and self.origins(layout_id):
+            return "single", f"one reference agrees; no second can state it (reviewed): {single}"
+        alone = next((why for pat, why in UNREFERENCED if re.fullmatch(pat, layout_id)), "")
+        if alone and not self.origins(layout_id):
+            return "unreferenced", (f"no reference states it (reviewed): {alone}; only a GPU can confirm it "
+                                    f"(ptx-verify probe {layout_id})")
+        other = self.equal_to.get(layout_id)
+        if other:
+            return "equal_map", (f"the same map as {other} (proved, both engines), which "
+                                 f"{', '.join(self.origins(other))} agree with; no reference states {layout_id} itself")
+        return "", ""
 
     def coverage(self) -> dict[str, Any]:
         n = len(self.layouts)
