@@ -195,6 +195,25 @@ def test_bijection_checks_prove_a_swizzle() -> None:
     assert [r.status for r in maps.bijective(swizzle(1))] == ["proved"] * 3
 
 
+def test_surjective_by_counting_reuses_z3s_in_range_and_injective(monkeypatch: pytest.MonkeyPatch) -> None:
+    queries: list[int] = []
+    solve = smt.solve
+    monkeypatch.setattr(smt, "solve", lambda cs, budget: queries.append(1) or solve(cs, budget))
+    m = swizzle(1)
+    alone = maps.surjective(m)
+    n_alone = len(queries)
+    queries.clear()
+    reused = maps.surjective(m, z3_proved=frozenset({"in_range", "injective"}))
+    assert (alone.status, alone.engines) == (reused.status, reused.engines) == ("proved", {"z3": "proved",
+                                                                                       "enumeration": "proved"})
+    assert n_alone == 2 and queries == []  # the counting argument's two queries, asked once in bijective
+    queries.clear()
+    assert [r.status for r in maps.bijective(m)] == ["proved"] * 3 and len(queries) == 2
+    # Without both verdicts, Z3 asks itself.
+    queries.clear()
+    assert maps.surjective(m, z3_proved=frozenset({"in_range"})).status == "proved" and len(queries) == 2
+
+
 def test_bijection_checks_refute_with_canonical_witnesses() -> None:
     ir, inj, surj = maps.bijective(swizzle(9))
     assert ir.status == "proved"

@@ -226,14 +226,19 @@ def _reaches(m: NamedMap, env: Mapping[str, int], target: Mapping[str, int], bud
                      budget)[0]
 
 
-def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
+def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
+               z3_proved: frozenset[str] = frozenset()) -> CheckResult:
     """Every output point is reached by some input point (both engines).
 
     Enumeration: the first output point (in order) that no input reaches.  Z3, per parameter binding:
     with a hole, it confirms that no input reaches it; without one it proves surjectivity by counting
     where the input and output boxes have one size (``_by_counting``: in range and injective for every
     parameter value at once), and otherwise confirms, output point by output point, that the point the
-    enumeration names reaches it (one ground query, ``holds_everywhere``)."""
+    enumeration names reaches it (one ground query, ``holds_everywhere``).
+
+    ``z3_proved``: the properties of this same map (``in_range``, ``injective``) that Z3 has already proved
+    with the parameters free (``check_map_layout`` passes its own results); the counting argument then uses
+    those verdicts instead of asking Z3 the same two queries again."""
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
     enum, z3_res, z3_cex = None, "unsat", None
@@ -247,7 +252,7 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
             z3_cex = enum if r == "unsat" else None
             break
         if counted is None:
-            counted = _by_counting(m, budget)
+            counted = _by_counting(m, budget, z3_proved)
         r = "unsat" if counted == "unsat" else _all_reached(m, env, budget)
         if r != "unsat":
             z3_res = r
@@ -260,7 +265,7 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
                            time.perf_counter() - t0, "every output point is reached")
 
 
-def _by_counting(m: NamedMap, budget: smt.Budget) -> str:
+def _by_counting(m: NamedMap, budget: smt.Budget, z3_proved: frozenset[str] = frozenset()) -> str:
     """Z3's surjectivity by counting: ``unsat`` (every output point is reached) when, for every parameter
     value, the input box has as many points as the output box and Z3 proves (parameters free) that every
     input point lands inside the output box and no two land on the same point: an injective map between
@@ -273,6 +278,8 @@ def _by_counting(m: NamedMap, budget: smt.Budget) -> str:
             n_out *= d.at(env)
         if n_in != n_out:
             return "unknown"
+    if {"in_range", "injective"} <= z3_proved:
+        return "unsat"
     w = width(m)
     env_z, valid = _symbolic(m, w)
     x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
@@ -310,7 +317,13 @@ def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str
 
 def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, CheckResult, CheckResult]:
     """``in_range``, ``injective`` and ``surjective`` of one map."""
-    return in_range(m, timeout), injective(m, timeout), surjective(m, timeout)
+    r, i = in_range(m, timeout), injective(m, timeout)
+    return r, i, surjective(m, timeout, z3_proved=_z3_proved((r, i)))
+
+
+def _z3_proved(results: "Iterable[CheckResult]") -> frozenset[str]:
+    """The properties among ``results`` that Z3 proved."""
+    return frozenset(r.check for r in results if r.engines.get("z3") == "proved")
 
 
 _CHECKS = {"in_range": in_range, "injective": injective, "surjective": surjective}
@@ -320,7 +333,14 @@ def check_map_layout(lay: MapLayout, timeout: float = DEFAULT_TIMEOUT) -> MapRes
     """The checks a map layout states (``lay.checks``), each against its expectation.  A formula that cannot
     be evaluated on its input box is bad input: a ``SpecError`` at the spec's line."""
     try:
-        return MapResult(lay, tuple(_CHECKS[c](lay.map, timeout, lay.expect.get(c, "proved")) for c in lay.checks))
+        out: list[CheckResult] = []
+        for c in lay.checks:
+            expect = lay.expect.get(c, "proved")
+            if c == "surjective":
+                out.append(surjective(lay.map, timeout, expect, _z3_proved(out)))
+            else:
+                out.append(_CHECKS[c](lay.map, timeout, expect))
+        return MapResult(lay, tuple(out))
     except oracle.EvalError as e:
         raise SpecError(*lay.locate(e.pos.line, e.pos.col), f"{lay.id}: {e.message}") from None
 

@@ -754,16 +754,21 @@ def inverse(base: NamedMap) -> TableMap:
     keys: Any = 0
     for d, o in zip(base.outputs, outs):
         keys = keys * int(d.at()) + o
-    seen: dict[int, int] = {}
-    for k, key in enumerate(np.asarray(keys).tolist()):
-        if key in seen:
-            raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, seen[key])} and "
-                             f"{_point_text(base.inputs, shape, k)} land on the same point")
-        seen[key] = k
+    keys = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)
+    _, first = np.unique(keys, return_index=True)
+    if first.size < keys.size:  # the first point (in order) that lands where an earlier one did
+        again = np.ones(keys.size, bool)
+        again[first] = False
+        k = int(np.flatnonzero(again)[0])
+        earlier = int(np.flatnonzero(keys == keys[k])[0])
+        raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, earlier)} and "
+                         f"{_point_text(base.inputs, shape, k)} land on the same point")
     idx = np.unravel_index(np.arange(ok.size), shape)
-    rows = tuple(tuple(int(o[k]) for o in outs) + tuple(int(ix[k]) for ix in idx) for k in range(ok.size))
+    table = np.stack([np.broadcast_to(o, ok.shape) for o in outs] + [np.asarray(ix) for ix in idx], axis=1)
+    table = table[np.lexsort(table.T[::-1])]
+    rows = tuple(map(tuple, table.tolist()))
     return TableMap(tuple(Dim(d.name, d.at()) for d in base.outputs), tuple(Dim(d.name, d.at()) for d in base.inputs),
-                    tuple(sorted(rows)))
+                    rows)
 
 
 def _point_text(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> str:

@@ -24,7 +24,7 @@ builds new maps from any of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
 
 import numpy as np
@@ -308,9 +308,23 @@ class TableMap:
     def key(self) -> Hashable:
         return ("table", self.inputs, self.outputs, self.rows)
 
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        """The table's hash, computed once (a frozen table's rows never change; hashing thousands of rows on
+        every cache lookup cost more than the lookups saved)."""
+        return hash((self.inputs, self.outputs, self.rows, self.params))
+
     def bound(self) -> int:
-        vals = [abs(v) for r in self.rows for v in r]
-        return max(vals + [box_bound(self.inputs, ()), self._size()])
+        return self._bound
+
+    @cached_property
+    def _bound(self) -> int:
+        rows = np.asarray(self.rows, np.int64)
+        top = int(np.abs(rows).max()) if rows.size else 0
+        return max(top, box_bound(self.inputs, ()), self._size())
 
     def _size(self) -> int:
         n = 1
@@ -390,13 +404,18 @@ def _dense_table(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
     n = len(inputs)
     vals = np.zeros((len(outputs), size), np.int64)
     ok = np.zeros(size, bool)
-    for r in reversed(rows):  # the first row for a point wins, as in ``at``
-        k = 0
-        for d, x in zip(inputs, r[:n]):
-            k = k * d.size + x  # type: ignore[operator]
-        if 0 <= k < size and all(0 <= x < d.size for d, x in zip(inputs, r[:n])):  # type: ignore[operator]
-            ok[k] = True
-            vals[:, k] = r[n:]
+    if not rows:
+        return vals, ok
+    table = np.asarray(rows, np.int64).reshape(len(rows), n + len(outputs))
+    inb = np.ones(len(rows), bool)
+    k = np.zeros(len(rows), np.int64)
+    for j, d in enumerate(inputs):
+        inb &= (table[:, j] >= 0) & (table[:, j] < d.size)  # type: ignore[operator]
+        k = k * d.size + table[:, j]  # type: ignore[operator]
+    idx = np.flatnonzero(inb)
+    keys, first = np.unique(k[idx], return_index=True)  # the first row for a point wins, as in ``at``
+    ok[keys] = True
+    vals[:, keys] = table[idx[first], n:].T
     return vals, ok
 
 
@@ -406,36 +425,34 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
     leaf per distinct value, its if-then-else nodes made directly (every operand is already a term of the
     key's context): the same terms as ``z3.If``, three times faster on a 4096-point table."""
     import z3  # noqa: PLC0415
-    memo: dict[tuple, tuple] = {}
-    leaves: dict[int, tuple] = {}
     ctx = key.ctx
     conds = [z3.Extract(b, b, key) == 1 for b in range(bits)]
-    undefined = (z3.BoolVal(False, ctx), smt.bv(0, w))
 
     def ite(c, a, b, cls):  # type: ignore[no-untyped-def]
         return cls(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
 
-    def leaf(v: int | None) -> tuple:
-        if v is None:
-            return undefined
-        if v not in leaves:
-            leaves[v] = (z3.BoolVal(True, ctx), smt.bv(v, w))
-        return leaves[v]
-
-    def build(lo: int, size: int, bit: int):  # type: ignore[no-untyped-def]
-        sig = tuple(table.get(k) for k in range(lo, lo + size)) if size <= 64 else None
-        if sig is not None and sig in memo:
-            return memo[sig]
-        if size == 1:
-            out = leaf(table.get(lo))
-        else:
-            half = size // 2
-            (ok0, v0), (ok1, v1) = build(lo, half, bit - 1), build(lo + half, half, bit - 1)
-            c = conds[bit]
-            out = (ok0 if ok0.eq(ok1) else ite(c, ok1, ok0, z3.BoolRef),
-                   v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef))
-        if sig is not None:
-            memo[sig] = out
-        return out
-
-    return build(0, 1 << bits, bits - 1)  # type: ignore[no-any-return]
+    # Bottom up, one level per bit.  Every distinct subtree gets one number (hash-consing: a node is numbered
+    # by its two children's numbers), so equal subtrees are built once, whatever their size.
+    leaf_of = {v: n for n, v in enumerate(sorted(set(table.values())))}
+    nodes: list[tuple] = [(z3.BoolVal(True, ctx), smt.bv(v, w)) for v in sorted(leaf_of)]
+    nodes.append((z3.BoolVal(False, ctx), smt.bv(0, w)))  # undefined
+    undefined = len(nodes) - 1
+    names = [leaf_of[table[k]] if k in table else undefined for k in range(1 << bits)]
+    for bit in range(bits):
+        c = conds[bit]
+        made: dict[tuple[int, int], int] = {}
+        level: list[int] = []
+        for j in range(0, len(names), 2):
+            a, b = names[j], names[j + 1]
+            if a == b:
+                level.append(a)
+                continue
+            n = made.get((a, b))
+            if n is None:
+                (ok0, v0), (ok1, v1) = nodes[a], nodes[b]
+                nodes.append((ok0 if ok0.eq(ok1) else ite(c, ok1, ok0, z3.BoolRef),
+                              v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef)))
+                n = made[(a, b)] = len(nodes) - 1
+            level.append(n)
+        names = level
+    return nodes[names[0]]  # type: ignore[no-any-return]
