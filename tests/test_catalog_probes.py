@@ -71,6 +71,7 @@ def test_the_doc_counts_that_the_specs_call_errata_are_rejected(tmp_path: Path) 
         assert "vector size" in (r.stderr + r.stdout).lower().replace("vector of size", "vector size"), p.id
 
 
+@pytest.mark.slow
 @needs_cuda
 def test_a_standalone_probe_program_builds(tmp_path: Path) -> None:
     p = next(x for x in probes() if x.id == "ldmatrix.m8n8.x4.b16")

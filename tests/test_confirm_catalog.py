@@ -100,6 +100,7 @@ def _target(arch: str, oldest: int) -> str:
     return arch if arch.endswith("a") else f"sm_{max(n, oldest)}"
 
 
+@pytest.mark.slow
 @needs_cuda
 def test_every_probe_program_assembles_one_translation_unit_per_architecture(tmp_path: Path) -> None:
     """The programs ``confirm --device cuda`` builds, all of one architecture in one file, through nvcc -ptx and
@@ -118,6 +119,7 @@ def test_every_probe_program_assembles_one_translation_unit_per_architecture(tmp
             assert p.text in ptx, (target, p.id)
 
 
+@pytest.mark.slow
 @needs_cuda
 def test_the_gpu_build_of_one_architecture_links_and_runs(tmp_path: Path) -> None:
     """``confirm --device cuda``'s own build (every runnable probe of an sm_90a GPU in one program); without a
@@ -162,6 +164,7 @@ def _simulated() -> tuple[tuple[kinds.Probe, dict], ...]:
     return tuple((p, kinds.simulate(p)) for p in catalog())
 
 
+@pytest.mark.slow
 def test_confirm_simulated_runs_the_whole_catalog(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["confirm", "--device", "simulated"]) == 0
     out = capsys.readouterr().out.splitlines()
@@ -172,6 +175,7 @@ def test_confirm_simulated_runs_the_whole_catalog(capsys: pytest.CaptureFixture[
         assert any(probe in ln for ln in results), probe
 
 
+@pytest.mark.slow
 def test_check_observations_judges_every_kind(tmp_path: Path) -> None:
     """Observation files of the whole catalog (SIMULATED) through ``check --observations``'s comparison: every
     tested layout judged, each as its spec expects, every kind present, the map of a wmma reported observed."""
@@ -187,6 +191,7 @@ def test_check_observations_judges_every_kind(tmp_path: Path) -> None:
     assert all("unspecified" in r.message for r in wmma if r.status == "observed")
 
 
+@pytest.mark.slow
 def test_check_cli_with_observations_of_every_kind(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -249,6 +254,7 @@ FAMILIES = ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movma
             "wmma", "mma.block_scale", "tcgen05.mma")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
 def test_a_deviating_device_is_caught(family: str, tmp_path: Path) -> None:
     p = next(p for p in catalog() if p.tested[0].instruction == family and not p.negative

@@ -451,6 +451,7 @@ def _special(tmp_path: Path) -> dict[str, str]:
     return {"/dev/zero": "character device", str(fifo): "FIFO", str(tmp_path): "directory"}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/dev/zero").exists() or not hasattr(os, "mkfifo"), reason="POSIX special files")
 def test_special_files_are_refused_at_once(tmp_path):
     """``check /dev/zero`` grew to 8 GB, a FIFO without a writer blocked for ever, ``ingest /dev/zero``
@@ -620,6 +621,7 @@ def _deviating_device(monkeypatch) -> None:
         simdevice.model_from_instruction(ins), "A", (5, 1), (5, 2))))
 
 
+@pytest.mark.slow
 def test_the_readme_exit_codes_hold_for_every_command(tmp_path, docs_dir, capsys, monkeypatch):
     """0 as expected, 1 not, 2 bad input, for each subcommand (those with no "not as expected" outcome: 0 and 2)."""
     broken, page, changed = str(broken_spec(tmp_path)), str(docs_dir / P3), str(changed_page(tmp_path, docs_dir))

@@ -73,6 +73,7 @@ def test_elsewhere_the_installed_or_checked_out_specs(tmp_path, monkeypatch):
     assert sorted(p.name for p in Path(found.path).glob("*.toml")) == sorted(p.name for p in SPECS.glob("*.toml"))
 
 
+@pytest.mark.slow
 def test_check_with_no_path_works_from_any_directory(tmp_path):
     r = subprocess.run([sys.executable, "-m", "verify", "check", "--format", "json"], cwd=tmp_path,
                        capture_output=True, text=True)
@@ -113,6 +114,7 @@ def test_every_command_has_help_with_an_example_and_exit_codes(command, capsys):
         assert "options:" in out
 
 
+@pytest.mark.slow
 def test_help_examples_run(tmp_path, monkeypatch, capsys):
     """The cheap examples in the epilogs are real command lines that work."""
     from verify.cli.epilogs import EPILOGS  # noqa: PLC0415
@@ -285,6 +287,7 @@ def test_the_workflow_runs_what_the_docs_say():
     assert (ROOT / "tests" / "golden" / "check_specs.json").is_file()
 
 
+@pytest.mark.slow
 def test_the_workflow_commands_against_the_bundled_specs(ci_dir):
     import json  # noqa: PLC0415
     import xml.etree.ElementTree as ET  # noqa: PLC0415
@@ -311,6 +314,7 @@ def test_the_workflow_commands_against_the_bundled_specs(ci_dir):
     assert final == 'exit "${{ steps.check.outputs.sarif }}"'
 
 
+@pytest.mark.slow
 def test_the_pre_commit_hooks(ci_dir):
     hooks = {h["id"]: h for h in _hooks(HOOKS.read_text(encoding="utf-8"))}
     assert set(hooks) == {"ptx-verify-check", "ptx-verify-baseline"}

@@ -128,6 +128,7 @@ def _assemble_source(source: str, arch: str, work: Path, name: str) -> tuple[int
     return r.returncode, (r.stderr + r.stdout) + "\n" + (ptx.read_text() if ptx.exists() else "")
 
 
+@pytest.mark.slow
 @needs_cuda
 def test_every_probe_assembles(tmp_path: Path) -> None:
     """Every instruction of every spec (plus the test specs) through nvcc -ptx and ptxas at its minimal arch:

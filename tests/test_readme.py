@@ -159,3 +159,15 @@ def test_the_check_text_excerpt_is_todays_output(catalog_report) -> None:
     shown = [ln for ln in excerpt.splitlines() if ln.strip() != "..."]
     assert len(shown) >= 8
     assert [ln for ln in shown if ln not in printed] == []
+
+
+def test_ci_runs_the_readmes_test_command_and_then_the_integration_tests() -> None:
+    """The README's second command is the fast tier (``-m "not slow"``); ``.ci/run`` runs exactly it, and then
+    the integration tests it deselects, so no test is left out of CI."""
+    blocks = re.findall(r"```sh\n(.*?)```", README, re.S)
+    test_command = blocks[1].strip().split(" && ")[-1]
+    assert test_command == '.venv/bin/python -m pytest -q -n auto -m "not slow"'
+    ci = [line for line in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+          if line.startswith(".ci-venv/bin/python -m pytest")]
+    assert ci == [test_command.replace(".venv/", ".ci-venv/"), ".ci-venv/bin/python -m pytest -q -n auto -m slow"]
+    assert "`.venv/bin/python -m pytest -q -n auto -m slow`" in README

@@ -286,6 +286,7 @@ def test_reference_unavailable_is_exit_2_with_the_reason(capsys, monkeypatch):
         reference("nope")
 
 
+@pytest.mark.slow
 def test_text_reader_now_matches_gmma_traits_to_wgmma_specs():
     """U10: crosscheck said "the catalog has no wgmma specs" and never checked SM90 GMMA traits."""
     _need("cute-text")
@@ -295,12 +296,14 @@ def test_text_reader_now_matches_gmma_traits_to_wgmma_specs():
     assert not any("no wgmma specs" in r.detail for r in rep.rows)
 
 
+@pytest.mark.slow
 def test_triton_reference_agrees_everywhere():
     _need("triton")
     rep = api.reference("triton", specs())
     assert rep.count("agree") >= 100 and rep.count("differ") == rep.count("malformed") == 0
 
 
+@pytest.mark.slow
 def test_tensor_layouts_reference_has_cutlass_4_2s_int4_b():
     _need("tensor-layouts")
     rep = api.reference("tensor-layouts", specs())
@@ -323,6 +326,7 @@ def _matrix():
 C_USE = "SM100_MMA_F16BF16_2x1SM_SS_SPARSE"
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("compiled-cute")
 def test_compiled_cute_reference():
     _need("cute")
@@ -365,6 +369,7 @@ def test_check_references_json_and_text(capsys, monkeypatch):
     assert "fewer than two independent references (3):" in out
 
 
+@pytest.mark.slow
 @pytest.mark.xdist_group("compiled-cute")
 def test_committed_matrix_is_what_the_installed_references_say():
     """reports/references.json is `ptx-verify crosscheck --matrix --format json`; each reference installed here
@@ -463,6 +468,7 @@ def test_sparse_a_is_read_as_its_compressed_fragment():
         sparse_a_import(entry(parse_cute("((_4,_8),(_8,_2,_2)):((_128,_1),(_512,_8,_16))")), like)
 
 
+@pytest.mark.slow
 def test_block_scale_factors_from_cutes_sf_layouts():
     """SM120 block-scaled traits: which row (SFA) / column (SFB) each lane serves, every thread-id/byte-id."""
     def rows(sfa: str) -> list[Row]:

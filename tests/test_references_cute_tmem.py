@@ -148,6 +148,7 @@ def _installed() -> tuple:
     return root, reqs, parse_output(run.output, reqs)
 
 
+@pytest.mark.slow
 def test_installed_cutlass_scale_factors_agree_and_a_planted_spec_differs(tmp_path):
     root, reqs, printed = _installed()
     text = (root / HEADER).read_text(encoding="utf-8")
@@ -161,6 +162,7 @@ def test_installed_cutlass_scale_factors_agree_and_a_planted_spec_differs(tmp_pa
     assert [r.kind for r in bad] == ["differ"] * 3
 
 
+@pytest.mark.slow
 def test_installed_cutlass_layout_c_differs_for_every_n():
     _, reqs, printed = _installed()
     rows = conform_rows([cute_ref.datapath_layout(r, printed[k], list(_maps()))

@@ -109,6 +109,7 @@ def test_cute_atom_agrees_and_an_unswizzled_one_differs():
     assert wrong_bits[0].kind == "malformed" and "bits" in wrong_bits[0].detail
 
 
+@pytest.mark.slow
 def test_cute_canonical_tile_restricted_to_each_rk():
     """One tile_to_shape (T = 8, Rm = 2, 16 x 64 halves, 128B swizzle) serves Rk = 1..4: each its first columns."""
     tiles = smem.cute_tiles(_spec("wgmma.shared.K.128B@corrected"))
@@ -144,6 +145,7 @@ def _fake_triton(monkeypatch, swizzle: bool):
     monkeypatch.setattr(triton_ref, "run_dump", run_dump)
 
 
+@pytest.mark.slow
 def test_triton_offset_bases_agree_and_unswizzled_ones_differ(monkeypatch):
     specs = [m for m in _maps() if m.id in ("wgmma.shared.atom.K.64B", "wgmma.shared.K.64B@corrected")]
     _fake_triton(monkeypatch, swizzle=True)
@@ -168,6 +170,7 @@ def test_triton_offsets_from_bases():
 
 # ----------------------------------------------------------------------------- the real references
 
+@pytest.mark.slow
 def test_every_shared_memory_map_in_the_matrix():
     """Installed references (the matrix test_references computes): CuTe states every shared-memory map (its
     correction where the page has an erratum), Triton the swizzled ones and the atoms; all agree."""

@@ -284,6 +284,7 @@ def installed_report():  # type: ignore[no-untyped-def]
     return api.reference("tilelang", SPECS, 10.0)
 
 
+@pytest.mark.slow
 def test_installed_tilelang_agrees_on_known_layouts() -> None:
     _installed()
     rows = installed_report().rows
@@ -318,6 +319,7 @@ def test_installed_tilelang_differences_are_located() -> None:
     }
 
 
+@pytest.mark.slow
 def test_installed_sm70_b_with_the_precedence_fixed_agrees(tmp_path: Path) -> None:
     root = _installed()
     for f in tl.FILES:
@@ -330,6 +332,7 @@ def test_installed_sm70_b_with_the_precedence_fixed_agrees(tmp_path: Path) -> No
     assert b.kind == "agree"
 
 
+@pytest.mark.slow
 def test_crosscheck_reference_tilelang_cli(capsys: pytest.CaptureFixture[str]) -> None:
     _installed()
     rc, out, err = cli(capsys, "crosscheck", "--reference", "tilelang", "--format", "json")

@@ -95,6 +95,7 @@ def test_local_fields_are_not_sent_to_triton():
 
 # ----------------------------------------------------------------------------- literal bases: agree and planted
 
+@pytest.mark.slow
 def test_packing_columns_count_elements():
     rows7 = _identity(7, 0)
     unpacked = {"rows": rows7, "cols": [[0, 0], *_identity(6, 1)]}    # TensorMemoryLayout(col_stride=2), Triton 3.9
@@ -126,6 +127,7 @@ def test_element_off_its_container_is_an_error():
         triton_ref._tmem_spec_rows(doc, {"bits": 8}, (("tmem_lane", 128), ("tmem_col", 64)))
 
 
+@pytest.mark.slow
 def test_two_cta_data_paths():
     n = 64
     a = {"rows": _identity(7, 0), "cols": _identity(6, 1), "block_bases": [[128, 0]]}
@@ -140,6 +142,7 @@ def test_two_cta_data_paths():
         != "agree"
 
 
+@pytest.mark.slow
 def test_scale_factors_in_every_lane_quarter():
     doc = {"rows": [*_identity(5, 0), [0, 0], [0, 0]], "cols": [[0, 1], [0, 2], [32, 0], [64, 0]]}   # Triton 3.9
     req = {"layout": "tmem", "scales": True, "bits": 8, "quarter": True}
@@ -185,6 +188,7 @@ def _report():
     return triton_ref.evaluate_default(tmem, 30.0)
 
 
+@pytest.mark.slow
 def test_triton_states_the_tensor_memory_layouts():
     _need_triton()
     rep = _report()
@@ -205,6 +209,7 @@ def test_triton_states_the_tensor_memory_layouts():
     assert src[sf.line - 1].startswith("class TensorMemoryScalesLayout")
 
 
+@pytest.mark.slow
 def test_triton_planted_layouts_are_differ_rows():
     """The real Triton layouts paired with the wrong spec: a placement Triton states differently is a finding."""
     _need_triton()

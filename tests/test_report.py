@@ -65,6 +65,7 @@ def mutated_report(tmp_path_factory: pytest.TempPathFactory, mutated_spec: Path)
 
 # ----------------------------------------------------------------------------- files
 
+@pytest.mark.slow
 def test_report_files_are_produced(real_report):
     one, _two, rc, _ = real_report
     assert rc == 0  # the bundled specs are as expected
@@ -77,12 +78,14 @@ def test_report_files_are_produced(real_report):
         assert rel.replace("@", "%40") in md  # linked from the Markdown
 
 
+@pytest.mark.slow
 def test_report_is_deterministic(real_report):
     one, two, rc1, rc2 = real_report
     assert rc1 == rc2
     assert tree(one) == tree(two)
 
 
+@pytest.mark.slow
 def test_rewriting_in_place_is_byte_identical(real_report, tmp_path):
     one, _two, _rc, _ = real_report
     before = tree(one)
@@ -91,6 +94,7 @@ def test_rewriting_in_place_is_byte_identical(real_report, tmp_path):
     assert not [p for p in one.parent.iterdir() if p.name.startswith(".one.")], "temporary directories left"
 
 
+@pytest.mark.slow
 def test_html_is_self_contained(real_report):
     html = (real_report[0] / "report.html").read_text(encoding="utf-8")
     assert "<script" not in html and "<link" not in html and " src=" not in html

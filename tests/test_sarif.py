@@ -58,6 +58,7 @@ def errors_of(validator: jsonschema.Draft4Validator, log: dict) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(log)]
 
 
+@pytest.mark.slow
 def test_output_validates_against_the_official_schema(validator, some, tmp_path, capsys):
     assert errors_of(validator, some[1]) == []
     bad = tmp_path / "mma.m8n8k16.toml"

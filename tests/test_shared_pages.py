@@ -118,6 +118,7 @@ def test_table_53_against_table_38(docs_dir: Path, tmp_path: Path) -> None:
     assert (SWIZZLE, 40, "smem-table") in found
 
 
+@pytest.mark.slow
 def test_check_on_the_three_pages(docs_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pages = _copy(docs_dir, tmp_path, WGMMA, VALID, SWIZZLE)
     code, out, _ = cli(capsys, "check", *map(str, pages))

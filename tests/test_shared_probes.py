@@ -96,6 +96,7 @@ def _catalog(specs):  # type: ignore[no-untyped-def]
     return kinds.all_probes(api.layouts(specs), maps=api.map_layouts(specs))
 
 
+@pytest.mark.slow
 def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # type: ignore[no-untyped-def]
     found, errors = _catalog(specs)
     shared = [p for p in found if p.kind == "shared"]
@@ -124,6 +125,7 @@ def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # t
 
 @pytest.mark.parametrize("pid", ["smem.ldmatrix.wgmma.shared.atom.K.128B", "smem.wgmma.wgmma.shared.atom.K.128B",
                                  "smem.ldmatrix.wgmma.shared.MN.64B", "smem.wgmma.tcgen05.shared.atom.MN.none"])
+@pytest.mark.slow
 def test_a_deviating_device_is_caught_for_shared_probes(specs, pid: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     p = next(p for p in _catalog(specs)[0] if p.id == pid)
     pred = p.payload.predicted
@@ -162,6 +164,7 @@ def test_probe_cli_emits_32_bit_shared_layouts(lid: str, tmp_path: Path, capsys:
     assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in (tmp_path / f"smem.ldmatrix.{lid}.cu").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lid", ["wgmma.shared.example.K.none.tf32", "wgmma.shared.example.K.32B.tf32@corrected"])
 def test_32_bit_elements_are_read_as_two_halves(specs, lid: str) -> None:  # type: ignore[no-untyped-def]
     p = next(p for p in _catalog(specs)[0] if p.id == f"smem.ldmatrix.{lid}")
@@ -224,6 +227,7 @@ def test_confirm_simulated_runs_shared_map_layouts(capsys: pytest.CaptureFixture
     assert out[-1].startswith("SIMULATED: 2 layout results: 2 confirmed")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not found: probes are not assembled")
 def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     shared = [p for p in _catalog(specs)[0] if p.kind == "shared"]

@@ -243,6 +243,7 @@ def _ref_pairs(cells: Any, values: tuple[int, ...], ordered: bool) -> str:
     return smt.solve(dom + p.second + [z3.Not(p.la < p.lb) if ordered else p.la == p.lb], 30)[0]
 
 
+@pytest.mark.slow
 def test_joint_query_gives_each_check_its_own_verdict() -> None:
     proved = refuted = 0
     for lay in _sparse_mutants(16, 4, True):

@@ -371,6 +371,7 @@ def test_packed_a_against_unpacked_a(specs):
     assert d.get("same_place").counterexample["element"] == {"row": 0, "k": 1}
 
 
+@pytest.mark.slow
 def test_data_path_layouts_against_triton_and_cute(specs):
     """The MMA writes D (Layout D, F at base 0, A's CTA 0); Triton's TMEM layout (inverted) reads it back."""
     for which in ("D", "F"):

@@ -144,6 +144,7 @@ DEVIANTS = [  # (probe, first key, second key): two TMEM lanes swapped (inverse 
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pid, first, second", DEVIANTS)
 def test_a_deviating_device_is_caught(pid: str, first: tuple[int, int], second: tuple[int, int], tmp_path: Path) -> None:
     p = _probe(pid)
@@ -181,6 +182,7 @@ def test_an_unreadable_word_is_named_not_decoded() -> None:
     assert res[0].status == "contradicted" and "holds 0x3f000000" in res[0].violations[0]
 
 
+@pytest.mark.slow
 def test_check_observations_cli_with_tmem_observations(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     specs = tmp_path / "specs"
     specs.mkdir()
@@ -259,6 +261,7 @@ def test_the_sparse_pair_probe_says_whether_the_device_is_layout_c_or_layout_b()
         assert swap[0].status == "contradicted" and "it is not tcgen05.datapath.B@N=32's placement" in swap[0].message
 
 
+@pytest.mark.slow
 def test_check_observations_with_a_recorded_layout_b_device(tmp_path: Path,
                                                             capsys: pytest.CaptureFixture[str]) -> None:
     """A recorded (SIMULATED) observation of a device placing D as Layout B: ``check --observations`` reports
@@ -312,6 +315,7 @@ def _sm100a() -> str:
     return "" if re.search(r"compute_100\b", archs) else "this nvcc has no sm_100 target"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(bool(_sm100a()), reason=_sm100a() or "-")
 def test_every_tmem_program_assembles_for_sm_100a(tmp_path: Path) -> None:
     """Every emitted program, all in one translation unit (as ``confirm --device cuda`` builds them), through

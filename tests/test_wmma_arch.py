@@ -110,6 +110,7 @@ def _engines_agree(r) -> bool:  # type: ignore[no-untyped-def]
     return set(r.engines) >= {"z3", "enumeration"} and set(r.engines.values()) == {r.status}
 
 
+@pytest.mark.slow
 def test_every_map_is_a_valid_fragment_replicated_as_stated() -> None:
     results = C.check_all()
     assert len(results) == 16
@@ -266,6 +267,7 @@ def test_api_layout_is_labelled_and_check_stays_na(capsys: pytest.CaptureFixture
     assert "in_range:n/a injective:n/a surjective:n/a" in line
 
 
+@pytest.mark.slow
 def test_api_check_wmma_arch() -> None:
     results, rels = api.check_wmma_arch(str(SPECS))
     assert all(r.ok for r in results) and all(r.as_expected for r in rels)
