@@ -13,7 +13,9 @@
    same run;
 4. families: the wgmma D family proved for every N at once, as a ratio to one N;
 5. time limits: the whole catalog under small ``--timeout`` values: the longest check against its limit,
-   and how many checks ended ``unknown`` (never reported as proved).
+   and how many checks ended ``unknown`` (never reported as proved);
+6. with ``--suite``: the README's test command (``pytest -q -n auto -m "not slow"``) and the integration tests
+   (``-m slow``), once each: wall seconds and the CPU of every worker.
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -234,7 +236,16 @@ def main() -> int:
     ap.add_argument("--pages", default=None, help="PTX ISA pages to time `check PAGES` too")
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--out", default=None, help="also write the numbers as JSON here")
+    ap.add_argument("--suite", action="store_true", help="also time the README's test command and the integration "
+                    "tests (minutes)")
+    ap.add_argument("--only-suite", action="store_true", help="time the test tiers only")
     args = ap.parse_args()
+    if args.only_suite:
+        tiers = suite()
+        _print_suite(tiers)
+        if args.out:
+            Path(args.out).write_text(json.dumps({"suite": tiers}, indent=2) + "\n", encoding="utf-8")
+        return 0
     result: dict[str, object] = {"machine": {"python": platform.python_version(), "platform": platform.platform(),
                                              "cpus": os.cpu_count(), "processor": platform.processor()}}
     result["import_only"] = whole_process(["-c", "import verify.cli.main"], args.repeat)
@@ -268,9 +279,34 @@ def main() -> int:
     for t in result["time_limits"]:  # type: ignore[union-attr]
         print(f"--timeout {t['timeout_s']}: longest check {t['longest_check_s']} s ({t['longest']}, "
               f"{t['longest_vs_timeout']}x the limit), {t['unknown']} of {t['checks']} checks unknown")
+    if args.suite:
+        result["suite"] = suite()
+        _print_suite(result["suite"])  # type: ignore[arg-type]
     if args.out:
         Path(args.out).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return 0
+
+
+TIERS = {"readme_test_command": ["-m", "not slow"], "integration_tests": ["-m", "slow"]}
+
+
+def suite() -> dict[str, dict[str, object]]:
+    """The two test tiers, once each: wall seconds, CPU seconds of pytest and its workers, the summary line."""
+    out: dict[str, dict[str, object]] = {}
+    for name, mark in TIERS.items():
+        c0, t0 = _child_cpu(), time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-n", "auto", "-p", "no:cacheprovider", *mark],
+                           cwd=ROOT, capture_output=True, text=True)
+        wall, cpu = time.perf_counter() - t0, _child_cpu() - c0
+        last = (r.stdout.strip().splitlines() or [""])[-1]
+        out[name] = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "exit": r.returncode, "summary": last}
+    return out
+
+
+def _print_suite(tiers: dict[str, dict[str, object]]) -> None:
+    for name, t in tiers.items():
+        print(f"{name:24s} {t['wall_s']} s wall, {t['cpu_s']} s CPU (pytest and its workers), exit {t['exit']}: "
+              f"{t['summary']}")
 
 
 if __name__ == "__main__":

@@ -34,8 +34,8 @@ from ..engines import smt
 from ..formula import BinOp, Num, Var
 from .dims import Dim, describe, find, names, unique
 from .family import Extent, Param, extent_at, extent_text
-from .named import (Env, NamedMap, TableMap, Values, bindings, box_bound, evaluate_all, extent_term, full, in_box,
-                    inside, max_extent, merge_params)
+from .named import (Env, NamedMap, TableMap, Values, bindings, box_bound, computed_once, evaluate_all, extent_term,
+                    full, in_box, inside, max_extent, merge_params)
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
@@ -126,6 +126,7 @@ class Compose:
     def key(self) -> Hashable:
         return ("compose", self.outer.key(), self.inner.key())
 
+    @computed_once
     def bound(self) -> int:
         return max(self.outer.bound(), self.inner.bound())
 
@@ -197,6 +198,7 @@ class Product:
     def key(self) -> Hashable:
         return ("product", self.a.key(), self.b.key())
 
+    @computed_once
     def bound(self) -> int:
         ps = self.params
         sizes = max([max_extent(d.size, ps) for d in self.a.outputs] + [1])
@@ -280,6 +282,7 @@ class Merge(_ThroughPoint, _SameOutputs, _SameParams):
     def key(self) -> Hashable:
         return ("merge", self.base.key(), self.parts, self.into)
 
+    @computed_once
     def bound(self) -> int:
         return max(self.base.bound(), box_bound(self.inputs, self.params))
 
@@ -339,6 +342,7 @@ class Split(_ThroughPoint, _SameOutputs, _SameParams):
     def key(self) -> Hashable:
         return ("split", self.base.key(), self.dim, self.into)
 
+    @computed_once
     def bound(self) -> int:
         return max(self.base.bound(), box_bound(self.base.inputs, self.params))
 
@@ -395,6 +399,7 @@ class Restrict(_SameOutputs, _SameParams):
     def key(self) -> Hashable:
         return ("restrict", self.base.key(), self.dim, self.start, self.size)
 
+    @computed_once
     def bound(self) -> int:
         return max(self.base.bound(), self.start + box_bound(self.inputs, self.params))
 
@@ -444,6 +449,7 @@ class Fix(_SameOutputs, _SameParams):
     def key(self) -> Hashable:
         return ("fix", self.base.key(), self.dim, self.value)
 
+    @computed_once
     def bound(self) -> int:
         return self.base.bound()  # type: ignore[no-any-return]
 
@@ -496,6 +502,7 @@ class Embed(_SameParams):
     def key(self) -> Hashable:
         return ("embed", self.base.key(), self.dim, self.size, self.offset)
 
+    @computed_once
     def bound(self) -> int:
         return max(self.base.bound() + self.offset, box_bound(self.outputs, self.params))
 
@@ -552,6 +559,7 @@ class Relabel(_SameParams):
     def key(self) -> Hashable:
         return ("relabel", self.base.key(), self.ins, self.outs)
 
+    @computed_once
     def bound(self) -> int:
         return self.base.bound()  # type: ignore[no-any-return]
 
@@ -617,6 +625,7 @@ class Bind:
     def key(self) -> Hashable:
         return ("bind", self.base.key(), self.env)
 
+    @computed_once
     def bound(self) -> int:
         return self.base.bound()  # type: ignore[no-any-return]
 
@@ -684,6 +693,7 @@ class Affine:
     def key(self) -> Hashable:
         return ("affine", self.inputs, self.outputs, self.terms)
 
+    @computed_once
     def bound(self) -> int:
         worst = 0
         for _, ts in self.terms:

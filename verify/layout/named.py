@@ -75,6 +75,22 @@ class NamedMap(Protocol):
 
 # ----------------------------------------------------------------------------- helpers over any map
 
+def computed_once(method):  # type: ignore[no-untyped-def]
+    """A frozen map's argument-less method computed once per object and kept on it (a map never changes, so
+    its ``bound()`` is a value of the map: composed maps ask their parts for it again and again)."""
+    name = "_once_" + method.__name__
+
+    def once(self):  # type: ignore[no-untyped-def]
+        cache = self.__dict__
+        if name not in cache:
+            cache[name] = method(self)  # the instance's own dict: not a dataclass field, not compared or hashed
+        return cache[name]
+    once.__doc__ = method.__doc__
+    once.__name__ = method.__name__
+    return once
+
+
+
 def grid(dims: tuple[Dim, ...], env: Env | None = None) -> dict[str, np.ndarray]:
     """An open grid over ``dims``: input k varies along axis k (so a flattened result is in
     lexicographic order of the inputs, the first input outermost)."""
@@ -203,6 +219,7 @@ class FormulaMap:
     def key(self) -> Hashable:
         return ("formula", self.formula, self.inputs, self.outputs, self.variables, self.definitions, self.params)
 
+    @computed_once
     def bound(self) -> int:
         maxima = {var: max_extent(find(self.inputs, dim).size, self.params) - 1 for dim, var in self.variables}
         env_max = {k: v for k, v in maxima.items() if k not in ("lane", "i")}
