@@ -311,6 +311,14 @@ def witness_json(value: Witness | None) -> dict[str, Any] | None:
     return None if value is None else value.to_json()
 
 
-__all__ = ["BankConflict", "CellOutside", "CellUnreached", "Element", "ElementsCollide", "Facts", "OutputUnreached",
-           "PointDiffers", "PointOutside", "PointsCollide", "TextPosition", "Witness", "as_witness", "fragment_witness",
-           "witness_json"]
+from .witnesses_checks import (AxisCoverage, CellHeldBy, DomainDiffers, ElementList, FragmentDiffers,  # noqa: E402
+                               KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted,
+                               OperandExtent, OperandRegisters, RegisterCount, RegisterPacking, ReplicaDiffers,
+                               SparseMetadata, SparseRange, SpecGivenDiffer, at_member)
+
+__all__ = ["AxisCoverage", "BankConflict", "CellHeldBy", "CellOutside", "CellUnreached", "DomainDiffers", "Element",
+           "ElementList", "ElementsCollide", "Facts", "FragmentDiffers", "KCoverage", "LaneAddress", "LaneGroups",
+           "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent", "OperandRegisters", "OutputUnreached",
+           "PointDiffers", "PointOutside", "PointsCollide", "RegisterCount", "RegisterPacking", "ReplicaDiffers",
+           "SparseMetadata", "SparseRange", "SpecGivenDiffer", "TextPosition", "Witness", "as_witness", "at_member",
+           "fragment_witness", "witness_json"]
