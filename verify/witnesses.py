@@ -311,14 +311,14 @@ def witness_json(value: Witness | None) -> dict[str, Any] | None:
     return None if value is None else value.to_json()
 
 
-from .witnesses_checks import (AxisCoverage, CellHeldBy, DomainDiffers, ElementList, FragmentDiffers,  # noqa: E402
-                               KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted,
-                               OperandExtent, OperandRegisters, RegisterCount, RegisterPacking, ReplicaDiffers,
-                               SparseMetadata, SparseRange, SpecGivenDiffer, at_member)
+from .witnesses_checks import (AxisCoverage, CellCoverage, CellHeldBy, DomainDiffers, ElementList,  # noqa: E402
+                               FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField,
+                               NotPermuted, OperandExtent, OperandRegisters, ParamsDiffer, RegisterCount, RegisterPacking,
+                               ReplicaDiffers, SparseMetadata, SparseRange, SpecGivenDiffer, TileDiffers, at_member)
 
-__all__ = ["AxisCoverage", "BankConflict", "CellHeldBy", "CellOutside", "CellUnreached", "DomainDiffers", "Element",
+__all__ = ["AxisCoverage", "BankConflict", "CellCoverage", "CellHeldBy", "CellOutside", "CellUnreached", "DomainDiffers", "Element",
            "ElementList", "ElementsCollide", "Facts", "FragmentDiffers", "KCoverage", "LaneAddress", "LaneGroups",
-           "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent", "OperandRegisters", "OutputUnreached",
+           "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent", "OperandRegisters", "OutputUnreached", "ParamsDiffer",
            "PointDiffers", "PointOutside", "PointsCollide", "RegisterCount", "RegisterPacking", "ReplicaDiffers",
-           "SparseMetadata", "SparseRange", "SpecGivenDiffer", "TextPosition", "Witness", "as_witness", "at_member",
+           "SparseMetadata", "SparseRange", "SpecGivenDiffer", "TextPosition", "TileDiffers", "Witness", "as_witness", "at_member",
            "fragment_witness", "witness_json"]

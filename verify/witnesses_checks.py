@@ -4,6 +4,7 @@ by ``verify.witnesses`` (import them from there).
 
 * ``FragmentDiffers``: the first (lane, i) where two fragments differ (``equal``, ``diff``, ``conform``);
 * ``DomainDiffers``: two layouts over different domains (threads, elements, MMA computations, parameters);
+* ``ParamsDiffer``: two releases of a family over different parameters (``diff``);
 * ``SpecGivenDiffer``: a given whose extent or domain is not the spec's (``conform``);
 * ``NotPermuted``: a lane whose cells are not the spec's in another order (``conform``'s ``permuted``);
 * ``ReplicaDiffers``: a thread that is not the copy of its spec lane (``conform``'s ``replicated``);
@@ -12,7 +13,8 @@ by ``verify.witnesses`` (import them from there).
   operands against its shape;
 * ``CellHeldBy``: a cell a lane needs and who holds it (``handoff``);
 * ``SparseRange``, ``SparseMetadata``, ``MetadataField``, ``MetadataBudget``: sparse A and its metadata;
-* ``LaneAddress``: a lane's shared-memory access that is unplaced or misaligned (``banks``).
+* ``LaneAddress``: a lane's shared-memory access that is unplaced or misaligned (``banks``);
+* ``TileDiffers``, ``CellCoverage``: a given that is not the spec tiled over a block (``conform``'s ``tiled``).
 
 Each takes the family member it is at (``params``) as its first key when there is one; ``at_member`` adds it.
 """
@@ -94,6 +96,20 @@ class DomainDiffers(Witness):
         if self.first is None and self.second is None:
             return [f"the domains differ ({self.what})"]
         return [f"{self.what} differ: {self.first} against {self.second}"]
+
+
+@dataclass(frozen=True, eq=True)
+class ParamsDiffer(Witness):
+    """Two releases of a family layout over different parameters (``old``, ``new``: as written)."""
+
+    old: str
+    new: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "params", "old": self.old, "new": self.new}
+
+    def lines(self) -> list[str]:
+        return [f"parameters differ: old {self.old}, new {self.new}"]
 
 
 @dataclass(frozen=True, eq=True)
@@ -549,7 +565,61 @@ class LaneAddress(Witness):
         return [f"lane {self.lane} addresses {self.address:#x} (cell {cell}): misaligned"]
 
 
-__all__ = ["AxisCoverage", "CellHeldBy", "DomainDiffers", "ElementList", "FragmentDiffers", "KCoverage", "LaneAddress",
-           "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent", "OperandRegisters",
-           "RegisterCount", "RegisterPacking", "ReplicaDiffers", "SparseMetadata", "SparseRange", "SpecGivenDiffer",
-           "at_member"]
+
+
+# ----------------------------------------------------------------------------- tiled layouts
+
+@dataclass(frozen=True, eq=True)
+class TileDiffers(Witness):
+    """A thread of a tiled given (``unit`` ``index``, lane ``lane``, repeat ``repeat``) whose element is not
+    the spec's element ``as_i`` moved by ``offset`` (read at ``reference``; None: undefined there)."""
+
+    unit: str
+    thread: int
+    i: int
+    element: str
+    index: int
+    lane: int
+    repeat: int
+    as_i: int
+    as_element: str
+    spec: Mapping[str, int] | None
+    given: Mapping[str, int] | None
+    reference: Mapping[str, Any]
+    offset: list[int] | None
+    repeat_bits: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "tile", "unit": self.unit, "thread": self.thread, "i": self.i, "element": self.element,
+                "index": self.index, "lane": self.lane, "repeat": self.repeat, "as_i": self.as_i,
+                "as_element": self.as_element, "spec": _copy(self.spec), "given": _copy(self.given),
+                "reference": _copy(self.reference), "offset": _copy(self.offset), "repeat_bits": _copy(self.repeat_bits)}
+
+    def lines(self) -> list[str]:
+        return [f"thread {self.thread} ({self.unit} {self.index}, lane {self.lane}), element {self.element} "
+                f"(repeat {self.repeat}, as spec element {self.as_element}): spec {_cell(self.spec)}, offset "
+                f"{self.offset}, given {_cell(self.given)}"]
+
+
+@dataclass(frozen=True, eq=True)
+class CellCoverage(Witness):
+    """A cell (row, col) of a block its sub-tiles hold ``held`` times, not ``expected`` (None: not a whole
+    number of times)."""
+
+    row: int
+    col: int
+    held: int
+    expected: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": "coverage", "row": self.row, "col": self.col, "held": self.held, "expected": self.expected}
+
+    def lines(self) -> list[str]:
+        return [f"cell ({self.row}, {self.col}) is held {self.held} times"
+                + (f", expected {self.expected}" if self.expected is not None else "")]
+
+
+__all__ = ["AxisCoverage", "CellCoverage", "CellHeldBy", "DomainDiffers", "ElementList", "FragmentDiffers", "KCoverage",
+           "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent",
+           "OperandRegisters", "ParamsDiffer", "RegisterCount", "RegisterPacking", "ReplicaDiffers", "SparseMetadata", "SparseRange",
+           "SpecGivenDiffer", "TileDiffers", "at_member"]
