@@ -38,7 +38,7 @@ from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, InstructionResult, LayoutResult, combine_engines
-from ..witnesses import AxisCoverage, KCoverage, LaneGroups, OperandExtent, OperandRegisters, at_member
+from ..witnesses import AxisCoverage, KCoverage, LaneGroups, OperandExtent, OperandRegisters, TmemLane, at_member
 from . import fragment
 from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
@@ -734,13 +734,12 @@ def check_tmem_lanes(lay: Layout, timeout: float = 10.0, expected: str = "proved
                            same_witness=True)
 
 
-def _tmem_cex(view: Layout, off: int, env: dict[str, int], t: int, i: int, row: int | None) -> dict[str, Any]:
+def _tmem_cex(view: Layout, off: int, env: dict[str, int], t: int, i: int, row: int | None) -> TmemLane:
     lo = 32 * ((t >> 5) % 4)
-    return {**({"params": env} if env else {}), "offset": off, "warp": t >> 5, "thread": t, "lane": t % 32, "i": i,
-            "element": view.element_name(i), "tmem_lane": row, "allowed": [lo, lo + 31]}
+    return TmemLane(off, t >> 5, t, t % 32, i, view.element_name(i), row, (lo, lo + 31), env or None)
 
 
-def _tmem_enum(view: Layout, off: int) -> dict[str, Any] | None:
+def _tmem_enum(view: Layout, off: int) -> TmemLane | None:
     for env, inst in view.instances():
         c = cells_of(inst)
         t = np.arange(inst.threads)[:, None]
@@ -753,7 +752,7 @@ def _tmem_enum(view: Layout, off: int) -> dict[str, Any] | None:
     return None
 
 
-def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, dict[str, Any] | None]:
+def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, TmemLane | None]:
     budget = smt.Budget(timeout)
     if view.is_family:
         w = _width(view)

@@ -14,6 +14,9 @@ by ``verify.witnesses`` (import them from there).
 * ``CellHeldBy``: a cell a lane needs and who holds it (``handoff``);
 * ``SparseRange``, ``SparseMetadata``, ``MetadataField``, ``MetadataBudget``: sparse A and its metadata;
 * ``LaneAddress``: a lane's shared-memory access that is unplaced or misaligned (``banks``);
+* ``BufferPlace``: where a writer's and a reader's maps of one buffer disagree (``consistency``);
+* ``TmemLane``: a warp reaching a TMEM lane outside its quarter (``tmem_lanes``);
+* ``ReviewedFacts``: a page's register facts that differ from the reviewed spec's (``register_facts``);
 * ``TileDiffers``, ``CellCoverage``: a given that is not the spec tiled over a block (``conform``'s ``tiled``).
 
 Each takes the family member it is at (``params``) as its first key when there is one; ``at_member`` adds it.
@@ -25,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .witnesses import Facts, Witness, _mma, _with_params
+from .core import Facts, Witness, _mma, _with_params
 
 
 def _copy(v: Any) -> Any:
@@ -619,7 +622,98 @@ class CellCoverage(Witness):
                 + (f", expected {self.expected}" if self.expected is not None else "")]
 
 
-__all__ = ["AxisCoverage", "CellCoverage", "CellHeldBy", "DomainDiffers", "ElementList", "FragmentDiffers", "KCoverage",
-           "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent",
-           "OperandRegisters", "ParamsDiffer", "RegisterCount", "RegisterPacking", "ReplicaDiffers", "SparseMetadata", "SparseRange",
-           "SpecGivenDiffer", "TileDiffers", "at_member"]
+
+# ----------------------------------------------------------------------------- writer and reader of one buffer
+
+_PLACE_KEYS = {"writer_in_range": ("element", "copy", "at"), "reader_in_range": ("element", "at"),
+               "no_padding_read": ("element", "at"), "same_place": ("element", "written", "read"),
+               "written_once": ("first", "first_copy", "second", "second_copy", "at"),
+               "no_foreign_read": ("element", "at", "owner", "owner_copy")}
+
+
+@dataclass(frozen=True, eq=True)
+class BufferPlace(Witness):
+    """Where a writer's and a reader's maps of one buffer disagree, at the member ``params``: the element (and
+    copy) at fault and the places involved; which fields the check ``check`` states is fixed by it
+    (``writer_in_range``, ``reader_in_range``, ``written_once``, ``same_place``, ``no_foreign_read``,
+    ``no_padding_read``)."""
+
+    check: str
+    params: Mapping[str, int]
+    element: Mapping[str, int] | None = None
+    copy: Mapping[str, int] | None = None
+    first: Mapping[str, int] | None = None
+    first_copy: Mapping[str, int] | None = None
+    second: Mapping[str, int] | None = None
+    second_copy: Mapping[str, int] | None = None
+    at: Mapping[str, int] | None = None
+    written: Mapping[str, int] | None = None
+    read: Mapping[str, int] | None = None
+    owner: Mapping[str, int] | None = None
+    owner_copy: Mapping[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"params": _copy(self.params), **{k: _copy(getattr(self, k)) for k in _PLACE_KEYS[self.check]}}
+
+    def lines(self) -> list[str]:
+        def pt(p: Mapping[str, int] | None) -> str:
+            return "undefined" if p is None else "(" + ", ".join(f"{k} = {v}" for k, v in p.items()) + ")"
+        if self.check == "written_once":
+            return [f"{pt(self.first)} and {pt(self.second)} are written at one place {pt(self.at)}"]
+        if self.check == "same_place":
+            return [f"{pt(self.element)} is written at {pt(self.written)} and read from {pt(self.read)}"]
+        if self.check == "no_foreign_read":
+            return [f"{pt(self.element)} is read from {pt(self.at)}, where {pt(self.owner)} is written"]
+        return [f"{pt(self.element)}: {self.check.replace('_', ' ')} fails at {pt(self.at)}"]
+
+
+# ----------------------------------------------------------------------------- Tensor Memory, reviewed facts
+
+@dataclass(frozen=True, eq=True)
+class TmemLane(Witness):
+    """A thread (warp ``warp``, lane ``lane``) of a warpgroup whose element reaches TMEM lane ``tmem_lane``
+    (None: undefined), outside its warp's quarter ``allowed`` (lane base + ``offset``)."""
+
+    offset: int
+    warp: int
+    thread: int
+    lane: int
+    i: int
+    element: str
+    tmem_lane: int | None
+    allowed: tuple[int, int]
+    params: Mapping[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _with_params(self.params, {"offset": self.offset, "warp": self.warp, "thread": self.thread,
+                                          "lane": self.lane, "i": self.i, "element": self.element,
+                                          "tmem_lane": self.tmem_lane, "allowed": list(self.allowed)})
+
+    def lines(self) -> list[str]:
+        where = "no TMEM lane" if self.tmem_lane is None else f"TMEM lane {self.tmem_lane}"
+        return [f"warp {self.warp} (thread {self.thread}, lane {self.lane}), element {self.element}: {where}, "
+                f"outside {self.allowed[0]}-{self.allowed[1]}"]
+
+
+@dataclass(frozen=True, eq=True)
+class ReviewedFacts(Witness):
+    """A page's layout (at ``file``:``line``:``col``) whose register facts differ from the reviewed spec's
+    (``facts``: FACT -> ``{"reviewed", "page"}``)."""
+
+    file: str
+    line: int
+    col: int
+    facts: Mapping[str, Mapping[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "col": self.col, "facts": _copy(self.facts)}
+
+    def lines(self) -> list[str]:
+        return [f"{self.file}:{self.line}:{self.col}"] + [f"{k}: {v['reviewed']!r} -> {v['page']!r}"
+                                                          for k, v in self.facts.items()]
+
+__all__ = ["AxisCoverage", "BufferPlace", "CellCoverage", "CellHeldBy", "DomainDiffers", "ElementList",
+           "FragmentDiffers", "KCoverage", "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField",
+           "NotPermuted", "OperandExtent", "OperandRegisters", "ParamsDiffer", "RegisterCount", "RegisterPacking",
+           "ReplicaDiffers", "ReviewedFacts", "SparseMetadata", "SparseRange", "SpecGivenDiffer", "TileDiffers",
+           "TmemLane", "at_member"]
