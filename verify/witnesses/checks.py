@@ -133,7 +133,11 @@ class SpecGivenDiffer(Witness):
         return body
 
     def lines(self) -> list[str]:
-        out = [f"{self.kind}: spec {self.spec}, given {self.given}"]
+        def side(v: Any) -> str:
+            if isinstance(v, Mapping):
+                return ", ".join(f"{n} {k}" for k, n in v.items())
+            return " x ".join(str(n) for n in v) if isinstance(v, (list, tuple)) else str(v)
+        out = [f"{self.kind}: spec {side(self.spec)}, given {side(self.given)}"]
         if self.outside is not None:
             o = self.outside
             out.append(f"lane {o['lane']}, element {o['element']}: cell ({o['row']}, {o['col']}), outside the spec")
@@ -375,7 +379,7 @@ class KCoverage(Witness):
 
     def lines(self) -> list[str]:
         def who(e: Mapping[str, Any] | None) -> str:
-            return "nothing" if e is None else f"lane {e['lane']}, element {e['element']}"
+            return "no element" if e is None else f"lane {e['lane']}, element {e['element']}"
         return [f"k = {self.k}{_mma(self.mma)}: A {who(self.A)}, B {who(self.B)}"]
 
 
@@ -488,7 +492,8 @@ class SparseMetadata(Witness):
                     f"{self.logical_col}, outside chunk {self.chunk} (row {self.row})"]
         b = self.second
         return [f"metadata {self.metadata}: lane {a['lane']}, element {a['element']} and lane {b['lane']}, element "
-                f"{b['element']} (row {self.row}, chunk {self.chunk}) go to columns {self.logical_cols}"]
+                f"{b['element']} (row {self.row}, chunk {self.chunk}) go to columns "
+                f"{' and '.join(str(c) for c in self.logical_cols or ())}"]
 
 
 @dataclass(frozen=True, eq=True)
