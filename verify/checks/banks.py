@@ -217,8 +217,8 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     if res == "sat" and model is not None:
         p = _point(m, model, x)
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
-        z3_cex = LaneAddress(env_v, p["lane"], _origin(pat, p["a"], p["b"]), list(_cell(pat, p["lane"], p["a"], p["b"])),
-                             smt.as_int(model, ax))
+        z3_cex = LaneAddress(env_v, p["lane"], _origin(pat, p["a"], p["b"]),
+                             list(_cell(pat, p["lane"], p["a"], p["b"])), smt.as_int(model, ax))
     results.append(combine_engines(
         "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "

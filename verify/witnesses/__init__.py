@@ -43,17 +43,17 @@ hold (the output box, the family binding, the matrix's extent).
 """
 from __future__ import annotations
 
-from .checks import (AxisCoverage, BufferPlace, CellCoverage, CellHeldBy, DomainDiffers, ElementList,
-                     FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted, OperandExtent,
-                     OperandRegisters, ParamsDiffer, RegisterCount, RegisterPacking, ReplicaDiffers, ReviewedFacts,
-                     SparseMetadata, SparseRange, SpecGivenDiffer, TileDiffers, TmemLane, at_member)
+from .checks import (AxisCoverage, BufferPlace, CellCoverage, CellHeldBy, CheckWitness, DomainDiffers, ElementList,
+                     FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted,
+                     OperandExtent, OperandRegisters, ParamsDiffer, RegisterCount, RegisterPacking, ReplicaDiffers,
+                     ReviewedFacts, SparseMetadata, SparseRange, SpecGivenDiffer, TileDiffers, TmemLane, at_member)
 from .core import (BankConflict, CellOutside, CellUnreached, Element, ElementsCollide, Facts, OutputUnreached,
                    PointDiffers, PointOutside, PointsCollide, TextPosition, Witness, as_witness, fragment_witness,
                    witness_json)
 
 __all__ = ["AxisCoverage", "BankConflict", "BufferPlace", "CellCoverage", "CellHeldBy", "CellOutside", "CellUnreached",
-           "DomainDiffers", "Element", "ElementList", "ElementsCollide", "Facts", "FragmentDiffers", "KCoverage",
-           "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent",
+           "CheckWitness", "DomainDiffers", "Element", "ElementList", "ElementsCollide", "Facts", "FragmentDiffers",
+           "KCoverage", "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent",
            "OperandRegisters", "OutputUnreached", "ParamsDiffer", "PointDiffers", "PointOutside", "PointsCollide",
            "RegisterCount", "RegisterPacking", "ReplicaDiffers", "ReviewedFacts", "SparseMetadata", "SparseRange",
            "SpecGivenDiffer", "TextPosition", "TileDiffers", "TmemLane", "Witness", "as_witness", "at_member",

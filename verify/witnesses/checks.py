@@ -53,14 +53,22 @@ def at_member(w: Witness | Mapping[str, Any] | None, params: Mapping[str, int]) 
     if w is None:
         return None
     if isinstance(w, Witness) and not isinstance(w, Facts) and any(f.name == "params" for f in dataclasses.fields(w)):
-        return w if getattr(w, "params") is not None else dataclasses.replace(w, params=dict(params))  # type: ignore[type-var]
+        if getattr(w, "params") is not None:
+            return w
+        return dataclasses.replace(w, params=dict(params))  # type: ignore[type-var]
     return Facts({"params": params, **w})
+
+
+class CheckWitness(Witness):
+    """A witness of one of these checks.  Until the committed report is regenerated on purpose, the report
+    shows it as its fields (``key = value``, ``Witness.lines``), as it showed the plain mapping it replaces;
+    its own words (``lines``) are for proof scripts and the renderers that ask for them."""
 
 
 # ----------------------------------------------------------------------------- two layouts
 
 @dataclass(frozen=True, eq=True)
-class FragmentDiffers(Witness):
+class FragmentDiffers(CheckWitness):
     """The first (lane, i) where two fragments differ: the cell each puts it at (``first``, ``second``:
     ``{"row", "col"[, "mma"]}``; ``None``: undefined there)."""
 
@@ -80,7 +88,7 @@ class FragmentDiffers(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class DomainDiffers(Witness):
+class DomainDiffers(CheckWitness):
     """Two layouts over different domains: ``what`` (threads, elements, groups, parameters...) and, when the
     check states them, what each has (``first``, ``second``)."""
 
@@ -102,7 +110,7 @@ class DomainDiffers(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class ParamsDiffer(Witness):
+class ParamsDiffer(CheckWitness):
     """Two releases of a family layout over different parameters (``old``, ``new``: as written)."""
 
     old: str
@@ -116,7 +124,7 @@ class ParamsDiffer(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class SpecGivenDiffer(Witness):
+class SpecGivenDiffer(CheckWitness):
     """A given that does not cover the spec's box: ``kind`` ``extent`` (``spec``, ``given``: [rows, cols];
     ``outside``: the given's first element outside the spec's matrix, if known) or ``domain`` (``spec``,
     ``given``: threads, elements, groups)."""
@@ -145,7 +153,7 @@ class SpecGivenDiffer(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class NotPermuted(Witness):
+class NotPermuted(CheckWitness):
     """Why a lane is not the spec's lane in another element order: on ``side``, lane ``lane``'s element
     ``i`` holds ``cell`` the other side's lane does not (``kind`` ``not_held``), or two of its elements
     (``first``, ``second``: ``{"i", "element"}``) hold one cell (``kind`` ``lane_repeats``)."""
@@ -176,7 +184,7 @@ class NotPermuted(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class ReplicaDiffers(Witness):
+class ReplicaDiffers(CheckWitness):
     """A thread of the given that is not the copy of its spec lane (copies along ``copy_bits``, or
     ``"blocks"``): its element (lane, i) read as (as_lane, as_i), and the cell each side puts it at."""
 
@@ -203,7 +211,7 @@ class ReplicaDiffers(Witness):
 # ----------------------------------------------------------------------------- register arithmetic
 
 @dataclass(frozen=True, eq=True)
-class RegisterCount(Witness):
+class RegisterCount(CheckWitness):
     """registers x elements per register (``per_thread``) x ``threads`` = ``total`` against the matrix's
     ``matrix`` elements (held ``replication`` times, when stated); ``listed``: the element list's length.
     ``params_last``: the member is written after the arithmetic (a partial layout's count)."""
@@ -238,7 +246,7 @@ class RegisterCount(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class RegisterPacking(Witness):
+class RegisterPacking(CheckWitness):
     """A .``register_type`` register (``register_bits``) holds ``fits`` .``type`` elements (``element_bits``),
     not ``elements_per_register``."""
 
@@ -261,7 +269,7 @@ class RegisterPacking(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class ElementList(Witness):
+class ElementList(CheckWitness):
     """The doc's element list ``list`` names ``found`` at ``position``, where ``expected`` belongs."""
 
     position: int
@@ -281,7 +289,7 @@ class ElementList(Witness):
 # ----------------------------------------------------------------------------- an instruction's operands
 
 @dataclass(frozen=True, eq=True)
-class OperandRegisters(Witness):
+class OperandRegisters(CheckWitness):
     """One operand's register facts against the instruction's shape (rows x cols over ``threads``:
     ``expected_per_thread``; ``k``: the shape's K, if any)."""
 
@@ -316,7 +324,7 @@ class OperandRegisters(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class OperandExtent(Witness):
+class OperandExtent(CheckWitness):
     """An operand declared ``declared`` (rows, cols) where the instruction's shape needs ``expected``."""
 
     operand: str
@@ -335,7 +343,7 @@ class OperandExtent(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class AxisCoverage(Witness):
+class AxisCoverage(CheckWitness):
     """An operand whose ``axis`` (row, col) misses value ``missing`` or reaches ``extra`` outside its extent
     (in MMA computation ``mma``)."""
 
@@ -361,7 +369,7 @@ class AxisCoverage(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class KCoverage(Witness):
+class KCoverage(CheckWitness):
     """A ``k`` that A and B do not both reach inside [0, K): the first element of each reaching it (``A``,
     ``B``: ``{"lane", "i", "element"}``; ``None``: none), in MMA computation ``mma``."""
 
@@ -384,7 +392,7 @@ class KCoverage(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class LaneGroups(Witness):
+class LaneGroups(CheckWitness):
     """The lanes of the MMA computations: a lane assigned a computation ``mma`` that does not exist (``kind``
     ``range``), a computation with ``lanes`` lanes, not ``expected`` (``size``), or a lane holding elements
     of operand ``holds`` but none of ``lacks`` (``holders``)."""
@@ -418,7 +426,7 @@ class LaneGroups(Witness):
 # ----------------------------------------------------------------------------- handoff
 
 @dataclass(frozen=True, eq=True)
-class CellHeldBy(Witness):
+class CellHeldBy(CheckWitness):
     """A cell lane ``lane``'s element needs (``cell``) and the source element holding it (``held_by``:
     ``{"lane", "i", "tile", "element"}``; ``None``: no lane holds it)."""
 
@@ -442,7 +450,7 @@ class CellHeldBy(Witness):
 # ----------------------------------------------------------------------------- sparse A
 
 @dataclass(frozen=True, eq=True)
-class SparseRange(Witness):
+class SparseRange(CheckWitness):
     """A kept element of sparse A (row ``row``) whose range [firstcol ... lastcol] (rank ``rank``) is not
     whole chunks inside [0, K): ``reason``."""
 
@@ -464,7 +472,7 @@ class SparseRange(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class SparseMetadata(Witness):
+class SparseMetadata(CheckWitness):
     """A metadata value ``metadata`` that sends element ``first`` outside its chunk (``second`` None: at
     ``logical_col``), or two kept elements of one (row, chunk) to one logical column or out of order."""
 
@@ -497,7 +505,7 @@ class SparseMetadata(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class MetadataField(Witness):
+class MetadataField(CheckWitness):
     """A metadata field (lane ``lane``, nibble ``nibble``) a selector value names: undefined or outside rows x
     chunks (``kind`` ``in_range``), the same (row, chunk) as (lane2, nibble2) (``injective``), no field for
     (row, chunk) (``surjective``), or of a row the lane's group of four does not hold (``kind`` None)."""
@@ -532,7 +540,7 @@ class MetadataField(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class MetadataBudget(Witness):
+class MetadataBudget(CheckWitness):
     """The metadata's arithmetic: the selector values ``selectors``, the lanes each needs, the fields."""
 
     selectors: tuple[int, ...]
@@ -550,7 +558,7 @@ class MetadataBudget(Witness):
 # ----------------------------------------------------------------------------- shared memory
 
 @dataclass(frozen=True, eq=True)
-class LaneAddress(Witness):
+class LaneAddress(CheckWitness):
     """A lane's access, at the tile placed at ``origin``, to ``cell``: unplaced (``address`` None) or at a
     misaligned byte ``address``."""
 
@@ -578,7 +586,7 @@ class LaneAddress(Witness):
 # ----------------------------------------------------------------------------- tiled layouts
 
 @dataclass(frozen=True, eq=True)
-class TileDiffers(Witness):
+class TileDiffers(CheckWitness):
     """A thread of a tiled given (``unit`` ``index``, lane ``lane``, repeat ``repeat``) whose element is not
     the spec's element ``as_i`` moved by ``offset`` (read at ``reference``; None: undefined there)."""
 
@@ -601,7 +609,8 @@ class TileDiffers(Witness):
         return {"kind": "tile", "unit": self.unit, "thread": self.thread, "i": self.i, "element": self.element,
                 "index": self.index, "lane": self.lane, "repeat": self.repeat, "as_i": self.as_i,
                 "as_element": self.as_element, "spec": _copy(self.spec), "given": _copy(self.given),
-                "reference": _copy(self.reference), "offset": _copy(self.offset), "repeat_bits": _copy(self.repeat_bits)}
+                "reference": _copy(self.reference), "offset": _copy(self.offset),
+                "repeat_bits": _copy(self.repeat_bits)}
 
     def lines(self) -> list[str]:
         return [f"thread {self.thread} ({self.unit} {self.index}, lane {self.lane}), element {self.element} "
@@ -610,7 +619,7 @@ class TileDiffers(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class CellCoverage(Witness):
+class CellCoverage(CheckWitness):
     """A cell (row, col) of a block its sub-tiles hold ``held`` times, not ``expected`` (None: not a whole
     number of times)."""
 
@@ -637,7 +646,7 @@ _PLACE_KEYS = {"writer_in_range": ("element", "copy", "at"), "reader_in_range": 
 
 
 @dataclass(frozen=True, eq=True)
-class BufferPlace(Witness):
+class BufferPlace(CheckWitness):
     """Where a writer's and a reader's maps of one buffer disagree, at the member ``params``: the element (and
     copy) at fault and the places involved; which fields the check ``check`` states is fixed by it
     (``writer_in_range``, ``reader_in_range``, ``written_once``, ``same_place``, ``no_foreign_read``,
@@ -675,7 +684,7 @@ class BufferPlace(Witness):
 # ----------------------------------------------------------------------------- Tensor Memory, reviewed facts
 
 @dataclass(frozen=True, eq=True)
-class TmemLane(Witness):
+class TmemLane(CheckWitness):
     """A thread (warp ``warp``, lane ``lane``) of a warpgroup whose element reaches TMEM lane ``tmem_lane``
     (None: undefined), outside its warp's quarter ``allowed`` (lane base + ``offset``)."""
 
@@ -701,7 +710,7 @@ class TmemLane(Witness):
 
 
 @dataclass(frozen=True, eq=True)
-class ReviewedFacts(Witness):
+class ReviewedFacts(CheckWitness):
     """A page's layout (at ``file``:``line``:``col``) whose register facts differ from the reviewed spec's
     (``facts``: FACT -> ``{"reviewed", "page"}``)."""
 
@@ -717,7 +726,7 @@ class ReviewedFacts(Witness):
         return [f"{self.file}:{self.line}:{self.col}"] + [f"{k}: {v['reviewed']!r} -> {v['page']!r}"
                                                           for k, v in self.facts.items()]
 
-__all__ = ["AxisCoverage", "BufferPlace", "CellCoverage", "CellHeldBy", "DomainDiffers", "ElementList",
+__all__ = ["AxisCoverage", "BufferPlace", "CellCoverage", "CellHeldBy", "CheckWitness", "DomainDiffers", "ElementList",
            "FragmentDiffers", "KCoverage", "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField",
            "NotPermuted", "OperandExtent", "OperandRegisters", "ParamsDiffer", "RegisterCount", "RegisterPacking",
            "ReplicaDiffers", "ReviewedFacts", "SparseMetadata", "SparseRange", "SpecGivenDiffer", "TileDiffers",
