@@ -455,8 +455,9 @@ class ConformResult:
     """What ``conform`` decided about ``given`` against ``spec``.
 
     ``status``: ``equal`` | ``permuted`` | ``replicated`` | ``differs`` | ``unknown`` | ``error``;
-    ``counterexample``: the first difference (``{"kind": "point", "lane", "i", "element", "first"
-    (spec), "second" (given)}`` on the same domain; ``extent``/``domain``/``replica`` otherwise);
+    ``counterexample``: the first difference (``FragmentDiffers``: ``{"kind": "point", "lane", "i", "element",
+    "first" (spec), "second" (given)}``) on the same domain; ``SpecGivenDiffer`` (``extent``/``domain``),
+    ``ReplicaDiffers`` (``replica``) or a tiling's witness otherwise);
     ``checks``: the verdict of each step that ran (``equal``, ``permuted``, ``replicated``).
     """
 
