@@ -233,8 +233,8 @@ def test_every_witness_class_has_a_literal_case() -> None:
     import verify.witnesses as W  # noqa: PLC0415
     classes = {n for n in W.__all__ if isinstance(getattr(W, n), type) and issubclass(getattr(W, n), Witness)}
     tested = {type(c[0]).__name__ for c in CHECK_WITNESSES}
-    core = {"BankConflict", "CellOutside", "CellUnreached", "ElementsCollide", "Facts", "OutputUnreached",
-            "PointDiffers", "PointOutside", "PointsCollide", "TextPosition", "Witness"}
+    core = {"BankConflict", "CellOutside", "CellUnreached", "CheckWitness", "ElementsCollide", "Facts",
+            "OutputUnreached", "PointDiffers", "PointOutside", "PointsCollide", "TextPosition", "Witness"}
     assert classes - core == tested
 
 
