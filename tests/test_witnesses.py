@@ -17,10 +17,11 @@ from verify.results import CheckResult, Finding
 from verify.witnesses import (AxisCoverage, BankConflict, BufferPlace, CellCoverage, CellHeldBy, CellOutside,
                               CellUnreached, DomainDiffers, Element, ElementList, ElementsCollide, Facts,
                               FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField,
-                              NotPermuted, OperandExtent, OperandRegisters, OutputUnreached, ParamsDiffer, PointDiffers,
-                              PointOutside, PointsCollide, RegisterCount, RegisterPacking, ReplicaDiffers, ReviewedFacts,
-                              SparseMetadata, SparseRange, SpecGivenDiffer, TextPosition, TileDiffers, TmemLane, Witness,
-                              as_witness, at_member, fragment_witness, witness_json)
+                              NotPermuted, OperandExtent, OperandRegisters, OutputUnreached, ParamsDiffer,
+                              PointDiffers, PointOutside, PointsCollide, RegisterCount, RegisterPacking,
+                              ReplicaDiffers, ReviewedFacts, SparseMetadata, SparseRange, SpecGivenDiffer,
+                              TextPosition, TileDiffers, TmemLane, Witness, as_witness, at_member, fragment_witness,
+                              witness_json)
 
 
 def test_each_witness_owns_its_json_and_words() -> None:
@@ -112,7 +113,8 @@ def test_the_checks_build_typed_witnesses() -> None:
 _EL = {"lane": 0, "i": 0, "element": "a0"}
 CHECK_WITNESSES = [
     (FragmentDiffers(5, 2, "a2", {"row": 13, "col": 2}, {"row": 5, "col": 10}),
-     {"kind": "point", "lane": 5, "i": 2, "element": "a2", "first": {"row": 13, "col": 2}, "second": {"row": 5, "col": 10}},
+     {"kind": "point", "lane": 5, "i": 2, "element": "a2", "first": {"row": 13, "col": 2},
+      "second": {"row": 5, "col": 10}},
      "lane 5, element a2: cell (13, 2) against cell (5, 10)"),
     (FragmentDiffers(1, 0, "c0", {"row": 0, "col": 0, "mma": 1}, None, {"N": 8}),
      {"params": {"N": 8}, "kind": "point", "lane": 1, "i": 0, "element": "c0", "first": {"row": 0, "col": 0, "mma": 1},
@@ -120,13 +122,15 @@ CHECK_WITNESSES = [
     (DomainDiffers("threads", 32, 64), {"kind": "domain", "what": "threads", "first": 32, "second": 64},
      "threads differ: 32 against 64"),
     (DomainDiffers("replication"), {"kind": "domain", "what": "replication"}, "the domains differ (replication)"),
-    (ParamsDiffer("[('N', (8, 16))]", "[('N', (8,))]"), {"kind": "params", "old": "[('N', (8, 16))]", "new": "[('N', (8,))]"},
+    (ParamsDiffer("[('N', (8, 16))]", "[('N', (8,))]"),
+     {"kind": "params", "old": "[('N', (8, 16))]", "new": "[('N', (8,))]"},
      "parameters differ: old [('N', (8, 16))], new [('N', (8,))]"),
     (SpecGivenDiffer("extent", [16, 8], [16, 16], {"lane": 3, "i": 1, "element": "c1", "row": 2, "col": 9}),
      {"kind": "extent", "spec": [16, 8], "given": [16, 16],
       "outside": {"lane": 3, "i": 1, "element": "c1", "row": 2, "col": 9}},
      "extent: spec 16 x 8, given 16 x 16; lane 3, element c1: cell (2, 9), outside the spec"),
-    (SpecGivenDiffer("domain", {"threads": 32, "elements": 4, "groups": 1}, {"threads": 64, "elements": 4, "groups": 1}),
+    (SpecGivenDiffer("domain", {"threads": 32, "elements": 4, "groups": 1},
+                     {"threads": 64, "elements": 4, "groups": 1}),
      {"kind": "domain", "spec": {"threads": 32, "elements": 4, "groups": 1},
       "given": {"threads": 64, "elements": 4, "groups": 1}},
      "domain: spec 32 threads, 4 elements, 1 groups, given 64 threads, 4 elements, 1 groups"),
@@ -136,7 +140,8 @@ CHECK_WITNESSES = [
     (NotPermuted("lane_repeats", "given", 0, {"row": 0, "col": 0}, first={"i": 0, "element": "c0"},
                  second={"i": 1, "element": "c1"}),
      {"kind": "lane_repeats", "side": "given", "lane": 0, "first": {"i": 0, "element": "c0"},
-      "second": {"i": 1, "element": "c1"}, "cell": {"row": 0, "col": 0}}, "given lane 0, elements c0 and c1: both cell (0, 0)"),
+      "second": {"i": 1, "element": "c1"}, "cell": {"row": 0, "col": 0}},
+     "given lane 0, elements c0 and c1: both cell (0, 0)"),
     (ReplicaDiffers([5], 33, 0, "c0", 1, 0, "c0", {"row": 0, "col": 2}, {"row": 8, "col": 2}),
      {"kind": "replica", "copy_bits": [5], "lane": 33, "i": 0, "element": "c0", "as_lane": 1, "as_i": 0,
       "as_element": "c0", "spec": {"row": 0, "col": 2}, "given": {"row": 8, "col": 2}},
@@ -165,7 +170,8 @@ CHECK_WITNESSES = [
      {"register_type": "b32", "register_bits": 32, "type": "f16", "element_bits": 16, "elements_per_register": 1,
       "fits": 2}, "a .b32 register (32 bits) holds 2 .f16, not 1"),
     (ElementList(1, "a2", "a1", "a0, a2, a1, a3"),
-     {"position": 1, "found": "a2", "expected": "a1", "list": "a0, a2, a1, a3"}, "element list position 1: a2, expected a1"),
+     {"position": 1, "found": "a2", "expected": "a1", "list": "a0, a2, a1, a3"},
+     "element list position 1: a2, expected a1"),
     (OperandRegisters("C", "mma.m8n8k16.C.s32", 4, "s32", 32, 1, 32, None, 4, 2, 8, 8, 32, 16),
      {"operand": "C", "layout": "mma.m8n8k16.C.s32", "registers": 4, "register_type": "s32", "register_bits": 32,
       "elements_per_register": 1, "element_bits": 32, "listed": None, "per_thread": 4, "expected_per_thread": 2,
@@ -182,10 +188,12 @@ CHECK_WITNESSES = [
     (LaneGroups("size", 0, lanes=16, expected=8), {"kind": "size", "mma": 0, "lanes": 16, "expected": 8},
      "MMA computation 1 has 16 lanes, expected 8"),
     (LaneGroups("holders", 1, lane=4, holds="A", lacks="B"),
-     {"kind": "holders", "lane": 4, "mma": 1, "holds": "A", "lacks": "B"}, "lane 4 of MMA computation 2 holds A but no B"),
+     {"kind": "holders", "lane": 4, "mma": 1, "holds": "A", "lacks": "B"},
+     "lane 4 of MMA computation 2 holds A but no B"),
     (CellHeldBy(0, 2, "a2", {"row": 0, "col": 2}, {"lane": 1, "i": 0, "tile": 0, "element": "c0"}),
      {"lane": 0, "i": 2, "element": "a2", "cell": {"row": 0, "col": 2},
-      "held_by": {"lane": 1, "i": 0, "tile": 0, "element": "c0"}}, "lane 0, element a2 needs cell (0, 2): held by lane 1, element c0"),
+      "held_by": {"lane": 1, "i": 0, "tile": 0, "element": "c0"}},
+     "lane 0, element a2 needs cell (0, 2): held by lane 1, element c0"),
     (SparseRange(3, 1, "a1", 0, 8, 11, 2, "holds only 2"),
      {"lane": 3, "i": 1, "element": "a1", "row": 0, "firstcol": 8, "lastcol": 11, "rank": 2, "reason": "holds only 2"},
      "lane 3, element a1 (row 0): holds only 2"),
@@ -221,7 +229,8 @@ CHECK_WITNESSES = [
 ]
 
 
-@pytest.mark.parametrize("w,js,words", CHECK_WITNESSES, ids=[f"{type(c[0]).__name__}-{k}" for k, c in enumerate(CHECK_WITNESSES)])
+@pytest.mark.parametrize("w,js,words", CHECK_WITNESSES,
+                         ids=[f"{type(c[0]).__name__}-{k}" for k, c in enumerate(CHECK_WITNESSES)])
 def test_each_check_witness_owns_its_json_and_words(w: Witness, js: dict, words: str) -> None:
     assert w.to_json() == js and list(w.to_json()) == list(js), w  # the keys, in the order the check wrote them
     assert json.loads(json.dumps(w.to_json())) == js
