@@ -28,6 +28,7 @@ from verify.layout import family
 from verify.layout.model import cells_of
 from verify.layout.sparse import (NIBBLES_PER_REGISTER, is_sparse, metadata_cell, metadata_owner, metadata_table,
                                   selector_of)
+from verify.witnesses import Witness
 
 from conftest import SPECS
 
@@ -66,11 +67,13 @@ def mutants(files: list, count: int, seed: int, first_only: bool = False) -> Ite
 
 
 def _outcome(fn: Any, *args: Any) -> Any:
-    """A call's value, or the error it raises (type, message, position), so errors compare too."""
+    """A call's value (a witness as its JSON fields), or the error it raises (type, message, position), so
+    errors compare too."""
     try:
-        return fn(*args)
+        value = fn(*args)
     except oracle.EvalError as e:
         return ("raises", type(e).__name__, str(e), e.pos)
+    return value.to_json() if isinstance(value, Witness) else value
 
 
 @lru_cache(maxsize=None)

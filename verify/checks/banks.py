@@ -35,7 +35,7 @@ from ..layout.named import evaluate_all as evaluate_all_at
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern
 from ..results import CheckResult, combine_engines
-from ..witnesses import BankConflict
+from ..witnesses import BankConflict, LaneAddress
 from .fragment import DEFAULT_TIMEOUT
 from .maps import param_constraint
 
@@ -161,14 +161,13 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
             bad = np.argwhere((~ok) & active[:, None, None])
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["defined"] = {"params": dict(env), "lane": l, "origin": _origin(pat, a, b),
-                                   "cell": list(_cell(pat, l, a, b))}
+                enum["defined"] = LaneAddress(dict(env), l, _origin(pat, a, b), list(_cell(pat, l, a, b)))
         if enum["aligned"] is None:
             bad = np.argwhere(ok & active[:, None, None] & (addr % max(1, min(access.bytes, 16)) != 0))
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["aligned"] = {"params": dict(env), "lane": l, "origin": _origin(pat, a, b),
-                                   "cell": list(_cell(pat, l, a, b)), "address": int(addr[l, a, b])}
+                enum["aligned"] = LaneAddress(dict(env), l, _origin(pat, a, b), list(_cell(pat, l, a, b)),
+                                              int(addr[l, a, b]))
         words = (addr >> 2)[..., None] + np.arange(J)  # (L, A, B, J)
         use = (ok & active[:, None, None])
         # pairwise conflicts inside groups, per placement: (A, B, L2, L1)
@@ -204,8 +203,8 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     z3_cex = None
     if res == "sat" and model is not None:
         p = _point(m, model, x)
-        z3_cex = {"params": {k: smt.as_int(model, v) for k, v in penv.items()}, "lane": p["lane"],
-                  "origin": _origin(pat, p["a"], p["b"]), "cell": list(_cell(pat, p["lane"], p["a"], p["b"]))}
+        z3_cex = LaneAddress({k: smt.as_int(model, v) for k, v in penv.items()}, p["lane"],
+                             _origin(pat, p["a"], p["b"]), list(_cell(pat, p["lane"], p["a"], p["b"])))
     results.append(combine_engines(
         "defined", "proved", smt.status(res), z3_cex, enum["defined"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
@@ -218,8 +217,8 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     if res == "sat" and model is not None:
         p = _point(m, model, x)
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
-        z3_cex = {"params": env_v, "lane": p["lane"], "origin": _origin(pat, p["a"], p["b"]),
-                  "cell": list(_cell(pat, p["lane"], p["a"], p["b"])), "address": smt.as_int(model, ax)}
+        z3_cex = LaneAddress(env_v, p["lane"], _origin(pat, p["a"], p["b"]),
+                             list(_cell(pat, p["lane"], p["a"], p["b"])), smt.as_int(model, ax))
     results.append(combine_engines(
         "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "

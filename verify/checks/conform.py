@@ -57,7 +57,7 @@ import dataclasses
 import itertools
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 import z3
@@ -65,7 +65,8 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Codomain, Layout, cells_of
-from ..witnesses import Witness, as_witness, witness_json
+from ..witnesses import (DomainDiffers, NotPermuted, ReplicaDiffers, SpecGivenDiffer, Witness, as_witness,
+                         witness_json)
 from ..results import CheckResult, combine_engines
 from .equivalence import cell_dict as _cell
 from .equivalence import cell_keys as _keys
@@ -187,15 +188,15 @@ def _z3_lane_collision(x: Layout, w: int, budget: smt.Budget,
     return res, (smt.as_int(m, lane), smt.as_int(m, i2), smt.as_int(m, i1)) if res == "sat" and m is not None else None
 
 
-def _perm_witness(spec: Layout, given: Layout, part: str, pt: tuple[int, ...]) -> dict[str, Any]:
+def _perm_witness(spec: Layout, given: Layout, part: str, pt: tuple[int, ...]) -> NotPermuted:
     side, lay = ("given", given) if part in ("a", "b") else ("spec", spec)
     if part in ("a", "c"):
         lane, i = pt
-        return {"kind": "not_held", "side": side, "lane": lane, "i": i, "element": lay.element_name(i),
-                "cell": _cell(lay, lane, i)}
+        return NotPermuted("not_held", side, lane, _cell(lay, lane, i), i=i, element=lay.element_name(i))
     lane, i2, i1 = pt
-    return {"kind": "lane_repeats", "side": side, "lane": lane, "first": {"i": i1, "element": lay.element_name(i1)},
-            "second": {"i": i2, "element": lay.element_name(i2)}, "cell": _cell(lay, lane, i2)}
+    return NotPermuted("lane_repeats", side, lane, _cell(lay, lane, i2),
+                       first={"i": i1, "element": lay.element_name(i1)},
+                       second={"i": i2, "element": lay.element_name(i2)})
 
 
 def _perm_message(c: dict[str, Any]) -> str:
@@ -209,7 +210,7 @@ def _perm_message(c: dict[str, Any]) -> str:
             f"both hold {where(c['cell'])}")
 
 
-def _confirm_perm(spec: Layout, given: Layout, c: dict[str, Any]) -> bool:
+def _confirm_perm(spec: Layout, given: Layout, c: Mapping[str, Any]) -> bool:
     lay = given if c["side"] == "given" else spec
     other = spec if lay is given else given
     if c["kind"] == "not_held":
@@ -224,7 +225,7 @@ def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> t
     when proved (read from the enumeration, confirmed by Z3)."""
     t0 = time.perf_counter()
     ks, kg = _keys(cells_of(spec), cells_of(given))
-    enum: dict[str, Any] | None = None
+    enum: NotPermuted | None = None
     enum_at: tuple[str, tuple[int, ...]] | None = None  # (part, point): the hint for Z3's query of that part
     for part, found in (("a", lambda: _enum_missing(kg, ks)), ("b", lambda: _enum_lane_collision(kg)),
                         ("c", lambda: _enum_missing(ks, kg)), ("d", lambda: _enum_lane_collision(ks))):
@@ -250,7 +251,7 @@ def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> t
             break
     result = combine_engines("permuted", "proved", smt.status(z3_res), z3_cex, enum, _perm_message,
                              time.perf_counter() - t0, "every lane holds the spec's cells, in another element order",
-                             lambda c: _confirm_perm(spec, given, dict(c)), same_witness=True)
+                             lambda c: _confirm_perm(spec, given, c), same_witness=True)
     if result.status != "proved":
         return result, None
     perm = _read_permutation(ks, kg, spec.prefix)
@@ -389,12 +390,11 @@ def _z3_replica_difference(spec: Layout, given: Layout, rep: Replication, w: int
     return res, (smt.as_int(m, t), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
-def _replica_witness(spec: Layout, given: Layout, rep: Replication, pt: tuple[int, int]) -> dict[str, Any]:
+def _replica_witness(spec: Layout, given: Layout, rep: Replication, pt: tuple[int, int]) -> ReplicaDiffers:
     t, i = pt
     lane, j = t % spec.threads, rep.projection[i]
-    return {"kind": "replica", "copy_bits": list(rep.copy_bits) if rep.copy_bits is not None else "blocks",
-            "lane": t, "i": i, "element": given.element_name(i), "as_lane": lane, "as_i": j,
-            "as_element": spec.element_name(j), "spec": _cell(spec, lane, j), "given": _cell(given, t, i)}
+    return ReplicaDiffers(list(rep.copy_bits) if rep.copy_bits is not None else "blocks", t, i, given.element_name(i),
+                          lane, j, spec.element_name(j), _cell(spec, lane, j), _cell(given, t, i))
 
 
 def _replica_message(c: dict[str, Any]) -> str:
@@ -411,7 +411,7 @@ def replicated(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) ->
     t0 = time.perf_counter()
     cands = replication_candidates(spec, given)
     if isinstance(cands, str):
-        return CheckResult("replicated", "refuted", "proved", {"kind": "domain", "what": "replication"}, cands,
+        return CheckResult("replicated", "refuted", "proved", DomainDiffers("replication"), cands,
                            time.perf_counter() - t0, {"arithmetic": "refuted"}), None
     enum_found, enum_cex, enum_pt = None, None, None
     for rep in cands:
@@ -455,8 +455,9 @@ class ConformResult:
     """What ``conform`` decided about ``given`` against ``spec``.
 
     ``status``: ``equal`` | ``permuted`` | ``replicated`` | ``differs`` | ``unknown`` | ``error``;
-    ``counterexample``: the first difference (``{"kind": "point", "lane", "i", "element", "first"
-    (spec), "second" (given)}`` on the same domain; ``extent``/``domain``/``replica`` otherwise);
+    ``counterexample``: the first difference (``FragmentDiffers``: ``{"kind": "point", "lane", "i", "element",
+    "first" (spec), "second" (given)}``) on the same domain; ``SpecGivenDiffer`` (``extent``/``domain``),
+    ``ReplicaDiffers`` (``replica``) or a tiling's witness otherwise);
     ``checks``: the verdict of each step that ran (``equal``, ``permuted``, ``replicated``).
     """
 
@@ -545,7 +546,7 @@ def _thr_id_hint(spec: Layout, given: Layout, notation: str, status: str) -> str
             f"are: give --thr-id \"{SM70_THR_ID}\" (api.cute(..., thr_id=\"{SM70_THR_ID}\"))")
 
 
-def _table_outside(spec: Layout, given: Layout) -> dict[str, Any] | None:
+def _table_outside(spec: Layout, given: Layout) -> SpecGivenDiffer | None:
     """A table's first cell outside the spec's rows x cols, read from its data (no evaluation); None when
     there is none, the given is not a table, or the spec itself has cells outside (then only the full
     comparison can tell)."""
@@ -560,12 +561,12 @@ def _table_outside(spec: Layout, given: Layout) -> dict[str, Any] | None:
     if bool((c.ok & ~inside).any()):
         return None
     lane, i, row, col = hit
-    return {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols],
-            "outside": {"lane": lane, "i": i, "element": given.element_name(i), "row": row, "col": col}}
+    return SpecGivenDiffer("extent", [spec.rows, spec.cols], [given.rows, given.cols],
+                           {"lane": lane, "i": i, "element": given.element_name(i), "row": row, "col": col})
 
 
 def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: str, t0: float) -> ConformResult:
-    def done(status: str, cex: dict[str, Any] | None, message: str, engines: dict[str, str],
+    def done(status: str, cex: Witness | None, message: str, engines: dict[str, str],
              checks: tuple[CheckResult, ...], **kw: Any) -> ConformResult:
         return ConformResult(spec, given, status, cex, message, engines, checks, notation=notation, text=text,
                              seconds=time.perf_counter() - t0, **kw)
@@ -577,12 +578,12 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     if (given.rows, given.cols) != (spec.rows, spec.cols) and can_tile(spec, given):
         return _decide_tiled(spec, given, timeout, done)
     if (given.rows, given.cols) != (spec.rows, spec.cols):
-        cex = {"kind": "extent", "spec": [spec.rows, spec.cols], "given": [given.rows, given.cols]}
+        cex = SpecGivenDiffer("extent", [spec.rows, spec.cols], [given.rows, given.cols])
         return done("differs", cex, f"the given covers a {given.rows} x {given.cols} tile; the spec's "
                     f"{spec.operand} is {spec.rows} x {spec.cols}", {"arithmetic": "refuted"}, ())
     outside = _table_outside(spec, given)
     if outside is not None:
-        o = outside["outside"]
+        o = outside.outside or {}
         return done("differs", outside, f"lane {o['lane']} element {o['element']} of the given holds "
                     f"({o['row']}, {o['col']}), outside the spec's {spec.rows} x {spec.cols} {spec.operand}",
                     {"arithmetic": "refuted"}, ())
@@ -593,7 +594,7 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
             return done("equal", None, "", dict(eq.engines), (eq,))
         if eq.status != "refuted":
             return done(eq.status, eq.counterexample, eq.message, dict(eq.engines), (eq,))
-        first = dict(eq.counterexample or {})
+        first = eq.counterexample
         perm, p = permuted(spec, given, timeout)
         if perm.status == "proved":
             return done("permuted", first, _point_message(first), dict(perm.engines), (eq, perm), permutation=p)
@@ -609,9 +610,9 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     what = "; ".join(f"{name} differ: spec has {a}, given has {b}" for name, a, b in
                      (("threads", spec.threads, given.threads), ("elements", spec.n_elements, given.n_elements),
                       ("MMA computations", spec.groups, given.groups)) if a != b)
-    if rep.counterexample and rep.counterexample.get("kind") == "domain":
-        cex = {"kind": "domain", "spec": {"threads": spec.threads, "elements": spec.n_elements, "groups": spec.groups},
-               "given": {"threads": given.threads, "elements": given.n_elements, "groups": given.groups}}
+    if isinstance(rep.counterexample, DomainDiffers):
+        cex = SpecGivenDiffer("domain", {"threads": spec.threads, "elements": spec.n_elements, "groups": spec.groups},
+                              {"threads": given.threads, "elements": given.n_elements, "groups": given.groups})
         return done("differs", cex, f"{what}\nnot a replica: {rep.message}", dict(rep.engines), (rep,))
     return done("differs", rep.counterexample, f"{what}\n{rep.message}", dict(rep.engines), (rep,))
 

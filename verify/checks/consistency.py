@@ -38,7 +38,7 @@ from ..engines import smt
 from ..layout.dims import Dim, describe, names
 from ..layout.named import NamedMap, _bindings, grid, in_box, inside, merge_params, variables, width
 from ..results import CheckResult, combine_engines
-from ..witnesses import witness_json
+from ..witnesses import BufferPlace, witness_json
 from .fragment import DEFAULT_TIMEOUT
 from .maps import param_constraint, point_text
 
@@ -361,10 +361,16 @@ def _box(dims: tuple[Dim, ...], env: Mapping[str, int]) -> str:
     return ", ".join(f"{d.name} < {d.at(env)}" for d in dims)
 
 
+def _place(name: str, fields: Mapping[str, Any] | None) -> BufferPlace | None:
+    """The witness of property ``name`` from the fields an engine found (``params``, the element, the places)."""
+    return None if fields is None else BufferPlace(name, **fields)
+
+
 def _join(name: str, enum: dict[str, Any] | None, z3_side: tuple[str, dict[str, Any] | None, Callable[[Mapping[str, Any]], bool]],
           message: Callable[[Mapping[str, Any]], str], note: str, same_witness: bool) -> CheckResult:
     t0 = time.perf_counter()
     status, cex, confirm = z3_side
+    cex, enum = _place(name, cex), _place(name, enum)
     return combine_engines(name, "proved", smt.status(status), cex, enum, message, time.perf_counter() - t0, note, confirm,
                            same_witness=same_witness and cex is not None and enum is not None)
 

@@ -30,7 +30,7 @@ from typing import Any, Sequence
 from ..catalog.sections import PAGE_INSTRUCTIONS
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
-from ..witnesses import Witness, as_witness, witness_json
+from ..witnesses import ParamsDiffer, Witness, as_witness, at_member, witness_json
 from .equivalence import register_facts, same_map
 from .fragment import DEFAULT_TIMEOUT
 from ..layout.named import bindings
@@ -85,14 +85,14 @@ def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
         po = [(p.name, p.values) for p in old.domain.params]
         pn = [(p.name, p.values) for p in new.domain.params]
         if po != pn:
-            return CheckResult("map", "refuted", "proved", {"kind": "params", "old": str(po), "new": str(pn)},
+            return CheckResult("map", "refuted", "proved", ParamsDiffer(str(po), str(pn)),
                                f"parameters differ: old {po}, new {pn}", 0.0, {"arithmetic": "refuted"})
         last = None
         for (env, a), (_, b) in zip(old.instances(), new.instances()):
             last = same_map(a, b, timeout, names=("old", "new"), check="map")
             if last.status != "proved":
                 binding = ", ".join(f"{k} = {v}" for k, v in env.items())
-                cex = {"params": env, **(last.counterexample or {})}
+                cex = at_member(last.counterexample, env) if last.counterexample is not None else {"params": env}
                 return CheckResult(last.check, last.status, last.expected, cex, f"{binding}: {last.message}",
                                    last.seconds, dict(last.engines))
         assert last is not None
@@ -183,10 +183,9 @@ def _compare_map_layouts(old: MapLayout, new: MapLayout, timeout: float) -> Chan
         return Change(old.id, ("map", *what), "; ".join(notes))
     r = same(old.map, new.map, timeout, ("old", "new"), check="map")
     if r.status in ("unknown", "error"):
-        return Change(old.id, ("undecided",), r.message, dict(r.counterexample or {}) or None, dict(r.engines))
+        return Change(old.id, ("undecided",), r.message, r.counterexample, dict(r.engines))
     if r.status == "refuted":
-        return Change(old.id, ("map", *what), "; ".join([r.message, *notes]), dict(r.counterexample or {}),
-                      dict(r.engines))
+        return Change(old.id, ("map", *what), "; ".join([r.message, *notes]), r.counterexample, dict(r.engines))
     return Change(old.id, tuple(what), "; ".join(notes), None, dict(r.engines)) if what else None
 
 

@@ -22,6 +22,7 @@ from ..engines import smt
 from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
+from ..witnesses import DomainDiffers, FragmentDiffers
 from .fragment import DEFAULT_TIMEOUT, width
 
 
@@ -106,15 +107,15 @@ def cell_keys(*cells: Cells) -> list[np.ndarray]:
             .astype(np.int64) for p, c in zip(parts, cells)]
 
 
-def _domain_problem(a: Layout, b: Layout) -> dict[str, Any] | None:
+def _domain_problem(a: Layout, b: Layout) -> DomainDiffers | None:
     for name, x, y in (("threads", a.threads, b.threads), ("elements", a.n_elements, b.n_elements),
                        ("groups", a.groups, b.groups)):
         if x != y:
-            return {"kind": "domain", "what": name, "first": x, "second": y}
+            return DomainDiffers(name, x, y)
     return None
 
 
-def first_difference(a: Layout, b: Layout) -> dict[str, Any] | None:
+def first_difference(a: Layout, b: Layout) -> FragmentDiffers | None:
     """Enumeration: the first (lane, i) where ``a`` and ``b`` differ (both evaluated everywhere)."""
     ca, cb = cells_of(a), cells_of(b)
     ga = np.broadcast_to(ca.group[:, None], ca.ok.shape)
@@ -128,15 +129,14 @@ def first_difference(a: Layout, b: Layout) -> dict[str, Any] | None:
     return _witness(a, b, lane, i)
 
 
-def _witness(a: Layout, b: Layout, lane: int, i: int) -> dict[str, Any]:
+def _witness(a: Layout, b: Layout, lane: int, i: int) -> FragmentDiffers:
     def cell(p: Point | None) -> dict[str, int] | None:
         return None if p is None else ({"row": p.row, "col": p.col} | ({"mma": p.mma} if a.groups > 1 else {}))
-    return {"kind": "point", "lane": lane, "i": i, "element": a.element_name(i),
-            "first": cell(point_of(a, lane, i)), "second": cell(point_of(b, lane, i))}
+    return FragmentDiffers(lane, i, a.element_name(i), cell(point_of(a, lane, i)), cell(point_of(b, lane, i)))
 
 
 def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
-                  enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
+                  enum_cex: FragmentDiffers | None = None) -> tuple[str, FragmentDiffers | None]:
     """Z3: is there a (lane, i) of the common domain where the two maps differ?  The lexicographically
     first one, so that it equals the enumeration's."""
     w = max(width(a), width(b))
@@ -145,7 +145,7 @@ def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
     okb, rb, cb = b.map.z3_cell(lane, i)
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
     same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
-    hint = [enum_cex["lane"], enum_cex["i"]] if enum_cex is not None and enum_cex.get("kind") == "point" else None
+    hint = [enum_cex.lane, enum_cex.i] if enum_cex is not None else None
     res, m = smt.solve_min([a.domain.z3_contains(lane, i), z3.Not(same)], [lane, i], budget, hint)
     if res != "sat":
         return res, None

@@ -29,7 +29,7 @@ from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
 from ..layout.model import Layout, cells_of, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
-from ..witnesses import fragment_witness
+from ..witnesses import DomainDiffers, RegisterCount, Witness, at_member, fragment_witness
 from . import fragment
 
 BIJECTION = ("in_range", "injective", "surjective")
@@ -39,7 +39,11 @@ def _binding(env: dict[str, int]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in env.items())
 
 
-def _with_params(cex: dict[str, Any] | None, env: dict[str, int]) -> dict[str, Any] | None:
+def _with_params(cex: Any, env: dict[str, int]) -> Any:
+    """``cex`` at the member ``env``: a typed witness by ``at_member``, an engine's fields (a dict the
+    fragment witness is built from later) with ``"params"`` first."""
+    if isinstance(cex, Witness):
+        return at_member(cex, dict(env))
     return None if cex is None else {"params": dict(env), **cex}
 
 
@@ -310,10 +314,9 @@ def check_replicated_count(layout: Layout) -> CheckResult:
                         f"names {len(layout.element_list)}")
     cex = None
     if problems:
-        cex = {"registers": regs, "elements_per_register": per, "per_thread": per_thread,
-               "listed": len(layout.element_list) if layout.element_list else None,
-               "threads": layout.lanes_per_group, "total": total, "matrix": layout.rows * layout.cols,  # type: ignore[operator]
-               "replication": rep}
+        cex = RegisterCount(regs, per, per_thread, len(layout.element_list) if layout.element_list else None,
+                            layout.lanes_per_group, total, layout.rows * layout.cols,  # type: ignore[operator]
+                            replication=rep)
     return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"), cex,
                        "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
 
@@ -477,9 +480,9 @@ def _partial_count(layout: Layout) -> CheckResult:
         per = inst.registers * inst.elements_per_register  # type: ignore[operator]
         room, want = per * inst.lanes_per_group, inst.rows * inst.cols  # type: ignore[operator]
         if room < want or (inst.element_list is not None and len(inst.element_list) != per):
-            cex = {"registers": inst.registers, "elements_per_register": inst.elements_per_register,
-                   "per_thread": per, "listed": len(inst.element_list) if inst.element_list else None,
-                   "threads": inst.lanes_per_group, "total": room, "matrix": want, **({"params": env} if env else {})}
+            cex = RegisterCount(inst.registers, inst.elements_per_register, per,
+                                len(inst.element_list) if inst.element_list else None, inst.lanes_per_group, room,
+                                want, params=env or None, params_last=True)
             return CheckResult("count", "refuted", layout.expect.get("count", "proved"), cex,
                                (f"{_binding(env)}: " if env else "") + f"{per} elements per thread x "
                                f"{inst.lanes_per_group} threads = {room} slots for a {inst.rows} x {inst.cols} "
@@ -507,7 +510,7 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
             {k: v for k, v in c.items() if k != "params"})
 
     if pa != pb:
-        cex = {"kind": "domain", "what": "parameters", "first": str(pa), "second": str(pb)}
+        cex = DomainDiffers("parameters", str(pa), str(pb))
         return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
                            {"arithmetic": "refuted"})
     enum_cex = None
@@ -515,11 +518,11 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
         bi = b.instance(**env)
         problem = equivalence._domain_problem(ai, bi)
         if problem is not None:
-            return CheckResult(check, "refuted", expected, {"params": env, **problem}, message({"params": env, **problem}),
+            return CheckResult(check, "refuted", expected, at_member(problem, env), message(at_member(problem, env)),
                                time.perf_counter() - t0, {"arithmetic": "refuted"})
         d = equivalence.first_difference(ai, bi)
         if d is not None:
-            enum_cex = {"params": env, **d}
+            enum_cex = at_member(d, env)
             break
     w = max(_width(a), _width(b))
     vs, env_z, valid = _symbolic(a, w)
@@ -536,8 +539,8 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
     if res == "sat":
         assert m is not None
         env = _binding_of(a, m, vs)
-        z3_cex = {"params": env, **equivalence._witness(a.instance(**env), b.instance(**env),
-                                                        smt.as_int(m, lane), smt.as_int(m, i))}
+        z3_cex = at_member(equivalence._witness(a.instance(**env), b.instance(**env),
+                                                smt.as_int(m, lane), smt.as_int(m, i)), env)
 
     def confirm(c: dict[str, Any]) -> bool:
         ai, bi = a.instance(**c["params"]), b.instance(**c["params"])

@@ -24,7 +24,7 @@ from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_d
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
-from ..witnesses import TextPosition, fragment_witness
+from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
 
 DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
@@ -71,11 +71,11 @@ def check_count(layout: Layout) -> CheckResult:
     if layout.n_elements * layout.lanes_per_group != want and layout.element_list is not None:
         problems.append(f"the element list ({layout.n_elements} per thread) x {layout.lanes_per_group} "
                         f"threads != {want}")
-    cex = None
+    cex: RegisterCount | None = None
     if problems:
-        cex = {"registers": layout.registers, "elements_per_register": layout.elements_per_register,
-               "per_thread": per_thread, "listed": len(layout.element_list) if layout.element_list else None,
-               "threads": layout.lanes_per_group, "total": total, "matrix": want}
+        cex = RegisterCount(layout.registers, layout.elements_per_register, per_thread,
+                            len(layout.element_list) if layout.element_list else None, layout.lanes_per_group,
+                            total, want)
     return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"),
                        cex, "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
 
@@ -91,7 +91,7 @@ def check_elements(layout: Layout) -> CheckResult:
     want = [layout.element_name(k) for k in range(len(names))]
     for k, (got, exp) in enumerate(zip(names, want)):
         if got != exp:
-            cex = {"position": k, "found": got, "expected": exp, "list": text}
+            cex = ElementList(k, got, exp, text)
             return CheckResult("elements", "refuted", expect, cex,
                                f"element list {text!r}: position {k} is {got!r}, expected {exp!r}",
                                0.0, {"arithmetic": "refuted"})
@@ -107,9 +107,7 @@ def check_packing(layout: Layout) -> CheckResult:
         if ebits is None:
             return CheckResult("packing", "error", expect, None, f"unknown element type {t!r}", 0.0, {})
         if packs(layout.register_type, ebits) != layout.elements_per_register:
-            cex = {"register_type": layout.register_type, "register_bits": rbits, "type": t,
-                   "element_bits": ebits, "elements_per_register": layout.elements_per_register,
-                   "fits": rbits // ebits}
+            cex = RegisterPacking(layout.register_type, rbits, t, ebits, layout.elements_per_register, rbits // ebits)
             return CheckResult("packing", "refuted", expect, cex,
                                f"a .{layout.register_type} register ({rbits} bits) holds {rbits // ebits} "
                                f".{t} ({ebits} bits), not {layout.elements_per_register}",

@@ -56,7 +56,7 @@ from ..layout.named import mux
 from ..layout.sparse import is_sparse
 from ..layout.tile import tile
 from ..results import CheckResult, combine_engines
-from ..witnesses import Witness, as_witness, witness_json
+from ..witnesses import CellHeldBy, Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
 
@@ -256,12 +256,11 @@ def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tu
     return steps, first, first_cross
 
 
-def _witness(tiled: Layout, target: Layout, source: Layout, steps: list[Step], pt: tuple[int, int]) -> dict[str, Any]:
+def _witness(tiled: Layout, target: Layout, source: Layout, steps: list[Step], pt: tuple[int, int]) -> CellHeldBy:
     lane, i = pt
     s = steps[lane * target.n_elements + i]
     held = None if s.src_lane is None else {"lane": s.src_lane, "i": s.j, "tile": s.tile, "element": s.element}
-    return {"lane": lane, "i": i, "element": target.element_name(i), "cell": cell_dict(target, lane, i),
-            "held_by": held}
+    return CellHeldBy(lane, i, target.element_name(i), cell_dict(target, lane, i), held)
 
 
 def _message(source: Layout, target: Layout, grid: tuple[int, int]):  # type: ignore[no-untyped-def]

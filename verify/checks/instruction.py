@@ -38,6 +38,7 @@ from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, InstructionResult, LayoutResult, combine_engines
+from ..witnesses import AxisCoverage, KCoverage, LaneGroups, OperandExtent, OperandRegisters, TmemLane, at_member
 from . import fragment
 from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
@@ -101,7 +102,7 @@ class _Reach:
 def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResult:
     """Registers x packing x element list = rows x cols / threads, for each operand as the doc has it."""
     expect = "proved"
-    problems: list[tuple[str, dict[str, Any]]] = []
+    problems: list[tuple[str, OperandRegisters]] = []
     for lay in ops:
         doc = doc_layout(spec, lay) or lay
         candidates = [doc] if doc is lay else [doc, lay]
@@ -128,15 +129,13 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
             if why:
                 problems.append((f"{x.operand} ({x.id}{'' if x.corrected else ', as the doc states it'}): "
                                  + "; ".join(why),
-                                 {"operand": x.operand, "layout": x.id, "registers": x.registers,
-                                  "register_type": x.register_type, "register_bits": rbits,
-                                  "elements_per_register": x.elements_per_register, "element_bits": ebits,
-                                  "listed": listed, "per_thread": per, "expected_per_thread": want,
-                                  "rows": rows, "cols": cols, "threads": x.lanes_per_group, "k": shape.k}))
+                                 OperandRegisters(x.operand, x.id, x.registers, x.register_type, rbits,
+                                                  x.elements_per_register, ebits, listed, per, want, rows, cols,
+                                                  x.lanes_per_group, shape.k)))
     if not problems:
         return CheckResult("registers", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
     others = [f"{o.operand}: {o.registers * o.elements_per_register} per thread" for o in ops
-              if o.id != problems[0][1]["layout"]]
+              if o.id != problems[0][1].layout]
     k_text = f"K = {shape.k}; " if getattr(shape, "k", None) is not None else ""
     msg = "; ".join(p[0] for p in problems) + (f" ({k_text}" + ", ".join(others) + ")" if others else "")
     return CheckResult("registers", "refuted", expect, problems[0][1], msg, 0.0, {"arithmetic": "refuted"})
@@ -199,22 +198,21 @@ def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
     ok, r, c = lay.map.z3_cell(lane, i)
     g = lay.domain.z3_group(lane)
     dom = lay.domain.z3_contains(lane, i)
-    mma = (lambda m: {"mma": smt.as_int(m, g)}) if lay.groups > 1 else (lambda m: {})
+    mma = (lambda m: smt.as_int(m, g)) if lay.groups > 1 else (lambda m: None)
     verdict = "proved"
     first = _first_reaching(cells, lay.groups)
     for axis, term, n in (("row", r, lay.rows), ("col", c, lay.cols)):
         res, m = smt.solve([dom, ok, z3.Or(term < 0, term >= n)], budget)
         if m is not None:
-            return "refuted", {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": None,
-                               "extra": smt.as_int(m, term), **mma(m)}
+            return "refuted", AxisCoverage(lay.operand, lay.id, axis, None, smt.as_int(m, term), mma(m))
         if res == "unknown":
             verdict = "unknown"
-        mine = enum_cex if enum_cex is not None and enum_cex["layout"] == lay.id and enum_cex["axis"] == axis else None
-        if mine is not None and mine["missing"] is not None:
-            gm = mine.get("mma", 0)
-            res, _ = smt.solve([dom, ok, g == gm, term == mine["missing"]], budget)
+        mine = enum_cex if enum_cex is not None and enum_cex.layout == lay.id and enum_cex.axis == axis else None
+        if mine is not None and mine.missing is not None:
+            gm = mine.mma or 0
+            res, _ = smt.solve([dom, ok, g == gm, term == mine.missing], budget)
             if res == "unsat":
-                return "refuted", dict(mine)
+                return "refuted", mine
             verdict = "unknown" if res == "unknown" else verdict  # sat: Z3 reaches it (the engines disagree)
             continue
         rows = [(ln, ix, gg, x) for gg in range(lay.groups) for x, (ln, ix) in sorted(first[axis].get(gg, {}).items())
@@ -239,22 +237,22 @@ def _z3_k(a: Layout, b: Layout, K: int, ra: _Reach, rb: _Reach,
     la, ia, lb, ib, k, g = z3.BitVecs("lane_a i_a lane_b i_b k group", w)
     inA, inB = ra.z3_k(la, ia, k), rb.z3_k(lb, ib, k)
     ga, gb = a.domain.z3_group(la), b.domain.z3_group(lb)
-    mma = (lambda m, t: {"mma": smt.as_int(m, t)}) if a.groups > 1 else (lambda m, t: {})
+    mma = (lambda m, t: smt.as_int(m, t)) if a.groups > 1 else (lambda m, t: None)
     verdict = "proved"
     for side, cs, lane, i, lay, gt in (("A", [inA, z3.Or(k < 0, k >= K)], la, ia, a, ga),
                                        ("B", [inB, z3.Or(k < 0, k >= K)], lb, ib, b, gb)):
         res, m = smt.solve(cs, budget)
         if m is not None:
             el = _el(lay, smt.as_int(m, lane), smt.as_int(m, i))
-            return "refuted", {"k": smt.as_int(m, k), "A": el if side == "A" else None,
-                               "B": el if side == "B" else None, **mma(m, gt)}
+            return "refuted", KCoverage(smt.as_int(m, k), el if side == "A" else None, el if side == "B" else None,
+                                        mma(m, gt))
         if res == "unknown":
             verdict = "unknown"
-    if enum_cex is not None and 0 <= enum_cex["k"] < K and (enum_cex["A"] is None or enum_cex["B"] is None):
-        missing_side = (inA, ga) if enum_cex["A"] is None else (inB, gb)
-        res, _ = smt.solve([missing_side[0], missing_side[1] == enum_cex.get("mma", 0), k == enum_cex["k"]], budget)
+    if enum_cex is not None and 0 <= enum_cex.k < K and (enum_cex.A is None or enum_cex.B is None):
+        missing_side = (inA, ga) if enum_cex.A is None else (inB, gb)
+        res, _ = smt.solve([missing_side[0], missing_side[1] == (enum_cex.mma or 0), k == enum_cex.k], budget)
         if res == "unsat":
-            return "refuted", dict(enum_cex)
+            return "refuted", enum_cex
         return ("unknown" if res == "unknown" else verdict), None
     groups = max(a.groups, b.groups)
     rows_a = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][0].items()) if 0 <= kk < K]
@@ -277,7 +275,7 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
     for lay in ops:
         rows, cols = _extent(lay, shape)
         if (lay.rows, lay.cols) != (rows, cols):
-            cex = {"operand": lay.operand, "layout": lay.id, "declared": [lay.rows, lay.cols], "expected": [rows, cols]}
+            cex = OperandExtent(lay.operand, lay.id, (lay.rows, lay.cols), (rows, cols))
             return CheckResult("shapes", "refuted", "proved", cex,
                                f"{lay.operand} ({lay.id}) is declared {lay.rows} x {lay.cols}, but {shape} needs "
                                f"{rows} x {cols}", time.perf_counter() - t0, {"arithmetic": "refuted"})
@@ -289,8 +287,7 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
         problems = _span_problems(cells, lay.rows, lay.cols, lay.groups)
         if problems and enum_cex is None:
             g, axis, missing, extra = problems[0]
-            enum_cex = {"operand": lay.operand, "layout": lay.id, "axis": axis, "missing": missing, "extra": extra,
-                        **({"mma": g} if lay.groups > 1 else {})}
+            enum_cex = AxisCoverage(lay.operand, lay.id, axis, missing, extra, g if lay.groups > 1 else None)
         # Z3 needs nothing more when it proved in_range and surjective: both extents are then exact
         lr = layout_results.get(lay.id)
         if (lr is not None and lr.get("in_range").engines.get("z3") == "proved"
@@ -302,7 +299,7 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
     z3_status = "refuted" if z3_cex is not None or "refuted" in verdicts else (
         "unknown" if "unknown" in verdicts else "proved")
     if z3_cex is not None and enum_cex is not None:
-        z3_cex = enum_cex if (enum_cex["layout"], enum_cex["axis"]) == (z3_cex["layout"], z3_cex["axis"]) else z3_cex
+        z3_cex = enum_cex if (enum_cex.layout, enum_cex.axis) == (z3_cex.layout, z3_cex.axis) else z3_cex
 
     def message(c: dict[str, Any]) -> str:
         mma = f" in MMA computation {c['mma'] + 1}" if "mma" in c else ""
@@ -341,8 +338,8 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
         for k in sorted(set(ka) | set(kb) | set(range(K))):
             if k in ka and k in kb and 0 <= k < K:
                 continue
-            enum_cex = {"k": k, "A": _el(a, *ka[k]) if k in ka else None, "B": _el(b, *kb[k]) if k in kb else None,
-                        **({"mma": g} if a.groups > 1 else {})}
+            enum_cex = KCoverage(k, _el(a, *ka[k]) if k in ka else None, _el(b, *kb[k]) if k in kb else None,
+                                 g if a.groups > 1 else None)
             break
         if enum_cex:
             break
@@ -380,7 +377,7 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
         kB = any(gg == g and lo <= k <= hi for _l, _i, gg, lo, hi in pb)
         return not (kA and kB and 0 <= k < K)
 
-    if z3_cex is not None and enum_cex is not None and z3_cex["k"] == enum_cex["k"]:
+    if z3_cex is not None and enum_cex is not None and z3_cex.k == enum_cex.k:
         z3_cex = enum_cex
     return combine_engines("k", "proved", z3_status, z3_cex, enum_cex, message, time.perf_counter() - t0,
                     f"A ({a.id}) and B ({b.id}) reach the same k, exactly [0, {K})", confirm)
@@ -399,11 +396,11 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
     sizes = {g: [ln for ln in range(threads) if lane_group[ln] == g] for g in range(groups)}
     stray = [ln for ln in range(threads) if not 0 <= lane_group[ln] < groups]
     if stray:
-        enum_cex = {"kind": "range", "lane": stray[0], "mma": int(lane_group[stray[0]])}
+        enum_cex = LaneGroups("range", int(lane_group[stray[0]]), lane=stray[0])
     else:
         for g, lanes in sizes.items():
             if len(lanes) != per:
-                enum_cex = {"kind": "size", "mma": g, "lanes": len(lanes), "expected": per}
+                enum_cex = LaneGroups("size", g, lanes=len(lanes), expected=per)
                 break
     if enum_cex is None:
         holds = {lay.id: {int(ln) for ln in np.flatnonzero(cells_of(lay).ok.any(axis=1))} for lay in ops}
@@ -412,8 +409,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
                 diff = sorted(holds[x.id] - holds[y.id])
                 if diff and enum_cex is None:
                     ln = diff[0]
-                    enum_cex = {"kind": "holders", "lane": ln, "mma": int(lane_group[ln]), "holds": x.id,
-                                "lacks": y.id}
+                    enum_cex = LaneGroups("holders", int(lane_group[ln]), lane=ln, holds=x.id, lacks=y.id)
     # Z3 (the group part and each operand pair are shared between instructions: memo)
     memo = {} if memo is None else memo
     w = max(width(x) for x in ops)
@@ -424,12 +420,12 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
     def group_part() -> tuple[str, dict[str, Any] | None]:
         res, m = smt.solve([dom, z3.Or(gz < 0, gz >= groups)], timeout)
         if m is not None:
-            return "refuted", {"kind": "range", "lane": smt.as_int(m, lane), "mma": smt.as_int(m, gz)}
+            return "refuted", LaneGroups("range", smt.as_int(m, gz), lane=smt.as_int(m, lane))
         status = "unknown" if res == "unknown" else "proved"
         count = sum(z3.If(first.domain.z3_group(smt.bv(ln, w)) == g, smt.bv(1, w), smt.bv(0, w)) for ln in range(threads))
         res, m = smt.solve([g >= 0, g < groups, count != per], timeout)
         if m is not None:
-            return "refuted", {"kind": "size", "mma": smt.as_int(m, g), "lanes": smt.as_int(m, count), "expected": per}
+            return "refuted", LaneGroups("size", smt.as_int(m, g), lanes=smt.as_int(m, count), expected=per)
         return ("unknown" if res == "unknown" else status), None
 
     def holds_z3(lay: Layout) -> z3.BoolRef:
@@ -442,7 +438,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
         res, m = smt.solve([dom, holds_z3(x), z3.Not(holds_z3(y))], timeout)
         if m is not None:
             ln = smt.as_int(m, lane)
-            return "refuted", {"kind": "holders", "lane": ln, "mma": smt.as_int(m, gz), "holds": x.id, "lacks": y.id}
+            return "refuted", LaneGroups("holders", smt.as_int(m, gz), lane=ln, holds=x.id, lacks=y.id)
         return ("unknown" if res == "unknown" else "proved"), None
 
     gkey = ("group", first.group, threads, groups)
@@ -524,7 +520,7 @@ def _first_failing(results: list[tuple[dict[str, int], CheckResult]], name: str,
     for env, r in results:
         if r.status != "proved":
             tag = ", ".join(f"{k} = {v}" for k, v in env.items())
-            cex = None if r.counterexample is None else ({"params": env, **r.counterexample} if env else r.counterexample)
+            cex = None if r.counterexample is None else (at_member(r.counterexample, env) if env else r.counterexample)
             return dataclasses.replace(r, expected=expect, counterexample=cex,
                                        message=f"{tag}: {r.message}" if tag else r.message)
     last = results[-1][1] if results else CheckResult(name, "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
@@ -738,13 +734,12 @@ def check_tmem_lanes(lay: Layout, timeout: float = 10.0, expected: str = "proved
                            same_witness=True)
 
 
-def _tmem_cex(view: Layout, off: int, env: dict[str, int], t: int, i: int, row: int | None) -> dict[str, Any]:
+def _tmem_cex(view: Layout, off: int, env: dict[str, int], t: int, i: int, row: int | None) -> TmemLane:
     lo = 32 * ((t >> 5) % 4)
-    return {**({"params": env} if env else {}), "offset": off, "warp": t >> 5, "thread": t, "lane": t % 32, "i": i,
-            "element": view.element_name(i), "tmem_lane": row, "allowed": [lo, lo + 31]}
+    return TmemLane(off, t >> 5, t, t % 32, i, view.element_name(i), row, (lo, lo + 31), env or None)
 
 
-def _tmem_enum(view: Layout, off: int) -> dict[str, Any] | None:
+def _tmem_enum(view: Layout, off: int) -> TmemLane | None:
     for env, inst in view.instances():
         c = cells_of(inst)
         t = np.arange(inst.threads)[:, None]
@@ -757,7 +752,7 @@ def _tmem_enum(view: Layout, off: int) -> dict[str, Any] | None:
     return None
 
 
-def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, dict[str, Any] | None]:
+def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, TmemLane | None]:
     budget = smt.Budget(timeout)
     if view.is_family:
         w = _width(view)

@@ -31,7 +31,7 @@ from ..layout.family import Param
 from ..layout.model import MapLayout
 from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
 from ..results import CheckResult, Finding, MapResult, combine_engines
-from ..witnesses import OutputUnreached, PointDiffers, PointOutside, PointsCollide
+from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
 from .fragment import DEFAULT_TIMEOUT
 
 
@@ -361,7 +361,7 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
     t0 = time.perf_counter()
     problem = _shape_problem(a, b)
     if problem is not None:
-        return CheckResult(check, "refuted", expected, {"kind": "domain", "what": problem},
+        return CheckResult(check, "refuted", expected, DomainDiffers(problem),
                            f"{names_[0]} and {names_[1]} differ: {problem}", time.perf_counter() - t0,
                            {"arithmetic": "refuted"})
     enum = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 from ..errors import SpecError
 from ..layout.model import Layout, Spec
 from ..results import Finding
-from ..witnesses import TextPosition
+from ..witnesses import ReviewedFacts, TextPosition
 from .equivalence import register_facts, same_map
 
 
@@ -51,7 +51,7 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
             out.append(Finding(lay.id, "register_facts", "refuted", "proved",
                                f"{_where(lay)}: the page states other register facts than the reviewed spec: "
                                + "; ".join(f"{k}: {fr[k]!r} -> {fp[k]!r}" for k in what),
-                               {**_at(lay), "facts": {k: {"reviewed": fr[k], "page": fp[k]} for k in what}}))
+                               ReviewedFacts(**_at(lay), facts={k: {"reviewed": fr[k], "page": fp[k]} for k in what})))
     for u in spec.unbuilt:
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,
                            f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",

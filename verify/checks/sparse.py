@@ -25,6 +25,7 @@ from ..layout.sparse import (NIBBLES_PER_REGISTER, MetadataTable, PointInfo, Spa
                              count_true, metadata_owner, metadata_table, selector_of as _py_selector,
                              metadata_cell as _py_meta, subst)
 from ..results import CheckResult, combine_engines
+from ..witnesses import MetadataBudget, MetadataField, SparseMetadata, SparseRange
 from .fragment import width
 
 
@@ -90,8 +91,7 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
         info = cells.py_info(lane, i)
         assert info is not None
         reason = info.reason or f"range [{info.first} ... {info.last}] leaves [0, {md.k})"
-        enum_cex = {**_el(lay, lane, i), "row": info.row, "firstcol": info.first, "lastcol": info.last,
-                    "rank": info.rank, "reason": reason}
+        enum_cex = SparseRange(lane, i, lay.element_name(i), info.row, info.first, info.last, info.rank, reason)
     lane, i, info, misplaced = _range_terms(cells)
     res, m = ("unsat", None) if proved else smt.solve([misplaced], budget)
     z3_cex = None
@@ -99,8 +99,8 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
         ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
         pi = cells.py_info(ln, ix)
         reason = (pi.reason or f"range [{pi.first} ... {pi.last}] leaves [0, {md.k})") if pi else "undefined"
-        z3_cex = {**_el(lay, ln, ix), "row": smt.as_int(m, info["row"]), "firstcol": smt.as_int(m, info["first"]),
-                  "lastcol": smt.as_int(m, info["last"]), "rank": smt.as_int(m, info["rank"]), "reason": reason}
+        z3_cex = SparseRange(ln, ix, lay.element_name(ix), smt.as_int(m, info["row"]), smt.as_int(m, info["first"]),
+                             smt.as_int(m, info["last"]), smt.as_int(m, info["rank"]), reason)
 
     def confirm(c: dict[str, Any]) -> bool:
         p = cells.py_info(c["lane"], c["i"])
@@ -146,8 +146,7 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
         outside = (lc < chunk * md.chunk) | (lc >= (chunk + 1) * md.chunk)
         if outside.any():
             k = int(np.argmax(outside))
-            return {"metadata": m, "first": _el(lay, int(ln[k]), int(ix[k])), "second": None, "row": int(row[k]),
-                    "logical_col": int(lc[k]), "chunk": int(chunk[k])}
+            return SparseMetadata(m, _el(lay, int(ln[k]), int(ix[k])), None, int(row[k]), int(chunk[k]), int(lc[k]))
         s_lc = lc[order]
         best: tuple[int, int] | None = None
         for d in range(1, widest):  # element k of the sorted order against element k + d of its group
@@ -159,9 +158,8 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
         if best is not None:
             a, b = (int(order[k]) for k in best)
             la, lb = int(lc[a]), int(lc[b])
-            return {"metadata": m, "first": _el(lay, int(ln[a]), int(ix[a])), "second": _el(lay, int(ln[b]), int(ix[b])),
-                    "row": int(row[a]), "chunk": int(chunk[a]), "logical_col": la if la == lb else None,
-                    "logical_cols": [la, lb], "compressed_cols": [int(col[a]), int(col[b])]}
+            return SparseMetadata(m, _el(lay, int(ln[a]), int(ix[a])), _el(lay, int(ln[b]), int(ix[b])), int(row[a]),
+                                  int(chunk[a]), la if la == lb else None, (la, lb), (int(col[a]), int(col[b])))
     return None
 
 
@@ -244,20 +242,19 @@ def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, proved: bo
     if not proved:
         res, mod = smt.solve(dom + [p.outside], timeout)
         if mod is not None:
-            return "sat", {"metadata": smt.as_int(mod, m), "first": _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
-                           "second": None, "row": smt.as_int(mod, p.a["row"]), "logical_col": smt.as_int(mod, p.la),
-                           "chunk": smt.as_int(mod, p.a["chunk"])}
+            return "sat", SparseMetadata(smt.as_int(mod, m), _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
+                                         None, smt.as_int(mod, p.a["row"]), smt.as_int(mod, p.a["chunk"]),
+                                         smt.as_int(mod, p.la))
         if res == "unknown":
             return "unknown", None
     res, mod = smt.solve(dom + p.second + [z3.Not(p.la < p.lb) if ordered else p.la == p.lb], timeout)
     if mod is None:
         return res, None
     lva, lvb = smt.as_int(mod, p.la), smt.as_int(mod, p.lb)
-    return "sat", {"metadata": smt.as_int(mod, m), "first": _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
-                   "second": _el(lay, smt.as_int(mod, p.l2), smt.as_int(mod, p.i2)), "row": smt.as_int(mod, p.a["row"]),
-                   "chunk": smt.as_int(mod, p.a["chunk"]), "logical_col": lva if lva == lvb else None,
-                   "logical_cols": [lva, lvb],
-                   "compressed_cols": [smt.as_int(mod, p.a["col"]), smt.as_int(mod, p.b["col"])]}
+    return "sat", SparseMetadata(smt.as_int(mod, m), _el(lay, smt.as_int(mod, p.l1), smt.as_int(mod, p.i1)),
+                                 _el(lay, smt.as_int(mod, p.l2), smt.as_int(mod, p.i2)), smt.as_int(mod, p.a["row"]),
+                                 smt.as_int(mod, p.a["chunk"]), lva if lva == lvb else None, (lva, lvb),
+                                 (smt.as_int(mod, p.a["col"]), smt.as_int(mod, p.b["col"])))
 
 
 def _pair_confirm(cells: _Sparse, ordered: bool) -> Callable[[dict[str, Any]], bool]:
@@ -349,16 +346,15 @@ def _budget_enum(table: MetadataTable, md: SparseModel, threads: int, rows: int,
             for n in range(NIBBLES_PER_REGISTER):
                 cell = table.cell(lane, n)
                 if cell is None or not (0 <= cell[0] < rows and 0 <= cell[1] < chunks):
-                    enum = enum or {"selector": s, "kind": "in_range", "lane": lane, "nibble": n,
-                                    "row": cell[0] if cell else None, "chunk": cell[1] if cell else None}
+                    enum = enum or MetadataField(s, "in_range", cell[0] if cell else None, cell[1] if cell else None,
+                                                 lane, n)
                     continue
                 if cell in seen and enum is None:
-                    enum = {"selector": s, "kind": "injective", "lane": seen[cell][0], "nibble": seen[cell][1],
-                            "lane2": lane, "nibble2": n, "row": cell[0], "chunk": cell[1]}
+                    enum = MetadataField(s, "injective", cell[0], cell[1], seen[cell][0], seen[cell][1], lane, n)
                 seen.setdefault(cell, (lane, n))
         if enum is None and len(seen) < rows * chunks:
             r, c = next((r, c) for r in range(rows) for c in range(chunks) if (r, c) not in seen)
-            enum = {"selector": s, "kind": "surjective", "row": r, "chunk": c}
+            enum = MetadataField(s, "surjective", r, c)
         if enum:
             return enum
     return None
@@ -423,24 +419,23 @@ def _budget_z3(cells: _Sparse, enum: dict[str, Any] | None, budget: smt.Budget) 
                        budget)
     if m is not None:
         d = z3.is_true(m.eval(t.ok1, model_completion=True))
-        return "sat", {"selector": smt.as_int(m, t.sel), "kind": "in_range", "lane": smt.as_int(m, t.lane),
-                       "nibble": smt.as_int(m, t.n), "row": smt.as_int(m, t.r1) if d else None,
-                       "chunk": smt.as_int(m, t.c1) if d else None}
+        return "sat", MetadataField(smt.as_int(m, t.sel), "in_range", smt.as_int(m, t.r1) if d else None,
+                                    smt.as_int(m, t.c1) if d else None, smt.as_int(m, t.lane), smt.as_int(m, t.n))
     if res == "unsat":
         res, m = smt.solve([t.sel_ok, t.named1, t.named2, t.ok1, t.ok2,
                             z3.Or(t.lane < t.lane2, z3.And(t.lane == t.lane2, t.n < t.n2)), t.r1 == t.r2, t.c1 == t.c2],
                            budget)
         if m is not None:
-            return "sat", {"selector": smt.as_int(m, t.sel), "kind": "injective", "lane": smt.as_int(m, t.lane),
-                           "nibble": smt.as_int(m, t.n), "lane2": smt.as_int(m, t.lane2), "nibble2": smt.as_int(m, t.n2),
-                           "row": smt.as_int(m, t.r1), "chunk": smt.as_int(m, t.c1)}
+            return "sat", MetadataField(smt.as_int(m, t.sel), "injective", smt.as_int(m, t.r1), smt.as_int(m, t.c1),
+                                        smt.as_int(m, t.lane), smt.as_int(m, t.n), smt.as_int(m, t.lane2),
+                                        smt.as_int(m, t.n2))
     if res != "unsat":
         return res, None
     hit = z3.And(t.named1, t.ok1, t.r1 == t.row, t.c1 == t.ch)
-    if enum is not None and enum["kind"] == "surjective":
-        res, _ = smt.solve([t.sel == enum["selector"], hit, t.row == enum["row"], t.ch == enum["chunk"]], budget)
+    if enum is not None and enum.kind == "surjective":
+        res, _ = smt.solve([t.sel == enum.selector, hit, t.row == enum.row, t.ch == enum.chunk], budget)
         if res == "unsat":
-            return "sat", dict(enum)
+            return "sat", enum
         return ("unsat" if res == "sat" else res), None  # sat: Z3 finds the field supplied (the engines disagree)
     # in range and injective (proved above); so, per selector value, as many (lane, nibble) as (row, chunk)
     # means every field is supplied: Z3 counts the lanes each value names
@@ -462,8 +457,8 @@ def check_metadata_budget(cells: _Sparse, timeout: float) -> CheckResult:
     rows, chunks = lay.rows, md.chunks_per_row
     problems = _budget_problems(md, rows, chunks)
     if problems:
-        return CheckResult("metadata_budget", "refuted", "proved", {"selectors": list(md.selectors),
-                           "lanes_needed": md.lanes_needed, "fields": md.fields}, "; ".join(problems), 0.0,
+        return CheckResult("metadata_budget", "refuted", "proved", MetadataBudget(tuple(md.selectors),
+                           md.lanes_needed, md.fields), "; ".join(problems), 0.0,
                            {"arithmetic": "refuted"})
     enum = _budget_enum(metadata_table(md, lay.threads), md, lay.threads, rows, chunks)
     res, z3_cex = _budget_z3(cells, enum, budget)
@@ -516,7 +511,7 @@ def _group_enum(table: MetadataTable, md: SparseModel, threads: int, group_rows:
         for n in range(NIBBLES_PER_REGISTER):
             cell = table.cell(lane, n)
             if cell is not None and cell[0] not in group_rows.get(lane >> 2, set()):
-                return {"selector": s, "lane": lane, "nibble": n, "row": cell[0], "chunk": cell[1]}
+                return MetadataField(s, None, cell[0], cell[1], lane, n)
     return None
 
 
@@ -539,8 +534,8 @@ def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, dict[str, Any] |
     res, m = smt.solve(cs, budget)
     if m is None:
         return res, None
-    return res, {"selector": smt.as_int(m, st.value), "lane": smt.as_int(m, lane), "nibble": smt.as_int(m, n),
-                 "row": smt.as_int(m, r.value), "chunk": smt.as_int(m, c.value)}
+    return res, MetadataField(smt.as_int(m, st.value), None, smt.as_int(m, r.value), smt.as_int(m, c.value),
+                              smt.as_int(m, lane), smt.as_int(m, n))
 
 
 def check_metadata_group(cells: _Sparse, timeout: float) -> CheckResult:

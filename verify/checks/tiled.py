@@ -55,6 +55,7 @@ from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Codomain, Layout, cells_of
 from ..results import CheckResult, combine_engines
+from ..witnesses import CellCoverage, DomainDiffers, TileDiffers
 from .equivalence import cell_dict, point_of, where
 from .fragment import DEFAULT_TIMEOUT, width
 
@@ -190,7 +191,7 @@ def _z3_violation(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, 
     return res, (smt.as_int(m, t), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
-def _witness(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, int], pt: tuple[int, int]) -> dict[str, Any]:
+def _witness(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, int], pt: tuple[int, int]) -> TileDiffers:
     t, i = pt
     T = spec.threads
     lane, u = t % T, t // T
@@ -198,11 +199,9 @@ def _witness(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, int],
     i0 = int(rep.i0(np.int64(i)))
     ref = cell_dict(given, u * T, i0)
     offset = None if ref is None else [ref["row"] - origin[0], ref["col"] - origin[1]]
-    return {"kind": "tile", "unit": unit_name(T), "thread": t, "i": i, "element": given.element_name(i),
-            "index": u, "lane": lane, "repeat": int(rep.t(np.int64(i))), "as_i": e, "as_element": spec.element_name(e),
-            "spec": cell_dict(spec, lane, e), "given": cell_dict(given, t, i),
-            "reference": {"thread": u * T, "i": i0, "element": given.element_name(i0), "cell": ref}, "offset": offset,
-            "repeat_bits": rep.to_json()}
+    return TileDiffers(unit_name(T), t, i, given.element_name(i), u, lane, int(rep.t(np.int64(i))), e,
+                       spec.element_name(e), cell_dict(spec, lane, e), cell_dict(given, t, i),
+                       {"thread": u * T, "i": i0, "element": given.element_name(i0), "cell": ref}, offset, rep.to_json())
 
 
 def _moved(cell: dict[str, int] | None, offset: list[int] | None) -> dict[str, int] | None:
@@ -242,11 +241,11 @@ def structure(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> 
     t0 = time.perf_counter()
     cands = candidates(spec, given)
     if isinstance(cands, str):
-        return CheckResult("tiled", "refuted", "proved", {"kind": "domain", "what": "tile"}, cands,
+        return CheckResult("tiled", "refuted", "proved", DomainDiffers("tile"), cands,
                            time.perf_counter() - t0, {"arithmetic": "refuted"}), None
     origin_pt = point_of(spec, 0, 0)
     if origin_pt is None:
-        return CheckResult("tiled", "refuted", "proved", {"kind": "domain", "what": "origin"},
+        return CheckResult("tiled", "refuted", "proved", DomainDiffers("origin"),
                            "the spec is undefined at lane 0 element 0, where each sub-tile is read",
                            time.perf_counter() - t0, {"arithmetic": "refuted"}), None
     origin = (origin_pt.row, origin_pt.col)
@@ -465,7 +464,7 @@ def coverage(given: Layout, tiling: Tiling, timeout: float = DEFAULT_TIMEOUT) ->
     odd = zero if zero.size else np.flatnonzero((enum_counts != (m or int(enum_counts.max()))).ravel())
     row, col = divmod(int(odd[0]), given.cols)
     held = int(enum_counts[row, col])
-    cex = {"kind": "coverage", "row": row, "col": col, "held": held, "expected": m or None}
+    cex = CellCoverage(row, col, held, m or None)
     msg = (f"the sub-tiles do not cover the {given.rows} x {given.cols} block "
            + (f"{m} times each" if m else "the same number of times") + f": cell (row {row}, col {col}) is held "
            + ("by no thread" if held == 0 else f"{held} times"))

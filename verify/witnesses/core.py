@@ -1,24 +1,6 @@
-"""Counterexamples as typed, frozen witnesses: each owns its JSON (``to_json``: the keys and values of the
-JSON contract, in order) and its words (``lines``: the counterexample in the doc's terms, one statement a
-line; ``describe``: the same on one line).  Checks build them; results carry them; renderers read them
-through these methods and their fields, never by guessing a dict's keys.
-
-A witness also reads as a mapping of its JSON form (``w["lane"]``, ``dict(w)``, ``{**w}``), so proof scripts
-that read counterexamples by key keep working.
-
-* ``PointOutside``: a map's input point that is undefined or lands outside the output box (``in_range``);
-* ``PointsCollide``: two input points of a map that land on one output point (``injective``);
-* ``OutputUnreached``: an output point of a map that no input point reaches (``surjective``);
-* ``CellOutside``, ``ElementsCollide``, ``CellUnreached``: the same three for a register fragment, in the
-  doc's terms (lane, element, cell, MMA computation);
-* ``PointDiffers``: the first input point where two maps differ (``same``);
-* ``BankConflict``: two lanes of one wavefront group touching different words of one bank;
-* ``TextPosition``: a place in a file (a formula that does not parse, an error in the doc's text);
-* ``Facts``: the values a check with no witness class of its own compared (register arithmetic, element
-  lists, conform, handoff and tiling kinds, sparse metadata, instruction checks...), as the check names them.
-
-The words of a verdict (``CheckResult.message``) stay the check's: they need context a witness does not
-hold (the output box, the family binding, the matrix's extent).
+"""The witness base (``Witness``: its JSON, its words, a read-only mapping view of its JSON) and the witnesses
+of a map's and a fragment's three properties, of a bank conflict and of a place in a text; ``Facts`` for a
+mapping a check or a proof script gives with no class of its own.  Import them from ``verify.witnesses``.
 """
 from __future__ import annotations
 
