@@ -17,7 +17,7 @@ from ..files import read_text
 from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout, section_key
 from ..results import DocFinding, Finding, LayoutResult, Report
-from ..witnesses import CellOutside, CheckWitness, ElementsCollide, TextPosition, Witness
+from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
 from .fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, search_fix
 from .fragment import DEFAULT_TIMEOUT
 
@@ -194,8 +194,7 @@ def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
         return []
     if isinstance(c, TextPosition) and f.check == "syntax":
         return []  # the message names file:line:col, and the entry shows the line with a caret
-    # the other checks' witnesses as their fields, as the committed report shows them (``CheckWitness``)
-    out = Witness.lines(c) if isinstance(c, CheckWitness) else c.lines()
+    out = c.lines()
     if layout is not None and isinstance(c, CellOutside):
         out.append(f"at lane {c.lane}, i = {c.i}: {_trace(layout, c.lane, c.i)}")
     elif layout is not None and isinstance(c, ElementsCollide):

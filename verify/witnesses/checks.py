@@ -60,9 +60,18 @@ def at_member(w: Witness | Mapping[str, Any] | None, params: Mapping[str, int]) 
 
 
 class CheckWitness(Witness):
-    """A witness of one of these checks.  Until the committed report is regenerated on purpose, the report
-    shows it as its fields (``key = value``, ``Witness.lines``), as it showed the plain mapping it replaces;
-    its own words (``lines``) are for proof scripts and the renderers that ask for them."""
+    """A witness of one of these checks: its words (``words``), prefixed with the family member it is at
+    (``N = 8: ...``) when it names one."""
+
+    def words(self) -> list[str]:
+        raise NotImplementedError
+
+    def lines(self) -> list[str]:
+        out = self.words()
+        member = self.member()
+        if member and out:
+            out = [", ".join(f"{k} = {v}" for k, v in member.items()) + ": " + out[0], *out[1:]]
+        return out
 
 
 # ----------------------------------------------------------------------------- two layouts
@@ -83,7 +92,7 @@ class FragmentDiffers(CheckWitness):
         return _with_params(self.params, {"kind": "point", "lane": self.lane, "i": self.i, "element": self.element,
                                           "first": _copy(self.first), "second": _copy(self.second)})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"lane {self.lane}, element {self.element}: {_cell(self.first)} against {_cell(self.second)}"]
 
 
@@ -103,7 +112,7 @@ class DomainDiffers(CheckWitness):
             body |= {"first": _copy(self.first), "second": _copy(self.second)}
         return _with_params(self.params, body)
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         if self.first is None and self.second is None:
             return [f"the domains differ ({self.what})"]
         return [f"{self.what} differ: {self.first} against {self.second}"]
@@ -119,7 +128,7 @@ class ParamsDiffer(CheckWitness):
     def to_json(self) -> dict[str, Any]:
         return {"kind": "params", "old": self.old, "new": self.new}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"parameters differ: old {self.old}, new {self.new}"]
 
 
@@ -140,7 +149,7 @@ class SpecGivenDiffer(CheckWitness):
             body["outside"] = _copy(self.outside)
         return body
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         def side(v: Any) -> str:
             if isinstance(v, Mapping):
                 return ", ".join(f"{n} {k}" for k, n in v.items())
@@ -174,7 +183,7 @@ class NotPermuted(CheckWitness):
         return {"kind": self.kind, "side": self.side, "lane": self.lane, "first": _copy(self.first),
                 "second": _copy(self.second), "cell": _copy(self.cell)}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         if self.kind == "not_held":
             return [f"{self.side} lane {self.lane}, element {self.element}: {_cell(self.cell)}, not held by the "
                     "other side's lane"]
@@ -203,7 +212,7 @@ class ReplicaDiffers(CheckWitness):
                 "element": self.element, "as_lane": self.as_lane, "as_i": self.as_i, "as_element": self.as_element,
                 "spec": _copy(self.spec), "given": _copy(self.given)}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"thread {self.lane}, element {self.element} (as lane {self.as_lane}, element {self.as_element}): "
                 f"spec {_cell(self.spec)}, given {_cell(self.given)}"]
 
@@ -237,7 +246,7 @@ class RegisterCount(CheckWitness):
             return body | ({"params": _copy(self.params)} if self.params else {})
         return _with_params(self.params, body)
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         out = [f"{self.registers} registers x {self.elements_per_register} elements x {self.threads} threads = "
                f"{self.total}, the matrix has {self.matrix}"]
         if self.listed is not None:
@@ -263,7 +272,7 @@ class RegisterPacking(CheckWitness):
                                           "type": self.type, "element_bits": self.element_bits,
                                           "elements_per_register": self.elements_per_register, "fits": self.fits})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"a .{self.register_type} register ({self.register_bits} bits) holds {self.fits} .{self.type}, "
                 f"not {self.elements_per_register}"]
 
@@ -282,7 +291,7 @@ class ElementList(CheckWitness):
         return _with_params(self.params, {"position": self.position, "found": self.found, "expected": self.expected,
                                           "list": self.list})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"element list position {self.position}: {self.found}, expected {self.expected}"]
 
 
@@ -317,7 +326,7 @@ class OperandRegisters(CheckWitness):
             "listed": self.listed, "per_thread": self.per_thread, "expected_per_thread": self.expected_per_thread,
             "rows": self.rows, "cols": self.cols, "threads": self.threads, "k": self.k})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"{self.operand} ({self.layout}): {self.registers} .{self.register_type} registers x "
                 f"{self.elements_per_register} = {self.per_thread} per thread, {self.rows} x {self.cols} over "
                 f"{self.threads} threads needs {self.expected_per_thread}"]
@@ -337,7 +346,7 @@ class OperandExtent(CheckWitness):
         return _with_params(self.params, {"operand": self.operand, "layout": self.layout,
                                           "declared": list(self.declared), "expected": list(self.expected)})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"{self.operand} ({self.layout}) is declared {self.declared[0]} x {self.declared[1]}, the shape "
                 f"needs {self.expected[0]} x {self.expected[1]}"]
 
@@ -362,7 +371,7 @@ class AxisCoverage(CheckWitness):
             body["mma"] = self.mma
         return _with_params(self.params, body)
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         what = f"reaches no {self.axis} {self.missing}" if self.missing is not None else \
             f"reaches {self.axis} {self.extra}, outside its extent"
         return [f"{self.operand} ({self.layout}) {what}{_mma(self.mma)}"]
@@ -385,7 +394,7 @@ class KCoverage(CheckWitness):
             body["mma"] = self.mma
         return _with_params(self.params, body)
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         def who(e: Mapping[str, Any] | None) -> str:
             return "no element" if e is None else f"lane {e['lane']}, element {e['element']}"
         return [f"k = {self.k}{_mma(self.mma)}: A {who(self.A)}, B {who(self.B)}"]
@@ -415,7 +424,7 @@ class LaneGroups(CheckWitness):
             body = {"kind": self.kind, "lane": self.lane, "mma": self.mma, "holds": self.holds, "lacks": self.lacks}
         return _with_params(self.params, body)
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         if self.kind == "size":
             return [f"MMA computation {self.mma + 1} has {self.lanes} lanes, expected {self.expected}"]
         if self.kind == "range":
@@ -441,7 +450,7 @@ class CellHeldBy(CheckWitness):
         return _with_params(self.params, {"lane": self.lane, "i": self.i, "element": self.element,
                                           "cell": _copy(self.cell), "held_by": _copy(self.held_by)})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         h = self.held_by
         who = "no lane holds it" if h is None else f"held by lane {h['lane']}, element {h['element']}"
         return [f"lane {self.lane}, element {self.element} needs {_cell(self.cell)}: {who}"]
@@ -467,7 +476,7 @@ class SparseRange(CheckWitness):
         return {"lane": self.lane, "i": self.i, "element": self.element, "row": self.row, "firstcol": self.firstcol,
                 "lastcol": self.lastcol, "rank": self.rank, "reason": self.reason}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"lane {self.lane}, element {self.element} (row {self.row}): {self.reason}"]
 
 
@@ -493,7 +502,7 @@ class SparseMetadata(CheckWitness):
                 "chunk": self.chunk, "logical_col": self.logical_col, "logical_cols": list(self.logical_cols or ()),
                 "compressed_cols": list(self.compressed_cols or ())}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         a = self.first
         if self.second is None:
             return [f"metadata {self.metadata}: lane {a['lane']}, element {a['element']} goes to column "
@@ -529,7 +538,7 @@ class MetadataField(CheckWitness):
             body |= {"lane2": self.lane2, "nibble2": self.nibble2}
         return body | {"row": self.row, "chunk": self.chunk}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         where = f"(row {self.row}, chunk {self.chunk})"
         if self.lane is None:
             return [f"selector {self.selector}: no field for {where}"]
@@ -551,7 +560,7 @@ class MetadataBudget(CheckWitness):
         return {"selectors": list(self.selectors), "lanes_needed": _copy(self.lanes_needed),
                 "fields": _copy(self.fields)}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"selectors {list(self.selectors)}: {self.lanes_needed} lanes needed, {self.fields} fields"]
 
 
@@ -574,7 +583,7 @@ class LaneAddress(CheckWitness):
             body["address"] = self.address
         return body
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         cell = tuple(self.cell)
         if self.address is None:
             return [f"lane {self.lane} addresses cell {cell}, which the layout does not place"]
@@ -612,7 +621,7 @@ class TileDiffers(CheckWitness):
                 "reference": _copy(self.reference), "offset": _copy(self.offset),
                 "repeat_bits": _copy(self.repeat_bits)}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"thread {self.thread} ({self.unit} {self.index}, lane {self.lane}), element {self.element} "
                 f"(repeat {self.repeat}, as spec element {self.as_element}): spec {_cell(self.spec)}, offset "
                 f"{self.offset}, given {_cell(self.given)}"]
@@ -631,7 +640,7 @@ class CellCoverage(CheckWitness):
     def to_json(self) -> dict[str, Any]:
         return {"kind": "coverage", "row": self.row, "col": self.col, "held": self.held, "expected": self.expected}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"cell ({self.row}, {self.col}) is held {self.held} times"
                 + (f", expected {self.expected}" if self.expected is not None else "")]
 
@@ -669,7 +678,7 @@ class BufferPlace(CheckWitness):
     def to_json(self) -> dict[str, Any]:
         return {"params": _copy(self.params), **{k: _copy(getattr(self, k)) for k in _PLACE_KEYS[self.check]}}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         def pt(p: Mapping[str, int] | None) -> str:
             return "undefined" if p is None else "(" + ", ".join(f"{k} = {v}" for k, v in p.items()) + ")"
         if self.check == "written_once":
@@ -703,7 +712,7 @@ class TmemLane(CheckWitness):
                                           "lane": self.lane, "i": self.i, "element": self.element,
                                           "tmem_lane": self.tmem_lane, "allowed": list(self.allowed)})
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         where = "no TMEM lane" if self.tmem_lane is None else f"TMEM lane {self.tmem_lane}"
         return [f"warp {self.warp} (thread {self.thread}, lane {self.lane}), element {self.element}: {where}, "
                 f"outside {self.allowed[0]}-{self.allowed[1]}"]
@@ -722,7 +731,7 @@ class ReviewedFacts(CheckWitness):
     def to_json(self) -> dict[str, Any]:
         return {"file": self.file, "line": self.line, "col": self.col, "facts": _copy(self.facts)}
 
-    def lines(self) -> list[str]:
+    def words(self) -> list[str]:
         return [f"{self.file}:{self.line}:{self.col}"] + [f"{k}: {v['reviewed']!r} -> {v['page']!r}"
                                                           for k, v in self.facts.items()]
 
