@@ -50,6 +50,7 @@ def test_check_json_contract(capsys):
     assert data["findings"] == [] or all(f["as_expected"] for f in data["findings"])
 
 
+@pytest.mark.slow
 def test_check_json_is_byte_identical(capsys):
     """Two independent runs: one in worker processes, one here after every memoised verdict is forgotten."""
     from verify.checks.fragment import clear_caches
@@ -214,6 +215,7 @@ def test_bad_pages_and_empty_inputs_exit_2(tmp_path, capsys):
     assert rc == 2 and "nothing to check" in err
 
 
+@pytest.mark.slow
 def test_json_is_byte_identical_across_processes_and_hash_seeds():
     import os
     outs = set()

@@ -6,9 +6,12 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_committed_report_regenerates_byte_for_byte(tmp_path, docs_dir):
     out = tmp_path / "rep"
     pages = os.path.relpath(docs_dir, ROOT)

@@ -7,6 +7,8 @@ import ast
 import os
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 TESTS = ROOT / "tests"
@@ -128,6 +130,7 @@ def test_the_package_reads_only_the_environment_it_states():
     assert read == set(ENVIRONMENT), f"state why each variable cannot change a verdict or an output: {read}"
 
 
+@pytest.mark.slow
 def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
     """The same commands, with every variable the package reads set to something else (a compiler that does
     not exist, an empty cache, no CUDA, a tiny terminal): byte-identical stdout, the same exit code."""

@@ -127,6 +127,7 @@ for node in ast.parse(code).body:
 '''
 
 
+@pytest.mark.slow
 def test_the_python_api_example_runs_and_shows_its_results() -> None:
     """The README's proof-script block runs as shown, and every value its comments show is what it gives
     (``# (9, 3)``, ``# "equal"``, ``# Proof(status='proved')`` on the line after a call)."""

@@ -145,6 +145,7 @@ def test_constant_fixes_are_suggested(mutated_report):
     assert "in `col`, change 3 to 2" in md
 
 
+@pytest.mark.slow
 def test_spec_correction_is_suggested(real_report):
     md = (real_report[0] / "report.md").read_text(encoding="utf-8")
     html = (real_report[0] / "report.html").read_text(encoding="utf-8")
@@ -159,6 +160,7 @@ def _rects(root: ET.Element) -> list[ET.Element]:
     return list(root.iter(SVG_NS + "rect"))
 
 
+@pytest.mark.slow
 def test_svgs_are_well_formed(real_report, mutated_report):
     for d in (real_report[0], mutated_report[0]):
         files = sorted((d / "svg").glob("*.svg"))

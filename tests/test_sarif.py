@@ -219,6 +219,7 @@ def test_uris_are_relative_as_given_and_escaped():
     assert sarif.uri("/tmp/a.toml") == "file:///tmp/a.toml"
 
 
+@pytest.mark.slow
 def test_sarif_and_junit_are_byte_identical_across_processes_hash_seeds_and_jobs():
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
