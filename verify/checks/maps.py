@@ -73,6 +73,17 @@ def _env_of(model: z3.ModelRef, env: Mapping[str, z3.ExprRef]) -> dict[str, int]
     return {k: smt.as_int(model, v) for k, v in env.items()}
 
 
+def _hint(*parts: Any) -> list[int] | None:
+    """The enumeration's witness as ``solve_min``'s hint: the values of each group of Z3 keys (``(keys, values)``
+    pairs, in the keys' order), or ``None`` when the enumeration found none."""
+    out: list[int] = []
+    for keys, values in zip(parts[::2], parts[1::2]):
+        if values is None:
+            return None
+        out += [int(values[k]) for k in keys]
+    return out
+
+
 def _flat_point(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> dict[str, int]:
     idx = np.unravel_index(k, shape)
     return {d.name: int(x) for d, x in zip(dims, idx)}
@@ -121,7 +132,8 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
     x = variables(m.inputs, w)
     ok, y = m.encode(x, env)
     res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
-                               [*env.values(), *x.values()], smt.Budget(timeout))
+                               [*env.values(), *x.values()], smt.Budget(timeout),
+                               _hint(env, enum and enum.params, x, enum and enum.point))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env)
@@ -178,7 +190,8 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
     cs = [valid, in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
           in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
           _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
-    res, model = smt.solve_min(cs, [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout))
+    res, model = smt.solve_min(cs, [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout),
+                               _hint(env, enum and enum.params, x2, enum and enum.second, x1, enum and enum.first))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env)
@@ -382,7 +395,7 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
     okb, yb = b.encode(x, env_z)
     agree = z3.And(oka == okb, z3.Implies(oka, z3.And([ya[d.name] == yb[d.name] for d in a.outputs])))
     res, model = smt.solve_min([valid, in_box(x, a.inputs, env_z, w), z3.Not(agree)], [*env_z.values(), *x.values()],
-                               smt.Budget(timeout))
+                               smt.Budget(timeout), _hint(env_z, enum and enum.params, x, enum and enum.point))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env_z)
