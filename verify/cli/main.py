@@ -7,6 +7,7 @@ modules; ``--help`` epilogs in ``verify.cli.epilogs``.
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import sys
 from typing import Callable, Sequence
@@ -138,19 +139,29 @@ def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Cal
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line's parser.  Built once per text of ``--specs``'s default (which names the specs this
+    directory would check, so it is looked up on every call): a proof script or test that calls ``main``
+    many times in one process paid 13 ms a call for building the same parser again."""
+    return _parser(inputs.default_help())
+
+
+@functools.lru_cache(maxsize=8)
+def _parser(specs_help: str) -> argparse.ArgumentParser:
+    """The parser whose ``--specs`` options say ``specs_help`` (every ``register`` asks ``default_help`` for
+    it, in this same directory, while this builds).  argparse never changes a parser while parsing."""
     p = options.Parser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
     p.add_argument("--version", action="version", version=f"ptx-verify {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=options.Parser)
 
     check.register(sub)
     lst = sub.add_parser("list", help="list the known layouts")
-    lst.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
+    lst.add_argument("--specs", default=None, metavar="PATH", help=specs_help)
     lst.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     lst.set_defaults(func=cmd_list)
 
     t = sub.add_parser("table", help="the full mapping of one layout (text grid, JSON or an SVG picture)")
     t.add_argument("id", metavar="ID", help="a layout id from `list`, or a unique part of one")
-    t.add_argument("--specs", default=None, metavar="PATH", help=inputs.default_help())
+    t.add_argument("--specs", default=None, metavar="PATH", help=specs_help)
     t.add_argument("--format", choices=("text", "json", "svg"), default="text",
                    help="text (default: a grid), json (entry by entry) or svg (a picture)")
     t.add_argument("--out", default=None, metavar="FILE",
