@@ -14,7 +14,9 @@ from typing import Any
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
+
+import numpy as np
 
 from verify.formula import BinOp, Case, Definition, Formula, InSet, Num, Ref, Var
 
@@ -42,13 +44,22 @@ class LayoutTable:
     rows: int | None = None
     cols: int | None = None
 
-    @property
+    @cached_property
     def threads(self) -> int:
         return max((e.lane for e in self.entries), default=-1) + 1
 
-    @property
+    @cached_property
     def values(self) -> int:
         return max((e.i for e in self.entries), default=-1) + 1
+
+    @cached_property
+    def columns(self) -> dict[str, np.ndarray]:
+        """The entries as columns (``lane``, ``i``, ``row``, ``col``; -1 where a cell is undefined), read once."""
+        n = len(self.entries)
+        out = {k: np.fromiter((getattr(e, k) for e in self.entries), np.int64, n) for k in ("lane", "i")}
+        for k in ("row", "col"):
+            out[k] = np.fromiter((-1 if getattr(e, k) is None else getattr(e, k) for e in self.entries), np.int64, n)
+        return out
 
     def lookup(self) -> dict[tuple[int, int], tuple[int | None, int | None]]:
         return {(e.lane, e.i): (e.row, e.col) for e in self.entries}
@@ -147,13 +158,16 @@ def table_to_formula(table: LayoutTable, prefix: str | None = None, *, operand: 
         raise NotationError("the table has no entries")
     key_expr = BinOp("+", BinOp("*", Var("lane"), Num(values)), Var("i")) if values > 1 else Var("lane")
     defs = [Definition("key", (Case(key_expr, domain_condition(threads, values)),))]
-    for name, pick in (("row", lambda e: e.row), ("col", lambda e: e.col)):
-        groups: dict[int, list[int]] = {}
-        for e in table.entries:
-            v = pick(e)
-            if v is not None:
-                groups.setdefault(v, []).append(e.lane * values + e.i)
-        cases = tuple(Case(Num(v), InSet(Ref("key"), tuple(sorted(ks)))) for v, ks in sorted(groups.items()))
+    c = table.columns
+    keys = c["lane"] * values + c["i"]
+    for name in ("row", "col"):
+        defined = c[name] >= 0  # a table's cells are never negative: -1 stands for undefined
+        v, k = c[name][defined], keys[defined]
+        order = np.lexsort((k, v))  # by value, then key: each value's keys in order
+        v, k = v[order], k[order]
+        starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]]) if v.size else np.zeros(0, np.int64)
+        cases = tuple(Case(Num(int(v[a])), InSet(Ref("key"), tuple(part.tolist())))
+                      for a, part in zip(starts.tolist(), np.split(k, starts[1:])))
         if not cases:  # nothing defined: a case that never applies keeps the definition well-formed
             cases = (Case(Num(0), InSet(Ref("key"), (-1,))),)
         defs.append(Definition(name, cases))
