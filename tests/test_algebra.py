@@ -66,6 +66,16 @@ def test_table_map() -> None:
     assert faces_agree(m) == {(0,): (4,), (1,): None, (2,): (1,)}
 
 
+def test_table_map_caches_stay_out_of_equality_and_pickles() -> None:
+    import pickle  # noqa: PLC0415
+    m = TableMap((Dim("a", 3),), (Dim("x", 5),), ((0, 4), (2, 1)))
+    twin = TableMap((Dim("a", 3),), (Dim("x", 5),), ((0, 4), (2, 1)))
+    assert m.bound() == 4 and hash(m) == hash(twin) and m == twin  # the caches are not fields
+    back = pickle.loads(pickle.dumps(m))
+    assert "_hash" not in back.__dict__ and back == m and hash(back) == hash(m)
+    assert faces_agree(back) == faces_agree(m)
+
+
 def test_identity_and_iota() -> None:
     assert faces_agree(A.identity(Dim("a", 2), Dim("b", 2))) == {(0, 0): (0, 0), (0, 1): (0, 1), (1, 0): (1, 0),
                                                                  (1, 1): (1, 1)}

@@ -90,7 +90,6 @@ def computed_once(method):  # type: ignore[no-untyped-def]
     return once
 
 
-
 def grid(dims: tuple[Dim, ...], env: Env | None = None) -> dict[str, np.ndarray]:
     """An open grid over ``dims``: input k varies along axis k (so a flattened result is in
     lexicographic order of the inputs, the first input outermost)."""
@@ -333,6 +332,10 @@ class TableMap:
         """The table's hash, computed once (a frozen table's rows never change; hashing thousands of rows on
         every cache lookup cost more than the lookups saved)."""
         return hash((self.inputs, self.outputs, self.rows, self.params))
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (to worker processes) without the cached hash: a string's hash differs between processes."""
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def bound(self) -> int:
         return self._bound
