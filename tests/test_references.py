@@ -515,3 +515,16 @@ def test_references_takes_reports_already_evaluated():
     m = api.references(specs(), names=["tensor-layouts"], reports={"tensor-layouts": given})
     assert m.status(lid) == {"tensor-layouts": "agrees"} and m.versions["tensor-layouts"] == "tensor-layouts 1.0"
     assert {m.status(x.id)["tensor-layouts"] for x in lays()[1:]} == {"absent"}
+
+
+@pytest.mark.slow
+def test_references_in_worker_processes_give_the_matrix_of_one_process():
+    """``references(jobs=2)`` evaluates each reference in its own worker process (its solver state dies with
+    it); the matrix is the one a single process builds, unavailable references included."""
+    names = ("cute-text", "tensor-layouts", "tilelang")
+    for name in names:
+        _need(name)
+    one = api.references(specs(), names=names, jobs=1)
+    two = api.references(specs(), names=names, jobs=2)
+    assert json.dumps(two.to_json(), sort_keys=True) == json.dumps(one.to_json(), sort_keys=True)
+    assert set(one.to_json()["references"]["ran"]) >= set(names)

@@ -495,6 +495,15 @@ def reference(name: str, specs: Iterable[Spec] | str | Path | None = None, timeo
     return ref.evaluate([*layouts(specs), *map_layouts(specs)], timeout, path)
 
 
+def _evaluate_reference(task: tuple[str, list[Spec], float, str | Path | None]) -> Any:
+    """One reference's report, or why it could not run here (the toolchain failed: unavailable, with why)."""
+    name, specs, timeout, path = task
+    try:
+        return reference(name, specs, timeout, path)
+    except (FileNotFoundError, RuntimeError, OSError) as e:
+        return str(e) or type(e).__name__
+
+
 def reference_reasons() -> dict[str, str]:
     """Each reference's name -> '' when it can run here, else why not (which extra to install)."""
     from .checks.references import probe_all  # noqa: PLC0415
@@ -503,11 +512,12 @@ def reference_reasons() -> dict[str, str]:
 
 def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT, *,
                names: Iterable[str] | None = None, cute: str | Path | None = None,
-               reports: Mapping[str, Any] | None = None) -> Any:
+               reports: Mapping[str, Any] | None = None, jobs: int | None = None) -> Any:
     """The agreement matrix (``checks.references.matrix.Matrix``): every catalog layout against every
     reference in ``names`` (default: all); a reference that cannot run is ``unavailable`` with its reason.
     ``reports``: references already evaluated (``reference(name, specs)`` of the same specs), by name, used
-    as they are instead of evaluating them again."""
+    as they are instead of evaluating them again.  ``jobs``: worker processes that evaluate the references,
+    one reference each (default ``default_jobs()``; 1: in this process); the matrix is the same either way."""
     from .checks.references import NAMES  # noqa: PLC0415
     from .checks.references import matrix as _matrix  # noqa: PLC0415
     if specs is None or isinstance(specs, (str, Path)):
@@ -515,6 +525,7 @@ def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float 
     specs = list(specs)
     reasons = reference_reasons()
     evaluated: dict[str, Any] = {}
+    todo: list[tuple[str, list[Spec], float, str | Path | None]] = []
     for name in (tuple(names) if names is not None else NAMES):
         if reports and name in reports:
             evaluated[name] = reports[name]
@@ -523,10 +534,15 @@ def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float 
         if reasons.get(name) and path is None:
             evaluated[name] = reasons[name]
             continue
-        try:
-            evaluated[name] = reference(name, specs, timeout, path)
-        except (FileNotFoundError, RuntimeError, OSError) as e:   # the toolchain failed here: unavailable, with why
-            evaluated[name] = str(e) or type(e).__name__
+        evaluated[name] = None  # evaluated below, in this order
+        todo.append((name, specs, timeout, path))
+    jobs = min(default_jobs() if jobs is None else jobs, len(todo))
+    if jobs > 1:
+        from .checks.run import in_workers  # noqa: PLC0415
+        done = in_workers(_evaluate_reference, todo, jobs)
+    else:
+        done = [_evaluate_reference(t) for t in todo]
+    evaluated.update(zip((t[0] for t in todo), done))
     versions = {}
     if cute is None:   # the installed wheel's version, not its path (the matrix is committed)
         from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415

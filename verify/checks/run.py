@@ -136,24 +136,33 @@ def _stop_workers(pool: Any) -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+def in_workers(fn: Any, items: Sequence[Any], jobs: int) -> list[Any]:
+    """``[fn(x) for x in items]`` in ``jobs`` forked worker processes, in order.  ``fn`` and the results must
+    pickle.  An error in a worker, Ctrl-C or SIGTERM stops every worker before it propagates: none outlives
+    this call.  Each worker's solver state dies with it (a long-lived process pays for the Z3 terms it has
+    held: docs/architecture.md)."""
+    import concurrent.futures as cf  # noqa: PLC0415
+    import multiprocessing as mp  # noqa: PLC0415
+    pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_worker_init,
+                                  initargs=(os.getpid(),))
+    try:
+        out = list(pool.map(fn, items))
+        pool.shutdown(wait=True)
+    except BaseException:  # an error in a worker, Ctrl-C, SIGTERM: no worker outlives this call
+        _stop_workers(pool)
+        raise
+    return out
+
+
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
               doc_findings: Sequence[DocFinding] = ()) -> Report:
     """Check every layout and instruction of ``specs``."""
     if jobs > 1 and len(specs) > 2:
-        import concurrent.futures as cf  # noqa: PLC0415
-        import multiprocessing as mp  # noqa: PLC0415
         # biggest first (sparse sections dominate), so no worker idles at the end
         order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
         if any(lay.is_family for s in specs for lay in s.layouts):
             preload_sympy()  # the families' count identities need it in every worker
-        pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_worker_init,
-                                      initargs=(os.getpid(),))
-        try:
-            out = dict(zip(order, pool.map(_check_spec_remote, [(specs[k], timeout) for k in order])))
-            pool.shutdown(wait=True)
-        except BaseException:  # an error in a worker, Ctrl-C, SIGTERM: no worker outlives this call
-            _stop_workers(pool)
-            raise
+        out = dict(zip(order, in_workers(_check_spec_remote, [(specs[k], timeout) for k in order], jobs)))
         done = [out[k] for k in range(len(specs))]
     else:
         done = [check_spec(s, timeout) for s in specs]
