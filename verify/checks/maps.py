@@ -28,7 +28,7 @@ from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.dims import Dim, names
 from ..layout.family import Param
-from ..layout.model import MapLayout
+from ..layout.model import MAP_CHECKS, MapLayout
 from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
 from ..results import CheckResult, Finding, MapResult, combine_engines
 from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
@@ -73,15 +73,10 @@ def _env_of(model: z3.ModelRef, env: Mapping[str, z3.ExprRef]) -> dict[str, int]
     return {k: smt.as_int(model, v) for k, v in env.items()}
 
 
-def _hint(*parts: Any) -> list[int] | None:
-    """The enumeration's witness as ``solve_min``'s hint: the values of each group of Z3 keys (``(keys, values)``
-    pairs, in the keys' order), or ``None`` when the enumeration found none."""
-    out: list[int] = []
-    for keys, values in zip(parts[::2], parts[1::2]):
-        if values is None:
-            return None
-        out += [int(values[k]) for k in keys]
-    return out
+def _hint(*groups: tuple[Mapping[str, Any], Mapping[str, int]]) -> list[int]:
+    """The enumeration's witness as ``solve_min``'s hint: for each (Z3 keys, the witness's values) group, the
+    values in the keys' order."""
+    return [int(values[k]) for keys, values in groups for k in keys]
 
 
 def _flat_point(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> dict[str, int]:
@@ -133,7 +128,7 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
     ok, y = m.encode(x, env)
     res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
                                [*env.values(), *x.values()], smt.Budget(timeout),
-                               _hint(env, enum and enum.params, x, enum and enum.point))
+                               None if enum is None else _hint((env, enum.params), (x, enum.point)))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env)
@@ -191,7 +186,7 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
           in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
           _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
     res, model = smt.solve_min(cs, [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout),
-                               _hint(env, enum and enum.params, x2, enum and enum.second, x1, enum and enum.first))
+                               None if enum is None else _hint((env, enum.params), (x2, enum.second), (x1, enum.first)))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env)
@@ -330,30 +325,28 @@ def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str
 
 def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, CheckResult, CheckResult]:
     """``in_range``, ``injective`` and ``surjective`` of one map."""
-    r, i = in_range(m, timeout), injective(m, timeout)
-    return r, i, surjective(m, timeout, z3_proved=_z3_proved((r, i)))
+    r, i, s = _run(m, MAP_CHECKS, timeout, {})
+    return r, i, s
 
 
-def _z3_proved(results: "Iterable[CheckResult]") -> frozenset[str]:
-    """The properties among ``results`` that Z3 proved."""
-    return frozenset(r.check for r in results if r.engines.get("z3") == "proved")
-
-
-_CHECKS = {"in_range": in_range, "injective": injective, "surjective": surjective}
+def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:
+    """The named checks of ``m`` in order, each against its expectation (default ``proved``); surjective by
+    counting uses the in_range and injective verdicts Z3 has already given here."""
+    out: list[CheckResult] = []
+    for c in checks:
+        if c == "surjective":
+            proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
+            out.append(surjective(m, timeout, expect.get(c, "proved"), proved))
+        else:
+            out.append({"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved")))
+    return tuple(out)
 
 
 def check_map_layout(lay: MapLayout, timeout: float = DEFAULT_TIMEOUT) -> MapResult:
     """The checks a map layout states (``lay.checks``), each against its expectation.  A formula that cannot
     be evaluated on its input box is bad input: a ``SpecError`` at the spec's line."""
     try:
-        out: list[CheckResult] = []
-        for c in lay.checks:
-            expect = lay.expect.get(c, "proved")
-            if c == "surjective":
-                out.append(surjective(lay.map, timeout, expect, _z3_proved(out)))
-            else:
-                out.append(_CHECKS[c](lay.map, timeout, expect))
-        return MapResult(lay, tuple(out))
+        return MapResult(lay, _run(lay.map, lay.checks, timeout, lay.expect))
     except oracle.EvalError as e:
         raise SpecError(*lay.locate(e.pos.line, e.pos.col), f"{lay.id}: {e.message}") from None
 
@@ -395,7 +388,7 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
     okb, yb = b.encode(x, env_z)
     agree = z3.And(oka == okb, z3.Implies(oka, z3.And([ya[d.name] == yb[d.name] for d in a.outputs])))
     res, model = smt.solve_min([valid, in_box(x, a.inputs, env_z, w), z3.Not(agree)], [*env_z.values(), *x.values()],
-                               smt.Budget(timeout), _hint(env_z, enum and enum.params, x, enum and enum.point))
+                               smt.Budget(timeout), None if enum is None else _hint((env_z, enum.params), (x, enum.point)))
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env_z)
