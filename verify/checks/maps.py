@@ -29,7 +29,7 @@ from ..errors import SpecError
 from ..layout.dims import Dim, names
 from ..layout.family import Param
 from ..layout.model import MAP_CHECKS, MapLayout
-from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, in_box, inside, variables, width
+from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, first_repeat, in_box, inside, variables, width
 from ..results import CheckResult, Finding, MapResult, combine_engines
 from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
 from .fragment import DEFAULT_TIMEOUT
@@ -151,16 +151,11 @@ def _enum_injective(m: NamedMap) -> PointsCollide | None:
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = _keys(v.out, m.outputs, env).reshape(-1)
         idx = np.flatnonzero(good)
-        k = keys[idx]
-        uniq, first_pos = np.unique(k, return_index=True)
-        if uniq.size == k.size:
+        repeat = first_repeat(keys[idx])  # the first point (in order) that lands where an earlier one did
+        if repeat is None:
             continue
-        repeat = np.ones(k.size, bool)
-        repeat[first_pos] = False
-        j = int(np.flatnonzero(repeat)[0])  # the first point (in order) that lands where an earlier one did
-        earlier = int(idx[first_pos[int(np.searchsorted(uniq, k[j]))]])
         shape = v.ok.shape
-        p1, p2 = _flat_point(m.inputs, shape, earlier), _flat_point(m.inputs, shape, int(idx[j]))
+        p1, p2 = _flat_point(m.inputs, shape, int(idx[repeat[0]])), _flat_point(m.inputs, shape, int(idx[repeat[1]]))
         return PointsCollide(dict(env), p1, p2, m.at(p2, env))
     return None
 
@@ -387,8 +382,9 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
     oka, ya = a.encode(x, env_z)
     okb, yb = b.encode(x, env_z)
     agree = z3.And(oka == okb, z3.Implies(oka, z3.And([ya[d.name] == yb[d.name] for d in a.outputs])))
+    hint = None if enum is None else _hint((env_z, enum.params), (x, enum.point))
     res, model = smt.solve_min([valid, in_box(x, a.inputs, env_z, w), z3.Not(agree)], [*env_z.values(), *x.values()],
-                               smt.Budget(timeout), None if enum is None else _hint((env_z, enum.params), (x, enum.point)))
+                               smt.Budget(timeout), hint)
     z3_cex = None
     if res == "sat" and model is not None:
         e = _env_of(model, env_z)

@@ -35,7 +35,7 @@ from ..formula import BinOp, Num, Var
 from .dims import Dim, describe, find, names, unique
 from .family import Extent, Param, extent_at, extent_text
 from .named import (Env, NamedMap, TableMap, Values, bindings, box_bound, computed_once, evaluate_all, extent_term,
-                    full, in_box, inside, max_extent, merge_params)
+                    first_repeat, full, in_box, inside, max_extent, merge_params)
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
@@ -764,13 +764,9 @@ def inverse(base: NamedMap) -> TableMap:
     keys: Any = 0
     for d, o in zip(base.outputs, outs):
         keys = keys * int(d.at()) + o
-    keys = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)
-    _, first = np.unique(keys, return_index=True)
-    if first.size < keys.size:  # the first point (in order) that lands where an earlier one did
-        again = np.ones(keys.size, bool)
-        again[first] = False
-        k = int(np.flatnonzero(again)[0])
-        earlier = int(np.flatnonzero(keys == keys[k])[0])
+    repeat = first_repeat(np.broadcast_to(np.asarray(keys, np.int64), ok.shape))
+    if repeat is not None:
+        earlier, k = repeat
         raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, earlier)} and "
                          f"{_point_text(base.inputs, shape, k)} land on the same point")
     idx = np.unravel_index(np.arange(ok.size), shape)

@@ -24,7 +24,7 @@ builds new maps from any of them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Hashable, Mapping, Protocol
 
 import numpy as np
@@ -88,6 +88,18 @@ def computed_once(method):  # type: ignore[no-untyped-def]
     once.__doc__ = method.__doc__
     once.__name__ = method.__name__
     return once
+
+
+def first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
+    """The first position (in order) whose key an earlier position already has, with that earlier position
+    (``(earlier, later)``), or ``None`` when the keys are distinct: where a map stops being injective."""
+    uniq, first = np.unique(keys, return_index=True)
+    if uniq.size == keys.size:
+        return None
+    again = np.ones(keys.size, bool)
+    again[first] = False
+    later = int(np.flatnonzero(again)[0])
+    return int(first[int(np.searchsorted(uniq, keys[later]))]), later
 
 
 def grid(dims: tuple[Dim, ...], env: Env | None = None) -> dict[str, np.ndarray]:
@@ -324,24 +336,18 @@ class TableMap:
     def key(self) -> Hashable:
         return ("table", self.inputs, self.outputs, self.rows)
 
+    @computed_once
     def __hash__(self) -> int:
-        return self._hash
-
-    @cached_property
-    def _hash(self) -> int:
         """The table's hash, computed once (a frozen table's rows never change; hashing thousands of rows on
         every cache lookup cost more than the lookups saved)."""
         return hash((self.inputs, self.outputs, self.rows, self.params))
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to worker processes) without the cached hash: a string's hash differs between processes."""
-        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
+        """Pickled (to worker processes) without the kept hash: a string's hash differs between processes."""
+        return {k: v for k, v in self.__dict__.items() if k != "_once___hash__"}
 
+    @computed_once
     def bound(self) -> int:
-        return self._bound
-
-    @cached_property
-    def _bound(self) -> int:
         rows = np.asarray(self.rows, np.int64)
         top = int(np.abs(rows).max()) if rows.size else 0
         return max(top, box_bound(self.inputs, ()), self._size())
