@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .core import Facts, Witness, _mma, _with_params
+from .core import Facts, Witness, _mma, _point, _with_params
 
 
 def _copy(v: Any) -> Any:
@@ -70,7 +70,7 @@ class CheckWitness(Witness):
         out = self.words()
         member = self.member()
         if member and out:
-            out = [", ".join(f"{k} = {v}" for k, v in member.items()) + ": " + out[0], *out[1:]]
+            out = [f"{_point(member)}: {out[0]}", *out[1:]]
         return out
 
 
