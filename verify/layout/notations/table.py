@@ -44,13 +44,13 @@ class LayoutTable:
     rows: int | None = None
     cols: int | None = None
 
-    @cached_property
+    @property
     def threads(self) -> int:
-        return max((e.lane for e in self.entries), default=-1) + 1
+        return int(self.columns["lane"].max(initial=-1)) + 1
 
-    @cached_property
+    @property
     def values(self) -> int:
-        return max((e.i for e in self.entries), default=-1) + 1
+        return int(self.columns["i"].max(initial=-1)) + 1
 
     @cached_property
     def columns(self) -> dict[str, np.ndarray]:
