@@ -3,6 +3,8 @@ asserting the three faces (vectorised evaluation, scalar reference, Z3 encoding)
 and each precondition's error.  Then the map-level checks (verify.checks.maps) on small literal maps."""
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import z3
@@ -67,13 +69,22 @@ def test_table_map() -> None:
 
 
 def test_table_map_caches_stay_out_of_equality_and_pickles() -> None:
-    import pickle  # noqa: PLC0415
     m = TableMap((Dim("a", 3),), (Dim("x", 5),), ((0, 4), (2, 1)))
     twin = TableMap((Dim("a", 3),), (Dim("x", 5),), ((0, 4), (2, 1)))
     assert m.bound() == 4 and hash(m) == hash(twin) and m == twin  # the caches are not fields
     back = pickle.loads(pickle.dumps(m))
     assert not any("hash" in k for k in back.__dict__) and back == m and hash(back) == hash(m)
     assert faces_agree(back) == faces_agree(m)
+
+
+def test_table_map_from_dense() -> None:
+    m = TableMap.from_dense((Dim("a", 2), Dim("b", 2)), (Dim("x", 9),), np.array([[7, 0, 5, 0]]),
+                            np.array([True, False, True, False]))
+    assert m.rows == ((0, 0, 7), (1, 0, 5))  # the defined points, in point order
+    assert m == TableMap((Dim("a", 2), Dim("b", 2)), (Dim("x", 9),), ((0, 0, 7), (1, 0, 5)))
+    assert faces_agree(m) == {(0, 0): (7,), (0, 1): None, (1, 0): (5,), (1, 1): None}
+    back = pickle.loads(pickle.dumps(m))  # the kept arrays do not travel; they are rebuilt from the rows
+    assert not any(k.startswith("_once_") for k in back.__dict__) and faces_agree(back) == faces_agree(m)
 
 
 def test_identity_and_iota() -> None:

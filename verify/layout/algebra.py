@@ -769,12 +769,15 @@ def inverse(base: NamedMap) -> TableMap:
         earlier, k = repeat
         raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, earlier)} and "
                          f"{_point_text(base.inputs, shape, k)} land on the same point")
-    idx = np.unravel_index(np.arange(ok.size), shape)
-    table = np.stack([np.broadcast_to(o, ok.shape) for o in outs] + [np.asarray(ix) for ix in idx], axis=1)
-    table = table[np.lexsort(table.T[::-1])]
-    rows = tuple(map(tuple, table.tolist()))
-    return TableMap(tuple(Dim(d.name, d.at()) for d in base.outputs), tuple(Dim(d.name, d.at()) for d in base.inputs),
-                    rows)
+    flat = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)
+    size = 1
+    for d in base.outputs:
+        size *= int(d.at())
+    defined, values = np.zeros(size, bool), np.zeros((len(shape), size), np.int64)
+    defined[flat] = True
+    values[:, flat] = np.unravel_index(np.arange(ok.size), shape)
+    return TableMap.from_dense(tuple(Dim(d.name, d.at()) for d in base.outputs),
+                               tuple(Dim(d.name, d.at()) for d in base.inputs), values, defined)
 
 
 def _point_text(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> str:

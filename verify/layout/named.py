@@ -333,6 +333,22 @@ class TableMap:
             if not isinstance(d.size, int):
                 raise ValueError("a table's inputs have fixed sizes")
 
+    @classmethod
+    def from_dense(cls, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], values: np.ndarray,
+                   defined: np.ndarray) -> "TableMap":
+        """The table of the points where ``defined`` holds (indexed by the input point's row-major index), their
+        outputs ``values[j]`` per output; rows in point order.  Pre: ``values`` has one row per output and
+        ``defined.size`` columns, the product of the inputs' sizes.  Post: ``_dense()`` is these arrays (kept,
+        not rebuilt from the rows)."""
+        ok = np.asarray(defined, bool).reshape(-1)
+        vals = np.asarray(values, np.int64).reshape(len(outputs), ok.size)
+        at = np.flatnonzero(ok)
+        point = np.unravel_index(at, tuple(int(d.size) for d in inputs))  # type: ignore[arg-type]
+        rows = tuple(zip(*(c.tolist() for c in (*point, *vals[:, at]))))
+        table = cls(inputs, outputs, rows)
+        table.__dict__["_once__dense"] = (vals, ok)
+        return table
+
     def key(self) -> Hashable:
         return ("table", self.inputs, self.outputs, self.rows)
 
@@ -343,8 +359,9 @@ class TableMap:
         return hash((self.inputs, self.outputs, self.rows, self.params))
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to worker processes) without the kept hash: a string's hash differs between processes."""
-        return {k: v for k, v in self.__dict__.items() if k != "_once___hash__"}
+        """Pickled (to worker processes) without what it keeps on itself: a string's hash differs between
+        processes, and the dense arrays are rebuilt faster than they travel."""
+        return {k: v for k, v in self.__dict__.items() if not k.startswith("_once_")}
 
     @computed_once
     def bound(self) -> int:
@@ -364,8 +381,19 @@ class TableMap:
             k = k * d.size + point[d.name]
         return k
 
+    @computed_once
     def _dense(self) -> tuple[np.ndarray, np.ndarray]:
+        """(values per output, defined) indexed by the point's row-major index, built once per table."""
         return _dense_table(self.inputs, self.outputs, self.rows)
+
+    @computed_once
+    def _by_point(self) -> dict[tuple[int, ...], tuple[int, ...]]:
+        """Input point -> outputs (the first row for a point wins), for the scalar face."""
+        n = len(self.inputs)
+        out: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for r in self.rows:
+            out.setdefault(r[:n], r[n:])
+        return out
 
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
         vals, ok = self._dense()
@@ -375,7 +403,7 @@ class TableMap:
         return full(Values({d.name: vals[j][kk] for j, d in enumerate(self.outputs)}, good & ok[kk]))
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        r = _row_index(self.inputs, self.rows).get(tuple(int(point[d.name]) for d in self.inputs))
+        r = self._by_point().get(tuple(int(point[d.name]) for d in self.inputs))
         return None if r is None else {d.name: v for d, v in zip(self.outputs, r)}
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
@@ -388,7 +416,7 @@ class TableMap:
         if w < bits:
             raise ValueError(f"a {w}-bit encoding cannot index a table of {size} points")
         inside_ = z3.And(k >= smt.bv(0, w), k < smt.bv(size, w))
-        key, trees = _mux_trees(self.inputs, self.outputs, self.rows, w)
+        key, trees = _mux_trees(self, w)
         kv = (key, z3.Extract(bits - 1, 0, k))
         oks, out = [inside_], {}
         for d, (ok, v) in zip(self.outputs, trees):  # the tree built once per table, the point substituted in
@@ -398,12 +426,13 @@ class TableMap:
 
 
 @lru_cache(maxsize=32)
-def _mux_trees(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], rows: tuple[tuple[int, ...], ...],
-               w: int) -> tuple[Any, list[tuple[Any, Any]]]:
+def _mux_trees(table: TableMap, w: int) -> tuple[Any, list[tuple[Any, Any]]]:
     """(placeholder key, [(defined, value) per output]) of a table as multiplexer trees over the key's bits;
-    the first row for a point wins, as in the other faces."""
+    the first row for a point wins, as in the other faces.  Keyed by the table's value (its hash is kept on
+    it), so equal tables share one circuit."""
     import z3  # noqa: PLC0415
-    vals, ok = _dense_table(inputs, outputs, rows)
+    outputs = table.outputs
+    vals, ok = table._dense()
     bits = max(1, (ok.size - 1).bit_length())
     key = z3.BitVec(f"table#key{bits}", bits)
     idx = np.flatnonzero(ok).tolist()
@@ -411,17 +440,6 @@ def _mux_trees(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], rows: tuple[tu
     return key, trees
 
 
-@lru_cache(maxsize=64)
-def _row_index(inputs: tuple[Dim, ...], rows: tuple[tuple[int, ...], ...]) -> dict[tuple[int, ...], tuple[int, ...]]:
-    """Input point -> outputs of a table (the first row for a point wins), for the scalar face."""
-    n = len(inputs)
-    out: dict[tuple[int, ...], tuple[int, ...]] = {}
-    for r in rows:
-        out.setdefault(r[:n], r[n:])
-    return out
-
-
-@lru_cache(maxsize=64)
 def _dense_table(inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
                  rows: tuple[tuple[int, ...], ...]) -> tuple[np.ndarray, np.ndarray]:
     size = 1
