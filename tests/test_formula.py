@@ -66,6 +66,12 @@ def test_hex_binary_and_precedence():
     assert cell(f, 0, 0) == ((1 + 2 * 3 - (0x10 >> 2)) | 0b1, (7 & 3) ^ 1)
 
 
+def test_operators_group_by_precedence_and_from_the_left():
+    f = parse_formula("row = 1 | 2 ^ 3 & 4 << 5 + 6 * 7 - 8 / 2 % 3\ncol = 9 - 4 - 2 << 1 << 1\n", "c")
+    assert render(f.get("row")) == "row = (1 | (2 ^ (3 & (4 << ((5 + (6 * 7)) - ((8 / 2) % 3))))))"
+    assert render(f.get("col")) == "col = ((((9 - 4) - 2) << 1) << 1)"
+
+
 def test_c_division_and_remainder_semantics():
     f = "row = (0 - 7) / 2\ncol = (0 - 7) % 2\n"
     assert cell(f, 0, 0) == (-3, -1)

@@ -31,6 +31,7 @@ _BINARY_LEVELS: tuple[tuple[str, ...], ...] = (
     ("+", "-"),
     ("*", "/", "%"),
 )
+_PRECEDENCE = {op: level for level, ops in enumerate(_BINARY_LEVELS) for op in ops}
 _RELOPS = {"<", "<=", ">", ">=", "==", "=", "!="}
 
 
@@ -90,15 +91,16 @@ class ExpressionParser:
         return self._binary(0)
 
     def _binary(self, level: int) -> Expr:
-        if level == len(_BINARY_LEVELS):
-            return self._unary()
-        left = self._binary(level + 1)
-        while self.at_op(*_BINARY_LEVELS[level]):
-            op_tok = self.tok
+        """Operators of precedence ``level`` (an index into ``_BINARY_LEVELS``) or tighter, left-associative
+        (precedence climbing: one call per operand, not one per level)."""
+        left = self._unary()
+        while True:
+            t = self.tok
+            prec = _PRECEDENCE.get(t.text, -1) if t.kind == "OP" else -1
+            if prec < level:
+                return left
             self.i += 1
-            right = self._binary(level + 1)
-            left = BinOp(op_tok.text, left, right, Pos(op_tok.line, op_tok.col))
-        return left
+            left = BinOp(t.text, left, self._binary(prec + 1), Pos(t.line, t.col))
 
     def _unary(self) -> Expr:
         t = self.tok
