@@ -93,7 +93,7 @@ def test_families_are_proved_for_every_value_by_one_symbolic_query() -> None:
     res = check_any(d)
     assert res.get("in_range").engines == {"z3": "proved", "enumeration": "proved"}
     assert res.get("surjective").engines["z3_method"] == "pigeonhole"
-    assert res.get("count").engines["sympy"] == "proved"
+    assert res.get("count").engines["polynomial"] == "proved"
 
 
 def test_a_wrong_family_is_refuted_at_its_first_failing_value() -> None:

@@ -7,9 +7,9 @@
 * ``surjective`` by pigeonhole for the whole family: Z3 shows threads x elements(N) = rows(N) x cols(N)
   for every valid N, and in_range and injective hold for every N.  Otherwise per value, as for a plain
   layout (counting, a confirmed hole, or checked witnesses).
-* ``count`` (``N/2`` registers x 1 x 128 threads = 64 x N): sympy proves the identity for every value
-  (reasoning per arithmetic run of the values, ``N = 8 + 8j``) and the arithmetic engine checks each
-  instance; ``elements`` and ``packing`` per instance.
+* ``count`` (``N/2`` registers x 1 x 128 threads = 64 x N): exact polynomials prove the identity for every
+  value (``engines.polynomial``, per arithmetic run of the values, ``N = 8 + 8j``) and the arithmetic engine
+  checks each instance; ``elements`` and ``packing`` per instance.
 
 Every counterexample names the parameter value: ``N = 24: lane 5, element d3 ...``.
 """
@@ -65,7 +65,7 @@ def _per_instance(layout: Layout, name: str, check: Callable[[Layout], CheckResu
 
 
 def check_count(layout: Layout) -> CheckResult:
-    """registers(N) x elements per register x threads = rows(N) x cols(N): sympy for every N, the
+    """registers(N) x elements per register x threads = rows(N) x cols(N): as polynomials in N for every N, the
     arithmetic engine instance by instance (which also compares the element list's length).  With
     several parameters the arithmetic engine alone decides (every combination is an instance)."""
     arith = _per_instance(layout, "count", fragment.check_count)
@@ -75,11 +75,11 @@ def check_count(layout: Layout) -> CheckResult:
     lhs = _times(_times(layout.registers, layout.elements_per_register), layout.lanes_per_group)
     rhs = _times(layout.codomain.rows, layout.codomain.cols)
     sym, where = prove_identity(lhs, rhs, param)
-    engines = {"sympy": {"proved": "proved", "refuted": "refuted", "unknown": "unknown"}[sym],
-               "arithmetic": arith.status}
+    engines = {"polynomial": sym, "arithmetic": arith.status}
     if sym == "refuted" and arith.status == "proved":
         return dataclasses.replace(arith, status="error", engines=engines,
-                                   message=f"engines disagree: sympy refutes the count at {where}, every instance holds")
+                                   message=f"engines disagree: the polynomials refute the count at {where}, every "
+                                           "instance holds")
     return dataclasses.replace(arith, engines=engines)
 
 

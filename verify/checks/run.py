@@ -20,7 +20,6 @@ import time
 from typing import Any, Sequence
 
 from ..errors import SpecError
-from ..layout.family import preload_sympy
 from ..layout.model import Spec
 from ..results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 from .family import check_any
@@ -160,8 +159,6 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
     if jobs > 1 and len(specs) > 2:
         # biggest first (sparse sections dominate), so no worker idles at the end
         order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
-        if any(lay.is_family for s in specs for lay in s.layouts):
-            preload_sympy()  # the families' count identities need it in every worker
         out = dict(zip(order, in_workers(_check_spec_remote, [(specs[k], timeout) for k in order], jobs)))
         done = [out[k] for k in range(len(specs))]
     else:

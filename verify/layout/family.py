@@ -2,29 +2,26 @@
 
 A family is proved once for every value of its parameter: Z3 gets the parameter as a free variable
 constrained to its valid values (one query for all N), the enumeration engine checks every value,
-and counts written in the parameter (``N/4`` registers, ``X = N/2 - 4``) are proved symbolically with
-sympy.  Everything that needs a concrete layout (a table, a picture, a probe, an instruction check)
-takes an *instance*: the family with the parameter bound.
+and counts written in the parameter (``N/4`` registers, ``X = N/2 - 4``) are proved symbolically as
+polynomials in the parameter (``engines.polynomial``).  Everything that needs a concrete layout (a table, a
+picture, a probe, an instruction check) takes an *instance*: the family with the parameter bound.
 
 * ``Param``: a name and its valid values, given as arithmetic progressions (``8..256 step 8``) or a
-  list; ``runs()`` splits the values into maximal progressions, which is what sympy reasons over
-  (``N = 8 + 8 j``, j integer).
+  list; ``runs()`` splits the values into maximal progressions, which is what the count identities reason
+  over (``N = 8 + 8 j``, j integer).
 * ``Extent``: an integer, or an expression over the parameters (the AST of ``N/2``).
 * ``substitute``: a formula with the parameter replaced by a value (what an instance evaluates).
 
-sympy expressions are built from the parsed AST here and never from strings (spec text is untrusted).
+Polynomials are built from the parsed AST and never from strings (spec text is untrusted).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Mapping, Union
+from typing import Any, Mapping, Union
 
-from ..engines import oracle
+from ..engines import oracle, polynomial
 from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Var, render, replace_node, walk
-
-if TYPE_CHECKING:  # pragma: no cover
-    import sympy
 
 Extent = Union[int, Expr]
 MAX_VALUES = 4096
@@ -135,89 +132,17 @@ def _variables(formula: Formula) -> tuple[Var, ...]:
     return hit[1]
 
 
-# ----------------------------------------------------------------------------- sympy
-
-def preload_sympy() -> None:
-    """Import sympy now (half a second): worker processes forked afterwards share it instead of each
-    importing it again."""
-    import sympy  # noqa: F401, PLC0415
-
-
-def to_sympy(e: Expr, symbols: Mapping[str, "sympy.Symbol"]) -> "sympy.Expr":
-    """The sympy form of an extent AST (``/`` is C division, exact floor for the non-negative values
-    extents take; ``%`` likewise)."""
-    import sympy  # noqa: PLC0415
-    stack: list[tuple[Expr, bool]] = [(e, False)]
-    done: dict[int, Any] = {}
-    while stack:  # iterative post-order: extents are small, but no recursion on untrusted input
-        node, visited = stack.pop()
-        if isinstance(node, Num):
-            done[id(node)] = sympy.Integer(node.value)
-        elif isinstance(node, Var):
-            done[id(node)] = symbols[node.name]
-        elif isinstance(node, Neg):
-            if visited:
-                done[id(node)] = -done[id(node.operand)]
-            else:
-                stack += [(node, True), (node.operand, False)]
-        elif isinstance(node, BinOp):
-            if visited:
-                a, b = done[id(node.left)], done[id(node.right)]
-                done[id(node)] = _sympy_op(node.op, a, b)
-            else:
-                stack += [(node, True), (node.left, False), (node.right, False)]
-        else:
-            raise ValueError(f"not an extent: {render(node)}")
-    return done[id(e)]
-
-
-def _sympy_op(op: str, a: Any, b: Any) -> Any:
-    import sympy  # noqa: PLC0415
-    if op == "+":
-        return a + b
-    if op == "-":
-        return a - b
-    if op == "*":
-        return a * b
-    if op == "/":
-        return sympy.floor(a / b)
-    if op == "%":
-        return a - b * sympy.floor(a / b)
-    if op == "<<":
-        return a * 2**b
-    if op == ">>":
-        return sympy.floor(a / 2**b)
-    raise ValueError(f"operator {op!r} is not supported in an extent")
-
-
-def _nonzero_polynomial(d: "sympy.Expr", j: "sympy.Symbol") -> bool:
-    """``d`` is an expanded polynomial in ``j`` with rational coefficients, so in canonical form: not 0
-    means not identically 0, and ``sympy.simplify`` (whose first call imports sympy.physics, a tenth of a
-    second) could only give an equal non-zero expression."""
-    import sympy  # noqa: PLC0415
-    if not d.is_polynomial(j):
-        return False
-    poly = sympy.Poly(d, j)
-    return all(c.is_Rational for c in poly.all_coeffs()) and not poly.is_zero
-
+# ----------------------------------------------------------------------------- count identities
 
 @lru_cache(maxsize=4096)
 def prove_identity(lhs: Expr | int, rhs: Expr | int, param: Param) -> tuple[str, dict[str, int] | None]:
-    """sympy: ``lhs == rhs`` for every value of ``param``?  Reasoned per arithmetic run of the values
-    (``N = first + step * j``, j a non-negative integer below the run's length): ``proved``; else
-    ``refuted`` with the first value where the two sides differ (found by evaluating the run), or
-    ``unknown`` when sympy cannot decide and no value differs."""
-    import sympy  # noqa: PLC0415
-    j = sympy.Symbol("j", integer=True, nonnegative=True)
-    sym = sympy.Symbol(param.name, integer=True, positive=True)
-    as_expr = (lambda x: sympy.Integer(x) if isinstance(x, int) else to_sympy(x, {param.name: sym}))
-    diff = as_expr(lhs) - as_expr(rhs)
+    """``lhs == rhs`` for every value of ``param``?  Reasoned per arithmetic run of the values (``N = first +
+    step * j``, j a non-negative integer below the run's length) as polynomials in j
+    (``engines.polynomial``): ``proved``; else ``refuted`` with the first value where the two sides differ
+    (found by evaluating the run), or ``unknown`` when the polynomials do not decide and no value differs."""
     undecided = False
     for first, step, count in param.runs():
-        d = sympy.expand(diff.subs(sym, first + step * j))  # floors of integer expressions vanish already
-        if d != 0 and not _nonzero_polynomial(d, j):
-            d = sympy.simplify(d)
-        if d == 0:
+        if polynomial.identity_on_run(lhs, rhs, param.name, first, step):
             continue
         for v in range(first, first + step * count, step):
             if extent_at(lhs, {param.name: v}) != extent_at(rhs, {param.name: v}):
