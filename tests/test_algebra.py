@@ -229,7 +229,8 @@ def test_surjective_by_counting_reuses_z3s_in_range_and_injective(monkeypatch: p
                                                                                        "enumeration": "proved"})
     assert n_alone == 2 and queries == []  # the counting argument's two queries, asked once in bijective
     queries.clear()
-    assert [r.status for r in maps.bijective(m)] == ["proved"] * 3 and len(queries) == 2
+    # bijective: one joint query proves in_range and injective, and the count reuses it
+    assert [r.status for r in maps.bijective(m)] == ["proved"] * 3 and len(queries) == 1
     # Without both verdicts, Z3 asks itself.
     queries.clear()
     assert maps.surjective(m, z3_proved=frozenset({"in_range"})).status == "proved" and len(queries) == 2
@@ -243,6 +244,17 @@ def test_bijection_checks_refute_with_canonical_witnesses() -> None:
                                   "at": {"offset": 1}}
     assert inj.message == "row 0, col 1 and row 1, col 0 both land at (offset 1)"
     assert surj.status == "refuted" and surj.counterexample.to_json() == {"params": {}, "at": {"offset": 8}}
+
+
+def test_a_failed_joint_query_asks_each_property_alone() -> None:
+    """The joint query cannot say which property fails: each is then asked alone, with its own verdict (here
+    injective still proved by Z3) and its canonical witness."""
+    m = formula_map("offset = row * 8 + col  if row != 3", (Dim("row", 8), Dim("col", 8)), (Dim("offset", 64),))
+    assert maps._joint_unsat(m, 10.0) is False
+    ir, inj, surj = maps.bijective(m)
+    assert (ir.status, inj.status, surj.status) == ("refuted", "proved", "refuted")
+    assert inj.engines == {"z3": "proved", "enumeration": "proved"}
+    assert ir.counterexample.to_json() == {"params": {}, "point": {"row": 3, "col": 0}, "at": None}
 
 
 def test_in_range_witness_names_the_parameter() -> None:

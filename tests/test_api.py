@@ -4,6 +4,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
 import z3
 
 from verify import api
@@ -55,8 +56,6 @@ def test_symbolic_cell_matches_evaluation():
 
 
 # ============================================================================ layouts people write
-
-import pytest  # noqa: E402
 
 from verify.errors import SpecError  # noqa: E402
 
@@ -148,3 +147,23 @@ def test_layouts_proof_script_runs():
                        capture_output=True, text=True, cwd=ROOT, check=False)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("\nok   ") + r.stdout.startswith("ok   ") == 5 and "FAIL" not in r.stdout
+
+
+def test_one_z3_query_proves_a_fragments_in_range_and_injective(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bijective fragment: one joint Z3 query for in_range and injective, none for surjective (pigeonhole).
+    A fragment that fails one of them gets each asked alone, with its canonical witness."""
+    from verify.checks import fragment  # noqa: PLC0415
+    from verify.engines import smt  # noqa: PLC0415
+    queries: list[int] = []
+    solve = smt.solve
+    monkeypatch.setattr(smt, "solve", lambda cs, budget: queries.append(1) or solve(cs, budget))
+    fragment.clear_caches()
+    good = api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 2 + i", rows=8, cols=8, elements=2)
+    res = api.check(good)
+    assert [res.get(c).engines.get("z3") for c in ("in_range", "injective", "surjective")] == ["proved"] * 3
+    assert len(queries) == 1 and res.get("surjective").engines["z3_method"] == "pigeonhole"
+    fragment.clear_caches()
+    bad = api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 2 + i + 1", rows=8, cols=8, elements=2)
+    res = api.check(bad)
+    assert [res.get(c).status for c in ("in_range", "injective")] == ["refuted", "proved"]
+    assert res.get("in_range").counterexample.to_json()["lane"] == 3  # the first (lane, i) past col 7

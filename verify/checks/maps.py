@@ -18,6 +18,7 @@ Counterexamples name points by their dimensions: ``{"params": {...}, "point": {"
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Iterable, Mapping
 
@@ -118,21 +119,25 @@ def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
     return message
 
 
-def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
-    """Every input point is defined and lands inside the output box (both engines)."""
+def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
+             z3_unsat: bool = False) -> CheckResult:
+    """Every input point is defined and lands inside the output box (both engines).  ``z3_unsat``: Z3 has
+    already proved it (``_joint_unsat``), so it is not asked again."""
     t0 = time.perf_counter()
     enum = _enum_in_range(m)
-    w = width(m)
-    env, valid = _symbolic(m, w)
-    x = variables(m.inputs, w)
-    ok, y = m.encode(x, env)
-    res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
-                               [*env.values(), *x.values()], smt.Budget(timeout),
-                               None if enum is None else _hint((env, enum.params), (x, enum.point)))
-    z3_cex = None
-    if res == "sat" and model is not None:
-        e = _env_of(model, env)
-        z3_cex = _outside_witness(m, e, {k: smt.as_int(model, v) for k, v in x.items()})
+    res, model, z3_cex = "unsat", None, None
+    if not z3_unsat:
+        w = width(m)
+        env, valid = _symbolic(m, w)
+        x = variables(m.inputs, w)
+        ok, y = m.encode(x, env)
+        res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w),
+                                    z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
+                                   [*env.values(), *x.values()], smt.Budget(timeout),
+                                   None if enum is None else _hint((env, enum.params), (x, enum.point)))
+        if res == "sat" and model is not None:
+            e = _env_of(model, env)
+            z3_cex = _outside_witness(m, e, {k: smt.as_int(model, v) for k, v in x.items()})
 
     def confirm(c: PointOutside) -> bool:
         at = m.at(c.point, c.params)
@@ -167,27 +172,37 @@ def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
     return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_less(a[1:], b[1:])))
 
 
-def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved") -> CheckResult:
-    """No two defined, in-range input points land on the same output point (both engines).  The witness is
-    the first point (in order) that lands where an earlier one did, with that earlier one."""
-    t0 = time.perf_counter()
-    enum = _enum_injective(m)
-    w = width(m)
-    env, valid = _symbolic(m, w)
+def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict[str, z3.BitVecRef],
+                                                                            dict[str, z3.BitVecRef], list[z3.BoolRef]]:
+    """Two symbolic input points x1 < x2 (in order), both defined and in range, that land on one output point."""
     x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
     ok1, y1 = m.encode(x1, env)
     ok2, y2 = m.encode(x2, env)
-    cs = [valid, in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
-          in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
-          _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
-    res, model = smt.solve_min(cs, [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout),
-                               None if enum is None else _hint((env, enum.params), (x2, enum.second), (x1, enum.first)))
-    z3_cex = None
-    if res == "sat" and model is not None:
-        e = _env_of(model, env)
-        p1 = {k: smt.as_int(model, v) for k, v in x1.items()}
-        p2 = {k: smt.as_int(model, v) for k, v in x2.items()}
-        z3_cex = PointsCollide(e, p1, p2, m.at(p2, e))
+    return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
+                    in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
+                    _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
+
+
+def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
+              z3_unsat: bool = False) -> CheckResult:
+    """No two defined, in-range input points land on the same output point (both engines).  The witness is
+    the first point (in order) that lands where an earlier one did, with that earlier one.  ``z3_unsat``: Z3
+    has already proved it (``_joint_unsat``), so it is not asked again."""
+    t0 = time.perf_counter()
+    enum = _enum_injective(m)
+    res, model, z3_cex = "unsat", None, None
+    if not z3_unsat:
+        w = width(m)
+        env, valid = _symbolic(m, w)
+        x1, x2, cs = _collision(m, w, env)
+        res, model = smt.solve_min([valid, *cs], [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout),
+                                   None if enum is None else _hint((env, enum.params), (x2, enum.second),
+                                                                   (x1, enum.first)))
+        if res == "sat" and model is not None:
+            e = _env_of(model, env)
+            p1 = {k: smt.as_int(model, v) for k, v in x1.items()}
+            p2 = {k: smt.as_int(model, v) for k, v in x2.items()}
+            z3_cex = PointsCollide(e, p1, p2, m.at(p2, e))
 
     def message(c: PointsCollide) -> str:
         return (f"{_prefix(c.params)}{point_text(c.first)} and {point_text(c.second)} both land at "
@@ -324,16 +339,38 @@ def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResul
     return r, i, s
 
 
+def _joint_unsat(m: NamedMap, timeout: float) -> bool:
+    """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
+    outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
+    disjunction of the two refutations; a third of the time of asking both, on the catalog's maps).  Anything
+    else (a refutation, or the budget spent) says nothing: each property is then asked alone, for its own
+    canonical witness."""
+    w = width(m)
+    env, valid = _symbolic(m, w)
+    x1, _, collide = _collision(m, w, env)
+    ok1, y1 = m.encode(x1, env)
+    outside = z3.And(in_box(x1, m.inputs, env, w), z3.Not(z3.And(ok1, in_box(y1, m.outputs, env, w))))
+    return smt.solve([valid, z3.Or(outside, z3.And(collide))], smt.Budget(timeout))[0] == "unsat"
+
+
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:
-    """The named checks of ``m`` in order, each against its expectation (default ``proved``); surjective by
-    counting uses the in_range and injective verdicts Z3 has already given here."""
+    """The named checks of ``m`` in order, each against its expectation (default ``proved``).  With both
+    ``in_range`` and ``injective`` asked, Z3 first tries to prove them in one query (``_joint_unsat``);
+    surjective by counting uses the in_range and injective verdicts Z3 has already given here."""
     out: list[CheckResult] = []
+    checks = tuple(checks)
+    t0 = time.perf_counter()
+    joint = "in_range" in checks and "injective" in checks and _joint_unsat(m, timeout)
+    joint_seconds = time.perf_counter() - t0  # counted in the first of the two checks' time
     for c in checks:
         if c == "surjective":
             proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
             out.append(surjective(m, timeout, expect.get(c, "proved"), proved))
         else:
-            out.append({"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved")))
+            r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint)
+            if joint_seconds and r.seconds is not None:
+                r, joint_seconds = dataclasses.replace(r, seconds=r.seconds + joint_seconds), 0.0
+            out.append(r)
     return tuple(out)
 
 
