@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import shutil
+from functools import lru_cache
 from pathlib import Path
 
 from conftest import ROOT
@@ -55,9 +56,11 @@ def _imports(path: Path, pkg: Path = PKG) -> set[str]:
     return out
 
 
-def _graph(pkg: Path = PKG) -> dict[str, set[str]]:
-    """The import graph of the package at ``pkg`` (the source tree's, or a copy's)."""
-    return {_module_name(p, pkg): _imports(p, pkg) for p in sorted(pkg.rglob("*.py"))}
+@lru_cache(maxsize=4)
+def _graph(pkg: Path = PKG) -> dict[str, frozenset[str]]:
+    """The import graph of the package at ``pkg`` (the source tree's, or a copy's), read once per test process
+    (no test writes into a package tree it has read)."""
+    return {_module_name(p, pkg): frozenset(_imports(p, pkg)) for p in sorted(pkg.rglob("*.py"))}
 
 
 def _layer(module: str) -> str:
@@ -72,7 +75,7 @@ def test_every_module_is_in_a_layer():
         assert _layer(mod) in LAYERS, f"{mod} is in no layer of the data flow (tests/test_architecture.py)"
 
 
-def _upward_imports(graph: dict[str, set[str]]) -> list[str]:
+def _upward_imports(graph: dict[str, frozenset[str]]) -> list[str]:
     bad = []
     for mod, deps in graph.items():
         if mod == "verify":

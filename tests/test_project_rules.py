@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -75,7 +76,9 @@ def source_tree_writes(tree: ast.AST) -> list[int]:
     return out
 
 
+@lru_cache(maxsize=1)
 def _trees() -> dict[str, ast.AST]:
+    """Every test module's syntax tree, parsed once per test process (the rule readers only walk them)."""
     return {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(TESTS.glob("*.py"))}
 
 
