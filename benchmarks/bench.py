@@ -15,7 +15,9 @@
 5. time limits: the whole catalog under small ``--timeout`` values: the longest check against its limit,
    and how many checks ended ``unknown`` (never reported as proved);
 6. with ``--suite``: the README's test command (``pytest -q -n auto -m "not slow"``) and the integration tests
-   (``-m slow``), once each: wall seconds and the CPU of every worker.
+   (``-m slow``), once each: wall seconds and the CPU of every worker;
+7. growth: ``check --jobs 1`` of every 4th bundled spec file, every 2nd, all (cold processes): CPU per layout
+   as the catalog grows.
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -226,6 +228,22 @@ def time_limits() -> list[dict[str, object]]:
     return out
 
 
+def growth(repeat: int, floor_cpu: float) -> list[dict[str, object]]:
+    """``check --jobs 1`` of a growing catalog: every 4th bundled spec file, every 2nd, all (strided, so each part
+    holds every kind), each a cold process.  CPU per layout (layouts and map layouts; the import floor taken
+    off) should not grow with the catalog."""
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.toml"))
+    out = []
+    for stride in (4, 2, 1):
+        part = files[::stride]
+        specs = api.load(part)
+        n = len(api.layouts(specs)) + len(api.map_layouts(specs))
+        t = whole_process(["-m", "verify", "check", *part, "--jobs", "1"], repeat)
+        out.append({"files": len(part), "layouts": n, "cpu_s": t["cpu_s"],
+                    "ms_per_layout": round(1000 * (t["cpu_s"] - floor_cpu) / n, 2)})
+    return out
+
+
 def mma_catalog() -> list[str]:
     """The spec files of the mma/mma.sp catalog (without block scaling, added later)."""
     return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("mma.*.toml") if "block_scale" not in p.name)
@@ -254,6 +272,7 @@ def main() -> int:
     result["check_specs_default_jobs"] = whole_process(["-m", "verify", "check"], args.repeat)
     if args.pages:
         result["check_pages"] = whole_process(["-m", "verify", "check", args.pages, "--jobs", "1"], args.repeat)
+    result["growth"] = growth(args.repeat, result["import_only"]["cpu_s"])
     result["phases"] = phases()
     result["scaling"] = scaling()
     result["families"] = families()
@@ -263,6 +282,10 @@ def main() -> int:
         if k in result:
             print(f"{k:24s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
                   f" (median of {args.repeat})")
+    print("a growing catalog (check --jobs 1, cold processes; CPU per layout with the import floor taken off):")
+    for g in result["growth"]:  # type: ignore[union-attr]
+        print(f"  {g['files']:>3} spec files, {g['layouts']:>3} layouts: {g['cpu_s']:.3f} s CPU, "
+              f"{g['ms_per_layout']} ms per layout")
     print("phases (in process, cold caches, CPU s):")
     for k, v in result["phases"].items():  # type: ignore[union-attr]
         print(f"  {k:32s} {v}")
