@@ -119,6 +119,12 @@ def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
     return message
 
 
+def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef]) -> z3.BoolRef:
+    """The symbolic input point ``x`` is in the input box and undefined or lands outside the output box."""
+    ok, y = m.encode(x, env)
+    return z3.And(in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w))))
+
+
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
              z3_unsat: bool = False) -> CheckResult:
     """Every input point is defined and lands inside the output box (both engines).  ``z3_unsat``: Z3 has
@@ -130,10 +136,7 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
         w = width(m)
         env, valid = _symbolic(m, w)
         x = variables(m.inputs, w)
-        ok, y = m.encode(x, env)
-        res, model = smt.solve_min([valid, in_box(x, m.inputs, env, w),
-                                    z3.Not(z3.And(ok, in_box(y, m.outputs, env, w)))],
-                                   [*env.values(), *x.values()], smt.Budget(timeout),
+        res, model = smt.solve_min([valid, _outside(m, w, env, x)], [*env.values(), *x.values()], smt.Budget(timeout),
                                    None if enum is None else _hint((env, enum.params), (x, enum.point)))
         if res == "sat" and model is not None:
             e = _env_of(model, env)
@@ -348,9 +351,7 @@ def _joint_unsat(m: NamedMap, timeout: float) -> bool:
     w = width(m)
     env, valid = _symbolic(m, w)
     x1, _, collide = _collision(m, w, env)
-    ok1, y1 = m.encode(x1, env)
-    outside = z3.And(in_box(x1, m.inputs, env, w), z3.Not(z3.And(ok1, in_box(y1, m.outputs, env, w))))
-    return smt.solve([valid, z3.Or(outside, z3.And(collide))], smt.Budget(timeout))[0] == "unsat"
+    return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], smt.Budget(timeout))[0] == "unsat"
 
 
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:

@@ -694,6 +694,7 @@ def on_clear(hook: Any) -> None:
 
 def clear_cells() -> None:
     _CELLS_BY_MAP.clear()
+    _DIGEST_BY_MAP.clear()
     _elements_at.cache_clear()
     clear_family_caches()
     _INSTANCE_MEMO.clear()
@@ -702,10 +703,28 @@ def clear_cells() -> None:
 
 
 
+# The digest of the same map on the same domain and matrix (the catalog repeats its maps): hashed once.
+_DIGEST_BY_MAP: dict[Hashable, str] = {}
+
+
 def mapping_digest(layout: Layout) -> str:
     """A fingerprint of the map itself: sha256 over every (lane, i) -> (MMA computation, row, col),
     undefined points included (a sparse A adds each element's logical column range).  Equal
-    digests mean the same map on the same domain, whatever notation or file it came from."""
+    digests mean the same map on the same domain, whatever notation or file it came from.  Computed once
+    per process for each map value, domain and matrix."""
+    key = _map_key(layout)
+    if key is None:
+        return _digest(layout)
+    key = (key, layout.codomain)
+    hit = _DIGEST_BY_MAP.get(key)
+    if hit is None:
+        if len(_DIGEST_BY_MAP) > 1 << 12:
+            _DIGEST_BY_MAP.clear()
+        hit = _DIGEST_BY_MAP[key] = _digest(layout)
+    return hit
+
+
+def _digest(layout: Layout) -> str:
     import hashlib  # noqa: PLC0415
     if layout.is_family:  # every instance, in parameter order
         h = hashlib.sha256()
