@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import z3
@@ -30,7 +30,8 @@ from ..errors import SpecError
 from ..layout.dims import Dim, names
 from ..layout.family import Param
 from ..layout.model import MAP_CHECKS, MapLayout
-from ..layout.named import NamedMap, bindings, evaluate_all, extent_term, first_repeat, in_box, inside, variables, width
+from ..layout.named import (NamedMap, Values, bindings, evaluate_all, extent_term, first_repeat, in_box, inside,
+                            variables, width)
 from ..results import CheckResult, Finding, MapResult, combine_engines
 from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
 from .fragment import DEFAULT_TIMEOUT
@@ -95,9 +96,25 @@ def _keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Mapping[
 
 # ----------------------------------------------------------------------------- in_range
 
-def _enum_in_range(m: NamedMap) -> PointOutside | None:
+Evaluated = Callable[[Mapping[str, int]], Values]  # a map's values at every input point, per binding
+
+
+def evaluations(m: NamedMap) -> Evaluated:
+    """``evaluate_all(m, env)``, each binding evaluated once for as long as the returned function is kept (one
+    run of a map's checks: in_range, injective and surjective each walk every binding)."""
+    seen: dict[tuple[tuple[str, int], ...], Values] = {}
+
+    def at(env: Mapping[str, int]) -> Values:
+        key = tuple(env.items())
+        if key not in seen:
+            seen[key] = evaluate_all(m, env)
+        return seen[key]
+    return at
+
+
+def _enum_in_range(m: NamedMap, evaluated: Evaluated) -> PointOutside | None:
     for env in bindings(m):
-        v = evaluate_all(m, env)
+        v = evaluated(env)
         good = v.ok & inside(v.out, m.outputs, env)
         bad = np.flatnonzero(~np.asarray(good).reshape(-1))
         if bad.size:
@@ -126,11 +143,12 @@ def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str,
 
 
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
-             z3_unsat: bool = False) -> CheckResult:
+             z3_unsat: bool = False, evaluated: Evaluated | None = None) -> CheckResult:
     """Every input point is defined and lands inside the output box (both engines).  ``z3_unsat``: Z3 has
-    already proved it (``_joint_unsat``), so it is not asked again."""
+    already proved it (``_joint_unsat``), so it is not asked again; ``evaluated``: the map's values shared
+    with the other checks of this run (``evaluations``)."""
     t0 = time.perf_counter()
-    enum = _enum_in_range(m)
+    enum = _enum_in_range(m, evaluated or evaluations(m))
     res, model, z3_cex = "unsat", None, None
     if not z3_unsat:
         w = width(m)
@@ -153,9 +171,9 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
 
 # ----------------------------------------------------------------------------- injective
 
-def _enum_injective(m: NamedMap) -> PointsCollide | None:
+def _enum_injective(m: NamedMap, evaluated: Evaluated) -> PointsCollide | None:
     for env in bindings(m):
-        v = evaluate_all(m, env)
+        v = evaluated(env)
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = _keys(v.out, m.outputs, env).reshape(-1)
         idx = np.flatnonzero(good)
@@ -187,12 +205,12 @@ def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict
 
 
 def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
-              z3_unsat: bool = False) -> CheckResult:
+              z3_unsat: bool = False, evaluated: Evaluated | None = None) -> CheckResult:
     """No two defined, in-range input points land on the same output point (both engines).  The witness is
     the first point (in order) that lands where an earlier one did, with that earlier one.  ``z3_unsat``: Z3
-    has already proved it (``_joint_unsat``), so it is not asked again."""
+    has already proved it (``_joint_unsat``), so it is not asked again; ``evaluated`` as for ``in_range``."""
     t0 = time.perf_counter()
-    enum = _enum_injective(m)
+    enum = _enum_injective(m, evaluated or evaluations(m))
     res, model, z3_cex = "unsat", None, None
     if not z3_unsat:
         w = width(m)
@@ -221,8 +239,8 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
 
 # ----------------------------------------------------------------------------- surjective
 
-def _hole(m: NamedMap, env: Mapping[str, int]) -> dict[str, int] | None:
-    v = evaluate_all(m, env)
+def _hole(m: NamedMap, env: Mapping[str, int], evaluated: Evaluated) -> dict[str, int] | None:
+    v = evaluated(env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
     keys = _keys(v.out, m.outputs, env).reshape(-1)[good]
     size = 1
@@ -248,7 +266,7 @@ def _reaches(m: NamedMap, env: Mapping[str, int], target: Mapping[str, int], bud
 
 
 def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
-               z3_proved: frozenset[str] = frozenset()) -> CheckResult:
+               z3_proved: frozenset[str] = frozenset(), evaluated: Evaluated | None = None) -> CheckResult:
     """Every output point is reached by some input point (both engines).
 
     Enumeration: the first output point (in order) that no input reaches.  Z3, per parameter binding:
@@ -259,13 +277,14 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
 
     ``z3_proved``: the properties of this same map (``in_range``, ``injective``) that Z3 has already proved
     with the parameters free (``check_map_layout`` passes its own results); the counting argument then uses
-    those verdicts instead of asking Z3 the same two queries again."""
+    those verdicts instead of asking Z3 the same two queries again.  ``evaluated`` as for ``in_range``."""
     t0 = time.perf_counter()
     budget = smt.Budget(timeout)
+    evaluated = evaluated or evaluations(m)
     enum, z3_res, z3_cex = None, "unsat", None
     counted: str | None = None
     for env in bindings(m):
-        hole = _hole(m, env)
+        hole = _hole(m, env, evaluated)
         if hole is not None:
             enum = OutputUnreached(dict(env), hole)
             r = _reaches(m, env, hole, budget)
@@ -274,7 +293,7 @@ def surjective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "p
             break
         if counted is None:
             counted = _by_counting(m, budget, z3_proved)
-        r = "unsat" if counted == "unsat" else _all_reached(m, env, budget)
+        r = "unsat" if counted == "unsat" else _all_reached(m, env, budget, evaluated)
         if r != "unsat":
             z3_res = r
             break
@@ -315,10 +334,10 @@ def _by_counting(m: NamedMap, budget: smt.Budget, z3_proved: frozenset[str] = fr
                       *[y1[d.name] == y2[d.name] for d in m.outputs]], budget)[0]
 
 
-def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget) -> str:
+def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget, evaluated: Evaluated) -> str:
     """Z3 confirms the enumeration's witnesses: for every output point, the first input point that reaches
     it does (``unsat``: no listed point fails)."""
-    v = evaluate_all(m, env)
+    v = evaluated(env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
     keys = _keys(v.out, m.outputs, env).reshape(-1)
     idx = np.flatnonzero(good)
@@ -363,12 +382,14 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     t0 = time.perf_counter()
     joint = "in_range" in checks and "injective" in checks and _joint_unsat(m, timeout)
     joint_seconds = time.perf_counter() - t0  # counted in the first of the two checks' time
+    evaluated = evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
         if c == "surjective":
             proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
-            out.append(surjective(m, timeout, expect.get(c, "proved"), proved))
+            out.append(surjective(m, timeout, expect.get(c, "proved"), proved, evaluated))
         else:
-            r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint)
+            r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint,
+                                                                  evaluated=evaluated)
             if joint_seconds and r.seconds is not None:
                 r, joint_seconds = dataclasses.replace(r, seconds=r.seconds + joint_seconds), 0.0
             out.append(r)
