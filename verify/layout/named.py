@@ -476,27 +476,27 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
         return cls(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
 
     # Bottom up, one level per bit.  Every distinct subtree gets one number (hash-consing: a node is numbered
-    # by its two children's numbers), so equal subtrees are built once, whatever their size.
+    # by its two children's numbers), so equal subtrees are built once, whatever their size; the pairs of a
+    # level are found with numpy, and only the distinct ones become terms.
     leaf_of = {v: n for n, v in enumerate(sorted(set(table.values())))}
     nodes: list[tuple] = [(z3.BoolVal(True, ctx), smt.bv(v, w)) for v in sorted(leaf_of)]
     nodes.append((z3.BoolVal(False, ctx), smt.bv(0, w)))  # undefined
-    undefined = len(nodes) - 1
-    names = [leaf_of[table[k]] if k in table else undefined for k in range(1 << bits)]
+    names = np.full(1 << bits, len(nodes) - 1, np.int64)
+    if table:
+        names[np.fromiter(table.keys(), np.int64, len(table))] = [leaf_of[v] for v in table.values()]
     for bit in range(bits):
         c = conds[bit]
-        made: dict[tuple[int, int], int] = {}
-        level: list[int] = []
-        for j in range(0, len(names), 2):
-            a, b = names[j], names[j + 1]
-            if a == b:
-                level.append(a)
-                continue
-            n = made.get((a, b))
-            if n is None:
-                (ok0, v0), (ok1, v1) = nodes[a], nodes[b]
-                nodes.append((ok0 if ok0.eq(ok1) else ite(c, ok1, ok0, z3.BoolRef),
-                              v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef)))
-                n = made[(a, b)] = len(nodes) - 1
-            level.append(n)
-        names = level
-    return nodes[names[0]]  # type: ignore[no-any-return]
+        low, high = names[0::2], names[1::2]
+        names = low.copy()
+        differ = np.flatnonzero(low != high)
+        if not differ.size:
+            continue
+        pairs, which = np.unique(low[differ] << 32 | high[differ], return_inverse=True)
+        made = np.empty(pairs.size, np.int64)
+        for t, pair in enumerate(pairs.tolist()):
+            (ok0, v0), (ok1, v1) = nodes[pair >> 32], nodes[pair & 0xFFFFFFFF]
+            nodes.append((ok0 if ok0.eq(ok1) else ite(c, ok1, ok0, z3.BoolRef),
+                          v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef)))
+            made[t] = len(nodes) - 1
+        names[differ] = made[which.reshape(-1)]
+    return nodes[int(names[0])]  # type: ignore[no-any-return]
