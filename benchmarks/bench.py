@@ -16,8 +16,8 @@
    and how many checks ended ``unknown`` (never reported as proved);
 6. with ``--suite``: the README's test command (``pytest -q -n auto -m "not slow"``) and the integration tests
    (``-m slow``), once each: wall seconds and the CPU of every worker;
-7. growth: ``check --jobs 1`` of every 4th bundled spec file, every 2nd, all (cold processes): CPU per layout
-   as the catalog grows.
+7. growth: ``check --jobs 1`` of the bundled spec files in two halves and whole (cold processes): whether the
+   whole costs more than its halves beyond the relations between them.
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -80,8 +80,9 @@ def phases() -> dict[str, object]:
                 timers[name] = timers.get(name, 0.0) + time.process_time() - t
         return run
 
+    from verify.checks import run as run_mod
     patches = [(ins_mod, "check_shapes"), (ins_mod, "check_k"), (ins_mod, "check_lane_groups"),
-               (ins_mod, "sparse_checks")]
+               (ins_mod, "sparse_checks"), (run_mod, "check_relations")]
     saved = [(m, n, getattr(m, n)) for m, n in patches]
     for m, n in patches:
         setattr(m, n, timed(n, getattr(m, n)))
@@ -99,7 +100,8 @@ def phases() -> dict[str, object]:
     out.update({"check_all_s": round(total, 3), "layouts": len(report.results), "distinct_maps": len(fresh),
                 "instructions": len(report.instructions), "fragment_z3_s": round(z3_s, 3),
                 "fragment_enumeration_s": round(enum_s, 3),
-                **{f"instruction_{k}_s": round(v, 3) for k, v in sorted(timers.items())}})
+                **{(k if k == "check_relations" else f"instruction_{k}") + "_s": round(v, 3)
+                   for k, v in sorted(timers.items())}})
     return out
 
 
@@ -229,17 +231,18 @@ def time_limits() -> list[dict[str, object]]:
 
 
 def growth(repeat: int, floor_cpu: float) -> list[dict[str, object]]:
-    """``check --jobs 1`` of a growing catalog: every 4th bundled spec file, every 2nd, all (strided, so each part
-    holds every kind), each a cold process.  CPU per layout (layouts and map layouts; the import floor taken
-    off) should not grow with the catalog."""
+    """``check --jobs 1`` of the bundled spec files in two halves (every other file, so each half holds every
+    kind) and whole, each a cold process, the import floor taken off.  The whole costs its halves plus the
+    relations between instructions of different halves (which neither half has): per layout it is no slower
+    as the catalog grows when ``whole - halves`` is about the relations' time (``phases``)."""
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.toml"))
     out = []
-    for stride in (4, 2, 1):
-        part = files[::stride]
+    for name, part in (("first half", files[0::2]), ("second half", files[1::2]), ("whole", files)):
         specs = api.load(part)
         n = len(api.layouts(specs)) + len(api.map_layouts(specs))
         t = whole_process(["-m", "verify", "check", *part, "--jobs", "1"], repeat)
-        out.append({"files": len(part), "layouts": n, "cpu_s": t["cpu_s"],
+        out.append({"part": name, "files": len(part), "layouts": n, "cpu_s": t["cpu_s"],
+                    "work_s": round(t["cpu_s"] - floor_cpu, 3),
                     "ms_per_layout": round(1000 * (t["cpu_s"] - floor_cpu) / n, 2)})
     return out
 
@@ -282,10 +285,13 @@ def main() -> int:
         if k in result:
             print(f"{k:24s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
                   f" (median of {args.repeat})")
-    print("a growing catalog (check --jobs 1, cold processes; CPU per layout with the import floor taken off):")
+    print("the catalog in halves and whole (check --jobs 1, cold processes; work = CPU less the import floor):")
     for g in result["growth"]:  # type: ignore[union-attr]
-        print(f"  {g['files']:>3} spec files, {g['layouts']:>3} layouts: {g['cpu_s']:.3f} s CPU, "
-              f"{g['ms_per_layout']} ms per layout")
+        print(f"  {g['part']:12s} {g['files']:>3} spec files, {g['layouts']:>3} layouts: {g['cpu_s']:.3f} s CPU, "
+              f"work {g['work_s']} s, {g['ms_per_layout']} ms per layout")
+    halves = sum(g["work_s"] for g in result["growth"][:2])  # type: ignore[index,misc]
+    print(f"  whole - halves = {result['growth'][2]['work_s'] - halves:.3f} s: the relations across the halves "  # type: ignore[index]
+          f"(check_relations_s below)")
     print("phases (in process, cold caches, CPU s):")
     for k, v in result["phases"].items():  # type: ignore[union-attr]
         print(f"  {k:32s} {v}")
