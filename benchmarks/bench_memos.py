@@ -29,6 +29,7 @@ STORES = [
     ("verify.checks.instruction", "_SPAN_MEMO", "row/column spans of a fragment's cells"),
     ("verify.layout.model", "_INSTANCE_MEMO", "a family member (layout, binding)"),
     ("verify.layout.model", "_CELLS_BY_MAP", "a layout's cells, by its map's value"),
+    ("verify.layout.model", "_DIGEST_BY_MAP", "a layout's digest, by its map's value and matrix"),
     ("verify.layout.views", "_CELLS", "cells of a fragment view"),
     ("verify.layout.family", "_VARIABLES", "a formula's Var nodes"),
     ("verify.layout.sparse", "_LANES", "sparse A: a lane's elements"),
