@@ -250,7 +250,7 @@ def test_a_failed_joint_query_asks_each_property_alone() -> None:
     """The joint query cannot say which property fails: each is then asked alone, with its own verdict (here
     injective still proved by Z3) and its canonical witness."""
     m = formula_map("offset = row * 8 + col  if row != 3", (Dim("row", 8), Dim("col", 8)), (Dim("offset", 64),))
-    assert maps._joint_unsat(m, 10.0) is False
+    assert maps._joint_unsat(m, smt.Budget(10.0)) is False
     ir, inj, surj = maps.bijective(m)
     assert (ir.status, inj.status, surj.status) == ("refuted", "proved", "refuted")
     assert inj.engines == {"z3": "proved", "enumeration": "proved"}

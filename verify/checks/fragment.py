@@ -381,10 +381,11 @@ def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, .
     enum_seconds = time.perf_counter() - t0
     prior: dict[str, str] = {}
     t0 = time.perf_counter()
-    joint = z3_jointly_proved(layout, smt.Budget(timeout))
+    shared = smt.Budget(timeout)  # the joint query's solver units and time count in in_range's
+    joint = z3_jointly_proved(layout, shared)
     for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
-        # the joint query's time counts in in_range's
-        prior[name], cex = ("unsat", None) if joint else fn(layout, smt.Budget(timeout), getattr(enum, name))
+        budget = shared if name == "in_range" else smt.Budget(timeout)
+        prior[name], cex = ("unsat", None) if joint else fn(layout, budget, getattr(enum, name))
         results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
         t0 = time.perf_counter()
     t0 = time.perf_counter()

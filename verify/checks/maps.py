@@ -143,10 +143,12 @@ def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str,
 
 
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
-             z3_unsat: bool = False, evaluated: Evaluated | None = None) -> CheckResult:
+             z3_unsat: bool = False, evaluated: Evaluated | None = None,
+             budget: smt.Budget | None = None) -> CheckResult:
     """Every input point is defined and lands inside the output box (both engines).  ``z3_unsat``: Z3 has
     already proved it (``_joint_unsat``), so it is not asked again; ``evaluated``: the map's values shared
-    with the other checks of this run (``evaluations``)."""
+    with the other checks of this run (``evaluations``); ``budget``: the solver budget, when the joint query
+    has drawn on it (default: ``timeout``'s)."""
     t0 = time.perf_counter()
     enum = _enum_in_range(m, evaluated or evaluations(m))
     res, model, z3_cex = "unsat", None, None
@@ -154,7 +156,8 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
         w = width(m)
         env, valid = _symbolic(m, w)
         x = variables(m.inputs, w)
-        res, model = smt.solve_min([valid, _outside(m, w, env, x)], [*env.values(), *x.values()], smt.Budget(timeout),
+        res, model = smt.solve_min([valid, _outside(m, w, env, x)], [*env.values(), *x.values()],
+                                   budget or smt.Budget(timeout),
                                    None if enum is None else _hint((env, enum.params), (x, enum.point)))
         if res == "sat" and model is not None:
             e = _env_of(model, env)
@@ -205,10 +208,12 @@ def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict
 
 
 def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
-              z3_unsat: bool = False, evaluated: Evaluated | None = None) -> CheckResult:
+              z3_unsat: bool = False, evaluated: Evaluated | None = None,
+              budget: smt.Budget | None = None) -> CheckResult:
     """No two defined, in-range input points land on the same output point (both engines).  The witness is
     the first point (in order) that lands where an earlier one did, with that earlier one.  ``z3_unsat``: Z3
-    has already proved it (``_joint_unsat``), so it is not asked again; ``evaluated`` as for ``in_range``."""
+    has already proved it (``_joint_unsat``), so it is not asked again; ``evaluated`` and ``budget`` as for
+    ``in_range``."""
     t0 = time.perf_counter()
     enum = _enum_injective(m, evaluated or evaluations(m))
     res, model, z3_cex = "unsat", None, None
@@ -216,7 +221,8 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
         w = width(m)
         env, valid = _symbolic(m, w)
         x1, x2, cs = _collision(m, w, env)
-        res, model = smt.solve_min([valid, *cs], [*env.values(), *x2.values(), *x1.values()], smt.Budget(timeout),
+        res, model = smt.solve_min([valid, *cs], [*env.values(), *x2.values(), *x1.values()],
+                                   budget or smt.Budget(timeout),
                                    None if enum is None else _hint((env, enum.params), (x2, enum.second),
                                                                    (x1, enum.first)))
         if res == "sat" and model is not None:
@@ -361,16 +367,16 @@ def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResul
     return r, i, s
 
 
-def _joint_unsat(m: NamedMap, timeout: float) -> bool:
+def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
     """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
     outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
     disjunction of the two refutations; a third of the time of asking both, on the catalog's maps).  Anything
     else (a refutation, or the budget spent) says nothing: each property is then asked alone, for its own
-    canonical witness."""
+    canonical witness.  ``budget``: the first of the two checks', which the query draws on."""
     w = width(m)
     env, valid = _symbolic(m, w)
     x1, _, collide = _collision(m, w, env)
-    return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], smt.Budget(timeout))[0] == "unsat"
+    return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], budget)[0] == "unsat"
 
 
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:
@@ -380,8 +386,10 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     out: list[CheckResult] = []
     checks = tuple(checks)
     t0 = time.perf_counter()
-    joint = "in_range" in checks and "injective" in checks and _joint_unsat(m, timeout)
-    joint_seconds = time.perf_counter() - t0  # counted in the first of the two checks' time
+    pending = "in_range" in checks and "injective" in checks  # the first of the two takes the joint query's
+    shared = smt.Budget(timeout)  # solver units and time
+    joint = pending and _joint_unsat(m, shared)
+    joint_seconds = time.perf_counter() - t0
     evaluated = evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
         if c == "surjective":
@@ -389,9 +397,10 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
             out.append(surjective(m, timeout, expect.get(c, "proved"), proved, evaluated))
         else:
             r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint,
-                                                                  evaluated=evaluated)
-            if joint_seconds and r.seconds is not None:
-                r, joint_seconds = dataclasses.replace(r, seconds=r.seconds + joint_seconds), 0.0
+                                                                  evaluated=evaluated, budget=shared if pending else None)
+            if pending and r.seconds is not None:
+                r = dataclasses.replace(r, seconds=r.seconds + joint_seconds)
+            pending = False
             out.append(r)
     return tuple(out)
 
