@@ -12,6 +12,30 @@ DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0
 SEEDS = Path(os.environ.get("PTX_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
 
 
+TOOLCHAIN = {"nvcc", "ptxas", "g++", "c++", "gcc", "clang++", "chromium", "chromium-browser", "google-chrome"}
+
+
+@pytest.fixture(autouse=True)
+def _toolchains_only_in_integration_tests(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's test command (``-m "not slow"``) runs no toolchain: a test that starts nvcc, ptxas, a C++
+    compiler or a browser is an integration test and must be marked ``slow`` (CI runs those after it)."""
+    if request.node.get_closest_marker("slow"):
+        return
+    import subprocess  # noqa: PLC0415
+    monkeypatch.setattr(subprocess.Popen, "__init__", no_toolchain(subprocess.Popen.__init__, request.node.nodeid))
+
+
+def no_toolchain(start, nodeid: str):  # type: ignore[no-untyped-def]
+    """``Popen.__init__`` that refuses to start a toolchain (``TOOLCHAIN``) for the test ``nodeid``."""
+    def guarded(self, args, *a, **k):  # type: ignore[no-untyped-def]
+        argv = args if isinstance(args, (list, tuple)) else [args]
+        if argv and Path(str(argv[0])).name in TOOLCHAIN:
+            raise AssertionError(f"{nodeid} runs {Path(str(argv[0])).name}: mark it @pytest.mark.slow (an "
+                                 "integration test)")
+        start(self, args, *a, **k)
+    return guarded
+
+
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """``ptx-verify ARGV`` in process: (exit code, stdout, stderr), argparse's usage errors included."""
     from verify.cli.main import main  # noqa: PLC0415

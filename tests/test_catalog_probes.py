@@ -58,6 +58,7 @@ def test_probes_cover_the_new_instructions() -> None:
     assert len({p.name for p in probes()}) == len(probes())  # one kernel name per probe
 
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 @needs_cuda
 def test_the_doc_counts_that_the_specs_call_errata_are_rejected(tmp_path: Path) -> None:
     """ptxas agrees with the errata: one .f64 wmma accumulator register, one register per .m16n16 ldmatrix

@@ -166,6 +166,7 @@ def test_a_batch_holds_every_probe_once() -> None:
     assert "int main()" not in src and src.count("#include <cuda_runtime.h>") == 1
 
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 @needs_cuda
 def test_assembly_can_fail(tmp_path: Path) -> None:
     """ptxas rejects an sm_80 instruction for sm_75, so the test above is not vacuous."""
@@ -174,6 +175,7 @@ def test_assembly_can_fail(tmp_path: Path) -> None:
     assert rc != 0 and "requires .target sm_80" in out
 
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 @needs_cuda
 def test_host_program_builds_and_runs(tmp_path: Path) -> None:
     ins = probes.instructions(api.layouts(api.load(str(ROOT / "specs" / "mma.m8n8k16.toml"))))[0]

@@ -150,3 +150,16 @@ def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
                                env=env, timeout=300) for env in (base, {**base, **odd})]
         assert runs[0].returncode == runs[1].returncode and runs[0].stdout == runs[1].stdout, argv
         assert runs[0].stdout, argv
+
+
+def test_the_toolchain_guard_can_fail() -> None:
+    """The README's test command starts no toolchain (``conftest._toolchains_only_in_integration_tests``): the
+    guard refuses g++ and nvcc by any path, and lets other programs start."""
+    from conftest import no_toolchain  # noqa: PLC0415
+    started: list[object] = []
+    guarded = no_toolchain(lambda self, args, *a, **k: started.append(args), "tests/x.py::test_x")
+    for argv in (["g++", "--version"], ["/usr/local/cuda/bin/nvcc", "-ptx"], "ptxas"):
+        with pytest.raises(AssertionError, match=r"tests/x.py::test_x runs (g\+\+|nvcc|ptxas): mark it"):
+            guarded(None, argv)
+    guarded(None, ["python3", "-c", "pass"])
+    assert started == [["python3", "-c", "pass"]]

@@ -146,6 +146,7 @@ FAKE = textwrap.dedent("""\
     """)
 
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 def test_a_trait_that_does_not_compile_is_dropped_with_its_header_line(tmp_path):
     if compile_cute.probe():
         pytest.skip(f"no toolchain: {compile_cute.probe()}")

@@ -197,6 +197,7 @@ def test_every_shared_memory_map_in_the_matrix():
 
 # ----------------------------------------------------------------------------- the compile cache
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 def test_the_compile_cache_is_read_back_and_locked_while_compiling(tmp_path, monkeypatch):
     """The second run of one program reads the cache (no compiler run); while a program compiles its lock file
     is held exclusively, so test workers asking for the same program compile it once."""

@@ -65,6 +65,7 @@ def test_wgmma_probe_decodes(specs) -> None:  # type: ignore[no-untyped-def]
     assert sp.compare(sp.decode(p, sp.simulate(p, want)), wrong)
 
 
+@pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 @needs_nvcc
 def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     a, desc, b, b_desc = _wg()
