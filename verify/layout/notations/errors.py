@@ -12,8 +12,12 @@ entry that is wrong).
 from __future__ import annotations
 
 import bisect
+import json
 import os
+import re
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from verify.files import BOM, read_bytes
 from verify.formula import Formula
@@ -134,7 +138,11 @@ def decode_source(data: str | bytes, source: str = "argument", limit: int = MAX_
 
 @dataclass
 class JsonDoc:
-    """A parsed JSON document plus where each container and member value was written."""
+    """A parsed JSON document plus where each container and member value was written.
+
+    The positions of a document read by ``load_json``'s fast path are found when first asked for (an error, or
+    a reader that reports positions): the text is read again by the positional reader, whose tree has the
+    same shape, and its offsets are carried over container by container."""
 
     value: JsonValue
     source: str
@@ -143,17 +151,40 @@ class JsonDoc:
     _where: dict[int, int] = field(default_factory=dict, repr=False)
     _members: dict[int, dict[object, int]] = field(default_factory=dict, repr=False)
     _keys: dict[int, dict[str, int]] = field(default_factory=dict, repr=False)
+    _unread: tuple[str, int] | None = field(default=None, repr=False)  # (text, max_depth) not yet read for positions
 
     def _at(self, offset: int | None) -> tuple[int, int]:
         return (1, 1) if offset is None or self._pos is None else self._pos.at(offset)
 
+    def _positions(self) -> None:
+        if self._unread is None:
+            return
+        text, depth = self._unread
+        self._unread = None
+        slow = _load_json_positioned(text, self.source, depth)
+        self._pos = slow._pos
+        pairs: list[tuple[JsonValue, JsonValue]] = [(self.value, slow.value)]
+        while pairs:  # the two trees have one shape: carry each container's offsets over by identity
+            mine, theirs = pairs.pop()
+            if not isinstance(mine, (list, dict)):
+                continue
+            for store, other in ((self._where, slow._where), (self._members, slow._members), (self._keys, slow._keys)):
+                if id(theirs) in other:
+                    store[id(mine)] = other[id(theirs)]  # type: ignore[index]
+            if isinstance(mine, dict):
+                pairs.extend(zip(mine.values(), theirs.values()))  # type: ignore[union-attr]
+            else:
+                pairs.extend(zip(mine, theirs))  # type: ignore[arg-type]
+
     def key_where(self, obj: dict, key: str) -> tuple[int, int]:
         """Position of the quoted key ``key`` of object ``obj`` (for unknown or repeated keys)."""
+        self._positions()
         off = self._keys.get(id(obj), {}).get(key)
         return self._at(off) if off is not None else self.where(obj, key)
 
     def where(self, container: object, key: object = None) -> tuple[int, int]:
         """Position of ``container`` itself, or of its member ``key`` (a dict key or list index)."""
+        self._positions()
         if key is not None:
             members = self._members.get(id(container), {})
             if key in members:
@@ -169,12 +200,75 @@ _WS = " \t\r\n"
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
-def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
-    """Parse JSON iteratively with a depth bound; every error is a positioned ``NotationError``.
+class _NotPlain(ValueError):
+    """What the fast path leaves to the positional reader (it decides, with a position)."""
 
-    Integers longer than ``MAX_INT_DIGITS`` digits, duplicate object keys, NaN/Infinity and
-    trailing text are rejected (``json`` would accept or mishandle them).
-    """
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_BRACKET = np.zeros(256, np.int8)
+_BRACKET[[ord("["), ord("{")]] = 1
+_BRACKET[[ord("]"), ord("}")]] = -1
+_DIGIT = np.zeros(256, bool)
+_DIGIT[[ord(c) for c in "0123456789"]] = True
+_NUMBER_CHAR = _DIGIT.copy()
+_NUMBER_CHAR[[ord(c) for c in "-+.eE"]] = True
+
+
+def _longest_run(mask: np.ndarray) -> int:
+    if not mask.any():
+        return 0
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], mask.view(np.int8), [0]))))
+    return int((edges[1::2] - edges[0::2]).max())
+
+
+def _plain(text: str, max_depth: int) -> bool:
+    """No ``\\u`` escape of a surrogate, no number longer than the limits, brackets (outside strings) nested
+    at most ``max_depth`` deep: exact for valid JSON; for anything else ``json`` or the positional reader
+    decides."""
+    if _SURROGATE_ESCAPE.search(text):
+        return False
+    bare = np.frombuffer(_STRING.sub("", text).encode("ascii", "replace"), np.uint8)
+    if not bare.size:
+        return True
+    if _longest_run(_DIGIT[bare]) > MAX_INT_DIGITS or _longest_run(_NUMBER_CHAR[bare]) > 40:
+        return False
+    return int(np.cumsum(_BRACKET[bare], dtype=np.int32).max()) <= max_depth
+
+
+def _pairs(items: list[tuple[str, JsonValue]]) -> dict:
+    out = dict(items)
+    if len(out) != len(items):
+        raise _NotPlain("duplicate key")
+    return out
+
+
+def _constant(s: str) -> float:
+    raise _NotPlain(f"{s} is not JSON")
+
+
+def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
+    """Parse JSON with a depth bound; every error is a positioned ``NotationError``.
+
+    Integers longer than ``MAX_INT_DIGITS`` digits, duplicate object keys, NaN/Infinity, lone surrogates and
+    trailing text are rejected (``json`` would accept or mishandle them).  A document within the bounds is read
+    by Python's ``json`` with hooks for those rules (a twentieth of the time), its positions found when first
+    asked for (``JsonDoc.where``); anything the hooks or ``json`` refuse, and anything nested deeper than
+    ``max_depth``, is read by the iterative positional reader, which gives the same values or the positioned
+    error (``tests/test_notations.py`` holds the two to each other)."""
+    if _plain(text, max_depth):
+        try:
+            value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return JsonDoc(value, source, None, _unread=(text, max_depth))
+    return _load_json_positioned(text, source, max_depth)
+
+
+def _load_json_positioned(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
+    """The iterative reader with a depth bound that records where each value was written; every error is a
+    positioned ``NotationError``."""
     pos = Positions(text)
     doc = JsonDoc(None, source, pos)
     n = len(text)
