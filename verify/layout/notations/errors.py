@@ -7,7 +7,8 @@ importer answers bad input with one positioned ``NotationError`` — never a tra
 bytes (non-UTF-8 is an error at the offending byte, a leading byte-order mark is dropped) and a
 bounded, iterative JSON reader that remembers where each value was written (Python's ``json``
 recurses without limit and forgets positions, so tables and Triton files could not point at the
-entry that is wrong).
+entry that is wrong).  Documents that are plainly within its bounds are read by ``json`` itself, their
+positions found only when asked for.
 """
 from __future__ import annotations
 
