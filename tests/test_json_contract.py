@@ -139,3 +139,41 @@ def test_the_register_arithmetic_counterexamples() -> None:
         assert found, check
         for cex in found:
             _same(documented(f"`{check}`: `"), cex, check, extra)
+
+
+# ----------------------------------------------------------------------------- the one JSON style
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from verify.results import dumps  # noqa: E402
+
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | st.text()
+_KEYS = st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False)
+_DOCS = st.recursive(_SCALARS, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                     | st.dictionaries(_KEYS, inner, max_size=4), max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DOCS)
+def test_dumps_is_json_dumps_with_two_space_indent(doc: object) -> None:
+    """``results.dumps`` writes exactly what ``json.dumps(indent=2, ensure_ascii=False)`` writes, plus a newline
+    (scalars of every kind, non-string keys, tuples, unicode and control characters, NaN and infinities)."""
+    assert dumps(doc) == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_dumps_on_the_catalogs_outputs_and_refusals() -> None:
+    text = (ROOT / "tests" / "golden" / "check_specs.json").read_text(encoding="utf-8")
+    assert dumps(json.loads(text)) == text  # the golden whole-catalog check, byte for byte
+    for bad in ({1: object()}, {(1, 2): 3}):
+        try:
+            json.dumps(bad, indent=2)
+        except TypeError:
+            pass
+        else:
+            raise AssertionError(bad)
+        try:
+            dumps(bad)
+        except TypeError:
+            continue
+        raise AssertionError(f"dumps accepted {bad!r}")
