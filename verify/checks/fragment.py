@@ -133,15 +133,33 @@ def pair_hint(cex: dict[str, Any] | None) -> list[int] | None:
     return None if cex is None else [cex["second"]["lane"], cex["second"]["i"], cex["first"]["lane"], cex["first"]["i"]]
 
 
+def _inside(layout: Layout, ok: Any, r: Any, c: Any, g: Any) -> z3.BoolRef:
+    """A cell (defined, row, col, MMA computation) is defined and inside the matrix."""
+    return z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
+
+
+def _collision_terms(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], list[Any], list[z3.BoolRef]]:
+    """Two symbolic (lane, i) of the domain, ordered (l1, i1) < (l2, i2) so a witness is canonical, that land on
+    one cell: ([l1, i1, l2, i2], [defined, row, col, MMA computation] of the first, the constraints, the first
+    being that (l1, i1) is in the domain)."""
+    l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", w)  # lane1/i1: z3_in_range's names, one encoding for all
+    ok1, r1, c1 = layout.map.z3_cell(l1, i1)
+    ok2, r2, c2 = (z3.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
+    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
+    cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
+          z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
+    return [l1, i1, l2, i2], [ok1, r1, c1, g1], cs
+
+
 def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Z3: the first (lane, i) outside the matrix or undefined; ``enum_cex``, the enumeration's, is
     checked first (``smt.solve_min``'s hint)."""
-    lane, i = z3.BitVecs("lane1 i1", width(layout))  # the names z3_injective uses: one encoding for both
+    lane, i = z3.BitVecs("lane1 i1", width(layout))
     ok, r, c = layout.map.z3_cell(lane, i)
     g = layout.domain.z3_group(lane)
-    inside = z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
-    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(inside)], [lane, i], timeout,
+    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(_inside(layout, ok, r, c, g))], [lane, i],
+                           timeout,
                            point_hint(enum_cex))
     if res != "sat":
         return res, None
@@ -154,14 +172,7 @@ def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
 
 def z3_injective(layout: Layout, timeout: "float | smt.Budget",
                  enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", width(layout))
-    ok1, r1, c1 = layout.map.z3_cell(l1, i1)
-    ok2, r2, c2 = (z3.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
-    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
-    cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
-          # order the pair so the witness is canonical: (l1, i1) < (l2, i2)
-          z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)),
-          ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
+    (l1, i1, l2, i2), (_, r1, c1, g1), cs = _collision_terms(layout, width(layout))
     res, m = smt.solve_min(cs, [l2, i2, l1, i1], timeout, pair_hint(enum_cex))
     if res != "sat":
         return res, None
@@ -176,15 +187,9 @@ def z3_jointly_proved(layout: Layout, timeout: "float | smt.Budget") -> bool:
     matrix, or do two land on one cell?  ``unsat`` proves both (the disjunction of the two refutations, the
     cell encoded once); anything else says nothing, and each property is then asked alone for its own
     canonical witness."""
-    l1, i1, l2, i2 = z3.BitVecs("lane1 i1 lane2 i2", width(layout))
-    ok1, r1, c1 = layout.map.z3_cell(l1, i1)
-    ok2, r2, c2 = (z3.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))
-    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
-    in1 = layout.domain.z3_contains(l1, i1)
-    outside = z3.Not(z3.And(ok1, r1 >= 0, r1 < layout.rows, c1 >= 0, c1 < layout.cols, g1 >= 0, g1 < layout.groups))
-    collide = z3.And(layout.domain.z3_contains(l2, i2), z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)),
-                     ok1, ok2, g1 == g2, r1 == r2, c1 == c2)
-    return smt.solve([in1, z3.Or(outside, collide)], smt._budget(timeout))[0] == "unsat"
+    _, first, collide = _collision_terms(layout, width(layout))
+    outside = z3.Not(_inside(layout, *first))
+    return smt.solve([collide[0], z3.Or(outside, z3.And(collide[1:]))], smt._budget(timeout))[0] == "unsat"
 
 
 MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)

@@ -328,16 +328,9 @@ def _by_counting(m: NamedMap, budget: smt.Budget, z3_proved: frozenset[str] = fr
         return "unsat"
     w = width(m)
     env_z, valid = _symbolic(m, w)
-    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
-    ok1, y1 = m.encode(x1, env_z)
-    ok2, y2 = m.encode(x2, env_z)
-    box1 = in_box(x1, m.inputs, env_z, w)
-    outside = smt.solve([valid, box1, z3.Not(z3.And(ok1, in_box(y1, m.outputs, env_z, w)))], budget)[0]
-    if outside != "unsat":
+    if smt.solve([valid, _outside(m, w, env_z, variables(m.inputs, w, "1"))], budget)[0] != "unsat":
         return "unknown"
-    differ = z3.Or([x1[d.name] != x2[d.name] for d in m.inputs])
-    return smt.solve([valid, box1, in_box(x2, m.inputs, env_z, w), ok1, ok2, differ,
-                      *[y1[d.name] == y2[d.name] for d in m.outputs]], budget)[0]
+    return smt.solve([valid, *_collision(m, w, env_z)[2]], budget)[0]
 
 
 def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget, evaluated: Evaluated) -> str:

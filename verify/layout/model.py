@@ -641,6 +641,7 @@ class UnspecifiedMap:
 # The same map on the same domain, whatever layout carries it (every wgmma D instance of a section, a
 # corrected layout's map): evaluated once.  ``key()`` is what the engine memos already trust as the map.
 _CELLS_BY_MAP: dict[Hashable, Cells] = {}
+_T = TypeVar("_T")
 
 
 def _map_key(layout: Layout) -> Hashable | None:
@@ -656,23 +657,27 @@ def _map_key(layout: Layout) -> Hashable | None:
     return out
 
 
+def _by_map_value(store: dict[Hashable, _T], layout: Layout, extra: Hashable, build: Callable[[], _T]) -> _T:
+    """``build()`` memoised in ``store`` by the layout's map value and domain (``_map_key``) and ``extra``; built
+    every time for a map without a hashable key.  An error raises before anything is stored."""
+    key = _map_key(layout)
+    if key is None:
+        return build()
+    hit = store.get((key, extra))
+    if hit is None:
+        if len(store) > 1 << 12:
+            store.clear()
+        hit = store[(key, extra)] = build()
+    return hit
+
+
 def cells_of(layout: Layout) -> Cells:
     """Every point of ``layout`` evaluated once per process (per map value and domain) and shared by every
     check and view."""
-    key = _map_key(layout)
-    if key is None:
-        return layout.map.cells(layout.domain)
-    cells = _CELLS_BY_MAP.get(key)
-    if cells is None:  # an evaluation error raises before anything is stored (its position is this layout's)
-        if len(_CELLS_BY_MAP) > 1 << 12:
-            _CELLS_BY_MAP.clear()
-        cells = _CELLS_BY_MAP[key] = layout.map.cells(layout.domain)
-    return cells
+    return _by_map_value(_CELLS_BY_MAP, layout, None, lambda: layout.map.cells(layout.domain))
 
 
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)
-
-_T = TypeVar("_T")
 
 
 def identity_memo(store: dict[Any, tuple[Any, Any]], obj: object, key: Hashable, build: Callable[[], _T]) -> _T:
@@ -712,16 +717,7 @@ def mapping_digest(layout: Layout) -> str:
     undefined points included (a sparse A adds each element's logical column range).  Equal
     digests mean the same map on the same domain, whatever notation or file it came from.  Computed once
     per process for each map value, domain and matrix."""
-    key = _map_key(layout)
-    if key is None:
-        return _digest(layout)
-    key = (key, layout.codomain)
-    hit = _DIGEST_BY_MAP.get(key)
-    if hit is None:
-        if len(_DIGEST_BY_MAP) > 1 << 12:
-            _DIGEST_BY_MAP.clear()
-        hit = _DIGEST_BY_MAP[key] = _digest(layout)
-    return hit
+    return _by_map_value(_DIGEST_BY_MAP, layout, layout.codomain, lambda: _digest(layout))
 
 
 def _digest(layout: Layout) -> str:

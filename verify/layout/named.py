@@ -75,10 +75,13 @@ class NamedMap(Protocol):
 
 # ----------------------------------------------------------------------------- helpers over any map
 
+_ONCE = "_once_"  # the prefix of what ``computed_once`` keeps in an object's own dict
+
+
 def computed_once(method):  # type: ignore[no-untyped-def]
     """A frozen map's argument-less method computed once per object and kept on it (a map never changes, so
     its ``bound()`` is a value of the map: composed maps ask their parts for it again and again)."""
-    name = "_once_" + method.__name__
+    name = _ONCE + method.__name__
 
     def once(self):  # type: ignore[no-untyped-def]
         cache = self.__dict__
@@ -88,6 +91,17 @@ def computed_once(method):  # type: ignore[no-untyped-def]
     once.__doc__ = method.__doc__
     once.__name__ = method.__name__
     return once
+
+
+def keep_computed(obj: object, method: str, value: Any) -> None:
+    """Give ``obj``'s ``computed_once`` method ``method`` its value now (a constructor that has it already)."""
+    obj.__dict__[_ONCE + method] = value
+
+
+def without_computed(obj: object) -> dict[str, Any]:
+    """``obj``'s state without what ``computed_once`` keeps (for pickling: a string's hash differs between
+    processes, and kept arrays are rebuilt faster than they travel)."""
+    return {k: v for k, v in obj.__dict__.items() if not k.startswith(_ONCE)}
 
 
 def first_repeat(keys: np.ndarray) -> tuple[int, int] | None:
@@ -346,7 +360,7 @@ class TableMap:
         point = np.unravel_index(at, tuple(int(d.size) for d in inputs))  # type: ignore[arg-type]
         rows = tuple(zip(*(c.tolist() for c in (*point, *vals[:, at]))))
         table = cls(inputs, outputs, rows)
-        table.__dict__["_once__dense"] = (vals, ok)
+        keep_computed(table, "_dense", (vals, ok))
         return table
 
     def key(self) -> Hashable:
@@ -359,9 +373,8 @@ class TableMap:
         return hash((self.inputs, self.outputs, self.rows, self.params))
 
     def __getstate__(self) -> dict[str, Any]:
-        """Pickled (to worker processes) without what it keeps on itself: a string's hash differs between
-        processes, and the dense arrays are rebuilt faster than they travel."""
-        return {k: v for k, v in self.__dict__.items() if not k.startswith("_once_")}
+        """Pickled (to worker processes) without what it keeps on itself (``without_computed``)."""
+        return without_computed(self)
 
     @computed_once
     def bound(self) -> int:
