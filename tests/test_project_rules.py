@@ -141,7 +141,10 @@ def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
     import sys
     argvs = [["check", "specs/mma.m16n8k16.float.toml", "specs/storage.scale_factors.toml", "--format", "json"],
              ["conform", "wgmma.shared.atom.K.128B", "--cute", "Sw<2,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)"],
-             ["descriptor", "--tma", "64x64:128B", "--type", "f16", "--format", "json"]]
+             ["descriptor", "--tma", "64x64:128B", "--type", "f16", "--format", "json"],
+             # the compiled-CuTe reference reads CXX, CUDA_HOME/CUDA_PATH and XDG_CACHE_HOME (an empty cache: the
+             # second run compiles anew, with the compiler found when CXX names none)
+             ["crosscheck", "--reference", "cute", "--specs", "specs/mma.m16n8k16.float.toml", "--format", "json"]]
     odd = {"CXX": "no-such-compiler", "CUDA_HOME": str(tmp_path), "CUDA_PATH": str(tmp_path),
            "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "7", "LINES": "2"}
     base = {k: v for k, v in os.environ.items() if k not in ENVIRONMENT}
