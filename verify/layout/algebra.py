@@ -764,12 +764,12 @@ def inverse(base: NamedMap) -> TableMap:
     keys: Any = 0
     for d, o in zip(base.outputs, outs):
         keys = keys * int(d.at()) + o
-    repeat = first_repeat(np.broadcast_to(np.asarray(keys, np.int64), ok.shape))
+    flat = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)  # each point's output, as a row-major index
+    repeat = first_repeat(flat)
     if repeat is not None:
         earlier, k = repeat
         raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, earlier)} and "
                          f"{_point_text(base.inputs, shape, k)} land on the same point")
-    flat = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)
     size = 1
     for d in base.outputs:
         size *= int(d.at())
