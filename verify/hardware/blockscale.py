@@ -24,7 +24,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..layout.ids import corrected_id
-from ..layout.model import Layout
+from ..layout.model import Layout, cells_of
 from .catalog_probes import CatalogProbe, make_probe
 from .grouping import InstructionGroup
 from .probes import ONE_BITS, ProbeError, _operand
@@ -78,17 +78,20 @@ def _mma_layouts(all_layouts: Iterable[Layout], k: int, ab: str) -> tuple[Layout
     return pick["A"], pick["B"], pick["C"]
 
 
-def _words(lay: Layout, ptx_type: str, on: Callable[[int, int], bool]) -> list[int]:
-    """[lane][register] words with the element's 1 wherever ``on(row, col)`` of its spec cell."""
+def _words(lay: Layout, ptx_type: str, on: Callable[[np.ndarray, np.ndarray], "np.ndarray | bool"]) -> list[int]:
+    """[lane][register] words with the element's 1 wherever ``on(row, col)`` of its spec cell (``on`` takes the
+    arrays of every lane's cells at once; the layout's points are evaluated once per process, ``cells_of``)."""
     op = _operand(lay, ptx_type)
-    out = [0] * (32 * op.registers)
-    for lane in range(32):
-        for i in range(op.elements):
-            cell = lay.map.point(lane, i)
-            if cell is not None and on(*cell):
-                out[lane * op.registers + i // op.elements_per_register] |= op.one << (
-                    (i % op.elements_per_register) * op.element_bits)
-    return out
+    cells = cells_of(lay)
+    if cells.ok.shape[0] < 32 or cells.ok.shape[1] < op.elements:
+        raise ProbeError(f"{lay.id}: the block-scale probe needs 32 lanes of {op.elements} elements")
+    row, col, ok = (a[:32, :op.elements] for a in (cells.row, cells.col, cells.ok))
+    hot = ok & np.broadcast_to(np.asarray(on(row, col), bool), ok.shape)
+    words = np.zeros((32, op.registers), np.uint64)
+    for i in range(op.elements):
+        shift = (i % op.elements_per_register) * op.element_bits
+        words[:, i // op.elements_per_register] |= np.where(hot[:, i], np.uint64(op.one << shift), np.uint64(0))
+    return [int(w) for w in words.reshape(-1)]
 
 
 def build(group: InstructionGroup, all_layouts: Sequence[Layout]) -> list[CatalogProbe]:
@@ -101,14 +104,14 @@ def build(group: InstructionGroup, all_layouts: Sequence[Layout]) -> list[Catalo
         k = lay.shape.k
         a, b, c = _mma_layouts(all_layouts, k, ab)
         bs = k // blocks
+        if side == "A":  # the register words depend on the mma layouts only, not on the SF instance
+            a_words = sum((_words(a, ab, lambda r, kk, v=v: kk // bs == v) for v in range(blocks)), [])
+            b_words = _words(b, ab, lambda r, cc: True)
+        else:
+            a_words = _words(a, ab, lambda r, kk: True)
+            b_words = sum((_words(b, ab, lambda kk, cc, v=v: kk // bs == v) for v in range(blocks)), [])
+        setup = Setup(side, k, blocks, a, b, c, ab, tuple(a_words), tuple(b_words))
         for env, inst in lay.instances():
-            if side == "A":
-                a_words = sum((_words(a, ab, lambda r, kk, v=v: kk // bs == v) for v in range(blocks)), [])
-                b_words = _words(b, ab, lambda r, cc: True)
-            else:
-                a_words = _words(a, ab, lambda r, kk: True)
-                b_words = sum((_words(b, ab, lambda kk, cc, v=v: kk // bs == v) for v in range(blocks)), [])
-            setup = Setup(side, k, blocks, a, b, c, ab, tuple(a_words), tuple(b_words))
             tested = tuple(x.instance(**env) for x in group.tested(lay))
             out.append(_probe(inst, env, setup, kind, ab, stype, tested))
     return out

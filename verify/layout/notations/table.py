@@ -125,7 +125,7 @@ def _parse_table(text: str | bytes, source: str) -> LayoutTable:
         if not isinstance(entries, list):
             raise doc.error("\"entries\" must be a list", top, "entries")
     entries = entry_list(doc, top, entries)
-    seen: dict[tuple[int, int], tuple[int, int]] = {}
+    seen: dict[tuple[int, int], int] = {}  # (lane, i) -> its entry's index (a position only when an error asks)
     out = []
     for j, e in enumerate(entries):
         if not isinstance(e, dict):
@@ -140,9 +140,9 @@ def _parse_table(text: str | bytes, source: str) -> LayoutTable:
             raise doc.error(f"col {col} is outside the table's {cols} cols", e, "col")
         key = (lane, i)  # type: ignore[assignment]
         if key in seen:
-            first = seen[key]
+            first = doc.where(entries, seen[key])
             raise doc.error(f"lane {lane}, i {i} appears twice (first at {first[0]}:{first[1]})", entries, j)
-        seen[key] = doc.where(entries, j)  # type: ignore[index]
+        seen[key] = j  # type: ignore[index]
         out.append(TableEntry(lane, i, row, col))  # type: ignore[arg-type]
     if not out:
         raise doc.error("the table has no entries", entries)
