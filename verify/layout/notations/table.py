@@ -201,6 +201,11 @@ def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]
 def import_table(text: str | bytes, prefix: str | None = None, *, operand: str | None = None,
                  source: str = "argument") -> TVImport:
     """``parse_table`` then ``table_to_formula`` (the ``conform --table FILE`` path)."""
+    return _import_table(text, prefix, operand, source)
+
+
+@lru_cache(maxsize=4)  # a table read against each member of a family (32 for a wgmma N) is converted once
+def _import_table(text: str | bytes, prefix: str | None, operand: str | None, source: str) -> TVImport:
     table = parse_table(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return table_to_formula(table, prefix, operand=operand, text=raw)
