@@ -51,26 +51,28 @@ def c_rem(a: int, b: int) -> int:
 
 def _binop(op: str, a: int, b: int, pos: Pos) -> int:
     if op == "+":
-        return _check(a + b, pos)
-    if op == "-":
-        return _check(a - b, pos)
-    if op == "*":
-        return _check(a * b, pos)
-    if op in ("/", "%"):
+        v = a + b
+    elif op == "-":
+        v = a - b
+    elif op == "*":
+        v = a * b
+    elif op in ("/", "%"):
         if b == 0:
             raise EvalError("division by zero", pos)
-        return _check(c_div(a, b) if op == "/" else c_rem(a, b), pos)
-    if op in ("<<", ">>"):
+        v = c_div(a, b) if op == "/" else c_rem(a, b)
+    elif op in ("<<", ">>"):
         if b < 0 or b > 63:
             raise EvalError(f"shift by {b} (must be 0..63)", pos)
-        return _check(a << b if op == "<<" else a >> b, pos)
-    if op == "&":
+        v = a << b if op == "<<" else a >> b
+    elif op == "&":
         return a & b
-    if op == "|":
+    elif op == "|":
         return a | b
-    if op == "^":
+    elif op == "^":
         return a ^ b
-    raise AssertionError(op)
+    else:
+        raise AssertionError(op)
+    return v if INT64_MIN <= v <= INT64_MAX else _check(v, pos)
 
 
 _CMP: dict[str, Callable[[int, int], bool]] = {
@@ -111,43 +113,49 @@ class Evaluator:
         return Undefined(name)
 
     def expr(self, e: Expr) -> int | tuple[int, int]:
-        if isinstance(e, Num):
-            return e.value
-        if isinstance(e, Var):
-            if e.name == "lane":
+        t = type(e)
+        if t is BinOp:
+            return _binop(e.op, self.scalar(e.left), self.scalar(e.right), e.pos)  # type: ignore[attr-defined]
+        if t is Num:
+            return e.value  # type: ignore[attr-defined,no-any-return]
+        if t is Var:
+            name = e.name  # type: ignore[attr-defined]
+            if name == "lane":
                 return self.lane
-            if e.name == "i":
+            if name == "i":
                 return self.i
-            if self.env is None or e.name not in self.env:
-                raise EvalError(f"parameter {e.name!r} has no value here", e.pos)
-            return self.env[e.name]
-        if isinstance(e, Ref):
-            return self.value(e.name)
-        if isinstance(e, Neg):
-            return _check(-self.scalar(e.operand), e.pos)
-        if isinstance(e, BinOp):
-            return _binop(e.op, self.scalar(e.left), self.scalar(e.right), e.pos)
-        if isinstance(e, Span):
-            return (self.scalar(e.first), self.scalar(e.last))
-        raise TypeError(type(e))
+            if self.env is None or name not in self.env:
+                raise EvalError(f"parameter {name!r} has no value here", e.pos)
+            return self.env[name]
+        if t is Ref:
+            return self.value(e.name)  # type: ignore[attr-defined]
+        if t is Neg:
+            return _check(-self.scalar(e.operand), e.pos)  # type: ignore[attr-defined]
+        if t is Span:
+            return (self.scalar(e.first), self.scalar(e.last))  # type: ignore[attr-defined]
+        raise TypeError(t)
 
     def scalar(self, e: Expr) -> int:
         v = self.expr(e)
-        if isinstance(v, tuple):
+        if type(v) is tuple:
             raise EvalError("a column range used as a number", e.pos)
-        return v
+        return v  # type: ignore[return-value]
 
     def cond(self, c: Cond) -> bool:
-        if isinstance(c, Compare):
-            vals = [self.scalar(o) for o in c.operands]
-            return all(_CMP[op](a, b) for op, a, b in zip(c.ops, vals, vals[1:]))
-        if isinstance(c, InSet):
-            return self.scalar(c.operand) in c.values
-        if isinstance(c, BoolOp):
-            if c.op == "and":
-                return all(self.cond(o) for o in c.operands)
-            return any(self.cond(o) for o in c.operands)
-        raise TypeError(type(c))
+        t = type(c)
+        if t is Compare:
+            vals = [self.scalar(o) for o in c.operands]  # type: ignore[attr-defined]
+            for op, a, b in zip(c.ops, vals, vals[1:]):  # type: ignore[attr-defined]
+                if not _CMP[op](a, b):
+                    return False
+            return True
+        if t is InSet:
+            return self.scalar(c.operand) in c.values  # type: ignore[attr-defined]
+        if t is BoolOp:
+            if c.op == "and":  # type: ignore[attr-defined]
+                return all(self.cond(o) for o in c.operands)  # type: ignore[attr-defined]
+            return any(self.cond(o) for o in c.operands)  # type: ignore[attr-defined]
+        raise TypeError(t)
 
 
 def evaluate(formula: Formula, name: str, lane: int, i: int,
