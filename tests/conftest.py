@@ -1,9 +1,7 @@
 """Shared fixtures: the repository root, the bundled specs and the doc pages (when present)."""
 from __future__ import annotations
 
-import ast
 import os
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -47,13 +45,6 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
         rc = int(e.code or 0)
     out, err = capsys.readouterr()
     return rc, out, err
-
-
-@lru_cache(maxsize=None)
-def python_tree(text: str) -> ast.Module:
-    """The syntax tree of Python source ``text``, parsed once per test process (the architecture and rule
-    tests read the package and the tests; they only walk the trees, never change them)."""
-    return ast.parse(text)
 
 
 @pytest.fixture(scope="session")

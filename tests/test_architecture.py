@@ -12,7 +12,7 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-from conftest import ROOT, python_tree
+from conftest import ROOT
 
 PKG = ROOT / "verify"
 
@@ -31,7 +31,7 @@ def _module_name(path: Path, pkg: Path = PKG) -> str:
 
 def _imports(path: Path, pkg: Path = PKG) -> set[str]:
     """Every verify module ``path`` imports, at module level or inside functions."""
-    tree = python_tree(path.read_text(encoding="utf-8"))
+    tree = ast.parse(path.read_text(encoding="utf-8"))
     me = _module_name(path, pkg)
     package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
     out: set[str] = set()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, python_tree
+from conftest import ROOT
 
 TESTS = ROOT / "tests"
 PKG = ROOT / "verify"
@@ -79,7 +79,7 @@ def source_tree_writes(tree: ast.AST) -> list[int]:
 @lru_cache(maxsize=1)
 def _trees() -> dict[str, ast.AST]:
     """Every test module's syntax tree, parsed once per test process (the rule readers only walk them)."""
-    return {p.name: python_tree(p.read_text(encoding="utf-8")) for p in sorted(TESTS.glob("*.py"))}
+    return {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(TESTS.glob("*.py"))}
 
 
 def test_no_test_asserts_elapsed_time():
@@ -121,7 +121,7 @@ ENVIRONMENT = {
 def test_the_package_reads_only_the_environment_it_states():
     read = set()
     for p in sorted(PKG.rglob("*.py")):
-        for node in ast.walk(python_tree(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
                     and ((node.func.attr == "get" and isinstance(node.func.value, ast.Attribute)
