@@ -336,10 +336,13 @@ def test_layout_function_hand_computed():
     bcast = parse_cute("(4,2):(0,1)")
     assert [bcast(x) for x in range(8)] == [0, 0, 0, 0, 1, 1, 1, 1]
     assert parse_cute("8:2")(3) == 6 and parse_cute("8:2").mode(0) == parse_cute("8:2")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="coordinate 256 outside 0..255"):
         a(256)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="coordinate 8 outside 0..7"):  # a mode's own extent (8 values)
+        a(0, 8)
+    with pytest.raises(ValueError, match="3 coordinates for a rank-2 layout"):
         a(1, 2, 3)
+    assert parse_cute("8:2")(7) == 14 and row_major(3, 7) == 31  # after a call: the modes read once are the same
 
 
 def test_cute_layout_model_checks():

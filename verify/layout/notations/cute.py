@@ -16,6 +16,7 @@ from typing import Any
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from verify.formula import (
     BinOp,
@@ -120,6 +121,17 @@ def _depth(t: IntTuple) -> int:
 
 # ----------------------------------------------------------------------------- the layout
 
+def _apply(x: int, size: int, leaves: tuple[tuple[int, int], ...]) -> int:
+    """A layout of ``size`` with flattened ``leaves`` (extent, stride) at the 1-D coordinate ``x``."""
+    if not 0 <= x < size:
+        raise ValueError(f"coordinate {x} outside 0..{size - 1}")
+    out = 0
+    for s, d in leaves:
+        out += (x % s) * d
+        x //= s
+    return out
+
+
 @dataclass(frozen=True)
 class CuteLayout:
     """A CuTe layout ``shape:stride`` (nested tuples of ints, congruent)."""
@@ -157,20 +169,19 @@ class CuteLayout:
         """(extent, stride) of each flattened mode, fastest first."""
         return tuple(zip(flatten(self.shape), flatten(self.stride)))
 
+    @cached_property
+    def _modes(self) -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
+        """(size, leaves) of the whole layout, then of each top-level mode: what ``__call__`` reads."""
+        return ((self.size(), self.leaves()),) + tuple((m.size(), m.leaves()) for m in map(self.mode, range(self.rank())))
+
     def __call__(self, *coord: int) -> int:
         """``L(x)`` on a 1-D coordinate, or ``L(c0, c1, ...)`` with one integer per top-level mode."""
+        modes = self._modes
         if len(coord) == 1:
-            x = coord[0]
-            if not 0 <= x < self.size():
-                raise ValueError(f"coordinate {x} outside 0..{self.size() - 1}")
-            out = 0
-            for s, d in self.leaves():
-                out += (x % s) * d
-                x //= s
-            return out
+            return _apply(coord[0], *modes[0])
         if len(coord) != self.rank():
             raise ValueError(f"{len(coord)} coordinates for a rank-{self.rank()} layout")
-        return sum(self.mode(k)(c) for k, c in enumerate(coord))
+        return sum(_apply(c, *modes[k + 1]) for k, c in enumerate(coord))
 
     def cosize(self) -> int:
         """One past the largest index the layout reaches."""
