@@ -63,6 +63,22 @@ def changed_page(tmp_path: Path, docs_dir: Path) -> Path:
     return page
 
 
+@pytest.fixture(autouse=True)
+def _ctrl_c_reaches_the_commands():
+    """The commands these tests start get Ctrl-C as a terminal's foreground job does. A suite started as a
+    background job of a non-interactive shell (``pytest ... &``) inherits SIGINT ignored, and so would every
+    command it starts: they keep ignoring it, as POSIX programs must, and the tests that send SIGINT would see
+    the command finish. A Python handler here is the default disposition in a started program."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def python_cli(*args: str, **kw) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "verify", *args], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True, **kw)
