@@ -81,6 +81,25 @@ def _hint(*groups: tuple[Mapping[str, Any], Mapping[str, int]]) -> list[int]:
     return [int(values[k]) for keys, values in groups for k in keys]
 
 
+Ask = Callable[[int, Mapping[str, z3.ExprRef]], tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]]
+
+
+def _refute(m: NamedMap, budget: smt.Budget, ask: Ask, enum: tuple[Mapping[str, int], ...] | None
+            ) -> tuple[str, tuple[dict[str, int], list[dict[str, int]]] | None]:
+    """Z3's search for the smallest witness of a refutation: ``ask(width, params)`` gives the symbolic input
+    points (in the order they are minimised, after the parameters) and the constraints on them; ``enum``, the
+    enumeration's parameters and points in that order, is tried first (``solve_min``'s hint).  Returns the
+    status and, when satisfiable, the parameters and the points."""
+    w = width(m)
+    env, valid = _symbolic(m, w)
+    points, cs = ask(w, env)
+    hint = None if enum is None else _hint((env, enum[0]), *zip(points, enum[1:]))
+    res, model = smt.solve_min([valid, *cs], [*env.values(), *(v for p in points for v in p.values())], budget, hint)
+    if res != "sat" or model is None:
+        return res, None
+    return res, (_env_of(model, env), [{k: smt.as_int(model, v) for k, v in p.items()} for p in points])
+
+
 def _flat_point(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> dict[str, int]:
     idx = np.unravel_index(k, shape)
     return {d.name: int(x) for d, x in zip(dims, idx)}
@@ -151,17 +170,14 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
     has drawn on it (default: ``timeout``'s)."""
     t0 = time.perf_counter()
     enum = _enum_in_range(m, evaluated or evaluations(m))
-    res, model, z3_cex = "unsat", None, None
+    res, z3_cex = "unsat", None
     if not z3_unsat:
-        w = width(m)
-        env, valid = _symbolic(m, w)
-        x = variables(m.inputs, w)
-        res, model = smt.solve_min([valid, _outside(m, w, env, x)], [*env.values(), *x.values()],
-                                   budget or smt.Budget(timeout),
-                                   None if enum is None else _hint((env, enum.params), (x, enum.point)))
-        if res == "sat" and model is not None:
-            e = _env_of(model, env)
-            z3_cex = _outside_witness(m, e, {k: smt.as_int(model, v) for k, v in x.items()})
+        def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
+            x = variables(m.inputs, w)
+            return [x], [_outside(m, w, env, x)]
+        res, found = _refute(m, budget or smt.Budget(timeout), ask, None if enum is None else (enum.params, enum.point))
+        if found is not None:
+            z3_cex = _outside_witness(m, found[0], found[1][0])
 
     def confirm(c: PointOutside) -> bool:
         at = m.at(c.point, c.params)
@@ -216,19 +232,15 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
     ``in_range``."""
     t0 = time.perf_counter()
     enum = _enum_injective(m, evaluated or evaluations(m))
-    res, model, z3_cex = "unsat", None, None
+    res, z3_cex = "unsat", None
     if not z3_unsat:
-        w = width(m)
-        env, valid = _symbolic(m, w)
-        x1, x2, cs = _collision(m, w, env)
-        res, model = smt.solve_min([valid, *cs], [*env.values(), *x2.values(), *x1.values()],
-                                   budget or smt.Budget(timeout),
-                                   None if enum is None else _hint((env, enum.params), (x2, enum.second),
-                                                                   (x1, enum.first)))
-        if res == "sat" and model is not None:
-            e = _env_of(model, env)
-            p1 = {k: smt.as_int(model, v) for k, v in x1.items()}
-            p2 = {k: smt.as_int(model, v) for k, v in x2.items()}
+        def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
+            x1, x2, cs = _collision(m, w, env)
+            return [x2, x1], cs  # the later point first: the witness is the first point that lands on an earlier one
+        res, found = _refute(m, budget or smt.Budget(timeout), ask,
+                             None if enum is None else (enum.params, enum.second, enum.first))
+        if found is not None:
+            e, (p2, p1) = found
             z3_cex = PointsCollide(e, p1, p2, m.at(p2, e))
 
     def message(c: PointsCollide) -> str:
