@@ -78,14 +78,6 @@ def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: bool) 
     return v
 
 
-def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
-    """``{"entries": [...], "rows": R, "cols": C, ...}`` or a bare list of entries.  Keys other
-    than lane/i/row/col (``element``, ``mma``...) are tolerated.  Memoised by value (the text and its
-    source; the result is immutable): a table given against a family is read once per member, and
-    reading one 16,384-entry table took 0.8 s, 26 s for wgmma's 32 members."""
-    return _parse_table(text, source)
-
-
 def table_document(text: str | bytes, source: str) -> tuple[Any, Any]:
     """A table file's JSON with positions (decoded, not empty): the document and its top value."""
     text = decode_source(text, source)
@@ -107,8 +99,9 @@ def entry_list(doc: Any, top: Any, entries: Any) -> list:
     return entries
 
 
-@lru_cache(maxsize=4)
-def _parse_table(text: str | bytes, source: str) -> LayoutTable:
+def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
+    """``{"entries": [...], "rows": R, "cols": C, ...}`` or a bare list of entries.  Keys other
+    than lane/i/row/col (``element``, ``mma``...) are tolerated."""
     doc, top = table_document(text, source)
     rows = cols = None
     entries = None
@@ -200,11 +193,13 @@ def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]
 
 def import_table(text: str | bytes, prefix: str | None = None, *, operand: str | None = None,
                  source: str = "argument") -> TVImport:
-    """``parse_table`` then ``table_to_formula`` (the ``conform --table FILE`` path)."""
+    """``parse_table`` then ``table_to_formula`` (the ``conform --table FILE`` path).  Memoised by value (the
+    text, prefix, operand and source; the result is immutable): a table given against a family is read against
+    each member (32 for a wgmma N), and reading one 16,384-entry table took 0.8 s, 26 s for the 32 members."""
     return _import_table(text, prefix, operand, source)
 
 
-@lru_cache(maxsize=4)  # a table read against each member of a family (32 for a wgmma N) is converted once
+@lru_cache(maxsize=4)
 def _import_table(text: str | bytes, prefix: str | None, operand: str | None, source: str) -> TVImport:
     table = parse_table(text, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
