@@ -762,17 +762,16 @@ def inverse(base: NamedMap) -> TableMap:
         k = int(np.flatnonzero(~inb)[0])
         raise ValueError(f"inverse: the map leaves its output box at {_point_text(base.inputs, shape, k)}")
     keys: Any = 0
+    size = 1  # the output box's points
     for d, o in zip(base.outputs, outs):
         keys = keys * int(d.at()) + o
+        size *= int(d.at())
     flat = np.broadcast_to(np.asarray(keys, np.int64), ok.shape)  # each point's output, as a row-major index
     repeat = first_repeat(flat)
     if repeat is not None:
         earlier, k = repeat
         raise ValueError(f"inverse: the map is not injective: {_point_text(base.inputs, shape, earlier)} and "
                          f"{_point_text(base.inputs, shape, k)} land on the same point")
-    size = 1
-    for d in base.outputs:
-        size *= int(d.at())
     defined, values = np.zeros(size, bool), np.zeros((len(shape), size), np.int64)
     defined[flat] = True
     values[:, flat] = np.unravel_index(np.arange(ok.size), shape)
