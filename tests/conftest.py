@@ -61,6 +61,19 @@ def seeds_dir() -> Path:
     return SEEDS
 
 
+# A session fixture of xdist lives in each worker: the tests that read one of these run in one worker (the
+# README's command passes --dist loadgroup), so the catalog is checked and the report written once per run.
+SHARED_ONCE = ("catalog_report", "bundled_report_dir", "docs_check")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = [name for name in SHARED_ONCE if name in getattr(item, "fixturenames", ())]
+        if used and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(used[0]))
+
+
 @pytest.fixture(scope="session")
 def catalog_report():
     """The whole bundled catalog checked once per test session, for the tests that only read the result
@@ -73,6 +86,21 @@ def catalog_report():
     finally:
         os.chdir(cwd)
     return specs, api.check_all(specs)
+
+
+@pytest.fixture(scope="session")
+def docs_check(docs_dir: Path) -> tuple[int, dict]:
+    """``ptx-verify check DOCS --format json`` on the whole doc directory, run once per test session for the
+    tests that only read it: (exit code, the JSON document)."""
+    import contextlib  # noqa: PLC0415
+    import io  # noqa: PLC0415
+    import json  # noqa: PLC0415
+    from verify.cli import main  # noqa: PLC0415
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = main(["check", str(docs_dir), "--format", "json"])
+    assert err.getvalue() == "", err.getvalue()
+    return rc, json.loads(out.getvalue())
 
 
 @pytest.fixture(scope="session")

@@ -13,6 +13,7 @@ from verify.formula import Num, replace_node, walk
 from verify.layout.model import Layout
 
 from conftest import SPECS
+from tiers import by_kind
 
 ENGINE_CHECKS = ("in_range", "injective", "surjective")
 
@@ -97,7 +98,13 @@ _PLAIN = [lay for lay in _PLAIN if _constants(lay)]  # ``row = %laneid, col = i`
 MUTANT_SOURCES = _PLAIN[::max(1, len(_PLAIN) // 14)]
 
 
-@pytest.mark.parametrize("lay", MUTANT_SOURCES, ids=lambda lay: lay.id)
+def _mutant_kind(lay: Layout) -> tuple:
+    """What the engines branch on for a mutant: a family, several MMA computations, packing, parameters."""
+    return lay.is_family, lay.groups > 1, lay.elements_per_register, bool(lay.domain.params)
+
+
+# one source of each kind in the README's command, the others in CI's integration tier (tests/tiers.py)
+@pytest.mark.parametrize("lay", by_kind(MUTANT_SOURCES, _mutant_kind, ids=lambda lay: lay.id))
 def test_mutated_constants_engines_agree(lay: Layout):
     broken = 0
     for _name, m in mutants(lay):

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from tiers import ids_by_kind
 from verify.outputs.text_results import result_text
 from verify import api
 
@@ -29,6 +30,9 @@ def _behaviour(lay) -> tuple:
 
 
 DISTINCT = list({_behaviour(api.layout(SPECS, lid)): lid for lid in reversed(FRAGMENTS)}.values())[::-1]
+# The README's command runs the first layout of each kind, CI's integration tier the others (tests/tiers.py).
+DISTINCT_BY_KIND = ids_by_kind(api.layout(SPECS, lid) for lid in DISTINCT)
+MAPS_BY_KIND = ids_by_kind(api.layout(SPECS, lid) for lid in MAPS)
 
 
 def _one_line_or_verdict(rc: int, out: str, err: str, what: str) -> None:
@@ -46,7 +50,7 @@ def _member_args(lay) -> list[str]:
     return [x for p in params for x in ("--param", f"{p.name}={p.values[0]}")]
 
 
-@pytest.mark.parametrize("lid", FRAGMENTS + MAPS)
+@pytest.mark.parametrize("lid", ids_by_kind(api.layout(SPECS, lid) for lid in FRAGMENTS + MAPS))
 def test_table_text_json_and_member(lid: str, capsys: pytest.CaptureFixture[str]) -> None:
     lay = api.layout(SPECS, lid)
     for fmt in ("text", "json"):
@@ -59,7 +63,7 @@ def test_table_text_json_and_member(lid: str, capsys: pytest.CaptureFixture[str]
             assert rc == 0, (lid, err)
 
 
-@pytest.mark.parametrize("lid", DISTINCT)
+@pytest.mark.parametrize("lid", DISTINCT_BY_KIND)
 def test_conform_each_fragment_with_its_own_table(lid: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A fragment's own table (what ``table --format json`` prints) conforms to it: ``equal``, or
     ``unspecified`` for the doc's unspecified maps; a family's member picked by ``--param``."""
@@ -79,7 +83,7 @@ def test_conform_each_fragment_with_its_own_table(lid: str, tmp_path: Path, caps
         assert rc == 0 and out.splitlines()[0].endswith(": equal"), (lid, out)
 
 
-@pytest.mark.parametrize("lid", DISTINCT)
+@pytest.mark.parametrize("lid", DISTINCT_BY_KIND)
 def test_handoff_each_fragment_into_itself(lid: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Into itself (a family: its smallest member; every member is tests/test_families.py's business)."""
     lay = api.layout(SPECS, lid)
@@ -89,7 +93,7 @@ def test_handoff_each_fragment_into_itself(lid: str, capsys: pytest.CaptureFixtu
         assert rc == 0 and ": free" in out.splitlines()[0], (lid, out)
 
 
-@pytest.mark.parametrize("lid", MAPS)
+@pytest.mark.parametrize("lid", MAPS_BY_KIND)
 def test_conform_and_handoff_of_each_map_layout(lid: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A map layout's own table (``table --format json``, a family's smallest member) conforms to it: ``equal``,
     decided by both engines at that member; handoff from a map layout is one line pointing to consistent
@@ -108,7 +112,7 @@ def test_conform_and_handoff_of_each_map_layout(lid: str, tmp_path: Path, capsys
     assert rc == 2 and "ptx-verify consistent" in err, (lid, err)
 
 
-@pytest.mark.parametrize("lid", MAPS)
+@pytest.mark.parametrize("lid", MAPS_BY_KIND)
 def test_check_each_map_layout_through_the_api(lid: str) -> None:
     res = api.check(api.layout(SPECS, lid))
     assert res.checks and all(c.status in ("proved", "refuted") for c in res.checks), lid
@@ -120,7 +124,7 @@ def test_check_and_list_json_name_every_layout(capsys: pytest.CaptureFixture[str
     assert [x["id"] for x in doc["layouts"]] == FRAGMENTS and [x["id"] for x in doc.get("maps", [])] == MAPS
 
 
-@pytest.mark.parametrize("lid", DISTINCT)
+@pytest.mark.parametrize("lid", DISTINCT_BY_KIND)
 def test_conform_each_fragment_tiled_over_two_by_two_warps(lid: str) -> None:
     """Every fragment (a family: its smallest member), tiled as 2 x 2 units over twice its extent with the
     algebra (``api.block_tile``), conforms to it as ``tiled`` with the placements of Triton's order, or, where the

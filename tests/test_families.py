@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli
+from tiers import ids_by_kind
 from verify.outputs.text_results import result_text
 from verify import api
 from verify.checks.members import FamilyResult
@@ -27,7 +28,7 @@ def test_the_catalog_has_the_families_the_issue_names() -> None:
         assert part in names, part
 
 
-@pytest.mark.parametrize("lid", FAMILIES)
+@pytest.mark.parametrize("lid", ids_by_kind(api.layout(SPECS, lid) for lid in FAMILIES))  # tests/tiers.py
 def test_every_family_conforms_to_its_own_formula_as_index_code_for_every_member(lid: str) -> None:
     """The spec's own formula, given as index code against the family, is a family too and is equal for every
     member (both engines, member by member); its table conforms for one member by extent."""

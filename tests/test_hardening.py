@@ -3,7 +3,6 @@ as a new user would (planted doc changes, hostile formulas, bad options, JSON ou
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -42,8 +41,8 @@ def unexpected(data: dict) -> list[dict]:
 
 # ----------------------------------------------------------------------------- doc pages are judged by reviewed specs
 
-def test_unchanged_pages_are_as_the_reviewed_specs_record(docs_dir, capsys):
-    rc, data = check_json(capsys, str(docs_dir))
+def test_unchanged_pages_are_as_the_reviewed_specs_record(docs_check):
+    rc, data = docs_check
     assert rc == 0 and data["as_expected"] and not unexpected(data)
 
 

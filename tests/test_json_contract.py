@@ -177,3 +177,23 @@ def test_dumps_on_the_catalogs_outputs_and_refusals() -> None:
         except TypeError:
             continue
         raise AssertionError(f"dumps accepted {bad!r}")
+
+
+def test_dumps_writes_subclasses_of_the_plain_types_as_json_does() -> None:
+    """The scalars of a container are written by their exact type; a subclass (an IntEnum, a str or float
+    subclass) takes the other path and is written as ``json`` writes it."""
+    import enum  # noqa: PLC0415
+
+    class Level(enum.IntEnum):
+        HIGH = 3
+
+    class Name(str):
+        pass
+
+    class Ratio(float):
+        pass
+
+    doc = {"level": Level.HIGH, "name": Name("a\"b"), "ratios": [Ratio(0.5), Level.HIGH, Name("é")],
+           Name("key"): (Ratio(2.0),), 1: True, None: [None, False]}
+    assert dumps(doc) == json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    assert dumps(Level.HIGH) == "3\n" and dumps(Name("x")) == '"x"\n'

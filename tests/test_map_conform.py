@@ -8,6 +8,7 @@ import re
 import pytest
 
 from conftest import cli
+from tiers import ids_by_kind
 from verify import api
 
 SPECS = api.load("specs")
@@ -25,7 +26,7 @@ def _mutate(text: str) -> str:
     return "\n".join(lines[:-1] + [f"{name.strip()} = ({expr.strip()}) + 1" + (lines[-1][len(head):])])
 
 
-@pytest.mark.parametrize("lid", WITH_TEXT)
+@pytest.mark.parametrize("lid", ids_by_kind(api.layout(SPECS, lid) for lid in WITH_TEXT))  # tests/tiers.py
 def test_each_map_conforms_to_its_own_formula_and_not_to_a_changed_one(lid, tmp_path, capsys):
     lay = api.layout(SPECS, lid)
     p = tmp_path / "given.txt"

@@ -18,6 +18,7 @@ from verify.hardware import observe, probes
 from verify.hardware import simdevice as sd
 
 from conftest import SPECS
+from tiers import by_kind
 from test_observe import M8N8K4, M16N8K16
 
 
@@ -47,8 +48,15 @@ def _models(ins: probes.Instruction) -> list[sd.DeviceModel]:
     return out
 
 
-def _case_ids() -> list[str]:
-    return [ins.id for ins in _small()]
+def _kind(ins: probes.Instruction) -> tuple[bool, int, bool, bool]:
+    """What the pipeline branches on: sparse, MMA computations, 8-bit packing, a doc layout next to its correction."""
+    return ins.sparse, ins.groups, ins.a.elements_per_register == 4, any(lay.corrected for lay in ins.layouts)
+
+
+def _case_ids() -> list:
+    """The smallest instruction of each kind in the README's command, the others in CI's (tests/tiers.py)."""
+    kinds = {ins.id: _kind(ins) for ins in sorted(_small(), key=lambda i: (i.plan.total, i.id))}
+    return by_kind(kinds, kinds.__getitem__, ids=str)
 
 
 def test_the_selection_covers_each_kind() -> None:

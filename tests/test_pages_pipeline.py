@@ -232,11 +232,10 @@ def test_a_new_error_in_the_text_fails_the_run(tmp_path, docs_dir, capsys, page,
     assert rc == 1 and "1 unexpected finding" in err
 
 
-def test_errors_the_reviewed_specs_record_are_known(docs_dir, capsys):
+def test_errors_the_reviewed_specs_record_are_known(docs_check):
     """The real pages' own text errors (element lists, counts) are errata the reviewed specs record:
     no doc_text finding, exit 0; the same errors judged by specs that do not record them fail."""
-    rc, out, _ = cli(capsys, "check", str(docs_dir), "--format", "json")
-    data = json.loads(out)
+    rc, data = docs_check
     errors = [f for f in data["doc_findings"] if f["severity"] == "error"]
     assert rc == 0 and len(errors) == 7 and not [f for f in data["findings"] if f["check"] == "doc_text"]
 

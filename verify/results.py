@@ -17,20 +17,18 @@ def dumps(obj: Any) -> str:
 
     Exactly ``json.dumps(obj, indent=2, ensure_ascii=False) + "\\n"`` (``tests/test_json_contract.py`` holds it
     to that on generated documents), written here because ``json`` formats an indented document in pure
-    Python generators: this writer appends to one list and is 1.5-2x faster on the catalog's outputs."""
+    Python generators: this writer appends to one list and writes the scalars inside a container without a
+    call each (most of a table's values), 2-3x faster than ``json`` on the catalog's outputs."""
     from json.encoder import encode_basestring as text  # noqa: PLC0415  (C-accelerated)
     out: list[str] = []
     put = out.append
+    plain = {str: text, int: int.__repr__, bool: lambda b: "true" if b else "false", type(None): lambda _: "null",
+             float: _json_float}
 
     def value(o: Any, indent: str) -> None:
-        if isinstance(o, str):
-            put(text(o))
-        elif o is None or o is True or o is False:
-            put("null" if o is None else "true" if o else "false")
-        elif isinstance(o, int):
-            put(int.__repr__(o))
-        elif isinstance(o, float):
-            put(_json_float(o))
+        write = plain.get(type(o))
+        if write is not None:
+            put(write(o))
         elif isinstance(o, dict):
             if not o:
                 put("{}")
@@ -38,10 +36,14 @@ def dumps(obj: Any) -> str:
             inner = indent + "  "
             sep = "{\n" + inner
             for k, v in o.items():
-                put(sep)
-                put(text(_json_key(k)))
-                put(": ")
-                value(v, inner)
+                write = plain.get(type(v))
+                if write is not None:
+                    put(f"{sep}{text(k) if type(k) is str else text(_json_key(k))}: {write(v)}")
+                else:
+                    put(sep)
+                    put(text(_json_key(k)))
+                    put(": ")
+                    value(v, inner)
                 sep = ",\n" + inner
             put("\n" + indent + "}")
         elif isinstance(o, (list, tuple)):
@@ -51,10 +53,25 @@ def dumps(obj: Any) -> str:
             inner = indent + "  "
             sep = "[\n" + inner
             for v in o:
-                put(sep)
-                value(v, inner)
+                write = plain.get(type(v))
+                if write is not None:
+                    put(sep + write(v))
+                else:
+                    put(sep)
+                    value(v, inner)
                 sep = ",\n" + inner
             put("\n" + indent + "]")
+        else:
+            scalar(o)
+
+    def scalar(o: Any) -> None:
+        """Subclasses of the plain types (an IntEnum, a str subclass) as ``json`` writes them."""
+        if isinstance(o, str):
+            put(text(o))
+        elif isinstance(o, int):
+            put(int.__repr__(o))
+        elif isinstance(o, float):
+            put(_json_float(o))
         else:
             raise TypeError(f"Object of type {type(o).__name__} is not JSON serializable")
 
