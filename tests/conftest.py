@@ -62,16 +62,18 @@ def seeds_dir() -> Path:
 
 
 # A session fixture of xdist lives in each worker: the tests that read one of these run in one worker (the
-# README's command passes --dist loadgroup), so the catalog is checked and the report written once per run.
-SHARED_ONCE = ("catalog_report", "bundled_report_dir", "docs_check")
+# README's command passes --dist loadgroup), so the catalog and the doc pages are checked, and the report
+# written, once per run.
+SHARED_ONCE = ("catalog_report", "bundled_report_dir", "docs_report", "docs_check")
+SHARED_GROUP = "whole-catalog"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        used = [name for name in SHARED_ONCE if name in getattr(item, "fixturenames", ())]
-        if used and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(used[0]))
+        if any(name in getattr(item, "fixturenames", ()) for name in SHARED_ONCE) \
+                and not item.get_closest_marker("xdist_group"):
+            item.add_marker(pytest.mark.xdist_group(SHARED_GROUP))
 
 
 @pytest.fixture(scope="session")
@@ -89,25 +91,38 @@ def catalog_report():
 
 
 @pytest.fixture(scope="session")
-def docs_check(docs_dir: Path) -> tuple[int, dict]:
-    """``ptx-verify check DOCS --format json`` on the whole doc directory, run once per test session for the
-    tests that only read it: (exit code, the JSON document)."""
-    import contextlib  # noqa: PLC0415
-    import io  # noqa: PLC0415
+def docs_report(docs_dir: Path) -> tuple[list, tuple, object]:
+    """The whole doc directory loaded and checked once per test session, as a user in the repository gives it
+    (``../shared/ptx-isa-9.0`` from the checkout, so outputs do not depend on where it is): (specs, the doc
+    findings, the report).  ``check`` on whole directories of pages, through the CLI, is
+    ``tests/test_pages_pipeline.py``'s."""
+    from verify import api  # noqa: PLC0415
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        specs, findings = api.load_with_doc_findings([os.path.relpath(docs_dir, ROOT)])
+        return specs, findings, api.check_all(specs, doc_findings=findings)
+    finally:
+        os.chdir(cwd)
+
+
+@pytest.fixture(scope="session")
+def docs_check(docs_report: tuple) -> tuple[int, dict]:
+    """What ``ptx-verify check DOCS --format json`` gives for the whole doc directory: (exit code, the JSON
+    document), from ``docs_report``."""
     import json  # noqa: PLC0415
-    from verify.cli import main  # noqa: PLC0415
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(["check", str(docs_dir), "--format", "json"])
-    assert err.getvalue() == "", err.getvalue()
-    return rc, json.loads(out.getvalue())
+    from verify.outputs import json as out_json  # noqa: PLC0415
+    report = docs_report[2]
+    return (0 if report.as_expected else 1), json.loads(out_json.to_json(out_json.check_json(report)))
 
 
 @pytest.fixture(scope="session")
 def bundled_report_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """``ptx-verify report`` of every bundled spec, written once per session (tests only read it, or
-    rewrite it in place byte for byte); returns (directory, exit code)."""
+    rewrite it in place byte for byte); returns (directory, exit code).  In this process (``--jobs 1``), so
+    the verdicts ``catalog_report`` proved in the same worker are not proved again in new processes (the
+    worker pool is the business of ``tests/test_hardening_cli.py`` and the determinism tests)."""
     from verify.cli import main  # noqa: PLC0415
     out = tmp_path_factory.mktemp("bundled-report") / "one"
-    rc = main(["report", *[str(p) for p in sorted(SPECS.glob("*.toml"))], "--out", str(out)])
+    rc = main(["report", *[str(p) for p in sorted(SPECS.glob("*.toml"))], "--out", str(out), "--jobs", "1"])
     return out, rc

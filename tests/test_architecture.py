@@ -12,9 +12,13 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT
 
 PKG = ROOT / "verify"
+# The import graph is read once per process (``_graph``): its readers run in one xdist worker.
+pytestmark = pytest.mark.xdist_group("import-graph")
 
 # Each layer may import only from layers listed before it (and from itself).
 LAYERS = ["errors", "files", "formula", "engines", "layout", "witnesses", "results", "catalog", "checks", "hardware", "outputs",

@@ -9,7 +9,7 @@ import pytest
 from tiers import by_kind, ids_by_kind, layout_kind
 from verify import api
 
-from conftest import SPECS
+from conftest import SHARED_GROUP, SPECS
 
 
 def _marks(param) -> list[str]:
@@ -34,8 +34,8 @@ def test_each_kind_of_the_catalog_runs_in_the_readmes_command() -> None:
 
 def test_a_session_fixture_group_runs_in_one_worker(request: pytest.FixtureRequest, catalog_report) -> None:
     """Under xdist with --dist loadgroup (the README's command), a test that reads ``catalog_report`` is in the
-    group of its readers, so the catalog is checked in one worker only.  pytest 9.2 with xdist 3.8 lost the
+    group of the session fixtures' readers, so the catalog is checked in one worker only.  pytest 9.2 with xdist 3.8 lost the
     groups silently (pytest-dev/pytest-xdist#1386): this fails there."""
     if not (os.environ.get("PYTEST_XDIST_WORKER") and getattr(request.config.option, "loadgroup", False)):
         pytest.skip("not run by xdist with --dist loadgroup")
-    assert request.node.nodeid.endswith("@catalog_report"), request.node.nodeid
+    assert request.node.nodeid.endswith("@" + SHARED_GROUP), request.node.nodeid

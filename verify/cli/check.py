@@ -104,8 +104,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="text (default), json (schema 1), sarif (SARIF 2.1.0, for code scanning) or junit (JUnit XML)")
     c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     c.add_argument("--timings", action="store_true", help="include seconds in JSON (not byte-stable)")
-    c.add_argument("--jobs", type=options.jobs, default=None,
-                   help="worker processes for the layout checks (default: CPUs, at most 4)")
+    c.add_argument("--jobs", type=options.jobs, default=None, help=options.JOBS_HELP)
     c.add_argument("--observations", metavar="DIR", help="compare specs with GPU observation files")
     c.add_argument("--against", action="append", metavar="SPECS", default=None,
                    help="doc pages are judged by these reviewed specs (a spec file or directory; repeat for "

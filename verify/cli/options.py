@@ -12,6 +12,7 @@ from ..errors import UsageError
 
 MAX_SECONDS = 24 * 3600.0
 TIMEOUT_HELP = "time budget of each check in seconds, all its Z3 queries together (default 10)"
+JOBS_HELP = "worker processes for the layout checks (default: CPUs, at most 4)"
 
 
 class Parser(argparse.ArgumentParser):

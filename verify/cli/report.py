@@ -29,7 +29,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             doc_findings += api.doc_findings(args.pages, args.docs)
     if not api.layouts(specs) and not any(s.unbuilt for s in specs):  # as `check`: an empty report is no answer
         raise UsageError(f"nothing to report: no layouts in {' '.join(args.paths)}")
-    jobs = api.default_jobs()
+    jobs = args.jobs or api.default_jobs()
     with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
     try:
@@ -58,6 +58,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    help="add the section Independent references: the agreement matrix of a `ptx-verify crosscheck "
                         "--matrix --format json` file (e.g. reports/references.json)")
     r.add_argument("--timeout", type=options.seconds, default=DEFAULT_TIMEOUT, help=options.TIMEOUT_HELP)
+    r.add_argument("--jobs", type=options.jobs, default=None, help=options.JOBS_HELP)
     r.add_argument("--max-delta", type=options.max_delta, default=MAX_DELTA,
                    help=f"constant-fix search: largest change to one constant (default {MAX_DELTA}, at most "
                         f"{MAX_DELTA_LIMIT}; 0 turns it off); the search also stops when its budget, "
