@@ -22,8 +22,7 @@ def dumps(obj: Any) -> str:
     from json.encoder import encode_basestring as text  # noqa: PLC0415  (C-accelerated)
     out: list[str] = []
     put = out.append
-    plain = {str: text, int: int.__repr__, bool: lambda b: "true" if b else "false", type(None): lambda _: "null",
-             float: _json_float}
+    plain = {**_PLAIN, str: text}
 
     def value(o: Any, indent: str) -> None:
         write = plain.get(type(o))
@@ -38,7 +37,7 @@ def dumps(obj: Any) -> str:
             for k, v in o.items():
                 write = plain.get(type(v))
                 if write is not None:
-                    put(f"{sep}{text(k) if type(k) is str else text(_json_key(k))}: {write(v)}")
+                    put(f"{sep}{text(_json_key(k))}: {write(v)}")
                 else:
                     put(sep)
                     put(text(_json_key(k)))
@@ -86,6 +85,10 @@ def _json_float(x: float) -> str:
     if x in (float("inf"), float("-inf")):
         return "Infinity" if x > 0 else "-Infinity"
     return float.__repr__(x)
+
+
+# How ``dumps`` writes a value of exactly these types (str: json's C-accelerated escaper, added in ``dumps``).
+_PLAIN = {int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false", type(None): lambda _: "null"}
 
 
 def _json_key(k: Any) -> str:

@@ -497,7 +497,7 @@ def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> N
     if found is None:
         return
     bad = [dict(env) for env in found[0]]
-    env, (p1, p2, off) = dict(found[1]), found[2]
+    env, (p1, p2, off) = bad[0], found[1]
     ks = sorted({e["Rk"] for e in bad})
     by_t = {t: min(e["Rk"] for e in bad if e["T"] == t) for t in sorted({e["T"] for e in bad})}
     ctx.findings.append(_finding(
@@ -511,27 +511,22 @@ def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> N
 
 
 @functools.lru_cache(maxsize=64)
-def _not_injective(fm: FormulaMap) -> tuple[tuple[tuple[tuple[str, int], ...], ...], tuple[tuple[str, int], ...],
+def _not_injective(fm: FormulaMap) -> tuple[tuple[tuple[tuple[str, int], ...], ...],
                                             tuple[tuple[int, int], tuple[int, int], int]] | None:
-    """The parameter values at which ``fm`` maps two cells to one offset, the first of them, and its first
-    collision; None where it is injective at every value.
+    """The parameter values at which ``fm`` maps two cells to one offset, and the first collision at the
+    first of them; None where it is injective at every value.
 
     Memoised by the map's value (frozen): every read of the wgmma shared-memory page rebuilds the same eight
     canonical layouts, and enumerating each of them at all 45 values was 90 % of a read: reading all the
     pages a second time in one process takes 0.02 s instead of 0.19 s (the test suite reads them 91 times)."""
     bad: list[tuple[tuple[str, int], ...]] = []
-    first = None
     for env in bindings(fm):
         v = evaluate_all(fm, env)
         ok = np.asarray(v.ok & inside(v.out, fm.outputs, env)).reshape(-1)
         keys = np.asarray(v.out["offset"]).reshape(-1)[ok]
         if np.unique(keys).size < keys.size:
             bad.append(tuple(env.items()))
-            if first is None:
-                first = (tuple(env.items()), _collision(fm, env))
-    if first is None:
-        return None
-    return tuple(bad), first[0], first[1]
+    return (tuple(bad), _collision(fm, dict(bad[0]))) if bad else None
 
 
 def _collision(fm: Any, env: dict[str, int]) -> tuple[tuple[int, int], tuple[int, int], int]:
