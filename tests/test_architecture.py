@@ -12,13 +12,14 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-import pytest
 
 from conftest import ROOT
+from sources import SOURCES_GROUP, tree
 
 PKG = ROOT / "verify"
-# The import graph is read once per process (``_graph``): its readers run in one xdist worker.
-pytestmark = pytest.mark.xdist_group("import-graph")
+# The import graph is read once per process (``_graph``), from trees parsed once (``sources``): its readers,
+# and the rule readers that walk the same modules, run in one xdist worker.
+pytestmark = SOURCES_GROUP
 
 # Each layer may import only from layers listed before it (and from itself).
 LAYERS = ["errors", "files", "formula", "engines", "layout", "witnesses", "results", "catalog", "checks", "hardware", "outputs",
@@ -35,11 +36,10 @@ def _module_name(path: Path, pkg: Path = PKG) -> str:
 
 def _imports(path: Path, pkg: Path = PKG) -> set[str]:
     """Every verify module ``path`` imports, at module level or inside functions."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
     me = _module_name(path, pkg)
     package = me if path.name == "__init__.py" else me.rsplit(".", 1)[0]
     out: set[str] = set()
-    for node in ast.walk(tree):
+    for node in ast.walk(tree(path)):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("verify"))
         elif isinstance(node, ast.ImportFrom):

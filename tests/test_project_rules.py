@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from sources import SOURCES_GROUP, tree
 
 TESTS = ROOT / "tests"
 PKG = ROOT / "verify"
@@ -79,14 +80,16 @@ def source_tree_writes(tree: ast.AST) -> list[int]:
 @lru_cache(maxsize=1)
 def _trees() -> dict[str, ast.AST]:
     """Every test module's syntax tree, parsed once per test process (the rule readers only walk them)."""
-    return {p.name: ast.parse(p.read_text(encoding="utf-8")) for p in sorted(TESTS.glob("*.py"))}
+    return {p.name: tree(p) for p in sorted(TESTS.glob("*.py"))}
 
 
+@SOURCES_GROUP  # the test modules' trees (``_trees``), parsed once in that worker
 def test_no_test_asserts_elapsed_time():
     bad = {name: lines for name, tree in _trees().items() if (lines := clock_assertions(tree))}
     assert not bad, f"timed assertions (measure speed in benchmarks/): {bad}"
 
 
+@SOURCES_GROUP
 def test_no_test_writes_into_the_source_tree():
     bad = {name: lines for name, tree in _trees().items() if (lines := source_tree_writes(tree))}
     assert not bad, f"tests writing into the checkout (use a copy in tmp_path): {bad}"
@@ -118,10 +121,11 @@ ENVIRONMENT = {
 }
 
 
+@SOURCES_GROUP  # the package's trees, which the import graph's tests parse in that worker too
 def test_the_package_reads_only_the_environment_it_states():
     read = set()
     for p in sorted(PKG.rglob("*.py")):
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+        for node in ast.walk(tree(p)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args \
                     and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) \
                     and ((node.func.attr == "get" and isinstance(node.func.value, ast.Attribute)
