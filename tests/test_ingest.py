@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,8 @@ from verify.catalog.emit import emit_toml
 from verify.catalog.ingest import IngestFinding, ingest_pages, ingest_text
 from verify.catalog.pages import specs_from_pages
 from verify.catalog.spec import load_spec_text, load_specs
+
+from conftest import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0"))
@@ -203,27 +203,22 @@ def test_finding_json() -> None:
         f.line = 5  # type: ignore[misc]
 
 
-def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from verify.cli import main; sys.exit(main(['ingest', *sys.argv[1:]]))"
-    return subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True, text=True)
-
-
-def test_cli_bad_input(tmp_path: Path) -> None:
+def test_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.md"
     bad.write_bytes(b"# x\n\xff\n")
-    r = _cli(str(bad), "--out", str(tmp_path / "out"))
-    assert r.returncode == 2
-    assert r.stderr.strip().splitlines() == [f"{bad}:2:1: error: byte 0xff is not valid UTF-8"]
+    rc, _, err = cli(capsys, "ingest", str(bad), "--out", str(tmp_path / "out"))
+    assert rc == 2
+    assert err.strip().splitlines() == [f"{bad}:2:1: error: byte 0xff is not valid UTF-8"]
     assert not (tmp_path / "out").exists()
-    r = _cli(str(tmp_path / "missing.md"))
-    assert r.returncode == 2 and r.stderr.count("\n") == 1 and ":1:1: error:" in r.stderr
+    rc, _, err = cli(capsys, "ingest", str(tmp_path / "missing.md"))
+    assert rc == 2 and err.count("\n") == 1 and ":1:1: error:" in err
 
 
 @needs_docs
-def test_cli_writes_specs(tmp_path: Path) -> None:
+def test_cli_writes_specs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = next(DOCS.glob("9-7-14-5-7-*.md"))
-    r = _cli(str(page), "--out", str(tmp_path), "--findings", "none")
-    assert r.returncode == 0, r.stderr
+    rc, _, err = cli(capsys, "ingest", str(page), "--out", str(tmp_path), "--findings", "none")
+    assert rc == 0, err
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["mma.m16n8k8.toml"]
     assert load_specs([tmp_path])

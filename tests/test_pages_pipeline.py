@@ -59,21 +59,21 @@ def test_a_pages_verdict_does_not_depend_on_the_environment(tmp_path, docs_dir):
     assert "--docs" in dropped[0]["message"]
 
 
-def test_no_directory_beside_the_page_is_searched(tmp_path, docs_dir):
+def test_no_directory_beside_the_page_is_searched(tmp_path, docs_dir, capsys):
     """A ``ptx-isa-*`` directory next to the page's directory (searched before) changes nothing; the
-    same page in the full doc directory is judged as the copy alone is."""
+    same page in the full doc directory is judged as the copy alone is.  (In process: the paths are
+    absolute; the environment's own test above runs fresh processes.)"""
     beside = tmp_path / "ptx-isa-9.0"
     shutil.copytree(docs_dir, beside)
     page = copy_page(docs_dir, P623, tmp_path / "mine")
-    args = ["check", str(page), "--format", "json", "--jobs", "1"]
-    near = run_cli(args, tmp_path, {})
+    near = cli(capsys, "check", str(page), "--format", "json", "--jobs", "1")
     far = tmp_path / "elsewhere"
     shutil.copytree(page.parent, far)
-    alone = run_cli(["check", str(far / P623), "--format", "json", "--jobs", "1"], tmp_path, {})
-    assert near.returncode == alone.returncode == 1
-    assert near.stdout.replace("mine/", "elsewhere/") == alone.stdout
-    in_docs = run_cli(["check", str(beside / P623), "--format", "json", "--jobs", "1"], tmp_path, {})
-    assert in_docs.returncode == 1 and in_docs.stdout.replace("ptx-isa-9.0/", "mine/") == near.stdout
+    alone = cli(capsys, "check", str(far / P623), "--format", "json", "--jobs", "1")
+    assert near[0] == alone[0] == 1
+    assert near[1].replace("mine/", "elsewhere/") == alone[1]
+    in_docs = cli(capsys, "check", str(beside / P623), "--format", "json", "--jobs", "1")
+    assert in_docs[0] == 1 and in_docs[1].replace("ptx-isa-9.0/", "mine/") == near[1]
 
 
 def test_docs_names_the_pages_references_resolve_in(tmp_path, docs_dir, capsys):
