@@ -67,7 +67,7 @@ def seeds_dir() -> Path:
 # 8 s of the README's command's 110 s CPU, 6 s of its wall time on 2 cores (measured with gc.callbacks; the
 # closing note of issue 22 has the commands).  As the CLI does (``verify.cli.main``), the young generation is
 # collected less often, and what survives a full collection is frozen: later full collections skip it.  The cost
-# is memory: a cycle frozen once and dropped later is never freed (max RSS +50 MB of 770 MB).
+# is memory: a cycle frozen once and dropped later is not freed while the tests run (max RSS +50 MB of 770 MB).
 GC_YOUNG = 10_000
 
 
@@ -90,6 +90,13 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str])
     if full != _FULL_COLLECTIONS[0]:  # a full collection ran during this test: what survived it is long-lived
         _FULL_COLLECTIONS[0] = full
         gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give the frozen objects back to the collector, so that the interpreter's last collection frees them:
+    extensions check for leaks at exit (Triton's nanobind listed its IR objects as leaked otherwise)."""
+    gc.unfreeze()
 
 
 # A session fixture of xdist lives in each worker: the tests that read one of these run in one worker (the
