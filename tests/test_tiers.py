@@ -24,11 +24,12 @@ def test_the_first_case_of_each_kind_stays_and_the_rest_is_marked_slow() -> None
 
 
 def test_each_kind_of_the_catalog_runs_in_the_readmes_command() -> None:
-    lays = api.layouts(api.load([SPECS])) + api.map_layouts(api.load([SPECS]))
+    specs = api.load([SPECS])
+    lays = api.layouts(specs) + api.map_layouts(specs)
     params = ids_by_kind(lays)
     fast = [p.values[0] for p in params if not p.marks]
     assert len(params) == len(lays) and len(set(p.values[0] for p in params)) == len(lays)
-    assert {layout_kind(api.layout(api.load([SPECS]), lid)) for lid in fast} == {layout_kind(lay) for lay in lays}
+    assert {layout_kind(api.layout(specs, lid)) for lid in fast} == {layout_kind(lay) for lay in lays}
     assert len(fast) == len({layout_kind(lay) for lay in lays}) < len(lays)
 
 
