@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 
+import numpy as np
 import pytest
 
 from verify import api
@@ -113,10 +114,11 @@ def test_wgmma_a_per_warp_is_the_mma_a_layout() -> None:
                   ("wgmma.m64nNk32.A.u8_s8", "mma.m16n8k32.A.u8_s8"),
                   ("wgmma.m64nNk256.A.b1", "mma.m16n8k256.A.b1@corrected")):
         a, ref = mma[wg], mma[m]
-        for t in range(128):
-            for i in range(a.n_elements):
-                r, c = ref.map.point(t % 32, i)
-                assert a.map.point(t, i) == (r + 16 * (t >> 5), c), (wg, t, i)
+        got, want = a.map.cells(a.domain), ref.map.cells(ref.domain)  # every (thread, i) at once
+        lane, warp = np.arange(128) % 32, (np.arange(128) >> 5)[:, None]
+        assert got.ok.shape == (128, a.n_elements) and got.ok.all() and want.ok.all(), wg
+        bad = np.argwhere((got.row != want.row[lane] + 16 * warp) | (got.col != want.col[lane]))
+        assert bad.size == 0, (wg, "thread, i", tuple(bad[0]))
 
 
 def test_wmma_counts_and_replication() -> None:
