@@ -390,6 +390,10 @@ def test_witness_table_query_stops_when_its_budget_is_spent() -> None:
     assert smt.holds_everywhere(y == x + 1, [x, y], rows, smt.Budget(10.0)) == "unsat"
     assert smt.holds_everywhere(y == x + 1, [x, y], rows, smt.Budget(0.0)) == "unknown"
     assert smt.holds_everywhere(y == x + 2, [x, y], rows, smt.Budget(10.0)) == "sat"
+    one_bad = rows[:150] + [(150, 152)] + rows[151:]  # one row in the middle fails
+    assert smt.holds_everywhere(y == x + 1, [x, y], one_bad, smt.Budget(10.0)) == "sat"
+    assert smt.holds_everywhere(y == x + 1, [x, y], [(7, 8)], smt.Budget(10.0)) == "unsat"
+    assert smt.holds_everywhere(y == x + 1, [x, y], [(7, 9)], smt.Budget(10.0)) == "sat"
 
 
 def test_a_partial_family_out_of_time_is_unknown_never_proved() -> None:

@@ -332,13 +332,21 @@ def holds_everywhere(term: z3.BoolRef, variables: list[z3.ExprRef], rows: list[t
     if not rows:
         return "unsat"
     budget = _budget(timeout)
-    fails = []
+    # Built with Z3's C functions, the variables' array once: ``z3.substitute``, ``z3.Not`` and ``z3.Or`` check
+    # the sorts of their arguments again on each row, most of the time on a table of thousands of rows.
+    # Each result is wrapped (and so referenced) before the next call, and a row's constants are held while
+    # the substitution reads them (``bv``'s memo may be cleared in between).
+    ctx, n, widths = term.ctx, len(variables), [v.size() for v in variables]
+    source = (z3.Ast * n)(*(v.as_ast() for v in variables))
+    holds = []
     for k, row in enumerate(rows):
         if k % 64 == 63 and budget.spent:  # building the query is work inside the budget too
             return "unknown"
-        sub = [(v, bv(x, v.size())) for v, x in zip(variables, row)]
-        fails.append(z3.Not(z3.substitute(term, *sub)))
-    return solve([z3.Or(fails)], budget)[0]
+        consts = [bv(x, w) for x, w in zip(row, widths)]
+        target = (z3.Ast * n)(*(c.as_ast() for c in consts))
+        holds.append(z3.BoolRef(z3.Z3_substitute(ctx.ref(), term.as_ast(), n, source, target), ctx))
+    every = z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(holds), (z3.Ast * len(holds))(*(h.as_ast() for h in holds))), ctx)
+    return solve([z3.Not(every)], budget)[0]  # some row fails
 
 
 def status(res: str) -> str:

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..layout.ids import corrected_id
-from ..layout.model import Layout
+from ..layout.model import Layout, cells_of
 from .grouping import InstructionGroup
 
 ARCHS = ("sm_90a", "sm_100a", "sm_120a")
@@ -460,17 +460,25 @@ def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | Non
     return obs
 
 
+def _spec_cells(lay: Layout) -> list[list[tuple[int, int] | None]]:
+    """The spec's cell of each (lane, i), ``None`` where the map is undefined: every point at once, by the
+    enumeration engine (the checks' own evaluation, shared with them)."""
+    c = cells_of(lay)
+    return [[(r, col) if k else None for k, r, col in zip(ok, rows, cols)]
+            for ok, rows, cols in zip(c.ok.tolist(), c.row.tolist(), c.col.tolist())]
+
+
 def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[str]:
     """Where the spec's map and the observation differ, in the doc's terms (empty: confirmed)."""
     out = []
+    spec = _spec_cells(lay)
     for lane in range(lay.threads):
         for i in range(lay.n_elements):
-            want = lay.map.point(lane, i)
+            want = spec[lane][i]
             got = obs.get((lane, i))
             if want != got:
                 out.append(f"lane {lane} element {lay.element_name(i)}: spec {want}, observed {got}")
     return out
-
 
 
 def _tmem_points(lay: Layout, regs: int) -> list[tuple[int, int, int, int]]:

@@ -99,18 +99,21 @@ def sparse_entries(layout: Layout, metadata: int | None = None) -> list[dict[str
     md = smap.model
     reg = md.canonical if metadata is None else metadata
     nib = _nibble_for(md, layout.threads, reg)
+    inf = smap.info(layout.domain)  # every element at once (the enumeration engine, shared with the checks)
+    defined, ok, rows, cols, chunks, js = (a.tolist() for a in (inf.defined, inf.ok, inf.row, inf.col, inf.chunk, inf.j))
+    names = [layout.element_name(i) for i in range(layout.n_elements)]
     out = []
     for lane in range(layout.threads):
         for i in range(layout.n_elements):
-            p = smap.point_info(lane, i)
-            e: dict[str, Any] = {"lane": lane, "i": i, "element": layout.element_name(i),
-                                 "row": p.row if p else None, "col": p.col if p else None,
-                                 "chunk": p.chunk if p else None, "logical_col": None, "metadata": None,
-                                 "valid": None}
-            if p is not None and p.ok:
-                m = nib(p.row, p.chunk)  # type: ignore[arg-type]
+            placed = ok[lane][i]
+            row = rows[lane][i] if defined[lane][i] else None
+            col, chunk = (cols[lane][i], chunks[lane][i]) if placed else (None, None)
+            e: dict[str, Any] = {"lane": lane, "i": i, "element": names[i], "row": row, "col": col, "chunk": chunk,
+                                 "logical_col": None, "metadata": None, "valid": None}
+            if placed:
+                m = nib(row, chunk)  # type: ignore[arg-type]
                 e["metadata"] = m
-                e["logical_col"] = logical_column(md, p.chunk, p.j, m)  # type: ignore[arg-type]
+                e["logical_col"] = logical_column(md, chunk, js[lane][i], m)  # type: ignore[arg-type]
                 e["valid"] = m in md.valid
             out.append(e)
     return out
