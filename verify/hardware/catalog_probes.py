@@ -460,9 +460,10 @@ def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | Non
     return obs
 
 
-def _spec_cells(lay: Layout) -> list[list[tuple[int, int] | None]]:
-    """The spec's cell of each (lane, i), ``None`` where the map is undefined: every point at once, by the
-    enumeration engine (the checks' own evaluation, shared with them)."""
+def spec_cells(lay: Layout) -> list[list[tuple[int, int] | None]]:
+    """The spec's cell of each (lane, i), ``None`` where the map is undefined, what an observation is compared
+    with (here and in ``direct.map_violations``): every point at once, by the enumeration engine (the checks'
+    own evaluation, shared with them)."""
     c = cells_of(lay)
     return [[(r, col) if k else None for k, r, col in zip(ok, rows, cols)]
             for ok, rows, cols in zip(c.ok.tolist(), c.row.tolist(), c.col.tolist())]
@@ -471,7 +472,7 @@ def _spec_cells(lay: Layout) -> list[list[tuple[int, int] | None]]:
 def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[str]:
     """Where the spec's map and the observation differ, in the doc's terms (empty: confirmed)."""
     out = []
-    spec = _spec_cells(lay)
+    spec = spec_cells(lay)
     for lane in range(lay.threads):
         for i in range(lay.n_elements):
             want = spec[lane][i]

@@ -41,9 +41,10 @@ def _results(p: cp.CatalogProbe, obs: Observation, found: Sequence[tuple[Layout,
 def map_violations(lay: Layout, observed: Mapping[Elem, Any], what: str = "cell") -> list[tuple[str, dict[str, Any]]]:
     """Every (lane, i) whose observed cell is not the spec's, in the doc's words."""
     out = []
+    spec = cp.spec_cells(lay)
     for lane in range(lay.threads):
         for i in range(lay.n_elements):
-            want = lay.map.point(lane, i)
+            want = spec[lane][i]
             got = observed.get((lane, i))
             if want != got:
                 out.append((f"lane {lane} element {lay.element_name(i)}: the spec puts it at {what} {want}, "
