@@ -115,7 +115,8 @@ ENVIRONMENT = {
            "are compared, and a missing compiler makes the reference 'unavailable' with the reason",
     "CUDA_HOME": "where the CUDA headers (compiled CuTe) and nvcc (probes) are",
     "CUDA_PATH": "the same, as Windows installers name it",
-    "XDG_CACHE_HOME": "where compiled CuTe output is cached, keyed by program, compiler version and headers",
+    "XDG_CACHE_HOME": "where compiled CuTe output is cached, keyed by program, compiler version, CuTe headers "
+                      "and CUDA include directories",
     "COLUMNS": "the width of the progress bar, drawn on stderr only when stderr is a terminal",
     "LINES": "the height of the terminal the progress bar is drawn on",
 }

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import ROOT, SPECS, cli
@@ -285,6 +286,26 @@ def test_reference_unavailable_is_exit_2_with_the_reason(capsys, monkeypatch):
     assert reference("cute").probe().startswith("no C++ compiler")
     with pytest.raises(KeyError):
         reference("nope")
+
+
+def test_the_compiled_cute_cache_is_keyed_by_the_cuda_headers_too(monkeypatch, tmp_path):
+    """A result compiled with one CUDA toolkit's headers ($CUDA_HOME) is never read back for another's."""
+    compiled = []
+
+    def compile_(root, requests, cxx, incs, version, cfile, use_cache):
+        compiled.append(incs)
+        cfile.write_text(json.dumps({"output": f"with {incs[0]}", "compiler": version, "failures": []}))
+        return compile_cute.Run(f"with {incs[0]}", (), version)
+    monkeypatch.setattr(compile_cute, "_compile", compile_)
+    monkeypatch.setattr(compile_cute, "find_compiler", lambda: "c++")
+    monkeypatch.setattr(compile_cute, "_compiler_version", lambda cxx: "c++ 1.0")
+    (tmp_path / "cute").mkdir()
+    runs = []
+    for inc in ("/cuda-12/include", "/cuda-13/include", "/cuda-12/include"):
+        monkeypatch.setattr(compile_cute, "cuda_include_dirs", lambda inc=inc: [Path(inc)])
+        runs.append(compile_cute.run(tmp_path, [], cache=tmp_path / "cache"))
+    assert [r.output for r in runs] == ["with /cuda-12/include", "with /cuda-13/include", "with /cuda-12/include"]
+    assert [r.cached for r in runs] == [False, False, True] and len(compiled) == 2
 
 
 @pytest.mark.slow

@@ -155,14 +155,16 @@ def _rel(path: str, root: Path) -> str:
 
 def run(root: Path, requests: list[Request], *, use_cache: bool = True, cache: Path | None = None) -> Run:
     """The program's output for ``requests`` (with the traits that did not compile), from the cache when
-    the same program, compiler and headers were compiled before."""
+    the same program, compiler, CuTe headers and CUDA include directories were compiled before."""
     cxx = find_compiler()
     incs = cuda_include_dirs()
     if cxx is None or not incs:
         raise ToolchainError(probe())
     version = _compiler_version(cxx)
     src, where = program(requests)
-    key = hashlib.sha256(json.dumps([CACHE_VERSION, src, version, _headers_hash(root)]).encode()).hexdigest()[:32]
+    # every input of the compile: a cached result made with other CUDA headers ($CUDA_HOME) is never reused
+    key = hashlib.sha256(json.dumps([CACHE_VERSION, src, version, _headers_hash(root), [str(d) for d in incs]])
+                         .encode()).hexdigest()[:32]
     cfile = (cache or cache_dir()) / f"{key}.json"
     if not use_cache:
         return _compile(root, requests, cxx, incs, version, cfile, use_cache)
