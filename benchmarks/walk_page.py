@@ -19,7 +19,8 @@ No assertions: numbers to compare before and after a change.
 ``--root DIR`` measures the source tree at DIR (another checkout, e.g. a worktree of the base commit) with
 this environment, so that a before and an after are measured alike.  Compile both trees' bytecode first
 (``python -m compileall -q DIR/verify``): with ``PYTHONDONTWRITEBYTECODE`` set, a tree without ``__pycache__``
-pays for compiling every module on every run.  For a paired CPU comparison use ``farm-bench --vs``.
+pays for compiling every module on every run.  For a paired CPU comparison, alternate the two trees' runs
+(``--runs``) and compare medians.
 """
 from __future__ import annotations
 

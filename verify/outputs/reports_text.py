@@ -4,11 +4,12 @@ a writer/reader decision (``consistent``) and a catalog diff.  Pure functions of
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..checks.consistency import Decision
-from ..checks.crosscheck import CrosscheckReport, Row
-from ..checks.diff import DiffResult
+if TYPE_CHECKING:  # types only: ``check`` renders a matrix note without loading the notations these import
+    from ..checks.consistency import Decision
+    from ..checks.crosscheck import CrosscheckReport, Row
+    from ..checks.diff import DiffResult
 
 
 def crosscheck_text(rep: CrosscheckReport) -> str:
