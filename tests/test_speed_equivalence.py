@@ -396,6 +396,28 @@ def test_witness_table_query_stops_when_its_budget_is_spent() -> None:
     assert smt.holds_everywhere(y == x + 1, [x, y], [(7, 9)], smt.Budget(10.0)) == "sat"
 
 
+def test_queries_share_one_solver_and_nothing_else() -> None:
+    """Every quantifier-free query runs in the process's one solver, in a scope of its own: nothing of a query is
+    left for the next (assertions, an exhausted budget, a failed ``add``), and a query's model outlives its scope."""
+    x = z3.BitVec("shared_solver_x", 8)
+    first, m1 = smt.solve([x == 1], 10.0)
+    assert first == "sat" and m1 is not None
+    assert smt.solve([x == 2], 10.0)[0] == "sat"  # x == 1 did not stay asserted
+    assert smt.as_int(m1, x) == 1  # the first model, read after its scope was popped
+    hard = [z3.BitVec("shared_solver_a", 32) * z3.BitVec("shared_solver_b", 32) == 0x7FFF0001,
+            z3.UGT(z3.BitVec("shared_solver_a", 32), 1), z3.UGT(z3.BitVec("shared_solver_b", 32), 1)]
+    starved = smt.Budget(10.0)
+    starved.units = 1  # one unit of solver work: the query cannot finish
+    assert smt.solve(hard, starved)[0] == "unknown"
+    assert smt.solve([x == 3], 10.0)[0] == "sat"  # the starved budget was that query's alone
+    with pytest.raises(z3.Z3Exception):
+        smt.solve([x == 4, 5], 10.0)  # type: ignore[list-item]  # Z3 refuses the 5 while adding
+    assert smt.solve([x == 4], 10.0)[0] == "sat"
+    assert smt.solve([x == 4, x == 5], 10.0)[0] == "unsat"
+    assert smt._qf_bv_solver().num_scopes() == 0  # every scope was popped, the failed one too
+    assert smt._qf_bv_solver() is smt._qf_bv_solver()
+
+
 def test_a_partial_family_out_of_time_is_unknown_never_proved() -> None:
     """mma block-scale selectors (16 bindings, one surjective budget for all of them): with no time the
     verdict is ``unknown``; with time, ``proved``."""

@@ -456,7 +456,7 @@ def _wgmma(ctx: _Ctx) -> None:
                                          f"the canonical layout cannot be read: {e}", {"layout": c.text}, WGMMA))
             continue
         _map(ctx, f"wgmma.shared.{major}.{mode}", WGMMA, c.line, fm, f"{c.swizzle.text()} o {c.text}", "wgmma",
-             f"T = 128 / bits; m, k repeats; LBO, SBO dense: " + ", ".join(f"{k} = {_show(v)}" for k, v in dense.items()))
+             "T = 128 / bits; m, k repeats; LBO, SBO dense: " + ", ".join(f"{k} = {_show(v)}" for k, v in dense.items()))
         _injective_where(ctx, WGMMA, c, fm)
     _definitions(ctx, canon)
     _examples(ctx, canon)

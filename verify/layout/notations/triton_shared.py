@@ -254,7 +254,7 @@ def _linear(enc: Encoding, rows: int, cols: int, pos: Positions, source: str) ->
     if not (_pow2(rows) and _pow2(cols)) or (1 << len(vecs)) != rows * cols:
         raise NotationError(f"{len(vecs)} offset bases cannot cover a {rows} x {cols} tensor exactly once", *where,
                             source)
-    rb, cb = rows.bit_length() - 1, cols.bit_length() - 1
+    cb = cols.bit_length() - 1
     # the matrix offset bits -> (row bits, col bits); invert it over GF(2)
     n = len(vecs)
     cols_vec = [(v[0] << cb) | v[1] for v in vecs]  # column k: the image of offset bit k (row bits high)
