@@ -8,7 +8,11 @@ another checkout run the same way (its ratio to this one printed).
 
     .venv/bin/python benchmarks/instructions.py [SPEC_OR_PAGE ...] [--vs DIR] [--json]
 
-With no paths the bundled specs are checked.  ``--vs DIR`` is another source tree (e.g. ``git worktree add
+With no paths the bundled specs are checked, under ``--timeout 600``: callgrind runs a program about 50 times
+slower, so the default 10 s per check would let the wall-clock safety net end slow queries, sending checks down
+their fallback paths (a joint query is asked again property by property), and the count would depend on how busy
+the machine is.  Solver units grow with the timeout too, but no check of the catalog needs more than the
+default's (none is ``unknown`` even at ``--timeout 0.5``), so each check takes the path it takes in a normal run.  ``--vs DIR`` is another source tree (e.g. ``git worktree add
 /tmp/base BASE``), run with this environment's Python.  Each tree's package is compiled first, so that no run
 counts compiling it.  Needs valgrind (Debian: ``apt-get install valgrind``); a run takes about 60 times as
 long as the command itself, 2-4 minutes for the whole catalog.
@@ -27,6 +31,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TIMEOUT = "600"  # seconds per check under callgrind (see above)
 
 # Where an instruction ran, by the shared object callgrind names (the first pattern that matches)
 # (site-packages and lib-dynload paths contain "python3" too: the interpreter's own patterns come last)
@@ -58,7 +63,7 @@ def count(tree: Path, paths: list[str]) -> dict[str, object]:
         out_file = os.path.join(tmp, "callgrind.out")
         env = dict(os.environ, PYTHONPATH=str(tree), PYTHONHASHSEED="0")
         run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out_file}", sys.executable,
-                              "-m", "verify", "check", "--jobs", "1", *paths],
+                              "-m", "verify", "check", "--jobs", "1", "--timeout", TIMEOUT, *paths],
                              cwd=tree, env=env, capture_output=True, text=True)
         total = re.search(r"Collected : (\d+)", run.stderr)
         if total is None:

@@ -226,3 +226,26 @@ def test_json_is_byte_identical_across_processes_and_hash_seeds():
         assert r.returncode == 0, r.stderr
         outs.add(r.stdout)
     assert len(outs) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["check"], ["check", "--jobs", "1", "--timeout", "3", "--format", "json", "specs"],
+    ["check", "a.toml", "b.md", "--docs", "d", "--baseline", "x.json", "--update-baseline"],
+    ["check", "--observations", "obs", "--against", "s", "--references", "--timings"],
+])
+def test_the_check_only_parser_reads_a_check_line_as_the_whole_parser_does(argv: list[str], capsys) -> None:
+    """``check`` builds a parser with only its own subcommand (no other command's module, no notation loads):
+    the same namespace, the same help and the same errors as the whole parser's."""
+    from verify.cli.main import build_parser  # noqa: PLC0415
+    whole, only = build_parser(), build_parser("check")
+    assert only is not whole and set(only._subparsers._group_actions[0].choices) == {"check"}  # type: ignore
+    assert vars(only.parse_args(argv)) == vars(whole.parse_args(argv))
+    sub = [p._subparsers._group_actions[0].choices["check"] for p in (whole, only)]  # type: ignore[union-attr]
+    assert sub[0].format_help() == sub[1].format_help()
+    for bad in (["check", "--jobs", "x"], ["check", "--format", "nope"], ["check", "--bogus"]):
+        errors = []
+        for p in (whole, only):
+            with pytest.raises(SystemExit) as e:
+                p.parse_args(bad)
+            errors.append((e.value.code, capsys.readouterr().err))
+        assert errors[0] == errors[1] and errors[0][0] == 2 and errors[0][1]

@@ -139,7 +139,11 @@ def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[
     row, col, chunk, j = (a[ln, ix] for a in (inf.row, inf.col, inf.chunk, inf.j))
     order = np.lexsort((ix, ln, col, chunk, row))  # by (row, chunk), then (compressed column, lane, i)
     s_row, s_chunk = row[order], chunk[order]
-    _, sizes = np.unique(np.stack([row, chunk]), axis=1, return_counts=True)
+    # how many elements share each (row, chunk), counted on one integer per pair: np.unique over the stacked rows
+    # sorts void views element by element (2% of a whole check's instructions)
+    c0 = int(chunk.min()) if chunk.size else 0
+    span = int(chunk.max()) - c0 + 1 if chunk.size else 1
+    _, sizes = np.unique(row.astype(np.int64) * span + (chunk - c0), return_counts=True)
     widest = int(sizes.max()) if sizes.size else 0
     for m in values:
         lc = cells.map.logical_at(chunk, j, m)

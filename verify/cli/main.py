@@ -138,15 +138,18 @@ def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Cal
     return run
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The command line's parser.  Built once per text of ``--specs``'s default (which names the specs this
     directory would check, so it is looked up on every call): a proof script or test that calls ``main``
-    many times in one process paid 13 ms a call for building the same parser again."""
-    return _parser(inputs.default_help())
+    many times in one process paid 13 ms a call for building the same parser again.  ``command="check"``:
+    the parser with only that subcommand, which parses a command line that starts with ``check`` exactly as
+    the whole parser does (argparse hands everything after the name to the subcommand's parser), without
+    loading the other commands' modules and the notations."""
+    return _parser(inputs.default_help(), command == "check")
 
 
 @functools.lru_cache(maxsize=8)
-def _parser(specs_help: str) -> argparse.ArgumentParser:
+def _parser(specs_help: str, check_only: bool = False) -> argparse.ArgumentParser:
     """The parser whose ``--specs`` options say ``specs_help`` (every ``register`` asks ``default_help`` for
     it, in this same directory, while this builds).  argparse never changes a parser while parsing."""
     p = options.Parser(prog="ptx-verify", description="Verify PTX warp-level matrix fragment layouts.")
@@ -154,6 +157,9 @@ def _parser(specs_help: str) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=options.Parser)
 
     check.register(sub)
+    if check_only:
+        epilogs.add_epilogs(p, sub)
+        return p
     lst = sub.add_parser("list", help="list the known layouts")
     lst.add_argument("--specs", default=None, metavar="PATH", help=specs_help)
     lst.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
@@ -201,8 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.freeze()
         gc.set_threshold(20_000, 20, 20)
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        words = sys.argv[1:] if argv is None else list(argv)
+        parser = build_parser(words[0] if words else None)
+        args = parser.parse_args(words)
         return int(args.func(args))
     except SpecError as e:
         print(e.one_line(), file=sys.stderr)

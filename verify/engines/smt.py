@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import z3
 
@@ -36,13 +36,26 @@ def bv(value: int, width: int) -> z3.BitVecRef:
 TRUE = z3.BoolVal(True)  # one object, so "defined everywhere" is an identity test, not a Z3 call
 
 
+def _nary(make: Callable) -> Callable[[Sequence[z3.BoolRef]], z3.BoolRef]:
+    """An n-ary Boolean connective through Z3's C API, the same term z3's ``And``/``Or`` make (one
+    application over every part), without their coercion: a sort comparison per part."""
+    def op(parts: Sequence[z3.BoolRef]) -> z3.BoolRef:
+        ctx = parts[0].ctx if parts else z3.main_ctx()
+        return z3.BoolRef(make(ctx.ref(), len(parts), (z3.Ast * len(parts))(*[p.as_ast() for p in parts])), ctx)
+    return op
+
+
+all_of = _nary(z3.Z3_mk_and)  # z3.And(parts) of Z3 Boolean terms (Python bools are not coerced: pass terms)
+any_of = _nary(z3.Z3_mk_or)  # z3.Or(parts), likewise
+
+
 def conj(*parts: z3.BoolRef) -> z3.BoolRef:
     """``And`` without the trivially true parts (most definedness terms are TRUE): building Z3 terms
     from Python is the bulk of a check's cost, and z3's own ``And`` coerces every argument."""
     kept = [p for p in parts if p is not TRUE]
     if not kept:
         return TRUE
-    return kept[0] if len(kept) == 1 else z3.And(kept)
+    return kept[0] if len(kept) == 1 else all_of(kept)
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,7 @@ _CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
     "==": _raw(z3.Z3_mk_eq, z3.BoolRef),
     "!=": _distinct,
 }
+CMP = _CMP  # signed comparisons of two bit-vectors of one width, for the terms other modules build
 
 
 class Encoder:
@@ -151,7 +165,8 @@ class Encoder:
             return truth, conj(*[t.ok for t in terms])
         if isinstance(c, InSet):
             t = self.expr(c.operand)
-            return z3.Or([t.value == bv(v, self.width) for v in c.values]), t.ok  # type: ignore[union-attr]
+            eq = _CMP["=="]
+            return any_of([eq(t.value, bv(v, self.width)) for v in c.values]), t.ok  # type: ignore[arg-type]
         if isinstance(c, BoolOp):
             parts = [self.cond(o) for o in c.operands]
             # Short-circuit like the oracle: a later operand's definedness only matters

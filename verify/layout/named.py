@@ -175,8 +175,9 @@ def extent_term(x: Extent, env: Mapping[str, "z3.ExprRef"] | None, w: int) -> "z
 def in_box(point: Mapping[str, "z3.ExprRef"], dims: tuple[Dim, ...], env: Mapping[str, "z3.ExprRef"] | None,
            w: int) -> "z3.BoolRef":
     """``0 <= point[d] < size(d)`` for every dimension ``d`` (Z3)."""
-    import z3  # noqa: PLC0415
-    return z3.And([z3.And(point[d.name] >= smt.bv(0, w), point[d.name] < extent_term(d.size, env, w)) for d in dims])
+    ge, lt, zero = smt.CMP[">="], smt.CMP["<"], smt.bv(0, w)
+    return smt.all_of([smt.all_of([ge(point[d.name], zero), lt(point[d.name], extent_term(d.size, env, w))])
+                       for d in dims])
 
 
 def inside(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Env | None = None) -> np.ndarray:
