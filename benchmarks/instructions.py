@@ -68,7 +68,8 @@ def count(tree: Path, paths: list[str]) -> dict[str, object]:
         total = re.search(r"Collected : (\d+)", run.stderr)
         if total is None:
             raise SystemExit(f"instructions: callgrind counted nothing in {tree}: {run.stderr.strip()[-300:]}")
-        lines = run.stdout.strip().splitlines()
+        # the summary line, or the command's own one-line error (valgrind's lines start with ==pid==)
+        lines = run.stdout.strip().splitlines() or [x for x in run.stderr.splitlines() if x and not x.startswith("==")]
         return {"tree": str(tree), "exit": run.returncode, "summary": lines[-1] if lines else "",
                 "instructions": int(total.group(1)), "by_place": _split(out_file)}
 
