@@ -91,7 +91,8 @@ _OPS: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef]] = {
     "^": _raw(z3.Z3_mk_bvxor, z3.BitVecRef),
 }
 
-_CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
+# signed comparisons of two bit-vectors of one width (the encoder's, and the terms other modules build)
+CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
     "<": _raw(z3.Z3_mk_bvslt, z3.BoolRef),
     "<=": _raw(z3.Z3_mk_bvsle, z3.BoolRef),
     ">": _raw(z3.Z3_mk_bvsgt, z3.BoolRef),
@@ -99,7 +100,6 @@ _CMP: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BoolRef]] = {
     "==": _raw(z3.Z3_mk_eq, z3.BoolRef),
     "!=": _distinct,
 }
-CMP = _CMP  # signed comparisons of two bit-vectors of one width, for the terms other modules build
 
 
 class Encoder:
@@ -161,11 +161,11 @@ class Encoder:
         """(truth, defined) of a condition."""
         if isinstance(c, Compare):
             terms = [self.expr(o) for o in c.operands]
-            truth = conj(*[_CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
+            truth = conj(*[CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
             return truth, conj(*[t.ok for t in terms])
         if isinstance(c, InSet):
             t = self.expr(c.operand)
-            eq = _CMP["=="]
+            eq = CMP["=="]
             return any_of([eq(t.value, bv(v, self.width)) for v in c.values]), t.ok  # type: ignore[arg-type]
         if isinstance(c, BoolOp):
             parts = [self.cond(o) for o in c.operands]
@@ -385,8 +385,7 @@ def holds_everywhere(term: z3.BoolRef, variables: list[z3.ExprRef], rows: list[t
         consts = [bv(x, w) for x, w in zip(row, widths)]
         target = (z3.Ast * n)(*(c.as_ast() for c in consts))
         holds.append(z3.BoolRef(z3.Z3_substitute(ctx.ref(), term.as_ast(), n, source, target), ctx))
-    every = z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(holds), (z3.Ast * len(holds))(*(h.as_ast() for h in holds))), ctx)
-    return solve([z3.Not(every)], budget)[0]  # some row fails
+    return solve([z3.Not(all_of(holds))], budget)[0]  # some row fails
 
 
 def status(res: str) -> str:

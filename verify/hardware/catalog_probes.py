@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 from ..layout.ids import corrected_id
 from ..layout.model import Layout, cells_of
@@ -460,26 +460,23 @@ def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | Non
     return obs
 
 
-def spec_cells(lay: Layout) -> list[list[tuple[int, int] | None]]:
-    """The spec's cell of each (lane, i), ``None`` where the map is undefined, what an observation is compared
-    with (here and in ``direct.map_violations``): every point at once, by the enumeration engine (the checks'
-    own evaluation, shared with them)."""
+def differences(lay: Layout, observed: Mapping[tuple[int, int], Any]
+                ) -> Iterator[tuple[int, int, tuple[int, int] | None, Any]]:
+    """(lane, i, the spec's cell, the observed one) of every (lane, i) where they differ, in (lane, i) order; the
+    spec's cell is ``None`` where the map is undefined.  Every point of the spec at once, by the enumeration
+    engine (the checks' own evaluation, shared with them): what ``compare`` and ``direct.map_violations`` say."""
     c = cells_of(lay)
-    return [[(r, col) if k else None for k, r, col in zip(ok, rows, cols)]
-            for ok, rows, cols in zip(c.ok.tolist(), c.row.tolist(), c.col.tolist())]
+    for lane, (ok, rows, cols) in enumerate(zip(c.ok.tolist(), c.row.tolist(), c.col.tolist())):
+        for i, (k, r, col) in enumerate(zip(ok, rows, cols)):
+            want, got = ((r, col) if k else None), observed.get((lane, i))
+            if want != got:
+                yield lane, i, want, got
 
 
 def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[str]:
     """Where the spec's map and the observation differ, in the doc's terms (empty: confirmed)."""
-    out = []
-    spec = spec_cells(lay)
-    for lane in range(lay.threads):
-        for i in range(lay.n_elements):
-            want = spec[lane][i]
-            got = obs.get((lane, i))
-            if want != got:
-                out.append(f"lane {lane} element {lay.element_name(i)}: spec {want}, observed {got}")
-    return out
+    return [f"lane {lane} element {lay.element_name(i)}: spec {want}, observed {got}"
+            for lane, i, want, got in differences(lay, obs)]
 
 
 def _tmem_points(lay: Layout, regs: int) -> list[tuple[int, int, int, int]]:

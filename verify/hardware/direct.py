@@ -40,19 +40,11 @@ def _results(p: cp.CatalogProbe, obs: Observation, found: Sequence[tuple[Layout,
 
 def map_violations(lay: Layout, observed: Mapping[Elem, Any], what: str = "cell") -> list[tuple[str, dict[str, Any]]]:
     """Every (lane, i) whose observed cell is not the spec's, in the doc's words."""
-    out = []
-    spec = cp.spec_cells(lay)
-    for lane in range(lay.threads):
-        for i in range(lay.n_elements):
-            want = spec[lane][i]
-            got = observed.get((lane, i))
-            if want != got:
-                out.append((f"lane {lane} element {lay.element_name(i)}: the spec puts it at {what} {want}, "
-                            f"the hardware at {got}",
-                            {"relation": "map", "lane": lane, "i": i, "element": lay.element_name(i),
-                             "spec": None if want is None else list(want),
-                             "observed": got if got is None or isinstance(got, str) else list(got)}))
-    return out
+    return [(f"lane {lane} element {lay.element_name(i)}: the spec puts it at {what} {want}, the hardware at {got}",
+             {"relation": "map", "lane": lane, "i": i, "element": lay.element_name(i),
+              "spec": None if want is None else list(want),
+              "observed": got if got is None or isinstance(got, str) else list(got)})
+            for lane, i, want, got in cp.differences(lay, observed)]
 
 
 def _registers(lay: Layout, regs: int) -> list[tuple[str, dict[str, Any]]]:
