@@ -67,7 +67,7 @@ def param_constraint(params: tuple[Param, ...], env: Mapping[str, z3.ExprRef], w
 
 
 def _symbolic(m: NamedMap, w: int) -> tuple[dict[str, z3.BitVecRef], z3.BoolRef]:
-    env = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
+    env = {p.name: smt.natural(f"param_{p.name}", w, max(p.values) if min(p.values) >= 0 else -1) for p in m.params}
     return env, param_constraint(m.params, env, w)
 
 
@@ -173,7 +173,7 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
     res, z3_cex = "unsat", None
     if not z3_unsat:
         def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
-            x = variables(m.inputs, w)
+            x = variables(m.inputs, w, params=m.params)
             return [x], [_outside(m, w, env, x)]
         res, found = _refute(m, budget or smt.Budget(timeout), ask, None if enum is None else (enum.params, enum.point))
         if found is not None:
@@ -215,7 +215,7 @@ def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
 def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict[str, z3.BitVecRef],
                                                                             dict[str, z3.BitVecRef], list[z3.BoolRef]]:
     """Two symbolic input points x1 < x2 (in order), both defined and in range, that land on one output point."""
-    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")
+    x1, x2 = variables(m.inputs, w, "1", m.params), variables(m.inputs, w, "2", m.params)
     ok1, y1 = m.encode(x1, env)
     ok2, y2 = m.encode(x2, env)
     return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
@@ -340,7 +340,7 @@ def _by_counting(m: NamedMap, budget: smt.Budget, z3_proved: frozenset[str] = fr
         return "unsat"
     w = width(m)
     env_z, valid = _symbolic(m, w)
-    if smt.solve([valid, _outside(m, w, env_z, variables(m.inputs, w, "1"))], budget)[0] != "unsat":
+    if smt.solve([valid, _outside(m, w, env_z, variables(m.inputs, w, "1", m.params))], budget)[0] != "unsat":
         return "unknown"
     return smt.solve([valid, *_collision(m, w, env_z)[2]], budget)[0]
 

@@ -117,11 +117,16 @@ def _range_terms(cells: _Sparse) -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, 
     """(lane, i, the element's terms, "it is defined and not well placed inside [0, K)")."""
     def build() -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, Any], z3.BoolRef]:
         lay, md = cells.layout, cells.model
-        lane, i = z3.BitVecs("lane1 i1", _width(cells))
+        lane, i = _point(cells, _width(cells), "1")
         info = cells.z3_info(lane, i)
         good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
         return lane, i, info, z3.And(smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good))
     return cells.once("range", build)  # type: ignore[no-any-return]
+
+
+def _point(cells: _Sparse, w: int, tag: str) -> list[z3.BitVecRef]:
+    """A symbolic (lane, i) that every query asking it keeps in the domain (``smt.natural``)."""
+    return smt.naturals(f"lane{tag} i{tag}", w, (cells.layout.threads - 1, cells.layout.n_elements - 1))
 
 
 def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[str, Any] | None:
@@ -189,7 +194,8 @@ def _pair_terms(cells: _Sparse) -> _Pairs:
     def build() -> _Pairs:
         lay, md = cells.layout, cells.model
         w = _width(cells)
-        l1, i1, l2, i2, mv = z3.BitVecs("lane1 i1 lane2 i2 metadata", w)
+        (l1, i1), (l2, i2) = _point(cells, w, "1"), _point(cells, w, "2")
+        mv = smt.natural("metadata", w, 15)  # a 4-bit metadata value: every query bounds it (ULT 16, or a set)
         a, b = cells.z3_info(l1, i1), cells.z3_info(l2, i2)
         la, lb = cells.z3_logical(a, mv), cells.z3_logical(b, mv)
         base = a["chunk"] * smt.bv(md.chunk, w)
@@ -402,7 +408,10 @@ def _meta_terms(cells: _Sparse) -> _Meta:
     md, lay = cells.model, cells.layout
     assert md.metadata is not None
     w = _width(cells)
-    sel, lane, n, lane2, n2, row, ch = z3.BitVecs("selector lane nibble lane2 nibble2 row chunk", w)
+    # the selector among its values, each (lane, nibble) in the domain (``named``): only the bits they need
+    sel = smt.natural("selector", w, max(md.selectors, default=-1) if min(md.selectors, default=0) >= 0 else -1)
+    lane, n, lane2, n2 = smt.naturals("lane nibble lane2 nibble2", w, (lay.threads - 1, NIBBLES_PER_REGISTER - 1) * 2)
+    row, ch = z3.BitVecs("row chunk", w)
 
     def term(ln: z3.BitVecRef, nb: z3.BitVecRef) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef, z3.BoolRef]:
         e = smt.Encoder(md.metadata, ln, nb)  # type: ignore[arg-type]
@@ -523,7 +532,7 @@ def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, dict[str, Any] |
     """Z3: an allowed selector value names a lane whose field's row no element of its group of four holds."""
     md, lay = cells.model, cells.layout
     w = _width(cells)
-    lane, n = z3.BitVecs("lane nibble", w)
+    lane, n = smt.naturals("lane nibble", w, (lay.threads - 1, NIBBLES_PER_REGISTER - 1))
     e = smt.Encoder(md.metadata, lane, n)  # type: ignore[arg-type]
     r, c = e.definition("row"), e.definition("col")
     st = smt.Encoder(md.selector, lane, smt.bv(0, w)).definition("selector")

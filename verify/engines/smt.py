@@ -209,6 +209,33 @@ def width_for(bound: int) -> int:
     return max(8, bound.bit_length() + 2)
 
 
+NARROW = True  # False: every ``natural`` at full width (tests hold the two encodings to the same answers)
+
+
+def natural(name: str, width: int, top: int) -> z3.BitVecRef:
+    """A ``width``-bit unknown whose query confines it to ``0 .. top`` (a lane, an element index, a box's
+    coordinate, a parameter): declared with the bits ``top`` needs and zero-extended, so that the bit-blaster
+    sees its high bits as constant zeros and every adder, multiplier, divider and comparison that reads it
+    shrinks (the catalog's solving takes a quarter less time; ``benchmarks/instructions.py``).
+
+    Precondition, kept by every caller: each constraint that reads the unknown holds only where it lies in
+    ``0 .. top`` (it is conjoined with the unknown's domain or box bound, or with the parameter's values).
+    The values the narrow declaration drops are then values no satisfying assignment needs, so the query is
+    satisfiable exactly when it was with a full-width unknown, and a model's value (``as_int``) is the same.
+    An unknown quantified over (``z3.ForAll``) must be a plain constant: this is not for those."""
+    bits = max(1, top.bit_length())
+    if not NARROW or top < 0 or bits >= width:
+        return z3.BitVec(name, width)
+    return z3.ZeroExt(width - bits, z3.BitVec(name, bits))
+
+
+def naturals(names: str, width: int, tops: Sequence[int]) -> list[z3.BitVecRef]:
+    """``natural`` for each of the space-separated ``names``, with its ``top``."""
+    words = names.split()
+    assert len(words) == len(tops), (names, tops)
+    return [natural(n, width, t) for n, t in zip(words, tops)]
+
+
 # ----------------------------------------------------------------------------- solving
 
 # Z3's resource counter (``rlimit``) is deterministic: the same query on the same Z3 uses the same

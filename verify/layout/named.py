@@ -205,10 +205,16 @@ def width(*maps: NamedMap) -> int:
     return smt.width_for(max([m.bound() for m in maps] + [1]))
 
 
-def variables(dims: tuple[Dim, ...], w: int, tag: str = "") -> dict[str, "z3.BitVecRef"]:
-    """One Z3 bit-vector per dimension, named ``name`` (``name_tag`` with a tag)."""
+def variables(dims: tuple[Dim, ...], w: int, tag: str = "",
+              params: tuple[Param, ...] | None = None) -> dict[str, "z3.BitVecRef"]:
+    """One Z3 bit-vector per dimension, named ``name`` (``name_tag`` with a tag).  With ``params`` (the map's),
+    a point the query keeps in its box (``in_box``): each coordinate declared with the bits of the largest
+    size it takes (``smt.natural``)."""
     import z3  # noqa: PLC0415
-    return {d.name: z3.BitVec(f"{d.name}_{tag}" if tag else d.name, w) for d in dims}
+    names = {d.name: f"{d.name}_{tag}" if tag else d.name for d in dims}
+    if params is None:
+        return {d.name: z3.BitVec(names[d.name], w) for d in dims}
+    return {d.name: smt.natural(names[d.name], w, max_extent(d.size, params) - 1) for d in dims}
 
 
 # ----------------------------------------------------------------------------- formula maps
