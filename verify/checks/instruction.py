@@ -71,21 +71,35 @@ class _Reach:
         self.lay = lay
         self.sparse = is_sparse(lay)
 
-    def py(self) -> list[tuple[int, int, int, int, int]]:
-        """Every defined (lane, i), in (lane, i) order: (lane, i, mma, k_lo, k_hi)."""
-        if not hasattr(self, "_py"):
-            lay = self.lay
-            group = lay.domain.group_array()
-            if self.sparse:
-                inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
-                defined, lo, hi = inf.defined, inf.first, inf.last
-            else:
-                cells = cells_of(lay)
-                defined = cells.ok
-                lo = hi = cells.col if lay.operand == "A" else cells.row
-            lanes, idx = np.nonzero(defined)
-            self._py = [(int(ln), int(i), int(group[ln]), int(lo[ln, i]), int(hi[ln, i])) for ln, i in zip(lanes, idx)]
-        return self._py
+    def _ranges(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Where each (lane, i) is defined, and the first and last k it reaches."""
+        lay = self.lay
+        if self.sparse:
+            inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+            return inf.defined, inf.first, inf.last
+        cells = cells_of(lay)
+        k = cells.col if lay.operand == "A" else cells.row
+        return cells.ok, k, k
+
+    def reaches(self, g: int, k: int) -> bool:
+        """Some defined (lane, i) of MMA computation ``g`` reaches ``k`` (every k of its range)."""
+        defined, lo, hi = self._ranges()
+        return bool(np.any(defined & (self.lay.domain.group_array() == g)[:, None] & (lo <= k) & (k <= hi)))
+
+    def firsts(self, g: int, span: int) -> dict[int, tuple[int, int]]:
+        """For each k that some defined (lane, i) of MMA computation ``g`` reaches (a range: at most ``span`` + 1
+        of its k), the first such (lane, i) in (lane, i) order."""
+        memo = self.__dict__.setdefault("_firsts", {})
+        if (g, span) not in memo:
+            defined, lo, hi = self._ranges()
+            lanes, idx = np.nonzero(defined & (self.lay.domain.group_array() == g)[:, None])  # in (lane, i) order
+            first = lo[lanes, idx].astype(np.int64)
+            count = np.maximum(np.minimum(hi[lanes, idx], first + span) - first + 1, 0)
+            point = np.repeat(np.arange(lanes.size), count)  # each point's k in turn, points in order
+            ks = first[point] + np.arange(point.size) - np.repeat(np.cumsum(count) - count, count)
+            uniq, at = np.unique(ks, return_index=True)  # the first occurrence: the first point reaching k
+            memo[(g, span)] = dict(zip(uniq.tolist(), zip(lanes[point[at]].tolist(), idx[point[at]].tolist())))
+        return memo[(g, span)]  # type: ignore[no-any-return]
 
     def z3_k(self, lane: z3.BitVecRef, i: z3.BitVecRef, k: z3.BitVecRef) -> z3.BoolRef:
         """(lane, i) is defined and reaches k (sparse A: k inside its [firstcol ... lastcol])."""
@@ -320,20 +334,10 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     t0 = time.perf_counter()
     K = shape.k
     ra, rb = reaches[a.id], reaches[b.id]
-    pa, pb = ra.py(), rb.py()
     enum_cex = None
     firsts: dict[int, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]] = {}
     for g in range(max(a.groups, b.groups)):
-        ka: dict[int, tuple[int, int]] = {}
-        kb: dict[int, tuple[int, int]] = {}
-        for lane, i, gg, lo, hi in pa:
-            if gg == g:
-                for k in range(lo, min(hi, lo + 4 * K + 64) + 1):
-                    ka.setdefault(k, (lane, i))
-        for lane, i, gg, lo, hi in pb:
-            if gg == g:
-                for k in range(lo, min(hi, lo + 4 * K + 64) + 1):
-                    kb.setdefault(k, (lane, i))
+        ka, kb = ra.firsts(g, 4 * K + 64), rb.firsts(g, 4 * K + 64)
         firsts[g] = (ka, kb)
         for k in sorted(set(ka) | set(kb) | set(range(K))):
             if k in ka and k in kb and 0 <= k < K:
@@ -373,9 +377,7 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     def confirm(c: dict[str, Any]) -> bool:
         k = c["k"]
         g = c.get("mma", 0)
-        kA = any(gg == g and lo <= k <= hi for _l, _i, gg, lo, hi in pa)
-        kB = any(gg == g and lo <= k <= hi for _l, _i, gg, lo, hi in pb)
-        return not (kA and kB and 0 <= k < K)
+        return not (ra.reaches(g, k) and rb.reaches(g, k) and 0 <= k < K)
 
     if z3_cex is not None and enum_cex is not None and z3_cex.k == enum_cex.k:
         z3_cex = enum_cex
