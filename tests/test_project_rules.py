@@ -138,6 +138,31 @@ def test_the_package_reads_only_the_environment_it_states():
     assert read == set(ENVIRONMENT), f"state why each variable cannot change a verdict or an output: {read}"
 
 
+# Every environment variable the package sets (a default only, ``os.environ.setdefault``), and where: the
+# command line owns its process; a library import (a proof script) changes nobody's environment.
+ENVIRONMENT_SET = {
+    ("__main__.py", "OPENBLAS_NUM_THREADS"): "numpy's OpenBLAS starts no spinning thread per core at import "
+                                             "(the arrays are integers: BLAS is not what they use)",
+}
+
+
+@SOURCES_GROUP
+def test_the_package_sets_only_the_environment_it_states():
+    written = set()
+    for p in sorted(PKG.rglob("*.py")):
+        for node in ast.walk(tree(p)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                    and node.func.attr in ("setdefault", "update", "pop", "__setitem__", "putenv", "unsetenv") \
+                    and (node.func.attr in ("putenv", "unsetenv")
+                         or (isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "environ")):
+                written.add((str(p.relative_to(PKG)), ast.unparse(node.args[0]) if node.args else ""))
+            elif isinstance(node, (ast.Assign, ast.Delete)):
+                for t in getattr(node, "targets", ()):
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Attribute) and t.value.attr == "environ":
+                        written.add((str(p.relative_to(PKG)), ast.unparse(t.slice)))
+    assert written == {(f, repr(v)) for f, v in ENVIRONMENT_SET}, written
+
+
 @pytest.mark.slow
 def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
     """The same commands, with every variable the package reads set to something else (a compiler that does
