@@ -103,11 +103,11 @@ def _param_in_values(p: Any, v: z3.BitVecRef, w: int) -> z3.BoolRef:
     parts = []
     for first, step, count in p.runs():
         last = first + step * (count - 1)
-        cond = [v >= first, v <= last]
+        cond = [smt.CMP[">="](v, smt.bv(first, w)), smt.CMP["<="](v, smt.bv(last, w))]
         if step > 1 and count > 1:
             cond.append(z3.URem(v - smt.bv(first, w), smt.bv(step, w)) == 0)
-        parts.append(z3.And(cond))
-    return z3.Or(parts)
+        parts.append(smt.all_of(cond))
+    return smt.any_of(parts)
 
 
 def _width(layout: Layout) -> int:

@@ -135,7 +135,9 @@ def pair_hint(cex: dict[str, Any] | None) -> list[int] | None:
 
 def _inside(layout: Layout, ok: Any, r: Any, c: Any, g: Any) -> z3.BoolRef:
     """A cell (defined, row, col, MMA computation) is defined and inside the matrix."""
-    return z3.And(ok, r >= 0, r < layout.rows, c >= 0, c < layout.cols, g >= 0, g < layout.groups)
+    ge, lt, w = smt.CMP[">="], smt.CMP["<"], r.size()
+    return smt.all_of([ok, ge(r, smt.bv(0, w)), lt(r, smt.bv(layout.rows, w)), ge(c, smt.bv(0, w)),
+                       lt(c, smt.bv(layout.cols, w)), ge(g, smt.bv(0, w)), lt(g, smt.bv(layout.groups, w))])
 
 
 def _point(layout: Layout, w: int, tag: str) -> list[z3.BitVecRef]:
@@ -150,7 +152,7 @@ def _collision_terms(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], list[A
     l1, i1 = _point(layout, w, "1")  # z3_in_range's point: one encoding for all
     l2, i2 = _point(layout, w, "2")
     ok1, r1, c1 = layout.map.z3_cell(l1, i1)
-    ok2, r2, c2 = (z3.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
+    ok2, r2, c2 = (smt.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
     cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
           z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
@@ -194,8 +196,8 @@ def z3_jointly_proved(layout: Layout, timeout: "float | smt.Budget") -> bool:
     cell encoded once); anything else says nothing, and each property is then asked alone for its own
     canonical witness."""
     _, first, collide = _collision_terms(layout, width(layout))
-    outside = z3.Not(_inside(layout, *first))
-    return smt.solve([collide[0], z3.Or(outside, z3.And(collide[1:]))], smt._budget(timeout))[0] == "unsat"
+    outside = smt.not_(_inside(layout, *first))
+    return smt.solve([collide[0], smt.any_of([outside, smt.all_of(collide[1:])])], smt._budget(timeout))[0] == "unsat"
 
 
 MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)

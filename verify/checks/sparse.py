@@ -23,7 +23,7 @@ from ..engines import smt
 from ..layout.model import Layout
 from ..layout.sparse import (NIBBLES_PER_REGISTER, MetadataTable, PointInfo, SparseInfo, SparseMap, SparseModel,
                              count_true, metadata_owner, metadata_table, selector_of as _py_selector,
-                             metadata_cell as _py_meta, subst)
+                             metadata_cell as _py_meta)
 from ..results import CheckResult, combine_engines
 from ..witnesses import MetadataBudget, MetadataField, SparseMetadata, SparseRange
 from .fragment import width
@@ -75,7 +75,7 @@ def _result(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | Non
 
 
 def _in_set(x: z3.ExprRef, values: tuple[int, ...], w: int) -> z3.BoolRef:
-    return z3.Or([x == smt.bv(v, w) for v in values]) if values else z3.BoolVal(False)
+    return smt.any_of([smt.CMP["=="](x, smt.bv(v, w)) for v in values]) if values else z3.BoolVal(False)
 
 
 def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
@@ -453,7 +453,7 @@ def _budget_z3(cells: _Sparse, enum: dict[str, Any] | None, budget: smt.Budget) 
     # in range and injective (proved above); so, per selector value, as many (lane, nibble) as (row, chunk)
     # means every field is supplied: Z3 counts the lanes each value names
     w = t.sel.size()
-    named = count_true([subst(t.named1, (t.lane, smt.bv(ln, w)), (t.n, smt.bv(0, w))) for ln in range(lay.threads)], w)
+    named = count_true([smt.substitute(t.named1, (t.lane, smt.bv(ln, w)), (t.n, smt.bv(0, w))) for ln in range(lay.threads)], w)
     res, _ = smt.solve([t.sel_ok, named * smt.bv(NIBBLES_PER_REGISTER, w) != smt.bv(rows * chunks, w)], budget)
     if res == "sat":  # counts differ for some value: check the owners the enumeration names
         table = [(sv, ln, nb, r, c) for sv in md.selectors
@@ -539,11 +539,12 @@ def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, dict[str, Any] |
     lo, io = z3.BitVecs("lane_a i_a", w)  # A encoded once, at a symbolic point; instances by substitution
     enc = smt.Encoder(cells.formula, lo, io)
     ra, ca = enc.definition("row"), enc.definition("col")
-    holds_row = z3.And(ra.ok, ca.ok, ra.value == r.value)
-    held = [subst(holds_row, (lo, (lane & smt.bv(~3, w)) + smt.bv(t, w)), (io, smt.bv(i, w)))
+    holds_row = smt.all_of([ra.ok, ca.ok, smt.CMP["=="](ra.value, r.value)])
+    add, quad = smt.OPS["+"], smt.OPS["&"](lane, smt.bv(~3, w))
+    held = [smt.substitute(holds_row, (lo, add(quad, smt.bv(t, w))), (io, smt.bv(i, w)))
             for t in range(4) for i in range(lay.n_elements)]
     cs = [smt.in_domain(lane, n, lay.threads, NIBBLES_PER_REGISTER), st.ok, _in_set(st.value, md.selectors, w),
-          r.ok, c.ok, z3.Not(z3.Or(held))]
+          r.ok, c.ok, smt.not_(smt.any_of(held))]
     res, m = smt.solve(cs, budget)
     if m is None:
         return res, None

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
 import z3
+from z3.z3 import _to_expr_ref
 
 from ..formula import BinOp, BoolOp, Compare, Cond, Expr, Formula, InSet, Neg, Num, Ref, Span, Var
 
@@ -49,6 +50,28 @@ all_of = _nary(z3.Z3_mk_and)  # z3.And(parts) of Z3 Boolean terms (Python bools 
 any_of = _nary(z3.Z3_mk_or)  # z3.Or(parts), likewise
 
 
+def not_(a: z3.BoolRef) -> z3.BoolRef:
+    """``z3.Not(a)`` of a Z3 Boolean term through the C API."""
+    ctx = a.ctx
+    return z3.BoolRef(z3.Z3_mk_not(ctx.ref(), a.as_ast()), ctx)
+
+
+def ite(c: z3.BoolRef, a: z3.ExprRef, b: z3.ExprRef) -> z3.ExprRef:
+    """``z3.If(c, a, b)`` through the C API: ``a`` and ``b`` of one sort (Boolean, or bit-vectors of one width)."""
+    ctx = c.ctx
+    kind = z3.BoolRef if isinstance(a, z3.BoolRef) else z3.BitVecRef
+    return kind(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
+
+
+def substitute(term: z3.ExprRef, *pairs: tuple[z3.ExprRef, z3.ExprRef]) -> z3.ExprRef:
+    """``z3.substitute`` through the C API: each pair of one sort (by construction here); z3's Python-side
+    checks of every pair cost twice the substitution itself."""
+    ctx = term.ctx
+    src = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
+    dst = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
+    return _to_expr_ref(z3.Z3_substitute(ctx.ref(), term.as_ast(), len(pairs), src, dst), ctx)
+
+
 def conj(*parts: z3.BoolRef) -> z3.BoolRef:
     """``And`` without the trivially true parts (most definedness terms are TRUE): building Z3 terms
     from Python is the bulk of a check's cost, and z3's own ``And`` coerces every argument."""
@@ -78,7 +101,9 @@ def _distinct(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
     return z3.BoolRef(z3.Z3_mk_distinct(ctx.ref(), 2, (z3.Ast * 2)(a.as_ast(), b.as_ast())), ctx)
 
 
-_OPS: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef]] = {
+# the formula language's operators on two bit-vectors of one width (the encoder's, and the terms other modules
+# build)
+OPS: dict[str, Callable[[z3.BitVecRef, z3.BitVecRef], z3.BitVecRef]] = {
     "+": _raw(z3.Z3_mk_bvadd, z3.BitVecRef),
     "-": _raw(z3.Z3_mk_bvsub, z3.BitVecRef),
     "*": _raw(z3.Z3_mk_bvmul, z3.BitVecRef),
@@ -129,10 +154,10 @@ class Encoder:
                 if value is None:
                     value = et.value
                 elif isinstance(et.value, tuple):
-                    value = (z3.If(ct, et.value[0], value[0]), z3.If(ct, et.value[1], value[1]))  # type: ignore[index]
+                    value = (ite(ct, et.value[0], value[0]), ite(ct, et.value[1], value[1]))  # type: ignore[index]
                 else:
-                    value = z3.If(ct, et.value, value)
-                ok = conj(cok, ok if et.ok is TRUE and ok is TRUE else z3.If(ct, et.ok, ok))
+                    value = ite(ct, et.value, value)  # type: ignore[arg-type]
+                ok = conj(cok, ok if et.ok is TRUE and ok is TRUE else ite(ct, et.ok, ok))  # type: ignore[arg-type]
             assert value is not None
             self._memo[name] = Term(value, ok if ok is TRUE else z3.simplify(ok))  # type: ignore[arg-type]
         return self._memo[name]
@@ -151,7 +176,7 @@ class Encoder:
             return Term(-t.value, t.ok)  # type: ignore[operator]
         if isinstance(e, BinOp):
             a, b = self.expr(e.left), self.expr(e.right)
-            return Term(_OPS[e.op](a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
+            return Term(OPS[e.op](a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
         if isinstance(e, Span):
             a, b = self.expr(e.first), self.expr(e.last)
             return Term((a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
@@ -175,11 +200,11 @@ class Encoder:
             ok: z3.BoolRef = TRUE
             for pt, pok in reversed(parts):
                 if c.op == "and":
-                    ok = conj(pok, TRUE if ok is TRUE else z3.Or(z3.Not(pt), ok))
-                    truth = z3.And(pt, truth)
+                    ok = conj(pok, TRUE if ok is TRUE else any_of([not_(pt), ok]))
+                    truth = all_of([pt, truth])
                 else:
-                    ok = conj(pok, TRUE if ok is TRUE else z3.Or(pt, ok))
-                    truth = z3.Or(pt, truth)
+                    ok = conj(pok, TRUE if ok is TRUE else any_of([pt, ok]))
+                    truth = any_of([pt, truth])
             return truth, ok
         raise TypeError(type(c))
 
@@ -195,8 +220,9 @@ def in_domain(lane: z3.BitVecRef, i: z3.BitVecRef, threads: int, n: int) -> z3.B
         if len(_IN_DOMAIN) > 1 << 12:
             _IN_DOMAIN.clear()
         w = lane.size()
-        hit = _IN_DOMAIN[key] = (lane, i, z3.And(lane >= bv(0, w), lane < bv(threads, w), i >= bv(0, i.size()),
-                                                 i < bv(n, i.size())))
+        ge, lt, wi = CMP[">="], CMP["<"], i.size()
+        hit = _IN_DOMAIN[key] = (lane, i, all_of([ge(lane, bv(0, w)), lt(lane, bv(threads, w)), ge(i, bv(0, wi)),
+                                                  lt(i, bv(n, wi))]))
     return hit[2]
 
 

@@ -28,7 +28,6 @@ from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 import z3
-from z3.z3 import _to_expr_ref
 
 from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula, Span, parse_lane_expression
@@ -338,7 +337,7 @@ class SparseMap:
         terms (encoding the formula and its rank sum again for a second point costs ten times more)."""
         def at_point() -> dict[str, Any]:
             lane0, i0, info = self._z3_base(lane.size())
-            return {k: t if t is smt.TRUE else subst(t, (lane0, lane), (i0, i)) for k, t in info.items()}
+            return {k: t if t is smt.TRUE else smt.substitute(t, (lane0, lane), (i0, i)) for k, t in info.items()}
         return identity_memo(_Z3_INFO, self, (id(self), lane.sexpr(), i.sexpr(), lane.size()), at_point)
 
     def _z3_base(self, w: int) -> tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]:
@@ -386,9 +385,9 @@ def _rank(row: z3.ExprRef, first: z3.ExprRef, defined: z3.BoolRef, i: z3.BitVecR
     w = i.size()
     k = z3.BitVec("rank k", w)  # the name cannot occur in a formula (it has a space)
     at_k = [(i, k)]
-    defined_k = smt.TRUE if defined is smt.TRUE else subst(defined, *at_k)
-    counts = smt.conj(k < i, defined_k, subst(row, *at_k) == row, subst(first, *at_k) == first)
-    return count_true([subst(counts, (k, smt.bv(kk, w))) for kk in range(n)], w)
+    defined_k = smt.TRUE if defined is smt.TRUE else smt.substitute(defined, *at_k)
+    counts = smt.conj(k < i, defined_k, smt.substitute(row, *at_k) == row, smt.substitute(first, *at_k) == first)
+    return count_true([smt.substitute(counts, (k, smt.bv(kk, w))) for kk in range(n)], w)
 
 
 def count_true(conds: Sequence[z3.BoolRef], w: int) -> z3.ExprRef:
@@ -400,15 +399,6 @@ def count_true(conds: Sequence[z3.BoolRef], w: int) -> z3.ExprRef:
         term = z3.BitVecRef(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), one.as_ast(), zero.as_ast()), ctx)
         total = z3.BitVecRef(z3.Z3_mk_bvadd(ctx.ref(), total.as_ast(), term.as_ast()), ctx)
     return total
-
-
-def subst(term: z3.ExprRef, *pairs: tuple[z3.ExprRef, z3.ExprRef]) -> z3.ExprRef:
-    """``z3.substitute`` through the C API: the terms here are well sorted by construction, and z3's
-    Python-side checks of every pair cost twice the substitution itself."""
-    ctx = term.ctx
-    src = (z3.Ast * len(pairs))(*(a.as_ast() for a, _ in pairs))
-    dst = (z3.Ast * len(pairs))(*(b.as_ast() for _, b in pairs))
-    return _to_expr_ref(z3.Z3_substitute(ctx.ref(), term.as_ast(), len(pairs), src, dst), ctx)
 
 
 # ----------------------------------------------------------------------------- the metadata layout
