@@ -22,10 +22,13 @@ TYPE_ORDER = ("f16", "bf16", "tf32", "f32", "f64", "u8", "s8", "u4", "s4", "b1",
 _TYPE_RX = re.compile(r"\.(" + "|".join(sorted(TYPE_ORDER, key=len, reverse=True)) + r")\b")
 
 
+_RANK = {t: k for k, t in enumerate(TYPE_ORDER)}
+
+
 def canonical_types(types: Sequence[str]) -> str:
     """``"_".join`` of the types in canonical order (unknown types after the known ones, as given)."""
-    rank = {t: k for k, t in enumerate(TYPE_ORDER)}
-    return "_".join(sorted(dict.fromkeys(types), key=lambda t: (rank.get(t, len(rank)), list(types).index(t))))
+    given = list(types)
+    return "_".join(sorted(dict.fromkeys(given), key=lambda t: (_RANK.get(t, len(_RANK)), given.index(t))))
 
 
 def section_tag(title: str) -> str:
