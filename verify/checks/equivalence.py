@@ -23,7 +23,7 @@ from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from ..witnesses import DomainDiffers, FragmentDiffers
-from .fragment import DEFAULT_TIMEOUT, _point, width
+from .fragment import DEFAULT_TIMEOUT, width
 
 
 @dataclass(frozen=True)
@@ -140,7 +140,7 @@ def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
     """Z3: is there a (lane, i) of the common domain where the two maps differ?  The lexicographically
     first one, so that it equals the enumeration's."""
     w = max(width(a), width(b))
-    lane, i = _point(a, w, "")  # kept in a's domain, the common one
+    lane, i = a.domain.z3_point("lane i", w)  # kept in a's domain, the common one
     oka, ra, ca = a.map.z3_cell(lane, i)
     okb, rb, cb = b.map.z3_cell(lane, i)
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)

@@ -31,6 +31,7 @@ from ..layout.model import Layout, cells_of, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
 from ..witnesses import DomainDiffers, RegisterCount, Witness, at_member, fragment_witness
 from . import fragment
+from .maps import parameters
 
 BIJECTION = ("in_range", "injective", "surjective")
 
@@ -98,18 +99,6 @@ def _extent_term(x: Extent, env: dict[str, z3.ExprRef], w: int) -> z3.ExprRef:
     return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value  # type: ignore[return-value]
 
 
-def _param_in_values(p: Any, v: z3.BitVecRef, w: int) -> z3.BoolRef:
-    """The parameter takes one of its values: per arithmetic run, first <= v <= last and on the step."""
-    parts = []
-    for first, step, count in p.runs():
-        last = first + step * (count - 1)
-        cond = [smt.CMP[">="](v, smt.bv(first, w)), smt.CMP["<="](v, smt.bv(last, w))]
-        if step > 1 and count > 1:
-            cond.append(z3.URem(v - smt.bv(first, w), smt.bv(step, w)) == 0)
-        parts.append(smt.all_of(cond))
-    return smt.any_of(parts)
-
-
 def _width(layout: Layout) -> int:
     """A bit width for every value the family's formulas and extents take, over all its instances (not
     memoised: benchmarks/bench_memos.py measured no gain)."""
@@ -132,18 +121,10 @@ def _width(layout: Layout) -> int:
 
 
 def _symbolic(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], dict[str, z3.ExprRef], z3.BoolRef]:
-    """One bit-vector per parameter (in declared order), each constrained to its valid values."""
-    vs = [smt.natural(p.name, w, max(p.values) if min(p.values) >= 0 else -1) for p in layout.domain.params]
-    valid = z3.And([_param_in_values(p, v, w) for p, v in zip(layout.domain.params, vs)])
-    return vs, {p.name: v for p, v in zip(layout.domain.params, vs)}, valid
-
-
-def _point(layout: Layout, w: int, names: str = "lane i") -> list[z3.BitVecRef]:
-    """A symbolic (lane, i) that the query keeps in the domain of some member (``smt.natural``: only the bits
-    of the largest member's)."""
-    d = layout.domain
-    top = max(extent_at(d.elements, env) for env in d.bindings()) if layout.is_family else layout.n_elements
-    return smt.naturals(names, w, (layout.threads - 1, top - 1))
+    """One bit-vector per parameter (in declared order, named as the parameter), each constrained to its valid
+    values."""
+    env, valid = parameters(layout.domain.params, w, prefix="")
+    return list(env.values()), env, valid
 
 
 def _binding_of(layout: Layout, m: z3.ModelRef, vs: list[z3.BitVecRef]) -> dict[str, int]:
@@ -164,7 +145,7 @@ def z3_in_range(layout: Layout, budget: smt.Budget,
                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     w = _width(layout)
     v, env, valid = _symbolic(layout, w)
-    lane, i = _point(layout, w)
+    lane, i = layout.domain.z3_point("lane i", w)
     n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows, layout.codomain.cols))
     ok, r, c = layout.map.z3_cell(lane, i, env)
     g = layout.domain.z3_group(lane)
@@ -189,7 +170,7 @@ def z3_injective(layout: Layout, budget: smt.Budget,
                  enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     w = _width(layout)
     v, env, valid = _symbolic(layout, w)
-    (l1, i1), (l2, i2) = _point(layout, w, "lane1 i1"), _point(layout, w, "lane2 i2")
+    (l1, i1), (l2, i2) = layout.domain.z3_point("lane1 i1", w), layout.domain.z3_point("lane2 i2", w)
     n = _extent_term(layout.domain.elements, env, w)
     ok1, r1, c1 = layout.map.z3_cell(l1, i1, env)
     ok2, r2, c2 = layout.map.z3_cell(l2, i2, env)
@@ -358,7 +339,7 @@ def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
 
 def _partial_in_range_z3(inst: Layout, budget: smt.Budget,
                          enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    lane, i = _point(inst, fragment.width(inst))
+    lane, i = inst.domain.z3_point("lane i", fragment.width(inst))
     ok, r, c = inst.map.z3_cell(lane, i)
     g = inst.domain.z3_group(lane)
     inside = z3.And(r >= 0, r < inst.rows, c >= 0, c < inst.cols, g >= 0, g < inst.groups)
@@ -443,7 +424,7 @@ def _partial_in_range_family(layout: Layout, budget: smt.Budget,
     """Z3 with the parameters free: a defined point outside the matrix (the smallest binding, lane, i)."""
     w = _width(layout)
     vs, env, valid = _symbolic(layout, w)
-    lane, i = _point(layout, w)
+    lane, i = layout.domain.z3_point("lane i", w)
     n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows,
                                                       layout.codomain.cols))
     ok, r, c = layout.map.z3_cell(lane, i, env)
@@ -534,7 +515,7 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
             break
     w = max(_width(a), _width(b))
     vs, env_z, valid = _symbolic(a, w)
-    lane, i = _point(a, w)
+    lane, i = a.domain.z3_point("lane i", w)
     n = _extent_term(a.domain.elements, env_z, w)
     oka, ra, ca = a.map.z3_cell(lane, i, env_z)
     okb, rb, cb = b.map.z3_cell(lane, i, env_z)

@@ -140,17 +140,12 @@ def _inside(layout: Layout, ok: Any, r: Any, c: Any, g: Any) -> z3.BoolRef:
                        lt(c, smt.bv(layout.cols, w)), ge(g, smt.bv(0, w)), lt(g, smt.bv(layout.groups, w))])
 
 
-def _point(layout: Layout, w: int, tag: str) -> list[z3.BitVecRef]:
-    """A symbolic (lane, i) that the query keeps in the domain (``smt.natural``: only the bits it needs)."""
-    return smt.naturals(f"lane{tag} i{tag}", w, (layout.threads - 1, layout.n_elements - 1))
-
-
 def _collision_terms(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], list[Any], list[z3.BoolRef]]:
     """Two symbolic (lane, i) of the domain, ordered (l1, i1) < (l2, i2) so a witness is canonical, that land on
     one cell: ([l1, i1, l2, i2], [defined, row, col, MMA computation] of the first, the constraints, the first
     being that (l1, i1) is in the domain)."""
-    l1, i1 = _point(layout, w, "1")  # z3_in_range's point: one encoding for all
-    l2, i2 = _point(layout, w, "2")
+    l1, i1 = layout.domain.z3_point("lane1 i1", w)  # z3_in_range's point: one encoding for all
+    l2, i2 = layout.domain.z3_point("lane2 i2", w)
     ok1, r1, c1 = layout.map.z3_cell(l1, i1)
     ok2, r2, c2 = (smt.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
@@ -163,7 +158,7 @@ def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     """Z3: the first (lane, i) outside the matrix or undefined; ``enum_cex``, the enumeration's, is
     checked first (``smt.solve_min``'s hint)."""
-    lane, i = _point(layout, width(layout), "1")
+    lane, i = layout.domain.z3_point("lane1 i1", width(layout))
     ok, r, c = layout.map.z3_cell(lane, i)
     g = layout.domain.z3_group(lane)
     res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(_inside(layout, ok, r, c, g))], [lane, i],

@@ -40,7 +40,7 @@ from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, pac
 from ..results import CheckResult, InstructionResult, LayoutResult, combine_engines
 from ..witnesses import AxisCoverage, KCoverage, LaneGroups, OperandExtent, OperandRegisters, TmemLane, at_member
 from . import fragment
-from .family import _binding, _binding_of, _extent_term, _point, _symbolic, _width
+from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
 from .sparse import sparse_checks
 
@@ -763,7 +763,7 @@ def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, TmemLane | No
     else:
         w, vs, env, valid = fragment.width(view), [], None, z3.BoolVal(True)
         n = smt.bv(view.n_elements, w)
-    t, i = _point(view, w, "thread i")
+    t, i = view.domain.z3_point("thread i", w)
     ok, r, _ = view.map.z3_cell(t, i, env)
     lo = smt.bv(32, w) * z3.URem(z3.LShR(t, 5), smt.bv(4, w))
     inside = z3.And(ok, r >= lo, r < lo + 32)

@@ -52,23 +52,31 @@ def _prefix(env: Mapping[str, int]) -> str:
 
 def param_constraint(params: tuple[Param, ...], env: Mapping[str, z3.ExprRef], w: int) -> z3.BoolRef:
     """Every parameter takes one of its values (per arithmetic run: first <= v <= last, on the step)."""
+    ge, le = smt.CMP[">="], smt.CMP["<="]
     parts = []
     for p in params:
         v = env[p.name]
         runs = []
         for first, step, count in p.runs():
             last = first + step * (count - 1)
-            cond = [v >= smt.bv(first, w), v <= smt.bv(last, w)]
+            cond = [ge(v, smt.bv(first, w)), le(v, smt.bv(last, w))]
             if step > 1 and count > 1:
                 cond.append(z3.URem(v - smt.bv(first, w), smt.bv(step, w)) == 0)
-            runs.append(z3.And(cond))
-        parts.append(z3.Or(runs))
-    return z3.And(parts) if parts else z3.BoolVal(True)
+            runs.append(smt.all_of(cond))
+        parts.append(smt.any_of(runs))
+    return smt.all_of(parts) if parts else z3.BoolVal(True)
+
+
+def parameters(params: tuple[Param, ...], w: int, prefix: str = "param_") -> tuple[dict[str, z3.BitVecRef], z3.BoolRef]:
+    """One unknown per parameter (named ``prefix`` + its name, in declared order), each confined to its values
+    by the constraint returned with them, so declared with only the bits its largest value needs
+    (``smt.natural_in``)."""
+    env = {p.name: smt.natural_in(f"{prefix}{p.name}", w, p.values) for p in params}
+    return env, param_constraint(params, env, w)
 
 
 def _symbolic(m: NamedMap, w: int) -> tuple[dict[str, z3.BitVecRef], z3.BoolRef]:
-    env = {p.name: smt.natural(f"param_{p.name}", w, max(p.values) if min(p.values) >= 0 else -1) for p in m.params}
-    return env, param_constraint(m.params, env, w)
+    return parameters(m.params, w)
 
 
 def _env_of(model: z3.ModelRef, env: Mapping[str, z3.ExprRef]) -> dict[str, int]:

@@ -117,16 +117,11 @@ def _range_terms(cells: _Sparse) -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, 
     """(lane, i, the element's terms, "it is defined and not well placed inside [0, K)")."""
     def build() -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, Any], z3.BoolRef]:
         lay, md = cells.layout, cells.model
-        lane, i = _point(cells, _width(cells), "1")
+        lane, i = lay.domain.z3_point("lane1 i1", _width(cells))
         info = cells.z3_info(lane, i)
         good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
         return lane, i, info, z3.And(smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good))
     return cells.once("range", build)  # type: ignore[no-any-return]
-
-
-def _point(cells: _Sparse, w: int, tag: str) -> list[z3.BitVecRef]:
-    """A symbolic (lane, i) that every query asking it keeps in the domain (``smt.natural``)."""
-    return smt.naturals(f"lane{tag} i{tag}", w, (cells.layout.threads - 1, cells.layout.n_elements - 1))
 
 
 def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[str, Any] | None:
@@ -194,7 +189,7 @@ def _pair_terms(cells: _Sparse) -> _Pairs:
     def build() -> _Pairs:
         lay, md = cells.layout, cells.model
         w = _width(cells)
-        (l1, i1), (l2, i2) = _point(cells, w, "1"), _point(cells, w, "2")
+        (l1, i1), (l2, i2) = lay.domain.z3_point("lane1 i1", w), lay.domain.z3_point("lane2 i2", w)
         mv = smt.natural("metadata", w, 15)  # a 4-bit metadata value: every query bounds it (ULT 16, or a set)
         a, b = cells.z3_info(l1, i1), cells.z3_info(l2, i2)
         la, lb = cells.z3_logical(a, mv), cells.z3_logical(b, mv)
@@ -409,7 +404,7 @@ def _meta_terms(cells: _Sparse) -> _Meta:
     assert md.metadata is not None
     w = _width(cells)
     # the selector among its values, each (lane, nibble) in the domain (``named``): only the bits they need
-    sel = smt.natural("selector", w, max(md.selectors, default=-1) if min(md.selectors, default=0) >= 0 else -1)
+    sel = smt.natural_in("selector", w, md.selectors)
     lane, n, lane2, n2 = smt.naturals("lane nibble lane2 nibble2", w, (lay.threads - 1, NIBBLES_PER_REGISTER - 1) * 2)
     row, ch = z3.BitVecs("row chunk", w)
 

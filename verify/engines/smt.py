@@ -255,6 +255,11 @@ def natural(name: str, width: int, top: int) -> z3.BitVecRef:
     return z3.ZeroExt(width - bits, z3.BitVec(name, bits))
 
 
+def natural_in(name: str, width: int, values: Sequence[int]) -> z3.BitVecRef:
+    """``natural`` for an unknown its query confines to one of ``values`` (a parameter's, a selector's)."""
+    return natural(name, width, max(values) if values and min(values) >= 0 else -1)
+
+
 def naturals(names: str, width: int, tops: Sequence[int]) -> list[z3.BitVecRef]:
     """``natural`` for each of the space-separated ``names``, with its ``top``."""
     words = names.split()

@@ -140,6 +140,18 @@ class Domain:
     def z3_contains(self, thread: "z3.BitVecRef", i: "z3.BitVecRef") -> "z3.BoolRef":
         return smt.in_domain(thread, i, self.threads, self.elements)
 
+    @property
+    def most_elements(self) -> int:
+        """Elements per thread (a family: its largest member's)."""
+        n = self.elements
+        return n if isinstance(n, int) else max(extent_at(n, env) for env in self.bindings())
+
+    def z3_point(self, names: str, width: int) -> "list[z3.BitVecRef]":
+        """The unknowns (thread, i), named by the two words of ``names``, of a query that keeps them in this
+        domain (a family's: in some member's), each declared with only the bits its largest value needs
+        (``smt.natural``, whose precondition the query keeps)."""
+        return smt.naturals(names, width, (self.threads - 1, self.most_elements - 1))
+
     def bound(self) -> int:
         """A bound on every value the group formula takes (for the bit width)."""
         return value_bound(self.group, self.threads - 1, 0) if self.group is not None else 0
@@ -367,8 +379,7 @@ class Layout:
         for name, v in (("lane", lane), ("i", i)):
             if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                 raise TypeError(f"{name} must be an int, not {type(v).__name__}")
-        n = self.domain.elements
-        top = n if isinstance(n, int) else max(extent_at(n, env) for env in self.domain.bindings())
+        n, top = self.domain.elements, self.domain.most_elements
         member = "" if isinstance(n, int) else f" (its largest member; pick one with .instance({', '.join(f'{p.name}=...' for p in self.domain.params)}))"
         if not (0 <= lane < self.threads and 0 <= i < top):
             raise ValueError(f"({lane}, {i}) is outside the domain of {self.id}: lane from 0 to {self.threads - 1}, "
