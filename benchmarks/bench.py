@@ -4,7 +4,7 @@
 
 1. cold whole-process ``ptx-verify check``: on the mma/mma.sp catalog (the 107 layouts the speed issue
    was measured on), on the whole bundled catalog (one process, and the default worker processes), and
-   on doc pages: CPU and wall, median of ``--repeat`` fresh processes, and the import-only floor;
+   on doc pages: CPU and wall, median of ``--repeat`` fresh processes, and the start-up floor (``ptx-verify --version``);
 2. per phase, in process, cold caches: load, each engine of the fragment checks, each instruction
    check family, the number of distinct maps proved;
 3. scaling: one synthetic layout (a wgmma-accumulator-like map) at growing sizes up to 10^6 points:
@@ -232,7 +232,7 @@ def time_limits() -> list[dict[str, object]]:
 
 def growth(repeat: int, floor_cpu: float) -> list[dict[str, object]]:
     """``check --jobs 1`` of the bundled spec files in two halves (every other file, so each half holds every
-    kind) and whole, each a cold process, the import floor taken off.  The whole costs its halves plus the
+    kind) and whole, each a cold process, the start-up floor taken off.  The whole costs its halves plus the
     relations between instructions of different halves (which neither half has): per layout it is no slower
     as the catalog grows when ``whole - halves`` is about the relations' time (``phases``)."""
     files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "specs").glob("*.toml"))
@@ -286,7 +286,7 @@ def main() -> int:
         if k in result:
             print(f"{k:24s} cold process: {result[k]['cpu_s']:.3f} s CPU, {result[k]['wall_s']:.3f} s wall"
                   f" (median of {args.repeat})")
-    print("the catalog in halves and whole (check --jobs 1, cold processes; work = CPU less the import floor):")
+    print("the catalog in halves and whole (check --jobs 1, cold processes; work = CPU less the start-up floor):")
     for g in result["growth"]:  # type: ignore[union-attr]
         print(f"  {g['part']:12s} {g['files']:>3} spec files, {g['layouts']:>3} layouts: {g['cpu_s']:.3f} s CPU, "
               f"work {g['work_s']} s, {g['ms_per_layout']} ms per layout")
