@@ -65,7 +65,7 @@ def test_families_of_the_specs() -> None:
     specs = api.load("specs/wgmma.shared.toml")
     fam = api.shared_from_map(api.layout(specs, "wgmma.shared.K.128B"), "f16", Rk=4)  # 8 Rm x 64 halves
     r = api.banks(fam, "ldmatrix.x1")
-    assert r.ok and r.placements == (1 + 2 + 3) * 8  # every member: Rm = 1, 2, 3
+    assert r.ok and r.placements == (1 + 9 + 17) * 8  # every member (Rm = 1, 2, 3: 8, 16, 24 rows), every row origin
     fam = api.shared_from_map(api.layout(specs, "wgmma.shared.K.none"), "f16", Rk=4)
     assert api.banks(fam, "ldmatrix.x1").ok  # core matrices: 128 contiguous bytes per 8x8 matrix
     with pytest.raises(ValueError, match=r"\(8 x 64\) is smaller than the access's footprint \(16 x 16\) at Rm = 1"):
@@ -140,3 +140,41 @@ def test_triton_nvmma_tiles_are_conflict_free_for_ldmatrix(width: int) -> None:
     lay = api.shared_layout("triton", f"#ttg.nvmma_shared<{{swizzlingByteWidth = {width}, transposed = false, "
                             "elementBitWidth = 16}>", tile=(64, 64))
     assert api.banks(lay, "ldmatrix.x4").ok
+
+
+# lanes 8k .. 8k+7 on row 2k (rows 0, 2, 4, 6): a pattern with gaps, covering the tile only together with its
+# placements one row down.  Even rows are spread over the banks, odd rows 1, 3, 5 (and, in the 8-row tile, 7)
+# all sit on banks 0-7.
+ROWS_0246 = "row = 2 * (%laneid / 8)\ncol = %laneid % 8"
+ODD_ROWS_CONFLICT = "off = 4 * (32 * row + col + 8 * ((row / 2) % 4) * (1 - row % 2))"
+ODD_ROWS_BELOW_7 = "off = 4 * (32 * row + col + 8 * ((row / 2) % 4) * (1 - (row % 2) * (1 - row / 7)))"
+
+
+def test_a_strided_lane_pattern_is_placed_at_every_row() -> None:
+    """Issue 35 item 3: the pattern on rows 0, 2, 4, 6 was placed only at multiples of its 7-row footprint
+    (origin 0 in an 8-row tile, 0 and 7 in a 14-row one) and the conflict one row down went unseen."""
+    lay = api.shared_layout("index", ODD_ROWS_CONFLICT, tile=(8, 8), type="f32")
+    r = api.banks(lay, "ld.shared.b32", addresses=ROWS_0246)
+    c = r.get("conflict_free")
+    assert c.status == "refuted" and c.engines == {"z3": "refuted", "enumeration": "refuted"}
+    assert c.counterexample.to_json() == {"params": {}, "origin": [1, 0], "lanes": [0, 8], "cells": [[1, 0], [3, 0]],
+                                          "addresses": [0x80, 0x180], "bank": 0, "group": 0}
+    assert r.degree == 4 and r.worst["origin"] == [1, 0] and r.worst["lanes"] == [0, 8, 16, 24]
+    assert r.placements == 2  # origins (0, 0) and (1, 0): a 4-byte load of 32-bit elements may start at any cell
+    lay = api.shared_layout("index", ODD_ROWS_BELOW_7, tile=(14, 8), type="f32")
+    r = api.banks(lay, "ld.shared.b32", addresses=ROWS_0246)
+    assert r.get("conflict_free").counterexample["origin"] == [1, 0] and r.degree == 3
+    assert r.placements == 8  # rows 0 .. 7: origins 0 and 7 alone are conflict-free
+    # the same pattern over a layout that spreads every row: every placement is conflict-free, by both engines
+    even = api.shared_layout("index", "off = 4 * (32 * row + col + 8 * ((row / 2) % 4))", tile=(14, 8), type="f32")
+    r = api.banks(even, "ld.shared.b32", addresses=ROWS_0246)
+    assert r.ok and all(x.engines == {"z3": "proved", "enumeration": "proved"} for x in r.checks)
+
+
+def test_placements_follow_the_vector_of_one_address() -> None:
+    """16-byte rows of 16-bit elements: origins every row and every 8 columns (a 16-byte vector never starts
+    between two of them); down the rows of an M/N-major tile: every 8 rows and every column."""
+    r = _banks("(32,32):(40,1)", "ldmatrix.x4")  # footprint 16 x 16
+    assert r.placements == 17 * 3
+    mn = _banks("(32,32):(1,40)", "ldmatrix.x4.trans", addresses="row = (%laneid / 16) * 8\ncol = %laneid % 16")
+    assert mn.placements == 3 * 17  # footprint 16 x 16, rows step 8 (the vector), columns step 1

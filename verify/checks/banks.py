@@ -1,9 +1,12 @@
 """Bank conflicts of a warp's shared-memory access over a whole tile, decided by both engines.
 
 The access (``verify.layout.smem_access``) is repeated over the tile: its lane pattern (a footprint of
-``rows_p x cols_p`` cells) placed at every origin ``(a rows_p, b cols_p)`` inside the tile, so every
-instruction that covers the tile is checked.  Per placement, with the layout ``(row, col) -> offset`` and the
-buffer's base address, lane l's address is ``base + offset x bits / 8``.  Three properties, each decided by
+``rows_p x cols_p`` cells) placed at every origin ``(a step_r, b step_c)`` where it fits inside the tile, on the
+grid of one address's vector (``step``: the cells one lane's access covers, 1 x 8 for a 16-byte row of 16-bit
+elements along col, 1 x 1 for a 4-byte load of 32-bit ones), not only at multiples of the footprint: a pattern
+with gaps (lanes on rows 0, 2, 4, 6) covers the tile only together with its placements one row down, and
+every way the warp's accesses cover the tile uses origins of this grid.  Per placement, with the layout
+``(row, col) -> offset`` and the buffer's base address, lane l's address is ``base + offset x bits / 8``.  Three properties, each decided by
 the enumeration of every (parameter value, placement, lane) and by Z3 over symbolic ones (a family's
 parameters free), joined by ``results.combine_engines``:
 
@@ -28,12 +31,12 @@ import z3
 
 from ..engines import smt
 from ..formula import BinOp, Num
-from ..layout.algebra import Affine, compose, identity, product, relabel
+from ..layout.algebra import compose
 from ..layout.dims import Dim
 from ..layout.named import bindings, in_box, variables, width
 from ..layout.named import evaluate_all as evaluate_all_at
 from ..layout.shared import SharedLayout
-from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern
+from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern, translated
 from ..results import CheckResult, combine_engines
 from ..witnesses import BankConflict, LaneAddress
 from .fragment import DEFAULT_TIMEOUT
@@ -64,20 +67,19 @@ class BanksResult:
                 "checks": {c.check: c.to_json() for c in self.checks}}
 
 
-def _extent_div(x: Any, d: int) -> Any:
-    return x // d if isinstance(x, int) else BinOp("/", x, Num(d))
+def _origins(x: Any, footprint: int, step: int) -> Any:
+    """How many origins ``0, step, 2 step ...`` leave a footprint inside an extent: ``(x - footprint) / step + 1``."""
+    if isinstance(x, int):
+        return (x - footprint) // step + 1
+    return BinOp("+", BinOp("/", BinOp("-", x, Num(footprint)), Num(step)), Num(1))
 
 
-def placed(lay: SharedLayout, pat: Pattern) -> Any:
+def placed(lay: SharedLayout, pat: Pattern, step: tuple[int, int]) -> Any:
     """``(lane, a, b) -> offset``: the layout at the cells the pattern addresses from origin
-    ``(a rows_p, b cols_p)``, built with the algebra (``product`` of the pattern and the origins, then
-    ``compose`` with the layout)."""
-    na, nb = _extent_div(lay.rows, pat.rows), _extent_div(lay.cols, pat.cols)
-    ident = identity(Dim("a", na), Dim("b", nb))
-    if lay.params:  # origins counted in a family's parameters
-        ident = Affine(ident.inputs, ident.outputs, ident.terms, lay.params)
-    origins = relabel(ident, outputs={"a": "row", "b": "col"})
-    return compose(lay.map, product(pat.map, origins))
+    ``(a step_r, b step_c)``, built with the algebra (the pattern translated over the origins, then ``compose``
+    with the layout)."""
+    counts = (_origins(lay.rows, pat.rows, step[0]), _origins(lay.cols, pat.cols, step[1]))
+    return compose(lay.map, translated(pat, step, counts, lay.params))
 
 
 def _enumerate(m: Any, lay: SharedLayout, access: Access, env: Mapping[str, int]) -> dict[str, np.ndarray]:
@@ -104,47 +106,52 @@ def _point(m: Any, model: z3.ModelRef, x: Mapping[str, z3.ExprRef]) -> dict[str,
     return {k: smt.as_int(model, v) for k, v in x.items()}
 
 
-def _cell(pat: Pattern, lane: int, a: int, b: int) -> tuple[int, int]:
+def _cell(pat: Pattern, step: tuple[int, int], lane: int, a: int, b: int) -> tuple[int, int]:
     p = pat.map.at({"lane": lane})
-    return (p["row"] + a * pat.rows, p["col"] + b * pat.cols)
+    return (p["row"] + a * step[0], p["col"] + b * step[1])
 
 
-def footprint(lay: SharedLayout, access: Access, pat: Pattern) -> Pattern:
+def footprint(lay: SharedLayout, access: Access, pat: Pattern) -> tuple[Pattern, tuple[int, int]]:
     """``pat`` with the footprint the access really covers in this layout: the cells whose offsets the
     addressing lanes' vectors span (a 16-byte row of an M/N-major tile runs down the rows), at the first
-    parameter value; the pattern's own footprint when the layout cannot say (an offset it does not place)."""
+    parameter value; and the step of the placements, the rows and columns one lane's vector spans (1 x 8 for a
+    16-byte row of 16-bit elements along col, 8 x 1 down the rows of an M/N-major tile).  The pattern's own
+    footprint and a vector along col when the layout cannot say (an offset it does not place)."""
+    per = max(1, access.bytes * 8 // lay.element_bits)
+    fallback = pat, (1, per)
     env = bindings(lay.map)[0]
     v = evaluate_all_at(lay.map, env)
     offs, ok = np.asarray(v.out["offset"], np.int64), np.asarray(v.ok, bool)
     where = {int(o): (r, c) for (r, c), o in np.ndenumerate(offs) if ok[r, c]}
-    per = max(1, access.bytes * 8 // lay.element_bits)
     pv = pat.map.evaluate({"lane": np.arange(access.lanes)})
-    rows, cols = 1, 1
+    rows, cols, step_r, step_c = 1, 1, 1, 1
     for t in range(access.lanes):
         if not pv.ok[t]:
             continue
         r0, c0 = int(pv.out["row"][t]), int(pv.out["col"][t])
         if not (r0 < offs.shape[0] and c0 < offs.shape[1] and ok[r0, c0]):
-            return pat
-        for k in range(per):
-            cell = where.get(int(offs[r0, c0]) + k)
-            if cell is None:
-                return pat
-            rows, cols = max(rows, cell[0] + 1), max(cols, cell[1] + 1)
+            return fallback
+        cells = [where.get(int(offs[r0, c0]) + k) for k in range(per)]
+        if any(cell is None for cell in cells):
+            return fallback
+        rs, cs = [c[0] for c in cells], [c[1] for c in cells]  # type: ignore[index]
+        rows, cols = max(rows, max(rs) + 1), max(cols, max(cs) + 1)
+        step_r, step_c = max(step_r, max(rs) - min(rs) + 1), max(step_c, max(cs) - min(cs) + 1)
     m = pat.map
-    return Pattern(type(m)(m.formula, m.inputs, (Dim("row", rows), Dim("col", cols))), rows, cols, pat.text)
+    return Pattern(type(m)(m.formula, m.inputs, (Dim("row", rows), Dim("col", cols))), rows, cols, pat.text), \
+        (step_r, step_c)
 
 
 def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float = DEFAULT_TIMEOUT) -> BanksResult:
     """The three properties of the module docstring, the degree and the wavefronts."""
     t0 = time.perf_counter()
-    pat = footprint(lay, access, pat)
+    pat, step = footprint(lay, access, pat)
     for env in bindings(lay.map):
         r, c = lay.map.inputs[0].at(env), lay.map.inputs[1].at(env)
         if r < pat.rows or c < pat.cols:
             raise ValueError(f"the tile ({r} x {c}) is smaller than the access's footprint ({pat.rows} x {pat.cols})"
                              + (f" at {', '.join(f'{k} = {v}' for k, v in env.items())}" if env else ""))
-    m = placed(lay, pat)
+    m = placed(lay, pat, step)
     J = access.words
     g = access.group
 
@@ -161,31 +168,34 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
             bad = np.argwhere((~ok) & active[:, None, None])
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["defined"] = LaneAddress(dict(env), l, _origin(pat, a, b), list(_cell(pat, l, a, b)))
+                enum["defined"] = LaneAddress(dict(env), l, _origin(step, a, b), list(_cell(pat, step, l, a, b)))
         if enum["aligned"] is None:
             bad = np.argwhere(ok & active[:, None, None] & (addr % max(1, min(access.bytes, 16)) != 0))
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["aligned"] = LaneAddress(dict(env), l, _origin(pat, a, b), list(_cell(pat, l, a, b)),
+                enum["aligned"] = LaneAddress(dict(env), l, _origin(step, a, b), list(_cell(pat, step, l, a, b)),
                                               int(addr[l, a, b]))
         words = (addr >> 2)[..., None] + np.arange(J)  # (L, A, B, J)
         use = (ok & active[:, None, None])
-        # pairwise conflicts inside groups, per placement: (A, B, L2, L1)
-        for a in range(A):
-            for b in range(B):
-                wv, uv = words[:, a, b, :], use[:, a, b]
-                d, info, fronts = _degree(wv, uv, g)
-                wavefronts = max(wavefronts, fronts)
-                if d > degree:
-                    degree = d
-                    worst = {"params": dict(env), "origin": _origin(pat, a, b), **info,
-                             "cells": [list(_cell(pat, lane, a, b)) for lane in info["lanes"]]}
-                if enum["conflict_free"] is None:
-                    pair = _first_conflict(wv, uv, g)
-                    if pair is not None:
-                        l1, l2 = pair
-                        enum["conflict_free"] = _conflict_witness(pat, lay, access, env, a, b, l1, l2,
-                                                                  int(addr[l1, a, b]), int(addr[l2, a, b]))
+        chunk = max(1, (1 << 21) // max(1, L * B * J))  # placements a chunk of rows of origins at a time
+        degrees = np.concatenate([_degrees(words[:, k:k + chunk], use[:, k:k + chunk], g)
+                                  for k in range(0, A, chunk)])  # (A, B, groups)
+        fronts = degrees.sum(axis=2)
+        wavefronts = max(wavefronts, int(fronts.max()))
+        d = int(degrees.max())
+        if d > degree:
+            a, b, gi = (int(x) for x in np.argwhere(degrees == d)[0])  # the first in (a, b, group) order
+            info = _group_info(words[:, a, b, :], use[:, a, b], g, gi)
+            degree = d
+            worst = {"params": dict(env), "origin": _origin(step, a, b), **info,
+                     "cells": [list(_cell(pat, step, lane, a, b)) for lane in info["lanes"]]}
+        if enum["conflict_free"] is None and (degrees > 1).any():
+            a, b = (int(x) for x in np.argwhere((degrees > 1).any(axis=2))[0])
+            pair = _first_conflict(words[:, a, b, :], use[:, a, b], g)
+            assert pair is not None, "a placement with a degree above 1 has two conflicting lanes"
+            l1, l2 = pair
+            enum["conflict_free"] = _conflict_witness(pat, step, access, env, a, b, l1, l2,
+                                                      int(addr[l1, a, b]), int(addr[l2, a, b]))
     ideal = -(-access.lanes // g)
 
     # ---- Z3: one query per property, parameters free
@@ -204,7 +214,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     if res == "sat" and model is not None:
         p = _point(m, model, x)
         z3_cex = LaneAddress({k: smt.as_int(model, v) for k, v in penv.items()}, p["lane"],
-                             _origin(pat, p["a"], p["b"]), list(_cell(pat, p["lane"], p["a"], p["b"])))
+                             _origin(step, p["a"], p["b"]), list(_cell(pat, step, p["lane"], p["a"], p["b"])))
     results.append(combine_engines(
         "defined", "proved", smt.status(res), z3_cex, enum["defined"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
@@ -217,8 +227,8 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     if res == "sat" and model is not None:
         p = _point(m, model, x)
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
-        z3_cex = LaneAddress(env_v, p["lane"], _origin(pat, p["a"], p["b"]),
-                             list(_cell(pat, p["lane"], p["a"], p["b"])), smt.as_int(model, ax))
+        z3_cex = LaneAddress(env_v, p["lane"], _origin(step, p["a"], p["b"]),
+                             list(_cell(pat, step, p["lane"], p["a"], p["b"])), smt.as_int(model, ax))
     results.append(combine_engines(
         "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "
@@ -241,7 +251,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
         a, b = smt.as_int(model, x["a"]), smt.as_int(model, x["b"])
         l1, l2 = smt.as_int(model, x["lane"]), smt.as_int(model, y["lane"])
-        z3_cex = _conflict_witness(pat, lay, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
+        z3_cex = _conflict_witness(pat, step, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
 
     def confirm(c: BankConflict) -> bool:
         a1, a2 = c.addresses
@@ -255,7 +265,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         time.perf_counter() - t0, "no two lanes of one wavefront group touch different words of one bank", confirm,
         same_witness=True))
     if worst is not None:
-        _confirm_worst(lay, pat, worst, J)
+        _confirm_worst(lay, pat, step, worst, J)
     return BanksResult(access, tuple(results), degree, worst, wavefronts or ideal, ideal, placements)
 
 
@@ -264,8 +274,8 @@ def _prefix(c: Mapping[str, Any]) -> str:
     return (", ".join(f"{k} = {v}" for k, v in p.items()) + ": ") if p else ""
 
 
-def _origin(pat: Pattern, a: int, b: int) -> list[int]:
-    return [int(a) * pat.rows, int(b) * pat.cols]
+def _origin(step: tuple[int, int], a: int, b: int) -> list[int]:
+    return [int(a) * step[0], int(b) * step[1]]
 
 
 def _first_lab(bad: np.ndarray) -> tuple[int, int, int]:
@@ -287,29 +297,33 @@ def _z3_active(pat: Pattern, access: Access):  # type: ignore[no-untyped-def]
     return active
 
 
-def _groups(words: np.ndarray, use: np.ndarray, g: int) -> list[tuple[int, np.ndarray, np.ndarray]]:
-    out = []
-    for k in range(0, words.shape[0], g):
-        out.append((k // g, words[k:k + g], use[k:k + g]))
-    return out
+def _degrees(words: np.ndarray, use: np.ndarray, g: int) -> np.ndarray:
+    """The conflict degree of every (placement, wavefront group) at once: ``words`` (lane, a, b, j), ``use``
+    (lane, a, b); the result (a, b, group) is the most distinct words of one bank among the group's active lanes
+    (0 for a group with none)."""
+    L, A, B, J = words.shape
+    G = -(-L // g)
+    w = np.full((G * g, A, B, J), -1, np.int64)
+    w[:L] = np.where(use[..., None], words, -1)
+    w = w.reshape(G, g, A, B, J).transpose(2, 3, 0, 1, 4).reshape(A, B, G, g * J)
+    w = np.sort(w, axis=-1)
+    fresh = (w >= 0) & np.concatenate([np.ones(w.shape[:-1] + (1,), bool), w[..., 1:] != w[..., :-1]], axis=-1)
+    bank = np.where(fresh, w % BANKS, BANKS)  # a word seen before, or no word: the extra bin BANKS
+    counts = np.zeros((A, B, G, BANKS + 1), np.int64)
+    idx = np.indices(bank.shape)
+    np.add.at(counts, (idx[0], idx[1], idx[2], bank), 1)
+    return counts[..., :BANKS].max(axis=-1)
 
 
-def _degree(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, dict[str, Any], int]:
-    """(worst degree of the placement's groups, where, wavefronts of the placement)."""
-    best, info, total = 1, {}, 0
-    for gi, wv, uv in _groups(words, use, g):
-        if not uv.any():
-            continue
-        flat = np.unique(wv[uv].reshape(-1))
-        counts = np.bincount(flat % BANKS, minlength=BANKS)
-        d = int(counts.max())
-        total += d
-        if d > best:
-            bank = int(np.argmax(counts))
-            lanes = sorted({int(gi * g + k) for k in range(wv.shape[0]) if uv[k] and any(int(x) % BANKS == bank for x in wv[k])})
-            best, info = d, {"group": gi, "bank": bank, "lanes": lanes,
-                             "words": sorted({int(x) for x in flat if int(x) % BANKS == bank})}
-    return best, info, total
+def _group_info(words: np.ndarray, use: np.ndarray, g: int, gi: int) -> dict[str, Any]:
+    """Group ``gi`` of one placement: its worst bank (the lowest with the most distinct words), the lanes that
+    touch it and its words."""
+    wv, uv = words[gi * g:(gi + 1) * g], use[gi * g:(gi + 1) * g]
+    flat = np.unique(wv[uv].reshape(-1))
+    counts = np.bincount(flat % BANKS, minlength=BANKS)
+    bank = int(np.argmax(counts))
+    lanes = sorted({int(gi * g + k) for k in range(wv.shape[0]) if uv[k] and any(int(x) % BANKS == bank for x in wv[k])})
+    return {"group": gi, "bank": bank, "lanes": lanes, "words": sorted({int(x) for x in flat if int(x) % BANKS == bank})}
 
 
 def _first_conflict(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, int] | None:
@@ -331,26 +345,26 @@ def _first_conflict(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, in
     return int(l1), int(l2)
 
 
-def _conflict_witness(pat: Pattern, lay: SharedLayout, access: Access, env: Mapping[str, int], a: int, b: int,
+def _conflict_witness(pat: Pattern, step: tuple[int, int], access: Access, env: Mapping[str, int], a: int, b: int,
                       l1: int, l2: int, a1: int, a2: int) -> BankConflict:
     J = access.words
     w1 = [a1 // 4 + j for j in range(J)]
     w2 = [a2 // 4 + j for j in range(J)]
     bank = min(p % BANKS for p in w1 for q in w2 if p % BANKS == q % BANKS and p != q)
-    o = _origin(pat, a, b)
-    c1, c2 = _cell(pat, l1, a, b), _cell(pat, l2, a, b)
+    o = _origin(step, a, b)
+    c1, c2 = _cell(pat, step, l1, a, b), _cell(pat, step, l2, a, b)
     return BankConflict(dict(env), (o[0], o[1]), (l1, l2), ((c1[0], c1[1]), (c2[0], c2[1])), (a1, a2), bank,
                         l1 // access.group)
 
 
-def _confirm_worst(lay: SharedLayout, pat: Pattern, worst: Mapping[str, Any], J: int) -> None:
+def _confirm_worst(lay: SharedLayout, pat: Pattern, step: tuple[int, int], worst: Mapping[str, Any], J: int) -> None:
     """The scalar reference re-evaluates the worst group's words: each is in the named bank (an internal
     error otherwise, never a silent number)."""
     env = worst.get("params") or {}
-    a, b = worst["origin"][0] // pat.rows, worst["origin"][1] // pat.cols
+    a, b = worst["origin"][0] // step[0], worst["origin"][1] // step[1]
     seen = set()
     for lane in worst["lanes"]:
-        r, c = _cell(pat, lane, a, b)
+        r, c = _cell(pat, step, lane, a, b)
         addr = lay.address(r, c, env)
         assert addr is not None
         seen |= {addr // BANK_BYTES + j for j in range(J) if (addr // BANK_BYTES + j) % BANKS == worst["bank"]}

@@ -28,8 +28,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..formula import FormulaError, parse_formula
+from ..formula import BinOp, Case, Definition, Formula, FormulaError, Num, Ref, Var, parse_formula
 from .dims import Dim
+from .family import Extent, Param
 from .named import FormulaMap, evaluate_all
 
 BANKS = 32
@@ -122,6 +123,23 @@ class Pattern:
     text: str
 
 
+def translated(pat: Pattern, step: tuple[int, int], counts: tuple[Extent, Extent],
+               params: tuple[Param, ...] = ()) -> FormulaMap:
+    """``(lane, a, b) -> (row, col)``: the pattern placed at origin ``(a step_rows, b step_cols)``, for ``a`` below
+    ``counts[0]`` and ``b`` below ``counts[1]`` (extents, over ``params`` for a family's tile).  The pattern's
+    own definitions are kept; two more, named so that no text can name them, add the origin."""
+    m = pat.map
+    f = m.formula
+    origin = (("row", step[0], "a"), ("col", step[1], "b"))
+    extra = tuple(Definition(f"{out}@placed", (Case(BinOp("+", Ref(dict(m.definitions)[out]),
+                                                               BinOp("*", Num(k), Var(f"@{var}"))), None),))
+                  for out, k, var in origin)
+    formula = Formula(f.definitions + extra, f.element_prefix)
+    inputs = (*m.inputs, Dim("a", counts[0]), Dim("b", counts[1]))
+    return FormulaMap(formula, inputs, m.outputs, variables=(*m.variables, ("a", "@a"), ("b", "@b")),
+                      definitions=tuple((out, f"{out}@placed") for out, _, _ in origin), params=params)
+
+
 def per_access(access: Access, type_bits: int) -> int:
     """Elements one address covers (``ValueError`` when an access is smaller than one element)."""
     n = access.bytes * 8 // type_bits
@@ -161,4 +179,4 @@ def pattern_from_text(text: str, access: Access, type_bits: int, source: str = "
 
 
 __all__ = ["Access", "BANKS", "BANK_BYTES", "Pattern", "default_pattern", "parse_access", "pattern_from_text",
-           "per_access"]
+           "per_access", "translated"]
