@@ -182,3 +182,37 @@ def test_descriptor_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 2 and err.startswith("/nonexistent/x:1:1: error:")
     code, _, err = cli(capsys, "descriptor", "--cute", tile, "--type", "f33")
     assert code == 2 and "unknown element type" in err
+
+
+# 128B M/N-major atoms of 64 halves (M/N) x 8 columns (K), 1024 bytes each, the next 8 columns 3072 bytes on
+MN_ATOMS = ("off = 2 * ((row % 64) + 512 * (row / 64) + 64 * (col % 8) + 1536 * (col / 8))\n"
+            "swz = off ^ (((off >> 7) & 7) << 4)")
+
+
+def test_one_model_decides_with_and_without_check(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35 item 5: a 96-row M/N-major tile that a 128B atom straddles: derive said no descriptor reads it
+    (exit 1) while --check 0x400000c000400000 said it reads the layout exactly (exit 0).  The canonical layout
+    counts whole atoms, and both answers now follow that one rule."""
+    lay = api.shared_layout("index", MN_ATOMS, tile=(96, 16), type="f16")
+    straddle = ("MN-major 128B: the tile's 96 rows (M or N) are not whole atoms of 64 (128-byte rows of 16-bit "
+                "elements): an atom straddles the tile")
+    r = derive(lay, major="MN")
+    assert r.status == "none" and r.reasons[0] == straddle
+    c = check(lay, 0x400000C000400000, major="MN")
+    assert c.status == "differs" and not c.ok and c.reasons == (straddle,) and c.check is None
+    with pytest.raises(ValueError, match="an atom straddles the tile"):
+        reader(decode("wgmma", 0x400000C000400000), "MN", 16, 96, 16, 16)
+    f = tmp_path / "mn96.txt"
+    f.write_text(MN_ATOMS + "\n")
+    base = ["descriptor", "--formula", str(f), "--tile", "96x16", "--type", "f16", "--major", "MN"]
+    code, out, _ = cli(capsys, *base)
+    assert code == 1 and straddle in out
+    code, out, _ = cli(capsys, *base, "--check", "0x400000c000400000")
+    assert code == 1 and out.splitlines() == [
+        "wgmma descriptor 0x400000c000400000 (start 0x0, LBO 1024 B (field 64), SBO 3072 B (field 192), base offset 0, "
+        "swizzle 128B) does not read the layout as MN-major:", f"  - {straddle}"]
+    # whole atoms (128 rows): derived and checked alike, by both engines
+    whole = api.shared_layout("index", MN_ATOMS, tile=(128, 16), type="f16")
+    found = derive(whole, major="MN")
+    assert found.status == "found" and found.descriptor.encode() == 0x400000C000400000
+    assert check(whole, 0x400000C000400000, major="MN").check.engines == {"z3": "proved", "enumeration": "proved"}

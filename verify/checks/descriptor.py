@@ -28,7 +28,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from ..layout.algebra import restrict
-from ..layout.descriptor import Descriptor, decode, k_block_of, reader
+from ..layout.descriptor import Descriptor, atom_rows, decode, k_block_of, reader, straddles
 from ..layout.named import evaluate_all
 from ..layout.shared import MODES, Mode, SharedLayout, mode_of_swizzle
 from ..results import CheckResult
@@ -172,7 +172,7 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
     prefer = mode_of_swizzle(lay.swizzle) if lay.swizzle is not None else None
     tried: list[tuple[str, str]] = []
     misaligned: list[str] = []
-    straddles: dict[str, list[str]] = {}
+    straddling: dict[str, list[str]] = {}
     closest: tuple[int, Descriptor, str, SharedLayout] | None = None
     aligned_match: list[str] = []
     for mj in majors:
@@ -180,12 +180,11 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
         if prefer is not None and prefer in modes:
             modes = [prefer] + [m for m in modes if m is not prefer]
         for md in modes:
-            atom_rows = T * md.units if mj == "MN" else 8
-            if R % atom_rows:
-                tried.append((f"{mj} {md.name}", f"{R} rows are not whole {atom_rows}-row atoms"))
+            why = straddles(mj, md, bits, R)
+            if why:
+                tried.append((f"{mj} {md.name}", f"{R} rows are not whole {atom_rows(mj, md, bits)}-row atoms"))
                 if md is prefer or len(majors) == 1:
-                    straddles.setdefault(mj, []).append(f"{mj}-major {md.name}: the tile's {R} rows (M or N) are not whole atoms of "
-                                   f"{atom_rows} ({md.width}-byte rows of {bits}-bit elements): an atom straddles the tile")
+                    straddling.setdefault(mj, []).append(why)
                 continue
             start, adv, why = advances(lay, C, kb, md)
             if why or start % 16:
@@ -229,7 +228,7 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
                             f"swizzling, which the hardware applies to address bits; at an aligned base, {mj}-major "
                             f"{md.name} reads this layout")
     reasons += aligned_match
-    for mj, why in straddles.items():
+    for mj, why in straddling.items():
         if len(majors) == 1 or not any(t[0].startswith(mj + " ") and "differs" in t[1] for t in tried):
             reasons += why
     if closest is None:
@@ -264,9 +263,12 @@ def check(lay: SharedLayout, value: int, instr: str = "wgmma", major: str | None
             major = d.mode.majors[0]
         else:
             raise ValueError("give --major K or MN: the descriptor does not say which it reads")
-    hw = descriptor_reads(lay, value, instr, major)
     kb = k_block_of(lay.element_bits)
     R, C = int(lay.rows), int(lay.cols)
+    why = straddles(major, d.mode, lay.element_bits, R) if 128 % lay.element_bits == 0 else None
+    if why:  # the rule derive refuses the tile by: no descriptor of this mode reads it, this one neither
+        return DescriptorResult("differs", instr, major, d, (), (why,), None, (R, C), kb)
+    hw = descriptor_reads(lay, value, instr, major)
     _, adv, _ = advances(lay, C, kb, d.mode)
     chk = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
     status = "reads" if chk.status == "proved" else "differs"

@@ -12,7 +12,9 @@ LBO, SBO as above, a 2-bit version at 47-46 (1), base offset 51-49, the LBO mode
 
 ``reader`` is the hardware's side: the canonical layout of the descriptor's mode and majorness, placed at
 its start address with its LBO and SBO, the swizzle applied to address bits, and one start address per
-k-block of a tile wider than one instruction's K (``advances``).
+k-block of a tile wider than one instruction's K (``advances``).  The canonical layouts count whole atoms
+(``m`` repeats along M or N), so a tile an atom straddles is read by no descriptor (``straddles``): the one
+rule ``derive``, ``check`` and every reader of a descriptor's tile share.
 """
 from __future__ import annotations
 
@@ -178,6 +180,23 @@ def _hw_swizzle(addr_bits: Expr, d: Descriptor) -> Expr:
     return op(addr_bits, "^", phase)
 
 
+def atom_rows(major: str, mode: Mode, type_bits: int) -> int:
+    """Rows (M or N) of one atom of the canonical layout: ``T x units`` along an M/N-major tile's leading
+    dimension (``((T,units,m),(8,k))``), 8 down a K-major one (``((8,m),(T,2k))``), ``T = 128 / bits``."""
+    return (128 // type_bits) * mode.units if major == "MN" else 8
+
+
+def straddles(major: str, mode: Mode, type_bits: int, rows: int) -> str | None:
+    """Why the canonical layout cannot be a tile of ``rows`` (M or N): its shape counts whole atoms (``m``
+    repeats), so a tile whose rows are not whole atoms is no canonical layout of this mode, whatever a
+    descriptor's fields say; None when they are."""
+    n = atom_rows(major, mode, type_bits)
+    if rows % n == 0:
+        return None
+    return (f"{major}-major {mode.name}: the tile's {rows} rows (M or N) are not whole atoms of {n} ({mode.width}-byte "
+            f"rows of {type_bits}-bit elements): an atom straddles the tile")
+
+
 def reader(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_block: int,
            advances: Sequence[int] = (0,), base: int = 0, span: int | None = None) -> SharedLayout:
     """The tile the hardware reads through ``d``: ``(row, col) -> offset`` (elements from ``base``) for a tile
@@ -191,6 +210,9 @@ def reader(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_bl
         raise ValueError("a descriptor with LBO mode 1 (absolute leading-dimension address, sm_103a) is not modelled")
     if 128 % type_bits:
         raise ValueError(f"{type_bits}-bit elements do not pack a 16-byte unit")
+    why = straddles(major, d.mode, type_bits, rows)
+    if why:
+        raise ValueError(why)
     nblocks = -(-cols // k_block)
     if len(advances) < nblocks:
         raise ValueError(f"{nblocks} k-blocks need {nblocks} start advances, got {len(advances)}")
@@ -260,4 +282,4 @@ def k_block_of(type_bits: int) -> int:
 
 
 __all__ = ["Descriptor", "FIELDS", "Field", "INSTRUCTIONS", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode", "encode14",
-           "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader"]
+           "atom_rows", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles"]

@@ -57,6 +57,7 @@ def descriptor_text(lay: SharedLayout, results: Sequence[tuple[Mapping[str, int]
             cell = first_cell(r)
             out.append(f"{pre}{d.instr} descriptor {d.encode():#018x} ({d.describe()}) does not read the layout as "
                        f"{r.major}-major:")
+            out.extend(f"  - {why}" for why in r.reasons)
             if cell is not None:
                 out.append(f"  first (row {cell['row']}, col {cell['col']}): the descriptor reads {_where(lay, cell['descriptor'])}, "
                            f"the layout holds it at {_where(lay, cell['layout'])}")
