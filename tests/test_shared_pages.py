@@ -139,3 +139,25 @@ def test_check_on_the_three_pages(docs_dir: Path, tmp_path: Path, capsys: pytest
         ("ptx-layout/doc/smem-injective", 166), ("ptx-layout/doc/smem-injective", 208),
         ("ptx-layout/doc/base-offset", 319), ("ptx-layout/doc/base-offset", 319), ("ptx-layout/doc/smem-table", 12)]
     assert all(r["level"] == "warning" for r in doc)
+
+
+def test_a_page_that_swaps_lbo_and_sbo_states_another_layout(docs_dir: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 item 7: the canonical layouts took LBO and SBO by position, so a row that swaps the two names
+    gave the same map and `check` exited 0 with warnings.  Each name now takes the value of its role (the
+    field's meaning, ``stride_roles``), and the page's map is compared with the reviewed one."""
+    (wgmma,) = _copy(docs_dir, tmp_path, WGMMA)
+    _fix(wgmma, ("((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))", "((T,8,m),(8,k)):((1,T,SBO),(8T,LBO))"))
+    code, out, _ = cli(capsys, "check", str(wgmma))
+    assert code == 1
+    line = next(x for x in out.splitlines() if "reviewed:FAIL" in x)
+    assert line.startswith("wgmma.shared.MN.128B ") and f"{wgmma}:162:1: the page's layout is not the reviewed one: " \
+        "T = 4, Rm = 2, Rk = 1: at row 32, col 0: reviewed (offset 256), page (offset 512)" in line
+    code, out, _ = cli(capsys, "check", str(wgmma), "--format", "json")
+    doc = json.loads(out)
+    [f] = [f for f in doc["findings"] if f["check"] == "reviewed"]
+    assert f["layout"] == "wgmma.shared.MN.128B" and f["status"] == "refuted"
+    # the page as it is: its maps are the reviewed ones, by both engines, and check passes
+    specs, _ = shared_pages.read([str(docs_dir / WGMMA)])
+    from verify.checks.review import review_findings
+    assert [review_findings(s, set(), 10.0) for s in specs] == [[]]

@@ -16,8 +16,10 @@ What is read, and checked against what:
   checked as a bijection of the atom; the atom widths are held against the canonical table's swizzles, the
   "multiplied along the leading dimension" example against the table, and Table 53 against Table 38.
 * The canonical table (CuTe notation over T, m, k, LBO, SBO): each row becomes a family over ``T``, ``m``,
-  ``k`` with LBO and SBO at the dense values the page's examples use (the next atom along M/N, then K),
-  checked injective onto its span for every parameter value; a row that is not says for which values.
+  ``k`` with LBO and SBO at the dense values the page's examples use, each by its role (the next atom along
+  M/N, then K: ``verify.layout.descriptor.stride_roles``), checked injective onto its span for every
+  parameter value; a row that is not says for which values.  The family is compared with the reviewed map of
+  its id (``verify.checks.review``), so a row that swaps the names LBO and SBO states another layout.
 * The LBO/SBO definition tables: each definition ("offset from the first 8 rows to the next 8 rows") is
   held against the stride the canonical layout gives LBO or SBO.
 * The five worked examples: the exact layout (checked injective), the canonical layout it names (against the
@@ -39,6 +41,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var
+from ..layout.descriptor import stride_roles
 from ..layout.dims import Dim
 from ..layout.family import Param
 from ..layout.model import MapLayout, Shape, Source, Spec
@@ -204,21 +207,21 @@ def _cosize(leaves: Sequence[tuple[Any, Any]]) -> Any:
 
 
 def canonical_family(row: list[tuple[Any, Any]], col: list[tuple[Any, Any]], swizzle: Swizzle, T_values: Sequence[int],
-                     units: int) -> tuple[FormulaMap, dict[str, Any]]:
-    """A canonical layout of the page as a family over T, m, k: LBO and SBO at the dense values (the stride
-    of the leaf repeated ``m`` times is one atom, ``8 x units x T`` elements; of the leaf repeated ``k`` or
-    ``2k`` times, ``m`` atoms), the swizzle on 16-byte units (a base aligned to its period)."""
+                     units: int, roles: dict[str, str | None]) -> tuple[FormulaMap, dict[str, Any]]:
+    """A canonical layout of the page as a family over T, m, k: LBO and SBO at the dense values of their roles
+    (``roles``, ``verify.layout.descriptor.stride_roles``: the field that steps along M/N is one atom, ``8 x
+    units x T`` elements; the one that steps along K, ``m`` atoms; LBO where it is not used, 16 bytes, the
+    "assumed 1"), whichever leaf the text puts the name on, so a text that swaps the names states another map;
+    the swizzle on 16-byte units (a base aligned to its period)."""
     row = [(_subst(s_, PARAM_OF), _subst(d, PARAM_OF)) for s_, d in row]
     col = [(_subst(s_, PARAM_OF), _subst(d, PARAM_OF)) for s_, d in col]
     T, m = Var("T"), Var("Rm")
     atom = op(Num(8 * units), "*", T)
+    value = {"MN": atom, "K": op(atom, "*", m), None: T}
     dense: dict[str, Any] = {}
     for s, d in row + col:
         if isinstance(d, Var) and d.name in ("LBO", "SBO"):
-            if "Rm" in _names(s):
-                dense[d.name] = atom
-            elif "Rk" in _names(s):
-                dense[d.name] = op(atom, "*", m)
+            dense[d.name] = value[roles.get(d.name)]
     row2 = [(s, _subst(d, dense)) for s, d in row]
     col2 = [(s, _subst(d, dense)) for s, d in col]
     for _, d in row2 + col2:
@@ -450,7 +453,7 @@ def _wgmma(ctx: _Ctx) -> None:
     for (major, mode), c in sorted(canon.items()):
         units = 1 << c.swizzle.bits
         try:
-            fm, dense = canonical_family(c.row, c.colm, c.swizzle, WGMMA_T, units)
+            fm, dense = canonical_family(c.row, c.colm, c.swizzle, WGMMA_T, units, stride_roles(major, mode))
         except SymError as e:
             ctx.findings.append(_finding("smem-layout", _Where(page.path, c.line, c.col + e.offset, c.text),
                                          f"the canonical layout cannot be read: {e}", {"layout": c.text}, WGMMA))
@@ -1029,7 +1032,8 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
         ctx.findings[before_f:] = [f for f in ctx.findings[before_f:] if str(Path(f.page).resolve()) in given]
         if maps:
             src = Source(page.path, sec.heading.line, number, sec.heading.title, version="9.0", anchor=sec.heading.anchor)
-            specs.append(Spec(page.path, src, instr, Shape(0, 0, 0, "shared"), (), maps=maps, page=page.path))
+            specs.append(Spec(page.path, src, instr, Shape(0, 0, 0, "shared"), (), maps=maps, page=page.path,
+                              reviewed=tuple(reviewed[m.id] for m in maps if m.id in reviewed)))
     out = sorted(ctx.findings, key=lambda f: (f.page, f.line, f.column, f.kind, f.message))
     return specs, out
 

@@ -4,7 +4,8 @@ Per-fragment properties cannot see a page formula that still gives a bijection b
 branch conditions swapped, two registers exchanged); comparing it with the reviewed layout of the same
 id can.  Every difference is a finding, expected only where the reviewed record says so:
 
-* ``reviewed``: the page's map differs from the reviewed one (first differing (lane, i), both engines),
+* ``reviewed``: the page's map differs from the reviewed one (first differing (lane, i), both engines; for a
+  map layout of the page, a shared-memory canonical layout, the first differing point of ``maps.same``),
   a page layout no reviewed spec records, or a reviewed layout the page no longer states;
 * ``register_facts``: what the page says of the registers (count, type, element list, domain, matrix)
   differs from the reviewed layout, even where the map is the same (a dropped element list, a count
@@ -19,10 +20,11 @@ id can.  Every difference is a finding, expected only where the reviewed record 
 from __future__ import annotations
 
 from ..errors import SpecError
-from ..layout.model import Layout, Spec
+from ..layout.model import Layout, MapLayout, Spec
 from ..results import Finding
 from ..witnesses import ReviewedFacts, TextPosition
 from .equivalence import register_facts, same_map
+from .maps import same
 
 
 def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Finding]:
@@ -52,6 +54,15 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
                                f"{_where(lay)}: the page states other register facts than the reviewed spec: "
                                + "; ".join(f"{k}: {fr[k]!r} -> {fp[k]!r}" for k in what),
                                ReviewedFacts(**_at(lay), facts={k: {"reviewed": fr[k], "page": fp[k]} for k in what})))
+    for m in spec.maps:  # a map layout of the page (a shared-memory canonical layout) against its reviewed map
+        ref = reviewed.get(m.id)
+        if not isinstance(ref, MapLayout):
+            continue
+        r = same(ref.map, m.map, timeout, ("reviewed", "page"), check="reviewed")
+        if r.status != "proved":
+            out.append(Finding(m.id, "reviewed", r.status, "proved",
+                               f"{m.spec_path}:{m.formula_line}:1: the page's layout is not the reviewed one: {r.message}",
+                               r.counterexample))
     for u in spec.unbuilt:
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,
                            f"{u.file}:{u.line}:{u.col}: {u.message}; the fragment could not be built or checked",

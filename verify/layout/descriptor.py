@@ -180,6 +180,16 @@ def _hw_swizzle(addr_bits: Expr, d: Descriptor) -> Expr:
     return op(addr_bits, "^", phase)
 
 
+def stride_roles(major: str, mode: str) -> dict[str, str | None]:
+    """Which way each stride field of a descriptor steps in the canonical layout of ``major`` and ``mode``, as
+    ``_address_expr`` reads it: ``"MN"`` (to the next atom, or 16-byte unit, along M or N), ``"K"`` (to the next
+    group of K columns), None (not used: LBO of a K-major swizzled layout, "assumed 1").  The role is the
+    field's meaning (9.7.15.5.1.2.1.1-2), whatever position a text gives its name."""
+    if major == "MN":
+        return {"LBO": "K", "SBO": "MN"} if mode == "none" else {"LBO": "MN", "SBO": "K"}
+    return {"LBO": "K", "SBO": "MN"} if mode == "none" else {"LBO": None, "SBO": "MN"}
+
+
 def atom_rows(major: str, mode: Mode, type_bits: int) -> int:
     """Rows (M or N) of one atom of the canonical layout: ``T x units`` along an M/N-major tile's leading
     dimension (``((T,units,m),(8,k))``), 8 down a K-major one (``((8,m),(T,2k))``), ``T = 128 / bits``."""
@@ -282,4 +292,4 @@ def k_block_of(type_bits: int) -> int:
 
 
 __all__ = ["Descriptor", "FIELDS", "Field", "INSTRUCTIONS", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode", "encode14",
-           "atom_rows", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles"]
+           "atom_rows", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles", "stride_roles"]
