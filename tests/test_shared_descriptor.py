@@ -216,3 +216,21 @@ def test_one_model_decides_with_and_without_check(capsys: pytest.CaptureFixture[
     found = derive(whole, major="MN")
     assert found.status == "found" and found.descriptor.encode() == 0x400000C000400000
     assert check(whole, 0x400000C000400000, major="MN").check.engines == {"z3": "proved", "enumeration": "proved"}
+
+
+@pytest.mark.parametrize("major,mode", [(mj, md) for mj in ("K", "MN") for md in ("none", "32B", "64B", "128B")])
+def test_stride_roles_are_the_readers(major: str, mode: str) -> None:
+    """The role each stride field plays in the page's canonical layouts (``stride_roles``) is where the
+    descriptor's reader steps by it: one atom (or 16-byte unit) along M/N, one group of K columns."""
+    from verify.layout.descriptor import atom_rows, stride_roles
+    md = MODES[mode]
+    lbo, sbo = 4096, 8192  # apart from every step inside an atom
+    hw = reader(Descriptor("wgmma", 0, lbo, sbo, md), major, 16, 2 * atom_rows(major, md, 16), 16, 16)
+    k_group = md.rows if major == "MN" else 8  # the next group of K columns: an atom's K rows; K-major: 8 halves
+    steps = {"MN": hw.offset(atom_rows(major, md, 16), 0) * 2, "K": hw.offset(0, k_group) * 2}  # bytes
+    roles = stride_roles(major, mode)
+    for name, value in (("LBO", lbo), ("SBO", sbo)):
+        if roles[name] is None:
+            assert value not in steps.values()
+        else:
+            assert steps[roles[name]] == value, (name, roles[name], steps)
