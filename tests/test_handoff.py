@@ -164,3 +164,26 @@ def test_tile_faces_agree(grid):
         m = s.model()
         assert (m.eval(row).as_signed_long(), m.eval(col).as_signed_long()) == want and z3.is_true(m.eval(ok))
     assert api.check(t).bijective      # a tiling of a bijection covers the big tile exactly once
+
+
+def test_ldmatrix_x4_feeds_mma_a_as_the_catalog_relation_proves(capsys):
+    """Issue 35 item 2: handoff said ldmatrix .x4 -> mma A is "incompatible" (exit 1; exit 2 with --param NUM=4:
+    "32 x 8 does not tile 16 x 16") while the catalog's relation ldmatrix_x4_is_mma_a proves it.  A stack taller
+    than the consumer is placed as the relation places it, and the two agree element for element."""
+    code, out, _ = cli(capsys, "handoff", "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16")
+    assert code == 0 and out.splitlines()[0] == (
+        "handoff ldmatrix.m8n8.R.b16 -> mma.m16n8k16.A.f16_bf16: free for every member (NUM = 1, 2, 4)")
+    code, out, _ = cli(capsys, "handoff", "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16", "--param", "NUM=4")
+    assert code == 0 and out.splitlines()[0] == "handoff ldmatrix.m8n8.R.b16 (NUM = 4) -> mma.m16n8k16.A.f16_bf16: free"
+    assert "lane t addresses tile row t % 16, column 8 (t / 16)" in out
+    res = api.handoff("ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16", specs=SPECS, params={"NUM": 4})
+    assert res.status == "free" and res.identity() and res.engines["z3"] == res.engines["enumeration"] == "proved"
+    # the relation, from the same catalog: equal (both engines), so every (lane, i) is the same cell
+    pair = api.load([f"{SPECS}/ldmatrix.m8n8.toml", f"{SPECS}/mma.m16n8k16.float.toml"])
+    rel = next(r for r in api.check_all(pair).instructions if r.id == "ldmatrix_x4_is_mma_a")
+    assert [(c.status, c.engines) for c in rel.checks] == [("proved", {"z3": "proved", "enumeration": "proved"})]
+    # and the plan names, for every lane, element i of the ldmatrix for element i of A
+    assert all(s.src_lane == s.lane and s.j == s.i for s in res.plan)
+    # the same for the accumulator stored by stmatrix .x4 (stmatrix_x4_accumulator_pair): free, two n-tiles
+    st = api.handoff("mma.m16n8k16.float.C.f32", "stmatrix.m8n8.R.b16", specs=SPECS, params={"NUM": 4})
+    assert st.status == "free" and st.grid == (1, 2) and any("stmatrix.m8n8.R.b16: its matrices" in n for n in st.notes)

@@ -18,7 +18,7 @@ from verify.witnesses import (AxisCoverage, BankConflict, BufferPlace, CellCover
                               CellUnreached, DomainDiffers, Element, ElementList, ElementsCollide, Facts,
                               FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField,
                               NotPermuted, OperandExtent, OperandRegisters, OutputUnreached, ParamsDiffer,
-                              PointDiffers, PointOutside, PointsCollide, RegisterCount, RegisterPacking,
+                              PointDiffers, PointOutside, PointsCollide, ReductionLanes, RegisterCount, RegisterPacking,
                               ReplicaDiffers, ReviewedFacts, SparseMetadata, SparseRange, SpecGivenDiffer,
                               TextPosition, TileDiffers, TmemLane, Witness, as_witness, at_member, fragment_witness,
                               witness_json)
@@ -194,6 +194,14 @@ CHECK_WITNESSES = [
      {"lane": 0, "i": 2, "element": "a2", "cell": {"row": 0, "col": 2},
       "held_by": {"lane": 1, "i": 0, "tile": 0, "element": "c0"}},
      "lane 0, element a2 needs cell (0, 2): held by lane 1, element c0"),
+    (ReductionLanes(0, "row", 0, 2, False, (1, 4)),
+     {"lane": 0, "axis": "row", "line": 0, "other": 2, "reached": False, "masks": [1, 4]},
+     "lane 0 holds row 0; lane 2 holds cells of row 0 too, but the butterfly never brings it (lane 0 xor 2: no xor of "
+     "the masks 1, 4)"),
+    (ReductionLanes(4, "col", 3, 5, True, (1,), mma=1, params={"N": 8}),
+     {"params": {"N": 8}, "lane": 4, "axis": "col", "line": 3, "other": 5, "reached": True, "masks": [1], "mma": 1},
+     "N = 8: lane 4 holds col 3 of MMA computation 2; the butterfly brings lane 5 (lane 4 xor 1), which holds no cell "
+     "of col 3 of MMA computation 2"),
     (SparseRange(3, 1, "a1", 0, 8, 11, 2, "holds only 2"),
      {"lane": 3, "i": 1, "element": "a1", "row": 0, "firstcol": 8, "lastcol": 11, "rank": 2, "reason": "holds only 2"},
      "lane 3, element a1 (row 0): holds only 2"),

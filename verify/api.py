@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 _LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
          "FamilyError": "checks.members", "FamilyResult": "checks.members",
          "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations",
-         "Given": "checks.consistency_sides"}
+         "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "checks.reduce"}
 
 
 def __getattr__(name: str) -> object:
@@ -418,15 +418,19 @@ def block_tile(layout: Layout | str, warps: tuple[int, int], block: tuple[int, i
 
 
 def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT_TIMEOUT, *,
-            specs: Iterable[Spec] | str | Path | None = None,
-            params: Mapping[str, int] | None = None) -> HandoffResult | FamilyResult:
+            specs: Iterable[Spec] | str | Path | None = None, params: Mapping[str, int] | None = None,
+            from_params: Mapping[str, int] | None = None,
+            to_params: Mapping[str, int] | None = None) -> HandoffResult | FamilyResult:
     """Can the fragment ``source`` produces (tiled to cover ``target``) feed ``target`` lane for lane?
     ``HandoffResult.status``: ``free`` (with the element mapping), ``shuffle`` (with the exchange; over several
     warps, every value inside its warp) or ``shared`` (some value crosses warps: through shared memory;
     ``warp_exchange()`` says which warps exchange how many).  ``source``/``target`` may be block layouts of one
     kernel (``api.triton(dump, spec, tensor="#mma")`` and ``tensor="#blocked"``);
     ``HandoffError`` when the two cannot be tiled onto each other.  Families: every member (the bindings of
-    their parameters together), or the one ``params`` names; a ``FamilyResult`` when several."""
+    their parameters together), or the ones the bindings name: ``params`` a name on every side that has it,
+    ``from_params``/``to_params`` one side's alone (two families that share a name, bound apart: ldmatrix
+    ``.x1`` -> ``.x2``); a name both sides have and neither binds alone takes one value on both (a given side
+    read as a member binds the other side's too); a ``FamilyResult`` when several."""
     _a_layout(source, "source", ids=True)
     _a_layout(target, "target", ids=True)
     timeout = _timeout(timeout)
@@ -436,7 +440,26 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
             loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
         source, target = _like(source, loaded), _like(target, loaded)
     from .checks.members import handoff_any  # noqa: PLC0415
-    return handoff_any(source, target, timeout, _params(params))
+    return handoff_any(source, target, timeout, _params(params), _params(from_params), _params(to_params))
+
+
+def reduction(layout: Layout | str, along: str = "row", masks: Sequence[int] = (1, 2), timeout: float = DEFAULT_TIMEOUT,
+              *, specs: Iterable[Spec] | str | Path | None = None, params: Mapping[str, int] | None = None) -> Any:
+    """Does a ``shfl.xor`` butterfly by ``masks`` reduce every row (``along="col"``: column) of ``layout``'s
+    fragment over exactly the lanes that own it (``verify.checks.reduce.ReduceResult``: ``exact``, or
+    ``inexact`` with the lane pair that breaks it, ``ReductionLanes``)?  Both engines.  A family: every member,
+    or the one ``params`` names (``FamilyResult``).  ``ReduceError`` for an axis or a mask that cannot be."""
+    _a_layout(layout, "layout", ids=True)
+    if isinstance(layout, str):
+        loaded = specs if specs is not None and not isinstance(specs, (str, Path)) else None
+        if loaded is None:
+            loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
+        layout = _like(layout, loaded)
+    if isinstance(masks, (str, bytes)) or not all(isinstance(m, int) and not isinstance(m, bool) for m in masks):
+        raise TypeError("masks must be whole numbers, e.g. (1, 2)")
+    from .checks.members import reduce_any  # noqa: PLC0415
+    from .checks.reduce import check_masks  # noqa: PLC0415
+    return reduce_any(layout, along, check_masks(along, tuple(masks)), _timeout(timeout), _params(params))
 
 
 def cutlass_headers() -> Path | None:
@@ -917,5 +940,5 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]

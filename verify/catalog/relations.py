@@ -6,7 +6,8 @@ lazily (``verify.layout.algebra``), so declaring them costs nothing until a chec
 
 =================================  ===================================================================
 ``ldmatrix_x4_is_mma_a``           ldmatrix ``.x4`` of a row-major 16 x 16 tile, lane t giving tile row
-                                   t % 16, column 8 (t / 16): ``compose(addresses, ldmatrix)`` = mma A
+                                   t % 16, column 8 (t / 16): ``stack_onto(ldmatrix, 16)`` (the row
+                                   addresses composed after the stack, as ``handoff`` places it) = mma A
 ``ldmatrix_x2_trans_is_mma_b``     ldmatrix ``.x2.trans`` of a 16 x 8 tile (lane t < 16: row t) = mma B
 ``stmatrix_x4_accumulator_pair``   stmatrix ``.x4`` into a 16 x 16 tile writes every cell once, and equals
                                    two m16n8 accumulators side by side: ``product(C, 2 tiles along col)``
@@ -34,6 +35,7 @@ from ..layout.family import Extent
 from ..layout.ids import effective_id
 from ..layout.model import Layout
 from ..layout.named import formula_map
+from ..layout.tile import stack_onto
 from ..layout.views import as_fragment, fragment_map
 
 C16 = "mma.m16n8k16.float.C.f32"  # the doc-text m16n8 accumulator layout (9.7.14.5.8)
@@ -72,17 +74,6 @@ class Relation:
 
 # ----------------------------------------------------------------------------- algebra pieces
 
-def _src(lay: Layout) -> A.Relabel:
-    """A fragment whose cells are read as a source: outputs renamed ``src_row``, ``src_col``."""
-    return A.relabel(fragment_map(lay), outputs={"row": "src_row", "col": "src_col"})
-
-
-def _addresses(text: str, src: tuple[int, int], tile: tuple[int, int]) -> Any:
-    """Row addresses of a data-movement instruction: (src_row, src_col) of its memory image -> the tile's
-    (row, col)."""
-    return formula_map(text, (Dim("src_row", src[0]), Dim("src_col", src[1])), (Dim("row", tile[0]), Dim("col", tile[1])))
-
-
 def _n_tiles(c: Layout, n: Extent, params: tuple[Any, ...] = ()) -> Any:
     """The accumulator ``c`` (4 elements) tiled ``n`` times along col: element ``i = e + 4 j`` is
     ``c_e`` of n-tile ``j`` (``params``: the family parameters ``n`` is written in)."""
@@ -99,31 +90,30 @@ def _over(x: Extent, k: int) -> Extent:
 Declare = Callable[[Mapping[str, Layout]], list[Relation]]
 
 
-def _ldmatrix_is(rid: str, ids: tuple[str, str], num: int, addresses: str, tile_name: str, tile: tuple[int, int],
-                 names: tuple[str, str], note: str) -> Declare:
+def _ldmatrix_is(rid: str, ids: tuple[str, str], num: int, tile_name: str, rows: int, names: tuple[str, str],
+                 note: str) -> Declare:
+    """ldmatrix ``.x{num}`` of a tile of ``rows`` rows, its matrices placed by ``stack_onto`` (the placement
+    ``handoff`` uses for a stack) = the mma operand."""
     def declare(layouts: Mapping[str, Layout]) -> list[Relation]:
         if not all(x in layouts for x in ids):
             return []
         ldm, mma = layouts[ids[0]], layouts[ids[1]]
         inst = ldm.instance(NUM=num)
-        src = (inst.rows, inst.cols)
-        composed = A.compose(_addresses(addresses, src, tile), _src(inst))
-        given = as_fragment(composed, inst, id=tile_name, operand=mma.operand)
+        given = replace(stack_onto(inst, rows, tile_name), operand=mma.operand)
         return [Relation(rid, "ldmatrix", inst.shape, (inst, mma), (Equal("equal", mma, given, names),), {"equal": note})]
     return declare
 
 
 _LDMATRIX_A = _ldmatrix_is(
     "ldmatrix_x4_is_mma_a", ("ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"), 4,
-    "row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n", "ldmatrix.m8n8.x4 of a 16 x 16 tile", (16, 16),
-    ("mma A", "ldmatrix .x4"),
+    "ldmatrix.m8n8.x4 of a 16 x 16 tile", 16, ("mma A", "ldmatrix .x4"),
     "the ldmatrix element order within a row is CuTe's (SM75_U32x4_LDSM_N); the row addresses "
     "(lane t: tile row t % 16, column 8 (t / 16)) are the usual ones, ours")
 
 _LDMATRIX_B = _ldmatrix_is(
     "ldmatrix_x2_trans_is_mma_b", ("ldmatrix.m8n8.R.b16.trans", "mma.m16n8k16.B.f16_bf16"), 2,
-    "row = src_row\ncol = src_col\n", "ldmatrix.m8n8.x2.trans of a 16 x 8 tile", (16, 8),
-    ("mma B", "ldmatrix .x2.trans"), "the .trans element order is CuTe's (SM75_U16x4_LDSM_T)")
+    "ldmatrix.m8n8.x2.trans of a 16 x 8 tile", 16, ("mma B", "ldmatrix .x2.trans"),
+    "the .trans element order is CuTe's (SM75_U16x4_LDSM_T)")
 
 
 def _stmatrix_pair(layouts: Mapping[str, Layout]) -> list[Relation]:
@@ -131,9 +121,7 @@ def _stmatrix_pair(layouts: Mapping[str, Layout]) -> list[Relation]:
         return []
     stm, c = layouts["stmatrix.m8n8.R.b16"], layouts[C16]
     x4 = stm.instance(NUM=4)
-    tile = as_fragment(A.compose(_addresses("row = src_row % 16\ncol = (8 * (src_row / 16)) + src_col\n",
-                                            (x4.rows, x4.cols), (16, 16)), _src(x4)),
-                       x4, id="stmatrix.m8n8.x4 into a 16 x 16 tile", operand="C")
+    tile = replace(stack_onto(x4, 16, "stmatrix.m8n8.x4 into a 16 x 16 tile"), operand="C")
     pair = as_fragment(_n_tiles(c, 2), c, id="two m16n8 accumulator tiles",
                        domain=replace(c.domain, elements=8))
     return [Relation("stmatrix_x4_accumulator_pair", "stmatrix", x4.shape, (x4, c),

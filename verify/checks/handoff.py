@@ -7,7 +7,10 @@ already holds the cells it needs.  Triton issue #3580 did the same with the int8
 columns of C but 4 of A, so values must move between lanes.  This check tells the two apart.
 
 **The model.** The produced matrix is consumed as is: FROM's cell (row, col) is TO's cell
-(row, col) (no transpose).  FROM is tiled to cover TO (``verify.layout.tile``: TO's rows / FROM's
+(row, col) (no transpose).  A stack (ldmatrix's or stmatrix's matrices one under another, where each goes in
+the tile is the row addresses' choice) taller than the other side is first placed on the other side's rows
+as the catalog's relations place it (``place_stacks``: lane t addresses tile row t % rows, column C (t /
+rows)), so ``handoff ldmatrix .x4 -> mma A`` is the relation ``ldmatrix_x4_is_mma_a``.  FROM is tiled to cover TO (``verify.layout.tile``: TO's rows / FROM's
 rows tiles down, TO's cols / FROM's cols across, element ``t * N + j`` of a lane = element ``j`` of
 tile ``t``, tiles row-major); both must have the same threads and MMA computations, and FROM's
 extent must divide TO's.
@@ -54,7 +57,7 @@ from ..engines import smt
 from ..layout.model import Layout, cells_of
 from ..layout.named import mux
 from ..layout.sparse import is_sparse
-from ..layout.tile import tile
+from ..layout.tile import is_stack, stack_onto, tile
 from ..results import CheckResult, combine_engines
 from ..witnesses import CellHeldBy, Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
@@ -159,7 +162,7 @@ class HandoffResult:
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "handoff": {
             "from": self.source.id, "to": self.target.id,
-            **({"params": dict(self.source.params_bound) | dict(self.target.params_bound)}
+            **({"params": bound_params(self.source, self.target)}
                if self.source.params_bound or self.target.params_bound else {}),
             "tiles": {"down": self.grid[0], "across": self.grid[1], "rows": self.source.rows, "cols": self.source.cols},
             "views": {"from": _view(self.source), "to": _view(self.target)},
@@ -176,6 +179,19 @@ class HandoffResult:
             "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample), "message": c.message,
                                  "engines": dict(c.engines)} for c in self.checks},
         }}
+
+
+def bound_params(source: Layout, target: Layout) -> dict[str, int]:
+    """The members the two sides are: each name once where the sides agree, ``FROM NAME`` and ``TO NAME`` where
+    they take it apart (``--from-param``/``--to-param``)."""
+    f, t = dict(source.params_bound), dict(target.params_bound)
+    out: dict[str, int] = {}
+    for k in [*f, *(k for k in t if k not in f)]:
+        if k in f and k in t and f[k] != t[k]:
+            out[f"FROM {k}"], out[f"TO {k}"] = f[k], t[k]
+        else:
+            out[k] = f.get(k, t.get(k))  # type: ignore[assignment]
+    return out
 
 
 def _view(lay: Layout) -> dict[str, Any]:
@@ -324,15 +340,35 @@ def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, b
     return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), planned, z3.Not(term)], budget)[0]
 
 
+def place_stacks(source: Layout, target: Layout) -> tuple[Layout, Layout, tuple[str, ...]]:
+    """A stack (ldmatrix's, stmatrix's matrices one under another: ``verify.layout.tile.is_stack``) taller than
+    the other side, placed on the other side's rows as row addresses usually place it (``stack_onto``: lane t
+    addresses tile row t % rows, column C (t / rows)), the placement the catalog's relations
+    ``ldmatrix_x4_is_mma_a`` and ``stmatrix_x4_accumulator_pair`` prove; with a note that says so.  Anything
+    else as it is."""
+    out, notes = [source, target], []
+    for k, (role, lay, other) in enumerate((("FROM", source, target), ("TO", target, source))):
+        if not is_stack(lay) or other.is_family or lay.rows <= other.rows or lay.rows % other.rows:
+            continue
+        rows, R, C = other.rows, lay.rows, lay.cols
+        out[k] = stack_onto(lay, rows)
+        notes.append(f"{role} {lay.id}: its matrices, stacked {R} x {C}, are placed on {rows} rows as their row "
+                     f"addresses usually place them: lane t addresses tile row t % {rows}, column {C} (t / {rows}) "
+                     f"({rows} x {C * (R // rows)}; the placement of the catalog's ldmatrix_x4_is_mma_a and "
+                     "stmatrix_x4_accumulator_pair)")
+    return out[0], out[1], tuple(notes)
+
+
 def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) -> HandoffResult:
     """Decide whether ``source`` (tiled) feeds ``target`` lane for lane (see the module docstring)."""
     t0 = time.perf_counter()
+    source, target, placed = place_stacks(source, target)
     grid = grid_for(source, target)
     unspecified = [lay for lay in (source, target) if lay.unspecified]
     if unspecified:
         return HandoffResult(source, target, source, grid, "unspecified", (), None, unspecified_message(unspecified),
-                             {}, (), time.perf_counter() - t0, notes=_sparse_notes(source, target))
-    notes = _sparse_notes(source, target)
+                             {}, (), time.perf_counter() - t0, notes=placed + _sparse_notes(source, target))
+    notes = placed + _sparse_notes(source, target)
     tiled = tile(source, grid)
     steps, first, first_cross = _plan(tiled, target, source)
     enum_cex = _witness(tiled, target, source, steps, first) if first is not None else None
@@ -401,4 +437,4 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
                          tuple(checks), time.perf_counter() - t0, notes)
 
 
-__all__ = ["HandoffError", "HandoffResult", "Step", "grid_for", "handoff"]
+__all__ = ["HandoffError", "HandoffResult", "Step", "grid_for", "handoff", "place_stacks"]

@@ -23,7 +23,8 @@ from ..layout.model import Layout
 
 # From best to worst: the overall status of a family is the worst of its members'.
 ORDER = {"conform": ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
-         "handoff": ("free", "shuffle", "shared", "missing", "unspecified", "incompatible", "unknown", "error")}
+         "handoff": ("free", "shuffle", "shared", "missing", "unspecified", "incompatible", "unknown", "error"),
+         "reduce": ("exact", "inexact", "unknown", "error")}
 
 
 class FamilyError(ValueError):
@@ -265,26 +266,127 @@ def _largest_tile(spec: Layout, given: Layout, envs: list[dict[str, int]],
     return [best], "the largest member that tiles the given (give --param to compare with another)"
 
 
-def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[str, int] | None = None) -> Any:
-    """``handoff`` between any two layouts: plain layouts once; with families, every member (the bindings of
-    their parameters together) or the one ``params`` names.  A member whose extents cannot be tiled onto
-    each other is ``incompatible`` (exit 1), the others are decided as usual."""
+FROM, TO = "FROM", "TO"
+
+
+def _side_names(lay: Layout) -> dict[str, Param | int]:
+    """A side's parameters: a family's (name -> ``Param``), or a member's bound values (name -> value: a given
+    layout read as the member its extent or ``--param`` fixes)."""
+    return {p.name: p for p in lay.domain.params} if lay.is_family else dict(lay.params_bound)
+
+
+def _have(names: Mapping[str, Param | int]) -> str:
+    return ", ".join(names) or "none"
+
+
+def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | None = None,
+                  from_params: Mapping[str, int] | None = None, to_params: Mapping[str, int] | None = None
+                  ) -> tuple[tuple[Param, ...], list[tuple[dict[str, int], dict[str, int], dict[str, int]]]]:
+    """The members of a handoff between two layouts, each side's parameters bound (docs/layouts.md):
+
+    * ``from_params`` / ``to_params`` (``--from-param`` / ``--to-param``): that side's own value;
+    * ``params`` (``--param``): the value of the name on every side that has it and no value of its own;
+    * a name both sides have and neither binds alone is one parameter: the same value on both sides (the
+      member a given side's extent fixes, or every value the two have alike);
+    * any other name: every value of its side.
+
+    Returns the parameters that vary (named ``NAME``, or ``FROM NAME`` / ``TO NAME`` where the two sides have
+    the name but take it apart) and, for every member, (that binding, FROM's, TO's).  ``FamilyError`` for a
+    name a side does not have, a value it does not take, or a shared name whose values differ."""
+    sides = {FROM: (source, _side_names(source), dict(from_params or {})),
+             TO: (target, _side_names(target), dict(to_params or {}))}
+    params = dict(params or {})
+    for role, (lay, names, own) in sides.items():
+        for name, value in own.items():
+            if name not in names:
+                raise FamilyError(f"--{role.lower()}-param {name}={value}: {role} {lay.id} has no parameter {name} "
+                                  f"(parameters: {_have(names)})")
+    for name, value in params.items():
+        if not any(name in names for _, names, _ in sides.values()):
+            have = sorted({n for _, names, _ in sides.values() for n in names})
+            raise FamilyError(f"--param {name}={value}: no parameter {name} here (parameters: {', '.join(have) or 'none'})")
+    fixed: dict[str, dict[str, int]] = {FROM: {}, TO: {}}
+    for role, (lay, names, own) in sides.items():
+        for name, have in names.items():
+            flag = f"--{role.lower()}-param" if name in own else "--param" if name in params else None
+            if flag is None:
+                continue
+            value = own[name] if name in own else params[name]
+            if isinstance(have, Param) and value not in have.values:
+                raise FamilyError(f"{flag} {name}={value}: not a value of {name} ({have.describe()})")
+            if not isinstance(have, Param) and value != have:
+                raise FamilyError(f"{flag} {name}={value}: {role} {lay.id} is the member {name} = {have}")
+            fixed[role][name] = value
+    variables: list[tuple[Param, tuple[str, ...]]] = []  # (the parameter shown, the sides it binds)
+    other = {FROM: TO, TO: FROM}
+    for role, (lay, names, own) in sides.items():
+        for name, have in names.items():
+            if not isinstance(have, Param) or name in fixed[role]:
+                continue
+            o_lay, o_names, o_own = sides[other[role]]
+            o_have = o_names.get(name)
+            if o_have is None or name in o_own:  # this side's own, or bound apart on the other side
+                shown = name if o_have is None else f"{role} {name}"
+                variables.append((Param(shown, have.values), (role,)))
+            elif not isinstance(o_have, Param) or name in fixed[other[role]]:  # the other side's value, shared
+                value = fixed[other[role]].get(name, o_have)
+                if value not in have.values:
+                    raise FamilyError(f"{name} = {value} ({other[role]} {o_lay.id}) is not a value of {role} {lay.id}'s "
+                                      f"{name} ({have.describe()}): bind each side with --from-param and --to-param")
+                fixed[role][name] = value  # type: ignore[assignment]
+            elif role == FROM:  # both families, one parameter (TO's turn finds it bound)
+                if o_have != have:
+                    raise FamilyError(f"{name} takes {have.describe()} in {lay.id} and {o_have.describe()} in "
+                                      f"{o_lay.id}: give --param {name}=VALUE, or --from-param and --to-param to "
+                                      "bind each side")
+                variables.append((have, (FROM, TO)))
+    import itertools  # noqa: PLC0415
+    out = []
+    for combo in itertools.product(*(p.values for p, _ in variables)):
+        shown, env_from, env_to = {}, dict(fixed[FROM]), dict(fixed[TO])
+        for (p, roles), v in zip(variables, combo):
+            shown[p.name] = v
+            for role in roles:
+                (env_from if role == FROM else env_to)[p.name.split(" ")[-1]] = v
+        out.append((shown, env_from, env_to))
+    return tuple(p for p, _ in variables), out
+
+
+def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[str, int] | None = None,
+                from_params: Mapping[str, int] | None = None, to_params: Mapping[str, int] | None = None) -> Any:
+    """``handoff`` between any two layouts: plain layouts once; with families, every member or the ones the
+    bindings name (``side_bindings``).  A member whose extents cannot be tiled onto each other is
+    ``incompatible`` (exit 1), the others are decided as usual."""
     from .handoff import HandoffError, handoff  # noqa: PLC0415
-    ps = params_of(source, target)
-    envs = bindings(ps, params)
-    if not ps:
+    shown, members = side_bindings(source, target, params, from_params, to_params)
+    if not source.is_family and not target.is_family:
         return handoff(source, target, timeout)
+    by_env = {tuple(sorted(e.items())): (f, t) for e, f, t in members}
 
     def run(env: dict[str, int]) -> Any:
+        env_from, env_to = by_env[tuple(sorted(env.items()))]
         try:
-            return handoff(member(source, env), member(target, env), timeout)
+            return handoff(member(source, env_from), member(target, env_to), timeout)
         except HandoffError as e:
-            if len(envs) == 1:
+            if len(members) == 1:
                 raise
             return Incompatible("incompatible", str(e))
 
-    return run_members("handoff", f"handoff {source.id} -> {target.id}", ps, envs, run)
+    return run_members("handoff", f"handoff {source.id} -> {target.id}", shown, [e for e, _, _ in members], run)
 
 
-__all__ = ["conform_any", "handoff_any", "read_as", "FamilyError", "FamilyResult", "Incompatible", "binding_text", "bindings", "bindings_text", "member",
+def reduce_any(lay: Layout, axis: str, masks: tuple[int, ...], timeout: float,
+               params: Mapping[str, int] | None = None) -> Any:
+    """A butterfly reduction inside ``lay`` (``verify.checks.reduce``): a plain layout once, a family on every
+    member or the one ``params`` names."""
+    from .reduce import reduction  # noqa: PLC0415
+    envs = bindings(lay.domain.params, params) if lay.is_family else [{}]
+    if not lay.is_family:
+        bindings((), {k: v for k, v in (params or {}).items() if k not in dict(lay.params_bound)})
+    label = f"reduce {lay.id} along {axis} by shfl.xor {', '.join(map(str, masks))}"
+    return run_members("reduce", label, lay.domain.params, envs,
+                       lambda env: reduction(member(lay, env), axis, masks, timeout))
+
+
+__all__ = ["conform_any", "handoff_any", "read_as", "reduce_any", "side_bindings", "FamilyError", "FamilyResult", "Incompatible", "binding_text", "bindings", "bindings_text", "member",
            "params_of", "run_members"]

@@ -163,10 +163,19 @@ def add_arch_options(p: argparse.ArgumentParser) -> None:
                         "differ: sm_70)")
 
 
+def _side_params(like: api.Layout, params: dict[str, int], own: dict[str, int]) -> dict[str, int]:
+    """What a side's layout is read with: the ``--param`` names it has (a family's parameter), then its own."""
+    names = {p.name for p in like.domain.params}
+    return {k: v for k, v in params.items() if k in names} | own
+
+
 def cmd_handoff(args: argparse.Namespace) -> int:
     specs = _spec_layouts(args.specs)
     params = options.params(args.param)
+    from_params, to_params = options.params(args.from_param, "--from-param"), options.params(args.to_param, "--to-param")
     from_flag, to_flag = _given_flag(args), _given_flag(args, "to_")
+    if args.reduce is not None or args.xor is not None:
+        return _reduce(args, specs, params, from_params, to_params, from_flag, to_flag)
     if args.to_id is None and from_flag is None and to_flag is None:
         raise UsageError("give TO_ID, or the layouts with a notation (--triton FILE --tensor A --to-tensor B)")
     source = _find(specs, args.from_id)
@@ -177,21 +186,47 @@ def cmd_handoff(args: argparse.Namespace) -> int:
                              f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
     try:
         if from_flag is not None:
-            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, params)), args, "", from_flag)
+            read = _side_params(source, params, from_params)
+            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, read)), args, "", from_flag)
         elif _given_options(args):
             raise UsageError("give FROM's layout with a notation (--triton FILE ...) for its options")
         if to_flag is not None or (from_flag is not None and _given_options(args, "to_")):
             flag = to_flag or from_flag  # --to-tensor alone: another tensor of FROM's file
-            like = target
-            target = _named_given(inputs.evaluation_guard(like.id, lambda: _given(args, like, params, "to_", flag)),
+            like, read_to = target, _side_params(target, params, to_params)
+            target = _named_given(inputs.evaluation_guard(like.id, lambda: _given(args, like, read_to, "to_", flag)),
                                   args, "to_", flag)  # type: ignore[arg-type]
         elif _given_options(args, "to_"):
             raise UsageError("give TO's layout with a notation (--to-triton FILE ...) for its options")
         elif args.to_id is None:
             raise UsageError("give TO_ID, or TO's layout (--to-triton FILE, or --to-tensor for another tensor "
                              "of FROM's file)")
-        result = api.handoff(source, target, args.timeout, params=params or None)
+        result = api.handoff(source, target, args.timeout, params=params or None, from_params=from_params or None,
+                             to_params=to_params or None)
     except (api.HandoffError, api.FamilyError) as e:
+        raise UsageError(str(e)) from None
+    _emit_result(args.format, result)
+    return result.exit_code()
+
+
+def _reduce(args: argparse.Namespace, specs: list, params: dict[str, int], from_params: dict[str, int],
+            to_params: dict[str, int], from_flag: tuple[str, str] | None, to_flag: tuple[str, str] | None) -> int:
+    """``handoff FROM --reduce row --xor 1,2``: a butterfly reduction inside FROM's fragment."""
+    if args.reduce is None or args.xor is None:
+        raise UsageError("--reduce and --xor go together: --reduce row --xor 1,2")
+    if args.to_id is not None or to_flag is not None or _given_options(args, "to_") or to_params:
+        raise UsageError("--reduce is inside FROM's fragment: give no TO")
+    source = _find(specs, args.from_id)
+    if isinstance(source, api.MapLayout):
+        raise UsageError(f"{source.id} is a {source.kind} layout, not a register fragment: --reduce reduces a fragment")
+    read = _side_params(source, params, from_params)
+    try:
+        if from_flag is not None:
+            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, read)), args, "",
+                                  from_flag)
+        elif _given_options(args):
+            raise UsageError("give FROM's layout with a notation (--triton FILE ...) for its options")
+        result = api.reduction(source, args.reduce, args.xor, args.timeout, params=read or None)
+    except (api.FamilyError, api.ReduceError) as e:
         raise UsageError(str(e)) from None
     _emit_result(args.format, result)
     return result.exit_code()
@@ -244,7 +279,19 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
             h.add_argument(o.flag, metavar=o.metavar, default=None, help="FROM's: " + o.help)
             h.add_argument(o.flag.replace("--", "--to-", 1), metavar=o.metavar, default=None,
                            help=f"TO's {o.flag} (alone: TO is read from FROM's file with it)")
-    h.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
+    h.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                   help="a parameter's value on every side that has it, e.g. --param N=24; repeat for several. A name "
+                        "both sides have and neither binds alone takes one value on both (the member a given "
+                        "layout's extent fixes, or every member); other names every value")
+    h.add_argument("--from-param", action="append", default=[], metavar="NAME=VALUE",
+                   help="FROM's own parameter value (two families that share a name, bound apart: "
+                        "--from-param NUM=1 --to-param NUM=2)")
+    h.add_argument("--to-param", action="append", default=[], metavar="NAME=VALUE", help="TO's own parameter value")
+    h.add_argument("--reduce", choices=("row", "col"), default=None,
+                   help="instead of a TO: does a shfl.xor butterfly (--xor) reduce every row (col) of FROM's fragment "
+                        "over exactly the lanes that own it? exact (exit 0) or inexact, with the lane pair that breaks it")
+    h.add_argument("--xor", type=options.xor_masks, default=None, metavar="MASKS",
+                   help="with --reduce: the butterfly's shfl.xor lane masks, e.g. 1,2 (the m16n8 accumulator's rows)")
     h.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     h.add_argument("--specs", default=None, help="spec files or directory (default: the bundled specs)")
     h.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)

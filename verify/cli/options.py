@@ -109,16 +109,17 @@ def quiet_sigpipe() -> None:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
 
-def params(items: list[str]) -> dict[str, int]:
-    """``--param`` values: ``["N=24"]`` -> ``{"N": 24}`` (bad values and a name given twice are usage errors)."""
+def params(items: list[str], flag: str = "--param") -> dict[str, int]:
+    """``--param`` values (``flag``: ``--from-param``, ``--to-param``): ``["N=24"]`` -> ``{"N": 24}`` (bad values
+    and a name given twice are usage errors)."""
     out: dict[str, int] = {}
     for item in items:
         name, eq, value = item.partition("=")
         name, value = name.strip(), value.strip()
         if not eq or not name or not value.isascii() or not value.isdigit() or len(value) > 9:
-            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. N=24")
+            raise UsageError(f"{flag} {item!r}: write NAME=VALUE, e.g. N=24")
         if name in out:
-            raise UsageError(f"--param {name} is given twice")
+            raise UsageError(f"{flag} {name} is given twice")
         out[name] = int(value)
     return out
 
@@ -131,6 +132,15 @@ def block(text: str) -> tuple[int, int]:
             or not (1 <= int(rows) <= 4096 and 1 <= int(cols) <= 4096):
         raise argparse.ArgumentTypeError(f"{text!r}: write ROWSxCOLS, e.g. 128x256 (each 1..4096)")
     return int(rows), int(cols)
+
+
+def xor_masks(text: str) -> tuple[int, ...]:
+    """``--xor 1,2`` -> (1, 2): shfl.xor lane masks, each 1..31, at most 5 (argparse type)."""
+    parts = [p.strip() for p in text.split(",")]
+    if not 1 <= len(parts) <= 5 or not all(p.isascii() and p.isdigit() and len(p) <= 2 and 1 <= int(p) <= 31
+                                           for p in parts):
+        raise argparse.ArgumentTypeError(f"{text!r}: write the shfl.xor lane masks, e.g. 1,2 (each 1 to 31)")
+    return tuple(int(p) for p in parts)
 
 
 PARAM_HELP = ("a family's parameter value, e.g. --param N=24; repeat for several. Without it a family is answered "

@@ -22,6 +22,32 @@ from .named import formula_map
 from .views import as_fragment, fragment_map
 
 
+STACKS = ("ldmatrix", "stmatrix")  # instructions whose matrix is its 8 x 8 (16 x 16) matrices one under another
+
+
+def is_stack(lay: Layout) -> bool:
+    """Whether ``lay``'s matrix is a stack: ldmatrix's (stmatrix's) ``.num`` matrices one under another, in
+    the order of the lanes that address their rows, not a matrix of the program's (where each one goes is
+    the row addresses' choice, see ``stack_onto``)."""
+    return lay.instruction in STACKS and not lay.is_family
+
+
+def stack_onto(base: Layout, rows: int, layout_id: str | None = None) -> Layout:
+    """A stack of matrices (``is_stack``: ``R x C``, ``R`` a multiple of ``rows``) placed on a tile of ``rows``
+    rows as row addresses usually place them, down the tile and then across: stacked row ``s`` is tile cell
+    ``(s % rows, C (s / rows) + col)``, so lane t addresses tile row ``t % rows``, column ``C (t / rows)`` (an
+    ldmatrix ``.x4`` of a 16 x 16 tile, the catalog's ``ldmatrix_x4_is_mma_a``).  Built with the algebra: the
+    row addresses composed after the stack's cells; the stack itself when it has ``rows`` rows."""
+    R, C = base.rows, base.cols
+    if rows < 1 or R % rows:
+        raise ValueError(f"{base.id} ({R} x {C}) is no stack of {rows}-row tiles")
+    frag = fragment_map(base)
+    src = A.relabel(frag, outputs={"row": "src_row", "col": "src_col"})
+    addresses = formula_map(f"row = src_row % {rows}\ncol = ({C} * (src_row / {rows})) + src_col\n",
+                            (Dim("src_row", R), Dim("src_col", C)), (Dim("row", rows), Dim("col", C * (R // rows))))
+    return as_fragment(A.compose(addresses, src), base, id=layout_id or base.id)
+
+
 def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> Layout:
     """``base`` repeated over ``grid`` tiles (see the module docstring): a layout of the model over
     ``grid[0] * rows`` x ``grid[1] * cols`` cells, with ``tiles * N`` elements per thread."""

@@ -1,5 +1,5 @@
 """Results -> text, for the results of one instruction and of the layouts-people-write commands
-(``conform``, ``handoff``, a family's members): the checks make the data (``verify.results``,
+(``conform``, ``handoff``, ``handoff --reduce``, a family's members): the checks make the data (``verify.results``,
 ``verify.checks``), this module only words it."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the layouts-people-write modules load on first use (``check
     from ..checks.conform import ConformResult
     from ..checks.handoff import HandoffResult, Step
     from ..checks.members import FamilyResult, Incompatible
+    from ..checks.reduce import ReduceResult
 
 _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
 
@@ -171,6 +172,29 @@ def _warp_exchange_lines(r: HandoffResult) -> list[str]:
     return lines
 
 
+def reduce_text(r: ReduceResult) -> str:
+    """A butterfly reduction's verdict, as ``ptx-verify handoff --reduce`` prints it."""
+    from ..checks.reduce import span  # noqa: PLC0415  (loaded with the result it renders)
+    masks = ", ".join(map(str, r.masks))
+    lines = [f"reduce {_named(r.layout)} along {r.axis} by shfl.xor {masks}: {r.status}"]
+    reach = ", ".join(map(str, span(r.masks)))
+    owners = ", ".join(map(str, r.owners))
+    lines.append(f"  each lane l combines lanes l xor {reach}; lanes that own one {r.axis}: {owners}")
+    if r.status == "exact":
+        lines.append(f"  every lane's butterfly reaches exactly the lanes that own each of its {r.axis}s")
+    else:
+        lines.append(f"  first: {r.check.message}")
+        c = r.counterexample
+        if c is not None and c["other"] // 32 != c["lane"] // 32:
+            lines.append(f"  lane {c['other']} is in warp {c['other'] // 32}, lane {c['lane']} in warp {c['lane'] // 32}: "
+                         "no shuffle reaches across warps (combine the warps' partial results through shared memory)")
+    if r.hint is not None:
+        lines.append(f"  hint: shfl.xor {', '.join(map(str, r.hint))} reaches exactly the owners of every {r.axis} "
+                     "(proved, both engines)")
+    lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in r.engines.items()))
+    return "\n".join(lines) + "\n"
+
+
 def family_text(fam: FamilyResult) -> str:
     """A command run on several members of a family: the statuses by member, then the first member's text."""
     from ..checks.members import binding_text, bindings_text  # noqa: PLC0415
@@ -190,7 +214,7 @@ def incompatible_text(r: Incompatible) -> str:
     return f"  {r.message}\n"
 
 
-Result = Union["ConformResult", "HandoffResult", "FamilyResult", "Incompatible"]
+Result = Union["ConformResult", "HandoffResult", "FamilyResult", "Incompatible", "ReduceResult"]
 
 
 def result_text(r: Result) -> str:
@@ -198,6 +222,9 @@ def result_text(r: Result) -> str:
     from ..checks.conform import ConformResult  # noqa: PLC0415
     from ..checks.handoff import HandoffResult  # noqa: PLC0415
     from ..checks.members import FamilyResult  # noqa: PLC0415
+    from ..checks.reduce import ReduceResult  # noqa: PLC0415
+    if isinstance(r, ReduceResult):
+        return reduce_text(r)
     if isinstance(r, ConformResult):
         return conform_text(r)
     if isinstance(r, HandoffResult):
@@ -207,4 +234,5 @@ def result_text(r: Result) -> str:
     return incompatible_text(r)
 
 
-__all__ = ["conform_text", "family_text", "handoff_text", "incompatible_text", "instruction_lines", "Result", "result_text"]
+__all__ = ["conform_text", "family_text", "handoff_text", "incompatible_text", "instruction_lines", "reduce_text", "Result",
+           "result_text"]

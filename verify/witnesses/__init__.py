@@ -28,6 +28,7 @@ The other checks (``checks``):
 * ``OperandRegisters``, ``OperandExtent``, ``AxisCoverage``, ``KCoverage``, ``LaneGroups``: an instruction's
   operands against its shape;
 * ``CellHeldBy``: a cell a lane needs and who holds it (``handoff``);
+* ``ReductionLanes``: the lane pair that breaks a butterfly reduction inside a fragment (``handoff --reduce``);
 * ``SparseRange``, ``SparseMetadata``, ``MetadataField``, ``MetadataBudget``: sparse A and its metadata;
 * ``LaneAddress``: a lane's shared-memory access that is unplaced or misaligned;
 * ``BufferPlace``: where a writer's and a reader's maps of one buffer disagree (``consistency``);
@@ -45,7 +46,7 @@ from __future__ import annotations
 
 from .checks import (AxisCoverage, BufferPlace, CellCoverage, CellHeldBy, CheckWitness, DomainDiffers, ElementList,
                      FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted,
-                     OperandExtent, OperandRegisters, ParamsDiffer, RegisterCount, RegisterPacking, ReplicaDiffers,
+                     OperandExtent, OperandRegisters, ParamsDiffer, RegisterCount, ReductionLanes, RegisterPacking, ReplicaDiffers,
                      ReviewedFacts, SparseMetadata, SparseRange, SpecGivenDiffer, TileDiffers, TmemLane, at_member)
 from .core import (BankConflict, CellOutside, CellUnreached, Element, ElementsCollide, Facts, OutputUnreached,
                    PointDiffers, PointOutside, PointsCollide, TextPosition, Witness, as_witness, fragment_witness,
@@ -55,6 +56,6 @@ __all__ = ["AxisCoverage", "BankConflict", "BufferPlace", "CellCoverage", "CellH
            "CheckWitness", "DomainDiffers", "Element", "ElementList", "ElementsCollide", "Facts", "FragmentDiffers",
            "KCoverage", "LaneAddress", "LaneGroups", "MetadataBudget", "MetadataField", "NotPermuted", "OperandExtent",
            "OperandRegisters", "OutputUnreached", "ParamsDiffer", "PointDiffers", "PointOutside", "PointsCollide",
-           "RegisterCount", "RegisterPacking", "ReplicaDiffers", "ReviewedFacts", "SparseMetadata", "SparseRange",
+           "ReductionLanes", "RegisterCount", "RegisterPacking", "ReplicaDiffers", "ReviewedFacts", "SparseMetadata", "SparseRange",
            "SpecGivenDiffer", "TextPosition", "TileDiffers", "TmemLane", "Witness", "as_witness", "at_member",
            "fragment_witness", "witness_json"]

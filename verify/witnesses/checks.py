@@ -12,6 +12,7 @@ by ``verify.witnesses`` (import them from there).
 * ``OperandRegisters``, ``OperandExtent``, ``AxisCoverage``, ``KCoverage``, ``LaneGroups``: an instruction's
   operands against its shape;
 * ``CellHeldBy``: a cell a lane needs and who holds it (``handoff``);
+* ``ReductionLanes``: the lane pair that breaks a butterfly reduction inside a fragment (``handoff --reduce``);
 * ``SparseRange``, ``SparseMetadata``, ``MetadataField``, ``MetadataBudget``: sparse A and its metadata;
 * ``LaneAddress``: a lane's shared-memory access that is unplaced or misaligned (``banks``);
 * ``BufferPlace``: where a writer's and a reader's maps of one buffer disagree (``consistency``);
@@ -454,6 +455,37 @@ class CellHeldBy(CheckWitness):
         h = self.held_by
         who = "no lane holds it" if h is None else f"held by lane {h['lane']}, element {h['element']}"
         return [f"lane {self.lane}, element {self.element} needs {_cell(self.cell)}: {who}"]
+
+
+@dataclass(frozen=True, eq=True)
+class ReductionLanes(CheckWitness):
+    """A butterfly reduction (``shfl.xor`` by ``masks``) along ``axis`` that is not exact: lane ``lane`` holds
+    cells of line ``line`` (a row or a column; of MMA computation ``mma`` when there are several), and lane
+    ``other`` is brought by the butterfly but holds no cell of it (``reached``), or holds cells of it but is never
+    brought (not ``reached``)."""
+
+    lane: int
+    axis: str
+    line: int
+    other: int
+    reached: bool
+    masks: tuple[int, ...]
+    mma: int | None = None
+    params: Mapping[str, int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return _with_params(self.params, {"lane": self.lane, "axis": self.axis, "line": self.line, "other": self.other,
+                                          "reached": self.reached, "masks": list(self.masks),
+                                          **({"mma": self.mma} if self.mma is not None else {})})
+
+    def words(self) -> list[str]:
+        line = f"{self.axis} {self.line}{_mma(self.mma)}"
+        how = f"lane {self.lane} xor {self.lane ^ self.other}"
+        if self.reached:
+            return [f"lane {self.lane} holds {line}; the butterfly brings lane {self.other} ({how}), which holds no "
+                    f"cell of {line}"]
+        return [f"lane {self.lane} holds {line}; lane {self.other} holds cells of {line} too, but the butterfly never "
+                f"brings it ({how}: no xor of the masks {', '.join(map(str, self.masks))})"]
 
 
 # ----------------------------------------------------------------------------- sparse A
