@@ -10,6 +10,10 @@ Kinds of input (``--n`` of each):
 * ``spec``: a bundled spec file with one random change -> ``check``, ``list``, ``table``;
 * ``formula``: a random formula (grammar-generated, then mutated at the byte level) in a spec;
 * ``notation``: CuTe / Triton / table text mutated -> ``conform``;
+* ``banks``: random tiles (padded, swizzled, column-major), accesses and lane patterns (strided, with gaps)
+  -> ``banks``, against an independent enumeration of every placement (``_bank_reference``);
+* ``handoff``: every pair the catalog's relations prove, and random pairs of catalog fragments and members,
+  -> ``handoff``, against an independent enumeration (``_handoff_reference``);
 * ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
   ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
   ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
@@ -271,6 +275,272 @@ def fuzz_maps(rng: random.Random, n: int, work: Path, fails: list[str], stats: d
         _judge(["consistent", "--writer", w, "--reader", r], f"consistent {w} {r}", fails, stats)
 
 
+# ----------------------------------------------------------------------------- banks placements, handoff pairs
+
+BANK_TYPES = {"f16": 16, "f32": 32, "e4m3": 8}
+BANK_ACCESSES = {"ld.shared.b32": (4, 32), "ld.shared.v2.b32": (8, 16), "ld.shared.v4": (16, 8), "ldmatrix.x4": (16, 8),
+                 "ldmatrix.x2": (16, 8), "ldmatrix.x1": (16, 8), "st.shared.b32": (4, 32)}
+
+
+def _bank_case(rng: random.Random) -> dict:
+    """A random shared-memory tile (index code and the same layout as a Python function, in bytes), an access
+    and a lane pattern (as text and as a Python function): row-major with a padded row and an XOR swizzle on
+    16-byte chunks, or column-major (a vector runs down the rows)."""
+    t = rng.choice(list(BANK_TYPES))
+    eb = BANK_TYPES[t] // 8
+    access = rng.choice(list(BANK_ACCESSES))
+    nbytes, _ = BANK_ACCESSES[access]
+    per = nbytes // eb
+    lanes = {"ldmatrix.x1": 8, "ldmatrix.x2": 16}.get(access, 32)
+    major = rng.choice(["row", "row", "col"])
+    if major == "row":
+        rows = rng.choice([8, 12, 16, 24, 32])
+        cols = per * rng.choice([1, 2, 4, 8]) if per * 8 * eb <= 256 else per * rng.choice([1, 2])
+        stride = cols * eb + rng.choice([0, 0, 16, 4 * rng.randint(1, 8)])
+        swz = rng.choice([0, 0, 1, 3, 7]) if stride % 128 == 0 else 0
+        code = f"off = row * {stride} + col * {eb}\nswz = off ^ (((off >> 7) & {swz}) << 4)\n"
+        fn = lambda r, c: (r * stride + c * eb) ^ ((((r * stride + c * eb) >> 7) & swz) << 4)  # noqa: E731
+        k = rng.choice([1, 2, 4, 8])  # lanes along a row
+        step = rng.choice([1, 1, 2, 3])  # rows between lane groups: a strided pattern has gaps
+        k = min(k, max(1, cols // per))
+        if (lanes // k - 1) * step + 1 > rows:
+            step = 1
+        if lanes // k > rows:
+            k = max(1, lanes // rows)
+            k = 1 << (k - 1).bit_length()
+        pat = f"row = {step} * (%laneid / {k})\ncol = (%laneid % {k}) * {per}\n"
+        pfn = lambda lane: (step * (lane // k), (lane % k) * per)  # noqa: E731
+    else:
+        cols = rng.choice([8, 16, 32])
+        rows = per * rng.choice([1, 2, 4])
+        stride = rows * eb + rng.choice([0, 0, 16])
+        code = f"off = col * {stride} + row * {eb}\n"
+        fn = lambda r, c: c * stride + r * eb  # noqa: E731
+        k = rng.choice([1, 2])
+        k = min(k, rows // per)
+        if lanes // k > cols:
+            k = max(1, lanes // cols)
+        pat = f"row = (%laneid % {k}) * {per}\ncol = %laneid / {k}\n"
+        pfn = lambda lane: ((lane % k) * per, lane // k)  # noqa: E731
+    return {"type": t, "eb": eb, "access": access, "bytes": nbytes, "group": BANK_ACCESSES[access][1], "lanes": lanes,
+            "rows": rows, "cols": cols, "code": code, "fn": fn, "pat": pat, "pfn": pfn, "per": per}
+
+
+def _bank_reference(case: dict) -> dict | str:
+    """Bank conflicts by plain loops over the case's Python functions, sharing nothing with the tool but the
+    definitions (docs/shared-memory.md): the footprint and the vector's step from the cells one lane's vector
+    covers, every origin on that grid inside the tile, per placement the degree of every wavefront group, and the
+    first conflicting pair (first placement in row-major order, first lane l2 with an earlier l1 of its group)."""
+    R, C, eb, per = case["rows"], case["cols"], case["eb"], case["per"]
+    where = {case["fn"](r, c): (r, c) for r in range(R) for c in range(C)}
+    cells, fr, fc, sr, sc = {}, 1, 1, 1, 1
+    for lane in range(case["lanes"]):
+        r0, c0 = case["pfn"](lane)
+        if not (r0 < R and c0 < C):
+            return "outside"
+        vec = [where.get(case["fn"](r0, c0) + k * eb) for k in range(per)]
+        if any(v is None for v in vec):
+            return "outside"
+        cells[lane] = (r0, c0)
+        fr, fc = max(fr, max(v[0] for v in vec) + 1), max(fc, max(v[1] for v in vec) + 1)
+        sr = max(sr, max(v[0] for v in vec) - min(v[0] for v in vec) + 1)
+        sc = max(sc, max(v[1] for v in vec) - min(v[1] for v in vec) + 1)
+    if fr > R or fc > C:
+        return "small"
+    words_per = max(1, case["bytes"] // 4)
+    degree, first, placements, aligned = 1, None, 0, True
+    for a in range((R - fr) // sr + 1):
+        for b in range((C - fc) // sc + 1):
+            placements += 1
+            addr = {lane: case["fn"](r + a * sr, c + b * sc) for lane, (r, c) in cells.items()}
+            if any(x % min(case["bytes"], 16) for x in addr.values()):
+                aligned = False
+            words = {lane: {x // 4 + j for j in range(words_per)} for lane, x in addr.items()}
+            for g0 in range(0, case["lanes"], case["group"]):
+                grp = [lane for lane in range(g0, min(g0 + case["group"], case["lanes"]))]
+                banks: dict[int, set[int]] = {}
+                for lane in grp:
+                    for w in words[lane]:
+                        banks.setdefault(w % 32, set()).add(w)
+                degree = max(degree, max(len(v) for v in banks.values()))
+                if first is None:
+                    for l2 in grp:
+                        l1 = next((l1 for l1 in grp if l1 < l2 and any(p % 32 == q % 32 and p != q for p in words[l1]
+                                                                         for q in words[l2])), None)
+                        if l1 is not None:
+                            first = {"origin": [a * sr, b * sc], "lanes": [l1, l2]}
+                            break
+    return {"placements": placements, "degree": degree, "first": first, "aligned": aligned}
+
+
+def fuzz_banks(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """``banks`` over random tiles, accesses and lane patterns (strided ones with gaps included) against
+    ``_bank_reference``: the same number of placements, the same degree, the same first conflicting pair, the
+    same alignment verdict; both engines agreeing on every property."""
+    for k in range(n):
+        case = _bank_case(rng)
+        ref = _bank_reference(case)
+        code, pat = work / f"banks{k}.txt", work / f"lanes{k}.txt"
+        code.write_text(case["code"], encoding="utf-8")
+        pat.write_text(case["pat"], encoding="utf-8")
+        argv = ["banks", "--formula", str(code), "--tile", f"{case['rows']}x{case['cols']}", "--type", case["type"],
+                "--access", case["access"], "--addresses", str(pat), "--format", "json"]
+        what = f"banks #{k}: {' '.join(argv[1:])}"
+        rc, out, err, secs, tb = run(argv)
+        _count(rc, secs, tb, out, err, what, fails, stats)
+        if isinstance(ref, str):
+            if rc != 2:
+                fails.append(f"WRONG: {what}: the pattern is {ref} the tile, exit {rc}")
+            continue
+        stats["banks_compared"] = stats.get("banks_compared", 0) + 1
+        if rc not in (0, 1):
+            fails.append(f"WRONG: {what}: exit {rc}: {err.strip()[:160]}")
+            continue
+        doc = json.loads(out)
+        checks = doc["checks"]
+        engines_ok = all(c["engines"]["z3"] == c["engines"]["enumeration"] == c["status"] for c in checks.values())
+        cex = checks["conflict_free"]["counterexample"]
+        got = {"placements": doc["placements"], "degree": doc["degree"], "aligned": checks["aligned"]["status"] == "proved",
+               "first": None if cex is None else {"origin": cex["origin"], "lanes": cex["lanes"]}}
+        if got != ref or not engines_ok:
+            fails.append(f"WRONG: {what}: tool {got}, reference {ref}, engines agree {engines_ok}")
+        stats["banks_conflicts"] = stats.get("banks_conflicts", 0) + (ref["first"] is not None)
+
+
+def _count(rc: int, secs: float, tb: str, out: str, err: str, what: str, fails: list[str], stats: dict) -> None:
+    """``_judge``'s bookkeeping for a run already made (exit code, one-line errors, tracebacks, time)."""
+    stats["runs"] += 1
+    stats["max_s"] = max(stats["max_s"], secs)
+    stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
+    if tb or "Traceback (most recent call last)" in out + err:
+        fails.append(f"TRACEBACK: {what}: {(tb or err).strip().splitlines()[-1]}")
+    elif rc == 2 and (len(err.strip().splitlines()) != 1 or "error:" not in err):
+        fails.append(f"BAD ERROR LINE: {what}: {err.strip()[:200]!r}")
+    if secs > LIMIT_S:
+        fails.append(f"SLOW {secs:.1f}s: {what}")
+
+
+STACKS = ("ldmatrix", "stmatrix")
+
+
+def _handoff_reference(src, dst) -> tuple[str, tuple[int, int] | None, list]:  # noqa: ANN001 - catalog layouts
+    """handoff by plain loops over the scalar evaluator of each layout (``map.point``): a stack taller than the
+    other side placed as the relations place it (stacked row s at (s % rows, cols (s / rows) + col)), FROM
+    tiled row-major over TO (element t N + j of a lane is tile t's element j), then for every (lane, i) of TO
+    whether its lane holds the cell: (status, the first (lane, i) that does not, the element each takes)."""
+    def cells(lay, fold):  # noqa: ANN001, ANN202
+        out = {}
+        for t in range(lay.threads):
+            for i in range(lay.n_elements):
+                p = lay.map.point(t, i)
+                if p is not None:
+                    r, c = p
+                    if fold:
+                        r, c = r % fold, lay.cols * (r // fold) + c
+                    out[(t, i)] = (lay.group_of(t), r, c)
+        return out
+    fold_s = dst.rows if src.instruction in STACKS and src.rows > dst.rows and src.rows % dst.rows == 0 else 0
+    fold_d = src.rows if dst.instruction in STACKS and dst.rows > src.rows and dst.rows % src.rows == 0 else 0
+    s_rows, s_cols = (fold_s, src.cols * src.rows // fold_s) if fold_s else (src.rows, src.cols)
+    d_rows, d_cols = (fold_d, dst.cols * dst.rows // fold_d) if fold_d else (dst.rows, dst.cols)
+    if src.threads != dst.threads or src.groups != dst.groups or d_rows % s_rows or d_cols % s_cols:
+        return "bad input", None, []
+    gr, gc = d_rows // s_rows, d_cols // s_cols
+    have: dict[int, dict] = {}
+    anywhere: set = set()
+    for (t, j), (g, r, c) in sorted(cells(src, fold_s).items()):
+        for tile in range(gr * gc):
+            key = (g, r + s_rows * (tile // gc), c + s_cols * (tile % gc))
+            have.setdefault(t, {}).setdefault(key, tile * src.n_elements + j)
+            anywhere.add(key)
+    first, mapping = None, []
+    for (t, i), key in sorted(cells(dst, fold_d).items()):
+        j = have.get(t, {}).get(key)
+        mapping.append(((t, i), j))
+        if j is None and first is None:
+            first = (t, i)
+    if first is None:
+        return "free", None, mapping
+    return ("missing" if any(key not in anywhere for key in cells(dst, fold_d).values()) else "shuffle"), first, mapping
+
+
+def _relation_pairs(layouts: dict) -> list[tuple[str, str, dict[str, int], dict[str, int], str]]:
+    """(FROM, TO, FROM's binding, TO's, the relation) for every relation of the catalog that states a producer
+    feeding a consumer lane for lane; the others (a transpose, wgmma D against C per warp: other threads, the
+    Tensor Memory data paths: one fragment) are no handoff."""
+    from verify.catalog.relations import relations  # noqa: PLC0415
+    out = []
+    for rel in relations(layouts):
+        ops = rel.operands
+        if rel.id == "ldmatrix_x4_is_mma_a" or rel.id == "ldmatrix_x2_trans_is_mma_b":
+            out.append((ops[0].id, ops[1].id, dict(ops[0].params_bound), {}, rel.id))
+        elif rel.id == "stmatrix_x4_accumulator_pair":
+            out.append((ops[1].id, ops[0].id, {}, dict(ops[0].params_bound), rel.id))
+        elif rel.id == "movmatrix_transpose":  # its claim "source": ldmatrix .x1 is movmatrix's a
+            out.append(("ldmatrix.m8n8.R.b16", ops[0].id, {"NUM": 1}, {}, rel.id + " (source)"))
+        elif rel.id.startswith("tcgen05_16x256b_is_mma_c"):
+            for num in ops[0].domain.params[0].values if ops[0].is_family else ():
+                out.append((ops[1].id, ops[0].id, {}, {"NUM": num}, rel.id))
+    return out
+
+
+def fuzz_handoff(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """``handoff`` on every pair the catalog's relations prove (each must be ``free``, element for element what
+    ``_handoff_reference`` says), then ``n`` random pairs of catalog fragments (members of families drawn at
+    random) against the same reference: status, first (lane, i), and for ``free`` the element mapping."""
+    from verify import api  # noqa: PLC0415
+    specs = api.load(str(ROOT / "specs"))
+    layouts = {lay.id: lay for s in specs for lay in (*s.layouts, *s.maps)}
+    pairs = [(a, b, pa, pb, why) for a, b, pa, pb, why in _relation_pairs(layouts)]
+    frags = [lay for lay in layouts.values() if isinstance(lay, api.Layout) and not lay.unspecified
+             and lay.threads <= 128 and not lay.sparse]
+    stats["handoff_relation_pairs"] = len(pairs)
+    for _ in range(n):
+        for _try in range(20):  # mostly pairs whose extents tile (the others are bad input: a few of them)
+            a = rng.choice(frags)
+            b = rng.choice([b for b in frags if b.threads == a.threads])
+            pa = {p.name: rng.choice(p.values) for p in a.domain.params}
+            pb = {p.name: rng.choice(p.values) for p in b.domain.params}
+            src, dst = (a.instance(**pa) if pa else a), (b.instance(**pb) if pb else b)
+            fold = src.rows if src.instruction in STACKS and src.rows > dst.rows else dst.rows
+            tiles = not (dst.rows % min(fold, src.rows) or dst.cols % src.cols)
+            if tiles or rng.random() < 0.1:
+                break
+        pairs.append((a.id, b.id, pa, pb, "random"))
+    for a, b, pa, pb, why in pairs:
+        src = layouts[a].instance(**pa) if pa else layouts[a]
+        dst = layouts[b].instance(**pb) if pb else layouts[b]
+        argv = ["handoff", a, b, *[f"--from-param={k}={v}" for k, v in pa.items()],
+                *[f"--to-param={k}={v}" for k, v in pb.items()], "--format", "json"]
+        what = f"handoff ({why}) {' '.join(argv[1:-2])}"
+        rc, out, err, secs, tb = run(argv)
+        _count(rc, secs, tb, out, err, what, fails, stats)
+        status, first, mapping = _handoff_reference(src, dst)
+        stats["handoff_compared"] = stats.get("handoff_compared", 0) + 1
+        stats[f"handoff_{status.replace(' ', '_')}"] = stats.get(f"handoff_{status.replace(' ', '_')}", 0) + 1
+        if why != "random" and status != "free":
+            fails.append(f"WRONG REFERENCE: {what}: the relation proves it, the reference says {status}")
+        if status == "bad input":
+            if rc != 2:
+                fails.append(f"WRONG: {what}: extents that cannot be tiled, exit {rc}")
+            continue
+        if rc not in (0, 1):
+            fails.append(f"WRONG: {what}: exit {rc}: {err.strip()[:160]}")
+            continue
+        doc = json.loads(out)["handoff"]
+        got = doc["status"]
+        if got == "shared":  # the reference does not tell warps apart: shared is a shuffle across warps
+            got = "shuffle"
+        cex = doc["counterexample"]
+        got_first = None if cex is None else (cex["lane"], cex["i"])
+        bad = got != status or got_first != first
+        if not bad and status == "free":
+            plan = {(s["lane"], s["i"]): s["src_i"] for s in doc["plan"]}
+            bad = any(plan.get(pt) != j for pt, j in mapping)
+        if bad or doc["engines"].get("z3") != doc["engines"].get("enumeration"):
+            fails.append(f"WRONG: {what}: tool {got} at {got_first}, reference {status} at {first}")
+
+
 # ----------------------------------------------------------------------------- processes: signals, special files
 
 def _proc(argv: list[str], timeout: float = 60, as_nobody: bool = False, **kw) -> tuple[int | None, str, str, float]:
@@ -477,7 +747,7 @@ def main_() -> int:
     ap.add_argument("--pages", default=str(ROOT.parent / "shared" / "ptx-isa-9.0"))
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="page,spec,formula,notation,map,signal,special,readonly")
+    ap.add_argument("--kinds", default="page,spec,formula,notation,map,banks,handoff,signal,special,readonly")
     ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
     global KEEP
@@ -499,6 +769,10 @@ def main_() -> int:
             fuzz_notations(rng, args.n, work, fails, stats)
         if "map" in kinds:
             fuzz_maps(rng, args.n, work, fails, stats)
+        if "banks" in kinds:
+            fuzz_banks(rng, args.n, work, fails, stats)
+        if "handoff" in kinds:
+            fuzz_handoff(rng, args.n, work, fails, stats)
         if "signal" in kinds:
             fuzz_signals(rng, max(2, args.n // 10), work, fails, stats)
         if "special" in kinds:

@@ -32,7 +32,8 @@ extent must divide TO's.
   each pair of warps exchanges.  A ``shuffle`` over several warps has every source in the destination's warp.
   Decided by both engines: the enumeration's first (lane, i) whose warp lacks the cell, and Z3's, from one
   query with the warp's lanes and elements universally quantified (``ForAll``), minimised to the first point;
-  the two must name the same point.
+  the two must name the same point.  Where the enumeration finds none, Z3 proves it on the plan (every planned
+  source in its destination's warp holds the cell, every needed cell planned: quantifier-free).
 * ``missing``: some cell of TO is held by no lane of the tiled FROM at all (FROM is not a
   bijection onto its tile); the plan is partial.
 * ``unspecified``: FROM or TO is a layout whose map the doc leaves unspecified (wmma: "unspecified
@@ -320,10 +321,14 @@ def _z3_first_not_in_warp(tiled: Layout, target: Layout, w: int, budget: smt.Bud
     return res, (smt.as_int(m, lane), smt.as_int(m, i)) if res == "sat" and m is not None else None
 
 
-def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, budget: smt.Budget) -> str:
+def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, budget: smt.Budget,
+                     same_warp: bool = False) -> str:
     """Z3 checks the plan read from the enumeration at every (lane, i) it names: the plan is a table
     (lane, i) -> (source lane, source element), encoded as multiplexer trees (``named.mux``), and one query
-    asks for a planned point whose source holds another cell (``unsat``: the whole plan holds)."""
+    asks for a planned point whose source holds another cell (``unsat``: the whole plan holds).  ``same_warp``:
+    also a planned source outside the lane's warp, or a defined point of TO the plan does not name (``unsat``:
+    every cell a lane needs is held in its own warp, quantifier-free, where the ``ForAll`` query of
+    ``_z3_first_not_in_warp`` can run out of budget on a warpgroup's large fragments)."""
     rows = [s for s in steps if s.src_lane is not None]
     if not rows:
         return "unsat"
@@ -337,7 +342,11 @@ def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, b
     okd, rd, cd = target.map.z3_cell(lane, i)
     okt, rt, ct = tiled.map.z3_cell(sl, sj)
     term = z3.And(okd, okt, rd == rt, cd == ct, target.domain.z3_group(lane) == tiled.domain.z3_group(sl))
-    return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), planned, z3.Not(term)], budget)[0]
+    if not same_warp:
+        return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), planned, z3.Not(term)], budget)[0]
+    term = z3.And(term, z3.UDiv(sl, WARP) == z3.UDiv(lane, WARP))
+    wrong = z3.Or(z3.And(planned, z3.Not(term)), z3.And(okd, z3.Not(planned)))
+    return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), wrong], budget)[0]
 
 
 def place_stacks(source: Layout, target: Layout) -> tuple[Layout, Layout, tuple[str, ...]]:
@@ -397,7 +406,10 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
             return HandoffResult(source, target, tiled, grid, status, tuple(steps), free.counterexample, text,
                                  engines, tuple(checks), time.perf_counter() - t0, notes)
     if free.status == "refuted" and not missing and target.threads > WARP:  # several warps: shuffle or not?
-        res_w, pt_w = _z3_first_not_in_warp(tiled, target, w, budget, first_cross)
+        if first_cross is None:  # Z3 proves it on the plan: every planned source in its lane's warp holds the cell
+            res_w, pt_w = _z3_confirm_plan(tiled, target, steps, w, budget, same_warp=True), None
+        else:
+            res_w, pt_w = _z3_first_not_in_warp(tiled, target, w, budget, first_cross)
         z3_w = _witness(tiled, target, source, steps, pt_w) if pt_w is not None else None
         enum_w = _witness(tiled, target, source, steps, first_cross) if first_cross is not None else None
 
