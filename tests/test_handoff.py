@@ -187,3 +187,12 @@ def test_ldmatrix_x4_feeds_mma_a_as_the_catalog_relation_proves(capsys):
     # the same for the accumulator stored by stmatrix .x4 (stmatrix_x4_accumulator_pair): free, two n-tiles
     st = api.handoff("mma.m16n8k16.float.C.f32", "stmatrix.m8n8.R.b16", specs=SPECS, params={"NUM": 4})
     assert st.status == "free" and st.grid == (1, 2) and any("stmatrix.m8n8.R.b16: its matrices" in n for n in st.notes)
+
+
+def test_a_warpgroup_shuffle_is_proved_on_the_plan():
+    """A warpgroup's large fragments (wgmma A .b1 into D at N = 256: 128 threads x 128 elements): every value
+    stays in its warp, which the ForAll query could not prove within its budget (``unknown``); Z3 now proves it
+    on the plan, quantifier-free, and the verdict is the enumeration's."""
+    r = api.handoff("wgmma.m64nNk256.A.b1", "wgmma.m64nNk32.D.f32@corrected", specs=SPECS, params={"N": 256})
+    assert r.status == "shuffle"
+    assert (r.engines["z3_warps"], r.engines["enumeration_warps"]) == ("proved", "proved")
