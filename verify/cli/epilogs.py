@@ -102,11 +102,16 @@ example:
   ptx-verify handoff mma.m16n8k16.float.C.f32 mma.m16n8k16.A.f16_bf16
   ptx-verify handoff mma.m16n8k16.float.C.f32 --triton examples/layouts/handoff_32x16.ttgir --tensor "#mma" --to-tensor "#blocked"  # exit 1: shuffle
     (two block layouts of one kernel: free, shuffle within warps, or shared: through shared memory)
+  ptx-verify handoff ldmatrix.m8n8.R.b16 ldmatrix.m8n8.R.b16 --from-param NUM=1 --to-param NUM=2
+    (--param binds a name on every side that has it; --from-param/--to-param bind one side alone)
+  ptx-verify handoff mma.m16n8k16.float.C.f32 --reduce row --xor 1,2
+    (does a shfl.xor butterfly reduce every row over exactly the lanes that own it?)
 
 exit codes:
-  0  the fragment feeds the operand without a shuffle (for families: every member)
-  1  it does not (what each lane needs is printed; across warps: which warps exchange what), or a map the
-     doc leaves unspecified (wmma)
+  0  the fragment feeds the operand without a shuffle (for families: every member); --reduce: exact
+  1  it does not (what each lane needs is printed; across warps: which warps exchange what), a member whose
+     extents cannot be tiled (incompatible), or a map the doc leaves unspecified (wmma); --reduce: inexact
+     (the lane pair that breaks it)
 {_BAD_INPUT}""",
     "diff": f"""\
 example:
