@@ -260,7 +260,7 @@ def _runs(tmp_path):
         ("conform", "ldmatrix.m8n8.R.b16", "--formula", str(index)),
         ("conform", "tcgen05.ld.32x32b.R.b32", "--formula", str(index)),
         ("handoff", "wgmma.m64nNk16.D.f32", "wgmma.m64nNk16.A.f16_bf16"),
-        ("handoff", "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"),
+        ("handoff", "ldmatrix.m8n8.R.b16", "mma.m16n8k16.B.f16_bf16"),  # .x4 -> A is free (issue 35 item 2)
         ("handoff", "wmma.m16n16k16.C.f32", "wmma.m16n16k16.A.f16"),
         ("handoff", "mma.m16n8k32.C.s32", "mma.m16n8k32.A.u8_s8"),
         ("conform", "mma.m16n8k32.B.u4_s4", "--cute", "((4,8),(8)):((32,1),(8))"),

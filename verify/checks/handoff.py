@@ -371,8 +371,17 @@ def place_stacks(source: Layout, target: Layout) -> tuple[Layout, Layout, tuple[
 def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) -> HandoffResult:
     """Decide whether ``source`` (tiled) feeds ``target`` lane for lane (see the module docstring)."""
     t0 = time.perf_counter()
+    placed_from = (source.rows, source.cols), (target.rows, target.cols)
     source, target, placed = place_stacks(source, target)
-    grid = grid_for(source, target)
+    try:
+        grid = grid_for(source, target)
+    except HandoffError as e:
+        stacks = [f"{role}'s {r} x {c} stack of matrices placed on {lay.rows} rows"
+                  for role, lay, (r, c) in (("FROM", source, placed_from[0]), ("TO", target, placed_from[1]))
+                  if (lay.rows, lay.cols) != (r, c)]
+        if not stacks:
+            raise
+        raise HandoffError(f"{e} ({'; '.join(stacks)})") from None
     unspecified = [lay for lay in (source, target) if lay.unspecified]
     if unspecified:
         return HandoffResult(source, target, source, grid, "unspecified", (), None, unspecified_message(unspecified),
