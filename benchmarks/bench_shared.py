@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/bench_shared.py [--repeat 5] [--out FILE.json]
 
 1. a bank-conflict proof: ``ldmatrix.x4`` over a 128 x 128 tile of 16-bit elements in CuTe's 128B-swizzled
-   K-major layout (64 placements, both engines), and the refutation of the row-major tile (the witness);
+   K-major layout (1695 placements: every row, every 8 columns; both engines), and the refutation of the
+   row-major tile (the witness);
 2. a descriptor check: the B tile of ``wgmma.m64n256k16`` (256 x 16, 128B-swizzled M/N-major) against the
    descriptor derived for it (both engines), and the derivation itself;
 3. the same through the command line, in fresh processes (start-up included).
