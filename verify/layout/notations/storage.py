@@ -7,8 +7,8 @@ on the other side of the comparison:
 * ``cute_map``: CuTe's ``shape:stride`` (printed form or ``Layout<Shape<...>, Stride<...>>``), one top-level
   mode per coordinate, the coordinate split colexicographically over its mode (CuTe's ``L(c0, c1, ...)``);
   the output is the offset CuTe gives, its box the layout's cosize;
-* ``index_map``: index code over the coordinate names (the formula language, ``verify.layout.named
-  .formula_map``), defining each output;
+* ``index_map``: index code over the coordinate names (``verify.formula.index``), defining each output, reading
+  the family's parameters by name;
 * ``bases_map``: Triton's linear layout of a buffer, ``#ttg.shared_linear<{offset = [[c0, c1, ...], ...]}>``
   (or just ``offset = [[...], ...]``): bit k of the offset is at the coordinates of basis k; the map is its
   inverse over GF(2) (the coordinates' extents powers of two, the bases a basis).
@@ -18,10 +18,11 @@ Bad text is one ``NotationError`` at its line and column.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from ...formula import Case, Definition, Expr, Formula, FormulaError, Num, Var
+from ...formula import Case, Definition, Expr, Formula, FormulaError, Num, Var, walk
 from ..dims import Dim
+from ..family import Param, substitute
 from ..named import FormulaMap, formula_map
 from ..shared import mode_offset, op
 from .cute import flatten, parse_cute
@@ -61,13 +62,27 @@ def cute_map(text: str | bytes, names: Sequence[str] | None = None, out: str = "
 
 
 def index_map(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
-              source: str = "argument") -> FormulaMap:
-    """Index code over the names of ``inputs`` defining every name of ``outputs``."""
+              source: str = "argument", params: tuple[Param, ...] = (),
+              values: Mapping[str, int] | None = None) -> FormulaMap:
+    """Index code (``verify.formula.index``) over the names of ``inputs`` defining every name of ``outputs``.
+    It may read the parameters ``params`` (a family's, on the other side) by name: one bound in ``values``
+    reads its value, any other makes the map a family over it (the decision then holds for every value)."""
     src = decode_source(text, source, limit=1 << 20)
+    given = tuple(Param(k, (v,)) for k, v in (values or {}).items() if k not in {p.name for p in params})
     try:
-        return formula_map(src, inputs, outputs)
+        m = formula_map(src, inputs, outputs, tuple(params) + given, index_code=True)
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
+    return read_params(m, values or {})
+
+
+def read_params(m: FormulaMap, values: Mapping[str, int]) -> FormulaMap:
+    """``m`` over only the parameters its formula reads, those in ``values`` bound to their values."""
+    read = {n.name for d in m.formula.definitions for n in walk(d) if isinstance(n, Var)}
+    keep = tuple(p for p in m.params if p.name in read and p.name not in values)
+    bound = {k: v for k, v in values.items() if k in read}
+    formula = substitute(m.formula, bound) if bound else m.formula
+    return FormulaMap(formula, m.inputs, m.outputs, params=keep)
 
 
 def _int_list(text: str, k: int, pos: Positions, source: str) -> tuple[list[list[int]], int]:
