@@ -32,6 +32,10 @@ _TOKEN_RE = re.compile(
 
 KEYWORDS = {"for", "where", "if", "otherwise", "and", "or"}
 
+# a ``//`` comment that starts like code (a number, a bracket, a sign, ``%laneid``, a name right after the ``//``
+# or a name and an operator): never read as a comment.  The doc's comments are prose (``// As per the mapping``).
+_CODE_AFTER = re.compile(r"//(?:\s*[0-9(%]|\s*-\s*[0-9(A-Za-z_]|[A-Za-z_]|\s*[A-Za-z_]\w*\s*(?:[-+*/%&|^)]|<<|>>))")
+
 
 def tokenize(text: str) -> list[Token]:
     """Split formula text into tokens; reject any character outside the language and oversized text."""
@@ -50,6 +54,10 @@ def tokenize(text: str) -> list[Token]:
             raise FormulaError(f"unexpected character {ch!r}", line, col)
         kind = m.lastgroup
         s = m.group()
+        if kind == "comment" and _CODE_AFTER.match(s):
+            raise FormulaError("'//' starts a comment in a spec formula (the doc's pseudo-code), and code follows it "
+                               "here: a division is '/' (C's); floor division '//' is index code's "
+                               "(docs/layouts.md, 'Index code')", line, col)
         if kind == "nl":
             tokens.append(Token("NL", s, 0, line, col))
             line += 1
