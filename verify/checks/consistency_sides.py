@@ -149,8 +149,11 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
             return _shared_step(import_cute_shared(text, bits, ctx.base, g.source), g.name())
         if ins is None and not final:
             return None
-        names = [d.name for d in ins] if ins is not None else None
-        return Step(storage.cute_map(text, names, single, g.source), g.name())
+        m = storage.cute_map(text, None, single, g.source, ins)
+        named = [d.name for d in m.inputs]
+        # modes matched to the other side's coordinates by extent: say which (a writer's copies, a broadcast)
+        shown = g.name() if ins is None or named == [d.name for d in ins] else f"{g.name()} over ({', '.join(named)})"
+        return Step(m, shown)
     if g.notation == "triton":
         shared = bits is not None or _SHARED_TRITON.search(text) is not None
         if shared:
