@@ -309,3 +309,15 @@ def test_a_map_with_an_output_box_wider_than_its_values_is_decided_alike(capsys,
     for m in doc["maps"]:
         for name, c in m["checks"].items():
             assert c["engines"]["z3"] == c["engines"]["enumeration"], (m["id"], name, c)
+
+
+def test_a_read_of_a_place_two_elements_are_written_at_is_foreign_by_both_engines() -> None:
+    """Found by the fuzzer: an OR in place of the swizzle's XOR writes (1, 0) and (1, 8) at one place; the reader
+    reads (1, 0) there.  Another element is written where it is read: both engines refute (the enumeration took
+    the first writer of a place as its only owner, and proved it)."""
+    w = Given("index", "off = (col*2)+ row*128\nswz = off | (7 & off >> 7) << 4\n")
+    r = Given("index", "off = (col*2) + row*128\nswz = ((off >> 7) & 7) << 4 ^ off\n")
+    d = api.consistent(w, r, type="f16", tile=(8, 64))
+    _both(d)
+    cex = d.get("no_foreign_read").counterexample
+    assert cex["element"] == {"row": 1, "col": 0} and cex["owner"] == {"row": 1, "col": 8} and cex["at"] == {"offset": 72}

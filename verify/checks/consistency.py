@@ -342,28 +342,40 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                                    f"{loc(c['read'])}",
                          "every element is read from a place where it was written", ordered))
 
-    # no_foreign_read: a place's owner is the first (copy, element), copies outermost, that writes there
+    # no_foreign_read: the first element (in order) read from a place some other element is written at; the
+    # owner named is the first such other element, at its first copy there (as Z3's minimum names them)
     def enum_foreign() -> dict[str, Any] | None:
         for inst in insts:
-            keys = _key(inst.w_out, outs, inst.env).T.reshape(-1)
-            uniq, first = _first_of_keys(keys, inst.w_in.T.reshape(-1))
-            if not uniq.size:
+            n, c = inst.w_ok.shape
+            keys = _key(inst.w_out, outs, inst.env).reshape(-1)
+            pos = np.flatnonzero(inst.w_in.reshape(-1))  # (element, copy) in order, element outermost
+            if not pos.size:
                 continue
+            order = np.lexsort((pos, keys[pos]))
+            ks, ps = keys[pos][order], pos[order]
+            start = np.r_[True, ks[1:] != ks[:-1]]
+            uniq, first = ks[start], ps[start]
+            group = np.cumsum(start) - 1
+            elem = ps // c
+            later = np.flatnonzero(~start & np.r_[True, elem[1:] != elem[:-1]])  # a second element at the place
+            second = np.full(uniq.size, -1, np.int64)
+            g, at = np.unique(group[later], return_index=True)
+            second[g] = ps[later[at]]
             rkeys = _key(inst.r_out, outs, inst.env).reshape(-1)
             j = np.minimum(np.searchsorted(uniq, rkeys), uniq.size - 1)
-            owned = inst.r_in & (uniq[j] == rkeys)
-            ci, owner = np.divmod(first[j], inst.w_ok.shape[0])
-            k = _first(owned & (owner != np.arange(rkeys.size)))
+            here = np.arange(n)
+            owner = np.where(first[j] // c != here, first[j], second[j])
+            k = _first(inst.r_in & (uniq[j] == rkeys) & (owner >= 0))
             if k is not None:
-                p, q = _point(inst, k), _point(inst, int(owner[k]))
+                p, q = _point(inst, k), _point(inst, int(owner[k]) // c)
                 return {"params": inst.env, "element": p, "at": reader.at(p, inst.env), "owner": q,
-                        "owner_copy": inst.copy(int(ci[k]))}
+                        "owner_copy": inst.copy(int(owner[k]) % c)}
         return None
 
     results.append(_join("no_foreign_read", enum_foreign(), z.foreign(),
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, where the "
                                    f"{wname} writes {elem(c['owner'])}{_copy(c['owner_copy'])}",
-                         "no element is read from another element's place", False))
+                         "no element is read from another element's place", ordered))
 
     # no_padding_read
     def enum_padding() -> dict[str, Any] | None:
