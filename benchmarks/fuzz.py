@@ -482,15 +482,9 @@ def _ix_status(props: dict) -> str:
     return next((k for k in ("mismatch", "out_of_range", "overwrite", "padding_read") if k in bad), "consistent")
 
 
-def _ix_strip(out: str):  # noqa: ANN202 - JSON without the echoed code text (a literal table names it differently)
-    def strip(x):  # noqa: ANN001, ANN202
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k not in ("text", "source")}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
+def _ix_strip(out: str):  # noqa: ANN202 - JSON without the echoed code (a literal table names it otherwise)
     try:
-        return strip(json.loads(out))
+        return json.loads(out, object_hook=lambda d: {k: v for k, v in d.items() if k not in ("text", "source")})
     except ValueError:
         return out
 
@@ -732,13 +726,20 @@ SF_OFF = _O("+", _O("+", _O("*", _N(16), _O("%", _V("row"), _N(32, True))), _O("
             _V("kb"))
 
 
-def _ix_consistent_storage(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
-    """consistent storage.sf.cutlass.128x4.tile index:R: R over (row, kb), judged by enumeration."""
+def _ix_sf(rng: random.Random) -> tuple[str, list, dict] | None:
+    """Code over the scale-factor tile's (row, kb): its text, the points and its offsets (None: a division by 0)."""
     text, trees, defs = _ix_code(rng, {"offset": _ix_variant(rng, SF_OFF)}, {})
     points = [(a, b) for a in range(128) for b in range(4)]
     vals = {pt: _ix_values(trees, defs, {"row": pt[0], "kb": pt[1]}) for pt in points}
-    if any(v is None for v in vals.values()):
+    return None if any(v is None for v in vals.values()) else (text, points, vals)
+
+
+def _ix_consistent_storage(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """consistent storage.sf.cutlass.128x4.tile index:R: R over (row, kb), judged by enumeration."""
+    made = _ix_sf(rng)
+    if made is None:
         return
+    text, points, vals = made
     p = work / f"ix_sf{k}.txt"
     p.write_text(text, encoding="utf-8")
     want = _ix_consistent_oracle(points, lambda pt: 16 * (pt[0] % 32) + 4 * (pt[0] // 32) + pt[1],
@@ -782,11 +783,10 @@ def _ix_consistent_param(rng: random.Random, k: int, work: Path, fails: list[str
 
 def _ix_spec_layout(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
     """A ``[[layout]]`` whose formula is generated index code: its table, in_range and injective by enumeration."""
-    text, trees, defs = _ix_code(rng, {"offset": _ix_variant(rng, SF_OFF)}, {})
-    points = [(a, b) for a in range(128) for b in range(4)]
-    vals = {pt: _ix_values(trees, defs, {"row": pt[0], "kb": pt[1]}) for pt in points}
-    if any(v is None for v in vals.values()):
+    made = _ix_sf(rng)
+    if made is None:
         return
+    text, points, vals = made
     spec = ('schema = 1\n[source]\nsection = "0.0"\ntitle = "fuzz"\n\n[[layout]]\nid = "fuzz.sf"\nkind = "storage"\n'
             'inputs = { row = 128, kb = 4 }\noutputs = { offset = 512 }\nchecks = ["in_range", "injective"]\n'
             "formula = '''\n" + text.replace("'''", "") + "'''\n")

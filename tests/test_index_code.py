@@ -74,14 +74,8 @@ def _run(capsys, tmp_path: Path, place: str, code: str, monkeypatch) -> tuple[in
 
 def _comparable(out: str) -> object:
     """The output without the code's own text (JSON echoes it as ``text``)."""
-    def strip(x: object) -> object:
-        if isinstance(x, dict):
-            return {k: strip(v) for k, v in x.items() if k != "text"}
-        if isinstance(x, list):
-            return [strip(v) for v in x]
-        return x
     try:
-        return strip(json.loads(out))
+        return json.loads(out, object_hook=lambda d: {k: v for k, v in d.items() if k != "text"})
     except ValueError:
         return out
 

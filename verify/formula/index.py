@@ -34,7 +34,7 @@ import re
 
 from .ast import (MAX_DEFINITIONS, MAX_LINE, MAX_LITERAL, MAX_TEXT, BinOp, Case, Definition, Expr, Formula,
                   FormulaError, Num, Pos, Ref, Var)
-from .lexer import Token
+from .lexer import Token, scan
 from .parser import LineParser, read_line, resolve, split_lines
 
 THREAD_NAMES = frozenset({"lane", "tid", "laneid"})
@@ -61,47 +61,23 @@ def tokenize_index(text: str, thread: bool = True) -> list[Token]:
     """Index code -> formula tokens (``LANE`` for the thread, ``OP '//'`` for floor division)."""
     if len(text) > MAX_TEXT:
         raise FormulaError(f"index code of {len(text)} characters is too long (limit {MAX_TEXT})", 1, 1)
-    tokens: list[Token] = []
-    line, line_start, pos, n = 1, 0, 0, len(text)
-    while pos < n:
-        m = _TOKEN_RE.match(text, pos)
-        col = pos - line_start + 1
-        if col > MAX_LINE:
-            raise FormulaError(f"line longer than {MAX_LINE} characters", line, col)
-        if m is None:
-            raise FormulaError(f"unexpected character {text[pos]!r}", line, col)
-        kind, s = m.lastgroup, m.group()
-        if kind == "nl":
-            tokens.append(Token("NL", s, 0, line, col))
-            line += 1
-            line_start = m.end()
-        elif kind == "num":
-            tokens.append(Token("NUM", s, _number(text, s, m.end(), line, col), line, col))
-        elif kind == "lane" or (thread and kind == "name" and s in THREAD_NAMES):
-            tokens.append(Token("LANE", s, 0, line, col))
-        elif kind == "name":
-            tokens.append(Token("NAME", s, 0, line, col))
-        elif kind == "op":
-            tokens.append(Token("OP", s, 0, line, col))
-        pos = m.end()
-    tokens.append(Token("EOF", "", 0, line, pos - line_start + 1))
-    return tokens
 
+    def number(s: str, end: int, line: int, col: int) -> int:
+        if end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            raise FormulaError(f"malformed number {s + text[end]!r}", line, col)
+        digits = s.replace("_", "")
+        if s.endswith("_") or "__" in s or digits[:2].lower() in ("0x", "0b") and len(digits) == 2:
+            raise FormulaError(f"malformed number {s!r}", line, col)
+        if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
+            raise FormulaError(f"literal {s!r} has a leading zero (octal in C, an error in Python)", line, col)
+        if len(digits) > 40:
+            raise FormulaError(f"literal {s[:20]}... is too large (limit {MAX_LITERAL})", line, col)
+        value = int(digits, 0)
+        if value > MAX_LITERAL:
+            raise FormulaError(f"literal {s} is too large (limit {MAX_LITERAL})", line, col)
+        return value
 
-def _number(text: str, s: str, end: int, line: int, col: int) -> int:
-    if end < len(text) and (text[end].isalnum() or text[end] == "_"):
-        raise FormulaError(f"malformed number {s + text[end]!r}", line, col)
-    digits = s.replace("_", "")
-    if s.endswith("_") or "__" in s or digits[:2].lower() in ("0x", "0b") and len(digits) == 2:
-        raise FormulaError(f"malformed number {s!r}", line, col)
-    if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
-        raise FormulaError(f"literal {s!r} has a leading zero (octal in C, an error in Python)", line, col)
-    if len(digits) > 40:
-        raise FormulaError(f"literal {s[:20]}... is too large (limit {MAX_LITERAL})", line, col)
-    value = int(digits, 0)
-    if value > MAX_LITERAL:
-        raise FormulaError(f"literal {s} is too large (limit {MAX_LITERAL})", line, col)
-    return value
+    return scan(text, _TOKEN_RE, number, THREAD_NAMES if thread else frozenset(), max_col=MAX_LINE)
 
 
 class IndexLineParser(LineParser):
