@@ -10,6 +10,12 @@ Kinds of input (``--n`` of each):
 * ``spec``: a bundled spec file with one random change -> ``check``, ``list``, ``table``;
 * ``formula``: a random formula (grammar-generated, then mutated at the byte level) in a spec;
 * ``notation``: CuTe / Triton / table text mutated -> ``conform``;
+* ``index``: index code generated as a tree (helpers, ``#`` comments, ``//`` floor division through negative
+  values, ``lane``/``tid``/``%laneid``, rewrites and small mutations) in every place that takes it (``conform``
+  and ``table --formula`` of a fragment and of a family member with ``--param``, ``conform`` of a ``[[layout]]``
+  map with ``--param``, ``banks``/``descriptor --formula``, ``banks --addresses``, ``consistent index:`` as a
+  shared tile, a storage map and a family over ``VS``, a ``[[layout]]``'s formula through ``table`` and
+  ``check``), each answer judged against the fuzzer's own interpreter of the tree (``WRONG ANSWER`` otherwise);
 * ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
   ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
   ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
