@@ -120,17 +120,18 @@ class IndexLineParser(LineParser):
 
 
 def parse_index(text: str, prefix: str = "x", variables: tuple[str, ...] = (), required: tuple[str, ...] = (),
-                params: tuple[str, ...] = (), thread: bool = False) -> Formula:
+                params: tuple[str, ...] = (), thread: bool = False, must: str = "") -> Formula:
     """Index code (module docstring) -> a ``Formula``.  ``variables``: the names of the code's inputs (a map's
     coordinates: ``row``, ``col``), read as variables and never defined; ``params``: a family's parameters
     (``N``), likewise; ``required``: the definitions the code must make; ``thread``: ``lane``/``tid``/``laneid``
-    name the thread.  Memoised by value (a ``Formula`` is frozen; a refusal is raised again, never cached)."""
-    return _parse_index(text, prefix, tuple(variables), tuple(required), tuple(params), bool(thread))
+    name the thread; ``must``: what the code must define, for messages (default: the ``required`` names).
+    Memoised by value (a ``Formula`` is frozen; a refusal is raised again, never cached)."""
+    return _parse_index(text, prefix, tuple(variables), tuple(required), tuple(params), bool(thread), must)
 
 
 @functools.lru_cache(maxsize=512)
 def _parse_index(text: str, prefix: str, variables: tuple[str, ...], required: tuple[str, ...],
-                 params: tuple[str, ...], thread: bool) -> Formula:
+                 params: tuple[str, ...], thread: bool, must: str) -> Formula:
     lines = text.split("\n")
     floors: dict[int, int] = {}  # line -> the column of its first ``//``
     try:
@@ -138,19 +139,20 @@ def _parse_index(text: str, prefix: str, variables: tuple[str, ...], required: t
         for t in reversed(tokens):
             if t.kind == "OP" and t.text == "//":
                 floors[t.line] = t.col
-        return _parse_tokens(tokens, lines, prefix, variables, required, params)
+        return _parse_tokens(tokens, lines, prefix, variables, required, params, must)
     except FormulaError as e:  # an error after a ``//``: a comment in C's style, most likely
-        if e.line in floors and e.col >= floors[e.line] and HINT not in e.message:
+        if e.line in floors and e.col >= floors[e.line] and "floor division" not in e.message:
             raise FormulaError(f"{e.message} ({HINT})", e.line, e.col, e.text) from None
         raise
 
 
 def _parse_tokens(tokens: list[Token], lines: list[str], prefix: str, variables: tuple[str, ...],
-                  required: tuple[str, ...], params: tuple[str, ...]) -> Formula:
+                  required: tuple[str, ...], params: tuple[str, ...], must: str) -> Formula:
     names = variables + tuple(p for p in params if p not in variables)
     helpers: list[Definition] = []
     defs: list[tuple[str, Pos, list[Case]]] = []
-    want = f" (the code must define {' and '.join(required)})" if required else ""
+    must = must or (f"the code must define {' and '.join(required)}" if required else "")
+    want = f" ({must})" if must else ""
     for line in split_lines(tokens):
         p = IndexLineParser(line, prefix, lines, helpers, names)
         first = line[0]
@@ -164,8 +166,7 @@ def _parse_tokens(tokens: list[Token], lines: list[str], prefix: str, variables:
                 raise p.error(f"'{first.text}' is an input of the code and cannot be defined", first)
         read_line(p, line, defs, names, no_definition="expected a definition 'NAME = ...'" + want)
     if not defs:
-        raise FormulaError("no definitions" + (f": the code must define {' and '.join(required)}" if required else ""),
-                           1, 1)
+        raise FormulaError("no definitions" + (f": {must}" if must else ""), 1, 1)
     if len(defs) + len(helpers) > MAX_DEFINITIONS:
         raise FormulaError(f"more than {MAX_DEFINITIONS} definitions with the floor-division helpers", 1, 1)
     formula = Formula(tuple(helpers) + tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), prefix)

@@ -39,7 +39,8 @@ def import_index_shared(text: str | bytes, tile: tuple[int, int], type_bits: int
     text = decode_source(text, source, limit=1 << 16)
     values = dict(params or {})
     try:
-        f = parse_index(text, "x", ("row", "col"), (), tuple(values))
+        f = parse_index(text, "x", ("row", "col"), (), tuple(values),
+                        must="the last definition is the offset (e.g. off = row * 64 + col)")
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
     if values:
