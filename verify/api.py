@@ -901,7 +901,7 @@ def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, r
 
 def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Bank conflicts of ``access`` (``ldmatrix.x4``, ``ld.shared.v4``...) repeated over the tile of ``layout``,
-    lanes addressing cells as ``addresses`` (definitions of row and col over ``%laneid``) says or as the
+    lanes addressing cells as ``addresses`` (index code defining row and col over ``lane``) says or as the
     mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
     an access that does not fit the tile; ``FormulaError`` for bad address text."""
     from .checks.banks import check_banks  # noqa: PLC0415
