@@ -14,6 +14,12 @@ Kinds of input (``--n`` of each):
   -> ``banks``, against an independent enumeration of every placement (``_bank_reference``);
 * ``handoff``: every pair the catalog's relations prove, and random pairs of catalog fragments and members,
   -> ``handoff``, against an independent enumeration (``_handoff_reference``);
+* ``index``: index code generated as a tree (helpers, ``#`` comments, ``//`` floor division through negative
+  values, ``lane``/``tid``/``%laneid``, rewrites and small mutations) in every place that takes it (``conform``
+  and ``table --formula`` of a fragment and of a family member with ``--param``, ``conform`` of a ``[[layout]]``
+  map with ``--param``, ``banks``/``descriptor --formula``, ``banks --addresses``, ``consistent index:`` as a
+  shared tile, a storage map and a family over ``VS``, a ``[[layout]]``'s formula through ``table`` and
+  ``check``), each answer judged against the fuzzer's own interpreter of the tree (``WRONG ANSWER`` otherwise);
 * ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
   ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
   ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
@@ -418,6 +424,243 @@ def _count(rc: int, secs: float, tb: str, out: str, err: str, what: str, fails: 
         fails.append(f"BAD ERROR LINE: {what}: {err.strip()[:200]!r}")
     if secs > LIMIT_S:
         fails.append(f"SLOW {secs:.1f}s: {what}")
+# ----------------------------------------------------------------------------- index code, every place, checked
+
+# Index code is generated as a tree, rendered as text (random spellings, ``#`` comments, ``//`` floor division,
+# helper definitions, precedence-minimal brackets), and evaluated by this file's own interpreter (``_ix_eval``:
+# C's ``/`` and ``%``, Python's ``//``, arithmetic ``>>``), never by the tool's engines.  Each place that takes
+# index code is then judged against that enumeration: a verdict (``conform``'s ``equal``, ``consistent``'s six
+# properties, ``check``'s ``in_range``/``injective``), a table (``table --formula``, a ``[[layout]]``'s table), or,
+# where the answer is the tool's own computation on the layout (``banks``, ``descriptor``, ``--addresses``), the
+# same answer for the same layout written as a literal table of the interpreter's values.
+
+_IX_LEVEL = {"|": 0, "^": 1, "&": 2, "<<": 3, ">>": 3, "+": 4, "-": 4, "*": 5, "/": 5, "%": 5, "//": 5}
+
+
+def _ix_n(v: int, fixed: bool = False) -> tuple:
+    return ("num", v, fixed)
+
+
+def _ix_op(op: str, a: tuple, b: tuple) -> tuple:
+    return ("op", op, a, b)
+
+
+def _ix_v(name: str) -> tuple:
+    return ("var", name)
+
+
+def _ix_eval(e: tuple, env: dict, defs: dict) -> int:
+    """The documented semantics of index code, in Python: ``/`` and ``%`` truncate (C), ``//`` floors."""
+    kind = e[0]
+    if kind == "num":
+        return e[1]
+    if kind == "var":
+        return env[e[1]]
+    if kind == "ref":
+        return _ix_eval(defs[e[1]], env, defs)
+    if kind == "neg":
+        return -_ix_eval(e[1], env, defs)
+    op, a, b = e[1], _ix_eval(e[2], env, defs), _ix_eval(e[3], env, defs)
+    if op in ("/", "%", "//") and b == 0:
+        raise ZeroDivisionError
+    if op == "/":
+        q = abs(a) // abs(b)
+        return q if (a >= 0) == (b > 0) else -q
+    if op == "%":
+        q = abs(a) // abs(b)
+        return a - b * (q if (a >= 0) == (b > 0) else -q)
+    return {"+": a + b, "-": a - b, "*": a * b, "//": a // b if op == "//" else 0, ">>": a >> b if op == ">>" else 0,
+            "<<": a << b if op == "<<" else 0, "&": a & b, "|": a | b, "^": a ^ b}[op]
+
+
+def _ix_render(rng: random.Random, e: tuple, names: dict, parent: int = -1, right: bool = False) -> str:
+    kind = e[0]
+    if kind == "num":
+        v = e[1]
+        s = rng.choice([str(abs(v)), f"{abs(v):_}" if abs(v) >= 1000 else str(abs(v)), hex(abs(v)) if abs(v) > 9 else str(abs(v))])
+        return ("(-" + s + ")" if parent >= 0 else "-" + s) if v < 0 else s
+    if kind == "var":
+        return names.get(e[1], e[1]) if not callable(names.get(e[1])) else names[e[1]]()
+    if kind == "ref":
+        return e[1]
+    if kind == "neg":
+        inner = _ix_render(rng, e[1], names, 99)
+        return "-" + (inner if e[1][0] in ("num", "var", "ref") else "(" + inner + ")")
+    lvl = _IX_LEVEL[e[1]]
+    text = (_ix_render(rng, e[2], names, lvl, False) + rng.choice([" ", ""]) + e[1] + rng.choice([" ", ""])
+            + _ix_render(rng, e[3], names, lvl, True))
+    if lvl < parent or (lvl == parent and right) or rng.random() < 0.15:
+        return "(" + text + ")"
+    return text
+
+
+def _ix_nodes(e: tuple, path: tuple = ()) -> list:
+    out = [(path, e)]
+    if e[0] == "op":
+        out += _ix_nodes(e[2], path + (2,)) + _ix_nodes(e[3], path + (3,))
+    elif e[0] == "neg":
+        out += _ix_nodes(e[1], path + (1,))
+    return out
+
+
+def _ix_replace(e: tuple, path: tuple, new: tuple) -> tuple:
+    if not path:
+        return new
+    k = path[0]
+    return e[:k] + (_ix_replace(e[k], path[1:], new),) + e[k + 1:]
+
+
+def _ix_rewrite(rng: random.Random, e: tuple) -> tuple:
+    """Another spelling of ``e`` (mostly the same map: a power-of-two ``//`` as ``>>``, ``%`` as ``&``, operands
+    swapped, ``x // c`` as ``(x - x % c) / c`` or through negative values as ``(x - c m) // c + m``, ``x % c`` as
+    ``((x - c m) % c + c) % c``); the interpreter judges whatever comes out."""
+    for _ in range(rng.randint(0, 8)):
+        ops = [(p, n) for p, n in _ix_nodes(e) if n[0] == "op"]
+        if not ops:
+            break
+        path, node = rng.choice(ops)
+        op, a, b = node[1], node[2], node[3]
+        const = b[0] == "num" and b[1] > 0
+        pow2 = const and b[1] & (b[1] - 1) == 0
+        m = rng.randint(1, 40)
+        options = []
+        if op == "//" and pow2:
+            options.append(_ix_op(">>", a, _ix_n(b[1].bit_length() - 1, True)))
+        if op == ">>" and b[0] == "num":
+            options.append(_ix_op("//", a, _ix_n(1 << b[1], True)))
+        if op == "%" and pow2:
+            options.append(_ix_op("&", a, _ix_n(b[1] - 1, True)))
+        if op in ("+", "*", "^", "&", "|"):
+            options.append(_ix_op(op, b, a))
+        if op == "//" and const:
+            options.append(_ix_op("/", _ix_op("-", a, _ix_op("%", a, b)), b))
+            # floor division through negative values: (a - b m) // b + m
+            options += [_ix_op("+", _ix_op("//", _ix_op("-", a, _ix_n(b[1] * m, True)), b), _ix_n(m, True))] * 2
+        if op == "%" and const:  # C's remainder of a negative value: ((a - b m) % b + b) % b
+            options.append(_ix_op("%", _ix_op("+", _ix_op("%", _ix_op("-", a, _ix_n(b[1] * m, True)), b), b), b))
+        new = rng.choice(options) if options else node
+        e = _ix_replace(e, path, new)
+    return e
+
+
+def _ix_mutate(rng: random.Random, e: tuple) -> tuple:
+    """A small change that usually gives another map: a constant moved, an operator swapped."""
+    nodes = [(p, n) for p, n in _ix_nodes(e) if (n[0] == "num" and not n[2]) or (n[0] == "op" and n[1] in "+-^|")]
+    if not nodes:
+        return e
+    path, node = rng.choice(nodes)
+    if node[0] == "num":
+        return _ix_replace(e, path, _ix_n(node[1] + rng.choice([1, -1, 2, 8]), False))
+    return _ix_replace(e, path, _ix_op(rng.choice([o for o in "+-^|" if o != node[1]]), node[2], node[3]))
+
+
+def _ix_code(rng: random.Random, outs: dict, names: dict) -> tuple[str, dict, dict]:
+    """Text for definitions ``outs`` (name -> tree, in order; the last is the output a shared tile reads), with
+    helper definitions, comments and blank lines; returns (text, the trees, the helpers)."""
+    defs: dict = {}
+    trees = {}
+    for name, tree in outs.items():
+        if rng.random() < 0.4:  # a helper for a subtree
+            ops = [(p, n) for p, n in _ix_nodes(tree) if n[0] == "op" and p]
+            if ops:
+                path, node = rng.choice(ops)
+                h = f"t{len(defs)}"
+                defs[h] = node
+                tree = _ix_replace(tree, path, ("ref", h))
+        trees[name] = tree
+    lines = []
+    for h, t in defs.items():
+        lines.append(f"{h} = {_ix_render(rng, t, names)}")
+    for name, t in trees.items():
+        lines.append(f"{name} = {_ix_render(rng, t, names)}")
+    out = []
+    for ln in lines:
+        if rng.random() < 0.2:
+            out.append(rng.choice(["# a note", "", "#", "   # indented // not a division"]))
+        out.append(ln + (rng.choice(["  # the " + ln.split()[0], " #x // y"]) if rng.random() < 0.3 else ""))
+    if rng.random() < 0.3:
+        out.insert(0, "# index code generated by the fuzzer: // is floor division here")
+    return "\n".join(out) + "\n", trees, defs
+
+
+def _ix_values(trees: dict, defs: dict, env: dict) -> dict | None:
+    """Every definition's value at ``env`` (a definition may read the helpers and the other definitions)."""
+    every = {**defs, **trees}
+    try:
+        return {k: _ix_eval(t, env, every) for k, t in trees.items()}
+    except ZeroDivisionError:
+        return None
+
+
+def _ix_variant(rng: random.Random, tree: tuple) -> tuple:
+    t = _ix_rewrite(rng, tree)
+    return _ix_mutate(rng, t) if rng.random() < 0.4 else t
+
+
+def _ix_literal(values: dict, rows: int, cols: int, name: str = "off", a: str = "row", b: str = "col") -> str:
+    """The map as a literal table of index code (cases on ``a`` and ``b``), no arithmetic."""
+    lines = []
+    for r in range(rows):
+        cases = [f"{values[(r, c)]} if {b} == {c}" for c in range(cols)]
+        lines.append(f"r{r} = " + "\n     ".join(cases))
+    lines.append(f"{name} = " + "\n     ".join(f"r{r} if {a} == {r}" for r in range(rows)))
+    return "\n".join(lines) + "\n"
+
+
+def _ix_consistent_oracle(points: list, w, r, box: int) -> dict:
+    """The six properties of ``consistent`` by enumeration (one copy): ``w``/``r`` point -> location or None."""
+    wv = {p: w(p) for p in points}
+    rv = {p: r(p) for p in points}
+    inside = lambda v: v is not None and 0 <= v < box  # noqa: E731
+    owners: dict = {}
+    for p in points:
+        if inside(wv[p]):
+            owners.setdefault(wv[p], []).append(p)
+    once = all(len(v) == 1 for v in owners.values())
+    out = {
+        "writer_in_range": all(v is None or inside(v) for v in wv.values()),
+        "reader_in_range": all(v is None or inside(v) for v in rv.values()),
+        "written_once": once,
+        "same_place": all(rv[p] is None or wv[p] is None or rv[p] == wv[p] for p in points),
+        "no_foreign_read": all(not inside(rv[p]) or all(q == p for q in owners.get(rv[p], ())) for p in points),
+        "no_padding_read": all(rv[p] is None or wv[p] is not None for p in points),
+    }
+    return {k: "proved" if v else "refuted" for k, v in out.items()}
+
+
+def _ix_status(props: dict) -> str:
+    kinds = {"same_place": "mismatch", "no_foreign_read": "mismatch", "reader_in_range": "out_of_range",
+             "writer_in_range": "out_of_range", "written_once": "overwrite", "no_padding_read": "padding_read"}
+    bad = {kinds[k] for k, v in props.items() if v != "proved"}
+    return next((k for k in ("mismatch", "out_of_range", "overwrite", "padding_read") if k in bad), "consistent")
+
+
+def _ix_strip(out: str):  # noqa: ANN202 - JSON without the echoed code (a literal table names it otherwise)
+    try:
+        return json.loads(out, object_hook=lambda d: {k: v for k, v in d.items() if k not in ("text", "source")})
+    except ValueError:
+        return out
+
+
+def _ix_judge(argv: list[str], what: str, fails: list[str], stats: dict) -> tuple[int, str, str]:
+    """``_judge``'s rules (exit code, one error line, no traceback, 5 s), keeping the output; the slowest case."""
+    rc, out, err, secs, tb = run(argv)
+    stats["runs"] += 1
+    stats["index_runs"] = stats.get("index_runs", 0) + 1
+    stats["max_s"] = max(stats["max_s"], secs)
+    if secs > stats.get("index_max_s", 0.0):
+        stats["index_max_s"], stats["index_slowest"] = round(secs, 2), what
+    stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
+    if tb or "Traceback (most recent call last)" in out + err:
+        stats["index_tracebacks"] = stats.get("index_tracebacks", 0) + 1
+        fails.append(f"TRACEBACK: {what}: {(tb or err).strip().splitlines()[-1]}")
+    elif rc not in (0, 1, 2):
+        fails.append(f"EXIT {rc}: {what}")
+    elif rc == 2 and (len(err.strip().splitlines()) != 1 or "error:" not in err):
+        fails.append(f"BAD ERROR LINE: {what}: {err.strip()[:200]!r}")
+    if secs > LIMIT_S:
+        fails.append(f"SLOW {secs:.1f}s: {what}")
+    return rc, out, err
 
 
 STACKS = ("ldmatrix", "stmatrix")
@@ -539,6 +782,306 @@ def fuzz_handoff(rng: random.Random, n: int, work: Path, fails: list[str], stats
             bad = any(plan.get(pt) != j for pt, j in mapping)
         if bad or doc["engines"].get("z3") != doc["engines"].get("enumeration"):
             fails.append(f"WRONG: {what}: tool {got} at {got_first}, reference {status} at {first}")
+
+
+def _ix_wrong(fails: list[str], stats: dict, what: str, detail: str) -> None:
+    stats["index_wrong"] = stats.get("index_wrong", 0) + 1
+    fails.append(f"WRONG ANSWER: {what}: {detail}")
+
+
+def fuzz_index_code(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """Index code in every place that takes it, against this file's own enumeration (``_ix_eval``)."""
+    for k in range(n):
+        stats["index_cases"] = stats.get("index_cases", 0) + 1
+        for place in (_ix_fragment, _ix_family_table, _ix_map, _ix_shared, _ix_addresses, _ix_consistent_shared,
+                      _ix_consistent_storage, _ix_consistent_param, _ix_spec_layout):
+            place(rng, k, work, fails, stats)
+
+
+def _thread_names(rng: random.Random) -> dict:
+    return {"lane": rng.choice(["lane", "tid", "laneid", "%laneid"])}
+
+
+_V, _N, _O = _ix_v, _ix_n, _ix_op
+A_ROW = _O("+", _O("//", _V("lane"), _N(4, True)), _O("*", _N(8), _O("%", _O("//", _V("i"), _N(2, True)), _N(2, True))))
+A_COL = _O("+", _O("+", _O("*", _O("%", _V("lane"), _N(4, True)), _N(2)), _O("%", _V("i"), _N(2, True))),
+           _O("*", _N(8), _O("//", _V("i"), _N(4, True))))
+
+
+def _ix_fragment(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """conform / table --formula of mma.m16n8k16 A: equal exactly when every (lane, i) is the spec's cell."""
+    spec = {(lane, i): (lane // 4 + 8 * ((i // 2) % 2), (lane % 4) * 2 + i % 2 + 8 * (i // 4))
+            for lane in range(32) for i in range(8)}
+    text, trees, defs = _ix_code(rng, {"row": _ix_variant(rng, A_ROW), "col": _ix_variant(rng, A_COL)}, _thread_names(rng))
+    p = work / f"ix_frag{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    got = {pt: _ix_values(trees, defs, {"lane": pt[0], "i": pt[1]}) for pt in spec}
+    what = f"conform --formula {p.name} {text!r}"
+    rc, out, _ = _ix_judge(["conform", "mma.m16n8k16.A.f16_bf16", "--formula", str(p), "--format", "json"], what, fails, stats)
+    if any(v is None for v in got.values()):
+        return
+    same = all((got[pt]["row"], got[pt]["col"]) == spec[pt] for pt in spec)
+    if rc == 2:
+        _ix_wrong(fails, stats, what, "refused (exit 2) code the enumeration evaluates everywhere")
+        return
+    status = json.loads(out)["conform"]["status"]
+    if (status == "equal") != same or (rc == 0) != same:
+        _ix_wrong(fails, stats, what, f"{status} (exit {rc}), the enumeration says {'equal' if same else 'not equal'}")
+    rc, out, _ = _ix_judge(["table", "mma.m16n8k16.A.f16_bf16", "--formula", str(p), "--format", "json"],
+                           f"table --formula {p.name}", fails, stats)
+    inside = all(0 <= v["row"] < 16 and 0 <= v["col"] < 16 for v in got.values())
+    if rc == 0 and inside:
+        entries = {(e["lane"], e["i"]): (e["row"], e["col"]) for e in json.loads(out)["entries"]}
+        if entries != {pt: (v["row"], v["col"]) for pt, v in got.items()}:
+            _ix_wrong(fails, stats, f"table --formula {p.name} {text!r}", "the table is not the enumeration's")
+
+
+LD_ROW = _O("%", _O("+", _O("*", _N(8), _O("//", _V("i"), _N(2, True))), _O("//", _V("lane"), _N(4, True))),
+            _O("*", _N(8), _V("NUM")))
+LD_COL = _O("+", _O("*", _O("%", _V("lane"), _N(4, True)), _N(2)), _O("%", _V("i"), _N(2, True)))
+
+
+def _ix_family_table(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """table FAMILY --formula CODE --param NUM=V (the code reads NUM): the table is the enumeration's."""
+    num = rng.choice([1, 2, 4])
+    text, trees, defs = _ix_code(rng, {"row": _ix_variant(rng, LD_ROW), "col": _ix_variant(rng, LD_COL)}, _thread_names(rng))
+    p = work / f"ix_ld{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    what = f"table ldmatrix --formula {p.name} --param NUM={num} {text!r}"
+    rc, out, _ = _ix_judge(["table", "ldmatrix.m8n8.R.b16", "--formula", str(p), "--param", f"NUM={num}", "--format",
+                            "json"], what, fails, stats)
+    got = {(lane, i): _ix_values(trees, defs, {"lane": lane, "i": i, "NUM": num}) for lane in range(32)
+           for i in range(2 * num)}
+    if any(v is None for v in got.values()) or not all(0 <= v["row"] < 8 * num and 0 <= v["col"] < 8 for v in got.values()):
+        return
+    if rc != 0:
+        _ix_wrong(fails, stats, what, f"exit {rc} on code the enumeration evaluates inside the tile")
+        return
+    entries = {(e["lane"], e["i"]): (e["row"], e["col"]) for e in json.loads(out)["entries"]}
+    if entries != {pt: (v["row"], v["col"]) for pt, v in got.items()}:
+        _ix_wrong(fails, stats, what, "the table is not the enumeration's")
+
+
+ATOM_LIN = _O("+", _O("*", _O("*", _V("row"), _N(8, True)), _V("T")), _V("col"))
+ATOM_OFF = _O("+", _O("*", _O("^", _O("//", ("ref", "lin"), _V("T")), _O("%", _O("//", _O("//", ("ref", "lin"), _V("T")),
+                                                                                   _N(8, True)), _N(8, True))), _V("T")),
+              _O("%", ("ref", "lin"), _V("T")))
+
+
+def _ix_map(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """conform wgmma.shared.atom.K.128B --formula CODE --param T=V, the code reading T: equal exactly when every
+    cell is the atom's (the atom's formula, evaluated here)."""
+    t = rng.choice([4, 8, 16])
+    lt = {4: 2, 8: 3, 16: 4}[t]
+
+    def atom(r: int, c: int) -> int:
+        lin = (r << (lt + 3)) + c
+        return (((lin >> lt) ^ (((lin >> lt) >> 3) & 7)) << lt) + (lin & ((1 << lt) - 1))
+
+    lin, off = _ix_variant(rng, ATOM_LIN), _ix_variant(rng, ATOM_OFF)
+    text, trees, defs = _ix_code(rng, {"lin": lin, "offset": off}, {})
+    p = work / f"ix_atom{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    what = f"conform atom --formula {p.name} --param T={t} {text!r}"
+    rc, out, _ = _ix_judge(["conform", "wgmma.shared.atom.K.128B", "--formula", str(p), "--param", f"T={t}", "--format",
+                            "json"], what, fails, stats)
+    got = {}
+    for r in range(8):
+        for c in range(8 * t):
+            v = _ix_values(trees, defs, {"row": r, "col": c, "T": t})
+            if v is None:
+                return
+            got[(r, c)] = v["offset"]
+    same = all(got[(r, c)] == atom(r, c) for r, c in got)
+    if rc == 2:
+        _ix_wrong(fails, stats, what, "refused (exit 2) code the enumeration evaluates everywhere")
+        return
+    status = json.loads(out)["conform"]["status"]
+    if (status == "equal") != same:
+        _ix_wrong(fails, stats, what, f"{status}, the enumeration says {'equal' if same else 'not equal'}")
+
+
+SWZ_OFF = _O("+", _O("*", _V("row"), _N(128)), _O("*", _V("col"), _N(2)))
+SWZ_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7, True)), _N(7)), _N(4, True)))
+
+
+def _ix_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int) -> tuple[Path, Path, str, dict] | None:
+    """A shared-memory tile as generated code and as the literal table of its values (bytes)."""
+    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, SWZ_OFF), "swz": _ix_variant(rng, SWZ_SWZ)}, {})
+    values = {}
+    for r in range(rows):
+        for c in range(cols):
+            v = _ix_values(trees, defs, {"row": r, "col": c})
+            if v is None:
+                return None
+            values[(r, c)] = v["swz"]
+    p, q = work / f"ix_{stem}{k}.txt", work / f"ix_{stem}{k}_literal.txt"
+    p.write_text(text, encoding="utf-8")
+    q.write_text(_ix_literal(values, rows, cols), encoding="utf-8")
+    return p, q, text, values
+
+
+def _ix_same(argv_code: list[str], argv_literal: list[str], what: str, fails: list[str], stats: dict) -> None:
+    rc1, out1, err1 = _ix_judge(argv_code, what, fails, stats)
+    rc2, out2, err2 = _ix_judge(argv_literal, what + " (literal table)", fails, stats)
+    if rc1 != rc2 or (rc1 != 2 and _ix_strip(out1) != _ix_strip(out2)):
+        _ix_wrong(fails, stats, what, f"exit {rc1} vs {rc2} for the same layout as a literal table: "
+                                      f"{(out1 + err1)[:160]!r} / {(out2 + err2)[:160]!r}")
+
+
+def _ix_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """banks and descriptor --formula: the generated code and the literal table of its values give one answer."""
+    made = _ix_tile(rng, k, work, "tile", 8, 64)
+    if made is None:
+        return
+    p, q, text, _ = made
+    access = rng.choice(["ld.shared.v4", "ldmatrix.x2", "ld.shared.b32", "stmatrix.x1"])
+    for cmd in (["banks", "--tile", "8x64", "--type", "f16", "--access", access, "--format", "json"],
+                ["descriptor", "--tile", "8x64", "--type", "f16", "--format", "json"]):
+        _ix_same([cmd[0], "--formula", str(p), *cmd[1:]], [cmd[0], "--formula", str(q), *cmd[1:]],
+                 f"{cmd[0]} --formula {p.name} {text!r}", fails, stats)
+
+
+ADDR_ROW = _O("//", _V("lane"), _N(8, True))
+ADDR_COL = _O("*", _O("%", _V("lane"), _N(8, True)), _N(8))
+
+
+def _ix_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """banks --addresses CODE: the same answer as the literal lane table of its values."""
+    names = _thread_names(rng)
+    text, trees, defs = _ix_code(rng, {"row": _ix_variant(rng, ADDR_ROW), "col": _ix_variant(rng, ADDR_COL)}, names)
+    vals = [_ix_values(trees, defs, {"lane": lane}) for lane in range(32)]
+    if any(v is None for v in vals):
+        return
+    p, q = work / f"ix_addr{k}.txt", work / f"ix_addr{k}_literal.txt"
+    p.write_text(text, encoding="utf-8")
+    q.write_text("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
+                 + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n", encoding="utf-8")
+    base = ["banks", "--formula", str(ROOT / "examples" / "shared" / "swizzle128.txt"), "--tile", "64x64", "--type", "f16",
+            "--access", "ld.shared.v4", "--format", "json", "--addresses"]
+    _ix_same([*base, str(p)], [*base, str(q)], f"banks --addresses {p.name} {text!r}", fails, stats)
+
+
+def _ix_consistent_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """consistent index:W index:R --type f16 --tile 8x64: the six properties by enumeration (bytes -> elements,
+    the buffer the tile)."""
+    w = _ix_tile(rng, k, work, "w", 8, 64)
+    r = _ix_tile(rng, k, work, "r", 8, 64)
+    if w is None or r is None:
+        return
+    if rng.random() < 0.5:  # often the same map spelled differently
+        r = (r[0], r[1], r[2], r[3])
+        text, trees, defs = _ix_code(rng, {"off": _ix_rewrite(rng, SWZ_OFF), "swz": _ix_rewrite(rng, SWZ_SWZ)}, {})
+        vals = {(a, b): _ix_values(trees, defs, {"row": a, "col": b}) for a in range(8) for b in range(64)}
+        if all(v is not None for v in vals.values()):
+            r[0].write_text(text, encoding="utf-8")
+            r = (r[0], r[1], text, {pt: v["swz"] for pt, v in vals.items()})
+    elem = lambda v: v // 2 if v % 2 == 0 else None  # noqa: E731 - a byte offset that is a whole 16-bit element
+    points = [(a, b) for a in range(8) for b in range(64)]
+    want = _ix_consistent_oracle(points, lambda pt: elem(w[3][pt]), lambda pt: elem(r[3][pt]), 8 * 64)
+    what = f"consistent index:{w[0].name} index:{r[0].name} {w[2]!r} {r[2]!r}"
+    rc, out, _ = _ix_judge(["consistent", "--writer", f"index:{w[0]}", "--reader", f"index:{r[0]}", "--type", "f16",
+                            "--tile", "8x64", "--format", "json"], what, fails, stats)
+    _ix_compare(rc, out, want, what, fails, stats)
+
+
+def _ix_compare(rc: int, out: str, want: dict, what: str, fails: list[str], stats: dict) -> None:
+    if rc == 2:
+        _ix_wrong(fails, stats, what, "refused (exit 2) code the enumeration evaluates everywhere")
+        return
+    doc = json.loads(out)
+    got = {name: c["status"] for name, c in doc["checks"].items()}
+    if got != want or doc["status"] != _ix_status(want) or (rc == 0) != (doc["status"] == "consistent"):
+        diff = {name: (got.get(name), v) for name, v in want.items() if got.get(name) != v}
+        _ix_wrong(fails, stats, what, f"{doc['status']} (tool, enumeration per property: {diff})")
+
+
+SF_OFF = _O("+", _O("+", _O("*", _N(16), _O("%", _V("row"), _N(32, True))), _O("*", _N(4), _O("//", _V("row"), _N(32, True)))),
+            _V("kb"))
+
+
+def _ix_sf(rng: random.Random) -> tuple[str, list, dict] | None:
+    """Code over the scale-factor tile's (row, kb): its text, the points and its offsets (None: a division by 0)."""
+    text, trees, defs = _ix_code(rng, {"offset": _ix_variant(rng, SF_OFF)}, {})
+    points = [(a, b) for a in range(128) for b in range(4)]
+    vals = {pt: _ix_values(trees, defs, {"row": pt[0], "kb": pt[1]}) for pt in points}
+    return None if any(v is None for v in vals.values()) else (text, points, vals)
+
+
+def _ix_consistent_storage(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """consistent storage.sf.cutlass.128x4.tile index:R: R over (row, kb), judged by enumeration."""
+    made = _ix_sf(rng)
+    if made is None:
+        return
+    text, points, vals = made
+    p = work / f"ix_sf{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    want = _ix_consistent_oracle(points, lambda pt: 16 * (pt[0] % 32) + 4 * (pt[0] // 32) + pt[1],
+                                 lambda pt: vals[pt]["offset"], 512)
+    what = f"consistent storage.sf.cutlass.128x4.tile index:{p.name} {text!r}"
+    rc, out, _ = _ix_judge(["consistent", "--writer", "storage.sf.cutlass.128x4.tile", "--reader", f"index:{p}",
+                            "--format", "json"], what, fails, stats)
+    _ix_compare(rc, out, want, what, fails, stats)
+
+
+VS_BYTE = _O("+", _O("*", _V("VS"), _O("//", _V("kb"), _V("VS"))), _O("%", _V("kb"), _V("VS")))
+
+
+def _ix_consistent_param(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """consistent index:W tcgen05.sf.A.4x1: W reads the family's VS (free, or bound by --param); every VS judged
+    by enumeration."""
+    byte = _ix_variant(rng, VS_BYTE)
+    text, trees, defs = _ix_code(rng, {"tmem_lane": _V("row"), "tmem_col": _O("//", _V("row"), _N(32, True)),
+                                       "byte": byte}, {})
+    p = work / f"ix_vs{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    bound = rng.choice([None, 1, 2, 4])
+    points = [(a, b) for a in range(128) for b in range(4)]
+    want = {name: "proved" for name in ("writer_in_range", "reader_in_range", "written_once", "same_place",
+                                        "no_foreign_read", "no_padding_read")}
+    for vs in ([bound] if bound else [1, 2, 4]):
+        vals = {pt: _ix_values(trees, defs, {"row": pt[0], "kb": pt[1], "VS": vs}) for pt in points}
+        if any(v is None for v in vals.values()):
+            return
+        key = lambda v: None if not (0 <= v["tmem_lane"] < 128 and 0 <= v["tmem_col"] < 4 and 0 <= v["byte"] < 4) \
+            else (v["tmem_lane"] * 4 + v["tmem_col"]) * 4 + v["byte"]  # noqa: E731
+        loc = lambda v: key(v) if key(v) is not None else -1  # noqa: E731 - outside the box: an out-of-range place
+        reader = lambda pt: (pt[0] * 4 + pt[0] // 32) * 4 + vs * (pt[1] // vs) + pt[1] % vs  # noqa: E731
+        one = _ix_consistent_oracle(points, lambda pt: loc(vals[pt]), reader, 128 * 4 * 4)
+        want = {name: "refuted" if "refuted" in (want[name], one[name]) else "proved" for name in want}
+    what = f"consistent index:{p.name} tcgen05.sf.A.4x1 VS={bound} {text!r}"
+    rc, out, _ = _ix_judge(["consistent", "--writer", f"index:{p}", "--reader", "tcgen05.sf.A.4x1", "--format", "json",
+                            *(["--param", f"VS={bound}"] if bound else [])], what, fails, stats)
+    _ix_compare(rc, out, want, what, fails, stats)
+
+
+def _ix_spec_layout(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """A ``[[layout]]`` whose formula is generated index code: its table, in_range and injective by enumeration."""
+    made = _ix_sf(rng)
+    if made is None:
+        return
+    text, points, vals = made
+    spec = ('schema = 1\n[source]\nsection = "0.0"\ntitle = "fuzz"\n\n[[layout]]\nid = "fuzz.sf"\nkind = "storage"\n'
+            'inputs = { row = 128, kb = 4 }\noutputs = { offset = 512 }\nchecks = ["in_range", "injective"]\n'
+            "formula = '''\n" + text.replace("'''", "") + "'''\n")
+    p = work / f"ix_spec{k}.toml"
+    p.write_text(spec, encoding="utf-8")
+    what = f"[[layout]] {p.name} {text!r}"
+    rc, out, _ = _ix_judge(["table", "fuzz.sf", "--specs", str(p), "--format", "json"], "table " + what, fails, stats)
+    if rc != 0:
+        _ix_wrong(fails, stats, "table " + what, f"exit {rc}")
+    elif {(e["row"], e["kb"]): e["offset"] for e in json.loads(out)["entries"]} != {pt: v["offset"] for pt, v in vals.items()}:
+        _ix_wrong(fails, stats, "table " + what, "the table is not the enumeration's")
+    rc, out, _ = _ix_judge(["check", str(p), "--format", "json"], "check " + what, fails, stats)
+    offs = [v["offset"] for v in vals.values()]
+    want = {"in_range": all(0 <= o < 512 for o in offs), "injective": len(set(offs)) == len(offs)}
+    if rc == 2:
+        _ix_wrong(fails, stats, "check " + what, "exit 2")
+        return
+    checks = json.loads(out)["maps"][0]["checks"]
+    got = {name: checks[name]["status"] == "proved" for name in want}
+    if got != want:
+        _ix_wrong(fails, stats, "check " + what, f"tool {got}, enumeration {want}")
 
 
 # ----------------------------------------------------------------------------- processes: signals, special files
@@ -747,7 +1290,7 @@ def main_() -> int:
     ap.add_argument("--pages", default=str(ROOT.parent / "shared" / "ptx-isa-9.0"))
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="page,spec,formula,notation,map,banks,handoff,signal,special,readonly")
+    ap.add_argument("--kinds", default="page,spec,formula,notation,map,index,banks,handoff,signal,special,readonly")
     ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
     global KEEP
@@ -773,6 +1316,8 @@ def main_() -> int:
             fuzz_banks(rng, args.n, work, fails, stats)
         if "handoff" in kinds:
             fuzz_handoff(rng, args.n, work, fails, stats)
+        if "index" in kinds:
+            fuzz_index_code(rng, args.n, work, fails, stats)
         if "signal" in kinds:
             fuzz_signals(rng, max(2, args.n // 10), work, fails, stats)
         if "special" in kinds:

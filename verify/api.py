@@ -886,12 +886,11 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
     env = dict(params or {})
     if notation == "index":
         raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-        base = bind(spec.map, **env) if env else spec.map
-        try:
-            given = formula_map(raw, base.inputs, base.outputs, params=base.params)
+        try:  # over every parameter of the family, so that the code may read one --param binds
+            given = formula_map(raw, spec.map.inputs, spec.map.outputs, params=spec.map.params, index_code=True)
         except FormulaError as e:
             raise NotationError(e.message, e.line, e.col, source) from None
-        return _conform_map(spec, given, notation, source, env, timeout)
+        return _conform_map(spec, bind(given, **env) if env else given, notation, source, env, timeout)
     if notation == "table":
         from .layout.notations.map_table import parse_map_table  # noqa: PLC0415
         base = bind(spec.map, **env) if env else spec.map
@@ -925,7 +924,7 @@ def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, r
 
 def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Bank conflicts of ``access`` (``ldmatrix.x4``, ``ld.shared.v4``...) repeated over the tile of ``layout``,
-    lanes addressing cells as ``addresses`` (definitions of row and col over ``%laneid``) says or as the
+    lanes addressing cells as ``addresses`` (index code defining row and col over ``lane``) says or as the
     mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
     an access that does not fit the tile; ``FormulaError`` for bad address text."""
     from .checks.banks import check_banks  # noqa: PLC0415

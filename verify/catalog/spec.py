@@ -25,6 +25,7 @@ else:  # pragma: no cover
 from ..errors import SpecError
 from ..files import MAX_NESTING, nesting_error, read_text, strip_bom
 from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, parse_formula, parse_lane_expression, walk
+from ..formula.index import parse_index
 from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
 from ..layout.family import Extent, Param, extent_at
 from ..layout.formula import FormulaMap
@@ -761,12 +762,12 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
         raise loc.error(*loc.key("unit", k), f"unit is 'bytes' or 'elements', got {unit!r}")
     doc_line = _int(loc, table, "doc_line", k, 1, 10**7, default=1)
     text = _str(loc, table, "formula", k)
-    variables = tuple(d.name for d in inputs if d.name != "i") + names
+    coordinates = tuple(d.name for d in inputs if d.name != "i")
     required = tuple(d.name for d in outputs)
 
-    def parse(ftext: str) -> Formula:
+    def parse(ftext: str) -> Formula:  # code someone wrote over named inputs: the index-code grammar
         try:
-            return parse_formula(ftext, "x", variables, required)
+            return parse_index(ftext, "x", coordinates, required, names)
         except FormulaError as e:
             base_line, base_col = loc.value(ftext, k, "formula")
             raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None

@@ -35,7 +35,7 @@ import numpy as np
 import z3
 
 from ..engines import smt
-from ..layout.dims import Dim, describe, names
+from ..layout.dims import Dim, describe, extent_text, names
 from ..layout.named import NamedMap, _bindings, grid, in_box, inside, merge_params, variables, width
 from ..results import CheckResult, combine_engines
 from ..witnesses import BufferPlace, witness_json
@@ -46,7 +46,7 @@ PROPERTIES = ("writer_in_range", "reader_in_range", "written_once", "same_place"
 STATUS_OF = {"same_place": "mismatch", "no_foreign_read": "mismatch", "reader_in_range": "out_of_range",
              "writer_in_range": "out_of_range", "written_once": "overwrite", "no_padding_read": "padding_read"}
 STATUS_ORDER = ("mismatch", "out_of_range", "overwrite", "padding_read")
-MAX_COPIES = 64
+MAX_COPIES = 4096  # a writer's copies (a 128-row broadcast is 128): Z3 holds them symbolic
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,8 @@ class Decision:
     reader: str
     checks: tuple[CheckResult, ...]
     params: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    copies: tuple[Dim, ...] = ()      # the writer's inputs the reader lacks: each element is written at each
+    broadcast: tuple[Dim, ...] = ()   # the reader's inputs the writer lacks, along which its reads are the same
 
     @property
     def status(self) -> str:
@@ -74,8 +76,10 @@ class Decision:
         return next(c for c in self.checks if c.check == name)
 
     def to_json(self) -> dict[str, Any]:
+        extra = {k: [{"name": d.name, "size": extent_text(d.size)} for d in v]
+                 for k, v in (("copies", self.copies), ("broadcast", self.broadcast)) if v}
         return {"writer": self.writer, "reader": self.reader, "status": self.status,
-                "params": {k: list(v) for k, v in self.params.items()},
+                "params": {k: list(v) for k, v in self.params.items()}, **extra,
                 "checks": {c.check: {"status": c.status, "engines": dict(c.engines), "message": c.message,
                                      "counterexample": witness_json(c.counterexample)} for c in self.checks}}
 
@@ -133,50 +137,83 @@ def _shape_problem(writer: NamedMap, reader: NamedMap, params: tuple[Any, ...]) 
     return None
 
 
-def _copies(writer: NamedMap, reader: NamedMap) -> tuple[tuple[Dim, ...], list[dict[str, int]]]:
+def _broadcast(writer: NamedMap, reader: NamedMap, timeout: float) -> tuple[NamedMap, tuple[Dim, ...]]:
+    """The reader with its inputs the writer lacks fixed at 0, and those inputs, where the reader's reads do not
+    change along them (a broadcast: stride 0), which both engines prove (``maps.same`` of the reader and the
+    reader with the input held at 0).  ``ValueError`` where they change (the names differ: not comparable) or
+    where that is not decided."""
+    from ..layout import algebra as A  # noqa: PLC0415
+    from .maps import same  # noqa: PLC0415
+    bdims = tuple(d for d in reader.inputs if d.name not in names(writer.inputs))
+    if not bdims:
+        return reader, ()
+    held = {d.name for d in bdims}
+    proj = A.Affine(tuple(reader.inputs), tuple(reader.inputs),
+                    tuple((d.name, () if d.name in held else ((d.name, 1),)) for d in reader.inputs), reader.params)
+    verdict = same(reader, A.compose(reader, proj), timeout, ("reader", f"the reader at {' = '.join(held)} = 0"))
+    which = ", ".join(d.name for d in bdims)
+    if verdict.status == "refuted":
+        raise ValueError(f"the reader's inputs {which} are not inputs of the writer {describe(writer.inputs)}, and "
+                         f"what the reader reads changes along them ({verdict.message}): name the reader's coordinates "
+                         "as the writer does, or read the same place for every value of them (a broadcast)")
+    if verdict.status != "proved":
+        raise ValueError(f"whether the reader's reads change along {which} (not inputs of the writer) is not decided: "
+                         f"{verdict.message}")
+    out = reader
+    for d in bdims:
+        out = A.fix(out, d.name, 0)
+    return out, bdims
+
+
+def _copies(writer: NamedMap, reader: NamedMap) -> tuple[Dim, ...]:
+    """The writer's inputs the reader lacks (its copies: the element is written at each)."""
     extra = tuple(d for d in writer.inputs if d.name not in names(reader.inputs))
-    pts = [dict(zip([d.name for d in extra], c)) for c in itertools.product(*(range(int(d.size)) for d in extra))]
-    if len(pts) > MAX_COPIES:
-        raise ValueError(f"the writer's copies {describe(extra)} are more than {MAX_COPIES}")
-    return extra, pts
+    count = 1
+    for d in extra:
+        count *= int(d.size)
+    if count > MAX_COPIES:
+        raise ValueError(f"the writer's copies {describe(extra)} are {count}, more than {MAX_COPIES}")
+    return extra
 
 
 # ----------------------------------------------------------------------------- enumeration
 
 @dataclass
 class _Instance:
-    """One binding evaluated: reader at every element, writer at every (element, copy)."""
+    """One binding evaluated: the reader at every element, the writer at every (element, copy); the writer's
+    arrays are (elements, copies), elements in the reader's input order, copies in the copy dims' order."""
 
     env: dict[str, int]
     xdims: tuple[Dim, ...]
     shape: tuple[int, ...]
-    r_ok: np.ndarray
+    cdims: tuple[Dim, ...]
+    r_ok: np.ndarray              # (elements,)
     r_out: dict[str, np.ndarray]
-    w_ok: list[np.ndarray]        # per copy
-    w_out: list[dict[str, np.ndarray]]
-    w_in: list[np.ndarray]        # per copy: defined and inside the writer's box
     r_in: np.ndarray              # reader defined and inside the writer's box
+    w_ok: np.ndarray              # (elements, copies)
+    w_out: dict[str, np.ndarray]
+    w_in: np.ndarray              # writer defined and inside its box
+
+    def copy(self, c: int) -> dict[str, int]:
+        idx = np.unravel_index(c, tuple(int(d.size) for d in self.cdims)) if self.cdims else ()
+        return {d.name: int(x) for d, x in zip(self.cdims, idx)}
 
 
-def _instance(writer: NamedMap, reader: NamedMap, env: dict[str, int], copies: list[dict[str, int]]) -> _Instance:
+def _instance(writer: NamedMap, reader: NamedMap, env: dict[str, int], cdims: tuple[Dim, ...]) -> _Instance:
     xdims = tuple(reader.inputs)
-    g = grid(xdims, env)
     shape = tuple(d.at(env) for d in xdims)
-    rv = reader.evaluate(g, env)
-    r_out = {k: np.broadcast_to(np.asarray(v), shape) for k, v in rv.out.items()}
-    r_ok = np.broadcast_to(np.asarray(rv.ok, bool), shape)
-    w_ok, w_out, w_in = [], [], []
-    for c in copies:
-        pt = dict(g)
-        pt.update({k: np.asarray(v, np.int64) for k, v in c.items()})
-        wv = writer.evaluate(pt, env)
-        out = {k: np.broadcast_to(np.asarray(v), shape) for k, v in wv.out.items()}
-        ok = np.broadcast_to(np.asarray(wv.ok, bool), shape)
-        w_ok.append(ok)
-        w_out.append(out)
-        w_in.append(ok & inside(out, writer.outputs, env))
+    n = int(np.prod(shape, dtype=np.int64))
+    rv = reader.evaluate(grid(xdims, env), env)
+    r_out = {k: np.broadcast_to(np.asarray(v), shape).reshape(n) for k, v in rv.out.items()}
+    r_ok = np.broadcast_to(np.asarray(rv.ok, bool), shape).reshape(n)
+    full = shape + tuple(int(d.size) for d in cdims)
+    c = int(np.prod([int(d.size) for d in cdims], dtype=np.int64))
+    wv = writer.evaluate(grid(xdims + cdims, env), env)
+    w_out = {k: np.broadcast_to(np.asarray(v), full).reshape(n, c) for k, v in wv.out.items()}
+    w_ok = np.broadcast_to(np.asarray(wv.ok, bool), full).reshape(n, c)
+    w_in = w_ok & inside(w_out, writer.outputs, env)
     r_in = r_ok & inside(r_out, writer.outputs, env)
-    return _Instance(env, xdims, shape, r_ok, r_out, w_ok, w_out, w_in, r_in)
+    return _Instance(env, xdims, shape, cdims, r_ok, r_out, r_in, w_ok, w_out, w_in)
 
 
 def _point(inst: _Instance, k: int) -> dict[str, int]:
@@ -196,20 +233,29 @@ def _key(out: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Mapping[str,
     return np.asarray(k, np.int64)
 
 
+def _first_of_keys(keys: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the valid positions of ``keys`` (flat, in order): the distinct keys and, for each, the first position
+    that holds it (sorted by key, for ``searchsorted``)."""
+    at = np.flatnonzero(valid)
+    uniq, first = np.unique(keys[at], return_index=True)
+    return uniq, at[first]
+
+
 # ----------------------------------------------------------------------------- the decision
 
 def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
            names_: tuple[str, str] = ("writer", "reader")) -> Decision:
     """Writer against reader, every property by both engines (see the module docstring).  ``ValueError`` when
     the two maps cannot be compared (different element coordinates or location names)."""
+    reader, bdims = _broadcast(writer, reader, timeout)
     params = merge_params(writer.params, reader.params)
     problem = _shape_problem(writer, reader, params)
     if problem is not None:
         raise ValueError(problem)
-    extra, copies = _copies(writer, reader)
-    insts = [_instance(writer, reader, env, copies) for env in _bindings(params)]
+    cdims = _copies(writer, reader)
+    insts = [_instance(writer, reader, env, cdims) for env in _bindings(params)]
     ordered = all(list(p.values) == sorted(p.values) for p in params)
-    z = _Z3(writer, reader, params, extra, copies, timeout)
+    z = _Z3(writer, reader, params, cdims, timeout)
     wname, rname = names_
     outs = tuple(writer.outputs)
 
@@ -222,19 +268,17 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
     def elem(p: Mapping[str, int]) -> str:
         return "element (" + point_text(p) + ")"
 
-    def w_at(c: Mapping[str, Any], p: Mapping[str, int], cp: Mapping[str, int]) -> dict[str, int] | None:
-        return writer.at({**p, **cp}, c["params"])
-
     results: list[CheckResult] = []
 
-    # writer_in_range
+    # writer_in_range: the first copy (in order) that writes outside, at its first element
     def enum_w_range() -> dict[str, Any] | None:
         for inst in insts:
-            for ci, cp in enumerate(copies):
-                k = _first(inst.w_ok[ci] & ~inst.w_in[ci])
-                if k is not None:
-                    p = _point(inst, k)
-                    return {"params": inst.env, "element": p, "copy": cp, "at": writer.at({**p, **cp}, inst.env)}
+            bad = (inst.w_ok & ~inst.w_in).T.reshape(-1)
+            k = _first(bad)
+            if k is not None:
+                ci, e = divmod(k, inst.w_ok.shape[0])
+                p, cp = _point(inst, e), inst.copy(ci)
+                return {"params": inst.env, "element": p, "copy": cp, "at": writer.at({**p, **cp}, inst.env)}
         return None
 
     results.append(_join("writer_in_range", enum_w_range(), z.writer_range(),
@@ -256,24 +300,21 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                                    f"{wname}'s buffer {_box(outs, c['params'])}",
                          f"every location the {rname} reads is inside the {wname}'s buffer", ordered))
 
-    # written_once
+    # written_once: the first (element, copy) in order whose place an earlier one took
     def enum_once() -> dict[str, Any] | None:
         for inst in insts:
-            seen: dict[int, tuple[int, int]] = {}
-            n = int(np.prod(inst.shape))
-            keys = [_key(o, outs, inst.env).reshape(-1) for o in inst.w_out]
-            oks = [np.asarray(m).reshape(-1) for m in inst.w_in]
-            for k in range(n):
-                for ci in range(len(copies)):
-                    if not oks[ci][k]:
-                        continue
-                    key = int(keys[ci][k])
-                    if key in seen:
-                        k0, c0 = seen[key]
-                        p0, p1 = _point(inst, k0), _point(inst, k)
-                        return {"params": inst.env, "first": p0, "first_copy": copies[c0], "second": p1,
-                                "second_copy": copies[ci], "at": writer.at({**p1, **copies[ci]}, inst.env)}
-                    seen[key] = (k, ci)
+            keys = _key(inst.w_out, outs, inst.env).reshape(-1)
+            valid = inst.w_in.reshape(-1)
+            uniq, first = _first_of_keys(keys, valid)
+            at = np.flatnonzero(valid)
+            earlier = first[np.searchsorted(uniq, keys[at])]
+            dup = np.flatnonzero(earlier != at)
+            if dup.size:
+                k1, k0 = int(at[dup[0]]), int(earlier[dup[0]])
+                (e0, c0), (e1, c1) = divmod(k0, inst.w_ok.shape[1]), divmod(k1, inst.w_ok.shape[1])
+                p0, p1, cp0, cp1 = _point(inst, e0), _point(inst, e1), inst.copy(c0), inst.copy(c1)
+                return {"params": inst.env, "first": p0, "first_copy": cp0, "second": p1, "second_copy": cp1,
+                        "at": writer.at({**p1, **cp1}, inst.env)}
         return None
 
     results.append(_join("written_once", enum_once(), z.written_once(),
@@ -284,18 +325,15 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
     # same_place
     def enum_same() -> dict[str, Any] | None:
         for inst in insts:
-            written = np.zeros(inst.shape, bool)
-            hit = np.zeros(inst.shape, bool)
-            for ci in range(len(copies)):
-                written |= inst.w_ok[ci]
-                eq = inst.w_ok[ci].copy()
-                for d in outs:
-                    eq &= inst.w_out[ci][d.name] == inst.r_out[d.name]
-                hit |= eq
-            k = _first(inst.r_ok & written & ~hit)
+            written = inst.w_ok.any(axis=1)
+            eq = inst.w_ok.copy()
+            for d in outs:
+                eq &= inst.w_out[d.name] == inst.r_out[d.name][:, None]
+            k = _first(inst.r_ok & written & ~eq.any(axis=1))
             if k is not None:
                 p = _point(inst, k)
-                return {"params": inst.env, "element": p, "written": writer.at({**p, **copies[_first_written(inst, k)]}, inst.env),
+                cp = inst.copy(int(np.argmax(inst.w_ok[k])))
+                return {"params": inst.env, "element": p, "written": writer.at({**p, **cp}, inst.env),
                         "read": reader.at(p, inst.env)}
         return None
 
@@ -304,36 +342,45 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                                    f"{loc(c['read'])}",
                          "every element is read from a place where it was written", ordered))
 
-    # no_foreign_read
+    # no_foreign_read: the first element (in order) read from a place some other element is written at; the
+    # owner named is the first such other element, at its first copy there (as Z3's minimum names them)
     def enum_foreign() -> dict[str, Any] | None:
         for inst in insts:
-            owner: dict[int, tuple[int, int]] = {}
-            for ci in range(len(copies)):
-                keys = _key(inst.w_out[ci], outs, inst.env).reshape(-1)
-                for k in np.flatnonzero(np.asarray(inst.w_in[ci]).reshape(-1)).tolist():
-                    owner.setdefault(int(keys[k]), (k, ci))
+            n, c = inst.w_ok.shape
+            keys = _key(inst.w_out, outs, inst.env).reshape(-1)
+            pos = np.flatnonzero(inst.w_in.reshape(-1))  # (element, copy) in order, element outermost
+            if not pos.size:
+                continue
+            order = np.lexsort((pos, keys[pos]))
+            ks, ps = keys[pos][order], pos[order]
+            start = np.r_[True, ks[1:] != ks[:-1]]
+            uniq, first = ks[start], ps[start]
+            group = np.cumsum(start) - 1
+            elem = ps // c
+            later = np.flatnonzero(~start & np.r_[True, elem[1:] != elem[:-1]])  # a second element at the place
+            second = np.full(uniq.size, -1, np.int64)
+            g, at = np.unique(group[later], return_index=True)
+            second[g] = ps[later[at]]
             rkeys = _key(inst.r_out, outs, inst.env).reshape(-1)
-            rin = np.asarray(inst.r_in).reshape(-1)
-            for k in np.flatnonzero(rin).tolist():
-                hit = owner.get(int(rkeys[k]))
-                if hit is not None and hit[0] != k:
-                    p, q = _point(inst, k), _point(inst, hit[0])
-                    return {"params": inst.env, "element": p, "at": reader.at(p, inst.env), "owner": q,
-                            "owner_copy": copies[hit[1]]}
+            j = np.minimum(np.searchsorted(uniq, rkeys), uniq.size - 1)
+            here = np.arange(n)
+            owner = np.where(first[j] // c != here, first[j], second[j])
+            k = _first(inst.r_in & (uniq[j] == rkeys) & (owner >= 0))
+            if k is not None:
+                p, q = _point(inst, k), _point(inst, int(owner[k]) // c)
+                return {"params": inst.env, "element": p, "at": reader.at(p, inst.env), "owner": q,
+                        "owner_copy": inst.copy(int(owner[k]) % c)}
         return None
 
     results.append(_join("no_foreign_read", enum_foreign(), z.foreign(),
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, where the "
                                    f"{wname} writes {elem(c['owner'])}{_copy(c['owner_copy'])}",
-                         "no element is read from another element's place", False))
+                         "no element is read from another element's place", ordered))
 
     # no_padding_read
     def enum_padding() -> dict[str, Any] | None:
         for inst in insts:
-            written = np.zeros(inst.shape, bool)
-            for ci in range(len(copies)):
-                written |= inst.w_ok[ci]
-            k = _first(inst.r_ok & ~written)
+            k = _first(inst.r_ok & ~inst.w_ok.any(axis=1))
             if k is not None:
                 p = _point(inst, k)
                 return {"params": inst.env, "element": p, "at": reader.at(p, inst.env)}
@@ -343,14 +390,7 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, which the "
                                    f"{wname} never writes (padding)",
                          "every element read was written", ordered))
-    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params})
-
-
-def _first_written(inst: _Instance, k: int) -> int:
-    for ci, ok in enumerate(inst.w_ok):
-        if np.asarray(ok).reshape(-1)[k]:
-            return ci
-    return 0
+    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params}, cdims, bdims)
 
 
 def _copy(cp: Mapping[str, int]) -> str:
@@ -379,11 +419,15 @@ def _join(name: str, enum: dict[str, Any] | None, z3_side: tuple[str, dict[str, 
 
 class _Z3:
     """The Z3 side of each property: one query with the parameters free, the witness minimised to the canonical
-    point and re-checked with the scalar reference."""
+    point and re-checked with the scalar reference.  The writer's copies are unknowns like the element (in their
+    box), so a query's size does not grow with their number; "no copy" (``same_place``, ``no_padding_read``) is
+    a conjunction over every copy."""
 
-    def __init__(self, writer: NamedMap, reader: NamedMap, params: tuple[Any, ...], extra: tuple[Dim, ...],
-                 copies: list[dict[str, int]], timeout: float) -> None:
-        self.writer, self.reader, self.params, self.extra, self.copies = writer, reader, params, extra, copies
+    def __init__(self, writer: NamedMap, reader: NamedMap, params: tuple[Any, ...], cdims: tuple[Dim, ...],
+                 timeout: float) -> None:
+        self.writer, self.reader, self.params, self.cdims = writer, reader, params, cdims
+        self.copies = [dict(zip([d.name for d in cdims], c))
+                       for c in itertools.product(*(range(int(d.size)) for d in cdims))]
         self.timeout = timeout
         self.w = width(writer, reader)
         self.env = {p.name: z3.BitVec(f"param_{p.name}", self.w) for p in params}
@@ -394,12 +438,18 @@ class _Z3:
     def _x(self, tag: str) -> dict[str, z3.BitVecRef]:
         return variables(self.xdims, self.w, tag)
 
+    def _c(self, tag: str) -> dict[str, z3.BitVecRef]:
+        return variables(self.cdims, self.w, "copy" + tag)
+
     def _box_x(self, x: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
         return in_box(x, self.xdims, self.env, self.w)
 
-    def _wcopy(self, x: Mapping[str, z3.ExprRef], cp: Mapping[str, int]) -> tuple[z3.BoolRef, dict[str, z3.ExprRef]]:
+    def _box_c(self, c: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
+        return in_box(c, self.cdims, self.env, self.w)
+
+    def _wcopy(self, x: Mapping[str, z3.ExprRef], cp: Mapping[str, Any]) -> tuple[z3.BoolRef, dict[str, z3.ExprRef]]:
         pt = dict(x)
-        pt.update({k: smt.bv(v, self.w) for k, v in cp.items()})
+        pt.update({k: smt.bv(v, self.w) if isinstance(v, int) else v for k, v in cp.items()})
         return self.writer.encode(pt, self.env)
 
     def _inside(self, y: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
@@ -421,21 +471,16 @@ class _Z3:
         return y is not None and all(0 <= y[d.name] < d.at(env) for d in self.outs)
 
     def writer_range(self) -> tuple[str, dict[str, Any] | None, Callable[[Mapping[str, Any]], bool]]:
-        x = self._x("")
-        best: tuple[str, dict[str, Any] | None] = ("unsat", None)
-        for cp in self.copies:  # the first copy (in order) with a point outside, at its first element
-            ok, y = self._wcopy(x, cp)
-            res, m = self._solve([self._box_x(x), ok, z3.Not(self._inside(y))], list(x.values()))
-            if res == "unknown":
-                best = ("unknown", None)
-                break
-            if res == "sat" and m is not None:
-                e, p = self._params_of(m), self._pt(m, x)
-                cand = {"params": e, "element": p, "copy": cp, "at": self._wat(p, cp, e)}
-                if best[1] is None or _order(cand, best[1]):
-                    best = ("sat", cand)
-        return best[0], best[1], lambda c: (c["at"] is not None and
-                                            not self._inside_at(self._wat(c["element"], c["copy"], c["params"]), c["params"]))
+        x, c = self._x(""), self._c("")
+        ok, y = self._wcopy(x, c)
+        res, m = self._solve([self._box_x(x), self._box_c(c), ok, z3.Not(self._inside(y))],
+                             [*x.values(), *c.values()])
+        cex = None
+        if res == "sat" and m is not None:
+            e, p, cp = self._params_of(m), self._pt(m, x), self._pt(m, c)
+            cex = {"params": e, "element": p, "copy": cp, "at": self._wat(p, cp, e)}
+        return res, cex, lambda c_: (c_["at"] is not None and
+                                     not self._inside_at(self._wat(c_["element"], c_["copy"], c_["params"]), c_["params"]))
 
     def reader_range(self) -> tuple[str, dict[str, Any] | None, Callable[[Mapping[str, Any]], bool]]:
         x = self._x("")
@@ -449,25 +494,18 @@ class _Z3:
                                                                                  c["params"]))
 
     def written_once(self) -> tuple[str, dict[str, Any] | None, Callable[[Mapping[str, Any]], bool]]:
-        x1, x2 = self._x("1"), self._x("2")
-        n = len(self.copies)
-        c1, c2 = z3.BitVec("copy_1", self.w), z3.BitVec("copy_2", self.w)
-        alts = []
-        for i, cpa in enumerate(self.copies):
-            ok1, y1 = self._wcopy(x1, cpa)
-            for j, cpb in enumerate(self.copies):
-                ok2, y2 = self._wcopy(x2, cpb)
-                alts.append(z3.And(c1 == i, c2 == j, ok1, ok2, self._inside(y1), self._inside(y2),
-                                   *[y1[d.name] == y2[d.name] for d in self.outs]))
-        k1 = [*x1.values(), c1]
-        k2 = [*x2.values(), c2]
-        res, m = self._solve([self._box_x(x1), self._box_x(x2), c1 < n, c2 < n, c1 >= 0, c2 >= 0,
-                              _lex_less(k1, k2), z3.Or(alts)], [*k2, *k1])
+        x1, x2, c1, c2 = self._x("1"), self._x("2"), self._c("1"), self._c("2")
+        ok1, y1 = self._wcopy(x1, c1)
+        ok2, y2 = self._wcopy(x2, c2)
+        k1 = [*x1.values(), *c1.values()]
+        k2 = [*x2.values(), *c2.values()]
+        res, m = self._solve([self._box_x(x1), self._box_x(x2), self._box_c(c1), self._box_c(c2), ok1, ok2,
+                              self._inside(y1), self._inside(y2), *[y1[d.name] == y2[d.name] for d in self.outs],
+                              _lex_less(k1, k2)], [*k2, *k1])
         cex = None
         if res == "sat" and m is not None:
             e = self._params_of(m)
-            p1, p2 = self._pt(m, x1), self._pt(m, x2)
-            a, b = self.copies[smt.as_int(m, c1)], self.copies[smt.as_int(m, c2)]
+            p1, p2, a, b = self._pt(m, x1), self._pt(m, x2), self._pt(m, c1), self._pt(m, c2)
             cex = {"params": e, "first": p1, "first_copy": a, "second": p2, "second_copy": b, "at": self._wat(p2, b, e)}
 
         def confirm(c: Mapping[str, Any]) -> bool:
@@ -498,21 +536,17 @@ class _Z3:
         return res, cex, confirm
 
     def foreign(self) -> tuple[str, dict[str, Any] | None, Callable[[Mapping[str, Any]], bool]]:
-        x, xo = self._x("r"), self._x("w")
+        x, xo, c = self._x("r"), self._x("w"), self._c("w")
         okr, yr = self.reader.encode(x, self.env)
-        c = z3.BitVec("copy_w", self.w)
-        alts = []
-        for i, cp in enumerate(self.copies):
-            okw, yw = self._wcopy(xo, cp)
-            alts.append(z3.And(c == i, okw, self._inside(yw), *[yw[d.name] == yr[d.name] for d in self.outs]))
+        okw, yw = self._wcopy(xo, c)
         differ = z3.Or([x[d.name] != xo[d.name] for d in self.xdims])
-        res, m = self._solve([self._box_x(x), self._box_x(xo), okr, self._inside(yr), differ, c >= 0,
-                              c < len(self.copies), z3.Or(alts)], [*x.values(), *xo.values(), c])
+        res, m = self._solve([self._box_x(x), self._box_x(xo), self._box_c(c), okr, self._inside(yr), differ, okw,
+                              self._inside(yw), *[yw[d.name] == yr[d.name] for d in self.outs]],
+                             [*x.values(), *xo.values(), *c.values()])
         cex = None
         if res == "sat" and m is not None:
             e, p, q = self._params_of(m), self._pt(m, x), self._pt(m, xo)
-            cex = {"params": e, "element": p, "at": self.reader.at(p, e), "owner": q,
-                   "owner_copy": self.copies[smt.as_int(m, c)]}
+            cex = {"params": e, "element": p, "at": self.reader.at(p, e), "owner": q, "owner_copy": self._pt(m, c)}
 
         def confirm(cx: Mapping[str, Any]) -> bool:
             r = self.reader.at(cx["element"], cx["params"])
@@ -534,13 +568,6 @@ class _Z3:
             return (self.reader.at(c["element"], c["params"]) is not None
                     and all(self._wat(c["element"], cp, c["params"]) is None for cp in self.copies))
         return res, cex, confirm
-
-
-def _order(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """``a`` comes before ``b`` (parameters, element, then copy order)."""
-    ka = (tuple(a["params"].values()), tuple(a["element"].values()))
-    kb = (tuple(b["params"].values()), tuple(b["element"].values()))
-    return ka < kb
 
 
 def _lex_less(a: Sequence[z3.ExprRef], b: Sequence[z3.ExprRef]) -> z3.BoolRef:

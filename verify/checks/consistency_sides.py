@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from ..layout.dims import Dim, extent_text
 from ..layout.notations.errors import NotationError
@@ -109,8 +109,11 @@ def _shared_step(lay: Any, name: str) -> Step:
 
 
 def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targets: tuple[Dim, ...] | None,
-                   prev: tuple[Dim, ...] | None, other_shared: Any, final: bool) -> Step | None:
-    """One given step, or None when it needs names it cannot have yet (``final``: use the defaults now)."""
+                   prev: tuple[Dim, ...] | None, other_shared: Any, final: bool,
+                   family: tuple[Any, ...] = (), values: Mapping[str, int] | None = None) -> Step | None:
+    """One given step, or None when it needs names it cannot have yet (``final``: use the defaults now).
+    ``family``: the parameters of the layouts on either side that ``--param`` leaves free, ``values`` those it
+    binds: index code may read both by name."""
     from ..layout.notations import storage  # noqa: PLC0415
     text = _text(g)
     ins = prev if prev is not None else coords
@@ -146,8 +149,11 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
             return _shared_step(import_cute_shared(text, bits, ctx.base, g.source), g.name())
         if ins is None and not final:
             return None
-        names = [d.name for d in ins] if ins is not None else None
-        return Step(storage.cute_map(text, names, single, g.source), g.name())
+        m = storage.cute_map(text, None, single, g.source, ins)
+        named = [d.name for d in m.inputs]
+        # modes matched to the other side's coordinates by extent: say which (a writer's copies, a broadcast)
+        shown = g.name() if ins is None or named == [d.name for d in ins] else f"{g.name()} over ({', '.join(named)})"
+        return Step(m, shown)
     if g.notation == "triton":
         shared = bits is not None or _SHARED_TRITON.search(text) is not None
         if shared:
@@ -172,13 +178,15 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
                 if not final:
                     return None
                 raise ValueError(f"{g.name()}: give the tile (--tile ROWSxCOLS) of the index code")
-            return _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source), g.name())
+            # index code states no extent: its buffer is the tile (a write past it is out of range)
+            return _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source, values,
+                                                    buffer=tile[0] * tile[1]), g.name())
         if ins is None or targets is None:
             if not final:
                 return None
             raise ValueError(f"{g.name()}: index code names coordinates and locations that the other side must "
                              "state (give the other side as a layout id), or give --type for a shared-memory tile")
-        return Step(storage.index_map(text, _fixed(ins, g), _fixed(targets, g), g.source), g.name())
+        return Step(storage.index_map(text, _fixed(ins, g), _fixed(targets, g), g.source, family, values), g.name())
     raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(NOTATIONS)})")
 
 
@@ -264,7 +272,8 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
                         targets = tuple(other[-1].map.outputs) if other[-1].map is not None else None
                     other_shared = other[0].shared if len(other) == 1 else None
                     try:
-                        got = _resolve_given(step.given, ctx, coords, targets, prev, other_shared, final)
+                        got = _resolve_given(step.given, ctx, coords, targets, prev, other_shared, final,
+                                             _free(sides), params)
                     except NotationError as e:
                         raise _shift(e, step.given) from None
                     if got is not None:
@@ -275,6 +284,12 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
         raise ValueError(f"{left[0].name}: cannot be read: it borrows its names from a step that is not resolved")
     _same_elements(sides)
     return sides[0], sides[1]
+
+
+def _free(sides: list[list[Step]]) -> tuple[Any, ...]:
+    """The parameters the resolved steps still have (a family's that ``--param`` left free), each once."""
+    from ..layout.named import merge_params  # noqa: PLC0415
+    return merge_params(*(tuple(s.map.params) for side in sides for s in side if s.map is not None))
 
 
 def _same_elements(sides: list[list[Step]]) -> None:

@@ -61,7 +61,8 @@ def cmd_table(args: argparse.Namespace) -> int:
     lay, label = layouts.arch_spec(lay, args)
     flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
-        like = lay
+        # read against the family with --param naming its member, as conform reads it (the text may read them)
+        like = whole if whole.params and lay is not whole and label is None else lay
         lay = layouts._named_given(inputs.evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
                                    args, "", flag)
     elif layouts._given_options(args):

@@ -176,7 +176,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     _inputs(b)
     b.add_argument("--access", required=True, help="ldmatrix.x4, ldmatrix.x4.trans, ldmatrix.m16n16.x2.trans, "
                    "stmatrix.x4, ld.shared.v4, st.shared.v2, ld.shared.b32...")
-    b.add_argument("--addresses", default=None, metavar="FILE", help="row = ... and col = ... over %%laneid: the "
-                   "cell each lane addresses (default: the mma-operand pattern)")
+    b.add_argument("--addresses", default=None, metavar="FILE", help="index code, row = ... and col = ... over "
+                   "lane: the cell each lane addresses (default: the mma-operand pattern)")
     b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank")
     b.set_defaults(func=cmd_banks)

@@ -2,6 +2,8 @@
 
 ``parse_formula(text, prefix)`` turns text into an immutable ``Formula`` AST (``ast``), through a
 lexer (``lexer``) and a recursive-descent parser (``parser``).  Nothing is ever evaluated as Python.
+``index.parse_index`` reads index code, the code people write, with the same parser (``#`` comments, ``//``
+floor division).
 """
 from .ast import (MAX_LITERAL, BinOp, BoolOp, Case, Compare, Cond, Definition, Expr, Formula, FormulaError,
                   InSet, Neg, Num, Pos, Ref, Span, Var, render, replace_node, uses_lane_only, walk)

@@ -256,8 +256,9 @@ class FormulaMap:
         maxima = {var: max_extent(find(self.inputs, dim).size, self.params) - 1 for dim, var in self.variables}
         env_max = {k: v for k, v in maxima.items() if k not in ("lane", "i")}
         env_max.update({p.name: max(abs(v) for v in p.values) for p in self.params})
+        # the output box too: the checks compare outputs with their extents (a box wider than the values reached)
         return max(value_bound(self.formula, maxima.get("lane", 0), maxima.get("i", 0), env_max),
-                   box_bound(self.inputs, self.params))
+                   box_bound(self.inputs, self.params), box_bound(self.outputs, self.params))
 
     def _split(self, point: Mapping[str, Any], env: Mapping[str, Any] | None) -> tuple[Any, Any, dict[str, Any]]:
         lane, i, rest = 0, 0, dict(env or {})
@@ -325,13 +326,19 @@ class FormulaMap:
 
 
 def formula_map(text: str, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
-                params: tuple[Param, ...] = ()) -> FormulaMap:
+                params: tuple[Param, ...] = (), *, index_code: bool = False) -> FormulaMap:
     """A map from formula text over the input names (``off = row * 64 + col``).  The text is parsed by
     the formula grammar (never evaluated as Python); every input name is a variable, and the text must
-    define every output."""
+    define every output.  ``index_code``: the text is code someone wrote, read by the index-code grammar
+    (``verify.formula.index``: ``#`` comments, ``//`` floor division), not the doc's pseudo-code."""
     from ..formula import parse_formula  # noqa: PLC0415
-    var_names = tuple(d.name for d in inputs if d.name != "i") + tuple(p.name for p in params)
-    f = parse_formula(text, "x", var_names, tuple(d.name for d in outputs))
+    from ..formula.index import parse_index  # noqa: PLC0415
+    ins = tuple(d.name for d in inputs if d.name != "i")
+    outs = tuple(d.name for d in outputs)
+    if index_code:
+        f = parse_index(text, "x", ins, outs, tuple(p.name for p in params))
+    else:
+        f = parse_formula(text, "x", ins + tuple(p.name for p in params), outs)
     return FormulaMap(f, inputs, outputs, params=params)
 
 

@@ -28,7 +28,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..formula import BinOp, Case, Definition, Formula, FormulaError, Num, Ref, Var, parse_formula
+from ..formula import BinOp, Case, Definition, Formula, FormulaError, Num, Ref, Var
+from ..formula.index import parse_index
 from .dims import Dim
 from .family import Extent, Param
 from .named import FormulaMap, evaluate_all
@@ -161,10 +162,10 @@ def default_pattern(access: Access, type_bits: int) -> Pattern:
 
 
 def pattern_from_text(text: str, access: Access, type_bits: int, source: str = "addresses") -> Pattern:
-    """Definitions of ``row`` and ``col`` over ``%laneid`` (``lane`` accepted); the lanes that do not supply an
-    address (past ``access.lanes``) are left out whatever the text says.  ``FormulaError`` for bad text."""
-    text = re.sub(r"(?<![%\w])lane(?!\w)", "%laneid", text)
-    f = parse_formula(text, "x", (), ("row", "col"))
+    """Index code (``verify.formula.index``) defining ``row`` and ``col`` over the lane (``lane``, ``tid``,
+    ``laneid`` or ``%laneid``); the lanes that do not supply an address (past ``access.lanes``) are left out
+    whatever the text says.  ``FormulaError`` for bad text."""
+    f = parse_index(text, "x", (), ("row", "col"), thread=True)
     probe = FormulaMap(f, (Dim("lane", access.lanes),), (Dim("row", 1 << 20), Dim("col", 1 << 20)))
     v = evaluate_all(probe)
     ok = v.ok

@@ -127,7 +127,13 @@ def matrix_note(m: Any, limit: int = 12) -> list[str]:
 
 def decision_lines(d: Decision) -> list[str]:
     """``consistent`` or the status, after each property: ok, or its verdict and witness."""
+    from ..layout.dims import describe  # noqa: PLC0415
     out = [f"writer: {d.writer}", f"reader: {d.reader}"]
+    if d.copies:
+        out.append(f"copies: {describe(d.copies)}: the writer writes each element at every one; a read of any is right")
+    if d.broadcast:
+        out.append(f"broadcast: {describe(d.broadcast)}: the reader reads the same place for every one (proved), "
+                   "judged at 0")
     if d.params:
         out.append("for every " + ", ".join(f"{k} in {{{', '.join(map(str, v))}}}" for k, v in d.params.items()))
     for c in d.checks:

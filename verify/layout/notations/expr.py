@@ -1,164 +1,25 @@
-"""Index code: the layout as a kernel engineer writes it, ``row = lane / 4 + 8 * (i // 2)``.
+"""Index code for a register fragment: the layout as a kernel engineer writes it, ``row = lane / 4 + 8 * (i // 2)``.
 
-The notation is the spec formula language (``README.md``, "Formula language") with three changes
-that make hand-written index code paste in unchanged:
-
-* ``lane``, ``tid`` and ``laneid`` name the thread index (``%laneid`` and ``%tid`` are accepted too, so a
-  spec's own formula pastes in);
-* ``a // b`` is floor division (rounds toward minus infinity, like Python);
-* ``#`` starts a comment (``//`` is an operator here, so it cannot start one).
-
-Everything else is the spec language: one definition ``NAME = ...`` per line, further lines add
-cases (``8 + x if i >= 4``, ``for ai where ...``, ``otherwise``), ``/`` and ``%`` keep C's
-truncating semantics, ``>>`` is arithmetic, and the text must define ``row`` and ``col`` over
-the thread and the element index ``i``.
-
-The formula grammar for specs is not changed: this module is a pre-pass.  Its own lexer turns
-the text into the formula lexer's tokens (``lane``/``tid`` become ``%laneid``, positions are the
-user's own file:line:col), and a subclass of the formula line parser reads ``//`` at the level of
-``* / %`` and builds floor division from C operations:
-
-* ``a // 2^s`` (a positive power of two) is ``a >> s``: an arithmetic shift is a floor;
-* any other ``a // b`` is ``(a - ((a % b) + b) % b) / b``.  ``((a % b) + b) % b`` is the floor
-  remainder (sign of ``b``) for every ``b != 0`` under C's ``%``, so the division is exact and
-  the result is the floor for negative operands too, without a case split.  ``a`` and ``b`` are
-  evaluated once: when they are not a number, ``lane`` or ``i`` they become helper definitions
-  (named ``floordiv#N.num``/``floordiv#N.den``, which user text cannot spell), so nesting stays linear.
-  ``b = 0`` is a division by zero at the ``//``.
-
-Nothing is evaluated while parsing; errors are ``NotationError`` at the user's line and column.
+The grammar is the one every option that takes code shares (``verify.formula.index``: ``#`` starts a comment,
+``//`` is floor division, ``lane``/``tid``/``laneid`` name the thread); the code must define ``row`` and
+``col`` over the thread and the element index ``i``, and may read a family's parameters by name.  This module
+makes it a ``TVImport`` over the spec's domain, or a block tile (``--threads``), and finds code that reads the
+thread beyond the spec's threads.  Errors are ``NotationError`` at the user's line and column.
 """
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
 import numpy as np
 
-from verify.formula import (
-    MAX_LITERAL,
-    BinOp,
-    Case,
-    Definition,
-    Expr,
-    Formula,
-    FormulaError,
-    Num,
-    Pos,
-    Ref,
-    Token,
-    Var,
-)
-from verify.formula.ast import MAX_DEFINITIONS, MAX_LINE, MAX_TEXT
-from verify.formula import walk
-from verify.formula.parser import LineParser, read_line, resolve, split_lines
+from verify.formula import BinOp, Case, Definition, Formula, FormulaError, Num, Pos, Var, walk
+from verify.formula.ast import MAX_TEXT
+from verify.formula.index import parse_index
 
 from ..family import substitute
 
 from .errors import NotationError, TVImport, decode_source
 from .registry import Notation, Option, register
-
-LANE_NAMES = frozenset({"lane", "tid", "laneid"})
-
-_TOKEN_RE = re.compile(
-    r"""
-    (?P<ws>[ \t\r\f]+)
-  | (?P<comment>\#[^\n]*)
-  | (?P<nl>\n)
-  | (?P<num>0[xX][0-9a-fA-F_]+|0[bB][01_]+|[0-9][0-9_]*)
-  | (?P<lane>%laneid\b|%tid\b)
-  | (?P<name>[A-Za-z_][A-Za-z_0-9]*)
-  | (?P<op>//|\.\.\.|\.\.|\|\||&&|<<|>>|<=|>=|==|!=|[-+*/%&|^<>=(){}\[\],.:])
-    """,
-    re.VERBOSE,
-)
-
-# the formula parser's precedence levels, with floor division beside * / %
-_LEVELS: tuple[tuple[str, ...], ...] = (("|",), ("^",), ("&",), ("<<", ">>"), ("+", "-"), ("*", "/", "%", "//"))
-
-
-def tokenize(text: str, source: str = "argument") -> list[Token]:
-    """Index code -> formula tokens (``LANE`` for the thread, ``OP '//'`` for floor division)."""
-    if len(text) > MAX_TEXT:
-        raise NotationError(f"index code of {len(text)} characters is too long (limit {MAX_TEXT})", 1, 1, source)
-    tokens: list[Token] = []
-    line, line_start, pos, n = 1, 0, 0, len(text)
-    while pos < n:
-        m = _TOKEN_RE.match(text, pos)
-        col = pos - line_start + 1
-        if col > MAX_LINE:
-            raise NotationError(f"line longer than {MAX_LINE} characters", line, col, source)
-        if m is None:
-            raise NotationError(f"unexpected character {text[pos]!r}", line, col, source)
-        kind, s = m.lastgroup, m.group()
-        if kind == "nl":
-            tokens.append(Token("NL", s, 0, line, col))
-            line += 1
-            line_start = m.end()
-        elif kind == "num":
-            end = m.end()
-            if end < n and (text[end].isalnum() or text[end] == "_"):
-                raise NotationError(f"malformed number {s + text[end]!r}", line, col, source)
-            digits = s.replace("_", "")
-            if s.endswith("_") or "__" in s or digits[:2].lower() in ("0x", "0b") and len(digits) == 2:
-                raise NotationError(f"malformed number {s!r}", line, col, source)
-            if len(digits) > 1 and digits[0] == "0" and digits[1].isdigit():
-                raise NotationError(f"literal {s!r} has a leading zero (octal in C, an error in Python)", line, col,
-                                    source)
-            if len(digits) > 40:
-                raise NotationError(f"literal {s[:20]}... is too large (limit {MAX_LITERAL})", line, col, source)
-            value = int(digits, 0)
-            if value > MAX_LITERAL:
-                raise NotationError(f"literal {s} is too large (limit {MAX_LITERAL})", line, col, source)
-            tokens.append(Token("NUM", s, value, line, col))
-        elif kind == "lane" or (kind == "name" and s in LANE_NAMES):
-            tokens.append(Token("LANE", s, 0, line, col))
-        elif kind == "name":
-            tokens.append(Token("NAME", s, 0, line, col))
-        elif kind == "op":
-            tokens.append(Token("OP", s, 0, line, col))
-        pos = m.end()
-    tokens.append(Token("EOF", "", 0, line, pos - line_start + 1))
-    return tokens
-
-
-class _IndexLineParser(LineParser):
-    """The formula line parser with ``//`` (floor division) at the level of ``* / %``."""
-
-    def __init__(self, tokens: list[Token], prefix: str, lines: list[str], helpers: list[Definition],
-                 params: tuple[str, ...] = ()) -> None:
-        super().__init__(tokens, prefix, lines, params)
-        self.helpers = helpers
-
-    def _binary(self, level: int) -> Expr:
-        if level == len(_LEVELS):
-            return self._unary()
-        left = self._binary(level + 1)
-        while self.at_op(*_LEVELS[level]):
-            op_tok = self.tok
-            self.i += 1
-            right = self._binary(level + 1)
-            pos = Pos(op_tok.line, op_tok.col)
-            left = self._floor_div(left, right, pos) if op_tok.text == "//" else BinOp(op_tok.text, left, right, pos)
-        return left
-
-    def _hoist(self, e: Expr, role: str, pos: Pos) -> Expr:
-        if isinstance(e, (Num, Var, Ref)):
-            return e
-        if len(self.helpers) >= MAX_DEFINITIONS:
-            raise FormulaError(f"more than {MAX_DEFINITIONS} floor-division operands", pos.line, pos.col)
-        name = f"floordiv#{len(self.helpers) + 1}.{role}"
-        self.helpers.append(Definition(name, (Case(e, None, pos),), pos))
-        return Ref(name, pos)
-
-    def _floor_div(self, a: Expr, b: Expr, pos: Pos) -> Expr:
-        if isinstance(b, Num) and b.value > 0 and b.value & (b.value - 1) == 0:
-            shift = b.value.bit_length() - 1
-            return a if shift == 0 else BinOp(">>", a, Num(shift, pos), pos)
-        num = self._hoist(a, "num", pos)
-        den = self._hoist(b, "den", pos)
-        floor_rem = BinOp("%", BinOp("+", BinOp("%", num, den, pos), den, pos), den, pos)
-        return BinOp("/", BinOp("-", num, floor_rem, pos), den, pos)
 
 
 def parse_index_code(text: str | bytes, prefix: str = "a", source: str = "argument",
@@ -167,28 +28,9 @@ def parse_index_code(text: str | bytes, prefix: str = "a", source: str = "argume
     names of a family's parameters (wgmma ``N``) the code may read."""
     text = decode_source(text, source, limit=MAX_TEXT * 4)
     try:
-        return _parse(text, prefix, source, params)
+        return parse_index(text, prefix, required=("row", "col"), params=tuple(params), thread=True)
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
-
-
-def _parse(text: str, prefix: str, source: str, params: tuple[str, ...] = ()) -> Formula:
-    lines = text.split("\n")
-    helpers: list[Definition] = []
-    defs: list[tuple[str, Pos, list[Case]]] = []
-    for line in split_lines(tokenize(text, source)):
-        p = _IndexLineParser(line, prefix, lines, helpers, params)
-        if line[0].kind == "LANE" and len(line) > 1 and line[1].kind == "OP" and line[1].text == "=":
-            raise p.error(f"'{line[0].text}' is the thread index and cannot be defined", line[0])
-        read_line(p, line, defs, params,
-                  no_definition="expected a definition 'NAME = ...' (the code must define row and col)")
-    if not defs:
-        raise FormulaError("no definitions: the code must define row and col", 1, 1)
-    if len(defs) + len(helpers) > MAX_DEFINITIONS:
-        raise FormulaError(f"more than {MAX_DEFINITIONS} definitions with the floor-division helpers", 1, 1)
-    formula = Formula(tuple(helpers) + tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), prefix)
-    resolve(formula, lines)
-    return formula
 
 
 def import_index_code(text: str | bytes, threads: int, values: int, prefix: str = "a", *,

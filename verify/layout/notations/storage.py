@@ -7,8 +7,8 @@ on the other side of the comparison:
 * ``cute_map``: CuTe's ``shape:stride`` (printed form or ``Layout<Shape<...>, Stride<...>>``), one top-level
   mode per coordinate, the coordinate split colexicographically over its mode (CuTe's ``L(c0, c1, ...)``);
   the output is the offset CuTe gives, its box the layout's cosize;
-* ``index_map``: index code over the coordinate names (the formula language, ``verify.layout.named
-  .formula_map``), defining each output;
+* ``index_map``: index code over the coordinate names (``verify.formula.index``), defining each output, reading
+  the family's parameters by name;
 * ``bases_map``: Triton's linear layout of a buffer, ``#ttg.shared_linear<{offset = [[c0, c1, ...], ...]}>``
   (or just ``offset = [[...], ...]``): bit k of the offset is at the coordinates of basis k; the map is its
   inverse over GF(2) (the coordinates' extents powers of two, the bases a basis).
@@ -18,10 +18,11 @@ Bad text is one ``NotationError`` at its line and column.
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from ...formula import Case, Definition, Expr, Formula, FormulaError, Num, Var
+from ...formula import Case, Definition, Expr, Formula, FormulaError, Num, Var, walk
 from ..dims import Dim
+from ..family import Param, substitute
 from ..named import FormulaMap, formula_map
 from ..shared import mode_offset, op
 from .cute import flatten, parse_cute
@@ -40,12 +41,70 @@ def _names(rank: int, names: Sequence[str] | None, source: str) -> list[str]:
     return list(names)
 
 
+def match_modes(sizes: Sequence[int], dims: Sequence[Dim], source: str = "argument") -> list[str]:
+    """Names for modes of ``sizes`` (in order) from the coordinates ``dims``, where their numbers differ: the one
+    order-preserving match of equal extents.  Fewer modes: each is a coordinate (the others are the other side's,
+    a writer's copies); more modes: each coordinate is a mode, the modes left over are named ``broadcast``,
+    ``broadcast1``... (a reader must not depend on them: ``consistent`` proves it).  ``NotationError`` when no
+    such match exists or several do."""
+    few, many = (list(sizes), [int(d.size) for d in dims]) if len(sizes) < len(dims) else \
+        ([int(d.size) for d in dims], list(sizes))
+    found: list[tuple[int, ...]] = []
+
+    def walk_(i: int, j: int, picked: tuple[int, ...]) -> None:
+        if len(found) > 1:
+            return
+        if i == len(few):
+            found.append(picked)
+            return
+        for k in range(j, len(many) - (len(few) - i) + 1):
+            if many[k] == few[i]:
+                walk_(i + 1, k + 1, picked + (k,))
+
+    walk_(0, 0, ())
+    have = ", ".join(f"{d.name}:{d.size}" for d in dims)
+    if len(found) != 1:
+        why = "no" if not found else "more than one"
+        raise NotationError(f"the layout has {len(sizes)} top-level mode(s) of extents {tuple(sizes)}, the other side "
+                            f"{len(dims)} coordinate(s) ({have}): {why} way to match them by extent in order", 1, 1,
+                            source)
+    if len(sizes) < len(dims):
+        return [dims[k].name for k in found[0]]
+    taken = {d.name for d in dims}
+    out: list[str] = []
+    spare = 0
+    for k in range(len(sizes)):
+        if k in found[0]:
+            out.append(dims[found[0].index(k)].name)
+            continue
+        name = "broadcast" if spare == 0 else f"broadcast{spare}"
+        while name in taken:
+            spare += 1
+            name = f"broadcast{spare}"
+        taken.add(name)
+        spare += 1
+        out.append(name)
+    return out
+
+
 def cute_map(text: str | bytes, names: Sequence[str] | None = None, out: str = "offset",
-             source: str = "argument") -> FormulaMap:
-    """A CuTe ``shape:stride`` as ``(names...) -> out``: coordinate k runs over top-level mode k."""
+             source: str = "argument", dims: Sequence[Dim] | None = None) -> FormulaMap:
+    """A CuTe ``shape:stride`` as ``(names...) -> out``: coordinate k runs over top-level mode k.  ``dims``: the
+    other side's coordinates with their extents, in place of ``names``: as many modes as coordinates take their
+    names in order, another number of modes is matched to them by extent (``match_modes``)."""
     cl = parse_cute(text, source)
     shape = cl.shape if isinstance(cl.shape, tuple) else (cl.shape,)
     stride = cl.stride if isinstance(cl.stride, tuple) else (cl.stride,)
+    if dims is not None and len(dims) != len(shape) and all(isinstance(d.size, int) for d in dims):
+        sizes = []
+        for s_ in shape:
+            size = 1
+            for x in flatten(s_):
+                size *= x
+            sizes.append(size)
+        names = match_modes(sizes, dims, source)
+    elif dims is not None:
+        names = [d.name for d in dims]
     ns = _names(len(shape), names, source)
     expr: Expr = Num(0)
     dims = []
@@ -61,13 +120,27 @@ def cute_map(text: str | bytes, names: Sequence[str] | None = None, out: str = "
 
 
 def index_map(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
-              source: str = "argument") -> FormulaMap:
-    """Index code over the names of ``inputs`` defining every name of ``outputs``."""
+              source: str = "argument", params: tuple[Param, ...] = (),
+              values: Mapping[str, int] | None = None) -> FormulaMap:
+    """Index code (``verify.formula.index``) over the names of ``inputs`` defining every name of ``outputs``.
+    It may read the parameters ``params`` (a family's, on the other side) by name: one bound in ``values``
+    reads its value, any other makes the map a family over it (the decision then holds for every value)."""
     src = decode_source(text, source, limit=1 << 20)
+    given = tuple(Param(k, (v,)) for k, v in (values or {}).items() if k not in {p.name for p in params})
     try:
-        return formula_map(src, inputs, outputs)
+        m = formula_map(src, inputs, outputs, tuple(params) + given, index_code=True)
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
+    return read_params(m, values or {})
+
+
+def read_params(m: FormulaMap, values: Mapping[str, int]) -> FormulaMap:
+    """``m`` over only the parameters its formula reads, those in ``values`` bound to their values."""
+    read = {n.name for d in m.formula.definitions for n in walk(d) if isinstance(n, Var)}
+    keep = tuple(p for p in m.params if p.name in read and p.name not in values)
+    bound = {k: v for k, v in values.items() if k in read}
+    formula = substitute(m.formula, bound) if bound else m.formula
+    return FormulaMap(formula, m.inputs, m.outputs, params=keep)
 
 
 def _int_list(text: str, k: int, pos: Positions, source: str) -> tuple[list[list[int]], int]:
@@ -151,4 +224,4 @@ def bases_map(text: str | bytes, inputs: tuple[Dim, ...], out: str = "offset", s
     return FormulaMap(f, tuple(inputs), (Dim(out, 1 << total),))
 
 
-__all__ = ["bases_map", "cute_map", "index_map"]
+__all__ = ["bases_map", "cute_map", "index_map", "match_modes", "read_params"]
