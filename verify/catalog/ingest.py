@@ -35,7 +35,7 @@ from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import UNPARSED, Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
-from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
+from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
 from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
@@ -725,6 +725,12 @@ def _unused(ctx: _Ctx, table: "_Table | None", operand: str, shape: Shape, spars
     return out
 
 
+def _reviewed_errata(ctx: _Ctx, operand: str) -> list[dict[str, Any]]:
+    """The reviewed errata (``derived.REVIEWED_ERRATA``) of this section's operand, by what the section states."""
+    return [e for e in REVIEWED_ERRATA if (e["instruction"], e["shape"], e["operand"]) ==
+            (ctx.instruction, str(ctx.shape), operand)]
+
+
 def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], shape: Shape,
                     sparse: bool, lanes: int, group_of: dict[int, int] | None) -> FragmentSpec:
     """Parse the doc formula; syntax errata, reviewed errata, text errata -> expect/corrected."""
@@ -756,17 +762,17 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
                      {"error": e.message}, fr.operand, fr.types)
             return replace(fr, formula="", comments=fr.comments + ("formula does not parse; left out",),
                            syntax_error=(pl, col, UNPARSED + e.message))
-    for entry in REVIEWED_ERRATA:
-        if entry["section"] == ctx.number and entry["operand"] == fr.operand:
-            base = cformula_text or fr.formula
-            if entry["doc"] in base:
-                cformula_text = base.replace(entry["doc"], entry["fixed"])
-                expect.update(entry["expect"])
-                errata.append(entry["erratum"])
-            else:
-                ctx.find("reviewed-erratum-stale", "info", fr.formula_line, 1, entry["doc"],
-                         "a reviewed erratum no longer matches the doc text (fixed upstream?)",
-                         None, fr.operand, fr.types)
+    for entry in _reviewed_errata(ctx, fr.operand):
+        base = cformula_text or fr.formula
+        at = find_doc_text(base, entry["doc"])
+        if at is not None:
+            cformula_text = base[:at.start()] + entry["fixed"] + base[at.end():]
+            expect.update(entry["expect"])
+            errata.append(entry["erratum"])
+        else:
+            ctx.find("reviewed-erratum-stale", "info", fr.formula_line, 1, entry["doc"],
+                     "a reviewed erratum no longer matches the doc text (fixed upstream?)",
+                     None, fr.operand, fr.types)
     # text errata on the row
     if not fr.row.count_ok:
         expect["count"] = "refuted"
@@ -788,8 +794,7 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
             ctx.find("evaluation", "error", pl, pc + ec - 1, fr.formula.split("\n")[el - 1] if 0 < el <= len(where) else "",
                      f"the formula cannot be evaluated: {bad['error']}", {"error": bad["error"]}, fr.operand, fr.types)
         elif bad:
-            hits = [e for e in REVIEWED_ERRATA
-                    if e["section"] == ctx.number and e["operand"] == fr.operand and e["doc"] in fr.formula]
+            hits = [e for e in _reviewed_errata(ctx, fr.operand) if find_doc_text(fr.formula, e["doc"])]
             reviewed = bool(hits)
             ctx.find("not-bijective", "error" if not reviewed else "warning", fr.formula_line, 1,
                      hits[0]["doc"] if hits else fr.formula.split("\n")[-1],

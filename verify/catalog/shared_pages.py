@@ -45,12 +45,17 @@ from ..layout.model import MapLayout, Shape, Source, Spec
 from ..layout.named import FormulaMap, bindings, evaluate_all, inside
 from ..layout.shared import Swizzle, make_shared, mode_offset, op, round_up, unit_swizzle_expr
 from .docpage import Page, PageError, Section, Table, Text, read_page
+from .known import KNOWN, SectionIndex, release_of, squeeze
 from .sections import IngestFinding, freeze
 
-WGMMA = "9.7.15.5.1.2"
-TC_VALID = "9.7.16.10.3"
-TC_SWIZZLE = "9.7.16.10.6"
-PAGE_GLOBS = {WGMMA: "9-7-15-5-1-2-*", TC_VALID: "9-7-16-10-3-*", TC_SWIZZLE: "9-7-16-10-6-*"}
+# the sections read, found by anchor or title (``verify.catalog.known``), never by number: 9.7.15.5.1.2 and its
+# subsections, 9.7.16.10.3 and 9.7.16.10.6 in PTX ISA 9.0 and 9.1
+WGMMA = "wgmma.shared"
+TC_VALID = "tcgen05.valid"
+TC_SWIZZLE = "tcgen05.swizzle"
+CANONICAL = "wgmma.shared.canonical"
+ROLES = (WGMMA, "wgmma.shared.lbo", "wgmma.shared.sbo", "wgmma.shared.canonical", "wgmma.shared.descriptor",
+         TC_VALID, TC_SWIZZLE)
 
 # family values: T = 128 / bits of the element types each instruction reads from shared memory
 WGMMA_T = (4, 8, 16)          # 32-, 16- and 8-bit types
@@ -322,15 +327,45 @@ def _cells(table: Table, ncols: int) -> list[tuple[list[str], list[int], int]]:
     return out
 
 
-def _tables_after(sec: Section, caption: str) -> Table | None:
-    """The first table after a text block that contains ``caption`` (or the first table)."""
-    seen = not caption
+# the tables read, by their captions' titles (their numbers move between releases: tcgen05's swizzle atoms are
+# Table 53 in PTX ISA 9.0 and Table 55 in 9.1)
+WGMMA_ATOMS = "Various combinations of swizzling mode, leading dimension and swizzle-atom layout"
+TC_ATOMS = "Layout for swizzle atoms"
+TC_COMBINATIONS = "Valid Combinations of Type-Size, Major-ness and Swizzling"
+_CAPTION_NUMBER = re.compile(r"^Table (\d+)\s+(.*)$")
+
+
+def _captioned(sec: Section, title: str) -> tuple[Table, str] | None:
+    """The table captioned ``title`` and its name as the page numbers it ("Table 53"): the caption a line of
+    its own before the table (9.0), or run into the table's header row (9.1)."""
+    want = squeeze(title)
+    name = ""
     for b in sec.blocks:
-        if isinstance(b, Text) and caption and caption.lower() in b.text.lower():
-            seen = True
-        elif isinstance(b, Table) and seen:
-            return b
+        if isinstance(b, Text):
+            m = _CAPTION_NUMBER.match(b.text)
+            name = f"Table {m.group(1)}" if m and squeeze(m.group(2)).startswith(want) else ""
+        elif isinstance(b, Table):
+            m = _CAPTION_NUMBER.match(b.header[0]) if b.header else None
+            if m and squeeze(m.group(2)).startswith(want):
+                return b, f"Table {m.group(1)}"
+            if name:
+                return b, name
     return None
+
+
+def _table_name(sec: Section, table: Table) -> str:
+    """The name the page gives ``table`` ("Table 52"), or "the table"."""
+    name = "the table"
+    for b in sec.blocks:
+        if isinstance(b, Text):
+            m = _CAPTION_NUMBER.match(b.text)
+            name = f"Table {m.group(1)}" if m else "the table"
+        elif b is table:
+            m = _CAPTION_NUMBER.match(b.header[0]) if b.header else None
+            return f"Table {m.group(1)}" if m else name
+        else:
+            name = "the table"
+    return name
 
 
 def _col_in(page: Page, line: int, words: str) -> int:
@@ -341,49 +376,74 @@ def _col_in(page: Page, line: int, words: str) -> int:
 
 @dataclass
 class _Ctx:
-    pages: dict[str, tuple[Section, Page]]
+    pages: dict[str, tuple[Section, Page]]  # role (``verify.catalog.known``) -> its section and page
     findings: list[IngestFinding]
     maps: list[MapLayout]
+    release: str = ""
 
-    def where(self, number: str, line: int, words: str) -> _Where:
-        _, page = self.pages[number]
+    def where(self, role: str, line: int, words: str) -> _Where:
+        _, page = self.pages[role]
         return _Where(page.path, line, _col_in(page, line, words), words)
 
+    def number(self, role: str) -> str:
+        """The section's number as its release states it (findings carry it)."""
+        return self.pages[role][0].number
 
-def _sections(paths: Sequence[str]) -> dict[str, tuple[Section, Page]]:
+
+def _sections(pages: Sequence[Page]) -> dict[str, tuple[Section, Page]]:
+    """Each role's section among the pages (its first copy), found by what it says."""
+    index = SectionIndex(pages)
     out: dict[str, tuple[Section, Page]] = {}
-    for p in paths:
-        try:
-            page = read_page(p)
-        except PageError:
-            continue
-        for s in page.sections:
-            if s.number.startswith((WGMMA, TC_VALID, TC_SWIZZLE)):
-                out.setdefault(s.number, (s, page))
+    for role in ROLES:
+        found = index.find(role)
+        if found is not None:
+            out[role] = (found.section, found.page)
     return out
 
 
-def _siblings(paths: Sequence[str], have: dict[str, tuple[Section, Page]], want: str) -> None:
-    """Load the page of section ``want`` from the directory of the given pages (a cross-check needs it)."""
+def _read(paths: Iterable[str]) -> list[Page]:
+    out = []
+    for p in paths:
+        try:
+            out.append(read_page(p))
+        except PageError:
+            continue
+    return out
+
+
+def _siblings(paths: Sequence[str], pages: list[Page], have: dict[str, tuple[Section, Page]], want: str) -> None:
+    """Load the page that states section ``want`` from the directory of the given pages (a cross-check needs
+    it): a page is read only where its text names the section's anchor or title (``KNOWN[want]``)."""
     if want in have:
         return
+    known = KNOWN[want]
+    given = {str(Path(p).resolve()) for p in paths}
+    needles = tuple(known.anchors) + ((known.title,) if known.title else ())
     for d in sorted({str(Path(p).resolve().parent) for p in paths}):
-        for q in sorted(Path(d).glob(PAGE_GLOBS[want] + ".md")) + sorted(Path(d).glob(PAGE_GLOBS[want] + ".txt")):
-            for number, v in _sections([str(q)]).items():
-                have.setdefault(number, v)
+        for q in sorted(Path(d).iterdir()):
+            if str(q) in given or q.suffix.lower() not in (".md", ".txt") or not q.is_file():
+                continue
+            try:
+                text = q.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if not any(n in text for n in needles):
+                continue
+            pages.extend(_read([str(q)]))
+            have.update({r: v for r, v in _sections(pages).items() if r not in have})
             if want in have:
                 return
 
 
-def _source(ctx: _Ctx, number: str, line: int) -> Source:
-    sec, page = ctx.pages[number]
-    return Source(page.path, line, number, sec.heading.title, version="9.0", anchor=sec.heading.anchor)
+def _source(ctx: _Ctx, role: str, line: int) -> Source:
+    sec, page = ctx.pages[role]
+    return Source(page.path, line, sec.number, sec.heading.title, version=ctx.release, anchor=sec.heading.anchor)
 
 
-def _map(ctx: _Ctx, lid: str, number: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
+def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
          derived: str = "", checks: tuple[str, ...] = ("in_range", "injective")) -> None:
-    sec, page = ctx.pages[number]
-    ctx.maps.append(MapLayout(id=lid, kind="shared", map=fm, source=_source(ctx, number, line), checks=checks,
+    sec, page = ctx.pages[role]
+    ctx.maps.append(MapLayout(id=lid, kind="shared", map=fm, source=_source(ctx, role, line), checks=checks,
                               instruction=instruction, unit="elements", derived=derived, spec_path=page.path,
                               formula_line=line, formula_text=text, note=note))
 
@@ -407,7 +467,7 @@ def _swizzle_of(text: str) -> Swizzle | None:
     return Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
-def _atoms(ctx: _Ctx, number: str, table: Table, instr: str) -> dict[tuple[str, str], tuple[int, int, int]]:
+def _atoms(table: Table) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Table 38 / 53: (major, mode) -> (mn units, k units, line); '–' rows are left out."""
     out: dict[tuple[str, str], tuple[int, int, int]] = {}
     for texts, _, line in _cells(table, 3):
@@ -422,8 +482,10 @@ def _atoms(ctx: _Ctx, number: str, table: Table, instr: str) -> dict[tuple[str, 
 
 def _wgmma(ctx: _Ctx) -> None:
     sec, page = ctx.pages[WGMMA]
-    t38 = _tables_after(sec, "Table 38")
-    atoms = _atoms(ctx, WGMMA, t38, "wgmma") if t38 is not None else {}
+    number = sec.number
+    found38 = _captioned(sec, WGMMA_ATOMS)
+    t38, n38 = found38 if found38 is not None else (None, "Table 38")
+    atoms = _atoms(t38) if t38 is not None else {}
     canon = _canonical_table(ctx)
     widths = {c.mode: 1 << c.swizzle.bits for c in canon.values()}
     swizzles = {c.mode: c.swizzle for c in canon.values()}
@@ -435,15 +497,15 @@ def _wgmma(ctx: _Ctx) -> None:
         if w is not None and (units != w or rows_k != 8):
             ctx.findings.append(_finding(
                 "smem-table", ctx.where(WGMMA, line, f"{a}x{b}"),
-                f"Table 38 gives the {major}-major {mode} atom {a}x{b} (16-byte units), but the canonical layout's "
+                f"{n38} gives the {major}-major {mode} atom {a}x{b} (16-byte units), but the canonical layout's "
                 f"{swizzles[mode].text()} swizzles rows of {w} units in groups of 8",
-                {"table": [a, b], "swizzle_units": w}, WGMMA))
+                {"table": [a, b], "swizzle_units": w}, number))
         sw = swizzles.get(mode)
         if sw is None:
             continue
         _map(ctx, f"wgmma.shared.atom.{major}.{mode}", WGMMA, line, atom_family(major, a if major == "MN" else a,
              b, sw, WGMMA_T), f"{a}x{b} 128b elements, {sw.text()}", "wgmma",
-             "Table 38 atom in elements of 128/T bits, swizzled as the canonical table's swizzle for its width",
+             f"{n38} atom in elements of 128/T bits, swizzled as the canonical table's swizzle for its width",
              checks=("in_range", "injective", "surjective"))
     _scale_example(ctx, WGMMA, sec, atoms)
     # canonical families
@@ -453,11 +515,12 @@ def _wgmma(ctx: _Ctx) -> None:
             fm, dense = canonical_family(c.row, c.colm, c.swizzle, WGMMA_T, units)
         except SymError as e:
             ctx.findings.append(_finding("smem-layout", _Where(page.path, c.line, c.col + e.offset, c.text),
-                                         f"the canonical layout cannot be read: {e}", {"layout": c.text}, WGMMA))
+                                         f"the canonical layout cannot be read: {e}", {"layout": c.text},
+                                         ctx.number(CANONICAL)))
             continue
         _map(ctx, f"wgmma.shared.{major}.{mode}", WGMMA, c.line, fm, f"{c.swizzle.text()} o {c.text}", "wgmma",
              "T = 128 / bits; m, k repeats; LBO, SBO dense: " + ", ".join(f"{k} = {_show(v)}" for k, v in dense.items()))
-        _injective_where(ctx, WGMMA, c, fm)
+        _injective_where(ctx, c, fm)
     _definitions(ctx, canon)
     _examples(ctx, canon)
     _descriptor(ctx, canon)
@@ -469,10 +532,10 @@ def _show(e: Any) -> str:
 
 
 def _canonical_table(ctx: _Ctx) -> dict[tuple[str, str], _Canonical]:
-    number = WGMMA + ".1.3"
-    if number not in ctx.pages:
+    if CANONICAL not in ctx.pages:
         return {}
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages[CANONICAL]
+    number = sec.number
     table = next((b for b in sec.blocks if isinstance(b, Table) and any("Canonical" in h for h in b.header)), None)
     out: dict[tuple[str, str], _Canonical] = {}
     if table is None:
@@ -491,7 +554,7 @@ def _canonical_table(ctx: _Ctx) -> dict[tuple[str, str], _Canonical]:
     return out
 
 
-def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> None:
+def _injective_where(ctx: _Ctx, c: _Canonical, fm: FormulaMap) -> None:
     """Enumerate every parameter value: the values for which the canonical family is not injective."""
     found = _not_injective(fm)
     if found is None:
@@ -501,13 +564,13 @@ def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> N
     ks = sorted({e["Rk"] for e in bad})
     by_t = {t: min(e["Rk"] for e in bad if e["T"] == t) for t in sorted({e["T"] for e in bad})}
     ctx.findings.append(_finding(
-        "smem-injective", _Where(ctx.pages[WGMMA + ".1.3"][1].path, c.line, c.col, c.text),
+        "smem-injective", _Where(ctx.pages[CANONICAL][1].path, c.line, c.col, c.text),
         f"{c.major}-major {c.mode} canonical layout {c.text} maps two cells to one offset for k = "
         f"{', '.join(map(str, ks))} (first: T = {env['T']}, m = {env['Rm']}, k = {env['Rk']}: (row {p1[0]}, col {p1[1]}) and "
         f"(row {p2[0]}, col {p2[1]}) both at element offset {off}); the k repeats stay inside one swizzle row only "
         f"while 2k x 16 bytes fit its width",
         {"params": {"T": env["T"], "m": env["Rm"], "k": env["Rk"]}, "first": {"row": p1[0], "col": p1[1]}, "second": {"row": p2[0], "col": p2[1]}, "offset": off,
-         "k_values": ks, "smallest_k_by_T": by_t}, WGMMA + ".1.3"))
+         "k_values": ks, "smallest_k_by_T": by_t}, ctx.number(CANONICAL)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -541,11 +604,12 @@ def _collision(fm: Any, env: dict[str, int]) -> tuple[tuple[int, int], tuple[int
     raise AssertionError("no collision")
 
 
-def _scale_example(ctx: _Ctx, number: str, sec: Section, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+def _scale_example(ctx: _Ctx, role: str, sec: Section, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
     """"128B MN major swizzle atom would have a shape of (8*(128/32))x8 = 32x8 for tf32"."""
+    number = ctx.number(role)
     rx = re.compile(r"(\d+)B\s+(MN|K)\s+major swizzle atom would have a shape of\s*\(?\s*(\d+)\s*\*\s*\(\s*128\s*/\s*"
                     r"(\d+)\s*\)\s*\)?\s*x\s*(\d+)\s*=\s*(\d+)\s*x\s*(\d+)", re.I)
-    page = ctx.pages[number][1]
+    page = ctx.pages[role][1]
     for b in sec.blocks:
         if not isinstance(b, Text):
             continue
@@ -618,10 +682,11 @@ def _implied(c: _Canonical, name: str) -> tuple[str, int] | str:
 
 
 def _definitions(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
-    for number, name in ((WGMMA + ".1.1", "LBO"), (WGMMA + ".1.2", "SBO")):
-        if number not in ctx.pages:
+    for role, name in (("wgmma.shared.lbo", "LBO"), ("wgmma.shared.sbo", "SBO")):
+        if role not in ctx.pages:
             continue
-        sec, page = ctx.pages[number]
+        sec, page = ctx.pages[role]
+        number = sec.number
         table = next((b for b in sec.blocks if isinstance(b, Table)), None)
         if table is None:
             continue
@@ -671,10 +736,10 @@ def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
     from ..layout.notations.cute import flatten  # noqa: PLC0415
     from ..layout.notations.cute_shared import parse_cute_shared  # noqa: PLC0415
     from ..layout.notations.errors import NotationError  # noqa: PLC0415
-    number = WGMMA + ".1.3"
-    if number not in ctx.pages:
+    if CANONICAL not in ctx.pages:
         return
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages[CANONICAL]
+    number = sec.number
     blocks = list(sec.blocks)
     for k, b in enumerate(blocks):
         if not isinstance(b, Text):
@@ -713,7 +778,7 @@ def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
         if 128 % bits:
             continue
         shared = make_shared(r.size(), cm.size(), row_mode, col_mode, bits, sw.swizzle, "address", 0)
-        _map(ctx, lid, number, ex_line, concrete_map(row_mode, col_mode, sw.swizzle, 128 // bits), ex_text, "wgmma",
+        _map(ctx, lid, CANONICAL, ex_line, concrete_map(row_mode, col_mode, sw.swizzle, 128 // bits), ex_text, "wgmma",
              f"exact layout of the {major}-major {mode} {tname} example, {bits}-bit elements, offsets in elements")
         _exact_injective(ctx, number, lid, shared, ex_text, ex_line, ex_col, page)
         c = canon.get((major, mode))
@@ -839,10 +904,10 @@ _RANGE = re.compile(r"^(\d{1,2})\s*[–-]\s*(\d{1,2})$")
 
 
 def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
-    number = WGMMA + ".2"
-    if number not in ctx.pages:
+    if "wgmma.shared.descriptor" not in ctx.pages:
         return
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages["wgmma.shared.descriptor"]
+    number = sec.number
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     if not tables:
         return
@@ -934,49 +999,57 @@ def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[t
 
 def _tcgen05(ctx: _Ctx) -> None:
     t53_atoms: dict[tuple[str, str], tuple[int, int, int]] = {}
+    n53 = ""
     if TC_SWIZZLE in ctx.pages:
         sec, page = ctx.pages[TC_SWIZZLE]
-        t53 = _tables_after(sec, "Table 53")
-        if t53 is not None:
-            t53_atoms = _atoms(ctx, TC_SWIZZLE, t53, "tcgen05")
+        found53 = _captioned(sec, TC_ATOMS)
+        if found53 is not None:
+            t53, n53 = found53
+            t53_atoms = _atoms(t53)
+            where = f" ({ctx.number(CANONICAL)})" if CANONICAL in ctx.pages else ""
             canon_sw = {"none": Swizzle(0, 4, 3), "32B": Swizzle(1, 4, 3), "64B": Swizzle(2, 4, 3), "128B": Swizzle(3, 4, 3)}
             for (major, mode), (a, b, line) in sorted(t53_atoms.items()):
                 sw = BASE32B_SWIZZLE if mode == "128B_base32B" else canon_sw[mode]
                 derived = BASE32B_NOTE if mode == "128B_base32B" else (
-                    f"swizzle {sw.text()} as the wgmma canonical layouts (9.7.15.5.1.2.1.3) give it for {mode}")
+                    f"swizzle {sw.text()} as the wgmma canonical layouts{where} give it for {mode}")
                 _map(ctx, f"tcgen05.shared.atom.{major}.{mode}", TC_SWIZZLE, line, atom_family(major, a, b, sw, TCGEN05_T),
                      f"{a}x{b} 128b elements, {sw.text()}", "tcgen05",
-                     "Table 53 atom in elements of 128/T bits", derived, ("in_range", "injective", "surjective"))
+                     f"{n53} atom in elements of 128/T bits", derived, ("in_range", "injective", "surjective"))
             _scale_example(ctx, TC_SWIZZLE, sec, t53_atoms)
             # Table 53 against Table 38 (the same modes, the same atoms)
             if WGMMA in ctx.pages:
                 s38 = ctx.pages[WGMMA][0]
-                t38 = _tables_after(s38, "Table 38")
-                if t38 is not None:
-                    a38 = _atoms(ctx, WGMMA, t38, "wgmma")
+                found38 = _captioned(s38, WGMMA_ATOMS)
+                if found38 is not None:
+                    t38, n38 = found38
+                    a38 = _atoms(t38)
                     for key, (a, b, line) in sorted(t53_atoms.items()):
                         if key in a38 and (a38[key][0], a38[key][1]) != (a, b):
                             ctx.findings.append(_finding(
                                 "smem-table", ctx.where(TC_SWIZZLE, line, f"{a}x{b}"),
-                                f"Table 53 gives the {key[0]}-major {key[1]} atom {a}x{b}, Table 38 (wgmma, "
+                                f"{n53} gives the {key[0]}-major {key[1]} atom {a}x{b}, {n38} (wgmma, "
                                 f"{Path(ctx.pages[WGMMA][1].path).name}:{a38[key][2]}) {a38[key][0]}x{a38[key][1]}",
-                                {"table53": [a, b], "table38": list(a38[key][:2])}, TC_SWIZZLE))
+                                {"table53": [a, b], "table38": list(a38[key][:2])}, ctx.number(TC_SWIZZLE)))
     if TC_VALID in ctx.pages and t53_atoms:
-        _valid_combinations(ctx, t53_atoms)
+        _valid_combinations(ctx, t53_atoms, n53)
 
 
 _MAJOR_OF = {("row", "A"): "K", ("column", "B"): "K", ("column", "A"): "MN", ("row", "B"): "MN"}
 ALL_MODES = ("128B_base32B", "128B", "64B", "32B", "none")
 
 
-def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, int]], atoms_name: str) -> None:
     sec, page = ctx.pages[TC_VALID]
-    table = next((b for b in sec.blocks if isinstance(b, Table)), None)
+    found = _captioned(sec, TC_COMBINATIONS)
+    table = found[0] if found is not None else next((b for b in sec.blocks if isinstance(b, Table)), None)
     if table is None:
         return
+    name = found[1] if found is not None else _table_name(sec, table)
     known = sorted({mode for _, mode in atoms})
     for texts, cols, line in _cells(table, 4):
-        sizes, majorness, matrix, supported = texts
+        if len(texts) < 4:
+            continue
+        sizes, majorness, matrix, supported = texts[:4]
         word = majorness.split("(")[0].strip().lower()
         major = _MAJOR_OF.get((word, matrix.strip()))
         if major is None:
@@ -995,10 +1068,10 @@ def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, 
                 t53 = [v[2] for k, v in atoms.items() if k[1] == mode]
                 ctx.findings.append(_finding(
                     "smem-table", _Where(page.path, line, cols[3], supported),
-                    f"Table 52 allows {major}-major ({majorness} {matrix}) operands of {sizes} {mode_words(mode)} "
-                    f"('{supported}'), but Table 53 gives that mode no {major}-major atom"
+                    f"{name} allows {major}-major ({majorness} {matrix}) operands of {sizes} {mode_words(mode)} "
+                    f"('{supported}'), but {atoms_name} gives that mode no {major}-major atom"
                     + (f" (its row, line {t53[0]}, is {'/'.join(m for (m, md) in atoms if md == mode)} only)" if t53 else ""),
-                    {"major": major, "mode": mode, "types": sizes}, TC_VALID))
+                    {"major": major, "mode": mode, "types": sizes}, ctx.number(TC_VALID)))
 
 
 # ----------------------------------------------------------------------------- entry
@@ -1007,14 +1080,15 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     """The specs (map layouts) and findings of the shared-memory sections among ``paths`` (module
     docstring); other pages give nothing.  Expectations come from the reviewed maps of the same ids."""
     strs = [str(p) for p in paths]
-    have = _sections(strs)
-    if not any(n.startswith((WGMMA, TC_VALID, TC_SWIZZLE)) for n in have):
+    pages = _read(strs)
+    have = _sections(pages)
+    if not have:
         return [], []
     if TC_SWIZZLE in have or TC_VALID in have:
-        _siblings(strs, have, TC_SWIZZLE)
-        _siblings(strs, have, TC_VALID)
-        _siblings(strs, have, WGMMA)
-    ctx = _Ctx(have, [], [])
+        _siblings(strs, pages, have, TC_SWIZZLE)
+        _siblings(strs, pages, have, TC_VALID)
+        _siblings(strs, pages, have, WGMMA)
+    ctx = _Ctx(have, [], [], release_of(pages))
     specs: list[Spec] = []
     reviewed = _reviewed(against)
     given = {str(Path(p).resolve()) for p in strs}
@@ -1023,12 +1097,13 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
             continue
         before_maps, before_f = len(ctx.maps), len(ctx.findings)
         fn(ctx)
-        number = group if group in have else TC_VALID
-        sec, page = have[number]
+        role = group if group in have else TC_VALID
+        sec, page = have[role]
         maps = tuple(_expect(m, reviewed) for m in ctx.maps[before_maps:] if str(Path(m.spec_path).resolve()) in given)
         ctx.findings[before_f:] = [f for f in ctx.findings[before_f:] if str(Path(f.page).resolve()) in given]
         if maps:
-            src = Source(page.path, sec.heading.line, number, sec.heading.title, version="9.0", anchor=sec.heading.anchor)
+            src = Source(page.path, sec.heading.line, sec.number, sec.heading.title, version=ctx.release,
+                         anchor=sec.heading.anchor)
             specs.append(Spec(page.path, src, instr, Shape(0, 0, 0, "shared"), (), maps=maps, page=page.path))
     out = sorted(ctx.findings, key=lambda f: (f.page, f.line, f.column, f.kind, f.message))
     return specs, out
