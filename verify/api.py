@@ -97,6 +97,17 @@ def _a_path_list(paths: object, name: str) -> None:
         raise TypeError(f"{name} must be a path or a list of paths (str or pathlib.Path), not {type(paths).__name__}")
 
 
+def release(paths: Sequence[str | Path]) -> tuple[str, tuple]:
+    """The release the doc pages among ``paths`` state (their version page; else their directory's
+    ``ptx-isa-X.Y``; else "") and their sections as that release numbers and titles them (``Named``)."""
+    return _pages.release(list(paths))
+
+
+def why_nothing(paths: Sequence[str | Path]) -> str:
+    """Why doc pages among ``paths`` gave nothing to check ("; PAGE: reason" per page; "" for spec files)."""
+    return _pages.why_nothing(list(paths))
+
+
 def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
                            against: Sequence[str | Path] | None = None,
                            docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple]:

@@ -52,7 +52,7 @@ class IngestResult:
         """[(spec file name, TOML text)] of every section: written by ``ingest --out`` (checks read the
         sections directly, ``verify.catalog.pages.page_spec``)."""
         from .emit import emit_toml  # noqa: PLC0415 - only ``ingest`` writes spec text
-        return [(s.name + ".toml", emit_toml(s)) for s in self.sections]
+        return [(s.name + ".toml", emit_toml(s)) for s in self.sections if s.fragments]  # an unread one: its error
 
     @property
     def fragments(self) -> int:
@@ -511,6 +511,7 @@ class _SectionReader:
         self.group_of: dict[int, int] | None = None
         self.chunk_width: int | None = None  # "a W-wide chunk" of the metadata text
         self.lanes = 32
+        self.seen: dict[str, int] = {"operands": 0, "tables": 0, "formulas": 0}  # what was read, for "why nothing"
 
     def read(self) -> tuple[SectionSpec, list[dict[str, Any]], list[IngestFinding]]:
         handlers = {Text: self._text, Table: self._table, Image: self._image, Caption: self._caption,
@@ -528,6 +529,7 @@ class _SectionReader:
                                   self.lanes, self.group_of)
 
     def _start_operand(self, operand: str | None) -> None:
+        self.seen["operands"] += 1
         self._close_table()
         self.operand, self.table, self.sub_ctx, self.images, self.captions = operand, None, "", [], []
 
@@ -584,6 +586,7 @@ class _SectionReader:
         operand = self.operand
         if operand is None or not block.header or not block.header[0].strip().startswith("."):
             return
+        self.seen["tables"] += 1
         hdr = block.header[0]
         hop = [_OPERAND_OF_HEADER[w] for w in re.findall(r"\.([abcd]type)", hdr) if w in _OPERAND_OF_HEADER]
         if hop and operand not in hop:
@@ -621,6 +624,7 @@ class _SectionReader:
         operand, table = self.operand, self.table
         if operand is None:
             return
+        self.seen["formulas"] += 1
         if table is None or not table.rows:
             self.ctx.find("formula-without-table", "warning", block.line, 1, block.text.split("\n")[0],
                           f"a formula for operand {operand} with no fragment table before it", None, operand)
@@ -668,7 +672,30 @@ class _SectionReader:
             sp += derived_metadata(self.shape_text, fr.types, dict(sp)["kept"], dict(sp)["chunk"])
         return replace(fr, rows=rows, cols=cols, sparse=sp)
 
+    def _unread(self) -> None:
+        """A section whose title states mma layouts but of which nothing could be read: an error that says
+        which section and why (what the reader looked for and did not find)."""
+        if self.fragments or self.refs:
+            return
+        seen = self.seen
+        if not self.section.blocks:
+            why = "the section has no text under its heading"
+        elif not seen["operands"]:
+            why = "no operand item (\"Multiplicand A:\", \"Multiplicand B:\", \"Accumulators (C or D):\") was found"
+        elif not seen["tables"]:
+            why = (f"{seen['operands']} operand item(s) but no fragment table (a table headed '.atype', '.btype', "
+                   "'.ctype' / '.dtype') after any of them")
+        elif not seen["formulas"]:
+            why = f"{seen['tables']} fragment table(s) but no formula (a code block) after any of them"
+        else:
+            why = "its fragment tables and formulas could not be paired"
+        heading = self.section.heading
+        self.ctx.find("unread-section", "error", heading.line, 1, heading.title,
+                      f"section {self.section.number} ({heading.title}) states {self.instruction} layouts, but none "
+                      f"could be read from this page: {why}", {"why": why})
+
     def _spec(self) -> SectionSpec:
+        self._unread()
         section = self.section
         out = [self._sparse_a(fr) if self.sparse and fr.operand == "A" else fr for fr in self.fragments]
         return SectionSpec(
@@ -887,7 +914,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
                 _same_statement(seen, copy)  # a copy that says something else is refused, never dropped
                 continue
             first[section.number] = copy
-            if not spec.fragments and not refs:
+            if not spec.fragments and not refs and not any(f.kind == "unread-section" for f in fnd):
                 findings.extend(fnd)
                 continue
             specs.append(spec)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
 
-from .docpage import Page, Section
+if TYPE_CHECKING:  # pages are parsed by the callers: naming sections costs a spec-file check nothing
+    from .docpage import Page, Section
 
 
 def squeeze(title: str) -> str:
@@ -177,4 +178,81 @@ def release_of(pages: Iterable[Page]) -> str:
     return ""
 
 
-__all__ = ["KNOWN", "Found", "Known", "SectionIndex", "release_of", "squeeze"]
+
+
+# ----------------------------------------------------------------------------- two releases' sections paired
+
+@dataclass(frozen=True)
+class Named:
+    """A section as a release states it: its number, title and anchor ("" where the page gives none)."""
+
+    number: str
+    title: str
+    anchor: str = ""
+
+
+def names_of(pages: Iterable[Page]) -> tuple[Named, ...]:
+    """Every section of the pages (each number once, anchors resolved as ``SectionIndex`` does), in number order."""
+    index = SectionIndex(pages)
+    return tuple(sorted((Named(f.number, f.section.heading.title.replace("\uf0c1", "").strip(), f.section.heading.anchor)
+                         for f in index), key=lambda n: _number_key(n.number)))
+
+
+def pair_sections(old: Sequence[Named], new: Sequence[Named]) -> list[tuple[Named, Named]]:
+    """The sections of two releases that are one section, matched by what they say: first by anchor (each
+    anchor once on each side), then by title where the title is one section's on each side, then a title
+    several sections share by its parent's pair (the sections under two paired sections), and last the same
+    number on both sides where one title starts the other, or the two differ in digits only (a title still
+    shared, one lengthened: "Block Scaling" became "Block Scaling for mma.sync", the version page's "PTX ISA
+    Version 9.0"; nothing says otherwise).  In ``old``'s order."""
+    pairs: dict[str, str] = {}  # old number -> new number
+    taken: set[str] = set()
+
+    def add(a: Named, b: Named) -> None:
+        if a.number not in pairs and b.number not in taken:
+            pairs[a.number] = b.number
+            taken.add(b.number)
+
+    def unique(items: Iterable[Named], key: Callable[[Named], str]) -> dict[str, Named]:
+        seen: dict[str, list[Named]] = {}
+        for n in items:
+            if key(n):
+                seen.setdefault(key(n), []).append(n)
+        return {k: v[0] for k, v in seen.items() if len(v) == 1}
+
+    anchor = lambda n: n.anchor  # noqa: E731
+    title = lambda n: squeeze(n.title)  # noqa: E731
+    by_new = unique(new, anchor)
+    for k, a in unique(old, anchor).items():
+        if k in by_new:
+            add(a, by_new[k])
+    left_old = [n for n in old if n.number not in pairs]
+    left_new = [n for n in new if n.number not in taken]
+    by_new = unique(left_new, title)
+    for k, a in unique(left_old, title).items():
+        if k in by_new:
+            add(a, by_new[k])
+    changed = True
+    while changed:  # a shared title under paired parents
+        changed = False
+        for a in old:
+            if a.number in pairs:
+                continue
+            up = pairs.get(_parent(a.number))
+            if up is None:
+                continue
+            hits = [b for b in new if b.number not in taken and _parent(b.number) == up and title(b) == title(a)]
+            if len(hits) == 1:
+                add(a, hits[0])
+                changed = True
+    new_at = {n.number: n for n in new}
+    for a in old:  # the same number, and one title the other's start ("Block Scaling" / "... for mma.sync")
+        b = new_at.get(a.number)
+        if a.number not in pairs and b is not None and b.number not in taken and title(a) and title(b) and \
+                (title(a).startswith(title(b)) or title(b).startswith(title(a))
+                 or re.sub(r"\d", "", title(a)) == re.sub(r"\d", "", title(b))):  # "PTX ISA Version 9.0" / "9.1"
+            add(a, b)
+    return [(a, new_at[pairs[a.number]]) for a in old if a.number in pairs]
+
+
+__all__ = ["KNOWN", "Found", "Known", "Named", "SectionIndex", "names_of", "pair_sections", "release_of", "squeeze"]

@@ -48,8 +48,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     with progress.stage("loading specs"):
         specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs)
     lays = api.layouts(specs)
-    if not lays and not any(s.unbuilt or s.maps for s in specs):  # a page whose fragments all failed is something to report
-        raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}")
+    if not lays and not any(s.unbuilt or s.maps or s.covers for s in specs):  # a page whose fragments all failed: report it
+        raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}{api.why_nothing(paths)}")
     jobs = args.jobs or api.default_jobs()
     with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
