@@ -180,6 +180,17 @@ def release_of(pages: Iterable[Page]) -> str:
 
 
 
+def release_key(release: str) -> tuple[int, ...]:
+    """``"9.1"`` -> (9, 1), for comparing releases ("" is no release: ())."""
+    return tuple(int(x) for x in release.split(".") if x.isdigit())
+
+
+def applies(version: str, release: str) -> bool:
+    """A fact recorded from release ``version`` applies to ``release``: it was stated by then (a fact with no
+    release, or no release asked for, always applies)."""
+    return not version or not release or release_key(version) <= release_key(release)
+
+
 # ----------------------------------------------------------------------------- two releases' sections paired
 
 @dataclass(frozen=True)
@@ -255,4 +266,5 @@ def pair_sections(old: Sequence[Named], new: Sequence[Named]) -> list[tuple[Name
     return [(a, new_at[pairs[a.number]]) for a in old if a.number in pairs]
 
 
-__all__ = ["KNOWN", "Found", "Known", "Named", "SectionIndex", "names_of", "pair_sections", "release_of", "squeeze"]
+__all__ = ["KNOWN", "Found", "Known", "Named", "SectionIndex", "applies", "names_of", "pair_sections", "release_key",
+           "release_of", "squeeze"]

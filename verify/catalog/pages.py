@@ -19,7 +19,7 @@ from ..errors import SpecError
 from ..layout.ids import base_id, layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
-from .known import Named, names_of, release_of
+from .known import Named, applies, names_of, release_of
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
 from .spec import Locator, fragment_ids, load_spec_text, load_specs, read_fragments, spec_files
@@ -98,24 +98,30 @@ def is_page(p: Path) -> bool:
 
 
 def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
-         docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
+         docs: Sequence[str | Path] = (), release: str | None = None) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
     """Specs from spec files, directories of specs and doc pages (ingested on the fly), plus the
     errata ``ingest`` found in the text of the pages (warnings and errors).  ``docs``: reference
     pages, read only so that the pages' cross references resolve (``ingest``).
 
     Page specs are judged by the reviewed specs ``against`` (default: the bundled specs), never by
     what the page says about itself (``verify.catalog.review``); their positions are page positions.
+
+    ``release`` (``"9.0"``): the facts that apply are those recorded from that release or an earlier one (a spec
+    file's ``[source] version``); a spec file of a later release is left out, and pages are judged only by the
+    reviewed specs of their release.  Without it, spec files all apply and pages are judged by the facts of
+    the release they state (``known.release_of``).
     """
     pages, spec_paths = _sort_paths(paths)
-    specs = load_specs(spec_paths) if spec_paths else []
+    specs = [s for s in load_specs(spec_paths) if applies(s.source.version, release or "")] if spec_paths else []
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
         result = ingest([str(p) for p in pages], docs)
         built = [page_spec(section, section.name + ".toml") for section in result.sections]
-        reviewed = Reviewed.of(reviewed_specs(against, built))
+        judged_by = release if release is not None else page_release(pages)
+        reviewed = Reviewed.of([s for s in reviewed_specs(against, built) if applies(s.source.version, judged_by)])
         specs += [review.apply(spec, reviewed) for spec in built]
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
-        specs, doc_findings = _with_shared(specs, doc_findings, pages, against)
+        specs, doc_findings = _with_shared(specs, doc_findings, pages, against, judged_by)
     return specs, doc_findings
 
 
@@ -131,6 +137,18 @@ def _sort_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str | Pat
         else:
             spec_paths.append(p)
     return pages, spec_paths
+
+
+def page_release(pages: Sequence[Path]) -> str:
+    """The release the pages state (``known.release_of``; "" where they state none)."""
+    from .docpage import PageError, read_page  # noqa: PLC0415
+    read = []
+    for p in pages:
+        try:
+            read.append(read_page(p))
+        except PageError:
+            continue  # reported where the page is ingested
+    return release_of(read)
 
 
 def release(paths: Sequence[str | Path]) -> tuple[str, tuple[Named, ...]]:
@@ -204,11 +222,11 @@ def _states_any(spec: Spec) -> bool:
     return bool(spec.layouts or spec.syntax_findings or spec.unbuilt or spec.text_errata)
 
 
-def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None
-                 ) -> tuple[list[Spec], tuple]:
+def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None,
+                 release: str = "") -> tuple[list[Spec], tuple]:
     """The shared-memory pages' map layouts and errata (``verify.catalog.shared_pages``) added."""
     from .shared_pages import read  # noqa: PLC0415 - read only when pages are given
-    more, errata = read(pages, against)
+    more, errata = read(pages, against, release)
     return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
 
 

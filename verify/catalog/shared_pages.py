@@ -38,13 +38,13 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var
+from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var, parse_formula
 from ..layout.dims import Dim
 from ..layout.family import Param
 from ..layout.model import MapLayout, Shape, Source, Spec
 from ..layout.named import FormulaMap, bindings, evaluate_all, inside
 from ..layout.shared import Swizzle, make_shared, mode_offset, op, round_up, unit_swizzle_expr
-from .docpage import Page, PageError, Section, Table, Text, read_page
+from .docpage import Code, Page, PageError, Section, Table, Text, read_page
 from .known import KNOWN, SectionIndex, release_of, squeeze
 from .sections import IngestFinding, freeze
 
@@ -54,8 +54,9 @@ WGMMA = "wgmma.shared"
 TC_VALID = "tcgen05.valid"
 TC_SWIZZLE = "tcgen05.swizzle"
 CANONICAL = "wgmma.shared.canonical"
+TC_DESCRIPTOR = "tcgen05.descriptor"
 ROLES = (WGMMA, "wgmma.shared.lbo", "wgmma.shared.sbo", "wgmma.shared.canonical", "wgmma.shared.descriptor",
-         TC_VALID, TC_SWIZZLE)
+         TC_VALID, TC_SWIZZLE, TC_DESCRIPTOR, "tcgen05.lbo", "tcgen05.canonical")
 
 # family values: T = 128 / bits of the element types each instruction reads from shared memory
 WGMMA_T = (4, 8, 16)          # 32-, 16- and 8-bit types
@@ -284,7 +285,8 @@ def atom_family(major: str, mn_units: int, k_units: int, swizzle: Swizzle, T_val
 
 # ----------------------------------------------------------------------------- reading the page
 
-_MODE_WORDS = [(re.compile(r"128B\s+Swizzling\s+with\s+32B\s+atomicity", re.I), "128B_base32B"),
+_MODE_WORDS = [(re.compile(r"128B\s+Swizzling\s+with\s+32B\s+atomicity|128[- ]?Byte\s+with\s+32B\s+atomic", re.I),
+                "128B_base32B"),
                (re.compile(r"\b128[ -]?B(yte)?\b", re.I), "128B"), (re.compile(r"\b64[ -]?B(yte)?\b", re.I), "64B"),
                (re.compile(r"\b32[ -]?B(yte)?\b", re.I), "32B"),
                (re.compile(r"\b(none|no[- ]swizzl\w*|interleave\w*)\b", re.I), "none")]
@@ -441,9 +443,9 @@ def _source(ctx: _Ctx, role: str, line: int) -> Source:
 
 
 def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
-         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective")) -> None:
+         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared") -> None:
     sec, page = ctx.pages[role]
-    ctx.maps.append(MapLayout(id=lid, kind="shared", map=fm, source=_source(ctx, role, line), checks=checks,
+    ctx.maps.append(MapLayout(id=lid, kind=kind, map=fm, source=_source(ctx, role, line), checks=checks,
                               instruction=instruction, unit="elements", derived=derived, spec_path=page.path,
                               formula_line=line, formula_text=text, note=note))
 
@@ -531,10 +533,10 @@ def _show(e: Any) -> str:
     return extent_text(e)
 
 
-def _canonical_table(ctx: _Ctx) -> dict[tuple[str, str], _Canonical]:
-    if CANONICAL not in ctx.pages:
+def _canonical_table(ctx: _Ctx, role: str = CANONICAL) -> dict[tuple[str, str], _Canonical]:
+    if role not in ctx.pages:
         return {}
-    sec, page = ctx.pages[CANONICAL]
+    sec, page = ctx.pages[role]
     number = sec.number
     table = next((b for b in sec.blocks if isinstance(b, Table) and any("Canonical" in h for h in b.header)), None)
     out: dict[tuple[str, str], _Canonical] = {}
@@ -963,8 +965,10 @@ def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
 def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[tuple[str, str], _Canonical]) -> None:
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     table = next((t for t in tables if any("Starting address" in h for h in t.header)), None)
-    code = next((b for b in sec.blocks if type(b).__name__ == "Code" and "base offset" in b.text), None)
+    code: Any = next((b for b in sec.blocks if type(b).__name__ == "Code" and "base offset" in b.text), None)
     rule = next((b for b in sec.blocks if isinstance(b, Text) and "non-zero" in b.text), None)
+    if code is None and rule is not None and re.search(r"base offset\s*=", rule.text):
+        code = rule  # the formula inline in the rule's sentence (9.1's tcgen05 page)
     if table is None:
         return
     periods = {c.mode: c.swizzle.period for c in canon.values() if not c.swizzle.identity}
@@ -988,7 +992,8 @@ def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[t
         for start in range(row, 1 << 14, row):
             if start % boundary and (start >> shift) & mask == 0:
                 ctx.findings.append(_finding(
-                    "base-offset", _Where(page.path, code.line, _col_in(page, code.line, "base offset"), code.text),
+                    "base-offset", _Where(page.path, code.line, _col_in(page, code.line, "base offset ="
+                                          if isinstance(code, Text) else "base offset"), code.text),
                     f"{texts[0]}: a pattern starting at {start:#x} (a {row}-byte row, not a {boundary}-byte boundary) must "
                     f"have a non-zero base offset (line {rule.line}), but ({start:#x} >> {fm.group(1)}) & {fm.group(2)} = 0",
                     {"mode": mode, "start": start, "boundary": boundary, "formula": fm.group(0)}, number))
@@ -1074,9 +1079,149 @@ def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, 
                     {"major": major, "mode": mode, "types": sizes}, ctx.number(TC_VALID)))
 
 
+# ----------------------------------------------------------------------------- the tcgen05 descriptor page (9.1)
+
+_FIXED = re.compile(r"Fixed constant value of\s+(0b[01]+|0x[0-9A-Fa-f]+|\d+)\b")
+_CODES = re.compile(r"(?<![\w-])(\d)\\?\.\s+(.*?)(?=\s+\d\\?\.\s|\s+Note\b|$)")
+# the fields of Table 40 by what their descriptions say, in the order the model (``layout.descriptor``) names them
+_FIELD_WORDS = (("start", r"start address"), ("lbo", r"Leading dimension byte (?:offset|address)"),
+                ("sbo", r"Stride dimension byte offset"), ("version", r"Fixed constant"),
+                ("base_offset", r"base offset"), ("lbo_mode", r"Leading dimension stride mode"),
+                ("fixed", r"Fixed constant"), ("swizzle", r"swizzling mode"))
+
+
+def _field_name(desc: str, taken: set[str]) -> str:
+    for name, rx in _FIELD_WORDS:
+        if name not in taken and re.search(rx, desc, re.I):
+            return name
+    return ""
+
+
+def _tcgen05_descriptor(ctx: _Ctx) -> None:
+    """Table 40 (9.7.16.4.1, new in this copy with PTX ISA 9.1): the fields as the map ``(field, bit) -> position``
+    and the swizzle codes as ``mode -> code`` (the ids of ``specs/tcgen05.descriptor.toml``, which judges them);
+    its errata from its own statements: a field's size against its bit range, overlaps, the encode's width, a
+    fixed constant that does not fit its field, the swizzle codes against their field and the invalid ones the
+    note names, the leading-dimension mode bit against the strides page's "Bit #52", and the base-offset rule as
+    for wgmma."""
+    from ..layout.descriptor import FIELDS, SWIZZLE_ORDER, fields_formula, fields_map  # noqa: PLC0415
+    sec, page = ctx.pages[TC_DESCRIPTOR]
+    number = sec.number
+    table = next((b for b in sec.blocks if isinstance(b, Table) and b.header and "Bit-field" in b.header[0]), None)
+    if table is None:
+        return
+    rows = []
+    for texts, cols, line in _cells(table, 3):
+        m = _RANGE.match(texts[0]) or re.fullmatch(r"(\d{1,2})", texts[0])
+        if not m or len(texts) < 3 or not texts[1].isdigit():
+            continue
+        lo, hi = (int(m.group(1)), int(m.group(2))) if m.re is _RANGE else (int(m.group(1)), int(m.group(1)))
+        lo, hi = min(lo, hi), max(lo, hi)
+        rows.append((lo, hi, int(texts[1]), texts[2], line, cols))
+    rows.sort(key=lambda r: r[0])
+    for lo, hi, size, desc, line, cols in rows:
+        if hi - lo + 1 != size:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                                         f"bits {lo}-{hi} are {hi - lo + 1} bits, the table says {size}",
+                                         {"range": [lo, hi], "size": size}, number))
+        if hi > 63:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], f"{lo}-{hi}"),
+                                         f"bit {hi} is outside a 64-bit descriptor", {"range": [lo, hi]}, number))
+        fm = _FIXED.search(desc)
+        if fm:
+            value = int(fm.group(1), 0)
+            if value.bit_length() > hi - lo + 1:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(fm.group(1)), 0), fm.group(1)),
+                    f"bits {lo}-{hi} ({hi - lo + 1} bits) are given the fixed constant {fm.group(1)}, a "
+                    f"{value.bit_length()}-bit value", {"range": [lo, hi], "value": fm.group(1),
+                                                        "value_bits": value.bit_length()}, number))
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            if a[0] <= b[1] and b[0] <= a[1]:
+                ctx.findings.append(_finding("descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[0]}-{b[1]}"),
+                                             f"bits {b[0]}-{b[1]} overlap bits {a[0]}-{a[1]} (line {a[4]})",
+                                             {"first": [a[0], a[1]], "second": [b[0], b[1]]}, number))
+    enc = next((b for b in sec.blocks if isinstance(b, (Text, Code)) and "matrix-descriptor-encode(x)" in b.text), None)
+    em = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", enc.text) if enc is not None else None
+    if em is not None:
+        width = int(em.group(1), 16).bit_length() - int(em.group(2))
+        for lo, hi, size, desc, line, cols in rows:
+            if "matrix-descriptor-encode" in desc and size != width:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                    f"matrix-descriptor-encode keeps {width} bits ({em.group(0)}), the field has {size}",
+                    {"encode_bits": width, "field_bits": size}, number))
+    # the fields as a map, in bit order; named by their descriptions
+    taken: set[str] = set()
+    names = []
+    for lo, hi, size, desc, line, cols in rows:
+        names.append(_field_name(desc, taken))
+        taken.add(names[-1])
+    model = [f.name for f in FIELDS["tcgen05"]]
+    if rows and names == model:
+        ranges = [(r[0], r[1] - r[0] + 1) for r in rows]
+        _map(ctx, "tcgen05.descriptor.fields", TC_DESCRIPTOR, table.line, fields_map(ranges), fields_formula(ranges),
+             "tcgen05", "Table 40: " + "; ".join(f"{n} bits {r[0]}-{r[1]}" for n, r in zip(names, rows)), kind="map")
+    elif rows:
+        ctx.findings.append(_finding(
+            "descriptor-format", _Where(page.path, table.line, 1, table.header[0]),
+            f"the table's fields, by their descriptions ({', '.join(n or '?' for n in names)}), are not the tcgen05 "
+            f"descriptor's ({', '.join(model)})", {"page": names, "model": model}, number))
+    # the swizzle codes
+    for lo, hi, size, desc, line, cols in rows:
+        if "swizzling mode" not in desc:
+            continue
+        codes = [(int(c), words) for c, words in _CODES.findall(desc)]
+        seen: dict[str, int] = {}
+        for v, words in codes:
+            md = mode_of_words(words)
+            if v >= 1 << size:
+                ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[2], f"{v}"),
+                                             f"swizzle code {v} does not fit the {size}-bit field", {}, number))
+            if md is not None and md in seen:
+                ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[2], f"{v}"),
+                                             f"codes {seen[md]} and {v} both name {md}", {}, number))
+            if md is not None:
+                seen.setdefault(md, v)
+        inv = re.search(r"Values?\s+([\d,\sand]+?)\s+(?:are|is)\s+invalid", desc)
+        if inv:
+            said = sorted(int(x) for x in re.findall(r"\d+", inv.group(1)))
+            rest = sorted(set(range(1 << size)) - {v for v, _ in codes})
+            if said != rest:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(inv.group(0)), 0), inv.group(0)),
+                    f"the note calls {', '.join(map(str, said))} invalid, but the codes the field names leave "
+                    f"{', '.join(map(str, rest)) or 'none'} unnamed", {"invalid": said, "unnamed": rest}, number))
+        if seen:
+            cases = "\n".join(f"{'code =' if k == 0 else '      '} {seen[md]} if mode == {k}"
+                               for k, md in enumerate(SWIZZLE_ORDER) if md in seen)
+            text = cases + "\n"
+            _map(ctx, "tcgen05.descriptor.swizzle", TC_DESCRIPTOR, line,
+                 FormulaMap(parse_formula(text, "x", ("mode",), ("code",)), (Dim("mode", len(SWIZZLE_ORDER)),),
+                            (Dim("code", 1 << size),)), text, "tcgen05",
+                 "Table 40 swizzle codes, modes in the order " + ", ".join(SWIZZLE_ORDER), kind="map")
+    # the strides page's "Bit #52" names the mode field
+    if "tcgen05.lbo" in ctx.pages:
+        lsec, lpage = ctx.pages["tcgen05.lbo"]
+        said = next((b for b in lsec.blocks if isinstance(b, Text) and re.search(r"Bit #(\d+)", b.text)), None)
+        mode_row = next((r for r in rows if re.search(r"Leading dimension stride mode", r[3], re.I)), None)
+        if said is not None and mode_row is not None:
+            bit = int(re.search(r"Bit #(\d+)", said.text).group(1))  # type: ignore[union-attr]
+            if not mode_row[0] <= bit <= mode_row[1]:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(lpage.path, said.line, _col_in(lpage, said.line, "Bit #"), said.text),
+                    f"'Bit #{bit}' distinguishes the leading-dimension stride modes, but the descriptor's table "
+                    f"({Path(page.path).name}:{mode_row[4]}) has the mode in bits {mode_row[0]}-{mode_row[1]}",
+                    {"said": bit, "table": [mode_row[0], mode_row[1]]}, lsec.number))
+    canon = _canonical_table(ctx, "tcgen05.canonical") or _canonical_table(ctx)
+    _base_offset(ctx, number, sec, page, canon)
+
+
 # ----------------------------------------------------------------------------- entry
 
-def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None) -> tuple[list[Spec], list[IngestFinding]]:
+def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
+         release: str = "") -> tuple[list[Spec], list[IngestFinding]]:
     """The specs (map layouts) and findings of the shared-memory sections among ``paths`` (module
     docstring); other pages give nothing.  Expectations come from the reviewed maps of the same ids."""
     strs = [str(p) for p in paths]
@@ -1090,9 +1235,10 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
         _siblings(strs, pages, have, WGMMA)
     ctx = _Ctx(have, [], [], release_of(pages))
     specs: list[Spec] = []
-    reviewed = _reviewed(against)
+    reviewed = _reviewed(against, release)
     given = {str(Path(p).resolve()) for p in strs}
-    for group, fn, instr in ((WGMMA, _wgmma, "wgmma"), (TC_SWIZZLE, _tcgen05, "tcgen05")):
+    for group, fn, instr in ((WGMMA, _wgmma, "wgmma"), (TC_SWIZZLE, _tcgen05, "tcgen05"),
+                             (TC_DESCRIPTOR, _tcgen05_descriptor, "tcgen05")):
         if group not in have and not (group == TC_SWIZZLE and TC_VALID in have):
             continue
         before_maps, before_f = len(ctx.maps), len(ctx.findings)
@@ -1109,14 +1255,16 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     return specs, out
 
 
-def _reviewed(against: Sequence[str | Path] | None) -> dict[str, MapLayout]:
+def _reviewed(against: Sequence[str | Path] | None, release: str = "") -> dict[str, MapLayout]:
+    """The reviewed maps (``against``, default the bundled specs) of the facts that apply to ``release``."""
     from . import bundled  # noqa: PLC0415
+    from .known import applies  # noqa: PLC0415
     from .spec import load_specs  # noqa: PLC0415
     try:
         specs = load_specs(list(against) if against is not None else [bundled.resolve().path])
     except Exception:  # the reviewed specs are judged by their own loading elsewhere
         return {}
-    return {m.id: m for s in specs for m in s.maps}
+    return {m.id: m for s in specs if applies(s.source.version, release) for m in s.maps}
 
 
 def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
