@@ -59,7 +59,7 @@ def test_every_layout_id_can_be_probed() -> None:
     ids = {lay.id for lay in layouts()}
     tested = {x.id for p in catalog() for x in p.tested}
     assert tested == ids
-    assert len(ids) == 215
+    assert len(ids) == 217
     # the shared and tmem kinds probe map layouts (not fragments): tests/test_shared_probes.py, test_tmem_probes.py
     assert {p.kind for p in catalog()} == {k.name for k in kinds.KINDS} - {"shared", "tmem"}
 

@@ -55,6 +55,7 @@ TC_VALID = "tcgen05.valid"
 TC_SWIZZLE = "tcgen05.swizzle"
 CANONICAL = "wgmma.shared.canonical"
 TC_DESCRIPTOR = "tcgen05.descriptor"
+PAGE_MAPS = ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle")  # the maps of kind "map" a page states
 ROLES = (WGMMA, "wgmma.shared.lbo", "wgmma.shared.sbo", "wgmma.shared.canonical", "wgmma.shared.descriptor",
          TC_VALID, TC_SWIZZLE, TC_DESCRIPTOR, "tcgen05.lbo", "tcgen05.canonical")
 
@@ -1274,7 +1275,7 @@ def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
     return dataclasses.replace(m, expect=expect, erratum=ref.erratum if ref is not None else "")
 
 
-__all__ = ["SymError", "atom_family", "canonical_family", "parse_symbolic", "read"]
+__all__ = ["PAGE_MAPS", "SymError", "atom_family", "canonical_family", "parse_symbolic", "read"]
 
 
 # ----------------------------------------------------------------------------- a faster form for Z3

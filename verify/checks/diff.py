@@ -35,6 +35,7 @@ import re
 
 from ..catalog.known import Named, pair_sections, squeeze
 from ..catalog.sections import PAGE_INSTRUCTIONS
+from ..catalog.shared_pages import PAGE_MAPS
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
 from ..witnesses import ParamsDiffer, Witness, as_witness, at_member, witness_json
@@ -249,9 +250,10 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
 
 
 def _page_states(lay: Any) -> bool:
-    """A doc page can state this layout: an mma/mma.sp fragment, or a shared-memory map."""
+    """A doc page can state this layout: an mma/mma.sp fragment, a shared-memory map, or a map of the tcgen05
+    descriptor page (its fields and swizzle codes)."""
     if isinstance(lay, MapLayout):  # the shared-memory pages' own layouts (a correction or a derived map is ours)
-        return lay.kind in ("shared", "swizzle") and not lay.corrected and not lay.derived
+        return (lay.kind in ("shared", "swizzle") or lay.id in PAGE_MAPS) and not lay.corrected and not lay.derived
     return lay.instruction in PAGE_INSTRUCTIONS
 
 

@@ -12,9 +12,10 @@ from . import options
 def cmd_diff(args: argparse.Namespace) -> int:
     from .. import api  # noqa: PLC0415
     from ..checks.diff import diff  # noqa: PLC0415
-    old, old_f = api.load_with_doc_findings([args.old])
-    new, new_f = api.load_with_doc_findings([args.new])
     (old_release, old_sections), (new_release, new_sections) = api.release([args.old]), api.release([args.new])
+    # spec files against the pages of one release: the facts of that release apply (a later one's are left out)
+    old, old_f = api.load_with_doc_findings([args.old], release=(new_release or None) if not old_sections else None)
+    new, new_f = api.load_with_doc_findings([args.new], release=(old_release or None) if not new_sections else None)
     result = diff(old, new, old_f, new_f, args.timeout, old_sections, new_sections, (old_release, new_release))
     if args.format == "json":
         sys.stdout.write(to_json(result.to_json()))

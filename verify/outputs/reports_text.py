@@ -140,7 +140,7 @@ def decision_lines(d: Decision) -> list[str]:
 def diff_lines(r: DiffResult) -> list[str]:
     """The releases, then the added, removed, changed, undecided layouts, the sections renumbered, retitled, added
     and removed, the errata (new, fixed, persisting), then the summary line."""
-    out = [f"PTX ISA {r.releases[0] or '?'} -> {r.releases[1] or '?'}"] if any(r.releases) else []
+    out = [f"PTX ISA {r.releases[0]} -> {r.releases[1]}"] if all(r.releases) else []
     out += [f"added      {x}" for x in r.added] + [f"removed    {x}" for x in r.removed]
     out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in r.changed]
     out += [f"undecided  {c.layout}: {c.message}" for c in r.undecided]
