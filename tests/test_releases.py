@@ -327,3 +327,59 @@ def test_the_9_1_block_scale_selectors_are_the_4x_maps() -> None:
         for (env, a), (_, b) in zip(ref.instances(), lay.instances()):
             r = same_map(a, b, 10.0, names=("ue4m3", "ue8m0"))
             assert r.status == "proved" and r.engines == {"z3": "proved", "enumeration": "proved"}, (lay.id, env)
+
+
+# ----------------------------------------------------------------------------- docs/releases.md's transcripts
+
+def _doc_transcripts() -> list[tuple[str, list[str]]]:
+    """(the command, the lines it prints) of every ``$ ptx-verify`` line in docs/releases.md's sh blocks; a line
+    ``...`` stands for any lines."""
+    text = (ROOT / "docs" / "releases.md").read_text(encoding="utf-8")
+    out = []
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
+        lines = block.splitlines()
+        for k, line in enumerate(lines):
+            if line.startswith("$ ptx-verify "):
+                rest = lines[k + 1:]
+                end = next((j for j, x in enumerate(rest) if x.startswith("$ ")), len(rest))
+                out.append((line[len("$ ptx-verify "):], rest[:end]))
+    return out
+
+
+def _shown(expected: list[str], got: list[str]) -> bool:
+    """``got`` is ``expected`` where every ``...`` line stands for any run of lines (none included)."""
+    chunks: list[list[str]] = [[]]
+    for line in expected:
+        if line == "...":
+            chunks.append([])
+        else:
+            chunks[-1].append(line)
+    at = 0
+    for k, chunk in enumerate(chunks):
+        if not chunk:
+            continue
+        found = next((j for j in range(at, len(got) - len(chunk) + 1) if got[j:j + len(chunk)] == chunk), -1)
+        if found < 0 or (k == 0 and found != 0):
+            return False
+        at = found + len(chunk)
+    return at == len(got) or not chunks[-1]
+
+
+def test_the_transcripts_of_docs_releases_are_today_s_output(capsys) -> None:
+    """Every transcript docs/releases.md shows is what the tool prints (stdout, then stderr), run where the
+    README's commands run; they name the pages at ../shared, so they are skipped where the pages are elsewhere."""
+    import shlex  # noqa: PLC0415
+    if not ((ROOT.parent / "shared" / "ptx-isa-9.0").is_dir() and (ROOT.parent / "shared" / "ptx-isa-9.1").is_dir()):
+        pytest.skip("the transcripts name ../shared/ptx-isa-9.0 and -9.1, which are not beside this checkout")
+    assert _shown(["a", "...", "c"], ["a", "b", "c"]) and not _shown(["a", "...", "c"], ["a", "b", "d"])
+    assert not _shown(["b", "..."], ["a", "b"]) and _shown(["...", "b"], ["a", "b"])
+    shown = _doc_transcripts()
+    assert len(shown) == 6
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for command, expected in shown:
+            _, out, err = cli(capsys, *shlex.split(command))
+            assert _shown(expected, (out + err).rstrip("\n").split("\n")), command
+    finally:
+        os.chdir(cwd)
