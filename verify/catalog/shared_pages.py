@@ -914,40 +914,11 @@ def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     if not tables:
         return
-    fields = []
-    for texts, cols, line in _cells(tables[0], 3):
-        m = _RANGE.match(texts[0])
-        if not m or not texts[1].isdigit():
-            continue
-        hi, lo, size = int(m.group(1)), int(m.group(2)), int(texts[1])
-        fields.append((lo, hi, size, texts[2], line, cols))
-        if hi - lo + 1 != size:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], texts[1]),
-                                         f"bits {hi}-{lo} are {hi - lo + 1} bits, the table says {size}",
-                                         {"range": [hi, lo], "size": size}, number))
-        if hi > 63:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], texts[0]),
-                                         f"bit {hi} is outside a 64-bit descriptor", {"range": [hi, lo]}, number))
-    for i, a in enumerate(fields):
-        for b in fields[i + 1:]:
-            if a[0] <= b[1] and b[0] <= a[1]:
-                ctx.findings.append(_finding("descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[1]}–{b[0]}"),
-                                             f"bits {b[1]}-{b[0]} overlap bits {a[1]}-{a[0]} (line {a[4]})",
-                                             {"first": [a[1], a[0]], "second": [b[1], b[0]]}, number))
-    # matrix-descriptor-encode's width against the encoded fields
+    fields = _descriptor_fields(tables[0])
     code = next((b for b in sec.blocks if type(b).__name__ == "Code" and "matrix-descriptor-encode" in b.text), None)
-    if code is not None:
-        m = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", code.text)
-        if m:
-            width = int(m.group(1), 16).bit_length() - int(m.group(2))
-            for lo, hi, size, desc, line, cols in fields:
-                if "matrix-descriptor-encode" in desc and size != width:
-                    ctx.findings.append(_finding(
-                        "descriptor-format", _Where(page.path, line, cols[1], str(size)),
-                        f"matrix-descriptor-encode keeps {width} bits ({m.group(0)}), the field has {size}",
-                        {"encode_bits": width, "field_bits": size}, number))
+    _field_checks(ctx, page, number, fields, code)
     # swizzle codes fit their field and name distinct modes
-    for lo, hi, size, desc, line, cols in fields:
+    for lo, hi, size, desc, line, cols, _ in fields:
         codes = re.findall(r"(\d+)\s*:\s*([^*]+?)(?=\s*\*|$)", desc)
         if len(codes) >= 2:
             seen: dict[str | None, int] = {}
@@ -961,6 +932,52 @@ def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
                                                  f"codes {seen[md]} and {v} both name {md}", {}, number))
                 seen[md] = int(v)
     _base_offset(ctx, number, sec, page, canon)
+
+
+def _descriptor_fields(table: Table) -> list[tuple[int, int, int, str, int, list[int], tuple[int, int]]]:
+    """A descriptor table's rows ``bits | size | description`` as (lo, hi, size, description, line, columns, the range
+    as the page writes it): wgmma's page writes ``13–0``, tcgen05's ``0-13`` (and ``52`` for one bit)."""
+    out = []
+    for texts, cols, line in _cells(table, 3):
+        m = _RANGE.match(texts[0]) or re.fullmatch(r"(\d{1,2})()", texts[0])
+        if not m or len(texts) < 3 or not texts[1].isdigit():
+            continue
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+        out.append((min(a, b), max(a, b), int(texts[1]), texts[2], line, cols, (a, b)))
+    return out
+
+
+def _field_checks(ctx: _Ctx, page: Page, number: str, fields: Sequence[tuple[int, int, int, str, int, list[int],
+                                                                           tuple[int, int]]], encode: Any) -> None:
+    """A descriptor table against itself: each field's size against its bit range, a bit past 63, two fields that
+    overlap, and ``matrix-descriptor-encode``'s width (the ``encode`` block's ``(x & MASK) >> S``) against the
+    fields it encodes."""
+    for lo, hi, size, desc, line, cols, shown in fields:
+        if hi - lo + 1 != size:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                                         f"bits {shown[0]}-{shown[1]} are {hi - lo + 1} bits, the table says {size}",
+                                         {"range": list(shown), "size": size}, number))
+        if hi > 63:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], f"{shown[0]}-{shown[1]}"),
+                                         f"bit {hi} is outside a 64-bit descriptor", {"range": list(shown)}, number))
+    for i, a in enumerate(fields):
+        for b in fields[i + 1:]:
+            if a[0] <= b[1] and b[0] <= a[1]:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[6][0]}–{b[6][1]}"),
+                    f"bits {b[6][0]}-{b[6][1]} overlap bits {a[6][0]}-{a[6][1]} (line {a[4]})",
+                    {"first": list(a[6]), "second": list(b[6])}, number))
+    m = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", encode.text) if encode is not None else None
+    if m is None:
+        return
+    width = int(m.group(1), 16).bit_length() - int(m.group(2))
+    for lo, hi, size, desc, line, cols, _ in fields:
+        if "matrix-descriptor-encode" in desc and size != width:
+            ctx.findings.append(_finding(
+                "descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                f"matrix-descriptor-encode keeps {width} bits ({m.group(0)}), the field has {size}",
+                {"encode_bits": width, "field_bits": size}, number))
 
 
 def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[tuple[str, str], _Canonical]) -> None:
@@ -1111,52 +1128,22 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
     table = next((b for b in sec.blocks if isinstance(b, Table) and b.header and "Bit-field" in b.header[0]), None)
     if table is None:
         return
-    rows = []
-    for texts, cols, line in _cells(table, 3):
-        m = _RANGE.match(texts[0]) or re.fullmatch(r"(\d{1,2})", texts[0])
-        if not m or len(texts) < 3 or not texts[1].isdigit():
-            continue
-        lo, hi = (int(m.group(1)), int(m.group(2))) if m.re is _RANGE else (int(m.group(1)), int(m.group(1)))
-        lo, hi = min(lo, hi), max(lo, hi)
-        rows.append((lo, hi, int(texts[1]), texts[2], line, cols))
-    rows.sort(key=lambda r: r[0])
-    for lo, hi, size, desc, line, cols in rows:
-        if hi - lo + 1 != size:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], str(size)),
-                                         f"bits {lo}-{hi} are {hi - lo + 1} bits, the table says {size}",
-                                         {"range": [lo, hi], "size": size}, number))
-        if hi > 63:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], f"{lo}-{hi}"),
-                                         f"bit {hi} is outside a 64-bit descriptor", {"range": [lo, hi]}, number))
-        fm = _FIXED.search(desc)
-        if fm:
-            value = int(fm.group(1), 0)
-            if value.bit_length() > hi - lo + 1:
-                ctx.findings.append(_finding(
-                    "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(fm.group(1)), 0), fm.group(1)),
-                    f"bits {lo}-{hi} ({hi - lo + 1} bits) are given the fixed constant {fm.group(1)}, a "
-                    f"{value.bit_length()}-bit value", {"range": [lo, hi], "value": fm.group(1),
-                                                        "value_bits": value.bit_length()}, number))
-    for i, a in enumerate(rows):
-        for b in rows[i + 1:]:
-            if a[0] <= b[1] and b[0] <= a[1]:
-                ctx.findings.append(_finding("descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[0]}-{b[1]}"),
-                                             f"bits {b[0]}-{b[1]} overlap bits {a[0]}-{a[1]} (line {a[4]})",
-                                             {"first": [a[0], a[1]], "second": [b[0], b[1]]}, number))
+    rows = sorted(_descriptor_fields(table), key=lambda r: r[0])
     enc = next((b for b in sec.blocks if isinstance(b, (Text, Code)) and "matrix-descriptor-encode(x)" in b.text), None)
-    em = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", enc.text) if enc is not None else None
-    if em is not None:
-        width = int(em.group(1), 16).bit_length() - int(em.group(2))
-        for lo, hi, size, desc, line, cols in rows:
-            if "matrix-descriptor-encode" in desc and size != width:
-                ctx.findings.append(_finding(
-                    "descriptor-format", _Where(page.path, line, cols[1], str(size)),
-                    f"matrix-descriptor-encode keeps {width} bits ({em.group(0)}), the field has {size}",
-                    {"encode_bits": width, "field_bits": size}, number))
+    _field_checks(ctx, page, number, rows, enc)
+    for lo, hi, size, desc, line, cols, _ in rows:
+        fm = _FIXED.search(desc)
+        if fm and int(fm.group(1), 0).bit_length() > hi - lo + 1:
+            value = int(fm.group(1), 0)
+            ctx.findings.append(_finding(
+                "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(fm.group(1)), 0), fm.group(1)),
+                f"bits {lo}-{hi} ({hi - lo + 1} bits) are given the fixed constant {fm.group(1)}, a "
+                f"{value.bit_length()}-bit value", {"range": [lo, hi], "value": fm.group(1),
+                                                    "value_bits": value.bit_length()}, number))
     # the fields as a map, in bit order; named by their descriptions
     taken: set[str] = set()
     names = []
-    for lo, hi, size, desc, line, cols in rows:
+    for lo, hi, size, desc, line, cols, _ in rows:
         names.append(_field_name(desc, taken))
         taken.add(names[-1])
     model = [f.name for f in FIELDS["tcgen05"]]
@@ -1170,7 +1157,7 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
             f"the table's fields, by their descriptions ({', '.join(n or '?' for n in names)}), are not the tcgen05 "
             f"descriptor's ({', '.join(model)})", {"page": names, "model": model}, number))
     # the swizzle codes
-    for lo, hi, size, desc, line, cols in rows:
+    for lo, hi, size, desc, line, cols, _ in rows:
         if "swizzling mode" not in desc:
             continue
         codes = [(int(c), words) for c, words in _CODES.findall(desc)]
