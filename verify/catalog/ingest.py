@@ -38,6 +38,7 @@ from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, eleme
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
+from .known import release_of
 from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
                        RowFacts, SectionSpec, freeze, num_word, types_in)
 
@@ -848,11 +849,6 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
 
 # ----------------------------------------------------------------------------- pages -> sections
 
-def _version_of(path: str) -> str:
-    m = re.search(r"ptx-isa-(\d+\.\d+)", path)
-    return m.group(1) if m else ""
-
-
 class _Library:
     """The sections of the pages that take part, and nothing else: the pages given (judged) and the
     reference pages (``docs``: read only so that cross references and anchors resolve).  No directory
@@ -898,6 +894,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
         lib.add_reference(str(p))
     findings: list[IngestFinding] = []
     specs: list[SectionSpec] = []
+    release = release_of(lib.pages[sp] for sp in order)  # what the pages state (their version page), as specs record it
     first: dict[str, _Copy] = {}  # section number -> its first copy among the pages given
     refs_of: dict[str, list[dict[str, Any]]] = {}
     for sp in order:
@@ -906,7 +903,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
             seen = first.get(section.number)
             if seen is not None and seen.blocks == _blocks_key(section):
                 continue  # the same blocks again (a parent page repeats its sections): the same statement
-            spec, refs, fnd = _read_section(section, _version_of(sp))
+            spec, refs, fnd = _read_section(section, release)
             if spec is None:
                 continue
             copy = _Copy(section, _blocks_key(section), _statement(spec, refs, fnd))
