@@ -444,10 +444,11 @@ def _source(ctx: _Ctx, role: str, line: int) -> Source:
 
 
 def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
-         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared") -> None:
+         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared",
+         unit: str = "elements") -> None:
     sec, page = ctx.pages[role]
     ctx.maps.append(MapLayout(id=lid, kind=kind, map=fm, source=_source(ctx, role, line), checks=checks,
-                              instruction=instruction, unit="elements", derived=derived, spec_path=page.path,
+                              instruction=instruction, unit=unit, derived=derived, spec_path=page.path,
                               formula_line=line, formula_text=text, note=note))
 
 
@@ -1150,7 +1151,8 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
     if rows and names == model:
         ranges = [(r[0], r[1] - r[0] + 1) for r in rows]
         _map(ctx, "tcgen05.descriptor.fields", TC_DESCRIPTOR, table.line, fields_map(ranges), fields_formula(ranges),
-             "tcgen05", "Table 40: " + "; ".join(f"{n} bits {r[0]}-{r[1]}" for n, r in zip(names, rows)), kind="map")
+             "tcgen05", "Table 40: " + "; ".join(f"{n} bits {r[0]}-{r[1]}" for n, r in zip(names, rows)), kind="map",
+             unit="")
     elif rows:
         ctx.findings.append(_finding(
             "descriptor-format", _Where(page.path, table.line, 1, table.header[0]),
@@ -1188,7 +1190,7 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
             _map(ctx, "tcgen05.descriptor.swizzle", TC_DESCRIPTOR, line,
                  FormulaMap(parse_formula(text, "x", ("mode",), ("code",)), (Dim("mode", len(SWIZZLE_ORDER)),),
                             (Dim("code", 1 << size),)), text, "tcgen05",
-                 "Table 40 swizzle codes, modes in the order " + ", ".join(SWIZZLE_ORDER), kind="map")
+                 "Table 40 swizzle codes, modes in the order " + ", ".join(SWIZZLE_ORDER), kind="map", unit="")
     # the strides page's "Bit #52" names the mode field
     if "tcgen05.lbo" in ctx.pages:
         lsec, lpage = ctx.pages["tcgen05.lbo"]
