@@ -255,6 +255,12 @@ def test_a_section_that_cannot_be_read_says_which_and_why(tmp_path: Path, docs91
     assert "no fragment table" in why[0]
     lost = [ln.split()[0] for ln in out.splitlines() if "the given pages do not state it" in ln]
     assert len(lost) == 9 and all(x.startswith("mma.m16n8k8.") for x in lost)
+    table = tmp_path / "descriptor.md"  # a shared-memory page whose table lost its header: that section, and why
+    table.write_text((docs91_dir / DESCRIPTOR_91).read_text(encoding="utf-8").replace("Bit-field |", "Bits |"),
+                     encoding="utf-8")
+    rc, out, err = cli(capsys, "check", str(table))
+    assert rc == 1 and "error: unread-section: section 9.7.16.4.1 (Shared memory descriptor): the table of the " \
+        "descriptor's fields" in out and out.splitlines()[-1].endswith("1 unexpected  -> FAIL")
     (tmp_path / "prose.md").write_text("Some prose\nwith no heading at all\n", encoding="utf-8")
     rc, out, err = cli(capsys, "check", str(tmp_path / "prose.md"))
     assert rc == 2 and "no numbered section heading" in err and "prose.md" in err

@@ -443,6 +443,16 @@ def _source(ctx: _Ctx, role: str, line: int) -> Source:
     return Source(page.path, line, sec.number, sec.heading.title, version=ctx.release, anchor=sec.heading.anchor)
 
 
+def _unread(ctx: _Ctx, role: str, what: str) -> None:
+    """A section found whose table could not be read: an error at its heading that says which and why (its layouts
+    are then not checked), never silence."""
+    sec, page = ctx.pages[role]
+    ctx.findings.append(IngestFinding(
+        "unread-section", "error", page.path, sec.heading.line, 1, sec.heading.title[:120],
+        f"section {sec.number} ({sec.heading.title}): {what} could not be read from this page, so its layouts are not "
+        "checked", (("why", what),), sec.number))
+
+
 def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
          derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared",
          unit: str = "elements") -> None:
@@ -489,6 +499,8 @@ def _wgmma(ctx: _Ctx) -> None:
     number = sec.number
     found38 = _captioned(sec, WGMMA_ATOMS)
     t38, n38 = found38 if found38 is not None else (None, "Table 38")
+    if t38 is None:
+        _unread(ctx, WGMMA, f"the table of swizzle atoms ('{WGMMA_ATOMS}')")
     atoms = _atoms(t38) if t38 is not None else {}
     canon = _canonical_table(ctx)
     widths = {c.mode: 1 << c.swizzle.bits for c in canon.values()}
@@ -543,6 +555,7 @@ def _canonical_table(ctx: _Ctx, role: str = CANONICAL) -> dict[tuple[str, str], 
     table = next((b for b in sec.blocks if isinstance(b, Table) and any("Canonical" in h for h in b.header)), None)
     out: dict[tuple[str, str], _Canonical] = {}
     if table is None:
+        _unread(ctx, role, "the table of canonical layouts (a header naming 'Canonical Layout')")
         return out
     for texts, cols, line in _cells(table, 4):
         major, mode, text, swz = major_of_words(texts[0]), mode_of_words(texts[1]), texts[2], _swizzle_of(texts[3])
@@ -1027,6 +1040,8 @@ def _tcgen05(ctx: _Ctx) -> None:
     if TC_SWIZZLE in ctx.pages:
         sec, page = ctx.pages[TC_SWIZZLE]
         found53 = _captioned(sec, TC_ATOMS)
+        if found53 is None:
+            _unread(ctx, TC_SWIZZLE, f"the table of swizzle atoms ('{TC_ATOMS}')")
         if found53 is not None:
             t53, n53 = found53
             t53_atoms = _atoms(t53)
@@ -1128,6 +1143,7 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
     number = sec.number
     table = next((b for b in sec.blocks if isinstance(b, Table) and b.header and "Bit-field" in b.header[0]), None)
     if table is None:
+        _unread(ctx, TC_DESCRIPTOR, "the table of the descriptor's fields (headed 'Bit-field | Size in bits | ...')")
         return
     rows = sorted(_descriptor_fields(table), key=lambda r: r[0])
     enc = next((b for b in sec.blocks if isinstance(b, (Text, Code)) and "matrix-descriptor-encode(x)" in b.text), None)

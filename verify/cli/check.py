@@ -49,7 +49,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs,
                                                          release=args.release)
     lays = api.layouts(specs)
-    if not lays and not any(s.unbuilt or s.maps or s.covers for s in specs):  # a page whose fragments all failed: report it
+    if not lays and not any(s.unbuilt or s.maps or s.covers for s in specs) and \
+            not any(f.kind == "unread-section" for f in doc_findings):  # a page that could not be read: report it
         raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}{api.why_nothing(paths)}")
     jobs = args.jobs or api.default_jobs()
     with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
