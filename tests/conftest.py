@@ -11,6 +11,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
 DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0"))
+# PTX ISA 9.1's pages, in another export's shape: beside 9.0's (``$PTX_DOCS_DIR/../ptx-isa-9.1``) unless named
+DOCS_91 = Path(os.environ.get("PTX_DOCS_DIR_9_1", DOCS.parent / "ptx-isa-9.1"))
 SEEDS = Path(os.environ.get("PTX_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
 
 
@@ -54,6 +56,13 @@ def docs_dir() -> Path:
     if not DOCS.is_dir():
         pytest.skip(f"PTX ISA pages not found at {DOCS} (set PTX_DOCS_DIR)")
     return DOCS
+
+
+@pytest.fixture(scope="session")
+def docs91_dir() -> Path:
+    if not DOCS_91.is_dir():
+        pytest.skip(f"PTX ISA 9.1 pages not found at {DOCS_91} (set PTX_DOCS_DIR_9_1, or PTX_DOCS_DIR beside them)")
+    return DOCS_91
 
 
 @pytest.fixture(scope="session")

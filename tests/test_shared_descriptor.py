@@ -23,10 +23,19 @@ def test_encode_decode_round_trip() -> None:
     d = Descriptor("wgmma", 0x400, 16, 1024, MODES["128B"])
     assert d.encode() == 0x4000004000010040 == (1 << 62) | (64 << 32) | (1 << 16) | 0x40
     assert decode("wgmma", d.encode()) == d
-    t = Descriptor("tcgen05", 0x400, 128, 1024, MODES["128B_base32B"], base_offset=2, lbo_mode=1)
+    t = Descriptor("tcgen05", 0x400, 128, 1024, MODES["128B_base32B"], base_offset=2)
     v = t.encode()
-    assert v >> 61 == 1 and (v >> 46) & 3 == 1 and (v >> 49) & 7 == 2 and (v >> 52) & 1 == 1
+    assert v >> 61 == 1 and (v >> 46) & 7 == 1 and (v >> 49) & 7 == 2 and (v >> 52) & 1 == 0
     assert decode("tcgen05", v) == t
+    a = Descriptor("tcgen05", 0x400, 0x2000, 1024, MODES["128B"], lbo_mode=1)  # an absolute LBO address (sm_103a)
+    assert (a.encode() >> 52) & 1 == 1 and decode("tcgen05", a.encode()) == a
+    # PTX ISA 9.1 (9.7.16.4.1, 9.7.16.3.1.2.1): the fixed fields, and the absolute mode's restrictions
+    with pytest.raises(ValueError, match="bits 48-46 .* fixes them to 0x1"):
+        decode("tcgen05", v & ~(1 << 46))
+    with pytest.raises(ValueError, match="bits 60-53 .* fixes them to 0x0"):
+        decode("tcgen05", v | (0xB << 53))
+    with pytest.raises(ValueError, match="absolute mode needs 128B swizzling"):
+        decode("tcgen05", v | (1 << 52))
     assert encode14(0x40010) == 1 and encode14(1024) == 64  # (x & 0x3FFFF) >> 4
     with pytest.raises(ValueError, match="bits 14"):
         decode("wgmma", 1 << 14)

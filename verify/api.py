@@ -97,17 +97,30 @@ def _a_path_list(paths: object, name: str) -> None:
         raise TypeError(f"{name} must be a path or a list of paths (str or pathlib.Path), not {type(paths).__name__}")
 
 
+def release(paths: Sequence[str | Path]) -> tuple[str, tuple]:
+    """The release the doc pages among ``paths`` state (their version page; else their directory's
+    ``ptx-isa-X.Y``; else "") and their sections as that release numbers and titles them (``Named``)."""
+    return _pages.release(list(paths))
+
+
+def why_nothing(paths: Sequence[str | Path]) -> str:
+    """Why doc pages among ``paths`` gave nothing to check ("; PAGE: reason" per page; "" for spec files)."""
+    return _pages.why_nothing(list(paths))
+
+
 def load_with_doc_findings(paths: str | Path | Sequence[str | Path] = "specs",
                            against: Sequence[str | Path] | None = None,
-                           docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple]:
+                           docs: Sequence[str | Path] = (), release: str | None = None) -> tuple[list[Spec], tuple]:
     """Like ``load``, plus the errata ``ingest`` found in the text of any doc pages (warnings
     and errors: wrong table headers, malformed element lists, figure mix-ups...).  Doc pages are
     judged by the reviewed specs ``against`` (default: the bundled specs); their cross references
-    resolve among the pages given and the reference pages ``docs`` (files or directories), nothing else."""
+    resolve among the pages given and the reference pages ``docs`` (files or directories), nothing else.
+    ``release`` (``"9.0"``): only the facts of that release or an earlier one apply (spec files of later
+    releases are left out); default: every spec file, and pages by the facts of the release they state."""
     _a_path_list(paths, "paths")
     if against is not None:
         _a_path_list(against, "against")
-    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against, docs)
+    return _pages.load([paths] if isinstance(paths, (str, Path)) else list(paths), against, docs, release)
 
 
 def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[DocFinding, ...]:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from .docpage import Code, Page, PageError, Section, Table, Text, read_page
+from .known import Found, SectionIndex, squeeze
 from .sections import IngestFinding, NUM_WORDS, freeze
 
 # wmma shapes per multiplicand type (9.7.14.1 Matrix Shape); a fragment row without a shape column applies
@@ -54,23 +55,6 @@ def _finding(kind: str, page: str, line: int, col: int, words: str, message: str
              section: str, operand: str = "", types: Sequence[str] = ()) -> IngestFinding:
     return IngestFinding(kind, "warning", page, line, col, words[:120], message,
                          tuple((k, freeze(v)) for k, v in witness.items()), section, operand, tuple(types))
-
-
-def _sections(pages: Iterable[Page]) -> dict[str, tuple[Section, Page]]:
-    """Each section once (the first page that has it); a bare heading (a per-section page) takes the anchor
-    the parent page gives the same section."""
-    import dataclasses  # noqa: PLC0415
-    out: dict[str, tuple[Section, Page]] = {}
-    anchors: dict[str, str] = {}
-    for p in pages:
-        for s in p.sections:
-            out.setdefault(s.number, (s, p))
-            if s.heading.anchor:
-                anchors.setdefault(s.number, s.heading.anchor)
-    for n, (s, p) in list(out.items()):
-        if not s.heading.anchor and n in anchors:
-            out[n] = (dataclasses.replace(s, heading=dataclasses.replace(s.heading, anchor=anchors[n])), p)
-    return out
 
 
 def _col(page: Page, line: int, words: str) -> int:
@@ -145,12 +129,13 @@ def _wmma_counts(sec: Section, page: Page) -> list[IngestFinding]:
 _TC_SHAPE = re.compile(r"Matrix fragments for shape \.?(\d+)x(\d+)b(x2)?", re.I)
 
 
-def _tcgen05_counts(sections: dict[str, tuple[Section, Page]]) -> list[IngestFinding]:
+def _tcgen05_counts(sections: SectionIndex) -> list[IngestFinding]:
     """'A vector expression containing .num number of .b32 registers' against the page's own 'A warp ...
     will access L lanes ... (B * .num)-bits' (x2 shapes: two accesses): L x B x .num / (32 threads x 32 bits)
     registers per thread."""
     out = []
-    for number, (sec, page) in sorted(sections.items()):
+    for found in sections:
+        sec, page, number = found.section, found.page, found.number
         m = _TC_SHAPE.search(sec.heading.title)
         if m is None:
             continue
@@ -255,10 +240,10 @@ def _ldst(sec: Section, page: Page) -> list[IngestFinding]:
 _REG = re.compile(r"^\s*\.reg\s+\.([a-z0-9]+)\s+(.*)$")
 
 
-def _syntax_aligned(sections: Iterable[tuple[Section, Page]]) -> set[str]:
+def _syntax_aligned(sections: Iterable[Section]) -> set[str]:
     """The wmma instructions whose syntax has ``.aligned`` unbracketed (mandatory)."""
     out: set[str] = set()
-    for sec, _page in sections:
+    for sec in sections:
         for code in (b for b in sec.blocks if isinstance(b, Code)):
             for cl in code.lines:
                 out.update(m.group(1) for m in re.finditer(r"\b(wmma\.(?:load|store|mma))[\w.]*?\.sync\.aligned\b",
@@ -381,14 +366,27 @@ def _shape_table(sec: Section) -> list[tuple[str, str, set[str], int]]:
     return out
 
 
-def _wgmma_shapes(sections: dict[str, tuple[Section, Page]]) -> list[IngestFinding]:
-    """The ``.shape`` list of each wgmma.mma_async syntax block against the Matrix Shape table (9.7.15.2)."""
-    table = next((s for n, (s, _p) in sections.items() if n == "9.7.15.2"), None)
-    if table is None:
+def _wgmma_shape_section(sections: SectionIndex) -> Found | None:
+    """wgmma's Matrix Shape section (9.7.15.2 in 9.0 and 9.1): the section titled so whose table lists the
+    ``.m64nNkK`` shapes (the title is wmma's and tcgen05's too)."""
+    for found in sections:
+        if squeeze(found.section.heading.title) == "matrixshape" and any(
+                isinstance(b, Table) and any(re.search(r"\.m64n\d+k\d+", c.text) for r in b.rows for c in r.cells)
+                for b in found.section.blocks):
+            return found
+    return None
+
+
+def _wgmma_shapes(sections: SectionIndex) -> list[IngestFinding]:
+    """The ``.shape`` list of each wgmma.mma_async syntax block against wgmma's Matrix Shape table."""
+    found = _wgmma_shape_section(sections)
+    if found is None:
         return []
-    rows = _shape_table(table)
+    rows = _shape_table(found.section)
+    where = f"the Matrix Shape table ({found.number})"
     out = []
-    for number, (sec, page) in sorted(sections.items()):
+    for f in sections:
+        sec, page, number = f.section, f.page, f.number
         if "wgmma.mma_async" not in sec.heading.title or "Instruction" not in sec.heading.title:
             continue
         sparse = ".sp" in sec.heading.title
@@ -413,8 +411,8 @@ def _wgmma_shapes(sections: dict[str, tuple[Section, Page]]) -> list[IngestFindi
             if want and missing:
                 out.append(_finding("shape-list", page.path, start.line, start.col, start.text.strip(),
                                     f"the {kind} {'sparse ' if sparse else ''}wgmma .shape list omits "
-                                    f"{', '.join('.' + s for s in missing)}, which the Matrix Shape table (9.7.15.2) "
-                                    f"lists", {"missing": missing, "listed": len(listed), "table": len(want)}, number))
+                                    f"{', '.join('.' + s for s in missing)}, which {where} lists",
+                                    {"missing": missing, "listed": len(listed), "table": len(want)}, number))
     return out
 
 
@@ -447,10 +445,11 @@ def _self_reference(sec: Section, page: Page) -> list[IngestFinding]:
     return out
 
 
-def _tcgen05_anchors(sections: dict[str, tuple[Section, Page]]) -> list[IngestFinding]:
+def _tcgen05_anchors(sections: SectionIndex) -> list[IngestFinding]:
     """The anchor of each 'Matrix fragments for shape .LxBb' section spells its shape (3232b, 16128b, ...)."""
     out = []
-    for number, (sec, page) in sorted(sections.items()):
+    for found in sections:
+        sec, page, number = found.section, found.page, found.number
         m = _TC_SHAPE.search(sec.heading.title)
         anchor = sec.heading.anchor
         if m is None or not anchor.startswith("tcgen05-matrix-fragments-shape-"):
@@ -483,8 +482,6 @@ def _movmatrix(sec: Section, page: Page) -> list[IngestFinding]:
 
 def _captions(sec: Section, page: Page) -> list[IngestFinding]:
     from .docpage import Caption  # noqa: PLC0415
-    if "Scale Factor B" not in sec.heading.title and not sec.number.startswith("9.7.16.10.7.3."):
-        return []
     wrong = [b for b in sec.blocks if isinstance(b, Caption) and "SFA_ID" in b.text.replace("\\", "")]
     if not wrong:
         return []
@@ -496,15 +493,16 @@ def _captions(sec: Section, page: Page) -> list[IngestFinding]:
 
 # ----------------------------------------------------------------------------- driver
 
+# the known sections (``verify.catalog.known``: found by anchor or title, never by number) and their checks;
+# ``+``: the section and every section under it
 _SECTION_CHECKS = (
-    (re.compile(r"^9\.7\.14\.4\.1$"), _wmma_counts),
-    (re.compile(r"^9\.7\.14\.4\.[345]$"), _examples),
-    (re.compile(r"^9\.7\.14\.5\.1[56]$"), _ldst),
-    (re.compile(r"^9\.7\.14\.5\.17$"), _movmatrix),
-    (re.compile(r"^9\.7\.15\.5\.2$|^9\.7\.15\.6\.3$"), _examples),
-    (re.compile(r"^9\.7\.15\.6\.2\.\d+$"), _metadata_bits),
-    (re.compile(r"^9\.7\.15\.6\.2\.\d+$"), _self_reference),
-    (re.compile(r"^9\.7\.16\.10\.7\.3(\.\d+)*$"), _captions),
+    ("wmma.fragments", _wmma_counts),
+    ("wmma.load", _examples), ("wmma.store", _examples), ("wmma.mma", _examples),
+    ("ldmatrix", _ldst), ("stmatrix", _ldst),
+    ("movmatrix", _movmatrix),
+    ("wgmma.mma_async", _examples), ("wgmma.mma_async.sp", _examples),
+    ("wgmma.sp.fragments", _metadata_bits), ("wgmma.sp.fragments", _self_reference),
+    ("tcgen05.scale_b+", _captions), ("tcgen05.scale_b.layouts", _captions),
 )
 
 
@@ -517,13 +515,18 @@ def catalog_findings(paths: Sequence[str | Path]) -> list[IngestFinding]:
             pages.append(read_page(p))
         except PageError:
             continue  # ``ingest`` reports unreadable pages itself
-    sections = _sections(pages)
-    aligned = _syntax_aligned(v for n, v in sections.items() if n.startswith("9.7.14.4."))
+    sections = SectionIndex(pages)
+    aligned = _syntax_aligned(f.section for role in ("wmma.load", "wmma.store", "wmma.mma") for f in sections.all(role))
     out: list[IngestFinding] = []
-    for number, (sec, page) in sections.items():
-        for rx, fn in _SECTION_CHECKS:
-            if rx.match(number):
-                out.extend(fn(sec, page, aligned) if fn is _examples else fn(sec, page))
+    done: set[tuple[str, str]] = set()
+    for role, fn in _SECTION_CHECKS:
+        whole = role.endswith("+")
+        for found in sections.all(role.rstrip("+")):
+            for f in [found, *(sections.under(found) if whole else ())]:
+                if (f.number, fn.__name__) in done:
+                    continue
+                done.add((f.number, fn.__name__))
+                out.extend(fn(f.section, f.page, aligned) if fn is _examples else fn(f.section, f.page))
     out.extend(_tcgen05_counts(sections))
     out.extend(_wgmma_shapes(sections))
     out.extend(_tcgen05_anchors(sections))

@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import re
+
 from typing import Any, Sequence
 
 # Which lane and nibble of the metadata register hold the index field of which (row, chunk).
@@ -110,11 +112,13 @@ def derived_metadata(shape: str, types: Sequence[str], kept: int, chunk: int) ->
 # ----------------------------------------------------------------------------- reviewed errata
 
 # Errata that the text checks cannot repair by themselves, reviewed by reading the page against
-# the figures and the neighbouring shapes.  "doc" must occur verbatim in the doc formula; when the
-# doc is fixed the entry no longer applies and an info finding says so.
+# the figures and the neighbouring shapes.  An entry names its section by what the section states (the
+# instruction and shape of its title, never its number, which moves between releases); "doc" must occur in the
+# doc formula (spaces compared as runs: exports differ in how they keep the formula's alignment); when the doc
+# is fixed the entry no longer applies and an info finding says so.
 REVIEWED_ERRATA: tuple[dict[str, Any], ...] = (
     {
-        "section": "9.7.14.5.13", "operand": "A",
+        "instruction": "mma", "shape": "m16n8k256", "operand": "A",
         "doc": "(threadID_in_group * 32) + i for ai where i < 64",
         "fixed": "(threadID_in_group * 32) + (i & 0x1F) for ai where i < 64",
         "expect": {"injective": "refuted", "surjective": "refuted"},
@@ -123,3 +127,7 @@ REVIEWED_ERRATA: tuple[dict[str, Any], ...] = (
     },
 )
 
+
+def find_doc_text(formula: str, doc: str) -> re.Match[str] | None:
+    """Where the reviewed words ``doc`` occur in a doc formula, each run of spaces matching any run."""
+    return re.search(r"\s+".join(re.escape(w) for w in doc.split()), formula)

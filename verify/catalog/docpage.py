@@ -8,8 +8,12 @@ character, so that a formula error can be reported at ``page:line:col``.
 
 Three inputs are understood:
 
-* markdown conversions of the PTX ISA (tables with ``|``, fenced code, possibly
-  inside ``>`` blockquotes with blank lines between formula lines);
+* markdown conversions of the PTX ISA, in either flavour of the exports we know: tables
+  with ``|`` on both sides and fenced code, possibly inside ``>`` blockquotes with blank
+  lines between formula lines (the 9.0 pages); or a YAML header (``title``, ``section``,
+  ``url``), headings with ``[title](<#anchor>)`` links up to eight ``#`` deep, tables with
+  no outer ``|`` (``a | b`` over ``---|---``; a caption may run into the header row) and
+  code indented under a line of spaces, inside lists and blockquotes (the 9.1 export);
 * flattened HTML text (tables as ``|``-terminated lines, formulas running into
   the next heading: ``... i = {0,..,3}9.7.14.5.9. Matrix Fragments ...``);
 * saved HTML (``<h5>``, ``<table>``, ``<pre>``, ``<img>``, captions).
@@ -138,8 +142,9 @@ class Page:
 
 # ----------------------------------------------------------------------------- helpers
 
-_LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
-_PERMALINK = re.compile(r"\[\]\(([^)\s]*)\s+\"Permalink to this [a-z]+\"\)")
+# a link's target is ``(url)`` or ``(<url>)`` (CommonMark's pointed brackets), with an optional title
+_LINK = re.compile(r"(!?)\[([^\]]*)\]\((?:<([^<>\n]*)>|([^)\s]*))(?:\s+\"[^\"]*\")?\)")
+_PERMALINK = re.compile(r"\[\]\(<?([^)\s<>]*)>?\s+\"Permalink to this [a-z]+\"\)")
 _HEADING_NUM = re.compile(r"^(\d+(?:\.\d+)+)\.?\s+(.*\S)\s*$")
 
 
@@ -156,7 +161,7 @@ def clean_inline(text: str) -> tuple[str, tuple[str, ...]]:
     def repl(m: re.Match[str]) -> str:
         if m.group(1):  # image: drop
             return ""
-        links.append(m.group(3))
+        links.append(m.group(3) if m.group(3) is not None else m.group(4))
         return m.group(2)
 
     text = _LINK.sub(repl, text)
@@ -296,10 +301,127 @@ def _split_cells(raw: str, offset: int) -> list[Cell]:
     return cells
 
 
+_FRONT_KEY = re.compile(r"^[A-Za-z_][\w-]*\s*:")
+_BULLET = re.compile(r"^(?:[*+-]|\d{1,3}[.)])\s")
+
+
+def front_matter(lines: list[str]) -> int:
+    """The number of lines of a YAML header (``---``, ``key: value`` lines, ``---``) at the top of a page,
+    or 0.  Its lines are passed over, not interpreted: the page's headings state its sections."""
+    if not lines or lines[0].strip() != "---":
+        return 0
+    for k in range(1, min(len(lines), 64)):
+        t = lines[k].strip()
+        if t in ("---", "..."):
+            return k + 1
+        if t and not _FRONT_KEY.match(t) and not lines[k].startswith((" ", "\t", "-")):
+            return 0
+    return 0
+
+
+def _quote_depth(raw: str) -> tuple[int, str]:
+    """(length of the ``>`` markers and the indentation before them, the rest of the line)."""
+    q = _quote_prefix(raw)
+    return q, raw[q:]
+
+
+def _indented_code(lines: list[str], i: int) -> tuple[list[CodeLine], int] | None:
+    """Code indented under a line of spaces (the 9.1 export's ``<pre>``): at ``lines[i]``, a line of four or
+    more spaces (after any ``>`` markers) whose next line is indented four or more and is not a list item.
+    The block runs to the first empty line, a line of other ``>`` markers, or a line indented less than four;
+    the common indentation is removed (each line keeps its page column).  None when no block starts here."""
+    q, rest = _quote_depth(lines[i])
+    if rest.strip() or len(rest.expandtabs()) < 4 or i + 1 >= len(lines):
+        return None
+    q1, first = _quote_depth(lines[i + 1])
+    lead = len(first) - len(first.lstrip(" "))
+    if q1 != q or not first.strip() or lead < 4 or _BULLET.match(first.lstrip(" ")):
+        return None
+    j = i + 1
+    block: list[tuple[str, int, int]] = []  # (text after the markers, page line, its column offset)
+    while j < len(lines):
+        qj, r = _quote_depth(lines[j])
+        if not r or qj != q:  # an empty line (nothing after the markers), or other markers, ends the block
+            break
+        if r.strip() and len(r) - len(r.lstrip(" ")) < 4:
+            break
+        block.append((r, j + 1, qj))
+        j += 1
+    indent = min(len(r) - len(r.lstrip(" ")) for r, _, _ in block if r.strip())
+    code = [CodeLine(r[indent:].rstrip(), ln, qj + indent + 1) if r.strip() else CodeLine("", ln, qj + 1)
+            for r, ln, qj in block]
+    while code and not code[-1].text:
+        code.pop()
+    return code, j
+
+
+def _bare_table(lines: list[str], i: int) -> tuple[Table, int] | None:
+    """A table with no outer ``|`` (``a | b`` over ``---|---``, as GFM allows) at ``lines[i]``: its rows run
+    to the first blank line, heading, list item or line of other ``>`` markers; a row without ``|`` is a
+    row of one cell (a header spanning the columns); a separator under a row makes that row the header of
+    the next table (two tables with no blank line between them).  None when no table starts here."""
+    q, rest = _quote_depth(lines[i])
+    if "|" not in rest or rest.lstrip().startswith("|") or i + 1 >= len(lines):
+        return None
+    q1, sep = _quote_depth(lines[i + 1])
+    if q1 != q or "|" not in sep or not _SEP_ROW.match(sep.strip()):
+        return None
+    header = tuple(c.text for c in _split_cells(rest, q))
+    tline = i + 1
+    rows: list[Row] = []
+    j = i + 2
+    while j < len(lines):
+        qj, r = _quote_depth(lines[j])
+        body = r.strip()
+        if qj != q or not body or body.startswith(("#", "```", "![")) or _BULLET.match(body):
+            break
+        if _SEP_ROW.match(body) and rows:  # the row above heads another table
+            head = rows.pop()
+            return Table(header, tuple(rows), tline), head.line - 1
+        cells = _split_cells(r, qj)
+        line = j + 1
+        j += 1
+        if body.endswith("|"):
+            # a row that ends in '|' over a list: the export's <td><ul>...</ul></td>; the list is its last cell
+            items, j = _cell_list(lines, j, q)
+            if items:
+                cells.append(Cell(" ".join(f"* {t}" for t, _, _ in items), items[0][2], items[0][1]))
+        rows.append(Row(tuple(cells), line, body))
+    return Table(header, tuple(rows), tline), j
+
+
+def _cell_list(lines: list[str], j: int, q: int) -> tuple[list[tuple[str, int, int]], int]:
+    """The list items (text, page line, column) that fill a table cell (after blank lines), and the index of
+    the line after them: the table's next row when one follows (blank lines passed over), else the first
+    line after the list."""
+    k = j
+    while k < len(lines) and not _quote_depth(lines[k])[1].strip():
+        k += 1
+    items: list[tuple[str, int, int]] = []
+    while k < len(lines):
+        qk, r = _quote_depth(lines[k])
+        body = r.strip()
+        m = _BULLET.match(body)
+        if qk != q or not m:
+            break
+        words, _ = clean_inline(body[m.end():])
+        items.append((words, k + 1, qk + len(r) - len(r.lstrip()) + m.end() + 1))
+        k += 1
+        while k < len(lines) and not _quote_depth(lines[k])[1].strip():
+            k += 1
+    if not items:
+        return [], j
+    if k < len(lines):
+        qa, ra = _quote_depth(lines[k])
+        if qa == q and "|" in ra and not ra.strip().startswith("#") and not _SEP_ROW.match(ra.strip()):
+            return items, k
+    return items, items[-1][1]  # no row follows: the table ends after the list
+
+
 def _parse_markdown(text: str) -> list[Heading | Block]:
     out: list[Heading | Block] = []
     lines = text.split("\n")
-    i = 0
+    i = front_matter(lines)
     para: list[tuple[str, int, int, bool]] = []  # pieces of the current paragraph
 
     def flush() -> None:
@@ -342,9 +464,15 @@ def _parse_markdown(text: str) -> list[Heading | Block]:
             continue
         if not body.strip():
             flush()
+            indented = _indented_code(lines, i)
+            if indented is not None:
+                code_lines, i = indented
+                if code_lines:
+                    out.append(Code(tuple(code_lines), code_lines[0].line))
+                continue
             i += 1
             continue
-        hm = re.match(r"^(#{1,6})\s+(.*)$", body)
+        hm = re.match(r"^(#{1,8})\s+(.*)$", body)
         if hm:
             flush()
             h = _heading(hm.group(2), lineno, len(hm.group(1)))
@@ -354,6 +482,12 @@ def _parse_markdown(text: str) -> list[Heading | Block]:
                 words, links = clean_inline(hm.group(2))
                 out.append(Text(words, lineno, cut + 1, False, links))
             i += 1
+            continue
+        bare = None if body.startswith("|") else _bare_table(lines, i)
+        if bare is not None:
+            flush()
+            out.append(bare[0])
+            i = bare[1]
             continue
         if body.startswith("|"):
             flush()

@@ -35,9 +35,10 @@ from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import UNPARSED, Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
-from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata
+from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
+from .known import release_of
 from .sections import (NUM, SECTION_TITLE, SUBBYTE_FLOATS, TYPES, ElementList, FragmentSpec, IngestFinding,
                        RowFacts, SectionSpec, freeze, num_word, types_in)
 
@@ -52,7 +53,7 @@ class IngestResult:
         """[(spec file name, TOML text)] of every section: written by ``ingest --out`` (checks read the
         sections directly, ``verify.catalog.pages.page_spec``)."""
         from .emit import emit_toml  # noqa: PLC0415 - only ``ingest`` writes spec text
-        return [(s.name + ".toml", emit_toml(s)) for s in self.sections]
+        return [(s.name + ".toml", emit_toml(s)) for s in self.sections if s.fragments]  # an unread one: its error
 
     @property
     def fragments(self) -> int:
@@ -511,6 +512,7 @@ class _SectionReader:
         self.group_of: dict[int, int] | None = None
         self.chunk_width: int | None = None  # "a W-wide chunk" of the metadata text
         self.lanes = 32
+        self.seen: dict[str, int] = {"operands": 0, "tables": 0, "formulas": 0}  # what was read, for "why nothing"
 
     def read(self) -> tuple[SectionSpec, list[dict[str, Any]], list[IngestFinding]]:
         handlers = {Text: self._text, Table: self._table, Image: self._image, Caption: self._caption,
@@ -528,6 +530,7 @@ class _SectionReader:
                                   self.lanes, self.group_of)
 
     def _start_operand(self, operand: str | None) -> None:
+        self.seen["operands"] += 1
         self._close_table()
         self.operand, self.table, self.sub_ctx, self.images, self.captions = operand, None, "", [], []
 
@@ -584,6 +587,7 @@ class _SectionReader:
         operand = self.operand
         if operand is None or not block.header or not block.header[0].strip().startswith("."):
             return
+        self.seen["tables"] += 1
         hdr = block.header[0]
         hop = [_OPERAND_OF_HEADER[w] for w in re.findall(r"\.([abcd]type)", hdr) if w in _OPERAND_OF_HEADER]
         if hop and operand not in hop:
@@ -621,6 +625,7 @@ class _SectionReader:
         operand, table = self.operand, self.table
         if operand is None:
             return
+        self.seen["formulas"] += 1
         if table is None or not table.rows:
             self.ctx.find("formula-without-table", "warning", block.line, 1, block.text.split("\n")[0],
                           f"a formula for operand {operand} with no fragment table before it", None, operand)
@@ -668,7 +673,30 @@ class _SectionReader:
             sp += derived_metadata(self.shape_text, fr.types, dict(sp)["kept"], dict(sp)["chunk"])
         return replace(fr, rows=rows, cols=cols, sparse=sp)
 
+    def _unread(self) -> None:
+        """A section whose title states mma layouts but of which nothing could be read: an error that says
+        which section and why (what the reader looked for and did not find)."""
+        if self.fragments or self.refs:
+            return
+        seen = self.seen
+        if not self.section.blocks:
+            why = "the section has no text under its heading"
+        elif not seen["operands"]:
+            why = "no operand item (\"Multiplicand A:\", \"Multiplicand B:\", \"Accumulators (C or D):\") was found"
+        elif not seen["tables"]:
+            why = (f"{seen['operands']} operand item(s) but no fragment table (a table headed '.atype', '.btype', "
+                   "'.ctype' / '.dtype') after any of them")
+        elif not seen["formulas"]:
+            why = f"{seen['tables']} fragment table(s) but no formula (a code block) after any of them"
+        else:
+            why = "its fragment tables and formulas could not be paired"
+        heading = self.section.heading
+        self.ctx.find("unread-section", "error", heading.line, 1, heading.title,
+                      f"section {self.section.number} ({heading.title}) states {self.instruction} layouts, but none "
+                      f"could be read from this page: {why}", {"why": why})
+
     def _spec(self) -> SectionSpec:
+        self._unread()
         section = self.section
         out = [self._sparse_a(fr) if self.sparse and fr.operand == "A" else fr for fr in self.fragments]
         return SectionSpec(
@@ -725,6 +753,12 @@ def _unused(ctx: _Ctx, table: "_Table | None", operand: str, shape: Shape, spars
     return out
 
 
+def _reviewed_errata(ctx: _Ctx, operand: str) -> list[dict[str, Any]]:
+    """The reviewed errata (``derived.REVIEWED_ERRATA``) of this section's operand, by what the section states."""
+    return [e for e in REVIEWED_ERRATA if (e["instruction"], e["shape"], e["operand"]) ==
+            (ctx.instruction, str(ctx.shape), operand)]
+
+
 def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], shape: Shape,
                     sparse: bool, lanes: int, group_of: dict[int, int] | None) -> FragmentSpec:
     """Parse the doc formula; syntax errata, reviewed errata, text errata -> expect/corrected."""
@@ -756,17 +790,17 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
                      {"error": e.message}, fr.operand, fr.types)
             return replace(fr, formula="", comments=fr.comments + ("formula does not parse; left out",),
                            syntax_error=(pl, col, UNPARSED + e.message))
-    for entry in REVIEWED_ERRATA:
-        if entry["section"] == ctx.number and entry["operand"] == fr.operand:
-            base = cformula_text or fr.formula
-            if entry["doc"] in base:
-                cformula_text = base.replace(entry["doc"], entry["fixed"])
-                expect.update(entry["expect"])
-                errata.append(entry["erratum"])
-            else:
-                ctx.find("reviewed-erratum-stale", "info", fr.formula_line, 1, entry["doc"],
-                         "a reviewed erratum no longer matches the doc text (fixed upstream?)",
-                         None, fr.operand, fr.types)
+    for entry in _reviewed_errata(ctx, fr.operand):
+        base = cformula_text or fr.formula
+        at = find_doc_text(base, entry["doc"])
+        if at is not None:
+            cformula_text = base[:at.start()] + entry["fixed"] + base[at.end():]
+            expect.update(entry["expect"])
+            errata.append(entry["erratum"])
+        else:
+            ctx.find("reviewed-erratum-stale", "info", fr.formula_line, 1, entry["doc"],
+                     "a reviewed erratum no longer matches the doc text (fixed upstream?)",
+                     None, fr.operand, fr.types)
     # text errata on the row
     if not fr.row.count_ok:
         expect["count"] = "refuted"
@@ -788,8 +822,7 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
             ctx.find("evaluation", "error", pl, pc + ec - 1, fr.formula.split("\n")[el - 1] if 0 < el <= len(where) else "",
                      f"the formula cannot be evaluated: {bad['error']}", {"error": bad["error"]}, fr.operand, fr.types)
         elif bad:
-            hits = [e for e in REVIEWED_ERRATA
-                    if e["section"] == ctx.number and e["operand"] == fr.operand and e["doc"] in fr.formula]
+            hits = [e for e in _reviewed_errata(ctx, fr.operand) if find_doc_text(fr.formula, e["doc"])]
             reviewed = bool(hits)
             ctx.find("not-bijective", "error" if not reviewed else "warning", fr.formula_line, 1,
                      hits[0]["doc"] if hits else fr.formula.split("\n")[-1],
@@ -815,11 +848,6 @@ def _finish_formula(ctx: _Ctx, fr: FragmentSpec, where: list[tuple[int, int]], s
 
 
 # ----------------------------------------------------------------------------- pages -> sections
-
-def _version_of(path: str) -> str:
-    m = re.search(r"ptx-isa-(\d+\.\d+)", path)
-    return m.group(1) if m else ""
-
 
 class _Library:
     """The sections of the pages that take part, and nothing else: the pages given (judged) and the
@@ -866,6 +894,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
         lib.add_reference(str(p))
     findings: list[IngestFinding] = []
     specs: list[SectionSpec] = []
+    release = release_of(lib.pages[sp] for sp in order)  # what the pages state (their version page), as specs record it
     first: dict[str, _Copy] = {}  # section number -> its first copy among the pages given
     refs_of: dict[str, list[dict[str, Any]]] = {}
     for sp in order:
@@ -874,7 +903,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
             seen = first.get(section.number)
             if seen is not None and seen.blocks == _blocks_key(section):
                 continue  # the same blocks again (a parent page repeats its sections): the same statement
-            spec, refs, fnd = _read_section(section, _version_of(sp))
+            spec, refs, fnd = _read_section(section, release)
             if spec is None:
                 continue
             copy = _Copy(section, _blocks_key(section), _statement(spec, refs, fnd))
@@ -882,7 +911,7 @@ def ingest_pages(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -
                 _same_statement(seen, copy)  # a copy that says something else is refused, never dropped
                 continue
             first[section.number] = copy
-            if not spec.fragments and not refs:
+            if not spec.fragments and not refs and not any(f.kind == "unread-section" for f in fnd):
                 findings.extend(fnd)
                 continue
             specs.append(spec)

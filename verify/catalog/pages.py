@@ -19,6 +19,7 @@ from ..errors import SpecError
 from ..layout.ids import base_id, layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
+from .known import Named, applies, names_of, release_of
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
 from .spec import Locator, fragment_ids, load_spec_text, load_specs, read_fragments, spec_files
@@ -97,14 +98,35 @@ def is_page(p: Path) -> bool:
 
 
 def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
-         docs: Sequence[str | Path] = ()) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
+         docs: Sequence[str | Path] = (), release: str | None = None) -> tuple[list[Spec], tuple[IngestFinding, ...]]:
     """Specs from spec files, directories of specs and doc pages (ingested on the fly), plus the
     errata ``ingest`` found in the text of the pages (warnings and errors).  ``docs``: reference
     pages, read only so that the pages' cross references resolve (``ingest``).
 
     Page specs are judged by the reviewed specs ``against`` (default: the bundled specs), never by
     what the page says about itself (``verify.catalog.review``); their positions are page positions.
+
+    ``release`` (``"9.0"``): the facts that apply are those recorded from that release or an earlier one (a spec
+    file's ``[source] version``); a spec file of a later release is left out, and pages are judged only by the
+    reviewed specs of their release.  Without it, spec files all apply and pages are judged by the facts of
+    the release they state (``known.release_of``).
     """
+    pages, spec_paths = _sort_paths(paths)
+    specs = [s for s in load_specs(spec_paths) if applies(s.source.version, release or "")] if spec_paths else []
+    doc_findings: tuple[IngestFinding, ...] = ()
+    if pages:
+        result = ingest([str(p) for p in pages], docs)
+        built = [page_spec(section, section.name + ".toml") for section in result.sections]
+        judged_by = release if release is not None else page_release(pages)
+        reviewed = Reviewed.of([s for s in reviewed_specs(against, built) if applies(s.source.version, judged_by)])
+        specs += [review.apply(spec, reviewed) for spec in built]
+        doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
+        specs, doc_findings = _with_shared(specs, doc_findings, pages, against, judged_by)
+    return specs, doc_findings
+
+
+def _sort_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str | Path]]:
+    """(the doc pages among ``paths``, directories of pages expanded; the other paths: spec files)."""
     spec_paths: list[str | Path] = []
     pages: list[Path] = []
     for p in map(Path, paths):
@@ -114,16 +136,32 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
             pages.extend(sorted(q for q in p.iterdir() if is_page(q)))
         else:
             spec_paths.append(p)
-    specs = load_specs(spec_paths) if spec_paths else []
-    doc_findings: tuple[IngestFinding, ...] = ()
-    if pages:
-        result = ingest([str(p) for p in pages], docs)
-        built = [page_spec(section, section.name + ".toml") for section in result.sections]
-        reviewed = Reviewed.of(reviewed_specs(against, built))
-        specs += [review.apply(spec, reviewed) for spec in built]
-        doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
-        specs, doc_findings = _with_shared(specs, doc_findings, pages, against)
-    return specs, doc_findings
+    return pages, spec_paths
+
+
+def page_release(pages: Sequence[Path]) -> str:
+    """The release the pages state (``known.release_of``; "" where they state none)."""
+    from .docpage import PageError, read_page  # noqa: PLC0415
+    read = []
+    for p in pages:
+        try:
+            read.append(read_page(p))
+        except PageError:
+            continue  # reported where the page is ingested
+    return release_of(read)
+
+
+def release(paths: Sequence[str | Path]) -> tuple[str, tuple[Named, ...]]:
+    """The release the doc pages among ``paths`` state (``known.release_of``) and their sections, each as the
+    release states it (number, title, anchor); ``("", ())`` where no page is among them."""
+    from .docpage import PageError, read_page  # noqa: PLC0415
+    pages = []
+    for p in _sort_paths(paths)[0]:
+        try:
+            pages.append(read_page(p))
+        except PageError as e:
+            raise IngestError(e.path, e.line, e.col, e.message) from None
+    return (release_of(pages), names_of(pages)) if pages else ("", ())
 
 
 def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) -> list[Spec]:
@@ -138,10 +176,13 @@ def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) 
                                                    *(f.layout for f in spec.syntax_findings),
                                                    *(u.layout for u in spec.unbuilt),
                                                    *(t.layout for t in spec.text_errata))}
+    # a section none of whose layouts could be read is judged by the reviewed spec of its instruction and shape
+    unread = tuple(f"{spec.instruction}.{spec.shape}." for spec in built if not _states_any(spec))
     files: list[str | Path] = []
     for path in spec_files([bundled.resolve().path]):
         try:
-            if fragment_ids(path) & ids:
+            mine = fragment_ids(path)
+            if mine & ids or any(x.startswith(unread) for x in mine):
                 files.append(path)
         except SpecError:  # read in full, where the error is reported
             files.append(path)
@@ -152,7 +193,8 @@ def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) 
 # record that covers each.  Every other ``error`` kind has a check of its own: ``formula-syntax`` the
 # ``syntax`` check, ``evaluation`` the ``evaluation`` finding, ``not-bijective`` and
 # ``correction-not-bijective`` the layout's in_range / injective / surjective (expected as reviewed).
-OWN_CHECK = frozenset({"formula-syntax", "evaluation", "not-bijective", "correction-not-bijective"})
+OWN_CHECK = frozenset({"formula-syntax", "evaluation", "not-bijective", "correction-not-bijective",
+                       "unread-section"})  # an unread section: the reviewed layouts it no longer gives
 TEXT_ERRATUM_CHECK = {"count-words": "count", "count-matrix": "count", "count-list": "count", "packing": "packing",
                       "element-list-punctuation": "elements", "element-list-prefix": "elements",
                       "element-list-duplicate": "elements", "element-list-gap": "elements",
@@ -176,11 +218,15 @@ def text_errata(section: SectionSpec) -> tuple[TextErratum, ...]:
     return tuple(out)
 
 
-def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None
-                 ) -> tuple[list[Spec], tuple]:
+def _states_any(spec: Spec) -> bool:
+    return bool(spec.layouts or spec.syntax_findings or spec.unbuilt or spec.text_errata)
+
+
+def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None,
+                 release: str = "") -> tuple[list[Spec], tuple]:
     """The shared-memory pages' map layouts and errata (``verify.catalog.shared_pages``) added."""
     from .shared_pages import read  # noqa: PLC0415 - read only when pages are given
-    more, errata = read(pages, against)
+    more, errata = read(pages, against, release)
     return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
 
 
@@ -240,3 +286,24 @@ def page_spec(section: SectionSpec, name: str) -> Spec:
 def doc_findings(pages: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> tuple[IngestFinding, ...]:
     """Only the errata ``ingest`` finds in the text of doc pages (warnings and errors)."""
     return tuple(f for f in ingest([str(p) for p in pages], docs).findings if f.severity in ("error", "warning"))
+
+
+def why_nothing(paths: Sequence[str | Path]) -> str:
+    """Why the doc pages among ``paths`` gave nothing to check, page by page ("" when none is a page): a page
+    with no numbered section heading is not in a shape the reader knows; one whose sections state no layout
+    the tool reads from pages says which sections it has."""
+    from .docpage import PageError, read_page  # noqa: PLC0415
+    reasons: list[str] = []
+    for p in expand_pages([q for q in map(Path, paths) if is_page(q) or q.is_dir()]):
+        try:
+            page = read_page(p)
+        except PageError:
+            continue  # reported where it is loaded
+        if not page.sections:
+            reasons.append(f"{p}: no numbered section heading ('#### 9.7.14.5.7. Title', '<h5>9.7.14.5.7. Title</h5>' "
+                           f"or a flattened '9.7.14.5.7. Title' line) in this {page.format} page")
+        else:
+            shown = ", ".join(s.number for s in page.sections[:4]) + (", ..." if len(page.sections) > 4 else "")
+            reasons.append(f"{p}: its sections ({shown}) state no layout read from pages (mma and mma.sp fragment "
+                           "sections, the wgmma and tcgen05 shared-memory pages)")
+    return "".join(f"; {r}" for r in reasons[:4]) + ("; ..." if len(reasons) > 4 else "")

@@ -25,7 +25,7 @@ import dataclasses
 from typing import Sequence
 
 from ..layout.model import UNPARSED, Layout, Spec
-from ..layout.ids import corrected_id
+from ..layout.ids import corrected_id, section_tag
 
 
 # the register facts a correction of each check's erratum changes
@@ -40,6 +40,8 @@ class Reviewed:
     layouts: dict[str, Layout]
     syntax: dict[str, str]  # id -> how the reviewed specs record its doc formula failing to parse
     sections: dict[str, tuple[str, ...]]  # reviewed spec path -> the ids of its doc layouts
+    stating: dict[tuple[str, str, str], tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    # (instruction, shape, section tag) -> the ids of its doc layouts: what a section of that title states
 
     @staticmethod
     def of(specs: Sequence[Spec]) -> "Reviewed":
@@ -47,7 +49,11 @@ class Reviewed:
         syntax = {f.layout: f.message for s in specs for f in s.syntax_findings}
         sections = {s.path: tuple(lay.id for lay in s.layouts if not lay.corrected)
                     + tuple(f.layout for f in s.syntax_findings) for s in specs}
-        return Reviewed(layouts, syntax, sections)
+        stating: dict[tuple[str, str, str], tuple[str, ...]] = {}
+        for s in specs:
+            key = (s.instruction, str(s.shape), section_tag(s.source.title))
+            stating[key] = stating.get(key, ()) + sections[s.path]
+        return Reviewed(layouts, syntax, sections, stating)
 
     def records(self, lid: str, check: str) -> bool:
         """An erratum of ``check`` in the text of layout ``lid`` is known: the reviewed layout expects that
@@ -86,8 +92,10 @@ def apply(spec: Spec, reviewed: Reviewed) -> Spec:
     errata = tuple(dataclasses.replace(t, expected="refuted" if reviewed.records(t.layout, t.check) else "proved")
                    for t in spec.text_errata)
     ids = [lay.id for lay in spec.layouts] + [f.layout for f in spec.syntax_findings] + [u.layout for u in unbuilt]
+    covers = reviewed.covering(ids) if ids or errata else \
+        reviewed.stating.get((spec.instruction, str(spec.shape), section_tag(spec.source.title)), ())  # an unread section
     return dataclasses.replace(spec, layouts=tuple(layouts), syntax_findings=syntax, reviewed=tuple(counterparts),
-                               covers=reviewed.covering(ids), unbuilt=unbuilt, text_errata=errata)
+                               covers=covers, unbuilt=unbuilt, text_errata=errata)
 
 
 def _same_syntax(unbuilt: str, recorded: str | None) -> bool:

@@ -40,20 +40,27 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var
+from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var, parse_formula
 from ..layout.descriptor import stride_roles
 from ..layout.dims import Dim
 from ..layout.family import Param
 from ..layout.model import MapLayout, Shape, Source, Spec
 from ..layout.named import FormulaMap, bindings, evaluate_all, inside
 from ..layout.shared import Swizzle, make_shared, mode_offset, op, round_up, unit_swizzle_expr
-from .docpage import Page, PageError, Section, Table, Text, read_page
+from .docpage import Code, Page, PageError, Section, Table, Text, read_page
+from .known import KNOWN, SectionIndex, release_of, squeeze
 from .sections import IngestFinding, freeze
 
-WGMMA = "9.7.15.5.1.2"
-TC_VALID = "9.7.16.10.3"
-TC_SWIZZLE = "9.7.16.10.6"
-PAGE_GLOBS = {WGMMA: "9-7-15-5-1-2-*", TC_VALID: "9-7-16-10-3-*", TC_SWIZZLE: "9-7-16-10-6-*"}
+# the sections read, found by anchor or title (``verify.catalog.known``), never by number: 9.7.15.5.1.2 and its
+# subsections, 9.7.16.10.3 and 9.7.16.10.6 in PTX ISA 9.0 and 9.1
+WGMMA = "wgmma.shared"
+TC_VALID = "tcgen05.valid"
+TC_SWIZZLE = "tcgen05.swizzle"
+CANONICAL = "wgmma.shared.canonical"
+TC_DESCRIPTOR = "tcgen05.descriptor"
+PAGE_MAPS = ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle")  # the maps of kind "map" a page states
+ROLES = (WGMMA, "wgmma.shared.lbo", "wgmma.shared.sbo", "wgmma.shared.canonical", "wgmma.shared.descriptor",
+         TC_VALID, TC_SWIZZLE, TC_DESCRIPTOR, "tcgen05.lbo", "tcgen05.canonical")
 
 # family values: T = 128 / bits of the element types each instruction reads from shared memory
 WGMMA_T = (4, 8, 16)          # 32-, 16- and 8-bit types
@@ -282,7 +289,8 @@ def atom_family(major: str, mn_units: int, k_units: int, swizzle: Swizzle, T_val
 
 # ----------------------------------------------------------------------------- reading the page
 
-_MODE_WORDS = [(re.compile(r"128B\s+Swizzling\s+with\s+32B\s+atomicity", re.I), "128B_base32B"),
+_MODE_WORDS = [(re.compile(r"128B\s+Swizzling\s+with\s+32B\s+atomicity|128[- ]?Byte\s+with\s+32B\s+atomic", re.I),
+                "128B_base32B"),
                (re.compile(r"\b128[ -]?B(yte)?\b", re.I), "128B"), (re.compile(r"\b64[ -]?B(yte)?\b", re.I), "64B"),
                (re.compile(r"\b32[ -]?B(yte)?\b", re.I), "32B"),
                (re.compile(r"\b(none|no[- ]swizzl\w*|interleave\w*)\b", re.I), "none")]
@@ -325,15 +333,45 @@ def _cells(table: Table, ncols: int) -> list[tuple[list[str], list[int], int]]:
     return out
 
 
-def _tables_after(sec: Section, caption: str) -> Table | None:
-    """The first table after a text block that contains ``caption`` (or the first table)."""
-    seen = not caption
+# the tables read, by their captions' titles (their numbers move between releases: tcgen05's swizzle atoms are
+# Table 53 in PTX ISA 9.0 and Table 55 in 9.1)
+WGMMA_ATOMS = "Various combinations of swizzling mode, leading dimension and swizzle-atom layout"
+TC_ATOMS = "Layout for swizzle atoms"
+TC_COMBINATIONS = "Valid Combinations of Type-Size, Major-ness and Swizzling"
+_CAPTION_NUMBER = re.compile(r"^Table (\d+)\s+(.*)$")
+
+
+def _captioned(sec: Section, title: str) -> tuple[Table, str] | None:
+    """The table captioned ``title`` and its name as the page numbers it ("Table 53"): the caption a line of
+    its own before the table (9.0), or run into the table's header row (9.1)."""
+    want = squeeze(title)
+    name = ""
     for b in sec.blocks:
-        if isinstance(b, Text) and caption and caption.lower() in b.text.lower():
-            seen = True
-        elif isinstance(b, Table) and seen:
-            return b
+        if isinstance(b, Text):
+            m = _CAPTION_NUMBER.match(b.text)
+            name = f"Table {m.group(1)}" if m and squeeze(m.group(2)).startswith(want) else ""
+        elif isinstance(b, Table):
+            m = _CAPTION_NUMBER.match(b.header[0]) if b.header else None
+            if m and squeeze(m.group(2)).startswith(want):
+                return b, f"Table {m.group(1)}"
+            if name:
+                return b, name
     return None
+
+
+def _table_name(sec: Section, table: Table) -> str:
+    """The name the page gives ``table`` ("Table 52"), or "the table"."""
+    name = "the table"
+    for b in sec.blocks:
+        if isinstance(b, Text):
+            m = _CAPTION_NUMBER.match(b.text)
+            name = f"Table {m.group(1)}" if m else "the table"
+        elif b is table:
+            m = _CAPTION_NUMBER.match(b.header[0]) if b.header else None
+            return f"Table {m.group(1)}" if m else name
+        else:
+            name = "the table"
+    return name
 
 
 def _col_in(page: Page, line: int, words: str) -> int:
@@ -344,50 +382,86 @@ def _col_in(page: Page, line: int, words: str) -> int:
 
 @dataclass
 class _Ctx:
-    pages: dict[str, tuple[Section, Page]]
+    pages: dict[str, tuple[Section, Page]]  # role (``verify.catalog.known``) -> its section and page
     findings: list[IngestFinding]
     maps: list[MapLayout]
+    release: str = ""
 
-    def where(self, number: str, line: int, words: str) -> _Where:
-        _, page = self.pages[number]
+    def where(self, role: str, line: int, words: str) -> _Where:
+        _, page = self.pages[role]
         return _Where(page.path, line, _col_in(page, line, words), words)
 
+    def number(self, role: str) -> str:
+        """The section's number as its release states it (findings carry it)."""
+        return self.pages[role][0].number
 
-def _sections(paths: Sequence[str]) -> dict[str, tuple[Section, Page]]:
+
+def _sections(pages: Sequence[Page]) -> dict[str, tuple[Section, Page]]:
+    """Each role's section among the pages (its first copy), found by what it says."""
+    index = SectionIndex(pages)
     out: dict[str, tuple[Section, Page]] = {}
-    for p in paths:
-        try:
-            page = read_page(p)
-        except PageError:
-            continue
-        for s in page.sections:
-            if s.number.startswith((WGMMA, TC_VALID, TC_SWIZZLE)):
-                out.setdefault(s.number, (s, page))
+    for role in ROLES:
+        found = index.find(role)
+        if found is not None:
+            out[role] = (found.section, found.page)
     return out
 
 
-def _siblings(paths: Sequence[str], have: dict[str, tuple[Section, Page]], want: str) -> None:
-    """Load the page of section ``want`` from the directory of the given pages (a cross-check needs it)."""
+def _read(paths: Iterable[str]) -> list[Page]:
+    out = []
+    for p in paths:
+        try:
+            out.append(read_page(p))
+        except PageError:
+            continue
+    return out
+
+
+def _siblings(paths: Sequence[str], pages: list[Page], have: dict[str, tuple[Section, Page]], want: str) -> None:
+    """Load the page that states section ``want`` from the directory of the given pages (a cross-check needs
+    it): a page is read only where its text names the section's anchor or title (``KNOWN[want]``)."""
     if want in have:
         return
+    known = KNOWN[want]
+    given = {str(Path(p).resolve()) for p in paths}
+    needles = tuple(known.anchors) + ((known.title,) if known.title else ())
     for d in sorted({str(Path(p).resolve().parent) for p in paths}):
-        for q in sorted(Path(d).glob(PAGE_GLOBS[want] + ".md")) + sorted(Path(d).glob(PAGE_GLOBS[want] + ".txt")):
-            for number, v in _sections([str(q)]).items():
-                have.setdefault(number, v)
+        for q in sorted(Path(d).iterdir()):
+            if str(q) in given or q.suffix.lower() not in (".md", ".txt") or not q.is_file():
+                continue
+            try:
+                text = q.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if not any(n in text for n in needles):
+                continue
+            pages.extend(_read([str(q)]))
+            have.update({r: v for r, v in _sections(pages).items() if r not in have})
             if want in have:
                 return
 
 
-def _source(ctx: _Ctx, number: str, line: int) -> Source:
-    sec, page = ctx.pages[number]
-    return Source(page.path, line, number, sec.heading.title, version="9.0", anchor=sec.heading.anchor)
+def _source(ctx: _Ctx, role: str, line: int) -> Source:
+    sec, page = ctx.pages[role]
+    return Source(page.path, line, sec.number, sec.heading.title, version=ctx.release, anchor=sec.heading.anchor)
 
 
-def _map(ctx: _Ctx, lid: str, number: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
-         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective")) -> None:
-    sec, page = ctx.pages[number]
-    ctx.maps.append(MapLayout(id=lid, kind="shared", map=fm, source=_source(ctx, number, line), checks=checks,
-                              instruction=instruction, unit="elements", derived=derived, spec_path=page.path,
+def _unread(ctx: _Ctx, role: str, what: str) -> None:
+    """A section found whose table could not be read: an error at its heading that says which and why (its layouts
+    are then not checked), never silence."""
+    sec, page = ctx.pages[role]
+    ctx.findings.append(IngestFinding(
+        "unread-section", "error", page.path, sec.heading.line, 1, sec.heading.title[:120],
+        f"section {sec.number} ({sec.heading.title}): {what} could not be read from this page, so its layouts are not "
+        "checked", (("why", what),), sec.number))
+
+
+def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, instruction: str, note: str,
+         derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared",
+         unit: str = "elements") -> None:
+    sec, page = ctx.pages[role]
+    ctx.maps.append(MapLayout(id=lid, kind=kind, map=fm, source=_source(ctx, role, line), checks=checks,
+                              instruction=instruction, unit=unit, derived=derived, spec_path=page.path,
                               formula_line=line, formula_text=text, note=note))
 
 
@@ -410,7 +484,7 @@ def _swizzle_of(text: str) -> Swizzle | None:
     return Swizzle(int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else None
 
 
-def _atoms(ctx: _Ctx, number: str, table: Table, instr: str) -> dict[tuple[str, str], tuple[int, int, int]]:
+def _atoms(table: Table) -> dict[tuple[str, str], tuple[int, int, int]]:
     """Table 38 / 53: (major, mode) -> (mn units, k units, line); '–' rows are left out."""
     out: dict[tuple[str, str], tuple[int, int, int]] = {}
     for texts, _, line in _cells(table, 3):
@@ -425,8 +499,12 @@ def _atoms(ctx: _Ctx, number: str, table: Table, instr: str) -> dict[tuple[str, 
 
 def _wgmma(ctx: _Ctx) -> None:
     sec, page = ctx.pages[WGMMA]
-    t38 = _tables_after(sec, "Table 38")
-    atoms = _atoms(ctx, WGMMA, t38, "wgmma") if t38 is not None else {}
+    number = sec.number
+    found38 = _captioned(sec, WGMMA_ATOMS)
+    t38, n38 = found38 if found38 is not None else (None, "Table 38")
+    if t38 is None:
+        _unread(ctx, WGMMA, f"the table of swizzle atoms ('{WGMMA_ATOMS}')")
+    atoms = _atoms(t38) if t38 is not None else {}
     canon = _canonical_table(ctx)
     widths = {c.mode: 1 << c.swizzle.bits for c in canon.values()}
     swizzles = {c.mode: c.swizzle for c in canon.values()}
@@ -438,15 +516,15 @@ def _wgmma(ctx: _Ctx) -> None:
         if w is not None and (units != w or rows_k != 8):
             ctx.findings.append(_finding(
                 "smem-table", ctx.where(WGMMA, line, f"{a}x{b}"),
-                f"Table 38 gives the {major}-major {mode} atom {a}x{b} (16-byte units), but the canonical layout's "
+                f"{n38} gives the {major}-major {mode} atom {a}x{b} (16-byte units), but the canonical layout's "
                 f"{swizzles[mode].text()} swizzles rows of {w} units in groups of 8",
-                {"table": [a, b], "swizzle_units": w}, WGMMA))
+                {"table": [a, b], "swizzle_units": w}, number))
         sw = swizzles.get(mode)
         if sw is None:
             continue
         _map(ctx, f"wgmma.shared.atom.{major}.{mode}", WGMMA, line, atom_family(major, a if major == "MN" else a,
              b, sw, WGMMA_T), f"{a}x{b} 128b elements, {sw.text()}", "wgmma",
-             "Table 38 atom in elements of 128/T bits, swizzled as the canonical table's swizzle for its width",
+             f"{n38} atom in elements of 128/T bits, swizzled as the canonical table's swizzle for its width",
              checks=("in_range", "injective", "surjective"))
     _scale_example(ctx, WGMMA, sec, atoms)
     # canonical families
@@ -456,11 +534,12 @@ def _wgmma(ctx: _Ctx) -> None:
             fm, dense = canonical_family(c.row, c.colm, c.swizzle, WGMMA_T, units, stride_roles(major, mode))
         except SymError as e:
             ctx.findings.append(_finding("smem-layout", _Where(page.path, c.line, c.col + e.offset, c.text),
-                                         f"the canonical layout cannot be read: {e}", {"layout": c.text}, WGMMA))
+                                         f"the canonical layout cannot be read: {e}", {"layout": c.text},
+                                         ctx.number(CANONICAL)))
             continue
         _map(ctx, f"wgmma.shared.{major}.{mode}", WGMMA, c.line, fm, f"{c.swizzle.text()} o {c.text}", "wgmma",
              "T = 128 / bits; m, k repeats; LBO, SBO dense: " + ", ".join(f"{k} = {_show(v)}" for k, v in dense.items()))
-        _injective_where(ctx, WGMMA, c, fm)
+        _injective_where(ctx, c, fm)
     _definitions(ctx, canon)
     _examples(ctx, canon)
     _descriptor(ctx, canon)
@@ -471,14 +550,15 @@ def _show(e: Any) -> str:
     return extent_text(e)
 
 
-def _canonical_table(ctx: _Ctx) -> dict[tuple[str, str], _Canonical]:
-    number = WGMMA + ".1.3"
-    if number not in ctx.pages:
+def _canonical_table(ctx: _Ctx, role: str = CANONICAL) -> dict[tuple[str, str], _Canonical]:
+    if role not in ctx.pages:
         return {}
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages[role]
+    number = sec.number
     table = next((b for b in sec.blocks if isinstance(b, Table) and any("Canonical" in h for h in b.header)), None)
     out: dict[tuple[str, str], _Canonical] = {}
     if table is None:
+        _unread(ctx, role, "the table of canonical layouts (a header naming 'Canonical Layout')")
         return out
     for texts, cols, line in _cells(table, 4):
         major, mode, text, swz = major_of_words(texts[0]), mode_of_words(texts[1]), texts[2], _swizzle_of(texts[3])
@@ -494,7 +574,7 @@ def _canonical_table(ctx: _Ctx) -> dict[tuple[str, str], _Canonical]:
     return out
 
 
-def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> None:
+def _injective_where(ctx: _Ctx, c: _Canonical, fm: FormulaMap) -> None:
     """Enumerate every parameter value: the values for which the canonical family is not injective."""
     found = _not_injective(fm)
     if found is None:
@@ -504,13 +584,13 @@ def _injective_where(ctx: _Ctx, number: str, c: _Canonical, fm: FormulaMap) -> N
     ks = sorted({e["Rk"] for e in bad})
     by_t = {t: min(e["Rk"] for e in bad if e["T"] == t) for t in sorted({e["T"] for e in bad})}
     ctx.findings.append(_finding(
-        "smem-injective", _Where(ctx.pages[WGMMA + ".1.3"][1].path, c.line, c.col, c.text),
+        "smem-injective", _Where(ctx.pages[CANONICAL][1].path, c.line, c.col, c.text),
         f"{c.major}-major {c.mode} canonical layout {c.text} maps two cells to one offset for k = "
         f"{', '.join(map(str, ks))} (first: T = {env['T']}, m = {env['Rm']}, k = {env['Rk']}: (row {p1[0]}, col {p1[1]}) and "
         f"(row {p2[0]}, col {p2[1]}) both at element offset {off}); the k repeats stay inside one swizzle row only "
         f"while 2k x 16 bytes fit its width",
         {"params": {"T": env["T"], "m": env["Rm"], "k": env["Rk"]}, "first": {"row": p1[0], "col": p1[1]}, "second": {"row": p2[0], "col": p2[1]}, "offset": off,
-         "k_values": ks, "smallest_k_by_T": by_t}, WGMMA + ".1.3"))
+         "k_values": ks, "smallest_k_by_T": by_t}, ctx.number(CANONICAL)))
 
 
 @functools.lru_cache(maxsize=64)
@@ -544,11 +624,12 @@ def _collision(fm: Any, env: dict[str, int]) -> tuple[tuple[int, int], tuple[int
     raise AssertionError("no collision")
 
 
-def _scale_example(ctx: _Ctx, number: str, sec: Section, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+def _scale_example(ctx: _Ctx, role: str, sec: Section, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
     """"128B MN major swizzle atom would have a shape of (8*(128/32))x8 = 32x8 for tf32"."""
+    number = ctx.number(role)
     rx = re.compile(r"(\d+)B\s+(MN|K)\s+major swizzle atom would have a shape of\s*\(?\s*(\d+)\s*\*\s*\(\s*128\s*/\s*"
                     r"(\d+)\s*\)\s*\)?\s*x\s*(\d+)\s*=\s*(\d+)\s*x\s*(\d+)", re.I)
-    page = ctx.pages[number][1]
+    page = ctx.pages[role][1]
     for b in sec.blocks:
         if not isinstance(b, Text):
             continue
@@ -621,10 +702,11 @@ def _implied(c: _Canonical, name: str) -> tuple[str, int] | str:
 
 
 def _definitions(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
-    for number, name in ((WGMMA + ".1.1", "LBO"), (WGMMA + ".1.2", "SBO")):
-        if number not in ctx.pages:
+    for role, name in (("wgmma.shared.lbo", "LBO"), ("wgmma.shared.sbo", "SBO")):
+        if role not in ctx.pages:
             continue
-        sec, page = ctx.pages[number]
+        sec, page = ctx.pages[role]
+        number = sec.number
         table = next((b for b in sec.blocks if isinstance(b, Table)), None)
         if table is None:
             continue
@@ -674,10 +756,10 @@ def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
     from ..layout.notations.cute import flatten  # noqa: PLC0415
     from ..layout.notations.cute_shared import parse_cute_shared  # noqa: PLC0415
     from ..layout.notations.errors import NotationError  # noqa: PLC0415
-    number = WGMMA + ".1.3"
-    if number not in ctx.pages:
+    if CANONICAL not in ctx.pages:
         return
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages[CANONICAL]
+    number = sec.number
     blocks = list(sec.blocks)
     for k, b in enumerate(blocks):
         if not isinstance(b, Text):
@@ -716,7 +798,7 @@ def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
         if 128 % bits:
             continue
         shared = make_shared(r.size(), cm.size(), row_mode, col_mode, bits, sw.swizzle, "address", 0)
-        _map(ctx, lid, number, ex_line, concrete_map(row_mode, col_mode, sw.swizzle, 128 // bits), ex_text, "wgmma",
+        _map(ctx, lid, CANONICAL, ex_line, concrete_map(row_mode, col_mode, sw.swizzle, 128 // bits), ex_text, "wgmma",
              f"exact layout of the {major}-major {mode} {tname} example, {bits}-bit elements, offsets in elements")
         _exact_injective(ctx, number, lid, shared, ex_text, ex_line, ex_col, page)
         c = canon.get((major, mode))
@@ -842,47 +924,18 @@ _RANGE = re.compile(r"^(\d{1,2})\s*[–-]\s*(\d{1,2})$")
 
 
 def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
-    number = WGMMA + ".2"
-    if number not in ctx.pages:
+    if "wgmma.shared.descriptor" not in ctx.pages:
         return
-    sec, page = ctx.pages[number]
+    sec, page = ctx.pages["wgmma.shared.descriptor"]
+    number = sec.number
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     if not tables:
         return
-    fields = []
-    for texts, cols, line in _cells(tables[0], 3):
-        m = _RANGE.match(texts[0])
-        if not m or not texts[1].isdigit():
-            continue
-        hi, lo, size = int(m.group(1)), int(m.group(2)), int(texts[1])
-        fields.append((lo, hi, size, texts[2], line, cols))
-        if hi - lo + 1 != size:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], texts[1]),
-                                         f"bits {hi}-{lo} are {hi - lo + 1} bits, the table says {size}",
-                                         {"range": [hi, lo], "size": size}, number))
-        if hi > 63:
-            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], texts[0]),
-                                         f"bit {hi} is outside a 64-bit descriptor", {"range": [hi, lo]}, number))
-    for i, a in enumerate(fields):
-        for b in fields[i + 1:]:
-            if a[0] <= b[1] and b[0] <= a[1]:
-                ctx.findings.append(_finding("descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[1]}–{b[0]}"),
-                                             f"bits {b[1]}-{b[0]} overlap bits {a[1]}-{a[0]} (line {a[4]})",
-                                             {"first": [a[1], a[0]], "second": [b[1], b[0]]}, number))
-    # matrix-descriptor-encode's width against the encoded fields
+    fields = _descriptor_fields(tables[0])
     code = next((b for b in sec.blocks if type(b).__name__ == "Code" and "matrix-descriptor-encode" in b.text), None)
-    if code is not None:
-        m = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", code.text)
-        if m:
-            width = int(m.group(1), 16).bit_length() - int(m.group(2))
-            for lo, hi, size, desc, line, cols in fields:
-                if "matrix-descriptor-encode" in desc and size != width:
-                    ctx.findings.append(_finding(
-                        "descriptor-format", _Where(page.path, line, cols[1], str(size)),
-                        f"matrix-descriptor-encode keeps {width} bits ({m.group(0)}), the field has {size}",
-                        {"encode_bits": width, "field_bits": size}, number))
+    _field_checks(ctx, page, number, fields, code)
     # swizzle codes fit their field and name distinct modes
-    for lo, hi, size, desc, line, cols in fields:
+    for lo, hi, size, desc, line, cols, _ in fields:
         codes = re.findall(r"(\d+)\s*:\s*([^*]+?)(?=\s*\*|$)", desc)
         if len(codes) >= 2:
             seen: dict[str | None, int] = {}
@@ -898,11 +951,59 @@ def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
     _base_offset(ctx, number, sec, page, canon)
 
 
+def _descriptor_fields(table: Table) -> list[tuple[int, int, int, str, int, list[int], tuple[int, int]]]:
+    """A descriptor table's rows ``bits | size | description`` as (lo, hi, size, description, line, columns, the range
+    as the page writes it): wgmma's page writes ``13–0``, tcgen05's ``0-13`` (and ``52`` for one bit)."""
+    out = []
+    for texts, cols, line in _cells(table, 3):
+        m = _RANGE.match(texts[0]) or re.fullmatch(r"(\d{1,2})()", texts[0])
+        if not m or len(texts) < 3 or not texts[1].isdigit():
+            continue
+        a = int(m.group(1))
+        b = int(m.group(2)) if m.group(2) else a
+        out.append((min(a, b), max(a, b), int(texts[1]), texts[2], line, cols, (a, b)))
+    return out
+
+
+def _field_checks(ctx: _Ctx, page: Page, number: str, fields: Sequence[tuple[int, int, int, str, int, list[int],
+                                                                           tuple[int, int]]], encode: Any) -> None:
+    """A descriptor table against itself: each field's size against its bit range, a bit past 63, two fields that
+    overlap, and ``matrix-descriptor-encode``'s width (the ``encode`` block's ``(x & MASK) >> S``) against the
+    fields it encodes."""
+    for lo, hi, size, desc, line, cols, shown in fields:
+        if hi - lo + 1 != size:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                                         f"bits {shown[0]}-{shown[1]} are {hi - lo + 1} bits, the table says {size}",
+                                         {"range": list(shown), "size": size}, number))
+        if hi > 63:
+            ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[0], f"{shown[0]}-{shown[1]}"),
+                                         f"bit {hi} is outside a 64-bit descriptor", {"range": list(shown)}, number))
+    for i, a in enumerate(fields):
+        for b in fields[i + 1:]:
+            if a[0] <= b[1] and b[0] <= a[1]:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, b[4], b[5][0], f"{b[6][0]}–{b[6][1]}"),
+                    f"bits {b[6][0]}-{b[6][1]} overlap bits {a[6][0]}-{a[6][1]} (line {a[4]})",
+                    {"first": list(a[6]), "second": list(b[6])}, number))
+    m = re.search(r"\(x\s*&\s*0x([0-9A-Fa-f]+)\)\s*>>\s*(\d+)", encode.text) if encode is not None else None
+    if m is None:
+        return
+    width = int(m.group(1), 16).bit_length() - int(m.group(2))
+    for lo, hi, size, desc, line, cols, _ in fields:
+        if "matrix-descriptor-encode" in desc and size != width:
+            ctx.findings.append(_finding(
+                "descriptor-format", _Where(page.path, line, cols[1], str(size)),
+                f"matrix-descriptor-encode keeps {width} bits ({m.group(0)}), the field has {size}",
+                {"encode_bits": width, "field_bits": size}, number))
+
+
 def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[tuple[str, str], _Canonical]) -> None:
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     table = next((t for t in tables if any("Starting address" in h for h in t.header)), None)
-    code = next((b for b in sec.blocks if type(b).__name__ == "Code" and "base offset" in b.text), None)
+    code: Any = next((b for b in sec.blocks if type(b).__name__ == "Code" and "base offset" in b.text), None)
     rule = next((b for b in sec.blocks if isinstance(b, Text) and "non-zero" in b.text), None)
+    if code is None and rule is not None and re.search(r"base offset\s*=", rule.text):
+        code = rule  # the formula inline in the rule's sentence (9.1's tcgen05 page)
     if table is None:
         return
     periods = {c.mode: c.swizzle.period for c in canon.values() if not c.swizzle.identity}
@@ -926,7 +1027,8 @@ def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[t
         for start in range(row, 1 << 14, row):
             if start % boundary and (start >> shift) & mask == 0:
                 ctx.findings.append(_finding(
-                    "base-offset", _Where(page.path, code.line, _col_in(page, code.line, "base offset"), code.text),
+                    "base-offset", _Where(page.path, code.line, _col_in(page, code.line, "base offset ="
+                                          if isinstance(code, Text) else "base offset"), code.text),
                     f"{texts[0]}: a pattern starting at {start:#x} (a {row}-byte row, not a {boundary}-byte boundary) must "
                     f"have a non-zero base offset (line {rule.line}), but ({start:#x} >> {fm.group(1)}) & {fm.group(2)} = 0",
                     {"mode": mode, "start": start, "boundary": boundary, "formula": fm.group(0)}, number))
@@ -937,49 +1039,59 @@ def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[t
 
 def _tcgen05(ctx: _Ctx) -> None:
     t53_atoms: dict[tuple[str, str], tuple[int, int, int]] = {}
+    n53 = ""
     if TC_SWIZZLE in ctx.pages:
         sec, page = ctx.pages[TC_SWIZZLE]
-        t53 = _tables_after(sec, "Table 53")
-        if t53 is not None:
-            t53_atoms = _atoms(ctx, TC_SWIZZLE, t53, "tcgen05")
+        found53 = _captioned(sec, TC_ATOMS)
+        if found53 is None:
+            _unread(ctx, TC_SWIZZLE, f"the table of swizzle atoms ('{TC_ATOMS}')")
+        if found53 is not None:
+            t53, n53 = found53
+            t53_atoms = _atoms(t53)
+            where = f" ({ctx.number(CANONICAL)})" if CANONICAL in ctx.pages else ""
             canon_sw = {"none": Swizzle(0, 4, 3), "32B": Swizzle(1, 4, 3), "64B": Swizzle(2, 4, 3), "128B": Swizzle(3, 4, 3)}
             for (major, mode), (a, b, line) in sorted(t53_atoms.items()):
                 sw = BASE32B_SWIZZLE if mode == "128B_base32B" else canon_sw[mode]
                 derived = BASE32B_NOTE if mode == "128B_base32B" else (
-                    f"swizzle {sw.text()} as the wgmma canonical layouts (9.7.15.5.1.2.1.3) give it for {mode}")
+                    f"swizzle {sw.text()} as the wgmma canonical layouts{where} give it for {mode}")
                 _map(ctx, f"tcgen05.shared.atom.{major}.{mode}", TC_SWIZZLE, line, atom_family(major, a, b, sw, TCGEN05_T),
                      f"{a}x{b} 128b elements, {sw.text()}", "tcgen05",
-                     "Table 53 atom in elements of 128/T bits", derived, ("in_range", "injective", "surjective"))
+                     f"{n53} atom in elements of 128/T bits", derived, ("in_range", "injective", "surjective"))
             _scale_example(ctx, TC_SWIZZLE, sec, t53_atoms)
             # Table 53 against Table 38 (the same modes, the same atoms)
             if WGMMA in ctx.pages:
                 s38 = ctx.pages[WGMMA][0]
-                t38 = _tables_after(s38, "Table 38")
-                if t38 is not None:
-                    a38 = _atoms(ctx, WGMMA, t38, "wgmma")
+                found38 = _captioned(s38, WGMMA_ATOMS)
+                if found38 is not None:
+                    t38, n38 = found38
+                    a38 = _atoms(t38)
                     for key, (a, b, line) in sorted(t53_atoms.items()):
                         if key in a38 and (a38[key][0], a38[key][1]) != (a, b):
                             ctx.findings.append(_finding(
                                 "smem-table", ctx.where(TC_SWIZZLE, line, f"{a}x{b}"),
-                                f"Table 53 gives the {key[0]}-major {key[1]} atom {a}x{b}, Table 38 (wgmma, "
+                                f"{n53} gives the {key[0]}-major {key[1]} atom {a}x{b}, {n38} (wgmma, "
                                 f"{Path(ctx.pages[WGMMA][1].path).name}:{a38[key][2]}) {a38[key][0]}x{a38[key][1]}",
-                                {"table53": [a, b], "table38": list(a38[key][:2])}, TC_SWIZZLE))
+                                {"table53": [a, b], "table38": list(a38[key][:2])}, ctx.number(TC_SWIZZLE)))
     if TC_VALID in ctx.pages and t53_atoms:
-        _valid_combinations(ctx, t53_atoms)
+        _valid_combinations(ctx, t53_atoms, n53)
 
 
 _MAJOR_OF = {("row", "A"): "K", ("column", "B"): "K", ("column", "A"): "MN", ("row", "B"): "MN"}
 ALL_MODES = ("128B_base32B", "128B", "64B", "32B", "none")
 
 
-def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, int]]) -> None:
+def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, int]], atoms_name: str) -> None:
     sec, page = ctx.pages[TC_VALID]
-    table = next((b for b in sec.blocks if isinstance(b, Table)), None)
+    found = _captioned(sec, TC_COMBINATIONS)
+    table = found[0] if found is not None else next((b for b in sec.blocks if isinstance(b, Table)), None)
     if table is None:
         return
+    name = found[1] if found is not None else _table_name(sec, table)
     known = sorted({mode for _, mode in atoms})
     for texts, cols, line in _cells(table, 4):
-        sizes, majorness, matrix, supported = texts
+        if len(texts) < 4:
+            continue
+        sizes, majorness, matrix, supported = texts[:4]
         word = majorness.split("(")[0].strip().lower()
         major = _MAJOR_OF.get((word, matrix.strip()))
         if major is None:
@@ -998,54 +1110,171 @@ def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, 
                 t53 = [v[2] for k, v in atoms.items() if k[1] == mode]
                 ctx.findings.append(_finding(
                     "smem-table", _Where(page.path, line, cols[3], supported),
-                    f"Table 52 allows {major}-major ({majorness} {matrix}) operands of {sizes} {mode_words(mode)} "
-                    f"('{supported}'), but Table 53 gives that mode no {major}-major atom"
+                    f"{name} allows {major}-major ({majorness} {matrix}) operands of {sizes} {mode_words(mode)} "
+                    f"('{supported}'), but {atoms_name} gives that mode no {major}-major atom"
                     + (f" (its row, line {t53[0]}, is {'/'.join(m for (m, md) in atoms if md == mode)} only)" if t53 else ""),
-                    {"major": major, "mode": mode, "types": sizes}, TC_VALID))
+                    {"major": major, "mode": mode, "types": sizes}, ctx.number(TC_VALID)))
+
+
+# ----------------------------------------------------------------------------- the tcgen05 descriptor page (9.1)
+
+_FIXED = re.compile(r"Fixed constant value of\s+(0b[01]+|0x[0-9A-Fa-f]+|\d+)\b")
+_CODES = re.compile(r"(?<![\w-])(\d)\\?\.\s+(.*?)(?=\s+\d\\?\.\s|\s+Note\b|$)")
+# the fields of Table 40 by what their descriptions say, in the order the model (``layout.descriptor``) names them
+_FIELD_WORDS = (("start", r"start address"), ("lbo", r"Leading dimension byte (?:offset|address)"),
+                ("sbo", r"Stride dimension byte offset"), ("version", r"Fixed constant"),
+                ("base_offset", r"base offset"), ("lbo_mode", r"Leading dimension stride mode"),
+                ("fixed", r"Fixed constant"), ("swizzle", r"swizzling mode"))
+
+
+def _field_name(desc: str, taken: set[str]) -> str:
+    for name, rx in _FIELD_WORDS:
+        if name not in taken and re.search(rx, desc, re.I):
+            return name
+    return ""
+
+
+def _tcgen05_descriptor(ctx: _Ctx) -> None:
+    """Table 40 (9.7.16.4.1, new in this copy with PTX ISA 9.1): the fields as the map ``(field, bit) -> position``
+    and the swizzle codes as ``mode -> code`` (the ids of ``specs/tcgen05.descriptor.toml``, which judges them);
+    its errata from its own statements: a field's size against its bit range, overlaps, the encode's width, a
+    fixed constant that does not fit its field, the swizzle codes against their field and the invalid ones the
+    note names, the leading-dimension mode bit against the strides page's "Bit #52", and the base-offset rule as
+    for wgmma."""
+    from ..layout.descriptor import FIELDS, SWIZZLE_ORDER, fields_formula, fields_map  # noqa: PLC0415
+    sec, page = ctx.pages[TC_DESCRIPTOR]
+    number = sec.number
+    table = next((b for b in sec.blocks if isinstance(b, Table) and b.header and "Bit-field" in b.header[0]), None)
+    if table is None:
+        _unread(ctx, TC_DESCRIPTOR, "the table of the descriptor's fields (headed 'Bit-field | Size in bits | ...')")
+        return
+    rows = sorted(_descriptor_fields(table), key=lambda r: r[0])
+    enc = next((b for b in sec.blocks if isinstance(b, (Text, Code)) and "matrix-descriptor-encode(x)" in b.text), None)
+    _field_checks(ctx, page, number, rows, enc)
+    for lo, hi, size, desc, line, cols, _ in rows:
+        fm = _FIXED.search(desc)
+        if fm and int(fm.group(1), 0).bit_length() > hi - lo + 1:
+            value = int(fm.group(1), 0)
+            ctx.findings.append(_finding(
+                "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(fm.group(1)), 0), fm.group(1)),
+                f"bits {lo}-{hi} ({hi - lo + 1} bits) are given the fixed constant {fm.group(1)}, a "
+                f"{value.bit_length()}-bit value", {"range": [lo, hi], "value": fm.group(1),
+                                                    "value_bits": value.bit_length()}, number))
+    # the fields as a map, in bit order; named by their descriptions
+    taken: set[str] = set()
+    names = []
+    for lo, hi, size, desc, line, cols, _ in rows:
+        names.append(_field_name(desc, taken))
+        taken.add(names[-1])
+    model = [f.name for f in FIELDS["tcgen05"]]
+    if rows and names == model:
+        ranges = [(r[0], r[1] - r[0] + 1) for r in rows]
+        _map(ctx, "tcgen05.descriptor.fields", TC_DESCRIPTOR, table.line, fields_map(ranges), fields_formula(ranges),
+             "tcgen05", "Table 40: " + "; ".join(f"{n} bits {r[0]}-{r[1]}" for n, r in zip(names, rows)), kind="map",
+             unit="")
+    elif rows:
+        ctx.findings.append(_finding(
+            "descriptor-format", _Where(page.path, table.line, 1, table.header[0]),
+            f"the table's fields, by their descriptions ({', '.join(n or '?' for n in names)}), are not the tcgen05 "
+            f"descriptor's ({', '.join(model)})", {"page": names, "model": model}, number))
+    # the swizzle codes
+    for lo, hi, size, desc, line, cols, _ in rows:
+        if "swizzling mode" not in desc:
+            continue
+        codes = [(int(c), words) for c, words in _CODES.findall(desc)]
+        seen: dict[str, int] = {}
+        for v, words in codes:
+            md = mode_of_words(words)
+            if v >= 1 << size:
+                ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[2], f"{v}"),
+                                             f"swizzle code {v} does not fit the {size}-bit field", {}, number))
+            if md is not None and md in seen:
+                ctx.findings.append(_finding("descriptor-format", _Where(page.path, line, cols[2], f"{v}"),
+                                             f"codes {seen[md]} and {v} both name {md}", {}, number))
+            if md is not None:
+                seen.setdefault(md, v)
+        inv = re.search(r"Values?\s+([\d,\sand]+?)\s+(?:are|is)\s+invalid", desc)
+        if inv:
+            said = sorted(int(x) for x in re.findall(r"\d+", inv.group(1)))
+            rest = sorted(set(range(1 << size)) - {v for v, _ in codes})
+            if said != rest:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(page.path, line, cols[2] + max(desc.find(inv.group(0)), 0), inv.group(0)),
+                    f"the note calls {', '.join(map(str, said))} invalid, but the codes the field names leave "
+                    f"{', '.join(map(str, rest)) or 'none'} unnamed", {"invalid": said, "unnamed": rest}, number))
+        if seen:
+            cases = "\n".join(f"{'code =' if k == 0 else '      '} {seen[md]} if mode == {k}"
+                               for k, md in enumerate(SWIZZLE_ORDER) if md in seen)
+            text = cases + "\n"
+            _map(ctx, "tcgen05.descriptor.swizzle", TC_DESCRIPTOR, line,
+                 FormulaMap(parse_formula(text, "x", ("mode",), ("code",)), (Dim("mode", len(SWIZZLE_ORDER)),),
+                            (Dim("code", 1 << size),)), text, "tcgen05",
+                 "Table 40 swizzle codes, modes in the order " + ", ".join(SWIZZLE_ORDER), kind="map", unit="")
+    # the strides page's "Bit #52" names the mode field
+    if "tcgen05.lbo" in ctx.pages:
+        lsec, lpage = ctx.pages["tcgen05.lbo"]
+        said = next((b for b in lsec.blocks if isinstance(b, Text) and re.search(r"Bit #(\d+)", b.text)), None)
+        mode_row = next((r for r in rows if re.search(r"Leading dimension stride mode", r[3], re.I)), None)
+        if said is not None and mode_row is not None:
+            bit = int(re.search(r"Bit #(\d+)", said.text).group(1))  # type: ignore[union-attr]
+            if not mode_row[0] <= bit <= mode_row[1]:
+                ctx.findings.append(_finding(
+                    "descriptor-format", _Where(lpage.path, said.line, _col_in(lpage, said.line, "Bit #"), said.text),
+                    f"'Bit #{bit}' distinguishes the leading-dimension stride modes, but the descriptor's table "
+                    f"({Path(page.path).name}:{mode_row[4]}) has the mode in bits {mode_row[0]}-{mode_row[1]}",
+                    {"said": bit, "table": [mode_row[0], mode_row[1]]}, lsec.number))
+    canon = _canonical_table(ctx, "tcgen05.canonical") or _canonical_table(ctx)
+    _base_offset(ctx, number, sec, page, canon)
 
 
 # ----------------------------------------------------------------------------- entry
 
-def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None) -> tuple[list[Spec], list[IngestFinding]]:
+def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = None,
+         release: str = "") -> tuple[list[Spec], list[IngestFinding]]:
     """The specs (map layouts) and findings of the shared-memory sections among ``paths`` (module
     docstring); other pages give nothing.  Expectations come from the reviewed maps of the same ids."""
     strs = [str(p) for p in paths]
-    have = _sections(strs)
-    if not any(n.startswith((WGMMA, TC_VALID, TC_SWIZZLE)) for n in have):
+    pages = _read(strs)
+    have = _sections(pages)
+    if not have:
         return [], []
     if TC_SWIZZLE in have or TC_VALID in have:
-        _siblings(strs, have, TC_SWIZZLE)
-        _siblings(strs, have, TC_VALID)
-        _siblings(strs, have, WGMMA)
-    ctx = _Ctx(have, [], [])
+        _siblings(strs, pages, have, TC_SWIZZLE)
+        _siblings(strs, pages, have, TC_VALID)
+        _siblings(strs, pages, have, WGMMA)
+    ctx = _Ctx(have, [], [], release_of(pages))
     specs: list[Spec] = []
-    reviewed = _reviewed(against)
+    reviewed = _reviewed(against, release)
     given = {str(Path(p).resolve()) for p in strs}
-    for group, fn, instr in ((WGMMA, _wgmma, "wgmma"), (TC_SWIZZLE, _tcgen05, "tcgen05")):
+    for group, fn, instr in ((WGMMA, _wgmma, "wgmma"), (TC_SWIZZLE, _tcgen05, "tcgen05"),
+                             (TC_DESCRIPTOR, _tcgen05_descriptor, "tcgen05")):
         if group not in have and not (group == TC_SWIZZLE and TC_VALID in have):
             continue
         before_maps, before_f = len(ctx.maps), len(ctx.findings)
         fn(ctx)
-        number = group if group in have else TC_VALID
-        sec, page = have[number]
+        role = group if group in have else TC_VALID
+        sec, page = have[role]
         maps = tuple(_expect(m, reviewed) for m in ctx.maps[before_maps:] if str(Path(m.spec_path).resolve()) in given)
         ctx.findings[before_f:] = [f for f in ctx.findings[before_f:] if str(Path(f.page).resolve()) in given]
         if maps:
-            src = Source(page.path, sec.heading.line, number, sec.heading.title, version="9.0", anchor=sec.heading.anchor)
+            src = Source(page.path, sec.heading.line, sec.number, sec.heading.title, version=ctx.release,
+                         anchor=sec.heading.anchor)
             specs.append(Spec(page.path, src, instr, Shape(0, 0, 0, "shared"), (), maps=maps, page=page.path,
                               reviewed=tuple(reviewed[m.id] for m in maps if m.id in reviewed)))
     out = sorted(ctx.findings, key=lambda f: (f.page, f.line, f.column, f.kind, f.message))
     return specs, out
 
 
-def _reviewed(against: Sequence[str | Path] | None) -> dict[str, MapLayout]:
+def _reviewed(against: Sequence[str | Path] | None, release: str = "") -> dict[str, MapLayout]:
+    """The reviewed maps (``against``, default the bundled specs) of the facts that apply to ``release``."""
     from . import bundled  # noqa: PLC0415
+    from .known import applies  # noqa: PLC0415
     from .spec import load_specs  # noqa: PLC0415
     try:
         specs = load_specs(list(against) if against is not None else [bundled.resolve().path])
     except Exception:  # the reviewed specs are judged by their own loading elsewhere
         return {}
-    return {m.id: m for s in specs for m in s.maps}
+    return {m.id: m for s in specs if applies(s.source.version, release) for m in s.maps}
 
 
 def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
@@ -1055,7 +1284,7 @@ def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
     return dataclasses.replace(m, expect=expect, erratum=ref.erratum if ref is not None else "")
 
 
-__all__ = ["SymError", "atom_family", "canonical_family", "parse_symbolic", "read"]
+__all__ = ["PAGE_MAPS", "SymError", "atom_family", "canonical_family", "parse_symbolic", "read"]
 
 
 # ----------------------------------------------------------------------------- a faster form for Z3

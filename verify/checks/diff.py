@@ -18,16 +18,24 @@ Layouts with no register facts (``[[layout]]``: shared memory, Tensor Memory, st
 way: a changed map (``verify.checks.maps.same``, both engines, every parameter value at once), or changed
 facts (kind, dimensions, unit, the checks that apply).
 
-plus the textual errata of the doc pages that appear or disappear (compared without their line
-numbers, which move whenever the text above them changes; only when both sides are doc pages, as spec
-files record errata as expectations, not as text).
+plus the textual errata of the doc pages, each **persisting**, **new** or **fixed**: an erratum is the same
+erratum in both releases when it is of the same section (the sections paired by what they say,
+``verify.catalog.known.pair_sections``: anchor, then title, never number), operand, types and kind, with the
+same message once the page's own numbering is masked (page lines, table and section numbers move whenever
+the text above them changes); only when both sides are doc pages, as spec files record errata as expectations,
+not as text.  The sections of two releases are listed where their numbers differ (**renumbered**), their
+titles differ (**retitled**), or one release states a section the other does not.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+import re
+
+from ..catalog.known import Named, pair_sections, squeeze
 from ..catalog.sections import PAGE_INSTRUCTIONS
+from ..catalog.shared_pages import PAGE_MAPS
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
 from ..witnesses import ParamsDiffer, Witness, as_witness, at_member, witness_json
@@ -57,26 +65,61 @@ class DiffResult:
     removed: tuple[str, ...]
     changed: tuple[Change, ...]
     unchanged: tuple[str, ...]
-    errata_added: tuple[str, ...] = ()
-    errata_removed: tuple[str, ...] = ()
+    errata_added: tuple[str, ...] = ()  # new in NEW
+    errata_removed: tuple[str, ...] = ()  # fixed: OLD's, not in NEW
     undecided: tuple[Change, ...] = ()  # the engines could not decide (unknown, or they disagree)
     outside: tuple[str, ...] = ()  # spec-file layouts no doc page states, against pages: not compared
     outside_instructions: tuple[str, ...] = ()  # their instructions
     errata_compared: bool = True  # False when one side is spec files (they record no text)
+    errata_persisting: tuple[str, ...] = ()  # in both (as NEW states them)
+    sections: "SectionChanges | None" = None  # both sides doc pages: their sections paired
+    releases: tuple[str, str] = ("", "")  # the releases the two sides' pages state ("" for spec files)
 
     @property
     def differs(self) -> bool:
+        """A layout or an erratum differs (sections renumbered, retitled, added or removed are listed, not a
+        difference in meaning)."""
         return bool(self.added or self.removed or self.changed or self.errata_added or self.errata_removed
                     or self.undecided)
 
     def to_json(self) -> dict[str, Any]:
-        return {"schema": 1, "differs": self.differs, "added": list(self.added), "removed": list(self.removed),
+        return {"schema": 1, "differs": self.differs, "releases": {"old": self.releases[0], "new": self.releases[1]},
+                "added": list(self.added), "removed": list(self.removed),
                 "changed": [{"layout": c.layout, "what": list(c.what), "message": c.message,
                              "counterexample": witness_json(c.counterexample), "engines": c.engines} for c in self.changed],
                 "undecided": [{"layout": c.layout, "message": c.message, "engines": c.engines} for c in self.undecided],
                 "unchanged": list(self.unchanged), "errata_added": list(self.errata_added),
-                "errata_removed": list(self.errata_removed), "outside": list(self.outside),
-                "errata_compared": self.errata_compared}
+                "errata_removed": list(self.errata_removed), "errata_persisting": list(self.errata_persisting),
+                "outside": list(self.outside), "errata_compared": self.errata_compared,
+                "sections": self.sections.to_json() if self.sections is not None else None}
+
+
+@dataclass(frozen=True)
+class SectionChanges:
+    """The sections of two releases paired by what they say (``pair_sections``); retitled: the titles differ in
+    more than spacing and punctuation (an export that lost the spaces around code retitles nothing)."""
+
+    paired: int
+    renumbered: tuple[tuple[Named, Named], ...]
+    retitled: tuple[tuple[Named, Named], ...]
+    added: tuple[Named, ...]  # NEW states them, OLD does not
+    removed: tuple[Named, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        def one(n: Named) -> dict[str, str]:
+            return {"number": n.number, "title": n.title, "anchor": n.anchor}
+        return {"paired": self.paired,
+                "renumbered": [{"old": one(a), "new": one(b)} for a, b in self.renumbered],
+                "retitled": [{"old": one(a), "new": one(b)} for a, b in self.retitled],
+                "added": [one(n) for n in self.added], "removed": [one(n) for n in self.removed]}
+
+
+def section_changes(old: Sequence[Named], new: Sequence[Named]) -> SectionChanges:
+    pairs = pair_sections(old, new)
+    po, pn = {a.number for a, _ in pairs}, {b.number for _, b in pairs}
+    return SectionChanges(len(pairs), tuple((a, b) for a, b in pairs if a.number != b.number),
+                          tuple((a, b) for a, b in pairs if squeeze(a.title) != squeeze(b.title)),
+                          tuple(n for n in new if n.number not in pn), tuple(n for n in old if n.number not in po))
 
 
 def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
@@ -105,9 +148,52 @@ def errata_key(f: Any) -> str:
     return f"{f.section} {f.operand} {'_'.join(f.types)} {f.kind}: {f.message}".replace("  ", " ").strip()
 
 
+_NUMBERING = ((re.compile(r"\b(lines?) \d+(?:\s*[-–]\s*\d+)?"), r"\1 #"), (re.compile(r"\b(Table|Figure) \d+"), r"\1 #"),
+              (re.compile(r"[\w.-]+\.(?:md|txt|html?):\d+"), "PAGE:#"), (re.compile(r"\b\d+(?:\.\d+){2,}\b"), "§"))
+
+
+def _unnumbered(message: str) -> str:
+    """A message with the page's own numbering masked: page lines, table and figure numbers, section numbers."""
+    for rx, to in _NUMBERING:
+        message = rx.sub(to, message)
+    return message
+
+
+def _errata(old: Sequence[Any], new: Sequence[Any], old_sections: Sequence[Named], new_sections: Sequence[Named]
+            ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(persisting, new, fixed): the errata of two releases matched one to one by section identity (the
+    sections paired by what they say; unpaired: their own numbers), operand, types, kind and message with the
+    numbering masked.  Each shown as its release states it (``errata_key``), in that order."""
+    pairs = pair_sections(old_sections, new_sections)
+    same_old = {a.number: f"#{k}" for k, (a, _) in enumerate(pairs)}
+    same_new = {b.number: f"#{k}" for k, (_, b) in enumerate(pairs)}
+
+    def key(f: Any, same: dict[str, str]) -> tuple[str, ...]:
+        return (same.get(f.section, f.section), f.operand, "_".join(f.types), f.kind, _unnumbered(f.message))
+
+    left: dict[tuple[str, ...], list[str]] = {}
+    for f in old:
+        left.setdefault(key(f, same_old), []).append(errata_key(f))
+    persisting: list[str] = []
+    added: list[str] = []
+    for f in new:
+        k = key(f, same_new)
+        if left.get(k):
+            left[k].pop(0)
+            persisting.append(errata_key(f))
+        else:
+            added.append(errata_key(f))
+    fixed = [x for xs in left.values() for x in xs]
+    return tuple(sorted(set(persisting))), tuple(sorted(set(added))), tuple(sorted(set(fixed)))
+
+
 def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] = (),
-         new_findings: Sequence[Any] = (), timeout: float = DEFAULT_TIMEOUT) -> DiffResult:
-    """Pair the layouts of ``old`` and ``new`` by id and say what changed (both engines for maps)."""
+         new_findings: Sequence[Any] = (), timeout: float = DEFAULT_TIMEOUT,
+         old_sections: Sequence[Named] = (), new_sections: Sequence[Named] = (),
+         releases: tuple[str, str] = ("", "")) -> DiffResult:
+    """Pair the layouts of ``old`` and ``new`` by id and say what changed (both engines for maps); the errata of
+    the text (``old_findings``, ``new_findings``) persisting, new or fixed, by the sections of each side
+    (``old_sections``, ``new_sections``: every section of the pages, as each release states it)."""
     a = {lay.id: lay for s in old for lay in s.layouts}
     b = {lay.id: lay for s in new for lay in s.layouts}
     changed: list[Change] = []
@@ -150,21 +236,24 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
     b.update(mb)
     unchanged.sort()
     compared = old_pages == new_pages  # both doc pages (both sides' errata are text) or both spec files
-    ea = {errata_key(f) for f in old_findings} if compared else set()
-    eb = {errata_key(f) for f in new_findings} if compared else set()
+    persisting, new_errata, fixed = _errata(old_findings, new_findings, old_sections, new_sections) if compared \
+        else ((), (), ())
+    sections = section_changes(old_sections, new_sections) if old_sections and new_sections else None
     added, removed = sorted(set(b) - set(a)), sorted(set(a) - set(b))
     outside = [lid for lid in removed if new_pages and not old_pages and not _page_states(a[lid])]
     outside += [lid for lid in added if old_pages and not new_pages and not _page_states(b[lid])]
     return DiffResult(tuple(x for x in added if x not in outside), tuple(x for x in removed if x not in outside),
-                      tuple(changed), tuple(unchanged), tuple(sorted(eb - ea)), tuple(sorted(ea - eb)),
+                      tuple(changed), tuple(unchanged), new_errata, fixed,
                       tuple(undecided), tuple(sorted(outside)),
-                      tuple(sorted({(a.get(x) or b[x]).instruction for x in outside})), compared)
+                      tuple(sorted({(a.get(x) or b[x]).instruction for x in outside})), compared,
+                      persisting, sections, releases)
 
 
 def _page_states(lay: Any) -> bool:
-    """A doc page can state this layout: an mma/mma.sp fragment, or a shared-memory map."""
+    """A doc page can state this layout: an mma/mma.sp fragment, a shared-memory map, or a map of the tcgen05
+    descriptor page (its fields and swizzle codes)."""
     if isinstance(lay, MapLayout):  # the shared-memory pages' own layouts (a correction or a derived map is ours)
-        return lay.kind in ("shared", "swizzle") and not lay.corrected and not lay.derived
+        return (lay.kind in ("shared", "swizzle") or lay.id in PAGE_MAPS) and not lay.corrected and not lay.derived
     return lay.instruction in PAGE_INSTRUCTIONS
 
 

@@ -27,6 +27,7 @@ import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
+from ..layout.descriptor import MODELS
 from ..layout.dims import Dim, names
 from ..layout.family import Param
 from ..layout.model import MAP_CHECKS, MapLayout
@@ -422,7 +423,11 @@ def check_map_layout(lay: MapLayout, timeout: float = DEFAULT_TIMEOUT) -> MapRes
     """The checks a map layout states (``lay.checks``), each against its expectation.  A formula that cannot
     be evaluated on its input box is bad input: a ``SpecError`` at the spec's line."""
     try:
-        return MapResult(lay, _run(lay.map, lay.checks, timeout, lay.expect))
+        checks = _run(lay.map, lay.checks, timeout, lay.expect)
+        model = MODELS.get(lay.id)
+        if model is not None and not lay.corrected:  # the tool's own model of what this map states
+            checks = (*checks, same(lay.map, model(), timeout, (lay.id, "the descriptor command's model"), check="model"))
+        return MapResult(lay, checks)
     except oracle.EvalError as e:
         raise SpecError(*lay.locate(e.pos.line, e.pos.col), f"{lay.id}: {e.message}") from None
 

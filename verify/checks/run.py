@@ -172,4 +172,13 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         findings += tuple(ins.findings)
     findings += tuple(f for _, _, extra, _ in done for f in extra)
     findings += tuple(map_findings(maps))
+    findings += tuple(unread_findings(doc_findings))
     return Report(tuple(specs), results, findings, instructions, tuple(doc_findings), maps)
+
+
+def unread_findings(doc_findings: Sequence[DocFinding]) -> list[Finding]:
+    """A page section the reader found but could not read (``unread-section``) is a failure of the run, whatever else
+    is checked: its layouts are not, and a doc page never passes silently."""
+    from ..witnesses import TextPosition  # noqa: PLC0415
+    return [Finding(f"section {f.section}", "unread", "refuted", "proved", f.one_line().replace(": error: ", ": ", 1),
+                    TextPosition(f.page, f.line, f.column, f.kind)) for f in doc_findings if f.kind == "unread-section"]

@@ -46,10 +46,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     inputs.require_pages_for_against(args.against, paths)
     progress = Progress.for_stream()
     with progress.stage("loading specs"):
-        specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs)
+        specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs,
+                                                         release=args.release)
     lays = api.layouts(specs)
-    if not lays and not any(s.unbuilt or s.maps for s in specs):  # a page whose fragments all failed is something to report
-        raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}")
+    if not lays and not any(s.unbuilt or s.maps or s.covers for s in specs) and \
+            not any(f.kind == "unread-section" for f in doc_findings):  # a page that could not be read: report it
+        raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}{api.why_nothing(paths)}")
     jobs = args.jobs or api.default_jobs()
     with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
@@ -111,6 +113,10 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                         "more; default: the bundled specs): their expectations, and their maps compared with "
                         "the pages'. Only with a doc page among the PATHs")
     c.add_argument("--docs", metavar="DIR", action="append", default=[], help=inputs.DOCS_HELP)
+    c.add_argument("--release", type=options.release, default=None, metavar="X.Y",
+                   help="the PTX ISA release whose facts apply (9.0, 9.1): spec files recorded from a later release "
+                        "are left out, pages are judged by that release's reviewed specs (default: every spec file; "
+                        "pages by the release they state)")
     c.add_argument("--baseline", metavar="FILE", default=None,
                    help="a committed `check --format json` output: exit 1 only on differences from it "
                         "(new failures, fixed errata, layouts added or removed, changed mappings or "

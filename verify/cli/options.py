@@ -33,6 +33,13 @@ def seconds(text: str) -> float:
     return v
 
 
+def release(text: str) -> str:
+    """A PTX ISA release, ``MAJOR.MINOR`` (``9.0``, ``9.1``)."""
+    if not re.fullmatch(r"\d{1,2}\.\d{1,2}", text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a PTX ISA release (MAJOR.MINOR, e.g. 9.1)")
+    return text
+
+
 def _integer(text: str, lo: int, hi: int, what: str) -> int:
     try:
         v = int(text, 10)

@@ -33,6 +33,9 @@ ARCH = "sm_120a"
 # scale vector size (factors per row) -> (kind, A/B type, scale type)
 SCALE_KIND = {1: ("mxf8f6f4", "e4m3", "ue8m0"), 2: ("mxf4", "e2m1", "ue8m0"), 4: ("mxf4nvf4", "e2m1", "ue4m3")}
 SCALE_BITS = {"ue8m0": (0x7F, 0x80), "ue4m3": (0x38, 0x40)}  # the encodings of 1.0 and 2.0
+# the PTX ISA release a (scale vector size, scale type) needs beyond the others' 8.7 (CUDA 13.0's ptxas, PTX ISA 9.0,
+# rejects .ue8m0 with .scale_vec::4X: "Illegal modifier '.kind::mxf4nvf4' for instruction 'mma' with type '.ue8m0'")
+PTX_ISA = {(4, "ue8m0"): "9.1"}
 
 Cell = tuple[int, int]
 
@@ -101,6 +104,8 @@ def build(group: InstructionGroup, all_layouts: Sequence[Layout]) -> list[Catalo
         side = "A" if lay.operand == "SFA" else "B"
         blocks = lay.cols if side == "A" else lay.rows
         kind, ab, stype = SCALE_KIND[blocks]
+        if lay.types and lay.types[0] in SCALE_BITS:  # the layout's scale type (.ue8m0 with 4X is PTX ISA 9.1's)
+            stype = lay.types[0]
         k = lay.shape.k
         a, b, c = _mma_layouts(all_layouts, k, ab)
         bs = k // blocks
@@ -126,7 +131,8 @@ def _probe(inst: Layout, env: Mapping[str, int], setup: Setup, kind: str, ab: st
     sel[side] = (env[f"BYTE_ID_{side}"], env[f"THREAD_ID_{side}"])
     text = (f"mma.sync.aligned.m16n8k{k}.row.col.kind::{kind}.block_scale.scale_vec::{sf}X.f32.{ab}.{ab}.f32.{stype}")
     tag = ",".join(f"{n}={v}" for n, v in env.items())
-    pid = f"mma.block_scale.m16n8k{k}.{sf}X.{side}.{tag}"
+    scale = "" if stype == SCALE_KIND[sf][2] else f".{stype}"  # a scale type other than the vector size's first
+    pid = f"mma.block_scale.m16n8k{k}.{sf}X{scale}.{side}.{tag}"
     one, two = SCALE_BITS[stype]
     ones = one * 0x01010101
     nb = len(setup.b_words) // 32 // (setup.variants if side == "B" else 1)
@@ -153,7 +159,8 @@ def _probe(inst: Layout, env: Mapping[str, int], setup: Setup, kind: str, ab: st
     inputs = setup.a_words + setup.b_words
     return make_probe(pid, ARCH, text, tags, body, "block_scale", out_words=setup.experiments * 4,
                       in_words=len(inputs), binding=tuple(sorted(env.items())), tested=tested,
-                      meta={"setup": setup, "one": one, "two": two, "input": inputs})
+                      meta={"setup": setup, "one": one, "two": two, "input": inputs,
+                            "ptx_isa": PTX_ISA.get((sf, stype), "")})
 
 
 def setup_of(p: CatalogProbe) -> Setup:

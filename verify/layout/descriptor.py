@@ -4,11 +4,13 @@ descriptor makes the hardware read.
 Pure functions over integers.  The wgmma descriptor is the table of the page (start address in bits 13-0,
 leading byte offset 29-16, stride byte offset 45-32, base offset 51-49, swizzle mode 63-62, each 14-bit
 field ``(x & 0x3FFFF) >> 4``); ``verify.catalog.shared_pages`` reads that table from the page and the tests
-hold these constants to it.  The tcgen05 shared-memory descriptor (its own page is not among the PTX ISA 9.0
-pages here) is taken as PTX 9.0 states it and as CUTLASS's ``UMMA::SmemDescriptor`` encodes it: start,
-LBO, SBO as above, a 2-bit version at 47-46 (1), base offset 51-49, the LBO mode bit 52 (0: a byte offset,
-1: an absolute address, ``sm_103a``), and a 3-bit swizzle at 63-61 (0 none, 1 128B with 32B atomicity, 2
-128B, 4 64B, 6 32B).
+hold these constants to it.  The tcgen05 shared-memory descriptor is its page's (PTX ISA 9.1, 9.7.16.4.1,
+Table 40; ``specs/tcgen05.descriptor.toml`` transcribes it, ``check`` holds that page to the spec and the tests
+this model to both): start, LBO, SBO as above, the fixed constant 0b001 in bits 48-46, base offset 51-49, the
+leading-dimension stride mode bit 52 (0: a relative byte offset, 1: an absolute address, ``sm_103a`` only,
+with 128B swizzling, K-major and base offset 0), a fixed constant in bits 60-53 (0: the page's
+"0xb00000000" does not fit 8 bits, an erratum; CUTLASS's ``UMMA::SmemDescriptor`` keeps them zero), and a
+3-bit swizzle at 63-61 (0 none, 1 128B with 32B atomicity, 2 128B, 4 64B, 6 32B; 3, 5 and 7 invalid).
 
 ``reader`` is the hardware's side: the canonical layout of the descriptor's mode and majorness, placed at
 its start address with its LBO and SBO, the swizzle applied to address bits, and one start address per
@@ -19,7 +21,7 @@ rule ``derive``, ``check`` and every reader of a descriptor's tile share.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..formula import Case, Compare, Definition, Expr, Formula, Num, Ref, Var
 from .dims import Dim
@@ -55,9 +57,13 @@ class Field:
 
 WGMMA_FIELDS = (Field("start", 0, 14), Field("lbo", 16, 14), Field("sbo", 32, 14), Field("base_offset", 49, 3),
                 Field("swizzle", 62, 2))
-TCGEN05_FIELDS = (Field("start", 0, 14), Field("lbo", 16, 14), Field("sbo", 32, 14), Field("version", 46, 2),
-                  Field("base_offset", 49, 3), Field("lbo_mode", 52, 1), Field("swizzle", 61, 3))
+TCGEN05_FIELDS = (Field("start", 0, 14), Field("lbo", 16, 14), Field("sbo", 32, 14), Field("version", 46, 3),
+                  Field("base_offset", 49, 3), Field("lbo_mode", 52, 1), Field("fixed", 53, 8), Field("swizzle", 61, 3))
 FIELDS = {"wgmma": WGMMA_FIELDS, "tcgen05": TCGEN05_FIELDS}
+# the tcgen05 fields a descriptor holds at one value only (9.7.16.4.1, Table 40 lines 21 and 24)
+FIXED = {"tcgen05": {"version": 1, "fixed": 0}}
+# an absolute leading-dimension address (LBO mode 1): 9.7.16.3.1.2.1's restrictions
+ABSOLUTE_LBO = "128B swizzling (16B atomicity), K-major, base offset 0, sm_103a"
 
 
 def mode_code(instr: str, md: Mode) -> int:
@@ -127,9 +133,71 @@ def decode(instr: str, value: int) -> Descriptor:
     if stray:
         raise ValueError(f"bits {_bits_text(stray)} of {value:#018x} are not fields of the {instr} descriptor")
     got = {f.name: f.get(value) for f in fields}
+    for name, want in FIXED.get(instr, {}).items():
+        f = next(x for x in fields if x.name == name)
+        if got[name] != want:
+            raise ValueError(f"bits {f.hi}-{f.lo} of {value:#018x} are {got[name]:#x}, but the {instr} descriptor fixes "
+                             f"them to {want:#x}")
     md = mode_of_code(instr, got["swizzle"])
+    if got.get("lbo_mode") and (md.name != "128B" or got["base_offset"]):
+        raise ValueError(f"{value:#018x} sets LBO mode 1 (an absolute address) with {md.name} swizzling and base offset "
+                         f"{got['base_offset']}: the absolute mode needs {ABSOLUTE_LBO}")
     return Descriptor(instr, got["start"] << 4, got["lbo"] << 4, got["sbo"] << 4, md, got["base_offset"],
                       got.get("version", 1), got.get("lbo_mode", 0))
+
+
+def fields_formula(ranges: Sequence[tuple[int, int]]) -> str:
+    """The formula of a descriptor's fields: input ``bit`` counts the fields' bits in order (the first field's,
+    then the next field's ...), ``field`` is the field it is in and ``position`` its place in the 64-bit word;
+    ``ranges``: each field's (low bit, width)."""
+    firsts, at = [], 0
+    for _, bits in ranges:
+        firsts.append(at)
+        at += bits
+    def cases(name: str, values: Sequence[int], cond: Callable[[int], str]) -> str:
+        pad = " " * (len(name) + 3)
+        return "\n".join(f"{name + ' =' if k == 0 else pad[:-1]} {v} if {cond(k)}" for k, v in enumerate(values))
+    field = cases("field", list(range(len(ranges))), lambda k: f"bit < {firsts[k] + ranges[k][1]}")
+    first = cases("first", firsts, lambda k: f"field == {k}")
+    lo = cases("lo", [r[0] for r in ranges], lambda k: f"field == {k}")
+    return f"{field}\n{first}\n{lo}\nposition = lo + bit - first\n"
+
+
+def fields_map(ranges: Sequence[tuple[int, int]]) -> FormulaMap:
+    """``bit -> position`` for fields at ``ranges`` (``fields_formula``): in the word and disjoint exactly when the map
+    is in range (position < 64) and injective."""
+    from ..formula import parse_formula  # noqa: PLC0415
+    return FormulaMap(parse_formula(fields_formula(ranges), "x", ("bit",), ("position",)),
+                      (Dim("bit", max(1, sum(b for _, b in ranges))),), (Dim("position", 64),))
+
+
+def field_map(instr: str) -> FormulaMap:
+    """The fields of ``instr``'s descriptor (``FIELDS[instr]``, in order) as ``fields_map``: the form
+    ``specs/tcgen05.descriptor.toml`` states the page's table in, so that both engines hold this model to it."""
+    return fields_map([(f.lo, f.bits) for f in FIELDS[instr]])
+
+
+# the swizzle modes in the order PTX ISA 9.1's Table 40 lists their tcgen05 codes (0, 1, 2, 4, 6)
+SWIZZLE_ORDER = ("none", "128B_base32B", "128B", "64B", "32B")
+
+
+def swizzle_map(instr: str) -> FormulaMap:
+    """``mode -> code``: the swizzle code of each mode of ``SWIZZLE_ORDER`` (a mode ``instr`` lacks: no point)."""
+    from ..formula import parse_formula  # noqa: PLC0415
+    cases = []
+    for k, name in enumerate(SWIZZLE_ORDER):
+        code = MODES[name].wgmma if instr == "wgmma" else MODES[name].tcgen05
+        if code is not None:
+            cases.append(f"{'code =' if not cases else '      '} {code} if mode == {k}")
+    bits = next(f.bits for f in FIELDS[instr] if f.name == "swizzle")
+    return FormulaMap(parse_formula("\n".join(cases) + "\n", "x", ("mode",), ("code",)),
+                      (Dim("mode", len(SWIZZLE_ORDER)),), (Dim("code", 1 << bits),))
+
+
+# the maps of the catalog that state this module's model (``specs/tcgen05.descriptor.toml``): ``check`` proves each
+# the same as the model with both engines, so the descriptor command encodes what the page states
+MODELS = {"tcgen05.descriptor.fields": lambda: field_map("tcgen05"),
+          "tcgen05.descriptor.swizzle": lambda: swizzle_map("tcgen05")}
 
 
 def _bits_text(mask: int) -> str:
@@ -291,5 +359,6 @@ def k_block_of(type_bits: int) -> int:
     return 256 // type_bits
 
 
-__all__ = ["Descriptor", "FIELDS", "Field", "INSTRUCTIONS", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode", "encode14",
-           "atom_rows", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles", "stride_roles"]
+__all__ = ["ABSOLUTE_LBO", "Descriptor", "FIELDS", "FIXED", "Field", "INSTRUCTIONS", "MODELS", "SWIZZLE_ORDER",
+           "atom_rows", "field_map", "fields_formula", "fields_map", "swizzle_map", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode",
+           "encode14", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles", "stride_roles"]

@@ -144,18 +144,28 @@ def decision_lines(d: Decision) -> list[str]:
 
 
 def diff_lines(r: DiffResult) -> list[str]:
-    """Added, removed, changed, undecided layouts and errata, then the summary line."""
-    out = [f"added      {x}" for x in r.added] + [f"removed    {x}" for x in r.removed]
+    """The releases, then the added, removed, changed, undecided layouts, the sections renumbered, retitled, added
+    and removed, the errata (new, fixed, persisting), then the summary line."""
+    out = [f"PTX ISA {r.releases[0]} -> {r.releases[1]}"] if all(r.releases) else []
+    out += [f"added      {x}" for x in r.added] + [f"removed    {x}" for x in r.removed]
     out += [f"changed    {c.layout}  ({', '.join(c.what)}): {c.message}" for c in r.changed]
     out += [f"undecided  {c.layout}: {c.message}" for c in r.undecided]
+    sc = r.sections
+    if sc is not None:
+        out += [f"section    {a.number} -> {b.number}  {b.title} (renumbered)" for a, b in sc.renumbered]
+        out += [f"section    {b.number}  {a.title!r} -> {b.title!r} (retitled)" for a, b in sc.retitled]
+        out += [f"section +  {n.number} {n.title}" for n in sc.added] + [f"section -  {n.number} {n.title}" for n in sc.removed]
     out += [f"erratum +  {x}" for x in r.errata_added] + [f"erratum -  {x}" for x in r.errata_removed]
+    out += [f"erratum =  {x}" for x in r.errata_persisting]
     if r.outside:
         out.append(f"outside    {len(r.outside)} layouts no doc page states (the doc gives them as figures "
                    f"only: {', '.join(r.outside_instructions)}): not compared")
-    errata = (f"{len(r.errata_added)} new, {len(r.errata_removed)} gone" if r.errata_compared
-              else "not compared (one side is spec files)")
+    errata = (f"{len(r.errata_persisting)} persisting, {len(r.errata_added)} new, {len(r.errata_removed)} fixed"
+              if r.errata_compared else "not compared (one side is spec files)")
+    sections = (f"; sections: {sc.paired} in both ({len(sc.renumbered)} renumbered, {len(sc.retitled)} retitled), "
+                f"{len(sc.added)} added, {len(sc.removed)} removed" if sc is not None else "")
     out.append(f"{len(r.unchanged)} unchanged, {len(r.changed)} changed, {len(r.added)} added, "
                f"{len(r.removed)} removed, {len(r.undecided)} undecided"
                + (f", {len(r.outside)} outside what pages state" if r.outside else "")
-               + f"; errata in the text: {errata}" + ("  -> DIFFERENT" if r.differs else ""))
+               + f"; errata in the text: {errata}{sections}" + ("  -> DIFFERENT" if r.differs else ""))
     return out
