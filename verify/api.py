@@ -793,7 +793,8 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     """A shared-memory tile ``(row, col) -> offset`` (``verify.layout.shared.SharedLayout``) from CuTe text
     (``"cute"``: ``Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)``, ``GMMA::Layout_K_SW128_Atom<half_t>``,
     ``tile_to_shape(...)``), a Triton shared encoding (``"triton"``) or index code over ``row`` and ``col``
-    (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``).  ``type``: the element type (``f16``...), required where the text does
+    (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``, ``64x64:128B:col``
+    for a column-major box).  ``type``: the element type (``f16``...), required where the text does
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
     address.  Bad text is a ``NotationError`` at its position."""
     from .layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
@@ -806,12 +807,12 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     if notation == "triton":
         return import_triton_shared(text, tile, bits, base, source)
     if notation == "tma":
-        from .layout.shared import tma_layout  # noqa: PLC0415
-        import re  # noqa: PLC0415
-        m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w+)\s*", text if isinstance(text, str) else text.decode())
-        if m is None or bits is None:
-            raise ValueError("a TMA box is ROWSxCOLS:MODE (e.g. 64x64:128B) with the element type")
-        return tma_layout(int(m.group(1)), int(m.group(2)), bits, m.group(3), base)
+        from .layout.shared import parse_tma_box, tma_layout  # noqa: PLC0415
+        box = parse_tma_box(text)
+        if bits is None:
+            raise ValueError(f"the TMA box {box.rows}x{box.cols}:{box.mode} needs its element type (type=..., "
+                             "--type f16): the box's bytes, and so its swizzle, depend on it")
+        return tma_layout(box.rows, box.cols, bits, box.mode, base, box.order)
     if notation == "index":
         if tile is None or bits is None:
             raise ValueError("index code needs the tile (rows, cols) and the element type")

@@ -28,7 +28,7 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
     if not args.baseline:
         return None
     if args.update_baseline:  # refuse an unwritable target before any work (nothing is printed then)
-        out_baseline.check_writable(args.baseline)
+        out_baseline.check_writable(args.baseline, out_baseline.BASELINE)
     try:
         return out_baseline.read(args.baseline)
     except SpecError:

@@ -45,7 +45,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("--full is for --format svg")
     params = options.params(args.param)
     if args.out:  # refuse an unwritable picture before any work
-        out_baseline.check_writable(args.out)
+        out_baseline.check_writable(args.out, out_baseline.PICTURE)  # never a file table did not draw
     specs = _load(args.specs)
     try:
         whole = api.layout(specs, args.id)

@@ -38,16 +38,6 @@ examples:
                                              "unplaced access")
 
 
-def _params(items: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip() or not value.strip().isdigit():
-            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. Rm=2")
-        out[name.strip()] = int(value)
-    return out
-
-
 def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     base = options.shared_address(args.base)
     tile = options.tile(args.tile)
@@ -59,7 +49,7 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             lay = api.layout(specs, args.id)
             if not isinstance(lay, api.MapLayout) or lay.kind != "shared":
                 raise UsageError(f"{lay.id} is not a shared-memory layout")
-            return api.shared_from_map(lay, args.type, base, **_params(args.param))
+            return api.shared_from_map(lay, args.type, base, **options.params(args.param))
         if args.param:
             raise UsageError("--param is for --id (a family of the specs)")
         if args.cute is not None:
@@ -127,9 +117,9 @@ def cmd_banks(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
     if args.svg:
-        from ..outputs.baseline import check_writable, write_atomic  # noqa: PLC0415
+        from ..outputs.baseline import PICTURE, check_writable, write_atomic  # noqa: PLC0415
         from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
-        check_writable(args.svg)
+        check_writable(args.svg, PICTURE)
         write_atomic(args.svg, shared_svg(lay, result))
     sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
     return 0 if result.ok else 1
@@ -143,7 +133,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
                      "#ttg.shared_linear<{...}> (with a !ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")
     src.add_argument("--formula", metavar="FILE", help="index code over row and col; the last definition is the offset")
     src.add_argument("--tma", metavar="BOX", help="the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B "
-                     "(COLS contiguous; MODE none, 32B, 64B or 128B)")
+                     "(COLS contiguous; MODE none, 32B, 64B or 128B), or ROWSxCOLS:MODE:col for a column-major "
+                     "(transposed) box, ROWS contiguous; needs --type")
     src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member)")
     p.add_argument("--type", default=None, help="element type: f16, bf16, tf32, e4m3, s8, e2m1... (where the text "
                    "does not say it)")

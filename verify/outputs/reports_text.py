@@ -145,7 +145,7 @@ def diff_lines(r: DiffResult) -> list[str]:
     out += [f"erratum +  {x}" for x in r.errata_added] + [f"erratum -  {x}" for x in r.errata_removed]
     if r.outside:
         out.append(f"outside    {len(r.outside)} layouts no doc page states (the doc gives them as figures "
-                   f"only: {', '.join(r.outside_instructions)}): not compared")
+                   f"only, or not at all: {', '.join(r.outside_instructions)}): not compared")
     errata = (f"{len(r.errata_added)} new, {len(r.errata_removed)} gone" if r.errata_compared
               else "not compared (one side is spec files)")
     out.append(f"{len(r.unchanged)} unchanged, {len(r.changed)} changed, {len(r.added)} added, "
