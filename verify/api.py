@@ -913,10 +913,26 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
     return check_banks(layout, acc, pat, timeout)
 
 
+def register_banks(registers: str | bytes, layout: Any, access: str, *, tensor: str | None = None,
+                   source: str = "argument", timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Bank conflicts of the accesses Triton lowers a register layout to when it stores it into (``access``
+    ``st.shared``) or loads it from (``ld.shared``) the shared layout ``layout``: the lane addresses and the vector
+    width derived from the two layouts (``verify.checks.banks_registers``).  ``registers``: a Triton distributed
+    layout (bases JSON, ``#ttg.linear``, TTGIR with ``tensor`` picking the tensor type).  ``NotationError`` for bad
+    text, ``ValueError`` for layouts Triton would not lower so."""
+    from .checks.banks_registers import check_register_banks  # noqa: PLC0415
+    from .layout.notations.triton import parse_triton  # noqa: PLC0415
+    kind = access.strip().split(".")[0]
+    if access.strip() not in (f"{kind}.shared",):
+        raise ValueError(f"with a register layout the access is ld.shared or st.shared (the vector width is derived), "
+                         f"not {access!r}")
+    return check_register_banks(parse_triton(registers, source, tensor), layout, kind, _timeout(timeout))
+
+
 __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", "InstructionResult", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks", "register_banks",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]
