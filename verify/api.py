@@ -913,6 +913,15 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
     return check_banks(layout, acc, pat, timeout)
 
 
+def check_given(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """A given layout on its own (``api.triton(text, like)``, any notation): ``in_range``, ``injective``,
+    ``surjective`` and ``valid``, Triton's rule (a bijection once the input bits that move no element, broadcast,
+    are removed), each by both engines (``verify.checks.validity.GivenCheck``).  A family: ``ValueError``."""
+    _a_layout(layout, "layout")
+    from .checks.validity import check_given as _check_given  # noqa: PLC0415
+    return _check_given(layout, _timeout(timeout))
+
+
 def register_banks(registers: str | bytes, layout: Any, access: str, *, tensor: str | None = None,
                    source: str = "argument", timeout: float = DEFAULT_TIMEOUT) -> Any:
     """Bank conflicts of the accesses Triton lowers a register layout to when it stores it into (``access``
@@ -934,5 +943,5 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks", "register_banks",
+           "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks", "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]
