@@ -177,18 +177,27 @@ def _blocked(rng: random.Random) -> tuple[str, int, int]:
             return text, rows, cols
 
 
-def test_banks_from_registers_store_an_accumulator_tile_without_conflicts(capsys, tmp_path):
-    regs = tmp_path / "k.ttgir"
-    regs.write_text(BLOCKED.format(s0=1, s1=8, t0=4, t1=8, w0=4, w1=1, o0=1, o1=0, rows=64, cols=64), encoding="utf-8")
-    smem = tmp_path / "s.ttgir"
-    smem.write_text(SHARED["nvmma128"] + "%a = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #s, #smem>\n",
+ACCUMULATOR_STORE = dict(s0=1, s1=8, t0=4, t1=8, w0=4, w1=1, o0=1, o1=0)  # 8 contiguous f16 per thread
+COLUMN_STORE = dict(s0=8, s1=1, t0=8, t1=4, w0=1, w1=4, o0=0, o1=1)  # 8 per thread down a column
+
+
+def _files(tmp_path, blocked: dict, shared: str, tile: str = "64x64") -> tuple[str, str]:  # noqa: ANN001
+    """(register layout file, shared layout file): a 64 x 64 f16 blocked layout and a shared encoding of ``tile``."""
+    regs, smem = tmp_path / "r.ttgir", tmp_path / "s.ttgir"
+    regs.write_text(BLOCKED.format(**blocked, rows=64, cols=64), encoding="utf-8")
+    smem.write_text(SHARED[shared] + f"%a = ttg.local_alloc : () -> !ttg.memdesc<{tile}xf16, #s, #smem>\n",
                     encoding="utf-8")
-    rc, out, err = cli(capsys, "banks", "--triton", str(smem), "--registers", str(regs), "--access", "st.shared")
+    return str(regs), str(smem)
+
+
+def test_banks_from_registers_store_an_accumulator_tile_without_conflicts(capsys, tmp_path):
+    regs, smem = _files(tmp_path, ACCUMULATOR_STORE, "nvmma128")
+    rc, out, err = cli(capsys, "banks", "--triton", smem, "--registers", regs, "--access", "st.shared")
     assert rc == 0 and err == "", err
     assert out.startswith("lane addresses derived from the register layout as Triton lowers it: 8 elements (16 "
                           "bytes) per lane per access, st.shared.v4.b32; 4 instructions per warp")
     assert "16 instructions, 32 addressing lanes" in out and "conflict_free  ok    (z3 proved, enumeration proved)" in out
-    rc, out, err = cli(capsys, "banks", "--triton", str(smem), "--registers", str(regs), "--access", "st.shared",
+    rc, out, err = cli(capsys, "banks", "--triton", smem, "--registers", regs, "--access", "st.shared",
                        "--format", "json")
     doc = json.loads(out)
     assert doc["addresses"] == {"derived_from": "registers", "elements_per_access": 8, "access": "st.shared.v4.b32",
@@ -196,12 +205,8 @@ def test_banks_from_registers_store_an_accumulator_tile_without_conflicts(capsys
 
 
 def test_banks_from_registers_name_the_conflicting_instruction(capsys, tmp_path):
-    regs = tmp_path / "t.ttgir"
-    regs.write_text(BLOCKED.format(s0=8, s1=1, t0=8, t1=4, w0=1, w1=4, o0=0, o1=1, rows=64, cols=64), encoding="utf-8")
-    smem = tmp_path / "s.ttgir"
-    smem.write_text(SHARED["plain"] + "%a = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #s, #smem>\n",
-                    encoding="utf-8")
-    rc, out, err = cli(capsys, "banks", "--triton", str(smem), "--registers", str(regs), "--access", "ld.shared")
+    regs, smem = _files(tmp_path, COLUMN_STORE, "plain")
+    rc, out, err = cli(capsys, "banks", "--triton", smem, "--registers", regs, "--access", "ld.shared")
     assert rc == 1 and err == ""
     assert "conflict_free  FAIL  (z3 refuted, enumeration refuted): instruction = 0: at origin (0, 0), lanes 0 and " \
            "1 (cells (0, 0) and (8, 0)) address 0x0 and 0x400: both bank 0" in out, out
@@ -209,19 +214,13 @@ def test_banks_from_registers_name_the_conflicting_instruction(capsys, tmp_path)
 
 
 def test_banks_from_registers_refuse_what_triton_would_not_lower(capsys, tmp_path):
-    regs = tmp_path / "k.ttgir"
-    regs.write_text(BLOCKED.format(s0=1, s1=8, t0=4, t1=8, w0=4, w1=1, o0=1, o1=0, rows=64, cols=64), encoding="utf-8")
-    smem = tmp_path / "s.ttgir"
-    smem.write_text(SHARED["plain"] + "%a = ttg.local_alloc : () -> !ttg.memdesc<32x64xf16, #s, #smem>\n",
-                    encoding="utf-8")
+    regs, smem = _files(tmp_path, ACCUMULATOR_STORE, "plain", tile="32x64")
     for argv, words in (((), "covers 64 x 64, more than the shared tile (32 x 64)"),
-                        (("--addresses", str(regs)), "--addresses and --registers")):
-        rc, out, err = cli(capsys, "banks", "--triton", str(smem), "--registers", str(regs), "--access", "st.shared",
-                           *argv)
+                        (("--addresses", regs), "--addresses and --registers")):
+        rc, out, err = cli(capsys, "banks", "--triton", smem, "--registers", regs, "--access", "st.shared", *argv)
         assert rc == 2 and out == "" and words in err, err
-    smem.write_text(SHARED["plain"] + "%a = ttg.local_alloc : () -> !ttg.memdesc<64x64xf16, #s, #smem>\n",
-                    encoding="utf-8")
-    rc, out, err = cli(capsys, "banks", "--triton", str(smem), "--registers", str(regs), "--access", "ld.shared.v2")
+    regs, smem = _files(tmp_path, ACCUMULATOR_STORE, "plain")
+    rc, out, err = cli(capsys, "banks", "--triton", smem, "--registers", regs, "--access", "ld.shared.v2")
     assert rc == 2 and "the vector width is derived" in err
 
 
