@@ -64,7 +64,7 @@ def test_twelve_warps_with_threads_are_tiled_and_the_missing_columns_named(tmp_p
     assert "warp 11: rows 0-15 x cols 88-95" in out and "    0123456789ab" in out
     rc, out, _ = cli(capsys, "conform", C, "--formula", str(path), "--threads", "384", "--block", "16x104")
     assert rc == 1 and out.splitlines()[0].endswith(": differs")
-    assert "cell (0, 96) is held by no lane" in out and "    0123456789ab." in out
+    assert "cell (0, 96) is held by no thread" in out and "    0123456789ab." in out
     rc, out, _ = cli(capsys, "conform", C, "--formula", str(path), "--threads", "384", "--format", "json")
     doc = json.loads(out)["conform"]
     assert doc["status"] == "tiled" and doc["tiling"]["units"] == 12 and doc["tiling"]["block"] == [16, 96]
@@ -118,7 +118,7 @@ def test_warps_ordered_along_n_where_the_store_expects_m_are_told_apart() -> Non
     moved = api.index_code("row = (tid % 32) // 4 + 8 * ((i // 2) % 2) + 16 * (tid // 32) + (tid // 96)\n"
                            "col = (tid % 4) * 2 + (i % 2)\n", lay(C), threads="128")
     res = api.conform(C, moved)  # warp 3 one row down: still a tile, but row 48 is held by no thread
-    assert res.status == "differs" and res.tiling.offset(3, 0) == (49, 0) and "cell (48, 0) is held by no lane" in \
+    assert res.status == "differs" and res.tiling.offset(3, 0) == (49, 0) and "cell (48, 0) is held by no thread" in \
         res.message
     torn = api.index_code("row = (tid % 32) // 4 + 8 * ((i // 2) % 2) + 16 * (tid // 32) + (tid // 96) * (tid % 2)\n"
                           "col = (tid % 4) * 2 + (i % 2)\n", lay(C), threads="128")
@@ -420,7 +420,7 @@ def test_block_tile_stated_in_the_api_and_on_the_command_line(capsys: pytest.Cap
     assert rc == 0 and out.splitlines()[0].endswith(": equal")
     assert out.splitlines()[0].startswith(f"conform {C} over 2 x 4 warps, 128 x 256 (triton) <- triton")
     rc, out, _ = cli(capsys, "conform", C, "--triton", str(AMPERE), "--tensor", "#mma", "--warps", "4x2")
-    assert rc == 1 and "first difference: lane 0 element c4: spec (0, 16), given (0, 32)" in out
+    assert rc == 1 and "first difference: thread 0 element c4: spec (0, 16), given (0, 32)" in out
     tm = api.tiled_mma((CUTE / "sm80_16x8x16_atom2x2x1_tile32x32.txt").read_text(encoding="utf-8"), lay(C))
     assert api.conform(api.block_tile(C, (2, 2), (32, 32), "cute"), tm).status == "equal"
     assert api.conform(api.block_tile(C, (2, 2), (32, 32), "triton"), tm).status == "differs"

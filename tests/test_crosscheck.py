@@ -139,7 +139,7 @@ def test_unreadable_header_is_one_positioned_line(capsys, tmp_path):
     assert "Traceback" not in err
 
 
-@pytest.mark.skipif(not os.environ.get("PTX_CUTLASS_INCLUDE"), reason="set PTX_CUTLASS_INCLUDE to a CUTLASS include dir")
+@pytest.mark.skipif(not os.environ.get("PTX_CUTLASS_INCLUDE"), reason="set PTX_CUTLASS_INCLUDE to a CUTLASS include dir (docs/ci.md)")
 def test_whole_cutlass_include_dir():  # e.g. the nvidia-cutlass 4.2 wheel's cutlass_library/source/include
     rep = api.crosscheck(os.environ["PTX_CUTLASS_INCLUDE"], list(specs()))
     assert rep.count("agree") >= 230 and rep.count("malformed") == 2

@@ -69,7 +69,7 @@ def test_a_wrong_member_is_named(capsys: pytest.CaptureFixture[str], tmp_path: P
     assert rc == 1
     assert out.splitlines()[0] == (f"conform {D16} <- index {path}: differs (equal at N = 8..128 step 8; differs at "
                                    "N = 136..256 step 8)")
-    assert "conform wgmma.m64nNk16.D.f32 (N = 136)" in out and "first difference: lane 0 element d64" in out
+    assert "conform wgmma.m64nNk16.D.f32 (N = 136)" in out and "first difference: thread 0 element d64" in out
     rc, out, _ = cli(capsys, "conform", D16, "--formula", str(path), "--param", "N=64")
     assert rc == 0 and out.splitlines()[0].endswith(": equal")
     rc, out, _ = cli(capsys, "conform", D16, "--formula", str(path), "--format", "json")

@@ -149,7 +149,7 @@ def test_both_engines_refuting_is_refuted_with_the_canonical_witness_even_on_a_s
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
     assert inj.counterexample.to_json() == {"first": {"lane": 0, "i": 0, "element": "c0"},
                                   "second": {"lane": 512, "i": 0, "element": "c0"}, "row": 0, "col": 0}
-    assert inj.message == "lane 0 element c0 and lane 512 element c0 both land at cell (0, 0)"
+    assert inj.message == "thread 0 element c0 and thread 512 element c0 both land at cell (0, 0)"
     assert api.check(big).get("injective").counterexample == inj.counterexample
 
 
@@ -209,7 +209,7 @@ def test_a_table_with_cells_outside_the_spec_differs_before_any_solver_runs(tmp_
     assert rc == 1 and doc["status"] == "differs" and doc["engines"] == {"arithmetic": "refuted"}
     assert doc["counterexample"] == {"kind": "extent", "spec": [16, 16], "given": [16, 16],
                                      "outside": {"lane": 0, "i": 16, "element": "a16", "row": 0, "col": 16}}
-    assert doc["message"] == "lane 0 element a16 of the given holds (0, 16), outside the spec's 16 x 16 A"
+    assert doc["message"] == "thread 0 element a16 of the given holds (0, 16), outside the spec's 16 x 16 A"
     assert doc["given"]["checks"]["in_range"]["status"] in ("refuted", "unknown")
 
 

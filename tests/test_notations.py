@@ -778,7 +778,7 @@ def test_ptx_type_names():
                                   "complex<double>")] == ["f16", "bf16", "b1", "s4", "e4m3", None]
 
 
-@pytest.mark.skipif(not os.environ.get("PTX_CUTLASS_INCLUDE"), reason="set PTX_CUTLASS_INCLUDE to a cute/ include dir")
+@pytest.mark.skipif(not os.environ.get("PTX_CUTLASS_INCLUDE"), reason="set PTX_CUTLASS_INCLUDE to a CUTLASS include dir (docs/ci.md)")
 def test_whole_cutlass_include_dir():  # e.g. the nvidia-cutlass wheel's cutlass_library/source/include
     results = read_headers(find_mma_headers(os.environ["PTX_CUTLASS_INCLUDE"]))
     traits = all_traits(results)

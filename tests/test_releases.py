@@ -19,6 +19,7 @@ from verify import api
 from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page
 from verify.catalog.known import Named, applies, pair_sections, squeeze
 from verify.checks.diff import _unnumbered, diff
+from verify.layout.model import Source
 from verify.outputs import json as out_json
 from verify.outputs.reports_text import diff_lines
 
@@ -322,11 +323,15 @@ def test_the_descriptor_page_s_errata_and_model(tmp_path: Path, docs91_dir: Path
 
 
 def test_check_release_decides_which_facts_apply(capsys) -> None:
-    """--release 9.0 leaves out what 9.1 added (the descriptor's maps, the .ue8m0 4X selectors); 9.1 keeps it."""
-    for release, summary in (("9.0", "215 layouts, 58 maps"), ("9.1", "217 layouts, 60 maps")):
+    """--release 9.0 leaves out what 9.1 added (the descriptor's maps, the .ue8m0 4X selectors); 9.1 keeps it. A fact
+    of another document (CUTLASS, DeepGEMM, a Triton tutorial: its version is not a PTX release) always applies."""
+    for release, summary in (("9.0", "215 layouts, 68 maps"), ("9.1", "217 layouts, 70 maps")):
         rc, out, _ = cli(capsys, "check", str(SPECS), "--release", release)
         assert rc == 0 and out.splitlines()[-1].startswith(summary + ", 87 instructions")
-    assert applies("9.0", "9.1") and not applies("9.1", "9.0") and applies("", "9.0") and applies("9.1", "")
+    ptx = lambda v: Source("x", 1, "s", version=v)  # noqa: E731
+    assert applies(ptx("9.0"), "9.1") and not applies(ptx("9.1"), "9.0") and applies(ptx(""), "9.0")
+    assert applies(ptx("9.1"), "")
+    assert applies(Source("x", 1, "s", document="CUTLASS 4.2 / DeepGEMM", version="2025"), "9.0")
     rc, _, err = cli(capsys, "check", str(SPECS), "--release", "nine")
     assert rc == 2 and "is not a PTX ISA release" in err
 

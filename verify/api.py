@@ -829,7 +829,8 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     """A shared-memory tile ``(row, col) -> offset`` (``verify.layout.shared.SharedLayout``) from CuTe text
     (``"cute"``: ``Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)``, ``GMMA::Layout_K_SW128_Atom<half_t>``,
     ``tile_to_shape(...)``), a Triton shared encoding (``"triton"``) or index code over ``row`` and ``col``
-    (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``).  ``type``: the element type (``f16``...), required where the text does
+    (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``, ``64x64:128B:col``
+    for a column-major box).  ``type``: the element type (``f16``...), required where the text does
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
     address.  Bad text is a ``NotationError`` at its position."""
     from .layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
@@ -842,12 +843,12 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     if notation == "triton":
         return import_triton_shared(text, tile, bits, base, source)
     if notation == "tma":
-        from .layout.shared import tma_layout  # noqa: PLC0415
-        import re  # noqa: PLC0415
-        m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w+)\s*", text if isinstance(text, str) else text.decode())
-        if m is None or bits is None:
-            raise ValueError("a TMA box is ROWSxCOLS:MODE (e.g. 64x64:128B) with the element type")
-        return tma_layout(int(m.group(1)), int(m.group(2)), bits, m.group(3), base)
+        from .layout.shared import parse_tma_box, tma_layout  # noqa: PLC0415
+        box = parse_tma_box(text)
+        if bits is None:
+            raise ValueError(f"the TMA box {box.rows}x{box.cols}:{box.mode} needs its element type (type=..., "
+                             "--type f16): the box's bytes, and so its swizzle, depend on it")
+        return tma_layout(box.rows, box.cols, bits, box.mode, base, box.order)
     if notation == "index":
         if tile is None or bits is None:
             raise ValueError("index code needs the tile (rows, cols) and the element type")
@@ -947,10 +948,36 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
     return check_banks(layout, acc, pat, timeout)
 
 
+def check_given(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """A given layout on its own (``api.triton(text, like)``, any notation): ``in_range``, ``injective``,
+    ``surjective`` and ``valid``, Triton's rule (a bijection once the input bits that move no element, broadcast,
+    are removed), each by both engines (``verify.checks.validity.GivenCheck``).  A family: ``ValueError``."""
+    _a_layout(layout, "layout")
+    from .checks.validity import check_given as _check_given  # noqa: PLC0415
+    return _check_given(layout, _timeout(timeout))
+
+
+def register_banks(registers: str | bytes, layout: Any, access: str, *, tensor: str | None = None,
+                   source: str = "argument", timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """Bank conflicts of the accesses Triton lowers a register layout to when it stores it into (``access``
+    ``st.shared``) or loads it from (``ld.shared``) the shared layout ``layout``: the lane addresses and the vector
+    width derived from the two layouts (``verify.checks.banks_registers``).  ``registers``: a Triton distributed
+    layout (bases JSON, ``#ttg.linear``, TTGIR with ``tensor`` picking the tensor type).  ``NotationError`` for bad
+    text, ``ValueError`` for layouts Triton would not lower so."""
+    from .checks.banks_registers import check_register_banks  # noqa: PLC0415
+    from .layout.notations.triton import parse_triton  # noqa: PLC0415
+    kind = access.strip().split(".")[0]
+    if access.strip() not in (f"{kind}.shared",):
+        raise ValueError(f"with a register layout the access is ld.shared or st.shared (the vector width is derived), "
+                         f"not {access!r}")
+    return check_register_banks(parse_triton(registers, source, tensor), layout, kind, _timeout(timeout))
+
+
 __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", "InstructionResult", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
            "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]

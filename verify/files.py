@@ -15,7 +15,10 @@ parser (``tomllib``, ``json``), which would otherwise die with ``RecursionError`
 
 Outputs: ``check_writable_file`` / ``check_writable_dir`` refuse an output path that cannot be
 written before any work is done, and ``OutputError`` is the one line (naming the user's path, never a
-temporary name) for whatever the write itself meets; the CLI prints it and exits 2.
+temporary name) for whatever the write itself meets; the CLI prints it and exits 2.  No command replaces a
+file it did not make: ``check_output_dir`` / ``check_output_file`` (the one rule every writing command applies,
+with an ``Owns`` that says what the command writes) refuse an output directory that holds anything else, and
+an output file that exists and is not one the command wrote.
 """
 from __future__ import annotations
 
@@ -23,6 +26,8 @@ import os
 import re
 import stat
 import sys
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Callable, Union
 
@@ -218,6 +223,17 @@ def parse_json(text: str, name: str, error: ErrorFactory = SpecError) -> object:
         raise error(name, 1, 1, "JSON: nested too deeply") from None
 
 
+def json_text(value: object, limit: int = 40) -> str:
+    """A value read from JSON as JSON writes it, for messages (``true``, ``null``, ``"x"``, ``[1, 2]``: never
+    Python's ``True``/``None``/``'x'``), cut at ``limit`` characters."""
+    import json  # noqa: PLC0415
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):  # not a JSON value (an API caller's object): as Python shows it
+        text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def read_json(path: PathLike, limit: int = MAX_INPUT_BYTES, error: ErrorFactory = SpecError) -> object:
     """A JSON file (``-``: stdin) by the safe reader, its nesting bounded before ``json`` parses it."""
     name = os.fspath(path)
@@ -235,8 +251,19 @@ def _writable_dir(d: Path, shown: str) -> None:
         probe = probe.parent
     if probe.exists() and not probe.is_dir():
         raise OutputError(f"cannot write {shown}: {probe} is not a directory")
+    if _read_only(probe):
+        raise OutputError(f"cannot write {shown}: read-only file system (directory {probe})")
     if not os.access(probe, os.W_OK | os.X_OK):
         raise OutputError(f"cannot write {shown}: permission denied (directory {probe})")
+
+
+def _read_only(d: Path) -> bool:
+    """``d`` is on a file system mounted read-only (which ``os.access`` reports as a plain refusal)."""
+    flag = getattr(os, "ST_RDONLY", 0)
+    try:
+        return bool(flag and os.statvfs(d).f_flag & flag)
+    except (OSError, AttributeError):  # no statvfs here (Windows), or the directory went away: access decides
+        return False
 
 
 def check_writable_file(path: PathLike) -> Path:
@@ -263,10 +290,79 @@ def check_writable_dir(path: PathLike) -> None:
     _writable_dir(p.absolute().parent, shown)
 
 
+# ----------------------------------------------------------------------------- what a command owns
+
+_HEAD = 1024  # the bytes of a file read to see whether a command wrote it
+
+
+@dataclass(frozen=True)
+class Owns:
+    """What one command writes, so that it never replaces a file it did not make.
+
+    ``what`` names the command (``a report``, ```probe```); ``files`` are (name pattern, mark) pairs: a file is the
+    command's when its name matches a pattern (``fnmatch``, case-sensitive) and its first kilobyte holds that
+    pattern's mark (the header every such file of the command carries; a mark that starts with ``^`` must begin the
+    file), or when it is empty; ``dirs`` are the names of sub-directories the command writes, each its own when
+    every entry in it is."""
+
+    what: str
+    files: tuple[tuple[str, str], ...]
+    dirs: tuple[str, ...] = ()
+
+    def owns(self, p: Path, any_name: bool = False) -> bool:
+        """``p`` is this command's: a file it wrote (``any_name``: under whatever name, as an output file the user
+        names), or one of its directories holding nothing else (a link is never its own)."""
+        name = p.name
+        try:
+            if p.is_symlink():
+                return False
+            if p.is_dir():
+                return name in self.dirs and all(self.owns(q) for q in p.iterdir())
+            if not p.is_file():
+                return False
+            marks = [mark for pattern, mark in self.files if any_name or fnmatchcase(name, pattern)]
+            if not marks:
+                return False
+            with open(p, "rb") as fh:
+                head = fh.read(_HEAD).decode("utf-8", "replace")
+        except OSError:
+            return False
+        return not head or any(head.lstrip("\ufeff").startswith(mark[1:]) if mark.startswith("^") else mark in head
+                               for mark in marks)
+
+
+def check_output_dir(path: PathLike, owns: Owns) -> None:
+    """Refuse, before any work, an output directory that cannot be made or written, or that holds an entry the
+    command does not write (``owns``): the command would replace or mix with a file it did not make."""
+    check_writable_dir(path)
+    p = Path(os.fspath(path))
+    if not p.is_dir():
+        return
+    try:
+        foreign = sorted(q.name for q in p.iterdir() if not owns.owns(q))
+    except OSError as e:
+        raise output_error(path, e) from None
+    if foreign:
+        raise OutputError(f"{os.fspath(path)} holds files {owns.what} does not write ({', '.join(foreign[:3])}"
+                          f"{', ...' if len(foreign) > 3 else ''}); choose an empty or new directory")
+
+
+def check_output_file(path: PathLike, owns: Owns) -> Path:
+    """``check_writable_file``, and refuse a file that exists and is not one the command wrote (``owns``, under
+    any name: the user names an output file); returns the directory it goes in."""
+    parent = check_writable_file(path)
+    p = Path(os.fspath(path))
+    if p.exists() and not owns.owns(p, any_name=True):
+        raise OutputError(f"cannot write {os.fspath(path)}: it exists and is not {owns.what} ptx-verify wrote; "
+                          "remove it or choose another name")
+    return parent
+
+
 def output_error(path: PathLike, e: OSError) -> OutputError:
     """What an ``OSError`` met while writing ``path`` says, naming ``path`` (never a temporary file)."""
     return OutputError(f"cannot write {os.fspath(path)}: {_os_reason(e)}")
 
 
-__all__ = ["MAX_INPUT_BYTES", "MAX_NESTING", "OutputError", "check_writable_dir", "check_writable_file", "decode",
-           "nesting_error", "output_error", "parse_json", "read_bytes", "read_json", "read_text", "strip_bom"]
+__all__ = ["MAX_INPUT_BYTES", "MAX_NESTING", "OutputError", "Owns", "check_output_dir", "check_output_file",
+           "check_writable_dir", "check_writable_file", "decode",
+           "json_text", "nesting_error", "output_error", "parse_json", "read_bytes", "read_json", "read_text", "strip_bom"]

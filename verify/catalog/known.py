@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
 if TYPE_CHECKING:  # pages are parsed by the callers: naming sections costs a spec-file check nothing
     from .docpage import Page, Section
@@ -185,10 +185,14 @@ def release_key(release: str) -> tuple[int, ...]:
     return tuple(int(x) for x in release.split(".") if x.isdigit())
 
 
-def applies(version: str, release: str) -> bool:
-    """A fact recorded from release ``version`` applies to ``release``: it was stated by then (a fact with no
-    release, or no release asked for, always applies)."""
-    return not version or not release or release_key(version) <= release_key(release)
+def applies(source: Any, release: str) -> bool:
+    """A fact with ``source`` (a ``Source``: its document and version) applies to PTX release ``release``: it was
+    stated by then. A fact of another document (CUTLASS, a Triton tutorial: its version is that document's, not a
+    PTX release), a fact with no release, or no release asked for always applies."""
+    version = source.version
+    if source.document != "PTX ISA" or not version or not release:
+        return True
+    return release_key(version) <= release_key(release)
 
 
 # ----------------------------------------------------------------------------- two releases' sections paired

@@ -112,13 +112,13 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     the release they state (``known.release_of``).
     """
     pages, spec_paths = _sort_paths(paths)
-    specs = [s for s in load_specs(spec_paths) if applies(s.source.version, release or "")] if spec_paths else []
+    specs = [s for s in load_specs(spec_paths) if applies(s.source, release or "")] if spec_paths else []
     doc_findings: tuple[IngestFinding, ...] = ()
     if pages:
         result = ingest([str(p) for p in pages], docs)
         built = [page_spec(section, section.name + ".toml") for section in result.sections]
         judged_by = release if release is not None else page_release(pages)
-        reviewed = Reviewed.of([s for s in reviewed_specs(against, built) if applies(s.source.version, judged_by)])
+        reviewed = Reviewed.of([s for s in reviewed_specs(against, built) if applies(s.source, judged_by)])
         specs += [review.apply(spec, reviewed) for spec in built]
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
         specs, doc_findings = _with_shared(specs, doc_findings, pages, against, judged_by)

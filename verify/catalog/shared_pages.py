@@ -1274,7 +1274,7 @@ def _reviewed(against: Sequence[str | Path] | None, release: str = "") -> dict[s
         specs = load_specs(list(against) if against is not None else [bundled.resolve().path])
     except Exception:  # the reviewed specs are judged by their own loading elsewhere
         return {}
-    return {m.id: m for s in specs if applies(s.source.version, release) for m in s.maps}
+    return {m.id: m for s in specs if applies(s.source, release) for m in s.maps}
 
 
 def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:

@@ -65,6 +65,7 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Codomain, Layout, cells_of
+from ..layout.views import thread_dim_name
 from ..witnesses import (DomainDiffers, NotPermuted, ReplicaDiffers, SpecGivenDiffer, Witness, as_witness,
                          witness_json)
 from ..results import CheckResult, combine_engines
@@ -199,14 +200,14 @@ def _perm_witness(spec: Layout, given: Layout, part: str, pt: tuple[int, ...]) -
                        second={"i": i2, "element": lay.element_name(i2)})
 
 
-def _perm_message(c: dict[str, Any]) -> str:
+def _perm_message(c: dict[str, Any], who: str = "lane") -> str:
     other = "spec" if c["side"] == "given" else "given"
     if c["kind"] == "not_held":
         if c["cell"] is None:
-            return f"{c['side']} lane {c['lane']} element {c['element']} is undefined"
-        return (f"{c['side']} lane {c['lane']} element {c['element']} holds {where(c['cell'])}, "
-                f"which {other} lane {c['lane']} does not hold")
-    return (f"{c['side']} lane {c['lane']} elements {c['first']['element']} and {c['second']['element']} "
+            return f"{c['side']} {who} {c['lane']} element {c['element']} is undefined"
+        return (f"{c['side']} {who} {c['lane']} element {c['element']} holds {where(c['cell'])}, "
+                f"which {other} {who} {c['lane']} does not hold")
+    return (f"{c['side']} {who} {c['lane']} elements {c['first']['element']} and {c['second']['element']} "
             f"both hold {where(c['cell'])}")
 
 
@@ -249,7 +250,8 @@ def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> t
             z3_res = res
             z3_cex = _perm_witness(spec, given, part, pt) if pt is not None else None
             break
-    result = combine_engines("permuted", "proved", smt.status(z3_res), z3_cex, enum, _perm_message,
+    result = combine_engines("permuted", "proved", smt.status(z3_res), z3_cex, enum,
+                             lambda c: _perm_message(c, thread_dim_name(spec.threads)),
                              time.perf_counter() - t0, "every lane holds the spec's cells, in another element order",
                              lambda c: _confirm_perm(spec, given, c), same_witness=True)
     if result.status != "proved":
@@ -510,8 +512,9 @@ class ConformResult:
 
 
 
-def _point_message(c: dict[str, Any]) -> str:
-    return f"first difference: lane {c['lane']} element {c['element']}: spec {where(c['first'])}, given {where(c['second'])}"
+def _point_message(c: dict[str, Any], who: str = "lane") -> str:
+    return (f"first difference: {who} {c['lane']} element {c['element']}: spec {where(c['first'])}, "
+            f"given {where(c['second'])}")
 
 
 def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, notation: str = "",
@@ -584,7 +587,7 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     outside = _table_outside(spec, given)
     if outside is not None:
         o = outside.outside or {}
-        return done("differs", outside, f"lane {o['lane']} element {o['element']} of the given holds "
+        return done("differs", outside, f"{thread_dim_name(given.threads)} {o['lane']} element {o['element']} of the given holds "
                     f"({o['row']}, {o['col']}), outside the spec's {spec.rows} x {spec.cols} {spec.operand}",
                     {"arithmetic": "refuted"}, ())
     same_domain = (given.threads, given.n_elements, given.groups) == (spec.threads, spec.n_elements, spec.groups)
@@ -595,12 +598,13 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
         if eq.status != "refuted":
             return done(eq.status, eq.counterexample, eq.message, dict(eq.engines), (eq,))
         first = eq.counterexample
+        who = thread_dim_name(spec.threads)  # a block's or a warpgroup's thread 64 is no lane 64
         perm, p = permuted(spec, given, timeout)
         if perm.status == "proved":
-            return done("permuted", first, _point_message(first), dict(perm.engines), (eq, perm), permutation=p)
+            return done("permuted", first, _point_message(first, who), dict(perm.engines), (eq, perm), permutation=p)
         if perm.status != "refuted":
             return done(perm.status, first, perm.message, dict(perm.engines), (eq, perm))
-        return done("differs", first, _point_message(first) + f"\nnot a permutation within lanes: {perm.message}",
+        return done("differs", first, _point_message(first, who) + f"\nnot a permutation within {who}s: {perm.message}",
                     dict(perm.engines), (eq, perm))
     rep, r = replicated(spec, given, timeout)
     if rep.status == "proved":

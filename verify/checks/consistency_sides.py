@@ -120,14 +120,15 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
     single = targets[0].name if targets is not None and len(targets) == 1 else "offset"
     bits = ctx.type_bits
     if g.notation == "tma":
-        from ..layout.shared import tma_layout  # noqa: PLC0415
-        m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w{1,16})\s*", text)
-        if m is None:
-            raise NotationError("a TMA box is ROWSxCOLS:MODE, e.g. 64x64:128B", 1, 1, g.source)
+        from ..layout.shared import parse_tma_box, tma_layout  # noqa: PLC0415
+        try:
+            box = parse_tma_box(text)
+        except ValueError as e:
+            raise NotationError(str(e), 1, 1, g.source) from None
         if bits is None:
             raise ValueError(f"{g.name()}: give the element type (--type) of the TMA box")
         try:
-            return _shared_step(tma_layout(int(m.group(1)), int(m.group(2)), bits, m.group(3), ctx.base), g.name())
+            return _shared_step(tma_layout(box.rows, box.cols, bits, box.mode, ctx.base, box.order), g.name())
         except ValueError as e:
             raise NotationError(str(e), 1, 1, g.source) from None
     if g.notation == "descriptor":

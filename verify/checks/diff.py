@@ -245,8 +245,14 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
     return DiffResult(tuple(x for x in added if x not in outside), tuple(x for x in removed if x not in outside),
                       tuple(changed), tuple(unchanged), new_errata, fixed,
                       tuple(undecided), tuple(sorted(outside)),
-                      tuple(sorted({(a.get(x) or b[x]).instruction for x in outside})), compared,
+                      tuple(sorted({_family(a.get(x) or b[x]) for x in outside})), compared,
                       persisting, sections, releases)
+
+
+def _family(lay: Any) -> str:
+    """What ``outside`` names a layout by: its instruction, or for a layout of no instruction (a storage layout)
+    its kind (``storage layouts``)."""
+    return lay.instruction or f"{getattr(lay, 'kind', '') or 'map'} layouts"
 
 
 def _page_states(lay: Any) -> bool:

@@ -23,6 +23,7 @@ from ..layout.enumerate import Enumeration, decide
 from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
+from ..layout.views import thread_dim_name
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
 
@@ -299,17 +300,18 @@ def _message(check: str, layout: Layout, cex: dict[str, Any] | None) -> str:
     if cex is None:
         return ""
     mma = f" of MMA computation {cex['mma'] + 1}" if "mma" in cex else ""
+    who = thread_dim_name(layout.threads)  # a warpgroup's or a block's thread 64 is no lane 64
     if check == "in_range":
         if cex["row"] is None:
-            return (f"lane {cex['lane']}, element {cex['element']}: no case of the formula applies "
+            return (f"{who} {cex['lane']}, element {cex['element']}: no case of the formula applies "
                     f"(the formula does not define it)")
-        return (f"lane {cex['lane']}, element {cex['element']} lands at cell ({cex['row']}, {cex['col']}), "
+        return (f"{who} {cex['lane']}, element {cex['element']} lands at cell ({cex['row']}, {cex['col']}), "
                 f"outside the {layout.rows} x {layout.cols} matrix{mma}")
     if check == "injective":
         a, b = cex["first"], cex["second"]
-        return (f"lane {a['lane']} element {a['element']} and lane {b['lane']} element {b['element']} "
+        return (f"{who} {a['lane']} element {a['element']} and {who} {b['lane']} element {b['element']} "
                 f"both land at cell ({cex['row']}, {cex['col']}){mma}")
-    return f"cell ({cex['row']}, {cex['col']}){mma} is held by no lane"
+    return f"cell ({cex['row']}, {cex['col']}){mma} is held by no {who}"
 
 
 def _combine(check: str, layout: Layout, z3_res: str, z3_cex: dict[str, Any] | None,

@@ -28,7 +28,7 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
     if not args.baseline:
         return None
     if args.update_baseline:  # refuse an unwritable target before any work (nothing is printed then)
-        out_baseline.check_writable(args.baseline)
+        out_baseline.check_writable(args.baseline, out_baseline.BASELINE)
     try:
         return out_baseline.read(args.baseline)
     except SpecError:
@@ -38,6 +38,9 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if any(getattr(args, d, None) is not None for d in getattr(args, "given_flags", ())):
+        from .given import cmd_check_given  # noqa: PLC0415 - a layout on its own: the notations load
+        return cmd_check_given(args)
     old = _read_baseline(args)
     if args.observations:  # a missing or empty observations directory is refused before any work
         from ..hardware.observe import observation_files  # noqa: PLC0415
@@ -98,7 +101,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.as_expected else 1
 
 
-def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]", given: bool = True) -> None:
+    """Add ``check``; ``given``: with the options of a layout on its own (``--triton FILE``...: ``cli.given``),
+    which load the notations (``main`` builds the parser without them for a line that uses none)."""
     c = subparsers.add_parser("check", help="prove or refute every property of every layout")
     c.add_argument("paths", nargs="*", metavar="PATH",
                    help="spec files, directories of specs, or doc pages (" + inputs.default_help() + ")")
@@ -126,4 +131,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                         "each layout's agreement in JSON, differences as findings, a note in text")
     c.add_argument("--update-baseline", action="store_true",
                    help="rewrite the --baseline FILE with this run's JSON (atomically) and exit 0")
+    if given:
+        from .given import add_options  # noqa: PLC0415
+        add_options(c)
     c.set_defaults(func=cmd_check)

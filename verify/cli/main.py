@@ -45,7 +45,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError("--full is for --format svg")
     params = options.params(args.param)
     if args.out:  # refuse an unwritable picture before any work
-        out_baseline.check_writable(args.out)
+        out_baseline.check_writable(args.out, out_baseline.PICTURE)  # never a file table did not draw
     specs = _load(args.specs)
     try:
         whole = api.layout(specs, args.id)
@@ -139,14 +139,33 @@ def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Cal
     return run
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, words: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The command line's parser.  Built once per text of ``--specs``'s default (which names the specs this
     directory would check, so it is looked up on every call): a proof script or test that calls ``main``
     many times in one process paid 13 ms a call for building the same parser again.  ``command="check"``:
-    the parser with only that subcommand, which parses a command line that starts with ``check`` exactly as
-    the whole parser does (argparse hands everything after the name to the subcommand's parser), without
-    loading the other commands' modules and the notations."""
-    return _parser(inputs.default_help(), command == "check")
+    the parser with only that subcommand, without the options of a layout on its own (``--triton FILE``...),
+    which parses a command line that starts with ``check`` and uses none of them exactly as the whole parser
+    does (argparse hands everything after the name to the subcommand's parser), without loading the other
+    commands' modules and the notations; ``words`` (the line after the command) with any other option, or
+    ``--help``, gets the whole parser."""
+    specs_help = inputs.default_help()
+    if command == "check":
+        only = _parser(specs_help, True)
+        if _check_only_reads(only, words):
+            return only
+    return _parser(specs_help, False)
+
+
+def _check_only_reads(only: argparse.ArgumentParser, words: Sequence[str]) -> bool:
+    """Every option of ``words`` is one the check-only parser has (help aside: it lists the layout options)."""
+    sub = only._subparsers._group_actions[0].choices["check"]  # type: ignore[union-attr]
+    known = set(sub._option_string_actions) - {"-h", "--help"}
+    for word in words:
+        if word == "--":
+            break
+        if word.startswith("-") and len(word) > 1 and word.partition("=")[0] not in known:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=8)
@@ -157,7 +176,7 @@ def _parser(specs_help: str, check_only: bool = False) -> argparse.ArgumentParse
     p.add_argument("--version", action="version", version=f"ptx-verify {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=options.Parser)
 
-    check.register(sub)
+    check.register(sub, given=not check_only)
     if check_only:
         epilogs.add_epilogs(p, sub)
         return p
@@ -209,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.set_threshold(20_000, 20, 20)
     try:
         words = sys.argv[1:] if argv is None else list(argv)
-        parser = build_parser(words[0] if words else None)
+        parser = build_parser(words[0] if words else None, words[1:])
         args = parser.parse_args(words)
         return int(args.func(args))
     except SpecError as e:

@@ -21,6 +21,36 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
+    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+        """argparse's, but an option no parser knows is the chosen command's error: ``ptx-verify banks: error:
+        unrecognized arguments: --tyep (did you mean --type?) (see ptx-verify banks --help)``, not the top-level
+        parser's, whose help does not list the command's options."""
+        ns, extras = self.parse_known_args(args, namespace)
+        if extras:
+            sub = self._chosen(ns)
+            (sub or self).error(f"unrecognized arguments: {' '.join(extras)}"
+                                + _did_you_mean(extras, sub or self))
+        return ns
+
+    def _chosen(self, ns: argparse.Namespace) -> "argparse.ArgumentParser | None":
+        """The subcommand's parser the namespace names (None without subcommands)."""
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                return action.choices.get(getattr(ns, action.dest, None) or "")
+        return None
+
+
+def _did_you_mean(extras: list[str], parser: argparse.ArgumentParser) -> str:
+    """`` (did you mean --type?)`` for the first unknown option close to one the parser knows."""
+    import difflib  # noqa: PLC0415
+    known = [s for s in parser._option_string_actions if s.startswith("--")]
+    for word in extras:
+        if word.startswith("--"):
+            close = difflib.get_close_matches(word.partition("=")[0], known, n=1, cutoff=0.75)
+            if close:
+                return f" (did you mean {close[0]}?)"
+    return ""
+
 
 def seconds(text: str) -> float:
     """A time limit: a finite number of seconds, more than 0 and at most a day."""
@@ -123,8 +153,11 @@ def params(items: list[str], flag: str = "--param") -> dict[str, int]:
     for item in items:
         name, eq, value = item.partition("=")
         name, value = name.strip(), value.strip()
-        if not eq or not name or not value.isascii() or not value.isdigit() or len(value) > 9:
+        if not eq or not name or not value.isascii() or not value.isdigit():
             raise UsageError(f"{flag} {item!r}: write NAME=VALUE, e.g. N=24")
+        if len(value.lstrip("0")) > 9:
+            raise UsageError(f"{flag} {name}={value[:12]}{'...' if len(value) > 12 else ''}: the value is too large "
+                             "(a parameter value has at most 9 digits)")
         if name in out:
             raise UsageError(f"{flag} {name} is given twice")
         out[name] = int(value)

@@ -13,14 +13,12 @@ from ..outputs.progress import Progress
 from . import inputs
 
 
-def _svg_only(name: str) -> bool:
-    return name.endswith(".svg")
-
-
 def cmd_pictures(args: argparse.Namespace) -> int:
-    from ..outputs.report import check_tree, write_tree  # noqa: PLC0415 - pictures load when asked for
+    from ..files import Owns  # noqa: PLC0415
+    from ..outputs.report import SVG_MARK, check_tree, write_tree  # noqa: PLC0415 - pictures load when asked for
+    owns = Owns("a picture set", (("*.svg", SVG_MARK),))
     from ..outputs.svg import needs_condensing, picture_files  # noqa: PLC0415
-    check_tree(args.out, owned=_svg_only, what="a picture set")  # refused before any work
+    check_tree(args.out, owns)  # refused before any work
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
     from ..outputs import svg_maps  # noqa: PLC0415
@@ -32,7 +30,7 @@ def cmd_pictures(args: argparse.Namespace) -> int:
     files = picture_files(lays, full=args.full, progress=progress)
     files.update(svg_maps.map_picture_files(maps, full=args.full, progress=progress))
     files = dict(sorted(files.items()))
-    write_tree(files, args.out, owned=_svg_only, what="a picture set")
+    write_tree(files, args.out, owns)
     condensed = 0 if args.full else (sum(1 for lay in lays if needs_condensing(lay.representative()))
                                      + sum(1 for m in maps if svg_maps.needs_condensing(m)))
     print(f"{args.out}: {len(files)} svg for {len(lays) + len(maps)} layouts"
@@ -45,7 +43,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("paths", nargs="*", metavar="PATH",
                    help="spec files, directories of specs, or doc pages (" + inputs.default_help() + ")")
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="output directory (created or replaced as a whole; must hold nothing but .svg files)")
+                   help="output directory (created or replaced as a whole; must hold nothing but the .svg pictures "
+                        "ptx-verify draws)")
     p.add_argument("--full", action="store_true",
                    help="draw every cell of large layouts too (default: a condensed picture that keeps the "
                         "counterexample cells in sight, plus ID.full.svg beside it)")

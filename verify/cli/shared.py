@@ -33,19 +33,10 @@ BANKS_EPILOG = """\
 examples:
   ptx-verify banks --cute "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_128,_128>{})" --access ldmatrix.x4
   ptx-verify banks --formula swz.txt --tile 128x64 --type bf16 --access ld.shared.v4 --addresses lanes.txt
+  ptx-verify banks --triton smem.ttgir --registers kernel.ttgir --tensor "#blocked" --access st.shared
 """ + _EXIT.format(ok="conflict-free: every lane's cell is placed, every address aligned, no two lanes of a wavefront "
                       "group on one bank", no="a conflict (degree and two lanes with their addresses), or a misaligned or "
                                              "unplaced access")
-
-
-def _params(items: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items:
-        name, eq, value = item.partition("=")
-        if not eq or not name.strip() or not value.strip().isdigit():
-            raise UsageError(f"--param {item!r}: write NAME=VALUE, e.g. Rm=2")
-        out[name.strip()] = int(value)
-    return out
 
 
 def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -59,7 +50,7 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             lay = api.layout(specs, args.id)
             if not isinstance(lay, api.MapLayout) or lay.kind != "shared":
                 raise UsageError(f"{lay.id} is not a shared-memory layout")
-            return api.shared_from_map(lay, args.type, base, **_params(args.param))
+            return api.shared_from_map(lay, args.type, base, **options.params(args.param))
         if args.param:
             raise UsageError("--param is for --id (a family of the specs)")
         if args.cute is not None:
@@ -112,6 +103,10 @@ def cmd_descriptor(args: argparse.Namespace) -> int:
 
 
 def cmd_banks(args: argparse.Namespace) -> int:
+    if args.registers is not None:
+        return _register_banks(args)
+    if args.tensor is not None:
+        raise UsageError("--tensor picks the tensor type of --registers' TTGIR")
     try:
         lay = _layout(args)
         addresses = None
@@ -127,11 +122,34 @@ def cmd_banks(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
     if args.svg:
-        from ..outputs.baseline import check_writable, write_atomic  # noqa: PLC0415
+        from ..outputs.baseline import PICTURE, check_writable, write_atomic  # noqa: PLC0415
         from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
-        check_writable(args.svg)
+        check_writable(args.svg, PICTURE)
         write_atomic(args.svg, shared_svg(lay, result))
     sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
+    return 0 if result.ok else 1
+
+
+def _register_banks(args: argparse.Namespace) -> int:
+    """``banks --registers FILE``: the lane addresses derived from a register layout (``api.register_banks``)."""
+    if args.addresses is not None:
+        raise UsageError("--addresses and --registers both say where lanes address: give one")
+    if args.svg:
+        raise UsageError("--svg draws one lane pattern; with --registers each instruction has its own")
+    text = inputs.read_input(args.registers)
+    source = "<stdin>" if args.registers == "-" else args.registers
+    try:
+        lay = _layout(args)
+        result = api.register_banks(text, lay, args.access, tensor=args.tensor, source=source, timeout=args.timeout)
+    except api.NotationError as e:
+        raise inputs.BadInput(e.one_line()) from None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
+    if args.format == "json":
+        sys.stdout.write(out_json.to_json({**banks_json(lay, result.banks), "addresses": result.derivation.to_json()}))
+    else:
+        sys.stdout.write(result.derivation.text() + "\n" + banks_text(lay, result.banks, "instruction"))
     return 0 if result.ok else 1
 
 
@@ -143,7 +161,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
                      "#ttg.shared_linear<{...}> (with a !ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")
     src.add_argument("--formula", metavar="FILE", help="index code over row and col; the last definition is the offset")
     src.add_argument("--tma", metavar="BOX", help="the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B "
-                     "(COLS contiguous; MODE none, 32B, 64B or 128B)")
+                     "(COLS contiguous; MODE none, 32B, 64B or 128B), or ROWSxCOLS:MODE:col for a column-major "
+                     "(transposed) box, ROWS contiguous; needs --type")
     src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member)")
     p.add_argument("--type", default=None, help="element type: f16, bf16, tf32, e4m3, s8, e2m1... (where the text "
                    "does not say it)")
@@ -178,5 +197,11 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    "stmatrix.x4, ld.shared.v4, st.shared.v2, ld.shared.b32...")
     b.add_argument("--addresses", default=None, metavar="FILE", help="index code, row = ... and col = ... over "
                    "lane: the cell each lane addresses (default: the mma-operand pattern)")
+    b.add_argument("--registers", default=None, metavar="FILE",
+                   help="a Triton register layout (#blocked, #mma, #ttg.linear, bases JSON, TTGIR) stored into or "
+                        "loaded from the tile: the lane addresses and the vector width are derived as Triton lowers a "
+                        "local_store/local_load, every instruction checked (--access st.shared or ld.shared)")
+    b.add_argument("--tensor", default=None, metavar="TEXT",
+                   help="with --registers: the tensor type of a TTGIR dump to read ('#blocked', '128x64')")
     b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank")
     b.set_defaults(func=cmd_banks)

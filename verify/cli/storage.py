@@ -96,7 +96,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                "exit codes: 0 consistent, 1 not (or undecided), 2 bad input (one line on stderr)",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--writer", action="append", required=True, metavar="SIDE",
-                   help="a layout id or NOTATION:TEXT (cute:TEXT, tma:ROWSxCOLS:MODE, triton:FILE, index:FILE); "
+                   help="a layout id or NOTATION:TEXT (cute:TEXT, tma:ROWSxCOLS:MODE[:col], triton:FILE, index:FILE); "
                         "repeat to apply several in order")
     c.add_argument("--reader", action="append", required=True, metavar="SIDE",
                    help="a layout id or NOTATION:TEXT (as --writer, and descriptor:0x... for what a matrix descriptor "

@@ -148,7 +148,7 @@ def sub_kind(m: Any) -> str | None:
         return "pack_d"
     if b.startswith("tcgen05.packing.A."):
         return "st" if m.instruction == "tcgen05.st" else "tmem_a"
-    if b.startswith("tcgen05.sf."):
+    if b.startswith("tcgen05.sf.A."):  # the sf probe codes the scale factors of A (SFB stays at one)
         return "sf"
     if m.instruction == "tcgen05.cp":
         return "cp"
@@ -161,6 +161,9 @@ def why_not(m: Any) -> str | None:
     if "cta" in names and base_id(m.id) not in DATAPATH:
         return "a CTA-pair layout (cta_group::2) that no MMA form of the data-path table is known to write"
     sub = sub_kind(m)
+    if base_id(m.id).startswith("tcgen05.sf.B."):
+        return ("the scale factors of B: the sf probe codes the factors of A, with B's held at one (a probe of B's "
+                "would code them per copy and N column)")
     if sub is None:
         return "no Tensor Memory probe reads this layout"
     if sub == "datapath" and base_id(m.id) not in DATAPATH:

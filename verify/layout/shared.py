@@ -408,24 +408,61 @@ def canonical(major: str, mode_name: str, type_bits: int, m: int = 1, k: int = 1
                        notation="canonical", text=f"{md.swizzle.text()} o {major}-major {md.name}")
 
 
-__all__ = ["CANONICAL_TEXT", "MODES", "Mode", "SharedLayout", "Swizzle", "canonical", "element_bits", "from_map",
-           "linear_map", "make_shared", "mode", "mode_offset", "swizzle_map", "unit_swizzle_expr"]
+__all__ = ["CANONICAL_TEXT", "MODES", "TMA_BOX_SYNTAX", "Mode", "SharedLayout", "Swizzle", "TmaBox", "canonical",
+           "element_bits", "from_map", "linear_map", "make_shared", "mode", "mode_offset", "parse_tma_box", "swizzle_map",
+           "tma_layout", "unit_swizzle_expr"]
 
 
-def tma_layout(rows: int, cols: int, element_bits_: int, mode_name: str, base: int = 0) -> SharedLayout:
-    """The tile a TMA load with ``rows x cols`` box (``cols`` the inner, contiguous dimension) writes in
-    shared memory with swizzle mode ``mode_name``: box rows packed at the inner box's byte width, the mode's
-    swizzle applied to the address bits (``ValueError`` for a box TMA refuses: an inner extent that is not a
-    multiple of 16 bytes, or wider than the swizzle span)."""
+TMA_BOX_SYNTAX = "ROWSxCOLS:MODE, or ROWSxCOLS:MODE:col for a column-major box (e.g. 64x64:128B, 64x64:128B:col)"
+
+
+@dataclass(frozen=True)
+class TmaBox:
+    """A TMA box as written (``64x64:128B``, ``64x64:128B:col``): ``order`` ``row`` has the columns contiguous
+    (the box's inner dimension is ``cols``), ``col`` the rows (a transposed, column-major box: an MN-major
+    operand's tile)."""
+
+    rows: int
+    cols: int
+    mode: str
+    order: str = "row"
+
+
+def parse_tma_box(text: str | bytes) -> TmaBox:
+    """``ROWSxCOLS:MODE[:row|:col]`` (``ValueError`` saying the syntax for anything else)."""
+    import re  # noqa: PLC0415
+    raw = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else text
+    m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w{1,16})\s*(?::\s*(row|col|row-major|col-major)\s*)?",
+                     raw, re.IGNORECASE)
+    if m is None:
+        raise ValueError(f"a TMA box is {TMA_BOX_SYNTAX}; not {raw.strip()[:40]!r}")
+    order = (m.group(4) or "row").lower().partition("-")[0]
+    return TmaBox(int(m.group(1)), int(m.group(2)), m.group(3), order)
+
+
+def tma_layout(rows: int, cols: int, element_bits_: int, mode_name: str, base: int = 0,
+               order: str = "row") -> SharedLayout:
+    """The tile a TMA load with ``rows x cols`` box writes in shared memory with swizzle mode ``mode_name``:
+    ``order`` ``row``: ``cols`` the inner, contiguous dimension, box rows packed at its byte width; ``col`` (a
+    column-major box): ``rows`` the inner dimension, columns packed at its byte width.  The mode's swizzle is
+    applied to the address bits (``ValueError`` for a box TMA refuses: an inner extent that is not a multiple of
+    16 bytes, or wider than the swizzle span)."""
+    if order not in ("row", "col"):
+        raise ValueError(f"a TMA box is row- or column-major (row, col), not {order!r}")
     md = mode(mode_name)
     if md.tcgen05 == 1:
         raise ValueError("TMA has no 128B-with-32B-atomicity swizzle in this model")
-    inner = cols * element_bits_
+    inner_el = cols if order == "row" else rows
+    inner = inner_el * element_bits_
     if inner % 128:
         raise ValueError(f"the inner box dimension is {inner // 8} bytes: TMA needs a multiple of 16")
     if not md.swizzle.identity and inner // 8 > md.width:
         raise ValueError(f"the inner box dimension is {inner // 8} bytes, wider than the {md.width}-byte span of "
                          f"{md.name} swizzling")
+    if order == "col":
+        return make_shared(rows, cols, ([rows], [1]), ([cols], [rows]), element_bits_, md.swizzle, "address", base,
+                           atom=(rows, 8), notation="tma",
+                           text=f"TMA box {rows}x{cols} column-major, {md.name} swizzle")
     pitch = inner // element_bits_
     return make_shared(rows, cols, ([rows], [pitch]), ([cols], [1]), element_bits_, md.swizzle, "address", base,
                        atom=(8, cols), notation="tma", text=f"TMA box {rows}x{cols}, {md.name} swizzle")

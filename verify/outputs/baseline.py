@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ..errors import SpecError
-from ..files import MAX_NESTING, check_writable_file, nesting_error, output_error, read_text
+from ..files import MAX_NESTING, Owns, check_output_file, check_writable_file, json_text, nesting_error, output_error, read_text
 
 SCHEMA = 1
 ABSENT = "absent"
@@ -160,8 +160,8 @@ def parse(text: str, path: str) -> dict[str, Any]:
 
     if not isinstance(doc, dict):
         raise bad("not a JSON object")
-    if doc.get("schema") != SCHEMA:
-        raise bad(f"schema is {doc.get('schema')!r}, expected {SCHEMA}", '"schema"')
+    if isinstance(doc.get("schema"), bool) or doc.get("schema") != SCHEMA:  # JSON true is no schema 1
+        raise bad(f"schema is {json_text(doc.get('schema'))}, expected {SCHEMA}", '"schema"')
     layouts = doc.get("layouts")
     if not isinstance(layouts, list):
         raise bad('no "layouts" list')
@@ -200,9 +200,15 @@ def read(path: str | os.PathLike[str]) -> dict[str, Any]:
     return parse(read_text(p), p)
 
 
-def check_writable(path: str | os.PathLike[str]) -> Path:
-    """The directory ``path`` would be written in (``OutputError`` when it cannot be written)."""
-    return check_writable_file(path)
+SVG_MARK = '^<svg xmlns="http://www.w3.org/2000/svg"'  # how every picture ptx-verify draws begins
+BASELINE = Owns("a baseline (check --format json)", (("*", "^{"),))  # a JSON object: a broken baseline is replaced
+PICTURE = Owns("an SVG picture", (("*", SVG_MARK),))
+
+
+def check_writable(path: str | os.PathLike[str], owns: Owns | None = None) -> Path:
+    """The directory ``path`` would be written in (``OutputError`` when it cannot be written, or, with ``owns``,
+    when it is a file that command did not write: ``files.check_output_file``)."""
+    return check_writable_file(path) if owns is None else check_output_file(path, owns)
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:
@@ -298,4 +304,4 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> Baseline
         instructions_removed=tuple(x for x in old_i if x not in new_i))
 
 
-__all__ = ["KINDS", "BaselineDiff", "CheckChange", "MappingChange", "check_writable", "compare", "parse", "read", "write_atomic"]
+__all__ = ["BASELINE", "KINDS", "PICTURE", "SVG_MARK", "BaselineDiff", "CheckChange", "MappingChange", "check_writable", "compare", "parse", "read", "write_atomic"]

@@ -28,17 +28,20 @@ from ..checks.fixes import MAX_DELTA, ConstantFix, constant_fix
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..checks.report_model import LayoutEntry, Model, build, slug, svg_name
 from ..engines import oracle
-from ..files import OutputError, check_writable_dir, output_error
+from ..files import OutputError, Owns, check_output_dir, output_error
 from ..layout.ids import base_id
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, Report
 from ..witnesses import CellOutside, CellUnreached, ElementsCollide
+from .baseline import SVG_MARK
 from .progress import NONE as NO_PROGRESS
 from .progress import Progress
 from .svg import esc, fragment_svg, needs_condensing, summary_counts
 from .table import table_entries
 
-REPORT_FILES = ("report.md", "report.html", "svg")
+REPORT = Owns("a report", (("report.md", "^# PTX warp-level fragment layouts: verification report"),
+                           ("report.html", "<title>PTX fragment layouts: verification report</title>"),
+                           ("*.svg", SVG_MARK)), dirs=("svg",))
 
 
 # ----------------------------------------------------------------------------- pictures
@@ -680,31 +683,20 @@ def render_files(m: Model) -> dict[str, str]:
     return dict(sorted(files.items()))
 
 
-def check_tree(out: str | Path, owned: Callable[[str], bool] = REPORT_FILES.__contains__,
-               what: str = "a report") -> None:
+def check_tree(out: str | Path, owns: Owns = REPORT) -> None:
     """Refuse, before any work, an output directory that cannot be written or replaced (``OutputError``):
-    one that cannot be made, or that holds anything ``owned`` does not accept."""
-    check_writable_dir(out)
-    p = Path(out)
-    if p.is_dir():
-        try:
-            foreign = sorted(q.name for q in p.iterdir() if not owned(q.name))
-        except OSError as e:
-            raise output_error(out, e) from None
-        if foreign:
-            raise OutputError(f"{out} holds files {what} does not write ({', '.join(foreign[:3])}); "
-                              "choose an empty or new directory")
+    one that cannot be made, or that holds anything the command did not write (``files.check_output_dir``)."""
+    check_output_dir(out, owns)
 
 
-def write_tree(files: Mapping[str, str], out: str | Path, owned: Callable[[str], bool] = REPORT_FILES.__contains__,
-               what: str = "a report") -> None:
+def write_tree(files: Mapping[str, str], out: str | Path, owns: Owns = REPORT) -> None:
     """Write ``files`` into ``out`` all at once: temp dir beside it, then rename into place.
 
-    An existing ``out`` is replaced only if it holds nothing but what ``owned`` accepts (the names
-    of its entries: by default those of a previous report).
+    An existing ``out`` is replaced only if it holds nothing but what ``owns`` says the command wrote (by
+    default a previous report).
     """
     shown, out = out, Path(out)
-    check_tree(out, owned, what)
+    check_tree(out, owns)
     parent = out.resolve().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -770,5 +762,5 @@ def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEO
     return m, sum(1 for name in files if name.endswith(".svg"))
 
 
-__all__ = ["ConstantFix", "Model", "OutputError", "build", "check_tree", "constant_fix", "read_references",
+__all__ = ["REPORT", "SVG_MARK", "ConstantFix", "Model", "OutputError", "build", "check_tree", "constant_fix", "read_references",
            "render_files", "render_html", "render_markdown", "write_report", "write_tree"]

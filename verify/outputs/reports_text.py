@@ -159,7 +159,7 @@ def diff_lines(r: DiffResult) -> list[str]:
     out += [f"erratum =  {x}" for x in r.errata_persisting]
     if r.outside:
         out.append(f"outside    {len(r.outside)} layouts no doc page states (the doc gives them as figures "
-                   f"only: {', '.join(r.outside_instructions)}): not compared")
+                   f"only, or not at all: {', '.join(r.outside_instructions)}): not compared")
     errata = (f"{len(r.errata_persisting)} persisting, {len(r.errata_added)} new, {len(r.errata_removed)} fixed"
               if r.errata_compared else "not compared (one side is spec files)")
     sections = (f"; sections: {sc.paired} in both ({len(sc.renumbered)} renumbered, {len(sc.retitled)} retitled), "

@@ -86,10 +86,11 @@ def _layout_json(lay: SharedLayout) -> dict[str, Any]:
             "swizzle": lay.swizzle.text() if lay.swizzle else None, "swizzle_on": lay.swizzle_on or None}
 
 
-def banks_text(lay: SharedLayout, r: BanksResult) -> str:
+def banks_text(lay: SharedLayout, r: BanksResult, unit: str = "placement") -> str:
+    """``unit``: what ``r.placements`` counts (``instruction`` where the addresses were derived, each at its cells)."""
     a = r.access
     rows, cols = lay.rows, lay.cols
-    out = [f"{a.text} over a {rows} x {cols} tile of {lay.element_bits}-bit elements: {r.placements} placement"
+    out = [f"{a.text} over a {rows} x {cols} tile of {lay.element_bits}-bit elements: {r.placements} {unit}"
            f"{'s' if r.placements != 1 else ''}, {a.lanes} addressing lanes, {a.bytes} bytes each, {a.group} lanes per "
            "wavefront group"]
     for c in r.checks:

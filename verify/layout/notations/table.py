@@ -21,6 +21,7 @@ import numpy as np
 from verify.formula import BinOp, Case, Definition, Formula, InSet, Num, Ref, Var
 
 from .cute import domain_condition
+from ...files import json_text
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
 from .registry import Notation, register
 
@@ -72,7 +73,7 @@ def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: bool) 
     if v is None and nullable:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
-        raise doc.error(f"{key!r} must be an integer{' or null' if nullable else ''}, found {v!r}", entry, key)
+        raise doc.error(f"{key!r} must be an integer{' or null' if nullable else ''}, found {json_text(v)}", entry, key)
     if not 0 <= v < limit:
         raise doc.error(f"{key!r} = {v} is outside 0..{limit - 1}", entry, key)
     return v
@@ -183,7 +184,7 @@ def table_from_entries(entries: Iterable[tuple[int, int, int | None, int | None]
             if v is None and label in ("row", "col"):
                 continue
             if isinstance(v, bool) or not isinstance(v, int) or not 0 <= v < limit:
-                raise NotationError(f"{label} = {v!r} is outside 0..{limit - 1}")
+                raise NotationError(f"{label} = {json_text(v)} is outside 0..{limit - 1}")
         seen.add((lane, i))
         out.append(TableEntry(lane, i, row, col))
     if not out:

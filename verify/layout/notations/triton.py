@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
 
 from .cute import TokenStream, domain_condition
+from ...files import json_text
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
 from .registry import Notation, Option, register
 
@@ -253,7 +254,7 @@ def _from_json(doc: JsonDoc) -> dict[str, tuple[_Val, int, int]]:
         if isinstance(v, list):
             return _Val(tuple(convert(y, *doc.where(v, j)) for j, y in enumerate(v)), line, col)
         if isinstance(v, bool) or not isinstance(v, int):
-            raise NotationError(f"expected an integer, found {v!r}", line, col, doc.source)
+            raise NotationError(f"expected an integer, found {json_text(v)}", line, col, doc.source)
         if abs(v) >= 1 << 30:
             raise NotationError(f"number {v} is too large", line, col, doc.source)
         return _Val(v, line, col)

@@ -1,7 +1,10 @@
 """Triton's shared-memory encodings, as TTGIR prints them, into ``(row, col) -> offset`` maps.
 
 * ``#ttg.nvmma_shared<{swizzlingByteWidth = 128, transposed = false, elementBitWidth = 16}>``: the layout the
-  wgmma/tcgen05 descriptors read.  Triton builds it (``nvmmaSharedToLinearLayout``) from a tile of 8 rows of
+  wgmma/tcgen05 descriptors read.  ``swizzlingByteWidth = 0`` (no swizzle) is, as Triton builds it, the row-major
+  identity over the TMA block (every dimension at most 256 elements, ``getTMABlockShape``), blocks repeated along
+  dim0 first, then dim1 (``ensureLayoutNotSmallerThan``); that branch reads no ``transposed``, and neither does
+  this one.  Triton builds it (``nvmmaSharedToLinearLayout``) from a tile of 8 rows of
   ``swizzlingByteWidth`` bytes whose 16-byte vectors are XORed with ``(row / perPhase) % maxPhase`` (perPhase,
   maxPhase = 1, 8 for 128 B; 2, 4 for 64 B; 4, 2 for 32 B), tiles stacked along the rows first, then along
   the contiguous dimension (the last one, or the first when ``transposed``).  That is a byte swizzle of the
@@ -14,7 +17,9 @@
   vector; the map is the inverse over GF(2) (an error when the bases are not a basis).
 
 The tensor's shape and element type come from a ``!ttg.memdesc<64x64xf16, ...>`` (or ``tensor<...>``) in the
-same text, or from the caller (``--tile``, ``--type``).  Multi-CTA fields (``CTAsPerCGA``...) are read and must
+same text (the one whose encoding is the attribute's alias, when it has one), or from the caller (``--tile``,
+``--type``).  A 1-D memdesc (``!ttg.memdesc<128xf32, ...>``) is a 1 x N tile: Triton lays a 1-D buffer out as the
+identity (``swizzled_shared`` and an unswizzled ``nvmma_shared``; swizzling needs two dimensions).  Multi-CTA fields (``CTAsPerCGA``...) are read and must
 be all ones.  Every error is a ``NotationError`` at the file's line and column.
 """
 from __future__ import annotations
@@ -31,7 +36,9 @@ from .errors import NotationError, Positions, decode_source
 
 KINDS = ("nvmma_shared", "swizzled_shared", "shared_linear")
 _ATTR = re.compile(r"#(?:ttg|triton_gpu)\.(nvmma_shared|swizzled_shared|shared_linear)\s*<\s*\{")
-_MEMDESC = re.compile(r"(?:memdesc|tensor)\s*<\s*(\d{1,5})\s*x\s*(\d{1,5})\s*x\s*([a-zA-Z][a-zA-Z0-9]{0,11})")
+_MEMDESC = re.compile(r"(?:memdesc|tensor)\s*<\s*(\d{1,5})\s*x\s*(?:(\d{1,5})\s*x\s*)?([a-zA-Z][a-zA-Z0-9]{0,11})"
+                      r"(?:\s*,\s*#([A-Za-z_][\w.$-]*))?")
+_ALIAS = re.compile(r"#([A-Za-z_][\w.$-]*)\s*=\s*$")
 _TOKEN = re.compile(r"\s+|(?P<num>-?\d{1,10})|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<p>[\[\]{},=<>])")
 _TYPES = {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "i8": 8, "f8e4m3fn": 8, "f8e5m2": 8, "f8e4m3": 8,
           "i16": 16, "i32": 32, "f64": 64, "i64": 64, "i4": 4, "ui8": 8}
@@ -135,7 +142,7 @@ def parse_encoding(text: str, source: str = "argument") -> tuple[Encoding, tuple
     fields, _ = _parse_attr(text, m.end(), pos, source, m.group(1))
     line, col = pos.at(m.start())
     enc = Encoding(m.group(1), fields, line, col)
-    md = _MEMDESC.search(text)
+    md = _memdesc(text, m.start())
     shape = None
     if md:
         t = md.group(3).lower()
@@ -143,8 +150,19 @@ def parse_encoding(text: str, source: str = "argument") -> tuple[Encoding, tuple
             l2, c2 = pos.at(md.start(3))
             raise NotationError(f"unknown element type {md.group(3)!r} (known: {', '.join(sorted(_TYPES))})", l2, c2,
                                 source)
-        shape = (int(md.group(1)), int(md.group(2)), _TYPES[t])
+        shape = (int(md.group(1)), int(md.group(2)), _TYPES[t]) if md.group(2) else (1, int(md.group(1)), _TYPES[t])
     return enc, shape
+
+
+def _memdesc(text: str, at: int) -> "re.Match[str] | None":
+    """The memdesc (or tensor) type of the encoding at ``at``: the one naming its alias (``#shared = #ttg...``), else
+    the first 2-D one (a 1-D barrier's memdesc is not the tile), else the first."""
+    line_start = text.rfind("\n", 0, at) + 1
+    alias = _ALIAS.search(text, line_start, at)
+    found = list(_MEMDESC.finditer(text))
+    named = [md for md in found if alias is not None and md.group(4) == alias.group(1)]
+    two_d = [md for md in found if md.group(2)]
+    return (named or two_d or found or [None])[0]
 
 
 def _field(enc: Encoding, name: str, pos: Positions | None, source: str, kind: type, default: Any = None) -> Any:
@@ -189,9 +207,14 @@ def _nvmma(enc: Encoding, rows: int, cols: int, bits: int, pos: Positions, sourc
     if ebits != bits:
         raise NotationError(f"elementBitWidth = {ebits}, but the tensor's elements are {bits}-bit",
                             *_where(enc, "elementBitWidth", pos), source)
+    if width == 0:
+        return _unswizzled(enc, rows, cols, bits, source)
     if width not in _SWIZZLE_PHASES:
-        raise NotationError(f"swizzlingByteWidth = {width}: 32, 64 or 128 (0, no swizzle, is not modelled)",
+        raise NotationError(f"swizzlingByteWidth = {width}: 0 (no swizzle), 32, 64 or 128",
                             *_where(enc, "swizzlingByteWidth", pos), source)
+    if rows == 1:
+        raise NotationError(f"swizzlingByteWidth = {width} needs a 2-D tensor (Triton swizzles two dimensions); this "
+                            f"memdesc is 1-D ({cols} elements)", *_where(enc, "swizzlingByteWidth", pos), source)
     per, maxp = _SWIZZLE_PHASES[width]
     vec = 128 // bits
     tile_cols = 8 * width // bits
@@ -214,10 +237,29 @@ def _nvmma(enc: Encoding, rows: int, cols: int, bits: int, pos: Positions, sourc
     return expr, rows * cols, atom
 
 
-def _swizzled(enc: Encoding, rows: int, cols: int, pos: Positions, source: str) -> tuple[Expr, int, tuple[int, int]]:
+TMA_BLOCK_MAX = 256  # getTMABlockShape: every dimension of a TMA block at most 256 elements
+
+
+def _unswizzled(enc: Encoding, rows: int, cols: int, bits: int, source: str) -> tuple[Expr, int, tuple[int, int]]:
+    """``swizzlingByteWidth = 0``: row-major inside TMA blocks of at most 256 x 256, blocks along dim0 first."""
+    br, bc = min(rows, TMA_BLOCK_MAX), min(cols, TMA_BLOCK_MAX)
+    if rows % br or cols % bc:
+        raise NotationError(f"the tensor ({rows} x {cols}) is not whole {br} x {bc} TMA blocks", enc.line, enc.col,
+                            source)
+    r, c = Var("row"), Var("col")
+    inner = op(op(op(r, "%", br), "*", bc), "+", op(c, "%", bc))
+    block = op(op(r, "/", br), "+", op(op(c, "/", bc), "*", rows // br))
+    return op(inner, "+", op(block, "*", br * bc)), rows * cols, (min(rows, 8), min(cols, max(1, 128 // bits)))
+
+
+def _swizzled(enc: Encoding, rows: int, cols: int, pos: Positions, source: str) -> tuple[Expr, int, tuple[int, int] | None]:
     vec = _field(enc, "vec", pos, source, int)
     per = _field(enc, "perPhase", pos, source, int)
     maxp = _field(enc, "maxPhase", pos, source, int)
+    if rows == 1 and "order" in enc.fields and len(enc.fields["order"][0] or []) == 1:
+        if enc.fields["order"][0] != [0]:
+            raise NotationError("order is [0] for a 1-D tensor", *_where(enc, "order", pos), source)
+        return Var("col"), cols, None  # Triton's rank-1 shared layout: the identity
     order = _field(enc, "order", pos, source, list, [1, 0])
     if sorted(order) != [0, 1] or any(isinstance(x, bool) for x in order):
         raise NotationError("order is [1, 0] or [0, 1] for a 2-D tensor", *_where(enc, "order", pos), source)
@@ -245,6 +287,8 @@ def _linear(enc: Encoding, rows: int, cols: int, pos: Positions, source: str) ->
     where = _where(enc, "offset", pos)
     vecs = []
     for b in bases:
+        if rows == 1 and isinstance(b, list) and len(b) == 1:  # a 1-D tensor's basis [dim0]: the tile's column
+            b = [0, *b]
         if not (isinstance(b, list) and len(b) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0
                                                              for x in b)):
             raise NotationError("each offset basis is [dim0, dim1] of non-negative integers", *where, source)
@@ -321,7 +365,8 @@ def import_triton_shared(text: str | bytes, tile: tuple[int, int] | None = None,
     if enc.kind == "nvmma_shared":
         expr, span, atom = _nvmma(enc, rows, cols, bits, pos, source)
         width = enc.fields["swizzlingByteWidth"][0]
-        swz, swz_on = Swizzle({32: 1, 64: 2, 128: 3}[width], 4, 3), "bytes"
+        if width:
+            swz, swz_on = Swizzle({32: 1, 64: 2, 128: 3}[width], 4, 3), "bytes"
     elif enc.kind == "swizzled_shared":
         expr, span, atom = _swizzled(enc, rows, cols, pos, source)
     else:
