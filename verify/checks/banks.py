@@ -315,6 +315,16 @@ def _degrees(words: np.ndarray, use: np.ndarray, g: int) -> np.ndarray:
     return counts[..., :BANKS].max(axis=-1)
 
 
+def placement_degree(words: np.ndarray, use: np.ndarray, g: int) -> tuple[int, dict[str, Any], int]:
+    """One placement's accesses, ``words`` (lane, j) and ``use`` (lane): (its worst conflict degree (at least 1),
+    where (``_group_info`` of its first worst group; empty when no group conflicts), its wavefronts (the sum of its
+    groups' degrees))."""
+    deg = _degrees(words[:, None, None, :], use[:, None, None], g)[0, 0]
+    worst = int(deg.max()) if deg.size else 0
+    info = _group_info(words, use, g, int(np.argmax(deg))) if worst > 1 else {}
+    return max(worst, 1), info, int(deg.sum())
+
+
 def _group_info(words: np.ndarray, use: np.ndarray, g: int, gi: int) -> dict[str, Any]:
     """Group ``gi`` of one placement: its worst bank (the lowest with the most distinct words), the lanes that
     touch it and its words."""

@@ -226,7 +226,7 @@ def check_register_banks(regs: TritonLayout, lay: SharedLayout, kind: str,
     words = (addr >> 2)[..., None] + np.arange(J)  # (lane, instruction, J)
     degree, worst, wavefronts, enum["conflict_free"] = 1, None, 0, None
     for k in range(n):
-        dk, info, fronts = _banks._degree(words[:, k, :], ok[:, k], g)
+        dk, info, fronts = _banks.placement_degree(words[:, k, :], ok[:, k], g)
         wavefronts = max(wavefronts, fronts)
         if dk > degree:
             degree = dk
