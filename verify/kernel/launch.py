@@ -209,6 +209,10 @@ class _Where:
             k += 1
         return out
 
+    def char_at(self, line: int, col: int) -> str:
+        lines = self.text.split("\n")
+        return lines[line - 1][col - 1: col] if 0 < line <= len(lines) else ""
+
     def error(self, at: tuple[int, int], msg: str) -> SpecError:
         return SpecError(self.path, at[0], at[1], msg)
 
@@ -311,29 +315,52 @@ def parse_launch(text: str, path: str = "<launch>") -> Launch:
         m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
         line, col = (int(m[1]), int(m[2])) if m else (1, 1)
         raise SpecError(path, line, col, "TOML: " + re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))) from None
+    return from_fields(doc, w)
+
+
+class Fields(_Where):
+    """Where the fields of a launch given as values (the API, the command line) are: nowhere in a file, so every
+    error is at line 1 of ``path`` (``<api>`` or ``<command line>``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "")
+
+    def key(self, key: str) -> tuple[int, int]:
+        return (1, 1)
+
+    def value(self, key: str) -> tuple[int, int]:
+        return (1, 1)
+
+    def elements(self, key: str) -> list[tuple[int, int]]:
+        return []
+
+
+def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
+    """A launch from its fields (a TOML document's, or the same given as values), every field checked."""
+    path = w.path
     for k in doc:
         if k not in KEYS:
             raise w.error(w.key(k), f"unknown field '{k}' (the fields: {', '.join(KEYS)})")
-    where = Path(path).parent if path not in ("<launch>", "-") else Path(".")
+    where = Path(path).parent if path not in ("<launch>", "-", "<api>", "<command line>") else Path(".")
     ptx = cu = arch = None
     if "ptx" in doc and "cu" in doc:
         raise w.error(w.key("cu"), "give 'ptx' or 'cu', not both")
     for k in ("ptx", "cu", "arch", "entry", "computes"):
-        if k in doc and not isinstance(doc[k], str):
+        if k in doc and doc[k] is not None and not isinstance(doc[k], str):
             raise w.error(w.value(k), f"'{k}' must be a string")
-    if "ptx" in doc:
+    if doc.get("ptx") is not None:
         ptx = str(where / doc["ptx"])
-    elif "cu" in doc:
+    elif doc.get("cu") is not None:
         cu = str(where / doc["cu"])
         arch = doc.get("arch")
         if not arch or not re.fullmatch(r"sm_\d+[af]?", arch):
             raise w.error(w.key("arch") if "arch" in doc else w.key("cu"), "'cu' needs arch = \"sm_80\" (or another sm_NN)")
-    else:
+    elif "ptx" not in doc:
         raise SpecError(path, 1, 1, "missing field 'ptx' (or 'cu' with 'arch')")
-    if "arch" in doc and "cu" not in doc:
+    if doc.get("arch") is not None and doc.get("cu") is None:
         raise w.error(w.key("arch"), "'arch' is for 'cu' (a PTX file states its .target)")
     for k in ("grid", "block", "computes", "args"):
-        if k not in doc:
+        if doc.get(k) is None:
             raise SpecError(path, 1, 1, f"missing field '{k}'")
     grid = _int_list(w, "grid", doc["grid"], 3, 1, MAX_CTAS)
     block = _int_list(w, "block", doc["block"], 3, 1, MAX_THREADS)
@@ -341,19 +368,18 @@ def parse_launch(text: str, path: str = "<launch>") -> Launch:
         raise w.error(w.value("block"), f"a block of {math.prod(block)} threads (limit {MAX_THREADS})")
     if math.prod(grid) > MAX_CTAS:
         raise w.error(w.value("grid"), f"a grid of {math.prod(grid)} CTAs (limit {MAX_CTAS})")
-    shared = None
-    if "shared" in doc:
-        shared = doc["shared"]
-        if not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared <= 1 << 20:
-            raise w.error(w.value("shared"), "'shared' must be the bytes of dynamic shared memory (0 .. 1048576)")
+    shared = doc.get("shared")
+    if shared is not None and (not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared <= 1 << 20):
+        raise w.error(w.value("shared"), "'shared' must be the bytes of dynamic shared memory (0 .. 1048576)")
     c_line, c_col = w.value("computes")
-    quote = text[sum(len(x) + 1 for x in text.split("\n")[:c_line - 1]) + c_col - 1: ][:1]
+    quote = w.char_at(c_line, c_col)
     computes = parse_einsum(doc["computes"], path, c_line, c_col + (1 if quote in "\"'" else 0))
     raw = doc["args"]
-    if not isinstance(raw, list):
+    if not isinstance(raw, (list, tuple)):
         raise w.error(w.value("args"), "'args' must be an array of the kernel's arguments, in order")
     at = w.elements("args")
-    args = tuple(_arg(w, at[k] if k < len(at) else w.value("args"), a) for k, a in enumerate(raw))
+    args = tuple(a if isinstance(a, (Tensor, Scalar, Struct)) else _arg(w, at[k] if k < len(at) else w.value("args"), a)
+                 for k, a in enumerate(raw))
     positions = {k: w.key(k) for k in doc}
     launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions)
     check_computes(launch, w.error)
@@ -386,5 +412,5 @@ def read_launch(path: str) -> Launch:
     return parse_launch(read_text(path), path)
 
 
-__all__ = ["Arg", "ELEMENT_BYTES", "Launch", "Scalar", "Struct", "Tensor", "check_computes", "encode_scalar",
-           "parse_launch", "read_launch", "row_major"]
+__all__ = ["Arg", "ELEMENT_BYTES", "Fields", "Launch", "Scalar", "Struct", "Tensor", "check_computes", "encode_scalar",
+           "from_fields", "parse_launch", "read_launch", "row_major"]

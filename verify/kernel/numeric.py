@@ -75,11 +75,13 @@ class Numeric:
         """A conversion of data keeps the integer: truncated to a narrower width, zero-extended to a wider one."""
         sb, db = max(1, TYPE_BITS[st] // 8), max(1, TYPE_BITS[dt] // 8)
         out = bits & mask_of(8 * min(sb, db))
-        undef = (tags[:, :sb] == UNDEF).any(axis=1)
-        conc = (tags[:, :sb] == CONCRETE).all(axis=1)
-        t = np.broadcast_to(np.arange(db, dtype=np.int64)[None, :], (bits.shape[0], db)).copy()
-        t[undef] = UNDEF
-        t[conc] = CONCRETE
+        T = bits.shape[0]
+        g = tags[:, :sb]
+        t = np.full((T, db), CONCRETE, np.int64)
+        n = min(sb, db)
+        t[:, :n] = g[:, :n]
+        whole = (g >= 0).all(axis=1)
+        t[whole] = np.arange(db, dtype=np.int64)[None, :] % 8
         return out, t
 
     def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]

@@ -929,8 +929,6 @@ def _cvt(prog: Program, ins: Instr, index: int) -> Step:
         b, g = value(cta, o, max(1, sw // 8))
         b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
         tw = TYPE_BITS[to]
-        if g is not None and (g >= 0).any():
-            return cta.prog.domain.convert(cta, b, g, st, to, m)
         und = None if g is None else (g == -2).any(axis=1)
         if st in FLOAT_TYPES or to in FLOAT_TYPES:
             if st in FLOAT_TYPES and to in FLOAT_TYPES:
@@ -945,13 +943,21 @@ def _cvt(prog: Program, ins: Instr, index: int) -> Step:
                     x = np.floor(x)
                 else:
                     x = np.ceil(x)
-                r = x.astype(np.int64).view(U64) & mask_of(tw)
+                with np.errstate(invalid="ignore"):
+                    r = np.nan_to_num(x).astype(np.int64).view(U64) & mask_of(tw)
             else:
                 x = sext(b, sw).astype(np.float64) if st.startswith("s") else (b & mask_of(sw)).astype(np.float64)
                 r = from_float(x, to)
         else:
             r = (sext(b, sw).view(U64) if st.startswith("s") else b & mask_of(sw)) & mask_of(tw)
-        return r, undef_tags(cta, und if und is not None and und.any() else None, max(1, tw // 8))
+        t = undef_tags(cta, und if und is not None and und.any() else None, max(1, tw // 8))
+        if g is not None and (g >= 0).any():
+            data = (g >= 0).any(axis=1)
+            db, dtg = cta.prog.domain.convert(cta, b, g, st, to, m)
+            r = np.where(data, db, r)
+            base = np.full((cta.T, max(1, tw // 8)), CONCRETE, np.int64) if t is None else t
+            t = np.where(data[:, None], dtg, base)
+        return r, t
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         if pack:  # d = {lo: cvt(b), hi: cvt(a)}

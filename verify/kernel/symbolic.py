@@ -215,20 +215,35 @@ class Symbolic:
 
     def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,  # type: ignore[no-untyped-def]
                 m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """A conversion of data: the identity on atoms (a new value of the new width where the width changes)."""
+        """A conversion of data: the identity on atoms.  Where the source is one whole value of the source type, the
+        result is that value (a new value of the new width where the width changes); where the source only holds
+        data in some bytes (an 8-bit element in a 16-bit register), the bytes move as the integer conversion moves
+        them (zero-extension adds zero bytes, sign-extension bytes that are no data's)."""
         from ..ptx.syntax import TYPE_BITS  # noqa: PLC0415
         sb, db = max(1, TYPE_BITS[st] // 8), max(1, TYPE_BITS[dt] // 8)
-        ids = self.element_ids(bits, tags, 0, sb)
-        if sb != db:
-            data = ids >= 1
-            new = ids.copy()
-            if data.any():
-                new[data] = self.alloc(CONV, db, ids[data], n=int(data.sum()))
-            ids = new
-        out = np.where(ids[:, None] == 0, CONCRETE, ids[:, None] * 8 + np.arange(db)[None, :])
-        conc = (tags[:, :sb] == CONCRETE).all(axis=1)
-        out[conc] = CONCRETE
-        return np.zeros(bits.shape[0], U64), out
+        T = bits.shape[0]
+        g = tags[:, :sb]
+        first = g[:, 0]
+        whole = (first >= 0) & (first & 7 == 0)
+        for k in range(1, sb):
+            whole &= g[:, k] == first + k
+        if whole.any():
+            _, w = self.kind_width(first[whole] >> 3)
+            sel = np.flatnonzero(whole)
+            whole[sel[w != sb]] = False
+        out = np.full((T, db), CONCRETE, np.int64)
+        if whole.any():
+            ids = first[whole] >> 3
+            if sb != db:
+                ids = self.alloc(CONV, db, ids, n=len(ids))
+            out[whole] = ids[:, None] * 8 + np.arange(db)[None, :]
+        part = ~whole
+        if part.any():
+            n = min(sb, db)
+            out[part, :n] = g[part, :n]
+            if db > sb and st.startswith("s"):
+                out[part, sb:] = np.where((g[part, sb - 1] >= 0)[:, None], UNDEF, CONCRETE)
+        return np.zeros(T, U64), out
 
     def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
         """D = C + A x B for each warp of ``warps``: new SUM values, one per D element and lane."""

@@ -8,8 +8,6 @@ of the address register through the function's instructions, in text order).
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..ptx.syntax import Addr, Instr, Module, PredPair, Reg, Vec
@@ -43,7 +41,7 @@ def source_of(module: Module, ins: Instr) -> str:
     loc = ins.loc.outermost()
     if loc.line == 0:
         return ""
-    return f"{os.path.basename(module.source_name(loc.file))}:{loc.line}"
+    return f"{module.source_name(loc.file)}:{loc.line}"
 
 
 def address_lines(fn, instrs: list[Instr], at: int) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
