@@ -196,7 +196,7 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
     if status == 2:
         return f"only some of its bytes are written (expected {expected})", None, ""
     if status == 3:
-        return f"holds bytes of different values (expected {expected})", None, ""
+        return f"holds bytes of different values, or an undefined value (expected {expected})", None, ""
     prods, lone = products(sym, value)
     seen: dict[int, int] = {}
     wrong_words: list[str] = []

@@ -381,6 +381,7 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
     args = tuple(a if isinstance(a, (Tensor, Scalar, Struct)) else _arg(w, at[k] if k < len(at) else w.value("args"), a)
                  for k, a in enumerate(raw))
     positions = {k: w.key(k) for k in doc}
+    positions["computes"] = (c_line, c_col + (1 if quote in "\"'" else 0))
     launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions)
     check_computes(launch, w.error)
     return launch

@@ -182,7 +182,7 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
             req_args.append({"kind": "float", "value": a.value})
         else:
             raise UsageError("a Triton kernel takes tensors and scalars, not structs")
-    req = {"file": os.path.abspath(path), "kernel": kernel, "constexprs": constexprs, "args": req_args,
+    req = {"file": path, "kernel": kernel, "constexprs": constexprs, "args": req_args,
            "cc": int(t.group(1)), "num_warps": num_warps, "num_stages": num_stages}
     try:
         p = subprocess.run([sys.executable, "-c", _TRITON_SCRIPT], input=json.dumps(req), capture_output=True,

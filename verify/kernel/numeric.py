@@ -90,20 +90,20 @@ class Numeric:
         W = len(warps)
         th = warps[:, None] * 32 + np.arange(32)[None, :]
 
-        def vals(regs, op) -> tuple[np.ndarray, np.ndarray]:  # type: ignore[no-untyped-def]
+        def vals(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """Each element's integer (an undefined one's bits are whatever the register holds: its data is the
+            value, as the symbolic engine's is a value that is no input element)."""
             eb = op.element_bits
-            cols, und = [], []
-            for b, g in regs:
+            cols = []
+            for b, _ in regs:
                 b = np.broadcast_to(np.asarray(b, U64), (T,))
                 for e in range(op.per_register):
                     cols.append((b >> np.uint64(e * eb)) & mask_of(eb))
-                    und.append(np.zeros(T, bool) if g is None else
-                               (g[:, e * eb // 8:(e + 1) * eb // 8] == UNDEF).any(axis=1))
-            return np.stack(cols, axis=1), np.stack(und, axis=1)
+            return np.stack(cols, axis=1)
 
-        a, ua = vals(a_regs, form.a)
-        b, ub = vals(b_regs, form.b)
-        c, uc = vals(c_regs, form.c)
+        a = vals(a_regs, form.a)
+        b = vals(b_regs, form.b)
+        c = vals(c_regs, form.c)
         Aw = np.zeros((W, M, K), U64)
         Bw = np.zeros((W, K, N), U64)
         Cw = np.zeros((W, M, N), U64)
@@ -115,7 +115,6 @@ class Numeric:
         Dw &= mask_of(dbits)
         self.acc_bits = min(self.acc_bits, dbits)
         self.mmas += W
-        undef_w = ua[th].any(axis=(1, 2)) | ub[th].any(axis=(1, 2)) | uc[th].any(axis=(1, 2))
         out = []
         eb = dbits // 8
         for j in range(form.d.registers):
@@ -125,8 +124,7 @@ class Numeric:
                 i = j * form.d.per_register + e
                 v = Dw[np.arange(W)[:, None], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
                 bits[th.reshape(-1)] |= v.reshape(-1) << np.uint64(e * dbits)
-                code = np.where(undef_w[:, None], UNDEF, np.arange(e * eb, (e + 1) * eb)[None, :] % 8)
-                tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.repeat(code, 32, axis=0)
+                tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
             out.append((bits, tags))
         return out
 
@@ -142,11 +140,12 @@ class Numeric:
         got = np.zeros(t.size, U64)
         for k in range(eb):
             got |= region.bits[offs[:, k]].astype(U64) << np.uint64(8 * k)
-        written = ~(region.tags[offs] == UNDEF).any(axis=1)
+        written = (region.writes[offs] > 0).all(axis=1)
+        undefined = (region.tags[offs] == UNDEF).any(axis=1)
         f1, f2 = (self.values[f.tensor] for f in ein.factors)
         ref = np.einsum(ein.numpy_subscripts(), f1, f2).reshape(-1)
         w = min(8 * eb, self.acc_bits)
-        wrong = ((got ^ ref) & mask_of(w)) != 0
+        wrong = (((got ^ ref) & mask_of(w)) != 0) | undefined
         return wrong & written, w
 
 

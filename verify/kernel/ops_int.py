@@ -982,3 +982,12 @@ def f32_bits(x: float) -> int:
 
 
 __all__ = ["HANDLERS", "as_float", "dest", "from_float", "handler", "mods_of", "need", "types_of", "value"]
+
+
+@handler("fma")
+def _fma(prog: Program, ins: Instr, index: int) -> Step:
+    t = types_of(ins)[-1]
+    if t not in FLOAT_TYPES:
+        raise prog.error(ins, f"{ins.opcode}: fma is a floating-point instruction")
+    need(prog, ins, 4)
+    return float_op(prog, ins, index, t)

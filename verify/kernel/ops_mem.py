@@ -75,7 +75,7 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     bits = sm.bits[idx].copy()
     tags[out] = UNDEF
     ok = ~out
-    never = (tags == UNDEF).any(axis=1) & ok
+    never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok  # a copy in flight is said below
     if never.any():
         k = int(np.argmax(never))
         prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
@@ -243,6 +243,8 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
 def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray,
                 rows: np.ndarray) -> None:
     if space == "shared":
+        if cta.prog.trace:
+            tags = cta.prog.domain.moved(cta, cta.step.index, rows, tags, addr[rows], "shared")
         return write_shared(cta, ins, addr, tags, bits, rows)
     if space == "global":
         return write_global(cta, ins, addr, tags, bits, rows)

@@ -140,7 +140,7 @@ class Symbolic:
         if k[0] == CONST:
             return f"the constant 0x{int(k[2]):x}"
         if k[0] == BAD:
-            return "bytes of different values"
+            return "an undefined value" if k[2] == UNDEF else "bytes of different values"
         return "a value"
 
     def describe_tags(self, tags: np.ndarray) -> str:
@@ -327,7 +327,7 @@ class Symbolic:
 
     def output_values(self, gmem: GlobalMemory) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(value of each output element or -1, status code, write count), elements row-major.  Status: 0 one whole
-        value, 1 never written, 2 partly written, 3 bytes of different values."""
+        value, 1 never written, 2 partly written, 3 bytes of different values (or of no value: undefined)."""
         t = self.launch.tensors()[self.launch.computes.output.tensor]
         region = gmem.by_name[t.name]
         eb = t.element_bytes
@@ -335,11 +335,12 @@ class Symbolic:
         offs = starts[:, None] + np.arange(eb)[None, :]
         tags = region.tags[offs]
         bits = region.bits[offs]
-        writes = region.writes[offs].max(axis=1).astype(np.int64)
+        counts = region.writes[offs]
+        writes = counts.max(axis=1).astype(np.int64)
         E = t.size
         status = np.zeros(E, np.int64)
-        never = (tags == UNDEF).all(axis=1)
-        partial = (tags == UNDEF).any(axis=1) & ~never
+        never = (counts == 0).all(axis=1)
+        partial = (counts == 0).any(axis=1) & ~never
         status[never] = 1
         status[partial] = 2
         vals = np.full(E, -1, np.int64)

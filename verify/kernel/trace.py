@@ -173,6 +173,8 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
             f" (address from line {sl[0]})" if sl else ""
         if hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
+        elif hop.base in ("st", "stmatrix"):
+            words = f"(thread {thread_h}) wrote it to {_where('shared', address, traced.gmem)}{addr_words}"
         else:
             words = f"(thread {thread_h}) read {_where(space, address, traced.gmem)}{addr_words}"
         links.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop), words))

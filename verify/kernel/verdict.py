@@ -24,10 +24,10 @@ from ..ptx.syntax import Function, Module
 from .check import check_elements, explain
 from .launch import Launch
 from .numeric import Numeric
-from .result import Finding, KernelResult, Link
+from .result import Finding, KernelResult
 from .run import execute
 from .symbolic import Symbolic
-from .trace import chain, short_name, source_of
+from .trace import chain, source_of
 
 MAX_ELEMENTS_NAMED = 1
 
@@ -55,9 +55,7 @@ def verify_launch(module: Module, fn: Function, launch: Launch, launch_name: str
     for ev in srun.prog.events.all():
         ins = steps[ev.instr].instr
         findings.append(Finding(ev.kind, ev.words + f" (CTA {ev.cta}, thread {ev.thread})", "", ins.line, ins.col,
-                                source_of(module, ins), ev.count,
-                                (Link(short_name(ins.opcode), ins.line, ins.col, source_of(module, ins),
-                                      f"(CTA {ev.cta}, thread {ev.thread})"),)))
+                                source_of(module, ins), ev.count))
     twice = (writes > 1) & (status != 1)
     value_wrong = wrong_sym & (status == 0)
     never = status == 1

@@ -45,7 +45,7 @@ def _src(s: str) -> str:
 
 
 def finding_lines(f: Finding) -> list[str]:
-    where = f" (line {f.line})" if f.line and f.kind != "wrong_element" else ""
+    where = f", line {f.line}{_src(f.source)}" if f.line and f.kind != "wrong_element" else ""
     head = f"{f.element}: {f.words}" if f.element else f"{f.words}{where}"
     more = f" ({f.count} such)" if f.count > 1 else ""
     out = [f"{f.kind.replace('_', ' ')}{more}: {head}"]
