@@ -131,6 +131,11 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
             if variant and (a.variant or "") + "." + (b.variant or "") != variant and (a.variant or b.variant):
                 continue
             m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
+            if any(x.domain.groups > 1 for x in (a, b, c)):
+                raise NoLayout(f"mma.{shape}'s operands belong to several MMA computations (quad-pairs): not executed "
+                               "yet")
+            if min(a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)) < 8:
+                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
             return MmaForm((m, n, k), _operand(a, {}, face, atype), _operand(b, {}, face, btype),
                            _operand(c, {}, face, ctype), _operand(c, {}, face, dtype))
     raise NoLayout(f"the catalog has no mma.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import SpecError
-from ..ptx.syntax import TYPE_BITS, Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
+from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
 from .bytes import CONCRETE, UNDEF, U64, full_tags, mask_of, sext
 from .launch import Launch, Scalar, Struct, Tensor, encode_scalar
 from .memory import Events, GlobalMemory, SharedMemory

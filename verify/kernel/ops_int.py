@@ -9,12 +9,11 @@ handler computes the bits by the integer semantics and routes the byte tags, so 
 """
 from __future__ import annotations
 
-import struct
 from typing import Any, Callable
 
 import numpy as np
 
-from ..ptx.syntax import TYPE_BITS, FImm, Imm, Instr, PredPair, Reg, Sink, Vec
+from ..ptx.syntax import TYPE_BITS, Imm, Instr, PredPair, Reg, Sink, Vec
 from .bytes import CONCRETE, U64, from_bytes, mask_of, sext, to_bytes
 from .machine import CTA, Program, Step
 
@@ -317,10 +316,6 @@ def _unary(prog: Program, ins: Instr, index: int) -> Step:
 
 
 # ----------------------------------------------------------------------------- logic (data where bytes stay whole)
-
-def _byte_mask(bits: Any, nb: int) -> np.ndarray:
-    return to_bytes(np.broadcast_to(np.asarray(bits, U64), (np.size(bits) if np.ndim(bits) else 1,)), nb)
-
 
 @handler("and", "or", "xor")
 def _logic(prog: Program, ins: Instr, index: int) -> Step:
@@ -977,11 +972,6 @@ def _cvt(prog: Program, ins: Instr, index: int) -> Step:
     return Step(ins, index, "op", run)
 
 
-def f32_bits(x: float) -> int:
-    return int.from_bytes(struct.pack("<f", x), "little")
-
-
-__all__ = ["HANDLERS", "as_float", "dest", "from_float", "handler", "mods_of", "need", "types_of", "value"]
 
 
 @handler("fma")
@@ -991,3 +981,6 @@ def _fma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"{ins.opcode}: fma is a floating-point instruction")
     need(prog, ins, 4)
     return float_op(prog, ins, index, t)
+
+
+__all__ = ["HANDLERS", "as_float", "dest", "from_float", "handler", "mods_of", "need", "types_of", "value"]

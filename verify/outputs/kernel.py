@@ -31,10 +31,19 @@ KINDS: dict[str, tuple[str, str]] = {
 }
 
 
+def _name(name: str) -> str:
+    """A kernel's name as the text shows it: a long mangled C++ name cut in the middle."""
+    return name if len(name) <= 64 else f"{name[:40]}...{name[-16:]}"
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
 def _head(r: KernelResult) -> str:
     grid = "x".join(str(x) for x in r.grid)
     block = "x".join(str(x) for x in r.block)
-    return f"{r.kernel} ({os.path.basename(r.ptx)}), grid {grid}, block {block}: {r.computes}"
+    return f"{_name(r.kernel)} ({os.path.basename(r.ptx)}), grid {grid}, block {block}: {r.computes}"
 
 
 def _src(s: str) -> str:
@@ -60,10 +69,10 @@ def kernel_text(r: KernelResult) -> str:
     if r.status == "proved":
         s = r.stats
         lines.append(f"proved: every one of the {s.get('output_elements', 0)} output elements is exactly its sum, each "
-                     f"product once, nothing else written ({s.get('ctas', 0)} CTA(s) of {s.get('threads', 0)} threads, "
-                     f"{s.get('instructions', 0)} instructions executed)")
+                     f"product once, nothing else written ({_n(s.get('ctas', 0), 'CTA')} of {s.get('threads', 0)} "
+                     f"threads, {s.get('instructions', 0)} instructions executed)")
     else:
-        lines.append(f"{r.status}: {len(r.findings)} finding(s)")
+        lines.append(f"{r.status}: {_n(len(r.findings), 'finding')}")
         for f in r.findings:
             lines.extend(finding_lines(f))
     e = r.engines
