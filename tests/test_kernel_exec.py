@@ -174,3 +174,76 @@ def test_identities_on_data_pass_it_through():
     r = execute(module, fn, launch, Symbolic(launch))
     tags = r.gmem.by_name["O"].tags[:4]
     assert tags.tolist() == [8, 9, 8, 9]  # value 1 (X[0, 0]), bytes 0 and 1, twice
+
+
+# ----------------------------------------------------------------------------- the matrix instructions
+
+MATRIX = """.version 8.8
+.target sm_80
+.address_size 64
+.visible .entry m(.param .u64 m_o, .param .u64 m_x, .param .u64 m_x2)
+{
+\t.shared .align 16 .b8 sm[128];
+\t.reg .b32 %r<40>;
+\t.reg .b64 %rd<16>;
+\tld.param.u64 %rd1, [m_o];
+\tld.param.u64 %rd5, [m_x];
+\tmov.u32 %r1, %tid.x;
+\tmul.wide.u32 %rd2, %r1, 4;
+\tadd.s64 %rd6, %rd5, %rd2;
+\tld.global.b32 %r2, [%rd6];
+\tmov.u32 %r3, sm;
+\tshl.b32 %r4, %r1, 4;
+\tand.b32 %r4, %r4, 112;
+\tadd.u32 %r5, %r3, %r4;
+\tshl.b32 %r6, %r1, 2;
+\tadd.u32 %r7, %r3, %r6;
+{body}
+\tadd.s64 %rd3, %rd1, %rd2;
+\tst.global.b32 [%rd3], %r30;
+\tret;
+}}
+"""
+
+
+def matrix_cells(body: str) -> list[tuple[int, int]]:
+    """Lane l starts with its m8n8 fragment of X (8 x 8 f16): X[l / 4, 2 (l % 4) + e] in half e of %r2.  Runs
+    ``body`` and gives, for each half of each lane's %r30 (stored to O[l]), the cell of X it holds."""
+    text = MATRIX.replace("{body}", body).replace("}}", "}")
+    module = parse_module(text, "m.ptx")
+    (fn,) = module.entries()
+    launch = Launch((1, 1, 1), (32, 1, 1), parse_einsum("O[i, j] = X[i, k] * X2[k, j]"),
+                    (Tensor("O", "u32", (32, 1), (1, 1)), Tensor("X", "f16", (8, 8), (8, 1)),
+                     Tensor("X2", "f16", (1, 1), (1, 1))))
+    r = execute(module, fn, launch, Symbolic(launch))
+    tags = r.gmem.by_name["O"].tags[:128].reshape(64, 2)
+    assert (tags[:, 1] == tags[:, 0] + 1).all() and (tags[:, 0] % 8 == 0).all()
+    atoms = tags[:, 0] // 8 - 1  # X's atoms are 1 .. 64, row-major
+    return [(int(a) // 8, int(a) % 8) for a in atoms]
+
+
+FRAGMENT = [(lane // 4, 2 * (lane % 4) + e) for lane in range(32) for e in range(2)]
+
+
+def test_the_fragment_loads_as_its_cells():
+    assert matrix_cells("\tmov.b32 %r30, %r2;") == FRAGMENT
+
+
+@pytest.mark.parametrize("trans", [False, True])
+def test_stmatrix_writes_the_fragment_and_ldmatrix_reads_it_back(trans):
+    t = ".trans" if trans else ""
+    stored = matrix_cells(f"\tstmatrix.sync.aligned.m8n8.x1{t}.shared.b16 [%r5], {{%r2}};\n\tbar.sync 0;\n"
+                          "\tld.shared.b32 %r30, [%r7];")
+    assert stored == ([(c, r) for r, c in FRAGMENT] if trans else FRAGMENT)
+    back = matrix_cells(f"\tstmatrix.sync.aligned.m8n8.x1{t}.shared.b16 [%r5], {{%r2}};\n\tbar.sync 0;\n"
+                        f"\tldmatrix.sync.aligned.m8n8.x1{t}.shared.b16 {{%r30}}, [%r5];")
+    assert back == FRAGMENT
+
+
+def test_movmatrix_transposes_the_fragment():
+    assert matrix_cells("\tmovmatrix.sync.aligned.m8n8.trans.b16 %r30, %r2;") == [(c, r) for r, c in FRAGMENT]
+
+
+def test_shfl_moves_data_between_lanes():
+    moved = matrix_cells("\tshfl.sync.idx.b32 %r30, %r2, 3, 0x1f, -1;")
+    assert moved == [FRAGMENT[6 + e] for _ in range(32) for e in range(2)]

@@ -126,13 +126,7 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
     idx = a[ok][:, None] + np.arange(n)[None, :]
     warp = cta.warp[rows][ok]
     if idx.size:
-        other = sm.r_warps[idx] & ~(np.uint64(1) << warp.astype(np.uint64))[:, None]
-        war = ((sm.r_epoch[idx] == sm.epoch) & (other != 0)).any(axis=1)
-        if war.any():
-            k = int(np.argmax(war))
-            prog.events.add("race", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
-                            f"warp {int(warp[k])} writes shared 0x{int(a[ok][k]):x} that another warp read with no "
-                            "bar.sync between", int(war.sum()))
+        _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
         waw = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp[:, None]) & (sm.w_warp[idx] >= 0)).any(axis=1)
         if waw.any():
             k = int(np.argmax(waw))
@@ -147,20 +141,45 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         sm.w_warp[flat] = np.repeat(warp, n)
 
 
+def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows``; an
+    access no tensor holds is a finding."""
+    gm = cta.prog.gmem
+    assert gm is not None
+    a = addr[rows]
+    reg, off = gm.locate(a, n)
+    bad = reg < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        what = "tensor" if verb == "reads" else "output tensor"
+        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+                            f"{ins.opcode} {verb} {gm.describe(int(a[k]))}: no {what} holds those {n} bytes",
+                            int(bad.sum()))
+    return a, reg, off, bad
+
+
+def _write_after_read(cta: CTA, index: int, idx: np.ndarray, warp: np.ndarray, rows: np.ndarray, a: np.ndarray,
+                      verb: str) -> None:
+    """A race: bytes ``idx`` [r, n] that the threads ``rows`` (of ``warp``) write, which another warp read in this
+    barrier epoch.  ``verb`` words the write (``{}`` is the writer's warp)."""
+    sm = cta.smem
+    other = sm.r_warps[idx] & ~(np.uint64(1) << warp.astype(np.uint64))[:, None]
+    war = ((sm.r_epoch[idx] == sm.epoch) & (other != 0)).any(axis=1)
+    if war.any():
+        k = int(np.argmax(war))
+        cta.prog.events.add("race", index, cta.index, int(rows[k]), int(a[k]), "shared",
+                            f"{verb.format(int(warp[k]))} shared 0x{int(a[k]):x} that another warp read with no "
+                            "bar.sync between", int(war.sum()))
+
+
 def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
-    a = addr[rows]
-    reg, off = gm.locate(a, n)
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads")
     tags = np.full((len(rows), n), UNDEF, np.int64)
     bits = np.zeros((len(rows), n), np.uint8)
-    bad = reg < 0
-    if bad.any():
-        k = int(np.argmax(bad))
-        prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
-                        f"{ins.opcode} reads {gm.describe(int(a[k]))}: no tensor holds those {n} bytes",
-                        int(bad.sum()))
     for r in np.unique(reg[~bad]):
         sel = reg == r
         region = gm.regions[int(r)]
@@ -182,14 +201,7 @@ def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
     gm = prog.gmem
     assert gm is not None
     n = tags.shape[1]
-    a = addr[rows]
-    reg, off = gm.locate(a, n)
-    bad = reg < 0
-    if bad.any():
-        k = int(np.argmax(bad))
-        prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
-                        f"{ins.opcode} writes {gm.describe(int(a[k]))}: no output tensor holds those {n} bytes",
-                        int(bad.sum()))
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes")
     for r in np.unique(reg[~bad]):
         sel = reg == r
         region = gm.regions[int(r)]
@@ -428,13 +440,8 @@ def _cp(prog: Program, ins: Instr, index: int) -> Step:
         inside = (d >= 0) & (d + size <= sm.size)
         idx = d[inside][:, None] + np.arange(size)[None, :]
         if idx.size:
-            other = sm.r_warps[idx] & ~(np.uint64(1) << cta.warp[rows][inside].astype(np.uint64))[:, None]
-            war = ((sm.r_epoch[idx] == sm.epoch) & (other != 0)).any(axis=1)
-            if war.any():
-                k = int(np.argmax(war))
-                prog.events.add("race", index, cta.index, int(rows[inside][k]), int(d[inside][k]), "shared",
-                                f"cp.async overwrites shared 0x{int(d[inside][k]):x} that another warp read with no "
-                                "bar.sync between", int(war.sum()))
+            _write_after_read(cta, index, idx, cta.warp[rows][inside], rows[inside], d[inside],
+                              "cp.async (warp {}) overwrites")
             np.add.at(sm.pending, idx.reshape(-1), 1)
             sm.pending_instr[idx.reshape(-1)] = index
         sm.open_group.append(c)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..ptx.syntax import Instr, Reg, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
-from .fragments import NoLayout, matrix_load, mma_form, transpose_form
+from .fragments import NoLayout, Operand, matrix_load, mma_form, transpose_form
 from .machine import CTA, Program, Step
 from .ops_int import dest, handler, value
 from .ops_mem import address, read_shared, write_shared
@@ -44,7 +44,8 @@ def _regs(prog: Program, ins: Instr, o: object, n: int) -> list[Reg | None]:
     return [dest(prog, ins, x) for x in items]
 
 
-def _num_trans(prog: Program, ins: Instr) -> tuple[str, int, bool]:
+def _matrix_form(prog: Program, ins: Instr) -> tuple[int, Operand]:
+    """``ldmatrix``/``stmatrix`` ``.<shape>.x<num>[.trans].b16``: (num, the catalog's layout)."""
     parts = ins.parts
     shape = next((p for p in parts[1:] if p.startswith("m") and "n" in p), "m8n8")
     num = next((int(p[1:]) for p in parts[1:] if p in ("x1", "x2", "x4")), 0)
@@ -52,18 +53,17 @@ def _num_trans(prog: Program, ins: Instr) -> tuple[str, int, bool]:
         raise prog.error(ins, f"{ins.opcode}: no .num (.x1, .x2, .x4)")
     if "b16" not in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (only .b16 matrices)")
-    return shape, num, "trans" in parts
+    if len(ins.operands) != 2:
+        raise prog.error(ins, f"{ins.opcode} takes a register list and an address")
+    try:
+        return num, matrix_load(ins.base, shape, num, "trans" in parts, _face(prog))
+    except NoLayout as e:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
 
 
 @handler("ldmatrix")
 def _ldmatrix(prog: Program, ins: Instr, index: int) -> Step:
-    shape, num, trans = _num_trans(prog, ins)
-    try:
-        form = matrix_load("ldmatrix", shape, num, trans, _face(prog))
-    except NoLayout as e:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
-    if len(ins.operands) != 2:
-        raise prog.error(ins, f"{ins.opcode} takes a register list and an address")
+    num, form = _matrix_form(prog, ins)
     regs = _regs(prog, ins, ins.operands[0], num)
     addr_o = ins.operands[1]
     nrows = 8 * num
@@ -101,13 +101,7 @@ def _ldmatrix(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("stmatrix")
 def _stmatrix(prog: Program, ins: Instr, index: int) -> Step:
-    shape, num, trans = _num_trans(prog, ins)
-    try:
-        form = matrix_load("stmatrix", shape, num, trans, _face(prog))
-    except NoLayout as e:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
-    if len(ins.operands) != 2:
-        raise prog.error(ins, f"{ins.opcode} takes an address and a register list")
+    num, form = _matrix_form(prog, ins)
     addr_o = ins.operands[0]
     srcs = list(ins.operands[1].items) if isinstance(ins.operands[1], Vec) else [ins.operands[1]]
     if len(srcs) != num:
