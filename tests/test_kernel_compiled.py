@@ -67,6 +67,37 @@ def test_triton_matmul_for_sm80_is_proved(name, monkeypatch):
     assert r.block == (32 * warps, 1, 1)
 
 
+def _triton_run(kernel: str, constexprs: dict, target: str, grid: int, types: tuple[str, str, str],  # type: ignore[type-arg]
+                shape: tuple[int, int, int], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    M, N, K = shape
+    monkeypatch.chdir(KERNELS)
+    r = verify(triton=f"matmul.py:{kernel}", constexprs=constexprs, target=target, grid=[grid],
+               computes="C[m, n] = A[m, k] * B[k, n]",
+               args=[{"tensor": "A", "type": types[0], "shape": [M, K]}, {"tensor": "B", "type": types[1], "shape": [K, N]},
+                     {"tensor": "C", "type": types[2], "shape": [M, N]}, M, N, K, K, 1, N, 1, N, 1])
+    assert r.status == "proved", kernel_text(r)
+    _agree(r)
+
+
+def test_masked_loads_and_stores_of_a_shape_no_tile_divides(monkeypatch):
+    """M, N, K = 100, 72, 70 with 64 x 64 x 32 tiles: element-wise masked loads (0 outside), masked stores."""
+    _triton()
+    _triton_run("matmul_masked", {"BM": 64, "BN": 64, "BK": 32}, "sm_80", 4, ("f16", "f16", "f32"), (100, 72, 70),
+                monkeypatch)
+
+
+def test_an_f16_output_packs_the_accumulators_with_cvt(monkeypatch):
+    _triton()
+    _triton_run("matmul_kernel", {"BM": 64, "BN": 64, "BK": 32, "INT": 0}, "sm_80", 4, ("f16", "f16", "f16"),
+                (128, 128, 128), monkeypatch)
+
+
+def test_fp8_e4m3_for_sm89(monkeypatch):
+    _triton()
+    _triton_run("matmul_kernel", {"BM": 64, "BN": 64, "BK": 64, "INT": 0}, "sm_89", 4, ("e4m3", "e4m3", "f32"),
+                (128, 128, 128), monkeypatch)
+
+
 def test_the_triton_fixture_is_what_triton_makes_today(tmp_path, monkeypatch):
     """triton_fp16.ptx (committed) is Triton 3.9's output for its configuration, apart from the header line and the
     relative .file paths make_fixtures.py writes."""

@@ -782,6 +782,13 @@ def _createpolicy(prog: Program, ins: Instr, index: int) -> Step:
 # ----------------------------------------------------------------------------- floats (concrete) and conversions
 
 def as_float(bits: np.ndarray, t: str) -> np.ndarray:
+    """Bits as floats (float64 holds every f16, bf16 and f32 exactly); data bytes' bits may be anything (their
+    result is replaced by the domain's), so no floating-point warning is raised."""
+    with np.errstate(all="ignore"):
+        return _as_float(bits, t)
+
+
+def _as_float(bits: np.ndarray, t: str) -> np.ndarray:
     if t == "f16":
         return (bits & np.uint64(0xFFFF)).astype(np.uint16).view(np.float16).astype(np.float64)
     if t == "bf16":
@@ -794,7 +801,7 @@ def as_float(bits: np.ndarray, t: str) -> np.ndarray:
 
 
 def from_float(x: np.ndarray, t: str) -> np.ndarray:
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         if t == "f16":
             return x.astype(np.float16).view(np.uint16).astype(U64)
         if t == "bf16":  # round to nearest even on the top 16 bits of the f32
@@ -810,9 +817,11 @@ _ONE = {"f16": 0x3C00, "bf16": 0x3F80, "f32": 0x3F800000, "f64": 0x3FF0000000000
 
 
 def float_op(prog: Program, ins: Instr, index: int, t: str) -> Step:
-    """A floating-point ``add``/``sub``/``mul``/``fma``/``mad``/``neg``/``abs``/``min``/``max``: exact IEEE on
-    concrete values; on data only where it is an identity (``x * 1``, ``x + 0``, ``0 * y + x``)."""
+    """A floating-point ``add``/``sub``/``mul``/``fma``/``mad``/``neg``/``abs``/``min``/``max``: IEEE on concrete
+    values (``_float_result``); on data only where it is an identity (``x * 1``, ``x + 0``, ``0 * y + x``)."""
     op = ins.base
+    if op not in ("add", "sub", "mul", "fma", "mad", "neg", "abs", "min", "max"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
     if t in ("f16x2", "bf16x2"):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (packed float arithmetic)")
     if "approx" in ins.parts or "ftz" in ins.parts and op not in ("add", "sub", "mul", "fma", "mad", "neg", "abs"):
@@ -834,28 +843,34 @@ def float_op(prog: Program, ins: Instr, index: int, t: str) -> Step:
                 cta.put(d.id, r[0], r[1], m)
             return
         x = [as_float(b, t) for b in bits]
-        if op == "add":
-            y = x[0] + x[1]
-        elif op == "sub":
-            y = x[0] - x[1]
-        elif op == "mul":
-            y = x[0] * x[1]
-        elif op in ("fma", "mad"):
-            y = x[0] * x[1] + x[2]  # exact product in float64 for f16/f32 inputs, then one rounding
-        elif op == "neg":
-            y = -x[0]
-        elif op == "abs":
-            y = np.abs(x[0])
-        elif op == "min":
-            y = np.fmin(x[0], x[1])
-        elif op == "max":
-            y = np.fmax(x[0], x[1])
-        else:
-            raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+        with np.errstate(all="ignore"):
+            y = _float_result(op, x)
         und = merge_undef(*[None if g is None else (g == -2).any(axis=1) for g in tags])
         if d is not None:
             cta.put(d.id, from_float(y, t), undef_tags(cta, und, nb), m)
     return Step(ins, index, "op", run)
+
+
+def _float_result(op: str, x: list[np.ndarray]) -> np.ndarray:
+    """``op`` on concrete floats held exactly in float64 (every f16, bf16 and f32 is), rounded to the type by the
+    caller; an ``fma`` of f32 values is exact before that rounding only up to float64's (a double rounding is
+    possible: concrete floats here are parameters such as alpha and beta, never the data verified)."""
+    if op == "add":
+        return x[0] + x[1]
+    if op == "sub":
+        return x[0] - x[1]
+    if op == "mul":
+        return x[0] * x[1]
+    if op in ("fma", "mad"):
+        return x[0] * x[1] + x[2]
+    if op == "neg":
+        return -x[0]
+    if op == "abs":
+        return np.abs(x[0])
+    if op == "min":
+        return np.fmin(x[0], x[1])
+    assert op == "max", op
+    return np.fmax(x[0], x[1])
 
 
 def _float_identity(cta: CTA, ins: Instr, op: str, bits: list[np.ndarray], tags: list[np.ndarray | None], one: int,
