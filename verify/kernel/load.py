@@ -63,7 +63,7 @@ def compile_cu(path: str, arch: str) -> tuple[str, str]:
             cmd += [f"-I{cutlass}"]
         cmd += [path, "-o", str(out)]
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT)
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=COMPILE_TIMEOUT, env=compiler_env("NVCC_"))
         except subprocess.TimeoutExpired:
             raise ToolchainError(f"{path}: nvcc did not finish in {COMPILE_TIMEOUT:.0f} s") from None
         if p.returncode != 0:
@@ -186,7 +186,7 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
            "cc": int(t.group(1)), "num_warps": num_warps, "num_stages": num_stages}
     try:
         p = subprocess.run([sys.executable, "-c", _TRITON_SCRIPT], input=json.dumps(req), capture_output=True,
-                           text=True, timeout=COMPILE_TIMEOUT, env=_triton_env())
+                           text=True, timeout=COMPILE_TIMEOUT, env=compiler_env("TRITON_"))
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"{source}: Triton did not finish in {COMPILE_TIMEOUT:.0f} s") from None
     out = p.stdout.strip().splitlines()
@@ -202,11 +202,13 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
                         res["triton"])
 
 
-def _triton_env() -> dict[str, str]:
-    """The subprocess's environment: this one, with Triton's FP-fusion default stated (Triton 3.9 warns when it is
-    unset; the default it announces is kept, so the PTX is what an unconfigured Triton emits)."""
-    env = dict(os.environ)
-    env.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+def compiler_env(*prefixes: str) -> dict[str, str]:
+    """A compiler subprocess's environment: this one without the variables that change what the compiler emits
+    (``TRITON_*``, ``NVCC_*``), so no variable changes a verdict or an output (the compiler's version and the
+    files do).  Triton's FP-fusion default is stated: 3.9 warns when it is unset, and keeps fusion on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(prefixes)}
+    if "TRITON_" in prefixes:
+        env["TRITON_DEFAULT_FP_FUSION"] = "1"
     return env
 
 
@@ -217,5 +219,5 @@ def triton_launch(launch: Launch, kernel: TritonKernel) -> Launch:
     return replace(launch, args=args, block=(32 * kernel.num_warps, 1, 1), shared=kernel.shared, entry=kernel.name)
 
 
-__all__ = ["TRITON_TYPES", "ToolchainError", "TritonKernel", "compile_cu", "compile_triton", "load", "load_ptx",
+__all__ = ["TRITON_TYPES", "ToolchainError", "TritonKernel", "compile_cu", "compile_triton", "compiler_env", "load", "load_ptx",
            "pick_entry", "triton_launch"]
