@@ -436,6 +436,13 @@ def _shift_tags(cta: CTA, ins: Instr, ta: np.ndarray, s: np.ndarray, w: int, lef
     return np.where(ok, g, CONCRETE)
 
 
+def _field(cta: CTA, pos_o: Any, len_o: Any, m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """A bit field's position and length (the low 8 bits of each operand, per thread)."""
+    pos = cta.int_value(pos_o, 32, False, m, "a bit position")[0]
+    ln = cta.int_value(len_o, 32, False, m, "a bit length")[0]
+    return tuple(np.broadcast_to(np.asarray(x, U64), (cta.T,)) & np.uint64(0xFF) for x in (pos, ln))  # type: ignore[return-value]
+
+
 @handler("bfe")
 def _bfe(prog: Program, ins: Instr, index: int) -> Step:
     need(prog, ins, 4)
@@ -448,8 +455,7 @@ def _bfe(prog: Program, ins: Instr, index: int) -> Step:
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         a, ta = value(cta, a_o, nb)
-        pos = np.broadcast_to(np.asarray(cta.int_value(b_o, 32, False, m, "a bit position")[0], U64), (cta.T,)) & np.uint64(0xFF)
-        ln = np.broadcast_to(np.asarray(cta.int_value(c_o, 32, False, m, "a bit length")[0], U64), (cta.T,)) & np.uint64(0xFF)
+        pos, ln = _field(cta, b_o, c_o, m)
         a = np.broadcast_to(np.asarray(a, U64), (cta.T,))
         out = np.zeros(cta.T, U64)
         for k in range(cta.T):  # per-thread exact semantics (bfe is rare)
@@ -488,8 +494,7 @@ def _bfi(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         a, ta = value(cta, a_o, nb)
         b, tb = value(cta, b_o, nb)
-        pos = np.broadcast_to(np.asarray(cta.int_value(c_o, 32, False, m)[0], U64), (cta.T,)) & np.uint64(0xFF)
-        ln = np.broadcast_to(np.asarray(cta.int_value(e_o, 32, False, m)[0], U64), (cta.T,)) & np.uint64(0xFF)
+        pos, ln = _field(cta, c_o, e_o, m)
         a = np.broadcast_to(np.asarray(a, U64), (cta.T,))
         b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
         out = np.zeros(cta.T, U64)
