@@ -22,8 +22,8 @@ PKG = ROOT / "verify"
 pytestmark = SOURCES_GROUP
 
 # Each layer may import only from layers listed before it (and from itself).
-LAYERS = ["errors", "files", "formula", "engines", "layout", "witnesses", "results", "catalog", "checks", "hardware", "outputs",
-          "api", "cli", "__main__"]
+LAYERS = ["errors", "files", "ptx", "formula", "engines", "layout", "witnesses", "results", "catalog", "checks", "hardware",
+          "kernel", "outputs", "api", "cli", "__main__"]
 
 
 def _module_name(path: Path, pkg: Path = PKG) -> str:

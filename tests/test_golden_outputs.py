@@ -1,7 +1,8 @@
 """Every user-visible output is byte-identical to the recorded one unless a change means it.
 
-``check`` (text and JSON) on the bundled specs and on the doc pages, ``list``, and ``table`` (text
-and JSON) for every layout are digested into ``tests/golden/digests.json``; the specs' JSON is kept
+``check`` (text and JSON) on the bundled specs and on the doc pages, ``list``, ``table`` (text
+and JSON) for every layout, and ``kernel`` (text, JSON, SARIF) on two fixtures are digested into
+``tests/golden/digests.json``; the specs' JSON is kept
 whole in ``tests/golden/check_specs.json`` so a failure shows the diff.  A change that is meant
 (a fixed bug, a new check) updates them with
 
@@ -49,6 +50,7 @@ def _outputs(docs: Path | None, checked: tuple | None = None, pages_checked: tup
             shown = lay.representative()  # a family: its smallest instance (table --param picks others)
             out[f"table/{lay.id}.json"] = out_json.to_json(out_json.table_json(shown))
             out[f"table/{lay.id}.txt"] = out_text.table_text(shown)
+        out.update(_kernel_outputs())
         if docs is not None:
             if pages_checked is None:
                 pspecs, findings = api.load_with_doc_findings([os.path.relpath(docs, ROOT)])
@@ -62,6 +64,20 @@ def _outputs(docs: Path | None, checked: tuple | None = None, pages_checked: tup
         return out
     finally:
         os.chdir(cwd)
+
+
+def _kernel_outputs() -> dict[str, str]:
+    """``ptx-verify kernel`` on a proved and a refuted fixture, in its three formats (run from the repository)."""
+    from verify.kernel.frontdoor import verify  # noqa: PLC0415
+    from verify.outputs.kernel import kernel_sarif, kernel_text  # noqa: PLC0415
+    from verify.outputs.sarif import to_text  # noqa: PLC0415
+    out: dict[str, str] = {}
+    for name in ("mma_inline", "mma_inline_read_swizzled"):
+        r = verify(f"examples/kernels/{name}.toml")
+        out[f"kernel/{name}.txt"] = kernel_text(r)
+        out[f"kernel/{name}.json"] = out_json.to_json(r.to_json())
+        out[f"kernel/{name}.sarif"] = to_text(kernel_sarif(r))
+    return out
 
 
 def _digests(outputs: dict[str, str]) -> dict[str, str]:

@@ -147,7 +147,7 @@ def test_diff_of_the_specs_and_the_9_1_pages_is_empty(docs91_dir: Path, capsys) 
     data = json.loads(out)
     assert rc == 0 and not data["differs"], err
     assert len(data["unchanged"]) == 139 and {"tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle"} <= set(
-        data["unchanged"]) and len(data["outside"]) == 138
+        data["unchanged"]) and len(data["outside"]) == 148  # 10 of them storage and map layouts no page states (CUTLASS, DeepGEMM, Triton)
 
 
 def _renumbered(src: Path, dst: Path, old: str, new: str) -> None:

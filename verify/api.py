@@ -973,6 +973,28 @@ def register_banks(registers: str | bytes, layout: Any, access: str, *, tensor: 
     return check_register_banks(parse_triton(registers, source, tensor), layout, kind, _timeout(timeout))
 
 
+def verify_kernel(launch: str | Path | Any | None = None, *, ptx: str | Path | None = None, cu: str | Path | None = None,
+                  arch: str | None = None, triton: str | None = None, constexprs: Mapping[str, int] | None = None,
+                  target: str = "sm_80", num_warps: int = 4, num_stages: int = 3, entry: str | None = None,
+                  grid: Sequence[int] | None = None, block: Sequence[int] | None = None, shared: int | None = None,
+                  computes: str | None = None, args: Sequence[Any] | None = None) -> Any:
+    """Verify a compiled kernel: its PTX executed exactly on the CPU for every thread of every CTA of the launch,
+    with the catalog's layouts as the tensor-core instructions' meaning (``verify.kernel``).  Returns a
+    ``verify.kernel.result.KernelResult``: ``status`` ``proved``, ``refuted`` (findings with their chains) or
+    ``error`` (the two engines disagree).
+
+    Give a launch file (``launch="mm.toml"``, docs/kernels.md), or the same fields as keywords: ``ptx=`` (or
+    ``cu=`` with ``arch=``, compiled with nvcc, or ``triton="mm.py:matmul_kernel"`` with ``constexprs=``,
+    ``target=``, ``num_warps=``, ``num_stages=``, compiled by Triton in a subprocess), ``grid``, ``block``,
+    ``computes="C[m, n] = A[m, k] * B[k, n]"`` and ``args`` (as in the launch file: ``{"tensor": "A", "type":
+    "f16", "shape": [128, 64]}``, numbers, ``{"type": "f16", "value": 1.0}``...).  Bad input raises
+    ``SpecError`` (with its position) or ``UsageError``."""
+    from .kernel import frontdoor  # noqa: PLC0415
+    return frontdoor.verify(launch, ptx=ptx, cu=cu, arch=arch, triton=triton, constexprs=constexprs, target=target,
+                            num_warps=num_warps, num_stages=num_stages, entry=entry, grid=grid, block=block,
+                            shared=shared, computes=computes, args=args)
+
+
 __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", "InstructionResult", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
            "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
@@ -980,4 +1002,4 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
            "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
            "register_banks", "check_given",
-           "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch"]
+           "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]

@@ -113,6 +113,20 @@ exit codes:
      extents cannot be tiled (incompatible), or a map the doc leaves unspecified (wmma); --reduce: inexact
      (the lane pair that breaks it)
 {_BAD_INPUT}""",
+    "kernel": f"""\
+examples:
+  ptx-verify kernel examples/kernels/triton_fp16.toml         # a launch file: .ptx, grid, block, computes, args
+  ptx-verify kernel mm.ptx --grid 1 --block 128 --computes "C[m, n] = A[m, k] * B[k, n]" \\
+      --arg A:f16:128x256 --arg B:f16:256x128 --arg C:f32:128x128 --arg 128 --arg 128 --arg 256 ...
+  ptx-verify kernel --triton mm.py:matmul_kernel --constexpr BM=128 --constexpr BN=128 --constexpr BK=64 \\
+      --target sm_80 --grid 1 --computes "C[m, n] = A[m, k] * B[k, n]" --arg A:f16:128x256 ...
+
+exit codes:
+  0  proved: every output element is exactly its einsum sum, each product once, nothing else written
+  1  refuted (the first wrong element and the chain that made it, and every other finding), or the two
+     engines disagree
+{_BAD_INPUT}; also an instruction the executor does not know (named with its line), a branch it cannot
+     follow, or a missing toolchain (nvcc, Triton)""",
     "diff": f"""\
 example:
   ptx-verify diff ../shared/ptx-isa-9.0 ../shared/ptx-isa-9.1

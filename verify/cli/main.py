@@ -208,9 +208,9 @@ def _parser(specs_help: str, check_only: bool = False) -> argparse.ArgumentParse
             t.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
     t.set_defaults(func=cmd_table)
 
-    from . import confirm, diff, ingest, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
+    from . import confirm, diff, ingest, kernel, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
     layouts.add_arch_options(t)
-    for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared):
+    for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared, kernel):
         module.register(sub)
     sub.choices["confirm"].set_defaults(func=_with_progress("confirm: building and running probes",
                                                             sub.choices["confirm"].get_default("func")))

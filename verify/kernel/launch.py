@@ -1,0 +1,417 @@
+"""The launch: which kernel, on what grid, with which arguments, meant to compute what (a TOML file, or the same
+fields from the command line or the API).
+
+    ptx = "mm.ptx"                 # or: cu = "mm.cu" with arch = "sm_80" (compiled with nvcc -ptx)
+    entry = "matmul_kernel"        # the .entry; optional when the module has one
+    grid = [2, 2, 1]
+    block = [128, 1, 1]
+    shared = 49152                 # bytes of dynamic shared memory (default: what the module declares statically)
+    computes = "C[m, n] = A[m, k] * B[k, n]"
+    args = [                        # the kernel's parameters, in order
+      { tensor = "A", type = "f16", shape = [256, 128] },                  # row-major unless strides = [...]
+      { tensor = "B", type = "f16", shape = [128, 256], strides = [1, 128] },
+      { tensor = "C", type = "f32", shape = [256, 256] },
+      256, 256, 128,                                                        # scalars, as the parameter's type
+      { type = "f16", value = 1.0 },                                        # a scalar of a type of its own
+      { type = "s32", values = [256, 256, 128] },                           # a struct of one type, packed
+      {},                                                                   # an empty struct (CuTe's static layouts)
+    ]
+
+Parameters the kernel has beyond those listed are accepted when they are pointers (Triton's trailing scratch
+pointers): they are null, and any access through them is out of bounds.  The file is read by the project's safe
+reader; every bad field is a ``SpecError`` at its line and column (exit 2).
+"""
+from __future__ import annotations
+
+import math
+import re
+import struct
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Union
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from ..errors import SpecError
+from ..files import MAX_NESTING, nesting_error, read_text
+from .einsum import Einsum, parse_einsum
+
+ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
+                 "s32": 4, "u32": 4, "s64": 8, "u64": 8, "e4m3": 1, "e5m2": 1, "b8": 1, "b16": 2, "b32": 4, "b64": 8}
+FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
+MAX_THREADS = 1024
+MAX_CTAS = 1 << 16
+MAX_ELEMENTS = 1 << 26  # elements of one tensor
+KEYS = ("ptx", "cu", "arch", "entry", "grid", "block", "shared", "computes", "args")
+
+
+@dataclass(frozen=True)
+class Tensor:
+    name: str
+    type: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    line: int = 0
+    col: int = 0
+
+    @property
+    def element_bytes(self) -> int:
+        return ELEMENT_BYTES[self.type]
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def span(self) -> int:
+        """Bytes from the first element to the end of the last."""
+        if not self.size:
+            return 0
+        return (sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + 1) * self.element_bytes
+
+    def describe(self) -> str:
+        dims = " x ".join(str(n) for n in self.shape)
+        row = self.strides == row_major(self.shape)
+        return f"{self.name}: {self.type} {dims}" + ("" if row else f", strides {list(self.strides)}")
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A scalar argument: an integer, or a float; ``type`` given (``{ type = "f16", value = 1.0 }``) or the
+    parameter's."""
+
+    value: Union[int, float]
+    type: str | None = None
+    line: int = 0
+    col: int = 0
+
+
+@dataclass(frozen=True)
+class Struct:
+    """A struct argument given as values of one type, packed at their alignment (``{}``: an empty struct)."""
+
+    type: str | None
+    values: tuple[Union[int, float], ...]
+    line: int = 0
+    col: int = 0
+
+
+Arg = Union[Tensor, Scalar, Struct]
+
+
+@dataclass(frozen=True)
+class Launch:
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    computes: Einsum
+    args: tuple[Arg, ...]
+    entry: str | None = None
+    shared: int | None = None
+    ptx: str | None = None  # path, resolved against the launch file's folder
+    cu: str | None = None
+    arch: str | None = None
+    path: str = "<launch>"
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def threads(self) -> int:
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def ctas(self) -> int:
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+    def tensors(self) -> dict[str, Tensor]:
+        return {a.name: a for a in self.args if isinstance(a, Tensor)}
+
+    def at(self, key: str) -> tuple[int, int]:
+        return self.positions.get(key, (1, 1))
+
+
+def row_major(shape: tuple[int, ...]) -> tuple[int, ...]:
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return tuple(reversed(out))
+
+
+def encode_scalar(value: Union[int, float], typ: str) -> bytes:
+    """The bytes of ``value`` as a parameter of PTX type ``typ`` (floats by IEEE rounding; integers two's
+    complement, which must fit)."""
+    nbytes = ELEMENT_BYTES.get(typ) or {"pred": 1}.get(typ, 0)
+    if typ in ("f16", "f32", "f64"):
+        return struct.pack({"f16": "<e", "f32": "<f", "f64": "<d"}[typ], float(value))
+    if typ == "bf16":
+        return struct.pack("<f", float(value))[2:]
+    if isinstance(value, float):
+        raise ValueError(f"{value} is not an integer, and the parameter is .{typ}")
+    lo = -(1 << (8 * nbytes - 1))
+    if not lo <= value < (1 << (8 * nbytes)):
+        raise ValueError(f"{value} does not fit .{typ}")
+    return (value % (1 << (8 * nbytes))).to_bytes(nbytes, "little")
+
+
+# ----------------------------------------------------------------------------- reading a launch file
+
+class _Where:
+    """Lines and columns of a launch file's keys and of the elements of its ``args`` array."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path, self.text = path, text
+
+    def pos(self, off: int) -> tuple[int, int]:
+        return self.text.count("\n", 0, off) + 1, off - (self.text.rfind("\n", 0, off) + 1) + 1
+
+    def key(self, key: str) -> tuple[int, int]:
+        m = re.search(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=", self.text)
+        return self.pos(m.start() + len(m.group()) - len(m.group().lstrip())) if m else (1, 1)
+
+    def value(self, key: str) -> tuple[int, int]:
+        m = re.search(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=[ \t]*", self.text)
+        return self.pos(m.end()) if m else (1, 1)
+
+    def elements(self, key: str) -> list[tuple[int, int]]:
+        """Positions of the top-level elements of the array ``key = [ ... ]``."""
+        m = re.search(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=[ \t]*\[", self.text)
+        if not m:
+            return []
+        out: list[tuple[int, int]] = []
+        t, k, depth, expect = self.text, m.end(), 0, True
+        while k < len(t):
+            c = t[k]
+            if c == "#":
+                k = t.find("\n", k)
+                if k < 0:
+                    break
+                continue
+            if c in " \t\r\n":
+                k += 1
+                continue
+            if depth == 0 and c == "]":
+                break
+            if depth == 0 and expect:
+                out.append(self.pos(k))
+                expect = False
+            if c in "[{":
+                depth += 1
+            elif c in "]}":
+                depth -= 1
+            elif c == "," and depth == 0:
+                expect = True
+            elif c in "\"'":
+                end = t.find(c, k + 1)
+                k = end if end > 0 else len(t)
+            k += 1
+        return out
+
+    def char_at(self, line: int, col: int) -> str:
+        lines = self.text.split("\n")
+        return lines[line - 1][col - 1: col] if 0 < line <= len(lines) else ""
+
+    def error(self, at: tuple[int, int], msg: str) -> SpecError:
+        return SpecError(self.path, at[0], at[1], msg)
+
+
+def _int_list(w: _Where, key: str, v: Any, n: int, lo: int, hi: int) -> tuple[int, ...]:
+    at = w.value(key)
+    if isinstance(v, int) and not isinstance(v, bool):
+        v = [v]
+    if not isinstance(v, list) or not v or len(v) > n or not all(isinstance(x, int) and not isinstance(x, bool) for x in v):
+        raise w.error(at, f"'{key}' must be a list of 1 to {n} integers, such as [2, 2, 1]")
+    for x in v:
+        if not lo <= x <= hi:
+            raise w.error(at, f"'{key}': {x} is out of range ({lo}..{hi})")
+    return tuple(v) + (1,) * (n - len(v))
+
+
+def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
+    extra = set(t) - {"tensor", "type", "shape", "strides"}
+    if extra:
+        raise w.error(at, f"unknown field '{sorted(extra)[0]}' in a tensor argument (tensor, type, shape, strides)")
+    name = t["tensor"]
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise w.error(at, f"tensor name {name!r} must be an identifier")
+    typ = t.get("type")
+    if typ not in ELEMENT_BYTES:
+        raise w.error(at, f"tensor {name}: type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
+    shape = t.get("shape")
+    if not isinstance(shape, list) or not shape or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                                           for x in shape):
+        raise w.error(at, f"tensor {name}: 'shape' must be a list of positive integers")
+    if math.prod(shape) > MAX_ELEMENTS:
+        raise w.error(at, f"tensor {name}: {math.prod(shape)} elements (limit {MAX_ELEMENTS})")
+    strides = t.get("strides", list(row_major(tuple(shape))))
+    if not isinstance(strides, list) or len(strides) != len(shape) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in strides):
+        raise w.error(at, f"tensor {name}: 'strides' must be {len(shape)} non-negative integers (in elements)")
+    tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at)
+    problem = overlap(tensor)
+    if problem:
+        raise w.error(at, f"tensor {name}: {problem}")
+    return tensor
+
+
+def overlap(t: Tensor) -> str:
+    """Why ``t``'s strides place two elements at one address ('' when they do not)."""
+    order = sorted(range(len(t.shape)), key=lambda d: (t.strides[d], d))
+    reach = 1  # elements spanned by the dimensions placed so far
+    for d in order:
+        if t.shape[d] == 1:
+            continue
+        if t.strides[d] < reach:
+            return f"strides {list(t.strides)} place two elements at one address"
+        reach = t.strides[d] * (t.shape[d] - 1) + reach
+    return ""
+
+
+def _arg(w: _Where, at: tuple[int, int], a: Any) -> Arg:
+    if isinstance(a, bool):
+        raise w.error(at, "an argument cannot be a boolean")
+    if isinstance(a, (int, float)):
+        if isinstance(a, float) and not math.isfinite(a):
+            raise w.error(at, f"scalar {a} is not finite")
+        return Scalar(a, None, *at)
+    if not isinstance(a, dict):
+        raise w.error(at, f"an argument is a tensor table, a number or a struct table, not {type(a).__name__}")
+    if "tensor" in a:
+        return _tensor(w, at, a)
+    extra = set(a) - {"type", "value", "values"}
+    if extra:
+        raise w.error(at, f"unknown field '{sorted(extra)[0]}' in an argument (tensor, or type with value or values)")
+    if not a:
+        return Struct(None, (), *at)
+    typ = a.get("type")
+    if typ not in ELEMENT_BYTES:
+        raise w.error(at, f"argument type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
+    if ("value" in a) == ("values" in a):
+        raise w.error(at, "give either 'value' (a scalar) or 'values' (a struct of one type)")
+    vals = [a["value"]] if "value" in a else a["values"]
+    if not isinstance(vals, list) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        raise w.error(at, "'values' must be a list of numbers")
+    for v in vals:
+        try:
+            encode_scalar(v, typ)
+        except (ValueError, OverflowError) as e:
+            raise w.error(at, str(e)) from None
+    if "value" in a:
+        return Scalar(vals[0], typ, *at)
+    return Struct(typ, tuple(vals), *at)
+
+
+def parse_launch(text: str, path: str = "<launch>") -> Launch:
+    """Launch TOML text -> ``Launch`` (paths of ``ptx``/``cu`` resolved against ``path``'s folder)."""
+    w = _Where(path, text)
+    deep = nesting_error(text, "toml")
+    if deep is not None:
+        raise SpecError(path, *deep, f"TOML: arrays or tables nested deeper than {MAX_NESTING} levels")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        m = re.search(r"\(at line (\d+), column (\d+)\)", str(e))
+        line, col = (int(m[1]), int(m[2])) if m else (1, 1)
+        raise SpecError(path, line, col, "TOML: " + re.sub(r"\s*\(at line \d+, column \d+\)", "", str(e))) from None
+    return from_fields(doc, w)
+
+
+class Fields(_Where):
+    """Where the fields of a launch given as values (the API, the command line) are: nowhere in a file, so every
+    error is at line 1 of ``path`` (``<api>`` or ``<command line>``)."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, "")
+
+    def key(self, key: str) -> tuple[int, int]:
+        return (1, 1)
+
+    def value(self, key: str) -> tuple[int, int]:
+        return (1, 1)
+
+    def elements(self, key: str) -> list[tuple[int, int]]:
+        return []
+
+
+def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
+    """A launch from its fields (a TOML document's, or the same given as values), every field checked."""
+    path = w.path
+    for k in doc:
+        if k not in KEYS:
+            raise w.error(w.key(k), f"unknown field '{k}' (the fields: {', '.join(KEYS)})")
+    where = Path(path).parent if path not in ("<launch>", "-", "<api>", "<command line>") else Path(".")
+    ptx = cu = arch = None
+    if "ptx" in doc and "cu" in doc:
+        raise w.error(w.key("cu"), "give 'ptx' or 'cu', not both")
+    for k in ("ptx", "cu", "arch", "entry", "computes"):
+        if k in doc and doc[k] is not None and not isinstance(doc[k], str):
+            raise w.error(w.value(k), f"'{k}' must be a string")
+    if doc.get("ptx") is not None:
+        ptx = str(where / doc["ptx"])
+    elif doc.get("cu") is not None:
+        cu = str(where / doc["cu"])
+        arch = doc.get("arch")
+        if not arch or not re.fullmatch(r"sm_\d+[af]?", arch):
+            raise w.error(w.key("arch") if "arch" in doc else w.key("cu"), "'cu' needs arch = \"sm_80\" (or another sm_NN)")
+    elif "ptx" not in doc:
+        raise SpecError(path, 1, 1, "missing field 'ptx' (or 'cu' with 'arch')")
+    if doc.get("arch") is not None and doc.get("cu") is None:
+        raise w.error(w.key("arch"), "'arch' is for 'cu' (a PTX file states its .target)")
+    for k in ("grid", "block", "computes", "args"):
+        if doc.get(k) is None:
+            raise SpecError(path, 1, 1, f"missing field '{k}'")
+    grid = _int_list(w, "grid", doc["grid"], 3, 1, MAX_CTAS)
+    block = _int_list(w, "block", doc["block"], 3, 1, MAX_THREADS)
+    if math.prod(block) > MAX_THREADS:
+        raise w.error(w.value("block"), f"a block of {math.prod(block)} threads (limit {MAX_THREADS})")
+    if math.prod(grid) > MAX_CTAS:
+        raise w.error(w.value("grid"), f"a grid of {math.prod(grid)} CTAs (limit {MAX_CTAS})")
+    shared = doc.get("shared")
+    if shared is not None and (not isinstance(shared, int) or isinstance(shared, bool) or not 0 <= shared <= 1 << 20):
+        raise w.error(w.value("shared"), "'shared' must be the bytes of dynamic shared memory (0 .. 1048576)")
+    c_line, c_col = w.value("computes")
+    quote = w.char_at(c_line, c_col)
+    computes = parse_einsum(doc["computes"], path, c_line, c_col + (1 if quote in "\"'" else 0))
+    raw = doc["args"]
+    if not isinstance(raw, (list, tuple)):
+        raise w.error(w.value("args"), "'args' must be an array of the kernel's arguments, in order")
+    at = w.elements("args")
+    args = tuple(a if isinstance(a, (Tensor, Scalar, Struct)) else _arg(w, at[k] if k < len(at) else w.value("args"), a)
+                 for k, a in enumerate(raw))
+    positions = {k: w.key(k) for k in doc}
+    positions["computes"] = (c_line, c_col + (1 if quote in "\"'" else 0))
+    launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions)
+    check_computes(launch, w.error)
+    return launch
+
+
+def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-def]
+    """``computes`` names tensors among the arguments, each index with one extent."""
+    at = launch.at("computes")
+    tensors = launch.tensors()
+    names = [a.name for a in launch.args if isinstance(a, Tensor)]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise error(at, f"tensor {sorted(dup)[0]} is given twice among the arguments")
+    extent: dict[str, tuple[int, str]] = {}
+    for acc in (launch.computes.output, *launch.computes.factors):
+        t = tensors.get(acc.tensor)
+        if t is None:
+            raise error(at, f"computes names {acc.tensor}, which is no tensor argument")
+        if len(acc.indices) != len(t.shape):
+            raise error(at, f"{acc.tensor} has {len(t.shape)} dimensions, computes gives it {len(acc.indices)} indices")
+        for ix, n in zip(acc.indices, t.shape):
+            if ix in extent and extent[ix][0] != n:
+                raise error(at, f"index {ix} is {extent[ix][0]} in {extent[ix][1]} and {n} in {acc.tensor}")
+            extent.setdefault(ix, (n, acc.tensor))
+
+
+def read_launch(path: str) -> Launch:
+    """A launch file, by the safe reader."""
+    return parse_launch(read_text(path), path)
+
+
+__all__ = ["Arg", "ELEMENT_BYTES", "Fields", "Launch", "Scalar", "Struct", "Tensor", "check_computes", "encode_scalar",
+           "from_fields", "parse_launch", "read_launch", "row_major"]

@@ -1,0 +1,431 @@
+"""The executor: a kernel's PTX run exactly on the CPU, every thread of every CTA of the launch.
+
+One CTA at a time, all of its threads at once: a register is one numpy row per thread (``verify.kernel.bytes``),
+every instruction acts on all the threads it is active for, and the warps of the CTA step in lockstep.  Control
+flow: while every live thread is at one instruction, branches and loops run as the kernel runs them; when a branch
+splits the threads, the threads at the smallest instruction index run first until the others are reached, where
+they join again (min-PC scheduling, the reconvergence of structured code).  A collective instruction (``mma.sync``,
+``ldmatrix``, ``shfl.sync``, ``bar.sync``) reached by part of a warp or of the CTA is an error naming the branch
+that split them: the executor never guesses.
+
+The data domain is the engine's (``verify.kernel.symbolic``: atoms and exact sums; ``verify.kernel.numeric``:
+random integers); addresses, indices and control flow are exact bit-vectors in both.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import SpecError
+from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
+from .bytes import CONCRETE, UNDEF, U64, full_tags, mask_of, sext
+from .launch import Launch, Scalar, Struct, Tensor, encode_scalar
+from .memory import Events, GlobalMemory, SharedMemory
+
+MAX_STEPS = 20_000_000  # instructions one CTA may execute (a loop that does not end is an error)
+
+
+class KernelError(SpecError):
+    """The executor cannot follow the kernel (an unsupported instruction, data used as an address, a divergent
+    collective...): exit 2, at the PTX line and column."""
+
+
+@dataclass
+class Step:
+    instr: Instr
+    index: int
+    kind: str  # "op", "bra", "exit", "nop"
+    run: Callable[["CTA", np.ndarray | None], None] | None = None
+    target: int = -1
+    collective: str = ""  # "warp" or "cta": needs whole warps / the whole CTA
+
+
+@dataclass
+class Program:
+    """A decoded kernel and its launch: steps, registers, shared-memory and parameter layouts, global memory."""
+
+    module: Module
+    fn: Function
+    launch: Launch
+    domain: Any  # verify.kernel.symbolic.Symbolic or verify.kernel.numeric.Numeric
+    steps: list[Step] = field(default_factory=list)
+    widths: list[int] = field(default_factory=list)
+    shared_addr: dict[str, int] = field(default_factory=dict)
+    shared_size: int = 0
+    param_off: dict[str, tuple[int, int]] = field(default_factory=dict)
+    params: bytes = b""
+    gmem: GlobalMemory | None = None
+    events: Events = field(default_factory=Events)
+    trace: bool = False  # the chain's run: every load's data gets a value of its own (``domain.moved``)
+    steps_run: int = 0
+
+    def error(self, instr: Instr | Any, message: str) -> KernelError:
+        return KernelError(self.module.path, instr.line, instr.col, message)
+
+
+def _align(x: int, a: int) -> int:
+    return (x + a - 1) // a * a
+
+
+def layout_shared(module: Module, fn: Function, dynamic: int | None) -> tuple[dict[str, int], int]:
+    """Addresses of the shared variables (static in declaration order, then the dynamic ones after them) and the
+    total size (static + ``dynamic`` bytes)."""
+    addr: dict[str, int] = {}
+    off = 0
+    decls: list[VarDecl] = [v for v in (*module.variables, *fn.variables) if v.space.startswith("shared")]
+    for v in decls:
+        if v.count is not None:
+            off = _align(off, v.align)
+            addr[v.name] = off
+            off += v.size
+    static = off
+    dyn_align = max([v.align for v in decls if v.count is None] or [1])
+    start = _align(static, max(dyn_align, 16))
+    for v in decls:
+        if v.count is None:
+            addr[v.name] = start
+    size = start + (dynamic or 0) if any(v.count is None for v in decls) else static
+    return addr, size
+
+
+def build_params(prog: Program) -> None:
+    """The parameter space: each argument encoded as its parameter's type, at its offset and alignment."""
+    fn, launch = prog.fn, prog.launch
+    buf = bytearray()
+    args = list(launch.args)
+    if len(args) > len(fn.params):
+        a = args[len(fn.params)]
+        raise SpecError(launch.path, a.line or 1, a.col or 1,
+                        f"{len(args)} arguments for {len(fn.params)} parameters of {fn.name}")
+    gmem = prog.gmem
+    assert gmem is not None
+    for k, p in enumerate(fn.params):
+        off = _align(len(buf), p.align)
+        buf.extend(b"\0" * (off - len(buf)))
+        prog.param_off[p.name] = (off, p.size)
+        if k >= len(args):
+            if p.size != 8:
+                raise SpecError(launch.path, 1, 1, f"parameter {k} of {fn.name} ({p.name}, .{p.type}) is not given: "
+                                                   "only trailing pointers (Triton's scratch pointers) may be left out")
+            buf.extend(b"\0" * 8)
+            continue
+        a = args[k]
+        where = (launch.path, a.line or 1, a.col or 1)
+        if isinstance(a, Tensor):
+            if p.size != 8:
+                raise SpecError(*where, f"tensor {a.name} is given for parameter {k} ({p.name}), which is .{p.type} "
+                                        f"of {p.size} bytes, not a 64-bit pointer")
+            buf.extend(gmem.base_of(a.name).to_bytes(8, "little"))
+        elif isinstance(a, Scalar):
+            typ = a.type or p.type
+            if a.type is None and p.count != 1:
+                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes: give the scalar's type "
+                                        "({ type = \"f16\", value = 1.0 })")
+            try:
+                data = encode_scalar(a.value, typ if typ not in ("b8", "b16", "b32", "b64") or isinstance(a.value, int)
+                                     else {"b16": "f16", "b32": "f32", "b64": "f64"}.get(typ, typ))
+            except (ValueError, OverflowError, KeyError) as e:
+                raise SpecError(*where, f"parameter {k} ({p.name}): {e}") from None
+            if len(data) != p.size:
+                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the scalar {a.value} as .{typ} "
+                                        f"is {len(data)}")
+            buf.extend(data)
+        else:
+            assert isinstance(a, Struct)
+            data = bytearray()
+            for v in a.values:
+                enc = encode_scalar(v, a.type or "b8")
+                data.extend(b"\0" * (_align(len(data), len(enc)) - len(data)))
+                data.extend(enc)
+            if len(data) > p.size:
+                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(data)}")
+            buf.extend(bytes(data) + b"\0" * (p.size - len(data)))
+    prog.params = bytes(buf)
+
+
+class CTA:
+    """One CTA's state while it runs: registers, shared memory, the threads' positions."""
+
+    def __init__(self, prog: Program, ctaid: tuple[int, int, int], index: int) -> None:
+        self.prog = prog
+        self.ctaid = ctaid
+        self.index = index
+        bx, by, bz = prog.launch.block
+        self.T = T = bx * by * bz
+        t = np.arange(T, dtype=np.int64)
+        self.tid = (t % bx, (t // bx) % by, t // (bx * by))
+        self.lane = t % 32
+        self.warp = t // 32
+        self.nwarps = (T + 31) // 32
+        n = len(prog.widths)
+        self.B: list[Any] = [None] * n
+        self.G: list[np.ndarray | None] = [None] * n
+        self.smem = SharedMemory(prog.shared_size)
+        self.step: Step | None = None
+        self.split_at: Instr | None = None  # the branch that split the threads, while they are split
+
+    # ------------------------------------------------------------------ registers
+
+    def get(self, r: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """(bits, tags) of register ``r`` (never written: zeros, every byte undefined)."""
+        b = self.B[r]
+        if b is None:
+            w = self.prog.widths[r]
+            if w == 1:
+                return np.zeros(self.T, bool), None
+            return np.zeros(self.T, U64), full_tags(self.T, max(1, w // 8), UNDEF)
+        return b, self.G[r]
+
+    def put(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
+        """Write register ``r`` for the threads of ``m`` (``None``: all)."""
+        w = self.prog.widths[r]
+        T = self.T
+        if w == 1:
+            bits = np.broadcast_to(np.asarray(bits, bool), (T,))
+        else:
+            bits = np.broadcast_to(np.asarray(bits, U64), (T,))
+            if w < 64:
+                bits = bits & mask_of(w)
+            nb = w // 8
+            if tags is not None and tags.shape[1] != nb:
+                tags = tags[:, :nb] if tags.shape[1] > nb else np.concatenate(
+                    [tags, np.full((T, nb - tags.shape[1]), CONCRETE, np.int64)], axis=1)
+        if m is None:
+            self.B[r] = np.array(bits)
+            self.G[r] = tags
+            return
+        old, oldtags = self.get(r)
+        self.B[r] = np.where(m, bits, old)
+        if tags is None and oldtags is None:
+            self.G[r] = None
+        else:
+            nb = max(1, w // 8)
+            nt = full_tags(T, nb) if tags is None else tags
+            ot = full_tags(T, nb) if oldtags is None else oldtags
+            g = np.where(m[:, None], nt, ot)
+            self.G[r] = None if (g == CONCRETE).all() else g
+
+    # ------------------------------------------------------------------ operands
+
+    def data_error(self, o: Any, tags: np.ndarray, m: np.ndarray | None, what: str) -> None:
+        """Raise when the threads of ``m`` hold data (tags >= 0) where only integers may be: the executor cannot
+        follow data into arithmetic, an address or a branch."""
+        d = (tags >= 0).any(axis=1)
+        if m is not None:
+            d &= m
+        if d.any():
+            t = int(np.argmax(d))
+            desc = self.prog.domain.describe_tags(tags[t])
+            name = getattr(o, "name", "an operand")
+            raise self.prog.error(self.step.instr if self.step else o,
+                                  f"{name} holds data ({desc}, thread {t}) where {what} is needed: the executor "
+                                  "follows data only through moves, packing, conversions and the tensor cores")
+
+    def int_value(self, o: Any, width: int, signed: bool, m: np.ndarray | None,
+                  what: str = "an integer") -> tuple[Any, np.ndarray | None]:
+        """An operand as an exact integer of ``width`` bits (``uint64``; signed values sign-extended to 64 bits),
+        and the threads for which it is undefined (``None``: none)."""
+        if isinstance(o, Reg):
+            b, g = self.get(o.id)
+            rw = self.prog.widths[o.id]
+            undef = None
+            if rw == 1:
+                return b.astype(U64), None
+            if g is not None:
+                self.data_error(o, g, m, what)
+                u = (g == UNDEF).any(axis=1)
+                if m is not None:
+                    u &= m
+                undef = u if u.any() else None
+            if rw > width:
+                b = b & mask_of(width)
+            if signed and min(rw, width) < 64:
+                b = sext(b, min(rw, width)).view(U64)
+            return b, undef
+        if isinstance(o, Imm):
+            v = o.value
+            if width < 64:
+                v &= (1 << width) - 1
+                if signed and v >> (width - 1):
+                    v -= 1 << width
+            return np.uint64(v % (1 << 64)), None
+        if isinstance(o, FImm):
+            return np.uint64(float_bits(o, width)), None
+        if isinstance(o, Special):
+            return self.special(o), None
+        if isinstance(o, (Sym, Addr)):
+            base = o if isinstance(o, Sym) else o.base
+            off = 0 if isinstance(o, Sym) else o.offset
+            if isinstance(base, Sym) and base.name in self.prog.shared_addr:
+                return np.uint64(self.prog.shared_addr[base.name] + off), None
+            raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable: its address is not known "
+                                     "to the executor")
+        raise self.prog.error(o, f"unexpected operand {type(o).__name__}")
+
+    def special(self, o: Special) -> np.ndarray | np.uint64:
+        n = o.name
+        if n.startswith("%tid."):
+            return self.tid["xyz".index(n[-1])].astype(U64)
+        if n.startswith("%ntid."):
+            return np.uint64(self.prog.launch.block["xyz".index(n[-1])])
+        if n.startswith("%ctaid."):
+            return np.uint64(self.ctaid["xyz".index(n[-1])])
+        if n.startswith("%nctaid."):
+            return np.uint64(self.prog.launch.grid["xyz".index(n[-1])])
+        if n == "%laneid":
+            return self.lane.astype(U64)
+        if n == "%warpid":
+            return self.warp.astype(U64)
+        if n == "%nwarpid":
+            return np.uint64(self.nwarps)
+        if n in ("%lanemask_lt", "%lanemask_le", "%lanemask_eq", "%lanemask_ge", "%lanemask_gt"):
+            lane = self.lane.astype(U64)
+            one = np.uint64(1)
+            eq = one << lane
+            return {"%lanemask_eq": eq, "%lanemask_lt": eq - one, "%lanemask_le": (eq << one) - one,
+                    "%lanemask_ge": ~(eq - one) & np.uint64(0xFFFFFFFF),
+                    "%lanemask_gt": ~((eq << one) - one) & np.uint64(0xFFFFFFFF)}[n]
+        if n == "%dynamic_smem_size":
+            return np.uint64(self.prog.launch.shared or 0)
+        if n == "%total_smem_size":
+            return np.uint64(self.prog.shared_size)
+        if n in ("%cluster_ctarank", "%cluster_nctarank"):
+            return np.uint64(0 if n == "%cluster_ctarank" else 1)
+        raise self.prog.error(o, f"special register {n} has no fixed value: the result would depend on the GPU")
+
+    def pred(self, o: Any) -> np.ndarray:
+        """A predicate operand (``%p``, ``!%p``, or an integer used as a predicate)."""
+        if isinstance(o, Not):
+            return ~self.pred(o.operand)
+        if isinstance(o, Reg) and self.prog.widths[o.id] == 1:
+            b = self.B[o.id]
+            if b is None:
+                raise self.prog.error(o, f"predicate {o.name} is read before it is written")
+            return b
+        if isinstance(o, Imm):
+            return np.full(self.T, bool(o.value))
+        raise self.prog.error(o, "expected a predicate register")
+
+
+def float_bits(o: FImm, width: int) -> int:
+    """A float literal's bits as a ``width``-bit float (a 64-bit literal for a 32-bit operand is rounded)."""
+    import struct  # noqa: PLC0415
+    if o.width == width or width not in (16, 32, 64):
+        return o.bits & ((1 << width) - 1) if width < 64 else o.bits
+    value = struct.unpack("<d", o.bits.to_bytes(8, "little"))[0] if o.width == 64 else \
+        struct.unpack("<f", o.bits.to_bytes(4, "little"))[0]
+    fmt = {16: "<e", 32: "<f", 64: "<d"}[width]
+    return int.from_bytes(struct.pack(fmt, value), "little")
+
+
+# ----------------------------------------------------------------------------- the scheduler
+
+def run_cta(prog: Program, cta: CTA) -> None:
+    """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split."""
+    steps = prog.steps
+    nsteps = len(steps)
+    T = cta.T
+    exited = np.zeros(T, bool)
+    pcs = np.zeros(T, np.int64)
+    uniform = True
+    pc = 0
+    count = 0
+    while True:
+        if uniform:
+            if pc >= nsteps:
+                break
+            live: np.ndarray | None = None if not exited.any() else ~exited
+            m = live
+        else:
+            live = ~exited
+            if not live.any():
+                break
+            lp = pcs[live]
+            pc = int(lp.min())
+            if pc >= nsteps:
+                break
+            m = live & (pcs == pc)
+            if (lp == pc).all():
+                uniform = True
+                cta.split_at = None
+                m = None if not exited.any() else live
+        count += 1
+        if count > MAX_STEPS:
+            raise prog.error(steps[min(pc, nsteps - 1)].instr,
+                             f"execution did not end after {MAX_STEPS} instructions (a loop that never ends?)")
+        st = steps[pc]
+        cta.step = st
+        ins = st.instr
+        if ins.guard is not None:
+            g = cta.pred(ins.guard)
+            if ins.negated:
+                g = ~g
+            gm = g if m is None else (g & m)
+        else:
+            gm = m
+        if st.collective and not uniform:
+            _collective_split(prog, cta, st, m, live)
+        if st.kind == "op":
+            if gm is None or gm.any():
+                assert st.run is not None
+                st.run(cta, gm)
+            nxt = pc + 1
+            if uniform:
+                pc = nxt
+            else:
+                pcs[m] = nxt
+            continue
+        if st.kind == "nop":
+            if uniform:
+                pc += 1
+            else:
+                pcs[m] = pc + 1
+            continue
+        if st.kind == "exit":
+            gone = (m if m is not None else np.ones(T, bool)) if gm is None else gm
+            exited |= gone
+            if uniform:
+                pc += 1
+            else:
+                pcs[m & ~exited] = pc + 1
+            continue
+        # a branch
+        base = m if m is not None else np.ones(T, bool)
+        taken = base if gm is None else gm
+        if uniform:
+            if taken is base or np.array_equal(taken, base):
+                pc = st.target
+            elif not taken.any():
+                pc += 1
+            else:
+                uniform = False
+                cta.split_at = ins
+                pcs[:] = pc + 1
+                pcs[taken] = st.target
+        else:
+            pcs[m] = pc + 1
+            pcs[taken] = st.target
+    prog.steps_run += count
+
+
+def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, live: np.ndarray | None) -> None:
+    """A collective reached while the threads are split: fine when whole warps (``warp``) or every live thread
+    (``cta``) are here; otherwise an error naming the branch that split them."""
+    here = m if m is not None else np.ones(cta.T, bool)
+    lv = live if live is not None else np.ones(cta.T, bool)
+    if st.collective == "cta":
+        ok = np.array_equal(here, lv)
+    else:
+        w = here.reshape(-1, 32) if cta.T % 32 == 0 else None
+        lw = lv.reshape(-1, 32) if cta.T % 32 == 0 else None
+        ok = w is not None and lw is not None and bool(((w == lw) | ~w.any(axis=1)[:, None]).all())
+    if not ok:
+        where = f" (the threads were split by the branch at line {cta.split_at.line})" if cta.split_at else ""
+        raise prog.error(st.instr, f"{st.instr.opcode} is reached by part of the {'CTA' if st.collective == 'cta' else 'warp'}"
+                                   f"{where}: the executor cannot say what it does")
+
+
+__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits",
+           "layout_shared", "run_cta"]

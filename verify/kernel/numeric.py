@@ -1,0 +1,152 @@
+"""The numeric engine: the same PTX run on exact random integers, compared with ``numpy.einsum``.
+
+It shares no value domain with the symbolic engine: each input element is a random integer (seeded, so runs are
+reproducible), data moves as plain bits (the integer semantics of every instruction), a tensor-core instruction
+multiplies and adds its operands' integers modulo 2^64 (the layouts read through the catalog's scalar face, not the
+numpy one the symbolic engine reads), and a conversion keeps the integer (truncated to the narrower width, or
+zero-extended).  The output is right where it equals the einsum of the inputs modulo 2^w, ``w`` the narrowest
+width the sums passed through (the output's type, the accumulators').  Inputs are drawn below 2^(narrowest element
+width the kernel's ``mma`` instructions read), so a kernel that narrows its inputs before the tensor cores keeps
+them.  A wrong product goes unseen only when its difference vanishes modulo 2^w: for 16-bit data about once in
+2^16 elements, for 8-bit data about once in 2^8 (stated, and the symbolic engine decides: see ``verdict``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ptx.syntax import TYPE_BITS, Module
+from .bytes import CONCRETE, UNDEF, U64, mask_of
+from .launch import Launch, Tensor
+from .memory import GlobalMemory, tensor_bytes
+from .symbolic import element_starts
+
+SEED = 0x9E3779B97F4A7C15
+
+
+def mma_input_bits(module: Module) -> int:
+    """The narrowest element width an ``mma`` of ``module`` reads (64 when it has none)."""
+    widths = [64]
+    for fn in module.functions:
+        for st in fn.body:
+            if getattr(st, "base", "") == "mma":
+                ts = [p for p in st.parts if p in TYPE_BITS and p != "pred"]
+                if len(ts) >= 3:
+                    widths += [TYPE_BITS[ts[1]], TYPE_BITS[ts[2]]]
+    return min(widths)
+
+
+class Numeric:
+    name = "numeric"
+
+    def __init__(self, launch: Launch, module: Module, seed: int = 0) -> None:
+        self.launch = launch
+        self.seed = seed
+        self.input_bits = mma_input_bits(module)
+        self.acc_bits = 64
+        out = launch.computes.output.tensor
+        self.tensors: list[Tensor] = [a for a in launch.tensors().values() if a.name != out]
+        self.values: dict[str, np.ndarray] = {}
+        self.mmas = 0
+
+    def init_memory(self, gmem: GlobalMemory) -> None:
+        rng = np.random.Generator(np.random.PCG64([SEED, self.seed]))
+        for t in self.tensors:
+            bits = min(8 * t.element_bytes, self.input_bits)
+            vals = rng.integers(0, 1 << bits, size=t.size, dtype=np.uint64, endpoint=False) if bits < 64 else \
+                rng.integers(0, 1 << 63, size=t.size, dtype=np.uint64) * np.uint64(2) + \
+                rng.integers(0, 2, size=t.size, dtype=np.uint64)
+            self.values[t.name] = vals.reshape(t.shape)
+            region = gmem.by_name[t.name]
+            elem, byte = tensor_bytes(t)
+            inside = elem >= 0
+            e = np.where(inside, elem, 0)
+            region.bits[: len(elem)] = np.where(inside, (vals[e] >> (byte.astype(np.uint64) * np.uint64(8)))
+                                                & np.uint64(0xFF), 0).astype(np.uint8)
+            region.tags[: len(elem)] = np.where(inside, byte, UNDEF)
+
+    def describe_tags(self, tags: np.ndarray) -> str:
+        return "input data"
+
+    def moved(self, cta, index, rows, tags, addr, space):  # type: ignore[no-untyped-def]
+        return tags
+
+    def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,  # type: ignore[no-untyped-def]
+                m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        """A conversion of data keeps the integer: truncated to a narrower width, zero-extended to a wider one."""
+        sb, db = max(1, TYPE_BITS[st] // 8), max(1, TYPE_BITS[dt] // 8)
+        out = bits & mask_of(8 * min(sb, db))
+        T = bits.shape[0]
+        g = tags[:, :sb]
+        t = np.full((T, db), CONCRETE, np.int64)
+        n = min(sb, db)
+        t[:, :n] = g[:, :n]
+        whole = (g >= 0).all(axis=1)
+        t[whole] = np.arange(db, dtype=np.int64)[None, :] % 8
+        return out, t
+
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
+        M, N, K = form.shape
+        T = cta.T
+        W = len(warps)
+        th = warps[:, None] * 32 + np.arange(32)[None, :]
+
+        def vals(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """Each element's integer (an undefined one's bits are whatever the register holds: its data is the
+            value, as the symbolic engine's is a value that is no input element)."""
+            eb = op.element_bits
+            cols = []
+            for b, _ in regs:
+                b = np.broadcast_to(np.asarray(b, U64), (T,))
+                for e in range(op.per_register):
+                    cols.append((b >> np.uint64(e * eb)) & mask_of(eb))
+            return np.stack(cols, axis=1)
+
+        a = vals(a_regs, form.a)
+        b = vals(b_regs, form.b)
+        c = vals(c_regs, form.c)
+        Aw = np.zeros((W, M, K), U64)
+        Bw = np.zeros((W, K, N), U64)
+        Cw = np.zeros((W, M, N), U64)
+        Aw[:, form.a.row, form.a.col] = a[th]
+        Bw[:, form.b.row, form.b.col] = b[th]
+        Cw[:, form.c.row, form.c.col] = c[th]
+        Dw = Cw + np.einsum("wmk,wkn->wmn", Aw, Bw)
+        dbits = form.d.element_bits
+        Dw &= mask_of(dbits)
+        self.acc_bits = min(self.acc_bits, dbits)
+        self.mmas += W
+        out = []
+        eb = dbits // 8
+        for j in range(form.d.registers):
+            bits = np.zeros(T, U64)
+            tags = np.full((T, form.d.register_bits // 8), CONCRETE, np.int64)
+            for e in range(form.d.per_register):
+                i = j * form.d.per_register + e
+                v = Dw[np.arange(W)[:, None], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
+                bits[th.reshape(-1)] |= v.reshape(-1) << np.uint64(e * dbits)
+                tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
+            out.append((bits, tags))
+        return out
+
+    # ------------------------------------------------------------------ the verdict
+
+    def compare(self, gmem: GlobalMemory) -> tuple[np.ndarray, int]:
+        """(wrong: bool per output element, row-major; the width the comparison is modulo)."""
+        ein = self.launch.computes
+        t = self.launch.tensors()[ein.output.tensor]
+        region = gmem.by_name[t.name]
+        eb = t.element_bytes
+        offs = element_starts(t)[:, None] + np.arange(eb)[None, :]
+        got = np.zeros(t.size, U64)
+        for k in range(eb):
+            got |= region.bits[offs[:, k]].astype(U64) << np.uint64(8 * k)
+        written = (region.writes[offs] > 0).all(axis=1)
+        undefined = (region.tags[offs] == UNDEF).any(axis=1)
+        f1, f2 = (self.values[f.tensor] for f in ein.factors)
+        ref = np.einsum(ein.numpy_subscripts(), f1, f2).reshape(-1)
+        w = min(8 * eb, self.acc_bits)
+        wrong = (((got ^ ref) & mask_of(w)) != 0) | undefined
+        return wrong & written, w
+
+
+__all__ = ["Numeric", "mma_input_bits"]

@@ -1,0 +1,9 @@
+"""Every instruction the executor knows, by base opcode (``HANDLERS``): the handlers register themselves in
+``ops_int`` (integers, logic, moves, conversions), ``ops_mem`` (memory, ``cp.async``, barriers) and ``ops_tc`` (the
+warp-collective and tensor-core instructions)."""
+from __future__ import annotations
+
+from . import ops_mem, ops_tc  # noqa: F401  (registration)
+from .ops_int import HANDLERS
+
+__all__ = ["HANDLERS"]

@@ -1,0 +1,497 @@
+"""Memory instructions: ``ld``/``st`` (param, global, shared, generic; vectors; predicated), ``cp.async`` with
+``commit_group``/``wait_group`` (a copy lands in shared memory where the PTX says it completes; a read of its bytes
+before then is a finding), ``bar.sync`` (a barrier epoch: a read of shared memory another warp wrote in the same
+epoch is a race), fences and hints (no effect on values).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ptx.syntax import TYPE_BITS, Addr, Imm, Instr, Reg, Sym, Vec
+from .bytes import CONCRETE, U64, UNDEF, from_bytes, to_bytes
+from .machine import CTA, Program, Step
+from .memory import SHARED_WINDOW, Copy, writer_code
+from .ops_int import HANDLERS, dest, handler, types_of
+
+SPACES = ("param", "global", "shared", "local", "const")
+
+
+def space_of(ins: Instr) -> str:
+    for p in ins.parts[1:]:
+        s = p.split("::")[0]
+        if s in SPACES:
+            return s
+    return "generic"
+
+
+def vector_of(ins: Instr) -> int:
+    for p in ins.parts[1:]:
+        if p in ("v2", "v4", "v8"):
+            return int(p[1:])
+    return 1
+
+
+def address(cta: CTA, o: Any, m: np.ndarray | None) -> np.ndarray:
+    """``[base + offset]`` as exact 64-bit addresses, one per thread."""
+    if not isinstance(o, Addr):
+        raise cta.prog.error(o, "expected an address [reg + offset]")
+    base = o.base
+    if base is None:
+        a: Any = np.uint64(0)
+    elif isinstance(base, Reg):
+        a, undef = cta.int_value(base, 64, False, m, "an address")
+        if undef is not None:
+            raise cta.prog.error(o, f"the address {base.name} is undefined (thread {int(np.argmax(undef))})")
+    else:
+        if base.name in cta.prog.shared_addr:
+            a = np.uint64(cta.prog.shared_addr[base.name])
+        else:
+            raise cta.prog.error(o, f"{base.name} is not a variable the executor knows")
+    return np.broadcast_to((np.asarray(a, U64) + np.uint64(o.offset % (1 << 64))), (cta.T,))
+
+
+def _rows(m: np.ndarray | None, T: int) -> np.ndarray:
+    return np.arange(T) if m is None else np.flatnonzero(m)
+
+
+# ----------------------------------------------------------------------------- reading and writing bytes
+
+def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
+    an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
+    sm = cta.smem
+    prog = cta.prog
+    a = addr[rows].astype(np.int64)
+    out = (a < 0) | (a + n > sm.size)
+    if out.any():
+        k = int(np.argmax(out))
+        prog.events.add("shared_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
+                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
+                        int(out.sum()))
+    idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
+    tags = sm.tags[idx].copy()
+    bits = sm.bits[idx].copy()
+    tags[out] = UNDEF
+    ok = ~out
+    never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok  # a copy in flight is said below
+    if never.any():
+        k = int(np.argmax(never))
+        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
+                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+    pend = (sm.pending[idx] > 0).any(axis=1) & ok
+    if pend.any():
+        k = int(np.argmax(pend))
+        j = int(np.argmax(sm.pending[idx[k]] > 0))
+        src = int(sm.pending_instr[idx[k, j]])
+        line = prog.steps[src].instr.line if src >= 0 else 0
+        prog.events.add("read_in_flight", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
+                        f"{ins.opcode} reads shared 0x{int(a[k]):x} before the cp.async at line {line} that writes "
+                        "it has completed (no cp.async.wait_group between them)", int(pend.sum()))
+    warp = cta.warp[rows][:, None]
+    race = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp) & (sm.w_warp[idx] >= 0)).any(axis=1) & ok
+    if race.any():
+        k = int(np.argmax(race))
+        j = int(np.argmax((sm.w_epoch[idx[k]] == sm.epoch) & (sm.w_warp[idx[k]] != warp[k, 0])))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        prog.events.add("race", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
+                        f"warp {int(warp[k, 0])} reads shared 0x{int(a[k]):x}, which warp {int(sm.w_warp[idx[k, j]])} "
+                        f"wrote at line {prog.steps[wi].instr.line} with no bar.sync between", int(race.sum()))
+    flat = idx[ok].reshape(-1)
+    bitsw = (np.uint64(1) << cta.warp[rows][ok].astype(np.uint64))
+    same = sm.r_epoch[flat] == sm.epoch
+    sm.r_warps[flat] = np.where(same, sm.r_warps[flat], np.uint64(0)) | np.repeat(bitsw, n)
+    sm.r_epoch[flat] = sm.epoch
+    if prog.trace:
+        tags = prog.domain.moved(cta, cta.step.index, rows, tags, a.astype(np.uint64), "shared")
+    return tags, bits
+
+
+def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
+                 instr: int | None = None) -> None:
+    """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``)."""
+    sm = cta.smem
+    prog = cta.prog
+    n = tags.shape[1]
+    a = addr[rows].astype(np.int64) if addr.shape[0] == cta.T else addr.astype(np.int64)
+    out = (a < 0) | (a + n > sm.size)
+    index = cta.step.index if instr is None else instr
+    if out.any():
+        k = int(np.argmax(out))
+        prog.events.add("shared_out_of_bounds", index, cta.index, int(rows[k]), int(a[k]), "shared",
+                        f"{prog.steps[index].instr.opcode} writes shared 0x{int(a[k]):x}, outside the {sm.size} bytes "
+                        "of shared memory", int(out.sum()))
+    ok = ~out
+    idx = a[ok][:, None] + np.arange(n)[None, :]
+    warp = cta.warp[rows][ok]
+    if idx.size:
+        _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
+        waw = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp[:, None]) & (sm.w_warp[idx] >= 0)).any(axis=1)
+        if waw.any():
+            k = int(np.argmax(waw))
+            prog.events.add("race", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
+                            f"warp {int(warp[k])} writes shared 0x{int(a[ok][k]):x}, which another warp wrote in the "
+                            "same barrier epoch", int(waw.sum()))
+        flat = idx.reshape(-1)
+        sm.tags[flat] = tags[ok].reshape(-1)
+        sm.bits[flat] = bits[ok].reshape(-1)
+        sm.writer[flat] = np.repeat(writer_code(cta.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
+        sm.w_epoch[flat] = sm.epoch
+        sm.w_warp[flat] = np.repeat(warp, n)
+
+
+def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows``; an
+    access no tensor holds is a finding."""
+    gm = cta.prog.gmem
+    assert gm is not None
+    a = addr[rows]
+    reg, off = gm.locate(a, n)
+    bad = reg < 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        what = "tensor" if verb == "reads" else "output tensor"
+        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+                            f"{ins.opcode} {verb} {gm.describe(int(a[k]))}: no {what} holds those {n} bytes",
+                            int(bad.sum()))
+    return a, reg, off, bad
+
+
+def _write_after_read(cta: CTA, index: int, idx: np.ndarray, warp: np.ndarray, rows: np.ndarray, a: np.ndarray,
+                      verb: str) -> None:
+    """A race: bytes ``idx`` [r, n] that the threads ``rows`` (of ``warp``) write, which another warp read in this
+    barrier epoch.  ``verb`` words the write (``{}`` is the writer's warp)."""
+    sm = cta.smem
+    other = sm.r_warps[idx] & ~(np.uint64(1) << warp.astype(np.uint64))[:, None]
+    war = ((sm.r_epoch[idx] == sm.epoch) & (other != 0)).any(axis=1)
+    if war.any():
+        k = int(np.argmax(war))
+        cta.prog.events.add("race", index, cta.index, int(rows[k]), int(a[k]), "shared",
+                            f"{verb.format(int(warp[k]))} shared 0x{int(a[k]):x} that another warp read with no "
+                            "bar.sync between", int(war.sum()))
+
+
+def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    prog = cta.prog
+    gm = prog.gmem
+    assert gm is not None
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads")
+    tags = np.full((len(rows), n), UNDEF, np.int64)
+    bits = np.zeros((len(rows), n), np.uint8)
+    for r in np.unique(reg[~bad]):
+        sel = reg == r
+        region = gm.regions[int(r)]
+        idx = off[sel][:, None] + np.arange(n)[None, :]
+        tags[sel] = region.tags[idx]
+        bits[sel] = region.bits[idx]
+    never = (tags == UNDEF).any(axis=1) & ~bad
+    if never.any():
+        k = int(np.argmax(never))
+        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+                        f"{ins.opcode} reads {gm.describe(int(a[k]))}, which nothing wrote", int(never.sum()))
+    if prog.trace:
+        tags = prog.domain.moved(cta, cta.step.index, rows, tags, a, "global")
+    return tags, bits
+
+
+def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray) -> None:
+    prog = cta.prog
+    gm = prog.gmem
+    assert gm is not None
+    n = tags.shape[1]
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes")
+    for r in np.unique(reg[~bad]):
+        sel = reg == r
+        region = gm.regions[int(r)]
+        if not region.output:
+            k = int(np.argmax(sel))
+            prog.events.add("input_written", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+                            f"{ins.opcode} writes {gm.describe(int(a[k]))}, an input tensor", int(sel.sum()))
+            continue
+        idx = (off[sel][:, None] + np.arange(n)[None, :]).reshape(-1)
+        gap = region_gaps(region, idx)
+        if gap is not None and gap.any():
+            k = int(np.argmax(gap))
+            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[sel][k // n]),
+                            int(region.base + idx[k]), "global",
+                            f"{ins.opcode} writes {gm.describe(int(region.base + idx[k]))}, between the tensor's "
+                            "elements", int(gap.sum()))
+        region.tags[idx] = tags[sel].reshape(-1)
+        region.bits[idx] = bits[sel].reshape(-1)
+        _count_writes(region, idx)
+        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (rows[sel].astype(np.int64) << 24), n)
+
+
+def _count_writes(region: Any, idx: np.ndarray) -> None:
+    u, c = np.unique(idx, return_counts=True)
+    region.writes[u] = np.minimum(region.writes[u].astype(np.int64) + c, 255).astype(np.uint8)
+
+
+def region_gaps(region: Any, idx: np.ndarray) -> np.ndarray | None:
+    return None if region.gap is None else region.gap[idx]
+
+
+def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if space == "shared":
+        return read_shared(cta, ins, addr, n, rows)
+    if space == "global":
+        return read_global(cta, ins, addr, n, rows)
+    if space == "generic":
+        a = addr[rows]
+        sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
+        tags = np.empty((len(rows), n), np.int64)
+        bits = np.empty((len(rows), n), np.uint8)
+        if sh.any():
+            shifted = addr - np.uint64(SHARED_WINDOW)
+            tags[sh], bits[sh] = read_shared(cta, ins, shifted, n, rows[sh])
+        if (~sh).any():
+            tags[~sh], bits[~sh] = read_global(cta, ins, addr, n, rows[~sh])
+        return tags, bits
+    raise cta.prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
+
+
+def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray,
+                rows: np.ndarray) -> None:
+    if space == "shared":
+        if cta.prog.trace:
+            tags = cta.prog.domain.moved(cta, cta.step.index, rows, tags, addr[rows], "shared")
+        return write_shared(cta, ins, addr, tags, bits, rows)
+    if space == "global":
+        return write_global(cta, ins, addr, tags, bits, rows)
+    if space == "generic":
+        a = addr[rows]
+        sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
+        if sh.any():
+            write_shared(cta, ins, addr - np.uint64(SHARED_WINDOW), tags[sh], bits[sh], rows[sh])
+        if (~sh).any():
+            write_global(cta, ins, addr, tags[~sh], bits[~sh], rows[~sh])
+        return None
+    raise cta.prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
+
+
+# ----------------------------------------------------------------------------- ld / st
+
+def _regs(prog: Program, ins: Instr, o: Any, n: int) -> list[Reg | None]:
+    items = list(o.items) if isinstance(o, Vec) else [o]
+    if len(items) != n:
+        raise prog.error(ins, f"{ins.opcode} moves {n} values, the operand has {len(items)}")
+    out: list[Reg | None] = []
+    for x in items:
+        out.append(dest(prog, ins, x))
+    return out
+
+
+@handler("ld")
+def _ld(prog: Program, ins: Instr, index: int) -> Step:
+    space = space_of(ins)
+    vec = vector_of(ins)
+    t = types_of(ins)[-1]
+    eb = TYPE_BITS[t] // 8
+    if len(ins.operands) < 2:
+        raise prog.error(ins, f"{ins.opcode} needs a destination and an address")
+    regs = _regs(prog, ins, ins.operands[0], vec)
+    addr_o = ins.operands[1]
+    n = vec * eb
+    if space == "param":
+        if not isinstance(addr_o, Addr) or not isinstance(addr_o.base, Sym) or addr_o.base.name not in prog.param_off:
+            raise prog.error(ins, f"{ins.opcode}: expected [a parameter of {prog.fn.name} + offset]")
+        off, size = prog.param_off[addr_o.base.name]
+        start = off + addr_o.offset
+        if addr_o.offset < 0 or addr_o.offset + n > size:
+            raise prog.error(ins, f"{ins.opcode} reads bytes {addr_o.offset}..{addr_o.offset + n} of "
+                                  f"{addr_o.base.name}, which has {size}")
+        data = prog.params[start:start + n]
+
+        def run_param(cta: CTA, m: np.ndarray | None) -> None:
+            for k, r in enumerate(regs):
+                if r is not None:
+                    v = int.from_bytes(data[k * eb:(k + 1) * eb], "little")
+                    cta.put(r.id, np.uint64(v), None, m)
+        return Step(ins, index, "op", run_param)
+    if space in ("local", "const"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        rows = _rows(m, cta.T)
+        addr = address(cta, addr_o, m)
+        tags, bits = read_bytes(cta, ins, space, addr, n, rows)
+        T = cta.T
+        for k, r in enumerate(regs):
+            if r is None:
+                continue
+            tk = np.full((T, eb), CONCRETE, np.int64)
+            bk = np.zeros((T, eb), np.uint8)
+            tk[rows] = tags[:, k * eb:(k + 1) * eb]
+            bk[rows] = bits[:, k * eb:(k + 1) * eb]
+            g = None if (tk == CONCRETE).all() else tk
+            cta.put(r.id, from_bytes(bk), g, m)
+    return Step(ins, index, "op", run)
+
+
+@handler("st")
+def _st(prog: Program, ins: Instr, index: int) -> Step:
+    space = space_of(ins)
+    vec = vector_of(ins)
+    t = types_of(ins)[-1]
+    eb = TYPE_BITS[t] // 8
+    if len(ins.operands) != 2:
+        raise prog.error(ins, f"{ins.opcode} needs an address and a value")
+    addr_o, src = ins.operands
+    items = list(src.items) if isinstance(src, Vec) else [src]
+    if len(items) != vec:
+        raise prog.error(ins, f"{ins.opcode} stores {vec} values, the operand has {len(items)}")
+    if space in ("param", "local", "const"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
+    from .ops_int import value  # noqa: PLC0415
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        rows = _rows(m, cta.T)
+        addr = address(cta, addr_o, m)
+        tl, bl = [], []
+        for o in items:
+            b, g = value(cta, o, eb)
+            b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
+            bl.append(to_bytes(b[rows], eb))
+            tl.append(np.full((len(rows), eb), CONCRETE, np.int64) if g is None else g[rows])
+        write_bytes(cta, ins, space, addr, np.concatenate(tl, axis=1), np.concatenate(bl, axis=1), rows)
+    return Step(ins, index, "op", run)
+
+
+# ----------------------------------------------------------------------------- cp.async
+
+@handler("cp")
+def _cp(prog: Program, ins: Instr, index: int) -> Step:
+    parts = ins.parts
+    if len(parts) < 2 or parts[1] != "async":
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    rest = parts[2:]
+    if rest and rest[0] == "commit_group":
+        def commit(cta: CTA, m: np.ndarray | None) -> None:
+            sm = cta.smem
+            sm.groups.append(sm.open_group)
+            sm.open_group = []
+        return Step(ins, index, "op", commit, collective="cta")
+    if rest and rest[0] in ("wait_group", "wait_all"):
+        if rest[0] == "wait_all":
+            keep = 0
+        else:
+            if len(ins.operands) != 1 or not isinstance(ins.operands[0], Imm):
+                raise prog.error(ins, f"{ins.opcode} needs an immediate group count")
+            keep = ins.operands[0].value
+        wait_all = rest[0] == "wait_all"
+
+        def wait(cta: CTA, m: np.ndarray | None) -> None:
+            sm = cta.smem
+            if wait_all:
+                sm.groups.append(sm.open_group)
+                sm.open_group = []
+            while len(sm.groups) > keep:
+                for c in sm.groups.pop(0):
+                    complete(cta, c)
+        return Step(ins, index, "op", wait, collective="cta")
+    if rest and rest[0] in ("bulk", "mbarrier"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (the Hopper path: TMA and mbarriers)")
+    if not (rest and rest[0] in ("ca", "cg")):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    ops = ins.operands
+    if len(ops) < 3:
+        raise prog.error(ins, f"{ins.opcode} needs [dst], [src], cp-size")
+    dst_o, src_o, size_o = ops[0], ops[1], ops[2]
+    if not isinstance(size_o, Imm) or size_o.value not in (4, 8, 16):
+        raise prog.error(ins, f"{ins.opcode}: cp-size must be 4, 8 or 16")
+    size = size_o.value
+    src_size_o: Any = None
+    ignore_o: Any = None
+    for o in ops[3:]:
+        if isinstance(o, Reg) and prog.widths[o.id] == 1:
+            ignore_o = o
+        elif src_size_o is None and isinstance(o, (Reg, Imm)) and not (isinstance(o, Reg) and prog.widths[o.id] == 64):
+            src_size_o = o
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        rows = _rows(m, cta.T)
+        dst = address(cta, dst_o, m)
+        src = address(cta, src_o, m)
+        if src_size_o is not None:
+            ss, u = cta.int_value(src_size_o, 32, False, m, "a source size")
+            if u is not None:
+                raise prog.error(ins, f"{ins.opcode}: the source size is undefined")
+            ss = np.broadcast_to(np.asarray(ss, U64), (cta.T,)).astype(np.int64)[rows]
+        else:
+            ss = np.full(len(rows), size, np.int64)
+        if ignore_o is not None:
+            ss = np.where(cta.pred(ignore_o)[rows], 0, ss)
+        if (ss > size).any():
+            raise prog.error(ins, f"{ins.opcode}: source size {int(ss.max())} is larger than cp-size {size}")
+        tags = np.full((len(rows), size), CONCRETE, np.int64)
+        bits = np.zeros((len(rows), size), np.uint8)
+        for s in np.unique(ss):
+            if s <= 0:
+                continue
+            sel = ss == s
+            t, b = read_global(cta, ins, src, int(s), rows[sel])
+            tags[sel, :s] = t
+            bits[sel, :s] = b
+        sm = cta.smem
+        d = dst[rows].astype(np.int64)
+        c = Copy(index, d, rows, tags, bits)
+        inside = (d >= 0) & (d + size <= sm.size)
+        idx = d[inside][:, None] + np.arange(size)[None, :]
+        if idx.size:
+            _write_after_read(cta, index, idx, cta.warp[rows][inside], rows[inside], d[inside],
+                              "cp.async (warp {}) overwrites")
+            np.add.at(sm.pending, idx.reshape(-1), 1)
+            sm.pending_instr[idx.reshape(-1)] = index
+        sm.open_group.append(c)
+    return Step(ins, index, "op", run)
+
+
+def complete(cta: CTA, c: Copy) -> None:
+    """A copy's bytes land in shared memory (at the ``wait_group`` that completes its group)."""
+    sm = cta.smem
+    size = c.tags.shape[1]
+    inside = (c.dst >= 0) & (c.dst + size <= sm.size)
+    idx = c.dst[inside][:, None] + np.arange(size)[None, :]
+    if idx.size:
+        np.subtract.at(sm.pending, idx.reshape(-1), 1)
+    addr = np.zeros(cta.T, U64)
+    addr[c.threads] = c.dst.astype(np.uint64)
+    saved = cta.step
+    cta.step = cta.prog.steps[c.instr]
+    try:
+        write_shared(cta, cta.step.instr, addr, c.tags, c.bits, c.threads, c.instr)
+    finally:
+        cta.step = saved
+
+
+# ----------------------------------------------------------------------------- barriers, fences, hints
+
+@handler("bar", "barrier")
+def _bar(prog: Program, ins: Instr, index: int) -> Step:
+    parts = ins.parts
+    if "arrive" in parts or "red" in parts or "warp" in parts:
+        if "warp" in parts:  # bar.warp.sync: a warp's lanes meet; no effect on values
+            return Step(ins, index, "op", lambda cta, m: None, collective="warp")
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    if len(ins.operands) > 1:
+        cnt = ins.operands[1]
+        if not isinstance(cnt, Imm) or cnt.value != prog.launch.threads:
+            raise prog.error(ins, f"{ins.opcode}: a named barrier for part of the CTA is not supported")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        cta.smem.epoch += 1
+    return Step(ins, index, "op", run, collective="cta")
+
+
+def _nop(prog: Program, ins: Instr, index: int) -> Step:
+    return Step(ins, index, "nop")
+
+
+for _name in ("membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent", "discard", "applypriority"):
+    HANDLERS[_name] = _nop
+
+
+__all__ = ["address", "complete", "read_bytes", "read_global", "read_shared", "space_of", "vector_of", "write_bytes",
+           "write_global", "write_shared"]

@@ -1,0 +1,43 @@
+"""One engine's run of a launch: global memory laid out, inputs filled by the engine, every CTA executed."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ..ptx.syntax import Function, Module
+from .launch import Launch
+from .decode import decode
+from .machine import CTA, Program, run_cta
+from .memory import GlobalMemory
+
+
+@dataclass
+class Run:
+    prog: Program
+    domain: Any
+    gmem: GlobalMemory
+    seconds: float
+
+
+def cta_ids(launch: Launch) -> list[tuple[int, int, int]]:
+    gx, gy, gz = launch.grid
+    return [(x, y, z) for z in range(gz) for y in range(gy) for x in range(gx)]
+
+
+def execute(module: Module, fn: Function, launch: Launch, domain: Any, trace: bool = False,
+            only: int | None = None) -> Run:
+    """Run every CTA of ``launch`` (``only``: that CTA alone, by its linear index) in ``domain``."""
+    t0 = time.process_time()
+    tensors = list(launch.tensors().values())
+    gmem = GlobalMemory(tensors, {launch.computes.output.tensor})
+    domain.init_memory(gmem)
+    prog = decode(module, fn, launch, domain, gmem, trace)
+    for k, cid in enumerate(cta_ids(launch)):
+        if only is not None and k != only:
+            continue
+        run_cta(prog, CTA(prog, cid, k))
+    return Run(prog, domain, gmem, time.process_time() - t0)
+
+
+__all__ = ["Run", "cta_ids", "execute"]

@@ -1,0 +1,186 @@
+"""The chain that made a wrong output element: the store that wrote it, the ``mma`` that made the wrong product
+(warp, lane, register), and the loads and copies that brought the wrong factor there, back to the input element.
+
+The chain comes from a second, traced run of the one CTA that wrote the element (the executor is deterministic):
+in it every load gives the data it moves a value of its own (``Symbolic.moved``: instruction, thread, address), so
+the factor's value names each hop.  Each hop's address comes with the PTX lines that computed it (a backward slice
+of the address register through the function's instructions, in text order).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ptx.syntax import Addr, Instr, Module, PredPair, Reg, Vec
+from .check import Product, products
+from .launch import Launch
+from .memory import SHARED_WINDOW, writer_parts
+from .result import Link
+from .symbolic import MOVE, Symbolic
+
+NO_DEST = ("st", "cp", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "red", "stmatrix", "prefetch")
+
+
+def short_name(opcode: str) -> str:
+    """``mma.m16n8k16``, ``ldmatrix.x4.trans``, ``cp.async``, ``ld.shared.v4``: an opcode as the chain says it."""
+    parts = opcode.split(".")
+    base = parts[0]
+    keep = {"mma": lambda p: p.startswith("m") and "k" in p, "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
+            "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p == "async",
+            "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
+            "st": lambda p: p in ("shared", "global") or p.startswith("v"),
+            "shfl": lambda p: p in ("up", "down", "bfly", "idx")}.get(base)
+    if keep is None:
+        return opcode
+    return ".".join([base] + [p for p in parts[1:] if keep(p.split("::")[0])])
+
+
+def source_of(module: Module, ins: Instr) -> str:
+    """The kernel's source line the PTX's ``.loc`` gives for ``ins`` (the outermost of an inlined chain)."""
+    if ins.loc is None:
+        return ""
+    loc = ins.loc.outermost()
+    if loc.line == 0:
+        return ""
+    return f"{module.source_name(loc.file)}:{loc.line}"
+
+
+def address_lines(fn, instrs: list[Instr], at: int) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
+    """The first and last PTX line of the instructions that computed ``instrs[at]``'s address register, within its
+    basic block (back to the label before it): a backward slice through the registers they read."""
+    ins = instrs[at]
+    want: set[int] = set()
+    for o in ins.operands:
+        if isinstance(o, Addr) and isinstance(o.base, Reg):
+            want.add(o.base.id)
+    if not want:
+        return None
+    labels = sorted(k for k in _label_positions(fn))
+    block_start = max([k for k in labels if k <= at] or [0])
+    lines: list[int] = []
+    for k in range(at - 1, block_start - 1, -1):
+        if not want:
+            break
+        cand = instrs[k]
+        if cand.base in NO_DEST or not cand.operands:
+            continue
+        d = cand.operands[0]
+        ds = [d] if isinstance(d, Reg) else list(d.items) if isinstance(d, Vec) else \
+            [d.first, d.second] if isinstance(d, PredPair) else []
+        hit = {x.id for x in ds if isinstance(x, Reg)} & want
+        if not hit:
+            continue
+        want -= hit
+        lines.append(cand.line)
+        if cand.base == "ld" and "param" in cand.parts:
+            continue
+        for o in cand.operands[1:]:
+            if isinstance(o, Reg):
+                want.add(o.id)
+            elif isinstance(o, Addr) and isinstance(o.base, Reg):
+                want.add(o.base.id)
+    return (min(lines), max(lines)) if lines else None
+
+
+def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
+    """Instruction indices at which a label stands (a basic block starts)."""
+    out, n = [], 0
+    for st in fn.body:
+        if isinstance(st, Instr):
+            n += 1
+        else:
+            out.append(n)
+    return out
+
+
+def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-def]
+    if space == "shared":
+        return f"shared 0x{address:x}"
+    if address >= SHARED_WINDOW:
+        return f"shared 0x{address - SHARED_WINDOW:x}"
+    return gmem.describe(address)
+
+
+def chain(module: Module, fn, launch: Launch, run, element: int, product: Product | None,  # type: ignore[no-untyped-def]
+          side: str) -> tuple[Link, ...]:
+    """The chain of wrong element ``element`` (row-major) of the first run ``run`` (symbolic)."""
+    from .run import execute  # noqa: PLC0415
+    from .symbolic import element_starts  # noqa: PLC0415
+    gmem = run.gmem
+    out_t = launch.tensors()[launch.computes.output.tensor]
+    region = gmem.by_name[out_t.name]
+    start = int(element_starts(out_t)[element])
+    code = int(region.writer[start])
+    if code < 0:
+        return ()
+    cta, thread, instr = writer_parts(code)
+    steps = run.prog.steps
+    instrs = [s.instr for s in steps]
+    st = instrs[instr]
+    links = [Link(short_name(st.opcode), st.line, st.col, source_of(module, st),
+                  f"(CTA {cta}, thread {thread}) wrote it")]
+    if product is None:
+        return tuple(links)
+    traced = execute(module, fn, launch, Symbolic(launch, trace=True), trace=True, only=cta)
+    sym: Symbolic = traced.domain
+    tregion = traced.gmem.by_name[out_t.name]
+    vals, _, _ = sym.output_values(traced.gmem)
+    if int(tregion.writer[start]) != code:
+        return tuple(links)
+    prods, _ = products(sym, int(vals[element]))
+    match = next((p for p in prods if p.link == product.link and p.k == product.k and p.r == product.r
+                  and p.c == product.c), None)
+    if match is None:
+        return tuple(links)
+    ta, tb, info, _ = sym.forms[match.form]
+    mma_instr, _, warp = (int(x) for x in info.view()[match.row])
+    mi = instrs[mma_instr]
+    from .fragments import mma_form  # noqa: PLC0415
+    from .ops_tc import operand_registers  # noqa: PLC0415
+    parts = mi.parts
+    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
+                                       "e5m2", "b1")]
+    shape = next(p for p in parts if p.startswith("m") and "k" in p)
+    form = mma_form(shape, *types)
+    op = form.a if side == "a" else form.b
+    want = (match.r, match.k) if side == "a" else (match.k, match.c)
+    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+    regs = operand_registers(mi)
+    reg_words = ""
+    if len(hit):
+        lane, i = (int(x) for x in hit[0])
+        j = i // op.per_register
+        name = regs[1 if side == "a" else 2][j]
+        reg_words = f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
+            (f", element {i % op.per_register})" if op.per_register > 1 else ")")
+    factor = match.a if side == "a" else match.b
+    links.append(Link(short_name(mi.opcode), mi.line, mi.col, source_of(module, mi),
+                      f"{reg_words} multiplied {sym.value_words(factor)}".strip()))
+    v = factor
+    hops = 0
+    while v >= sym.first and hops < 32:
+        row = sym.row(np.array([v]))[0]
+        if row[0] != MOVE:
+            if row[0] == 2:  # CONV: transparent
+                v = int(row[2])
+                continue
+            break
+        src, idx, ct, address = int(row[2]), int(row[3]), int(row[4]), int(row[5])
+        hop = instrs[idx]
+        thread_h = ct & 0xFFFFFFFF
+        space = "shared" if hop.base == "ldmatrix" or "shared" in hop.parts and hop.base != "cp" else "global"
+        sl = address_lines(fn, instrs, idx)
+        addr_words = f" (address from lines {sl[0]}-{sl[1]})" if sl and sl[0] != sl[1] else \
+            f" (address from line {sl[0]})" if sl else ""
+        if hop.base == "cp":
+            words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
+        elif hop.base in ("st", "stmatrix"):
+            words = f"(thread {thread_h}) wrote it to {_where('shared', address, traced.gmem)}{addr_words}"
+        else:
+            words = f"(thread {thread_h}) read {_where(space, address, traced.gmem)}{addr_words}"
+        links.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop), words))
+        v = src
+        hops += 1
+    return tuple(links)
+
+
+__all__ = ["address_lines", "chain", "short_name", "source_of"]

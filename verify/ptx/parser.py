@@ -1,0 +1,552 @@
+"""The PTX parser: tokens -> ``Module``, by recursive descent over a small grammar.
+
+    module     := ( .version V | .target T,... | .address_size N | .file N "name" [, N, N]
+                  | .section NAME { ... } | .pragma "..." ; | [linkage] variable | [linkage] function )*
+    function   := (.entry | .func [( param,... )]) NAME [( param,... )] directive* ( { body } | ; )
+    param      := (.param | .reg) ( .TYPE | .ptr | .SPACE | .align N )* NAME [ [N] ]
+    body       := ( { body } | .reg .TYPE NAME[<N>],... ; | variable | .loc N N N [, function_name L, inlined_at N N N]
+                  | .pragma "..." ; | LABEL : | [@[!]%p] OPCODE operand,... ; )*
+    operand    := %reg | %special | _ | INT | -INT | FLOAT | NAME [(+|-) INT] | %p|%q | !%p
+                  | [ (NAME|%reg|INT) ((+|-) INT)* ] | { operand,... } | ( operand,... )
+
+Registers are resolved in their scope (a block's ``.reg`` shadows an outer one); ``%r<845>`` declares ``%r0`` to
+``%r844``.  Every error is a ``SpecError`` at the token's line and column; nothing is evaluated.
+"""
+from __future__ import annotations
+
+import re
+
+from ..errors import SpecError
+from .lexer import Token, tokenize
+from .syntax import (SPECIAL_REGISTERS, TYPE_BITS, Addr, FImm, Function, Group, Imm, Instr, Label, Module, Not,
+                     Operand, Param, PredPair, Reg, RegDecl, SourceLoc, Special, Statement, Sink, Sym, Vec, VarDecl)
+
+MAX_REGISTERS = 1 << 20  # declared registers of one function (a range %r<N> counts N)
+MAX_DEPTH = 64  # nested blocks
+SPACES = ("shared", "global", "const", "local", "param")
+_RANGE_NAME = re.compile(r"(%?[A-Za-z_$][A-Za-z_$]*?)(\d+)$")
+
+
+class _Scope:
+    """The registers of one block: names, and ranges ``%r<N>`` (prefix -> (count, type, declaration))."""
+
+    def __init__(self, uid: int) -> None:
+        self.uid = uid
+        self.names: dict[str, int] = {}
+        self.ranges: dict[str, tuple[int, str, int, int]] = {}  # prefix -> (count, type, line, col)
+
+
+class Parser:
+    def __init__(self, text: str, path: str) -> None:
+        self.path = path
+        self.toks = tokenize(text, path)
+        self.i = 0
+
+    # ------------------------------------------------------------------ tokens
+
+    def peek(self, k: int = 0) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def next(self) -> Token:
+        t = self.toks[self.i]
+        if t.kind != "EOF":
+            self.i += 1
+        return t
+
+    def error(self, t: Token, message: str) -> SpecError:
+        return SpecError(self.path, t.line, t.col, message)
+
+    def _what(self, t: Token) -> str:
+        return "the end of the file" if t.kind == "EOF" else repr(t.text)
+
+    def expect(self, text: str) -> Token:
+        t = self.next()
+        if t.text != text or t.kind not in ("PUNCT", "WORD"):
+            raise self.error(t, f"expected {text!r}, found {self._what(t)}")
+        return t
+
+    def accept(self, text: str) -> bool:
+        t = self.peek()
+        if t.text == text and t.kind in ("PUNCT", "WORD"):
+            self.i += 1
+            return True
+        return False
+
+    def integer(self) -> int:
+        t = self.next()
+        neg = False
+        if t.kind == "PUNCT" and t.text == "-":
+            neg, t = True, self.next()
+        if t.kind != "INT":
+            raise self.error(t, f"expected an integer, found {self._what(t)}")
+        return -t.value if neg else t.value
+
+    def word(self, what: str) -> Token:
+        t = self.next()
+        if t.kind != "WORD":
+            raise self.error(t, f"expected {what}, found {self._what(t)}")
+        return t
+
+    # ------------------------------------------------------------------ module
+
+    def module(self) -> Module:
+        version, target, address_size = "", (), 64
+        functions: list[Function] = []
+        variables: list[VarDecl] = []
+        files: dict[int, str] = {}
+        while self.peek().kind != "EOF":
+            t = self.peek()
+            if t.kind != "WORD" or not t.text.startswith("."):
+                raise self.error(t, f"expected a directive (.version, .target, .entry, ...), found {self._what(t)}")
+            d = t.text
+            if d == ".version":
+                self.next()
+                v = self.next()
+                if v.kind not in ("FLOAT", "INT"):
+                    raise self.error(v, f"expected a version number such as 8.8, found {self._what(v)}")
+                version = v.text
+            elif d == ".target":
+                self.next()
+                names = [self.word("a target such as sm_80").text]
+                while self.accept(","):
+                    names.append(self.word("a target").text)
+                target = tuple(names)
+            elif d == ".address_size":
+                self.next()
+                address_size = self.integer()
+                if address_size not in (32, 64):
+                    raise self.error(t, f".address_size {address_size}: expected 32 or 64")
+            elif d == ".file":
+                self.next()
+                n = self.integer()
+                s = self.next()
+                if s.kind != "STR":
+                    raise self.error(s, f"expected a file name in quotes, found {self._what(s)}")
+                name = s.text
+                if self.peek().kind == "STR":  # .file N "dir" "name"
+                    name = name.rstrip("/") + "/" + self.next().text
+                while self.accept(","):
+                    self.integer()
+                files[n] = name
+            elif d == ".section":
+                self.next()
+                self.word("a section name")
+                self._skip_braces()
+            elif d == ".pragma":
+                self.next()
+                self._pragma()
+            else:
+                linkage = self._linkage()
+                t = self.peek()
+                if t.text in (".entry", ".func"):
+                    functions.append(self.function())
+                elif t.kind == "WORD" and t.text[1:] in SPACES:
+                    variables.append(self.variable(extern=".extern" in linkage))
+                else:
+                    raise self.error(t, f"unknown directive {self._what(t)}")
+        seen: set[str] = set()
+        for f in functions:
+            if f.name in seen and f.body:
+                raise SpecError(self.path, f.line, f.col, f"function {f.name} is defined twice")
+            if f.body:
+                seen.add(f.name)
+        return Module(self.path, version, target, address_size, tuple(functions), tuple(variables), files)
+
+    def _linkage(self) -> set[str]:
+        out = set()
+        while self.peek().text in (".visible", ".extern", ".weak", ".common"):
+            out.add(self.next().text)
+        return out
+
+    def _pragma(self) -> None:
+        s = self.next()
+        if s.kind != "STR":
+            raise self.error(s, f"expected a string after .pragma, found {self._what(s)}")
+        while self.accept(","):
+            self.next()
+        self.expect(";")
+
+    def _skip_braces(self) -> None:
+        open_ = self.expect("{")
+        depth = 1
+        while depth:
+            t = self.next()
+            if t.kind == "EOF":
+                raise self.error(open_, "'{' is not closed")
+            if t.kind == "PUNCT":
+                depth += {"{": 1, "}": -1}.get(t.text, 0)
+
+    # ------------------------------------------------------------------ declarations
+
+    def _modifiers(self) -> tuple[str | None, int, bool, int, str | None]:
+        """(type, align, pointer, vector, space) of the words after a state space."""
+        typ, align, pointer, vec, space = None, 0, False, 1, None
+        while self.peek().kind == "WORD" and self.peek().text.startswith("."):
+            t = self.next()
+            w = t.text[1:]
+            if w == "align":
+                align = self.integer()
+                if align <= 0 or align & (align - 1):
+                    raise self.error(t, f".align {align}: expected a power of two")
+            elif w == "ptr":
+                pointer = True
+            elif w in ("v2", "v4", "v8"):
+                vec = int(w[1:])
+            elif w in TYPE_BITS:
+                typ = w
+            elif w in SPACES or w.split("::")[0] in SPACES:
+                space = w
+            elif w in ("attribute", "managed", "unified"):
+                if self.accept("("):
+                    while not self.accept(")"):
+                        if self.next().kind == "EOF":
+                            raise self.error(t, "'(' is not closed")
+            else:
+                raise self.error(t, f"unknown modifier {t.text!r}")
+        return typ, align, pointer, vec, space
+
+    def variable(self, extern: bool) -> VarDecl:
+        sp = self.next()
+        space = sp.text[1:]
+        typ, align, _, vec, _ = self._modifiers()
+        if typ is None:
+            raise self.error(self.peek(), f"expected the type of the {sp.text} variable, found {self._what(self.peek())}")
+        name = self.word("a variable name")
+        count: int | None = vec
+        dims = 0
+        while self.accept("["):
+            dims += 1
+            if self.accept("]"):
+                count = None
+                continue
+            n = self.integer()
+            if n < 0:
+                raise self.error(name, f"array size {n} is negative")
+            count = (count or 1) * n
+            self.expect("]")
+        if count is None and not extern:
+            raise self.error(name, f"{name.text}[] has no size: only an .extern variable may be unsized")
+        init: tuple[int, ...] = ()
+        if self.accept("="):
+            init = self._initialiser(name)
+        self.expect(";")
+        return VarDecl(space, name.text, typ, count, align or max(1, TYPE_BITS[typ] // 8), extern, name.line,
+                       name.col, init)
+
+    def _initialiser(self, at: Token) -> tuple[int, ...]:
+        values: list[int] = []
+
+        def item() -> None:
+            if self.accept("{"):
+                if not self.accept("}"):
+                    item()
+                    while self.accept(","):
+                        item()
+                    self.expect("}")
+                return
+            t = self.peek()
+            if t.kind == "FLOAT":
+                self.next()
+                values.append(t.value)
+            else:
+                values.append(self.integer())
+        item()
+        return tuple(values)
+
+    def _param(self) -> Param:
+        t = self.next()
+        if t.text not in (".param", ".reg"):
+            raise self.error(t, f"expected .param, found {self._what(t)}")
+        typ, align, pointer, vec, _ = self._modifiers()
+        if typ is None:
+            raise self.error(self.peek(), f"expected the parameter's type, found {self._what(self.peek())}")
+        name = self.word("a parameter name")
+        count = vec
+        while self.accept("["):
+            if self.accept("]"):
+                continue
+            count *= self.integer()
+            self.expect("]")
+        return Param(name.text, typ, count, align or max(1, TYPE_BITS[typ] // 8), name.line, name.col, pointer)
+
+    def _params(self) -> tuple[Param, ...]:
+        out: list[Param] = []
+        self.expect("(")
+        if self.accept(")"):
+            return ()
+        out.append(self._param())
+        while self.accept(","):
+            out.append(self._param())
+        self.expect(")")
+        return tuple(out)
+
+    # ------------------------------------------------------------------ functions
+
+    def function(self) -> Function:
+        kw = self.next()
+        entry = kw.text == ".entry"
+        if not entry and self.peek().text == "(":
+            self._params()  # return parameters of a .func
+        name = self.word("a function name")
+        params = self._params() if self.peek().text == "(" else ()
+        directives: list[tuple[str, tuple[int, ...]]] = []
+        while self.peek().kind == "WORD" and self.peek().text.startswith(".") and self.peek().text != ".entry":
+            d = self.next()
+            if d.text == ".pragma":
+                self._pragma()
+                continue
+            if d.text == ".noreturn":
+                directives.append((d.text, ()))
+                continue
+            nums = [self.integer()]
+            while self.accept(","):
+                nums.append(self.integer())
+            directives.append((d.text, tuple(nums)))
+        if self.accept(";"):
+            return Function(name.text, entry, params, (), (), (), name.line, name.col, tuple(directives))
+        return self._body(name, entry, params, tuple(directives))
+
+    def _body(self, name: Token, entry: bool, params: tuple[Param, ...],
+              directives: tuple[tuple[str, tuple[int, ...]], ...]) -> Function:
+        open_ = self.expect("{")
+        scopes = [_Scope(0)]
+        opened = 1
+        regs: list[RegDecl] = []
+        lazy: dict[tuple[int, str, int], int] = {}  # (scope, prefix, n) -> register id
+        body: list[Statement] = []
+        variables: list[VarDecl] = []
+        labels: dict[str, int] = {}
+        loc: SourceLoc | None = None
+        declared = 0
+
+        def resolve(t: Token) -> Reg:
+            text = t.text
+            for depth in range(len(scopes) - 1, -1, -1):
+                sc = scopes[depth]
+                hit = sc.names.get(text)
+                if hit is not None:
+                    return Reg(text, hit, t.line, t.col)
+                m = _RANGE_NAME.match(text)
+                if m and m.group(1) in sc.ranges and not (len(m.group(2)) > 1 and m.group(2)[0] == "0"):
+                    count, typ, line, col = sc.ranges[m.group(1)]
+                    n = int(m.group(2))
+                    if n < count:
+                        key = (sc.uid, m.group(1), n)
+                        rid = lazy.get(key)
+                        if rid is None:
+                            rid = lazy[key] = len(regs)
+                            regs.append(RegDecl(text, typ, line, col))
+                        return Reg(text, rid, t.line, t.col)
+            raise self.error(t, f"register {text} is not declared")
+
+        def operand() -> Operand:
+            t = self.peek()
+            if t.kind == "PUNCT":
+                if t.text == "[":
+                    return address()
+                if t.text in "{(":
+                    self.next()
+                    close = "}" if t.text == "{" else ")"
+                    items: list[Operand] = []
+                    if not self.accept(close):
+                        items.append(operand())
+                        while self.accept(","):
+                            items.append(operand())
+                        self.expect(close)
+                    return Vec(tuple(items), t.line, t.col) if close == "}" else Group(tuple(items), t.line, t.col)
+                if t.text == "!":
+                    self.next()
+                    r = self.word("a predicate register")
+                    return Not(resolve(r), t.line, t.col)
+                if t.text == "-":
+                    self.next()
+                    n = self.next()
+                    if n.kind == "INT":
+                        return Imm(-n.value, t.line, t.col)
+                    if n.kind == "FLOAT":
+                        return FImm(n.value ^ (1 << (n.width - 1)), n.width, t.line, t.col)
+                    raise self.error(n, f"expected a number after '-', found {self._what(n)}")
+                raise self.error(t, f"expected an operand, found {self._what(t)}")
+            self.next()
+            if t.kind == "INT":
+                return Imm(t.value, t.line, t.col)
+            if t.kind == "FLOAT":
+                return FImm(t.value, t.width, t.line, t.col)
+            if t.kind != "WORD":
+                raise self.error(t, f"expected an operand, found {self._what(t)}")
+            if t.text == "_":
+                first: Operand = Sink(t.line, t.col)
+            elif t.text in SPECIAL_REGISTERS or re.fullmatch(r"%envreg\d+|%pm\d+(_64)?", t.text):
+                return Special(t.text, t.line, t.col)
+            elif t.text.startswith("%"):
+                first = resolve(t)
+            else:
+                if self.peek().text in ("+", "-") and self.peek().kind == "PUNCT" and self.peek(1).kind == "INT":
+                    sign = 1 if self.next().text == "+" else -1
+                    return Addr(Sym(t.text, t.line, t.col), sign * self.next().value, t.line, t.col)
+                return Sym(t.text, t.line, t.col)
+            if self.peek().text == "|" and self.peek().kind == "PUNCT":
+                self.next()
+                s = self.word("a predicate register")
+                second = Sink(s.line, s.col) if s.text == "_" else resolve(s)
+                return PredPair(first, second, t.line, t.col)  # type: ignore[arg-type]
+            return first
+
+        def address() -> Addr:
+            open_b = self.expect("[")
+            base: Reg | Sym | None = None
+            offset = 0
+            sign = 1
+            first = True
+            while True:
+                t = self.next()
+                if t.kind == "INT":
+                    offset += sign * t.value
+                elif t.kind == "WORD" and base is None and sign == 1:
+                    base = resolve(t) if t.text.startswith("%") else Sym(t.text, t.line, t.col)
+                elif t.kind == "PUNCT" and t.text == "-" and first:
+                    sign = -1
+                    continue
+                else:
+                    raise self.error(t, f"expected a register, a name or an integer in the address, found "
+                                        f"{self._what(t)}")
+                first = False
+                nxt = self.next()
+                if nxt.text == "]":
+                    break
+                if nxt.text == "+":
+                    sign = 1
+                    if self.peek().text == "-":  # [%r+-4]
+                        self.next()
+                        sign = -1
+                elif nxt.text == "-":
+                    sign = -1
+                else:
+                    raise self.error(nxt, f"expected '+', '-' or ']' in the address, found {self._what(nxt)}")
+            return Addr(base, offset, open_b.line, open_b.col)
+
+        depth = 1
+        while True:
+            t = self.peek()
+            if t.kind == "EOF":
+                raise self.error(open_, f"the body of {name.text} is not closed ('}}' missing)")
+            if t.kind == "PUNCT" and t.text == "}":
+                self.next()
+                depth -= 1
+                scopes.pop()
+                if depth == 0:
+                    break
+                continue
+            if t.kind == "PUNCT" and t.text == "{":
+                self.next()
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise self.error(t, f"blocks nested deeper than {MAX_DEPTH}")
+                scopes.append(_Scope(opened))
+                opened += 1
+                continue
+            if t.kind == "PUNCT" and t.text == "@":
+                self.next()
+                neg = self.accept("!")
+                g = self.word("a predicate register")
+                guard = resolve(g)
+                op = self.word("an instruction")
+                body.append(self._instr(op, operand, guard, neg, loc))
+                continue
+            if t.kind != "WORD":
+                raise self.error(t, f"expected an instruction, a label or a directive, found {self._what(t)}")
+            if self.peek(1).kind == "PUNCT" and self.peek(1).text == ":" and not t.text.startswith("."):
+                self.next()
+                self.next()
+                if t.text in labels:
+                    raise self.error(t, f"label {t.text} is defined twice")
+                labels[t.text] = len(body)
+                body.append(Label(t.text, t.line, t.col))
+                continue
+            if t.text == ".reg":
+                self.next()
+                typ, _, _, vec, _ = self._modifiers()
+                if typ is None:
+                    raise self.error(self.peek(), f"expected the register type, found {self._what(self.peek())}")
+                if vec != 1:
+                    raise self.error(t, "vector registers (.reg .v2/.v4) are not supported")
+                while True:
+                    n = self.word("a register name")
+                    if self.accept("<"):
+                        count = self.integer()
+                        self.expect(">")
+                        if count <= 0:
+                            raise self.error(n, f"register range {n.text}<{count}> is empty")
+                        declared += count
+                        if declared > MAX_REGISTERS:
+                            raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
+                        scopes[-1].ranges[n.text] = (count, typ, n.line, n.col)
+                    else:
+                        declared += 1
+                        if declared > MAX_REGISTERS:
+                            raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
+                        scopes[-1].names[n.text] = len(regs)
+                        regs.append(RegDecl(n.text, typ, n.line, n.col))
+                    if not self.accept(","):
+                        break
+                self.expect(";")
+                continue
+            if t.text == ".loc":
+                self.next()
+                loc = self._loc()
+                continue
+            if t.text == ".pragma":
+                self.next()
+                self._pragma()
+                continue
+            if t.text in (".shared", ".local", ".const", ".global"):
+                variables.append(self.variable(extern=False))
+                continue
+            if t.text == ".param":
+                self._param()  # a call's parameter
+                self.accept(";")
+                continue
+            if t.text in (".maxnreg", ".maxntid", ".reqntid"):
+                raise self.error(t, f"{t.text} belongs before the function body")
+            if t.text.startswith("."):
+                raise self.error(t, f"unknown directive {t.text!r}")
+            self.next()
+            body.append(self._instr(t, operand, None, False, loc))
+        for st in body:
+            if isinstance(st, Instr):
+                for o in st.operands:
+                    if isinstance(o, Sym) and st.base in ("bra", "brx") and o.name not in labels:
+                        raise SpecError(self.path, o.line, o.col, f"label {o.name} is not defined")
+        return Function(name.text, entry, params, tuple(regs), tuple(body), tuple(variables), name.line, name.col,
+                        directives, labels)
+
+    def _loc(self) -> SourceLoc:
+        f, line, col = self.integer(), self.integer(), self.integer()
+        inlined: SourceLoc | None = None
+        while self.accept(","):
+            key = self.word("function_name or inlined_at")
+            if key.text == "function_name":
+                self.next()
+            elif key.text == "inlined_at":
+                inlined = SourceLoc(self.integer(), self.integer(), self.integer())
+            else:
+                raise self.error(key, f"unknown .loc attribute {key.text!r}")
+        return SourceLoc(f, line, col, inlined)
+
+    def _instr(self, op: Token, operand, guard: Reg | None, neg: bool, loc: SourceLoc | None) -> Instr:  # type: ignore[no-untyped-def]
+        if op.text.startswith((".", "%")):
+            raise self.error(op, f"expected an instruction, found {op.text!r}")
+        operands: list[Operand] = []
+        if not self.accept(";"):
+            operands.append(operand())
+            while self.accept(","):
+                operands.append(operand())
+            t = self.next()
+            if t.text != ";":
+                raise self.error(t, f"expected ',' or ';' after an operand of {op.text}, found {self._what(t)}")
+        return Instr(op.text, tuple(operands), op.line, op.col, guard, neg, loc)
+
+
+def parse_module(text: str, path: str = "<ptx>") -> Module:
+    """PTX text -> ``Module``; bad input is a ``SpecError`` at its position."""
+    return Parser(text, path).module()
