@@ -229,7 +229,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
     legend_w = 64 + 26 * (16 if by_warp else 8) + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
     # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
-    width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout)))),
+    width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout, by_warp)))),
                 16 + 9 * len(heading))
     height = top + n_rows * block_h + legend_h
 
@@ -244,7 +244,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     a("</defs>")
     a(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>')
     a(f'<text x="8" y="20" font-size="15" font-weight="bold">{esc(heading)}</text>')
-    a(f'<text x="8" y="38" font-size="11" fill="#444444">{esc(_subtitle(layout))}</text>')
+    a(f'<text x="8" y="38" font-size="11" fill="#444444">{esc(_subtitle(layout, by_warp))}</text>')
     if condensed:
         a(f'<text x="8" y="54" font-size="11" fill="#444444">{esc(note)}</text>')
 
@@ -406,12 +406,15 @@ def _condensed_note(layout: Layout, rows: int, cols: int) -> str:
                                              else "the same command with --full"))
 
 
-def _subtitle(layout: Layout) -> str:
+def _subtitle(layout: Layout, by_warp: bool = False) -> str:
+    """What the picture shows; its cells' ``T<n>`` is a lane of one warp, else a thread (a warpgroup's fragment,
+    a block tile), and a block tile coloured by warp says so."""
     per = f"{layout.threads} threads x {layout.n_elements} elements"
     grid = f"{layout.rows} x {layout.cols}"
     if layout.groups > 1:
         grid += f" per MMA computation, {layout.groups} computations"
-    return f"{grid}, {per}; cell = T<lane> / element"
+    who = "lane" if layout.threads <= 32 else "thread"
+    return f"{grid}, {per}; cell = T<{who}> / element" + ("; colour = warp (thread / 32)" if by_warp else "")
 
 
 def summary_counts(layout: Layout, entries: Sequence[dict[str, Any]]) -> dict[str, int]:
