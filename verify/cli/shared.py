@@ -112,6 +112,8 @@ def cmd_descriptor(args: argparse.Namespace) -> int:
 
 
 def cmd_banks(args: argparse.Namespace) -> int:
+    if args.full and not args.svg:
+        raise UsageError("--full is for --svg FILE (the picture)")
     try:
         lay = _layout(args)
         addresses = None
@@ -130,7 +132,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         from ..outputs.baseline import check_writable, write_atomic  # noqa: PLC0415
         from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
         check_writable(args.svg)
-        write_atomic(args.svg, shared_svg(lay, result))
+        write_atomic(args.svg, shared_svg(lay, result, full=args.full))
     sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
     return 0 if result.ok else 1
 
@@ -178,5 +180,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                    "stmatrix.x4, ld.shared.v4, st.shared.v2, ld.shared.b32...")
     b.add_argument("--addresses", default=None, metavar="FILE", help="row = ... and col = ... over %%laneid: the "
                    "cell each lane addresses (default: the mma-operand pattern)")
-    b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank")
+    b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank (a tile "
+                   "of more than 32 columns or 128 rows condensed around the conflict)")
+    b.add_argument("--full", action="store_true", help="--svg: every cell, even of a large tile")
     b.set_defaults(func=cmd_banks)
