@@ -619,6 +619,24 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
 
 
 
+def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult | None:
+    """``permuted`` for a block tile: every thread holds the cells of the spec tiled over the block, each once, in
+    another element order, and the sub-tiles cover the block (``verify.checks.tiled.permuted_tile``); the
+    permutation is said per warp.  None when the given is not such a tile."""
+    from .tiled import coverage, permuted_tile  # noqa: PLC0415
+    found = permuted_tile(spec, given, timeout)
+    if found is None:
+        return None
+    first, perm, tiling, block_perm = found
+    cov, _ = coverage(given, tiling, timeout)
+    if cov.status != "proved":
+        return None
+    c = first.counterexample
+    message = (f"first difference: thread {c['lane']} element {c['element']}: tiled spec {where(c['first'])}, "
+               f"given {where(c['second'])}")
+    return done("permuted", c, message, dict(perm.engines), (first, perm, cov), permutation=block_perm, tiling=tiling)
+
+
 def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult:
     """A given over more threads or elements and a larger extent than the spec: ``tiled`` (``verify.checks.tiled``:
     each warp's repeats are the spec moved to a sub-tile, and the sub-tiles cover the block), else ``differs``."""
@@ -627,6 +645,9 @@ def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> Con
     if tiling is None:
         if st.status != "refuted":
             return done(st.status, st.counterexample, st.message, dict(st.engines), (st,))
+        swapped = _permuted_tile(spec, given, timeout, done)
+        if swapped is not None:
+            return swapped
         return done("differs", st.counterexample, f"not the spec's {spec.operand} tiled over the block: {st.message}",
                     dict(st.engines), (st,))
     assert cov is not None
