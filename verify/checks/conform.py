@@ -620,21 +620,28 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
 
 
 def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult | None:
-    """``permuted`` for a block tile: every thread holds the cells of the spec tiled over the block, each once, in
-    another element order, and the sub-tiles cover the block (``verify.checks.tiled.permuted_tile``); the
-    permutation is said per warp.  None when the given is not such a tile."""
-    from .tiled import coverage, permuted_tile  # noqa: PLC0415
-    found = permuted_tile(spec, given, timeout)
+    """``permuted`` for a block tile: every thread holds the cells of the spec tiled over the block
+    (``verify.checks.tiled.tile_of_permuted``, proved tiled by both engines), each once, in another element order
+    (``permuted``, both engines, the permutation confirmed by Z3), and the sub-tiles cover the block (``coverage``);
+    the permutation is said per warp (``BlockPermutation``), the first difference is ``same_map``'s.  None when the
+    given is not such a tile."""
+    from .tiled import BlockPermutation, coverage, tile_of_permuted  # noqa: PLC0415
+    found = tile_of_permuted(spec, given, timeout)
     if found is None:
         return None
-    first, perm, tiling, block_perm = found
+    tiled_spec, tiling = found
+    first = same_map(tiled_spec, given, timeout, names=("tiled spec", "given"))
+    perm, p = permuted(tiled_spec, given, timeout)
+    if first.status != "refuted" or perm.status != "proved" or p is None:
+        return None
     cov, _ = coverage(given, tiling, timeout)
     if cov.status != "proved":
         return None
     c = first.counterexample
     message = (f"first difference: thread {c['lane']} element {c['element']}: tiled spec {where(c['first'])}, "
                f"given {where(c['second'])}")
-    return done("permuted", c, message, dict(perm.engines), (first, perm, cov), permutation=block_perm, tiling=tiling)
+    return done("permuted", c, message, dict(perm.engines), (first, perm, cov),
+                permutation=BlockPermutation(p, spec.threads, given.threads // spec.threads), tiling=tiling)
 
 
 def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult:

@@ -57,6 +57,8 @@ class Decision:
     reader: str
     checks: tuple[CheckResult, ...]
     params: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    writer_map: Any = field(default=None, compare=False, repr=False)  # the maps decided (for the picture)
+    reader_map: Any = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> str:
@@ -343,7 +345,7 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, which the "
                                    f"{wname} never writes (padding)",
                          "every element read was written", ordered))
-    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params})
+    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params}, writer, reader)
 
 
 def _first_written(inst: _Instance, k: int) -> int:

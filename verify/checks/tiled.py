@@ -581,36 +581,25 @@ def _offsets(cg: Any, sr: np.ndarray, sc: np.ndarray, t: np.ndarray, k: int, cou
     return [mode] if np.array_equal(mode, start) else [mode, start]
 
 
-def permuted_tile(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT
-                  ) -> tuple[CheckResult, CheckResult, Tiling, BlockPermutation] | None:
-    """A given that is not ``tiled`` but whose threads hold the cells of the spec tiled over the block in another
-    element order (two registers swapped in one warp): (the first difference from the tiled spec, the permutation
-    check, the tiling, the permutation per unit), or None when it is not such a tile.
+def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> tuple[Layout, Tiling] | None:
+    """For a given that is not ``tiled``: the spec tiled over the block at the sub-tiles where the given's threads hold
+    its cells in some element order (two registers swapped in one warp), with its tiling; None when there is none.
 
     The candidate sub-tiles are read from the enumeration (``_enum_permuted_tile``); the tiled spec is built from
-    the spec with the algebra (``verify.layout.block.tile_at``), both engines prove it is ``tiled`` with those
-    sub-tiles (``structure``) and decide ``permuted`` of the given against it (``verify.checks.conform.permuted``:
-    every thread holds its cells, each once; the permutation confirmed by Z3), and the first difference is
-    ``same_map``'s (both engines)."""
+    the spec with the algebra (``verify.layout.block.tile_at``), and both engines prove it ``tiled`` (``structure``).
+    Whether the given is a permutation of it is ``verify.checks.conform``'s ``permuted`` (the caller's)."""
     from ..layout.block import tile_at  # noqa: PLC0415
-    from .conform import permuted  # noqa: PLC0415  (conform reads this module lazily, as this reads it)
-    from .equivalence import same_map  # noqa: PLC0415
     found = _enum_permuted_tile(spec, given)
     if found is None:
         return None
     rep, places = found
-    k = given.threads // spec.threads
-    tiled_spec = tile_at(spec, k, rep.count, places, (given.rows, given.cols), rep.bits or None,
-                         layout_id=f"{spec.id} tiled over {given.rows} x {given.cols}",
+    tiled_spec = tile_at(spec, given.threads // spec.threads, rep.count, places, (given.rows, given.cols),
+                         rep.bits or None, layout_id=f"{spec.id} tiled over {given.rows} x {given.cols}",
                          derived=f"{spec.id} at the given's sub-tiles")
-    st, rep2 = structure(spec, tiled_spec, timeout)
-    if rep2 is None:  # not proved by both engines (an unknown): no claim is made, the given stays ``differs``
+    _, proved = structure(spec, tiled_spec, timeout)
+    if proved is None:  # not proved by both engines (an unknown): no claim is made
         return None
-    first = same_map(tiled_spec, given, timeout, names=("tiled spec", "given"))
-    perm, p = permuted(tiled_spec, given, timeout)
-    if first.status != "refuted" or perm.status != "proved" or p is None:
-        return None
-    return first, perm, placements(spec, tiled_spec, rep2), BlockPermutation(p, spec.threads, k)
+    return tiled_spec, placements(spec, tiled_spec, proved)
 
 
 # ----------------------------------------------------------------------------- the check
@@ -638,5 +627,5 @@ def tiled(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, block: 
     return st, tiling, cov, own
 
 
-__all__ = ["BlockPermutation", "Repeats", "Tiling", "can_tile", "candidates", "coverage", "permuted_tile", "placements",
-           "structure", "tiled", "unit_name"]
+__all__ = ["BlockPermutation", "Repeats", "Tiling", "can_tile", "candidates", "coverage", "placements",
+           "structure", "tile_of_permuted", "tiled", "unit_name"]
