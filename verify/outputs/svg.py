@@ -38,6 +38,7 @@ MAX_GRID_H = 1200  # likewise for its height
 CONTEXT = 2  # rows/columns kept on each side of a cell in focus
 EDGE = 2  # first and last rows/columns always kept
 GAP = 24  # px of an elided run of rows or columns
+MIN_FONT = 10  # px: no label of any picture is smaller; each picture states it as its root's font-size
 
 
 def esc(text: object) -> str:
@@ -236,7 +237,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     o: list[str] = []
     a = o.append
     a(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-      f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')
+      f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="{MIN_FONT}">')
     a("<defs>")
     a(f'<pattern id="{esc(pat)}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
       '<rect width="6" height="6" fill="#e4e4e4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#9a9a9a" stroke-width="2"/>'
@@ -291,9 +292,9 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
                 else:
                     first = _label(owners[0])
                     second = _label(owners[1]) + (f" +{len(owners) - 2}" if len(owners) > 2 else "")
-                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="9" font-weight="bold" '
+                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="{MIN_FONT}" font-weight="bold" '
                       f'text-anchor="middle" fill="{COLLISION}">{esc(first)}</text>')
-                    a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="9" font-weight="bold" '
+                    a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="{MIN_FONT}" font-weight="bold" '
                       f'text-anchor="middle" fill="{COLLISION}">{esc(second)}</text>')
         for gx, lo, hi in col_gaps:
             _col_gap(a, left + gx, gy, grid_h, lo, hi)

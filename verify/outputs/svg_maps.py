@@ -259,7 +259,7 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         notes.append(f"red: cells sharing their place; first: ({', '.join(map(str, map(int, p)))}) and "
                      f"({', '.join(map(str, map(int, q)))}) both at ({', '.join(f'{k} {v}' for k, v in at.items())})")
     top = 44 + 14 * len(notes)
-    width = max(MARGIN + grid_w + 24, 640, 9 * len(title) + 16, int(6.2 * max([len(sub)] + [len(n) for n in notes])) + 16)
+    width = max(MARGIN + grid_w + 24, 640, 9 * len(title) + 16, int(6.7 * max([len(sub)] + [len(n) for n in notes])) + 16)
     height = top + len(drawn) * panel_h + 40
     o: list[str] = []
     a_ = o.append
