@@ -147,3 +147,23 @@ def test_the_docs_show_a_screenshot_of_every_kind() -> None:
         w, h = struct.unpack(">II", data[16:24])
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and 0 < w <= 1400 and 0 < h <= 900, k.name
     assert MIN_FONT == 10 and "10 px" in page
+
+
+@pytest.mark.slow
+def test_every_picture_of_the_catalog_reads_in_a_browser(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``pictures --out DIR`` of the bundled specs: every picture (condensed or not) loads without an error, at
+    its stated size, with no label under the stated font or out of the picture."""
+    from verify.cli.main import main  # noqa: PLC0415
+    out = tmp_path / "pics"
+    assert main(["pictures", "--out", str(out)]) == 0
+    bad = {}
+    for svg in sorted(out.glob("*.svg")):
+        if svg.name.endswith(".full.svg"):
+            continue
+        page = browser.open(svg, 1400, 900)
+        problems = [p for p in check(Kind(svg.name, "", None), page.evaluate(MEASURE), {}, page.errors)
+                    if not p.startswith("condensed, though")]  # a kind's own question; here any picture
+        page.close()
+        if problems:
+            bad[svg.name] = problems
+    assert not bad, bad

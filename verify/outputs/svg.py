@@ -228,10 +228,11 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     heading = title if title is not None else layout.id
     shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
     note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
-    legend_w = 64 + 26 * (16 if by_warp else 8) + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
+    n_swatches = len(PALETTE) if not by_warp else min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))
+    legend_w = _legend_width(n_swatches, bool(hl or hl_el), condensed)
     # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
     width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout, by_warp)))),
-                16 + 9 * len(heading))
+                16 + int(9.5 * len(heading)))
     height = top + n_rows * block_h + legend_h
 
     o: list[str] = []
@@ -353,6 +354,22 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
         a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">not shown (elided)</text>')
     a("</svg>")
     return "\n".join(o) + "\n"
+
+
+def _legend_width(swatches: int, counterexample: bool, condensed: bool) -> int:
+    """Where the legend's last label ends (+ a margin), as ``fragment_svg`` places its entries: the swatches, then
+    ``several owners``, ``no owner`` 130 px on, ``counterexample`` 90 px on, ``not shown (elided)`` 130 px on."""
+    x = 64 + 26 * max(8, swatches) + 16  # several owners
+    ends = [x + 28 + int(6.3 * len("several owners"))]
+    x += 130  # no owner
+    ends.append(x + 28 + int(6.3 * len("no owner")))
+    if counterexample:
+        x += 90
+        ends.append(x + 28 + int(6.3 * len("counterexample")))
+    if condensed:
+        x += 130
+        ends.append(x + 28 + int(6.3 * len("not shown (elided)")))
+    return max(ends) + 16
 
 
 def _fill(colour_: str) -> str:
