@@ -500,3 +500,19 @@ def test_the_swapped_tile_transcript_in_the_docs_is_real_output(capsys: pytest.C
     assert block is not None
     rc, out, _ = cli(capsys, *block.group(1).split())
     assert rc == 1 and out == block.group(2)
+
+
+def test_an_undecided_permutation_of_a_tile_is_said_not_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Z3 unknown on the permutation step (its budget spent on a large tile): ``differs`` (the given is not tiled:
+    proved) with a line that says the permutation is undecided, never a silent ``differs`` or a ``permuted``."""
+    from verify.checks import conform as conform_mod
+    from verify.results import CheckResult
+
+    def spent(spec, given, timeout=10.0):  # type: ignore[no-untyped-def]
+        return CheckResult("permuted", "unknown", "proved", None, "Z3 gave up within the budget", 0.0,
+                           {"z3": "unknown", "enumeration": "proved"}), None
+    monkeypatch.setattr(conform_mod, "permuted", spent)
+    res = api.conform(C, api.index_code(SWAP_IN_WARP_1, lay(C), threads="128"))
+    assert res.status == "differs" and res.permutation is None
+    assert res.message.endswith("whether its threads hold the cells of the spec's C tiled over the block in another "
+                                "element order is undecided: permuted unknown (Z3 gave up within the budget)")

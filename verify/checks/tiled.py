@@ -581,9 +581,11 @@ def _offsets(cg: Any, sr: np.ndarray, sc: np.ndarray, t: np.ndarray, k: int, cou
     return [mode] if np.array_equal(mode, start) else [mode, start]
 
 
-def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> tuple[Layout, Tiling] | None:
+def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT
+                     ) -> tuple[Layout, Tiling | None, CheckResult] | None:
     """For a given that is not ``tiled``: the spec tiled over the block at the sub-tiles where the given's threads hold
-    its cells in some element order (two registers swapped in one warp), with its tiling; None when there is none.
+    its cells in some element order (two registers swapped in one warp), its tiling (None unless both engines prove
+    it tiled) and that proof (``structure``); None when the enumeration finds no such sub-tiles.
 
     The candidate sub-tiles are read from the enumeration (``_enum_permuted_tile``); the tiled spec is built from
     the spec with the algebra (``verify.layout.block.tile_at``), and both engines prove it ``tiled`` (``structure``).
@@ -596,10 +598,8 @@ def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEO
     tiled_spec = tile_at(spec, given.threads // spec.threads, rep.count, places, (given.rows, given.cols),
                          rep.bits or None, layout_id=f"{spec.id} tiled over {given.rows} x {given.cols}",
                          derived=f"{spec.id} at the given's sub-tiles")
-    _, proved = structure(spec, tiled_spec, timeout)
-    if proved is None:  # not proved by both engines (an unknown): no claim is made
-        return None
-    return tiled_spec, placements(spec, tiled_spec, proved)
+    st, proved = structure(spec, tiled_spec, timeout)
+    return tiled_spec, (placements(spec, tiled_spec, proved) if proved is not None else None), st
 
 
 # ----------------------------------------------------------------------------- the check
