@@ -51,3 +51,14 @@ def test_table_text_of_a_given_and_bad_input(capsys, tmp_path):
     assert "T127" in capsys.readouterr().out
     assert main(["table", C, "--triton", SMALL, "--tensor", "#nope"]) == 2
     assert capsys.readouterr().err.startswith(f"{SMALL}:1:1: error: ")
+
+
+def test_the_block_picture_header_names_what_its_cells_show(capsys):
+    """Issue 35 item 18: a block tile's cells hold thread numbers (T0..T127), and its header said ``T<lane>``."""
+    assert main(["table", C, "--triton", SMALL, "--tensor", "#mma", "--format", "svg"]) == 0
+    svg = capsys.readouterr().out
+    header = re.findall(r'<text x="8" y="38"[^>]*>([^<]*)</text>', svg)
+    assert header == ["32 x 16, 128 threads x 4 elements; cell = T&lt;thread&gt; / element; colour = warp (thread / 32)"]
+    assert max(int(t[1:]) for t in cells(svg)) == 127
+    assert main(["table", C, "--format", "svg"]) == 0  # one warp's fragment: its cells are lanes
+    assert "cell = T&lt;lane&gt; / element<" in capsys.readouterr().out

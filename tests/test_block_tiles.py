@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -433,3 +434,85 @@ def test_block_tile_errors() -> None:
         api.block_tile("wgmma.m64nNk16.D.f32", (2, 1), (128, 256))
     with pytest.raises(TypeError):
         api.block_tile(C, (4, 1), (64,))  # type: ignore[arg-type]
+
+
+# ============================================================================ two elements swapped in one warp
+
+SWAP_IN_WARP_1 = ("j = 2 if i == 1 && tid // 32 == 1\n  1 if i == 2 && tid // 32 == 1\n  i otherwise\n"
+                  "row = (tid % 32) // 4 + 8 * ((j // 2) % 2) + 16 * (tid // 32)\ncol = (tid % 4) * 2 + (j % 2)\n")
+
+
+def test_a_block_tile_with_two_elements_swapped_says_per_warp_what_the_permutation_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 35 item 18: the same swap that one atom reports as ``permuted: c1<->c2`` was a generic ``differs`` in
+    a block tile; now ``permuted``, per warp, with the tiling, decided by both engines."""
+    atom = api.index_code(SWAP_IN_WARP_1.replace("tid // 32 == 1", "tid // 32 == 0").replace(" + 16 * (tid // 32)", ""),
+                          lay(C))
+    alone = api.conform(C, atom)
+    assert alone.status == "permuted" and alone.permutation.text() == "c1<->c2"
+    res = api.conform(C, api.index_code(SWAP_IN_WARP_1, lay(C), threads="128"))
+    assert res.status == "permuted" and res.exit_code() == 1
+    assert res.permutation.text() == "warp 1: c1<->c2; warps 0, 2-3: as spec"
+    assert [x[2:] for x in res.tiling.placements] == [(0, 0), (16, 0), (32, 0), (48, 0)]
+    assert res.engines == {"z3": "proved", "enumeration": "proved", "z3_permutation": "proved"}
+    assert [c.check for c in res.checks] == ["equal", "permuted", "coverage"]
+    assert all(c.engines.get("z3") in ("proved", "refuted") and c.engines.get("enumeration") == c.engines["z3"]
+               for c in res.checks)
+    c = res.counterexample
+    assert (c["lane"], c["element"], c["first"], c["second"]) == (32, "c1", {"row": 16, "col": 1}, {"row": 24, "col": 0})
+    text = result_text(res)
+    assert ("every thread holds the cells of the spec's C tiled over the block in another element order, per warp "
+            "(given <- tiled spec): warp 1: c1<->c2; warps 0, 2-3: as spec") in text
+    assert "block 64 x 8: 4 sub-tiles of 16 x 8 (the spec's C), each cell held once" in text
+    path = tmp_path / "swap.txt"
+    path.write_text(SWAP_IN_WARP_1, encoding="utf-8")
+    rc, out, _ = cli(capsys, "conform", C, "--formula", str(path), "--threads", "128", "--format", "json")
+    doc = json.loads(out)["conform"]
+    assert rc == 1 and doc["status"] == "permuted"
+    assert doc["permutation"]["per_unit"] == [{"who": "warp 1", "permutation": "c1<->c2"},
+                                              {"who": "warps 0, 2-3", "permutation": "as spec"}]
+
+
+def test_a_swap_across_register_repeats_of_one_lane_is_named_at_that_lane() -> None:
+    """Elements of two repeats swapped in one thread (lane 6 of warp 2): the permutation crosses the repeats."""
+    code = ("j = 9 if i == 5 && tid == 70\n  5 if i == 9 && tid == 70\n  i otherwise\n"
+            "e = j % 4\nt = j // 4\nw = tid // 32\n"
+            "row = (tid % 32) // 4 + 8 * ((e // 2) % 2) + 16 * (w // 2) + 32 * (t // 2)\n"
+            "col = (tid % 4) * 2 + (e % 2) + 8 * (w % 2) + 16 * (t % 2)\n")
+    res = api.conform(C, api.index_code(code, lay(C), threads="128", elements="16"))
+    assert res.status == "permuted" and res.tiling.repeats.count == 4
+    assert res.permutation.text() == "warp 2 lane 6: c5<->c9; warps 0-1, 3: as spec; warp 2 lanes 0-5, 7-31: as spec"
+    unswapped = api.conform(C, api.index_code(code.replace("tid == 70", "tid == 999"), lay(C), threads="128",
+                                              elements="16"))
+    assert unswapped.status == "tiled"
+
+
+def test_a_tile_that_is_not_a_permutation_stays_differs() -> None:
+    """Warp 1 holds a cell of warp 0 in place of one of its own: no order of its elements is the tiled spec."""
+    code = SWAP_IN_WARP_1.replace("row = ", "down = 16 if tid == 33 && i == 1\n  0 otherwise\nrow = 0 - down + ")
+    res = api.conform(C, api.index_code(code, lay(C), threads="128"))
+    assert res.status == "differs" and res.tiling is None and res.permutation is None
+
+
+def test_the_swapped_tile_transcript_in_the_docs_is_real_output(capsys: pytest.CaptureFixture[str]) -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "block-tiles.md").read_text(encoding="utf-8")
+    block = re.search(r"```\n\$ ptx-verify (conform [^\n]*c1_c2_swapped[^\n]*)\n(.*?)```", page, re.S)
+    assert block is not None
+    rc, out, _ = cli(capsys, *block.group(1).split())
+    assert rc == 1 and out == block.group(2)
+
+
+def test_an_undecided_permutation_of_a_tile_is_said_not_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Z3 unknown on the permutation step (its budget spent on a large tile): ``differs`` (the given is not tiled:
+    proved) with a line that says the permutation is undecided, never a silent ``differs`` or a ``permuted``."""
+    from verify.checks import conform as conform_mod
+    from verify.results import CheckResult
+
+    def spent(spec, given, timeout=10.0):  # type: ignore[no-untyped-def]
+        return CheckResult("permuted", "unknown", "proved", None, "Z3 gave up within the budget", 0.0,
+                           {"z3": "unknown", "enumeration": "proved"}), None
+    monkeypatch.setattr(conform_mod, "permuted", spent)
+    res = api.conform(C, api.index_code(SWAP_IN_WARP_1, lay(C), threads="128"))
+    assert res.status == "differs" and res.permutation is None
+    assert res.message.endswith("whether its threads hold the cells of the spec's C tiled over the block in another "
+                                "element order is undecided: permuted unknown (Z3 gave up within the budget)")

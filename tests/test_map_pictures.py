@@ -52,7 +52,8 @@ def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:  # 
     rows, cols = offs.shape
     assert (rows, cols) == (32, 16)
     rects, texts = _cells(out)
-    assert "wgmma.shared.MN.64B  (T = 8, Rm = 1, Rk = 2)" in texts[0][2] and "16-bit elements" in texts[0][2]
+    assert texts[0][2] == "wgmma.shared.MN.64B  (T = 8, Rm = 1, Rk = 2)" and "16-bit elements" in texts[1][2]
+    top = 54  # the grid starts under the heading and the line that says what it shows
     # every cell: its offset, and the colour of the bank of its byte address (16-bit elements, base 0)
     cell_rects = [r for r in rects if r[2] != "#f2f2f2"]
     assert len(cell_rects) == rows * cols
@@ -60,7 +61,7 @@ def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:  # 
     by_pos = {(x, y): f for x, y, f in cell_rects}
     for r in range(rows):
         for c in range(cols):
-            x, y = 40 + c * 34, 40 + r * 18
+            x, y = 40 + c * 34, top + r * 18
             assert by_pos[(x, y)] == bank_colour((int(offs[r, c]) * 2 // 4) % 32)
             assert (x + 17, y + 13, str(int(offs[r, c]))) in labels
     # the 64B atom (8 rows of K by 64 bytes = 32 halves of M) outlined: a border between rows 31/32 of M would
@@ -68,7 +69,7 @@ def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:  # 
     root = ET.fromstring(out)
     lines = {(int(e.get("x1")), int(e.get("y1")), int(e.get("x2")), int(e.get("y2"))) for e in root.iter(NS + "line")}
     for r in range(rows):
-        y = 40 + r * 18
+        y = top + r * 18
         assert (40 + 8 * 34, y, 40 + 8 * 34, y + 18) in lines        # columns 7 | 8: two atoms
         assert (40 + 4 * 34, y, 40 + 4 * 34, y + 18) not in lines    # columns 3 | 4: one atom
     assert "thick outline: a swizzle atom" in out and "red:" not in out

@@ -19,6 +19,7 @@ from verify.outputs import report as out_report
 from verify.outputs import svg
 from verify.outputs.table import table_text
 
+import browser
 from conftest import SPECS
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
@@ -153,7 +154,7 @@ def test_instruction_columns_in_logical_order():
 
 # ----------------------------------------------------------------------------- in a browser
 
-CHROMIUM = next((p for p in (shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome")) if p), None)
+CHROMIUM = browser.find()
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 MEASURE = """<script>
@@ -203,7 +204,7 @@ def bundled_report(bundled_report_dir) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(CHROMIUM is None, reason="no headless browser (Debian: apt-get install -y chromium)")
+@pytest.mark.skipif(CHROMIUM is None, reason=browser.missing())
 @pytest.mark.parametrize("width", [1400, 1920])
 def test_report_and_svg_are_readable_in_a_browser(width, tmp_path, bundled_report):
     out = bundled_report
@@ -224,10 +225,11 @@ def test_report_and_svg_are_readable_in_a_browser(width, tmp_path, bundled_repor
     _screenshot(pic, width, tmp_path, f"k256-{width}.png")
 
 
+@pytest.mark.slow
 def test_the_browser_check_can_fail(tmp_path):
     """The committed report before the fix overflowed at 1400 px; the measure sees such a page."""
     if CHROMIUM is None:
-        pytest.skip("no headless browser (Debian: apt-get install -y chromium)")
+        pytest.skip(browser.missing())
     wide = tmp_path / "wide.html"
     wide.write_text("<!DOCTYPE html><html><body><table class='summary'><tr><td style='white-space:nowrap'>"
                     + "x" * 600 + "</td></tr></table></body></html>", encoding="utf-8")

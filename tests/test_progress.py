@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import os
 import pty
+import re
 import subprocess
 import sys
 import time
@@ -64,8 +65,8 @@ def test_lines_printed_during_a_stage_are_not_mixed_with_the_bar():
 
 
 @pytest.mark.parametrize("argv, stage", [
-    (["check", K256], "checking 4 layouts in 1 spec files"),
-    (["check", K256, "--format", "sarif"], "checking 4 layouts in 1 spec files"),
+    (["check", K256], "checking 4 layouts in 1 spec file: "),
+    (["check", K256, "--format", "sarif"], "checking 4 layouts in 1 spec file: "),
     (["pictures", K256, "--out"], "pictures: "),
     (["report", K256, "--out"], "report: pictures and suggested corrections: "),
     (["confirm", "mma.m8n8k16.A.", "--device", "simulated"], "confirm: building and running probes"),
@@ -111,3 +112,28 @@ def test_a_real_terminal_gets_progress_and_a_pipe_gets_none():
         os.close(master)
     assert proc.returncode == 0 and stdout.decode() == r.stdout  # the same JSON
     assert b"checking 4 layouts" in seen and b"\r" in seen
+
+
+def test_the_check_line_shows_done_total_and_what_is_left(capsys, monkeypatch):
+    """Issue 35 item 18: the line said ``checking 215 layouts in 40 spec files (1 workers) [00:07]``, elapsed time
+    and a worker count; now what is done of the total and what is left, counted in layouts."""
+    monkeypatch.setattr(progress, "DELAY", 0.0)
+    monkeypatch.setattr(progress, "is_terminal", lambda stream: True)
+    specs = [K256, str(SPECS / "mma.m8n8k16.toml"), str(SPECS / "mma.m16n8k8.toml")]
+    for jobs in ("1", "2"):
+        assert main(["check", *specs, "--jobs", jobs]) == 0
+        err = capsys.readouterr().err
+        lines = [x.strip() for x in err.split("\r") if x.strip().startswith("checking")]
+        assert lines and all("workers" not in x and not re.search(r"\[\d\d:\d\d\]", x) for x in lines), err
+        counts = [re.fullmatch(r"checking (\d+) layouts in 3 spec files: (\d+)/(\d+) done, (\d+) left \(.+ to go\)",
+                               x) for x in lines]
+        assert all(counts), lines
+        assert all(int(m[1]) == int(m[3]) == int(m[2]) + int(m[4]) for m in counts)  # done + left = total
+
+
+def test_a_stage_with_a_total_counts_what_is_left():
+    term = Terminal()
+    with progress.Progress.for_stream(term, delay=0).stage("pictures", total=5) as step:
+        step(2)
+        time.sleep(2 * progress.TICK)
+    assert "pictures: 2/5 done, 3 left (" in term.getvalue()

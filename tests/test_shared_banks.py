@@ -9,7 +9,7 @@ import pytest
 from verify import api
 from verify.layout.smem_access import default_pattern, parse_access, pattern_from_text
 
-from conftest import cli
+from conftest import ROOT, cli
 
 SW128 = "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_128,_128>{})"
 
@@ -178,3 +178,38 @@ def test_placements_follow_the_vector_of_one_address() -> None:
     assert r.placements == 17 * 3
     mn = _banks("(32,32):(1,40)", "ldmatrix.x4.trans", addresses="row = (%laneid / 16) * 8\ncol = %laneid % 16")
     assert mn.placements == 3 * 17  # footprint 16 x 16, rows step 8 (the vector), columns step 1
+
+
+def test_a_64_by_64_banks_picture_is_condensed_as_fragment_pictures_are(capsys: pytest.CaptureFixture[str],
+                                                                       tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 35 item 18: ``banks --svg`` of a 64 x 64 tile drew every one of its 4,096 offsets, 2,256 px wide, a
+    wall of numbers; now it is condensed around the conflict as fragment pictures are (``--full``: every cell)."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    ns = "{http://www.w3.org/2000/svg}"
+    svg = tmp_path / "b.svg"
+    args = ["banks", "--formula", str(ROOT / "examples" / "shared" / "swizzle128.txt"), "--tile", "64x64", "--type",
+            "f16", "--access", "ld.shared.v4", "--svg", str(svg)]
+    code, _, _ = cli(capsys, *args)
+    root = ET.parse(svg).getroot()
+    assert code == 1 and int(root.get("width")) <= 1240
+    texts = [t.text or "" for t in root.iter(ns + "text")]
+    note = [t for t in texts if t.startswith("condensed: ")]
+    assert len(note) == 1 and "of 64 columns shown" in note[0] and "--full" in note[0]
+    gaps = [t.text for t in root.iter(ns + "title")]
+    assert gaps and all(re.fullmatch(r"columns \d+\u2013\d+ not shown \(\d+\)", g) for g in gaps)
+    header = {int(t.text) for t in root.iter(ns + "text") if t.get("y") == "64" and (t.text or "").isdigit()}
+    assert {0, 1, 8, 62, 63} <= header and len(header) < 64  # the conflict's column 8 is in sight
+    cells = [r for r in root.iter(ns + "rect") if r.get("width") == "34" and r.get("height") == "18"]
+    assert len(cells) == len(header) * 64  # every row, the columns shown
+    red = [(int(r.get("x")), int(r.get("y"))) for r in root.iter(ns + "rect") if r.get("stroke") == "#d00000"]
+    x_of = {int(t.text): int(t.get("x")) - 17 for t in root.iter(ns + "text") if t.get("y") == "64"
+            and (t.text or "").isdigit()}
+    assert sorted(red) == sorted([(x_of[8] + 1, 68 + 1), (x_of[0] + 1, 68 + 18 + 1)])  # cells (0, 8) and (1, 0)
+    code, _, _ = cli(capsys, *args, "--full")
+    root = ET.parse(svg).getroot()
+    assert code == 1 and int(root.get("width")) > 2000 and not [t for t in root.iter(ns + "title")]
+    assert len([r for r in root.iter(ns + "rect") if r.get("width") == "34" and r.get("height") == "18"]) == 4096
+    code, _, err = cli(capsys, *args[:-2], "--full")
+    assert code == 2 and "--full is for --svg" in err

@@ -188,15 +188,22 @@ def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutRe
 
 
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
-              doc_findings: Sequence[DocFinding] = ()) -> Report:
-    """Check every layout and instruction of ``specs`` (what ``ptx-verify check`` renders)."""
+              doc_findings: Sequence[DocFinding] = (), progress: Callable[[int], None] | None = None) -> Report:
+    """Check every layout and instruction of ``specs`` (what ``ptx-verify check`` renders); ``progress(n)``, when
+    given, is called as each spec file's ``n`` layouts and map layouts are done (``check_size(specs)`` in all)."""
     if isinstance(specs, (str, bytes, Path)) or not isinstance(specs, Sequence) or not all(
             isinstance(s, Spec) for s in specs):
         raise TypeError("specs must be the list api.load returns (Spec objects)")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs = {jobs!r} must be a whole number >= 1")
     from .checks.run import check_all as _check_all  # noqa: PLC0415 - the catalog pipeline loads when asked for
-    return _check_all(specs, _timeout(timeout), jobs, doc_findings)
+    return _check_all(specs, _timeout(timeout), jobs, doc_findings, progress)
+
+
+def check_size(specs: Sequence[Spec]) -> int:
+    """How many layouts and map layouts ``check_all`` checks (the total its ``progress`` counts to)."""
+    from .checks.run import size  # noqa: PLC0415
+    return sum(size(s) for s in specs)
 
 
 def default_jobs() -> int:
@@ -997,7 +1004,7 @@ def verify_kernel(launch: str | Path | Any | None = None, *, ptx: str | Path | N
 
 __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", "InstructionResult", "HandoffError", "HandoffResult", "If", "Implies",
            "Layout", "LayoutResult", "Not", "NotationError", "Or", "Proof", "Report", "Spec", "SpecError", "cell",
-           "check", "check_all", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
+           "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
            "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",

@@ -623,6 +623,43 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
 
 
 
+def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult | str:
+    """``permuted`` for a block tile: every thread holds the cells of the spec tiled over the block
+    (``verify.checks.tiled.tile_of_permuted``, proved tiled by both engines), each once, in another element order
+    (``permuted``, both engines, the permutation confirmed by Z3), and the sub-tiles cover the block (``coverage``);
+    the permutation is said per warp (``BlockPermutation``), the first difference is ``same_map``'s.  Otherwise
+    what the caller's ``differs`` adds: "" when the given is no such tile, a line when a step is undecided (an
+    ``unknown`` within the budget, or the engines disagree), so that an undecided step is never passed over."""
+    from .tiled import BlockPermutation, coverage, tile_of_permuted  # noqa: PLC0415
+    found = tile_of_permuted(spec, given, timeout)
+    if found is None:
+        return ""
+    tiled_spec, tiling, st = found
+
+    def undecided(r: CheckResult) -> str:
+        return (f"whether its threads hold the cells of the spec's {spec.operand} tiled over the block in another "
+                f"element order is undecided: {r.check} {r.status} ({r.message})")
+    if tiling is None:
+        return undecided(st)
+    first = same_map(tiled_spec, given, timeout, names=("tiled spec", "given"))
+    perm, p = permuted(tiled_spec, given, timeout)
+    for r in (first, perm):
+        if r.status in ("unknown", "error"):
+            return undecided(r)
+    if first.status != "refuted" or perm.status != "proved" or p is None:
+        return ""
+    cov, _ = coverage(given, tiling, timeout)
+    if cov.status in ("unknown", "error"):
+        return undecided(cov)
+    if cov.status != "proved":
+        return ""
+    c = first.counterexample
+    message = (f"first difference: thread {c['lane']} element {c['element']}: tiled spec {where(c['first'])}, "
+               f"given {where(c['second'])}")
+    return done("permuted", c, message, dict(perm.engines), (first, perm, cov),
+                permutation=BlockPermutation(p, spec.threads, given.threads // spec.threads), tiling=tiling)
+
+
 def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult:
     """A given over more threads or elements and a larger extent than the spec: ``tiled`` (``verify.checks.tiled``:
     each warp's repeats are the spec moved to a sub-tile, and the sub-tiles cover the block), else ``differs``."""
@@ -631,8 +668,11 @@ def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> Con
     if tiling is None:
         if st.status != "refuted":
             return done(st.status, st.counterexample, st.message, dict(st.engines), (st,))
-        return done("differs", st.counterexample, f"not the spec's {spec.operand} tiled over the block: {st.message}",
-                    dict(st.engines), (st,))
+        swapped = _permuted_tile(spec, given, timeout, done)
+        if isinstance(swapped, ConformResult):
+            return swapped
+        return done("differs", st.counterexample, f"not the spec's {spec.operand} tiled over the block: {st.message}"
+                    + (f"\n{swapped}" if swapped else ""), dict(st.engines), (st,))
     assert cov is not None
     if cov.status == "proved":
         return done("tiled", None, "", dict(st.engines), (st, cov), tiling=tiling)

@@ -59,6 +59,8 @@ class Decision:
     params: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     copies: tuple[Dim, ...] = ()      # the writer's inputs the reader lacks: each element is written at each
     broadcast: tuple[Dim, ...] = ()   # the reader's inputs the writer lacks, along which its reads are the same
+    writer_map: Any = field(default=None, compare=False, repr=False)  # the maps decided (for the picture)
+    reader_map: Any = field(default=None, compare=False, repr=False)
 
     @property
     def status(self) -> str:
@@ -390,7 +392,10 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, which the "
                                    f"{wname} never writes (padding)",
                          "every element read was written", ordered))
-    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params}, cdims, bdims)
+    return Decision(wname, rname, tuple(results), {p.name: tuple(p.values) for p in params}, cdims, bdims,
+                    writer_map=writer, reader_map=reader)
+
+
 
 
 def _copy(cp: Mapping[str, int]) -> str:

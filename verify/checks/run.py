@@ -17,7 +17,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import SpecError
 from ..layout.model import Spec
@@ -135,17 +135,24 @@ def _stop_workers(pool: Any) -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def in_workers(fn: Any, items: Sequence[Any], jobs: int) -> list[Any]:
+def in_workers(fn: Any, items: Sequence[Any], jobs: int, done: Callable[[int], None] | None = None) -> list[Any]:
     """``[fn(x) for x in items]`` in ``jobs`` forked worker processes, in order.  ``fn`` and the results must
-    pickle.  An error in a worker, Ctrl-C or SIGTERM stops every worker before it propagates: none outlives
-    this call.  Each worker's solver state dies with it (a long-lived process pays for the Z3 terms it has
-    held: docs/architecture.md)."""
+    pickle.  ``done(k)`` is called (in this process) as item ``k`` finishes, in the order they finish (progress).
+    An error in a worker, Ctrl-C or SIGTERM stops every worker before it propagates: none outlives this call.
+    Each worker's solver state dies with it (a long-lived process pays for the Z3 terms it has held:
+    docs/architecture.md)."""
     import concurrent.futures as cf  # noqa: PLC0415
     import multiprocessing as mp  # noqa: PLC0415
     pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_worker_init,
                                   initargs=(os.getpid(),))
     try:
-        out = list(pool.map(fn, items))
+        futures = [pool.submit(fn, x) for x in items]
+        index = {f: k for k, f in enumerate(futures)}
+        for f in cf.as_completed(futures):
+            f.result()  # an error in a worker propagates at once
+            if done is not None:
+                done(index[f])
+        out = [f.result() for f in futures]
         pool.shutdown(wait=True)
     except BaseException:  # an error in a worker, Ctrl-C, SIGTERM: no worker outlives this call
         _stop_workers(pool)
@@ -153,16 +160,27 @@ def in_workers(fn: Any, items: Sequence[Any], jobs: int) -> list[Any]:
     return out
 
 
+def size(spec: Spec) -> int:
+    """What checking ``spec`` counts as for progress: its layouts and its map layouts."""
+    return len(spec.layouts) + len(spec.maps)
+
+
 def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int = 1,
-              doc_findings: Sequence[DocFinding] = ()) -> Report:
-    """Check every layout and instruction of ``specs``."""
+              doc_findings: Sequence[DocFinding] = (), progress: Callable[[int], None] | None = None) -> Report:
+    """Check every layout and instruction of ``specs``; ``progress(n)`` is called as the ``n`` layouts of a spec
+    file (``size``) are done."""
+    step = progress or (lambda n: None)
     if jobs > 1 and len(specs) > 2:
         # biggest first (sparse sections dominate), so no worker idles at the end
         order = sorted(range(len(specs)), key=lambda k: -_cost(specs[k]))
-        out = dict(zip(order, in_workers(_check_spec_remote, [(specs[k], timeout) for k in order], jobs)))
+        out = dict(zip(order, in_workers(_check_spec_remote, [(specs[k], timeout) for k in order], jobs,
+                                         lambda k: step(size(specs[order[k]])))))
         done = [out[k] for k in range(len(specs))]
     else:
-        done = [check_spec(s, timeout) for s in specs]
+        done = []
+        for s in specs:
+            done.append(check_spec(s, timeout))
+            step(size(s))
     results = tuple(r for rs, _, _, _ in done for r in rs)
     maps = tuple(m for _, _, _, ms in done for m in ms)
     instructions = tuple(i for _, ins, _, _ in done for i in ins)

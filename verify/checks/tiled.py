@@ -487,6 +487,121 @@ def _placement_counts(tiling: Tiling) -> np.ndarray:
     return out
 
 
+# ----------------------------------------------------------------------------- a permuted tile
+
+def _plural(threads: int) -> str:
+    name = unit_name(threads)
+    return name + "s" if threads in (32, 128) else f"groups of {threads} threads"
+
+
+@dataclass(frozen=True)
+class BlockPermutation:
+    """A block tile whose threads hold the cells of the spec tiled over the block (``tiling``) in another element
+    order: ``permutation`` (``verify.checks.conform.Permutation`` over the given's threads: given element i holds
+    the cell the tiled spec's element ``perm[i]`` holds), read per unit (warp, warpgroup) of ``unit`` threads."""
+
+    permutation: Any
+    unit: int
+    units: int
+
+    def entries(self) -> list[tuple[str, str]]:
+        """(who, permutation) in unit order: whole units with one permutation grouped (``warps 0, 2-3``), a unit
+        whose lanes differ by lane groups (``warp 1 lanes 0-3``)."""
+        whole: dict[str, list[int]] = {}
+        parts: list[tuple[int, str, str]] = []
+        for u in range(self.units):
+            lo, hi = u * self.unit, (u + 1) * self.unit
+            mine = [([t - lo for t in threads if lo <= t < hi], perm) for threads, perm in self.permutation.groups]
+            mine = [(lanes, perm) for lanes, perm in mine if lanes]
+            if len(mine) == 1:
+                whole.setdefault(self.permutation.cycles_text(mine[0][1]), []).append(u)
+            else:
+                parts.extend((u, f"{unit_name(self.unit)} {u} lane{'s' if len(lanes) > 1 else ''} {number_ranges(lanes)}",
+                              self.permutation.cycles_text(perm)) for lanes, perm in mine)
+        out = [(units[0], (f"{unit_name(self.unit)} {units[0]}" if len(units) == 1 else
+                           f"{_plural(self.unit)} {number_ranges(units)}"), text) for text, units in whole.items()]
+        same = "as spec"  # the permuted ones first, then the ones as the tiled spec, each in unit order
+        return [(who, text) for _, who, text in sorted(out + parts, key=lambda x: (x[2] == same, x[0]))]
+
+    def text(self) -> str:
+        return "; ".join(f"{who}: {text}" for who, text in self.entries())
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.permutation.to_json(), "text": self.text(), "unit": unit_name(self.unit),
+                "per_unit": [{"who": who, "permutation": text} for who, text in self.entries()]}
+
+
+def _enum_permuted_tile(spec: Layout, given: Layout) -> tuple[Repeats, tuple[tuple[int, int, int, int], ...]] | None:
+    """The repeat structure and the sub-tiles (unit, repeat, tile row, tile col) for which every thread of the given
+    holds exactly the cells of the spec moved there (in any element order), read from the enumeration: each part's
+    sub-tile is where its cells start (the smallest row and column), on the spec's R x C grid.  None when no
+    candidate has it."""
+    cands = candidates(spec, given)
+    cs, cg = cells_of(spec), cells_of(given)
+    if isinstance(cands, str) or not (bool(cs.ok.all()) and bool(cg.ok.all())):
+        return None
+    T, k, R, C = spec.threads, given.threads // spec.threads, spec.rows, spec.cols
+    r0, c0 = int(cs.row.min()), int(cs.col.min())
+    threads = np.arange(given.threads, dtype=np.int64)
+    lanes, units = threads % T, threads // T
+    idx = np.arange(given.n_elements, dtype=np.int64)
+    wide = int(max(cg.col.max(), cs.col.max())) + 2 * C + 1
+    kg = np.sort(cg.row * wide + cg.col, axis=1)
+    if kg.shape[1] > 1 and not bool((np.diff(kg, axis=1) != 0).all()):
+        return None  # a thread holding a cell twice is no permutation of a tile
+    for rep in cands:
+        e, t = np.asarray(rep.e(idx), np.int64), np.asarray(rep.t(idx), np.int64)
+        sr, sc = cs.row[lanes[:, None], e[None, :]], cs.col[lanes[:, None], e[None, :]]
+        for off in _offsets(cg, sr, sc, t, k, rep.count, T, (r0, c0)):
+            if bool((off < 0).any() or (off[..., 0] % R).any() or (off[..., 1] % C).any()):
+                continue
+            er = sr + off[units[:, None], t[None, :], 0]
+            ec = sc + off[units[:, None], t[None, :], 1]
+            if np.array_equal(np.sort(er * wide + ec, axis=1), kg):
+                return rep, tuple((u, tt, int(off[u, tt, 0]) // R, int(off[u, tt, 1]) // C)
+                                  for u in range(k) for tt in range(rep.count))
+    return None
+
+
+def _offsets(cg: Any, sr: np.ndarray, sc: np.ndarray, t: np.ndarray, k: int, count: int, T: int,
+             origin: tuple[int, int]) -> list[np.ndarray]:
+    """Candidate offsets of every (unit, repeat) part (``[k, count, 2]``): the move most of its points make (the
+    given's cell less the spec's: right where only a few elements are swapped, across repeats too; the smallest
+    such move on a tie), and where its cells start (right for any order of the elements within the part)."""
+    mode = np.zeros((k, count, 2), np.int64)
+    start = np.zeros((k, count, 2), np.int64)
+    for u in range(k):
+        for tt in range(count):
+            part = (slice(u * T, (u + 1) * T), t == tt)
+            dr = (cg.row[part] - sr[part]).ravel()
+            dc = (cg.col[part] - sc[part]).ravel()
+            moves, n = np.unique(np.stack([dr, dc], axis=1), axis=0, return_counts=True)
+            mode[u, tt] = moves[int(np.argmax(n))]
+            start[u, tt] = (int(cg.row[part].min()) - origin[0], int(cg.col[part].min()) - origin[1])
+    return [mode] if np.array_equal(mode, start) else [mode, start]
+
+
+def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT
+                     ) -> tuple[Layout, Tiling | None, CheckResult] | None:
+    """For a given that is not ``tiled``: the spec tiled over the block at the sub-tiles where the given's threads hold
+    its cells in some element order (two registers swapped in one warp), its tiling (None unless both engines prove
+    it tiled) and that proof (``structure``); None when the enumeration finds no such sub-tiles.
+
+    The candidate sub-tiles are read from the enumeration (``_enum_permuted_tile``); the tiled spec is built from
+    the spec with the algebra (``verify.layout.block.tile_at``), and both engines prove it ``tiled`` (``structure``).
+    Whether the given is a permutation of it is ``verify.checks.conform``'s ``permuted`` (the caller's)."""
+    from ..layout.block import tile_at  # noqa: PLC0415
+    found = _enum_permuted_tile(spec, given)
+    if found is None:
+        return None
+    rep, places = found
+    tiled_spec = tile_at(spec, given.threads // spec.threads, rep.count, places, (given.rows, given.cols),
+                         rep.bits or None, layout_id=f"{spec.id} tiled over {given.rows} x {given.cols}",
+                         derived=f"{spec.id} at the given's sub-tiles")
+    st, proved = structure(spec, tiled_spec, timeout)
+    return tiled_spec, (placements(spec, tiled_spec, proved) if proved is not None else None), st
+
+
 # ----------------------------------------------------------------------------- the check
 
 def can_tile(spec: Layout, given: Layout) -> bool:
@@ -512,4 +627,5 @@ def tiled(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, block: 
     return st, tiling, cov, own
 
 
-__all__ = ["Repeats", "Tiling", "can_tile", "candidates", "coverage", "placements", "structure", "tiled", "unit_name"]
+__all__ = ["BlockPermutation", "Repeats", "Tiling", "can_tile", "candidates", "coverage", "placements",
+           "structure", "tile_of_permuted", "tiled", "unit_name"]

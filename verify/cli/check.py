@@ -15,7 +15,7 @@ from ..outputs import baseline as out_baseline
 from ..outputs import json as out_json
 from ..outputs import reports_text
 from ..outputs import text as out_text
-from ..outputs.progress import Progress
+from ..outputs.progress import Progress, checking_label
 from . import inputs, options
 
 FORMATS = ("text", "json", "sarif", "junit")
@@ -56,8 +56,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             not any(f.kind == "unread-section" for f in doc_findings):  # a page that could not be read: report it
         raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}{api.why_nothing(paths)}")
     jobs = args.jobs or api.default_jobs()
-    with progress.stage(f"checking {len(lays)} layouts in {len(specs)} spec files ({jobs} workers)"):
-        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
+    with progress.stage(checking_label(len(api.layouts(specs)), len(api.map_layouts(specs)), len(specs)), total=api.check_size(specs)) as step:
+        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings, progress=step)
     if getattr(args, "observations", None):
         from ..hardware.kinds import check_observations  # noqa: PLC0415
         obs = check_observations(api.layouts(specs), args.observations, api.map_layouts(specs))

@@ -11,7 +11,7 @@ from .. import api
 from ..checks.fixes import MAX_DELTA, MAX_DELTA_LIMIT
 from ..checks.fragment import DEFAULT_TIMEOUT
 from ..errors import UsageError
-from ..outputs.progress import Progress
+from ..outputs.progress import Progress, checking_label
 from . import inputs, options
 
 
@@ -30,8 +30,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not api.layouts(specs) and not any(s.unbuilt for s in specs):  # as `check`: an empty report is no answer
         raise UsageError(f"nothing to report: no layouts in {' '.join(args.paths)}")
     jobs = args.jobs or api.default_jobs()
-    with progress.stage(f"checking {len(api.layouts(specs))} layouts in {len(specs)} spec files ({jobs} workers)"):
-        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings)
+    with progress.stage(checking_label(len(api.layouts(specs)), len(api.map_layouts(specs)), len(specs)), total=api.check_size(specs)) as step:
+        report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings, progress=step)
     try:
         m, n_svg = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
                          references=refs)

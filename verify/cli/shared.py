@@ -107,6 +107,8 @@ def cmd_banks(args: argparse.Namespace) -> int:
         return _register_banks(args)
     if args.tensor is not None:
         raise UsageError("--tensor picks the tensor type of --registers' TTGIR")
+    if args.full and not args.svg:
+        raise UsageError("--full is for --svg FILE (the picture)")
     try:
         lay = _layout(args)
         addresses = None
@@ -125,7 +127,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         from ..outputs.baseline import PICTURE, check_writable, write_atomic  # noqa: PLC0415
         from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
         check_writable(args.svg, PICTURE)
-        write_atomic(args.svg, shared_svg(lay, result))
+        write_atomic(args.svg, shared_svg(lay, result, full=args.full))
     sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
     return 0 if result.ok else 1
 
@@ -203,5 +205,7 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                         "local_store/local_load, every instruction checked (--access st.shared or ld.shared)")
     b.add_argument("--tensor", default=None, metavar="TEXT",
                    help="with --registers: the tensor type of a TTGIR dump to read ('#blocked', '128x64')")
-    b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank")
+    b.add_argument("--svg", default=None, metavar="FILE", help="also draw the tile, cells coloured by bank (a tile "
+                   "of more than 32 columns or 128 rows condensed around the conflict)")
+    b.add_argument("--full", action="store_true", help="--svg: every cell, even of a large tile")
     b.set_defaults(func=cmd_banks)

@@ -55,6 +55,11 @@ def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
 
 def cmd_consistent(args: argparse.Namespace) -> int:
     from .. import api  # noqa: PLC0415
+    if args.full and not args.svg:
+        raise UsageError("--full is for --svg FILE (the picture)")
+    if args.svg:  # an output that cannot be written is refused before any work
+        from ..outputs.baseline import check_writable  # noqa: PLC0415
+        check_writable(args.svg)
     try:
         writer, reader = _side(args.writer, "--writer"), _side(args.reader, "--reader")
         specs = api.load(inputs.paths_or_bundled(None) + list(args.specs))
@@ -68,6 +73,10 @@ def cmd_consistent(args: argparse.Namespace) -> int:
         raise UsageError(e.args[0]) from None
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if args.svg:
+        from ..outputs.baseline import write_atomic  # noqa: PLC0415
+        from ..outputs.svg_consistent import consistent_svg  # noqa: PLC0415 - pictures load when asked for
+        write_atomic(args.svg, consistent_svg(decision, full=args.full))
     if args.format == "json":
         sys.stdout.write(to_json(decision.to_json()))
     else:
@@ -115,5 +124,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("--major", choices=("K", "MN"), default=None, help="descriptor: the operand's majorness")
     c.add_argument("--instr", choices=("wgmma", "tcgen05"), default="wgmma", help="descriptor: whose (default wgmma)")
     c.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
+    c.add_argument("--svg", default=None, metavar="FILE", help="also draw writer against reader, element by element "
+                   "(where each is written and read, the counterexample outlined; a family at its member)")
+    c.add_argument("--full", action="store_true", help="--svg: every cell, even of a large grid")
     c.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     c.set_defaults(func=cmd_consistent)

@@ -84,23 +84,47 @@ def block_tile(layout: Layout, warps: tuple[int, int], block: tuple[int, int], o
     reps = tuple(repeat_at) if repeat_at is not None else grid((rm, rn), ORDERS[order][1])
     if sorted(units) != sorted(grid((wm, wn), "n")) or sorted(reps) != sorted(grid((rm, rn), "n")):
         raise BlockError("warp_at and repeat_at must place each unit and each repeat once on their grids")
+    N = layout.n_elements
+    places = tuple((u, t, wr + wm * tr, wc + wn * tc) for u, (wr, wc) in enumerate(units) for t, (tr, tc) in enumerate(reps))
+    unit = {32: "warps", 128: "warpgroups"}.get(layout.threads, f"groups of {layout.threads} threads")
+    return tile_at(layout, k, r, places, block, layout_id=layout_id or
+                   f"{layout.id} over {wm} x {wn} {unit}, {block[0]} x {block[1]} ({order})",
+                   derived=f"{layout.id} held by {wm} x {wn} {unit} and repeated {rm} x {rn} times over {block[0]} x "
+                           f"{block[1]} ({order}: element i = e + {N} t)")
+
+
+def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int, int, int, int]],
+            block: tuple[int, int], repeat_bits: Sequence[int] | None = None, *, layout_id: str, derived: str) -> Layout:
+    """``layout`` (a plain fragment of one MMA computation) held by ``units`` units of its threads, each repeated
+    ``repeats`` times, unit ``u``'s repeat ``t`` at the sub-tile ``(tr, tc)`` of ``places`` (rows ``(u, t, tr, tc)``:
+    its cells moved by ``(tr R, tc C)``), over ``block``: thread ``= lane + T u``; element ``i = e + N t``, or, with
+    ``repeat_bits`` (bits of ``i``, ``N`` and ``repeats`` powers of two), ``t`` the bits ``repeat_bits`` of ``i`` and
+    ``e`` the others (``verify.checks.tiled.Repeats``).  The algebra: ``product`` with the table of places, ``merge``
+    of lane and unit into the thread, ``split`` and ``merge`` of the elements' bits."""
     T, N = layout.threads, layout.n_elements
-    rows = tuple((u, t, wr + wm * tr, wc + wn * tc) for u, (wr, wc) in enumerate(units) for t, (tr, tc) in enumerate(reps))
     frag = fragment_map(layout)
     rname, cname = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
-    place = TableMap((Dim("u", k), Dim("t", r)), (Dim(rname, wm * rm), Dim(cname, wn * rn)), rows)
+    grid_r = max((p[2] for p in places), default=0) + 1
+    grid_c = max((p[3] for p in places), default=0) + 1
+    place = TableMap((Dim("u", units), Dim("t", repeats)), (Dim(rname, grid_r), Dim(cname, grid_c)), tuple(places))
     base = A.relabel(frag, inputs={frag.thread: "l", "i": "e"})
-    tiled = A.merge(A.merge(A.product(base, place), ("l", "u"), "thread"), ("e", "t"), "i")
-    if T * k <= 32:
+    tiled = A.merge(A.product(base, place), ("l", "u"), "thread")
+    nbits = (N * repeats).bit_length() - 1
+    top = tuple(range(nbits - 1, nbits - 1 - len(repeat_bits or ()), -1))
+    if not repeat_bits or tuple(repeat_bits) == top:  # the repeats outermost: i = e + N t
+        tiled = A.merge(tiled, ("e", "t"), "i")
+    else:
+        bits = sorted(repeat_bits)
+        keep = [b for b in range(nbits) if b not in bits]
+        tiled = A.split(A.split(tiled, "e", [(f"e{k}", 2) for k in range(len(keep))]), "t",
+                        [(f"t{k}", 2) for k in range(len(bits))])
+        tiled = A.merge(tiled, [f"t{bits.index(b)}" if b in bits else f"e{keep.index(b)}" for b in range(nbits)], "i")
+    if T * units <= 32:
         tiled = A.relabel(tiled, inputs={"thread": "lane"})
-    unit = {32: "warps", 128: "warpgroups"}.get(T, f"groups of {T} threads")
     return as_fragment(
-        tiled, layout, id=layout_id or f"{layout.id} over {wm} x {wn} {unit}, {block[0]} x {block[1]} ({order})",
-        domain=dataclasses.replace(layout.domain, threads=T * k, elements=N * r),
-        codomain=Codomain(block[0], block[1], layout.codomain.dims), registers=layout.registers * r,
-        element_list=None, elements_text=None, erratum="",
-        derived=f"{layout.id} held by {wm} x {wn} {unit} and repeated {rm} x {rn} times over {block[0]} x {block[1]} "
-                f"({order}: element i = e + {N} t)")
+        tiled, layout, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
+        codomain=Codomain(block[0], block[1], layout.codomain.dims), registers=layout.registers * repeats,
+        element_list=None, elements_text=None, erratum="", derived=derived)
 
 
-__all__ = ["BlockError", "ORDERS", "block_tile", "grid", "repeats_of"]
+__all__ = ["BlockError", "ORDERS", "block_tile", "grid", "repeats_of", "tile_at"]

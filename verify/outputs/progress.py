@@ -6,16 +6,20 @@ whatever the terminal.  Drawn with ``tqdm`` (a small dependency); where it canno
 progress is silently not shown.
 
     prog = Progress.for_stream(sys.stderr)
-    with prog.stage("checking 107 layouts"):            # no total: elapsed time, redrawn by a ticker
-        report = api.check_all(...)
+    with prog.stage("loading specs"):                   # no total: elapsed time, redrawn by a ticker
+        specs = api.load(...)
     with prog.stage("pictures", total=len(layouts)) as step:
         for lay in layouts:
             ...
             step()                                      # one done
+
+A stage with a total shows what is done and what is left: ``pictures: 40/107 done, 67 left (00:12 to go)``
+(the time to go is estimated from the rate so far, ``?`` before the first item is done).
 """
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import sys
@@ -62,10 +66,10 @@ class Progress:
             yield _noop
             return
         tqdm = _tqdm()
-        fmt = ("{desc}: {n_fmt}/{total_fmt} [{elapsed}<{remaining}]" if total is not None
+        fmt = ("{desc}: {n_fmt}/{total_fmt} done, {left} left ({remaining} to go)" if total is not None
                else "{desc} [{elapsed}]")
         cols, rows = _screen(self.stream)
-        bar = tqdm(total=total, desc=label, file=self.stream, delay=self.delay, leave=False,
+        bar = _bar_class(tqdm)(total=total, desc=label, file=self.stream, delay=self.delay, leave=False,
                    bar_format=fmt, ncols=cols, nrows=rows, mininterval=TICK, miniters=0)
         stop = threading.Event()
         ticker = threading.Thread(target=_tick, args=(bar, stop), name="ptx-verify-progress", daemon=True)
@@ -117,6 +121,19 @@ def _screen(stream: IO[str]) -> tuple[int, int]:
         (rows if rows > 0 else positive(os.environ.get("LINES"), 24))
 
 
+@functools.lru_cache(maxsize=None)
+def _bar_class(tqdm: Any) -> Any:
+    """tqdm with ``{left}`` (items not done yet) for the bar format."""
+
+    class Bar(tqdm):  # type: ignore[misc, valid-type]
+        @property
+        def format_dict(self) -> dict[str, Any]:
+            d = super().format_dict
+            d["left"] = max(0, int(d.get("total") or 0) - int(d.get("n") or 0))
+            return d
+    return Bar
+
+
 def _noop(n: int = 1) -> None:
     return None
 
@@ -130,7 +147,15 @@ def _tick(bar: Any, stop: threading.Event) -> None:
             return
 
 
+def checking_label(layouts: int, maps: int, files: int) -> str:
+    """The label of ``check``'s stage: ``checking 215 layouts and 58 map layouts in 40 spec files``."""
+    what = f"{layouts} layout{'' if layouts == 1 else 's'}"
+    if maps:
+        what += f" and {maps} map layout{'' if maps == 1 else 's'}"
+    return f"checking {what} in {files} spec file{'' if files == 1 else 's'}"
+
+
 NONE = Progress()  # progress off
 
 
-__all__ = ["DELAY", "NONE", "Progress", "is_terminal"]
+__all__ = ["DELAY", "NONE", "Progress", "checking_label", "is_terminal"]

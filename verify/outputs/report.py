@@ -199,7 +199,7 @@ def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = Non
     bad_layouts = sum(1 for r in m.results if not r.as_expected)
     a("# PTX warp-level fragment layouts: verification report")
     a("")
-    a(f"Documents: {', '.join(m.documents) or 'none'} ({m.n_specs} spec files). "
+    a(f"Documents: {', '.join(m.documents) or 'none'} ({m.n_specs} spec file{'' if m.n_specs == 1 else 's'}). "
       f"{len(m.results)} layouts checked, {n_find} findings, {unexpected} unexpected.")
     a("")
     a("**Verdict: everything as expected.**" if m.as_expected else "**Verdict: UNEXPECTED results (see below).**")
@@ -519,7 +519,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
     a("</head>")
     a("<body>")
     a("<h1>PTX warp-level fragment layouts: verification report</h1>")
-    a(f'<p>Documents: {esc(", ".join(m.documents) or "none")} ({m.n_specs} spec files). '
+    a(f'<p>Documents: {esc(", ".join(m.documents) or "none")} ({m.n_specs} spec file{"" if m.n_specs == 1 else "s"}). '
       f"{len(m.results)} layouts checked, {n_find} findings, {unexpected} unexpected.</p>")
     a('<p><span class="verdict good">Everything as expected</span></p>' if m.as_expected
       else '<p><span class="verdict fail">UNEXPECTED results</span></p>')

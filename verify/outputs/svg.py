@@ -38,6 +38,7 @@ MAX_GRID_H = 1200  # likewise for its height
 CONTEXT = 2  # rows/columns kept on each side of a cell in focus
 EDGE = 2  # first and last rows/columns always kept
 GAP = 24  # px of an elided run of rows or columns
+MIN_FONT = 10  # px: no label of any picture is smaller; each picture states it as its root's font-size
 
 
 def esc(text: object) -> str:
@@ -227,16 +228,17 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     heading = title if title is not None else layout.id
     shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
     note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
-    legend_w = 64 + 26 * (16 if by_warp else 8) + 16 + 130 + (90 if hl or hl_el else 0) + (130 + 120 if condensed else 90)
+    n_swatches = len(PALETTE) if not by_warp else min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))
+    legend_w = _legend_width(n_swatches, bool(hl or hl_el), condensed)
     # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
-    width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout)))),
-                16 + 9 * len(heading))
+    width = max(8 + per_row * block_w, 600, legend_w, 16 + int(6.3 * max(len(note), len(_subtitle(layout, by_warp)))),
+                16 + int(9.5 * len(heading)))
     height = top + n_rows * block_h + legend_h
 
     o: list[str] = []
     a = o.append
     a(f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-      f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">')
+      f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="{MIN_FONT}">')
     a("<defs>")
     a(f'<pattern id="{esc(pat)}" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">'
       '<rect width="6" height="6" fill="#e4e4e4"/><line x1="0" y1="0" x2="0" y2="6" stroke="#9a9a9a" stroke-width="2"/>'
@@ -244,7 +246,7 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     a("</defs>")
     a(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>')
     a(f'<text x="8" y="20" font-size="15" font-weight="bold">{esc(heading)}</text>')
-    a(f'<text x="8" y="38" font-size="11" fill="#444444">{esc(_subtitle(layout))}</text>')
+    a(f'<text x="8" y="38" font-size="11" fill="#444444">{esc(_subtitle(layout, by_warp))}</text>')
     if condensed:
         a(f'<text x="8" y="54" font-size="11" fill="#444444">{esc(note)}</text>')
 
@@ -291,9 +293,9 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
                 else:
                     first = _label(owners[0])
                     second = _label(owners[1]) + (f" +{len(owners) - 2}" if len(owners) > 2 else "")
-                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="9" font-weight="bold" '
+                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="{MIN_FONT}" font-weight="bold" '
                       f'text-anchor="middle" fill="{COLLISION}">{esc(first)}</text>')
-                    a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="9" font-weight="bold" '
+                    a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="{MIN_FONT}" font-weight="bold" '
                       f'text-anchor="middle" fill="{COLLISION}">{esc(second)}</text>')
         for gx, lo, hi in col_gaps:
             _col_gap(a, left + gx, gy, grid_h, lo, hi)
@@ -354,6 +356,22 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     return "\n".join(o) + "\n"
 
 
+def _legend_width(swatches: int, counterexample: bool, condensed: bool) -> int:
+    """Where the legend's last label ends (+ a margin), as ``fragment_svg`` places its entries: the swatches, then
+    ``several owners``, ``no owner`` 130 px on, ``counterexample`` 90 px on, ``not shown (elided)`` 130 px on."""
+    x = 64 + 26 * max(8, swatches) + 16  # several owners
+    ends = [x + 28 + int(6.3 * len("several owners"))]
+    x += 130  # no owner
+    ends.append(x + 28 + int(6.3 * len("no owner")))
+    if counterexample:
+        x += 90
+        ends.append(x + 28 + int(6.3 * len("counterexample")))
+    if condensed:
+        x += 130
+        ends.append(x + 28 + int(6.3 * len("not shown (elided)")))
+    return max(ends) + 16
+
+
 def _fill(colour_: str) -> str:
     return f' fill="{colour_}"'
 
@@ -406,12 +424,15 @@ def _condensed_note(layout: Layout, rows: int, cols: int) -> str:
                                              else "the same command with --full"))
 
 
-def _subtitle(layout: Layout) -> str:
+def _subtitle(layout: Layout, by_warp: bool = False) -> str:
+    """What the picture shows; its cells' ``T<n>`` is a lane of one warp, else a thread (a warpgroup's fragment,
+    a block tile), and a block tile coloured by warp says so."""
     per = f"{layout.threads} threads x {layout.n_elements} elements"
     grid = f"{layout.rows} x {layout.cols}"
     if layout.groups > 1:
         grid += f" per MMA computation, {layout.groups} computations"
-    return f"{grid}, {per}; cell = T<lane> / element"
+    who = "lane" if layout.threads <= 32 else "thread"
+    return f"{grid}, {per}; cell = T<{who}> / element" + ("; colour = warp (thread / 32)" if by_warp else "")
 
 
 def summary_counts(layout: Layout, entries: Sequence[dict[str, Any]]) -> dict[str, int]:

@@ -145,7 +145,7 @@ def map_svg(lay: MapLayout, env: Mapping[str, int] | None = None, full: bool = F
     shared = shared_view(lay, env)
     if shared is not None:
         from .svg_shared import shared_svg  # noqa: PLC0415
-        return shared_svg(shared, title=title)
+        return shared_svg(shared, title=title, full=full)
     return _generic_svg(lay, env, title, full)
 
 
@@ -153,7 +153,9 @@ def needs_condensing(lay: MapLayout, env: Mapping[str, int] | None = None) -> bo
     """Whether the default picture of ``lay`` (at ``env``) is condensed (a ``.full.svg`` goes beside it)."""
     env = member(lay, env)
     if shared_view(lay, env) is not None:
-        return False
+        from .svg_shared import needs_condensing as shared_condensed  # noqa: PLC0415
+        rows, cols = (d.at(env) for d in lay.inputs)
+        return shared_condensed(rows, cols)
     rows, cols, cw, _ = _shape(lay, env)
     return rows > FULL_ROWS or cols * cw > FULL_W
 
@@ -257,7 +259,7 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         notes.append(f"red: cells sharing their place; first: ({', '.join(map(str, map(int, p)))}) and "
                      f"({', '.join(map(str, map(int, q)))}) both at ({', '.join(f'{k} {v}' for k, v in at.items())})")
     top = 44 + 14 * len(notes)
-    width = max(MARGIN + grid_w + 24, 640, 9 * len(title) + 16, int(6.2 * max([len(sub)] + [len(n) for n in notes])) + 16)
+    width = max(MARGIN + grid_w + 24, 640, 9 * len(title) + 16, int(6.7 * max([len(sub)] + [len(n) for n in notes])) + 16)
     height = top + len(drawn) * panel_h + 40
     o: list[str] = []
     a_ = o.append

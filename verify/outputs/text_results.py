@@ -55,13 +55,16 @@ def conform_text(r: ConformResult) -> str:
         lines.append(f"  member: {r.member_note}")
     if r.given.derived:
         lines.append(f"  note: {r.given.derived}")
-    if r.status == "permuted" and r.permutation is not None:
+    if r.status == "permuted" and r.permutation is not None and r.tiling is not None:
+        lines.append(f"  every thread holds the cells of the spec's {r.spec.operand} tiled over the block in another "
+                     f"element order, per {r.tiling.name} (given <- tiled spec): {r.permutation.text()}")
+    elif r.status == "permuted" and r.permutation is not None:
         lines.append(f"  every lane holds the spec's cells in another element order "
                      f"(given <- spec): {r.permutation.text()}")
     if r.status == "replicated" and r.replication is not None:
         lines.append(f"  {r.replication.describe()}")
     if r.tiling is not None:
-        lines.extend(f"  {x}" for x in r.tiling.describe(r.status == "tiled"))
+        lines.extend(f"  {x}" for x in r.tiling.describe(r.status in ("tiled", "permuted")))
     if r.message and r.status not in ("equal", "tiled"):
         lines.extend(f"  {m}" for m in r.message.split("\n"))
     if r.hint:
