@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang")
+NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang", "mosaic")
 ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts",
-           "tilelang": "TileLang"}
+           "tilelang": "TileLang", "mosaic": "JAX Mosaic GPU"}
 _MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts",
-            "tilelang": "tilelang"}
+            "tilelang": "tilelang", "mosaic": "mosaic"}
 
 
 @dataclass(frozen=True)
