@@ -42,6 +42,8 @@ strides in ``mma_utils.create_descriptor``, not from a layout object).
 from __future__ import annotations
 
 import ast
+import itertools
+import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -329,6 +331,95 @@ def _scale_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
     return items
 
 
+COPY = "async_copy_scales_smem_to_tmem"
+_STEP = re.compile(r"\.(reshape|transpose)\(([^()]*)\)")
+
+
+def smem_recipe(reader: Reader) -> tuple[list[tuple[str, str]], int]:
+    """The reshape/transpose chain ``async_copy_scales_smem_to_tmem``'s docstring gives for preparing an (MN,
+    K // 32) array of scales for shared memory (``jnp.pad(scales, ...).reshape(...).transpose(...)...``), as
+    (operation, arguments) pairs, and the function's line."""
+    fn = reader.function(TC, COPY)
+    doc = ast.get_docstring(fn) or ""
+    start = doc.find("jnp.pad(scales")
+    if start < 0:
+        raise Refused(f"{COPY}: its docstring gives no jnp.pad(scales ...) recipe", f"{TC}.py", fn.lineno)
+    steps = [(m.group(1), m.group(2)) for m in _STEP.finditer(doc[start:start + 400])][:3]
+    if [op for op, _ in steps] != ["reshape", "transpose", "reshape"]:
+        raise Refused(f"{COPY}: the recipe is not reshape, transpose, reshape", f"{TC}.py", fn.lineno)
+    return steps, fn.lineno
+
+
+def smem_offsets(steps: list[tuple[str, str]], pad_mn: int, k: int, at: tuple[str, int]) -> dict[tuple[int, int], int]:
+    """(m, kb) -> byte offset in shared memory (8-bit factors, the recipe's result contiguous)."""
+    import numpy as np  # noqa: PLC0415
+    arr = np.arange(pad_mn * k).reshape(pad_mn, k)
+    for op, args in steps:
+        vals = []
+        for a in args.split(","):
+            try:
+                e = ast.parse(a.strip(), mode="eval").body
+            except SyntaxError:
+                raise Refused(f"{a.strip()!r} is no integer expression", *at) from None
+            vals.append(_eval_int(e, {"pad_mn": pad_mn, "k": k}, at))
+        try:
+            arr = arr.reshape(vals) if op == "reshape" else arr.transpose(vals)
+        except ValueError as err:
+            raise Refused(f"{op}{tuple(vals)}: {err}", *at) from None
+    flat = arr.reshape(-1)
+    return {divmod(int(v), k): p for p, v in enumerate(flat)}
+
+
+def _copy_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
+    """The scale tile in shared memory (the docstring's recipe) and what ``tcgen05.cp .32x128b.warpx4`` makes
+    of it (``scales_layout()``): ``storage.sf.cutlass.128x4`` (members with L = 1: Mosaic has no batch),
+    its tile, and ``tcgen05.cp.32x128b.warpx4``."""
+    items: list[Evaluated] = []
+    store, tile, cp = (index.get(i) for i in ("storage.sf.cutlass.128x4", "storage.sf.cutlass.128x4.tile",
+                                              "tcgen05.cp.32x128b.warpx4"))
+    try:
+        steps, line = smem_recipe(reader)
+        lay = reader.call(TC, "scales_layout")
+        if not isinstance(lay, TiledLayout):
+            raise Refused("scales_layout returned no layout", f"{TC}.py", reader.line(TC, "scales_layout"))
+        one = smem_offsets(steps, 128, 4, (f"{TC}.py", line))
+        copies = {}
+        for w, ln, reg, e, (r, c) in placements(lay, (128, 4)):
+            copies[(r, c, w)] = (w * 32 + ln, reg, e)
+    except (Refused, ValueError) as err:
+        return [Evaluated(f"{COPY} recipe", "", where, 0, s, error=str(err))
+                for s in (store, tile, cp) if isinstance(s, MapLayout)]
+    recipe = " ".join(f".{op}({args})" for op, args in steps)
+    if isinstance(tile, MapLayout):
+        rows = tuple((r, kb, one[(r, kb)]) for r in range(128) for kb in range(4))
+        items.append(Evaluated(f"{COPY} docstring recipe over (128, 4)", "", where, line, tile,
+                               text=recipe, map_rows=rows))
+    if isinstance(store, MapLayout):
+        names = [p.name for p in store.params]
+        for vals in itertools.product(*(p.values for p in store.params)):
+            env = dict(zip(names, vals))
+            if env.get("L", 1) != 1:
+                continue
+            pad_mn, kk = 128 * ((env["M"] + 127) // 128), 4 * ((env["KB"] + 3) // 4)
+            offs = smem_offsets(steps, pad_mn, kk, (f"{TC}.py", line))
+            rows = tuple((0, m, kb, offs[(m, kb)]) for m in range(pad_mn) for kb in range(kk))
+            items.append(Evaluated(f"{COPY} docstring recipe over ({pad_mn}, {kk})", "", where, line, store,
+                                   tuple(sorted(env.items())), text=recipe, map_rows=rows))
+    if isinstance(cp, MapLayout):
+        where_of = {off: mk for mk, off in one.items()}          # byte of the 512-byte tile -> (m, kb)
+        rows_l = []
+        for src_row in range(32):
+            for src_byte in range(16):
+                m, kb = where_of[16 * src_row + src_byte]    # the copy reads rows 16 bytes apart
+                for c in range(4):
+                    lane, col, byte = copies[(m, kb, c)]
+                    rows_l.append((src_row, src_byte, c, lane, col, byte))
+        items.append(Evaluated(f"{COPY}: the recipe's 32 x 16-byte tile through scales_layout() (tcgen05.cp "
+                               f"32x128b, warpx4)", "", where, reader.line(TC, COPY), cp, text=recipe,
+                               map_rows=tuple(rows_l)))
+    return items
+
+
 def _fragment_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
     items: list[Evaluated] = []
     for frag in FRAGMENTS:
@@ -373,7 +464,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     index = _index(specs)
     items = [*_fragment_items(reader, index, f"{PACKAGE_DIR}/{FA}.py"),
              *_tmem_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
-             *_scale_items(reader, index, f"{PACKAGE_DIR}/{TC}.py")]
+             *_scale_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
+             *_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py")]
     rows = conform_rows(items, timeout)
     return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
                             time.perf_counter() - t0, NAME, "JAX Mosaic GPU layouts")
