@@ -316,6 +316,9 @@ class Reader:
             return v
         if isinstance(e, ast.Call):
             target, where = self._callee(e.func, stem, pos)
+            if target not in CONSTRUCTORS and target not in self._source(where).functions:
+                raise Refused(f"{target!r} is no function of {self._source(where).file} nor a layout constructor",
+                              *pos)   # refused before its arguments are looked at
             if any(isinstance(x, ast.Starred) for x in e.args) or any(k.arg is None for k in e.keywords):
                 raise Refused("starred or ** arguments", *pos)
             args = tuple(self._expr(x, env, stem, depth + 1) for x in e.args)
