@@ -50,8 +50,9 @@ def _tokens(text: str, at: Where) -> list[tuple[str, str, int]]:
             break
         m = _TOKEN.match(text, pos)
         if m is None:
+            lead = len(text[pos:]) - len(text[pos:].lstrip())
             raise Refused(f"{text[pos:].strip()[:20]!r} is outside the C integer subset", at.file, at.line,
-                          at.col + pos)
+                          at.col + pos + lead)
         kind = m.lastgroup or ""
         out.append((kind, m.group(kind), at.col + m.start(kind)))
         pos = m.end()

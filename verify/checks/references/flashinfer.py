@@ -161,8 +161,11 @@ def selectors(r: Path, mma: ScaleMma) -> tuple[tuple[int, int], tuple[int, int],
 
 def entries(r: Path, mma: ScaleMma, part: str, spec: Layout, byte_id: int, thread_id: int
             ) -> tuple[tuple[tuple[int, int, int | None, int | None], ...], int, str]:
-    """(lane, byte, row, col) of SFA or SFB as FlashInfer loads them, on the lanes and bytes the selectors pick
-    (the doc's rule); the line and text of the statement read."""
+    """(lane, byte, row, col) of SFA or SFB as FlashInfer loads them: byte j of the register holds the factor of
+    the MMA's j-th K block (a ``uint8_t`` factor, 1X: byte 0; four bytes, 4X) of the lane's row (SFA) or column
+    (SFB), on the lanes the thread-id selector picks (the doc's rule); the line and text of the statement read.
+    Which byte the instruction reads (byte-id) is the spec member's, so a byte-id FlashInfer did not fill is a
+    difference."""
     text = strip_comments(read(r / WARP_TILES, WARP_TILES))
     body, line = function_text(text, mma.caller, WARP_TILES)
     expr, at = found(mma.sfa if part == "SFA" else mma.sfb, body, line, WARP_TILES, f"{mma.caller} {part}")
@@ -171,9 +174,8 @@ def entries(r: Path, mma: ScaleMma, part: str, spec: Layout, byte_id: int, threa
         value = evaluate(expr, _lane_names(body, line, WARP_TILES, lane), at)
         picked = (lane % 4) >> 1 == thread_id if part == "SFA" else lane % 4 == thread_id
         for i in range(spec.n_elements):
-            block = i - byte_id
-            if picked and 0 <= block < mma.bytes:
-                out.append((lane, i, value, block) if part == "SFA" else (lane, i, block, value))
+            if picked and i < mma.bytes:
+                out.append((lane, i, value, i) if part == "SFA" else (lane, i, i, value))
             else:
                 out.append((lane, i, None, None))
     return tuple(out), at.line, expr.strip()
