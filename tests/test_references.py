@@ -580,8 +580,8 @@ def test_refs_files_pins_are_the_readers_versions():
     version its reader names in its install hint."""
     import tomllib  # noqa: PLC0415
 
-    from verify.checks.references import flashinfer, mosaic, tilelang  # noqa: PLC0415
+    from verify.checks.references import flashinfer, mosaic, tilelang, tinygrad  # noqa: PLC0415
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["refs-files"]
     assert extra == [f"tilelang=={tilelang.VERSION}", f"{mosaic.DIST}=={mosaic.VERSION}",
-                     f"{flashinfer.DIST}=={flashinfer.VERSION}"]
+                     f"{flashinfer.DIST}=={flashinfer.VERSION}", f"tinygrad=={tinygrad.VERSION}"]
     assert "refs-files" in (ROOT / ".ci" / "run").read_text()

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang", "mosaic", "flashinfer", "trtllm")
+NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang", "mosaic", "flashinfer", "trtllm", "tinygrad")
 ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts",
-           "tilelang": "TileLang", "mosaic": "JAX Mosaic GPU", "flashinfer": "FlashInfer", "trtllm": "TensorRT-LLM"}
+           "tilelang": "TileLang", "mosaic": "JAX Mosaic GPU", "flashinfer": "FlashInfer", "trtllm": "TensorRT-LLM",
+           "tinygrad": "tinygrad"}
 _MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts",
-            "tilelang": "tilelang", "mosaic": "mosaic", "flashinfer": "flashinfer", "trtllm": "trtllm"}
+            "tilelang": "tilelang", "mosaic": "mosaic", "flashinfer": "flashinfer", "trtllm": "trtllm",
+            "tinygrad": "tinygrad"}
 
 
 @dataclass(frozen=True)

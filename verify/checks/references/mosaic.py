@@ -279,7 +279,7 @@ def _eval_int(e: ast.expr, env: dict[str, int], at: tuple[str, int]) -> int:
         v = ops.get(type(e.op), lambda: None)()
         if v is not None:
             return v
-    raise Refused(f"{type(e).__name__} outside the scale id's subset (names, integers, + - * // %)", at[0], at[1],
+    raise Refused(f"{type(e).__name__} outside the integer subset (names, integers, + - * // %)", at[0], at[1],
                   getattr(e, "col_offset", 0))
 
 
