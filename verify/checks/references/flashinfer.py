@@ -34,7 +34,7 @@ from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
 from .cexpr import Where, evaluate, strip_comments
-from .common import Evaluated, conform_rows
+from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
 
 NAME = "flashinfer"
@@ -77,21 +77,12 @@ _SELECTOR = r'"n"\(static_cast<uint16_t>\((\d+)\)\)'
 
 def root() -> Path | None:
     """The installed ``flashinfer/data`` directory (through the distribution's metadata; nothing imported)."""
-    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-    try:
-        dist = distribution(DIST)
-    except PackageNotFoundError:
-        return None
-    where = Path(str(dist.locate_file(DATA)))
-    return where if where.is_dir() else None
+    where = located(DIST, DATA)
+    return where if where is not None and where.is_dir() else None
 
 
 def version() -> str:
-    from importlib.metadata import PackageNotFoundError, version as _v  # noqa: PLC0415
-    try:
-        return _v(DIST)
-    except PackageNotFoundError:
-        return "?"
+    return version_of(DIST)
 
 
 def probe() -> str:

@@ -53,7 +53,7 @@ from ...layout.ids import effective_id
 from ...layout.model import Layout, MapLayout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from .common import Evaluated, conform_rows
+from .common import Evaluated, conform_rows, files_root, located, version_of
 from .pyfunc import Refused
 from .tiled import Reader, Source, TiledLayout, placements, read_source, vector_length
 
@@ -119,21 +119,8 @@ def probe() -> str:
 
 
 def _installed() -> Path | None:
-    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-    try:
-        dist = distribution(DIST)
-    except PackageNotFoundError:
-        return None
-    where = Path(str(dist.locate_file(PACKAGE_DIR)))
-    return where if all((where / f"{f}.py").is_file() for f in FILES) else None
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-    try:
-        return version(DIST)
-    except PackageNotFoundError:
-        return "?"
+    where = located(DIST, PACKAGE_DIR)
+    return where if where is not None and all((where / f"{f}.py").is_file() for f in FILES) else None
 
 
 def read_files(root: Path) -> Reader:
@@ -454,12 +441,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                      ) -> CrosscheckReport:
     """The installed Mosaic GPU's files (or ``path``: a directory holding them)."""
     t0 = time.perf_counter()
-    root = Path(path) if path is not None else _installed()
-    if root is None:
-        raise FileNotFoundError(f"no Mosaic GPU files: {INSTALL}")
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: not a directory holding {', '.join(f + '.py' for f in FILES)}")
-    version = f"jax {_version()}" if path is None else f"Mosaic GPU files in {Path(path).name}"
+    root = files_root(path, _installed(), f"no Mosaic GPU files: {INSTALL}", (f"{f}.py" for f in FILES))
+    version = f"jax {version_of(DIST)}" if path is None else f"Mosaic GPU files in {Path(path).name}"
     reader = read_files(root)
     index = _index(specs)
     items = [*_fragment_items(reader, index, f"{PACKAGE_DIR}/{FA}.py"),

@@ -27,11 +27,12 @@ from ...layout.ids import effective_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from .common import Evaluated, conform_rows
+from .common import Evaluated, conform_rows, located, version_of
 from .mosaic import _eval_int
 from .pyfunc import Refused
 
 NAME = "tinygrad"
+DIST = "tinygrad"
 VERSION = "0.14.0"
 FILE = "tinygrad/runtime/ops_python.py"
 INSTALL = f"pip install tinygrad=={VERSION} (pure Python; its emulator's layouts are read from source)"
@@ -54,21 +55,8 @@ def probe() -> str:
 
 
 def _installed() -> Path | None:
-    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-    try:
-        dist = distribution("tinygrad")
-    except PackageNotFoundError:
-        return None
-    where = Path(str(dist.locate_file(FILE)))
-    return where.parent.parent.parent if where.is_file() else None
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-    try:
-        return version("tinygrad")
-    except PackageNotFoundError:
-        return "?"
+    where = located(DIST, FILE)
+    return where.parent.parent.parent if where is not None and where.is_file() else None
 
 
 def _is_device(test: ast.expr, name: str) -> bool:
@@ -182,7 +170,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         tree = ast.parse((root / FILE).read_text(encoding="utf-8", errors="replace"), filename=FILE)
         c_map, branches = cuda_branches(tree, FILE)
     except (SyntaxError, ValueError, OSError, Refused) as e:
-        return CrosscheckReport(f"tinygrad {_version()}", (FILE,), tuple(conform_rows(
+        return CrosscheckReport(f"tinygrad {version_of(DIST)}", (FILE,), tuple(conform_rows(
             [Evaluated("WMMA emulation (CUDA)", "", FILE, getattr(e, "line", 0) or getattr(e, "lineno", 0) or 0,
                        lays.get("mma.m16n8k16.A.f16_bf16"), error=str(e))], timeout)), {}, time.perf_counter() - t0,
             NAME, "tinygrad tensor-core emulator")
@@ -210,6 +198,6 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                     continue
                 items.append(Evaluated(name, operand, FILE, line, spec, entries=ents, text=f"def {fn.name} (line {fn.lineno})"))
     rows = conform_rows(items, timeout)
-    where = f"tinygrad {_version()}" if path is None else f"tinygrad files in {Path(path).name}"
+    where = f"tinygrad {version_of(DIST)}" if path is None else f"tinygrad files in {Path(path).name}"
     return CrosscheckReport(where, (FILE,), tuple(rows), {}, time.perf_counter() - t0, NAME,
                             "tinygrad tensor-core emulator")
