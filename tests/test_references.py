@@ -450,6 +450,7 @@ def test_report_has_the_matrix_section(capsys, tmp_path):
     assert len(rows) == 9 and "| mma.m16n8k8.A.tf32 | = | ? | 1 |" in section
     assert "wgmma" not in section                                   # only the layouts this report checked
     assert '<h2 id="references">Independent references</h2>' in (out / "report.html").read_text()
+    assert "Each reviewed correction in place of its doc layout: 0 of " in section
     (tmp_path / "bad.json").write_text('{"schema": 1}')
     rc, stdout, err = cli(capsys, "report", str(SPECS / "mma.m16n8k8.toml"), "--references",
                           str(tmp_path / "bad.json"), "--out", str(tmp_path / "rep2"))
