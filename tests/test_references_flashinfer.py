@@ -171,3 +171,21 @@ def test_installed_trtllm_agrees_on_every_member() -> None:
     _root()
     rows = trtllm.evaluate_default(spec_layouts()).rows
     assert len(rows) == 19 and all(r.kind == "agree" for r in rows)
+
+
+def test_any_text_is_a_value_or_refused() -> None:
+    """The C reader on hostile text: a value or ``Refused``, never another exception."""
+    from hypothesis import given, settings  # noqa: PLC0415
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="lane gid()+-*/%&|^~<>0x19 ,;=intreturn", max_size=60))
+    def run(text: str) -> None:
+        for call in (lambda: evaluate(text, {"lane": 5, "gid": 1}, AT),
+                     lambda: run_function(text, 1, {"lane": 5}, "f.cuh")):
+            try:
+                v = call()
+            except Refused:
+                continue
+            assert isinstance(v, int)
+    run()

@@ -320,3 +320,19 @@ def test_installed_mosaic_agrees_everywhere(capsys: pytest.CaptureFixture[str]) 
     _need()
     rc, out, _ = cli(capsys, "crosscheck", "--reference", "mosaic")
     assert rc == 0 and " 0 differ, 0 malformed" in out
+
+
+def test_any_text_is_a_layout_or_refused() -> None:
+    """The layout reader on hostile text: a value or ``Refused``, never another exception."""
+    from hypothesis import given, settings  # noqa: PLC0415
+    from hypothesis import strategies as st  # noqa: PLC0415
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet="X=TiledLayout(Tiling((,)))warp_dims=-12 8Replicated*/%+.fa\n", max_size=80))
+    def run(text: str) -> None:
+        r = reader(fa="X = " + text)
+        try:
+            r.value("fragmented_array", "X")
+        except Refused:
+            pass
+    run()
