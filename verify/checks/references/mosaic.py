@@ -91,20 +91,19 @@ class Tmem:
     """A Tensor Memory map spec and the ``tcgen05.py`` function that states it."""
 
     func: str
-    args: tuple = ()
     kwargs: tuple[tuple[str, int], ...] = ()
     rows: int = 128        # the rows one CTA holds
     ctas: int = 1          # the rows of CTA c are c * rows ...
     cols: int = 0          # 0: the member's N (doubled: ``half``)
     half: bool = False     # F: two lane groups of N columns each, BASE 0 and 16
-    quarter: bool = False  # the copy in the row's own lane quarter (a replicated layout)
+    by_columns: bool = False   # the function takes the tile's columns
 
 
 TMEM = {
     "tcgen05.datapath.D": Tmem("tmem_default_layout"),
     "tcgen05.datapath.A": Tmem("tmem_default_layout", ctas=2),
-    "tcgen05.datapath.B": Tmem("tmem_m64_collective_layout", rows=64, ctas=2),
-    "tcgen05.datapath.F": Tmem("tmem_half_lane_layout", rows=64, half=True),
+    "tcgen05.datapath.B": Tmem("tmem_m64_collective_layout", rows=64, ctas=2, by_columns=True),
+    "tcgen05.datapath.F": Tmem("tmem_half_lane_layout", rows=64, half=True, by_columns=True),
     "tcgen05.packing.D.b16.unpacked": Tmem("tmem_default_layout", kwargs=(("packing", 1),), cols=64),
     "tcgen05.packing.A.b16.packed": Tmem("tmem_default_layout", kwargs=(("packing", 2),), cols=64),
     "tcgen05.packing.A.mxf8f6f4": Tmem("tmem_default_layout", kwargs=(("packing", 4),), cols=128),
@@ -187,8 +186,7 @@ def _tmem_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
         ns = _values(spec, "N") or (how.cols,)
         for n in ns:
             cols = 2 * n if how.half else n
-            args = (*how.args, cols) if how.func in ("tmem_m64_collective_layout", "tmem_half_lane_layout") \
-                else how.args
+            args = (cols,) if how.by_columns else ()
             call = f"{how.func}({', '.join(map(str, args))}{', ' if args and how.kwargs else ''}" \
                    f"{', '.join(f'{k}={v}' for k, v in how.kwargs)})"
             name = f"{call} over ({how.rows}, {cols})"
@@ -196,7 +194,7 @@ def _tmem_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
                 lay = reader.call(TC, how.func, *args, **dict(how.kwargs))
                 if not isinstance(lay, TiledLayout):
                     raise Refused(f"{how.func} returned no layout", f"{TC}.py", line)
-                cells = tmem_cells(lay, (how.rows, cols), how.quarter)
+                cells = tmem_cells(lay, (how.rows, cols))
             except (Refused, ValueError) as e:
                 items.append(Evaluated(name, "", where, line, spec, _member(spec, n), error=str(e)))
                 continue
