@@ -54,7 +54,7 @@ from ...layout.model import Layout, MapLayout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
 from .common import Evaluated, conform_rows, files_root, located, version_of
-from .pyfunc import Refused
+from .pyfunc import DEPTH, LIMIT, Refused
 from .tiled import Reader, Source, TiledLayout, placements, read_source, vector_length
 
 NAME = "mosaic"
@@ -251,21 +251,29 @@ def _assigns(node: ast.AST, name: str) -> bool:
             and node.targets[0].id == name)
 
 
-def _eval_int(e: ast.expr, env: dict[str, int], at: tuple[str, int]) -> int:
-    """An integer expression of names, literals and ``+ - * // %`` (the scale id's)."""
-    if isinstance(e, ast.Constant) and type(e.value) is int:
+def _eval_int(e: ast.expr, env: dict[str, int], at: tuple[str, int], depth: int = 0) -> int:
+    """An integer expression of names, literals and ``+ - * // %`` (the scale id's, the recipe's arguments,
+    tinygrad's indices); anything else, a division by zero or nesting past ``4 * DEPTH`` is ``Refused``."""
+    col = getattr(e, "col_offset", 0)
+    if depth > 4 * DEPTH:
+        raise Refused("an expression nests too deep", at[0], at[1], col)
+    if isinstance(e, ast.Constant) and type(e.value) is int and -LIMIT < e.value < LIMIT:
         return e.value
     if isinstance(e, ast.Name) and e.id in env:
         return env[e.id]
-    if isinstance(e, ast.BinOp):
-        a, b = _eval_int(e.left, env, at), _eval_int(e.right, env, at)
-        ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-               ast.FloorDiv: lambda: a // b if b else None, ast.Mod: lambda: a % b if b else None}
-        v = ops.get(type(e.op), lambda: None)()
-        if v is not None:
-            return v
-    raise Refused(f"{type(e).__name__} outside the integer subset (names, integers, + - * // %)", at[0], at[1],
-                  getattr(e, "col_offset", 0))
+    if isinstance(e, ast.BinOp) and type(e.op) in _INT_OPS:
+        a, b = _eval_int(e.left, env, at, depth + 1), _eval_int(e.right, env, at, depth + 1)
+        if isinstance(e.op, (ast.FloorDiv, ast.Mod)) and b == 0:
+            raise Refused("division by zero", at[0], at[1], col)
+        v = _INT_OPS[type(e.op)](a, b)
+        if not -LIMIT < v < LIMIT:
+            raise Refused("integer out of bounds", at[0], at[1], col)
+        return v
+    raise Refused(f"{type(e).__name__} outside the integer subset (names, integers, + - * // %)", at[0], at[1], col)
+
+
+_INT_OPS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+            ast.FloorDiv: lambda a, b: a // b, ast.Mod: lambda a, b: a % b}
 
 
 def _scale_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
@@ -344,8 +352,8 @@ def smem_offsets(steps: list[tuple[str, str]], pad_mn: int, k: int, at: tuple[st
         for a in args.split(","):
             try:
                 e = ast.parse(a.strip(), mode="eval").body
-            except SyntaxError:
-                raise Refused(f"{a.strip()!r} is no integer expression", *at) from None
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                raise Refused(f"{a.strip()[:40]!r} is no integer expression", *at) from None
             vals.append(_eval_int(e, {"pad_mn": pad_mn, "k": k}, at))
         try:
             arr = arr.reshape(vals) if op == "reshape" else arr.transpose(vals)

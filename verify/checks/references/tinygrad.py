@@ -169,7 +169,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     try:
         tree = ast.parse((root / FILE).read_text(encoding="utf-8", errors="replace"), filename=FILE)
         c_map, branches = cuda_branches(tree, FILE)
-    except (SyntaxError, ValueError, OSError, Refused) as e:
+    except (SyntaxError, ValueError, RecursionError, MemoryError, OSError, Refused) as e:
         return CrosscheckReport(f"tinygrad {version_of(DIST)}", (FILE,), tuple(conform_rows(
             [Evaluated("WMMA emulation (CUDA)", "", FILE, getattr(e, "line", 0) or getattr(e, "lineno", 0) or 0,
                        lays.get("mma.m16n8k16.A.f16_bf16"), error=str(e))], timeout)), {}, time.perf_counter() - t0,
