@@ -260,6 +260,29 @@ def test_matrix_cells_coverage_and_findings():
     assert groups[2].split() == ["all", "5", "3", "1", "1", "0", "1", "2"]
 
 
+def test_coverage_with_corrections_preferred_counts_origins_not_references():
+    """A layout with a reviewed correction is counted once, by its correction; a modelled program is no layout
+    a reference can state; CuTe compiled and CuTe as text are one origin."""
+    class L:
+        def __init__(self, lid: str, derived: str = "") -> None:
+            self.id, self.derived = lid, derived
+    layouts = [L("x"), L("z", "a figure"), L("z@corrected", "a figure"), L("v"), L("storage.sf.linear", "model")]
+    both = [Row("agree", "T", "A", "h.hpp", 1, "x"), Row("agree", "T", "A", "h.hpp", 2, "z@corrected")]
+    m = matrix.build(layouts, {"cute": _report("cute", [*both, Row("agree", "T", "A", "h.hpp", 3, "v")]),
+                               "cute-text": _report("cute-text", [Row("agree", "T", "A", "h.hpp", 3, "v")]),
+                               "triton": _report("triton", both)})
+    assert m.preferred() == ["x", "z@corrected", "v", "storage.sf.linear"]
+    assert m.origins("v") == ["CUTLASS CuTe"]                      # two references, one origin
+    pref = m.coverage()["corrections_preferred"]
+    assert (pref["layouts"], pref["two_or_more"], pref["percent_two_or_more"]) == (4, 2, 50.0)
+    assert (pref["derived"], pref["derived_two_or_more"]) == (2, 1)
+    assert (pref["statable"], pref["statable_two_or_more"], pref["percent_statable_two_or_more"], pref["modelled"]) \
+        == (3, 2, 66.7, 1)
+    assert m.coverage()["origins_ran"] == 2
+    note = "\n".join(reports_text.matrix_note(m))
+    assert "corrections preferred (2 origins ran): 2 of 4 layouts (50.0%) agreed by two or more origins" in note
+
+
 def test_tensor_layouts_types_from_ptx_and_names():
     assert tl_ref._types("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32") == \
         ("cutlass::bfloat16_t", "cutlass::bfloat16_t", "float", "float")
@@ -427,6 +450,7 @@ def test_report_has_the_matrix_section(capsys, tmp_path):
     assert len(rows) == 9 and "| mma.m16n8k8.A.tf32 | = | ? | 1 |" in section
     assert "wgmma" not in section                                   # only the layouts this report checked
     assert '<h2 id="references">Independent references</h2>' in (out / "report.html").read_text()
+    assert "Each reviewed correction in place of its doc layout: 0 of " in section
     (tmp_path / "bad.json").write_text('{"schema": 1}')
     rc, stdout, err = cli(capsys, "report", str(SPECS / "mma.m16n8k8.toml"), "--references",
                           str(tmp_path / "bad.json"), "--out", str(tmp_path / "rep2"))
@@ -550,3 +574,15 @@ def test_references_in_worker_processes_give_the_matrix_of_one_process():
     two = api.references(specs(), names=names, jobs=2)
     assert json.dumps(two.to_json(), sort_keys=True) == json.dumps(one.to_json(), sort_keys=True)
     assert set(one.to_json()["references"]["ran"]) >= set(names)
+
+
+def test_refs_files_pins_are_the_readers_versions():
+    """pyproject's ``refs-files`` (installed with --no-deps by .ci/run) pins each reference read from files at the
+    version its reader names in its install hint."""
+    import tomllib  # noqa: PLC0415
+
+    from verify.checks.references import flashinfer, mosaic, tilelang, tinygrad  # noqa: PLC0415
+    extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["refs-files"]
+    assert extra == [f"tilelang=={tilelang.VERSION}", f"{mosaic.DIST}=={mosaic.VERSION}",
+                     f"{flashinfer.DIST}=={flashinfer.VERSION}", f"tinygrad=={tinygrad.VERSION}"]
+    assert "refs-files" in (ROOT / ".ci" / "run").read_text()

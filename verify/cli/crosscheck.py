@@ -79,11 +79,14 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     """Add ``crosscheck``."""
     x = subparsers.add_parser("crosscheck", help="an independent reference (CuTe, Triton, tensor-layouts, TileLang) "
                                                  "against the spec, layout by layout")
-    x.add_argument("--reference", choices=("cute", "cute-text", "triton", "tensor-layouts", "tilelang"),
+    x.add_argument("--reference", choices=("cute", "cute-text", "triton", "tensor-layouts", "tilelang", "mosaic",
+                                           "flashinfer", "trtllm", "tinygrad"),
                    default="cute-text",
                    help="cute: CuTe's traits compiled host-only (g++ and the CUDA headers); cute-text (default): "
                         "mma_traits_sm*.hpp read as text; triton: Gluon linear layouts; tensor-layouts: its atoms; "
-                        "tilelang: TileLang's layout functions, read from source")
+                        "tilelang: TileLang's layout functions, read from source; mosaic: JAX Mosaic GPU's layouts, "
+                        "read from source; flashinfer, trtllm: FlashInfer's headers and the TensorRT-LLM kernels it "
+                        "ships, read as text; tinygrad: its tensor-core emulator, read from source")
     x.add_argument("--matrix", action="store_true",
                    help="every reference that runs here: the agreement matrix of the catalog (exit 1 on a "
                         "difference not reviewed)")

@@ -295,6 +295,12 @@ def _ref_summary(refs: Mapping[str, Any]) -> tuple[str, str]:
             f"are backed by two or more independent references ({cov.get('derived_two_or_more', 0)} of the "
             f"{cov.get('derived', 0)} derived ones); {cov.get('percent_two_or_more_or_explained', 0)}% counting "
             "those a finding explains.")
+    pref = cov.get("corrections_preferred")
+    if pref:
+        line += (f" Each reviewed correction in place of its doc layout: {pref.get('two_or_more', 0)} of "
+                 f"{pref.get('layouts', 0)} ({pref.get('percent_two_or_more', 0)}%) agreed by two or more origins, "
+                 f"{pref.get('statable_two_or_more', 0)} of the {pref.get('statable', 0)} a reference can state "
+                 f"({pref.get('percent_statable_two_or_more', 0)}%).")
     return ran, line
 
 

@@ -112,6 +112,14 @@ def matrix_note(m: Any, limit: int = 12) -> list[str]:
                  f"them, {cov['explained_unreferenced']} no reference and a reviewed reason, only a GPU can "
                  f"confirm them): "
                  f"{cov['percent_two_or_more_or_explained']}%")
+    pref = cov.get("corrections_preferred")
+    if pref:
+        lines.append(f"corrections preferred ({cov['origins_ran']} origins ran): {pref['two_or_more']} of "
+                     f"{pref['layouts']} layouts ({pref['percent_two_or_more']}%) agreed by two or more origins; "
+                     f"derived: {pref['derived_two_or_more']} of {pref['derived']}; of the {pref['statable']} a "
+                     f"reference can state (not the {pref['unspecified']} the doc leaves unspecified nor the "
+                     f"{pref['modelled']} modelled programs): {pref['statable_two_or_more']} "
+                     f"({pref['percent_statable_two_or_more']}%)")
     below = [lid for lid in m.layouts if len(m.origins(lid)) < 2]
     below.sort(key=lambda lid: bool(m.explained(lid)))   # those no finding explains first (stable)
     if below and limit:

@@ -15,9 +15,13 @@ Each reference is one module with the same three parts:
 | ``triton`` | Gluon's ``to_linear_layout`` of NVMMA (v2, v3) and dot-operand layouts, in a subprocess | Triton | ``triton`` |
 | ``tensor-layouts`` | the ``tensor-layouts`` package's NVIDIA MMA and copy atoms | tensor-layouts | ``refs`` |
 | ``tilelang`` | TileLang's layout functions, read with ``ast`` and evaluated (never imported) | TileLang | see below |
+| ``mosaic`` | JAX Mosaic GPU's ``TiledLayout``/``TMEMLayout`` objects, read with ``ast`` (``tiled``) | JAX Mosaic GPU | below |
+| ``flashinfer`` | FlashInfer's sm_120 scale-factor loads and selectors, CUDA read as text (``cexpr``) | FlashInfer | below |
+| ``trtllm`` | TensorRT-LLM's ``get_sf_out_offset_128x4``, CUDA read as text (``cexpr``) | TensorRT-LLM | below |
+| ``tinygrad`` | tinygrad's tensor-core emulator (CUDA), read with ``ast`` | tinygrad | below |
 
-``tilelang`` is no extra: TileLang needs torch, so only its files are installed (``pip install --no-deps
-tilelang==0.1.15``) and read as text (``references.tilelang``, ``references.pyfunc``).
+The last five are read from their files, never imported (TileLang and FlashInfer need torch, Mosaic GPU jaxlib):
+``pyproject.toml``'s ``refs-files`` pins them, installed with ``pip install --no-deps`` (``.ci/run`` does).
 """
 from __future__ import annotations
 
@@ -26,11 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang")
+NAMES = ("cute", "cute-text", "triton", "tensor-layouts", "tilelang", "mosaic", "flashinfer", "trtllm", "tinygrad")
 ORIGINS = {"cute": "CUTLASS CuTe", "cute-text": "CUTLASS CuTe", "triton": "Triton", "tensor-layouts": "tensor-layouts",
-           "tilelang": "TileLang"}
+           "tilelang": "TileLang", "mosaic": "JAX Mosaic GPU", "flashinfer": "FlashInfer", "trtllm": "TensorRT-LLM",
+           "tinygrad": "tinygrad"}
 _MODULES = {"cute": "cute", "cute-text": "cute_text", "triton": "triton", "tensor-layouts": "tensor_layouts",
-            "tilelang": "tilelang"}
+            "tilelang": "tilelang", "mosaic": "mosaic", "flashinfer": "flashinfer", "trtllm": "trtllm",
+            "tinygrad": "tinygrad"}
 
 
 @dataclass(frozen=True)

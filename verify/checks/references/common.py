@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ...layout.model import Layout, MapLayout
@@ -106,3 +107,33 @@ def find(layouts: Iterable[Layout], layout_id: str) -> Layout | None:
         if lay.id == layout_id:
             return lay
     return None
+
+
+def located(dist: str, rel: str) -> Path | None:
+    """``rel`` inside the installed distribution ``dist`` (found through its metadata: nothing is imported), or
+    None when the distribution is not installed."""
+    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
+    try:
+        return Path(str(distribution(dist).locate_file(rel)))
+    except PackageNotFoundError:
+        return None
+
+
+def version_of(dist: str) -> str:
+    """The installed version of ``dist`` ('?' when it is not installed)."""
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    try:
+        return version(dist)
+    except PackageNotFoundError:
+        return "?"
+
+
+def files_root(path: str | Path | None, installed: Path | None, missing: str, files: Iterable[str]) -> Path:
+    """The directory a file-reading reference reads: ``path`` when given, else the installed one;
+    ``FileNotFoundError`` with ``missing`` (the install hint) or with the files expected."""
+    root = Path(path) if path is not None else installed
+    if root is None:
+        raise FileNotFoundError(missing)
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root}: not a directory holding {', '.join(files)}")
+    return root

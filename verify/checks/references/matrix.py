@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ...layout.ids import corrected_id, is_corrected_id
 from ...layout.model import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
@@ -81,36 +82,36 @@ SINGLE = (
     (r"wgmma\.shared\.(K|MN)\.none|wgmma\.shared\.example\.(K\.none\.tf32|MN\.none\.bf16)",
      "Triton's swizzle-0 NVMMASharedLayout is row-major over the block (nvmmaSharedToLinearLayout), not the "
      "core-matrix tiling of the no-swizzle canonical layouts: it is compared at the 8 x 16-byte atoms, where it "
-     "agrees (wgmma.shared.atom.*.none); tensor-layouts and TileLang state no shared-memory layouts"),
+     "agrees (wgmma.shared.atom.*.none); tensor-layouts and TileLang state no shared-memory layouts, Mosaic GPU builds its "
+     "descriptors from strides (mma_utils.create_descriptor), not from a layout object"),
     (r"wgmma\.shared\.example\.MN\.(32B|64B)\.bf16",
      "Triton stacks MN-major swizzle tiles along K first: its tile of this shape holds the same atoms in the "
      "other order (LBO and SBO exchanged), and its atoms agree (wgmma.shared.atom.MN.*)"),
     (r"tcgen05\.shared\.atom\.MN\.128B_base32B",
      "the 128-byte swizzle with 32-byte atomicity is sm_100's alone: Triton's NVMMASharedLayout has swizzle "
      "widths 0, 32, 64 and 128 only (gluon _layouts.py asserts it); tensor-layouts and TileLang state no "
-     "shared-memory atoms"),
+     "shared-memory atoms, Mosaic GPU none in a layout object"),
     (r"tcgen05\.datapath\.(E@corrected|G)",
      "a .ws data path: Triton has no .ws MMA (its TensorMemoryLayout's blockM is 64 or 128, "
      "TensorMemoryEncodingAttr::verify, and its blockM 64 is Layout F); tensor-layouts states no Tensor Memory "
-     "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's"),
+     "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's; Mosaic GPU's tcgen05.mma takes M = 128 or "
+     "64 (Layout D, F; collective A, B) and issues no .ws"),
     (r"mma\.block_scale\..*\.SF[AB]\..*",
      "sm_120's block-scaled mma: Triton's Gluon has no sm_120 scaled MMA (only AMD's mfma_scaled), "
-     "tensor-layouts' atoms_nv has no SM120 atom and TileLang's layout files no scale-factor fragment"),
+     "tensor-layouts' atoms_nv has no SM120 atom and TileLang's layout files no scale-factor fragment; FlashInfer "
+     "0.7.4's sm_120 kernels issue kind::mxf8f6f4 .scale_vec::1X and kind::mxf4nvf4 .scale_vec::4X only "
+     "(sparse_mla_sm120/arch/mma_sm120.cuh, mma_sm120_nvfp4.cuh), not kind::mxf4 .scale_vec::2X"),
     (r"ldmatrix\.m8n16\.R\.b8x16|stmatrix\.m16n8\.R\.b8\.trans",
      "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
      "32-bit elements only, TileLang's ldmatrix maps are 16-bit, Triton lowers to them internally and "
-     "exposes no layout"),
+     "exposes no layout, Mosaic GPU issues no ldmatrix (fragmented_array.py: a TODO)"),
     (r"mma\.sp\.m16n8k32\.B\.f16_bf16@corrected",
      "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
      "Triton no sparse dot"),
-    (r"tcgen05\.cp\.32x128b\.warpx4",
-     "Gluon's tcgen05_copy takes no shape (Triton chooses .32x128b.warpx4 when it emits the instruction); "
-     "tensor-layouts and TileLang state no tcgen05.cp"),
-    (r"storage\.sf\.cutlass\.128x4(\.tile)?",
-     "CUTLASS's own storage format for scale factors: CUTLASS defines it, so no other library is an "
-     "independent authority (Triton's tutorials reshape into it); `consistent` proves the hardware reads it "
-     "as written (storage.sf.cutlass.128x4.tile -> tcgen05.cp.source.32x128b -> tcgen05.cp.32x128b.warpx4 "
-     "-> tcgen05.sf.A.4x1)"),
+    (r"tcgen05\.mma\.m1n4\.SFA\..*",
+     "which byte of the Tensor Memory word an MMA reads for its SFA_ID: Mosaic GPU states it (_do_mma's scale id "
+     "with scales_layout()); CuTe and Triton pass the id in the instruction descriptor at run time and no layout "
+     "object of theirs states it, and tensor-layouts and TileLang have no tcgen05"),
 )
 
 
@@ -121,14 +122,13 @@ UNREFERENCED = (
      "the 4-bit sparse B (k = 128): CuTe 4.2 has no SM80 sparse traits, Triton no sparse dot, TileLang's "
      "mma_sp_layout.py stops at 16 x 64 (8-bit)"),
     (r"wgmma\.m64nNk256\.A\.b1",
-     "binary wgmma: CuTe 4.2's GMMA traits have no b1 type; Triton and TileLang have no binary MMA"),
-    (r"tcgen05\.mma\.m1n4\.SFA\..*",
-     "which byte of the Tensor Memory word an MMA reads for its SFA_ID: CuTe and Triton pass the id in the "
-     "instruction (a run-time value); no layout object states it"),
+     "binary wgmma: CuTe 4.2's GMMA traits have no b1 type; Triton and TileLang have no binary MMA, Mosaic "
+     "GPU's wgmma takes 16- and 8-bit and tf32 inputs only (wgmma.py _supported_wgmma_types)"),
     (r"tcgen05\.packing\.A\.mxf4",
      "4-bit A in Tensor Memory: CuTe 4.2 has no _TS MMA for kind::mxf4 (cute/arch/mma_sm100_umma.hpp has them for "
      "tf32, f16/bf16, s8 and f8f6f4 only); Triton's fp4 operand is an 8-bit tensor of K/2 columns whose nibble "
-     "order is the element type's packing, not a TensorMemoryLayout's"),
+     "order is the element type's packing, not a TensorMemoryLayout's; Mosaic GPU refuses A in Tensor Memory for "
+     "block-scaled MMAs (tcgen05.py mma: \"A in TMEM unsupported for block-scaled matmuls\")"),
     (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans",
      "CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle (a reviewed difference); tensor-layouts, "
      "TileLang and Triton expose no sm_100 8-bit ldmatrix layout"),
@@ -228,7 +228,33 @@ class Matrix:
                 "percent_two_or_more": round(100.0 * len(two) / n, 1) if n else 0.0,
                 "percent_two_or_more_or_explained": round(100.0 * (len(two) + len(explained)) / n, 1) if n else 0.0,
                 "derived": len(der), "derived_two_or_more": len(der_two),
-                "derived_two_or_more_or_explained": len(der_two) + len(der_expl)}
+                "derived_two_or_more_or_explained": len(der_two) + len(der_expl),
+                "origins_ran": len({ORIGINS[r] for r in self.references if r not in self.unavailable}),
+                "corrections_preferred": self._preferred_coverage()}
+
+    def preferred(self) -> list[str]:
+        """The layouts with each reviewed correction in place of its doc layout (the layout the hardware has,
+        where the doc is wrong): what the hardware-truth figures count."""
+        ids = set(self.layouts)
+        return [lid for lid in self.layouts if is_corrected_id(lid) or corrected_id(lid) not in ids]
+
+    def _preferred_coverage(self) -> dict[str, Any]:
+        """Coverage over ``preferred()``: all of them, the ``derived`` ones, and the ``statable`` ones (those a
+        reference can state at all: not the layouts the doc leaves unspecified, nor the modelled programs)."""
+        pref = self.preferred()
+        two = {lid for lid in pref if len(self.origins(lid)) >= 2}
+        der = [lid for lid in pref if lid in self.derived]
+        stat = [lid for lid in pref if lid not in self.unspecified and lid not in MODELED]
+
+        def pct(a: int, b: int) -> float:
+            return round(100.0 * a / b, 1) if b else 0.0
+        return {"layouts": len(pref), "two_or_more": len(two), "percent_two_or_more": pct(len(two), len(pref)),
+                "derived": len(der), "derived_two_or_more": sum(lid in two for lid in der),
+                "percent_derived_two_or_more": pct(sum(lid in two for lid in der), len(der)),
+                "statable": len(stat), "statable_two_or_more": sum(lid in two for lid in stat),
+                "percent_statable_two_or_more": pct(sum(lid in two for lid in stat), len(stat)),
+                "unspecified": sum(lid in self.unspecified for lid in pref),
+                "modelled": sum(lid in MODELED for lid in pref)}
 
     def findings(self) -> list[Finding]:
         """One finding per differing cell (not the doc's errata: those are ``check``'s own findings);
@@ -320,7 +346,7 @@ def _cell(name: str, lid: str, ids: tuple[str, ...], rows_by_spec: Mapping[str, 
         first = next(r for r in rows if r.kind == "agree")
         return Cell("agrees", where=f"{first.header}:{first.line}" if first.line else first.header,
                     atom=first.trait + (f".{first.operand}" if first.operand else ""), members=_members(rows))
-    corrected = f"{lid}@corrected"
+    corrected = corrected_id(lid)
     if corrected in ids and any(r.kind == "agree" for r in rows_by_spec.get(corrected, [])):
         return Cell("differs", f"agrees with {corrected}: this is the doc's layout (a known erratum)", erratum=True)
     return Cell("absent")

@@ -70,7 +70,7 @@ from pathlib import Path
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport, Row
 from ..fragment import DEFAULT_TIMEOUT
-from .common import Evaluated, conform_rows
+from .common import Evaluated, conform_rows, files_root, located, version_of
 from .pyfunc import Interpreter, Module, Refused, read_module
 
 NAME = "tilelang"
@@ -231,21 +231,12 @@ def probe() -> str:
 
 def _installed() -> Path | None:
     """The installed layout directory (found through the distribution's file list; nothing is imported)."""
-    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
-    try:
-        dist = distribution("tilelang")
-    except PackageNotFoundError:
-        return None
-    where = Path(str(dist.locate_file(PACKAGE_DIR)))
-    return where if all((where / f"{f}.py").is_file() for f in FILES) else None
+    where = located("tilelang", PACKAGE_DIR)
+    return where if where is not None and all((where / f"{f}.py").is_file() for f in FILES) else None
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
-    try:
-        return version("tilelang")
-    except PackageNotFoundError:
-        return "?"
+    return version_of("tilelang")
 
 
 def read_files(root: Path) -> dict[str, Module]:
@@ -437,11 +428,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                      ) -> CrosscheckReport:
     """The installed TileLang's files (or ``path``: a directory holding the three layout files)."""
     t0 = time.perf_counter()
-    root = Path(path) if path is not None else _installed()
-    if root is None:
-        raise FileNotFoundError(f"no tilelang files: {INSTALL}")
-    if not root.is_dir():
-        raise FileNotFoundError(f"{root}: not a directory holding {', '.join(f + '.py' for f in FILES)}")
+    root = files_root(path, _installed(), f"no tilelang files: {INSTALL}", (f"{f}.py" for f in FILES))
     version = f"tilelang {_version()}" if path is None else f"tilelang files in {Path(path).name}"
     rows = evaluate_files(read_files(root), specs, timeout, PACKAGE_DIR)
     return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
