@@ -673,6 +673,8 @@ def test_the_readme_exit_codes_hold_for_every_command(tmp_path, docs_dir, capsys
                         "--writer", "tcgen05.cp.32x128b.warpx4", "--reader", "tcgen05.sf.A.4x1"],
                        ["--writer", "storage.sf.flat_batch_padding", "--reader", "storage.sf.cutlass.128x4.quantizer"],
                        ["--writer", "no.such.id", "--reader", "tcgen05.sf.A.4x1"]),
+        "kernel": ([str(ROOT / "examples" / "kernels" / "mma_inline.toml")],
+                   [str(ROOT / "examples" / "kernels" / "mma_inline_read_swizzled.toml")], [nowhere]),
     }
     assert set(cases) == set(next(a for a in build_parser()._actions
                                   if isinstance(a, argparse._SubParsersAction)).choices)
