@@ -96,7 +96,7 @@ KINDS: tuple[Kind, ...] = (
          "its chain beside it, condensed",
          ("kernel", "examples/kernels/mma_inline_read_swizzled.toml", "--svg", "{out}"),
          needs=("kernel mma_gemm (mma_inline_read_swizzled.ptx): refuted", "exactly its sum (1024)",
-                "wrong: its first wrong product (1024)", "never written (0)", "out of bounds (0 accesses)",
+                "wrong: what it holds (1024)", "never written (0)", "out of bounds (0 accesses)",
                 "counterexample", "C[1, 0]: wrong (the first of 1024)", "A[1,8]", "\u00d7B[0,0]",
                 "mma.m16n8k16 at line 416 [mma_inline.cu:42]", "(warp 0, lane 4, register a0 = %r221",
                 "ldmatrix.x4 at line 406 [mma_inline.cu:35]", "ld.global at line 209 [mma_inline.cu:29]"),

@@ -154,7 +154,7 @@ def test_the_refuted_fixture_is_drawn_with_its_counterexample_and_chain(tmp_path
     assert_readable(svg)
     t = texts(svg)
     assert t[0] == "kernel mma_gemm (mma_inline_read_swizzled.ptx): refuted"
-    for need in ("exactly its sum (1024)", "wrong: its first wrong product (1024)", "never written (0)",
+    for need in ("exactly its sum (1024)", "wrong: what it holds (1024)", "never written (0)",
                  "written twice, value exact (0)", "out of bounds (0 accesses)",
                  "counterexample (its chain beside the grid)", "thick line: where one CTA's tile meets another's",
                  "C[1, 0]: wrong (the first of 1024)", "the chain that made it:", "st.global at line 455 [mma_inline.cu:47]",
@@ -191,7 +191,7 @@ def test_the_proved_fixture_is_every_element_exact(proved: KernelResult) -> None
     assert_readable(svg)
     t = texts(svg)
     assert t[0] == "kernel mma_gemm (mma_inline.ptx): proved"
-    assert "exactly its sum (2048)" in t and "wrong: its first wrong product (0)" in t
+    assert "exactly its sum (2048)" in t and "wrong: what it holds (0)" in t
     assert not outlines(svg) and "the chain that made it:" not in t and "counterexample" not in t
     assert proved.cells.count("exact") == 2048
     # four CTAs of 2 x 2: their tiles meet along column 16 and row 32

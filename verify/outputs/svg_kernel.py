@@ -31,10 +31,9 @@ import numpy as np
 from ..kernel.cells import EXACT, NEVER, TWICE, WRONG, OutputCells
 from ..kernel.result import Finding, KernelResult
 from .kernel import _name, _src
-from .svg import COMPACT_CELLS, CONTEXT, EDGE, GAP_FILL, HIGHLIGHT, MAX_GRID_H, MIN_FONT, esc
+from .svg import COMPACT_CELLS, CONTEXT, EDGE, GAP_FILL, HIGHLIGHT, MAX_GRID_H, MIN_FONT, condense, esc
 from .svg import _axis as svg_axis
 from .svg import _col_gap as col_gap
-from .svg import _extent, _runs
 from .svg import _row_gap as row_gap
 
 FONT = "DejaVu Sans Mono, monospace"
@@ -121,26 +120,12 @@ class _View:
 
 
 def _pick(n: int, size: int, budget: int, focus: Sequence[int]) -> list[tuple[int, int]]:
-    """The runs of rows or columns drawn: all when they fit in ``budget`` px; else the first and last ``EDGE``,
-    ``CONTEXT`` around each focus index, then the ones after the first focus (nearest first), then those before it,
-    then the rest in order, while they fit.  The outlined element stays near the top (left) of the picture, with
-    what follows it in sight (``verify.outputs.svg.condense`` fills leading ones instead)."""
-    if n * size <= budget:
-        return [(0, n)]
-    keep = set(range(min(EDGE, n))) | set(range(max(0, n - EDGE), n))
-    for f in focus:
-        if 0 <= f < n:
-            keep |= set(range(max(0, f - CONTEXT), min(n, f + CONTEXT + 1)))
+    """The runs of rows or columns drawn (``verify.outputs.svg.condense``): all when they fit in ``budget`` px; else
+    the first and last ``EDGE``, ``CONTEXT`` around each focus index, then the ones after the first focus (nearest
+    first), then those before it, while they fit: the outlined element stays near the top (left) of the picture,
+    with what follows it in sight."""
     f0 = focus[0] if focus else 0
-    order = sorted(range(n), key=lambda k: (0, k - f0) if k > f0 else (1, f0 - k))
-    for k in order:
-        if k in keep:
-            continue
-        trial = keep | {k}
-        if _extent(_runs(trial), n, size) > budget:
-            break
-        keep = trial
-    return _runs(keep)
+    return condense(n, size, budget, focus, sorted(range(n), key=lambda k: (0, k - f0) if k > f0 else (1, f0 - k)))
 
 
 def _outlined(cells: OutputCells) -> tuple[int | None, str]:
@@ -194,39 +179,39 @@ def _panel(result: KernelResult, cells: OutputCells, outlined: int | None, kind:
     return lines
 
 
+def _runs_where(first: Sequence[int], second: Sequence[int], differ: Callable[[int, int], bool]
+                ) -> list[tuple[int, int, int]]:
+    """(a + 1, b0, b1): for each drawn ``a`` whose next index is drawn too, the runs ``b0..b1`` of consecutive
+    drawn ``second`` indices where ``differ(a, b)``."""
+    out = []
+    for a, a2 in zip(first, first[1:]):
+        if a2 != a + 1:
+            continue
+        run: list[int] = []
+        for b in second:
+            if differ(a, b) and run and run[-1] + 1 == b:
+                run.append(b)
+                continue
+            if run:
+                out.append((a2, run[0], run[-1]))
+            run = [b] if differ(a, b) else []
+        if run:
+            out.append((a2, run[0], run[-1]))
+    return out
+
+
 def _borders(block: Callable[[int, int], int], xs: dict[int, int], ys: dict[int, int], cw: int, ch: int,
              left: int, top: int) -> list[str]:
     """Thick lines between neighbouring drawn cells that different CTAs wrote (runs merged; a cell nothing wrote
     meets no tile)."""
     def differ(a: int, b: int) -> bool:
         return a >= 0 and b >= 0 and a != b
-    out: list[str] = []
     seg = f'stroke="{TILE}" stroke-width="2"/>'
     rows, cols = sorted(ys), sorted(xs)
-    for c, c2 in zip(cols, cols[1:]):
-        if c2 != c + 1:
-            continue
-        run: list[int] = []
-        for r in rows + [None]:  # type: ignore[list-item]
-            if r is not None and differ(block(r, c), block(r, c2)) and (not run or run[-1] + 1 == r):
-                run.append(r)
-                continue
-            if run:
-                x = left + xs[c2]
-                out.append(f'<line x1="{x}" y1="{top + ys[run[0]]}" x2="{x}" y2="{top + ys[run[-1]] + ch}" {seg}')
-            run = [r] if r is not None and differ(block(r, c), block(r, c2)) else []
-    for r, r2 in zip(rows, rows[1:]):
-        if r2 != r + 1:
-            continue
-        run = []
-        for c in cols + [None]:  # type: ignore[list-item]
-            if c is not None and differ(block(r, c), block(r2, c)) and (not run or run[-1] + 1 == c):
-                run.append(c)
-                continue
-            if run:
-                y = top + ys[r2]
-                out.append(f'<line x1="{left + xs[run[0]]}" y1="{y}" x2="{left + xs[run[-1]] + cw}" y2="{y}" {seg}')
-            run = [c] if c is not None and differ(block(r, c), block(r2, c)) else []
+    out = [f'<line x1="{left + xs[c]}" y1="{top + ys[r0]}" x2="{left + xs[c]}" y2="{top + ys[r1] + ch}" {seg}'
+           for c, r0, r1 in _runs_where(cols, rows, lambda c, r: differ(block(r, c), block(r, c + 1)))]
+    out += [f'<line x1="{left + xs[c0]}" y1="{top + ys[r]}" x2="{left + xs[c1] + cw}" y2="{top + ys[r]}" {seg}'
+            for r, c0, c1 in _runs_where(rows, cols, lambda r, c: differ(block(r, c), block(r + 1, c)))]
     return out
 
 
@@ -240,34 +225,22 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
     verd = cells.verdicts.reshape(-1)
     cta = cells.cta.reshape(-1)
     thread = cells.thread.reshape(-1)
-    writes = cells.writes.reshape(-1)
     outlined, kind = _outlined(cells)
     panel = _panel(result, cells, outlined, kind) if result.findings else []
     panel_w = max([_w(t, 11) for t, _ in panel] + [0]) + 8 if panel else 0
 
     # the panels drawn: the outlined element's first, then those with findings, then in order
-    panels = list(view.panels)
+    panels = view.panels
     if len(panels) > 1:
-        per = [(verd.reshape(len(panels), -1)[k] != EXACT).any() for k in range(len(panels))]
+        bad = (verd.reshape(len(panels), -1) != EXACT).any(axis=1)
         lead = view.where(outlined)[0] if outlined is not None else None
-        panels = sorted(panels, key=lambda p: (p != lead, not per[view.panels.index(p)], view.panels.index(p)))
+        panels = [panels[k] for k in sorted(range(len(panels)), key=lambda k: (panels[k] != lead, not bad[k], k))]
     drawn = panels[:MAX_PANELS]
 
     oob = cells.out_of_bounds
     oob_at = oob.index if oob is not None and oob.index is not None and len(cells.shape) == 2 else None
     oob_row = oob_at is not None and oob_at[0] >= cells.shape[0] and 0 <= oob_at[1] < cells.shape[1]
     oob_col = oob_at is not None and not oob_row and oob_at[1] >= cells.shape[1] and 0 <= oob_at[0] < cells.shape[0]
-
-    # cell labels and the cell width they need
-    def label(k: int) -> tuple[str, str]:
-        v = int(verd[k])
-        if v == NEVER:
-            return "never", ""
-        if v == WRONG:
-            h = cells.holdings.get(k)
-            return (h.first, h.second) if h is not None else ("wrong", "")
-        t = f"T{int(thread[k])}"
-        return (t, f"\u00d7{int(writes[k])}" if v == TWICE else "")
 
     compact_all = full and view.rows * view.cols * len(drawn) > COMPACT_CELLS
     focus_flat = [k for k in (outlined, *(int(np.flatnonzero(verd == v)[0]) for v in (NEVER, TWICE)
@@ -320,22 +293,8 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
         notes.append("every cell, colours only (more than 4096 cells)")
     notes = [w for n in notes for w in _wrap(n, NOTE_CHARS, "  ")]
 
-    # the legend (under the notes): every verdict with its count, then the marks
-    counts = {v: int((verd == v).sum()) for v in (EXACT, WRONG, TWICE, NEVER)}
-    legend: list[tuple[str, str]] = [
-        (FILLS[EXACT], f"exactly its sum ({counts[EXACT]})"),
-        (FILLS[WRONG], f"wrong: its first wrong product ({counts[WRONG]})"),
-        (FILLS[TWICE], f"written twice, value exact ({counts[TWICE]})"),
-        ("hatch", f"never written ({counts[NEVER]})"),
-        (OOB_FILL, f"out of bounds ({oob.count if oob is not None else 0} accesses)"),
-    ]
-    if outlined is not None:
-        legend.append(("outline", "counterexample (its chain beside the grid)" if panel else "counterexample"))
     ctas = {int(x) for x in np.unique(cta) if x >= 0}
-    if len(ctas) > 1:
-        legend.append(("tile", "thick line: where one CTA's tile meets another's"))
-    if condensed:
-        legend.append(("gap", "not shown (elided)"))
+    legend = _legend(cells, outlined is not None, bool(panel), len(ctas) > 1, condensed)
     cap_h = 18 if len(view.panels) > 1 else 0
     strip_h = (ch + 22) if oob_row else 0
     strip_w = (cw + 14) if oob_col else 0
@@ -376,27 +335,6 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
     for k, n in enumerate(notes):
         a(f'<text x="8" y="{38 + 14 * k}" font-size="11" fill="#444444">{esc(n)}</text>')
 
-    def fill_of(k: int) -> str:
-        return "url(#hatch-kernel)" if verd[k] == NEVER else FILLS[int(verd[k])]
-
-    def tip(k: int) -> str:
-        idx = tuple(int(i) for i in np.unravel_index(k, cells.shape))
-        v = int(verd[k])
-        who = cells.writer(idx)
-        by = f" (last written by CTA ({', '.join(map(str, who[0]))}), thread {who[1]})" if who else ""
-        if v == WRONG:
-            h = cells.holdings.get(k)
-            what = "wrong: " + (h.words if h is not None else "")
-            if writes[k] > 1:
-                what += f"; written {int(writes[k])} times"
-        elif v == TWICE:
-            what = f"written {int(writes[k])} times, its value exact"
-        elif v == NEVER:
-            what = "never written"
-        else:
-            what = "exactly its sum"
-        return f"{cells.name(idx)}: {what}{by}"
-
     outline: list[str] = []
     for pi, p in enumerate(drawn):
         by = top + pi * block_h
@@ -420,11 +358,11 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
                     continue
                 x, y = grid_left + x0, gy + y0
                 v = int(verd[k])
-                title_el = f"<title>{esc(tip(k))}</title>" if labels or v != EXACT else ""
-                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill_of(k)}" stroke="#ffffff">'
-                  f'{title_el}</rect>')
+                fill = "url(#hatch-kernel)" if v == NEVER else FILLS[v]
+                title_el = f"<title>{esc(_tip(cells, k))}</title>" if labels or v != EXACT else ""
+                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" stroke="#ffffff">{title_el}</rect>')
                 if labels:
-                    one, two = label(k)
+                    one, two = _label(cells, k)
                     colour = RED if v == WRONG else "#555555" if v == NEVER else "#000000"
                     style = ' font-style="italic"' if v == NEVER else ""
                     if two:
@@ -472,6 +410,54 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
             indent = len(text) - len(text.lstrip(" "))
             a(f'<text x="{panel_x + _w(" " * indent, 11)}" y="{panel_y + 11 + 15 * k}"{attrs}>{esc(text.lstrip(" "))}'
               '</text>')
+    _draw_legend(a, items)
+    a("</svg>")
+    return "\n".join(o) + "\n"
+
+
+def _label(cells: OutputCells, k: int) -> tuple[str, str]:
+    """The two lines of element ``k``'s cell (flat index): its writer, or what a wrong element holds."""
+    v = int(cells.verdicts.flat[k])
+    if v == NEVER:
+        return "never", ""
+    if v == WRONG:
+        h = cells.holdings.get(k)
+        return (h.first, h.second) if h is not None else ("wrong", "")
+    return f"T{int(cells.thread.flat[k])}", (f"\u00d7{int(cells.writes.flat[k])}" if v == TWICE else "")
+
+
+def _tip(cells: OutputCells, k: int) -> str:
+    """Element ``k``'s tooltip: its name, what the verdict says of it, who wrote it last."""
+    idx = tuple(int(i) for i in np.unravel_index(k, cells.shape))
+    v = int(cells.verdicts.flat[k])
+    n = int(cells.writes.flat[k])
+    who = cells.writer(idx)
+    by = f" (last written by CTA ({', '.join(map(str, who[0]))}), thread {who[1]})" if who else ""
+    h = cells.holdings.get(k)
+    what = {EXACT: "exactly its sum", TWICE: f"written {n} times, its value exact", NEVER: "never written",
+            WRONG: "wrong: " + (h.words if h is not None else "") + (f"; written {n} times" if n > 1 else "")}[v]
+    return f"{cells.name(idx)}: {what}{by}"
+
+
+def _legend(cells: OutputCells, outlined: bool, chain: bool, tiles: bool, condensed: bool) -> list[tuple[str, str]]:
+    """The legend's entries (swatch, words): every verdict with its count, then the marks the picture has."""
+    verd = cells.verdicts
+    oob = cells.out_of_bounds
+    out = [(FILLS[EXACT], f"exactly its sum ({int((verd == EXACT).sum())})"),
+           (FILLS[WRONG], f"wrong: what it holds ({int((verd == WRONG).sum())})"),
+           (FILLS[TWICE], f"written twice, value exact ({int((verd == TWICE).sum())})"),
+           ("hatch", f"never written ({int((verd == NEVER).sum())})"),
+           (OOB_FILL, f"out of bounds ({oob.count if oob is not None else 0} accesses)")]
+    if outlined:
+        out.append(("outline", "counterexample (its chain beside the grid)" if chain else "counterexample"))
+    if tiles:
+        out.append(("tile", "thick line: where one CTA's tile meets another's"))
+    if condensed:
+        out.append(("gap", "not shown (elided)"))
+    return out
+
+
+def _draw_legend(a: Callable[[str], None], items: Sequence[tuple[int, int, str, str]]) -> None:
     for x, y, fill, text in items:
         if fill == "hatch":
             a(f'<rect x="{x}" y="{y}" width="22" height="14" fill="url(#hatch-kernel)" stroke="#888888"/>')
@@ -487,8 +473,6 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
             a(f'<rect x="{x}" y="{y}" width="22" height="14" fill="{fill}" stroke="#555555"/>')
         colour = f' fill="{HIGHLIGHT}"' if fill == "outline" else ""
         a(f'<text x="{x + 28}" y="{y + 11}" font-size="11"{colour}>{esc(text)}</text>')
-    a("</svg>")
-    return "\n".join(o) + "\n"
 
 
 __all__ = ["kernel_svg"]
