@@ -3,9 +3,9 @@ needs to see in it.  The browser tests (``tests/test_browser_pictures.py``) rend
 check it; the screenshot tool (``tests/screenshots.py``) makes ``docs/pictures/<name>.png`` of each from the
 same rendering.
 
-A new kind of picture is one more ``Kind`` here.  The kernel counterexample (the ``kernel`` command, being built)
-has its place reserved: once ``ptx-verify kernel`` exists, ``test_every_command_that_draws_has_a_kind`` fails
-until its picture is added to ``KINDS`` (``argv`` with ``{out}`` where the picture is written).
+A new kind of picture is one more ``Kind`` here (``argv`` with ``{out}`` where the picture is written):
+``test_every_command_that_draws_has_a_kind`` fails for a command that draws (an ``--svg`` option or ``--format svg``)
+that no kind renders.
 """
 from __future__ import annotations
 
@@ -91,7 +91,16 @@ KINDS: tuple[Kind, ...] = (
           "--major", "K", "--svg", "{out}"),
          needs=("consistent: tma:64x64:128B -> descriptor:0x8000004000010000: mismatch", "read where written",
                 "read from another place", "counterexample"), marks=(HIGHLIGHT,), condensed=True),
-    Kind("kernel", "a kernel counterexample (the kernel command: not built yet)", None),
+    Kind("kernel", "a kernel counterexample: mma_inline.cu with its shared tile swizzled where ldmatrix reads it but "
+         "not where it is written, every output element coloured by its verdict, the first wrong one outlined with "
+         "its chain beside it, condensed",
+         ("kernel", "examples/kernels/mma_inline_read_swizzled.toml", "--svg", "{out}"),
+         needs=("kernel mma_gemm (mma_inline_read_swizzled.ptx): refuted", "exactly its sum (1024)",
+                "wrong: what it holds (1024)", "never written (0)", "out of bounds (0 accesses)",
+                "counterexample", "C[1, 0]: wrong (the first of 1024)", "A[1,8]", "\u00d7B[0,0]",
+                "mma.m16n8k16 at line 416 [mma_inline.cu:42]", "(warp 0, lane 4, register a0 = %r221",
+                "ldmatrix.x4 at line 406 [mma_inline.cu:35]", "ld.global at line 209 [mma_inline.cu:29]"),
+         marks=(HIGHLIGHT,), condensed=True),
     Kind("report", "the HTML report (of m16n8k256: its findings, the condensed picture inlined)",
          ("report", "specs/mma.m16n8k256.toml", "--out", "{out}", "--jobs", "1"),
          needs=("mma.m16n8k256.A.b1", "cell (8, 128): 2 owners: T0:a96, T3:a32"), marks=(HIGHLIGHT,), report=True),

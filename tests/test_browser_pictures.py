@@ -3,7 +3,7 @@ Chromium over the DevTools protocol, ``tests/browser.py``), at 100 % zoom in a 1
 
 For each kind of ``tests/picture_kinds.py`` (a register fragment, a family member, a sparse A, a block tile
 coloured by warp, a shared-memory tile with its banks and swizzle atoms, a bank-conflict access, a Tensor Memory
-data path, a writer/reader mismatch, the report; the kernel counterexample once its command exists): the page
+data path, a writer/reader mismatch, the kernel counterexample, the report): the page
 loads with no console error, the picture is rendered at the size its SVG states, no label is smaller than the
 font the picture states or runs out of it, the labels and marks a user needs are there (the counterexample's
 cell outlined and on screen, the legend), and a large layout is condensed.  Each run keeps a screenshot of each
@@ -122,19 +122,16 @@ def _drawing_commands() -> set[str]:
 
 
 def test_every_command_that_draws_has_a_kind() -> None:
-    """The hook for new pictures: a command that draws (the ``kernel`` command's counterexample, when it comes) is
-    rendered in the browser tests once its picture is a ``Kind`` in ``tests/picture_kinds.py``."""
+    """The hook for new pictures: a command that draws (an ``--svg`` option or ``--format svg``) is rendered in the
+    browser tests once its picture is a ``Kind`` in ``tests/picture_kinds.py``; ``kernel --svg`` is the ``kernel``
+    kind."""
     drawing = _drawing_commands()
-    assert {"table", "banks", "consistent"} <= drawing
+    assert {"table", "banks", "consistent", "kernel"} <= drawing
     covered = {k.argv[0] for k in DRAWN}
     missing = sorted(drawing - covered)
     assert not missing, (f"{', '.join(missing)} draw(s) pictures that no Kind of tests/picture_kinds.py renders: add "
                          "one (argv with {out}), and its screenshot to docs/pictures.md")
-    from verify.cli.main import build_parser  # noqa: PLC0415
-    if "kernel" not in build_parser().format_usage() and "kernel" not in drawing:
-        pytest.skip("no kernel command yet: its counterexample picture becomes the 'kernel' Kind when it exists")
-    assert kind("kernel").argv is not None, ("ptx-verify kernel exists: give the 'kernel' Kind of "
-                                             "tests/picture_kinds.py its command (argv with {out})")
+    assert kind("kernel").argv is not None and kind("kernel").argv[0] == "kernel"
 
 
 def test_the_docs_show_a_screenshot_of_every_kind() -> None:

@@ -1,7 +1,7 @@
 """Every user-visible output is byte-identical to the recorded one unless a change means it.
 
 ``check`` (text and JSON) on the bundled specs and on the doc pages, ``list``, ``table`` (text
-and JSON) for every layout, and ``kernel`` (text, JSON, SARIF) on two fixtures are digested into
+and JSON) for every layout, and ``kernel`` (text, JSON, SARIF, the ``--svg`` picture) on two fixtures are digested into
 ``tests/golden/digests.json``; the specs' JSON is kept
 whole in ``tests/golden/check_specs.json`` so a failure shows the diff.  A change that is meant
 (a fixed bug, a new check) updates them with
@@ -67,16 +67,20 @@ def _outputs(docs: Path | None, checked: tuple | None = None, pages_checked: tup
 
 
 def _kernel_outputs() -> dict[str, str]:
-    """``ptx-verify kernel`` on a proved and a refuted fixture, in its three formats (run from the repository)."""
+    """``ptx-verify kernel`` on a proved and a refuted fixture, in its three formats and its picture (condensed and
+    ``--full``), run from the repository."""
     from verify.kernel.frontdoor import verify  # noqa: PLC0415
     from verify.outputs.kernel import kernel_sarif, kernel_text  # noqa: PLC0415
     from verify.outputs.sarif import to_text  # noqa: PLC0415
+    from verify.outputs.svg_kernel import kernel_svg  # noqa: PLC0415
     out: dict[str, str] = {}
     for name in ("mma_inline", "mma_inline_read_swizzled"):
         r = verify(f"examples/kernels/{name}.toml")
         out[f"kernel/{name}.txt"] = kernel_text(r)
         out[f"kernel/{name}.json"] = out_json.to_json(r.to_json())
         out[f"kernel/{name}.sarif"] = to_text(kernel_sarif(r))
+        out[f"kernel/{name}.svg"] = kernel_svg(r)
+        out[f"kernel/{name}.full.svg"] = kernel_svg(r, full=True)
     return out
 
 

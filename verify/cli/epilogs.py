@@ -120,6 +120,8 @@ examples:
       --arg A:f16:128x256 --arg B:f16:256x128 --arg C:f32:128x128 --arg 128 --arg 128 --arg 256 ...
   ptx-verify kernel --triton mm.py:matmul_kernel --constexpr BM=128 --constexpr BN=128 --constexpr BK=64 \\
       --target sm_80 --grid 1 --computes "C[m, n] = A[m, k] * B[k, n]" --arg A:f16:128x256 ...
+  ptx-verify kernel examples/kernels/mma_inline_read_swizzled.toml --svg c.svg  # the picture: each element's
+      verdict, the first wrong one outlined with its chain (--full: every cell of a large output)
 
 exit codes:
   0  proved: every output element is exactly its einsum sum, each product once, nothing else written

@@ -4,6 +4,7 @@
     ptx-verify kernel FILE.ptx --grid 2,2 --block 128 --computes "C[m, n] = A[m, k] * B[k, n]" --arg A:f16:256x128 ...
     ptx-verify kernel FILE.cu --arch sm_80 ...            (compiled with nvcc -ptx)
     ptx-verify kernel --triton mm.py:matmul_kernel --constexpr BM=128 ... --target sm_80 --grid 1 --arg ...
+    ptx-verify kernel LAUNCH.toml --svg c.svg [--full]   (also the picture: every output element's verdict)
 
 Exit 0 proved, 1 refuted (or the engines disagree), 2 bad input (one line naming file, line and column)."""
 from __future__ import annotations
@@ -90,6 +91,11 @@ def _constexprs(items: list[str]) -> dict[str, int]:
 
 def cmd_kernel(args: argparse.Namespace) -> int:
     from ..kernel.frontdoor import verify  # noqa: PLC0415
+    if args.full and not args.svg:
+        raise UsageError("--full is for --svg FILE (the picture)")
+    if args.svg:  # an output that cannot be written is refused before any work
+        from ..outputs.baseline import PICTURE, check_writable  # noqa: PLC0415
+        check_writable(args.svg, PICTURE)
     fields: dict[str, Any] = dict(entry=args.entry, shared=args.shared, computes=args.computes,
                                   grid=_ints(args.grid, "--grid") if args.grid else None,
                                   block=_ints(args.block, "--block") if args.block else None,
@@ -120,6 +126,10 @@ def cmd_kernel(args: argparse.Namespace) -> int:
             result = verify(**{key: args.file}, arch=args.arch, where="<command line>", **fields)
         else:
             raise UsageError(f"{args.file}: expected a launch file (.toml), a .ptx or a .cu file")
+    if args.svg:
+        from ..outputs.baseline import write_atomic  # noqa: PLC0415
+        from ..outputs.svg_kernel import kernel_svg  # noqa: PLC0415 - pictures load when asked for
+        write_atomic(args.svg, kernel_svg(result, full=args.full))
     if args.format == "json":
         sys.stdout.write(to_json(result.to_json()))
     elif args.format == "sarif":
@@ -160,4 +170,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
                                                                       "A[m, k] * B[k, n]\"")
     k.add_argument("--arg", action="append", default=[], metavar="ARG", help=ARG_HELP)
     k.add_argument("--format", choices=("text", "json", "sarif"), default="text", help="text (default), json or sarif")
+    k.add_argument("--svg", default=None, metavar="FILE", help="also draw the output tensor, every element coloured by "
+                                                               "what the verdict says of it, the first wrong one "
+                                                               "outlined with its chain (condensed when large)")
+    k.add_argument("--full", action="store_true", help="--svg: every cell, even of a large output")
     k.set_defaults(func=cmd_kernel)

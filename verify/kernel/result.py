@@ -3,7 +3,10 @@ figures), immutable, with its JSON (keys in the contract's order) for ``--format
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .cells import OutputCells
 
 NOTES = ("conversions (cvt) are the identity on the input elements: this verifies where every element goes and "
          "which products are summed (the layouts), not rounding or overflow",)
@@ -55,7 +58,9 @@ class Finding:
 @dataclass(frozen=True)
 class KernelResult:
     """``status``: ``proved`` (every output element exactly its einsum sum, each product once, nothing else
-    written, no finding), ``refuted`` (findings), or ``error`` (the two engines disagree)."""
+    written, no finding), ``refuted`` (findings), or ``error`` (the two engines disagree).  ``cells``: what the
+    verdict says of every output element (``verify.kernel.cells.OutputCells``: the kernel picture draws it); not in
+    the JSON."""
 
     status: str
     ptx: str
@@ -68,6 +73,7 @@ class KernelResult:
     engines: dict[str, dict[str, Any]] = field(default_factory=dict)
     stats: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = NOTES
+    cells: "OutputCells | None" = field(default=None, compare=False, repr=False)  # every output element (pictures)
 
     @property
     def proved(self) -> bool:

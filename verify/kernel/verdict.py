@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Function, Module
+from .cells import oob_event, output_cells
 from .check import check_elements, explain
 from .launch import Launch
 from .numeric import Numeric
@@ -94,8 +95,10 @@ def verify_launch(module: Module, fn: Function, launch: Launch, launch_name: str
     }
     stats = {"ctas": launch.ctas, "threads": launch.threads, "instructions": srun.prog.steps_run,
              "output_elements": int(len(vals))}
+    cells = output_cells(sym, launch, srun.gmem, vals, status, writes, value_wrong | (status == 2),
+                         oob_event(srun.prog, lambda ins: source_of(module, ins)))
     return KernelResult(status_word, module.path, fn.name, launch_name or launch.path, launch.grid, launch.block,
-                        launch.computes.describe(), tuple(findings), engines, stats)
+                        launch.computes.describe(), tuple(findings), engines, stats, cells=cells)
 
 
 def _disagreement(launch: Launch, num: Numeric, srun: Any, nrun: Any, value_wrong: np.ndarray,

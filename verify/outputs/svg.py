@@ -108,17 +108,18 @@ def _extent(runs: Sequence[tuple[int, int]], n: int, size: int) -> int:
     return sum(b - a for a, b in runs) * size + gaps * GAP
 
 
-def condense(n: int, size: int, budget: int, focus: Iterable[int]) -> list[tuple[int, int]]:
+def condense(n: int, size: int, budget: int, focus: Iterable[int],
+             order: Iterable[int] | None = None) -> list[tuple[int, int]]:
     """The runs of rows or columns to draw: all of them when they fit in ``budget`` px, else the
     first and last ``EDGE``, ``CONTEXT`` on each side of every focus index, and then as many
-    leading ones as still fit (every other run is drawn as a marked gap)."""
+    leading ones (``order``: in that order) as still fit (every other run is drawn as a marked gap)."""
     if n * size <= budget:
         return [(0, n)]
     keep = set(range(min(EDGE, n))) | set(range(max(0, n - EDGE), n))
     for f in focus:
         if 0 <= f < n:
             keep |= set(range(max(0, f - CONTEXT), min(n, f + CONTEXT + 1)))
-    for k in range(n):
+    for k in (range(n) if order is None else order):
         if k in keep:
             continue
         trial = keep | {k}
