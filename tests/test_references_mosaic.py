@@ -312,7 +312,7 @@ def test_installed_mosaic_mutated_is_found(tmp_path: Path) -> None:
     assert old in text
     p.write_text(text.replace(old, old.replace("lane_dims=(-3, -2)", "lane_dims=(-2, -3)")))
     got = rows(tmp_path, ("wgmma.m64nNk16.A.f16_bf16",))
-    assert [r.kind for r in got] == ["differ"] and "first difference: lane 1 element a0" in got[0].detail
+    assert [r.kind for r in got] == ["differ"] and "first difference: thread 1 element a0" in got[0].detail
 
 
 @pytest.mark.slow
