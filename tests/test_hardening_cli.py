@@ -690,9 +690,10 @@ def test_the_readme_exit_codes_hold_for_every_command(tmp_path, docs_dir, capsys
         one_error_line(*cli(capsys, cmd, *bad))
 
 
-def test_the_readme_states_the_exit_codes_and_the_commands_that_never_exit_1():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("### Exit codes"):readme.index("### `check` text output")]
+@pytest.mark.parametrize("page,heading", [("README.md", "### Exit codes"), ("docs/commands.md", "## Exit codes")])
+def test_the_docs_state_the_exit_codes_and_the_commands_that_never_exit_1(page, heading):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    table = text[text.index(heading):].split("\n#", 1)[0]
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 130 |", "| 143 |"):
         assert code in table, code
     assert "`list`, `table`, `pictures` and `probe`" in table
