@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SPECS, cli
+from conftest import DOCS, ROOT, SPECS, cli
 
 from verify import api
 from verify.checks import fixes, run as check_run
@@ -130,7 +130,7 @@ def test_report_pages_before_the_paths(tmp_path, docs_dir, capsys):
 
 def _writers(blocked: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
     """Every command that writes, with its output under ``blocked`` (a path that cannot be written)."""
-    page = str(ROOT.parent / "shared" / "ptx-isa-9.0" / P3)
+    page = str(DOCS / P3)
     return [
         ("table", ["table", A16, "--format", "svg", "--out", str(blocked / "x.svg")]),
         ("pictures", ["pictures", SMALL, "--out", str(blocked / "pics")]),
@@ -481,7 +481,7 @@ def test_special_files_are_refused_at_once(tmp_path):
     for path, kind in (("/dev/zero", "character device"), (str(fifo), "FIFO")):
         cases += [["check", path], ["diff", path, SMALL], ["list", "--specs", path], ["ingest", path],
                   ["check", SMALL, "--baseline", path], ["table", A16, "--specs", path],
-                  ["check", str(ROOT.parent / "shared" / "ptx-isa-9.0" / P3), "--against", path]]
+                  ["check", str(DOCS / P3), "--against", path]]
         cases += [["conform", A16, opt, path] for opt in ("--formula", "--triton", "--table")]
         # the map-layout and shared-memory commands (banks --formula read a FIFO with its own reader: it hung)
         cases += [["banks", "--formula", path, "--tile", "8x8", "--type", "f16", "--access", "ld.shared.v4"],
