@@ -26,7 +26,7 @@ def pages_as_recorded(text: str, pages: tuple[tuple[str, Path], ...] = PAGES_AS_
     for name, where in pages:
         given = os.path.relpath(where, ROOT)
         if given != name:
-            text = re.sub(re.escape(given) + r"(?![\w.-])", name, text)
+            text = re.sub(re.escape(given) + r"(?![\w-]|\.\w)", name, text)  # not a longer name: ...9.0.md, ...9.01
     return text
 
 
