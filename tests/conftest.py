@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -14,6 +15,19 @@ DOCS = Path(os.environ.get("PTX_DOCS_DIR", ROOT.parent / "shared" / "ptx-isa-9.0
 # PTX ISA 9.1's pages, in another export's shape: beside 9.0's (``$PTX_DOCS_DIR/../ptx-isa-9.1``) unless named
 DOCS_91 = Path(os.environ.get("PTX_DOCS_DIR_9_1", DOCS.parent / "ptx-isa-9.1"))
 SEEDS = Path(os.environ.get("PTX_SEEDS_DIR", ROOT.parent / "shared" / "seeds"))
+# The pages as the recorded outputs and the docs' transcripts name them (given from the checkout), and where they are.
+PAGES_AS_RECORDED = (("../shared/ptx-isa-9.0", DOCS), ("../shared/ptx-isa-9.1", DOCS_91))
+
+
+def pages_as_recorded(text: str, pages: tuple[tuple[str, Path], ...] = PAGES_AS_RECORDED) -> str:
+    """``text`` (an output of pages given from the checkout as ``os.path.relpath(where, ROOT)``) with the pages'
+    paths written as the recorded outputs name them, ``../shared/ptx-isa-9.0/...``: the same bytes wherever the
+    pages are.  Outputs name a page as it was given (paths as given), so this is the only place they differ."""
+    for name, where in pages:
+        given = os.path.relpath(where, ROOT)
+        if given != name:
+            text = re.sub(re.escape(given) + r"(?![\w-]|\.\w)", name, text)  # not a longer name: ...9.0.md, ...9.01
+    return text
 
 
 TOOLCHAIN = {"nvcc", "ptxas", "g++", "c++", "gcc", "clang++", "chromium", "chromium-browser", "google-chrome"}
@@ -144,8 +158,8 @@ def catalog_report():
 @pytest.fixture(scope="session")
 def docs_report(docs_dir: Path) -> tuple[list, tuple, object]:
     """The whole doc directory loaded and checked once per test session, as a user in the repository gives it
-    (``../shared/ptx-isa-9.0`` from the checkout, so outputs do not depend on where it is): (specs, the doc
-    findings, the report).  ``check`` on whole directories of pages, through the CLI, is
+    (``../shared/ptx-isa-9.0`` from the checkout, or the relative path of ``$PTX_DOCS_DIR``: outputs name the pages
+    as given, and ``pages_as_recorded`` writes that path back): (specs, the doc findings, the report).  ``check`` on whole directories of pages, through the CLI, is
     ``tests/test_pages_pipeline.py``'s."""
     from verify import api  # noqa: PLC0415
     cwd = os.getcwd()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -492,14 +491,6 @@ def test_a_tile_that_is_not_a_permutation_stays_differs() -> None:
     code = SWAP_IN_WARP_1.replace("row = ", "down = 16 if tid == 33 && i == 1\n  0 otherwise\nrow = 0 - down + ")
     res = api.conform(C, api.index_code(code, lay(C), threads="128"))
     assert res.status == "differs" and res.tiling is None and res.permutation is None
-
-
-def test_the_swapped_tile_transcript_in_the_docs_is_real_output(capsys: pytest.CaptureFixture[str]) -> None:
-    page = (Path(__file__).resolve().parent.parent / "docs" / "block-tiles.md").read_text(encoding="utf-8")
-    block = re.search(r"```\n\$ ptx-verify (conform [^\n]*c1_c2_swapped[^\n]*)\n(.*?)```", page, re.S)
-    assert block is not None
-    rc, out, _ = cli(capsys, *block.group(1).split())
-    assert rc == 1 and out == block.group(2)
 
 
 def test_an_undecided_permutation_of_a_tile_is_said_not_passed_over(monkeypatch: pytest.MonkeyPatch) -> None:

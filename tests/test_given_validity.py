@@ -164,25 +164,3 @@ def test_valid_is_triton_s_rule_by_rank(seed):
         for c in r.checks + tuple(b.check for b in r.bits):
             assert c.status in ("proved", "refuted") and c.engines["z3"] == c.engines["enumeration"], (c, t)
         assert r.bijective == (valid and not zero), t
-
-
-def test_the_docs_transcripts_are_todays_output(monkeypatch):
-    """docs/layouts.md shows ``check --triton`` of the two example layouts: what the tool prints today."""
-    import contextlib
-    import io
-    import re
-    import shlex
-    from test_readme import _pattern
-
-    from verify.cli.main import main
-    text = (ROOT / "docs" / "layouts.md").read_text(encoding="utf-8")
-    block = text.split("## A layout on its own", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
-    shown = [k for k, line in enumerate(block) if line.startswith("$ ptx-verify check")]
-    assert len(shown) == 2
-    monkeypatch.chdir(ROOT)
-    for k, end in zip(shown, shown[1:] + [len(block)]):
-        argv = shlex.split(block[k][2:].split("  #")[0])[1:]
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            main(argv)
-        assert re.fullmatch(_pattern("\n".join(block[k + 1:end]) + "\n"), out.getvalue()), out.getvalue()

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import DOCS, ROOT  # noqa: E402
+from conftest import DOCS, ROOT, pages_as_recorded  # noqa: E402
 
 from verify import api  # noqa: E402
 from verify.outputs import json as out_json  # noqa: E402
@@ -34,7 +34,7 @@ GOLDEN = ROOT / "tests" / "golden"
 def _outputs(docs: Path | None, checked: tuple | None = None, pages_checked: tuple | None = None) -> dict[str, str]:
     """name -> text of every output recorded (pages only when ``docs`` is given); ``checked``: the
     bundled specs (loaded as ``specs``) and their report, ``pages_checked``: the pages' specs, findings and
-    report (loaded as ``../shared/ptx-isa-9.0``), when the session has them already."""
+    report (loaded as given from the checkout), when the session has them already."""
     cwd = os.getcwd()
     os.chdir(ROOT)  # paths in outputs are as a user in the repository gives them
     try:
@@ -52,18 +52,33 @@ def _outputs(docs: Path | None, checked: tuple | None = None, pages_checked: tup
             out[f"table/{lay.id}.txt"] = out_text.table_text(shown)
         out.update(_kernel_outputs())
         if docs is not None:
-            if pages_checked is None:
-                pspecs, findings = api.load_with_doc_findings([os.path.relpath(docs, ROOT)])
-                prep = api.check_all(pspecs, doc_findings=findings)
-            else:
-                pspecs, _, prep = pages_checked
-            out["check_pages.json"] = out_json.to_json(out_json.check_json(prep))
-            out["check_pages.txt"] = out_text.check_text(prep)
-            for lay in api.layouts(pspecs):
-                out[f"page_table/{lay.id}.json"] = out_json.to_json(out_json.table_json(lay))
+            out.update(_page_outputs(docs, pages_checked))
         return out
     finally:
         os.chdir(cwd)
+
+
+def _page_outputs(docs: Path, pages_checked: tuple | None = None, as_recorded: bool = True) -> dict[str, str]:
+    """``check`` (JSON and text) of the doc pages at ``docs`` and their tables, given from the checkout as
+    ``os.path.relpath(docs, ROOT)`` and recorded as the pages at ``../shared/ptx-isa-9.0`` would print: the
+    outputs name each page as it was given, and that path is the one thing that depends on where the pages are
+    (``conftest.pages_as_recorded``)."""
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        if pages_checked is None:
+            pspecs, findings = api.load_with_doc_findings([os.path.relpath(docs, ROOT)])
+            prep = api.check_all(pspecs, doc_findings=findings)
+        else:
+            pspecs, _, prep = pages_checked
+        out = {"check_pages.json": out_json.to_json(out_json.check_json(prep)), "check_pages.txt": out_text.check_text(prep)}
+        for lay in api.layouts(pspecs):
+            out[f"page_table/{lay.id}.json"] = out_json.to_json(out_json.table_json(lay))
+    finally:
+        os.chdir(cwd)
+    if not as_recorded:
+        return out
+    return {k: pages_as_recorded(v, (("../shared/ptx-isa-9.0", docs),)) for k, v in out.items()}
 
 
 def _kernel_outputs() -> dict[str, str]:
@@ -107,9 +122,26 @@ def test_outputs_are_unchanged(catalog_report, request):
         pytest.skip(f"doc pages not found at {DOCS}: page outputs not compared (specs were)")
 
 
+def test_the_page_outputs_do_not_depend_on_where_the_pages_are(docs_dir: Path, docs_report, tmp_path: Path) -> None:
+    """The pages copied to another place, under another name, give the recorded page outputs byte for byte.  (In
+    the worker that checked them where ``$PTX_DOCS_DIR`` or ``../shared`` has them, ``docs_report``: the verdicts
+    on their maps are not decided again.)"""
+    import shutil  # noqa: PLC0415
+    elsewhere = tmp_path / "another" / "place" / "pages-9.0"
+    shutil.copytree(docs_dir, elsewhere)
+    assert os.path.relpath(elsewhere, ROOT) != os.path.relpath(docs_dir, ROOT)
+    raw = _page_outputs(elsewhere, as_recorded=False)
+    assert os.path.relpath(elsewhere, ROOT) + "/9-7-14-5-8-" in raw["check_pages.txt"]  # paths as given: from here
+    now = _digests({k: pages_as_recorded(v, (("../shared/ptx-isa-9.0", elsewhere),)) for k, v in raw.items()})
+    recorded = json.loads((GOLDEN / "digests.json").read_text(encoding="utf-8"))
+    assert len(now) > 100 and set(now) == {k for k in recorded if k.startswith(("check_pages", "page_table/"))}
+    changed = sorted(k for k in now if recorded[k] != now[k])
+    assert not changed, changed
+
+
 def update() -> None:
     if not DOCS.is_dir():
-        raise SystemExit(f"doc pages not found at {DOCS}: the golden digests need them")
+        raise SystemExit(f"doc pages not found at {DOCS} (set PTX_DOCS_DIR): the golden digests need them")
     outputs = _outputs(DOCS)
     GOLDEN.mkdir(exist_ok=True)
     (GOLDEN / "digests.json").write_text(json.dumps(_digests(outputs), indent=1) + "\n", encoding="utf-8")

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import ROOT, SPECS, cli
+from conftest import DOCS, ROOT, SPECS, cli
 
 from verify import api
 from verify.checks import fixes, run as check_run
@@ -130,7 +130,7 @@ def test_report_pages_before_the_paths(tmp_path, docs_dir, capsys):
 
 def _writers(blocked: Path, tmp_path: Path) -> list[tuple[str, list[str]]]:
     """Every command that writes, with its output under ``blocked`` (a path that cannot be written)."""
-    page = str(ROOT.parent / "shared" / "ptx-isa-9.0" / P3)
+    page = str(DOCS / P3)
     return [
         ("table", ["table", A16, "--format", "svg", "--out", str(blocked / "x.svg")]),
         ("pictures", ["pictures", SMALL, "--out", str(blocked / "pics")]),
@@ -481,7 +481,7 @@ def test_special_files_are_refused_at_once(tmp_path):
     for path, kind in (("/dev/zero", "character device"), (str(fifo), "FIFO")):
         cases += [["check", path], ["diff", path, SMALL], ["list", "--specs", path], ["ingest", path],
                   ["check", SMALL, "--baseline", path], ["table", A16, "--specs", path],
-                  ["check", str(ROOT.parent / "shared" / "ptx-isa-9.0" / P3), "--against", path]]
+                  ["check", str(DOCS / P3), "--against", path]]
         cases += [["conform", A16, opt, path] for opt in ("--formula", "--triton", "--table")]
         # the map-layout and shared-memory commands (banks --formula read a FIFO with its own reader: it hung)
         cases += [["banks", "--formula", path, "--tile", "8x8", "--type", "f16", "--access", "ld.shared.v4"],
@@ -692,9 +692,10 @@ def test_the_readme_exit_codes_hold_for_every_command(tmp_path, docs_dir, capsys
         one_error_line(*cli(capsys, cmd, *bad))
 
 
-def test_the_readme_states_the_exit_codes_and_the_commands_that_never_exit_1():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = readme[readme.index("### Exit codes"):readme.index("### `check` text output")]
+@pytest.mark.parametrize("page,heading", [("README.md", "### Exit codes"), ("docs/commands.md", "## Exit codes")])
+def test_the_docs_state_the_exit_codes_and_the_commands_that_never_exit_1(page, heading):
+    text = (ROOT / page).read_text(encoding="utf-8")
+    table = text[text.index(heading):].split("\n#", 1)[0]
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 130 |", "| 143 |"):
         assert code in table, code
     assert "`list`, `table`, `pictures` and `probe`" in table

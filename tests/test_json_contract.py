@@ -1,4 +1,4 @@
-"""The README's JSON contract agrees with the classes that write JSON: every key it documents is produced,
+"""The JSON contract (docs/reference/json.md) agrees with the classes that write JSON: every key it documents is produced,
 and every key produced is documented (the example document, the bullets' key lists, the counterexamples)."""
 from __future__ import annotations
 
@@ -16,10 +16,7 @@ GOLDEN = ROOT / "tests" / "golden" / "check_specs.json"  # ``check --format json
 
 
 def _section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("## JSON contract")
-    end = text.index("\n## ", start + 1)
-    return text[start:end]
+    return (ROOT / "docs" / "reference" / "json.md").read_text(encoding="utf-8")
 
 
 def _example() -> dict:
@@ -42,7 +39,7 @@ def _braces(text: str, start: int) -> str:
 
 def _keys(spec: str) -> dict:
     """``{"a","b": {"c"}, "d": {...}}`` -> ``{"a": None, "b": {"c": None}, "d": None}`` (documented keys,
-    nested where the README spells them)."""
+    nested where the contract spells them)."""
     out: dict = {}
     k, depth, last = 1, 1, None
     while k < len(spec) - 1:
@@ -75,7 +72,7 @@ def _same(doc: dict, produced: dict, what: str, optional: set[str] = frozenset()
     doc_keys, got = set(doc) - {"..."}, set(produced)
     assert doc_keys - optional <= got, f"{what}: documented but not produced: {sorted(doc_keys - got)}"
     assert partial or got <= doc_keys | optional, f"{what}: produced but not documented: {sorted(got - doc_keys)}"
-    for k, sub in doc.items():  # an empty ``{}`` is the README's ``{...}``: keys given elsewhere
+    for k, sub in doc.items():  # an empty ``{}`` is the contract's ``{...}``: keys given elsewhere
         if k in DATA_KEYED:
             continue
         if isinstance(sub, dict) and sub and isinstance(produced.get(k), dict):

@@ -126,5 +126,5 @@ def test_every_environment_variable_a_test_asks_for_is_documented():
     """A skipped test that asks for ``PTX_CUTLASS_INCLUDE`` must be able to say where it is explained."""
     read = _environment_the_tests_read()
     assert "PTX_CUTLASS_INCLUDE" in read
-    docs = "".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    docs = "".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
     assert not sorted(n for n in read if n not in docs)

@@ -1,38 +1,22 @@
-"""The README is a contract: its command table names real subcommands and options, every command line
-it shows parses, and every transcript it shows (``$ ptx-verify ...`` followed by output) is what the
-tool prints today.  A renamed option or a changed verdict breaks this test, not a user's first try."""
+"""The README is a contract: its command table (and docs/commands.md's) names real subcommands and options, it
+shows an example of every command, its test command is what CI runs, and the proof script of the Python API's
+page runs as shown.  Its transcripts, and every page's under docs/, are ``tests/test_docs.py``'s.  A renamed
+option or a changed verdict breaks these tests, not a user's first try."""
 from __future__ import annotations
 
-import contextlib
-import io
 import re
-import shlex
-from pathlib import Path
 
 import pytest
 
-from verify.cli.main import build_parser, main
+from conftest import ROOT
+from verify.cli.main import build_parser
 
-ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def _sh_blocks() -> list[list[str]]:
-    return [b.splitlines() for b in re.findall(r"^```sh\n(.*?)^```", README, re.S | re.M)]
-
-
-def _argv(line: str) -> list[str] | None:
-    """The ptx-verify arguments of one shell line (comment dropped), or None if it runs something else."""
-    line = line.removeprefix("$ ").split("  #")[0].strip()
-    for prog in ("ptx-verify ", ".venv/bin/ptx-verify ", "python -m verify "):
-        if prog in line:
-            return shlex.split(line.split(prog, 1)[1].split("&&")[0])
-    return None
-
-
-def _table_rows() -> list[tuple[str, str]]:
-    """(subcommand, the whole row) for every row of the Commands table."""
-    section = README.split("## Commands", 1)[1].split("\n## ", 1)[0]
+def _table_rows(text: str, heading: str) -> list[tuple[str, str]]:
+    """(subcommand, the whole row) for every row of the commands table under ``heading``."""
+    section = text.split(heading, 1)[1].split("\n## ", 1)[0]
     return [(m.group(1), m.group(0)) for m in re.finditer(r"^\| `([a-z]+)[^|]*.*$", section, re.M)]
 
 
@@ -42,76 +26,29 @@ def _subparsers() -> dict:
     return action.choices
 
 
-def test_command_table_names_every_subcommand_and_only_real_options() -> None:
+@pytest.mark.parametrize("page,heading", [("README.md", "## Commands"), ("docs/commands.md", "## The commands")])
+def test_command_table_names_every_subcommand_and_only_real_options(page: str, heading: str) -> None:
+    """The README's table (one line per command) and docs/commands.md's (every option)."""
     subs = _subparsers()
-    rows = _table_rows()
-    assert rows, "the Commands table was not found"
-    assert {name for name, _ in rows} == set(subs), "README table and CLI subcommands differ"
+    rows = _table_rows((ROOT / page).read_text(encoding="utf-8"), heading)
+    assert rows, f"the commands table of {page} was not found"
+    assert {name for name, _ in rows} == set(subs), f"{page}'s table and the CLI's subcommands differ"
     for name, row in rows:
         known = {s for a in subs[name]._actions for s in a.option_strings}  # noqa: SLF001
         for opt in re.findall(r"(?<![\w-])--[a-z][a-z-]*", row):
-            assert opt in known, f"README says `{name} {opt}`, the CLI has no such option"
+            assert opt in known, f"{page} says `{name} {opt}`, the CLI has no such option"
 
 
-def test_every_shown_command_line_parses() -> None:
-    parser = build_parser()
-    lines = [argv for block in _sh_blocks() for line in block if (argv := _argv(line)) is not None]
-    assert len(lines) >= 8
-    for argv in lines:
-        parser.parse_args(argv)  # SystemExit (exit 2) on an unknown option or a missing argument
-
-
-def _transcripts() -> list[tuple[list[str], str]]:
-    """(argv, expected stdout) for every ``$ ptx-verify`` line followed by output in an sh block."""
-    out = []
-    for block in _sh_blocks():
-        i = 0
-        while i < len(block):
-            if block[i].startswith("$ ") and (argv := _argv(block[i])) is not None:
-                j = i + 1
-                while j < len(block) and block[j] and not block[j].startswith("$ "):
-                    j += 1
-                if j > i + 1:
-                    out.append((argv, "\n".join(block[i + 1:j]) + "\n"))
-                i = j
-            else:
-                i += 1
-    return out
-
-
-@pytest.mark.parametrize("argv,expected", _transcripts(), ids=lambda v: v[0] if isinstance(v, list) else "")
-def test_shown_output_is_todays_output(argv: list[str], expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        rc = main(argv)
-    assert rc in (0, 1)
-    assert re.fullmatch(_pattern(expected), out.getvalue()), out.getvalue()
-
-
-def _pattern(shown: str) -> str:
-    """Shown output as a pattern: a line ``...`` stands for any lines, a line ending in ``...`` for the
-    rest of that line; everything else must match exactly."""
-    parts = []
-    for line in shown.splitlines():
-        if line.strip() == "...":
-            parts.append(r"(?:[^\n]*\n)*?")
-        elif line.endswith("..."):
-            parts.append(re.escape(line[:-3]) + r"[^\n]*\n")
-        else:
-            parts.append(re.escape(line) + r"\n")
-    return "".join(parts)
-
-
-def test_transcripts_were_found() -> None:
-    assert len(_transcripts()) >= 3
-
-
-def test_pattern_elides_only_what_it_says() -> None:
-    pat = _pattern("a: shuffle\n  lane 0: x, ...\n  ...\nend\n")
-    assert re.fullmatch(pat, "a: shuffle\n  lane 0: x, y, z\n  1\n  2\nend\n")
-    assert not re.fullmatch(pat, "a: free\n  lane 0: x, y\nend\n")
-    assert not re.fullmatch(pat, "a: shuffle\n  lane 0: x, y\nend\nmore\n")
+def test_the_readme_is_a_front_door() -> None:
+    """At most about 250 lines; an example of every command; the guides and the reference it points to exist
+    (tests/test_docs.py holds every link and transcript)."""
+    from transcripts import transcripts  # noqa: PLC0415
+    assert len(README.splitlines()) <= 260
+    shown = {t.argv[0] for t in transcripts(ROOT / "README.md")}
+    assert shown == set(_subparsers()), sorted(set(_subparsers()) - shown)
+    for page in ("docs/commands.md", "docs/reference/json.md", "docs/reference/api.md", "docs/reference/formula.md",
+                 "docs/reference/spec-format.md", "benchmarks/README.md", "docs/testing.md"):
+        assert f"]({page})" in README, page
 
 
 _HARNESS = r'''
@@ -129,11 +66,12 @@ for node in ast.parse(code).body:
 
 @pytest.mark.slow
 def test_the_python_api_example_runs_and_shows_its_results() -> None:
-    """The README's proof-script block runs as shown, and every value its comments show is what it gives
-    (``# (9, 3)``, ``# "equal"``, ``# Proof(status='proved')`` on the line after a call)."""
+    """The proof-script block of docs/reference/api.md runs as shown, and every value its comments show is what it
+    gives (``# (9, 3)``, ``# "equal"``, ``# Proof(status='proved')`` on the line after a call)."""
     import subprocess  # noqa: PLC0415
     import sys  # noqa: PLC0415
-    [block] = re.findall(r"^```python\n(.*?)^```", README, re.S | re.M)
+    api_page = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
+    [block] = re.findall(r"^```python\n(.*?)^```", api_page, re.S | re.M)
     r = subprocess.run([sys.executable, "-c", _HARNESS], input=block, capture_output=True, text=True, cwd=ROOT,
                        timeout=600, check=False)
     assert r.returncode == 0, r.stderr
@@ -152,9 +90,10 @@ def test_the_python_api_example_runs_and_shows_its_results() -> None:
 
 
 def test_the_check_text_excerpt_is_todays_output(catalog_report) -> None:
-    """The README's excerpt of ``check`` text output: each line it shows is a line ``check`` prints today."""
+    """docs/commands.md's excerpt of ``check`` text output: each line it shows is a line ``check`` prints today."""
     from verify.outputs.text import check_text  # noqa: PLC0415
-    section = README.split("### `check` text output", 1)[1].split("\n### ", 1)[0]
+    page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
+    section = page.split("## `check` text output", 1)[1].split("\n## ", 1)[0]
     [excerpt] = re.findall(r"^```\n(.*?)^```", section, re.S | re.M)
     printed = set(check_text(catalog_report[1]).splitlines())
     shown = [ln for ln in excerpt.splitlines() if ln.strip() != "..."]

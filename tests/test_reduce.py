@@ -120,14 +120,3 @@ def test_both_engines_and_an_independent_reference_agree(seed: int) -> None:
             c = r.counterexample
             assert r.engines == REFUTED and (c["lane"], c.get("mma") or 0, c["line"], c["other"]) == ref, (
                 layout.id, axis, masks, ref, c.to_json())
-
-
-def test_the_docs_transcript_is_real_output(capsys) -> None:  # type: ignore[no-untyped-def]
-    import re
-    import shlex
-    from pathlib import Path
-    text = (Path(__file__).resolve().parent.parent / "docs" / "layouts.md").read_text(encoding="utf-8")
-    [block] = re.findall(r"^```sh\n(\$ ptx-verify handoff [^\n]*--reduce[^\n]*\n.*?)^```", text, re.S | re.M)
-    first, *expected = block.rstrip("\n").split("\n")
-    code, out, _ = cli(capsys, *shlex.split(first.removeprefix("$ ptx-verify ")))
-    assert out.rstrip("\n").split("\n") == expected
