@@ -189,3 +189,11 @@ def test_any_text_is_a_value_or_refused() -> None:
                 continue
             assert isinstance(v, int)
     run()
+
+
+def test_c_integer_literals_are_read_as_c_reads_them() -> None:
+    """``01`` (octal, found by the hostile-text test above) is 1, ``010`` is 8, ``0x10`` 16; ``09`` is no C literal
+    and is refused at its column, never a ``ValueError``."""
+    assert [evaluate(t, {}, AT) for t in ("01", "010", "0x10", "10u", "0")] == [1, 8, 16, 10, 0]
+    with pytest.raises(Refused, match="no C integer literal"):
+        evaluate("1 + 09", {}, AT)

@@ -71,6 +71,18 @@ def evaluate(text: str, env: Mapping[str, int], at: Where) -> int:
     return v
 
 
+def _c_literal(text: str, fail, col: int) -> int:  # type: ignore[no-untyped-def]
+    """A C integer literal's value: ``0x``/``0X`` hexadecimal, a leading ``0`` octal (``010`` is 8), else decimal;
+    a leading-zero literal with a digit 8 or 9 is no C literal and is refused."""
+    if text[:2] in ("0x", "0X"):
+        return int(text[2:], 16)
+    if len(text) > 1 and text[0] == "0":
+        if not all(c in "01234567" for c in text):
+            raise fail(f"{text!r} is no C integer literal (octal digits only after a leading 0)", col)
+        return int(text, 8)
+    return int(text, 10)
+
+
 class _Parser:
     def __init__(self, toks: list[tuple[str, str, int]], env: Mapping[str, int], at: Where) -> None:
         self.toks, self.env, self.at, self.k = toks, env, at, 0
@@ -95,7 +107,7 @@ class _Parser:
             raise self._fail("the expression ends early")
         self.k += 1
         if t[0] == "num":
-            return _bounded(int(t[1], 0), self._fail, t[2])
+            return _bounded(_c_literal(t[1], self._fail, t[2]), self._fail, t[2])
         if t[0] == "name":
             if t[1] not in self.env:
                 raise self._fail(f"name {t[1]!r} is bound to no argument or declaration", t[2])
