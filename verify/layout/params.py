@@ -74,10 +74,10 @@ def index_side(label: str, text: str, values: Mapping[str, int], variables: tupl
 
 
 def reads(formula: Formula, names: Iterable[str]) -> tuple[str, ...]:
-    """The names of ``names`` that ``formula`` reads (as variables), in the order of ``names``."""
+    """The names of ``names`` that ``formula`` reads (as variables), in the order the code first reads them."""
     wanted = set(names)
-    seen = {n.name for d in formula.definitions for n in walk(d) if isinstance(n, Var) and n.name in wanted}
-    return tuple(n for n in names if n in seen)
+    seen = (n.name for d in formula.definitions for n in walk(d) if isinstance(n, Var) and n.name in wanted)
+    return tuple(dict.fromkeys(seen))
 
 
 def have_text(sides: Sequence[Side]) -> str:
