@@ -20,6 +20,11 @@ Kinds of input (``--n`` of each):
   map with ``--param``, ``banks``/``descriptor --formula``, ``banks --addresses``, ``consistent index:`` as a
   shared tile, a storage map and a family over ``VS``, a ``[[layout]]``'s formula through ``table`` and
   ``check``), each answer judged against the fuzzer's own interpreter of the tree (``WRONG ANSWER`` otherwise);
+* ``param``: ``--param`` on every command that takes a layout (``table``, ``conform``, ``handoff``, ``check``,
+  ``consistent``, ``banks``, ``descriptor``, ``probe``): names of index code's own and a family's parameters bound
+  (judged by the fuzzer's interpreter, the scalar oracle of a catalog member, ``_handoff_reference``, or the same
+  layout with the value written in) and the bindings that must be refused (a name no side has, a value a family
+  does not take, a name the code reads that nothing binds: one line naming what is valid);
 * ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
   ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
   ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
@@ -35,7 +40,8 @@ Kinds of input (``--n`` of each):
 
 For every run: the exit code must be 0, 1 or 2; on exit 2 stderr must be one line with ``error:``; a
 Python traceback anywhere is a failure; a run over 5 s is a failure (in-process kinds; the process
-kinds have their own time limits).  For pages, a *silent pass* is a change that gives a layout
+kinds have their own time limits).  Each kind's figures are printed on a line of their own: cases, runs,
+failures, the slowest run and what it was.  For pages, a *silent pass* is a change that gives a layout
 another map, other register facts, makes a fragment unbuildable, or adds an ``error`` to the text (an
 erratum ingest reports that the original page does not have), while ``check`` exits 0: also a
 failure.  Prints a summary; exit 1 if anything failed.
