@@ -1174,7 +1174,7 @@ def _pm_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: 
     made = _pm_tile(rng, k, work, "tile", 8, 64, values)
     if made is None:
         return
-    p, q, text, _ = made
+    p, q, text, got = made
     how, left = _pm_scenario(rng, ["S", "M"])
     access = rng.choice(["ld.shared.v4", "ldmatrix.x2", "ld.shared.b32", "stmatrix.x1"])
     for cmd in (["banks", "--tile", "8x64", "--type", "f16", "--access", access, "--format", "json"],
@@ -1183,6 +1183,14 @@ def _pm_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: 
         if not _pm_errors([cmd[0], "--formula", str(p), *cmd[1:]], values, how, left, what, fails, stats, ("S", "M")):
             _ix_same([cmd[0], "--formula", str(p), *cmd[1:], *_pm_binds(values)],
                      [cmd[0], "--formula", str(q), *cmd[1:]], what, fails, stats)
+    if how == "bind":  # the tile the code states at these values, cell for cell: against the literal table
+        elem = lambda v: v // 2 if v % 2 == 0 else None  # noqa: E731
+        points = [(a, b) for a in range(8) for b in range(64)]
+        want = _ix_consistent_oracle(points, lambda pt: elem(got[pt]), lambda pt: elem(got[pt]), 8 * 64)
+        what = f"consistent index:{p.name} {_pm_binds(values)} index:(its literal table) {text!r}"
+        rc, out, _ = _pm_judge(["consistent", "--writer", f"index:{p}", "--reader", f"index:{q}", "--type", "f16",
+                                "--tile", "8x64", *_pm_binds(values), "--format", "json"], what, fails, stats)
+        _ix_compare(rc, out, want, what, fails, stats)
 
 
 PM_ADDR_ROW = _O("%", _V("lane"), _V("R"))
