@@ -251,3 +251,11 @@ def test_every_command_that_takes_a_layout_takes_param() -> None:
     text = (ROOT / "docs" / "layouts.md").read_text(encoding="utf-8").split("## Parameters: `--param`", 1)[1]
     for name in set(subs) - takes:
         assert f"`{name}" in text.split("A tile written as index code", 1)[0], name
+
+
+def test_check_of_spec_files_refuses_what_only_a_given_layout_takes(capsys) -> None:  # type: ignore[no-untyped-def]
+    """`check PATH --param N=8` ignored --param (and --as, --tile) without a word: every family is checked whole."""
+    for flag, value in (("--param", "N=8"), ("--as", A16), ("--tile", "16x8")):
+        err = one_line(*cli(capsys, "check", str(ROOT / "specs" / "mma.m8n8k4.toml"), flag, value))
+        assert err == (f"ptx-verify: error: {flag} is for a layout given in a notation (check --formula FILE {flag} "
+                       "...); check of spec files checks every member of every family"), err
