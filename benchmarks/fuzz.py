@@ -918,17 +918,19 @@ SWZ_OFF = _O("+", _O("*", _V("row"), _N(128)), _O("*", _V("col"), _N(2)))
 SWZ_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7, True)), _N(7)), _N(4, True)))
 
 
-def _ix_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int) -> tuple[Path, Path, str, dict] | None:
-    """A shared-memory tile as generated code and as the literal table of its values (bytes)."""
-    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, SWZ_OFF), "swz": _ix_variant(rng, SWZ_SWZ)}, {})
+def _ix_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, off: tuple = SWZ_OFF,
+             swz: tuple = SWZ_SWZ, env: dict | None = None, prefix: str = "ix") -> tuple[Path, Path, str, dict] | None:
+    """A shared-memory tile as generated code (over ``off`` and ``swz``, reading the names of ``env`` at their
+    values) and as the literal table of its values (bytes)."""
+    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, off), "swz": _ix_variant(rng, swz)}, {})
     values = {}
     for r in range(rows):
         for c in range(cols):
-            v = _ix_values(trees, defs, {"row": r, "col": c})
+            v = _ix_values(trees, defs, {"row": r, "col": c, **(env or {})})
             if v is None:
                 return None
             values[(r, c)] = v["swz"]
-    p, q = work / f"ix_{stem}{k}.txt", work / f"ix_{stem}{k}_literal.txt"
+    p, q = work / f"{prefix}_{stem}{k}.txt", work / f"{prefix}_{stem}{k}_literal.txt"
     p.write_text(text, encoding="utf-8")
     q.write_text(_ix_literal(values, rows, cols), encoding="utf-8")
     return p, q, text, values
@@ -959,6 +961,12 @@ ADDR_ROW = _O("//", _V("lane"), _N(8, True))
 ADDR_COL = _O("*", _O("%", _V("lane"), _N(8, True)), _N(8))
 
 
+def _ix_lanes_literal(vals: list) -> str:
+    """Lane addresses as a literal table of index code (a case per lane), no arithmetic."""
+    return ("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
+            + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n")
+
+
 def _ix_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
     """banks --addresses CODE: the same answer as the literal lane table of its values."""
     names = _thread_names(rng)
@@ -968,8 +976,7 @@ def _ix_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stat
         return
     p, q = work / f"ix_addr{k}.txt", work / f"ix_addr{k}_literal.txt"
     p.write_text(text, encoding="utf-8")
-    q.write_text("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
-                 + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n", encoding="utf-8")
+    q.write_text(_ix_lanes_literal(vals), encoding="utf-8")
     base = ["banks", "--formula", str(ROOT / "examples" / "shared" / "swizzle128.txt"), "--tile", "64x64", "--type", "f16",
             "--access", "ld.shared.v4", "--format", "json", "--addresses"]
     _ix_same([*base, str(p)], [*base, str(q)], f"banks --addresses {p.name} {text!r}", fails, stats)
@@ -1154,18 +1161,7 @@ PM_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7,
 
 def _pm_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, values: dict):  # noqa: ANN202
     """A shared tile as code over S (row stride in bytes) and M (the XOR mask), and the literal table of its values."""
-    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, PM_OFF), "swz": _ix_variant(rng, PM_SWZ)}, {})
-    got = {}
-    for r in range(rows):
-        for c in range(cols):
-            v = _ix_values(trees, defs, {"row": r, "col": c, **values})
-            if v is None:
-                return None
-            got[(r, c)] = v["swz"]
-    p, q = work / f"pm_{stem}{k}.txt", work / f"pm_{stem}{k}_literal.txt"
-    p.write_text(text, encoding="utf-8")
-    q.write_text(_ix_literal(got, rows, cols), encoding="utf-8")
-    return p, q, text, got
+    return _ix_tile(rng, k, work, stem, rows, cols, PM_OFF, PM_SWZ, values, "pm")
 
 
 def _pm_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
@@ -1212,8 +1208,7 @@ def _pm_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stat
         return
     p, q = work / f"pm_addr{k}.txt", work / f"pm_addr{k}_literal.txt"
     p.write_text(text, encoding="utf-8")
-    q.write_text("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
-                 + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n", encoding="utf-8")
+    q.write_text(_ix_lanes_literal(vals), encoding="utf-8")
     values = {**tv, "R": r}
     base = ["banks", "--tile", "8x64", "--type", "f16", "--access", "ld.shared.v4", "--format", "json"]
     what = f"banks --formula {made[0].name} --addresses {p.name} {_pm_binds(values)} {text!r}"
