@@ -224,7 +224,7 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
     chosen = {k: v for k, v in (dict(params or {}) or dict(given.params_bound)).items() if k in names}
     envs = bindings(ps, chosen)
     if given.is_family or len(envs) == 1:
-        note = "" if params or given.is_family else "the member whose extent the given has"
+        note = "" if names & set(params or {}) or given.is_family else "the member whose extent the given has"
         label = f"conform {spec.id} <- {_shown(given)}"
 
         def run(env: dict[str, int]) -> Any:
