@@ -193,6 +193,22 @@ def test_a_family_left_unbound_is_decided_for_every_member_or_named(files: Path,
     assert any(c.startswith("mma.m16n8k16") for c in cus)  # the name binds what has it; the rest stays
 
 
+def test_a_given_whose_extent_fixes_the_member_needs_no_param(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """table of a family with a given layout: the member its extent fixes is drawn (table asked for --param even
+    then); a given that is a family itself (index code over N's domain) is asked for its member, as check does."""
+    d24 = "((4,8,4),(2,2,3)):((128,1,16),(64,8,512))"
+    code, out, _ = cli(capsys, "table", "wgmma.m64nNk16.D.f32", "--cute", d24)
+    assert code == 0 and out.startswith(f"cute {d24}  (64 x 24, 128 threads x 12 elements)")
+    (files / "d.txt").write_text("row = 16 * (tid // 32) + (tid % 32) // 4 + 8 * ((i // 2) % 2)\n"
+                                 "col = (tid % 4) * 2 + i % 2 + 8 * (i // 4)\n", encoding="utf-8")
+    err = one_line(*cli(capsys, "table", "wgmma.m64nNk16.D.f32", "--formula", "d.txt"))
+    assert err.endswith("wgmma.m64nNk16.D.f32 is a family: name its member with --param N=VALUE (8..256 step 8)")
+    err = one_line(*cli(capsys, "check", "--formula", "d.txt", "--as", "wgmma.m64nNk16.D.f32"))
+    assert "is a family (N): give --param to check one member" in err
+    code, out, _ = cli(capsys, "table", "wgmma.m64nNk16.D.f32", "--formula", "d.txt", "--param", "N=16")
+    assert code == 0 and out.startswith("index d.txt  (64 x 16, 128 threads x 8 elements)")
+
+
 def test_table_of_a_map_given_as_code_draws_the_code(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """It printed the spec's table whatever --formula said."""
     (files / "linear.txt").write_text("offset = row * 64 + col\n", encoding="utf-8")

@@ -69,6 +69,8 @@ def cmd_table(args: argparse.Namespace) -> int:
         like = whole if whole.params and lay is not whole and label is None else lay
         lay = layouts._named_given(inputs.evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
                                    args, "", flag)
+        if lay.is_family:  # index code over the family's parameters: one member is drawn
+            _instance(whole, {k: v for k, v in params.items() if k in {p.name for p in whole.params}})
     elif layouts._given_options(args):
         raise UsageError("give the layout with a notation (--triton FILE ...) for its options")
     metadata = None
@@ -122,12 +124,15 @@ def _map_table(lay: MapLayout, args: argparse.Namespace, whole: MapLayout, param
 def _instance(lay: api.Layout, params: dict[str, int], given: bool = False) -> api.Layout:
     """The member of a family that ``--param`` names (``layout.params``: a family printed as one layout asks
     for its member; a name the layout does not have is an error naming the valid ones, unless a given layout's
-    index code may read it: ``given``, checked when the code is read)."""
+    index code may read it: ``given``, checked when the code is read).  A fragment family with a given layout
+    is returned whole: the given is read against it (the member its extent fixes, else asked for)."""
     from ..layout.params import FamilyError, check, need_member, own, side_of  # noqa: PLC0415
     side = side_of(lay)
     chosen = own(params, side)
     try:
         check(chosen if given else params, [side])
+        if given and not isinstance(lay, MapLayout) and any(p.name not in chosen for p in side.params):
+            return lay  # the given is read against the family: the member its extent fixes, else asked for
         need_member(lay, chosen)
     except FamilyError as e:
         raise UsageError(str(e)) from None
