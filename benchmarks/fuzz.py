@@ -20,6 +20,11 @@ Kinds of input (``--n`` of each):
   map with ``--param``, ``banks``/``descriptor --formula``, ``banks --addresses``, ``consistent index:`` as a
   shared tile, a storage map and a family over ``VS``, a ``[[layout]]``'s formula through ``table`` and
   ``check``), each answer judged against the fuzzer's own interpreter of the tree (``WRONG ANSWER`` otherwise);
+* ``param``: ``--param`` on every command that takes a layout (``table``, ``conform``, ``handoff``, ``check``,
+  ``consistent``, ``banks``, ``descriptor``, ``probe``): names of index code's own and a family's parameters bound
+  (judged by the fuzzer's interpreter, the scalar oracle of a catalog member, ``_handoff_reference``, or the same
+  layout with the value written in) and the bindings that must be refused (a name no side has, a value a family
+  does not take, a name the code reads that nothing binds: one line naming what is valid);
 * ``signal`` (``max(2, n // 10)`` runs, Linux): ``check --jobs 2`` or ``report`` in a real process, then
   ``SIGINT`` (to the process or, as a terminal's Ctrl-C does, to its whole group), ``SIGTERM`` or
   ``SIGKILL`` after a random delay: the exit code must be 130 / 143 / -9 (or 0/1 if it finished first),
@@ -35,7 +40,8 @@ Kinds of input (``--n`` of each):
 
 For every run: the exit code must be 0, 1 or 2; on exit 2 stderr must be one line with ``error:``; a
 Python traceback anywhere is a failure; a run over 5 s is a failure (in-process kinds; the process
-kinds have their own time limits).  For pages, a *silent pass* is a change that gives a layout
+kinds have their own time limits).  Each kind's figures are printed on a line of their own: cases, runs,
+failures, the slowest run and what it was.  For pages, a *silent pass* is a change that gives a layout
 another map, other register facts, makes a fragment unbuildable, or adds an ``error`` to the text (an
 erratum ingest reports that the original page does not have), while ``check`` exits 0: also a
 failure.  Prints a summary; exit 1 if anything failed.
@@ -413,10 +419,17 @@ def fuzz_banks(rng: random.Random, n: int, work: Path, fails: list[str], stats: 
         stats["banks_conflicts"] = stats.get("banks_conflicts", 0) + (ref["first"] is not None)
 
 
+def _slowest(stats: dict, secs: float, what: str) -> None:
+    """The kind's slowest in-process run and what it was (the figures ``main_`` prints per kind)."""
+    stats["max_s"] = max(stats["max_s"], secs)
+    if secs >= stats.get("slowest_s", 0.0):
+        stats["slowest_s"], stats["slowest"] = secs, what
+
+
 def _count(rc: int, secs: float, tb: str, out: str, err: str, what: str, fails: list[str], stats: dict) -> None:
     """``_judge``'s bookkeeping for a run already made (exit code, one-line errors, tracebacks, time)."""
     stats["runs"] += 1
-    stats["max_s"] = max(stats["max_s"], secs)
+    _slowest(stats, secs, what)
     stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
     if tb or "Traceback (most recent call last)" in out + err:
         fails.append(f"TRACEBACK: {what}: {(tb or err).strip().splitlines()[-1]}")
@@ -647,7 +660,7 @@ def _ix_judge(argv: list[str], what: str, fails: list[str], stats: dict) -> tupl
     rc, out, err, secs, tb = run(argv)
     stats["runs"] += 1
     stats["index_runs"] = stats.get("index_runs", 0) + 1
-    stats["max_s"] = max(stats["max_s"], secs)
+    _slowest(stats, secs, what)
     if secs > stats.get("index_max_s", 0.0):
         stats["index_max_s"], stats["index_slowest"] = round(secs, 2), what
     stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
@@ -905,17 +918,19 @@ SWZ_OFF = _O("+", _O("*", _V("row"), _N(128)), _O("*", _V("col"), _N(2)))
 SWZ_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7, True)), _N(7)), _N(4, True)))
 
 
-def _ix_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int) -> tuple[Path, Path, str, dict] | None:
-    """A shared-memory tile as generated code and as the literal table of its values (bytes)."""
-    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, SWZ_OFF), "swz": _ix_variant(rng, SWZ_SWZ)}, {})
+def _ix_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, off: tuple = SWZ_OFF,
+             swz: tuple = SWZ_SWZ, env: dict | None = None, prefix: str = "ix") -> tuple[Path, Path, str, dict] | None:
+    """A shared-memory tile as generated code (over ``off`` and ``swz``, reading the names of ``env`` at their
+    values) and as the literal table of its values (bytes)."""
+    text, trees, defs = _ix_code(rng, {"off": _ix_variant(rng, off), "swz": _ix_variant(rng, swz)}, {})
     values = {}
     for r in range(rows):
         for c in range(cols):
-            v = _ix_values(trees, defs, {"row": r, "col": c})
+            v = _ix_values(trees, defs, {"row": r, "col": c, **(env or {})})
             if v is None:
                 return None
             values[(r, c)] = v["swz"]
-    p, q = work / f"ix_{stem}{k}.txt", work / f"ix_{stem}{k}_literal.txt"
+    p, q = work / f"{prefix}_{stem}{k}.txt", work / f"{prefix}_{stem}{k}_literal.txt"
     p.write_text(text, encoding="utf-8")
     q.write_text(_ix_literal(values, rows, cols), encoding="utf-8")
     return p, q, text, values
@@ -946,6 +961,12 @@ ADDR_ROW = _O("//", _V("lane"), _N(8, True))
 ADDR_COL = _O("*", _O("%", _V("lane"), _N(8, True)), _N(8))
 
 
+def _ix_lanes_literal(vals: list) -> str:
+    """Lane addresses as a literal table of index code (a case per lane), no arithmetic."""
+    return ("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
+            + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n")
+
+
 def _ix_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
     """banks --addresses CODE: the same answer as the literal lane table of its values."""
     names = _thread_names(rng)
@@ -955,8 +976,7 @@ def _ix_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stat
         return
     p, q = work / f"ix_addr{k}.txt", work / f"ix_addr{k}_literal.txt"
     p.write_text(text, encoding="utf-8")
-    q.write_text("row = " + "\n      ".join(f"{v['row']} if lane == {n}" for n, v in enumerate(vals)) + "\ncol = "
-                 + "\n      ".join(f"{v['col']} if lane == {n}" for n, v in enumerate(vals)) + "\n", encoding="utf-8")
+    q.write_text(_ix_lanes_literal(vals), encoding="utf-8")
     base = ["banks", "--formula", str(ROOT / "examples" / "shared" / "swizzle128.txt"), "--tile", "64x64", "--type", "f16",
             "--access", "ld.shared.v4", "--format", "json", "--addresses"]
     _ix_same([*base, str(p)], [*base, str(q)], f"banks --addresses {p.name} {text!r}", fails, stats)
@@ -1084,6 +1104,374 @@ def _ix_spec_layout(rng: random.Random, k: int, work: Path, fails: list[str], st
         _ix_wrong(fails, stats, "check " + what, f"tool {got}, enumeration {want}")
 
 
+# ----------------------------------------------------------------------------- --param on every command, checked
+
+# ``--param`` means one thing in every command (docs/layouts.md, "Parameters: --param").  Each case binds a
+# family's parameter, a name index code reads, or both, in every command that takes a layout, and judges the
+# answer against this file's own enumeration (``_ix_eval``, the scalar oracle ``map.point`` of a catalog member,
+# ``_handoff_reference``) or against the same layout with the value written in; and the bindings that must be
+# refused (a name no side has, a value a family does not take, a name the code reads that nothing binds) by their
+# one line naming what is valid.
+
+def _pm_judge(argv: list[str], what: str, fails: list[str], stats: dict) -> tuple[int, str, str]:
+    stats["param_runs"] = stats.get("param_runs", 0) + 1
+    return _ix_judge(argv, what, fails, stats)
+
+
+def _pm_wrong(fails: list[str], stats: dict, what: str, detail: str) -> None:
+    stats["param_wrong"] = stats.get("param_wrong", 0) + 1
+    fails.append(f"WRONG ANSWER: {what}: {detail}")
+
+
+def _pm_binds(values: dict) -> list[str]:
+    return [x for k, v in values.items() for x in ("--param", f"{k}={v}")]
+
+
+def _pm_refused(argv: list[str], what: str, words: list[str], fails: list[str], stats: dict) -> None:
+    """A binding that must be refused: exit 2, one line holding every one of ``words``."""
+    rc, out, err = _pm_judge(argv, what, fails, stats)
+    stats["param_refusals"] = stats.get("param_refusals", 0) + 1
+    if rc != 2 or any(w not in err for w in words):
+        _pm_wrong(fails, stats, what, f"exit {rc}, {err.strip()[:200]!r}: expected a refusal saying {words}")
+
+
+def _pm_scenario(rng: random.Random, names: list[str]) -> tuple[str, str | None]:
+    """bind (every name), unknown (one more name no side has) or unbound (one name the code reads left out)."""
+    how = rng.choice(["bind", "bind", "bind", "unknown", "unbound"])
+    return how, (rng.choice(names) if how == "unbound" else None)
+
+
+def _pm_errors(argv: list[str], values: dict, how: str, left: str | None, what: str, fails: list[str],
+               stats: dict, have: tuple[str, ...] = ()) -> bool:
+    """Run the refused scenarios (True when one ran): ``have`` the names the message must list."""
+    if how == "unknown":
+        _pm_refused([*argv, *_pm_binds(values), "--param", "ZZ=1"], what + " --param ZZ=1",
+                    ["--param ZZ=1: no parameter ZZ here (parameters: ", *have], fails, stats)
+        return True
+    if how == "unbound":
+        _pm_refused([*argv, *_pm_binds({k: v for k, v in values.items() if k != left})], what + f" without {left}",
+                    [f"unknown identifier '{left}'", f"--param {left}=VALUE"], fails, stats)
+        return True
+    return False
+
+
+PM_OFF = _O("+", _O("*", _V("row"), _V("S")), _O("*", _V("col"), _N(2)))
+PM_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7, True)), _V("M")), _N(4, True)))
+
+
+def _pm_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, values: dict):  # noqa: ANN202
+    """A shared tile as code over S (row stride in bytes) and M (the XOR mask), and the literal table of its values."""
+    return _ix_tile(rng, k, work, stem, rows, cols, PM_OFF, PM_SWZ, values, "pm")
+
+
+def _pm_shared(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """banks/descriptor --formula CODE --param S=.. --param M=..: the answer of the literal table of its values."""
+    values = {"S": rng.choice([128, 136, 144, 256]), "M": rng.choice([0, 1, 3, 7])}
+    made = _pm_tile(rng, k, work, "tile", 8, 64, values)
+    if made is None:
+        return
+    p, q, text, got = made
+    how, left = _pm_scenario(rng, ["S", "M"])
+    access = rng.choice(["ld.shared.v4", "ldmatrix.x2", "ld.shared.b32", "stmatrix.x1"])
+    for cmd in (["banks", "--tile", "8x64", "--type", "f16", "--access", access, "--format", "json"],
+                ["descriptor", "--tile", "8x64", "--type", "f16", "--format", "json"]):
+        what = f"{cmd[0]} --formula {p.name} {_pm_binds(values)} {text!r}"
+        if not _pm_errors([cmd[0], "--formula", str(p), *cmd[1:]], values, how, left, what, fails, stats, ("S", "M")):
+            _ix_same([cmd[0], "--formula", str(p), *cmd[1:], *_pm_binds(values)],
+                     [cmd[0], "--formula", str(q), *cmd[1:]], what, fails, stats)
+    if how == "bind":  # the tile the code states at these values, cell for cell: against the literal table
+        elem = lambda v: v // 2 if v % 2 == 0 else None  # noqa: E731
+        points = [(a, b) for a in range(8) for b in range(64)]
+        want = _ix_consistent_oracle(points, lambda pt: elem(got[pt]), lambda pt: elem(got[pt]), 8 * 64)
+        what = f"consistent index:{p.name} {_pm_binds(values)} index:(its literal table) {text!r}"
+        rc, out, _ = _pm_judge(["consistent", "--writer", f"index:{p}", "--reader", f"index:{q}", "--type", "f16",
+                                "--tile", "8x64", *_pm_binds(values), "--format", "json"], what, fails, stats)
+        _ix_compare(rc, out, want, what, fails, stats)
+
+
+PM_ADDR_ROW = _O("%", _V("lane"), _V("R"))
+PM_ADDR_COL = _O("*", _O("//", _V("lane"), _V("R")), _N(8))
+
+
+def _pm_addresses(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """banks --formula TILE --addresses CODE: R read by the address code only, S and M by the tile's (each name
+    binds the side that has it); the same answer as both written as literal tables."""
+    tv = {"S": rng.choice([128, 144]), "M": rng.choice([0, 7])}
+    made = _pm_tile(rng, k, work, "atile", 8, 64, tv)
+    if made is None:
+        return
+    r = rng.choice([1, 2, 4, 8])
+    text, trees, defs = _ix_code(rng, {"row": _ix_variant(rng, PM_ADDR_ROW), "col": _ix_variant(rng, PM_ADDR_COL)},
+                                 _thread_names(rng))
+    vals = [_ix_values(trees, defs, {"lane": lane, "R": r}) for lane in range(32)]
+    if any(v is None for v in vals):
+        return
+    p, q = work / f"pm_addr{k}.txt", work / f"pm_addr{k}_literal.txt"
+    p.write_text(text, encoding="utf-8")
+    q.write_text(_ix_lanes_literal(vals), encoding="utf-8")
+    values = {**tv, "R": r}
+    base = ["banks", "--tile", "8x64", "--type", "f16", "--access", "ld.shared.v4", "--format", "json"]
+    what = f"banks --formula {made[0].name} --addresses {p.name} {_pm_binds(values)} {text!r}"
+    how, left = _pm_scenario(rng, ["S", "M", "R"])
+    if not _pm_errors([*base, "--formula", str(made[0]), "--addresses", str(p)], values, how, left, what, fails, stats,
+                      ("S", "M", "R")):
+        _ix_same([*base, "--formula", str(made[0]), "--addresses", str(p), *_pm_binds(values)],
+                 [*base, "--formula", str(made[1]), "--addresses", str(q)], what, fails, stats)
+
+
+PM_A_ROW = _O("+", _O("//", _V("lane"), _V("G")), _O("*", _N(8), _O("%", _O("//", _V("i"), _N(2, True)), _N(2, True))))
+PM_A_COL = _O("+", _O("+", _O("*", _O("%", _V("lane"), _V("G")), _N(2)), _O("%", _V("i"), _N(2, True))),
+              _O("*", _N(8), _O("//", _V("i"), _N(4, True))))
+A_SPEC = {(lane, i): (lane // 4 + 8 * ((i // 2) % 2), (lane % 4) * 2 + i % 2 + 8 * (i // 4))
+          for lane in range(32) for i in range(8)}
+
+
+def _pm_fragment(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """conform / table / check --formula of mma.m16n8k16 A over a name of the code's own (G: 4 is the spec's), and
+    handoff C -> the code: judged by the enumeration (handoff: the same code with G written in)."""
+    g = rng.choice([1, 2, 4, 4, 8])
+    text, trees, defs = _ix_code(rng, {"row": _ix_variant(rng, PM_A_ROW), "col": _ix_variant(rng, PM_A_COL)},
+                                 _thread_names(rng))
+    p = work / f"pm_frag{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    got = {pt: _ix_values(trees, defs, {"lane": pt[0], "i": pt[1], "G": g}) for pt in A_SPEC}
+    if any(v is None for v in got.values()):
+        return
+    how, left = _pm_scenario(rng, ["G"])
+    a16, binds = "mma.m16n8k16.A.f16_bf16", _pm_binds({"G": g})
+    what = f"conform --formula {p.name} --param G={g} {text!r}"
+    if _pm_errors(["conform", a16, "--formula", str(p)], {"G": g}, how, left, what, fails, stats, ("G",)):
+        return
+    rc, out, _ = _pm_judge(["conform", a16, "--formula", str(p), *binds, "--format", "json"], what, fails, stats)
+    same = all((v["row"], v["col"]) == A_SPEC[pt] for pt, v in got.items())
+    if rc == 2:
+        _pm_wrong(fails, stats, what, "refused (exit 2) code the enumeration evaluates everywhere")
+    elif (json.loads(out)["conform"]["status"] == "equal") != same or (rc == 0) != same:
+        _pm_wrong(fails, stats, what, f"exit {rc}, the enumeration says {'equal' if same else 'not equal'}")
+    inside = all(0 <= v["row"] < 16 and 0 <= v["col"] < 16 for v in got.values())
+    rc, out, _ = _pm_judge(["table", a16, "--formula", str(p), *binds, "--format", "json"], "table " + what, fails, stats)
+    if rc == 0 and inside:
+        entries = {(e["lane"], e["i"]): (e["row"], e["col"]) for e in json.loads(out)["entries"]}
+        if entries != {pt: (v["row"], v["col"]) for pt, v in got.items()}:
+            _pm_wrong(fails, stats, "table " + what, "the table is not the enumeration's")
+    rc, out, _ = _pm_judge(["check", "--formula", str(p), "--tile", "16x16", *binds, "--format", "json"],
+                           "check " + what, fails, stats)
+    cells = [(v["row"], v["col"]) for v in got.values()]
+    want = {"in_range": all(0 <= r < 16 and 0 <= c < 16 for r, c in cells), "injective": len(set(cells)) == len(cells)}
+    want["surjective"] = want["in_range"] and len(set(cells)) == 256
+    if rc == 2 and inside:
+        _pm_wrong(fails, stats, "check " + what, "exit 2 on a layout inside its tile")
+    elif rc != 2:
+        checks = json.loads(out)["checks"]
+        tool = {name: checks[name]["status"] == "proved" for name in want}
+        if tool != want:
+            _pm_wrong(fails, stats, "check " + what, f"tool {tool}, enumeration {want}")
+    inlined = work / f"pm_frag{k}_inlined.txt"
+    inlined.write_text(re.sub(r"\bG\b", str(g), text), encoding="utf-8")
+    c32 = "mma.m16n8k16.float.C.f32"
+    rc1, out1, _ = _pm_judge(["handoff", c32, a16, "--to-formula", str(p), *binds, "--format", "json"],
+                             "handoff " + what, fails, stats)
+    rc2, out2, _ = _pm_judge(["handoff", c32, a16, "--to-formula", str(inlined), "--format", "json"],
+                             "handoff (inlined) " + what, fails, stats)
+    pick = lambda out: {k: json.loads(out)["handoff"].get(k) for k in ("status", "counterexample", "plan")}  # noqa: E731
+    if rc1 != rc2 or (rc1 != 2 and pick(out1) != pick(out2)):
+        _pm_wrong(fails, stats, "handoff " + what, f"exit {rc1} vs {rc2} with G written in")
+
+
+PM_ATOM_LIN = _O("+", _O("*", _O("*", _V("row"), _V("Z")), _V("T")), _V("col"))
+
+
+def _pm_map(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """conform / table of wgmma.shared.atom.K.128B --formula CODE reading the family's T and its own Z (8 is the
+    atom's): T bound or free (then every T is decided), judged by the enumeration."""
+    z, t = rng.choice([8, 8, 4, 16]), rng.choice([None, 4, 8, 16])
+    text, trees, defs = _ix_code(rng, {"lin": _ix_variant(rng, PM_ATOM_LIN), "offset": _ix_variant(rng, ATOM_OFF)}, {})
+    p = work / f"pm_atom{k}.txt"
+    p.write_text(text, encoding="utf-8")
+    values = {"Z": z, **({"T": t} if t else {})}
+    what = f"conform atom --formula {p.name} {_pm_binds(values)} {text!r}"
+    how, left = _pm_scenario(rng, ["Z"])
+    argv = ["conform", "wgmma.shared.atom.K.128B", "--formula", str(p)]
+    if _pm_errors(argv, values, how, left, what, fails, stats, ("T = 4..8 step 4, 16", "Z")):
+        return
+    same, table = True, {}
+    for tv in ([t] if t else [4, 8, 16]):
+        lt = {4: 2, 8: 3, 16: 4}[tv]
+        for r in range(8):
+            for c in range(8 * tv):
+                v = _ix_values(trees, defs, {"row": r, "col": c, "T": tv, "Z": z})
+                if v is None:
+                    return
+                lin = (r << (lt + 3)) + c
+                atom = (((lin >> lt) ^ (((lin >> lt) >> 3) & 7)) << lt) + (lin & ((1 << lt) - 1))
+                same = same and v["offset"] == atom
+                if tv == t:
+                    table[(r, c)] = v["offset"]
+    rc, out, _ = _pm_judge([*argv, *_pm_binds(values), "--format", "json"], what, fails, stats)
+    if rc == 2:
+        _pm_wrong(fails, stats, what, "refused (exit 2) code the enumeration evaluates everywhere")
+    elif (json.loads(out)["conform"]["status"] == "equal") != same:
+        _pm_wrong(fails, stats, what, f"{json.loads(out)['conform']['status']}, the enumeration says "
+                                      f"{'equal' if same else 'not equal'}")
+    if t is None:
+        _pm_refused(["table", "wgmma.shared.atom.K.128B", "--formula", str(p), *_pm_binds(values)], "table " + what,
+                    ["is a family: name its member with --param T=VALUE"], fails, stats)
+        return
+    rc, out, _ = _pm_judge(["table", "wgmma.shared.atom.K.128B", "--formula", str(p), *_pm_binds(values), "--format",
+                            "json"], "table " + what, fails, stats)
+    if rc == 2:
+        if all(0 <= v < 8 * 8 * t for v in table.values()):
+            _pm_wrong(fails, stats, "table " + what, "exit 2 on code inside the atom")
+    elif {(e["row"], e["col"]): e["offset"] for e in json.loads(out)["entries"]} != table:
+        _pm_wrong(fails, stats, "table " + what, "the table is not the enumeration's")
+
+
+def _pm_consistent(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """consistent index:W index:R --type f16 --tile 8x64: both read S and M (one value binds both sides), judged by
+    the six properties' enumeration."""
+    values = {"S": rng.choice([128, 144]), "M": rng.choice([0, 3, 7])}
+    w = _pm_tile(rng, k, work, "cw", 8, 64, values)
+    r = _pm_tile(rng, k, work, "cr", 8, 64, values)
+    if w is None or r is None:
+        return
+    elem = lambda v: v // 2 if v % 2 == 0 else None  # noqa: E731
+    points = [(a, b) for a in range(8) for b in range(64)]
+    want = _ix_consistent_oracle(points, lambda pt: elem(w[3][pt]), lambda pt: elem(r[3][pt]), 8 * 64)
+    what = f"consistent index:{w[0].name} index:{r[0].name} {_pm_binds(values)} {w[2]!r} {r[2]!r}"
+    argv = ["consistent", "--writer", f"index:{w[0]}", "--reader", f"index:{r[0]}", "--type", "f16", "--tile", "8x64"]
+    how, left = _pm_scenario(rng, ["S", "M"])
+    if _pm_errors(argv, values, how, left, what, fails, stats, ("S", "M")):
+        return
+    rc, out, _ = _pm_judge([*argv, *_pm_binds(values), "--format", "json"], what, fails, stats)
+    _ix_compare(rc, out, want, what, fails, stats)
+
+
+def _pm_member_table(lay) -> dict:  # noqa: ANN001 - a catalog member
+    """(lane, i) -> (row, col) by the scalar oracle (``map.point``), one point at a time."""
+    out = {}
+    for t in range(lay.threads):
+        for i in range(lay.n_elements):
+            p = lay.map.point(t, i)
+            if p is not None:
+                out[(t, i)] = tuple(p)
+    return out
+
+
+def _pm_catalog(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict, layouts: dict) -> None:
+    """A catalog family, a random member: table --param (the scalar oracle's cells), conform --table (the member's
+    own table, given: equal at the member --param names, and at the member its extent fixes without it), handoff
+    between two families sharing the name (``_handoff_reference``), and the refused bindings (a name it lacks, a
+    value it does not take) with the exact line that names its parameters."""
+    fams = [lay for lay in layouts.values() if getattr(lay, "threads", 0) and lay.is_family and not lay.unspecified
+            and not lay.sparse and lay.threads <= 128]
+    lay = rng.choice(fams)
+    b = {p.name: rng.choice(p.values) for p in lay.domain.params}
+    member = lay.instance(**b)
+    have = ", ".join(f"{p.name} = {p.describe()}" for p in lay.domain.params)
+    what = f"{lay.id} {_pm_binds(b)}"
+    _pm_refused(["table", lay.id, *_pm_binds(b), "--param", "ZZ=1"], "table " + what + " ZZ",
+                [f"--param ZZ=1: no parameter ZZ here (parameters: {have})"], fails, stats)
+    p0 = lay.domain.params[0]
+    bad = next(v for v in (p0.values[-1] + 1, p0.values[0] + 3, 10**6) if v not in p0.values)
+    want = _pm_member_table(member)
+    given = work / f"pm_member{k}.json"  # the member's table, written from the scalar oracle
+    given.write_text(json.dumps({"entries": [  # every point, undefined ones "row": null (the table's domain)
+        {"lane": t, "i": i, "row": want.get((t, i), (None, None))[0], "col": want.get((t, i), (None, None))[1]}
+        for t in range(member.threads) for i in range(member.n_elements)]}), encoding="utf-8")
+    _pm_refused(["conform", lay.id, "--table", str(given), "--param", f"{p0.name}={bad}"], "conform " + what + " bad",
+                [f"--param {p0.name}={bad}: not a value of {p0.name} ({p0.describe()})"], fails, stats)
+    rc, out, _ = _pm_judge(["table", lay.id, *_pm_binds(b), "--format", "json"], "table " + what, fails, stats)
+    if rc != 0 or {(e["lane"], e["i"]): (e["row"], e["col"]) for e in json.loads(out)["entries"]
+                   if e.get("row") is not None} != want:
+        _pm_wrong(fails, stats, "table " + what, f"exit {rc}, or the table is not the scalar oracle's")
+    for binds in (_pm_binds(b), []):
+        rc, out, err = _pm_judge(["conform", lay.id, "--table", str(given), *binds, "--format", "json"],
+                                 f"conform {lay.id} --table (member {b}) {binds}", fails, stats)
+        if not binds and rc == 2 and "fits every member" in err:
+            continue  # several members of this extent: the tool asks which (documented)
+        doc = json.loads(out)["conform"] if rc in (0, 1) else {}
+        if rc != 0 or doc.get("status") != "equal" or doc.get("params", b) != b:
+            _pm_wrong(fails, stats, f"conform {lay.id} --table {binds}", f"exit {rc} {doc.get('status')} "
+                                                                          f"{doc.get('params')}, the member {b}")
+    pairs = [(a, c) for a in fams for c in fams if a.threads == c.threads and a.domain.params == c.domain.params]
+    a, c = rng.choice(pairs)
+    hb = {p.name: rng.choice(p.values) for p in a.domain.params}
+    src, dst = a.instance(**hb), c.instance(**hb)
+    argv = ["handoff", a.id, c.id, *_pm_binds(hb), "--format", "json"]
+    hw = f"handoff {a.id} {c.id} {_pm_binds(hb)}"
+    rc, out, err = _pm_judge(argv, hw, fails, stats)
+    status, first, _ = _handoff_reference(src, dst)
+    if status == "bad input":
+        if rc != 2:
+            _pm_wrong(fails, stats, hw, f"extents that cannot be tiled, exit {rc}")
+        return
+    if rc not in (0, 1):
+        _pm_wrong(fails, stats, hw, f"exit {rc}: {err.strip()[:160]}")
+        return
+    doc = json.loads(out)["handoff"]
+    got = "shuffle" if doc["status"] == "shared" else doc["status"]
+    cex = doc["counterexample"]
+    if got != status or (None if cex is None else (cex["lane"], cex["i"])) != first:
+        _pm_wrong(fails, stats, hw, f"tool {got} at {cex}, reference {status} at {first}")
+
+
+def _pm_shared_ids(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """banks/descriptor --id of a shared family: --param T=V is the tile of the element type of 128 / V bits
+    (--type, the value written in another way), and the other parameters bound or every member decided."""
+    lid = rng.choice(["wgmma.shared.atom.K.128B", "wgmma.shared.atom.MN.64B", "wgmma.shared.K.32B",
+                      "tcgen05.shared.atom.K.128B", "wgmma.shared.MN.none"])
+    t = rng.choice([4, 8, 16])
+    typ = {4: "tf32", 8: "f16", 16: "e4m3"}[t]
+    extra = {"Rm": rng.choice([1, 2, 3]), "Rk": rng.choice([1, 2])} if ".atom." not in lid and rng.random() < 0.7 else {}
+    for cmd in (["banks", "--access", rng.choice(["ld.shared.b32", "ldmatrix.x1", "ld.shared.v2"])], ["descriptor"]):
+        what = f"{cmd[0]} --id {lid} --param T={t} {_pm_binds(extra)}"
+        a = _pm_judge([cmd[0], "--id", lid, *cmd[1:], "--param", f"T={t}", *_pm_binds(extra), "--format", "json"], what,
+                      fails, stats)
+        b = _pm_judge([cmd[0], "--id", lid, *cmd[1:], "--type", typ, *_pm_binds(extra), "--format", "json"],
+                      what + f" (--type {typ})", fails, stats)
+        if a[0] != b[0] or (a[0] != 2 and _ix_strip(a[1]) != _ix_strip(b[1])):
+            _pm_wrong(fails, stats, what, f"exit {a[0]} vs {b[0]} with --type {typ}: {(a[1] + a[2])[:120]!r}")
+        if rng.random() < 0.3:
+            _pm_refused([cmd[0], "--id", lid, *cmd[1:], "--param", f"T={t}", "--param", "ZZ=2"], what + " ZZ",
+                        ["--param ZZ=2: no parameter ZZ here (parameters: T = "], fails, stats)
+
+
+def _pm_probe(rng: random.Random, k: int, work: Path, fails: list[str], stats: dict) -> None:
+    """probe FAMILY --param NUM=V: the member's probes, the instruction's .xV (and every probe of a layout without
+    NUM, as without --param); a value no member takes refused with the values."""
+    lid = rng.choice(["ldmatrix.m8n8.R.b16", "stmatrix.m8n8.R.b16", "tcgen05.ld.16x64b.R.b32", "ldmatrix.m8n16.R.b8x16"])
+    other = rng.choice([[], ["mma.m16n8k16.A.f16_bf16"]])
+    num = rng.choice([1, 2, 4])
+    out_all, out_one = work / f"pm_probe{k}_all", work / f"pm_probe{k}_one"
+    what = f"probe {lid} {other} --param NUM={num}"
+    rc1, _, _ = _pm_judge(["probe", lid, *other, "--emit", str(out_all)], what + " (every member)", fails, stats)
+    rc2, _, _ = _pm_judge(["probe", lid, *other, "--param", f"NUM={num}", "--emit", str(out_one)], what, fails, stats)
+    if rc1 != 0 or rc2 != 0:
+        _pm_wrong(fails, stats, what, f"exit {rc1} / {rc2}")
+        return
+    every = {p.name for p in out_all.glob("*.cu")}
+    want = {n for n in every if not n.startswith(lid.split(".R.")[0] + ".") or f".x{num}." in n}
+    if {p.name for p in out_one.glob("*.cu")} != want:
+        _pm_wrong(fails, stats, what, f"{sorted(p.name for p in out_one.glob('*.cu'))} instead of {sorted(want)}")
+    shutil.rmtree(out_all, ignore_errors=True)
+    shutil.rmtree(out_one, ignore_errors=True)
+    _pm_refused(["probe", lid, "--param", "NUM=3", "--emit", str(work / f"pm_probe{k}_bad")], what + " NUM=3",
+                ["--param NUM=3: not a value of NUM ("], fails, stats)
+
+
+def fuzz_params(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
+    """``--param`` on every command that takes a layout (the section comment above)."""
+    from verify import api  # noqa: PLC0415
+    layouts = {lay.id: lay for s in api.load(str(ROOT / "specs")) for lay in s.layouts}
+    for k in range(n):
+        stats["param_cases"] = stats.get("param_cases", 0) + 1
+        for place in (_pm_shared, _pm_addresses, _pm_fragment, _pm_map, _pm_consistent, _pm_shared_ids):
+            place(rng, k, work, fails, stats)
+        _pm_catalog(rng, k, work, fails, stats, layouts)
+        if k % 4 == 0:  # probe writes files: every fourth case
+            _pm_probe(rng, k, work, fails, stats)
+
+
 # ----------------------------------------------------------------------------- processes: signals, special files
 
 def _proc(argv: list[str], timeout: float = 60, as_nobody: bool = False, **kw) -> tuple[int | None, str, str, float]:
@@ -1106,6 +1494,8 @@ def _judge_proc(argv: list[str], what: str, fails: list[str], stats: dict, must:
     stats["runs"] += 1
     stats["process_runs"] = stats.get("process_runs", 0) + 1
     stats["max_process_s"] = max(stats.get("max_process_s", 0.0), secs)
+    if secs >= stats.get("slowest_process_s", 0.0):
+        stats["slowest_process_s"], stats["slowest_process"] = secs, what
     stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
     if rc is None:
         fails.append(f"HANG (killed after {secs:.0f} s): {what}")
@@ -1265,7 +1655,7 @@ def fuzz_readonly(pages: Path, work: Path, fails: list[str], stats: dict) -> Non
 def _judge(argv: list[str], what: str, fails: list[str], stats: dict, ok: tuple[int, ...] = (0, 1, 2)) -> int:
     rc, out, err, secs, tb = run(argv)
     stats["runs"] += 1
-    stats["max_s"] = max(stats["max_s"], secs)
+    _slowest(stats, secs, what)
     stats[f"exit{rc}"] = stats.get(f"exit{rc}", 0) + 1
     if tb:
         fails.append(f"TRACEBACK: {what}: {tb.strip().splitlines()[-1]}")
@@ -1285,49 +1675,81 @@ def _judge(argv: list[str], what: str, fails: list[str], stats: dict, ok: tuple[
     return rc
 
 
+KINDS = ("page", "spec", "formula", "notation", "map", "index", "param", "banks", "handoff", "signal", "special",
+         "readonly")
+
+
+def _run_kind(kind: str, rng: random.Random, args: argparse.Namespace, work: Path, fails: list[str], stats: dict) -> int:
+    """One kind's inputs; returns how many cases it made."""
+    n = args.n
+    runs = {"page": lambda: fuzz_pages(rng, Path(args.pages), n, work, fails, stats) if Path(args.pages).is_dir() else None,
+            "spec": lambda: fuzz_specs(rng, n, work, fails, stats),
+            "formula": lambda: fuzz_formulas(rng, n, work, fails, stats),
+            "notation": lambda: fuzz_notations(rng, n, work, fails, stats),
+            "map": lambda: fuzz_maps(rng, n, work, fails, stats),
+            "index": lambda: fuzz_index_code(rng, n, work, fails, stats),
+            "param": lambda: fuzz_params(rng, n, work, fails, stats),
+            "banks": lambda: fuzz_banks(rng, n, work, fails, stats),
+            "handoff": lambda: fuzz_handoff(rng, n, work, fails, stats),
+            "signal": lambda: fuzz_signals(rng, max(2, n // 10), work, fails, stats),
+            "special": lambda: fuzz_special(Path(args.pages), work, fails, stats),
+            "readonly": lambda: fuzz_readonly(Path(args.pages), work, fails, stats)}
+    runs[kind]()
+    if kind == "page" and not Path(args.pages).is_dir():
+        return 0
+    if kind == "handoff":
+        return n + stats.get("handoff_relation_pairs", 0)
+    if kind == "signal":
+        return max(2, n // 10)
+    if kind in ("special", "readonly"):
+        return stats["runs"]  # each run is its own case
+    return n
+
+
 def main_() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--pages", default=str(ROOT.parent / "shared" / "ptx-isa-9.0"))
     ap.add_argument("--n", type=int, default=100, help="inputs of each kind")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--kinds", default="page,spec,formula,notation,map,index,banks,handoff,signal,special,readonly")
+    ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--keep", default=None, metavar="DIR", help="copy inputs that fail here")
     args = ap.parse_args()
     global KEEP
     KEEP = Path(args.keep) if args.keep else None
     rng = random.Random(args.seed)
     fails: list[str] = []
-    stats = {"runs": 0, "max_s": 0.0, "silent": 0}
+    total = {"runs": 0, "max_s": 0.0, "silent": 0}
     kinds = args.kinds.split(",")
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown:
+        ap.error(f"unknown kinds {unknown} (known: {', '.join(KINDS)})")
+    per_kind = []
     with tempfile.TemporaryDirectory(prefix="ptx-fuzz-") as tmp:
         work = Path(tmp)
         t0 = time.perf_counter()
-        if "page" in kinds and Path(args.pages).is_dir():
-            fuzz_pages(rng, Path(args.pages), args.n, work, fails, stats)
-        if "spec" in kinds:
-            fuzz_specs(rng, args.n, work, fails, stats)
-        if "formula" in kinds:
-            fuzz_formulas(rng, args.n, work, fails, stats)
-        if "notation" in kinds:
-            fuzz_notations(rng, args.n, work, fails, stats)
-        if "map" in kinds:
-            fuzz_maps(rng, args.n, work, fails, stats)
-        if "banks" in kinds:
-            fuzz_banks(rng, args.n, work, fails, stats)
-        if "handoff" in kinds:
-            fuzz_handoff(rng, args.n, work, fails, stats)
-        if "index" in kinds:
-            fuzz_index_code(rng, args.n, work, fails, stats)
-        if "signal" in kinds:
-            fuzz_signals(rng, max(2, args.n // 10), work, fails, stats)
-        if "special" in kinds:
-            fuzz_special(Path(args.pages), work, fails, stats)
-        if "readonly" in kinds:
-            fuzz_readonly(Path(args.pages), work, fails, stats)
-        total = time.perf_counter() - t0
-    print(json.dumps({**stats, "max_s": round(stats["max_s"], 2),
-                      "max_process_s": round(stats.get("max_process_s", 0.0), 2),
-                      "seconds": round(total, 1), "failures": len(fails)}))
+        for kind in (k for k in KINDS if k in kinds):  # the documented order, whatever --kinds says
+            stats: dict = {"runs": 0, "max_s": 0.0, "silent": 0}
+            mine: list[str] = []
+            t = time.perf_counter()
+            cases = _run_kind(kind, rng, args, work, mine, stats)
+            line = {"kind": kind, "cases": cases, "runs": stats["runs"], "failures": len(mine),
+                    "slowest_s": round(stats.get("slowest_s", 0.0), 2), "slowest": stats.get("slowest", "")[:300],
+                    "seconds": round(time.perf_counter() - t, 1)}
+            if stats.get("process_runs"):
+                line.update(slowest_process_s=round(stats["slowest_process_s"], 2),
+                            slowest_process=stats["slowest_process"][:300])
+            per_kind.append({**line, **{k: v for k, v in stats.items() if k not in line and k not in (
+                "runs", "max_s", "slowest_s", "slowest", "slowest_process_s", "slowest_process")}})
+            fails += mine
+            for key, v in stats.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool) and key not in ("slowest_s", "slowest_process_s"):
+                    total[key] = max(total.get(key, 0), v) if key.startswith("max") else total.get(key, 0) + v
+        seconds = time.perf_counter() - t0
+    for line in per_kind:
+        print(json.dumps(line))
+    print(json.dumps({**total, "max_s": round(total["max_s"], 2),
+                      "max_process_s": round(total.get("max_process_s", 0.0), 2),
+                      "seconds": round(seconds, 1), "failures": len(fails)}))
     for f in fails[:50]:
         print(f)
     return 1 if fails else 0

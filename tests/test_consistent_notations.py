@@ -153,7 +153,7 @@ def test_bad_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-d
     (tmp_path / "ix.txt").write_text("r = row\noffset = 4 * r + kbb\n")
     code, out, err = cli(capsys, "consistent", "--writer", f"index:{tmp_path / 'ix.txt'}", "--reader",
                          "storage.sf.cutlass.128x4.tile")
-    assert code == 2 and out == "" and err == f"{tmp_path / 'ix.txt'}:2:18: error: unknown identifier 'kbb'\n"
+    assert code == 2 and out == "" and err == f"{tmp_path / 'ix.txt'}:2:18: error: unknown identifier 'kbb' (not defined nor an input; a parameter is bound with --param kbb=VALUE)\n"
     (tmp_path / "b.mlir").write_text("#ttg.shared_linear<{offset = [[0, 1], [0, 2]]}>\n")
     code, out, err = cli(capsys, "consistent", "--writer", f"triton:{tmp_path / 'b.mlir'}", "--reader",
                          "storage.sf.cutlass.128x4.tile")

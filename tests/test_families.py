@@ -82,11 +82,13 @@ def test_param_errors_are_one_line(capsys: pytest.CaptureFixture[str], tmp_path:
     path = tmp_path / "d.txt"
     path.write_text(D_INDEX, encoding="utf-8")
     for args, msg in ((["--param", "N=12"], "--param N=12: not a value of N (8..256 step 8)"),
-                      (["--param", "M=8"], "--param M=8: no parameter M here (parameters: N)")):
+                      (["--param", "M=8"], "--param M=8: no parameter M here (parameters: N = 8..256 step 8)")):
         rc, out, err = cli(capsys, "conform", D16, "--formula", str(path), *args)
         assert rc == 2 and out == "" and err.strip() == f"ptx-verify: error: {msg}", err
-    rc, _, err = cli(capsys, "conform", "mma.m16n8k16.A.f16_bf16", "--formula", str(path), "--param", "N=8")
-    assert rc == 2 and "no parameter N here (parameters: none)" in err
+    a_code = tmp_path / "a.txt"  # code that reads no N, against a layout that is no family: N is no one's
+    a_code.write_text("row = lane // 4 + 8 * ((i // 2) % 2)\ncol = lane % 4 * 2 + i % 2 + 8 * (i // 4)\n", encoding="utf-8")
+    rc, _, err = cli(capsys, "conform", "mma.m16n8k16.A.f16_bf16", "--formula", str(a_code), "--param", "N=8")
+    assert rc == 2 and "no parameter N here (parameters: none; mma.m16n8k16.A.f16_bf16 is not a family)" in err
     rc, _, err = cli(capsys, "conform", D16, "--table", "-", "--param", "N=8")  # stdin empty: bad input, one line
     assert rc == 2 and len(err.strip().splitlines()) == 1
 

@@ -75,11 +75,11 @@ def test_two_families_sharing_a_name_bound_apart(capsys) -> None:  # type: ignor
 def test_bad_bindings_are_one_line(capsys) -> None:  # type: ignore[no-untyped-def]
     ldm, a = "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"
     for argv, msg in (
-            (["--from-param", "N=2"], f"--from-param N=2: FROM {ldm} has no parameter N (parameters: NUM)"),
+            (["--from-param", "N=2"], f"--from-param N=2: FROM {ldm} has no parameter N (parameters: NUM = 1..2 step 1, 4)"),
             (["--to-param", "NUM=2"], f"--to-param NUM=2: TO {a} has no parameter NUM (parameters: none)"),
             (["--param", "NUM=3"], "--param NUM=3: not a value of NUM"),
-            (["--param", "K=3"], "--param K=3: no parameter K here (parameters: NUM)"),
-            (["--to-param", "NUM=x"], "--to-param 'NUM=x': write NAME=VALUE"),
+            (["--param", "K=3"], "--param K=3: no parameter K here (parameters: NUM = 1..2 step 1, 4)"),
+            (["--to-param", "NUM=x"], "--to-param 'NUM=x': the value is not a whole number in decimal digits"),
             (["--from-param", "NUM=1", "--from-param", "NUM=2"], "--from-param NUM is given twice")):
         code, out, err = cli(capsys, "handoff", ldm, a, *argv)
         assert code == 2 and out == "" and err.count("\n") == 1 and msg in err, (argv, err)

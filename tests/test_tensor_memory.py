@@ -420,7 +420,7 @@ def test_consistent_command(capsys):
     assert code == 2 and "inputs" in err and err.count("\n") == 1
     code, out, err = cli(capsys, "consistent", "--writer", "storage.sf.linear", "--reader", "storage.sf.linear",
                          "--param", "M")
-    assert code == 2 and "NAME=INTEGER" in err
+    assert code == 2 and "NAME=VALUE" in err
 
 
 def test_user_spec_as_writer(capsys, tmp_path):

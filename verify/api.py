@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
 _LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
-         "FamilyError": "checks.members", "FamilyResult": "checks.members",
+         "FamilyError": "layout.params", "FamilyResult": "checks.members",
          "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations",
          "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "checks.reduce"}
 
@@ -270,11 +270,15 @@ def _like(like: Layout | str, specs: Iterable[Spec] | str | Path | None) -> Layo
 
 
 def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
-          source: str = "argument", params: Mapping[str, int] | None = None, **options: Any) -> Layout:
+          source: str = "argument", params: Mapping[str, int] | None = None, strict: bool = True,
+          **options: Any) -> Layout:
     """A layout someone wrote, in a registered notation (``api.notations()``: ``cute``, ``triton``, ``index``,
     ``table``...), as a layout of ``like``'s instruction operand (a spec ``Layout`` or its id).  ``options``
     are the notation's own (``thr_id`` for CuTe).  ``like`` a family: the member ``params`` names, or the member
     whose extent the text has (tagged in ``params_bound``), or, for index code over the parameters, a family.
+    A name of ``params`` the family lacks is a value index code may read (``verify.layout.params``), kept in
+    ``params_bound``; one the text does not read is a ``FamilyError`` (``strict=False``: not, for a caller that
+    checks several sides' names at once, as ``handoff`` does).
     Bad text: ``NotationError`` with line and column; a text that fits no member or several: ``FamilyError``.
     ``api.cute(text, like, ...)``, ``api.triton(...)``... are this with the notation named."""
     from .checks.members import read_as  # noqa: PLC0415
@@ -285,7 +289,8 @@ def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterab
     for k, v in options.items():
         if v is not None and not isinstance(v, str):
             raise TypeError(f"{k} must be text, not {type(v).__name__}")
-    return read_as(_like(like, specs), lambda m: import_as(n.name, text, m, source=source, **options), _params(params))
+    return read_as(_like(like, specs), lambda m: import_as(n.name, text, m, source=source, **options), _params(params),
+                   strict)
 
 
 def notations() -> tuple:
@@ -792,7 +797,7 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
                            major="K")
     """
     from .checks.consistency import chain, decide  # noqa: PLC0415
-    from .checks.consistency_sides import Context, resolve  # noqa: PLC0415
+    from .checks.consistency_sides import Context, Given, resolve  # noqa: PLC0415
     from .layout.shared import element_bits  # noqa: PLC0415
     lookup = list(specs) if specs is not None else None
 
@@ -805,42 +810,38 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
     def steps(x: Any) -> list[Any]:
         return list(x) if isinstance(x, (list, tuple)) else [x]
 
+    from .layout.params import Side, check, own, side_of  # noqa: PLC0415
     ctx = Context(element_bits(type) if type else None, tile, base, major, instr, unit)
+    params = _params(params)
+    # each layout's side (``layout.params``): its values checked before it is bound, every name once all are read
+    laid = [side_of(find(st) if isinstance(st, str) else st) for st in (*steps(writer), *steps(reader))
+            if not isinstance(st, Given)]
+    for side in laid:
+        check(own(params, side), [side])
     ws, rs = resolve(steps(writer), steps(reader), find, ctx, params)
+    check(params, [*laid, *(Side(s.name, reads=s.reads) for s in (*ws, *rs))])
     w = chain([s.map for s in ws], params or {})
     r = chain([s.map for s in rs], params or {})
-    known = {p.name for p in (*w.params, *r.params)}
-    unknown = [k for k in (params or {}) if k not in known and not _bound_in(k, writer, reader, lookup)]
-    if unknown:
-        raise ValueError(f"neither side has a parameter {', '.join(unknown)}")
     return decide(w, r, timeout, (" then ".join(s.name for s in ws), " then ".join(s.name for s in rs)))
-
-
-def _bound_in(name: str, *sides: Any) -> bool:
-    """``name`` is a parameter of some step of the sides (before binding): looked up by id."""
-    *maps, lookup = sides
-    for x in maps:
-        for st in (list(x) if isinstance(x, (list, tuple)) else [x]):
-            if isinstance(st, str) and lookup is not None:
-                st = layout(lookup, st)
-            params = getattr(st, "params", None) or getattr(getattr(st, "domain", None), "params", ())
-            if any(p.name == name for p in params):
-                return True
-    return False
 
 
 # ----------------------------------------------------------------------------- shared memory
 
 def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, tile: tuple[int, int] | None = None,
-                  base: int = 0, unit: str = "bytes", source: str = "argument") -> Any:
+                  base: int = 0, unit: str = "bytes", source: str = "argument",
+                  params: Mapping[str, int] | None = None) -> Any:
     """A shared-memory tile ``(row, col) -> offset`` (``verify.layout.shared.SharedLayout``) from CuTe text
     (``"cute"``: ``Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1)``, ``GMMA::Layout_K_SW128_Atom<half_t>``,
     ``tile_to_shape(...)``), a Triton shared encoding (``"triton"``) or index code over ``row`` and ``col``
     (``"index"``; offsets in ``unit``), or the box a TMA load writes (``"tma"``: ``64x64:128B``, ``64x64:128B:col``
     for a column-major box).  ``type``: the element type (``f16``...), required where the text does
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
-    address.  Bad text is a ``NotationError`` at its position."""
+    address; ``params``: values index code may read by name (``--param``; another notation reads none: a
+    ``FamilyError``).  Bad text is a ``NotationError`` at its position."""
     from .layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
+    from .layout.params import Side, check  # noqa: PLC0415
+    if notation != "index":
+        check(params, [Side(f"the {notation} layout")])
     from .layout.notations.index_shared import import_index_shared  # noqa: PLC0415
     from .layout.notations.triton_shared import import_triton_shared  # noqa: PLC0415
     from .layout.shared import element_bits  # noqa: PLC0415
@@ -859,7 +860,12 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     if notation == "index":
         if tile is None or bits is None:
             raise ValueError("index code needs the tile (rows, cols) and the element type")
-        return import_index_shared(text, tile, bits, unit, base, source)
+        out = import_index_shared(text, tile, bits, unit, base, source, _params(params))
+        if params:  # a name the code does not read is no one's here
+            from .layout.params import index_side  # noqa: PLC0415
+            raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+            check(params, [index_side("the index code", raw, params, ("row", "col"))])
+        return out
     raise ValueError(f"notation is cute, triton, index or tma, not {notation!r}")
 
 
@@ -867,7 +873,9 @@ def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **pa
     """A ``[[layout]]`` of kind shared (``(row, col) -> offset`` in elements) as a ``SharedLayout``: ``params``
     bind some of a family's parameters; a family over ``T`` (elements per 16 bytes) is bound to the type's T."""
     from .layout.algebra import bind  # noqa: PLC0415
+    from .layout.params import check, side_of  # noqa: PLC0415
     from .layout.shared import element_bits, from_map  # noqa: PLC0415
+    check(params, [side_of(lay)])
     names = {p.name for p in lay.params}
     env = dict(params)
     bits = element_bits(type) if type else None
@@ -895,35 +903,54 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
     text is a ``NotationError``/``FormulaError`` at its position; names that cannot match a
     ``MapConformError``."""
     from .checks.map_conform import MapConformError, conform_map as _conform_map  # noqa: PLC0415
-    from .layout.algebra import bind  # noqa: PLC0415
-    from .layout.named import formula_map  # noqa: PLC0415
-    from .layout.notations import NotationError  # noqa: PLC0415
     if isinstance(spec, str):
         if specs is None or isinstance(specs, (str, Path)):
             specs = load(str(specs) if specs is not None else _bundled.resolve().path)
         spec = layout(specs, spec)
     if not isinstance(spec, MapLayout):
         raise MapConformError(f"{spec.id} is a register fragment: use conform")
-    env = dict(params or {})
+    given, env = given_map(spec, notation, text, type=type, tile=tile, params=params, source=source)
+    return _conform_map(spec, given, notation, source, env, timeout)
+
+
+def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | None = None,
+              tile: tuple[int, int] | None = None, params: Mapping[str, int] | None = None,
+              source: str = "argument") -> tuple[Any, dict[str, int]]:
+    """The map written in ``notation`` as a map of the ``[[layout]]`` ``spec`` (its inputs and outputs), and the
+    values of ``params`` that bind the spec (``conform_map`` and ``table --formula`` of a map read it so).
+    ``params`` binds the spec's parameters and any other name the index code reads (``layout.params``: a
+    name neither has is a ``FamilyError``)."""
+    from .checks.map_conform import MapConformError  # noqa: PLC0415
+    from .layout.algebra import bind  # noqa: PLC0415
+    from .layout.family import Param  # noqa: PLC0415
+    from .layout.named import formula_map  # noqa: PLC0415
+    from .layout.notations import NotationError  # noqa: PLC0415
+    from .layout.params import Side, check, foreign, own, reads, side_of  # noqa: PLC0415
+    spec_side = side_of(spec)
+    env, extra = own(params, spec_side), foreign(params, spec_side)
+    check(env, [spec_side])
     if notation == "index":
         raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+        own_params = tuple(Param(k, (v,)) for k, v in extra.items())
         try:  # over every parameter of the family, so that the code may read one --param binds
-            given = formula_map(raw, spec.map.inputs, spec.map.outputs, params=spec.map.params, index_code=True)
+            given = formula_map(raw, spec.map.inputs, spec.map.outputs, params=spec.map.params + own_params,
+                                index_code=True)
         except FormulaError as e:
             raise NotationError(e.message, e.line, e.col, source) from None
-        return _conform_map(spec, bind(given, **env) if env else given, notation, source, env, timeout)
+        check(extra, [spec_side, Side(f"the {notation} text", reads=reads(given.formula, extra))])
+        return (bind(given, **env, **extra) if env or extra else given), env
+    check(extra, [spec_side])  # only index code reads a name of its own
     if notation == "table":
         from .layout.notations.map_table import parse_map_table  # noqa: PLC0415
         base = bind(spec.map, **env) if env else spec.map
-        return _conform_map(spec, parse_map_table(text, base.inputs, base.outputs, source), notation, source, env,
-                            timeout)
+        return parse_map_table(text, base.inputs, base.outputs, source), env
     if spec.kind != "shared":
         raise MapConformError(f"{spec.id} is a {spec.kind} layout: give it as index code over "
                               f"({', '.join(d.name for d in spec.map.inputs)}) (--formula)")
     tile_ = shared_layout(notation, text, type=type, tile=tile, source=source)
     if "T" in {p.name for p in spec.map.params} and "T" not in env:
         env["T"] = max(1, 128 // tile_.element_bits)
-    return _conform_map(spec, tile_.map, notation, source, env, timeout)
+    return tile_.map, env
 
 
 def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, rows: int | None = None,
@@ -943,15 +970,22 @@ def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, r
     return out
 
 
-def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Any:
+def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: float = DEFAULT_TIMEOUT,
+          params: Mapping[str, int] | None = None) -> Any:
     """Bank conflicts of ``access`` (``ldmatrix.x4``, ``ld.shared.v4``...) repeated over the tile of ``layout``,
     lanes addressing cells as ``addresses`` (index code defining row and col over ``lane``) says or as the
     mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
-    an access that does not fit the tile; ``FormulaError`` for bad address text."""
+    an access that does not fit the tile; ``FormulaError`` for bad address text.  ``params``: values the
+    address code may read by name (``--param``)."""
     from .checks.banks import check_banks  # noqa: PLC0415
     from .layout.smem_access import default_pattern, parse_access, pattern_from_text  # noqa: PLC0415
     acc = parse_access(access)
-    pat = pattern_from_text(addresses, acc, layout.element_bits) if addresses else default_pattern(acc, layout.element_bits)
+    pat = pattern_from_text(addresses, acc, layout.element_bits, params=_params(params)) if addresses else \
+        default_pattern(acc, layout.element_bits)
+    if params:  # a name the address code does not read is no one's here
+        from .layout.params import Side, check, index_side  # noqa: PLC0415
+        check(params, [index_side("the address code", addresses, params, (), ("row", "col"), True) if addresses
+                       else Side("the access")])
     return check_banks(layout, acc, pat, timeout)
 
 
@@ -1007,6 +1041,6 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
            "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]

@@ -73,6 +73,7 @@ class Step:
     name: str = ""
     given: Given | None = None
     shared: Any = None           # the SharedLayout of a shared-memory step
+    reads: tuple[str, ...] = ()  # index code: the names of --param it reads (``layout.params``)
 
 
 _AT = re.compile(r"\b(opened|written) at 1:(\d+)")
@@ -180,14 +181,18 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
                     return None
                 raise ValueError(f"{g.name()}: give the tile (--tile ROWSxCOLS) of the index code")
             # index code states no extent: its buffer is the tile (a write past it is out of range)
-            return _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source, values,
+            step = _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source, values,
                                                     buffer=tile[0] * tile[1]), g.name())
+            from ..layout.params import index_side  # noqa: PLC0415
+            return replace(step, reads=index_side(g.name(), text, values or {}, ("row", "col")).reads)
         if ins is None or targets is None:
             if not final:
                 return None
             raise ValueError(f"{g.name()}: index code names coordinates and locations that the other side must "
                              "state (give the other side as a layout id), or give --type for a shared-memory tile")
-        return Step(storage.index_map(text, _fixed(ins, g), _fixed(targets, g), g.source, family, values), g.name())
+        ins, targets = _fixed(ins, g), _fixed(targets, g)
+        return Step(storage.index_map(text, ins, targets, g.source, family, values), g.name(),
+                    reads=storage.index_reads(text, ins, targets, g.source, family, values))
     raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(NOTATIONS)})")
 
 

@@ -20,16 +20,12 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..layout.family import Param
 from ..layout.model import Layout
+from ..layout.params import FamilyError, bindings, check, check_side, foreign, own, side_of, with_values
 
 # From best to worst: the overall status of a family is the worst of its members'.
 ORDER = {"conform": ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "incompatible", "unknown", "error"),
          "handoff": ("free", "shuffle", "shared", "missing", "unspecified", "incompatible", "unknown", "error"),
          "reduce": ("exact", "inexact", "unknown", "error")}
-
-
-class FamilyError(ValueError):
-    """A family command that cannot run: an unknown parameter or value, a given that fits no member or
-    several."""
 
 
 def params_of(*layouts: Layout) -> tuple[Param, ...]:
@@ -42,22 +38,6 @@ def params_of(*layouts: Layout) -> tuple[Param, ...]:
                                   "other: give --param to pick a member of each")
             out.setdefault(p.name, p)
     return tuple(out.values())
-
-
-def bindings(params: Sequence[Param], chosen: Mapping[str, int] | None = None) -> list[dict[str, int]]:
-    """Every binding of ``params`` (in order), or the one ``chosen`` names (validated: every name known, every
-    value valid; names not chosen range over all their values)."""
-    import itertools  # noqa: PLC0415
-    chosen = dict(chosen or {})
-    known = {p.name: p for p in params}
-    for name, value in chosen.items():
-        if name not in known:
-            have = ", ".join(known) or "none"
-            raise FamilyError(f"--param {name}={value}: no parameter {name} here (parameters: {have})")
-        if value not in known[name].values:
-            raise FamilyError(f"--param {name}={value}: not a value of {name} ({known[name].describe()})")
-    choices = [(p.name, (chosen[p.name],) if p.name in chosen else p.values) for p in params]
-    return [dict(zip([n for n, _ in choices], combo)) for combo in itertools.product(*(v for _, v in choices))]
 
 
 def member(lay: Layout, env: Mapping[str, int]) -> Layout:
@@ -158,32 +138,45 @@ def _shown(given: Layout) -> str:
     return f"{notation} {text if len(text) <= 60 else text[:57] + '...'!r}"
 
 
-def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str, int] | None = None) -> Layout:
+def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str, int] | None = None,
+            strict: bool = True) -> Layout:
     """A given text read as a layout of ``like``'s operand (``read(like)`` is a notation importer).
 
     ``like`` plain: ``read(like)``.  ``like`` a family: the member ``params`` names; else the text as a family
     when it reads the family's parameters (index code over ``N``: ``read`` returns a family layout); else the
     one member whose extent and domain the text has, tagged with its binding (``params_bound``), and
     ``FamilyError`` when none or several fit.  A text that fits no member raises the first member's
-    positioned ``NotationError``."""
+    positioned ``NotationError``.  Names of ``params`` the family lacks are values index code may read
+    (``layout.params``, rule 1): the given carries those it read in ``params_bound``; ``strict``: one it does
+    not read is an error naming the valid ones (``False``: another side may read it, and the command checks
+    every side's names at once)."""
     from ..layout.notations.errors import NeedsMember, NotationError  # noqa: PLC0415
+    fam = side_of(like)
+    extra = foreign(params, fam)
+    chosen = own(params, fam)
+
+    def done(g: Layout) -> Layout:
+        if strict:
+            check(extra, [fam, side_of(g)])
+        return g
+
     if not like.is_family:
-        bindings((), params)  # an unknown parameter is an error, never ignored
-        return read(like)
-    envs = bindings(like.domain.params, params)
+        check(chosen, [fam])
+        return done(read(with_values(like, extra)))
+    envs = bindings(like.domain.params, chosen)
     if len(envs) > 1:
         try:
-            whole = read(like)
+            whole = read(with_values(like, extra))
         except NeedsMember:
             whole = None
         if whole is not None:
-            return whole
+            return done(whole)
     reads: list[tuple[dict[str, int], Layout, Layout]] = []
     failed: list[NotationError] = []
     for env in envs:
         m = member(like, env)
         try:
-            reads.append((env, m, read(m)))
+            reads.append((env, m, read(with_values(m, extra))))
         except NotationError as e:
             failed.append(e)
     if not reads:
@@ -195,10 +188,11 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
     if len(fits) == 1:
         import dataclasses  # noqa: PLC0415
         env, _, g = fits[0]
-        return dataclasses.replace(g, params_bound=tuple(env.items()))
+        read_extra = tuple((k, v) for k, v in g.params_bound if k in extra)
+        return done(dataclasses.replace(g, params_bound=tuple(env.items()) + read_extra))
     g = reads[0][2]
     if not fits and _block_tile(reads):
-        return g  # a block tile: conform_any picks the member it is tiled from
+        return done(g)  # a block tile: conform_any picks the member it is tiled from
     if not fits:
         sizes = ", ".join(f"{binding_text(e)}: {m.threads} x {m.n_elements}, {m.rows} x {m.cols}"
                           for e, m, _ in reads[:3])
@@ -212,7 +206,7 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
 def _block_tile(reads: list[tuple[dict[str, int], Layout, Layout]]) -> bool:
     """Whether the given is a block tile: over more points and a larger extent than every member it was read
     against, and reading no parameter (it states its own domain: Triton, a TiledMMA, index code with threads)."""
-    return all(not g.params_bound and g.threads * g.n_elements > m.threads * m.n_elements
+    return all(not any(k in m.params_bound for k, _ in g.params_bound) and g.threads * g.n_elements > m.threads * m.n_elements
                and (g.rows, g.cols) != (m.rows, m.cols) for _, m, g in reads)
 
 
@@ -222,14 +216,15 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
     ``params`` names, or the member the given was read as (``read_as`` tags it), or, for a given that is a
     family itself, every member (``FamilyResult``)."""
     from .conform import conform  # noqa: PLC0415
+    check(params, [side_of(spec), side_of(given)])  # every name had by a side (index code's own values too)
     if not spec.is_family:
-        bindings((), params)
         return conform(spec, given, timeout, block=block)
     ps = params_of(spec, given) if given.is_family else spec.domain.params
-    chosen = dict(params or {}) or dict(given.params_bound)
+    names = {p.name for p in ps}
+    chosen = {k: v for k, v in (dict(params or {}) or dict(given.params_bound)).items() if k in names}
     envs = bindings(ps, chosen)
     if given.is_family or len(envs) == 1:
-        note = "" if params or given.is_family else "the member whose extent the given has"
+        note = "" if names & set(params or {}) or given.is_family else "the member whose extent the given has"
         label = f"conform {spec.id} <- {_shown(given)}"
 
         def run(env: dict[str, int]) -> Any:
@@ -275,10 +270,6 @@ def _side_names(lay: Layout) -> dict[str, Param | int]:
     return {p.name: p for p in lay.domain.params} if lay.is_family else dict(lay.params_bound)
 
 
-def _have(names: Mapping[str, Param | int]) -> str:
-    return ", ".join(names) or "none"
-
-
 def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | None = None,
                   from_params: Mapping[str, int] | None = None, to_params: Mapping[str, int] | None = None
                   ) -> tuple[tuple[Param, ...], list[tuple[dict[str, int], dict[str, int], dict[str, int]]]]:
@@ -296,27 +287,16 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
     sides = {FROM: (source, _side_names(source), dict(from_params or {})),
              TO: (target, _side_names(target), dict(to_params or {}))}
     params = dict(params or {})
-    for role, (lay, names, own) in sides.items():
-        for name, value in own.items():
-            if name not in names:
-                raise FamilyError(f"--{role.lower()}-param {name}={value}: {role} {lay.id} has no parameter {name} "
-                                  f"(parameters: {_have(names)})")
-    for name, value in params.items():
-        if not any(name in names for _, names, _ in sides.values()):
-            have = sorted({n for _, names, _ in sides.values() for n in names})
-            raise FamilyError(f"--param {name}={value}: no parameter {name} here (parameters: {', '.join(have) or 'none'})")
+    side = {role: side_of(lay, f"{role} {lay.id}") for role, (lay, _, _) in sides.items()}
+    for role, (_, _, own_values) in sides.items():
+        check_side(own_values, side[role], f"--{role.lower()}-param")
+    for name, value in params.items():  # every side that has the name and no value of its own takes it
+        check({name: value}, [side[r] for r in sides if name not in sides[r][2]] or list(side.values()))
     fixed: dict[str, dict[str, int]] = {FROM: {}, TO: {}}
-    for role, (lay, names, own) in sides.items():
-        for name, have in names.items():
-            flag = f"--{role.lower()}-param" if name in own else "--param" if name in params else None
-            if flag is None:
-                continue
-            value = own[name] if name in own else params[name]
-            if isinstance(have, Param) and value not in have.values:
-                raise FamilyError(f"{flag} {name}={value}: not a value of {name} ({have.describe()})")
-            if not isinstance(have, Param) and value != have:
-                raise FamilyError(f"{flag} {name}={value}: {role} {lay.id} is the member {name} = {have}")
-            fixed[role][name] = value
+    for role, (lay, names, own_values) in sides.items():
+        for name in names:
+            if name in own_values or name in params:
+                fixed[role][name] = own_values[name] if name in own_values else params[name]
     variables: list[tuple[Param, tuple[str, ...]]] = []  # (the parameter shown, the sides it binds)
     other = {FROM: TO, TO: FROM}
     for role, (lay, names, own) in sides.items():
@@ -352,6 +332,14 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
     return tuple(p for p, _ in variables), out
 
 
+def read_values(like: Layout, other: Layout, params: Mapping[str, int], own_values: Mapping[str, int]) -> dict[str, int]:
+    """What one side of a handoff given in a notation is read with: the ``params`` names its family has or the
+    other side's family lacks (index code may read them), then its own values; ``side_bindings`` then checks
+    every name against both sides (``layout.params``)."""
+    names, theirs = {p.name for p in like.domain.params}, {p.name for p in other.domain.params}
+    return {k: v for k, v in params.items() if k in names or k not in theirs} | dict(own_values)
+
+
 def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[str, int] | None = None,
                 from_params: Mapping[str, int] | None = None, to_params: Mapping[str, int] | None = None) -> Any:
     """``handoff`` between any two layouts: plain layouts once; with families, every member or the ones the
@@ -380,13 +368,13 @@ def reduce_any(lay: Layout, axis: str, masks: tuple[int, ...], timeout: float,
     """A butterfly reduction inside ``lay`` (``verify.checks.reduce``): a plain layout once, a family on every
     member or the one ``params`` names."""
     from .reduce import reduction  # noqa: PLC0415
-    envs = bindings(lay.domain.params, params) if lay.is_family else [{}]
-    if not lay.is_family:
-        bindings((), {k: v for k, v in (params or {}).items() if k not in dict(lay.params_bound)})
+    check(params, [side_of(lay)])
+    names = {p.name for p in lay.domain.params}
+    envs = bindings(lay.domain.params, {k: v for k, v in (params or {}).items() if k in names})
     label = f"reduce {lay.id} along {axis} by shfl.xor {', '.join(map(str, masks))}"
     return run_members("reduce", label, lay.domain.params, envs,
                        lambda env: reduction(member(lay, env), axis, masks, timeout))
 
 
-__all__ = ["conform_any", "handoff_any", "read_as", "reduce_any", "side_bindings", "FamilyError", "FamilyResult", "Incompatible", "binding_text", "bindings", "bindings_text", "member",
+__all__ = ["conform_any", "handoff_any", "read_as", "read_values", "reduce_any", "side_bindings", "FamilyError", "FamilyResult", "Incompatible", "binding_text", "bindings", "bindings_text", "member",
            "params_of", "run_members"]

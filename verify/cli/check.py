@@ -41,6 +41,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if any(getattr(args, d, None) is not None for d in getattr(args, "given_flags", ())):
         from .given import cmd_check_given  # noqa: PLC0415 - a layout on its own: the notations load
         return cmd_check_given(args)
+    for dest, flag in (("param", "--param"), ("as_id", "--as"), ("tile", "--tile")):  # never ignored: say so
+        if getattr(args, dest, None):
+            raise UsageError(f"{flag} is for a layout given in a notation (check --formula FILE {flag} ...); "
+                             "check of spec files checks every member of every family")
     old = _read_baseline(args)
     if args.observations:  # a missing or empty observations directory is refused before any work
         from ..hardware.observe import observation_files  # noqa: PLC0415

@@ -32,6 +32,10 @@ PROBES = Owns("`probe`", (("*.cu", " by ptx-layout-verify (verify/"),
 OBSERVATIONS = Owns("`confirm`", (("*.json", '"format": "ptx-layout-verify/observation/'),))
 
 
+PARAM_HELP = ("a family's parameter value, e.g. --param NUM=2: only that member's probes of every family that has "
+              "NUM (without it, every member's); repeat for several")
+
+
 class _Fail(Exception):
     """Bad input or missing tool: one line, exit 2."""
 
@@ -44,18 +48,22 @@ def _layouts(specs: str | None) -> tuple[list[Layout], list[Any]]:
     return api.layouts(loaded), api.map_layouts(loaded)
 
 
-def _probes(lays: tuple[list[Layout], list[Any]], ids: Sequence[str]) -> list[kinds.Probe]:
+def _probes(lays: tuple[list[Layout], list[Any]], ids: Sequence[str], params: Sequence[str] = ()) -> list[kinds.Probe]:
+    """The probes of ``ids`` (every probe without), at the members ``--param`` names (``verify.layout.params``)."""
     from ..hardware import kinds  # noqa: PLC0415
+    chosen = options.params(list(params))
     try:
-        return kinds.probes_for(lays[0], ids, lays[1])
+        return kinds.probes_at(kinds.probes_for(lays[0], ids, lays[1]), chosen)
     except KeyError as e:
         raise _Fail(e.args[0]) from None
+    except ValueError as e:  # a parameter no probed layout has, or a value none runs
+        raise _Fail(str(e)) from None
 
 
 def cmd_probe(args: argparse.Namespace) -> int:
     check_output_dir(args.emit, PROBES)  # refused before any work: never a file probe did not write
     lays = _layouts(args.specs)
-    found = [p for p in _probes(lays, args.ids) if not p.negative]
+    found = [p for p in _probes(lays, args.ids, args.param) if not p.negative]
     out = Path(args.emit)
     from ..hardware import kinds  # noqa: PLC0415
     files = {f"{p.id}.cu": kinds.program(p) for p in found}
@@ -76,7 +84,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 def cmd_confirm(args: argparse.Namespace) -> int:
     from ..hardware import cuda, observe  # noqa: PLC0415
     lays = _layouts(args.specs)
-    found = _probes(lays, args.ids)
+    found = _probes(lays, args.ids, args.param)
     say = (lambda line: print(line, file=sys.stderr)) if args.format == "json" else print  # JSON: one document
     if args.device == "simulated":
         say("SIMULATED device (numpy, follows the specs): tests the pipeline, proves nothing about "
@@ -132,6 +140,7 @@ def register(subparsers: Any) -> None:
                         "nothing but the files probe writes)")
     p.add_argument("--specs", default=None, metavar="PATH",
                    help="spec files or directory the ids are looked up in (default: the bundled specs)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=PARAM_HELP)
     p.set_defaults(func=_guard(cmd_probe))
 
     c = subparsers.add_parser("confirm", help="run the probes on a GPU and record observations")
@@ -148,4 +157,5 @@ def register(subparsers: Any) -> None:
                    help="seconds per probe build and per probe run (default 300)")
     c.add_argument("--format", choices=("text", "json"), default="text",
                    help="text (default) or json (one document on stdout; progress and notes on stderr)")
+    c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=PARAM_HELP)
     c.set_defaults(func=_guard(cmd_confirm))

@@ -21,7 +21,7 @@ STATES_ITS_TILE = frozenset({"triton", "table", "tilelang", "tiled_mma"})
 MAX_LIKE_ELEMENTS = 1024
 
 
-def _like(args: argparse.Namespace, notation: str, params: dict[str, int]) -> api.Layout:
+def _like(args: argparse.Namespace, notation: str) -> api.Layout:
     from . import layouts  # noqa: PLC0415
     tile = options.tile(args.tile)
     if args.as_id is not None:
@@ -32,8 +32,6 @@ def _like(args: argparse.Namespace, notation: str, params: dict[str, int]) -> ap
             raise UsageError(f"--as {lay.id}: a {lay.kind} [[layout]] is checked by `ptx-verify check` of its spec; "
                              "--as takes a register fragment")
         return lay
-    if params:
-        raise UsageError("--param picks a member of --as ID's family; a layout read on its own has no parameters")
     if notation == "index" and getattr(args, "threads", None) is not None and getattr(args, "elements", None) is None:
         raise UsageError("index code with --threads on its own needs --elements N too (the elements each thread holds: "
                          "without a spec layout there is no default)")
@@ -55,7 +53,7 @@ def cmd_check_given(args: argparse.Namespace) -> int:
     flag = layouts._given_flag(args)
     assert flag is not None
     params = options.params(args.param)
-    like = _like(args, flag[0], params)
+    like = _like(args, flag[0])
     given = inputs.evaluation_guard(like.id, lambda: layouts._given(args, like, params))
     given = layouts._named_given(given, args, "", flag)
     tile = options.tile(args.tile)
@@ -91,7 +89,7 @@ def add_options(c: argparse.ArgumentParser) -> None:
     c.add_argument("--tile", default=None, metavar="ROWSxCOLS",
                    help="with a notation flag and no --as: the tile a CuTe or index-code layout covers (a C operand)")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="with --as: the member of a family")
+                   help="with --as: the member of a family; index code reads it by name too")
     c.add_argument("--specs", default=None, metavar="PATH", help="with --as: spec files (default: the bundled specs)")
     c.set_defaults(given_flags=tuple(n.dest for n in api.notations()))
 

@@ -12,6 +12,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from .. import api
+from ..checks.members import read_values
 from ..errors import UsageError
 from ..outputs import json as out_json
 from . import inputs, options
@@ -45,7 +46,7 @@ def _opt_dest(flag: str, prefix: str = "") -> str:
 
 
 def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int], prefix: str = "",
-           fallback: tuple[str, str] | None = None) -> api.Layout:
+           fallback: tuple[str, str] | None = None, strict: bool = True) -> api.Layout:
     """The layout given with one of the registered notations' flags (``verify.layout.notations.registry``).
     ``prefix``: ``to_`` for the flags of ``handoff``'s TO layout (``--to-triton``, ``--to-tensor``);
     ``fallback``: (notation, value) read when no flag of this prefix names the text (TO read from FROM's file)."""
@@ -65,7 +66,7 @@ def _given(args: argparse.Namespace, like: api.Layout, params: dict[str, int], p
                     raise UsageError(f"{flag} goes with {other.flag.replace('--', '--' + prefix.replace('_', '-'), 1)}"
                                      f", not {n.flag.replace('--', '--' + prefix.replace('_', '-'), 1)}")
         try:
-            return api.given(n.name, text, like, source=source, params=params or None, **extra)
+            return api.given(n.name, text, like, source=source, params=params or None, strict=strict, **extra)
         except api.NotationError as e:
             raise inputs.BadInput(_notation_error(e)) from None
         except api.FamilyError as e:
@@ -163,12 +164,6 @@ def add_arch_options(p: argparse.ArgumentParser) -> None:
                         "differ: sm_70)")
 
 
-def _side_params(like: api.Layout, params: dict[str, int], own: dict[str, int]) -> dict[str, int]:
-    """What a side's layout is read with: the ``--param`` names it has (a family's parameter), then its own."""
-    names = {p.name for p in like.domain.params}
-    return {k: v for k, v in params.items() if k in names} | own
-
-
 def cmd_handoff(args: argparse.Namespace) -> int:
     specs = _spec_layouts(args.specs)
     params = options.params(args.param)
@@ -186,15 +181,16 @@ def cmd_handoff(args: argparse.Namespace) -> int:
                              f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
     try:
         if from_flag is not None:
-            read = _side_params(source, params, from_params)
-            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, read)), args, "", from_flag)
+            read = read_values(source, target, params, from_params)
+            source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, read, strict=False)),
+                                  args, "", from_flag)
         elif _given_options(args):
             raise UsageError("give FROM's layout with a notation (--triton FILE ...) for its options")
         if to_flag is not None or (from_flag is not None and _given_options(args, "to_")):
             flag = to_flag or from_flag  # --to-tensor alone: another tensor of FROM's file
-            like, read_to = target, _side_params(target, params, to_params)
-            target = _named_given(inputs.evaluation_guard(like.id, lambda: _given(args, like, read_to, "to_", flag)),
-                                  args, "to_", flag)  # type: ignore[arg-type]
+            like, read_to = target, read_values(target, source, params, to_params)
+            target = _named_given(inputs.evaluation_guard(like.id, lambda: _given(
+                args, like, read_to, "to_", flag, strict=False)), args, "to_", flag)  # type: ignore[arg-type]
         elif _given_options(args, "to_"):
             raise UsageError("give TO's layout with a notation (--to-triton FILE ...) for its options")
         elif args.to_id is None:
@@ -218,7 +214,7 @@ def _reduce(args: argparse.Namespace, specs: list, params: dict[str, int], from_
     source = _find(specs, args.from_id)
     if isinstance(source, api.MapLayout):
         raise UsageError(f"{source.id} is a {source.kind} layout, not a register fragment: --reduce reduces a fragment")
-    read = _side_params(source, params, from_params)
+    read = read_values(source, source, params, from_params)
     try:
         if from_flag is not None:
             source = _named_given(inputs.evaluation_guard(source.id, lambda: _given(args, source, read)), args, "",

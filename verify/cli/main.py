@@ -49,22 +49,28 @@ def cmd_table(args: argparse.Namespace) -> int:
     specs = _load(args.specs)
     try:
         whole = api.layout(specs, args.id)
-        lay = _instance(whole, params)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
     from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
+    flag = layouts._given_flag(args)
+    lay = _instance(whole, params, given=flag is not None)
     if isinstance(lay, MapLayout):
         layouts.arch_spec(lay, args)  # --arch/--major are for wmma fragments: refused here
+        if flag is not None:
+            lay, whole, params = _given_map(lay, whole, args, flag, params)
+        elif layouts._given_options(args):
+            raise UsageError("give the layout with a notation (--formula FILE ...) for its options")
         return _map_table(lay, args, whole, params)
     if args.arch is not None and args.format == "svg":
         raise UsageError("--arch is for text and json (the label says the map is wmmae's, not the doc's)")
     lay, label = layouts.arch_spec(lay, args)
-    flag = layouts._given_flag(args)
     if flag is not None:  # a layout as written (a block tile from a TTGIR dump...), drawn like a spec's
         # read against the family with --param naming its member, as conform reads it (the text may read them)
         like = whole if whole.params and lay is not whole and label is None else lay
         lay = layouts._named_given(inputs.evaluation_guard(like.id, lambda: layouts._given(args, like, params)),
                                    args, "", flag)
+        if lay.is_family:  # index code over the family's parameters: one member is drawn
+            _instance(whole, {k: v for k, v in params.items() if k in {p.name for p in whole.params}})
     elif layouts._given_options(args):
         raise UsageError("give the layout with a notation (--triton FILE ...) for its options")
     metadata = None
@@ -115,21 +121,44 @@ def _map_table(lay: MapLayout, args: argparse.Namespace, whole: MapLayout, param
     return 0
 
 
-def _instance(lay: api.Layout, params: dict[str, int]) -> api.Layout:
-    """The member of a family that ``--param`` names; a parameter the layout does not have is an error
-    that names it and the valid ones (a plain layout has none)."""
-    valid = {p.name: p for p in lay.params}
-    for name in params:
-        if name not in valid:
-            if not valid:
-                raise UsageError(f"--param {name}: {lay.id} is not a family, it has no parameters")
-            raise UsageError(f"--param {name}: {lay.id} has no parameter {name} (its parameters: "
-                             + ", ".join(f"{p.name} = {p.describe()}" for p in valid.values()) + ")")
-    missing = [p for p in valid.values() if p.name not in params]
-    if missing:
-        raise UsageError(f"{lay.id} is a family: name its member with "
-                         + " ".join(f"--param {p.name}=VALUE ({p.describe()})" for p in missing))
-    return lay.instance(**params) if valid else lay
+def _instance(lay: api.Layout, params: dict[str, int], given: bool = False) -> api.Layout:
+    """The member of a family that ``--param`` names (``layout.params``: a family printed as one layout asks
+    for its member; a name the layout does not have is an error naming the valid ones, unless a given layout's
+    index code may read it: ``given``, checked when the code is read).  A fragment family with a given layout
+    is returned whole: the given is read against it (the member its extent fixes, else asked for)."""
+    from ..layout.params import FamilyError, check, need_member, own, side_of  # noqa: PLC0415
+    side = side_of(lay)
+    chosen = own(params, side)
+    try:
+        check(chosen if given else params, [side])
+        if given and not isinstance(lay, MapLayout) and any(p.name not in chosen for p in side.params):
+            return lay  # the given is read against the family: the member its extent fixes, else asked for
+        need_member(lay, chosen)
+    except FamilyError as e:
+        raise UsageError(str(e)) from None
+    return lay.instance(**chosen) if lay.is_family else lay
+
+
+def _given_map(lay: MapLayout, whole: MapLayout, args: argparse.Namespace, flag: tuple[str, str],
+               params: dict[str, int]) -> tuple[MapLayout, MapLayout, dict[str, int]]:
+    """``table MAP --formula FILE`` (``--table``, ``--cute``, ``--triton``): the map as written, read as the
+    ``[[layout]]``'s member (``api.given_map``, as ``conform`` reads it), drawn in its place."""
+    import dataclasses  # noqa: PLC0415
+    from . import conform_map, inputs as _inputs  # noqa: PLC0415
+    name, value = flag
+    n = next(x for x in api.notations() if x.name == name)
+    if name not in conform_map._MAP_NOTATIONS:
+        raise UsageError(f"{lay.id} is a {lay.kind} layout: give it with " + " or ".join(conform_map._MAP_NOTATIONS.values()))
+    source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
+    text = value if n.inline else _inputs.read_input(value)
+    try:
+        m, _ = _inputs.evaluation_guard(source, lambda: api.given_map(whole, name, text, params=params, source=source))
+    except api.NotationError as e:
+        raise _inputs.BadInput(e.one_line()) from None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    given = dataclasses.replace(lay, id=f"{name} {value if n.inline else source} as {lay.id}", map=m)
+    return given, given, {}
 
 
 def _with_progress(label: str, func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

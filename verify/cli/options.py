@@ -148,13 +148,16 @@ def quiet_sigpipe() -> None:
 
 def params(items: list[str], flag: str = "--param") -> dict[str, int]:
     """``--param`` values (``flag``: ``--from-param``, ``--to-param``): ``["N=24"]`` -> ``{"N": 24}`` (bad values
-    and a name given twice are usage errors)."""
+    and a name given twice are usage errors).  Every command reads ``--param`` here; what a name binds is
+    ``verify.layout.params``'s rule."""
     out: dict[str, int] = {}
     for item in items:
         name, eq, value = item.partition("=")
         name, value = name.strip(), value.strip()
-        if not eq or not name or not value.isascii() or not value.isdigit():
+        if not eq or not name:
             raise UsageError(f"{flag} {item!r}: write NAME=VALUE, e.g. N=24")
+        if not value.isascii() or not value.isdigit():
+            raise UsageError(f"{flag} {item!r}: the value is not a whole number in decimal digits (e.g. {name}=24)")
         if len(value.lstrip("0")) > 9:
             raise UsageError(f"{flag} {name}={value[:12]}{'...' if len(value) > 12 else ''}: the value is too large "
                              "(a parameter value has at most 9 digits)")

@@ -39,7 +39,10 @@ examples:
                                              "unplaced access")
 
 
-def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[no-untyped-def]
+    """The tile and its side (``layout.params``): a family of the specs (``--id``), index code (``--formula``:
+    the names of ``params`` it reads), or a notation that reads no parameter."""
+    from ..layout.params import Side, index_side, own, side_of  # noqa: PLC0415
     base = options.shared_address(args.base)
     tile = options.tile(args.tile)
     try:
@@ -50,25 +53,42 @@ def _layout(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             lay = api.layout(specs, args.id)
             if not isinstance(lay, api.MapLayout) or lay.kind != "shared":
                 raise UsageError(f"{lay.id} is not a shared-memory layout")
-            return api.shared_from_map(lay, args.type, base, **options.params(args.param))
-        if args.param:
-            raise UsageError("--param is for --id (a family of the specs)")
+            side = side_of(lay)
+            return api.shared_from_map(lay, args.type, base, **own(params, side)), side
         if args.cute is not None:
-            return api.shared_layout("cute", args.cute, type=args.type, tile=tile, base=base)
+            return api.shared_layout("cute", args.cute, type=args.type, tile=tile, base=base), Side("")
         if args.tma is not None:
-            return api.shared_layout("tma", args.tma, type=args.type, base=base)
+            return api.shared_layout("tma", args.tma, type=args.type, base=base), Side("")
         path = args.triton if args.triton is not None else args.formula
         text = inputs.read_input(path)
         source = "<stdin>" if path == "-" else path
         if args.triton is not None:
-            return api.shared_layout("triton", text, type=args.type, tile=tile, base=base, source=source)
+            return api.shared_layout("triton", text, type=args.type, tile=tile, base=base, source=source), Side("")
         if tile is None or args.type is None:
             raise UsageError("--formula needs --tile ROWSxCOLS and --type")
-        return api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source)
+        side, reading = Side(""), params
+        if params:
+            try:
+                side = index_side(f"--formula {path}", text.decode("utf-8"), params, ("row", "col"))
+                reading = own(params, side)
+            except (FormulaError, UnicodeDecodeError):
+                pass  # bad text: the reader says where
+        lay = api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source,
+                                params=reading)
+        return lay, side
     except api.NotationError as e:
         raise inputs.BadInput(e.one_line()) from None
     except KeyError as e:
         raise UsageError(str(e.args[0])) from None
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _check_params(params: dict[str, int], *sides) -> None:  # type: ignore[no-untyped-def]
+    """Every ``--param`` name had by a side (``layout.params``): one line naming the valid ones otherwise."""
+    from ..layout.params import check  # noqa: PLC0415
+    try:
+        check(params, sides)
     except ValueError as e:
         raise UsageError(str(e)) from None
 
@@ -86,8 +106,10 @@ def cmd_descriptor(args: argparse.Namespace) -> int:
             check = int(args.check, 0)
         except ValueError:
             raise UsageError(f"--check {args.check!r} is not a number (e.g. 0x4000004000010040)") from None
+    params = options.params(args.param)
     try:
-        lay = _layout(args)
+        lay, side = _layout(args, params)
+        _check_params(params, side)
         if k is not None and k * lay.element_bits != 256:
             raise UsageError(f"--shape {args.shape}: k{k} is not 32 bytes of {lay.element_bits}-bit elements "
                              f"(k{256 // lay.element_bits})")
@@ -109,13 +131,18 @@ def cmd_banks(args: argparse.Namespace) -> int:
         raise UsageError("--tensor picks the tensor type of --registers' TTGIR")
     if args.full and not args.svg:
         raise UsageError("--full is for --svg FILE (the picture)")
+    from ..layout.params import Side, index_side, own  # noqa: PLC0415
+    params = options.params(args.param)
     try:
-        lay = _layout(args)
+        lay, side = _layout(args, params)
         addresses = None
         if args.addresses is not None:
             addresses = inputs.read_input(args.addresses).decode("utf-8", "strict")
         try:
-            result = api.banks(lay, args.access, addresses=addresses, timeout=args.timeout)
+            lanes = index_side(f"--addresses {args.addresses}", addresses, params, (), ("row", "col"), True) \
+                if addresses and params else Side("")
+            _check_params(params, side, lanes)
+            result = api.banks(lay, args.access, addresses=addresses, timeout=args.timeout, params=own(params, lanes))
         except FormulaError as e:
             raise inputs.BadInput(f"{args.addresses}:{e.line}:{e.col}: error: {e.message}") from None
         except UnicodeDecodeError:
@@ -140,8 +167,10 @@ def _register_banks(args: argparse.Namespace) -> int:
         raise UsageError("--svg draws one lane pattern; with --registers each instruction has its own")
     text = inputs.read_input(args.registers)
     source = "<stdin>" if args.registers == "-" else args.registers
+    params = options.params(args.param)
     try:
-        lay = _layout(args)
+        lay, side = _layout(args, params)
+        _check_params(params, side)
         result = api.register_banks(text, lay, args.access, tensor=args.tensor, source=source, timeout=args.timeout)
     except api.NotationError as e:
         raise inputs.BadInput(e.one_line()) from None
@@ -165,14 +194,15 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     src.add_argument("--tma", metavar="BOX", help="the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B "
                      "(COLS contiguous; MODE none, 32B, 64B or 128B), or ROWSxCOLS:MODE:col for a column-major "
                      "(transposed) box, ROWS contiguous; needs --type")
-    src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member)")
+    src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member, or "
+                     "the one --param names)")
     p.add_argument("--type", default=None, help="element type: f16, bf16, tf32, e4m3, s8, e2m1... (where the text "
                    "does not say it)")
     p.add_argument("--tile", default=None, metavar="ROWSxCOLS", help="the tile's rows x cols (--formula; --triton "
                    "without a memdesc)")
     p.add_argument("--unit", choices=("bytes", "elements"), default="bytes", help="--formula: what its offset counts")
     p.add_argument("--base", default="0", metavar="ADDR", help="the buffer's shared-memory address (default 0)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help="--id: bind a parameter")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=VALUE", help=options.PARAM_HELP)
     p.add_argument("--specs", default=None, metavar="PATH", help="--id: spec files (default: the bundled specs)")
     p.add_argument("--format", choices=("text", "json"), default="text", help="text (default) or json")
     p.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)

@@ -21,19 +21,6 @@ _FILES = ("triton", "index")
 _PREFIX = re.compile(r"(cute|tma|descriptor|triton|index):", re.S)
 
 
-def _params(items: list[str]) -> dict[str, int]:
-    out = {}
-    for item in items:
-        name, sep, value = item.partition("=")
-        try:
-            out[name.strip()] = int(value, 0)
-        except ValueError:
-            raise UsageError(f"--param {item!r}: expected NAME=INTEGER, e.g. --param VS=4") from None
-        if not sep or not name.strip():
-            raise UsageError(f"--param {item!r}: expected NAME=INTEGER, e.g. --param VS=4")
-    return out
-
-
 def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
     """Each value: a layout id, or ``NOTATION:TEXT`` (a file for triton and index) as a ``Given``."""
     from ..checks.consistency_sides import Given  # noqa: PLC0415
@@ -63,7 +50,7 @@ def cmd_consistent(args: argparse.Namespace) -> int:
     try:
         writer, reader = _side(args.writer, "--writer"), _side(args.reader, "--reader")
         specs = api.load(inputs.paths_or_bundled(None) + list(args.specs))
-        decision = api.consistent(writer, reader, specs, params=_params(args.param), timeout=args.timeout,
+        decision = api.consistent(writer, reader, specs, params=options.params(args.param), timeout=args.timeout,
                                   type=args.type, tile=options.tile(args.tile), base=options.shared_address(args.base), major=args.major,
                                   instr=args.instr, unit=args.unit)
     except api.NotationError as e:
@@ -113,7 +100,8 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     c.add_argument("--specs", action="append", default=[], metavar="PATH",
                    help="more spec files or directories, besides the bundled ones (your own [[layout]] entries)")
     c.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a parameter of either side, e.g. --param VS=4")
+                   help="a parameter's value on every side that has it (a family's, or a name index code reads), "
+                        "e.g. --param VS=4; repeat for several. Without it a family is decided for every member")
     c.add_argument("--type", default=None, help="shared memory: the element type (f16, bf16, tf32, e4m3...): the "
                    "notations are tiles (row, col) -> offset in elements, a shared spec's T is 128 / bits")
     c.add_argument("--tile", default=None, metavar="ROWSxCOLS", help="shared memory: the tile of index code or a "

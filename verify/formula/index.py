@@ -39,6 +39,8 @@ from .parser import LineParser, read_line, resolve, split_lines
 
 THREAD_NAMES = frozenset({"lane", "tid", "laneid"})
 HINT = "in index code '//' is floor division; a comment starts with '#'"
+# after an unknown name: index code reads parameters by name, which only a family or --param gives a value
+UNKNOWN_HINT = "not defined nor an input; a parameter is bound with --param NAME=VALUE"
 
 _TOKEN_RE = re.compile(
     r"""
@@ -170,7 +172,7 @@ def _parse_tokens(tokens: list[Token], lines: list[str], prefix: str, variables:
     if len(defs) + len(helpers) > MAX_DEFINITIONS:
         raise FormulaError(f"more than {MAX_DEFINITIONS} definitions with the floor-division helpers", 1, 1)
     formula = Formula(tuple(helpers) + tuple(Definition(n, tuple(cs), pos) for n, pos, cs in defs), prefix)
-    resolve(formula, lines, required)
+    resolve(formula, lines, required, UNKNOWN_HINT)
     return formula
 
 

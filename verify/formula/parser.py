@@ -404,8 +404,10 @@ def _parse_formula(text: str, element_prefix: str, params: tuple[str, ...], requ
 
 # ----------------------------------------------------------------------------- resolution
 
-def resolve(formula: Formula, lines: list[str], required: tuple[str, ...] = ("row", "col")) -> None:
-    """Unknown names, cycles, misplaced spans, missing row/col, and trees too deep to evaluate."""
+def resolve(formula: Formula, lines: list[str], required: tuple[str, ...] = ("row", "col"),
+            unknown_hint: str = "") -> None:
+    """Unknown names, cycles, misplaced spans, missing row/col, and trees too deep to evaluate.  ``unknown_hint``
+    follows an unknown name's message, ``NAME`` replaced by the name (index code: it may be a parameter)."""
     names = {d.name: d for d in formula.definitions}
 
     def err(msg: str, pos: Pos) -> FormulaError:
@@ -421,7 +423,8 @@ def resolve(formula: Formula, lines: list[str], required: tuple[str, ...] = ("ro
                               getattr(node, "pos", c.pos))
         for n in walk(d):
             if isinstance(n, Ref) and n.name not in names:
-                raise err(f"unknown identifier {n.name!r}", n.pos)
+                hint = f" ({unknown_hint.replace('NAME', n.name)})" if unknown_hint else ""
+                raise err(f"unknown identifier {n.name!r}{hint}", n.pos)
             if isinstance(n, Span) and d.name != "col":
                 raise err("a column range [first ... last] is only allowed as the value of col", n.pos)
         for c in d.cases:

@@ -26,7 +26,7 @@ import dataclasses
 import types
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..layout.ids import base_id, corrected_id
 from ..layout.model import Layout
@@ -451,6 +451,29 @@ def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any
                                                              " (no probe of its instruction includes it)"))
         out.update((p.id, p) for p in mine)
     return sorted(out.values(), key=lambda p: (p.arch, p.id))
+
+
+def probes_at(probes: Sequence[Probe], params: Mapping[str, int] | None) -> list[Probe]:
+    """The probes of the members ``params`` names (``--param``, ``verify.layout.params``): a name binds every
+    probed family that has it, a probe of a layout without it stays; a name or value no probe has is a
+    ``FamilyError`` naming the valid ones (the values the probes run)."""
+    from ..layout.family import Param  # noqa: PLC0415
+    from ..layout.params import Side, check  # noqa: PLC0415
+    if not params:
+        return list(probes)
+
+    def bound(p: Probe) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for x in p.tested:
+            out.update(getattr(x, "params_bound", ()) or p.binding)
+        return out
+
+    values: dict[str, set[int]] = {}
+    for p in probes:
+        for k, v in bound(p).items():
+            values.setdefault(k, set()).add(v)
+    check(params, [Side("the probed layouts", tuple(Param(k, tuple(sorted(v))) for k, v in values.items()))])
+    return [p for p in probes if all(bound(p).get(k, v) == v for k, v in params.items())]
 
 
 def _companion(m: Any, named: Sequence[Any]) -> bool:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 from ..formula import BinOp, Case, Definition, Formula, FormulaError, Num, Ref, Var
 from ..formula.index import parse_index
 from .dims import Dim
-from .family import Extent, Param
+from .family import Extent, Param, substitute
 from .named import FormulaMap, evaluate_all
 
 BANKS = 32
@@ -161,11 +161,15 @@ def default_pattern(access: Access, type_bits: int) -> Pattern:
     return pattern_from_text(text, access, type_bits, "default")
 
 
-def pattern_from_text(text: str, access: Access, type_bits: int, source: str = "addresses") -> Pattern:
+def pattern_from_text(text: str, access: Access, type_bits: int, source: str = "addresses",
+                      params: Mapping[str, int] | None = None) -> Pattern:
     """Index code (``verify.formula.index``) defining ``row`` and ``col`` over the lane (``lane``, ``tid``,
     ``laneid`` or ``%laneid``); the lanes that do not supply an address (past ``access.lanes``) are left out
-    whatever the text says.  ``FormulaError`` for bad text."""
-    f = parse_index(text, "x", (), ("row", "col"), thread=True)
+    whatever the text says.  ``params``: values the code may read by name (``--param``).  ``FormulaError`` for
+    bad text."""
+    f = parse_index(text, "x", (), ("row", "col"), tuple(params or {}), thread=True)
+    if params:
+        f = substitute(f, dict(params))
     probe = FormulaMap(f, (Dim("lane", access.lanes),), (Dim("row", 1 << 20), Dim("col", 1 << 20)))
     v = evaluate_all(probe)
     ok = v.ok

@@ -142,9 +142,15 @@ def _needs_member(like: Layout) -> Layout:
 def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     """Index code states no domain of its own (it takes the spec's), so against a family it is a family too:
     the same parameters, domain and extents as ``like``, the code free to read the parameters by name
-    (``N``).  ``conform`` then answers for every member."""
+    (``N``).  ``conform`` then answers for every member.  Values ``like`` carries (``params_bound``: names
+    ``--param`` binds that the family lacks, ``layout.params``) are read by name too; the layout keeps those
+    it read."""
+    from ..params import reads  # noqa: PLC0415
+    values = dict(like.params_bound)
     names = tuple(p.name for p in like.domain.params)
-    formula = parse_index_code(text, like.prefix, source, names)
+    formula = parse_index_code(text, like.prefix, source, names + tuple(k for k in values if k not in names))
+    read = {k: values[k] for k in reads(formula, values)}
+    formula = substitute(formula, read) if read else formula
     for _, member in like.instances():
         check_reach(substitute(formula, dict(member.params_bound)), member.threads, member.n_elements, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
@@ -153,7 +159,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
                    element_list=None, elements_text=None,
                    source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
                    expect={}, corrected=False, erratum="", derived="", spec_path=source, formula_line=1,
-                   formula_text=raw, text_map=(), partial=False)
+                   formula_text=raw, text_map=(), partial=False, params_bound=tuple(read.items()))
 
 
 # ----------------------------------------------------------------------------- tables for Z3

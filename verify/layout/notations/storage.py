@@ -125,13 +125,25 @@ def index_map(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ..
     """Index code (``verify.formula.index``) over the names of ``inputs`` defining every name of ``outputs``.
     It may read the parameters ``params`` (a family's, on the other side) by name: one bound in ``values``
     reads its value, any other makes the map a family over it (the decision then holds for every value)."""
+    return read_params(_index_map(text, inputs, outputs, source, params, values), values or {})
+
+
+def index_reads(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], source: str = "argument",
+                params: tuple[Param, ...] = (), values: Mapping[str, int] | None = None) -> tuple[str, ...]:
+    """The names of ``values`` that ``index_map``'s code reads (``layout.params``: they are its side's)."""
+    from ..params import reads  # noqa: PLC0415
+    return reads(_index_map(text, inputs, outputs, source, params, values).formula, values or {})
+
+
+def _index_map(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], source: str,
+               params: tuple[Param, ...], values: Mapping[str, int] | None) -> FormulaMap:
+    """``index_map`` before its parameters are read (the parse is memoised)."""
     src = decode_source(text, source, limit=1 << 20)
     given = tuple(Param(k, (v,)) for k, v in (values or {}).items() if k not in {p.name for p in params})
     try:
-        m = formula_map(src, inputs, outputs, tuple(params) + given, index_code=True)
+        return formula_map(src, inputs, outputs, tuple(params) + given, index_code=True)
     except FormulaError as e:
         raise NotationError(e.message, e.line, e.col, source) from None
-    return read_params(m, values or {})
 
 
 def read_params(m: FormulaMap, values: Mapping[str, int]) -> FormulaMap:
