@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .launch import Launch, Tensor
-from .symbolic import ATOM, SUM, ZERO_KIND, Symbolic
+from .symbolic import ADD, ATOM, SUM, ZERO_KIND, Symbolic
 
 CHUNK = 1 << 21  # products per chunk
 
@@ -52,10 +52,11 @@ def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]
     while len(elem):
         kinds, _ = sym.kind_width(cur)
         is_sum = kinds == SUM
-        lone = ~is_sum & (kinds != ZERO_KIND)
+        is_add = kinds == ADD
+        lone = ~is_sum & ~is_add & (kinds != ZERO_KIND)
         lone_e.append(elem[lone])
         lone_v.append(cur[lone])
-        if not is_sum.any():
+        if not is_sum.any() and not is_add.any():
             break
         e, s = elem[is_sum], cur[is_sum]
         r = sym.row(s)
@@ -70,7 +71,10 @@ def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]
             a = A[rw[:, None], rr[:, None] * K + kk[None, :]]
             b = B[rw[:, None], kk[None, :] * N + cc[:, None]]
             out.append((e[sel], a, b, np.full(int(sel.sum()), int(f)), rw, rr, cc, np.full(int(sel.sum()), link)))
-        elem, cur = e, sym.resolve(r[:, 2])
+        ea = elem[is_add]
+        ra = sym.row(cur[is_add])  # a sum of two sums (an accumulator added to another: Triton's fp8 on Hopper)
+        elem = np.concatenate([e, ea, ea])
+        cur = np.concatenate([sym.resolve(r[:, 2]), sym.resolve(ra[:, 2]), sym.resolve(ra[:, 3])])
         link += 1
     return out, np.concatenate(lone_e) if lone_e else np.zeros(0, np.int64), \
         np.concatenate(lone_v) if lone_v else np.zeros(0, np.int64)

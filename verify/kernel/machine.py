@@ -60,6 +60,7 @@ class Program:
     events: Events = field(default_factory=Events)
     trace: bool = False  # the chain's run: every load's data gets a value of its own (``domain.moved``)
     steps_run: int = 0
+    tracks_fences: bool = False  # the kernel has wgmma: registers written since the last wgmma.fence are tracked
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
         return KernelError(self.module.path, instr.line, instr.col, message)
@@ -165,11 +166,24 @@ class CTA:
         self.smem = SharedMemory(prog.shared_size)
         self.step: Step | None = None
         self.split_at: Instr | None = None  # the branch that split the threads, while they are split
+        self.active: np.ndarray | None = None  # the threads the current instruction runs for (None: all)
+        # registers an asynchronous instruction (wgmma) still writes: register -> (threads, its step index); a read or
+        # write of one by another instruction before the wait that completes it is a finding
+        self.async_regs: dict[int, tuple[np.ndarray, int]] = {}
+        # registers written since the last wgmma.fence (None: the kernel has no wgmma, nothing is tracked)
+        self.fence_dirty: dict[int, np.ndarray] | None = {} if prog.tracks_fences else None
+        self.state: dict[str, Any] = {}  # the asynchronous units' state, by the module that owns it
 
     # ------------------------------------------------------------------ registers
 
     def get(self, r: int) -> tuple[np.ndarray, np.ndarray | None]:
         """(bits, tags) of register ``r`` (never written: zeros, every byte undefined)."""
+        if self.async_regs and r in self.async_regs:
+            self.in_flight(r, "reads")
+        return self.get_raw(r)
+
+    def get_raw(self, r: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """``get`` for the asynchronous unit that owns the register (no in-flight check)."""
         b = self.B[r]
         if b is None:
             w = self.prog.widths[r]
@@ -178,8 +192,32 @@ class CTA:
             return np.zeros(self.T, U64), full_tags(self.T, max(1, w // 8), UNDEF)
         return b, self.G[r]
 
+    def in_flight(self, r: int, verb: str) -> None:
+        """A finding: the current instruction ``verb`` register ``r`` while an asynchronous instruction still writes it
+        for some of the threads it runs for."""
+        threads, owner = self.async_regs[r]
+        hit = threads if self.active is None else (threads & self.active)
+        if not hit.any() or self.step is None:
+            return
+        t = int(np.argmax(hit))
+        o = self.prog.steps[owner].instr
+        name = self.prog.fn.regs[r].name
+        self.prog.events.add("register_in_flight", self.step.index, self.index, t, 0, "register",
+                             f"{self.step.instr.opcode.split('.')[0]} {verb} {name}, which the {o.base} at line {o.line} "
+                             f"still writes (no {o.base}.wait_group between them)", int(hit.sum()))
+
     def put(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
         """Write register ``r`` for the threads of ``m`` (``None``: all)."""
+        if self.async_regs and r in self.async_regs:
+            self.in_flight(r, "writes")
+        if self.fence_dirty is not None:
+            mm = np.ones(self.T, bool) if m is None else m
+            old = self.fence_dirty.get(r)
+            self.fence_dirty[r] = mm if old is None else (old | mm)
+        self.put_raw(r, bits, tags, m)
+
+    def put_raw(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
+        """``put`` for the asynchronous unit that owns the register (no in-flight or fence bookkeeping)."""
         w = self.prog.widths[r]
         T = self.T
         if w == 1:
@@ -370,6 +408,7 @@ def run_cta(prog: Program, cta: CTA) -> None:
         if st.kind == "op":
             if gm is None or gm.any():
                 assert st.run is not None
+                cta.active = gm
                 st.run(cta, gm)
             nxt = pc + 1
             if uniform:

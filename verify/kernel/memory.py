@@ -188,6 +188,9 @@ class SharedMemory:
         self.r_warps = np.zeros(n, np.uint64)
         self.pending = np.zeros(n, np.int32)
         self.pending_instr = np.full(n, -1, np.int64)
+        self.reading = np.zeros(n, np.int32)  # asynchronous readers in flight (wgmma, tcgen05.mma, TMA stores)
+        self.reading_instr = np.full(n, -1, np.int64)
+        self.unfenced = np.zeros(n, bool)  # written by the generic proxy, no fence.proxy.async since
         self.epoch = 0
         self.groups: list[list[Copy]] = []
         self.open_group: list[Copy] = []

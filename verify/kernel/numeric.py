@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Module
-from .bytes import CONCRETE, UNDEF, U64, mask_of
+from .bytes import CONCRETE, UNDEF, U64, from_bytes, mask_of
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
 from .symbolic import element_starts
@@ -28,7 +28,7 @@ def mma_input_bits(module: Module) -> int:
     widths = [64]
     for fn in module.functions:
         for st in fn.body:
-            if getattr(st, "base", "") == "mma":
+            if getattr(st, "base", "") in ("mma", "wgmma"):
                 ts = [p for p in st.parts if p in TYPE_BITS and p != "pred"]
                 if len(ts) >= 3:
                     widths += [TYPE_BITS[ts[1]], TYPE_BITS[ts[2]]]
@@ -127,6 +127,57 @@ class Numeric:
                 tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
             out.append((bits, tags))
         return out
+
+    def add(self, bits: list[np.ndarray], tags: list[np.ndarray], nb: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A float ``add`` of two data values: their integers added modulo 2^(8 nb)."""
+        self.acc_bits = min(self.acc_bits, 8 * nb)
+        out = (np.asarray(bits[0], U64) + np.asarray(bits[1], U64)) & mask_of(8 * nb)
+        return out, np.broadcast_to(np.arange(nb, dtype=np.int64) % 8, (len(out), nb)).copy()
+
+    # ------------------------------------------------------------------ warpgroup and Tensor Memory MMAs
+
+    def elements(self, tags: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """Each element's integer (little-endian bytes) of memory bytes [n, element bytes]."""
+        return from_bytes(bits)
+
+    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        cols = []
+        for b, _ in regs:
+            b = np.broadcast_to(np.asarray(b, U64), (T,))
+            for e in range(per):
+                cols.append((b >> np.uint64(e * 8 * eb)) & mask_of(8 * eb))
+        return np.stack(cols, axis=1)
+
+    def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape, U64)
+
+    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
+               d_bytes: int, info: np.ndarray) -> np.ndarray:
+        D = (C + np.einsum("wmk,wkn->wmn", A, B)) & mask_of(8 * d_bytes)
+        self.acc_bits = min(self.acc_bits, 8 * d_bytes)
+        self.mmas += A.shape[0]
+        return D
+
+    def register_bytes(self, D: np.ndarray, threads: np.ndarray, row: np.ndarray, col: np.ndarray, per: int,
+                       eb: int, rbytes: int, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        W = D.shape[0]
+        th = threads.reshape(-1)
+        out = []
+        for j in range(row.shape[1] // per):
+            bits = np.zeros(T, U64)
+            tags = np.full((T, rbytes), CONCRETE, np.int64)
+            for e in range(per):
+                i = j * per + e
+                v = D[np.arange(W)[:, None], row[:, i][None, :], col[:, i][None, :]].reshape(-1)
+                bits[th] |= (v & mask_of(8 * eb)) << np.uint64(e * 8 * eb)
+                tags[th, e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
+            out.append((bits, tags))
+        return out
+
+    def memory_bytes(self, vals: np.ndarray, eb: int) -> tuple[np.ndarray, np.ndarray]:
+        v = np.asarray(vals, U64)
+        bits = ((v[:, None] >> (np.arange(eb, dtype=np.uint64) * np.uint64(8))[None, :]) & np.uint64(0xFF)).astype(np.uint8)
+        return np.broadcast_to(np.arange(eb, dtype=np.int64) % 8, (len(v), eb)).copy(), bits
 
     # ------------------------------------------------------------------ the verdict
 

@@ -912,6 +912,17 @@ def _float_identity(cta: CTA, ins: Instr, op: str, bits: list[np.ndarray], tags:
     for g in tags:
         if g is not None:
             data |= (g >= 0).any(axis=1)
+    if op == "add" and len(tags) == 2 and all(g is not None for g in tags):
+        both = (tags[0] >= 0).all(axis=1) & (tags[1] >= 0).all(axis=1) & ~done  # type: ignore[union-attr]
+        if m is not None:
+            both &= m
+        if both.any():  # two sums added (an accumulator and a k-block's partial sum): exact in both engines
+            sel = np.flatnonzero(both)
+            got = cta.prog.domain.add([bits[0][sel], bits[1][sel]], [full[0][sel], full[1][sel]], nb)
+            if got is not None:
+                out_b[sel] = got[0]
+                out_t[sel] = got[1]
+                done[sel] = True
     bad = data & ~done
     if m is not None:
         bad &= m

@@ -108,9 +108,105 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     return tags, bits
 
 
+def read_shared_async(cta: CTA, ins: Instr, addr: np.ndarray, n: int, warps: np.ndarray, thread: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of shared memory for each address of ``addr`` (``int64[k]``), read by an
+    asynchronous-proxy unit on behalf of ``warps`` (a warpgroup's ``wgmma``, a ``tcgen05.mma``, a TMA store):
+    (tags[k, n], bits[k, n]).  The findings of ``read_shared`` (outside the allocation, never written, a copy in
+    flight, written by another warp in this barrier epoch), and bytes the generic proxy wrote with no
+    ``fence.proxy.async`` since.  ``thread`` names the reader in findings and in the chain's run."""
+    sm = cta.smem
+    prog = cta.prog
+    a = np.asarray(addr, np.int64).reshape(-1)
+    k_n = len(a)
+    out = (a < 0) | (a + n > sm.size)
+    step = cta.step.index if cta.step is not None else 0
+    what = ins.opcode.split(".")[0]
+    if out.any():
+        k = int(np.argmax(out))
+        prog.events.add("shared_out_of_bounds", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
+                        int(out.sum()))
+    idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
+    tags = sm.tags[idx].copy()
+    bits = sm.bits[idx].copy()
+    tags[out] = UNDEF
+    ok = ~out
+    never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok
+    if never.any():
+        k = int(np.argmax(never))
+        prog.events.add("unwritten_read", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+    pend = (sm.pending[idx] > 0).any(axis=1) & ok
+    if pend.any():
+        k = int(np.argmax(pend))
+        j = int(np.argmax(sm.pending[idx[k]] > 0))
+        src = int(sm.pending_instr[idx[k, j]])
+        w = prog.steps[src].instr if src >= 0 else None
+        prog.events.add("read_in_flight", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line "
+                        f"{w.line if w else 0} that writes it has completed", int(pend.sum()))
+    wset = np.zeros(64, bool)
+    wset[np.asarray(warps, np.int64)] = True
+    ww = sm.w_warp[idx]
+    race = ((sm.w_epoch[idx] == sm.epoch) & (ww >= 0) & ~wset[np.clip(ww, 0, 63)]).any(axis=1) & ok
+    if race.any():
+        k = int(np.argmax(race))
+        j = int(np.argmax((sm.w_epoch[idx[k]] == sm.epoch) & ~wset[np.clip(ww[k], 0, 63)] & (ww[k] >= 0)))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        prog.events.add("race", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} (warps {int(warps[0])}-{int(warps[-1])}) reads shared 0x{int(a[k]):x}, which warp "
+                        f"{int(ww[k, j])} wrote at line {prog.steps[wi].instr.line} with no bar.sync between",
+                        int(race.sum()))
+    unf = sm.unfenced[idx].any(axis=1) & ok & ~pend
+    if unf.any():
+        k = int(np.argmax(unf))
+        j = int(np.argmax(sm.unfenced[idx[k]]))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        prog.events.add("proxy_fence_missing", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x} through the asynchronous proxy, which "
+                        f"{prog.steps[wi].instr.opcode.split('.')[0]} at line {prog.steps[wi].instr.line} wrote through "
+                        "the generic proxy with no fence.proxy.async between them", int(unf.sum()))
+    flat = idx[ok].reshape(-1)
+    if flat.size:
+        bitsw = np.bitwise_or.reduce(np.uint64(1) << np.asarray(warps, np.uint64))
+        same = sm.r_epoch[flat] == sm.epoch
+        sm.r_warps[flat] = np.where(same, sm.r_warps[flat], np.uint64(0)) | bitsw
+        sm.r_epoch[flat] = sm.epoch
+    if prog.trace:
+        tags = prog.domain.moved(cta, step, np.full(k_n, thread, np.int64), tags, a.astype(np.uint64), "shared")
+    return tags, bits
+
+
+def short_copy(ins: Instr | None) -> str:
+    if ins is None:
+        return "copy"
+    if ins.base == "cp" and "bulk" in ins.parts:
+        return "TMA copy (cp.async.bulk)"
+    return "cp.async" if ins.base == "cp" else ins.base
+
+
+def hold(cta: CTA, addr: np.ndarray, n: int, instr: int) -> np.ndarray:
+    """Mark bytes ``[addr, addr + n)`` as read by the asynchronous instruction ``instr`` until ``release``: a write of
+    them before then is a finding.  The flat byte indices held."""
+    sm = cta.smem
+    a = np.asarray(addr, np.int64).reshape(-1)
+    idx = (a[:, None] + np.arange(n)[None, :]).reshape(-1)
+    idx = idx[(idx >= 0) & (idx < sm.size)]
+    np.add.at(sm.reading, idx, 1)
+    sm.reading_instr[idx] = instr
+    return idx
+
+
+def release(cta: CTA, idx: np.ndarray) -> None:
+    np.subtract.at(cta.smem.reading, idx, 1)
+
+
 def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
-                 instr: int | None = None) -> None:
-    """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``)."""
+                 instr: int | None = None, proxy: str = "generic") -> None:
+    """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``; a write
+    of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``cp.async``), whose
+    bytes an asynchronous-proxy reader may read only after a ``fence.proxy.async``, or ``async`` (TMA)."""
     sm = cta.smem
     prog = cta.prog
     n = tags.shape[1]
@@ -134,8 +230,18 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
                             f"warp {int(warp[k])} writes shared 0x{int(a[ok][k]):x}, which another warp wrote in the "
                             "same barrier epoch", int(waw.sum()))
         flat = idx.reshape(-1)
+        busy = sm.reading[idx] > 0
+        if busy.any():
+            k = int(np.argmax(busy.any(axis=1)))
+            j = int(np.argmax(busy[k]))
+            reader = prog.steps[int(sm.reading_instr[idx[k, j]])].instr
+            prog.events.add("overwrite_in_flight", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
+                            f"{prog.steps[index].instr.opcode.split('.')[0]} writes shared 0x{int(a[ok][k]):x}, which the "
+                            f"{reader.base} at line {reader.line} still reads (no wait for it between them)",
+                            int(busy.any(axis=1).sum()))
         sm.tags[flat] = tags[ok].reshape(-1)
         sm.bits[flat] = bits[ok].reshape(-1)
+        sm.unfenced[flat] = proxy == "generic"
         sm.writer[flat] = np.repeat(writer_code(cta.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
         sm.w_epoch[flat] = sm.epoch
         sm.w_warp[flat] = np.repeat(warp, n)
@@ -493,5 +599,28 @@ for _name in ("membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent"
     HANDLERS[_name] = _nop
 
 
-__all__ = ["address", "complete", "read_bytes", "read_global", "read_shared", "space_of", "vector_of", "write_bytes",
-           "write_global", "write_shared"]
+@handler("fence")
+def _fence(prog: Program, ins: Instr, index: int) -> Step:
+    """``fence.proxy.async`` (for shared memory, or every state space): what the generic proxy wrote before it is
+    ordered before the asynchronous proxy's later reads: the bytes its threads wrote, and the bytes written before
+    the last barrier (which ordered them before the fence).  Other fences have no effect on values."""
+    parts = ins.parts
+    if len(parts) < 3 or parts[1:3] != ("proxy", "async") or (len(parts) > 3 and not parts[3].startswith("shared")):
+        return Step(ins, index, "nop")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        sm = cta.smem
+        if not sm.unfenced.any():
+            return
+        idx = np.flatnonzero(sm.unfenced)
+        if m is None:
+            sm.unfenced[idx] = False
+            return
+        writer = (sm.writer[idx] >> 24) & 0xFFFF
+        done = m[np.clip(writer, 0, cta.T - 1)] | (sm.w_epoch[idx] < sm.epoch)
+        sm.unfenced[idx[done]] = False
+    return Step(ins, index, "op", run)
+
+
+__all__ = ["address", "complete", "hold", "read_bytes", "read_global", "read_shared", "read_shared_async", "release",
+           "short_copy", "space_of", "vector_of", "write_bytes", "write_global", "write_shared"]

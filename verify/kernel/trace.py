@@ -132,29 +132,19 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
     if match is None:
         return tuple(links)
     ta, tb, info, _ = sym.forms[match.form]
-    mma_instr, _, warp = (int(x) for x in info.view()[match.row])
-    mi = instrs[mma_instr]
-    from .fragments import mma_form  # noqa: PLC0415
-    from .ops_tc import operand_registers  # noqa: PLC0415
-    parts = mi.parts
-    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
-                                       "e5m2", "b1")]
-    shape = next(p for p in parts if p.startswith("m") and "k" in p)
-    form = mma_form(shape, *types)
-    op = form.a if side == "a" else form.b
-    want = (match.r, match.k) if side == "a" else (match.k, match.c)
-    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
-    regs = operand_registers(mi)
-    reg_words = ""
-    if len(hit):
-        lane, i = (int(x) for x in hit[0])
-        j = i // op.per_register
-        name = regs[1 if side == "a" else 2][j]
-        reg_words = f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
-            (f", element {i % op.per_register})" if op.per_register > 1 else ")")
+    row_info = [int(x) for x in info.view()[match.row]]
+    mi = instrs[row_info[0]]
     factor = match.a if side == "a" else match.b
+    first_hop = _first_move(sym, factor)
+    tail = ""
+    if mi.base == "mma":
+        words = _mma_words(mi, match, side, row_info[2])
+    else:
+        words, tail, skip = _async_mma_words(mi, match, side, row_info, first_hop, row_info[0])
+        if skip:
+            factor = skip
     links.append(Link(short_name(mi.opcode), mi.line, mi.col, source_of(module, mi),
-                      f"{reg_words} multiplied {sym.value_words(factor)}".strip()))
+                      f"{words} multiplied {sym.value_words(match.a if side == 'a' else match.b)}{tail}".strip()))
     v = factor
     hops = 0
     while v >= sym.first and hops < 32:
@@ -181,6 +171,76 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         v = src
         hops += 1
     return tuple(links)
+
+
+def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
+    """The first MOVE a value passed through (through conversions): (source, instruction, cta/thread, address)."""
+    hops = 0
+    while v >= sym.first and hops < 8:
+        row = sym.row(np.array([v]))[0]
+        if row[0] == MOVE:
+            return int(row[2]), int(row[3]), int(row[4]), int(row[5])
+        if row[0] != 2:
+            return None
+        v = int(row[2])
+        hops += 1
+    return None
+
+
+def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
+    """``(warp 0, lane 4, register a0 = %r221, element 0)``: where an ``mma.sync`` took the wrong factor."""
+    from .fragments import mma_form  # noqa: PLC0415
+    from .ops_tc import operand_registers  # noqa: PLC0415
+    parts = mi.parts
+    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
+                                       "e5m2", "b1")]
+    shape = next(p for p in parts if p.startswith("m") and "k" in p)
+    form = mma_form(shape, *types)
+    op = form.a if side == "a" else form.b
+    want = (match.r, match.k) if side == "a" else (match.k, match.c)
+    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+    regs = operand_registers(mi)
+    if not len(hit):
+        return ""
+    lane, i = (int(x) for x in hit[0])
+    j = i // op.per_register
+    name = regs[1 if side == "a" else 2][j]
+    return f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
+        (f", element {i % op.per_register})" if op.per_register > 1 else ")")
+
+
+def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], first_hop: tuple[int, ...] | None,
+                     index: int) -> tuple[str, str, int]:
+    """The words of a ``wgmma`` (or ``tcgen05.mma``) link: the unit, the tile element the wrong factor stood at, and
+    where it came from: the register (A in registers) or the descriptor and the shared address it read.  Also the
+    value to follow next (the data the descriptor read, past the MOVE of the read itself; 0: the factor)."""
+    from .fragments import descriptor_words  # noqa: PLC0415
+    unit = info[2]
+    tile = f"({match.r}, {match.k}) of its A tile" if side == "a" else f"({match.k}, {match.c}) of its B tile"
+    desc = info[3] if side == "a" else info[4]
+    operand = "A" if side == "a" else "B"
+    who = f"warpgroup {unit}" if mi.base == "wgmma" else f"MMA {unit}"
+    if desc == -1 and mi.base == "wgmma":
+        from .ops_wgmma import form_of  # noqa: PLC0415
+        op = form_of(mi).a
+        hit = np.argwhere((op.row == match.r) & (op.col == match.k))
+        if len(hit):
+            t, i = (int(x) for x in hit[0])
+            j = i // op.per_register
+            regs = mi.operands[1]
+            name = getattr(regs.items[j], "name", "_") if isinstance(regs, Vec) else "_"
+            return (f"({who}, thread {t}, register a{j} = {name}" +
+                    (f", element {i % op.per_register}" if op.per_register > 1 else "") + ")", f", element {tile}", 0)
+        return f"({who})", f", element {tile}", 0
+    value = desc % (1 << 64)
+    instr = "wgmma" if mi.base == "wgmma" else "tcgen05"
+    where = ""
+    skip = 0
+    if first_hop is not None and first_hop[1] == index:
+        where = f" from shared 0x{first_hop[3]:x}"
+        skip = first_hop[0]
+    return (f"({who})", f", element {tile}: the {operand} descriptor {value:#018x} ({descriptor_words(instr, value)}) "
+            f"reads it{where}", skip)
 
 
 __all__ = ["address_lines", "chain", "short_name", "source_of"]
