@@ -21,7 +21,7 @@ import numpy as np
 from ..errors import SpecError
 from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
 from .bytes import CONCRETE, UNDEF, U64, full_tags, mask_of, sext
-from .launch import Launch, Scalar, Struct, Tensor, encode_scalar
+from .launch import Launch, Scalar, Struct, Tensor, TensorMap, encode_scalar
 from .memory import Events, GlobalMemory, SharedMemory
 
 MAX_STEPS = 20_000_000  # instructions one CTA may execute (a loop that does not end is an error)
@@ -61,6 +61,7 @@ class Program:
     trace: bool = False  # the chain's run: every load's data gets a value of its own (``domain.moved``)
     steps_run: int = 0
     tracks_fences: bool = False  # the kernel has wgmma: registers written since the last wgmma.fence are tracked
+    tensor_maps: dict[int, TensorMap] = field(default_factory=dict)  # parameter-space address -> the map there
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
         return KernelError(self.module.path, instr.line, instr.col, message)
@@ -114,6 +115,13 @@ def build_params(prog: Program) -> None:
             continue
         a = args[k]
         where = (launch.path, a.line or 1, a.col or 1)
+        if isinstance(a, TensorMap):
+            if p.size != 128:
+                raise SpecError(*where, f"tensor map {a.name} is given for parameter {k} ({p.name}) of {p.size} bytes, "
+                                        "not a 128-byte CUtensorMap")
+            prog.tensor_maps[off] = a
+            buf.extend(b"\0" * 128)
+            continue
         if isinstance(a, Tensor):
             if p.size != 8:
                 raise SpecError(*where, f"tensor {a.name} is given for parameter {k} ({p.name}), which is .{p.type} "
@@ -298,8 +306,10 @@ class CTA:
             off = 0 if isinstance(o, Sym) else o.offset
             if isinstance(base, Sym) and base.name in self.prog.shared_addr:
                 return np.uint64(self.prog.shared_addr[base.name] + off), None
-            raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable: its address is not known "
-                                     "to the executor")
+            if isinstance(base, Sym) and base.name in self.prog.param_off:  # a parameter's address (parameter space)
+                return np.uint64(self.prog.param_off[base.name][0] + off), None
+            raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable or a parameter: its "
+                                     "address is not known to the executor")
         raise self.prog.error(o, f"unexpected operand {type(o).__name__}")
 
     def special(self, o: Special) -> np.ndarray | np.uint64:

@@ -86,9 +86,12 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
         j = int(np.argmax(sm.pending[idx[k]] > 0))
         src = int(sm.pending_instr[idx[k, j]])
         line = prog.steps[src].instr.line if src >= 0 else 0
+        w = prog.steps[src].instr if src >= 0 else None
+        wait = "no mbarrier wait that completes it" if w is not None and "bulk" in w.parts else \
+            "no cp.async.wait_group"
         prog.events.add("read_in_flight", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x} before the cp.async at line {line} that writes "
-                        "it has completed (no cp.async.wait_group between them)", int(pend.sum()))
+                        f"{ins.opcode} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line {line} that "
+                        f"writes it has completed ({wait} between them)", int(pend.sum()))
     warp = cta.warp[rows][:, None]
     race = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp) & (sm.w_warp[idx] >= 0)).any(axis=1) & ok
     if race.any():
@@ -247,10 +250,12 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         sm.w_warp[flat] = np.repeat(warp, n)
 
 
-def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows``; an
-    access no tensor holds is a finding."""
+def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str,
+            who: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows`` (``who``:
+    the threads findings name, when the accesses are a bulk copy's elements); an access no tensor holds is a
+    finding."""
+    who = rows if who is None else who
     gm = cta.prog.gmem
     assert gm is not None
     a = addr[rows]
@@ -259,7 +264,7 @@ def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, ve
     if bad.any():
         k = int(np.argmax(bad))
         what = "tensor" if verb == "reads" else "output tensor"
-        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} {verb} {gm.describe(int(a[k]))}: no {what} holds those {n} bytes",
                             int(bad.sum()))
     return a, reg, off, bad
@@ -279,11 +284,14 @@ def _write_after_read(cta: CTA, index: int, idx: np.ndarray, warp: np.ndarray, r
                             "bar.sync between", int(war.sum()))
 
 
-def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray,
+                who: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of global memory for the threads ``rows`` (``who``: as ``_locate``)."""
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
-    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads")
+    who = rows if who is None else who
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads", who)
     tags = np.full((len(rows), n), UNDEF, np.int64)
     bits = np.zeros((len(rows), n), np.uint8)
     for r in np.unique(reg[~bad]):
@@ -295,39 +303,42 @@ def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     never = (tags == UNDEF).any(axis=1) & ~bad
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+        prog.events.add("unwritten_read", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                         f"{ins.opcode} reads {gm.describe(int(a[k]))}, which nothing wrote", int(never.sum()))
     if prog.trace:
-        tags = prog.domain.moved(cta, cta.step.index, rows, tags, a, "global")
+        tags = prog.domain.moved(cta, cta.step.index, who, tags, a, "global")
     return tags, bits
 
 
-def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray) -> None:
+def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
+                 who: np.ndarray | None = None) -> None:
+    """Write ``tags``/``bits`` [r, n] at global ``addr`` for the threads ``rows`` (``who``: as ``_locate``)."""
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
     n = tags.shape[1]
-    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes")
+    who = rows if who is None else who
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes", who)
     for r in np.unique(reg[~bad]):
         sel = reg == r
         region = gm.regions[int(r)]
         if not region.output:
             k = int(np.argmax(sel))
-            prog.events.add("input_written", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+            prog.events.add("input_written", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(a[k]))}, an input tensor", int(sel.sum()))
             continue
         idx = (off[sel][:, None] + np.arange(n)[None, :]).reshape(-1)
         gap = region_gaps(region, idx)
         if gap is not None and gap.any():
             k = int(np.argmax(gap))
-            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[sel][k // n]),
+            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[sel][k // n]),
                             int(region.base + idx[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(region.base + idx[k]))}, between the tensor's "
                             "elements", int(gap.sum()))
         region.tags[idx] = tags[sel].reshape(-1)
         region.bits[idx] = bits[sel].reshape(-1)
         _count_writes(region, idx)
-        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (rows[sel].astype(np.int64) << 24), n)
+        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (who[sel].astype(np.int64) << 24), n)
 
 
 def _count_writes(region: Any, idx: np.ndarray) -> None:
@@ -498,7 +509,8 @@ def _cp(prog: Program, ins: Instr, index: int) -> Step:
                     complete(cta, c)
         return Step(ins, index, "op", wait, collective="cta")
     if rest and rest[0] in ("bulk", "mbarrier"):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (the Hopper path: TMA and mbarriers)")
+        from .ops_async import bulk_copy  # noqa: PLC0415  (the asynchronous proxy's copies: TMA, bulk copies)
+        return bulk_copy(prog, ins, index)
     if not (rest and rest[0] in ("ca", "cg")):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
     ops = ins.operands

@@ -20,7 +20,8 @@ from dataclasses import replace
 from ..errors import SpecError
 from .lexer import Token, tokenize
 from .syntax import (SPECIAL_REGISTERS, TYPE_BITS, Addr, FImm, Function, Group, Imm, Instr, Label, Module, Not,
-                     Operand, Param, PredPair, Reg, RegDecl, SourceLoc, Special, Statement, Sink, Sym, Vec, VarDecl)
+                     Operand, Param, PredPair, Reg, RegDecl, SourceLoc, Special, Statement, Sink, Sym, TensorAddr, Vec,
+                     VarDecl)
 
 MAX_REGISTERS = 1 << 20  # declared registers of one function (a range %r<N> counts N)
 MAX_DEPTH = 64  # nested blocks
@@ -381,8 +382,8 @@ class Parser:
                 first: Operand = Sink(t.line, t.col)
             elif t.text in SPECIAL_REGISTERS or re.fullmatch(r"%envreg\d+|%pm\d+(_64)?", t.text):
                 return Special(t.text, t.line, t.col)
-            elif t.text.startswith("%"):
-                first = resolve(t)
+            elif t.text.startswith("%") or any(t.text in sc.names for sc in scopes):
+                first = resolve(t)  # a register (inline asm declares names such as 'complete' without a %)
             else:
                 if self.peek().text in ("+", "-") and self.peek().kind == "PUNCT" and self.peek(1).kind == "INT":
                     sign = 1 if self.next().text == "+" else -1
@@ -395,7 +396,7 @@ class Parser:
                 return PredPair(first, second, t.line, t.col)  # type: ignore[arg-type]
             return first
 
-        def address() -> Addr:
+        def address() -> Addr | TensorAddr:
             open_b = self.expect("[")
             base: Reg | Sym | None = None
             offset = 0
@@ -417,6 +418,11 @@ class Parser:
                 nxt = self.next()
                 if nxt.text == "]":
                     break
+                if nxt.text == "," and base is not None and offset == 0 and self.peek().text == "{":
+                    coords = operand()  # [tensorMap, {c0, c1}]: a TMA operand
+                    self.expect("]")
+                    assert isinstance(coords, Vec)
+                    return TensorAddr(base, coords, open_b.line, open_b.col)
                 if nxt.text == "+":
                     sign = 1
                     if self.peek().text == "-":  # [%r+-4]
