@@ -107,7 +107,8 @@ SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
 @dataclass(frozen=True)
 class TensorMap:
     """A TMA tensor map (``CUtensorMap``, a 128-byte parameter) over tensor ``name``: the fields of
-    ``cuTensorMapEncodeTiled`` in the tensor's index order (outermost first, as ``shape``): ``box`` (boxDim),
+    ``cuTensorMapEncodeTiled`` in the map's dimension order, outermost first (``map_order``: the tensor's indices by
+    decreasing stride, so a row-major tensor's index order): ``box`` (boxDim),
     ``swizzle``, ``element_strides`` (elementStrides), ``interleave``, ``oob`` (the fill of a box element outside
     the tensor: zero, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).  ``tensor``: the tensor when the map declares it (``type``,
     ``shape``, ``strides``: the globalDim and globalStrides), None when a tensor argument of that name is the
@@ -125,6 +126,12 @@ class TensorMap:
 
     def describe(self) -> str:
         return f"tensor map of {self.name}: box {' x '.join(map(str, self.box))}, swizzle {self.swizzle}"
+
+
+def map_order(tensor: Tensor) -> tuple[int, ...]:
+    """The tensor's dimensions in a tensor map's order, outermost first: by decreasing stride (the contiguous one
+    last, as cuTensorMapEncodeTiled's dimension 0 is the contiguous one); ties keep the index order."""
+    return tuple(sorted(range(len(tensor.shape)), key=lambda d: (-tensor.strides[d], d)))
 
 
 Arg = Union[Tensor, Scalar, Struct, TensorMap]
@@ -333,9 +340,11 @@ def map_problem(name: str, tensor: Tensor, box: tuple[int, ...], swizzle: str) -
     eb = tensor.element_bytes
     if len(tensor.shape) != len(box):
         return f"tensor map {name}: box has {len(box)} dimensions, the tensor {len(tensor.shape)}"
-    if tensor.strides[-1] != 1:
-        return f"tensor map {name}: the innermost dimension must be contiguous (stride 1), not {tensor.strides[-1]}"
-    for s_ in tensor.strides[:-1]:
+    order = map_order(tensor)
+    strides = [tensor.strides[d] for d in order]
+    if strides[-1] != 1:
+        return f"tensor map {name}: the innermost dimension must be contiguous (stride 1), not {strides[-1]}"
+    for s_ in strides[:-1]:
         if s_ * eb % 16:
             return f"tensor map {name}: stride {s_} is {s_ * eb} bytes, not a multiple of 16"
     inner = box[-1] * eb
@@ -517,5 +526,5 @@ def read_launch(path: str) -> Launch:
 
 
 __all__ = ["Arg", "ELEMENT_BYTES", "Fields", "Launch", "SWIZZLES", "Scalar", "Struct", "Tensor", "TensorMap",
-           "check_computes", "encode_scalar",
+           "check_computes", "encode_scalar", "map_order",
            "from_fields", "parse_launch", "read_launch", "row_major"]

@@ -116,11 +116,11 @@ def build_params(prog: Program) -> None:
         a = args[k]
         where = (launch.path, a.line or 1, a.col or 1)
         if isinstance(a, TensorMap):
-            if p.size != 128:
+            if p.size < 128:
                 raise SpecError(*where, f"tensor map {a.name} is given for parameter {k} ({p.name}) of {p.size} bytes, "
-                                        "not a 128-byte CUtensorMap")
-            prog.tensor_maps[off] = a
-            buf.extend(b"\0" * 128)
+                                        "smaller than a 128-byte CUtensorMap")
+            prog.tensor_maps[off] = a  # at the parameter's start (CuTe's TMA copy atom: the map, then its own fields)
+            buf.extend(b"\0" * p.size)
             continue
         if isinstance(a, Tensor):
             if p.size != 8:

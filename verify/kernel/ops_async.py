@@ -19,7 +19,7 @@ import numpy as np
 from ..ptx.syntax import Imm, Instr, PredPair, Sink, Sym, TensorAddr
 from .bytes import CONCRETE, U64
 from .fragments import BadDescriptor, tma_box_addresses
-from .launch import TensorMap
+from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
 from .ops_int import dest, handler
@@ -320,13 +320,14 @@ def box_elements(cta: CTA, tm: TensorMap, coords: list[int]) -> tuple[np.ndarray
     gm = cta.prog.gmem
     assert gm is not None
     base = gm.base_of(tm.name)
-    box = tm.box  # outermost first
+    box = tm.box  # outermost first, in the map's order
+    order = map_order(t)
     idx = np.indices(box).reshape(len(box), -1)  # [rank, n], row-major: the innermost fastest
     start = np.array(coords[::-1], np.int64)[:, None]  # outermost first
     g = idx + start
-    shape = np.array(t.shape, np.int64)[:, None]
+    shape = np.array([t.shape[d] for d in order], np.int64)[:, None]
     inside = ((g >= 0) & (g < shape)).all(axis=0)
-    strides = np.array(t.strides, np.int64)[:, None]
+    strides = np.array([t.strides[d] for d in order], np.int64)[:, None]
     addr = base + (np.where(inside[None, :], g, 0) * strides).sum(axis=0) * t.element_bytes
     inner = box[-1]
     return addr, inside, int(np.prod(box[:-1])) if len(box) > 1 else 1, inner

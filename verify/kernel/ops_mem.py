@@ -170,12 +170,8 @@ def read_shared_async(cta: CTA, ins: Instr, addr: np.ndarray, n: int, warps: np.
                         f"{what} reads shared 0x{int(a[k]):x} through the asynchronous proxy, which "
                         f"{prog.steps[wi].instr.opcode.split('.')[0]} at line {prog.steps[wi].instr.line} wrote through "
                         "the generic proxy with no fence.proxy.async between them", int(unf.sum()))
-    flat = idx[ok].reshape(-1)
-    if flat.size:
-        bitsw = np.bitwise_or.reduce(np.uint64(1) << np.asarray(warps, np.uint64))
-        same = sm.r_epoch[flat] == sm.epoch
-        sm.r_warps[flat] = np.where(same, sm.r_warps[flat], np.uint64(0)) | bitsw
-        sm.r_epoch[flat] = sm.epoch
+    # the read is not a warp's (no bar.sync epoch is recorded): a write while it is in flight is what ``hold`` makes
+    # a finding, and its warpgroup's warps meet at the collective
     if prog.trace:
         tags = prog.domain.moved(cta, step, np.full(k_n, thread, np.int64), tags, a.astype(np.uint64), "shared")
     return tags, bits
@@ -208,8 +204,10 @@ def release(cta: CTA, idx: np.ndarray) -> None:
 def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
                  instr: int | None = None, proxy: str = "generic") -> None:
     """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``; a write
-    of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``cp.async``), whose
-    bytes an asynchronous-proxy reader may read only after a ``fence.proxy.async``, or ``async`` (TMA)."""
+    of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``stmatrix``: an
+    asynchronous-proxy reader may read the bytes only after a ``fence.proxy.async``), ``cp.async`` (a warp's copy,
+    read by ``wgmma`` with no proxy fence in CUTLASS's and CuTe's cp.async mainloops: not required here), or
+    ``async`` (TMA: the bytes are no warp's, the mbarrier wait orders them before their readers)."""
     sm = cta.smem
     prog = cta.prog
     n = tags.shape[1]
@@ -225,8 +223,11 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
     idx = a[ok][:, None] + np.arange(n)[None, :]
     warp = cta.warp[rows][ok]
     if idx.size:
-        _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
+        if proxy != "async":
+            _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
         waw = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp[:, None]) & (sm.w_warp[idx] >= 0)).any(axis=1)
+        if proxy == "async":
+            waw[:] = False
         if waw.any():
             k = int(np.argmax(waw))
             prog.events.add("race", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
@@ -247,7 +248,7 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         sm.unfenced[flat] = proxy == "generic"
         sm.writer[flat] = np.repeat(writer_code(cta.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
         sm.w_epoch[flat] = sm.epoch
-        sm.w_warp[flat] = np.repeat(warp, n)
+        sm.w_warp[flat] = np.repeat(warp, n) if proxy != "async" else -1
 
 
 def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str,
@@ -459,6 +460,9 @@ def _st(prog: Program, ins: Instr, index: int) -> Step:
     items = list(src.items) if isinstance(src, Vec) else [src]
     if len(items) != vec:
         raise prog.error(ins, f"{ins.opcode} stores {vec} values, the operand has {len(items)}")
+    if space == "param" and isinstance(addr_o, Addr) and isinstance(addr_o.base, Sym) and \
+            addr_o.base.name not in prog.param_off:
+        return Step(ins, index, "nop")  # an argument of a call (its call is what the executor follows or refuses)
     if space in ("param", "local", "const"):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
     from .ops_int import value  # noqa: PLC0415
@@ -579,7 +583,7 @@ def complete(cta: CTA, c: Copy) -> None:
     saved = cta.step
     cta.step = cta.prog.steps[c.instr]
     try:
-        write_shared(cta, cta.step.instr, addr, c.tags, c.bits, c.threads, c.instr)
+        write_shared(cta, cta.step.instr, addr, c.tags, c.bits, c.threads, c.instr, proxy="cp.async")
     finally:
         cta.step = saved
 
@@ -589,6 +593,16 @@ def complete(cta: CTA, c: Copy) -> None:
 @handler("bar", "barrier")
 def _bar(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
+    if parts[1:2] == ("cluster",):
+        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  The executor runs a cluster's CTAs
+        # one after another and refuses what one CTA reads of another's shared memory, so the barrier orders this
+        # CTA's threads: its wait is this CTA's barrier, its arrive has no effect of its own
+        if "arrive" in parts:
+            return Step(ins, index, "op", lambda cta, m: None, collective="cta")
+
+        def cluster_wait(cta: CTA, m: np.ndarray | None) -> None:
+            cta.smem.epoch += 1
+        return Step(ins, index, "op", cluster_wait, collective="cta")
     if "arrive" in parts or "red" in parts or "warp" in parts:
         if "warp" in parts:  # bar.warp.sync: a warp's lanes meet; no effect on values
             return Step(ins, index, "op", lambda cta, m: None, collective="warp")
@@ -601,6 +615,24 @@ def _bar(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         cta.smem.epoch += 1
     return Step(ins, index, "op", run, collective="cta")
+
+
+@handler("call")
+def _call(prog: Program, ins: Instr, index: int) -> Step:
+    """``call __assertfail`` (a device ``assert`` that failed: the kernel traps) is an error where it runs; ``vprintf``
+    has no effect on values; any other call is not followed."""
+    target = next((o.name for o in ins.operands if isinstance(o, Sym)), "")
+    if target == "vprintf":
+        return Step(ins, index, "nop")
+    if target not in ("__assertfail", "__assert_fail"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a call of {target or 'a function'}: the "
+                              "executor runs one kernel body)")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        t = 0 if m is None else int(np.argmax(m))
+        raise prog.error(ins, f"the kernel calls {target} (CTA {cta.index}, thread {t}): a device assert fails here, "
+                              "and the kernel traps")
+    return Step(ins, index, "op", run)
 
 
 def _nop(prog: Program, ins: Instr, index: int) -> Step:
