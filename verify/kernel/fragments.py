@@ -295,5 +295,102 @@ def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: i
     return out
 
 
-__all__ = ["BadDescriptor", "MmaForm", "NoLayout", "Operand", "WarpgroupForm", "descriptor_addresses",
-           "descriptor_words", "matrix_load", "mma_form", "tma_box_addresses", "transpose_form", "wgmma_form"]
+# ----------------------------------------------------------------------------- tcgen05 and Tensor Memory
+
+@functools.lru_cache(maxsize=128)
+def tmem_access(op: str, shape: str, num: int, face: str = "vector", specs: str | None = None) -> Operand:
+    """``tcgen05.ld``/``tcgen05.st`` ``.<shape>.x<num>`` (``op`` ``ld`` or ``st``): register element ``(lane, i)`` of a
+    warp is Tensor Memory cell ``(row, col)`` relative to the warp's address (``row`` a lane, ``col`` a 32-bit
+    column), the catalog's ``tcgen05.<op>.<shape>`` fragment."""
+    path = _specs_dir(specs) / f"tcgen05.{op}.{shape}.toml"
+    if not path.exists():
+        raise NoLayout(f"no catalog layout for tcgen05.{op}.{shape}")
+    lays = effective(_spec(str(path)).layouts)
+    if not lays:
+        raise NoLayout(f"no catalog layout for tcgen05.{op}.{shape}")
+    lay = lays[0]
+    valid = next((p for p in lay.domain.params if p.name == "NUM"), None)
+    if valid is not None and num not in valid.values:
+        raise NoLayout(f"tcgen05.{op}.{shape}.x{num}: .num {num} is not one of the catalog's")
+    return _operand(lay, {"NUM": num}, face, "b32")
+
+
+# The data-path layout of tcgen05.mma's D (and of A in Tensor Memory) by (M, cta_group, .ws, sparse): the table of
+# PTX ISA 9.0, 9.7.16.10.5 (lines 6-14), which names the layouts the catalog's tcgen05.datapath specs hold.
+DATAPATH_LETTERS = {(256, 2, False, False): "A", (256, 2, False, True): "A", (128, 2, False, False): "B",
+                    (128, 2, False, True): "C", (128, 1, False, False): "D", (128, 1, False, True): "D",
+                    (64, 1, True, False): "E", (64, 1, True, True): "E", (64, 1, False, False): "F",
+                    (64, 1, False, True): "F", (32, 1, True, False): "G", (32, 1, True, True): "G",
+                    (128, 1, True, False): "D", (128, 1, True, True): "D"}
+
+
+@dataclass(frozen=True)
+class Datapath:
+    """Where element ``(row, col)`` of an MMA's M x N matrix D sits: CTA ``cta[row, col]`` of the pair, Tensor Memory
+    lane ``lane[row, col]`` and column ``col_[row, col]`` relative to the matrix's address; the catalog's layout
+    ``layout_id``."""
+
+    layout_id: str
+    cta: np.ndarray
+    lane: np.ndarray
+    col: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def datapath(m: int, n: int, cta_group: int, ws: bool, sparse: bool, base: int = 0, face: str = "vector",
+             specs: str | None = None) -> Datapath:
+    """The catalog's data-path layout of an M x N tcgen05.mma (its effective layout: Layout E as corrected)."""
+    letter = DATAPATH_LETTERS.get((m, cta_group, ws, sparse))
+    if letter is None:
+        raise NoLayout(f"no data-path layout for M = {m}, cta_group::{cta_group}{', .ws' if ws else ''}"
+                       f"{', sparse' if sparse else ''} (9.7.16.10.5)")
+    path = _specs_dir(specs) / "tcgen05.datapath.toml"
+    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == f"tcgen05.datapath.{letter}"]
+    if not lays:
+        raise NoLayout(f"the catalog has no tcgen05.datapath.{letter}")
+    lay = lays[0]
+    env = {"N": n}
+    if any(p.name == "BASE" for p in lay.params):
+        env["BASE"] = base
+    for p in lay.params:
+        if env.get(p.name) not in p.values:
+            raise NoLayout(f"{lay.id}: {p.name} = {env.get(p.name)} is not one of its values")
+    fm = lay.map
+    rows = int(fm.inputs[0].size) if isinstance(fm.inputs[0].size, int) else m
+    if rows != m:
+        raise NoLayout(f"{lay.id} is a layout of {rows} rows, the MMA has M = {m}")
+    if face == "vector":
+        v = fm.evaluate({"row": np.arange(m, dtype=np.int64)[:, None], "col": np.arange(n, dtype=np.int64)[None, :]},
+                        env)
+        if not np.all(v.ok):
+            raise NoLayout(f"{lay.id} leaves some (row, col) of {m} x {n} without a cell")
+        full = lambda a: np.ascontiguousarray(np.broadcast_to(a, (m, n))).astype(np.int64)  # noqa: E731
+        cta = full(v.out["cta"]) if "cta" in v.out else np.zeros((m, n), np.int64)
+        out = Datapath(lay.id, cta, full(v.out["tmem_lane"]), full(v.out["tmem_col"]))
+    else:
+        cta, lane, col = (np.zeros((m, n), np.int64) for _ in range(3))
+        for r in range(m):
+            for c in range(n):
+                cell = fm.at({"row": r, "col": c}, env)
+                if cell is None:
+                    raise NoLayout(f"{lay.id} leaves ({r}, {c}) without a cell")
+                cta[r, c], lane[r, c], col[r, c] = cell.get("cta", 0), cell["tmem_lane"], cell["tmem_col"]
+        out = Datapath(lay.id, cta, lane, col)
+    for a in (out.cta, out.lane, out.col):
+        a.setflags(write=False)
+    return out
+
+
+def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
+    """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
+    ``BadDescriptor`` for a value it refuses)."""
+    from ..layout import descriptor as dm  # noqa: PLC0415
+    try:
+        return dm.decode_instruction(kind, value)
+    except ValueError as e:
+        raise BadDescriptor(str(e)) from None
+
+
+__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "WarpgroupForm", "datapath",
+           "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
+           "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

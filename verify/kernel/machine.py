@@ -25,6 +25,7 @@ from .launch import Launch, Scalar, Struct, Tensor, TensorMap, encode_scalar
 from .memory import Events, GlobalMemory, SharedMemory
 
 MAX_STEPS = 20_000_000  # instructions one CTA may execute (a loop that does not end is an error)
+WAITS = {"wgmma": "wgmma.wait_group", "tcgen05": "tcgen05.wait::ld"}  # what completes an asynchronous register write
 
 
 class KernelError(SpecError):
@@ -62,6 +63,7 @@ class Program:
     steps_run: int = 0
     tracks_fences: bool = False  # the kernel has wgmma: registers written since the last wgmma.fence are tracked
     tensor_maps: dict[int, TensorMap] = field(default_factory=dict)  # parameter-space address -> the map there
+    at_exit: list[Callable[["CTA"], None]] = field(default_factory=list)  # checks when a CTA ends (Tensor Memory freed)
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
         return KernelError(self.module.path, instr.line, instr.col, message)
@@ -181,6 +183,10 @@ class CTA:
         # registers written since the last wgmma.fence (None: the kernel has no wgmma, nothing is tracked)
         self.fence_dirty: dict[int, np.ndarray] | None = {} if prog.tracks_fences else None
         self.state: dict[str, Any] = {}  # the asynchronous units' state, by the module that owns it
+        self.park: np.ndarray | None = None  # set by a wait: the threads that stay at it while others run
+        self.others = False  # whether threads other than the current instruction's may still run
+        self.resumed = False  # the current instruction runs for threads that all waited (nothing else can run)
+        self.here: np.ndarray | None = None  # the threads at the current instruction (before its guard)
 
     # ------------------------------------------------------------------ registers
 
@@ -212,7 +218,7 @@ class CTA:
         name = self.prog.fn.regs[r].name
         self.prog.events.add("register_in_flight", self.step.index, self.index, t, 0, "register",
                              f"{self.step.instr.opcode.split('.')[0]} {verb} {name}, which the {o.base} at line {o.line} "
-                             f"still writes (no {o.base}.wait_group between them)", int(hit.sum()))
+                             f"still writes (no {WAITS.get(o.base, o.base + '.wait')} between them)", int(hit.sum()))
 
     def put(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
         """Write register ``r`` for the threads of ``m`` (``None``: all)."""
@@ -242,7 +248,7 @@ class CTA:
             self.B[r] = np.array(bits)
             self.G[r] = tags
             return
-        old, oldtags = self.get(r)
+        old, oldtags = self.get_raw(r)
         self.B[r] = np.where(m, bits, old)
         if tags is None and oldtags is None:
             self.G[r] = None
@@ -371,34 +377,58 @@ def float_bits(o: FImm, width: int) -> int:
 # ----------------------------------------------------------------------------- the scheduler
 
 def run_cta(prog: Program, cta: CTA) -> None:
-    """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split."""
+    """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split.  A thread
+    that reaches a collective its partners have not reached, or a wait (``cta.park``) that other threads may still
+    satisfy, waits there while the others run; when every live thread waits, they must all wait at one collective,
+    which then runs (a thread that exited meanwhile is an error naming the branch that split them)."""
     steps = prog.steps
     nsteps = len(steps)
     T = cta.T
     exited = np.zeros(T, bool)
+    waiting = np.zeros(T, bool)
     pcs = np.zeros(T, np.int64)
     uniform = True
     pc = 0
     count = 0
+    exited_split = False  # a thread exited while the threads were split
     while True:
+        cta.resumed = False
         if uniform:
             if pc >= nsteps:
                 break
             live: np.ndarray | None = None if not exited.any() else ~exited
             m = live
+            cta.others = False
         else:
             live = ~exited
             if not live.any():
                 break
-            lp = pcs[live]
-            pc = int(lp.min())
-            if pc >= nsteps:
-                break
-            m = live & (pcs == pc)
-            if (lp == pc).all():
+            avail = live & ~waiting
+            if avail.any():
+                pc = int(pcs[avail].min())
+                if pc >= nsteps:
+                    break
+                m = avail & (pcs == pc)
+            else:  # every live thread waits: at one collective, or at a wait nothing else can satisfy
+                wp = pcs[live]
+                pc = int(wp.min())
+                if not (wp == pc).all():
+                    other = int(wp.max())
+                    raise prog.error(steps[pc].instr,
+                                     f"the threads wait at different collectives (lines {steps[pc].instr.line} and "
+                                     f"{steps[other].instr.line}; split by the branch at line "
+                                     f"{cta.split_at.line if cta.split_at else 0}): the executor cannot say what they do")
+                waiting[:] = False
+                cta.resumed = True
+                m = live.copy()
+                if steps[pc].collective and exited_split:
+                    _collective_split(prog, cta, steps[pc], m, None)
+            if (pcs[live] == pc).all() and not waiting.any():
                 uniform = True
                 cta.split_at = None
+                exited_split = False
                 m = None if not exited.any() else live
+            cta.others = bool((live & ~waiting & ~(m if m is not None else live)).any())
         count += 1
         if count > MAX_STEPS:
             raise prog.error(steps[min(pc, nsteps - 1)].instr,
@@ -406,6 +436,11 @@ def run_cta(prog: Program, cta: CTA) -> None:
         st = steps[pc]
         cta.step = st
         ins = st.instr
+        if st.collective and not uniform and not cta.resumed:
+            here = m if m is not None else np.ones(T, bool)
+            if not _collective_ready(cta, st, here, live):
+                waiting |= here
+                continue
         if ins.guard is not None:
             g = cta.pred(ins.guard)
             if ins.negated:
@@ -413,14 +448,24 @@ def run_cta(prog: Program, cta: CTA) -> None:
             gm = g if m is None else (g & m)
         else:
             gm = m
-        if st.collective and not uniform:
-            _collective_split(prog, cta, st, m, live)
         if st.kind == "op":
+            cta.park = None
+            cta.here = m if m is not None else (live if live is not None else np.ones(T, bool))
             if gm is None or gm.any():
                 assert st.run is not None
                 cta.active = gm
                 st.run(cta, gm)
             nxt = pc + 1
+            park = cta.park
+            if park is not None and park.any():  # threads whose wait others may still satisfy: they stay here
+                if uniform:
+                    uniform = False
+                    cta.split_at = ins
+                    pcs[:] = nxt
+                pcs[m if m is not None else slice(None)] = nxt
+                pcs[park] = pc
+                waiting |= park
+                continue
             if uniform:
                 pc = nxt
             else:
@@ -435,6 +480,8 @@ def run_cta(prog: Program, cta: CTA) -> None:
         if st.kind == "exit":
             gone = (m if m is not None else np.ones(T, bool)) if gm is None else gm
             exited |= gone
+            if not uniform:
+                exited_split = True
             if uniform:
                 pc += 1
             else:
@@ -457,6 +504,20 @@ def run_cta(prog: Program, cta: CTA) -> None:
             pcs[m] = pc + 1
             pcs[taken] = st.target
     prog.steps_run += count
+    for check in dict.fromkeys(prog.at_exit):
+        check(cta)
+
+
+def _collective_ready(cta: CTA, st: Step, here: np.ndarray, live: np.ndarray | None) -> bool:
+    """Whether the threads ``here`` are whole warps (``warp``) or every live thread (``cta``)."""
+    lv = live if live is not None else np.ones(cta.T, bool)
+    if st.collective == "cta":
+        return bool(np.array_equal(here, lv))
+    if cta.T % 32:
+        return False
+    w = here.reshape(-1, 32)
+    lw = lv.reshape(-1, 32)
+    return bool(((w == lw) | ~w.any(axis=1)[:, None]).all())
 
 
 def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, live: np.ndarray | None) -> None:

@@ -3,7 +3,7 @@
 warp-collective and tensor-core instructions)."""
 from __future__ import annotations
 
-from . import ops_async, ops_mem, ops_tc, ops_wgmma  # noqa: F401  (registration)
+from . import ops_async, ops_mem, ops_tc, ops_tcgen05, ops_wgmma  # noqa: F401  (registration)
 from .ops_int import HANDLERS
 
 __all__ = ["HANDLERS"]

@@ -52,6 +52,7 @@ class Barrier:
     phase: int = 0
     line: int = 0
     copies: list[BulkCopy] = field(default_factory=list)
+    commits: list[Any] = field(default_factory=list)  # tcgen05.commit: land() its results, then arrive once
 
 
 @dataclass
@@ -117,13 +118,23 @@ def land(cta: CTA, c: BulkCopy) -> None:
 
 
 def settle(cta: CTA, b: Barrier) -> None:
-    """With every arrival of the phase made, the copies in flight on ``b`` complete in issue order until its
-    transaction count is zero (a copy beyond that stays in flight)."""
-    while b.pending == 0 and b.tx > 0 and b.copies:
-        c = b.copies.pop(0)
-        land(cta, c)
-        b.tx -= c.nbytes
-    complete_phase(cta, b)
+    """Complete what is in flight on ``b`` until its phase completes: the ``tcgen05.commit`` arrivals (their MMAs'
+    results land first), then, with every arrival made, the copies in issue order until the transaction count is
+    zero (a copy beyond that stays in flight)."""
+    phase = b.phase
+    while b.phase == phase:
+        if b.commits and b.pending > 0:
+            c = b.commits.pop(0)
+            c.land()
+            b.pending -= 1
+        elif b.pending == 0 and b.tx > 0 and b.copies:
+            cp = b.copies.pop(0)
+            land(cta, cp)
+            b.tx -= cp.nbytes
+        else:
+            complete_phase(cta, b)
+            return
+        complete_phase(cta, b)
 
 
 # ----------------------------------------------------------------------------- elect.sync
@@ -190,10 +201,11 @@ def _mbarrier(prog: Program, ins: Instr, index: int) -> Step:
             st = state(cta)
             for t in _rows(m, cta.T):
                 b = st.barriers.pop(int(addr[t]), None)
-                if b is not None and b.copies:
+                if b is not None and (b.copies or b.commits):
                     cta.prog.events.add("barrier_invalidated", index, cta.index, int(t), b.addr, "shared",
                                         f"mbarrier.inval invalidates shared 0x{b.addr:x} while {len(b.copies)} TMA "
-                                        "copies still complete on it (their bytes never land)", 1)
+                                        f"copies and {len(b.commits)} tcgen05.commit still complete on it (their "
+                                        "bytes never land)", 1)
         return Step(ins, index, "op", inval)
     if verb in ("arrive", "arrive_drop", "expect_tx", "complete_tx"):
         return _arrive(prog, ins, index, verb, space)
@@ -281,6 +293,14 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
                 settle(cta, b)
             done[t] = ok()
         if not done[rows].all():
+            stuck = np.zeros(cta.T, bool)
+            stuck[rows[~done[rows]]] = True
+            here = cta.here if cta.here is not None else np.ones(cta.T, bool)
+            if not cta.resumed and (cta.others or (here & ~stuck).any()):
+                cta.park = stuck  # other threads may still arrive: these wait here while they run
+                if d is not None:
+                    cta.put(d.id, done, None, m)
+                return
             t = int(rows[np.argmax(~done[rows])])
             b = barrier_at(cta, ins, int(addr[t]))
             why = f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes"

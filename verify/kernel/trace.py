@@ -28,7 +28,10 @@ def short_name(opcode: str) -> str:
             "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p == "async",
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
-            "shfl": lambda p: p in ("up", "down", "bfly", "idx")}.get(base)
+            "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
+            "wgmma": lambda p: p == "mma_async" or p.startswith("m") and "k" in p,
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws") or p.startswith("kind::")
+            or p.startswith("cta_group::2") or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
     return ".".join([base] + [p for p in parts[1:] if keep(p.split("::")[0])])
@@ -131,6 +134,7 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
                   and p.c == product.c), None)
     if match is None:
         return tuple(links)
+    links.extend(_tensor_memory_hops(module, sym, instrs, int(vals[element])))
     ta, tb, info, _ = sym.forms[match.form]
     row_info = [int(x) for x in info.view()[match.row]]
     mi = instrs[row_info[0]]
@@ -171,6 +175,37 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         v = src
         hops += 1
     return tuple(links)
+
+
+def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: int) -> list[Link]:
+    """The ``tcgen05.ld`` hops of an output element's value on its way from the MMA (the Tensor Memory cell it was read
+    from, and which element of which MMA's D the cell held)."""
+    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    out: list[Link] = []
+    hops = 0
+    while v >= sym.first and hops < 32:
+        row = sym.row(np.array([v]))[0]
+        if row[0] not in (MOVE, 2):
+            break
+        if row[0] == 2:
+            v = int(row[2])
+            continue
+        src, idx, ct, address = int(row[2]), int(row[3]), int(row[4]), int(row[5])
+        hop = instrs[idx]
+        if hop.base == "tcgen05" and TMEM_WINDOW <= address < SHARED_WINDOW:
+            cell = (address - TMEM_WINDOW) // 4
+            held = ""
+            s_row = sym.row(np.array([int(sym.resolve(np.array([src]))[0])]))[0] if src >= sym.first else None
+            if s_row is not None and s_row[0] == 1:  # SUM: (prev, form/row, r, c)
+                ta, tb, info, _ = sym.forms[int(s_row[3]) >> 40]
+                mi = instrs[int(info.view()[int(s_row[3]) & ((1 << 40) - 1)][0])]
+                held = f", which holds element ({int(s_row[4])}, {int(s_row[5])}) of the D of the {short_name(mi.opcode)} " \
+                       f"at line {mi.line}"
+            out.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop),
+                            f"(thread {ct & 0xFFFFFFFF}) read Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
+        v = src
+        hops += 1
+    return out
 
 
 def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
@@ -219,7 +254,7 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     tile = f"({match.r}, {match.k}) of its A tile" if side == "a" else f"({match.k}, {match.c}) of its B tile"
     desc = info[3] if side == "a" else info[4]
     operand = "A" if side == "a" else "B"
-    who = f"warpgroup {unit}" if mi.base == "wgmma" else f"MMA {unit}"
+    who = f"warpgroup {unit}" if mi.base == "wgmma" else f"issued by thread {unit}"
     if desc == -1 and mi.base == "wgmma":
         from .ops_wgmma import form_of  # noqa: PLC0415
         op = form_of(mi).a
