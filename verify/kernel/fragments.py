@@ -381,6 +381,61 @@ def datapath(m: int, n: int, cta_group: int, ws: bool, sparse: bool, base: int =
     return out
 
 
+@dataclass(frozen=True)
+class ScaleCells:
+    """Where a block-scaled tcgen05.mma reads scale factors in Tensor Memory (relative to the scale address): for A,
+    ``lane/col/byte[row, kb]``; for B, ``lane/col/byte[quarter, row, kb]`` (each lane quarter's copy); ``kb`` the K
+    block of a 4-block scale-factor tile (``SF_ID + j``), the catalog's ``layout_id``."""
+
+    layout_id: str
+    lane: np.ndarray
+    col: np.ndarray
+    byte: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: str | None = None) -> ScaleCells:
+    """The catalog's scale-factor placement of operand ``A`` (``tcgen05.sf.A.4x1``, M = ``rows`` = 128) or ``B``
+    (``tcgen05.sf.B.4x1``, N = ``rows``) for ``.scale_vec::<vs>X``: the 4x1 data path (M = 128, cta_group::1)."""
+    name = "tcgen05.scale_factors.toml" if operand == "A" else "tcgen05.scale_factors_b.toml"
+    lid = f"tcgen05.sf.{operand}.4x1"
+    path = _specs_dir(specs) / name
+    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == lid]
+    if not lays:
+        raise NoLayout(f"the catalog has no {lid}")
+    lay = lays[0]
+    env = {"VS": vs}
+    if operand == "B":
+        env["N"] = rows
+    for p in lay.params:
+        if env.get(p.name) not in p.values:
+            raise NoLayout(f"{lay.id}: {p.name} = {env.get(p.name)} is not one of its values")
+    fm = lay.map
+    if operand == "A" and rows != 128:
+        raise NoLayout(f"{lay.id} places the scale factors of M = 128 (the 4x1 data path), not M = {rows}")
+    names = [d.name for d in fm.inputs]
+    shape = (4, rows, 4) if operand == "B" else (rows, 4)
+    grids = np.indices(shape).reshape(len(shape), -1)
+    if face == "vector":
+        v = fm.evaluate({nm: g for nm, g in zip(names, grids)}, env)
+        if not np.all(v.ok):
+            raise NoLayout(f"{lay.id} leaves some scale factors without a cell")
+        out = [np.broadcast_to(v.out[k], grids.shape[1:]).reshape(shape).astype(np.int64)
+               for k in ("tmem_lane", "tmem_col", "byte")]
+    else:
+        out = [np.zeros(shape, np.int64) for _ in range(3)]
+        for j in range(grids.shape[1]):
+            cell = fm.at({nm: int(g[j]) for nm, g in zip(names, grids)}, env)
+            if cell is None:
+                raise NoLayout(f"{lay.id} leaves a scale factor without a cell")
+            at = np.unravel_index(j, shape)
+            for a, k in zip(out, ("tmem_lane", "tmem_col", "byte")):
+                a[at] = cell[k]
+    for a in out:
+        a.setflags(write=False)
+    return ScaleCells(lay.id, *out)
+
+
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
@@ -391,6 +446,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
         raise BadDescriptor(str(e)) from None
 
 
-__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "WarpgroupForm", "datapath",
+__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "WarpgroupForm",
+           "datapath", "scale_cells",
            "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

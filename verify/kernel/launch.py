@@ -508,16 +508,26 @@ def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-de
         if problem:
             raise error(where, problem)
     extent: dict[str, tuple[int, str]] = {}
-    for acc in (launch.computes.output, *launch.computes.factors):
+    accesses = (launch.computes.output, *launch.computes.factors)
+    for acc in accesses:
         t = tensors.get(acc.tensor)
         if t is None:
             raise error(at, f"computes names {acc.tensor}, which is no tensor argument")
         if len(acc.indices) != len(t.shape):
             raise error(at, f"{acc.tensor} has {len(t.shape)} dimensions, computes gives it {len(acc.indices)} indices")
-        for ix, n in zip(acc.indices, t.shape):
+        for k, (ix, n) in enumerate(zip(acc.indices, t.shape)):
+            if acc.divisor(k) != 1:
+                continue
             if ix in extent and extent[ix][0] != n:
                 raise error(at, f"index {ix} is {extent[ix][0]} in {extent[ix][1]} and {n} in {acc.tensor}")
             extent.setdefault(ix, (n, acc.tensor))
+    for acc in accesses:  # a divided index: its factor's extent is the blocks of the whole index's
+        t = tensors[acc.tensor]
+        for k, (ix, n) in enumerate(zip(acc.indices, t.shape)):
+            d = acc.divisor(k)
+            if d != 1 and n != -(-extent[ix][0] // d):
+                raise error(at, f"{acc.tensor}'s dimension {k} is {n}, but {ix} / {d} takes {-(-extent[ix][0] // d)} "
+                                f"values ({ix} is {extent[ix][0]} in {extent[ix][1]})")
 
 
 def read_launch(path: str) -> Launch:

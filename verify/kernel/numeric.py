@@ -152,8 +152,16 @@ class Numeric:
         return np.zeros(shape, U64)
 
     def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
-               d_bytes: int, info: np.ndarray) -> np.ndarray:
-        D = (C + np.einsum("wmk,wkn->wmn", A, B)) & mask_of(8 * d_bytes)
+               d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
+               ) -> np.ndarray:
+        if SA is not None and SB is not None:
+            W, M, K = A.shape
+            G = SB.shape[1]
+            rows = np.arange(M) // (M // G)  # each row's group: its lane quarter's copy of B's scale factors
+            prod = np.einsum("wmk,wmkn->wmn", A * SA, B[:, None, :, :] * SB[:, rows, :, :])
+            D = (C + prod) & mask_of(8 * d_bytes)
+        else:
+            D = (C + np.einsum("wmk,wkn->wmn", A, B)) & mask_of(8 * d_bytes)
         self.acc_bits = min(self.acc_bits, 8 * d_bytes)
         self.mmas += A.shape[0]
         return D
@@ -193,11 +201,33 @@ class Numeric:
             got |= region.bits[offs[:, k]].astype(U64) << np.uint64(8 * k)
         written = (region.writes[offs] > 0).all(axis=1)
         undefined = (region.tags[offs] == UNDEF).any(axis=1)
-        f1, f2 = (self.values[f.tensor] for f in ein.factors)
-        ref = np.einsum(ein.numpy_subscripts(), f1, f2).reshape(-1)
+        ext = extents(self.launch)
+        ref = np.einsum(ein.numpy_subscripts(), *(expand(f, self.values[f.tensor], ext) for f in ein.factors))
+        ref = ref.reshape(-1)
         w = min(8 * eb, self.acc_bits)
         wrong = (((got ^ ref) & mask_of(w)) != 0) | undefined
         return wrong & written, w
 
 
-__all__ = ["Numeric", "mma_input_bits"]
+def extents(launch: Launch) -> dict[str, int]:
+    """Each index's extent, from the tensors where it stands whole."""
+    ein = launch.computes
+    tensors = launch.tensors()
+    out: dict[str, int] = {}
+    for acc in (ein.output, *ein.factors):
+        for k, n in enumerate(acc.indices):
+            if acc.divisor(k) == 1:
+                out.setdefault(n, tensors[acc.tensor].shape[k])
+    return out
+
+
+def expand(f, values: np.ndarray, extent: dict[str, int]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A factor's values over its whole indices: ``SFA[m, k / 32]`` as an array over (m, k) (``SFA[m, k // 32]``),
+    so that ``numpy.einsum`` sums it with the others."""
+    if not f.divisors:
+        return values
+    grids = np.meshgrid(*[np.arange(extent[n]) for n in f.indices], indexing="ij")
+    return values[tuple(g // f.divisor(k) for k, g in enumerate(grids))]
+
+
+__all__ = ["Numeric", "expand", "extents", "mma_input_bits"]

@@ -239,6 +239,9 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
                     b, g = value(cta, o, 4)
                     b = np.broadcast_to(np.asarray(b, U64), (T,))[th]
                     tags = np.full((32, 4), CONCRETE, np.int64) if g is None else g[th]
+                    if prog.trace:
+                        tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64),
+                                                 "tmem")
                     t.write_now(cells[:, i], tags, to_bytes(b, 4))
                     t.stored[cells[:, i]] = th
                     t.stored_instr[cells[:, i]] = index
@@ -411,7 +414,7 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                                         "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a tcgen05.st "
                                         "still writes (no tcgen05.wait::st between them)", int(st.sum()))
                 C[0] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb]).reshape(M, N)
-            info = np.array([[index, cta.index, t, np.uint64(av).view(np.int64), np.uint64(bv).view(np.int64)]],
+            info = np.array([[index, cta.index, t, np.uint64(av).view(np.int64), np.uint64(bv).view(np.int64), iv]],
                             np.int64)
             D = dom.matmul(cta, index, "tcgen05", A, B, C, d_eb, info)
             tags, bits = dom.memory_bytes(D.reshape(-1), d_eb)

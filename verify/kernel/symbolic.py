@@ -55,6 +55,9 @@ class Symbolic:
         self.table = Grow(6)  # kind, width, a, b, c, d
         self.consts: dict[tuple[int, int], int] = {}
         self.forms: list[tuple[Grow, Grow, Grow, tuple[int, int, int]]] = []  # (A rows, B rows, (instr, cta, warp))
+        # a block-scaled form's scale factors, by form: (SFA rows [M * K], SFB rows [G * K * N], G): the factor of A's
+        # element (m, k) and of B's (k, n) for the rows m of group m / (M / G) (a lane quarter reads its own copy)
+        self.scales: dict[int, tuple[Grow, Grow, int]] = {}
         self.form_index: dict[tuple[int, int, int], int] = {}
         self.mmas = 0
 
@@ -306,21 +309,31 @@ class Symbolic:
         return np.zeros(shape, np.int64)
 
     def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
-               d_bytes: int, info: np.ndarray) -> np.ndarray:
+               d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
+               ) -> np.ndarray:
         """D = C + A x B for each unit (a warpgroup, an MMA of Tensor Memory): ``A`` [W, M, K], ``B`` [W, K, N], ``C``
         [W, M, N] values; a new SUM value per element of D [W, M, N].  ``info`` [W, k]: what the chain needs of each
-        unit (instruction, CTA, unit, the descriptors), kept with its A and B rows."""
+        unit (instruction, CTA, unit, the descriptors), kept with its A and B rows.  A block-scaled MMA gives the scale
+        factor of each element: ``SA`` [W, M, K] (A's (m, k)), ``SB`` [W, G, K, N] (B's (k, n) for the rows of group
+        g of G: each lane quarter of the data path reads its own copy)."""
         W, M, K = A.shape
         N = B.shape[2]
-        key = (kind, M, N, K)
+        G = SB.shape[1] if SB is not None else 0
+        key = (kind + (f"/scaled{G}" if SB is not None else ""), M, N, K)
         fi = self.form_index.get(key)  # type: ignore[call-overload]
         if fi is None:
             fi = self.form_index[key] = len(self.forms)  # type: ignore[index]
             self.forms.append((Grow(M * K), Grow(K * N), Grow(info.shape[1]), (M, N, K)))
+            if SB is not None:
+                self.scales[fi] = (Grow(M * K), Grow(G * K * N), G)
         ta, tb, inf, _ = self.forms[fi]
         row0 = ta.extend(A.reshape(W, -1))
         tb.extend(B.reshape(W, -1))
         inf.extend(info)
+        if SA is not None and SB is not None:
+            tsa, tsb, _ = self.scales[fi]
+            tsa.extend(SA.reshape(W, -1))
+            tsb.extend(SB.reshape(W, -1))
         self.mmas += W
         r = np.broadcast_to(np.arange(M)[None, :, None], (W, M, N)).reshape(-1)
         c = np.broadcast_to(np.arange(N)[None, None, :], (W, M, N)).reshape(-1)

@@ -30,8 +30,8 @@ def short_name(opcode: str) -> str:
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
             "wgmma": lambda p: p == "mma_async" or p.startswith("m") and "k" in p,
-            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws") or p.startswith("kind::")
-            or p.startswith("cta_group::2") or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind")
+            or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
     return ".".join([base] + [p for p in parts[1:] if keep(p.split("::")[0])])
@@ -96,6 +96,10 @@ def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-def]
+    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    if TMEM_WINDOW <= address < SHARED_WINDOW and space != "shared":
+        cell, byte = divmod(address - TMEM_WINDOW, 4)
+        return f"Tensor Memory lane {cell // COLS}, column {cell % COLS}" + (f", byte {byte}" if byte else "")
     if space == "shared":
         return f"shared 0x{address:x}"
     if address >= SHARED_WINDOW:
@@ -138,7 +142,7 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
     ta, tb, info, _ = sym.forms[match.form]
     row_info = [int(x) for x in info.view()[match.row]]
     mi = instrs[row_info[0]]
-    factor = match.a if side == "a" else match.b
+    factor = match.a if side == "a" else match.b if side == "b" else match.extra[0 if side == "sa" else 1]
     first_hop = _first_move(sym, factor)
     tail = ""
     if mi.base == "mma":
@@ -148,7 +152,8 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         if skip:
             factor = skip
     links.append(Link(short_name(mi.opcode), mi.line, mi.col, source_of(module, mi),
-                      f"{words} multiplied {sym.value_words(match.a if side == 'a' else match.b)}{tail}".strip()))
+                      f"{words} multiplied {sym.value_words(factor if side in ('sa', 'sb') else match.a if side == 'a' else match.b)}"
+                      f"{tail}".strip()))
     v = factor
     hops = 0
     while v >= sym.first and hops < 32:
@@ -161,12 +166,15 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         src, idx, ct, address = int(row[2]), int(row[3]), int(row[4]), int(row[5])
         hop = instrs[idx]
         thread_h = ct & 0xFFFFFFFF
-        space = "shared" if hop.base == "ldmatrix" or "shared" in hop.parts and hop.base != "cp" else "global"
+        space = "shared" if hop.base == "ldmatrix" or "shared" in hop.parts and hop.base != "cp" else \
+            "tmem" if hop.base == "tcgen05" else "global"
         sl = address_lines(fn, instrs, idx)
         addr_words = f" (address from lines {sl[0]}-{sl[1]})" if sl and sl[0] != sl[1] else \
             f" (address from line {sl[0]})" if sl else ""
         if hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
+        elif hop.base == "tcgen05" and "st" in hop.parts:
+            words = f"(thread {thread_h}) wrote it to {_where('tmem', address, traced.gmem)}{addr_words}"
         elif hop.base in ("st", "stmatrix"):
             words = f"(thread {thread_h}) wrote it to {_where('shared', address, traced.gmem)}{addr_words}"
         else:
@@ -249,8 +257,26 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     """The words of a ``wgmma`` (or ``tcgen05.mma``) link: the unit, the tile element the wrong factor stood at, and
     where it came from: the register (A in registers) or the descriptor and the shared address it read.  Also the
     value to follow next (the data the descriptor read, past the MOVE of the read itself; 0: the factor)."""
-    from .fragments import descriptor_words  # noqa: PLC0415
+    from .fragments import BadDescriptor, descriptor_words, instruction_descriptor  # noqa: PLC0415
     unit = info[2]
+    if side in ("sa", "sb"):  # a scale factor: the Tensor Memory byte it came from, and the ids that chose it
+        kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
+        idesc = info[5] if len(info) > 5 else 0
+        try:
+            ids = instruction_descriptor(kind, idesc % (1 << 32))
+            ids_words = f"SFA_ID {ids.sfa_id}, SFB_ID {ids.sfb_id}"
+        except BadDescriptor:  # the MMA ran with it, so it decodes; words only
+            ids_words = "ids unreadable"
+        where, skip = "", 0
+        if first_hop is not None and first_hop[1] == index:
+            from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+            cell, byte = divmod(first_hop[3] - TMEM_WINDOW, 4)
+            where = f" from Tensor Memory lane {cell // COLS}, column {cell % COLS}, byte {byte}"
+            skip = first_hop[0]
+        operand = "A" if side == "sa" else "B"
+        elem = f"({match.r}, {match.k})" if side == "sa" else f"({match.k}, {match.c})"
+        return (f"(issued by thread {unit})", f", the scale factor of element {elem} of its {operand} tile: the "
+                f"instruction descriptor {idesc % (1 << 32):#010x} ({ids_words}) reads it{where}", skip)
     tile = f"({match.r}, {match.k}) of its A tile" if side == "a" else f"({match.k}, {match.c}) of its B tile"
     desc = info[3] if side == "a" else info[4]
     operand = "A" if side == "a" else "B"
