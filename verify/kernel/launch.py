@@ -92,12 +92,16 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Struct:
-    """A struct argument given as values of one type, packed at their alignment (``{}``: an empty struct)."""
+    """A struct argument given as values of one type, packed at their alignment (``{}``: an empty struct), and
+    optionally a pointer to a tensor it declares (``pointer``) at byte offset ``at`` (CuTe passes a global tensor
+    by value: its layout's shape and strides, then the pointer)."""
 
     type: str | None
     values: tuple[Union[int, float], ...]
     line: int = 0
     col: int = 0
+    pointer: "Tensor | None" = None
+    at: int = 0
 
 
 SWIZZLES = ("none", "32B", "64B", "128B")
@@ -161,7 +165,8 @@ class Launch:
 
     def tensors(self) -> dict[str, Tensor]:
         return {a.name: a for a in self.args if isinstance(a, Tensor)} | \
-            {a.tensor.name: a.tensor for a in self.args if isinstance(a, TensorMap) and a.tensor is not None}
+            {a.tensor.name: a.tensor for a in self.args if isinstance(a, TensorMap) and a.tensor is not None} | \
+            {a.pointer.name: a.pointer for a in self.args if isinstance(a, Struct) and a.pointer is not None}
 
     def tensor_maps(self) -> list[TensorMap]:
         return [a for a in self.args if isinstance(a, TensorMap)]
@@ -382,11 +387,24 @@ def _arg(w: _Where, at: tuple[int, int], a: Any) -> Arg:
         return _tensor(w, at, a)
     if "tensor_map" in a:
         return _tensor_map(w, at, a)
-    extra = set(a) - {"type", "value", "values"}
+    extra = set(a) - {"type", "value", "values", "pointer", "at"}
     if extra:
         raise w.error(at, f"unknown field '{sorted(extra)[0]}' in an argument (tensor, or type with value or values)")
     if not a:
         return Struct(None, (), *at)
+    if "pointer" in a or "at" in a:
+        ptr, off = a.get("pointer"), a.get("at")
+        if not isinstance(ptr, dict) or "tensor" not in ptr or not isinstance(off, int) or isinstance(off, bool) \
+                or not 0 <= off < 4096 or off % 8:
+            raise w.error(at, "a struct's pointer is pointer = { tensor = ..., type = ..., shape = [...] } with at = "
+                              "its byte offset (a multiple of 8)")
+        tensor = _tensor(w, at, ptr)
+        rest = {k: v for k, v in a.items() if k not in ("pointer", "at")}
+        inner = _arg(w, at, rest) if rest else Struct(None, (), *at)
+        if not isinstance(inner, Struct) or inner.values and inner.type and \
+                len(inner.values) * ELEMENT_BYTES[inner.type] > off:
+            raise w.error(at, f"the struct's values overlap its pointer at byte {off}")
+        return Struct(inner.type, inner.values, *at, pointer=tensor, at=off)
     typ = a.get("type")
     if typ not in ELEMENT_BYTES:
         raise w.error(at, f"argument type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
@@ -494,7 +512,8 @@ def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-de
     at = launch.at("computes")
     tensors = launch.tensors()
     names = [a.name for a in launch.args if isinstance(a, Tensor)] + \
-        [a.name for a in launch.args if isinstance(a, TensorMap) and a.tensor is not None]
+        [a.name for a in launch.args if isinstance(a, TensorMap) and a.tensor is not None] + \
+        [a.pointer.name for a in launch.args if isinstance(a, Struct) and a.pointer is not None]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise error(at, f"tensor {sorted(dup)[0]} is given twice among the arguments")

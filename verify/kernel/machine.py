@@ -63,6 +63,10 @@ class Program:
     steps_run: int = 0
     tracks_fences: bool = False  # the kernel has wgmma: registers written since the last wgmma.fence are tracked
     tensor_maps: dict[int, TensorMap] = field(default_factory=dict)  # parameter-space address -> the map there
+    local_addr: dict[str, int] = field(default_factory=dict)  # local variables (a thread's stack: printf's arguments)
+    global_addr: dict[str, int] = field(default_factory=dict)  # the module's .global/.const variables: addresses in no
+    # tensor (printf's format strings are passed, never read: a read of one is out of bounds)
+    local_size: int = 0
     at_exit: list[Callable[["CTA"], None]] = field(default_factory=list)  # checks when a CTA ends (Tensor Memory freed)
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
@@ -92,6 +96,33 @@ def layout_shared(module: Module, fn: Function, dynamic: int | None) -> tuple[di
             addr[v.name] = start
     size = start + (dynamic or 0) if any(v.count is None for v in decls) else static
     return addr, size
+
+
+GLOBALS_WINDOW = 0x7B00_0000_0000  # the addresses given to a module's .global and .const variables
+
+
+def layout_globals(module: Module) -> dict[str, int]:
+    """Addresses of the module's ``.global``/``.const`` variables, outside every tensor."""
+    addr: dict[str, int] = {}
+    off = 0
+    for v in module.variables:
+        if v.space.split("::")[0] in ("global", "const"):
+            off = _align(off, max(v.align, 1))
+            addr[v.name] = GLOBALS_WINDOW + off
+            off += max(v.size, 1)
+    return addr
+
+
+def layout_local(fn: Function) -> tuple[dict[str, int], int]:
+    """Addresses of the function's ``.local`` variables (each thread's own) and their total size."""
+    addr: dict[str, int] = {}
+    off = 0
+    for v in fn.variables:
+        if v.space.startswith("local") and v.count is not None:
+            off = _align(off, v.align)
+            addr[v.name] = off
+            off += v.size
+    return addr, off
 
 
 def build_params(prog: Program) -> None:
@@ -150,6 +181,9 @@ def build_params(prog: Program) -> None:
                 enc = encode_scalar(v, a.type or "b8")
                 data.extend(b"\0" * (_align(len(data), len(enc)) - len(data)))
                 data.extend(enc)
+            if a.pointer is not None:
+                data.extend(b"\0" * (a.at - len(data)))
+                data.extend(gmem.base_of(a.pointer.name).to_bytes(8, "little"))
             if len(data) > p.size:
                 raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(data)}")
             buf.extend(bytes(data) + b"\0" * (p.size - len(data)))
@@ -174,6 +208,8 @@ class CTA:
         self.B: list[Any] = [None] * n
         self.G: list[np.ndarray | None] = [None] * n
         self.smem = SharedMemory(prog.shared_size)
+        self.local_tags = np.full((T, max(prog.local_size, 1)), UNDEF, np.int64)  # each thread's local memory
+        self.local_bits = np.zeros((T, max(prog.local_size, 1)), np.uint8)
         self.step: Step | None = None
         self.split_at: Instr | None = None  # the branch that split the threads, while they are split
         self.active: np.ndarray | None = None  # the threads the current instruction runs for (None: all)
@@ -210,6 +246,8 @@ class CTA:
         """A finding: the current instruction ``verb`` register ``r`` while an asynchronous instruction still writes it
         for some of the threads it runs for."""
         threads, owner = self.async_regs[r]
+        if verb == "reads" and self.prog.steps[owner].instr.base == "tcgen05":
+            return  # a tcgen05.ld's true register dependency is respected without a wait (PTX 9.7.16.6.4.5)
         hit = threads if self.active is None else (threads & self.active)
         if not hit.any() or self.step is None:
             return
@@ -314,6 +352,10 @@ class CTA:
                 return np.uint64(self.prog.shared_addr[base.name] + off), None
             if isinstance(base, Sym) and base.name in self.prog.param_off:  # a parameter's address (parameter space)
                 return np.uint64(self.prog.param_off[base.name][0] + off), None
+            if isinstance(base, Sym) and base.name in self.prog.local_addr:  # a local variable's (local space)
+                return np.uint64(self.prog.local_addr[base.name] + off), None
+            if isinstance(base, Sym) and base.name in self.prog.global_addr:  # a module's .global (printf's strings)
+                return np.uint64(self.prog.global_addr[base.name] + off), None
             raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable or a parameter: its "
                                      "address is not known to the executor")
         raise self.prog.error(o, f"unexpected operand {type(o).__name__}")

@@ -17,6 +17,7 @@ from .launch import Tensor
 GLOBAL_BASE = 1 << 40  # region k of global memory starts at (k + 1) << 40
 SHARED_WINDOW = 0x7F00_0000_0000  # generic addresses of shared memory: window + shared address
 PARAM_WINDOW = 0x7E00_0000_0000  # generic addresses of the kernel's parameters: window + parameter-space address
+LOCAL_WINDOW = 0x7C00_0000_0000  # generic addresses of a thread's local memory: window + local address
 WRITER_NONE = -1
 
 
@@ -197,5 +198,5 @@ class SharedMemory:
         self.open_group: list[Copy] = []
 
 
-__all__ = ["CONCRETE", "Copy", "Event", "Events", "GLOBAL_BASE", "GlobalMemory", "PARAM_WINDOW", "Region", "SHARED_WINDOW",
+__all__ = ["CONCRETE", "Copy", "Event", "Events", "GLOBAL_BASE", "GlobalMemory", "LOCAL_WINDOW", "PARAM_WINDOW", "Region", "SHARED_WINDOW",
            "SharedMemory", "tensor_bytes", "writer_code", "writer_parts"]

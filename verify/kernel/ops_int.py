@@ -754,17 +754,17 @@ def _mov(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("cvta")
 def _cvta(prog: Program, ins: Instr, index: int) -> Step:
-    from .memory import PARAM_WINDOW, SHARED_WINDOW  # noqa: PLC0415
+    from .memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW  # noqa: PLC0415
     need(prog, ins, 2)
     to = "to" in ins.parts
     space = next((p for p in ins.parts[1:] if p in ("global", "shared", "local", "const", "param")), "global")
-    if space in ("local", "const") or space == "param" and to:
+    if space == "const" or space == "param" and to:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} addresses)")
     t = types_of(ins)[-1]
     w = TYPE_BITS[t]
     d = dest(prog, ins, ins.operands[0])
     a_o = ins.operands[1]
-    window = PARAM_WINDOW if space == "param" else SHARED_WINDOW
+    window = {"param": PARAM_WINDOW, "local": LOCAL_WINDOW}.get(space, SHARED_WINDOW)
     shift = 0 if space == "global" else (-window if to else window)
 
     def run(cta: CTA, m: np.ndarray | None) -> None:

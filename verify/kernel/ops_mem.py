@@ -351,11 +351,44 @@ def region_gaps(region: Any, idx: np.ndarray) -> np.ndarray | None:
     return None if region.gap is None else region.gap[idx]
 
 
+def _local(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
+    """Byte indices [r, n] of local accesses by the threads ``rows`` (an access outside the thread's local memory is
+    an error: the executor cannot say what it reaches)."""
+    a = addr[rows].astype(np.int64)
+    bad = (a < 0) | (a + n > cta.prog.local_size)
+    if bad.any():
+        raise cta.prog.error(ins, f"{ins.opcode} (thread {int(rows[np.argmax(bad)])}) accesses local address "
+                                  f"0x{int(a[np.argmax(bad)]):x}, outside the {cta.prog.local_size} bytes of its local "
+                                  "variables")
+    return a[:, None] + np.arange(n)[None, :]
+
+
+def read_local(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    idx = _local(cta, ins, addr, n, rows)
+    return cta.local_tags[rows[:, None], idx], cta.local_bits[rows[:, None], idx]
+
+
+def write_local(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray) -> None:
+    idx = _local(cta, ins, addr, tags.shape[1], rows)
+    cta.local_tags[rows[:, None], idx] = tags
+    cta.local_bits[rows[:, None], idx] = bits
+
+
+def _in_local(a: np.ndarray) -> np.ndarray:
+    from .memory import LOCAL_WINDOW  # noqa: PLC0415
+    return (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + (1 << 32)))
+
+
 def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if space == "shared":
         return read_shared(cta, ins, addr, n, rows)
     if space == "global":
         return read_global(cta, ins, addr, n, rows)
+    if space == "local":
+        return read_local(cta, ins, addr, n, rows)
+    if space == "generic" and _in_local(addr[rows]).all():
+        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        return read_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), n, rows)
     if space == "generic":
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
@@ -378,6 +411,11 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
         return write_shared(cta, ins, addr, tags, bits, rows)
     if space == "global":
         return write_global(cta, ins, addr, tags, bits, rows)
+    if space == "local":
+        return write_local(cta, ins, addr, tags, bits, rows)
+    if space == "generic" and _in_local(addr[rows]).all():
+        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        return write_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), tags, bits, rows)
     if space == "generic":
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
@@ -412,6 +450,13 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
     regs = _regs(prog, ins, ins.operands[0], vec)
     addr_o = ins.operands[1]
     n = vec * eb
+    if space == "param" and isinstance(addr_o, Addr) and isinstance(addr_o.base, Sym) and \
+            addr_o.base.name not in prog.param_off:
+        def run_retval(cta: CTA, m: np.ndarray | None) -> None:  # a call's return value (vprintf's): undefined
+            for r in regs:
+                if r is not None:
+                    cta.put(r.id, np.uint64(0), np.full((cta.T, max(1, eb)), UNDEF, np.int64), m)
+        return Step(ins, index, "op", run_retval)
     if space == "param":
         if not isinstance(addr_o, Addr) or not isinstance(addr_o.base, Sym) or addr_o.base.name not in prog.param_off:
             raise prog.error(ins, f"{ins.opcode}: expected [a parameter of {prog.fn.name} + offset]")
@@ -428,7 +473,7 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
                     v = int.from_bytes(data[k * eb:(k + 1) * eb], "little")
                     cta.put(r.id, np.uint64(v), None, m)
         return Step(ins, index, "op", run_param)
-    if space in ("local", "const"):
+    if space == "const":
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -463,7 +508,7 @@ def _st(prog: Program, ins: Instr, index: int) -> Step:
     if space == "param" and isinstance(addr_o, Addr) and isinstance(addr_o.base, Sym) and \
             addr_o.base.name not in prog.param_off:
         return Step(ins, index, "nop")  # an argument of a call (its call is what the executor follows or refuses)
-    if space in ("param", "local", "const"):
+    if space in ("param", "const"):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
     from .ops_int import value  # noqa: PLC0415
 

@@ -329,13 +329,26 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d")
     d_o, a_o, b_o, i_o = ops[:4]
     rest = ops[4:]
+    lanes_o = None
     if len(rest) == 2 and isinstance(rest[0], Vec):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane is not executed yet)")
+        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane: executed when it disables no lane (CuTe's zeros)
     if len(rest) != 1:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
-    return Step(ins, index, "op", _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem))
+    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem)
+    if lanes_o is None:
+        return Step(ins, index, "op", run)
+
+    def run_masked(cta: CTA, m: np.ndarray | None) -> None:
+        for o in lanes_o.items:
+            v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
+            v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
+            if (v[_rows(m, cta.T)] != 0).any():
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane masks that "
+                                      "disable lanes are not executed yet)")
+        run(cta, m)
+    return Step(ins, index, "op", run_masked)
 
 
 def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any,
