@@ -289,6 +289,8 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
         words, side = _why(sym, ein, comp, env, p)
         if first is None:
             first, follow = p, side
+            if side in ("a", "b") and len(p.factors) == 2:
+                follow = _off_tile(sym, ein, prods, p) or side
         if len(wrong_words) < 3:
             wrong_words.append(words)
     for v in lone:
@@ -311,6 +313,30 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
                       == dup[0]), None)
         follow = "a"
     return f"expected {expected}; " + "; ".join(parts), first, follow
+
+
+def _off_tile(sym: Symbolic, ein: Einsum2, prods: list[Product], p: Product) -> str | None:
+    """Which factor of the wrong product ``p`` left the MMA's tile: over the K products of its batch (the same MMA
+    row and column), the summed index of the right factor moves with the tile's k by one fixed offset; 'a' or 'b'
+    when exactly one factor's offset is not fixed (None: no such factor, as for two factors both off)."""
+    if len(ein.fi) != 2 or len(ein.summed) != 1:
+        return None
+    name = ein.summed[0]
+    batch = [q for q in prods if (q.form, q.row, q.r, q.c, q.link) == (p.form, p.row, p.r, p.c, p.link)]
+    offsets: list[set[int]] = [set(), set()]
+    for q in batch:
+        for side, v in enumerate((q.a, q.b)):
+            r = int(sym.resolve(np.array([v]))[0])
+            if int(sym.kind_width(np.array([r]))[0][0]) != ATOM:
+                return None
+            t, f = (int(x[0]) for x in sym.atom_of(np.array([r])))
+            j = ein.fi.index(t) if t in ein.fi else -1
+            if j < 0 or name not in ein.idx_f[j]:
+                return None
+            k = int(np.unravel_index(f, ein.f[j].shape)[list(ein.idx_f[j]).index(name)])
+            offsets[side].add(k - q.k)
+    off = [len(o) > 1 for o in offsets]
+    return "a" if off == [True, False] else "b" if off == [False, True] else None
 
 
 def _term(ein: Einsum2, comp, env: dict[str, int], s: int) -> str:  # type: ignore[no-untyped-def]

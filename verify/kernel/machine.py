@@ -213,8 +213,9 @@ class CTA:
         self.step: Step | None = None
         self.split_at: Instr | None = None  # the branch that split the threads, while they are split
         self.active: np.ndarray | None = None  # the threads the current instruction runs for (None: all)
-        # registers an asynchronous instruction (wgmma) still writes: register -> (threads, its step index); a read or
-        # write of one by another instruction before the wait that completes it is a finding
+        # registers an asynchronous instruction (wgmma, tcgen05.ld) still writes: register -> (per thread, how many such
+        # instructions are in flight; the last one's step index); a read or write of one by another instruction before
+        # the wait that completes them is a finding
         self.async_regs: dict[int, tuple[np.ndarray, int]] = {}
         # registers written since the last wgmma.fence (None: the kernel has no wgmma, nothing is tracked)
         self.fence_dirty: dict[int, np.ndarray] | None = {} if prog.tracks_fences else None
@@ -245,7 +246,8 @@ class CTA:
     def in_flight(self, r: int, verb: str) -> None:
         """A finding: the current instruction ``verb`` register ``r`` while an asynchronous instruction still writes it
         for some of the threads it runs for."""
-        threads, owner = self.async_regs[r]
+        counts, owner = self.async_regs[r]
+        threads = counts > 0
         if verb == "reads" and self.prog.steps[owner].instr.base == "tcgen05":
             return  # a tcgen05.ld's true register dependency is respected without a wait (PTX 9.7.16.6.4.5)
         hit = threads if self.active is None else (threads & self.active)
@@ -579,5 +581,28 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
                                    f"{where}: the executor cannot say what it does")
 
 
-__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits",
-           "layout_shared", "run_cta"]
+__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
+           "layout_shared", "release_registers", "run_cta"]
+
+
+def hold_registers(cta: CTA, regs: list[int], threads: np.ndarray, owner: int) -> None:
+    """Registers ``regs`` of ``threads`` are written by the asynchronous instruction ``owner`` until it completes."""
+    for r in regs:
+        old = cta.async_regs.get(r)
+        counts = np.zeros(cta.T, np.int32) if old is None else old[0].copy()
+        counts[threads] += 1
+        cta.async_regs[r] = (counts, owner)
+
+
+def release_registers(cta: CTA, regs: list[int], threads: np.ndarray, every: bool = False) -> None:
+    """One asynchronous instruction on ``regs`` of ``threads`` completed (``every``: all of them did)."""
+    for r in regs:
+        old = cta.async_regs.get(r)
+        if old is None:
+            continue
+        counts = old[0].copy()
+        counts[threads] = 0 if every else np.maximum(counts[threads] - 1, 0)
+        if counts.any():
+            cta.async_regs[r] = (counts, old[1])
+        else:
+            del cta.async_regs[r]

@@ -18,7 +18,7 @@ import numpy as np
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
 from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_access
-from .machine import CTA, Program, Step
+from .machine import CTA, Program, Step, hold_registers, release_registers
 from .ops_async import barrier_at, shared_address
 from .ops_int import dest, handler, value
 from .ops_mem import hold, read_shared_async, write_shared
@@ -278,8 +278,8 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
                 full_t[th] = tags
                 cta.put_raw(r.id, full_b, None if (full_t == CONCRETE).all() else full_t,
                             mine if m is None else (m & mine))
-                old = cta.async_regs.get(r.id)
-                cta.async_regs[r.id] = (mine if old is None else (old[0] | mine), index)
+                release_registers(cta, [r.id], mine, every=True)  # one tcgen05.ld in flight per register
+                hold_registers(cta, [r.id], mine, index)
     return Step(ins, index, "op", run, collective="warp")
 
 
@@ -291,14 +291,8 @@ def _wait(prog: Program, ins: Instr, index: int, sub: str) -> Step:
             mine[int(w) * 32:int(w) * 32 + 32] = True
         if sub == "wait::ld":
             for r in list(cta.async_regs):
-                threads, owner = cta.async_regs[r]
-                if prog.steps[owner].instr.base != "tcgen05":
-                    continue
-                left = threads & ~mine
-                if left.any():
-                    cta.async_regs[r] = (left, owner)
-                else:
-                    del cta.async_regs[r]
+                if prog.steps[cta.async_regs[r][1]].instr.base == "tcgen05":
+                    release_registers(cta, [r], mine, every=True)
         else:
             t = tmem(cta)
             done = (t.stored >= 0) & mine[np.clip(t.stored, 0, cta.T - 1)]

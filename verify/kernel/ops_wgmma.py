@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .fragments import BadDescriptor, NoLayout, WarpgroupForm, descriptor_addresses, wgmma_form
-from .machine import CTA, Program, Step
+from .machine import CTA, Program, Step, hold_registers, release_registers
 from .ops_int import dest, handler
 from .ops_mem import hold, read_shared_async, release
 
@@ -76,15 +76,7 @@ def warpgroups(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
 
 def complete(cta: CTA, p: Pending) -> None:
     """An ``mma_async`` completes: its registers and shared-memory bytes are free again."""
-    for r in p.regs:
-        hit = cta.async_regs.get(r)
-        if hit is None:
-            continue
-        left = hit[0] & ~p.threads
-        if left.any():
-            cta.async_regs[r] = (left, hit[1])
-        else:
-            del cta.async_regs[r]
+    release_registers(cta, p.regs, p.threads)
     for idx in p.held:
         release(cta, idx)
 
@@ -263,9 +255,7 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
             info[w] = (index, cta.index, g, np.uint64(a_desc % (1 << 64)).view(np.int64),
                        np.uint64(b_desc).view(np.int64))
             regs = [r.id for r in dregs] + [r.id for r in (aregs or [])]
-            for r in regs:
-                old = cta.async_regs.get(r)
-                cta.async_regs[r] = (mine if old is None else (old[0] | mine), index)
+            hold_registers(cta, regs, mine, index)
             st.open.setdefault(g, []).append(Pending(index, mine, regs, held))
         D = dom.matmul(cta, index, "wgmma", A, B, C, d_eb, info)
         out = dom.register_bytes(D, threads, form.d.row, form.d.col, form.d.per_register, d_eb, 4, cta.T)

@@ -25,7 +25,7 @@ def short_name(opcode: str) -> str:
     parts = opcode.split(".")
     base = parts[0]
     keep = {"mma": lambda p: p.startswith("m") and "k" in p, "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
-            "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p == "async",
+            "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p in ("async", "bulk", "tensor"),
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
@@ -171,7 +171,9 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         sl = address_lines(fn, instrs, idx)
         addr_words = f" (address from lines {sl[0]}-{sl[1]})" if sl and sl[0] != sl[1] else \
             f" (address from line {sl[0]})" if sl else ""
-        if hop.base == "cp":
+        if hop.base == "cp" and "bulk" in hop.parts:
+            words = f"(thread {thread_h}) placed {sym.value_words(src)} there (its tensor map's box){addr_words}"
+        elif hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
         elif hop.base == "tcgen05" and "st" in hop.parts:
             words = f"(thread {thread_h}) wrote it to {_where('tmem', address, traced.gmem)}{addr_words}"
