@@ -22,7 +22,7 @@ from .fragments import BadDescriptor, tma_box_addresses
 from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
-from .ops_int import dest, handler
+from .ops_int import HANDLERS, dest, handler
 from .ops_mem import address, hold, read_global, read_shared_async, release, write_global, write_shared
 
 
@@ -485,6 +485,17 @@ def _tma_store(prog: Program, ins: Instr, index: int, dims: int) -> Step:
                 write_global(cta, ins, gaddr[sel].astype(np.uint64), tags[sel], bits[sel], np.arange(len(sel)),
                              np.full(len(sel), t, np.int64))
     return Step(ins, index, "op", run)
+
+
+_CP = HANDLERS["cp"]  # ops_mem's cp.async (a warp's copies)
+
+
+@handler("cp")
+def _cp(prog: Program, ins: Instr, index: int) -> Step:
+    """``cp.async.bulk...`` here (the asynchronous proxy's copies), every other ``cp.async`` in ``ops_mem``."""
+    if ins.parts[1:2] == ("async",) and ins.parts[2:3] in (("bulk",), ("mbarrier",)):
+        return bulk_copy(prog, ins, index)
+    return _CP(prog, ins, index)
 
 
 __all__ = ["AsyncState", "Barrier", "BulkCopy", "bulk_copy", "state"]

@@ -14,7 +14,7 @@ from ..ptx.syntax import Addr, Imm, Instr
 from .fragments import NoLayout, datapath, scale_cells
 from .machine import CTA, Program, Step
 from .ops_mem import hold
-from .ops_tcgen05 import _cells, _face, _rows, _taddr, mma_operands, read_desc, tmem
+from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 
 BLOCK = {"block32": 32, "block16": 16, "scale_vec::1X": 32, "scale_vec::2X": 32, "scale_vec::4X": 16}
@@ -32,14 +32,14 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
     if isinstance(a_o, Addr):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (A in Tensor Memory is not executed yet)")
     size = next((BLOCK[p] for p in parts if p in BLOCK), 32 if kind != "mxf4nvf4" else 16)
-    face = _face(prog)
+    face = face_of(prog)
     from ..layout.types import ELEMENT_BITS  # noqa: PLC0415
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
         tm = tmem(cta)
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
-        for t in (int(x) for x in _rows(m, cta.T)):
+        for t in (int(x) for x in thread_rows(m, cta.T)):
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, False)
             M, N, K = idesc.m, idesc.n, idesc.k
             bits = [ELEMENT_BITS.get(x, 8) for x in (idesc.atype, idesc.btype)]
@@ -56,15 +56,15 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
             lane0, col0 = split(dv)
-            dcells = _cells(cta, ins, index, tm, lane0 + dp.lane, col0 + dp.col, -1, "mma")
+            dcells = tmem_cells(cta, ins, index, tm, lane0 + dp.lane, col0 + dp.col, -1, "mma")
             addr, A = read_desc(cta, ins, index, av, "MN" if idesc.transpose_a else "K", bits[0], M, K, t, "A")
             held = [hold(cta, addr, bits[0] // 8, index)]
             addr, Bt = read_desc(cta, ins, index, bv, "MN" if idesc.transpose_b else "K", bits[1], N, K, t, "B")
             held.append(hold(cta, addr, bits[1] // 8, index))
             j = np.arange(K) // size  # each k's block within the MMA
             # A's factors: row m, K block sfa_id + j (the MMA's blocks of the 4-block tile)
-            sa_addr = int(_taddr(cta, ins, sa_o, m, "the scale-A address")[t])
-            sb_addr = int(_taddr(cta, ins, sb_o, m, "the scale-B address")[t])
+            sa_addr = int(tmem_address(cta, ins, sa_o, m, "the scale-A address")[t])
+            sb_addr = int(tmem_address(cta, ins, sb_o, m, "the scale-B address")[t])
             kb_a = idesc.sfa_id + j
             kb_b = idesc.sfb_id + j
             if kb_a.max() > 3 or kb_b.max() > 3:
@@ -96,7 +96,7 @@ def _factors(cta: CTA, ins: Instr, index: int, tm: Any, lanes: np.ndarray, cols:
     the allocation, or a tcgen05.st not waited for, are findings; cells never written are undefined values."""
     prog = cta.prog
     shape = lanes.shape
-    cells = _cells(cta, ins, index, tm, lanes, cols, -1, "mma").reshape(-1)
+    cells = tmem_cells(cta, ins, index, tm, lanes, cols, -1, "mma").reshape(-1)
     b = byte.reshape(-1)
     pend = tm.stored[cells] >= 0
     if pend.any():
@@ -110,5 +110,7 @@ def _factors(cta: CTA, ins: Instr, index: int, tm: Any, lanes: np.ndarray, cols:
         tags = prog.domain.moved(cta, index, np.full(len(cells), t, np.int64), tags, addr, "tmem")
     return prog.domain.elements(tags, bits).reshape(shape)
 
+
+BLOCK_SCALED["block_scale"] = block_scaled_mma
 
 __all__ = ["block_scaled_mma"]

@@ -557,9 +557,6 @@ def _cp(prog: Program, ins: Instr, index: int) -> Step:
                 for c in sm.groups.pop(0):
                     complete(cta, c)
         return Step(ins, index, "op", wait, collective="cta")
-    if rest and rest[0] in ("bulk", "mbarrier"):
-        from .ops_async import bulk_copy  # noqa: PLC0415  (the asynchronous proxy's copies: TMA, bulk copies)
-        return bulk_copy(prog, ins, index)
     if not (rest and rest[0] in ("ca", "cg")):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
     ops = ins.operands

@@ -25,9 +25,10 @@ from .ops_mem import hold, read_shared_async, write_shared
 from .tmem import CELL, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
+BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
 
 
-def _face(prog: Program) -> str:
+def face_of(prog: Program) -> str:
     return {"symbolic": "vector", "numeric": "scalar"}.get(getattr(prog.domain, "name", ""), "vector")
 
 
@@ -51,11 +52,11 @@ def _leak_check(cta: CTA) -> None:
                             1)
 
 
-def _rows(m: np.ndarray | None, T: int) -> np.ndarray:
+def thread_rows(m: np.ndarray | None, T: int) -> np.ndarray:
     return np.arange(T) if m is None else np.flatnonzero(m)
 
 
-def _taddr(cta: CTA, ins: Instr, o: Any, m: np.ndarray | None, what: str = "a Tensor Memory address") -> np.ndarray:
+def tmem_address(cta: CTA, ins: Instr, o: Any, m: np.ndarray | None, what: str = "a Tensor Memory address") -> np.ndarray:
     """A Tensor Memory address operand (``[%r + imm]`` or a register) as 32-bit addresses, one per thread."""
     if isinstance(o, Addr):
         base, off = o.base, o.offset
@@ -156,7 +157,7 @@ def _dealloc(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         warps = _whole_warps(cta, ins, m)
         t = tmem(cta)
-        addr = _taddr(cta, ins, a_o, m)
+        addr = tmem_address(cta, ins, a_o, m)
         n, _ = cta.int_value(n_o, 32, False, m, "a column count")
         n = np.broadcast_to(np.asarray(n, U64), (cta.T,))
         for w in warps:
@@ -171,7 +172,7 @@ def _dealloc(prog: Program, ins: Instr, index: int) -> Step:
 
 # ----------------------------------------------------------------------------- tcgen05.ld / tcgen05.st
 
-def _cells(cta: CTA, ins: Instr, index: int, t: TensorMemory, lanes: np.ndarray, cols: np.ndarray, warp: int,
+def tmem_cells(cta: CTA, ins: Instr, index: int, t: TensorMemory, lanes: np.ndarray, cols: np.ndarray, warp: int,
            verb: str) -> np.ndarray:
     """Flat cell indices of (lane, column) pairs a warp accesses (``warp`` -1: the tensor core's, every lane);
     findings for a lane outside the warp's quarter and a column no allocation holds."""
@@ -205,7 +206,7 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.pack::16b / .unpack::16b are not executed "
                               "yet)")
     try:
-        form = tmem_access(verb, shape, num, _face(prog))
+        form = tmem_access(verb, shape, num, face_of(prog))
     except NoLayout as e:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
     ops = list(ins.operands)
@@ -225,7 +226,7 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         warps = _whole_warps(cta, ins, m)
         t = tmem(cta)
-        addr = _taddr(cta, ins, addr_o, m)
+        addr = tmem_address(cta, ins, addr_o, m)
         T = cta.T
         for w in (int(x) for x in warps):
             th = np.arange(w * 32, w * 32 + 32)
@@ -233,7 +234,7 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
             if (a != a[0]).any():
                 raise prog.error(ins, f"{ins.opcode}: the lanes of warp {w} give different addresses")
             lane0, col0 = split(int(a[0]))
-            cells = _cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
+            cells = tmem_cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
             if verb == "st":
                 for i, o in enumerate(items):
                     b, g = value(cta, o, 4)
@@ -313,8 +314,9 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse tcgen05.mma is not executed yet)")
     block = "block_scale" in parts or kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")
     if block:
-        from .ops_blockscale import block_scaled_mma  # noqa: PLC0415
-        return block_scaled_mma(prog, ins, index, kind)
+        if "block_scale" not in BLOCK_SCALED:
+            raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (block scaling)")
+        return BLOCK_SCALED["block_scale"](prog, ins, index, kind)
     if ws:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.ws: its collector buffers are not executed "
                               "yet)")
@@ -338,7 +340,7 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         for o in lanes_o.items:
             v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
             v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
-            if (v[_rows(m, cta.T)] != 0).any():
+            if (v[thread_rows(m, cta.T)] != 0).any():
                 raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane masks that "
                                       "disable lanes are not executed yet)")
         run(cta, m)
@@ -349,7 +351,7 @@ def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, 
                  m: np.ndarray | None, a_tmem: bool) -> tuple[Any, ...]:
     """The descriptor values, the decoded instruction descriptor and the D address of thread ``t``'s MMA."""
     prog = cta.prog
-    dv = _taddr(cta, ins, d_o, m, "the D address")
+    dv = tmem_address(cta, ins, d_o, m, "the D address")
     iv, u = cta.int_value(i_o, 32, False, m, "an instruction descriptor")
     iv = int(np.broadcast_to(np.asarray(iv, U64), (cta.T,))[t])
     try:
@@ -357,7 +359,7 @@ def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, 
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the instruction descriptor {iv:#010x} cannot be read: "
                               f"{e}") from None
-    av = int(_taddr(cta, ins, a_o, m, "the A address")[t]) if a_tmem else \
+    av = int(tmem_address(cta, ins, a_o, m, "the A address")[t]) if a_tmem else \
         int(np.broadcast_to(np.asarray(cta.int_value(a_o, 64, False, m, "the A descriptor")[0], U64), (cta.T,))[t])
     bv = int(np.broadcast_to(np.asarray(cta.int_value(b_o, 64, False, m, "the B descriptor")[0], U64), (cta.T,))[t])
     return int(dv[t]), av, bv, iv, idesc
@@ -368,7 +370,7 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
     """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from shared memory."""
     prog = cta.prog
     try:
-        addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, _face(prog))
+        addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
                               f"{e}") from None
@@ -384,7 +386,7 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
         dom = prog.domain
         tm = tmem(cta)
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
-        for t in (int(x) for x in _rows(m, cta.T)):
+        for t in (int(x) for x in thread_rows(m, cta.T)):
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, a_tmem)
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
@@ -395,11 +397,11 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                                       "than a byte are not executed yet")
             lane0, col0 = split(dv)
             try:
-                dp = datapath(M, N, 1, False, False, lane0 % 32 if M == 64 else 0, _face(prog))
+                dp = datapath(M, N, 1, False, False, lane0 % 32 if M == 64 else 0, face_of(prog))
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
             base_lane = lane0 - (lane0 % 32 if M == 64 else 0)
-            dcells = _cells(cta, ins, index, tm, base_lane + dp.lane, col0 + dp.col, -1, "mma")
+            dcells = tmem_cells(cta, ins, index, tm, base_lane + dp.lane, col0 + dp.col, -1, "mma")
             A = dom.zeros((1, M, K))
             held = []
             if a_tmem:
@@ -445,7 +447,7 @@ def _commit(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         tm = tmem(cta)
         bar = shared_address(cta, ins, bar_o, m, "generic")
-        for t in (int(x) for x in _rows(m, cta.T)):
+        for t in (int(x) for x in thread_rows(m, cta.T)):
             b = barrier_at(cta, ins, int(bar[t]))
             snaps = tm.uncommitted.pop(t, [])
             b.commits.append(_Landing(Commit(index, t, snaps, tm), cta))
@@ -467,4 +469,4 @@ class _Landing:
                 release(self.cta, idx)
 
 
-__all__ = ["KINDS", "mma_operands", "read_desc", "tmem"]
+__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
