@@ -48,7 +48,7 @@ COMPILED = [t for t in _transcripts() if "--triton" in t[0]]
 
 
 def test_the_transcripts_were_found():
-    assert len(FIXTURES) == 3 and len(COMPILED) == 1
+    assert len(FIXTURES) == 7 and len(COMPILED) == 1
 
 
 @pytest.mark.parametrize("argv,shown", FIXTURES, ids=[t[0][-1] for t in FIXTURES])

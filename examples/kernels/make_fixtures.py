@@ -12,6 +12,9 @@
   3 stages (the Blackwell benchmark's kernel);
 * ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
   the scale factors in Tensor Memory), 128 x 128 x 128;
+* two planted bugs, for the docs' counterexamples: ``triton_sm90_64_lbo_sbo.ptx`` (B's wgmma descriptor with its LBO
+  and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
+  block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
   ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``.
 
@@ -79,6 +82,15 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
     (HERE / name).write_text(head + relative_files(k.ptx), encoding="utf-8")
 
 
+def planted(name: str, base: str, old: str, new: str, what: str) -> None:
+    """``base`` with every ``old`` replaced by ``new`` (a bug planted for the docs), its header saying so."""
+    text = (HERE / base).read_text(encoding="utf-8")
+    assert old in text, old
+    head, body = text.split("\n", 1)
+    (HERE / name).write_text(f"// made by examples/kernels/make_fixtures.py: {base} with {what} ('{old}' -> '{new}')\n"
+                             + body.replace(old, new), encoding="utf-8")
+
+
 def nvcc(name: str, *defines: str) -> None:
     cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, "mma_inline.cu", "-o", name]
     subprocess.run(cmd, cwd=HERE, check=True)
@@ -95,6 +107,10 @@ if __name__ == "__main__":
     triton("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma")
     triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
+    planted("triton_sm90_64_lbo_sbo.ptx", "triton_sm90_64.ptx", "4611686293305294848", str(0x4000000000400000),
+            "B's descriptor's LBO and SBO swapped")
+    planted("triton_sm100_mxfp8_sf_id.ptx", "triton_sm100_mxfp8.ptx", "%r208, 681639952;",
+            f"%r208, {681639952 & ~(3 << 29)};", "the second MMA's scale-factor A id 1 made 0")
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
