@@ -371,3 +371,11 @@ def test_tritons_instruction_descriptor_decodes_to_its_mma():
     assert (d.atype, d.m, d.n, d.k, d.sfa_id, d.sfb_id, d.scale_type) == ("e4m3", 128, 128, 32, 1, 1, "ue8m0")
     with pytest.raises(ValueError, match="reserved bit 6 is set"):
         decode_instruction("f16", 136380432 | 1 << 6)
+
+
+def test_a_tensor_map_on_the_command_line():
+    from verify.cli.kernel import parse_arg
+    assert parse_arg("A:f16:128x256:tma=128x64:128B") == {"tensor_map": "A", "type": "f16", "shape": [128, 256],
+                                                          "box": [128, 64], "swizzle": "128B"}
+    assert parse_arg("B:f16:256x128:tma=64x128") == {"tensor_map": "B", "type": "f16", "shape": [256, 128],
+                                                     "box": [64, 128]}

@@ -250,3 +250,18 @@ def test_cute_blackwell_first_tutorial_reads_generic_stores_without_a_proxy_fenc
     _agree(r)
     assert [f.kind for f in r.findings] == ["proxy_fence_missing"], kernel_text(r)
     assert r.engines["symbolic"]["wrong_elements"] == 0
+
+
+def test_the_triton_front_door_takes_tensor_descriptors_on_the_command_line(monkeypatch, capsys):
+    """--arg NAME:TYPE:SHAPE:tma=BLOCK: the descriptor's block; the box and swizzle of the compiled kernel's
+    tensordesc_meta and the shape and strides Triton's launcher adds are the front door's."""
+    _triton()
+    from verify.cli.main import main
+    monkeypatch.chdir(ROOT)
+    rc = main(["kernel", "--triton", "examples/kernels/matmul.py:matmul_tma", "--constexpr", "BM=128", "--constexpr",
+               "BN=128", "--constexpr", "BK=64", "--target", "sm_90", "--grid", "1",
+               "--computes", "C[m, n] = A[m, k] * B[k, n]", "--arg", "A:f16:128x256:tma=128x64",
+               "--arg", "B:f16:256x128:tma=64x128", "--arg", "C:f32:128x128", "--arg", "128", "--arg", "128",
+               "--arg", "256", "--arg", "128"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "proved: every one of the 16384 output elements" in out, out
