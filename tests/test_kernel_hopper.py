@@ -11,21 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from test_kernel_verify import KERNELS, _first, _mutant, agree
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.kernel.launch import parse_launch
 from verify.outputs.kernel import kernel_text
-
-KERNELS = ROOT / "examples" / "kernels"
-
-
-def agree(r) -> None:  # type: ignore[no-untyped-def]
-    """The two engines agree: the same verdict and the same number of wrong elements."""
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
 
 
 @pytest.mark.parametrize("name", ["triton_sm90_64", "triton_sm90_tma", "triton_sm100", "triton_sm100_mxfp8"])
@@ -38,19 +28,6 @@ def test_the_hopper_and_blackwell_fixtures_are_proved(name):
 
 
 # ----------------------------------------------------------------------------- planted changes
-
-def _first(lines: list[str], pattern: str) -> int:
-    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
-
-
-def _mutant(tmp_path: Path, base: str, change) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
-
 
 def _replace_all(old: str, new: str):  # type: ignore[no-untyped-def]
     def change(lines: list[str]) -> None:

@@ -17,22 +17,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from test_kernel_compiled import _agree, _triton
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
 
 pytestmark = pytest.mark.slow
 KERNELS = ROOT / "examples" / "kernels"
-
-
-def _agree(r) -> None:  # type: ignore[no-untyped-def]
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", kernel_text(r)
-    assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
-
-
-def _triton() -> None:
-    if importlib.util.find_spec("triton") is None:
-        pytest.skip("Triton is not installed (pip install -e '.[refs]' gives triton==3.9.0)")
 
 
 def _matmul(target: str, dtype: str, warps: int, tma: bool, monkeypatch) -> object:  # type: ignore[no-untyped-def]

@@ -582,7 +582,7 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
 
 
 __all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
-           "layout_shared", "release_registers", "run_cta"]
+           "layout_shared", "release_registers", "run_cta", "whole_groups"]
 
 
 def hold_registers(cta: CTA, regs: list[int], threads: np.ndarray, owner: int) -> None:
@@ -606,3 +606,20 @@ def release_registers(cta: CTA, regs: list[int], threads: np.ndarray, every: boo
             cta.async_regs[r] = (counts, old[1])
         else:
             del cta.async_regs[r]
+
+
+def whole_groups(cta: CTA, ins: Instr, m: np.ndarray | None, size: int = 32, member: str = "lanes",
+                 unit: str = "warp") -> np.ndarray:
+    """The groups of ``size`` threads (warps; a warpgroup's 128) an ``.aligned`` instruction runs for; part of a group
+    is an error (a guard or a split)."""
+    if m is None and (size == 32 or cta.T % size == 0):
+        return np.arange(-(-cta.T // size))
+    if cta.T % size:
+        raise cta.prog.error(ins, f"{ins.opcode} in a block of {cta.T} threads (not whole {unit}s"
+                                  f"{'' if size == 32 else f' of {size}'})")
+    g = (np.ones(cta.T, bool) if m is None else m).reshape(-1, size)
+    part = g.any(axis=1) & ~g.all(axis=1)
+    if part.any():
+        raise cta.prog.error(ins, f"{ins.opcode} runs for some {member} of {unit} {int(np.argmax(part))} only (a guard "
+                                  f"or a split): .sync.aligned needs the whole {unit}")
+    return np.flatnonzero(g.all(axis=1))

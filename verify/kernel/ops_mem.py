@@ -58,17 +58,18 @@ def _rows(m: np.ndarray | None, T: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- reading and writing bytes
 
-def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
-    an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
+def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes ``[a, a + n)`` of shared memory (``a`` int64[k]) read by ``what`` for the threads ``who`` [k]: (tags,
+    bits, byte indices [k, n], inside the allocation [k]); findings for an access outside the allocation, a byte never
+    written, and a copy still in flight."""
     sm = cta.smem
     prog = cta.prog
-    a = addr[rows].astype(np.int64)
     out = (a < 0) | (a + n > sm.size)
     if out.any():
         k = int(np.argmax(out))
-        prog.events.add("shared_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
+        prog.events.add("shared_out_of_bounds", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
                         int(out.sum()))
     idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
     tags = sm.tags[idx].copy()
@@ -78,20 +79,29 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok  # a copy in flight is said below
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+        prog.events.add("unwritten_read", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
     pend = (sm.pending[idx] > 0).any(axis=1) & ok
     if pend.any():
         k = int(np.argmax(pend))
         j = int(np.argmax(sm.pending[idx[k]] > 0))
         src = int(sm.pending_instr[idx[k, j]])
-        line = prog.steps[src].instr.line if src >= 0 else 0
         w = prog.steps[src].instr if src >= 0 else None
         wait = "no mbarrier wait that completes it" if w is not None and "bulk" in w.parts else \
             "no cp.async.wait_group"
-        prog.events.add("read_in_flight", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line {line} that "
-                        f"writes it has completed ({wait} between them)", int(pend.sum()))
+        prog.events.add("read_in_flight", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line {w.line if w else 0} "
+                        f"that writes it has completed ({wait} between them)", int(pend.sum()))
+    return tags, bits, idx, ok
+
+
+def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
+    an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
+    sm = cta.smem
+    prog = cta.prog
+    a = addr[rows].astype(np.int64)
+    tags, bits, idx, ok = _shared_bytes(cta, cta.step.index, a, n, rows, ins.opcode)
     warp = cta.warp[rows][:, None]
     race = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp) & (sm.w_warp[idx] >= 0)).any(axis=1) & ok
     if race.any():
@@ -122,33 +132,10 @@ def read_shared_async(cta: CTA, ins: Instr, addr: np.ndarray, n: int, warps: np.
     prog = cta.prog
     a = np.asarray(addr, np.int64).reshape(-1)
     k_n = len(a)
-    out = (a < 0) | (a + n > sm.size)
     step = cta.step.index if cta.step is not None else 0
     what = ins.opcode.split(".")[0]
-    if out.any():
-        k = int(np.argmax(out))
-        prog.events.add("shared_out_of_bounds", step, cta.index, thread, int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
-                        int(out.sum()))
-    idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
-    tags = sm.tags[idx].copy()
-    bits = sm.bits[idx].copy()
-    tags[out] = UNDEF
-    ok = ~out
-    never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok
-    if never.any():
-        k = int(np.argmax(never))
-        prog.events.add("unwritten_read", step, cta.index, thread, int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+    tags, bits, idx, ok = _shared_bytes(cta, step, a, n, np.full(k_n, thread, np.int64), what)
     pend = (sm.pending[idx] > 0).any(axis=1) & ok
-    if pend.any():
-        k = int(np.argmax(pend))
-        j = int(np.argmax(sm.pending[idx[k]] > 0))
-        src = int(sm.pending_instr[idx[k, j]])
-        w = prog.steps[src].instr if src >= 0 else None
-        prog.events.add("read_in_flight", step, cta.index, thread, int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line "
-                        f"{w.line if w else 0} that writes it has completed", int(pend.sum()))
     wset = np.zeros(64, bool)
     wset[np.asarray(warps, np.int64)] = True
     ww = sm.w_warp[idx]

@@ -18,7 +18,7 @@ import numpy as np
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
 from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_access
-from .machine import CTA, Program, Step, hold_registers, release_registers
+from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_async import barrier_at, shared_address
 from .ops_int import dest, handler, value
 from .ops_mem import hold, read_shared_async, write_shared
@@ -69,14 +69,7 @@ def tmem_address(cta: CTA, ins: Instr, o: Any, m: np.ndarray | None, what: str =
 
 
 def _whole_warps(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
-    if m is None:
-        return np.arange(cta.nwarps)
-    w = m.reshape(-1, 32)
-    part = w.any(axis=1) & ~w.all(axis=1)
-    if part.any():
-        raise cta.prog.error(ins, f"{ins.opcode} runs for some lanes of warp {int(np.argmax(part))} only: "
-                                  ".sync.aligned needs the whole warp")
-    return np.flatnonzero(w.all(axis=1))
+    return whole_groups(cta, ins, m)
 
 
 def _cta_group(prog: Program, ins: Instr) -> int:

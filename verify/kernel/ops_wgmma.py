@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .fragments import BadDescriptor, NoLayout, WarpgroupForm, descriptor_addresses, wgmma_form
-from .machine import CTA, Program, Step, hold_registers, release_registers
+from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_int import dest, handler
 from .ops_mem import hold, read_shared_async, release
 
@@ -61,17 +61,7 @@ def _state(cta: CTA) -> WgState:
 
 def warpgroups(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
     """The warpgroups an ``.aligned`` warpgroup instruction runs for; part of a warpgroup is an error."""
-    if cta.T % GROUP:
-        raise cta.prog.error(ins, f"{ins.opcode} in a block of {cta.T} threads (not whole warpgroups of {GROUP})")
-    if m is None:
-        return np.arange(cta.T // GROUP)
-    g = m.reshape(-1, GROUP)
-    part = g.any(axis=1) & ~g.all(axis=1)
-    if part.any():
-        k = int(np.argmax(part))
-        raise cta.prog.error(ins, f"{ins.opcode} runs for some threads of warpgroup {k} only (a guard or a split): "
-                                  ".sync.aligned needs the whole warpgroup")
-    return np.flatnonzero(g.all(axis=1))
+    return whole_groups(cta, ins, m, GROUP, "threads", "warpgroup")
 
 
 def complete(cta: CTA, p: Pending) -> None:
