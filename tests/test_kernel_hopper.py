@@ -356,3 +356,25 @@ def test_a_tensor_map_on_the_command_line():
                                                           "box": [128, 64], "swizzle": "128B"}
     assert parse_arg("B:f16:256x128:tma=64x128") == {"tensor_map": "B", "type": "f16", "shape": [256, 128],
                                                      "box": [64, 128]}
+
+
+def test_cluster_special_registers_follow_the_launchs_clusters():
+    """A grid of 4 CTAs in clusters of 2: each CTA's %cluster_ctarank, %clusterid.x and %cluster_nctarank."""
+    from test_kernel_exec import HEAD, TAIL
+    from verify.kernel.einsum import parse_einsum
+    from verify.kernel.launch import Launch, Tensor
+    from verify.kernel.run import execute
+    from verify.kernel.symbolic import Symbolic
+    from verify.ptx import parse_module
+    body = ("\tmov.u32 %r2, %ctaid.x;\n\tmul.wide.u32 %rd4, %r2, 128;\n\tadd.s64 %rd3, %rd3, %rd4;\n"
+            "\tmov.u32 %r3, %cluster_ctarank;\n\tmov.u32 %r4, %clusterid.x;\n\tmov.u32 %r5, %cluster_nctarank;\n"
+            "\tmad.lo.u32 %r6, %r4, 16, %r3;\n\tmad.lo.u32 %r30, %r5, 256, %r6;\n")
+    module = parse_module(HEAD + body + TAIL, "t.ptx")
+    (fn,) = module.entries()
+    launch = Launch((4, 1, 1), (32, 1, 1), parse_einsum("O[i, j] = X[i, k] * Y[k, j]"),
+                    (Tensor("O", "u32", (128, 1), (1, 1)), Tensor("X", "f16", (1, 1), (1, 1)),
+                     Tensor("Y", "f16", (1, 1), (1, 1))), cluster=(2, 1, 1))
+    r = execute(module, fn, launch, Symbolic(launch))
+    b = r.gmem.by_name["O"].bits
+    got = [int(b[128 * c]) | int(b[128 * c + 1]) << 8 for c in range(4)]
+    assert got == [2 * 256 + 16 * (c // 2) + c % 2 for c in range(4)]

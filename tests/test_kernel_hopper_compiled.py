@@ -1,6 +1,7 @@
 """Hopper and Blackwell kernels compiled on this machine, then verified (integration tests: marked slow, skipped with
 the reason where the toolchain is absent): Triton's matmul for sm_90 (fp16 and fp8 e4m3; 4 and 8 warps; with cp.async
-and with tensor descriptors, TMA) and for sm_100 (fp16 and fp8, tcgen05; with and without TMA), the block-scaled
+and with tensor descriptors, TMA; tf32 and int8) and for sm_100 (fp16 and fp8, tcgen05; with and without TMA; tf32
+and int8), the block-scaled
 mxfp8 matmul (tl.dot_scaled), through the Triton front door; CuTe's Hopper tutorials wgmma_sm90.cu (its NT and TN
 kernels) and wgmma_tma_sm90.cu, and the Blackwell tutorial 02_mma_tma_sm100.cu, each proved with both engines
 agreeing; the Blackwell tutorial 01_mma_sm100.cu, which stores its operands to shared memory with generic stores and
@@ -37,15 +38,18 @@ def _matmul(target: str, dtype: str, warps: int, tma: bool, monkeypatch) -> obje
                 {"tensor": "C", "type": "f32", "shape": [M, N]}, M, N, K, N]
         return verify(triton="matmul.py:matmul_tma", constexprs={"BM": 128, "BN": 128, "BK": 64}, target=target,
                       num_warps=warps, num_stages=3, grid=[1], computes="C[m, n] = A[m, k] * B[k, n]", args=args)
+    integer = dtype == "s8"
     args = [{"tensor": "A", "type": dtype, "shape": [M, K]}, {"tensor": "B", "type": dtype, "shape": [K, N]},
-            {"tensor": "C", "type": "f32", "shape": [M, N]}, M, N, K, K, 1, N, 1, N, 1]
-    return verify(triton="matmul.py:matmul_kernel", constexprs={"BM": 128, "BN": 128, "BK": 64, "INT": 0},
+            {"tensor": "C", "type": "s32" if integer else "f32", "shape": [M, N]}, M, N, K, K, 1, N, 1, N, 1]
+    return verify(triton="matmul.py:matmul_kernel", constexprs={"BM": 128, "BN": 128, "BK": 64, "INT": int(integer)},
                   target=target, num_warps=warps, num_stages=3, grid=[1], computes="C[m, n] = A[m, k] * B[k, n]",
                   args=args)
 
 
 FORMS = [(target, dtype, warps, tma) for target in ("sm_90", "sm_100") for dtype in ("f16", "e4m3")
-         for warps in (4, 8) for tma in (False, True)]
+         for warps in (4, 8) for tma in (False, True)] + \
+    [(target, dtype, 4, False) for target in ("sm_90", "sm_100") for dtype in ("tf32", "s8")]  # wgmma k8 / k32 s8,
+# tcgen05 kind::tf32 / kind::i8
 
 
 @pytest.mark.parametrize("target,dtype,warps,tma", FORMS,
@@ -184,7 +188,7 @@ def test_cute_wgmma_tma_sm90_is_proved(tmp_path):
     128 x 64 tile into swizzle atoms; a cluster of 2 CTAs (barrier.cluster), producer and consumer mbarriers."""
     ptx = _compile(tmp_path, "hopper/wgmma_tma_sm90.cu", "sm_90a")
     nt = _entries(ptx)[0]
-    r = verify(_launch(tmp_path, ptx, nt, 'grid = [2, 1, 1]\nblock = [128, 1, 1]\nshared = 98352\n'
+    r = verify(_launch(tmp_path, ptx, nt, 'grid = [2, 1, 1]\ncluster = [2, 1, 1]\nblock = [128, 1, 1]\nshared = 98352\n'
                        'computes = "C[m, n] = A[m, k] * B[n, k]"\nargs = [\n'
                        '  { type = "s32", values = [256, 128, 256] }, {},\n'
                        '  { tensor = "A", type = "f16", shape = [256, 256], strides = [1, 256] },\n'
@@ -255,3 +259,18 @@ def test_the_triton_front_door_takes_tensor_descriptors_on_the_command_line(monk
                "--arg", "256", "--arg", "128"])
     out = capsys.readouterr().out
     assert rc == 0 and "proved: every one of the 16384 output elements" in out, out
+
+
+def test_a_64_row_tcgen05_tile_uses_layout_f(monkeypatch):
+    """Triton's matmul for sm_100 with a 64 x 64 tile: tcgen05.mma with M = 64 (the catalog's data-path Layout F,
+    half the lanes) read back by tcgen05.ld.16x32bx2 with its immHalfSplitoff."""
+    _triton()
+    monkeypatch.chdir(KERNELS)
+    M = N = 64
+    K = 128
+    args = [{"tensor": "A", "type": "f16", "shape": [M, K]}, {"tensor": "B", "type": "f16", "shape": [K, N]},
+            {"tensor": "C", "type": "f32", "shape": [M, N]}, M, N, K, K, 1, N, 1, N, 1]
+    r = verify(triton="matmul.py:matmul_kernel", constexprs={"BM": 64, "BN": 64, "BK": 32, "INT": 0}, target="sm_100",
+               num_warps=4, num_stages=2, grid=[1], computes="C[m, n] = A[m, k] * B[k, n]", args=args)
+    assert r.status == "proved", kernel_text(r)
+    _agree(r)

@@ -46,7 +46,7 @@ FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
 MAX_THREADS = 1024
 MAX_CTAS = 1 << 16
 MAX_ELEMENTS = 1 << 26  # elements of one tensor
-KEYS = ("ptx", "cu", "arch", "entry", "grid", "block", "shared", "computes", "args")
+KEYS = ("ptx", "cu", "arch", "entry", "grid", "block", "cluster", "shared", "computes", "args")
 
 
 @dataclass(frozen=True)
@@ -154,6 +154,7 @@ class Launch:
     arch: str | None = None
     path: str = "<launch>"
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+    cluster: tuple[int, int, int] = (1, 1, 1)  # CTAs per cluster (what %cluster_ctarank and the like read)
 
     @property
     def threads(self) -> int:
@@ -502,7 +503,10 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
                  _arg(w, at[k] if k < len(at) else w.value("args"), a) for k, a in enumerate(raw))
     positions = {k: w.key(k) for k in doc}
     positions["computes"] = (c_line, c_col + (1 if quote in "\"'" else 0))
-    launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions)
+    cluster = _int_list(w, "cluster", doc["cluster"], 3, 1, 16) if doc.get("cluster") is not None else (1, 1, 1)
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise w.error(w.value("cluster"), f"the grid {list(grid)} is not whole clusters of {list(cluster)}")
+    launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions, cluster)
     check_computes(launch, w.error)
     return launch
 

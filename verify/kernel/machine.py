@@ -389,8 +389,23 @@ class CTA:
             return np.uint64(self.prog.launch.shared or 0)
         if n == "%total_smem_size":
             return np.uint64(self.prog.shared_size)
-        if n in ("%cluster_ctarank", "%cluster_nctarank"):
-            return np.uint64(0 if n == "%cluster_ctarank" else 1)
+        cl = self.prog.launch.cluster  # the launch's clusters (of one CTA unless it says); their CTAs run in turn
+        xyz = "xyz".index(n[-1]) if n[-2:-1] == "." else 0
+        if n == "%cluster_ctarank":
+            x, y, z = (c % k for c, k in zip(self.ctaid, cl))
+            return np.uint64(x + cl[0] * (y + cl[1] * z))
+        if n == "%cluster_nctarank":
+            return np.uint64(cl[0] * cl[1] * cl[2])
+        if n.startswith("%cluster_ctaid."):
+            return np.uint64(self.ctaid[xyz] % cl[xyz])
+        if n.startswith("%cluster_nctaid."):
+            return np.uint64(cl[xyz])
+        if n.startswith("%clusterid."):
+            return np.uint64(self.ctaid[xyz] // cl[xyz])
+        if n.startswith("%nclusterid."):
+            return np.uint64(self.prog.launch.grid[xyz] // cl[xyz])
+        if n == "%is_explicit_cluster":
+            return np.uint64(int(cl != (1, 1, 1)))
         raise self.prog.error(o, f"special register {n} has no fixed value: the result would depend on the GPU")
 
     def pred(self, o: Any) -> np.ndarray:
