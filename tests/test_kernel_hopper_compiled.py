@@ -274,3 +274,39 @@ def test_a_64_row_tcgen05_tile_uses_layout_f(monkeypatch):
                num_warps=4, num_stages=2, grid=[1], computes="C[m, n] = A[m, k] * B[k, n]", args=args)
     assert r.status == "proved", kernel_text(r)
     _agree(r)
+
+
+def test_wgmma_with_a_from_registers(monkeypatch):
+    """matmul_convert_a for sm_90: A converted to bf16 in registers feeds wgmma.mma_async's A register list (the
+    catalog's m64nNk16 A fragment across the warpgroup), B through its descriptor."""
+    _triton()
+    from verify.kernel.launch import Scalar, Tensor
+    from verify.kernel.load import compile_triton
+    monkeypatch.chdir(KERNELS)
+    M = N = 64
+    K = 128
+    consts = {"BM": 64, "BN": 64, "BK": 32}
+    k = compile_triton("matmul.py:matmul_convert_a", consts, (Tensor("A", "f16", (M, K), (K, 1)),
+                       Tensor("B", "bf16", (K, N), (N, 1)), Tensor("C", "f32", (M, N), (N, 1)), Scalar(M), Scalar(N),
+                       Scalar(K)), "sm_90", 4, 2)
+    assert re.search(r"wgmma\.mma_async\S* \{[^}]*\}, \{%r\d+,%r\d+,%r\d+,%r\d+\}, %rd\d+", k.ptx)
+    args = [{"tensor": "A", "type": "f16", "shape": [M, K]}, {"tensor": "B", "type": "bf16", "shape": [K, N]},
+            {"tensor": "C", "type": "f32", "shape": [M, N]}, M, N, K]
+    r = verify(triton="matmul.py:matmul_convert_a", constexprs=consts, target="sm_90", num_warps=4, num_stages=2,
+               grid=[1], computes="C[m, n] = A[m, k] * B[k, n]", args=args)
+    assert r.status == "proved", kernel_text(r)
+    _agree(r)
+    # two registers of the first wgmma's A list swapped (a1 and a2): the chain names the register
+    m = re.search(r"(wgmma\.mma_async\S* \{[^}]*\}, )\{(%r\d+),(%r\d+),(%r\d+),(%r\d+)\}", k.ptx)
+    assert m is not None
+    ptx = k.ptx[:m.start()] + m.group(1) + "{" + ",".join(m.group(i) for i in (2, 4, 3, 5)) + "}" + k.ptx[m.end():]
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "k.ptx").write_text(ptx, encoding="utf-8")
+        r = verify(ptx=str(Path(tmp) / "k.ptx"), grid=[1], block=[128], shared=k.shared,
+                   computes="C[m, n] = A[m, k] * B[k, n]", args=args)
+    _agree(r)
+    (f,) = r.findings
+    assert f.kind == "wrong_element" and f.element == "C[0, 0]", kernel_text(r)
+    assert re.search(r"\(warpgroup 0, thread \d+, register a2 = %r\d+, element \d\) multiplied A\[", f.chain[1].words), \
+        f.chain[1].words
