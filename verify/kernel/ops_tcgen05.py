@@ -86,10 +86,8 @@ def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
     sub = parts[1] if len(parts) > 1 else ""
     if sub.startswith("fence::"):
         return Step(ins, index, "nop")  # ordering of tcgen05 operations around thread synchronisation
-    if sub == "alloc":
-        return _alloc(prog, ins, index)
-    if sub == "dealloc":
-        return _dealloc(prog, ins, index)
+    if sub in ("alloc", "dealloc"):
+        return _allocation(prog, ins, index, sub)
     if sub == "relinquish_alloc_permit":
         _cta_group(prog, ins)
 
@@ -109,21 +107,30 @@ def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
 
 # ----------------------------------------------------------------------------- allocation
 
-def _alloc(prog: Program, ins: Instr, index: int) -> Step:
+def _allocation(prog: Program, ins: Instr, index: int, verb: str) -> Step:
+    """``tcgen05.alloc [dst], nCols`` (the columns' address written to shared memory) and ``tcgen05.dealloc taddr,
+    nCols``, each by a whole warp."""
     _cta_group(prog, ins)
     if len(ins.operands) != 2:
-        raise prog.error(ins, f"{ins.opcode} takes [dst], nCols")
-    dst_o, n_o = ins.operands
+        raise prog.error(ins, f"{ins.opcode} takes {'[dst]' if verb == 'alloc' else 'taddr'}, nCols")
+    a_o, n_o = ins.operands
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         warps = _whole_warps(cta, ins, m)
         t = tmem(cta)
-        dst = shared_address(cta, ins, dst_o, m, "shared")
+        addr = shared_address(cta, ins, a_o, m, "shared") if verb == "alloc" else tmem_address(cta, ins, a_o, m)
         n, _ = cta.int_value(n_o, 32, False, m, "a column count")
         n = np.broadcast_to(np.asarray(n, U64), (cta.T,))
         for w in warps:
             th = int(w) * 32
             ncols = int(n[th])
+            if verb == "dealloc":
+                lane, col = split(int(addr[th]))
+                if lane or not t.free(col, ncols):
+                    cta.prog.events.add("tmem_bad_dealloc", index, cta.index, th, int(addr[th]), "tmem",
+                                        f"tcgen05.dealloc (warp {w}) frees {ncols} columns at lane {lane}, column "
+                                        f"{col}, which no tcgen05.alloc holds", 1)
+                continue
             if ncols < 32 or ncols > COLS or ncols & (ncols - 1):
                 raise prog.error(ins, f"{ins.opcode} (warp {w}): {ncols} columns: a power of 2 from 32 to {COLS}")
             if t.relinquished:
@@ -134,32 +141,10 @@ def _alloc(prog: Program, ins: Instr, index: int) -> Step:
                 raise prog.error(ins, f"{ins.opcode} (warp {w}) asks for {ncols} columns with "
                                       f"{int(t.allocated.sum())} of {COLS} already allocated: it would wait for a "
                                       "tcgen05.dealloc that never comes")
-            addr = np.zeros(cta.T, U64)
-            addr[th] = int(dst[th])
-            data = to_bytes(np.array([start], U64), 4)
-            write_shared(cta, ins, addr, np.full((1, 4), CONCRETE, np.int64), data, np.array([th]), proxy="cp.async")
-    return Step(ins, index, "op", run, collective="warp")
-
-
-def _dealloc(prog: Program, ins: Instr, index: int) -> Step:
-    _cta_group(prog, ins)
-    if len(ins.operands) != 2:
-        raise prog.error(ins, f"{ins.opcode} takes taddr, nCols")
-    a_o, n_o = ins.operands
-
-    def run(cta: CTA, m: np.ndarray | None) -> None:
-        warps = _whole_warps(cta, ins, m)
-        t = tmem(cta)
-        addr = tmem_address(cta, ins, a_o, m)
-        n, _ = cta.int_value(n_o, 32, False, m, "a column count")
-        n = np.broadcast_to(np.asarray(n, U64), (cta.T,))
-        for w in warps:
-            th = int(w) * 32
-            lane, col = split(int(addr[th]))
-            if lane or not t.free(col, int(n[th])):
-                cta.prog.events.add("tmem_bad_dealloc", index, cta.index, th, int(addr[th]), "tmem",
-                                    f"tcgen05.dealloc (warp {w}) frees {int(n[th])} columns at lane {lane}, column "
-                                    f"{col}, which no tcgen05.alloc holds", 1)
+            dst = np.zeros(cta.T, U64)
+            dst[th] = int(addr[th])
+            write_shared(cta, ins, dst, np.full((1, 4), CONCRETE, np.int64), to_bytes(np.array([start], U64), 4),
+                         np.array([th]), proxy="cp.async")
     return Step(ins, index, "op", run, collective="warp")
 
 
