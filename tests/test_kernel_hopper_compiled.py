@@ -310,3 +310,43 @@ def test_wgmma_with_a_from_registers(monkeypatch):
     assert f.kind == "wrong_element" and f.element == "C[0, 0]", kernel_text(r)
     assert re.search(r"\(warpgroup 0, thread \d+, register a2 = %r\d+, element \d\) multiplied A\[", f.chain[1].words), \
         f.chain[1].words
+
+
+@pytest.mark.parametrize("target", ["sm_90", "sm_100"])
+def test_a_tma_store_epilogue(target, monkeypatch, tmp_path):
+    """matmul_tma_store: the accumulators go to shared memory (st.shared), then a TMA store (cp.async.bulk.tensor
+    global.shared) writes the box to C: proved; without the fence.proxy.async between the stores and the TMA store's
+    read of them, the unfenced read is reported."""
+    _triton()
+    from dataclasses import replace
+    from verify.kernel.frontdoor import launch_of
+    from verify.kernel.launch import Scalar, Tensor, TensorMap
+    from verify.kernel.load import compile_triton, load, triton_launch
+    from verify.kernel.verdict import verify_launch
+    monkeypatch.chdir(KERNELS)
+    M = N = 128
+    K = 256
+    consts = {"BM": 128, "BN": 128, "BK": 64}
+    maps = (TensorMap("A", Tensor("A", "f16", (M, K), (K, 1)), (128, 64)),
+            TensorMap("B", Tensor("B", "f16", (K, N), (N, 1)), (64, 128)),
+            TensorMap("C", Tensor("C", "f32", (M, N), (N, 1)), (128, 128)))
+    k = compile_triton("matmul.py:matmul_tma_store", consts, (*maps, Scalar(M), Scalar(N), Scalar(K)), target, 4, 3)
+    assert re.search(r"cp\.async\.bulk\.tensor\.2d\.global\.shared::cta", k.ptx)
+    args = [{"tensor_map": "A", "type": "f16", "shape": [M, K], "box": [128, 64]},
+            {"tensor_map": "B", "type": "f16", "shape": [K, N], "box": [64, 128]},
+            {"tensor_map": "C", "type": "f32", "shape": [M, N], "box": [128, 128]}, M, N, K]
+    r = verify(triton="matmul.py:matmul_tma_store", constexprs=consts, target=target, grid=[1],
+               computes="C[m, n] = A[m, k] * B[k, n]", args=args)
+    assert r.status == "proved", kernel_text(r)
+    _agree(r)
+    lines = k.ptx.split("\n")
+    store = next(n for n, s in enumerate(lines) if re.search(r"cp\.async\.bulk\.tensor\.2d\.global", s))
+    fence = max(n for n, s in enumerate(lines[:store]) if "fence.proxy.async" in s)
+    del lines[fence]
+    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
+    lau = replace(triton_launch(launch_of(None, ptx=str(tmp_path / "k.ptx"), grid=[1], block=[128],
+                                          computes="C[m, n] = A[m, k] * B[k, n]", args=args), k), entry=None)
+    module, fn = load(lau)
+    r = verify_launch(module, fn, lau)
+    _agree(r)
+    assert [f.kind for f in r.findings][:1] == ["proxy_fence_missing"], kernel_text(r)

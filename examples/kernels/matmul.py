@@ -111,3 +111,18 @@ def matmul_convert_a(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.cons
         b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
         acc += tl.dot(a.to(tl.bfloat16), b)
     tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def matmul_tma_store(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """matmul_tma with C stored through a tensor descriptor too (a TMA store from shared memory)."""
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BN)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = a_desc.load([pid_m * BM, k])
+        b = b_desc.load([k, pid_n * BN])
+        acc += tl.dot(a, b)
+    c_desc.store([pid_m * BM, pid_n * BN], acc)
