@@ -8,7 +8,11 @@
 2. the same in process, by phase: parsing, each engine's execution, the symbolic verdict; and what the symbolic
    engine keeps (the value table, the mma operand tables) against the products it stands for;
 3. growth with the CTAs executed: the same kernel on grids of 1, 2, 4, 8 CTAs (M = 128 x CTAs), CPU seconds and
-   seconds per CTA, each in a fresh process, and their peak memory.
+   seconds per CTA, each in a fresh process, and their peak memory;
+4. the Hopper and Blackwell kernels (issue 38's targets: at most 10 s CPU each): Triton's 128 x 128 x 64 fp16
+   wgmma kernel over K = 256 (triton_sm90.toml), the same through TMA (triton_sm90_tma.toml), the tcgen05 one over
+   K = 256 (triton_sm100.toml) and the block-scaled mxfp8 one (triton_sm100_mxfp8.toml), each a fresh process, the
+   median of ``--repeat`` runs (``--newer-only`` runs this part alone).
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -98,13 +102,33 @@ def grid_launch(ctas: int, folder: Path) -> Path:
     return path
 
 
+NEWER = {"wgmma fp16 128x128x64, cp.async, K = 256 (sm_90)": "triton_sm90",
+         "wgmma fp16 128x128x64, TMA, K = 256 (sm_90)": "triton_sm90_tma",
+         "tcgen05 fp16 128x128x64, K = 256 (sm_100)": "triton_sm100",
+         "tcgen05 mxfp8 block-scaled 128x128x128, K = 256 (sm_100)": "triton_sm100_mxfp8"}
+
+
+def newer(repeat: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for label, name in NEWER.items():
+        out[label] = median_of([fresh(["kernel", f"examples/kernels/{name}.toml"]) for _ in range(repeat)])
+        print(f"4. {label} ({name}.toml): {out[label]} (median of {repeat} fresh processes; exit 0 = proved)")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ctas", default="1,2,4,8")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--newer-only", action="store_true", help="only part 4 (Hopper and Blackwell)")
     a = ap.parse_args()
     res: dict[str, object] = {}
+    if a.newer_only:
+        res["newer"] = newer(a.repeat)
+        if a.out:
+            Path(a.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+        return
     runs = [fresh(["kernel", "examples/kernels/triton_fp16.toml"]) for _ in range(a.repeat)]
     res["issue_kernel"] = median_of(runs)
     print(f"1. Triton 128x128x64 fp16, 4 warps, 3 stages, K = 256, one CTA: {res['issue_kernel']} "
@@ -119,6 +143,7 @@ def main() -> None:
             growth[n] = {**r, "cpu_per_cta_s": round(r["cpu_s"] / n, 3)}
             print(f"3. {n} CTA(s), M = {128 * n}: {growth[n]}")
     res["growth"] = growth
+    res["newer"] = newer(a.repeat)
     if a.out:
         Path(a.out).write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
 

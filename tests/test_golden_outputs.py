@@ -82,14 +82,15 @@ def _page_outputs(docs: Path, pages_checked: tuple | None = None, as_recorded: b
 
 
 def _kernel_outputs() -> dict[str, str]:
-    """``ptx-verify kernel`` on a proved and a refuted fixture, in its three formats and its picture (condensed and
+    """``ptx-verify kernel`` on a proved and a refuted fixture, and on the Hopper and Blackwell fixtures with a bug
+    planted (a wgmma descriptor, a scale-factor id), in its three formats and its picture (condensed and
     ``--full``), run from the repository."""
     from verify.kernel.frontdoor import verify  # noqa: PLC0415
     from verify.outputs.kernel import kernel_sarif, kernel_text  # noqa: PLC0415
     from verify.outputs.sarif import to_text  # noqa: PLC0415
     from verify.outputs.svg_kernel import kernel_svg  # noqa: PLC0415
     out: dict[str, str] = {}
-    for name in ("mma_inline", "mma_inline_read_swizzled"):
+    for name in ("mma_inline", "mma_inline_read_swizzled", "triton_sm90_64_lbo_sbo", "triton_sm100_mxfp8_sf_id"):
         r = verify(f"examples/kernels/{name}.toml")
         out[f"kernel/{name}.txt"] = kernel_text(r)
         out[f"kernel/{name}.json"] = out_json.to_json(r.to_json())

@@ -5,6 +5,16 @@
 * ``triton_fp16.ptx``: ``matmul.py`` for sm_80, BM = BN = 128, BK = 64, f16 inputs, f32 accumulator, 4 warps,
   3 stages (Triton 3.9.0; the benchmark's kernel);
 * ``triton_fp16_64.ptx``: the same with BM = BN = 64, BK = 32, 2 stages (small: the tests' mutants);
+* ``triton_sm90.ptx``: ``matmul_kernel`` for sm_90 (wgmma with shared-memory descriptors, cp.async), 128 x 128 x 64,
+  4 warps, 3 stages (the Hopper benchmark's kernel); ``triton_sm90_64.ptx``: 64 x 64 x 32, 2 stages (the mutants);
+* ``triton_sm90_tma.ptx``: ``matmul_tma`` for sm_90 (TMA through tensor descriptors, mbarriers, wgmma), 128 x 128 x 64;
+* ``triton_sm100.ptx``: ``matmul_kernel`` for sm_100 (tcgen05.mma into Tensor Memory), 128 x 128 x 64, 4 warps,
+  3 stages (the Blackwell benchmark's kernel);
+* ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
+  the scale factors in Tensor Memory), 128 x 128 x 128;
+* two planted bugs, for the docs' counterexamples: ``triton_sm90_64_lbo_sbo.ptx`` (B's wgmma descriptor with its LBO
+  and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
+  block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
   ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``.
 
@@ -38,23 +48,47 @@ def relative_files(ptx: str) -> str:
     return re.sub(r'(\.file\s+\d+\s+)"([^"]*)"', fix, ptx)
 
 
-def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int) -> None:
+def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target: str = "sm_80",
+           kernel: str = "matmul_kernel") -> None:
     sys.path.insert(0, str(ROOT))
-    from verify.kernel.launch import Scalar, Tensor  # noqa: PLC0415
+    from verify.kernel.launch import Scalar, Tensor, TensorMap  # noqa: PLC0415
     from verify.kernel.load import compile_triton  # noqa: PLC0415
     M, N, K = 2 * bm, 2 * bn, 4 * bk
-    args = (Tensor("A", "f16", (M, K), (K, 1)), Tensor("B", "f16", (K, N), (N, 1)), Tensor("C", "f32", (M, N), (N, 1)),
-            *[Scalar(x) for x in (M, N, K, K, 1, N, 1, N, 1)])
+    if kernel == "matmul_kernel":
+        args: tuple = (Tensor("A", "f16", (M, K), (K, 1)), Tensor("B", "f16", (K, N), (N, 1)),
+                       Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K, K, 1, N, 1, N, 1)])
+        consts = {"BM": bm, "BN": bn, "BK": bk, "INT": 0}
+    elif kernel == "matmul_tma":
+        args = (TensorMap("A", Tensor("A", "f16", (M, K), (K, 1)), (bm, bk)),
+                TensorMap("B", Tensor("B", "f16", (K, N), (N, 1)), (bk, bn)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K, N)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
+    else:
+        args = (Tensor("A", "e4m3", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
+                Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     cwd = os.getcwd()
     os.chdir(HERE)
     try:
-        k = compile_triton("matmul.py:matmul_kernel", {"BM": bm, "BN": bn, "BK": bk, "INT": 0}, args, "sm_80", warps,
-                           stages)
+        k = compile_triton(f"matmul.py:{kernel}", consts, args, target, warps, stages)
     finally:
         os.chdir(cwd)
-    head = (f"// made by examples/kernels/make_fixtures.py: Triton {k.version} matmul.py:matmul_kernel BM={bm} BN={bn} "
-            f"BK={bk} INT=0, f16, sm_80, num_warps={warps}, num_stages={stages}; shared {k.shared} bytes\n")
+    maps = "".join(f"; tensor map {n}: box {'x'.join(map(str, box))}, swizzle {swz}"
+                   for n, (swz, box) in zip("AB", k.tensordesc))
+    head = (f"// made by examples/kernels/make_fixtures.py: Triton {k.version} matmul.py:{kernel} BM={bm} BN={bn} "
+            f"BK={bk}{' INT=0, f16' if kernel == 'matmul_kernel' else ''}, {target}, num_warps={warps}, "
+            f"num_stages={stages}; shared {k.shared} bytes{maps}\n")
     (HERE / name).write_text(head + relative_files(k.ptx), encoding="utf-8")
+
+
+def planted(name: str, base: str, old: str, new: str, what: str) -> None:
+    """``base`` with every ``old`` replaced by ``new`` (a bug planted for the docs), its header saying so."""
+    text = (HERE / base).read_text(encoding="utf-8")
+    assert old in text, old
+    head, body = text.split("\n", 1)
+    (HERE / name).write_text(f"// made by examples/kernels/make_fixtures.py: {base} with {what} ('{old}' -> '{new}')\n"
+                             + body.replace(old, new), encoding="utf-8")
 
 
 def nvcc(name: str, *defines: str) -> None:
@@ -68,6 +102,15 @@ def nvcc(name: str, *defines: str) -> None:
 if __name__ == "__main__":
     triton("triton_fp16.ptx", 128, 128, 64, 4, 3)
     triton("triton_fp16_64.ptx", 64, 64, 32, 4, 2)
+    triton("triton_sm90.ptx", 128, 128, 64, 4, 3, "sm_90")
+    triton("triton_sm90_64.ptx", 64, 64, 32, 4, 2, "sm_90")
+    triton("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma")
+    triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
+    triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
+    planted("triton_sm90_64_lbo_sbo.ptx", "triton_sm90_64.ptx", "4611686293305294848", str(0x4000000000400000),
+            "B's descriptor's LBO and SBO swapped")
+    planted("triton_sm100_mxfp8_sf_id.ptx", "triton_sm100_mxfp8.ptx", "%r208, 681639952;",
+            f"%r208, {681639952 & ~(3 << 29)};", "the second MMA's scale-factor A id 1 made 0")
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")

@@ -19,8 +19,10 @@ from ..outputs.json import to_json
 from . import options
 
 ARG_HELP = ("a kernel argument, in parameter order: a tensor NAME:TYPE:SHAPE[:STRIDES] (A:f16:256x128, strides in "
-            "elements, B:f16:128x256:1x128), an integer or a float (256, 1.0), a typed scalar TYPE=VALUE (f16=1.0), a "
-            "struct of one type TYPE=V,V,... (s32=256,256,128), or {} (an empty struct)")
+            "elements, B:f16:128x256:1x128), a TMA tensor map declaring its tensor NAME:TYPE:SHAPE:tma=BOX[:SWIZZLE] "
+            "(A:f16:128x256:tma=128x64:128B; a Triton descriptor's block, its box and swizzle taken from the "
+            "compiled kernel), an integer or a float (256, 1.0), a typed scalar TYPE=VALUE (f16=1.0), a struct of one "
+            "type TYPE=V,V,... (s32=256,256,128), or {} (an empty struct)")
 
 
 def _ints(text: str, flag: str, n: int = 3) -> list[int]:
@@ -55,7 +57,7 @@ def parse_arg(text: str) -> Any:
     n = _number(t)
     if n is not None:
         return n
-    if "=" in t:
+    if "=" in t and ":" not in t:
         typ, _, vals = t.partition("=")
         if typ not in ELEMENT_BYTES:
             raise UsageError(f"--arg {text!r}: {typ!r} is not a type ({', '.join(ELEMENT_BYTES)})")
@@ -64,8 +66,15 @@ def parse_arg(text: str) -> Any:
             raise UsageError(f"--arg {text!r}: expected TYPE=VALUE or TYPE=V,V,... with numbers")
         return {"type": typ, "value": nums[0]} if len(nums) == 1 and "," not in vals else {"type": typ, "values": nums}
     parts = t.split(":")
+    tma = next((k for k, p in enumerate(parts) if p.startswith("tma=")), None)
+    if tma is not None:  # NAME:TYPE:SHAPE[:STRIDES]:tma=BOX[:SWIZZLE]: a tensor map that declares its tensor
+        box, swizzle = parts[tma][4:], parts[tma + 1:]
+        parts = parts[:tma]
+        if len(swizzle) > 1:
+            raise UsageError(f"--arg {text!r}: expected NAME:TYPE:SHAPE[:STRIDES]:tma=BOX[:SWIZZLE]")
     if len(parts) not in (3, 4):
-        raise UsageError(f"--arg {text!r}: expected NAME:TYPE:SHAPE[:STRIDES], a number, TYPE=VALUE or {{}}")
+        raise UsageError(f"--arg {text!r}: expected NAME:TYPE:SHAPE[:STRIDES][:tma=BOX[:SWIZZLE]], a number, "
+                         "TYPE=VALUE or {}")
     name, typ, shape = parts[:3]
     out: dict[str, Any] = {"tensor": name, "type": typ, "shape": _ints(shape, f"--arg {name}: shape", 8)}
     if len(parts) == 4:
@@ -73,6 +82,10 @@ def parse_arg(text: str) -> Any:
             out["strides"] = [int(p, 10) for p in parts[3].split("x")]
         except ValueError:
             raise UsageError(f"--arg {text!r}: strides are whole numbers separated by x (1x128)") from None
+    if tma is not None:
+        out = {"tensor_map": out.pop("tensor"), **out, "box": _ints(box, f"--arg {name}: tma box", 5)}
+        if swizzle:
+            out["swizzle"] = swizzle[0]
     return out
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .launch import Launch, Tensor
-from .symbolic import ATOM, SUM, ZERO_KIND, Symbolic
+from .symbolic import ADD, ATOM, SUM, ZERO_KIND, Symbolic
 
 CHUNK = 1 << 21  # products per chunk
 
@@ -30,6 +30,11 @@ class Product:
     c: int
     k: int
     link: int  # which link of the chain (0: the last mma)
+    extra: tuple[int, ...] = ()  # a block-scaled product's scale factors (of A's element, of B's)
+
+    @property
+    def factors(self) -> tuple[int, ...]:
+        return (self.a, self.b, *self.extra)
 
 
 @dataclass
@@ -52,10 +57,11 @@ def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]
     while len(elem):
         kinds, _ = sym.kind_width(cur)
         is_sum = kinds == SUM
-        lone = ~is_sum & (kinds != ZERO_KIND)
+        is_add = kinds == ADD
+        lone = ~is_sum & ~is_add & (kinds != ZERO_KIND)
         lone_e.append(elem[lone])
         lone_v.append(cur[lone])
-        if not is_sum.any():
+        if not is_sum.any() and not is_add.any():
             break
         e, s = elem[is_sum], cur[is_sum]
         r = sym.row(s)
@@ -69,8 +75,18 @@ def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]
             kk = np.arange(K)
             a = A[rw[:, None], rr[:, None] * K + kk[None, :]]
             b = B[rw[:, None], kk[None, :] * N + cc[:, None]]
-            out.append((e[sel], a, b, np.full(int(sel.sum()), int(f)), rw, rr, cc, np.full(int(sel.sum()), link)))
-        elem, cur = e, sym.resolve(r[:, 2])
+            extra: tuple[np.ndarray, ...] = ()
+            if int(f) in sym.scales:  # a block-scaled MMA: each product's two scale factors
+                tsa, tsb, G = sym.scales[int(f)]
+                g = rr // (M // G)
+                extra = (tsa.view()[rw[:, None], rr[:, None] * K + kk[None, :]],
+                         tsb.view()[rw[:, None], (g[:, None] * K + kk[None, :]) * N + cc[:, None]])
+            out.append((e[sel], a, b, np.full(int(sel.sum()), int(f)), rw, rr, cc, np.full(int(sel.sum()), link),
+                        extra))
+        ea = elem[is_add]
+        ra = sym.row(cur[is_add])  # a sum of two sums (an accumulator added to another: Triton's fp8 on Hopper)
+        elem = np.concatenate([e, ea, ea])
+        cur = np.concatenate([sym.resolve(r[:, 2]), sym.resolve(ra[:, 2]), sym.resolve(ra[:, 3])])
         link += 1
     return out, np.concatenate(lone_e) if lone_e else np.zeros(0, np.int64), \
         np.concatenate(lone_v) if lone_v else np.zeros(0, np.int64)
@@ -87,10 +103,12 @@ class Einsum2:
         self.fi = [next(k for k, t in enumerate(sym.tensors) if t.name == x.tensor) for x in ein.factors]
         self.idx_out = ein.output.indices
         self.idx_f = [x.indices for x in ein.factors]
+        self.acc = ein.factors
         ext: dict[str, int] = {}
-        for names, t in ((self.idx_out, self.out), *zip(self.idx_f, self.f)):
-            for n, size in zip(names, t.shape):
-                ext[n] = size
+        for acc, t in ((ein.output, self.out), *zip(ein.factors, self.f)):
+            for k, (n, size) in enumerate(zip(acc.indices, t.shape)):
+                if acc.divisor(k) == 1:
+                    ext[n] = size
         self.extent = ext
         self.summed = ein.summed
         self.S = int(np.prod([ext[n] for n in self.summed])) if self.summed else 1
@@ -130,6 +148,67 @@ def _decode(sym: Symbolic, ein: Einsum2, e_global: np.ndarray, a: np.ndarray, b:
     return zero, consistent, s
 
 
+def _decode_n(sym: Symbolic, ein: Einsum2, e_global: np.ndarray, cols: list[np.ndarray]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``_decode`` for a product of any number of factors (a block-scaled MMA's four), each factor a distinct tensor:
+    the product's atoms are matched to the einsum's factors by tensor; a divided index (``k / 32``) must be its whole
+    index's value divided."""
+    n = len(e_global)
+    rs = [sym.resolve(c) for c in cols]
+    zero = np.zeros(n, bool)
+    ok = np.ones(n, bool)
+    tf = []
+    for r in rs:
+        zero |= r == 0
+        k, _ = sym.kind_width(r)
+        ok &= k == ATOM
+        tf.append(sym.atom_of(r))
+    ok &= ~zero
+    if len(cols) != len(ein.fi):
+        ok[:] = False
+    flat = []
+    for j, fj in enumerate(ein.fi):
+        hit = np.zeros(n, bool)
+        fl = np.zeros(n, np.int64)
+        for t, f in tf:
+            sel = (t == fj) & ~hit
+            fl[sel] = f[sel]
+            hit |= sel
+        ok &= hit
+        flat.append(fl)
+    vals: dict[str, list[np.ndarray]] = {}
+    divided: list[tuple[str, int, np.ndarray]] = []
+    for nm, v in zip(ein.idx_out, np.unravel_index(e_global, ein.out.shape)):
+        vals.setdefault(nm, []).append(np.asarray(v))
+    for j, acc in enumerate(ein.acc):
+        idx = np.unravel_index(np.where(ok, flat[j], 0), ein.f[j].shape)
+        for k, nm in enumerate(acc.indices):
+            if acc.divisor(k) == 1:
+                vals.setdefault(nm, []).append(np.asarray(idx[k]))
+            else:
+                divided.append((nm, acc.divisor(k), np.asarray(idx[k])))
+    consistent = ok.copy()
+    for vs in vals.values():
+        for v in vs[1:]:
+            consistent &= v == vs[0]
+    for nm, d, v in divided:
+        consistent &= v == vals[nm][0] // d
+    if ein.summed:
+        s_ = np.ravel_multi_index([np.where(consistent, vals[nm][0], 0) for nm in ein.summed],
+                                  [ein.extent[nm] for nm in ein.summed])
+    else:
+        s_ = np.zeros(n, np.int64)
+    return zero, consistent, s_
+
+
+def _decode_cols(sym: Symbolic, ein: Einsum2, e_global: np.ndarray, cols: list[np.ndarray]
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A product's factors (two, or four for a block-scaled MMA) against the einsum's (two or four)."""
+    if len(cols) == 2 and len(ein.fi) == 2:
+        return _decode(sym, ein, e_global, cols[0], cols[1])
+    return _decode_n(sym, ein, e_global, cols)
+
+
 def check_elements(sym: Symbolic, launch: Launch, vals: np.ndarray, status: np.ndarray) -> np.ndarray:
     """Wrong (bool per element): not exactly its einsum sum.  Elements never or partly written, or of mixed
     bytes (``status`` != 0) are wrong too (their words come from ``explain``)."""
@@ -150,10 +229,10 @@ def check_elements(sym: Symbolic, launch: Launch, vals: np.ndarray, status: np.n
         bad = np.zeros(n, bool)
         if len(lone_e):
             bad[lone_e] = True
-        for (e, a, b, *_rest) in links:
+        for (e, a, b, *_rest, extra) in links:
             K = a.shape[1]
             el = np.repeat(e, K)
-            zero, good, s = _decode(sym, ein, sel[el], a.reshape(-1), b.reshape(-1))
+            zero, good, s = _decode_cols(sym, ein, sel[el], [x.reshape(-1) for x in (a, b, *extra)])
             bad[el[~zero & ~good]] = True
             g = good & ~zero
             _count(counts, el[g] * ein.S + s[g])
@@ -172,11 +251,11 @@ def products(sym: Symbolic, value: int) -> tuple[list[Product], list[int]]:
     """Every product of one value's chain, in the order the ``mma`` instructions ran, and its lone terms."""
     links, lone_e, lone_v = _links(sym, np.array([value], np.int64))
     out: list[Product] = []
-    for (e, a, b, f, rw, rr, cc, ln) in reversed(links):
+    for (e, a, b, f, rw, rr, cc, ln, extra) in reversed(links):
         for j in range(len(e)):
             for k in range(a.shape[1]):
                 out.append(Product(int(a[j, k]), int(b[j, k]), int(f[j]), int(rw[j]), int(rr[j]), int(cc[j]), k,
-                                   int(ln[j])))
+                                   int(ln[j]), tuple(int(x[j, k]) for x in extra)))
     return out, [int(v) for v in lone_v]
 
 
@@ -188,9 +267,7 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
     out_idx = tuple(int(x) for x in np.unravel_index(e, ein.out.shape))
     env = dict(zip(ein.idx_out, out_idx))
     summed = ein.summed
-    sub = lambda names: ", ".join(str(env[n]) if n in env else n for n in names)  # noqa: E731
-    expected = (f"sum over {', '.join(summed)} of " if summed else "") + \
-        f"{comp.factors[0].tensor}[{sub(comp.factors[0].indices)}] * {comp.factors[1].tensor}[{sub(comp.factors[1].indices)}]"
+    expected = (f"sum over {', '.join(summed)} of " if summed else "") + " * ".join(f.text(env) for f in comp.factors)
     if status == 1:
         return f"never written (expected {expected})", None, ""
     if status == 2:
@@ -203,7 +280,7 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
     first: Product | None = None
     follow = ""
     for p in prods:
-        zero, good, s = _decode(sym, ein, np.array([e]), np.array([p.a]), np.array([p.b]))
+        zero, good, s = _decode_cols(sym, ein, np.array([e]), [np.array([x]) for x in p.factors])
         if zero[0]:
             continue
         if good[0]:
@@ -212,6 +289,8 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
         words, side = _why(sym, ein, comp, env, p)
         if first is None:
             first, follow = p, side
+            if side in ("a", "b") and len(p.factors) == 2:
+                follow = _off_tile(sym, ein, prods, p) or side
         if len(wrong_words) < 3:
             wrong_words.append(words)
     for v in lone:
@@ -230,20 +309,47 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
     if not prods and not lone:
         parts.append("holds 0" if value == 0 else f"holds {sym.value_words(value)}")
     if first is None and dup:
-        first = next((p for p in prods if _decode(sym, ein, np.array([e]), np.array([p.a]), np.array([p.b]))[2][0]
+        first = next((p for p in prods if _decode_cols(sym, ein, np.array([e]), [np.array([x]) for x in p.factors])[2][0]
                       == dup[0]), None)
         follow = "a"
     return f"expected {expected}; " + "; ".join(parts), first, follow
 
 
+def _off_tile(sym: Symbolic, ein: Einsum2, prods: list[Product], p: Product) -> str | None:
+    """Which factor of the wrong product ``p`` left the MMA's tile: over the K products of its batch (the same MMA
+    row and column), the summed index of the right factor moves with the tile's k by one fixed offset; 'a' or 'b'
+    when exactly one factor's offset is not fixed (None: no such factor, as for two factors both off)."""
+    if len(ein.fi) != 2 or len(ein.summed) != 1:
+        return None
+    name = ein.summed[0]
+    batch = [q for q in prods if (q.form, q.row, q.r, q.c, q.link) == (p.form, p.row, p.r, p.c, p.link)]
+    offsets: list[set[int]] = [set(), set()]
+    for q in batch:
+        for side, v in enumerate((q.a, q.b)):
+            r = int(sym.resolve(np.array([v]))[0])
+            if int(sym.kind_width(np.array([r]))[0][0]) != ATOM:
+                return None
+            t, f = (int(x[0]) for x in sym.atom_of(np.array([r])))
+            j = ein.fi.index(t) if t in ein.fi else -1
+            if j < 0 or name not in ein.idx_f[j]:
+                return None
+            k = int(np.unravel_index(f, ein.f[j].shape)[list(ein.idx_f[j]).index(name)])
+            offsets[side].add(k - q.k)
+    off = [len(o) > 1 for o in offsets]
+    return "a" if off == [True, False] else "b" if off == [False, True] else None
+
+
 def _term(ein: Einsum2, comp, env: dict[str, int], s: int) -> str:  # type: ignore[no-untyped-def]
     vals = np.unravel_index(s, [ein.extent[n] for n in ein.summed]) if ein.summed else ()
     full = {**env, **{n: int(v) for n, v in zip(ein.summed, vals)}}
-    return " * ".join(f"{f.tensor}[{', '.join(str(full[n]) for n in f.indices)}]" for f in comp.factors)
+    return " * ".join(f.text(full) for f in comp.factors)
 
 
 def _why(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """Why product ``p`` is not one of the element's, and the factor to follow ('a' or 'b')."""
+    """Why product ``p`` is not one of the element's, and the factor to follow ('a' or 'b'; a block-scaled
+    product's scale factors 'sa' and 'sb')."""
+    if len(p.factors) != 2 or len(ein.fi) != 2:
+        return _why_n(sym, ein, comp, env, p)
     ra, rb = (int(x) for x in sym.resolve(np.array([p.a, p.b])))
     text = f"{sym.value_words(ra)} * {sym.value_words(rb)}"
     ka, kb = (int(x) for x in sym.kind_width(np.array([ra, rb]))[0])
@@ -273,4 +379,47 @@ def _why(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> 
     return text, side_a
 
 
-__all__ = ["Elements", "Product", "check_elements", "explain", "products"]
+SIDES = ("a", "b", "sa", "sb")  # a product's factors: A's and B's elements, then their scale factors
+
+
+def _why_n(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """``_why`` for a product of four factors (or of a number of factors other than the einsum's)."""
+    rs = [int(x) for x in sym.resolve(np.array(p.factors))]
+    text = " * ".join(sym.value_words(r) for r in rs)
+    kinds = [int(x) for x in sym.kind_width(np.array(rs))[0]]
+    for j, (r, k) in enumerate(zip(rs, kinds)):
+        if k != ATOM:
+            return text + f" ({sym.value_words(r)} is no input element)", SIDES[min(j, 3)]
+    if len(rs) != len(ein.fi):
+        return text + f" (a product of {len(rs)} factors; computes names {len(ein.fi)})", "a"
+    atoms = [tuple(int(x[0]) for x in sym.atom_of(np.array([r]))) for r in rs]
+    where = {}
+    for j, fj in enumerate(ein.fi):
+        pos = next((q for q, (t, _) in enumerate(atoms) if t == fj and q not in where.values()), None)
+        if pos is None:
+            names = ", ".join(sym.tensors[t].name for t, _ in atoms)
+            return text + f" (the product of {names}, not of {', '.join(f.tensor for f in comp.factors)})", "a"
+        where[j] = pos
+    idx = {j: [int(x) for x in np.unravel_index(atoms[where[j]][1], ein.f[j].shape)] for j in where}
+    whole: dict[str, tuple[int, int]] = {}  # name -> (value, factor)
+    for j, acc in enumerate(comp.factors):
+        for k, nm in enumerate(acc.indices):
+            if acc.divisor(k) == 1:
+                v = idx[j][k]
+                if nm in env and v != env[nm]:
+                    return text + f" ({acc.tensor}'s {nm} is {v}, the element's is {env[nm]})", SIDES[where[j]]
+                if nm in whole and whole[nm][0] != v:
+                    other = comp.factors[whole[nm][1]]
+                    return text + f" ({nm} {v} of {acc.tensor} meets {nm} {whole[nm][0]} of {other.tensor})", \
+                        SIDES[where[j]]
+                whole.setdefault(nm, (v, j))
+    for j, acc in enumerate(comp.factors):
+        for k, nm in enumerate(acc.indices):
+            d = acc.divisor(k)
+            if d != 1 and nm in whole and idx[j][k] != whole[nm][0] // d:
+                return text + (f" ({acc.tensor}'s {nm} / {d} is {idx[j][k]}, but {nm} is {whole[nm][0]}: the scale "
+                               f"factor of another block)"), SIDES[where[j]]
+    return text, "a"
+
+
+__all__ = ["Elements", "Product", "SIDES", "check_elements", "explain", "products"]

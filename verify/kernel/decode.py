@@ -6,7 +6,7 @@ from typing import Any
 
 from ..ptx.syntax import TYPE_BITS, Function, Instr, Module, Sym
 from .launch import Launch
-from .machine import Program, Step, build_params, layout_shared
+from .machine import Program, Step, build_params, layout_globals, layout_local, layout_shared
 from .memory import GlobalMemory
 from .ops import HANDLERS
 
@@ -17,6 +17,8 @@ def decode(module: Module, fn: Function, launch: Launch, domain: Any, gmem: Glob
     prog = Program(module, fn, launch, domain, trace=trace, gmem=gmem)
     prog.widths = [TYPE_BITS[r.type] for r in fn.regs]
     prog.shared_addr, prog.shared_size = layout_shared(module, fn, launch.shared)
+    prog.local_addr, prog.local_size = layout_local(fn)
+    prog.global_addr = layout_globals(module)
     build_params(prog)
     pcs: dict[int, int] = {}
     instrs: list[Instr] = []

@@ -68,28 +68,31 @@ def _spec(path: str):  # type: ignore[no-untyped-def]
 
 
 def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray, int, int]:  # type: ignore[no-untyped-def]
-    """(row, col) of every (lane, i) of ``lay`` (a member ``env`` of a family), by ``face``."""
+    """(row, col) of every (thread, i) of ``lay`` (a member ``env`` of a family), by ``face``: a warp's 32 lanes, or a
+    warpgroup's 128 threads."""
     fm = fragment_map(lay)
     lay_i = lay.instance(**env) if env else lay
     n = int(lay_i.domain.elements)
+    T = int(lay_i.domain.threads)
+    tname = fm.inputs[0].name
     rows, cols = int(lay_i.codomain.rows), int(lay_i.codomain.cols)
     out_r, out_c = (d.name for d in fm.outputs if d.name != "mma")
     if face == "vector":
-        v = fm.evaluate({"lane": np.arange(32, dtype=np.int64)[:, None], "i": np.arange(n, dtype=np.int64)[None, :]},
+        v = fm.evaluate({tname: np.arange(T, dtype=np.int64)[:, None], "i": np.arange(n, dtype=np.int64)[None, :]},
                         env or None)
         if not np.all(v.ok):
-            raise NoLayout(f"{lay.id} leaves some (lane, i) without a cell")
-        row = np.ascontiguousarray(np.broadcast_to(v.out[out_r], (32, n))).astype(np.int64)
-        col = np.ascontiguousarray(np.broadcast_to(v.out[out_c], (32, n))).astype(np.int64)
+            raise NoLayout(f"{lay.id} leaves some ({tname}, i) without a cell")
+        row = np.ascontiguousarray(np.broadcast_to(v.out[out_r], (T, n))).astype(np.int64)
+        col = np.ascontiguousarray(np.broadcast_to(v.out[out_c], (T, n))).astype(np.int64)
     else:
-        row = np.zeros((32, n), np.int64)
-        col = np.zeros((32, n), np.int64)
-        for lane in range(32):
+        row = np.zeros((T, n), np.int64)
+        col = np.zeros((T, n), np.int64)
+        for t in range(T):
             for i in range(n):
-                cell = fm.at({"lane": lane, "i": i}, env or None)
+                cell = fm.at({tname: t, "i": i}, env or None)
                 if cell is None:
-                    raise NoLayout(f"{lay.id} leaves lane {lane}, element {i} without a cell")
-                row[lane, i], col[lane, i] = cell[out_r], cell[out_c]
+                    raise NoLayout(f"{lay.id} leaves {tname} {t}, element {i} without a cell")
+                row[t, i], col[t, i] = cell[out_r], cell[out_c]
     return row, col, rows, cols
 
 
@@ -166,4 +169,284 @@ def transpose_form(face: str = "vector", specs: str | None = None) -> tuple[Oper
     return _operand(lays["A"], {}, face, "b16"), _operand(lays["D"], {}, face, "b16")
 
 
-__all__ = ["MmaForm", "NoLayout", "Operand", "matrix_load", "mma_form", "transpose_form"]
+@dataclass(frozen=True)
+class WarpgroupForm:
+    """``wgmma.mma_async`` of one shape and type combination, for the 128 threads of a warpgroup: A (M x K, from
+    registers when ``a`` is given, else from shared memory through a descriptor), B (K x N, from shared memory) and
+    the accumulator D (M x N, also C); element bits of A and B as shared memory holds them."""
+
+    shape: tuple[int, int, int]
+    a: Operand
+    d: Operand
+    a_bits: int
+    b_bits: int
+
+
+def _shape_numbers(shape: str) -> tuple[int, int, int]:
+    import re  # noqa: PLC0415
+    m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape)
+    if not m:
+        raise NoLayout(f"shape {shape!r} is not mMnNkK")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+@functools.lru_cache(maxsize=256)
+def wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str = "vector", specs: str | None = None
+               ) -> WarpgroupForm:
+    """The catalog's ``wgmma.mma_async.sync.aligned.<shape>.<dtype>.<atype>.<btype>`` (dense): its A register
+    fragment and its D accumulator, the family member of the shape's N."""
+    M, N, K = _shape_numbers(shape)
+    root = _specs_dir(specs)
+    for path in sorted(root.glob(f"wgmma.m{M}nNk{K}*.toml")):
+        spec = _spec(str(path))
+        lays = effective(spec.layouts)
+        a = next((x for x in lays if x.operand == "A" and atype in x.types), None)
+        d = next((x for x in lays if x.operand == "D" and dtype in x.types), None)
+        if a is None or d is None or btype not in a.types and not (
+                {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
+            continue
+        bits = [a.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
+        if min(bits) < 8:
+            raise NoLayout(f"wgmma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
+        valid = next((p for p in a.domain.params if p.name == "N"), None) if a.is_family else None
+        if valid is not None and N not in valid.values:
+            raise NoLayout(f"wgmma.{shape}: N = {N} is not one of the catalog's ({path.name})")
+        return WarpgroupForm((M, N, K), _operand(a, {"N": N} if a.is_family else {}, face, atype),
+                             _operand(d, {"N": N}, face, dtype), bits[0], bits[1])
+    raise NoLayout(f"the catalog has no wgmma.{shape} with D {dtype}, A {atype}, B {btype}")
+
+
+class BadDescriptor(ValueError):
+    """A shared-memory descriptor the descriptor model cannot read (a reserved bit set, a swizzle code the
+    instruction lacks, a tile its canonical layout cannot hold): the words say which."""
+
+
+@functools.lru_cache(maxsize=4096)
+def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
+                         face: str = "vector") -> np.ndarray:
+    """The shared-memory byte address of each element ``(row, col)`` (``row`` the M or N index, ``col`` the K index
+    inside one instruction's K) that ``instr`` (``wgmma`` or ``tcgen05``) reads through the 64-bit descriptor
+    ``value`` for a ``major``-major operand: this project's descriptor model (``verify.layout.descriptor``: the
+    canonical layout of the descriptor's swizzle mode placed at its start address with its LBO, SBO and base
+    offset, the swizzle on the address bits), by ``face``.  ``int64[rows, cols]``."""
+    from ..layout import descriptor as dm  # noqa: PLC0415
+    try:
+        d = dm.decode(instr, value)
+        lay = dm.reader(d, major, type_bits, rows, cols, cols)
+    except ValueError as e:
+        raise BadDescriptor(str(e)) from None
+    fm = lay.map
+    if face == "vector":
+        v = fm.evaluate({"row": np.arange(rows, dtype=np.int64)[:, None], "col": np.arange(cols, dtype=np.int64)[None, :]})
+        if not np.all(v.ok):
+            raise BadDescriptor(f"descriptor {value:#018x} leaves some elements of the {rows} x {cols} tile unread")
+        off = np.ascontiguousarray(np.broadcast_to(v.out["offset"], (rows, cols))).astype(np.int64)
+    else:
+        off = np.zeros((rows, cols), np.int64)
+        for r in range(rows):
+            for c in range(cols):
+                cell = fm.at({"row": r, "col": c})
+                if cell is None:
+                    raise BadDescriptor(f"descriptor {value:#018x} leaves element ({r}, {c}) unread")
+                off[r, c] = cell["offset"]
+    out = off * type_bits // 8
+    out.setflags(write=False)
+    return out
+
+
+def descriptor_words(instr: str, value: int) -> str:
+    """A descriptor's fields in words (``start 0x820, LBO 0 B ..., swizzle 128B``)."""
+    from ..layout import descriptor as dm  # noqa: PLC0415
+    try:
+        return dm.decode(instr, value).describe()
+    except ValueError as e:
+        return str(e)
+
+
+@functools.lru_cache(maxsize=1024)
+def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: int, face: str = "vector"
+                      ) -> np.ndarray:
+    """The shared-memory byte address of each element ``(row, col)`` of a TMA box of ``rows`` x ``cols`` (``cols``
+    the inner, contiguous dimension; a box of more dimensions has its outer ones as ``rows``) written at ``dst``
+    with swizzle mode ``mode`` (``verify.layout.shared.tma_layout``: the swizzle on the address bits), by
+    ``face``.  ``int64[rows, cols]``."""
+    from ..layout.shared import tma_layout  # noqa: PLC0415
+    try:
+        lay = tma_layout(rows, cols, element_bits, mode, base=dst)
+    except ValueError as e:
+        raise BadDescriptor(str(e)) from None
+    fm = lay.map
+    if face == "vector":
+        v = fm.evaluate({"row": np.arange(rows, dtype=np.int64)[:, None], "col": np.arange(cols, dtype=np.int64)[None, :]})
+        off = np.ascontiguousarray(np.broadcast_to(v.out["offset"], (rows, cols))).astype(np.int64)
+        ok = np.all(v.ok)
+    else:
+        off = np.zeros((rows, cols), np.int64)
+        ok = True
+        for r in range(rows):
+            for c in range(cols):
+                cell = fm.at({"row": r, "col": c})
+                ok = ok and cell is not None
+                off[r, c] = cell["offset"] if cell is not None else 0
+    if not ok:
+        raise BadDescriptor(f"the TMA box {rows} x {cols} ({mode}) leaves some elements without an address")
+    out = dst + off * element_bits // 8
+    out.setflags(write=False)
+    return out
+
+
+# ----------------------------------------------------------------------------- tcgen05 and Tensor Memory
+
+@functools.lru_cache(maxsize=128)
+def tmem_access(op: str, shape: str, num: int, face: str = "vector", specs: str | None = None) -> Operand:
+    """``tcgen05.ld``/``tcgen05.st`` ``.<shape>.x<num>`` (``op`` ``ld`` or ``st``): register element ``(lane, i)`` of a
+    warp is Tensor Memory cell ``(row, col)`` relative to the warp's address (``row`` a lane, ``col`` a 32-bit
+    column), the catalog's ``tcgen05.<op>.<shape>`` fragment."""
+    path = _specs_dir(specs) / f"tcgen05.{op}.{shape}.toml"
+    if not path.exists():
+        raise NoLayout(f"no catalog layout for tcgen05.{op}.{shape}")
+    lays = effective(_spec(str(path)).layouts)
+    if not lays:
+        raise NoLayout(f"no catalog layout for tcgen05.{op}.{shape}")
+    lay = lays[0]
+    valid = next((p for p in lay.domain.params if p.name == "NUM"), None)
+    if valid is not None and num not in valid.values:
+        raise NoLayout(f"tcgen05.{op}.{shape}.x{num}: .num {num} is not one of the catalog's")
+    return _operand(lay, {"NUM": num}, face, "b32")
+
+
+# The data-path layout of tcgen05.mma's D (and of A in Tensor Memory) by (M, cta_group, .ws, sparse): the table of
+# PTX ISA 9.0, 9.7.16.10.5 (lines 6-14), which names the layouts the catalog's tcgen05.datapath specs hold.
+DATAPATH_LETTERS = {(256, 2, False, False): "A", (256, 2, False, True): "A", (128, 2, False, False): "B",
+                    (128, 2, False, True): "C", (128, 1, False, False): "D", (128, 1, False, True): "D",
+                    (64, 1, True, False): "E", (64, 1, True, True): "E", (64, 1, False, False): "F",
+                    (64, 1, False, True): "F", (32, 1, True, False): "G", (32, 1, True, True): "G",
+                    (128, 1, True, False): "D", (128, 1, True, True): "D"}
+
+
+@dataclass(frozen=True)
+class Datapath:
+    """Where element ``(row, col)`` of an MMA's M x N matrix D sits: CTA ``cta[row, col]`` of the pair, Tensor Memory
+    lane ``lane[row, col]`` and column ``col_[row, col]`` relative to the matrix's address; the catalog's layout
+    ``layout_id``."""
+
+    layout_id: str
+    cta: np.ndarray
+    lane: np.ndarray
+    col: np.ndarray
+
+
+@functools.lru_cache(maxsize=256)
+def datapath(m: int, n: int, cta_group: int, ws: bool, sparse: bool, base: int = 0, face: str = "vector",
+             specs: str | None = None) -> Datapath:
+    """The catalog's data-path layout of an M x N tcgen05.mma (its effective layout: Layout E as corrected)."""
+    letter = DATAPATH_LETTERS.get((m, cta_group, ws, sparse))
+    if letter is None:
+        raise NoLayout(f"no data-path layout for M = {m}, cta_group::{cta_group}{', .ws' if ws else ''}"
+                       f"{', sparse' if sparse else ''} (9.7.16.10.5)")
+    path = _specs_dir(specs) / "tcgen05.datapath.toml"
+    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == f"tcgen05.datapath.{letter}"]
+    if not lays:
+        raise NoLayout(f"the catalog has no tcgen05.datapath.{letter}")
+    lay = lays[0]
+    env = {"N": n}
+    if any(p.name == "BASE" for p in lay.params):
+        env["BASE"] = base
+    for p in lay.params:
+        if env.get(p.name) not in p.values:
+            raise NoLayout(f"{lay.id}: {p.name} = {env.get(p.name)} is not one of its values")
+    fm = lay.map
+    rows = int(fm.inputs[0].size) if isinstance(fm.inputs[0].size, int) else m
+    if rows != m:
+        raise NoLayout(f"{lay.id} is a layout of {rows} rows, the MMA has M = {m}")
+    if face == "vector":
+        v = fm.evaluate({"row": np.arange(m, dtype=np.int64)[:, None], "col": np.arange(n, dtype=np.int64)[None, :]},
+                        env)
+        if not np.all(v.ok):
+            raise NoLayout(f"{lay.id} leaves some (row, col) of {m} x {n} without a cell")
+        full = lambda a: np.ascontiguousarray(np.broadcast_to(a, (m, n))).astype(np.int64)  # noqa: E731
+        cta = full(v.out["cta"]) if "cta" in v.out else np.zeros((m, n), np.int64)
+        out = Datapath(lay.id, cta, full(v.out["tmem_lane"]), full(v.out["tmem_col"]))
+    else:
+        cta, lane, col = (np.zeros((m, n), np.int64) for _ in range(3))
+        for r in range(m):
+            for c in range(n):
+                cell = fm.at({"row": r, "col": c}, env)
+                if cell is None:
+                    raise NoLayout(f"{lay.id} leaves ({r}, {c}) without a cell")
+                cta[r, c], lane[r, c], col[r, c] = cell.get("cta", 0), cell["tmem_lane"], cell["tmem_col"]
+        out = Datapath(lay.id, cta, lane, col)
+    for a in (out.cta, out.lane, out.col):
+        a.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class ScaleCells:
+    """Where a block-scaled tcgen05.mma reads scale factors in Tensor Memory (relative to the scale address): for A,
+    ``lane/col/byte[row, kb]``; for B, ``lane/col/byte[quarter, row, kb]`` (each lane quarter's copy); ``kb`` the K
+    block of a 4-block scale-factor tile (``SF_ID + j``), the catalog's ``layout_id``."""
+
+    layout_id: str
+    lane: np.ndarray
+    col: np.ndarray
+    byte: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: str | None = None) -> ScaleCells:
+    """The catalog's scale-factor placement of operand ``A`` (``tcgen05.sf.A.4x1``, M = ``rows`` = 128) or ``B``
+    (``tcgen05.sf.B.4x1``, N = ``rows``) for ``.scale_vec::<vs>X``: the 4x1 data path (M = 128, cta_group::1)."""
+    name = "tcgen05.scale_factors.toml" if operand == "A" else "tcgen05.scale_factors_b.toml"
+    lid = f"tcgen05.sf.{operand}.4x1"
+    path = _specs_dir(specs) / name
+    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == lid]
+    if not lays:
+        raise NoLayout(f"the catalog has no {lid}")
+    lay = lays[0]
+    env = {"VS": vs}
+    if operand == "B":
+        env["N"] = rows
+    for p in lay.params:
+        if env.get(p.name) not in p.values:
+            raise NoLayout(f"{lay.id}: {p.name} = {env.get(p.name)} is not one of its values")
+    fm = lay.map
+    if operand == "A" and rows != 128:
+        raise NoLayout(f"{lay.id} places the scale factors of M = 128 (the 4x1 data path), not M = {rows}")
+    names = [d.name for d in fm.inputs]
+    shape = (4, rows, 4) if operand == "B" else (rows, 4)
+    grids = np.indices(shape).reshape(len(shape), -1)
+    if face == "vector":
+        v = fm.evaluate({nm: g for nm, g in zip(names, grids)}, env)
+        if not np.all(v.ok):
+            raise NoLayout(f"{lay.id} leaves some scale factors without a cell")
+        out = [np.broadcast_to(v.out[k], grids.shape[1:]).reshape(shape).astype(np.int64)
+               for k in ("tmem_lane", "tmem_col", "byte")]
+    else:
+        out = [np.zeros(shape, np.int64) for _ in range(3)]
+        for j in range(grids.shape[1]):
+            cell = fm.at({nm: int(g[j]) for nm, g in zip(names, grids)}, env)
+            if cell is None:
+                raise NoLayout(f"{lay.id} leaves a scale factor without a cell")
+            at = np.unravel_index(j, shape)
+            for a, k in zip(out, ("tmem_lane", "tmem_col", "byte")):
+                a[at] = cell[k]
+    for a in out:
+        a.setflags(write=False)
+    return ScaleCells(lay.id, *out)
+
+
+def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
+    """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
+    ``BadDescriptor`` for a value it refuses)."""
+    from ..layout import descriptor as dm  # noqa: PLC0415
+    try:
+        return dm.decode_instruction(kind, value)
+    except ValueError as e:
+        raise BadDescriptor(str(e)) from None
+
+
+__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "WarpgroupForm",
+           "datapath", "scale_cells",
+           "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
+           "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

@@ -30,12 +30,13 @@ def verify(launch: str | Path | Launch | None = None, *, ptx: str | Path | None 
            arch: str | None = None, triton: str | None = None, constexprs: Mapping[str, int] | None = None,
            target: str = "sm_80", num_warps: int = 4, num_stages: int = 3, entry: str | None = None,
            grid: Sequence[int] | None = None, block: Sequence[int] | None = None, shared: int | None = None,
+           cluster: Sequence[int] | None = None,
            computes: str | None = None, args: Sequence[Any] | None = None, where: str = "<api>") -> KernelResult:
     if triton is not None:
         if launch is not None or ptx is not None or cu is not None:
             raise UsageError("give a Triton kernel or a launch file or a .ptx/.cu, not several")
         lau = launch_of(None, where, ptx="<triton>", entry=entry, grid=grid, block=block or [32 * num_warps],
-                        shared=shared, computes=computes, args=args)
+                        shared=shared, computes=computes, args=args, cluster=cluster)
         kern = compile_triton(triton, dict(constexprs or {}), lau.args, target, num_warps, num_stages)
         lau = triton_launch(lau, kern)
         name = triton.rsplit(":", 1)[0].rsplit(".", 1)[0] + ".ptx"
@@ -45,6 +46,7 @@ def verify(launch: str | Path | Launch | None = None, *, ptx: str | Path | None 
     if constexprs:
         raise UsageError("constexprs are for a Triton kernel (triton=FILE.py:KERNEL)")
     lau = launch_of(launch, where, ptx=ptx, cu=cu, arch=arch, entry=entry, grid=grid, block=block, shared=shared,
+                    cluster=cluster,
                     computes=computes, args=args)
     module, fn = load(lau)
     return verify_launch(module, fn, lau, lau.path if launch is not None else where)

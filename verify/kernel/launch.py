@@ -46,7 +46,7 @@ FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
 MAX_THREADS = 1024
 MAX_CTAS = 1 << 16
 MAX_ELEMENTS = 1 << 26  # elements of one tensor
-KEYS = ("ptx", "cu", "arch", "entry", "grid", "block", "shared", "computes", "args")
+KEYS = ("ptx", "cu", "arch", "entry", "grid", "block", "cluster", "shared", "computes", "args")
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,53 @@ class Scalar:
 
 @dataclass(frozen=True)
 class Struct:
-    """A struct argument given as values of one type, packed at their alignment (``{}``: an empty struct)."""
+    """A struct argument given as values of one type, packed at their alignment (``{}``: an empty struct), and
+    optionally a pointer to a tensor it declares (``pointer``) at byte offset ``at`` (CuTe passes a global tensor
+    by value: its layout's shape and strides, then the pointer)."""
 
     type: str | None
     values: tuple[Union[int, float], ...]
     line: int = 0
     col: int = 0
+    pointer: "Tensor | None" = None
+    at: int = 0
 
 
-Arg = Union[Tensor, Scalar, Struct]
+SWIZZLES = ("none", "32B", "64B", "128B")
+SWIZZLE_BYTES = {"none": 16, "32B": 32, "64B": 64, "128B": 128}
+
+
+@dataclass(frozen=True)
+class TensorMap:
+    """A TMA tensor map (``CUtensorMap``, a 128-byte parameter) over tensor ``name``: the fields of
+    ``cuTensorMapEncodeTiled`` in the map's dimension order, outermost first (``map_order``: the tensor's indices by
+    decreasing stride, so a row-major tensor's index order): ``box`` (boxDim),
+    ``swizzle``, ``element_strides`` (elementStrides), ``interleave``, ``oob`` (the fill of a box element outside
+    the tensor: zero, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE).  ``tensor``: the tensor when the map declares it (``type``,
+    ``shape``, ``strides``: the globalDim and globalStrides), None when a tensor argument of that name is the
+    map's."""
+
+    name: str
+    tensor: Tensor | None
+    box: tuple[int, ...]
+    swizzle: str = "none"
+    element_strides: tuple[int, ...] = ()
+    interleave: str = "none"
+    oob: str = "zero"
+    line: int = 0
+    col: int = 0
+
+    def describe(self) -> str:
+        return f"tensor map of {self.name}: box {' x '.join(map(str, self.box))}, swizzle {self.swizzle}"
+
+
+def map_order(tensor: Tensor) -> tuple[int, ...]:
+    """The tensor's dimensions in a tensor map's order, outermost first: by decreasing stride (the contiguous one
+    last, as cuTensorMapEncodeTiled's dimension 0 is the contiguous one); ties keep the index order."""
+    return tuple(sorted(range(len(tensor.shape)), key=lambda d: (-tensor.strides[d], d)))
+
+
+Arg = Union[Tensor, Scalar, Struct, TensorMap]
 
 
 @dataclass(frozen=True)
@@ -116,6 +154,7 @@ class Launch:
     arch: str | None = None
     path: str = "<launch>"
     positions: dict[str, tuple[int, int]] = field(default_factory=dict, compare=False, hash=False)
+    cluster: tuple[int, int, int] = (1, 1, 1)  # CTAs per cluster (what %cluster_ctarank and the like read)
 
     @property
     def threads(self) -> int:
@@ -126,7 +165,12 @@ class Launch:
         return self.grid[0] * self.grid[1] * self.grid[2]
 
     def tensors(self) -> dict[str, Tensor]:
-        return {a.name: a for a in self.args if isinstance(a, Tensor)}
+        return {a.name: a for a in self.args if isinstance(a, Tensor)} | \
+            {a.tensor.name: a.tensor for a in self.args if isinstance(a, TensorMap) and a.tensor is not None} | \
+            {a.pointer.name: a.pointer for a in self.args if isinstance(a, Struct) and a.pointer is not None}
+
+    def tensor_maps(self) -> list[TensorMap]:
+        return [a for a in self.args if isinstance(a, TensorMap)]
 
     def at(self, key: str) -> tuple[int, int]:
         return self.positions.get(key, (1, 1))
@@ -256,6 +300,68 @@ def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
     return tensor
 
 
+MAP_FIELDS = ("tensor_map", "type", "shape", "strides", "box", "swizzle", "element_strides", "interleave", "oob")
+
+
+def _tensor_map(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> TensorMap:
+    """``{ tensor_map = "A", box = [64, 64], swizzle = "128B" }`` (the tensor ``A`` given as an argument of its own)
+    or with ``type``, ``shape`` and ``strides`` (the map declares the tensor: Triton's tensor descriptors)."""
+    extra = set(t) - set(MAP_FIELDS)
+    if extra:
+        raise w.error(at, f"unknown field '{sorted(extra)[0]}' in a tensor map ({', '.join(MAP_FIELDS)})")
+    name = t["tensor_map"]
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise w.error(at, f"tensor map name {name!r} must be an identifier (the tensor it maps)")
+    tensor = None
+    if "type" in t or "shape" in t or "strides" in t:
+        tensor = _tensor(w, at, {"tensor": name, **{k: t[k] for k in ("type", "shape", "strides") if k in t}})
+    box = t.get("box")
+    if not isinstance(box, list) or not 1 <= len(box) <= 5 or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 256 for x in box):
+        raise w.error(at, f"tensor map {name}: 'box' must be 1 to 5 integers of 1 .. 256 (boxDim, outermost first)")
+    swizzle = t.get("swizzle", "none")
+    if swizzle not in SWIZZLES:
+        raise w.error(at, f"tensor map {name}: swizzle {swizzle!r} is not one of {', '.join(SWIZZLES)}")
+    es = t.get("element_strides", [1] * len(box))
+    if not isinstance(es, list) or len(es) != len(box) or not all(
+            isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= 8 for x in es):
+        raise w.error(at, f"tensor map {name}: 'element_strides' must be {len(box)} integers of 1 .. 8")
+    if any(x != 1 for x in es):
+        raise w.error(at, f"tensor map {name}: element strides other than 1 are not executed yet")
+    interleave = t.get("interleave", "none")
+    if interleave != "none":
+        raise w.error(at, f"tensor map {name}: interleave {interleave!r} is not executed yet (none)")
+    oob = t.get("oob", "zero")
+    if oob not in ("zero", "nan"):
+        raise w.error(at, f"tensor map {name}: oob {oob!r} is zero or nan")
+    problem = map_problem(name, tensor, tuple(box), swizzle) if tensor is not None else ""
+    if problem:
+        raise w.error(at, problem)
+    return TensorMap(name, tensor, tuple(box), swizzle, tuple(es), interleave, oob, *at)
+
+
+def map_problem(name: str, tensor: Tensor, box: tuple[int, ...], swizzle: str) -> str:
+    """Why cuTensorMapEncodeTiled refuses a map ('' when it does not): the innermost dimension must be contiguous,
+    the other strides multiples of 16 bytes, the inner box a multiple of 16 bytes and at most the swizzle span."""
+    eb = tensor.element_bytes
+    if len(tensor.shape) != len(box):
+        return f"tensor map {name}: box has {len(box)} dimensions, the tensor {len(tensor.shape)}"
+    order = map_order(tensor)
+    strides = [tensor.strides[d] for d in order]
+    if strides[-1] != 1:
+        return f"tensor map {name}: the innermost dimension must be contiguous (stride 1), not {strides[-1]}"
+    for s_ in strides[:-1]:
+        if s_ * eb % 16:
+            return f"tensor map {name}: stride {s_} is {s_ * eb} bytes, not a multiple of 16"
+    inner = box[-1] * eb
+    if inner % 16:
+        return f"tensor map {name}: the inner box dimension is {inner} bytes, not a multiple of 16"
+    if swizzle != "none" and inner > SWIZZLE_BYTES[swizzle]:
+        return (f"tensor map {name}: the inner box dimension is {inner} bytes, wider than the "
+                f"{SWIZZLE_BYTES[swizzle]}-byte span of {swizzle} swizzling")
+    return ""
+
+
 def overlap(t: Tensor) -> str:
     """Why ``t``'s strides place two elements at one address ('' when they do not)."""
     order = sorted(range(len(t.shape)), key=lambda d: (t.strides[d], d))
@@ -280,11 +386,26 @@ def _arg(w: _Where, at: tuple[int, int], a: Any) -> Arg:
         raise w.error(at, f"an argument is a tensor table, a number or a struct table, not {type(a).__name__}")
     if "tensor" in a:
         return _tensor(w, at, a)
-    extra = set(a) - {"type", "value", "values"}
+    if "tensor_map" in a:
+        return _tensor_map(w, at, a)
+    extra = set(a) - {"type", "value", "values", "pointer", "at"}
     if extra:
         raise w.error(at, f"unknown field '{sorted(extra)[0]}' in an argument (tensor, or type with value or values)")
     if not a:
         return Struct(None, (), *at)
+    if "pointer" in a or "at" in a:
+        ptr, off = a.get("pointer"), a.get("at")
+        if not isinstance(ptr, dict) or "tensor" not in ptr or not isinstance(off, int) or isinstance(off, bool) \
+                or not 0 <= off < 4096 or off % 8:
+            raise w.error(at, "a struct's pointer is pointer = { tensor = ..., type = ..., shape = [...] } with at = "
+                              "its byte offset (a multiple of 8)")
+        tensor = _tensor(w, at, ptr)
+        rest = {k: v for k, v in a.items() if k not in ("pointer", "at")}
+        inner = _arg(w, at, rest) if rest else Struct(None, (), *at)
+        if not isinstance(inner, Struct) or inner.values and inner.type and \
+                len(inner.values) * ELEMENT_BYTES[inner.type] > off:
+            raise w.error(at, f"the struct's values overlap its pointer at byte {off}")
+        return Struct(inner.type, inner.values, *at, pointer=tensor, at=off)
     typ = a.get("type")
     if typ not in ELEMENT_BYTES:
         raise w.error(at, f"argument type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
@@ -378,11 +499,14 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
     if not isinstance(raw, (list, tuple)):
         raise w.error(w.value("args"), "'args' must be an array of the kernel's arguments, in order")
     at = w.elements("args")
-    args = tuple(a if isinstance(a, (Tensor, Scalar, Struct)) else _arg(w, at[k] if k < len(at) else w.value("args"), a)
-                 for k, a in enumerate(raw))
+    args = tuple(a if isinstance(a, (Tensor, Scalar, Struct, TensorMap)) else
+                 _arg(w, at[k] if k < len(at) else w.value("args"), a) for k, a in enumerate(raw))
     positions = {k: w.key(k) for k in doc}
     positions["computes"] = (c_line, c_col + (1 if quote in "\"'" else 0))
-    launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions)
+    cluster = _int_list(w, "cluster", doc["cluster"], 3, 1, 16) if doc.get("cluster") is not None else (1, 1, 1)
+    if any(g % c for g, c in zip(grid, cluster)):
+        raise w.error(w.value("cluster"), f"the grid {list(grid)} is not whole clusters of {list(cluster)}")
+    launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions, cluster)
     check_computes(launch, w.error)
     return launch
 
@@ -391,21 +515,42 @@ def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-de
     """``computes`` names tensors among the arguments, each index with one extent."""
     at = launch.at("computes")
     tensors = launch.tensors()
-    names = [a.name for a in launch.args if isinstance(a, Tensor)]
+    names = [a.name for a in launch.args if isinstance(a, Tensor)] + \
+        [a.name for a in launch.args if isinstance(a, TensorMap) and a.tensor is not None] + \
+        [a.pointer.name for a in launch.args if isinstance(a, Struct) and a.pointer is not None]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         raise error(at, f"tensor {sorted(dup)[0]} is given twice among the arguments")
+    for tm in launch.tensor_maps():
+        t = tensors.get(tm.name)
+        where = (tm.line, tm.col) if tm.line else at
+        if t is None:
+            raise error(where, f"tensor map {tm.name} maps no tensor: give it type and shape, or a tensor argument "
+                               f"{tm.name}")
+        problem = map_problem(tm.name, t, tm.box, tm.swizzle)
+        if problem:
+            raise error(where, problem)
     extent: dict[str, tuple[int, str]] = {}
-    for acc in (launch.computes.output, *launch.computes.factors):
+    accesses = (launch.computes.output, *launch.computes.factors)
+    for acc in accesses:
         t = tensors.get(acc.tensor)
         if t is None:
             raise error(at, f"computes names {acc.tensor}, which is no tensor argument")
         if len(acc.indices) != len(t.shape):
             raise error(at, f"{acc.tensor} has {len(t.shape)} dimensions, computes gives it {len(acc.indices)} indices")
-        for ix, n in zip(acc.indices, t.shape):
+        for k, (ix, n) in enumerate(zip(acc.indices, t.shape)):
+            if acc.divisor(k) != 1:
+                continue
             if ix in extent and extent[ix][0] != n:
                 raise error(at, f"index {ix} is {extent[ix][0]} in {extent[ix][1]} and {n} in {acc.tensor}")
             extent.setdefault(ix, (n, acc.tensor))
+    for acc in accesses:  # a divided index: its factor's extent is the blocks of the whole index's
+        t = tensors[acc.tensor]
+        for k, (ix, n) in enumerate(zip(acc.indices, t.shape)):
+            d = acc.divisor(k)
+            if d != 1 and n != -(-extent[ix][0] // d):
+                raise error(at, f"{acc.tensor}'s dimension {k} is {n}, but {ix} / {d} takes {-(-extent[ix][0] // d)} "
+                                f"values ({ix} is {extent[ix][0]} in {extent[ix][1]})")
 
 
 def read_launch(path: str) -> Launch:
@@ -413,5 +558,6 @@ def read_launch(path: str) -> Launch:
     return parse_launch(read_text(path), path)
 
 
-__all__ = ["Arg", "ELEMENT_BYTES", "Fields", "Launch", "Scalar", "Struct", "Tensor", "check_computes", "encode_scalar",
+__all__ = ["Arg", "ELEMENT_BYTES", "Fields", "Launch", "SWIZZLES", "Scalar", "Struct", "Tensor", "TensorMap",
+           "check_computes", "encode_scalar", "map_order",
            "from_fields", "parse_launch", "read_launch", "row_major"]

@@ -18,7 +18,7 @@ from ..files import read_text
 from ..hardware.cuda import find_nvcc
 from ..ptx import parse_module
 from ..ptx.syntax import Function, Module
-from .launch import Launch, Scalar, Tensor
+from .launch import Arg, Launch, Scalar, Tensor, TensorMap
 
 COMPILE_TIMEOUT = 600.0
 
@@ -128,7 +128,9 @@ for i, n in enumerate(names):
     if not args:
         print(json.dumps({"error": "no argument for %s's parameter %s" % (req["kernel"], n)})); sys.exit(0)
     a = args.pop(0)
-    if a["kind"] == "pointer":
+    if a["kind"] == "tensordesc":
+        sig[n] = "tensordesc<%s[%s]>" % (a["type"], ",".join(str(x) for x in a["block"])); runtime.append(len(runtime))
+    elif a["kind"] == "pointer":
         sig[n] = "*" + a["type"]; attrs[(i,)] = [["tt.divisibility", 16]]; runtime.append(len(runtime))
     elif a["kind"] == "int" and a["value"] == 1:
         sig[n] = "constexpr"; consts[n] = 1
@@ -144,8 +146,9 @@ if args:
 opts = {"num_warps": req["num_warps"], "num_stages": req["num_stages"]}
 k = triton.compile(ASTSource(fn, sig, consts, attrs), target=GPUTarget("cuda", req["cc"], 32), options=opts)
 dropped = [i for i, n in enumerate([n for n in names if n not in req["constexprs"]]) if sig[n] == "constexpr"]
+meta = [{"swizzle": d["swizzle"], "block": list(d["block_size"])} for d in (getattr(k.metadata, "tensordesc_meta", None) or [])]
 print(json.dumps({"ptx": k.asm["ptx"], "shared": k.metadata.shared, "num_warps": k.metadata.num_warps,
-                  "name": k.metadata.name, "dropped": dropped, "triton": triton.__version__}))
+                  "name": k.metadata.name, "dropped": dropped, "triton": triton.__version__, "tensordesc": meta}))
 '''
 
 
@@ -157,6 +160,8 @@ class TritonKernel:
     name: str
     dropped: tuple[int, ...]  # launch arguments Triton specialised away (integers equal to 1)
     version: str
+    tensordesc: tuple[tuple[str, tuple[int, ...]], ...] = ()  # each tensor descriptor's TMA swizzle and box, as Triton's
+    # launcher encodes its tensor map (cuTensorMapEncodeTiled with the kernel's metadata.tensordesc_meta)
 
 
 def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...], target: str = "sm_80",
@@ -174,7 +179,12 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
         raise UsageError(f"--target {target}: give sm_NN (sm_80)")
     req_args = []
     for a in args:
-        if isinstance(a, Tensor):
+        if isinstance(a, TensorMap):
+            if a.tensor is None:
+                raise UsageError(f"tensor map {a.name}: a Triton tensor descriptor declares its tensor (type, shape)")
+            req_args.append({"kind": "tensordesc", "type": TRITON_TYPES.get(a.tensor.type, "fp16"),
+                             "block": list(a.box)})
+        elif isinstance(a, Tensor):
             req_args.append({"kind": "pointer", "type": TRITON_TYPES.get(a.type, "fp16")})
         elif isinstance(a, Scalar) and isinstance(a.value, int):
             req_args.append({"kind": "int", "value": a.value})
@@ -198,8 +208,10 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
     res = json.loads(out[-1])
     if "error" in res:
         raise ToolchainError(f"{source}: {res['error']}")
+    swz = {0: "none", 1: "32B", 2: "64B", 3: "128B"}
     return TritonKernel(res["ptx"], int(res["shared"]), int(res["num_warps"]), res["name"], tuple(res["dropped"]),
-                        res["triton"])
+                        res["triton"], tuple((swz.get(int(d["swizzle"]), "none"), tuple(int(x) for x in d["block"]))
+                                             for d in res.get("tensordesc", [])))
 
 
 def compiler_env(*prefixes: str) -> dict[str, str]:
@@ -214,9 +226,23 @@ def compiler_env(*prefixes: str) -> dict[str, str]:
 
 def triton_launch(launch: Launch, kernel: TritonKernel) -> Launch:
     """The launch of a compiled Triton kernel: its block from the warps, its dynamic shared memory, and the
-    arguments Triton specialised away dropped."""
-    args = tuple(a for k, a in enumerate(launch.args) if k not in kernel.dropped)
-    return replace(launch, args=args, block=(32 * kernel.num_warps, 1, 1), shared=kernel.shared, entry=kernel.name)
+    arguments Triton specialised away dropped.  A tensor descriptor becomes what Triton's launcher passes (its
+    ``make_tensordesc_arg``): the tensor map, encoded with the box and swizzle of the kernel's
+    ``metadata.tensordesc_meta`` (the box Triton chose, which may split the descriptor's block), then the tensor's
+    shape (32-bit) and strides (64-bit)."""
+    kept = [a for k, a in enumerate(launch.args) if k not in kernel.dropped]
+    args: list[Arg] = []
+    metas = list(kernel.tensordesc)
+    for a in kept:
+        if isinstance(a, TensorMap) and a.tensor is not None:
+            swizzle, box = metas.pop(0) if metas else (a.swizzle, a.box)
+            args.append(replace(a, box=box, swizzle=swizzle))
+            args.extend(Scalar(int(x), "s32", a.line, a.col) for x in a.tensor.shape)
+            args.extend(Scalar(int(x), "s64", a.line, a.col) for x in a.tensor.strides)
+        else:
+            args.append(a)
+    return replace(launch, args=tuple(args), block=(32 * kernel.num_warps, 1, 1), shared=kernel.shared,
+                   entry=kernel.name)
 
 
 __all__ = ["TRITON_TYPES", "ToolchainError", "TritonKernel", "compile_cu", "compile_triton", "compiler_env", "load", "load_ptx",

@@ -21,10 +21,11 @@ import numpy as np
 from ..errors import SpecError
 from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
 from .bytes import CONCRETE, UNDEF, U64, full_tags, mask_of, sext
-from .launch import Launch, Scalar, Struct, Tensor, encode_scalar
+from .launch import Launch, Scalar, Struct, Tensor, TensorMap, encode_scalar
 from .memory import Events, GlobalMemory, SharedMemory
 
 MAX_STEPS = 20_000_000  # instructions one CTA may execute (a loop that does not end is an error)
+WAITS = {"wgmma": "wgmma.wait_group", "tcgen05": "tcgen05.wait::ld"}  # what completes an asynchronous register write
 
 
 class KernelError(SpecError):
@@ -60,6 +61,13 @@ class Program:
     events: Events = field(default_factory=Events)
     trace: bool = False  # the chain's run: every load's data gets a value of its own (``domain.moved``)
     steps_run: int = 0
+    tracks_fences: bool = False  # the kernel has wgmma: registers written since the last wgmma.fence are tracked
+    tensor_maps: dict[int, TensorMap] = field(default_factory=dict)  # parameter-space address -> the map there
+    local_addr: dict[str, int] = field(default_factory=dict)  # local variables (a thread's stack: printf's arguments)
+    global_addr: dict[str, int] = field(default_factory=dict)  # the module's .global/.const variables: addresses in no
+    # tensor (printf's format strings are passed, never read: a read of one is out of bounds)
+    local_size: int = 0
+    at_exit: list[Callable[["CTA"], None]] = field(default_factory=list)  # checks when a CTA ends (Tensor Memory freed)
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
         return KernelError(self.module.path, instr.line, instr.col, message)
@@ -90,6 +98,33 @@ def layout_shared(module: Module, fn: Function, dynamic: int | None) -> tuple[di
     return addr, size
 
 
+GLOBALS_WINDOW = 0x7B00_0000_0000  # the addresses given to a module's .global and .const variables
+
+
+def layout_globals(module: Module) -> dict[str, int]:
+    """Addresses of the module's ``.global``/``.const`` variables, outside every tensor."""
+    addr: dict[str, int] = {}
+    off = 0
+    for v in module.variables:
+        if v.space.split("::")[0] in ("global", "const"):
+            off = _align(off, max(v.align, 1))
+            addr[v.name] = GLOBALS_WINDOW + off
+            off += max(v.size, 1)
+    return addr
+
+
+def layout_local(fn: Function) -> tuple[dict[str, int], int]:
+    """Addresses of the function's ``.local`` variables (each thread's own) and their total size."""
+    addr: dict[str, int] = {}
+    off = 0
+    for v in fn.variables:
+        if v.space.startswith("local") and v.count is not None:
+            off = _align(off, v.align)
+            addr[v.name] = off
+            off += v.size
+    return addr, off
+
+
 def build_params(prog: Program) -> None:
     """The parameter space: each argument encoded as its parameter's type, at its offset and alignment."""
     fn, launch = prog.fn, prog.launch
@@ -113,6 +148,13 @@ def build_params(prog: Program) -> None:
             continue
         a = args[k]
         where = (launch.path, a.line or 1, a.col or 1)
+        if isinstance(a, TensorMap):
+            if p.size < 128:
+                raise SpecError(*where, f"tensor map {a.name} is given for parameter {k} ({p.name}) of {p.size} bytes, "
+                                        "smaller than a 128-byte CUtensorMap")
+            prog.tensor_maps[off] = a  # at the parameter's start (CuTe's TMA copy atom: the map, then its own fields)
+            buf.extend(b"\0" * p.size)
+            continue
         if isinstance(a, Tensor):
             if p.size != 8:
                 raise SpecError(*where, f"tensor {a.name} is given for parameter {k} ({p.name}), which is .{p.type} "
@@ -139,6 +181,9 @@ def build_params(prog: Program) -> None:
                 enc = encode_scalar(v, a.type or "b8")
                 data.extend(b"\0" * (_align(len(data), len(enc)) - len(data)))
                 data.extend(enc)
+            if a.pointer is not None:
+                data.extend(b"\0" * (a.at - len(data)))
+                data.extend(gmem.base_of(a.pointer.name).to_bytes(8, "little"))
             if len(data) > p.size:
                 raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(data)}")
             buf.extend(bytes(data) + b"\0" * (p.size - len(data)))
@@ -163,13 +208,33 @@ class CTA:
         self.B: list[Any] = [None] * n
         self.G: list[np.ndarray | None] = [None] * n
         self.smem = SharedMemory(prog.shared_size)
+        self.local_tags = np.full((T, max(prog.local_size, 1)), UNDEF, np.int64)  # each thread's local memory
+        self.local_bits = np.zeros((T, max(prog.local_size, 1)), np.uint8)
         self.step: Step | None = None
         self.split_at: Instr | None = None  # the branch that split the threads, while they are split
+        self.active: np.ndarray | None = None  # the threads the current instruction runs for (None: all)
+        # registers an asynchronous instruction (wgmma, tcgen05.ld) still writes: register -> (per thread, how many such
+        # instructions are in flight; the last one's step index); a read or write of one by another instruction before
+        # the wait that completes them is a finding
+        self.async_regs: dict[int, tuple[np.ndarray, int]] = {}
+        # registers written since the last wgmma.fence (None: the kernel has no wgmma, nothing is tracked)
+        self.fence_dirty: dict[int, np.ndarray] | None = {} if prog.tracks_fences else None
+        self.state: dict[str, Any] = {}  # the asynchronous units' state, by the module that owns it
+        self.park: np.ndarray | None = None  # set by a wait: the threads that stay at it while others run
+        self.others = False  # whether threads other than the current instruction's may still run
+        self.resumed = False  # the current instruction runs for threads that all waited (nothing else can run)
+        self.here: np.ndarray | None = None  # the threads at the current instruction (before its guard)
 
     # ------------------------------------------------------------------ registers
 
     def get(self, r: int) -> tuple[np.ndarray, np.ndarray | None]:
         """(bits, tags) of register ``r`` (never written: zeros, every byte undefined)."""
+        if self.async_regs and r in self.async_regs:
+            self.in_flight(r, "reads")
+        return self.get_raw(r)
+
+    def get_raw(self, r: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """``get`` for the asynchronous unit that owns the register (no in-flight check)."""
         b = self.B[r]
         if b is None:
             w = self.prog.widths[r]
@@ -178,8 +243,35 @@ class CTA:
             return np.zeros(self.T, U64), full_tags(self.T, max(1, w // 8), UNDEF)
         return b, self.G[r]
 
+    def in_flight(self, r: int, verb: str) -> None:
+        """A finding: the current instruction ``verb`` register ``r`` while an asynchronous instruction still writes it
+        for some of the threads it runs for."""
+        counts, owner = self.async_regs[r]
+        threads = counts > 0
+        if verb == "reads" and self.prog.steps[owner].instr.base == "tcgen05":
+            return  # a tcgen05.ld's true register dependency is respected without a wait (PTX 9.7.16.6.4.5)
+        hit = threads if self.active is None else (threads & self.active)
+        if not hit.any() or self.step is None:
+            return
+        t = int(np.argmax(hit))
+        o = self.prog.steps[owner].instr
+        name = self.prog.fn.regs[r].name
+        self.prog.events.add("register_in_flight", self.step.index, self.index, t, 0, "register",
+                             f"{self.step.instr.opcode.split('.')[0]} {verb} {name}, which the {o.base} at line {o.line} "
+                             f"still writes (no {WAITS.get(o.base, o.base + '.wait')} between them)", int(hit.sum()))
+
     def put(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
         """Write register ``r`` for the threads of ``m`` (``None``: all)."""
+        if self.async_regs and r in self.async_regs:
+            self.in_flight(r, "writes")
+        if self.fence_dirty is not None:
+            mm = np.ones(self.T, bool) if m is None else m
+            old = self.fence_dirty.get(r)
+            self.fence_dirty[r] = mm if old is None else (old | mm)
+        self.put_raw(r, bits, tags, m)
+
+    def put_raw(self, r: int, bits: Any, tags: np.ndarray | None, m: np.ndarray | None) -> None:
+        """``put`` for the asynchronous unit that owns the register (no in-flight or fence bookkeeping)."""
         w = self.prog.widths[r]
         T = self.T
         if w == 1:
@@ -196,7 +288,7 @@ class CTA:
             self.B[r] = np.array(bits)
             self.G[r] = tags
             return
-        old, oldtags = self.get(r)
+        old, oldtags = self.get_raw(r)
         self.B[r] = np.where(m, bits, old)
         if tags is None and oldtags is None:
             self.G[r] = None
@@ -260,8 +352,14 @@ class CTA:
             off = 0 if isinstance(o, Sym) else o.offset
             if isinstance(base, Sym) and base.name in self.prog.shared_addr:
                 return np.uint64(self.prog.shared_addr[base.name] + off), None
-            raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable: its address is not known "
-                                     "to the executor")
+            if isinstance(base, Sym) and base.name in self.prog.param_off:  # a parameter's address (parameter space)
+                return np.uint64(self.prog.param_off[base.name][0] + off), None
+            if isinstance(base, Sym) and base.name in self.prog.local_addr:  # a local variable's (local space)
+                return np.uint64(self.prog.local_addr[base.name] + off), None
+            if isinstance(base, Sym) and base.name in self.prog.global_addr:  # a module's .global (printf's strings)
+                return np.uint64(self.prog.global_addr[base.name] + off), None
+            raise self.prog.error(o, f"{getattr(base, 'name', o)!s} is not a shared variable or a parameter: its "
+                                     "address is not known to the executor")
         raise self.prog.error(o, f"unexpected operand {type(o).__name__}")
 
     def special(self, o: Special) -> np.ndarray | np.uint64:
@@ -291,8 +389,23 @@ class CTA:
             return np.uint64(self.prog.launch.shared or 0)
         if n == "%total_smem_size":
             return np.uint64(self.prog.shared_size)
-        if n in ("%cluster_ctarank", "%cluster_nctarank"):
-            return np.uint64(0 if n == "%cluster_ctarank" else 1)
+        cl = self.prog.launch.cluster  # the launch's clusters (of one CTA unless it says); their CTAs run in turn
+        xyz = "xyz".index(n[-1]) if n[-2:-1] == "." else 0
+        if n == "%cluster_ctarank":
+            x, y, z = (c % k for c, k in zip(self.ctaid, cl))
+            return np.uint64(x + cl[0] * (y + cl[1] * z))
+        if n == "%cluster_nctarank":
+            return np.uint64(cl[0] * cl[1] * cl[2])
+        if n.startswith("%cluster_ctaid."):
+            return np.uint64(self.ctaid[xyz] % cl[xyz])
+        if n.startswith("%cluster_nctaid."):
+            return np.uint64(cl[xyz])
+        if n.startswith("%clusterid."):
+            return np.uint64(self.ctaid[xyz] // cl[xyz])
+        if n.startswith("%nclusterid."):
+            return np.uint64(self.prog.launch.grid[xyz] // cl[xyz])
+        if n == "%is_explicit_cluster":
+            return np.uint64(int(cl != (1, 1, 1)))
         raise self.prog.error(o, f"special register {n} has no fixed value: the result would depend on the GPU")
 
     def pred(self, o: Any) -> np.ndarray:
@@ -323,34 +436,58 @@ def float_bits(o: FImm, width: int) -> int:
 # ----------------------------------------------------------------------------- the scheduler
 
 def run_cta(prog: Program, cta: CTA) -> None:
-    """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split."""
+    """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split.  A thread
+    that reaches a collective its partners have not reached, or a wait (``cta.park``) that other threads may still
+    satisfy, waits there while the others run; when every live thread waits, they must all wait at one collective,
+    which then runs (a thread that exited meanwhile is an error naming the branch that split them)."""
     steps = prog.steps
     nsteps = len(steps)
     T = cta.T
     exited = np.zeros(T, bool)
+    waiting = np.zeros(T, bool)
     pcs = np.zeros(T, np.int64)
     uniform = True
     pc = 0
     count = 0
+    exited_split = False  # a thread exited while the threads were split
     while True:
+        cta.resumed = False
         if uniform:
             if pc >= nsteps:
                 break
             live: np.ndarray | None = None if not exited.any() else ~exited
             m = live
+            cta.others = False
         else:
             live = ~exited
             if not live.any():
                 break
-            lp = pcs[live]
-            pc = int(lp.min())
-            if pc >= nsteps:
-                break
-            m = live & (pcs == pc)
-            if (lp == pc).all():
+            avail = live & ~waiting
+            if avail.any():
+                pc = int(pcs[avail].min())
+                if pc >= nsteps:
+                    break
+                m = avail & (pcs == pc)
+            else:  # every live thread waits: at one collective, or at a wait nothing else can satisfy
+                wp = pcs[live]
+                pc = int(wp.min())
+                if not (wp == pc).all():
+                    other = int(wp.max())
+                    raise prog.error(steps[pc].instr,
+                                     f"the threads wait at different collectives (lines {steps[pc].instr.line} and "
+                                     f"{steps[other].instr.line}; split by the branch at line "
+                                     f"{cta.split_at.line if cta.split_at else 0}): the executor cannot say what they do")
+                waiting[:] = False
+                cta.resumed = True
+                m = live.copy()
+                if steps[pc].collective and exited_split:
+                    _collective_split(prog, cta, steps[pc], m, None)
+            if (pcs[live] == pc).all() and not waiting.any():
                 uniform = True
                 cta.split_at = None
+                exited_split = False
                 m = None if not exited.any() else live
+            cta.others = bool((live & ~waiting & ~(m if m is not None else live)).any())
         count += 1
         if count > MAX_STEPS:
             raise prog.error(steps[min(pc, nsteps - 1)].instr,
@@ -358,6 +495,11 @@ def run_cta(prog: Program, cta: CTA) -> None:
         st = steps[pc]
         cta.step = st
         ins = st.instr
+        if st.collective and not uniform and not cta.resumed:
+            here = m if m is not None else np.ones(T, bool)
+            if not _collective_ready(cta, st, here, live):
+                waiting |= here
+                continue
         if ins.guard is not None:
             g = cta.pred(ins.guard)
             if ins.negated:
@@ -365,13 +507,24 @@ def run_cta(prog: Program, cta: CTA) -> None:
             gm = g if m is None else (g & m)
         else:
             gm = m
-        if st.collective and not uniform:
-            _collective_split(prog, cta, st, m, live)
         if st.kind == "op":
+            cta.park = None
+            cta.here = m if m is not None else (live if live is not None else np.ones(T, bool))
             if gm is None or gm.any():
                 assert st.run is not None
+                cta.active = gm
                 st.run(cta, gm)
             nxt = pc + 1
+            park = cta.park
+            if park is not None and park.any():  # threads whose wait others may still satisfy: they stay here
+                if uniform:
+                    uniform = False
+                    cta.split_at = ins
+                    pcs[:] = nxt
+                pcs[m if m is not None else slice(None)] = nxt
+                pcs[park] = pc
+                waiting |= park
+                continue
             if uniform:
                 pc = nxt
             else:
@@ -386,6 +539,8 @@ def run_cta(prog: Program, cta: CTA) -> None:
         if st.kind == "exit":
             gone = (m if m is not None else np.ones(T, bool)) if gm is None else gm
             exited |= gone
+            if not uniform:
+                exited_split = True
             if uniform:
                 pc += 1
             else:
@@ -408,6 +563,20 @@ def run_cta(prog: Program, cta: CTA) -> None:
             pcs[m] = pc + 1
             pcs[taken] = st.target
     prog.steps_run += count
+    for check in dict.fromkeys(prog.at_exit):
+        check(cta)
+
+
+def _collective_ready(cta: CTA, st: Step, here: np.ndarray, live: np.ndarray | None) -> bool:
+    """Whether the threads ``here`` are whole warps (``warp``) or every live thread (``cta``)."""
+    lv = live if live is not None else np.ones(cta.T, bool)
+    if st.collective == "cta":
+        return bool(np.array_equal(here, lv))
+    if cta.T % 32:
+        return False
+    w = here.reshape(-1, 32)
+    lw = lv.reshape(-1, 32)
+    return bool(((w == lw) | ~w.any(axis=1)[:, None]).all())
 
 
 def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, live: np.ndarray | None) -> None:
@@ -427,5 +596,45 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
                                    f"{where}: the executor cannot say what it does")
 
 
-__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits",
-           "layout_shared", "run_cta"]
+__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
+           "layout_shared", "release_registers", "run_cta", "whole_groups"]
+
+
+def hold_registers(cta: CTA, regs: list[int], threads: np.ndarray, owner: int) -> None:
+    """Registers ``regs`` of ``threads`` are written by the asynchronous instruction ``owner`` until it completes."""
+    for r in regs:
+        old = cta.async_regs.get(r)
+        counts = np.zeros(cta.T, np.int32) if old is None else old[0].copy()
+        counts[threads] += 1
+        cta.async_regs[r] = (counts, owner)
+
+
+def release_registers(cta: CTA, regs: list[int], threads: np.ndarray, every: bool = False) -> None:
+    """One asynchronous instruction on ``regs`` of ``threads`` completed (``every``: all of them did)."""
+    for r in regs:
+        old = cta.async_regs.get(r)
+        if old is None:
+            continue
+        counts = old[0].copy()
+        counts[threads] = 0 if every else np.maximum(counts[threads] - 1, 0)
+        if counts.any():
+            cta.async_regs[r] = (counts, old[1])
+        else:
+            del cta.async_regs[r]
+
+
+def whole_groups(cta: CTA, ins: Instr, m: np.ndarray | None, size: int = 32, member: str = "lanes",
+                 unit: str = "warp") -> np.ndarray:
+    """The groups of ``size`` threads (warps; a warpgroup's 128) an ``.aligned`` instruction runs for; part of a group
+    is an error (a guard or a split)."""
+    if m is None and (size == 32 or cta.T % size == 0):
+        return np.arange(-(-cta.T // size))
+    if cta.T % size:
+        raise cta.prog.error(ins, f"{ins.opcode} in a block of {cta.T} threads (not whole {unit}s"
+                                  f"{'' if size == 32 else f' of {size}'})")
+    g = (np.ones(cta.T, bool) if m is None else m).reshape(-1, size)
+    part = g.any(axis=1) & ~g.all(axis=1)
+    if part.any():
+        raise cta.prog.error(ins, f"{ins.opcode} runs for some {member} of {unit} {int(np.argmax(part))} only (a guard "
+                                  f"or a split): .sync.aligned needs the whole {unit}")
+    return np.flatnonzero(g.all(axis=1))

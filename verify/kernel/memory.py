@@ -16,6 +16,8 @@ from .launch import Tensor
 
 GLOBAL_BASE = 1 << 40  # region k of global memory starts at (k + 1) << 40
 SHARED_WINDOW = 0x7F00_0000_0000  # generic addresses of shared memory: window + shared address
+PARAM_WINDOW = 0x7E00_0000_0000  # generic addresses of the kernel's parameters: window + parameter-space address
+LOCAL_WINDOW = 0x7C00_0000_0000  # generic addresses of a thread's local memory: window + local address
 WRITER_NONE = -1
 
 
@@ -188,10 +190,13 @@ class SharedMemory:
         self.r_warps = np.zeros(n, np.uint64)
         self.pending = np.zeros(n, np.int32)
         self.pending_instr = np.full(n, -1, np.int64)
+        self.reading = np.zeros(n, np.int32)  # asynchronous readers in flight (wgmma, tcgen05.mma, TMA stores)
+        self.reading_instr = np.full(n, -1, np.int64)
+        self.unfenced = np.zeros(n, bool)  # written by the generic proxy, no fence.proxy.async since
         self.epoch = 0
         self.groups: list[list[Copy]] = []
         self.open_group: list[Copy] = []
 
 
-__all__ = ["CONCRETE", "Copy", "Event", "Events", "GLOBAL_BASE", "GlobalMemory", "Region", "SHARED_WINDOW",
+__all__ = ["CONCRETE", "Copy", "Event", "Events", "GLOBAL_BASE", "GlobalMemory", "LOCAL_WINDOW", "PARAM_WINDOW", "Region", "SHARED_WINDOW",
            "SharedMemory", "tensor_bytes", "writer_code", "writer_parts"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Module
-from .bytes import CONCRETE, UNDEF, U64, mask_of
+from .bytes import CONCRETE, UNDEF, U64, from_bytes, mask_of
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
 from .symbolic import element_starts
@@ -28,7 +28,7 @@ def mma_input_bits(module: Module) -> int:
     widths = [64]
     for fn in module.functions:
         for st in fn.body:
-            if getattr(st, "base", "") == "mma":
+            if getattr(st, "base", "") in ("mma", "wgmma"):
                 ts = [p for p in st.parts if p in TYPE_BITS and p != "pred"]
                 if len(ts) >= 3:
                     widths += [TYPE_BITS[ts[1]], TYPE_BITS[ts[2]]]
@@ -128,6 +128,65 @@ class Numeric:
             out.append((bits, tags))
         return out
 
+    def add(self, bits: list[np.ndarray], tags: list[np.ndarray], nb: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A float ``add`` of two data values: their integers added modulo 2^(8 nb)."""
+        self.acc_bits = min(self.acc_bits, 8 * nb)
+        out = (np.asarray(bits[0], U64) + np.asarray(bits[1], U64)) & mask_of(8 * nb)
+        return out, np.broadcast_to(np.arange(nb, dtype=np.int64) % 8, (len(out), nb)).copy()
+
+    # ------------------------------------------------------------------ warpgroup and Tensor Memory MMAs
+
+    def elements(self, tags: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """Each element's integer (little-endian bytes) of memory bytes [n, element bytes]."""
+        return from_bytes(bits)
+
+    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        cols = []
+        for b, _ in regs:
+            b = np.broadcast_to(np.asarray(b, U64), (T,))
+            for e in range(per):
+                cols.append((b >> np.uint64(e * 8 * eb)) & mask_of(8 * eb))
+        return np.stack(cols, axis=1)
+
+    def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape, U64)
+
+    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
+               d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
+               ) -> np.ndarray:
+        if SA is not None and SB is not None:
+            W, M, K = A.shape
+            G = SB.shape[1]
+            rows = np.arange(M) // (M // G)  # each row's group: its lane quarter's copy of B's scale factors
+            prod = np.einsum("wmk,wmkn->wmn", A * SA, B[:, None, :, :] * SB[:, rows, :, :])
+            D = (C + prod) & mask_of(8 * d_bytes)
+        else:
+            D = (C + np.einsum("wmk,wkn->wmn", A, B)) & mask_of(8 * d_bytes)
+        self.acc_bits = min(self.acc_bits, 8 * d_bytes)
+        self.mmas += A.shape[0]
+        return D
+
+    def register_bytes(self, D: np.ndarray, threads: np.ndarray, row: np.ndarray, col: np.ndarray, per: int,
+                       eb: int, rbytes: int, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        W = D.shape[0]
+        th = threads.reshape(-1)
+        out = []
+        for j in range(row.shape[1] // per):
+            bits = np.zeros(T, U64)
+            tags = np.full((T, rbytes), CONCRETE, np.int64)
+            for e in range(per):
+                i = j * per + e
+                v = D[np.arange(W)[:, None], row[:, i][None, :], col[:, i][None, :]].reshape(-1)
+                bits[th] |= (v & mask_of(8 * eb)) << np.uint64(e * 8 * eb)
+                tags[th, e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
+            out.append((bits, tags))
+        return out
+
+    def memory_bytes(self, vals: np.ndarray, eb: int) -> tuple[np.ndarray, np.ndarray]:
+        v = np.asarray(vals, U64)
+        bits = ((v[:, None] >> (np.arange(eb, dtype=np.uint64) * np.uint64(8))[None, :]) & np.uint64(0xFF)).astype(np.uint8)
+        return np.broadcast_to(np.arange(eb, dtype=np.int64) % 8, (len(v), eb)).copy(), bits
+
     # ------------------------------------------------------------------ the verdict
 
     def compare(self, gmem: GlobalMemory) -> tuple[np.ndarray, int]:
@@ -142,11 +201,33 @@ class Numeric:
             got |= region.bits[offs[:, k]].astype(U64) << np.uint64(8 * k)
         written = (region.writes[offs] > 0).all(axis=1)
         undefined = (region.tags[offs] == UNDEF).any(axis=1)
-        f1, f2 = (self.values[f.tensor] for f in ein.factors)
-        ref = np.einsum(ein.numpy_subscripts(), f1, f2).reshape(-1)
+        ext = extents(self.launch)
+        ref = np.einsum(ein.numpy_subscripts(), *(expand(f, self.values[f.tensor], ext) for f in ein.factors))
+        ref = ref.reshape(-1)
         w = min(8 * eb, self.acc_bits)
         wrong = (((got ^ ref) & mask_of(w)) != 0) | undefined
         return wrong & written, w
 
 
-__all__ = ["Numeric", "mma_input_bits"]
+def extents(launch: Launch) -> dict[str, int]:
+    """Each index's extent, from the tensors where it stands whole."""
+    ein = launch.computes
+    tensors = launch.tensors()
+    out: dict[str, int] = {}
+    for acc in (ein.output, *ein.factors):
+        for k, n in enumerate(acc.indices):
+            if acc.divisor(k) == 1:
+                out.setdefault(n, tensors[acc.tensor].shape[k])
+    return out
+
+
+def expand(f, values: np.ndarray, extent: dict[str, int]) -> np.ndarray:  # type: ignore[no-untyped-def]
+    """A factor's values over its whole indices: ``SFA[m, k / 32]`` as an array over (m, k) (``SFA[m, k // 32]``),
+    so that ``numpy.einsum`` sums it with the others."""
+    if not f.divisors:
+        return values
+    grids = np.meshgrid(*[np.arange(extent[n]) for n in f.indices], indexing="ij")
+    return values[tuple(g // f.divisor(k) for k, g in enumerate(grids))]
+
+
+__all__ = ["Numeric", "expand", "extents", "mma_input_bits"]

@@ -754,17 +754,18 @@ def _mov(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("cvta")
 def _cvta(prog: Program, ins: Instr, index: int) -> Step:
-    from .memory import SHARED_WINDOW  # noqa: PLC0415
+    from .memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW  # noqa: PLC0415
     need(prog, ins, 2)
     to = "to" in ins.parts
     space = next((p for p in ins.parts[1:] if p in ("global", "shared", "local", "const", "param")), "global")
-    if space in ("local", "const", "param"):
+    if space == "const" or space == "param" and to:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} addresses)")
     t = types_of(ins)[-1]
     w = TYPE_BITS[t]
     d = dest(prog, ins, ins.operands[0])
     a_o = ins.operands[1]
-    shift = 0 if space == "global" else (-SHARED_WINDOW if to else SHARED_WINDOW)
+    window = {"param": PARAM_WINDOW, "local": LOCAL_WINDOW}.get(space, SHARED_WINDOW)
+    shift = 0 if space == "global" else (-window if to else window)
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         a, ua = cta.int_value(a_o, w, False, m, "an address")
@@ -912,6 +913,17 @@ def _float_identity(cta: CTA, ins: Instr, op: str, bits: list[np.ndarray], tags:
     for g in tags:
         if g is not None:
             data |= (g >= 0).any(axis=1)
+    if op == "add" and len(tags) == 2 and all(g is not None for g in tags):
+        both = (tags[0] >= 0).all(axis=1) & (tags[1] >= 0).all(axis=1) & ~done  # type: ignore[union-attr]
+        if m is not None:
+            both &= m
+        if both.any():  # two sums added (an accumulator and a k-block's partial sum): exact in both engines
+            sel = np.flatnonzero(both)
+            got = cta.prog.domain.add([bits[0][sel], bits[1][sel]], [full[0][sel], full[1][sel]], nb)
+            if got is not None:
+                out_b[sel] = got[0]
+                out_t[sel] = got[1]
+                done[sel] = True
     bad = data & ~done
     if m is not None:
         bad &= m

@@ -58,17 +58,18 @@ def _rows(m: np.ndarray | None, T: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- reading and writing bytes
 
-def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
-    an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
+def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bytes ``[a, a + n)`` of shared memory (``a`` int64[k]) read by ``what`` for the threads ``who`` [k]: (tags,
+    bits, byte indices [k, n], inside the allocation [k]); findings for an access outside the allocation, a byte never
+    written, and a copy still in flight."""
     sm = cta.smem
     prog = cta.prog
-    a = addr[rows].astype(np.int64)
     out = (a < 0) | (a + n > sm.size)
     if out.any():
         k = int(np.argmax(out))
-        prog.events.add("shared_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
+        prog.events.add("shared_out_of_bounds", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
                         int(out.sum()))
     idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
     tags = sm.tags[idx].copy()
@@ -78,17 +79,29 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok  # a copy in flight is said below
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+        prog.events.add("unwritten_read", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
     pend = (sm.pending[idx] > 0).any(axis=1) & ok
     if pend.any():
         k = int(np.argmax(pend))
         j = int(np.argmax(sm.pending[idx[k]] > 0))
         src = int(sm.pending_instr[idx[k, j]])
-        line = prog.steps[src].instr.line if src >= 0 else 0
-        prog.events.add("read_in_flight", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{ins.opcode} reads shared 0x{int(a[k]):x} before the cp.async at line {line} that writes "
-                        "it has completed (no cp.async.wait_group between them)", int(pend.sum()))
+        w = prog.steps[src].instr if src >= 0 else None
+        wait = "no mbarrier wait that completes it" if w is not None and "bulk" in w.parts else \
+            "no cp.async.wait_group"
+        prog.events.add("read_in_flight", step, cta.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line {w.line if w else 0} "
+                        f"that writes it has completed ({wait} between them)", int(pend.sum()))
+    return tags, bits, idx, ok
+
+
+def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
+    an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
+    sm = cta.smem
+    prog = cta.prog
+    a = addr[rows].astype(np.int64)
+    tags, bits, idx, ok = _shared_bytes(cta, cta.step.index, a, n, rows, ins.opcode)
     warp = cta.warp[rows][:, None]
     race = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp) & (sm.w_warp[idx] >= 0)).any(axis=1) & ok
     if race.any():
@@ -108,9 +121,80 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     return tags, bits
 
 
+def read_shared_async(cta: CTA, ins: Instr, addr: np.ndarray, n: int, warps: np.ndarray, thread: int
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of shared memory for each address of ``addr`` (``int64[k]``), read by an
+    asynchronous-proxy unit on behalf of ``warps`` (a warpgroup's ``wgmma``, a ``tcgen05.mma``, a TMA store):
+    (tags[k, n], bits[k, n]).  The findings of ``read_shared`` (outside the allocation, never written, a copy in
+    flight, written by another warp in this barrier epoch), and bytes the generic proxy wrote with no
+    ``fence.proxy.async`` since.  ``thread`` names the reader in findings and in the chain's run."""
+    sm = cta.smem
+    prog = cta.prog
+    a = np.asarray(addr, np.int64).reshape(-1)
+    k_n = len(a)
+    step = cta.step.index if cta.step is not None else 0
+    what = ins.opcode.split(".")[0]
+    tags, bits, idx, ok = _shared_bytes(cta, step, a, n, np.full(k_n, thread, np.int64), what)
+    pend = (sm.pending[idx] > 0).any(axis=1) & ok
+    wset = np.zeros(64, bool)
+    wset[np.asarray(warps, np.int64)] = True
+    ww = sm.w_warp[idx]
+    race = ((sm.w_epoch[idx] == sm.epoch) & (ww >= 0) & ~wset[np.clip(ww, 0, 63)]).any(axis=1) & ok
+    if race.any():
+        k = int(np.argmax(race))
+        j = int(np.argmax((sm.w_epoch[idx[k]] == sm.epoch) & ~wset[np.clip(ww[k], 0, 63)] & (ww[k] >= 0)))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        prog.events.add("race", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} (warps {int(warps[0])}-{int(warps[-1])}) reads shared 0x{int(a[k]):x}, which warp "
+                        f"{int(ww[k, j])} wrote at line {prog.steps[wi].instr.line} with no bar.sync between",
+                        int(race.sum()))
+    unf = sm.unfenced[idx].any(axis=1) & ok & ~pend
+    if unf.any():
+        k = int(np.argmax(unf))
+        j = int(np.argmax(sm.unfenced[idx[k]]))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        prog.events.add("proxy_fence_missing", step, cta.index, thread, int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x} through the asynchronous proxy, which "
+                        f"{prog.steps[wi].instr.opcode.split('.')[0]} at line {prog.steps[wi].instr.line} wrote through "
+                        "the generic proxy with no fence.proxy.async between them", int(unf.sum()))
+    # the read is not a warp's (no bar.sync epoch is recorded): a write while it is in flight is what ``hold`` makes
+    # a finding, and its warpgroup's warps meet at the collective
+    if prog.trace:
+        tags = prog.domain.moved(cta, step, np.full(k_n, thread, np.int64), tags, a.astype(np.uint64), "shared")
+    return tags, bits
+
+
+def short_copy(ins: Instr | None) -> str:
+    if ins is None:
+        return "copy"
+    if ins.base == "cp" and "bulk" in ins.parts:
+        return "TMA copy (cp.async.bulk)"
+    return "cp.async" if ins.base == "cp" else ins.base
+
+
+def hold(cta: CTA, addr: np.ndarray, n: int, instr: int) -> np.ndarray:
+    """Mark bytes ``[addr, addr + n)`` as read by the asynchronous instruction ``instr`` until ``release``: a write of
+    them before then is a finding.  The flat byte indices held."""
+    sm = cta.smem
+    a = np.asarray(addr, np.int64).reshape(-1)
+    idx = (a[:, None] + np.arange(n)[None, :]).reshape(-1)
+    idx = idx[(idx >= 0) & (idx < sm.size)]
+    np.add.at(sm.reading, idx, 1)
+    sm.reading_instr[idx] = instr
+    return idx
+
+
+def release(cta: CTA, idx: np.ndarray) -> None:
+    np.subtract.at(cta.smem.reading, idx, 1)
+
+
 def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
-                 instr: int | None = None) -> None:
-    """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``)."""
+                 instr: int | None = None, proxy: str = "generic") -> None:
+    """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``; a write
+    of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``stmatrix``: an
+    asynchronous-proxy reader may read the bytes only after a ``fence.proxy.async``), ``cp.async`` (a warp's copy,
+    read by ``wgmma`` with no proxy fence in CUTLASS's and CuTe's cp.async mainloops: not required here), or
+    ``async`` (TMA: the bytes are no warp's, the mbarrier wait orders them before their readers)."""
     sm = cta.smem
     prog = cta.prog
     n = tags.shape[1]
@@ -126,25 +210,40 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
     idx = a[ok][:, None] + np.arange(n)[None, :]
     warp = cta.warp[rows][ok]
     if idx.size:
-        _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
+        if proxy != "async":
+            _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
         waw = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp[:, None]) & (sm.w_warp[idx] >= 0)).any(axis=1)
+        if proxy == "async":
+            waw[:] = False
         if waw.any():
             k = int(np.argmax(waw))
             prog.events.add("race", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
                             f"warp {int(warp[k])} writes shared 0x{int(a[ok][k]):x}, which another warp wrote in the "
                             "same barrier epoch", int(waw.sum()))
         flat = idx.reshape(-1)
+        busy = sm.reading[idx] > 0
+        if busy.any():
+            k = int(np.argmax(busy.any(axis=1)))
+            j = int(np.argmax(busy[k]))
+            reader = prog.steps[int(sm.reading_instr[idx[k, j]])].instr
+            prog.events.add("overwrite_in_flight", index, cta.index, int(rows[ok][k]), int(a[ok][k]), "shared",
+                            f"{prog.steps[index].instr.opcode.split('.')[0]} writes shared 0x{int(a[ok][k]):x}, which the "
+                            f"{reader.base} at line {reader.line} still reads (no wait for it between them)",
+                            int(busy.any(axis=1).sum()))
         sm.tags[flat] = tags[ok].reshape(-1)
         sm.bits[flat] = bits[ok].reshape(-1)
+        sm.unfenced[flat] = proxy == "generic"
         sm.writer[flat] = np.repeat(writer_code(cta.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
         sm.w_epoch[flat] = sm.epoch
-        sm.w_warp[flat] = np.repeat(warp, n)
+        sm.w_warp[flat] = np.repeat(warp, n) if proxy != "async" else -1
 
 
-def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows``; an
-    access no tensor holds is a finding."""
+def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str,
+            who: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(addresses, region index, offset, out of bounds) of ``n``-byte global accesses by the threads ``rows`` (``who``:
+    the threads findings name, when the accesses are a bulk copy's elements); an access no tensor holds is a
+    finding."""
+    who = rows if who is None else who
     gm = cta.prog.gmem
     assert gm is not None
     a = addr[rows]
@@ -153,7 +252,7 @@ def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, ve
     if bad.any():
         k = int(np.argmax(bad))
         what = "tensor" if verb == "reads" else "output tensor"
-        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} {verb} {gm.describe(int(a[k]))}: no {what} holds those {n} bytes",
                             int(bad.sum()))
     return a, reg, off, bad
@@ -173,11 +272,14 @@ def _write_after_read(cta: CTA, index: int, idx: np.ndarray, warp: np.ndarray, r
                             "bar.sync between", int(war.sum()))
 
 
-def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray,
+                who: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Bytes ``[addr, addr + n)`` of global memory for the threads ``rows`` (``who``: as ``_locate``)."""
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
-    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads")
+    who = rows if who is None else who
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "reads", who)
     tags = np.full((len(rows), n), UNDEF, np.int64)
     bits = np.zeros((len(rows), n), np.uint8)
     for r in np.unique(reg[~bad]):
@@ -189,39 +291,42 @@ def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     never = (tags == UNDEF).any(axis=1) & ~bad
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+        prog.events.add("unwritten_read", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                         f"{ins.opcode} reads {gm.describe(int(a[k]))}, which nothing wrote", int(never.sum()))
     if prog.trace:
-        tags = prog.domain.moved(cta, cta.step.index, rows, tags, a, "global")
+        tags = prog.domain.moved(cta, cta.step.index, who, tags, a, "global")
     return tags, bits
 
 
-def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray) -> None:
+def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
+                 who: np.ndarray | None = None) -> None:
+    """Write ``tags``/``bits`` [r, n] at global ``addr`` for the threads ``rows`` (``who``: as ``_locate``)."""
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
     n = tags.shape[1]
-    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes")
+    who = rows if who is None else who
+    a, reg, off, bad = _locate(cta, ins, addr, n, rows, "writes", who)
     for r in np.unique(reg[~bad]):
         sel = reg == r
         region = gm.regions[int(r)]
         if not region.output:
             k = int(np.argmax(sel))
-            prog.events.add("input_written", cta.step.index, cta.index, int(rows[k]), int(a[k]), "global",
+            prog.events.add("input_written", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(a[k]))}, an input tensor", int(sel.sum()))
             continue
         idx = (off[sel][:, None] + np.arange(n)[None, :]).reshape(-1)
         gap = region_gaps(region, idx)
         if gap is not None and gap.any():
             k = int(np.argmax(gap))
-            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(rows[sel][k // n]),
+            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[sel][k // n]),
                             int(region.base + idx[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(region.base + idx[k]))}, between the tensor's "
                             "elements", int(gap.sum()))
         region.tags[idx] = tags[sel].reshape(-1)
         region.bits[idx] = bits[sel].reshape(-1)
         _count_writes(region, idx)
-        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (rows[sel].astype(np.int64) << 24), n)
+        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (who[sel].astype(np.int64) << 24), n)
 
 
 def _count_writes(region: Any, idx: np.ndarray) -> None:
@@ -233,11 +338,44 @@ def region_gaps(region: Any, idx: np.ndarray) -> np.ndarray | None:
     return None if region.gap is None else region.gap[idx]
 
 
+def _local(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> np.ndarray:
+    """Byte indices [r, n] of local accesses by the threads ``rows`` (an access outside the thread's local memory is
+    an error: the executor cannot say what it reaches)."""
+    a = addr[rows].astype(np.int64)
+    bad = (a < 0) | (a + n > cta.prog.local_size)
+    if bad.any():
+        raise cta.prog.error(ins, f"{ins.opcode} (thread {int(rows[np.argmax(bad)])}) accesses local address "
+                                  f"0x{int(a[np.argmax(bad)]):x}, outside the {cta.prog.local_size} bytes of its local "
+                                  "variables")
+    return a[:, None] + np.arange(n)[None, :]
+
+
+def read_local(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    idx = _local(cta, ins, addr, n, rows)
+    return cta.local_tags[rows[:, None], idx], cta.local_bits[rows[:, None], idx]
+
+
+def write_local(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray) -> None:
+    idx = _local(cta, ins, addr, tags.shape[1], rows)
+    cta.local_tags[rows[:, None], idx] = tags
+    cta.local_bits[rows[:, None], idx] = bits
+
+
+def _in_local(a: np.ndarray) -> np.ndarray:
+    from .memory import LOCAL_WINDOW  # noqa: PLC0415
+    return (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + (1 << 32)))
+
+
 def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if space == "shared":
         return read_shared(cta, ins, addr, n, rows)
     if space == "global":
         return read_global(cta, ins, addr, n, rows)
+    if space == "local":
+        return read_local(cta, ins, addr, n, rows)
+    if space == "generic" and _in_local(addr[rows]).all():
+        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        return read_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), n, rows)
     if space == "generic":
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
@@ -260,6 +398,11 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
         return write_shared(cta, ins, addr, tags, bits, rows)
     if space == "global":
         return write_global(cta, ins, addr, tags, bits, rows)
+    if space == "local":
+        return write_local(cta, ins, addr, tags, bits, rows)
+    if space == "generic" and _in_local(addr[rows]).all():
+        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        return write_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), tags, bits, rows)
     if space == "generic":
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
@@ -294,6 +437,13 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
     regs = _regs(prog, ins, ins.operands[0], vec)
     addr_o = ins.operands[1]
     n = vec * eb
+    if space == "param" and isinstance(addr_o, Addr) and isinstance(addr_o.base, Sym) and \
+            addr_o.base.name not in prog.param_off:
+        def run_retval(cta: CTA, m: np.ndarray | None) -> None:  # a call's return value (vprintf's): undefined
+            for r in regs:
+                if r is not None:
+                    cta.put(r.id, np.uint64(0), np.full((cta.T, max(1, eb)), UNDEF, np.int64), m)
+        return Step(ins, index, "op", run_retval)
     if space == "param":
         if not isinstance(addr_o, Addr) or not isinstance(addr_o.base, Sym) or addr_o.base.name not in prog.param_off:
             raise prog.error(ins, f"{ins.opcode}: expected [a parameter of {prog.fn.name} + offset]")
@@ -310,7 +460,7 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
                     v = int.from_bytes(data[k * eb:(k + 1) * eb], "little")
                     cta.put(r.id, np.uint64(v), None, m)
         return Step(ins, index, "op", run_param)
-    if space in ("local", "const"):
+    if space == "const":
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -342,7 +492,10 @@ def _st(prog: Program, ins: Instr, index: int) -> Step:
     items = list(src.items) if isinstance(src, Vec) else [src]
     if len(items) != vec:
         raise prog.error(ins, f"{ins.opcode} stores {vec} values, the operand has {len(items)}")
-    if space in ("param", "local", "const"):
+    if space == "param" and isinstance(addr_o, Addr) and isinstance(addr_o.base, Sym) and \
+            addr_o.base.name not in prog.param_off:
+        return Step(ins, index, "nop")  # an argument of a call (its call is what the executor follows or refuses)
+    if space in ("param", "const"):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
     from .ops_int import value  # noqa: PLC0415
 
@@ -391,8 +544,6 @@ def _cp(prog: Program, ins: Instr, index: int) -> Step:
                 for c in sm.groups.pop(0):
                     complete(cta, c)
         return Step(ins, index, "op", wait, collective="cta")
-    if rest and rest[0] in ("bulk", "mbarrier"):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (the Hopper path: TMA and mbarriers)")
     if not (rest and rest[0] in ("ca", "cg")):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
     ops = ins.operands
@@ -461,7 +612,7 @@ def complete(cta: CTA, c: Copy) -> None:
     saved = cta.step
     cta.step = cta.prog.steps[c.instr]
     try:
-        write_shared(cta, cta.step.instr, addr, c.tags, c.bits, c.threads, c.instr)
+        write_shared(cta, cta.step.instr, addr, c.tags, c.bits, c.threads, c.instr, proxy="cp.async")
     finally:
         cta.step = saved
 
@@ -471,6 +622,16 @@ def complete(cta: CTA, c: Copy) -> None:
 @handler("bar", "barrier")
 def _bar(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
+    if parts[1:2] == ("cluster",):
+        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  The executor runs a cluster's CTAs
+        # one after another and refuses what one CTA reads of another's shared memory, so the barrier orders this
+        # CTA's threads: its wait is this CTA's barrier, its arrive has no effect of its own
+        if "arrive" in parts:
+            return Step(ins, index, "op", lambda cta, m: None, collective="cta")
+
+        def cluster_wait(cta: CTA, m: np.ndarray | None) -> None:
+            cta.smem.epoch += 1
+        return Step(ins, index, "op", cluster_wait, collective="cta")
     if "arrive" in parts or "red" in parts or "warp" in parts:
         if "warp" in parts:  # bar.warp.sync: a warp's lanes meet; no effect on values
             return Step(ins, index, "op", lambda cta, m: None, collective="warp")
@@ -485,6 +646,24 @@ def _bar(prog: Program, ins: Instr, index: int) -> Step:
     return Step(ins, index, "op", run, collective="cta")
 
 
+@handler("call")
+def _call(prog: Program, ins: Instr, index: int) -> Step:
+    """``call __assertfail`` (a device ``assert`` that failed: the kernel traps) is an error where it runs; ``vprintf``
+    has no effect on values; any other call is not followed."""
+    target = next((o.name for o in ins.operands if isinstance(o, Sym)), "")
+    if target == "vprintf":
+        return Step(ins, index, "nop")
+    if target not in ("__assertfail", "__assert_fail"):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a call of {target or 'a function'}: the "
+                              "executor runs one kernel body)")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        t = 0 if m is None else int(np.argmax(m))
+        raise prog.error(ins, f"the kernel calls {target} (CTA {cta.index}, thread {t}): a device assert fails here, "
+                              "and the kernel traps")
+    return Step(ins, index, "op", run)
+
+
 def _nop(prog: Program, ins: Instr, index: int) -> Step:
     return Step(ins, index, "nop")
 
@@ -493,5 +672,28 @@ for _name in ("membar", "fence", "prefetch", "prefetchu", "nanosleep", "pmevent"
     HANDLERS[_name] = _nop
 
 
-__all__ = ["address", "complete", "read_bytes", "read_global", "read_shared", "space_of", "vector_of", "write_bytes",
-           "write_global", "write_shared"]
+@handler("fence")
+def _fence(prog: Program, ins: Instr, index: int) -> Step:
+    """``fence.proxy.async`` (for shared memory, or every state space): what the generic proxy wrote before it is
+    ordered before the asynchronous proxy's later reads: the bytes its threads wrote, and the bytes written before
+    the last barrier (which ordered them before the fence).  Other fences have no effect on values."""
+    parts = ins.parts
+    if len(parts) < 3 or parts[1:3] != ("proxy", "async") or (len(parts) > 3 and not parts[3].startswith("shared")):
+        return Step(ins, index, "nop")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        sm = cta.smem
+        if not sm.unfenced.any():
+            return
+        idx = np.flatnonzero(sm.unfenced)
+        if m is None:
+            sm.unfenced[idx] = False
+            return
+        writer = (sm.writer[idx] >> 24) & 0xFFFF
+        done = m[np.clip(writer, 0, cta.T - 1)] | (sm.w_epoch[idx] < sm.epoch)
+        sm.unfenced[idx[done]] = False
+    return Step(ins, index, "op", run)
+
+
+__all__ = ["address", "complete", "hold", "read_bytes", "read_global", "read_shared", "read_shared_async", "release",
+           "short_copy", "space_of", "vector_of", "write_bytes", "write_global", "write_shared"]

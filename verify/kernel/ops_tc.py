@@ -11,7 +11,7 @@ import numpy as np
 from ..ptx.syntax import Instr, Reg, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
 from .fragments import NoLayout, Operand, matrix_load, mma_form, transpose_form
-from .machine import CTA, Program, Step
+from .machine import CTA, Program, Step, whole_groups
 from .ops_int import dest, handler, value
 from .ops_mem import address, read_shared, write_shared
 
@@ -24,17 +24,7 @@ def _face(prog: Program) -> str:
 
 def _whole_warps(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
     """The warps the instruction runs for; a warp with some lanes off is an error (``.aligned`` needs them all)."""
-    if m is None:
-        return np.arange(cta.nwarps)
-    if cta.T % 32:
-        raise cta.prog.error(ins, f"{ins.opcode} in a block of {cta.T} threads (not whole warps)")
-    w = m.reshape(-1, 32)
-    part = w.any(axis=1) & ~w.all(axis=1)
-    if part.any():
-        k = int(np.argmax(part))
-        raise cta.prog.error(ins, f"{ins.opcode} runs for some lanes of warp {k} only (a guard or a split): "
-                                  ".sync.aligned needs the whole warp")
-    return np.flatnonzero(w.all(axis=1))
+    return whole_groups(cta, ins, m)
 
 
 def _regs(prog: Program, ins: Instr, o: object, n: int) -> list[Reg | None]:

@@ -37,8 +37,12 @@ class Link:
 class Finding:
     """A finding: ``kind`` (``wrong_element``, ``never_written``, ``written_twice``, ``global_out_of_bounds``,
     ``input_written``, ``unwritten_read``, ``read_in_flight``, ``race``, ``shared_out_of_bounds``,
-    ``engines_disagree``), the output element in the user's terms when there is one, words, the PTX position, how
-    many such there are, and the chain that made it."""
+    ``engines_disagree``; the asynchronous units': ``register_in_flight``, ``overwrite_in_flight``,
+    ``wgmma_fence_missing``, ``proxy_fence_missing``, ``tma_misaligned``, ``barrier_reinitialised``,
+    ``barrier_invalidated``, ``barrier_overarrived``, ``tmem_lane_quarter``, ``tmem_unallocated``,
+    ``tmem_bad_dealloc``, ``tmem_not_freed``, ``tmem_alloc_after_relinquish``, ``tmem_store_in_flight``), the output
+    element in the user's terms when there is one, words, the PTX position, how many such there are, and the chain
+    that made it."""
 
     kind: str
     words: str

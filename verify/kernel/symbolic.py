@@ -7,7 +7,8 @@ Values are integer ids (``value * 8 + byte`` is a byte's tag, ``verify.kernel.by
 * 0 is the constant zero; ids ``1 .. atoms`` are the atoms, tensor by tensor, row-major;
 * above them, a table of derived values: ``SUM`` (an ``mma``'s result element: the previous accumulator plus the
   products of one row of A and one column of B, kept once per warp and ``mma`` as the A and B tables the layouts
-  filled: an accumulator is a chain of product batches), ``CONV`` (a conversion: the identity on atoms, with its
+  filled: an accumulator is a chain of product batches), ``ADD`` (two such sums added by a float ``add``: Triton's
+  fp8 on Hopper accumulates each k-block's ``wgmma`` apart and adds it to the accumulator), ``CONV`` (a conversion: the identity on atoms, with its
   width), ``CONST`` (a concrete value used as data), ``BAD`` (bytes that are not one whole value), and in the
   chain's run ``MOVE`` (data a load moved: which instruction, thread and address).
 
@@ -20,12 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bytes import CONCRETE, UNDEF, U64
+from .bytes import CONCRETE, UNDEF, U64, from_bytes
 from .grow import Grow
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
 
-ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND = 0, 1, 2, 3, 4, 5, 6
+ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND, ADD = 0, 1, 2, 3, 4, 5, 6, 7
 CHUNK_PRODUCTS = 1 << 22  # products decoded at once when checking
 
 
@@ -54,6 +55,9 @@ class Symbolic:
         self.table = Grow(6)  # kind, width, a, b, c, d
         self.consts: dict[tuple[int, int], int] = {}
         self.forms: list[tuple[Grow, Grow, Grow, tuple[int, int, int]]] = []  # (A rows, B rows, (instr, cta, warp))
+        # a block-scaled form's scale factors, by form: (SFA rows [M * K], SFB rows [G * K * N], G): the factor of A's
+        # element (m, k) and of B's (k, n) for the rows m of group m / (M / G) (a lane quarter reads its own copy)
+        self.scales: dict[int, tuple[Grow, Grow, int]] = {}
         self.form_index: dict[tuple[int, int, int], int] = {}
         self.mmas = 0
 
@@ -135,7 +139,7 @@ class Symbolic:
         if v < self.first:
             return self.atom_words(v)
         k = self.row(np.array([v]))[0]
-        if k[0] == SUM:
+        if k[0] in (SUM, ADD):
             return "a sum of products"
         if k[0] == CONST:
             return f"the constant 0x{int(k[2]):x}"
@@ -291,6 +295,83 @@ class Symbolic:
             out.append((np.zeros(T, U64), tags))
         return out
 
+    # ------------------------------------------------------------------ warpgroup and Tensor Memory MMAs
+
+    def elements(self, tags: np.ndarray, bits: np.ndarray) -> np.ndarray:
+        """The value of each element of memory bytes ``tags``/``bits`` [n, element bytes] (``int64[n]``)."""
+        return self.element_ids(from_bytes(bits), tags, 0, tags.shape[1])
+
+    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """The values of a register list's elements, ``[T, registers * per]``."""
+        return self.operand_ids(regs, eb, per, 0, T)
+
+    def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
+        return np.zeros(shape, np.int64)
+
+    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
+               d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
+               ) -> np.ndarray:
+        """D = C + A x B for each unit (a warpgroup, an MMA of Tensor Memory): ``A`` [W, M, K], ``B`` [W, K, N], ``C``
+        [W, M, N] values; a new SUM value per element of D [W, M, N].  ``info`` [W, k]: what the chain needs of each
+        unit (instruction, CTA, unit, the descriptors), kept with its A and B rows.  A block-scaled MMA gives the scale
+        factor of each element: ``SA`` [W, M, K] (A's (m, k)), ``SB`` [W, G, K, N] (B's (k, n) for the rows of group
+        g of G: each lane quarter of the data path reads its own copy)."""
+        W, M, K = A.shape
+        N = B.shape[2]
+        G = SB.shape[1] if SB is not None else 0
+        key = (kind + (f"/scaled{G}" if SB is not None else ""), M, N, K)
+        fi = self.form_index.get(key)  # type: ignore[call-overload]
+        if fi is None:
+            fi = self.form_index[key] = len(self.forms)  # type: ignore[index]
+            self.forms.append((Grow(M * K), Grow(K * N), Grow(info.shape[1]), (M, N, K)))
+            if SB is not None:
+                self.scales[fi] = (Grow(M * K), Grow(G * K * N), G)
+        ta, tb, inf, _ = self.forms[fi]
+        row0 = ta.extend(A.reshape(W, -1))
+        tb.extend(B.reshape(W, -1))
+        inf.extend(info)
+        if SA is not None and SB is not None:
+            tsa, tsb, _ = self.scales[fi]
+            tsa.extend(SA.reshape(W, -1))
+            tsb.extend(SB.reshape(W, -1))
+        self.mmas += W
+        r = np.broadcast_to(np.arange(M)[None, :, None], (W, M, N)).reshape(-1)
+        c = np.broadcast_to(np.arange(N)[None, None, :], (W, M, N)).reshape(-1)
+        rows = np.broadcast_to((row0 + np.arange(W))[:, None, None], (W, M, N)).reshape(-1)
+        return self.alloc(SUM, d_bytes, C.reshape(-1), (fi << 40) + rows, r, c).reshape(W, M, N)
+
+    def register_bytes(self, D: np.ndarray, threads: np.ndarray, row: np.ndarray, col: np.ndarray, per: int,
+                       eb: int, rbytes: int, T: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Registers holding ``D`` [W, M, N]: thread ``threads[w, j]``'s element ``i`` is ``D[w, row[j, i], col[j, i]]``
+        (element ``i`` is element ``i % per`` of register ``i // per``): (bits, tags) per register."""
+        W = D.shape[0]
+        vals = D[np.arange(W)[:, None, None], row[None], col[None]]  # [W, J, n]
+        th = threads.reshape(-1)
+        out = []
+        for j in range(row.shape[1] // per):
+            tags = np.full((T, rbytes), CONCRETE, np.int64)
+            for e in range(per):
+                v = vals[:, :, j * per + e].reshape(-1)
+                tags[th, e * eb:(e + 1) * eb] = v[:, None] * 8 + np.arange(eb)[None, :]
+            out.append((np.zeros(T, U64), tags))
+        return out
+
+    def memory_bytes(self, vals: np.ndarray, eb: int) -> tuple[np.ndarray, np.ndarray]:
+        """Memory bytes (tags, bits) [n, eb] holding the values ``vals`` [n] (Tensor Memory cells, TMA stores)."""
+        return vals[:, None] * 8 + np.arange(eb)[None, :], np.zeros((len(vals), eb), np.uint8)
+
+    def add(self, bits: list[np.ndarray], tags: list[np.ndarray], nb: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """A float ``add`` of two sums of products of ``nb`` bytes (each thread): a new ADD value, or None where an
+        operand is not one whole sum of that width (the caller reports it as data in arithmetic)."""
+        a = self.element_ids(bits[0], tags[0], 0, nb)
+        b = self.element_ids(bits[1], tags[1], 0, nb)
+        ka, _ = self.kind_width(self.resolve(a))
+        kb, _ = self.kind_width(self.resolve(b))
+        if not (np.isin(ka, (SUM, ADD)).all() and np.isin(kb, (SUM, ADD)).all()):
+            return None  # only tensor-core sums are added: other data in arithmetic is not followed
+        new = self.alloc(ADD, nb, a, b)
+        return np.zeros(len(a), U64), new[:, None] * 8 + np.arange(nb)[None, :]
+
     def moved(self, cta, index: int, rows: np.ndarray, tags: np.ndarray, addr: np.ndarray,  # type: ignore[no-untyped-def]
               space: str) -> np.ndarray:
         """The chain's run: data a load moved becomes a MOVE value (instruction, thread, address of its first byte)."""
@@ -365,4 +446,4 @@ def element_starts(t: Tensor) -> np.ndarray:
     return offs * t.element_bytes
 
 
-__all__ = ["ATOM", "BAD", "CONST", "CONV", "MOVE", "SUM", "Symbolic", "element_starts"]
+__all__ = ["ADD", "ATOM", "BAD", "CONST", "CONV", "MOVE", "SUM", "Symbolic", "element_starts"]

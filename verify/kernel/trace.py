@@ -25,10 +25,13 @@ def short_name(opcode: str) -> str:
     parts = opcode.split(".")
     base = parts[0]
     keep = {"mma": lambda p: p.startswith("m") and "k" in p, "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
-            "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p == "async",
+            "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p in ("async", "bulk", "tensor"),
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
-            "shfl": lambda p: p in ("up", "down", "bfly", "idx")}.get(base)
+            "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
+            "wgmma": lambda p: p == "mma_async" or p.startswith("m") and "k" in p,
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind")
+            or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
     return ".".join([base] + [p for p in parts[1:] if keep(p.split("::")[0])])
@@ -93,6 +96,10 @@ def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-def]
+    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    if TMEM_WINDOW <= address < SHARED_WINDOW and space != "shared":
+        cell, byte = divmod(address - TMEM_WINDOW, 4)
+        return f"Tensor Memory lane {cell // COLS}, column {cell % COLS}" + (f", byte {byte}" if byte else "")
     if space == "shared":
         return f"shared 0x{address:x}"
     if address >= SHARED_WINDOW:
@@ -131,30 +138,22 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
                   and p.c == product.c), None)
     if match is None:
         return tuple(links)
+    links.extend(_tensor_memory_hops(module, sym, instrs, int(vals[element])))
     ta, tb, info, _ = sym.forms[match.form]
-    mma_instr, _, warp = (int(x) for x in info.view()[match.row])
-    mi = instrs[mma_instr]
-    from .fragments import mma_form  # noqa: PLC0415
-    from .ops_tc import operand_registers  # noqa: PLC0415
-    parts = mi.parts
-    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
-                                       "e5m2", "b1")]
-    shape = next(p for p in parts if p.startswith("m") and "k" in p)
-    form = mma_form(shape, *types)
-    op = form.a if side == "a" else form.b
-    want = (match.r, match.k) if side == "a" else (match.k, match.c)
-    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
-    regs = operand_registers(mi)
-    reg_words = ""
-    if len(hit):
-        lane, i = (int(x) for x in hit[0])
-        j = i // op.per_register
-        name = regs[1 if side == "a" else 2][j]
-        reg_words = f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
-            (f", element {i % op.per_register})" if op.per_register > 1 else ")")
-    factor = match.a if side == "a" else match.b
+    row_info = [int(x) for x in info.view()[match.row]]
+    mi = instrs[row_info[0]]
+    factor = match.a if side == "a" else match.b if side == "b" else match.extra[0 if side == "sa" else 1]
+    first_hop = _first_move(sym, factor)
+    tail = ""
+    if mi.base == "mma":
+        words = _mma_words(mi, match, side, row_info[2])
+    else:
+        words, tail, skip = _async_mma_words(mi, match, side, row_info, first_hop, row_info[0])
+        if skip:
+            factor = skip
     links.append(Link(short_name(mi.opcode), mi.line, mi.col, source_of(module, mi),
-                      f"{reg_words} multiplied {sym.value_words(factor)}".strip()))
+                      f"{words} multiplied {sym.value_words(factor if side in ('sa', 'sb') else match.a if side == 'a' else match.b)}"
+                      f"{tail}".strip()))
     v = factor
     hops = 0
     while v >= sym.first and hops < 32:
@@ -167,12 +166,17 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         src, idx, ct, address = int(row[2]), int(row[3]), int(row[4]), int(row[5])
         hop = instrs[idx]
         thread_h = ct & 0xFFFFFFFF
-        space = "shared" if hop.base == "ldmatrix" or "shared" in hop.parts and hop.base != "cp" else "global"
+        space = "shared" if hop.base == "ldmatrix" or "shared" in hop.parts and hop.base != "cp" else \
+            "tmem" if hop.base == "tcgen05" else "global"
         sl = address_lines(fn, instrs, idx)
         addr_words = f" (address from lines {sl[0]}-{sl[1]})" if sl and sl[0] != sl[1] else \
             f" (address from line {sl[0]})" if sl else ""
-        if hop.base == "cp":
+        if hop.base == "cp" and "bulk" in hop.parts:
+            words = f"(thread {thread_h}) placed {sym.value_words(src)} there (its tensor map's box){addr_words}"
+        elif hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
+        elif hop.base == "tcgen05" and "st" in hop.parts:
+            words = f"(thread {thread_h}) wrote it to {_where('tmem', address, traced.gmem)}{addr_words}"
         elif hop.base in ("st", "stmatrix"):
             words = f"(thread {thread_h}) wrote it to {_where('shared', address, traced.gmem)}{addr_words}"
         else:
@@ -181,6 +185,125 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         v = src
         hops += 1
     return tuple(links)
+
+
+def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: int) -> list[Link]:
+    """The ``tcgen05.ld`` hops of an output element's value on its way from the MMA (the Tensor Memory cell it was read
+    from, and which element of which MMA's D the cell held)."""
+    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    out: list[Link] = []
+    hops = 0
+    while v >= sym.first and hops < 32:
+        row = sym.row(np.array([v]))[0]
+        if row[0] not in (MOVE, 2):
+            break
+        if row[0] == 2:
+            v = int(row[2])
+            continue
+        src, idx, ct, address = int(row[2]), int(row[3]), int(row[4]), int(row[5])
+        hop = instrs[idx]
+        if hop.base == "tcgen05" and TMEM_WINDOW <= address < SHARED_WINDOW:
+            cell = (address - TMEM_WINDOW) // 4
+            held = ""
+            s_row = sym.row(np.array([int(sym.resolve(np.array([src]))[0])]))[0] if src >= sym.first else None
+            if s_row is not None and s_row[0] == 1:  # SUM: (prev, form/row, r, c)
+                ta, tb, info, _ = sym.forms[int(s_row[3]) >> 40]
+                mi = instrs[int(info.view()[int(s_row[3]) & ((1 << 40) - 1)][0])]
+                held = f", which holds element ({int(s_row[4])}, {int(s_row[5])}) of the D of the {short_name(mi.opcode)} " \
+                       f"at line {mi.line}"
+            out.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop),
+                            f"(thread {ct & 0xFFFFFFFF}) read Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
+        v = src
+        hops += 1
+    return out
+
+
+def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
+    """The first MOVE a value passed through (through conversions): (source, instruction, cta/thread, address)."""
+    hops = 0
+    while v >= sym.first and hops < 8:
+        row = sym.row(np.array([v]))[0]
+        if row[0] == MOVE:
+            return int(row[2]), int(row[3]), int(row[4]), int(row[5])
+        if row[0] != 2:
+            return None
+        v = int(row[2])
+        hops += 1
+    return None
+
+
+def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
+    """``(warp 0, lane 4, register a0 = %r221, element 0)``: where an ``mma.sync`` took the wrong factor."""
+    from .fragments import mma_form  # noqa: PLC0415
+    from .ops_tc import operand_registers  # noqa: PLC0415
+    parts = mi.parts
+    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
+                                       "e5m2", "b1")]
+    shape = next(p for p in parts if p.startswith("m") and "k" in p)
+    form = mma_form(shape, *types)
+    op = form.a if side == "a" else form.b
+    want = (match.r, match.k) if side == "a" else (match.k, match.c)
+    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+    regs = operand_registers(mi)
+    if not len(hit):
+        return ""
+    lane, i = (int(x) for x in hit[0])
+    j = i // op.per_register
+    name = regs[1 if side == "a" else 2][j]
+    return f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
+        (f", element {i % op.per_register})" if op.per_register > 1 else ")")
+
+
+def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], first_hop: tuple[int, ...] | None,
+                     index: int) -> tuple[str, str, int]:
+    """The words of a ``wgmma`` (or ``tcgen05.mma``) link: the unit, the tile element the wrong factor stood at, and
+    where it came from: the register (A in registers) or the descriptor and the shared address it read.  Also the
+    value to follow next (the data the descriptor read, past the MOVE of the read itself; 0: the factor)."""
+    from .fragments import BadDescriptor, descriptor_words, instruction_descriptor  # noqa: PLC0415
+    unit = info[2]
+    if side in ("sa", "sb"):  # a scale factor: the Tensor Memory byte it came from, and the ids that chose it
+        kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
+        idesc = info[5] if len(info) > 5 else 0
+        try:
+            ids = instruction_descriptor(kind, idesc % (1 << 32))
+            ids_words = f"SFA_ID {ids.sfa_id}, SFB_ID {ids.sfb_id}"
+        except BadDescriptor:  # the MMA ran with it, so it decodes; words only
+            ids_words = "ids unreadable"
+        where, skip = "", 0
+        if first_hop is not None and first_hop[1] == index:
+            from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+            cell, byte = divmod(first_hop[3] - TMEM_WINDOW, 4)
+            where = f" from Tensor Memory lane {cell // COLS}, column {cell % COLS}, byte {byte}"
+            skip = first_hop[0]
+        operand = "A" if side == "sa" else "B"
+        elem = f"({match.r}, {match.k})" if side == "sa" else f"({match.k}, {match.c})"
+        return (f"(issued by thread {unit})", f", the scale factor of element {elem} of its {operand} tile: the "
+                f"instruction descriptor {idesc % (1 << 32):#010x} ({ids_words}) reads it{where}", skip)
+    tile = f"({match.r}, {match.k}) of its A tile" if side == "a" else f"({match.k}, {match.c}) of its B tile"
+    desc = info[3] if side == "a" else info[4]
+    operand = "A" if side == "a" else "B"
+    who = f"warpgroup {unit}" if mi.base == "wgmma" else f"issued by thread {unit}"
+    if desc == -1 and mi.base == "wgmma":
+        from .ops_wgmma import form_of  # noqa: PLC0415
+        op = form_of(mi).a
+        hit = np.argwhere((op.row == match.r) & (op.col == match.k))
+        if len(hit):
+            t, i = (int(x) for x in hit[0])
+            j = i // op.per_register
+            regs = mi.operands[1]
+            name = getattr(regs.items[j], "name", "_") if isinstance(regs, Vec) else "_"
+            return (f"({who}, thread {t}, register a{j} = {name}" +
+                    (f", element {i % op.per_register}" if op.per_register > 1 else "") + ")", f", element {tile}", 0)
+        return f"({who})", f", element {tile}", 0
+    value = desc % (1 << 64)
+    instr = "wgmma" if mi.base == "wgmma" else "tcgen05"
+    where = ""
+    skip = 0
+    if first_hop is not None and first_hop[1] == index:
+        where = f" from shared 0x{first_hop[3]:x}"
+        skip = first_hop[0]
+    return (f"({who})", f", element {tile}: the {operand} descriptor {value:#018x} ({descriptor_words(instr, value)}) "
+            f"reads it{where}", skip)
 
 
 __all__ = ["address_lines", "chain", "short_name", "source_of"]

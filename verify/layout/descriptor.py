@@ -359,6 +359,108 @@ def k_block_of(type_bits: int) -> int:
     return 256 // type_bits
 
 
-__all__ = ["ABSOLUTE_LBO", "Descriptor", "FIELDS", "FIXED", "Field", "INSTRUCTIONS", "MODELS", "SWIZZLE_ORDER",
+# ----------------------------------------------------------------------------- tcgen05's instruction descriptor
+
+# PTX ISA 9.1, 9.7.16.4.2, Tables 42-44: the 32-bit instruction descriptor of tcgen05.mma, by MMA kind.  Each field is
+# (name, low bit, width); the types are the tables' encodings.  CuTe's UMMA::InstrDescriptor and
+# InstrDescriptorBlockScaled (include/cute/arch/mma_sm100_desc.hpp) lay out the same bits (tests hold the two).
+IDESC_FIELDS = {
+    "dense": (("sparsity_selector", 0, 2), ("sparse", 2, 1), ("saturate", 3, 1), ("dtype", 4, 2), ("reserved6", 6, 1),
+              ("atype", 7, 3), ("btype", 10, 3), ("negate_a", 13, 1), ("negate_b", 14, 1), ("transpose_a", 15, 1),
+              ("transpose_b", 16, 1), ("n", 17, 6), ("reserved23", 23, 1), ("m", 24, 5), ("reserved29", 29, 1),
+              ("max_shift", 30, 2)),
+    "mxf8f6f4": (("reserved0", 0, 2), ("sparse", 2, 1), ("reserved3", 3, 1), ("sfb_id", 4, 2), ("reserved6", 6, 1),
+                 ("atype", 7, 3), ("btype", 10, 3), ("negate_a", 13, 1), ("negate_b", 14, 1), ("transpose_a", 15, 1),
+                 ("transpose_b", 16, 1), ("n", 17, 6), ("scale_type", 23, 1), ("reserved24", 24, 3), ("m", 27, 2),
+                 ("sfa_id", 29, 2), ("reserved31", 31, 1)),
+    "mxf4": (("reserved0", 0, 2), ("sparse", 2, 1), ("reserved3", 3, 1), ("sfb_id", 4, 2), ("reserved6", 6, 1),
+             ("atype", 7, 3), ("btype", 10, 2), ("reserved12", 12, 1), ("negate_a", 13, 1), ("negate_b", 14, 1),
+             ("transpose_a", 15, 1), ("transpose_b", 16, 1), ("n", 17, 6), ("scale_type", 23, 1),
+             ("reserved24", 24, 3), ("m", 27, 2), ("sfa_id", 29, 2), ("k96", 31, 1)),
+}
+IDESC_LAYOUT = {"f16": "dense", "tf32": "dense", "f8f6f4": "dense", "i8": "dense", "mxf8f6f4": "mxf8f6f4",
+                "mxf4": "mxf4", "mxf4nvf4": "mxf4"}
+_F8F6F4 = {0: "e4m3", 1: "e5m2", 3: "e2m3", 4: "e3m2", 5: "e2m1"}
+IDESC_TYPES = {"f16": {0: "f16", 1: "bf16"}, "tf32": {2: "tf32"}, "f8f6f4": _F8F6F4, "i8": {0: "u8", 1: "s8"},
+               "mxf8f6f4": _F8F6F4, "mxf4": {1: "e2m1"}, "mxf4nvf4": {1: "e2m1"}}
+IDESC_DTYPES = {"f16": {0: "f16", 1: "f32"}, "tf32": {1: "f32"}, "f8f6f4": {0: "f16", 1: "f32"}, "i8": {2: "s32"}}
+# elements of K one tcgen05.mma multiplies, by kind (dense): 32 bytes of K, 64 4-bit elements for .kind::mxf4*
+IDESC_K = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32, "mxf8f6f4": 32, "mxf4": 64, "mxf4nvf4": 64}
+
+
+@dataclass(frozen=True)
+class InstrDescriptor:
+    """A decoded tcgen05 instruction descriptor: the MMA's kind, types, shape, majorness and scale-factor ids."""
+
+    kind: str
+    dtype: str
+    atype: str
+    btype: str
+    m: int
+    n: int
+    k: int
+    transpose_a: int
+    transpose_b: int
+    negate_a: int = 0
+    negate_b: int = 0
+    sparse: int = 0
+    sparsity_selector: int = 0
+    saturate: int = 0
+    max_shift: int = 0
+    sfa_id: int = 0
+    sfb_id: int = 0
+    scale_type: str = ""
+
+    def describe(self) -> str:
+        scale = f", scale factors {self.scale_type} ids A {self.sfa_id} B {self.sfb_id}" if self.scale_type else ""
+        majors = f"A {'MN' if self.transpose_a else 'K'}-major, B {'MN' if self.transpose_b else 'K'}-major"
+        return (f"kind::{self.kind}, D {self.dtype}, A {self.atype}, B {self.btype}, M {self.m}, N {self.n}, "
+                f"K {self.k}, {majors}{scale}")
+
+
+def decode_instruction(kind: str, value: int) -> InstrDescriptor:
+    """The fields of a tcgen05.mma instruction descriptor of MMA kind ``kind`` (``f16``, ``tf32``, ``f8f6f4``,
+    ``i8``, ``mxf8f6f4``, ``mxf4``, ``mxf4nvf4``): ``ValueError`` for a reserved bit set or an encoding the kind
+    does not define."""
+    if kind not in IDESC_LAYOUT:
+        raise ValueError(f"kind::{kind} is not one of {', '.join(IDESC_LAYOUT)}")
+    if not 0 <= value < (1 << 32):
+        raise ValueError(f"{value:#x} is not a 32-bit instruction descriptor")
+    f = {name: (value >> lo) & ((1 << bits) - 1) for name, lo, bits in IDESC_FIELDS[IDESC_LAYOUT[kind]]}
+    for name, v in f.items():
+        if name.startswith("reserved") and v:
+            lo = next(x[1] for x in IDESC_FIELDS[IDESC_LAYOUT[kind]] if x[0] == name)
+            raise ValueError(f"instruction descriptor {value:#010x}: reserved bit {lo} is set (kind::{kind})")
+    types = IDESC_TYPES[kind]
+    if f["atype"] not in types or f["btype"] not in types:
+        raise ValueError(f"instruction descriptor {value:#010x}: A/B type codes {f['atype']}/{f['btype']} are not "
+                         f"kind::{kind}'s ({', '.join(f'{k} = {v}' for k, v in types.items())})")
+    block = IDESC_LAYOUT[kind] != "dense"
+    if block:
+        dtype = "f32"
+        m = f["m"] << 7
+        scale = "ue8m0" if f["scale_type"] else "ue4m3"
+        if kind in ("mxf8f6f4", "mxf4") and scale != "ue8m0":
+            raise ValueError(f"instruction descriptor {value:#010x}: kind::{kind} scales by UE8M0 (bit 23 = 1)")
+        k = 96 if f.get("k96") else IDESC_K[kind]
+    else:
+        if f["dtype"] not in IDESC_DTYPES[kind]:
+            raise ValueError(f"instruction descriptor {value:#010x}: D type code {f['dtype']} is not kind::{kind}'s")
+        dtype = IDESC_DTYPES[kind][f["dtype"]]
+        m = f["m"] << 4
+        scale = ""
+        k = IDESC_K[kind]
+    n = f["n"] << 3
+    if not n:
+        raise ValueError(f"instruction descriptor {value:#010x}: N is 0")
+    if m not in (32, 64, 128, 256):
+        raise ValueError(f"instruction descriptor {value:#010x}: M = {m} (M is 64, 128 or 256; 32 and 64 with .ws)")
+    return InstrDescriptor(kind, dtype, types[f["atype"]], types[f["btype"]], m, n, k, f["transpose_a"],
+                           f["transpose_b"], f["negate_a"], f["negate_b"], f["sparse"], f.get("sparsity_selector", 0),
+                           f.get("saturate", 0), f.get("max_shift", 0), f.get("sfa_id", 0), f.get("sfb_id", 0), scale)
+
+
+__all__ = ["ABSOLUTE_LBO", "Descriptor", "FIELDS", "FIXED", "Field", "IDESC_FIELDS", "INSTRUCTIONS", "InstrDescriptor", "MODELS",
+           "SWIZZLE_ORDER", "decode_instruction",
            "atom_rows", "field_map", "fields_formula", "fields_map", "swizzle_map", "TCGEN05_FIELDS", "WGMMA_FIELDS", "decode",
            "encode14", "instruction_shape", "k_block_of", "mode_code", "mode_of_code", "reader", "straddles", "stride_roles"]

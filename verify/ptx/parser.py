@@ -15,11 +15,13 @@ Registers are resolved in their scope (a block's ``.reg`` shadows an outer one);
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ..errors import SpecError
 from .lexer import Token, tokenize
 from .syntax import (SPECIAL_REGISTERS, TYPE_BITS, Addr, FImm, Function, Group, Imm, Instr, Label, Module, Not,
-                     Operand, Param, PredPair, Reg, RegDecl, SourceLoc, Special, Statement, Sink, Sym, Vec, VarDecl)
+                     Operand, Param, PredPair, Reg, RegDecl, SourceLoc, Special, Statement, Sink, Sym, TensorAddr, Vec,
+                     VarDecl)
 
 MAX_REGISTERS = 1 << 20  # declared registers of one function (a range %r<N> counts N)
 MAX_DEPTH = 64  # nested blocks
@@ -34,6 +36,7 @@ class _Scope:
         self.uid = uid
         self.names: dict[str, int] = {}
         self.ranges: dict[str, tuple[int, str, int, int]] = {}  # prefix -> (count, type, line, col)
+        self.labels: dict[str, str] = {}  # a label as written -> its name in the function (unique)
 
 
 class Parser:
@@ -316,6 +319,7 @@ class Parser:
         body: list[Statement] = []
         variables: list[VarDecl] = []
         labels: dict[str, int] = {}
+        branches: list[tuple[int, tuple[_Scope, ...]]] = []  # (body index, the scopes open there)
         loc: SourceLoc | None = None
         declared = 0
 
@@ -378,8 +382,8 @@ class Parser:
                 first: Operand = Sink(t.line, t.col)
             elif t.text in SPECIAL_REGISTERS or re.fullmatch(r"%envreg\d+|%pm\d+(_64)?", t.text):
                 return Special(t.text, t.line, t.col)
-            elif t.text.startswith("%"):
-                first = resolve(t)
+            elif t.text.startswith("%") or any(t.text in sc.names for sc in scopes):
+                first = resolve(t)  # a register (inline asm declares names such as 'complete' without a %)
             else:
                 if self.peek().text in ("+", "-") and self.peek().kind == "PUNCT" and self.peek(1).kind == "INT":
                     sign = 1 if self.next().text == "+" else -1
@@ -392,7 +396,7 @@ class Parser:
                 return PredPair(first, second, t.line, t.col)  # type: ignore[arg-type]
             return first
 
-        def address() -> Addr:
+        def address() -> Addr | TensorAddr:
             open_b = self.expect("[")
             base: Reg | Sym | None = None
             offset = 0
@@ -414,6 +418,11 @@ class Parser:
                 nxt = self.next()
                 if nxt.text == "]":
                     break
+                if nxt.text == "," and base is not None and offset == 0 and self.peek().text == "{":
+                    coords = operand()  # [tensorMap, {c0, c1}]: a TMA operand
+                    self.expect("]")
+                    assert isinstance(coords, Vec)
+                    return TensorAddr(base, coords, open_b.line, open_b.col)
                 if nxt.text == "+":
                     sign = 1
                     if self.peek().text == "-":  # [%r+-4]
@@ -452,16 +461,21 @@ class Parser:
                 guard = resolve(g)
                 op = self.word("an instruction")
                 body.append(self._instr(op, operand, guard, neg, loc))
+                if op.text.split(".", 1)[0] in ("bra", "brx"):
+                    branches.append((len(body) - 1, tuple(scopes)))
                 continue
             if t.kind != "WORD":
                 raise self.error(t, f"expected an instruction, a label or a directive, found {self._what(t)}")
             if self.peek(1).kind == "PUNCT" and self.peek(1).text == ":" and not t.text.startswith("."):
                 self.next()
                 self.next()
-                if t.text in labels:
+                if t.text in scopes[-1].labels:
                     raise self.error(t, f"label {t.text} is defined twice")
-                labels[t.text] = len(body)
-                body.append(Label(t.text, t.line, t.col))
+                # a label of a block is the block's own (inline asm repeats its labels block by block)
+                unique = t.text if len(scopes) == 1 else f"{t.text} (block {scopes[-1].uid})"
+                scopes[-1].labels[t.text] = unique
+                labels[unique] = len(body)
+                body.append(Label(unique, t.line, t.col))
                 continue
             if t.text == ".reg":
                 self.next()
@@ -512,11 +526,20 @@ class Parser:
                 raise self.error(t, f"unknown directive {t.text!r}")
             self.next()
             body.append(self._instr(t, operand, None, False, loc))
-        for st in body:
-            if isinstance(st, Instr):
-                for o in st.operands:
-                    if isinstance(o, Sym) and st.base in ("bra", "brx") and o.name not in labels:
-                        raise SpecError(self.path, o.line, o.col, f"label {o.name} is not defined")
+            if t.text.split(".", 1)[0] in ("bra", "brx"):
+                branches.append((len(body) - 1, tuple(scopes)))
+        for k, open_scopes in branches:
+            st = body[k]
+            assert isinstance(st, Instr)
+            ops = list(st.operands)
+            for j, o in enumerate(ops):
+                if not isinstance(o, Sym):
+                    continue
+                unique = next((sc.labels[o.name] for sc in reversed(open_scopes) if o.name in sc.labels), None)
+                if unique is None:
+                    raise SpecError(self.path, o.line, o.col, f"label {o.name} is not defined")
+                ops[j] = Sym(unique, o.line, o.col)
+            body[k] = replace(st, operands=tuple(ops))
         return Function(name.text, entry, params, tuple(regs), tuple(body), tuple(variables), name.line, name.col,
                         directives, labels)
 

@@ -107,6 +107,17 @@ class Addr:
 
 
 @dataclass(frozen=True)
+class TensorAddr:
+    """``[tensorMap, {c0, c1, ...}]``: a TMA operand, the tensor map's address (a register or a parameter) and the
+    coordinates of the box (innermost first)."""
+
+    base: "Reg | Sym"
+    coords: "Vec"
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
 class Vec:
     """``{a, b, ...}``: a vector of registers (or ``_``, or immediates)."""
 
@@ -143,7 +154,7 @@ class Group:
     col: int
 
 
-Operand = Union[Reg, Special, Imm, FImm, Sym, Sink, Addr, Vec, PredPair, Not, Group]
+Operand = Union[Reg, Special, Imm, FImm, Sym, Sink, Addr, TensorAddr, Vec, PredPair, Not, Group]
 
 
 # ----------------------------------------------------------------------------- statements

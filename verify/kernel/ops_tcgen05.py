@@ -1,0 +1,450 @@
+"""The fifth-generation tensor cores and Tensor Memory: ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit``,
+``tcgen05.mma`` (``cta_group::1``; A from shared memory or Tensor Memory, B from shared memory, D in Tensor Memory;
+the instruction descriptor decoded), ``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the
+wait that needs it), ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st``, and the ``tcgen05.fence``
+variants (ordering only).
+
+The meaning is the catalog's (``verify.kernel.fragments``): the data-path layout of the MMA's M, cta_group and
+``.ws`` (9.7.16.10.5: Layouts A-G, E as corrected) places D in Tensor Memory; the ``tcgen05.ld``/``st`` fragments of
+each shape place a warp's registers in its lane quarter; the descriptor model reads A and B from shared memory.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+from ..ptx.syntax import Addr, Imm, Instr, Vec
+from .bytes import CONCRETE, U64, from_bytes, to_bytes
+from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_access
+from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
+from .ops_async import barrier_at, shared_address
+from .ops_int import dest, handler, value
+from .ops_mem import hold, read_shared_async, write_shared
+from .tmem import CELL, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, split
+
+KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
+BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
+
+
+def face_of(prog: Program) -> str:
+    return {"symbolic": "vector", "numeric": "scalar"}.get(getattr(prog.domain, "name", ""), "vector")
+
+
+def tmem(cta: CTA) -> TensorMemory:
+    t = cta.state.get("tmem")
+    if t is None:
+        t = cta.state["tmem"] = TensorMemory()
+        if _leak_check not in cta.prog.at_exit:
+            cta.prog.at_exit.append(_leak_check)
+    return t
+
+
+def _leak_check(cta: CTA) -> None:
+    t = cta.state.get("tmem")
+    if t is not None and t.blocks:
+        start, n = next(iter(t.blocks.items()))
+        step = len(cta.prog.steps) - 1
+        cta.prog.events.add("tmem_not_freed", step, cta.index, 0, start, "tmem",
+                            f"the CTA exits with {sum(t.blocks.values())} Tensor Memory columns allocated (columns "
+                            f"{start}..{start + n - 1} first): tcgen05.dealloc must free them before the kernel exits",
+                            1)
+
+
+def thread_rows(m: np.ndarray | None, T: int) -> np.ndarray:
+    return np.arange(T) if m is None else np.flatnonzero(m)
+
+
+def tmem_address(cta: CTA, ins: Instr, o: Any, m: np.ndarray | None, what: str = "a Tensor Memory address") -> np.ndarray:
+    """A Tensor Memory address operand (``[%r + imm]`` or a register) as 32-bit addresses, one per thread."""
+    if isinstance(o, Addr):
+        base, off = o.base, o.offset
+    else:
+        base, off = o, 0
+    v, u = cta.int_value(base, 32, False, m, what) if base is not None else (np.uint64(0), None)
+    if u is not None and (m is None or (u & m).any()):
+        raise cta.prog.error(ins, f"{ins.opcode}: {what} is undefined (thread {int(np.argmax(u))})")
+    return (np.broadcast_to(np.asarray(v, U64), (cta.T,)).astype(np.int64) + off) & 0xFFFFFFFF
+
+
+def _whole_warps(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
+    return whole_groups(cta, ins, m)
+
+
+def _cta_group(prog: Program, ins: Instr) -> int:
+    g = next((int(p.split("::")[1]) for p in ins.parts if p.startswith("cta_group::")), 1)
+    if g != 1:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (cta_group::2: the executor runs one CTA at a "
+                              "time, so a CTA pair's MMA is not executed yet)")
+    return g
+
+
+@handler("tcgen05")
+def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
+    parts = ins.parts
+    sub = parts[1] if len(parts) > 1 else ""
+    if sub.startswith("fence::"):
+        return Step(ins, index, "nop")  # ordering of tcgen05 operations around thread synchronisation
+    if sub in ("alloc", "dealloc"):
+        return _allocation(prog, ins, index, sub)
+    if sub == "relinquish_alloc_permit":
+        _cta_group(prog, ins)
+
+        def relinquish(cta: CTA, m: np.ndarray | None) -> None:
+            tmem(cta).relinquished = True
+        return Step(ins, index, "op", relinquish, collective="warp")
+    if sub in ("ld", "st"):
+        return _ld_st(prog, ins, index, sub)
+    if sub in ("wait::ld", "wait::st"):
+        return _wait(prog, ins, index, sub)
+    if sub == "mma":
+        return _mma(prog, ins, index)
+    if sub == "commit":
+        return _commit(prog, ins, index)
+    raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (tcgen05.{sub} is not executed yet)")
+
+
+# ----------------------------------------------------------------------------- allocation
+
+def _allocation(prog: Program, ins: Instr, index: int, verb: str) -> Step:
+    """``tcgen05.alloc [dst], nCols`` (the columns' address written to shared memory) and ``tcgen05.dealloc taddr,
+    nCols``, each by a whole warp."""
+    _cta_group(prog, ins)
+    if len(ins.operands) != 2:
+        raise prog.error(ins, f"{ins.opcode} takes {'[dst]' if verb == 'alloc' else 'taddr'}, nCols")
+    a_o, n_o = ins.operands
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        warps = _whole_warps(cta, ins, m)
+        t = tmem(cta)
+        addr = shared_address(cta, ins, a_o, m, "shared") if verb == "alloc" else tmem_address(cta, ins, a_o, m)
+        n, _ = cta.int_value(n_o, 32, False, m, "a column count")
+        n = np.broadcast_to(np.asarray(n, U64), (cta.T,))
+        for w in warps:
+            th = int(w) * 32
+            ncols = int(n[th])
+            if verb == "dealloc":
+                lane, col = split(int(addr[th]))
+                if lane or not t.free(col, ncols):
+                    cta.prog.events.add("tmem_bad_dealloc", index, cta.index, th, int(addr[th]), "tmem",
+                                        f"tcgen05.dealloc (warp {w}) frees {ncols} columns at lane {lane}, column "
+                                        f"{col}, which no tcgen05.alloc holds", 1)
+                continue
+            if ncols < 32 or ncols > COLS or ncols & (ncols - 1):
+                raise prog.error(ins, f"{ins.opcode} (warp {w}): {ncols} columns: a power of 2 from 32 to {COLS}")
+            if t.relinquished:
+                cta.prog.events.add("tmem_alloc_after_relinquish", index, cta.index, th, 0, "tmem",
+                                    f"tcgen05.alloc (warp {w}) after the CTA relinquished its allocation permit", 1)
+            start = t.allocate(ncols)
+            if start is None:
+                raise prog.error(ins, f"{ins.opcode} (warp {w}) asks for {ncols} columns with "
+                                      f"{int(t.allocated.sum())} of {COLS} already allocated: it would wait for a "
+                                      "tcgen05.dealloc that never comes")
+            dst = np.zeros(cta.T, U64)
+            dst[th] = int(addr[th])
+            write_shared(cta, ins, dst, np.full((1, 4), CONCRETE, np.int64), to_bytes(np.array([start], U64), 4),
+                         np.array([th]), proxy="cp.async")
+    return Step(ins, index, "op", run, collective="warp")
+
+
+# ----------------------------------------------------------------------------- tcgen05.ld / tcgen05.st
+
+def tmem_cells(cta: CTA, ins: Instr, index: int, t: TensorMemory, lanes: np.ndarray, cols: np.ndarray, warp: int,
+           verb: str) -> np.ndarray:
+    """Flat cell indices of (lane, column) pairs a warp accesses (``warp`` -1: the tensor core's, every lane);
+    findings for a lane outside the warp's quarter and a column no allocation holds."""
+    shape = lanes.shape
+    lanes, cols = lanes.reshape(-1), cols.reshape(-1)
+    q = warp % 4
+    bad = ((lanes < 32 * q) | (lanes >= 32 * q + 32)) if warp >= 0 else np.zeros(lanes.shape, bool)
+    if bad.any():
+        k = int(np.argmax(bad))
+        cta.prog.events.add("tmem_lane_quarter", index, cta.index, warp * 32, int(lanes[k]), "tmem",
+                            f"{ins.opcode.split('.')[0]}.{verb} (warp {warp}) accesses Tensor Memory lane {int(lanes[k])}, "
+                            f"outside its lane quarter {32 * q}..{32 * q + 31}", int(bad.sum()))
+    out = (cols < 0) | (cols >= COLS) | (lanes < 0) | (lanes >= LANES)
+    cc = np.clip(cols, 0, COLS - 1)
+    unalloc = ~t.allocated[cc] | out
+    if unalloc.any():
+        k = int(np.argmax(unalloc))
+        cta.prog.events.add("tmem_unallocated", index, cta.index, warp * 32, int(cols[k]), "tmem",
+                            f"tcgen05.{verb} (warp {warp}) accesses Tensor Memory column {int(cols[k])}, which no "
+                            "tcgen05.alloc holds", int(unalloc.sum()))
+    return (np.clip(lanes, 0, LANES - 1) * COLS + cc).reshape(shape)
+
+
+def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
+    parts = ins.parts
+    shape = next((p for p in parts if re.fullmatch(r"\d+x\d+bx?\d*", p)), None)
+    num = next((int(p[1:]) for p in parts if re.fullmatch(r"x\d+", p)), None)
+    if shape is None or num is None or "b32" not in parts:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.shape, .num and .b32)")
+    if any(p.startswith("pack::") or p.startswith("unpack::") for p in parts):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.pack::16b / .unpack::16b are not executed "
+                              "yet)")
+    try:
+        form = tmem_access(verb, shape, num, face_of(prog))
+    except NoLayout as e:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
+    ops = list(ins.operands)
+    if verb == "ld":
+        regs_o, addr_o = ops[0], ops[1]
+        rest = ops[2:]
+    else:
+        addr_o, regs_o = ops[0], ops[-1]
+        rest = ops[1:-1]
+    if rest and not (len(rest) == 1 and isinstance(rest[0], Imm) and rest[0].value == num):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (an immHalfSplitoff other than .num, the "
+                              "catalog's)")
+    items = list(regs_o.items) if isinstance(regs_o, Vec) else [regs_o]
+    if len(items) != form.registers:
+        raise prog.error(ins, f"{ins.opcode}: {len(items)} registers, the catalog's layout has {form.registers}")
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        warps = _whole_warps(cta, ins, m)
+        t = tmem(cta)
+        addr = tmem_address(cta, ins, addr_o, m)
+        T = cta.T
+        for w in (int(x) for x in warps):
+            th = np.arange(w * 32, w * 32 + 32)
+            a = addr[th]
+            if (a != a[0]).any():
+                raise prog.error(ins, f"{ins.opcode}: the lanes of warp {w} give different addresses")
+            lane0, col0 = split(int(a[0]))
+            cells = tmem_cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
+            if verb == "st":
+                for i, o in enumerate(items):
+                    b, g = value(cta, o, 4)
+                    b = np.broadcast_to(np.asarray(b, U64), (T,))[th]
+                    tags = np.full((32, 4), CONCRETE, np.int64) if g is None else g[th]
+                    if prog.trace:
+                        tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64),
+                                                 "tmem")
+                    t.write_now(cells[:, i], tags, to_bytes(b, 4))
+                    t.stored[cells[:, i]] = th
+                    t.stored_instr[cells[:, i]] = index
+                continue
+            flat = cells.reshape(-1)
+            pend = t.pending[flat] > 0
+            if pend.any():
+                k = int(np.argmax(pend))
+                src = prog.steps[int(t.pending_instr[flat[k]])].instr
+                cta.prog.events.add("read_in_flight", index, cta.index, w * 32, int(flat[k]), "tmem",
+                                    f"tcgen05.ld (warp {w}) reads Tensor Memory lane {int(flat[k]) // COLS}, column "
+                                    f"{int(flat[k]) % COLS} before the tcgen05.mma at line {src.line} that writes it "
+                                    "has completed (no wait on the mbarrier of its tcgen05.commit between them)",
+                                    int(pend.sum()))
+            never = (t.tags[flat] == -2).any(axis=1) & ~pend
+            if never.any():
+                k = int(np.argmax(never))
+                cta.prog.events.add("unwritten_read", index, cta.index, w * 32, int(flat[k]), "tmem",
+                                    f"tcgen05.ld (warp {w}) reads Tensor Memory lane {int(flat[k]) // COLS}, column "
+                                    f"{int(flat[k]) % COLS}, which nothing wrote", int(never.sum()))
+            mine = np.zeros(T, bool)
+            mine[th] = True
+            for i, o in enumerate(items):
+                r = dest(prog, ins, o)
+                if r is None:
+                    continue
+                tags = t.tags[cells[:, i]]
+                bits = from_bytes(t.bits[cells[:, i]])
+                if prog.trace:
+                    tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64), "tmem")
+                full_b = np.zeros(T, U64)
+                full_b[th] = bits
+                full_t = np.full((T, 4), CONCRETE, np.int64)
+                full_t[th] = tags
+                cta.put_raw(r.id, full_b, None if (full_t == CONCRETE).all() else full_t,
+                            mine if m is None else (m & mine))
+                release_registers(cta, [r.id], mine, every=True)  # one tcgen05.ld in flight per register
+                hold_registers(cta, [r.id], mine, index)
+    return Step(ins, index, "op", run, collective="warp")
+
+
+def _wait(prog: Program, ins: Instr, index: int, sub: str) -> Step:
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        warps = _whole_warps(cta, ins, m)
+        mine = np.zeros(cta.T, bool)
+        for w in warps:
+            mine[int(w) * 32:int(w) * 32 + 32] = True
+        if sub == "wait::ld":
+            for r in list(cta.async_regs):
+                if prog.steps[cta.async_regs[r][1]].instr.base == "tcgen05":
+                    release_registers(cta, [r], mine, every=True)
+        else:
+            t = tmem(cta)
+            done = (t.stored >= 0) & mine[np.clip(t.stored, 0, cta.T - 1)]
+            t.stored[done] = -1
+    return Step(ins, index, "op", run, collective="warp")
+
+
+# ----------------------------------------------------------------------------- tcgen05.mma and tcgen05.commit
+
+def _mma(prog: Program, ins: Instr, index: int) -> Step:
+    parts = ins.parts
+    _cta_group(prog, ins)
+    kind = next((p.split("::")[1] for p in parts if p.startswith("kind::")), None)
+    if kind is None or kind not in KINDS:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (kind::{kind})")
+    ws = "ws" in parts
+    if "sp" in parts:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse tcgen05.mma is not executed yet)")
+    block = "block_scale" in parts or kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")
+    if block:
+        if "block_scale" not in BLOCK_SCALED:
+            raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (block scaling)")
+        return BLOCK_SCALED["block_scale"](prog, ins, index, kind)
+    if ws:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.ws: its collector buffers are not executed "
+                              "yet)")
+    ops = list(ins.operands)
+    if len(ops) < 5:
+        raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d")
+    d_o, a_o, b_o, i_o = ops[:4]
+    rest = ops[4:]
+    lanes_o = None
+    if len(rest) == 2 and isinstance(rest[0], Vec):
+        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane: executed when it disables no lane (CuTe's zeros)
+    if len(rest) != 1:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
+    en_o = rest[0]
+    a_tmem = isinstance(a_o, Addr)
+    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem)
+    if lanes_o is None:
+        return Step(ins, index, "op", run)
+
+    def run_masked(cta: CTA, m: np.ndarray | None) -> None:
+        for o in lanes_o.items:
+            v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
+            v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
+            if (v[thread_rows(m, cta.T)] != 0).any():
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane masks that "
+                                      "disable lanes are not executed yet)")
+        run(cta, m)
+    return Step(ins, index, "op", run_masked)
+
+
+def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any,
+                 m: np.ndarray | None, a_tmem: bool) -> tuple[Any, ...]:
+    """The descriptor values, the decoded instruction descriptor and the D address of thread ``t``'s MMA."""
+    prog = cta.prog
+    dv = tmem_address(cta, ins, d_o, m, "the D address")
+    iv, u = cta.int_value(i_o, 32, False, m, "an instruction descriptor")
+    iv = int(np.broadcast_to(np.asarray(iv, U64), (cta.T,))[t])
+    try:
+        idesc = instruction_descriptor(kind, iv)
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the instruction descriptor {iv:#010x} cannot be read: "
+                              f"{e}") from None
+    av = int(tmem_address(cta, ins, a_o, m, "the A address")[t]) if a_tmem else \
+        int(np.broadcast_to(np.asarray(cta.int_value(a_o, 64, False, m, "the A descriptor")[0], U64), (cta.T,))[t])
+    bv = int(np.broadcast_to(np.asarray(cta.int_value(b_o, 64, False, m, "the B descriptor")[0], U64), (cta.T,))[t])
+    return int(dv[t]), av, bv, iv, idesc
+
+
+def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: int, rows: int, K: int, t: int,
+              what: str) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from shared memory."""
+    prog = cta.prog
+    try:
+        addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
+                              f"{e}") from None
+    tags, bts = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, np.array([t // 32]), t)
+    return addr, prog.domain.elements(tags, bts).reshape(rows, K)
+
+
+def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
+             a_tmem: bool):  # type: ignore[no-untyped-def]
+    from ..layout.types import ELEMENT_BITS  # noqa: PLC0415
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        dom = prog.domain
+        tm = tmem(cta)
+        en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
+        for t in (int(x) for x in thread_rows(m, cta.T)):
+            dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, a_tmem)
+            if idesc.negate_a or idesc.negate_b:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
+            M, N, K = idesc.m, idesc.n, idesc.k
+            abits, bbits = ELEMENT_BITS.get(idesc.atype, 8), ELEMENT_BITS.get(idesc.btype, 8)
+            if min(abits, bbits) < 8:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
+                                      "than a byte are not executed yet")
+            lane0, col0 = split(dv)
+            try:
+                dp = datapath(M, N, 1, False, False, lane0 % 32 if M == 64 else 0, face_of(prog))
+            except NoLayout as e:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
+            base_lane = lane0 - (lane0 % 32 if M == 64 else 0)
+            dcells = tmem_cells(cta, ins, index, tm, base_lane + dp.lane, col0 + dp.col, -1, "mma")
+            A = dom.zeros((1, M, K))
+            held = []
+            if a_tmem:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is not executed yet")
+            addr, vals = read_desc(cta, ins, index, av, "MN" if idesc.transpose_a else "K", abits, M, K, t, "A")
+            A[0] = vals
+            held.append(hold(cta, addr, abits // 8, index))
+            addr, vals = read_desc(cta, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, N, K, t, "B")
+            B = dom.zeros((1, K, N))
+            B[0] = vals.T
+            held.append(hold(cta, addr, bbits // 8, index))
+            C = dom.zeros((1, M, N))
+            d_eb = 2 if idesc.dtype == "f16" else 4
+            if en[t]:
+                flat = dcells.reshape(-1)
+                st = tm.stored[flat] >= 0
+                if st.any():
+                    cta.prog.events.add("tmem_store_in_flight", index, cta.index, t, int(flat[int(np.argmax(st))]),
+                                        "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a tcgen05.st "
+                                        "still writes (no tcgen05.wait::st between them)", int(st.sum()))
+                C[0] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb]).reshape(M, N)
+            info = np.array([[index, cta.index, t, np.uint64(av).view(np.int64), np.uint64(bv).view(np.int64), iv]],
+                            np.int64)
+            D = dom.matmul(cta, index, "tcgen05", A, B, C, d_eb, info)
+            tags, bits = dom.memory_bytes(D.reshape(-1), d_eb)
+            if d_eb < CELL:
+                tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
+                bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
+            tm.issue(index, dcells.reshape(-1), tags, bits, t, held)
+    return run
+
+
+def _commit(prog: Program, ins: Instr, index: int) -> Step:
+    parts = ins.parts
+    _cta_group(prog, ins)
+    if "multicast::cluster" in parts:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (multicast to a cluster)")
+    if not any(p.startswith("mbarrier::arrive::one") for p in parts) or len(ins.operands) != 1:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (tcgen05.commit...mbarrier::arrive::one "
+                              "[mbar])")
+    bar_o = ins.operands[0]
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        tm = tmem(cta)
+        bar = shared_address(cta, ins, bar_o, m, "generic")
+        for t in (int(x) for x in thread_rows(m, cta.T)):
+            b = barrier_at(cta, ins, int(bar[t]))
+            snaps = tm.uncommitted.pop(t, [])
+            b.commits.append(_Landing(Commit(index, t, snaps, tm), cta))
+    return Step(ins, index, "op", run)
+
+
+class _Landing:
+    """A commit's landing: its MMAs' results reach Tensor Memory and their shared-memory reads end."""
+
+    def __init__(self, commit: Commit, cta: CTA) -> None:
+        self.commit = commit
+        self.cta = cta
+
+    def land(self) -> None:
+        from .ops_mem import release  # noqa: PLC0415
+        self.commit.land()
+        for s in self.commit.snapshots:
+            for idx in s.held:
+                release(self.cta, idx)
+
+
+__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
