@@ -15,7 +15,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .check import CHUNK, Einsum2, _decode, _links
+from .check import CHUNK, Einsum2, _decode_cols, _links
 from .launch import Launch
 from .memory import GlobalMemory
 from .symbolic import ATOM, BAD, CONST, SUM, ZERO_KIND, Symbolic, element_starts
@@ -179,11 +179,11 @@ def _holdings(sym: Symbolic, ein: Einsum2, vals: np.ndarray, status: np.ndarray,
         counts = np.zeros(n * S, np.int64)
         n_bad = np.zeros(n, np.int64)
         firsts: list[np.ndarray] = []  # (element, key, a, b) of wrong products
-        for (e, a, b, _f, _rw, _rr, _cc, ln) in links:
+        for (e, a, b, _f, _rw, _rr, _cc, ln, extra) in links:
             K = a.shape[1]
             el = np.repeat(e, K)
             fa, fb = a.reshape(-1), b.reshape(-1)
-            zero, good, s = _decode(sym, ein, sel[el], fa, fb)
+            zero, good, s = _decode_cols(sym, ein, sel[el], [fa, fb, *(x.reshape(-1) for x in extra)])
             bad = ~zero & ~good
             n_bad += np.bincount(el[bad], minlength=n)
             g = good & ~zero
