@@ -63,6 +63,7 @@ KNOWN: dict[str, Known] = {k.role: k for k in (
     Known("wgmma.mma_async.sp", ("asynchronous-warpgroup-level-matrix-instructions-wgmma-mma-sp",),
           "Asynchronous Multiply-and-Accumulate Instruction: wgmma.mma_async.sp"),
     Known("wgmma.sp.fragments", (), "Matrix Fragments for sparse wgmma.mma_async", prefix=True),
+    Known("wgmma.fragments", (), "Matrix Fragments for wgmma.mma_async", prefix=True),
     Known("wgmma.shared", ("asynchronous-warpgroup-level-matrix-shared-memory-layout",), "Shared Memory Matrix Layout"),
     Known("wgmma.shared.lbo", ("asynchronous-warpgroup-level-leading-dimension-byte-offset",),
           "Leading Dimension Byte Offset", within="wgmma.shared"),
@@ -82,6 +83,8 @@ KNOWN: dict[str, Known] = {k.role: k for k in (
           "Leading Dimension Stride: relative offset or absolute address"),
     Known("tcgen05.lbo.absolute", ("tcgen05-leading-dimension-byte-offset-absolute-address-restriction",),
           "Restrictions on the Leading Dimension Absolute Address Stride"),
+    Known("tcgen05.fragments", (), "Matrix fragments for shape", prefix=True),
+    Known("tcgen05.packing", ("tcgen05-packing-formats",), "Packing formats of elements in Tensor and Shared memory"),
     # titles wgmma's sections share: found by anchor only
     Known("tcgen05.sbo", ("tcgen05-stride-dimension-byte-offset",)),
     Known("tcgen05.canonical", ("tcgen05-canonical-layouts",)),

@@ -1,0 +1,65 @@
+"""Every statement the cited doc pages make about a layout, read section by section (issue 41).
+
+``read(pages)`` finds the sections the readers know (``verify.catalog.known``: by anchor or title, never by number)
+and hands each to its reader; the readers return ``verify.layout.statements.Statement``s, one value at its words,
+and judge nothing (``verify.checks.statements`` does):
+
+* register fragments shown only as figures: wgmma, sparse wgmma, tcgen05.ld/st (``statements_fragments``);
+* ldmatrix, stmatrix, movmatrix (``statements_matrix``);
+* tcgen05's packing formats, Table 52 and Table 53, the wgmma shared-memory page (``statements_shared``).
+
+``SUBJECT_PREFIXES`` says which reviewed specs a page's statements are judged by (``verify.catalog.pages``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from ..layout.statements import Statement
+from .docpage import Page, Section
+from .known import SectionIndex
+from .statement_text import Sink
+from .statements_fragments import read_fragment_section, read_tmem_section
+
+
+def _wgmma(sink: Sink, sec: Section) -> None:
+    read_fragment_section(sink, sec, "wgmma")
+
+
+def _wgmma_sparse(sink: Sink, sec: Section) -> None:
+    read_fragment_section(sink, sec, "wgmma.sp", sparse=True)
+
+
+# (known section, its reader, the ids of the reviewed layouts and maps its statements are judged by: prefixes)
+READERS: tuple[tuple[str, Callable[[Sink, Section], None], tuple[str, ...]], ...] = (
+    ("wgmma.fragments", _wgmma, ("wgmma.m",)),
+    ("wgmma.sp.fragments", _wgmma_sparse, ("wgmma.sp.",)),
+    ("tcgen05.fragments", read_tmem_section, ("tcgen05.ld.", "tcgen05.st.")),
+)
+
+
+@dataclass(frozen=True)
+class Read:
+    statements: tuple[Statement, ...]
+    prefixes: frozenset[str]  # the ids of the reviewed specs they are judged by start so
+
+
+def read(pages: Sequence[Page]) -> Read:
+    """The statements of the known sections of ``pages`` (each section once), in page order."""
+    index = SectionIndex(pages)
+    out: list[Statement] = []
+    prefixes: set[str] = set()
+    done: set[tuple[str, str]] = set()
+    for role, reader, wanted in READERS:
+        for found in index.all(role):
+            if (found.number, role) in done:
+                continue
+            done.add((found.number, role))
+            sink = Sink(found.page, found.number)
+            reader(sink, found.section)
+            out += sink.out
+            prefixes |= set(wanted)
+    return Read(tuple(sorted(out, key=lambda s: (s.page, s.line, s.col, s.kind, s.subject))), frozenset(prefixes))
+
+
+__all__ = ["READERS", "Read", "read"]

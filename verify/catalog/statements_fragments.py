@@ -1,0 +1,248 @@
+"""The statements of the register-fragment sections whose layouts the pages show only as figures: wgmma
+(9.7.15.5.1.1.x), sparse wgmma (9.7.15.6.2.x) and tcgen05.ld/st (9.7.16.2.3.1.x).
+
+What such a section states is read here, one value at its words (``verify.layout.statements``), never judged:
+
+* the shape the section is about, wherever it is named (its title, its prose, the figure captions): ``shape``;
+* the operand of each bullet ("Multiplicand A in registers", "Accumulator D") and of each caption: ``operand``;
+  the header of each fragment table (``.atype`` / ``.dtype``): ``type-header``;
+* each table row: the layout it states (instruction, shape, operand, types: ``layout``, at the type cell), its
+  register count (``registers``: the expression, ``four`` or ``N/4``), register type (``register-type``),
+  elements per register or in all (``elements-per-register``, ``elements-total``), the element types it names
+  (``element-types``), the matrix (``matrix``), the element list with its ``X = N/2 - 4`` names (``elements``)
+  and the values of N (``params``), sparse rows' non-zero elements per chunk (``sparse-chunk``);
+* tcgen05: the lanes a warp accesses and the bits per lane (``tmem-lanes``, ``tmem-bits``);
+* sparse wgmma: the metadata register (``metadata``: register bits, vectors, bits per vector).
+"""
+from __future__ import annotations
+
+import re
+from ..layout.ids import layout_id
+from .docpage import Caption, Section, Table, Text
+from .statement_text import NUMBER, Sink, number
+
+_TYPE = re.compile(r"\.([a-z][a-z0-9]*)")
+_HEADER_OPERAND = {"atype": "A", "btype": "B", "ctype": "C", "dtype": "D"}
+
+
+def section_subject(sec: Section) -> str:
+    """What a section-level statement is about: the section, by its anchor (else its title)."""
+    return "section:" + (sec.heading.anchor or sec.heading.title)
+
+
+def _shape_in(title: str) -> re.Match[str] | None:
+    return re.search(r"\b(m\d+nNk\d+|m\d+n\d+k\d+)\b", title)
+
+
+def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bool = False) -> None:
+    """The statements of one wgmma / sparse wgmma fragment section (module docstring)."""
+    title = sec.heading.title.replace("\uf0c1", "")
+    m = _shape_in(title)
+    subject = section_subject(sec)
+    shape = m.group(1) if m else ""
+    if m:
+        sink.add("shape", subject, shape, _title_pos(sink, sec, m.group(1)), title)
+    else:
+        sink.add("shape", subject, None, (sec.heading.line, 1), title, "the title names no shape")
+    operand = ""
+    for b in sec.blocks:
+        if isinstance(b, Text):
+            for sm in re.finditer(r"\.?(m\d+nNk\d+|m\d+n\d+k\d+)\b", b.text):
+                sink.add("shape", subject, sm.group(1), sink.at(b.line, b.col, b.text, sm.start(1)), b.text)
+            om = re.match(r"(Multiplicand|Accumulator|Matrix)\s+(\S+?)(?:,|:|\s|$)", b.text)
+            if om and b.bullet:
+                op = om.group(2)
+                operand = {"C/D": "D", "C": "C", "D": "D", "A": "A", "B": "B"}.get(op, op)
+                sink.add("operand", subject, operand, sink.at(b.line, b.col, b.text, om.start(2)), b.text,
+                         "" if op in ("A", "B", "C", "D", "C/D") else f"{op!r} names no operand")
+                if "from shared memory" in b.text or "Shared memory layout" in b.text:
+                    operand = ""
+            if sparse and re.search(r"Metadata operand", b.text):
+                _metadata(sink, subject, b)
+        elif isinstance(b, Caption):
+            text = b.text.replace("\uf0c1", "")
+            for sm in re.finditer(r"\.(m\d+nNk\d+|m\d+n\d+k\d+)\b", text):
+                sink.add("shape", subject, sm.group(1), sink.at(b.line, 1, text, sm.start(1)), text)
+            cm = re.search(r"(?:for|of)\s+(?:the\s+)?(?:accumulator\s+)?matrix\s+(\w+)", text, re.I)
+            if cm:
+                sink.add("operand", subject, cm.group(1), sink.at(b.line, 1, text, cm.start(1)), text)
+        elif isinstance(b, Table) and operand:
+            _table(sink, sec, b, instruction, shape, operand, sparse)
+
+
+def _title_pos(sink: Sink, sec: Section, word: str) -> tuple[int, int]:
+    raw = sink.page.lines[sec.heading.line - 1] if 0 < sec.heading.line <= len(sink.page.lines) else ""
+    k = raw.find(word)
+    return (sec.heading.line, k + 1 if k >= 0 else 1)
+
+
+def _types(text: str) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(_TYPE.findall(text)))
+
+
+def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str, operand: str, sparse: bool) -> None:
+    head = table.header[0].strip().lstrip(".") if table.header else ""
+    if head:
+        sink.add("type-header", f"operand:{operand}", head, (table.line, 1), table.header[0],
+                 "" if head in _HEADER_OPERAND else f"the header {table.header[0]!r} names no operand's types")
+    for row in table.rows:
+        cells = row.cells
+        if not cells or not cells[0].text.strip():
+            continue
+        tcell = cells[0]
+        types = _types(tcell.text)
+        line = tcell.line or row.line
+        if not types:
+            sink.add("layout", "", None, (line, tcell.col), tcell.text, "the type cell names no type")
+            continue
+        lid = layout_id(instruction, shape, operand, types)
+        sink.add("layout", lid, lid, (line, tcell.col), tcell.text)
+        for cell in cells[1:]:
+            cline = cell.line or row.line
+            _fragment_words(sink, lid, cell.text, cline, cell.col, operand, sparse)
+            _element_words(sink, lid, cell.text, cline, cell.col, operand)
+
+
+_REGS = re.compile(r"containing\s+(\S+(?:\s+two)?)(?:\s+number\s+of)?\s+\.(\w+)\s+registers?", re.I)
+_EACH = re.compile(r"each\s+register\s+containing\s+(.*?)\s+(non-zero\s+)?(\.\w.*?)\s*elements?\b", re.I)
+_TOTAL = re.compile(r"registers?\s+containing\s+(.*?)\s+(\.\w.*?)\s*elements?\b", re.I)
+_OUT_OF = re.compile(r"out\s+of\s+(" + NUMBER + r")\s+consecutive", re.I)
+_MATRIX = re.compile(r"from\s+matrix\s+(\w+)", re.I)
+
+
+def _fragment_words(sink: Sink, lid: str, text: str, line: int, col: int, operand: str, sparse: bool) -> None:
+    m = _REGS.search(text)
+    if not m:
+        if re.search(r"vector expression", text):
+            sink.add("registers", lid, None, (line, col), text, "the register count and type do not read")
+        return
+    count = m.group(1)
+    value = str(number(count)) if number(count) is not None else count
+    ok = number(count) is not None or re.fullmatch(r"[A-Za-z0-9_/*+() -]+", count) is not None
+    sink.add("registers", lid, value, sink.at(line, col, text, m.start(1)), text, "" if ok else f"{count!r} is no count")
+    sink.add("register-type", lid, m.group(2).lower(), sink.at(line, col, text, m.start(2)), text)
+    rest_at = m.end()
+    e = _EACH.search(text, rest_at)
+    t = _TOTAL.search(text, m.start()) if e is None else None
+    if e is not None:
+        n = number(e.group(1))
+        sink.add("elements-per-register", lid, n, sink.at(line, col, text, e.start(1)), text,
+                 "" if n is not None else f"{e.group(1)!r} is no number")
+        types = _types(e.group(3))
+        sink.add("element-types", lid, frozenset(types), sink.at(line, col, text, e.start(3)), text,
+                 "" if types else "the elements' type does not read")
+    elif t is not None:
+        n = number(t.group(1))
+        sink.add("elements-total", lid, n, sink.at(line, col, text, t.start(1)), text,
+                 "" if n is not None else f"{t.group(1)!r} is no number")
+        types = _types(t.group(2))
+        sink.add("element-types", lid, frozenset(types), sink.at(line, col, text, t.start(2)), text,
+                 "" if types else "the elements' type does not read")
+    if sparse:
+        o = _OUT_OF.search(text)
+        if o:
+            n = number(o.group(1))
+            sink.add("sparse-chunk", lid, n, sink.at(line, col, text, o.start(1)), text,
+                     "" if n is not None else f"{o.group(1)!r} is no number")
+    mm = _MATRIX.search(text)
+    if mm:
+        sink.add("matrix", lid, mm.group(1), sink.at(line, col, text, mm.start(1)), text)
+
+
+_NSET = re.compile(r"(?:\bN\s*=\s*|=\s*)(\d+)\s*\*\s*i\s+where\s+i\s*=\s*\{([^}]*)\}")
+
+
+def _element_words(sink: Sink, lid: str, text: str, line: int, col: int, operand: str) -> None:
+    prefix = {"D": "d", "C": "c"}.get(operand, operand.lower())
+    lm = re.search(rf"\b{prefix}0\b", text)
+    if lm:
+        end = len(text)
+        cut = re.search(r"\s+(?:N\s*=|`?N`?\s+depends|Mapping\b)", text[lm.start():])
+        if cut:
+            end = lm.start() + cut.start()
+        body = " ".join(text[lm.start():end].split())
+        sink.add("elements", lid, body, sink.at(line, col, text, lm.start()), text)
+    elif re.search(r"\b[a-z]\d+\b", text) and not re.search(r"Elements|vector expression", text):
+        sink.add("elements", lid, None, (line, col), text, "the element list names no element of this operand")
+    found = list(_NSET.finditer(text))
+    if found:
+        values: set[int] = set()
+        unread = ""
+        for nm in found:
+            try:
+                values |= {int(nm.group(1)) * v for v in expand_set(nm.group(2))}
+            except ValueError as e:
+                unread = str(e)
+        starts = [nm.start(1) for nm in found]
+        if not re.search(r"\bN\s*=", text[: found[0].start(1)]):
+            unread = unread or "the set is not of N"
+        sink.add("params", lid, frozenset(values), sink.at(line, col, text, starts[0]), text, unread)
+
+
+def expand_set(body: str) -> list[int]:
+    """``1, 2, ... , 32`` -> 1 .. 32: an ellipsis continues the step of the two values before it to the value after
+    it.  ``ValueError`` when the words are no such set."""
+    items = [x.strip() for x in body.split(",")]
+    out: list[int] = []
+    for k, it in enumerate(items):
+        if it in ("...", "…"):
+            if len(out) < 2 or k + 1 >= len(items) or not items[k + 1].isdigit():
+                raise ValueError(f"an ellipsis with no run around it in {{{body}}}")
+            step, end = out[-1] - out[-2], int(items[k + 1])
+            if step <= 0 or (end - out[-1]) % step or end - out[-1] > 1 << 12:
+                raise ValueError(f"the run before the ellipsis in {{{body}}} does not reach {end}")
+            out.extend(range(out[-1] + step, end, step))
+        elif it.isdigit() and len(it) < 6:
+            out.append(int(it))
+        else:
+            raise ValueError(f"{it!r} is not a number")
+    return out
+
+
+def _metadata(sink: Sink, subject: str, b: Text) -> None:
+    m = re.search(r"a\s+\.(\w+)\s+register\s+containing\s+(" + NUMBER + r")\s+(\d+)-bit\s+vectors", b.text)
+    if not m:
+        sink.add("metadata-register", subject, None, (b.line, b.col), b.text, "the metadata register does not read")
+        return
+    sink.add("metadata-register", subject, m.group(1), sink.at(b.line, b.col, b.text, m.start(1)), b.text)
+    sink.add("metadata-vectors", subject, number(m.group(2)), sink.at(b.line, b.col, b.text, m.start(2)), b.text,
+             "" if number(m.group(2)) is not None else f"{m.group(2)!r} is no number")
+    sink.add("metadata-bits", subject, int(m.group(3)), sink.at(b.line, b.col, b.text, m.start(3)), b.text)
+
+
+def read_tmem_section(sink: Sink, sec: Section) -> None:
+    """A tcgen05 'Matrix fragments for shape .LxBb' section: its shape (title, prose, caption), the table row's
+    register words, and 'will access L lanes ... each of the lane (B * .num)-bits'."""
+    title = sec.heading.title.replace("\uf0c1", "")
+    subject = section_subject(sec)
+    m = re.search(r"\.(\d+x\d+b(?:x2)?)", title)
+    shape = m.group(1) if m else ""
+    if m:
+        sink.add("shape", subject, shape, _title_pos(sink, sec, m.group(1)), title)
+    for b in sec.blocks:
+        if isinstance(b, Text):
+            for sm in re.finditer(r"\.(\d+x\d+b(?:x2)?)\b", b.text):
+                sink.add("shape", subject, sm.group(1), sink.at(b.line, b.col, b.text, sm.start(1)), b.text)
+            lm = re.search(r"access\s+(\d+)\s+lanes", b.text)
+            if lm:
+                sink.add("tmem-lanes", subject, int(lm.group(1)), sink.at(b.line, b.col, b.text, lm.start(1)), b.text)
+            bm = re.search(r"\((\d+)\s*\\?\*\s*\.num\)-bits", b.text)
+            if bm:
+                sink.add("tmem-bits", subject, int(bm.group(1)), sink.at(b.line, b.col, b.text, bm.start(1)), b.text)
+        elif isinstance(b, Caption):
+            text = b.text.replace("\uf0c1", "")
+            for sm in re.finditer(r"\.(\d+x\d+b(?:x2)?)\b", text):
+                sink.add("shape", subject, sm.group(1), sink.at(b.line, 1, text, sm.start(1)), text)
+        elif isinstance(b, Table) and shape:
+            for row in b.rows:
+                for cell in row.cells:
+                    rm = re.search(r"containing\s+(\S+)\s+number\s+of\s+\.(\w+)\s+registers", cell.text)
+                    if rm:
+                        line = cell.line or row.line
+                        sink.add("tmem-registers", subject, rm.group(1).lstrip("."),
+                                 sink.at(line, cell.col, cell.text, rm.start(1)), cell.text)
+                        sink.add("tmem-register-type", subject, rm.group(2),
+                                 sink.at(line, cell.col, cell.text, rm.start(2)), cell.text)
+
+
+__all__ = ["expand_set", "read_fragment_section", "read_tmem_section", "section_subject"]
