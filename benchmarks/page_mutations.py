@@ -15,7 +15,9 @@ other statement means its words, so every change of a number or a word changes i
 Each mutant page is then given alone to ``ptx-verify check PAGE --format json`` (in this process, the tree of
 ``--root``) and its answer classified:
 
-* a changed statement is **noticed** when the run exits 1 with a finding at the changed line; **warning** when
+* a changed statement is **noticed** when the run exits 1 with a finding at the changed line; **fixes an erratum**
+  when the run exits 0 and a known erratum the original page has at that line is no longer reported (the change
+  made the statement say what the reviewed record says); **warning** when
   it exits 0 with a new warning there; **elsewhere** when it exits 1 with no finding at that line; **unnoticed**
   when it exits 0 and nothing new is said; **refused** when it exits 2;
 * an equivalent change is **quiet** when the run exits 0 and says nothing the original page does not; else a
@@ -144,7 +146,7 @@ STATEMENTS: list[Statement] = [
         (90, r"Threads 0–7 \| Threads 8–15 \| Threads 16–23 \| Threads 24–31"),
         (102, r"When reading 8x8 matrices, a group of four consecutive threads loads 16 bytes"),
         (105, r"with thread 0 receiving the first fragment"), (106, r"A group of four threads loads an entire row"),
-        (112, r"for one 8x8 Matrix with 16-bit elements"),
+        (112, r"(?<=one )8x8 Matrix with 16-bit elements"),
         (114, r"When `\.num` = `\.x2`, the elements of the second matrix are loaded in the next destination"),
         (115, r"when `\.num` = `\.x4`"), (116, r"elements of the third and fourth matrices"),
         (119, r"For matrix shape 16x16, two destination registers `r0` and `r1` of type `\.b32`"),
@@ -152,12 +154,12 @@ STATEMENTS: list[Statement] = [
         (121, r"element will have 4 bits or 2 bits of padding"),
         (125, r"a group of four consecutive and aligned threads"),
         (126, r"loads 4 consecutive columns across 2 rows"),
-        (132, r"for one 16x16 matrix with 8-bit elements"),
+        (132, r"(?<=one )16x16 matrix with 8-bit elements"),
         (134, r"For matrix shape 8x16, one destination register `r0` of type `\.b32` must be specified where four"),
         (135, r"8-bit elements are loaded in the register\. For 4-bit or 6-bit data, 8-bit element will have 4 bits"),
         (136, r"or 2 bits of padding"),
         (138, r"a group of four consecutive and aligned threads"), (139, r"loads 4 consecutive columns"),
-        (144, r"for one 8x16 matrix with 8-bit elements containing 4-bit/6-bit data"),
+        (144, r"(?<=one )8x16 matrix with 8-bit elements containing 4-bit/6-bit data"),
         (146, r"the matrix is loaded in column-major format"), (147, r"for 16x16 matrices, `\.trans` is mandatory"),
         (206, r"Load a single 8x8 matrix using 64-bit addressing"), (208, r"\.reg \.b64 addr"),
         (210, r"\.reg \.b32 d"), (212, r"ldmatrix\.sync\.aligned\.m8n8\.x1\.shared::cta\.b16 \{d\}"),
@@ -185,12 +187,12 @@ STATEMENTS: list[Statement] = [
         (65, r"`\.x4` \| addr0–addr7 \| addr8–addr15 \| addr16–addr23 \| addr24–addr31"),
         (67, r"When storing 8x8 matrices, a group of four consecutive threads stores 16 bytes"),
         (70, r"with thread 0 storing the first fragment"), (71, r"A group of four threads stores an entire row"),
-        (77, r"for one 8x8 matrix with 16-bit elements"),
+        (77, r"(?<=one )8x8 matrix with 16-bit elements"),
         (79, r"When `\.num` = `\.x2`, the elements of the second matrix are storedd from the next source register"),
         (80, r"when `\.num` = `\.x4`, elements of the"), (81, r"third and fourth matrices"),
         (83, r"For 16x8 matrix shape, each of the 32 threads in the warp provides four elements of data per matrix"),
         (85, r"of type `\.b32` and contains four 8 bit elements `e0`"), (86, r"`e1`, `e2`, `e3` with `e0` and `e3` containing the LSB and MSB"),
-        (91, r"for one 16x8 matrix with 8 bit elements"),
+        (91, r"(?<=one )16x8 matrix with 8 bit elements"),
         (93, r"the matrix is stored in column-major format"), (94, r"for 16x8 matrices, `\.trans` is mandatory"),
         (137, r"Store a single 8x8 matrix using 64-bit addressing"), (139, r"\.reg \.b64 addr"),
         (141, r"\.reg \.b32 r"), (143, r"stmatrix\.sync\.aligned\.m8n8\.x1\.shared\.b16 \[addr\], \{r\}"),
@@ -671,6 +673,9 @@ def classify(mu: Mutant, breaks: bool, rc: int, said: set[tuple[str, int, str]],
     if breaks:
         if rc == 1 and any(s == "error" and ln == line for s, ln, _ in new):
             return "noticed"
+        gone = base - said
+        if rc == 0 and not new and any(s == "known" and ln == line for s, ln, _ in gone):
+            return "fixes an erratum"  # a known erratum at that line is no longer said: the change made it right
         if rc == 1:
             return "elsewhere"
         if any(ln == line for _, ln, _ in new):
@@ -701,28 +706,31 @@ def run_tree(docs: Path, per: int, seed: int, pages: tuple[str, ...], show: bool
                 rc, out = _check(["check", str(target), "--format", "json", "--jobs", "1"], ROOT)
                 verdict = classify(mu, breaks, rc, _said(rc, out, page), base)
                 counts[verdict] = counts.get(verdict, 0) + 1
-                if show and verdict not in ("noticed", "quiet"):
+                if show and verdict not in ("noticed", "quiet", "fixes an erratum"):
                     shown.append(f"{verdict:11} {mu.label()}")
             target.write_text(original, encoding="utf-8")
     return {"pages": results, "shown": shown}
 
 
+CHANGED = ("noticed", "fixes an erratum", "warning", "elsewhere", "unnoticed", "refused", "crash")
+
+
 def summary(results: dict[str, Any]) -> list[str]:
-    rows = ["page                                                     changed: noticed  warning elsewhere unnoticed refused"
+    rows = ["page                                                     changed: noticed fixed warning elsewhere unnoticed refused"
             " crash  | equivalent: quiet false-alarm"]
     tot: dict[str, int] = {}
     for page, c in results["pages"].items():
         for k, v in c.items():
             if k != "original_exit":
                 tot[k] = tot.get(k, 0) + v
-        changed = sum(c.get(k, 0) for k in ("noticed", "warning", "elsewhere", "unnoticed", "refused", "crash"))
+        changed = sum(c.get(k, 0) for k in CHANGED)
         same = c.get("quiet", 0) + c.get("false alarm", 0)
-        rows.append(f"{page[:56]:56} {c.get('noticed', 0):4}/{changed:<4} {c.get('warning', 0):7} {c.get('elsewhere', 0):9} "
+        rows.append(f"{page[:56]:56} {c.get('noticed', 0):4}/{changed:<4} {c.get('fixes an erratum', 0):5} {c.get('warning', 0):7} {c.get('elsewhere', 0):9} "
                     f"{c.get('unnoticed', 0):9} {c.get('refused', 0):7} {c.get('crash', 0):5}  | {c.get('quiet', 0):5}/{same:<4} "
                     f"{c.get('false alarm', 0):5}")
-    changed = sum(tot.get(k, 0) for k in ("noticed", "warning", "elsewhere", "unnoticed", "refused", "crash"))
+    changed = sum(tot.get(k, 0) for k in CHANGED)
     same = tot.get("quiet", 0) + tot.get("false alarm", 0)
-    rows.append(f"{'all':56} {tot.get('noticed', 0):4}/{changed:<4} {tot.get('warning', 0):7} {tot.get('elsewhere', 0):9} "
+    rows.append(f"{'all':56} {tot.get('noticed', 0):4}/{changed:<4} {tot.get('fixes an erratum', 0):5} {tot.get('warning', 0):7} {tot.get('elsewhere', 0):9} "
                 f"{tot.get('unnoticed', 0):9} {tot.get('refused', 0):7} {tot.get('crash', 0):5}  | {tot.get('quiet', 0):5}/{same:<4} "
                 f"{tot.get('false alarm', 0):5}")
     return rows

@@ -20,6 +20,7 @@ from .docpage import Page, Section
 from .known import SectionIndex
 from .statement_text import Sink
 from .statements_fragments import read_fragment_section, read_tmem_section
+from .statements_matrix import read_matrix_section
 
 
 def _wgmma(sink: Sink, sec: Section) -> None:
@@ -35,6 +36,9 @@ READERS: tuple[tuple[str, Callable[[Sink, Section], None], tuple[str, ...]], ...
     ("wgmma.fragments", _wgmma, ("wgmma.m",)),
     ("wgmma.sp.fragments", _wgmma_sparse, ("wgmma.sp.",)),
     ("tcgen05.fragments", read_tmem_section, ("tcgen05.ld.", "tcgen05.st.")),
+    ("ldmatrix", lambda sink, sec: read_matrix_section(sink, sec, "ldmatrix"), ("ldmatrix.",)),
+    ("stmatrix", lambda sink, sec: read_matrix_section(sink, sec, "stmatrix"), ("stmatrix.",)),
+    ("movmatrix", lambda sink, sec: read_matrix_section(sink, sec, "movmatrix"), ("movmatrix.",)),
 )
 
 

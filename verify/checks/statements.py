@@ -45,14 +45,15 @@ class Verdict:
     message: str
     against: str = REVIEWED
     expected: str = "proved"
+    also: tuple[Statement, ...] = ()  # the page's other statements it contradicts: each gets the finding too
 
 
 def agree(message: str, against: str = REVIEWED) -> Verdict:
     return Verdict("proved", message, against)
 
 
-def differ(message: str, against: str = REVIEWED) -> Verdict:
-    return Verdict("refuted", message, against)
+def differ(message: str, against: str = REVIEWED, also: tuple[Statement, ...] = ()) -> Verdict:
+    return Verdict("refuted", message, against, also=also)
 
 
 def known(message: str, against: str = REVIEWED) -> Verdict:
@@ -333,7 +334,7 @@ def _by_the_page(st: Statement, ctx: Context) -> Verdict:
     if repr(st.value) == top and (n > 1 or len(votes) == 1):
         return agree(f"as the page states it {n - 1} more time(s)", PAGE)
     elsewhere = next(s for s in others if repr(s.value) != repr(st.value))
-    return differ(f"the page states {_show(elsewhere.value)} at line {elsewhere.line}", PAGE)
+    return differ(f"the page states {_show(elsewhere.value)} at line {elsewhere.line}", PAGE, (elsewhere,))
 
 
 def judge(spec: Spec, timeout: float) -> tuple[list[StatementResult], list[Finding]]:
@@ -350,15 +351,24 @@ def judge(spec: Spec, timeout: float) -> tuple[list[StatementResult], list[Findi
             others = [s for s in ctx.same(st) if s.value != st.value]
             if others:
                 o = others[0]
-                v = differ(f"{v.message}, but the page states {_show(o.value)} at line {o.line}", v.against)
+                v = differ(f"{v.message}, but the page states {_show(o.value)} at line {o.line}", v.against, (o,))
         results.append(StatementResult(st.page, st.line, st.col, st.kind, st.subject, st.words, v.status, v.expected,
                                        v.against, v.message))
         if v.status != "proved":
             findings.append(Finding(st.subject or st.kind, "statement", v.status, v.expected,
                                     f"{st.where()}: {st.kind}: {v.message}",
                                     TextPosition(st.page, st.line, st.col, st.kind)))
+            for o in v.also:  # the statement it contradicts: the finding there too (either may be the one changed)
+                if (o.line, o.col) != (st.line, st.col):
+                    findings.append(Finding(o.subject or o.kind, "statement", v.status, v.expected,
+                                            f"{o.where()}: {o.kind}: contradicted by line {st.line}: {v.message}",
+                                            TextPosition(o.page, o.line, o.col, o.kind)))
     findings += _coverage(ctx)
-    return results, findings
+    return _unique(results), _unique(findings)
+
+
+def _unique(items: list) -> list:
+    return list(dict.fromkeys(items))
 
 
 def _coverage(ctx: Context) -> list[Finding]:
@@ -384,5 +394,8 @@ def _coverage(ctx: Context) -> list[Finding]:
 def kinds() -> tuple[str, ...]:
     return tuple(sorted(JUDGES))
 
+
+# the judges of the other pages register themselves (imported last: they use what is above)
+from . import statements_matrix  # noqa: E402, F401
 
 __all__ = ["CONSISTENT", "JUDGES", "KNOWN", "Verdict", "judge", "kinds"]
