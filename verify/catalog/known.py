@@ -85,6 +85,7 @@ KNOWN: dict[str, Known] = {k.role: k for k in (
           "Restrictions on the Leading Dimension Absolute Address Stride"),
     Known("tcgen05.fragments", (), "Matrix fragments for shape", prefix=True),
     Known("tcgen05.packing", ("tcgen05-packing-formats",), "Packing formats of elements in Tensor and Shared memory"),
+    Known("tcgen05.packing.part", (), "Packing format", prefix=True),
     # titles wgmma's sections share: found by anchor only
     Known("tcgen05.sbo", ("tcgen05-stride-dimension-byte-offset",)),
     Known("tcgen05.canonical", ("tcgen05-canonical-layouts",)),

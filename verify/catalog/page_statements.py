@@ -21,6 +21,7 @@ from .known import SectionIndex
 from .statement_text import Sink
 from .statements_fragments import read_fragment_section, read_tmem_section
 from .statements_matrix import read_matrix_section
+from .statements_shared import read_atoms, read_canonical, read_definitions, read_descriptor, read_examples, read_packing, read_valid
 
 
 def _wgmma(sink: Sink, sec: Section) -> None:
@@ -31,6 +32,12 @@ def _wgmma_sparse(sink: Sink, sec: Section) -> None:
     read_fragment_section(sink, sec, "wgmma.sp", sparse=True)
 
 
+def _canonical(sink: Sink, sec: Section) -> None:
+    read_atoms(sink, sec, "wgmma")
+    read_canonical(sink, sec)
+    read_examples(sink, sec)
+
+
 # (known section, its reader, the ids of the reviewed layouts and maps its statements are judged by: prefixes)
 READERS: tuple[tuple[str, Callable[[Sink, Section], None], tuple[str, ...]], ...] = (
     ("wgmma.fragments", _wgmma, ("wgmma.m",)),
@@ -39,6 +46,14 @@ READERS: tuple[tuple[str, Callable[[Sink, Section], None], tuple[str, ...]], ...
     ("ldmatrix", lambda sink, sec: read_matrix_section(sink, sec, "ldmatrix"), ("ldmatrix.",)),
     ("stmatrix", lambda sink, sec: read_matrix_section(sink, sec, "stmatrix"), ("stmatrix.",)),
     ("movmatrix", lambda sink, sec: read_matrix_section(sink, sec, "movmatrix"), ("movmatrix.",)),
+    ("tcgen05.packing.part", read_packing, ("tcgen05.packing",)),
+    ("tcgen05.valid", read_valid, ("tcgen05.valid", "tcgen05.shared")),
+    ("tcgen05.swizzle", lambda sink, sec: read_atoms(sink, sec, "tcgen05"), ("tcgen05.shared",)),
+    ("wgmma.shared", lambda sink, sec: read_atoms(sink, sec, "wgmma"), ("wgmma.shared",)),
+    ("wgmma.shared.lbo", lambda sink, sec: read_definitions(sink, sec, "LBO"), ("wgmma.shared",)),
+    ("wgmma.shared.sbo", lambda sink, sec: read_definitions(sink, sec, "SBO"), ("wgmma.shared",)),
+    ("wgmma.shared.canonical", lambda sink, sec: _canonical(sink, sec), ("wgmma.shared",)),
+    ("wgmma.shared.descriptor", read_descriptor, ("wgmma.shared",)),
 )
 
 

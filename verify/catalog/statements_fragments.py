@@ -45,19 +45,41 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
     else:
         sink.add("shape", subject, None, (sec.heading.line, 1), title, "the title names no shape")
     operand = ""
+    pending: list[tuple[str, tuple[int, int], str, str]] = []  # an operand bullet whose next blocks say where it is
+
+    def flush(where: str) -> None:
+        for op, pos, words, unread in pending:
+            sink.add("operand", subject, (op, where), pos, words, unread)
+        pending.clear()
+
     for b in sec.blocks:
         if isinstance(b, Text):
-            for sm in re.finditer(r"\.?(m\d+nNk\d+|m\d+n\d+k\d+)\b", b.text):
-                sink.add("shape", subject, sm.group(1), sink.at(b.line, b.col, b.text, sm.start(1)), b.text)
+            em = re.search(r"executing\s+(?:sparse\s+)?(?:wgmma\.mma_async\.)?(\S+)\s+will compute an MMA operation of shape\s+"
+                           r"\.?(\S+?)\s", b.text)
+            for g in (1, 2) if em else ():
+                word = em.group(g)
+                sink.add("shape", subject, word, sink.at(b.line, b.col, b.text, em.start(g)), b.text,
+                         "" if re.fullmatch(r"m\d+nNk\d+|m\d+n\d+k\d+", word) else f"{word!r} is no shape")
             om = re.match(r"(Multiplicand|Accumulator|Matrix)\s+(\S+?)(?:,|:|\s|$)", b.text)
             if om and b.bullet:
+                flush("registers")
                 op = om.group(2)
                 operand = {"C/D": "D", "C": "C", "D": "D", "A": "A", "B": "B"}.get(op, op)
-                sink.add("operand", subject, operand, sink.at(b.line, b.col, b.text, om.start(2)), b.text,
-                         "" if op in ("A", "B", "C", "D", "C/D") else f"{op!r} names no operand")
-                if "from shared memory" in b.text or "Shared memory layout" in b.text:
+                pending.append((operand, sink.at(b.line, b.col, b.text, om.start(2)), b.text,
+                                "" if op in ("A", "B", "C", "D", "C/D") else f"{op!r} names no operand"))
+                if "shared memory" in b.text.lower():
+                    flush("shared")
                     operand = ""
+                elif re.search(r"(?:in|from) registers", b.text):
+                    flush("registers")
+            elif pending and re.search(r"shared memory", b.text, re.I):
+                flush("shared")
+                operand = ""
+            elif pending and re.search(r"are the same as in case of", b.text):
+                flush("reference")
+                operand = ""
             if sparse and re.search(r"Metadata operand", b.text):
+                flush("registers")
                 _metadata(sink, subject, b)
         elif isinstance(b, Caption):
             text = b.text.replace("\uf0c1", "")
@@ -65,9 +87,11 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
                 sink.add("shape", subject, sm.group(1), sink.at(b.line, 1, text, sm.start(1)), text)
             cm = re.search(r"(?:for|of)\s+(?:the\s+)?(?:accumulator\s+)?matrix\s+(\w+)", text, re.I)
             if cm:
-                sink.add("operand", subject, cm.group(1), sink.at(b.line, 1, text, cm.start(1)), text)
+                sink.add("operand", subject, (cm.group(1), "figure"), sink.at(b.line, 1, text, cm.start(1)), text)
         elif isinstance(b, Table) and operand:
+            flush("registers")
             _table(sink, sec, b, instruction, shape, operand, sparse)
+    flush("registers")
 
 
 def _title_pos(sink: Sink, sec: Section, word: str) -> tuple[int, int]:
@@ -105,7 +129,7 @@ def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str,
 
 _REGS = re.compile(r"containing\s+(\S+(?:\s+two)?)(?:\s+number\s+of)?\s+\.(\w+)\s+registers?", re.I)
 _EACH = re.compile(r"each\s+register\s+containing\s+(.*?)\s+(non-zero\s+)?(\.\w.*?)\s*elements?\b", re.I)
-_TOTAL = re.compile(r"registers?\s+containing\s+(.*?)\s+(\.\w.*?)\s*elements?\b", re.I)
+_TOTAL = re.compile(r"registers?,?\s+containing\s+(.*?)\s+(?:non-zero\s+)?(\.\w.*?)\s*elements?\b", re.I)
 _OUT_OF = re.compile(r"out\s+of\s+(" + NUMBER + r")\s+consecutive", re.I)
 _MATRIX = re.compile(r"from\s+matrix\s+(\w+)", re.I)
 
@@ -142,8 +166,10 @@ def _fragment_words(sink: Sink, lid: str, text: str, line: int, col: int, operan
         o = _OUT_OF.search(text)
         if o:
             n = number(o.group(1))
-            sink.add("sparse-chunk", lid, n, sink.at(line, col, text, o.start(1)), text,
-                     "" if n is not None else f"{o.group(1)!r} is no number")
+            said = (e or t).group(1) if (e or t) else ""
+            kept = number(said) if said else None
+            sink.add("sparse-chunk", lid, (kept, n, e is not None), sink.at(line, col, text, o.start(1)), text,
+                     "" if n is not None and kept is not None else f"{o.group(1)!r} is no number")
     mm = _MATRIX.search(text)
     if mm:
         sink.add("matrix", lid, mm.group(1), sink.at(line, col, text, mm.start(1)), text)
@@ -207,7 +233,16 @@ def _metadata(sink: Sink, subject: str, b: Text) -> None:
     sink.add("metadata-register", subject, m.group(1), sink.at(b.line, b.col, b.text, m.start(1)), b.text)
     sink.add("metadata-vectors", subject, number(m.group(2)), sink.at(b.line, b.col, b.text, m.start(2)), b.text,
              "" if number(m.group(2)) is not None else f"{m.group(2)!r} is no number")
-    sink.add("metadata-bits", subject, int(m.group(3)), sink.at(b.line, b.col, b.text, m.start(3)), b.text)
+    im = re.search(r"storing the (index|indices) of\s+(?:(" + NUMBER + r")\s+)?(?:a\s+)?non-zero elements?\s+of a\s+(\d+)-wide chunk",
+                   b.text)
+    n = number(im.group(2)) if im and im.group(2) else 1
+    value = (int(m.group(3)), n, int(im.group(3))) if im else None
+    sink.add("metadata-bits", subject, value, sink.at(b.line, b.col, b.text, m.start(3)), b.text,
+             "" if im else "what the vectors store does not read")
+    if im:
+        for g in (2, 3):
+            if im.group(g):
+                sink.add("metadata-bits", subject, value, sink.at(b.line, b.col, b.text, im.start(g)), b.text)
 
 
 def read_tmem_section(sink: Sink, sec: Section) -> None:

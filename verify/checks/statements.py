@@ -81,9 +81,12 @@ class Context:
         return [lay for lay in self.layouts.values() if not lay.corrected]
 
     def anchored(self, subject: str) -> list[Layout]:
-        """The reviewed doc layouts of the section a ``section:ANCHOR`` subject names."""
-        anchor = subject.removeprefix("section:")
-        return [lay for lay in self.doc_layouts() if lay.source.anchor and lay.source.anchor == anchor]
+        """The reviewed doc layouts of the section a ``section:ANCHOR`` subject names (by its anchor, or by its title
+        where the page gives the heading no anchor)."""
+        from ..catalog.known import squeeze  # noqa: PLC0415
+        key = subject.removeprefix("section:")
+        return [lay for lay in self.doc_layouts() if (lay.source.anchor and lay.source.anchor == key)
+                or (squeeze(lay.source.title) == squeeze(key) and squeeze(key))]
 
     def instruction(self, name: str) -> list[Layout]:
         return [lay for lay in self.doc_layouts() if lay.instruction == name]
@@ -117,7 +120,19 @@ KNOWN: dict[tuple[str, str, Any], str] = {}
 
 
 def known_erratum(kind: str, subject: str, value: Any, note: str) -> None:
-    KNOWN[(kind, subject, value)] = note
+    KNOWN[(kind, _known_subject(subject), value)] = note
+
+
+def _known_subject(subject: str) -> str:
+    """A section subject by its letters and digits (an anchor and a title with other spacing are one key)."""
+    from ..catalog.known import squeeze  # noqa: PLC0415
+    return "section:" + squeeze(subject[len("section:"):]) if subject.startswith("section:") else subject
+
+
+# SP-1 (docs/catalog.md): the sparse k64 metadata register "containing 16 4-bit vectors", 64 bits in a .b32
+for _subject in ("section:asynchronous-warpgroup-level-matrix-fragment-sparse-wgmma-64n64",
+                 "section:Matrix Fragments for sparse wgmma.mma_async.m64nNk64"):
+    known_erratum("metadata-vectors", _subject, 16, "SP-1: a .b32 register holds 8 4-bit vectors")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -281,14 +296,19 @@ def _shape(st: Statement, ctx: Context) -> Verdict | None:
 
 
 @judges("operand")
-def _operand(st: Statement, ctx: Context) -> Verdict | None:
+def _operand(st: Statement, ctx: Context) -> Verdict:
+    op, where = st.value
+    if where == "shared":
+        if op in ("A", "B"):
+            return agree(f"{op} read from shared memory (its layout is the shared-memory page's)", PAGE)
+        return differ(f"operand {op} is no multiplicand: it is not read from shared memory", PAGE)
     lays = ctx.anchored(st.subject)
     if not lays:
-        return None
+        return agree(f"operand {op}; no reviewed spec records this section", PAGE)
     operands = {lay.operand for lay in lays}
-    if st.value in operands:
-        return agree(f"the reviewed specs of this section state operand {st.value}")
-    return differ(f"the page names operand {st.value}, the reviewed specs of this section state "
+    if op in operands:
+        return agree(f"the reviewed specs of this section state operand {op}")
+    return differ(f"the page names operand {op} in registers, the reviewed specs of this section state "
                   f"{', '.join(sorted(operands))}")
 
 
@@ -304,6 +324,102 @@ def _type_header(st: Statement, ctx: Context) -> Verdict:
     return differ(f"the table of operand {op} (its bullet) is headed .{st.value}, not .{want}", PAGE)
 
 
+@judges("sparse-chunk")
+def _sparse_chunk(st: Statement, ctx: Context) -> Verdict:
+    lay = ctx.layouts.get(st.subject)
+    if lay is None or not lay.sparse:
+        return differ(f"no reviewed sparse layout {st.subject}")
+    kept, chunk = lay.sparse["kept"], lay.sparse["chunk"]
+    said, out_of, each = st.value
+    held = lay.elements_per_register if each else lay.elements_per_register * extent_at(lay.registers, {})
+    if said != held or out_of % chunk or said * chunk != kept * out_of:
+        return differ(f"the reviewed {lay.id} keeps {kept} of each {chunk} elements: {held} non-zero elements come out of "
+                      f"{held * chunk // kept}, not {said} of {out_of}")
+    return agree(f"{said} of {out_of}: {kept} of each {chunk}, as the reviewed {lay.id}")
+
+
+def _sparse_of(ctx: Context, subject: str) -> Layout | None:
+    return next((lay for lay in ctx.anchored(subject) if lay.sparse), None)
+
+
+@judges("metadata-register")
+def _metadata_register(st: Statement, ctx: Context) -> Verdict:
+    if st.value == "b32":
+        return agree("a .b32 metadata register")
+    return differ(f"the metadata operand is a .b32 register, not .{st.value}")
+
+
+@judges("metadata-bits")
+def _metadata_bits(st: Statement, ctx: Context) -> Verdict:
+    lay = _sparse_of(ctx, st.subject)
+    if lay is None:
+        return differ("no reviewed sparse layout of this section")
+    bits, indices, width = st.value
+    kept, chunk = lay.sparse["kept"], lay.sparse["chunk"]
+    per_index = lay.sparse.get("index_bits", kept * (chunk - 1).bit_length()) // kept  # the reviewed metadata's
+    if width != chunk:
+        return differ(f"the reviewed {lay.id} keeps {kept} of each {chunk} elements: {chunk}-wide chunks, not {width}")
+    if indices > kept:
+        return differ(f"a chunk of the reviewed {lay.id} keeps {kept} element(s), not {indices}")
+    if bits != indices * per_index:
+        return differ(f"{indices} index(es) of {per_index} bits (the reviewed {lay.id}'s metadata) take "
+                      f"{indices * per_index} bits, not {bits}")
+    return agree(f"{indices} index(es) of {per_index} bits into a {chunk}-wide chunk, as the reviewed {lay.id}")
+
+
+@judges("metadata-vectors")
+def _metadata_vectors(st: Statement, ctx: Context) -> Verdict:
+    bits = next((s.value[0] for s in ctx.statements if s.kind == "metadata-bits" and s.subject == st.subject and s.value),
+                None)
+    if bits is None:
+        return differ("the vectors' bits do not read", PAGE)
+    if st.value * bits > 32:
+        return differ(f"a .b32 register cannot hold {st.value} {bits}-bit vectors ({st.value * bits} bits)", PAGE)
+    lay = _sparse_of(ctx, st.subject)
+    if lay is not None and st.value * bits != 32:
+        return differ(f"{st.value} {bits}-bit vectors fill {st.value * bits} of the register's 32 bits", PAGE)
+    return agree(f"{st.value} {bits}-bit vectors fill the .b32 register", PAGE)
+
+
+def _tmem_layout(ctx: Context, subject: str) -> Layout | None:
+    return next(iter(ctx.anchored(subject)), None)
+
+
+@judges("tmem-registers")
+def _tmem_registers(st: Statement, ctx: Context) -> Verdict:
+    lay = _tmem_layout(ctx, st.subject)
+    text = "NUM" if str(st.value).lower() == "num" else str(st.value)
+
+    def page(x: Layout) -> Any:
+        v = _expr_values(text, x)
+        return "!" + v if isinstance(v, str) else v
+    return against_layout(st, ctx, lay, "registers", page,
+                          lambda x: _per_member(x, lambda y, env: extent_at(y.registers, env)))
+
+
+@judges("tmem-register-type")
+def _tmem_register_type(st: Statement, ctx: Context) -> Verdict:
+    return against_layout(st, ctx, _tmem_layout(ctx, st.subject), "register type", lambda lay: st.value,
+                          lambda lay: lay.register_type)
+
+
+@judges("tmem-lanes")
+def _tmem_lanes(st: Statement, ctx: Context) -> Verdict:
+    def rows(lay: Layout) -> Any:
+        return _per_member(lay, lambda x, env: extent_at(x.codomain.rows, env))
+    return against_layout(st, ctx, _tmem_layout(ctx, st.subject), "Tensor Memory lanes",
+                          lambda lay: [st.value] * len(members(lay)), rows)
+
+
+@judges("tmem-bits")
+def _tmem_bits(st: Statement, ctx: Context) -> Verdict:
+    def bits(lay: Layout) -> Any:  # the bits each lane moves per .num: (32-bit columns x accesses) / NUM
+        x2 = str(lay.shape).endswith("x2")
+        return _per_member(lay, lambda x, env: extent_at(x.codomain.cols, env) * 32 // env.get("NUM", 1) // (2 if x2 else 1))
+    return against_layout(st, ctx, _tmem_layout(ctx, st.subject), "bits per lane and .num",
+                          lambda lay: [st.value] * len(members(lay)), bits)
+
+
 # ----------------------------------------------------------------------------- the run
 
 def _verdict(st: Statement, ctx: Context) -> Verdict:
@@ -312,7 +428,7 @@ def _verdict(st: Statement, ctx: Context) -> Verdict:
     judge = JUDGES.get(st.kind)
     if judge is None:  # a reader states a kind no judge knows: never a silent pass
         return Verdict("error", f"no judge for statements of kind {st.kind!r}", PAGE)
-    note = KNOWN.get((st.kind, st.subject, st.value))
+    note = KNOWN.get((st.kind, _known_subject(st.subject), st.value))
     try:
         v = judge(st, ctx)
     except (SpecError, FormulaError, ArithmeticError, ValueError) as err:
@@ -376,13 +492,16 @@ def _coverage(ctx: Context) -> list[Finding]:
     changed): a finding at the section's first statement."""
     out: list[Finding] = []
     stated = {s.value for s in ctx.statements if s.kind == "layout" and not s.unread}
+    by_reference = {(s.subject, s.value[0]) for s in ctx.statements if s.kind == "operand" and s.value
+                    and s.value[1] == "reference"}
     with_rows = {s.section for s in ctx.statements if s.kind == "layout"}
     seen: set[str] = set()
     for s in ctx.statements:
         if s.kind != "shape" or not s.subject.startswith("section:") or s.subject in seen or s.section not in with_rows:
             continue
         seen.add(s.subject)
-        missing = [lay.id for lay in ctx.anchored(s.subject) if lay.id not in stated]
+        missing = [lay.id for lay in ctx.anchored(s.subject) if lay.id not in stated
+                   and (s.subject, lay.operand) not in by_reference]
         for lid in missing:
             out.append(Finding(lid, "statement", "refuted", "proved",
                                f"{s.where()}: layout: the reviewed specs record {lid} in this section, but the page "
@@ -396,6 +515,6 @@ def kinds() -> tuple[str, ...]:
 
 
 # the judges of the other pages register themselves (imported last: they use what is above)
-from . import statements_matrix  # noqa: E402, F401
+from . import statements_matrix, statements_shared  # noqa: E402, F401
 
 __all__ = ["CONSISTENT", "JUDGES", "KNOWN", "Verdict", "judge", "kinds"]
