@@ -322,6 +322,42 @@ STATEMENTS: list[Statement] = [
         (315, r"32-Byte swizzle \| 256-Byte boundary"),
         (320, r"base offset = \(pattern start addr >> 0x7\) & 0x7"),
     ]),
+    # sparse wgmma fragments (9.7.15.6.2.1-3)
+    *_rows(WGSP1, [
+        (1, r"m64nNk32"), (3, r"`wgmma\.mma_async\.m64nNk32`"), (4, r"`\.m64nNk32`"), (12, r"Multiplicand A, from registers"),
+        (16, r"`\.f16` /  `\.bf16`(?= \|)"),
+        (16, r"containing four `\.b32`  registers, with each register containing two  non-zero `\.f16` /`\.bf16` elements out of 4  "
+             r"consecutive elements from matrix A"),
+        (16, r"a0, a1, a2, a3, a4, a5, a6, a7", "elements"), (23, r"WGMMA \.m64nNk32 fragment layout for matrix A"),
+        (24, r"Accumulator D"), (33, r"a `\.b32` register containing 16 2-bit vectors"), (34, r"non-zero element of a 4-wide chunk"),
+    ]),
+    *_rows(WGSP2, [
+        (1, r"m64nNk16"), (3, r"`wgmma\.mma_async\.m64nNk16`"), (4, r"`\.m64nNk16`"), (12, r"Multiplicand A, from registers"),
+        (16, r"`\.tf32`(?= \|)"),
+        (16, r"containing four `\.b32`  registers, containing four non-zero `\.tf32`  elements out of eight consecutive elements  "
+             r"from matrix A"),
+        (16, r"a0, a1, a2, a3", "elements"), (23, r"WGMMA \.m64nNk16 fragment layout for matrix A"),
+        (33, r"a `\.b32` register containing eight 4-bit vectors"), (34, r"non-zero element of a 2-wide chunk"),
+    ]),
+    *_rows(WGSP3, [
+        (1, r"m64nNk64"), (3, r"`wgmma\.mma_async\.m64nNk64`"), (4, r"`\.m64nNk64`"), (12, r"Multiplicand A, from registers"),
+        (16, r"`\.e4m3` /  `\.e5m2`(?= \|)"),
+        (16, r"containing four `\.b32`  registers, with each register containing four  non-zero `\.e4m3` /`\.e5m2` elements out of  "
+             r"eight consecutive elements from matrix A"),
+        (16, r"a0, a1, a2, … , a15", "elements"),
+        (17, r"`\.s8` /  `\.u8`(?= \|)"),
+        (17, r"containing four `\.b32`  registers, with each register containing four  non-zero `\.s8` /`\.u8` elements out of  "
+             r"eight consecutive elements from matrix A"),
+        (24, r"WGMMA \.m64nNk64 fragment layout for matrix A"), (25, r"Accumulator D"),
+        (35, r"two non-zero elements of a 4-wide chunk"),
+    ]),
+    # tcgen05.ld / st fragments (9.7.16.2.3.1)
+    *_rows(TMEM, [x for n, shape, lanes, bits in ((5, "32x32b", 32, 32), (22, "16x64b", 16, 64), (39, "16x128b", 16, 128),
+                                                   (56, "16x256b", 16, 256), (73, "16x32bx2", 16, 32))
+                  for x in ((n, rf"shape \.{shape}(?=\])"), (n + 2, rf"`tcgen05\{{\.ld,\.st\}}\.{shape}`"),
+                            (n + 6, r"containing `\.num` number of `\.b32` registers"),
+                            (n + 8, rf"`tcgen05\{{\.ld,\.st\}}\.{shape}` will access {lanes} lanes"),
+                            (n + 9, rf"\({bits} \\\* \.num\)-bits"))]),
 ]
 
 PAGES = tuple(dict.fromkeys(s.page for s in STATEMENTS))
@@ -544,7 +580,7 @@ SWAPS = {
     "Column": ("Row",), "first": ("second",), "second": ("third",), "next": ("previous",), "lower": ("upper",),
     "LSB": ("MSB",), "MSB": ("LSB",), "LBO": ("SBO",), "SBO": ("LBO",), "MN": ("K",), "K": ("MN",), "M/N": ("K",),
     "A": ("B",), "B": ("A",), "D": ("C",), "All": ("Only",), "Only": ("All",), "except": ("and",),
-    "f16": ("f32",), "bf16": ("f16",), "f32": ("f16",), "tf32": ("f32",), "s32": ("f32",), "b32": ("b16",),
+    "f16": ("f32",), "bf16": ("f16",), "f32": ("f16",), "tf32": ("bf16",), "s32": ("f32",), "b32": ("b16",),
     "b16": ("b32",), "b8": ("b16",), "s8": ("u4",), "u8": ("s8",), "e4m3": ("e5m2",), "e5m2": ("e4m3",),
     "b1": ("b8",), "f16x2": ("f32",), "trans": ("cta",), "mandatory": ("optional",), "transpose": ("natural",),
     "consecutive": ("alternate",), "single": ("double",), "N": ("M",), "m": ("k",), "k": ("m",), "T": ("2T",),

@@ -258,6 +258,9 @@ def read_tmem_section(sink: Sink, sec: Section) -> None:
         if isinstance(b, Text):
             for sm in re.finditer(r"\.(\d+x\d+b(?:x2)?)\b", b.text):
                 sink.add("shape", subject, sm.group(1), sink.at(b.line, b.col, b.text, sm.start(1)), b.text)
+            for im in re.finditer(r"(\w+)\{([^}]*)\}\.\d+x\d+b", b.text):
+                sink.add("tmem-instruction", subject, (im.group(1), frozenset(x.strip(". ") for x in im.group(2).split(","))),
+                         sink.at(b.line, b.col, b.text, im.start(1)), b.text)
             lm = re.search(r"access\s+(\d+)\s+lanes", b.text)
             if lm:
                 sink.add("tmem-lanes", subject, int(lm.group(1)), sink.at(b.line, b.col, b.text, lm.start(1)), b.text)

@@ -403,6 +403,17 @@ def _tmem_register_type(st: Statement, ctx: Context) -> Verdict:
                           lambda lay: lay.register_type)
 
 
+@judges("tmem-instruction")
+def _tmem_instruction(st: Statement, ctx: Context) -> Verdict:
+    base, suffixes = st.value
+    names = {lay.instruction for lay in ctx.anchored(st.subject)}
+    said = {f"{base}.{x}" for x in suffixes}
+    if names and said == names:
+        return agree(f"{', '.join(sorted(names))}, as the reviewed layouts of this section")
+    return differ(f"{base}{{.{', .'.join(sorted(suffixes))}}} is not the reviewed instructions "
+                  f"{', '.join(sorted(names)) or 'of this section'}")
+
+
 @judges("tmem-lanes")
 def _tmem_lanes(st: Statement, ctx: Context) -> Verdict:
     def rows(lay: Layout) -> Any:
