@@ -86,6 +86,10 @@ KNOWN: dict[str, Known] = {k.role: k for k in (
     Known("tcgen05.fragments", (), "Matrix fragments for shape", prefix=True),
     Known("tcgen05.packing", ("tcgen05-packing-formats",), "Packing formats of elements in Tensor and Shared memory"),
     Known("tcgen05.packing.part", (), "Packing format", prefix=True),
+    Known("mma.block_scaling", ("warp-level-block-scaling",), "Block Scaling", prefix=True),
+    Known("tcgen05.datapath", ("tcgen05-data-path-layout-organization",), "Data Path Layout Organization"),
+    Known("tcgen05.datapath.layout", (), "Layout", prefix=True, within="tcgen05.datapath"),
+    Known("tcgen05.scale_a", ("tcgen05-mma-scale-factor-a",), "Layout of the Scale Factor A Matrix", prefix=True),
     # titles wgmma's sections share: found by anchor only
     Known("tcgen05.sbo", ("tcgen05-stride-dimension-byte-offset",)),
     Known("tcgen05.canonical", ("tcgen05-canonical-layouts",)),

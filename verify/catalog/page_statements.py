@@ -21,6 +21,7 @@ from .known import SectionIndex
 from .statement_text import Sink
 from .statements_fragments import read_fragment_section, read_tmem_section
 from .statements_matrix import read_matrix_section
+from .statements_other import read_block_scaling, read_datapath, read_scale_factor_a, read_wmma
 from .statements_shared import read_atoms, read_canonical, read_definitions, read_descriptor, read_examples, read_packing, read_valid
 
 
@@ -54,6 +55,11 @@ READERS: tuple[tuple[str, Callable[[Sink, Section], None], tuple[str, ...]], ...
     ("wgmma.shared.sbo", lambda sink, sec: read_definitions(sink, sec, "SBO"), ("wgmma.shared",)),
     ("wgmma.shared.canonical", lambda sink, sec: _canonical(sink, sec), ("wgmma.shared",)),
     ("wgmma.shared.descriptor", read_descriptor, ("wgmma.shared",)),
+    ("wmma.fragments", read_wmma, ("wmma.",)),
+    ("mma.block_scaling", read_block_scaling, ("mma.block_scale.",)),
+    ("tcgen05.datapath", read_datapath, ("tcgen05.datapath",)),
+    ("tcgen05.datapath.layout", read_datapath, ("tcgen05.datapath",)),
+    ("tcgen05.scale_a", read_scale_factor_a, ("tcgen05.mma.",)),
 )
 
 

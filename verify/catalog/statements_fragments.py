@@ -16,6 +16,7 @@ What such a section states is read here, one value at its words (``verify.layout
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from ..layout.ids import layout_id
 from .docpage import Caption, Section, Table, Text
@@ -45,6 +46,7 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
     else:
         sink.add("shape", subject, None, (sec.heading.line, 1), title, "the title names no shape")
     operand = ""
+    last_lid: list[str] = []  # the layout of the last table row read (a row the export broke out of its table continues it)
     pending: list[tuple[str, tuple[int, int], str, str]] = []  # an operand bullet whose next blocks say where it is
 
     def flush(where: str) -> None:
@@ -81,6 +83,8 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
             if sparse and re.search(r"Metadata operand", b.text):
                 flush("registers")
                 _metadata(sink, subject, b)
+            if operand and last_lid:
+                _continued(sink, b, instruction, shape, operand, sparse, last_lid)
         elif isinstance(b, Caption):
             text = b.text.replace("\uf0c1", "")
             for sm in re.finditer(r"\.(m\d+nNk\d+|m\d+n\d+k\d+)\b", text):
@@ -90,7 +94,7 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
                 sink.add("operand", subject, (cm.group(1), "figure"), sink.at(b.line, 1, text, cm.start(1)), text)
         elif isinstance(b, Table) and operand:
             flush("registers")
-            _table(sink, sec, b, instruction, shape, operand, sparse)
+            last_lid[:] = [_table(sink, sec, b, instruction, shape, operand, sparse)]
     flush("registers")
 
 
@@ -109,6 +113,7 @@ def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str,
     if head:
         sink.add("type-header", f"operand:{operand}", head, (table.line, 1), table.header[0],
                  "" if head in _HEADER_OPERAND else f"the header {table.header[0]!r} names no operand's types")
+    lid = ""
     for row in table.rows:
         cells = row.cells
         if not cells or not cells[0].text.strip():
@@ -117,14 +122,55 @@ def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str,
         types = _types(tcell.text)
         line = tcell.line or row.line
         if not types:
-            sink.add("layout", "", None, (line, tcell.col), tcell.text, "the type cell names no type")
-            continue
+            if re.search(r"vector expression", " ".join(c.text for c in cells)):  # a fragment row with no type
+                sink.add("layout", "", None, (line, tcell.col), tcell.text, "the type cell names no type")
+            continue  # a row the export made of a line of the cell above (a dash line, a sentence)
         lid = layout_id(instruction, shape, operand, types)
         sink.add("layout", lid, lid, (line, tcell.col), tcell.text)
         for cell in cells[1:]:
             cline = cell.line or row.line
             _fragment_words(sink, lid, cell.text, cline, cell.col, operand, sparse)
             _element_words(sink, lid, cell.text, cline, cell.col, operand)
+    return lid
+
+
+def _continued(sink: Sink, b: Text, instruction: str, shape: str, operand: str, sparse: bool, last: list[str]) -> None:
+    """Lines of a table the 9.1 export broke out of it: a set of N continued (``= 16*i where i = {...}``), or a row
+    (``.f32 | A vector expression ...``)."""
+    m = re.match(r"`?\s*=\s*(\d+)\s*\*\s*i\s+where\s+i\s*=\s*\{([^}]*)\}", b.text)
+    if m:
+        for k in range(len(sink.out) - 1, -1, -1):
+            st = sink.out[k]
+            if st.kind == "params" and st.subject == last[0]:
+                try:
+                    more = {int(m.group(1)) * v for v in expand_set(m.group(2))}
+                    sink.out[k] = dataclasses.replace(st, value=frozenset(st.value | more) if st.value else None)
+                except ValueError as e:
+                    sink.out[k] = dataclasses.replace(st, value=None, unread=str(e))
+                break
+        return
+    from .docpage import clean_inline  # noqa: PLC0415
+    n = b.line
+    lid = ""
+    while 0 < n <= len(sink.page.lines) and sink.page.lines[n - 1].strip():
+        raw = sink.page.lines[n - 1]
+        parts = raw.split("|")
+        types = _types(clean_inline(parts[0])[0]) if len(parts) >= 2 else ()
+        if not types or not re.fullmatch(r"[`.\w/ ]+", parts[0].strip()):
+            break
+        lid = layout_id(instruction, shape, operand, types)
+        sink.add("layout", lid, lid, (n, len(parts[0]) - len(parts[0].lstrip()) + 1), parts[0])
+        col = len(parts[0]) + 2
+        for part in parts[1:]:
+            text = clean_inline(part)[0]
+            start = col + len(part) - len(part.lstrip())
+            _fragment_words(sink, lid, text, n, start, operand, sparse)
+            _element_words(sink, lid, text, n, start, operand)
+            col += len(part) + 1
+        n += 1
+    if not lid:
+        return
+    last[:] = [lid]
 
 
 _REGS = re.compile(r"containing\s+(\S+(?:\s+two)?)(?:\s+number\s+of)?\s+\.(\w+)\s+registers?", re.I)

@@ -526,6 +526,6 @@ def kinds() -> tuple[str, ...]:
 
 
 # the judges of the other pages register themselves (imported last: they use what is above)
-from . import statements_matrix, statements_shared  # noqa: E402, F401
+from . import statements_matrix, statements_other, statements_shared  # noqa: E402, F401
 
 __all__ = ["CONSISTENT", "JUDGES", "KNOWN", "Verdict", "judge", "kinds"]
