@@ -16,7 +16,8 @@ from ..layout.model import Layout
 from ..layout.statements import Statement
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from . import statement_maps as sm
-from .statements import PAGE, REVIEWED, Context, Verdict, agree, differ, judges, known, known_erratum
+from .statement_base import (PAGE, REVIEWED, Context, Verdict, against_layout, agree, differ, judges, known, known_erratum,
+                             same_map)
 
 # Errata of these pages the reviewed record names (docs/catalog.md), by the value the page states.
 known_erratum("addresses-per-matrix", "ldmatrix", 8, "LDM-2: a .m16n16 matrix has 16 rows, so 16 addresses")
@@ -386,7 +387,7 @@ def _registers_per_matrix(st: Statement, ctx: Context) -> Verdict:
 
 @judges("register-type")
 def _register_type_matrix(st: Statement, ctx: Context) -> Verdict:
-    from .statements import against_layout  # noqa: PLC0415 - the fragment pages' judge of the same kind
+    from .statement_base import against_layout  # noqa: PLC0415 - the fragment pages' judge of the same kind
     if st.subject in ctx.layouts or not layouts_of(ctx, st.subject):
         return against_layout(st, ctx, ctx.layouts.get(st.subject), "register type", lambda lay: st.value,
                               lambda lay: lay.register_type)
@@ -395,7 +396,7 @@ def _register_type_matrix(st: Statement, ctx: Context) -> Verdict:
 
 @judges("elements-per-register")
 def _elements_per_register(st: Statement, ctx: Context) -> Verdict:
-    from .statements import against_layout  # noqa: PLC0415
+    from .statement_base import against_layout  # noqa: PLC0415
     if st.subject in ctx.layouts or not layouts_of(ctx, st.subject):
         return against_layout(st, ctx, ctx.layouts.get(st.subject), "elements per register", lambda lay: st.value,
                               lambda lay: lay.elements_per_register)
@@ -623,7 +624,6 @@ def _register_matrix(st: Statement, ctx: Context) -> Verdict:
 
 @judges("trans-means")
 def _trans_means(st: Statement, ctx: Context) -> Verdict:
-    from .maps import same  # noqa: PLC0415
     from ..layout.algebra import relabel  # noqa: PLC0415
     pairs = []
     for lay in ctx.instruction(st.subject):
@@ -642,7 +642,7 @@ def _trans_means(st: Statement, ctx: Context) -> Verdict:
         names = [d.name for d in a.outputs]
         if st.value == "column-major":
             a = relabel(a, outputs={names[0]: names[1], names[1]: names[0]})
-        r = same(b, a, ctx.timeout, ("the .trans layout", "the plain one read " + st.value), check="statement")
+        r = same_map(b, a, ctx.timeout, ("the .trans layout", "the plain one read " + st.value))
         if r.status != "proved":
             return _by_engines(r, "", f"the reviewed {trans.id} is not {plain.id} read {st.value}")
     return agree(f"each reviewed .trans layout is its plain one read {st.value} (both engines)")

@@ -10,7 +10,7 @@ from ..layout.family import extent_at
 from ..layout.ids import canonical_types
 from ..layout.model import Layout
 from ..layout.statements import Statement
-from .statements import Context, Verdict, agree, differ, judges, known
+from .statement_base import Context, Verdict, agree, differ, judges, known
 
 
 def _wmma_layouts(ctx: Context, subject: str) -> list[Layout]:

@@ -24,7 +24,7 @@ from ..layout.named import FormulaMap
 from ..layout.shared import MODES
 from ..layout.statements import Statement
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS
-from .statements import PAGE, Context, Verdict, agree, differ, judges
+from .statement_base import PAGE, Context, Verdict, agree, differ, judges, same_map
 
 # The element types of each MMA kind (PTX ISA 9.7.16.10: .kind::mxf8f6f4 takes E4M3, E5M2, E3M2, E2M3 and E2M1,
 # .kind::mxf4 and .kind::mxf4nvf4 E2M1); an EeMm type is 1 + e + m bits.
@@ -40,8 +40,7 @@ def type_bits(name: str) -> int | None:
 
 
 def _same(a: Any, b: Any, ctx: Context, names: tuple[str, str]) -> Any:
-    from .maps import same  # noqa: PLC0415
-    return same(a, b, ctx.timeout, names, check="statement")
+    return same_map(a, b, ctx.timeout, names)
 
 
 def _by_engines(r: Any, ok: str, bad: str) -> Verdict:
