@@ -190,3 +190,39 @@ def test_the_harness_reads_pages_independently() -> None:
     assert a == pm.meaning(canon, "((T,1,m),(8,k)):((1,7T,SBO),(T,LBO)) | Swizzle<0, 5, 3>")
     assert a != pm.meaning(canon, "((T,1,m),(8,k)):((1,T,LBO),(1T,SBO)) | Swizzle<0, 4, 3>")
     assert pm.meaning(pm.Statement("x", 1, "", "nset"), "`N = 8*i where i = {1, 2, ... , 32}`") == frozenset(range(8, 257, 8))
+
+
+def test_the_json_contract_documents_a_statement() -> None:
+    from verify.results import StatementResult
+    from test_json_contract import _same, documented
+    r = StatementResult("p.md", 3, 7, "registers", "wgmma.m64nNk16.A.f16_bf16", "four", "proved", "proved",
+                        "the reviewed specs", "4 registers")
+    _same(documented("`statements` (only when doc pages"), r.to_json(), "statement")
+
+
+def test_the_transcript_of_docs_page_review_is_today_s_output(capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/page-review.md's `$ ptx-verify` lines print what it shows (run where the README's commands run)."""
+    import os
+    import re
+    import shlex
+    root = Path(__file__).resolve().parents[1]
+    if not (root.parent / "shared" / "ptx-isa-9.0").is_dir():
+        pytest.skip("the transcript names ../shared/ptx-isa-9.0, which is not beside this checkout")
+    text = (root / "docs" / "page-review.md").read_text(encoding="utf-8")
+    shown = []
+    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
+        lines = block.splitlines()
+        for k, line in enumerate(lines):
+            if line.startswith("$ ptx-verify "):
+                rest = lines[k + 1:]
+                end = next((j for j, x in enumerate(rest) if x.startswith("$ ")), len(rest))
+                shown.append((line[len("$ ptx-verify "):], rest[:end]))
+    assert shown
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        for command, expected in shown:
+            _, out, err = cli(capsys, *shlex.split(command))
+            assert (out + err).rstrip("\n").split("\n") == expected, command
+    finally:
+        os.chdir(cwd)
