@@ -203,26 +203,18 @@ def test_the_json_contract_documents_a_statement() -> None:
 def test_the_transcript_of_docs_page_review_is_today_s_output(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/page-review.md's `$ ptx-verify` lines print what it shows (run where the README's commands run)."""
     import os
-    import re
     import shlex
+    from test_releases import _doc_transcripts, _shown
     root = Path(__file__).resolve().parents[1]
     if not (root.parent / "shared" / "ptx-isa-9.0").is_dir():
         pytest.skip("the transcript names ../shared/ptx-isa-9.0, which is not beside this checkout")
-    text = (root / "docs" / "page-review.md").read_text(encoding="utf-8")
-    shown = []
-    for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
-        lines = block.splitlines()
-        for k, line in enumerate(lines):
-            if line.startswith("$ ptx-verify "):
-                rest = lines[k + 1:]
-                end = next((j for j, x in enumerate(rest) if x.startswith("$ ")), len(rest))
-                shown.append((line[len("$ ptx-verify "):], rest[:end]))
+    shown = _doc_transcripts("page-review.md")
     assert shown
     cwd = os.getcwd()
     os.chdir(root)
     try:
         for command, expected in shown:
             _, out, err = cli(capsys, *shlex.split(command))
-            assert (out + err).rstrip("\n").split("\n") == expected, command
+            assert _shown(expected, (out + err).rstrip("\n").split("\n")), command
     finally:
         os.chdir(cwd)

@@ -348,10 +348,10 @@ def test_the_9_1_block_scale_selectors_are_the_4x_maps() -> None:
 
 # ----------------------------------------------------------------------------- docs/releases.md's transcripts
 
-def _doc_transcripts() -> list[tuple[str, list[str]]]:
-    """(the command, the lines it prints) of every ``$ ptx-verify`` line in docs/releases.md's sh blocks; a line
+def _doc_transcripts(name: str = "releases.md") -> list[tuple[str, list[str]]]:
+    """(the command, the lines it prints) of every ``$ ptx-verify`` line in the sh blocks of ``docs/NAME``; a line
     ``...`` stands for any lines."""
-    text = (ROOT / "docs" / "releases.md").read_text(encoding="utf-8")
+    text = (ROOT / "docs" / name).read_text(encoding="utf-8")
     out = []
     for block in re.findall(r"^```sh\n(.*?)^```", text, re.S | re.M):
         lines = block.splitlines()

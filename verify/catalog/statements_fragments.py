@@ -194,19 +194,14 @@ def _fragment_words(sink: Sink, lid: str, text: str, line: int, col: int, operan
     rest_at = m.end()
     e = _EACH.search(text, rest_at)
     t = _TOTAL.search(text, m.start()) if e is None else None
-    if e is not None:
-        n = number(e.group(1))
-        sink.add("elements-per-register", lid, n, sink.at(line, col, text, e.start(1)), text,
-                 "" if n is not None else f"{e.group(1)!r} is no number")
-        types = _types(e.group(3))
-        sink.add("element-types", lid, frozenset(types), sink.at(line, col, text, e.start(3)), text,
-                 "" if types else "the elements' type does not read")
-    elif t is not None:
-        n = number(t.group(1))
-        sink.add("elements-total", lid, n, sink.at(line, col, text, t.start(1)), text,
-                 "" if n is not None else f"{t.group(1)!r} is no number")
-        types = _types(t.group(2))
-        sink.add("element-types", lid, frozenset(types), sink.at(line, col, text, t.start(2)), text,
+    for found, kind, tgroup in ((e, "elements-per-register", 3), (t, "elements-total", 2)):
+        if found is None:
+            continue
+        n = number(found.group(1))
+        sink.add(kind, lid, n, sink.at(line, col, text, found.start(1)), text,
+                 "" if n is not None else f"{found.group(1)!r} is no number")
+        types = _types(found.group(tgroup))
+        sink.add("element-types", lid, frozenset(types), sink.at(line, col, text, found.start(tgroup)), text,
                  "" if types else "the elements' type does not read")
     if sparse:
         o = _OUT_OF.search(text)

@@ -86,6 +86,7 @@ CONSISTENT: set[str] = set()
 def judges(*kinds: str, consistent: bool = False) -> Callable[[Judge], Judge]:
     def register(fn: Judge) -> Judge:
         for k in kinds:
+            assert k not in JUDGES, f"two judges of statements of kind {k!r}"
             JUDGES[k] = fn
             if consistent:
                 CONSISTENT.add(k)
@@ -109,6 +110,15 @@ def _known_subject(subject: str) -> str:
 
 
 # ----------------------------------------------------------------------------- helpers
+
+def by_engines(r: Any, ok: str, bad: str) -> Verdict:
+    """A verdict from a ``CheckResult`` both engines decided (``unknown``/``error`` stay what they are)."""
+    if r.status == "proved":
+        return agree(f"{ok} (both engines)")
+    if r.status == "refuted":
+        return differ(f"{bad}: {r.message}")
+    return Verdict(r.status, f"{bad}? {r.message}")
+
 
 _SAME: dict[Any, Any] = {}  # maps.same's results by the two maps' values (keys): a page checked again reuses them
 

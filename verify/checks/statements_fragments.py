@@ -40,18 +40,6 @@ def _registers(st: Statement, ctx: Context) -> Verdict:
                           lambda lay: _per_member(lay, lambda x, env: extent_at(x.registers, env)))
 
 
-@judges("register-type")
-def _register_type(st: Statement, ctx: Context) -> Verdict:
-    return against_layout(st, ctx, ctx.layouts.get(st.subject), "register type", lambda lay: st.value,
-                          lambda lay: lay.register_type)
-
-
-@judges("elements-per-register")
-def _per_register(st: Statement, ctx: Context) -> Verdict:
-    return against_layout(st, ctx, ctx.layouts.get(st.subject), "elements per register", lambda lay: st.value,
-                          lambda lay: lay.elements_per_register)
-
-
 @judges("elements-total")
 def _elements_total(st: Statement, ctx: Context) -> Verdict:
     return against_layout(st, ctx, ctx.layouts.get(st.subject), "elements in its registers",

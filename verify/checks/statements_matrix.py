@@ -16,8 +16,8 @@ from ..layout.model import Layout
 from ..layout.statements import Statement
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from . import statement_maps as sm
-from .statement_base import (PAGE, REVIEWED, Context, Verdict, against_layout, agree, differ, judges, known, known_erratum,
-                             same_map)
+from .statement_base import (PAGE, REVIEWED, Context, Verdict, against_layout, agree, by_engines, differ, judges, known,
+                             known_erratum, same_map)
 
 # Errata of these pages the reviewed record names (docs/catalog.md), by the value the page states.
 known_erratum("addresses-per-matrix", "ldmatrix", 8, "LDM-2: a .m16n16 matrix has 16 rows, so 16 addresses")
@@ -385,22 +385,17 @@ def _registers_per_matrix(st: Statement, ctx: Context) -> Verdict:
                         lambda lay: extent_at(lay.registers, {p.name: 1 for p in lay.domain.params}))
 
 
-@judges("register-type")
-def _register_type_matrix(st: Statement, ctx: Context) -> Verdict:
-    from .statement_base import against_layout  # noqa: PLC0415 - the fragment pages' judge of the same kind
-    if st.subject in ctx.layouts or not layouts_of(ctx, st.subject):
-        return against_layout(st, ctx, ctx.layouts.get(st.subject), "register type", lambda lay: st.value,
-                              lambda lay: lay.register_type)
-    return _layout_fact(st, ctx, "register type", lambda lay: lay.register_type)
+def _register_fact(what: str, get: Any) -> Any:
+    """The judge of a register fact stated of a layout id (the fragment pages) or of an instruction's shape."""
+    def judge(st: Statement, ctx: Context) -> Verdict:
+        if st.subject in ctx.layouts or not layouts_of(ctx, st.subject):
+            return against_layout(st, ctx, ctx.layouts.get(st.subject), what, lambda lay: st.value, get)
+        return _layout_fact(st, ctx, what, get)
+    return judge
 
 
-@judges("elements-per-register")
-def _elements_per_register(st: Statement, ctx: Context) -> Verdict:
-    from .statement_base import against_layout  # noqa: PLC0415
-    if st.subject in ctx.layouts or not layouts_of(ctx, st.subject):
-        return against_layout(st, ctx, ctx.layouts.get(st.subject), "elements per register", lambda lay: st.value,
-                              lambda lay: lay.elements_per_register)
-    return _layout_fact(st, ctx, "elements per register", lambda lay: lay.elements_per_register)
+judges("register-type")(_register_fact("register type", lambda lay: lay.register_type))
+judges("elements-per-register")(_register_fact("elements per register", lambda lay: lay.elements_per_register))
 
 
 @judges("container-bits")
@@ -554,13 +549,6 @@ def _fragment(ctx: Context, st: Statement) -> tuple[sm.Fragment, Layout] | Verdi
     return ctx.memo[key], lay
 
 
-def _by_engines(r: Any, ok: str, bad: str) -> Verdict:
-    if r.status == "proved":
-        return agree(f"{ok} (both engines)")
-    if r.status == "refuted":
-        return differ(f"{bad}: {r.message}")
-    return Verdict(r.status, f"{bad}? {r.message}")
-
 
 @judges("row-threads")
 def _row_threads(st: Statement, ctx: Context) -> Verdict:
@@ -570,7 +558,7 @@ def _row_threads(st: Statement, ctx: Context) -> Verdict:
     f, lay = got
     n, which = st.value
     r = sm.groups_hold_lines(f, n, which, ctx.timeout)
-    return _by_engines(r, f"in the reviewed {lay.id}, each {which} is held by one group of {n} consecutive lanes",
+    return by_engines(r, f"in the reviewed {lay.id}, each {which} is held by one group of {n} consecutive lanes",
                        f"in the reviewed {lay.id}, a {which} is not held by a group of {n} consecutive lanes")
 
 
@@ -585,7 +573,7 @@ def _thread_cells(st: Statement, ctx: Context) -> Verdict:
         return differ(f"{which!r} is neither rows nor columns")
     r = sm.lane_cells(f, which, lines, run, ctx.timeout)
     what = f"{run} consecutive {'columns' if which == 'row' else 'rows'} across " if run else ""
-    return _by_engines(r, f"in the reviewed {lay.id}, each lane holds {what}{lines} {which}(s)",
+    return by_engines(r, f"in the reviewed {lay.id}, each lane holds {what}{lines} {which}(s)",
                        f"in the reviewed {lay.id}, a lane does not hold {what}{lines} {which}(s)")
 
 
@@ -601,7 +589,7 @@ def _first_fragment(st: Statement, ctx: Context) -> Verdict:
     start = (k - 1) * run
     cell = (start // cols, start % cols)
     r = sm.point_is(f, lane, 0, cell, ctx.timeout)
-    return _by_engines(r, f"lane {lane}'s first element is the start of fragment {k} of the reviewed {lay.id}",
+    return by_engines(r, f"lane {lane}'s first element is the start of fragment {k} of the reviewed {lay.id}",
                        f"lane {lane}'s first element is not where fragment {k} of the reviewed {lay.id} starts")
 
 
@@ -618,7 +606,7 @@ def _register_matrix(st: Statement, ctx: Context) -> Verdict:
     per = lay.elements_per_register * extent_at(_effective(ctx, lay).registers, {"NUM": 1})
     f = sm.Fragment(_effective(ctx, lay), {"NUM": num}, False)
     r = sm.registers_hold_matrices(f, per, _memory_rows(lay), reg - 1, k - 1, ctx.timeout)
-    return _by_engines(r, f"at .x{num}, register {reg - 1} of the reviewed {lay.id} holds matrix {k}",
+    return by_engines(r, f"at .x{num}, register {reg - 1} of the reviewed {lay.id} holds matrix {k}",
                        f"at .x{num}, register {reg - 1} of the reviewed {lay.id} does not hold matrix {k}")
 
 
@@ -644,7 +632,7 @@ def _trans_means(st: Statement, ctx: Context) -> Verdict:
             a = relabel(a, outputs={names[0]: names[1], names[1]: names[0]})
         r = same_map(b, a, ctx.timeout, ("the .trans layout", "the plain one read " + st.value))
         if r.status != "proved":
-            return _by_engines(r, "", f"the reviewed {trans.id} is not {plain.id} read {st.value}")
+            return by_engines(r, "", f"the reviewed {trans.id} is not {plain.id} read {st.value}")
     return agree(f"each reviewed .trans layout is its plain one read {st.value} (both engines)")
 
 

@@ -24,7 +24,7 @@ from ..layout.named import FormulaMap
 from ..layout.shared import MODES
 from ..layout.statements import Statement
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS
-from .statement_base import PAGE, Context, Verdict, agree, differ, judges, same_map
+from .statement_base import PAGE, Context, Verdict, agree, by_engines, differ, judges, same_map
 
 # The element types of each MMA kind (PTX ISA 9.7.16.10: .kind::mxf8f6f4 takes E4M3, E5M2, E3M2, E2M3 and E2M1,
 # .kind::mxf4 and .kind::mxf4nvf4 E2M1); an EeMm type is 1 + e + m bits.
@@ -42,13 +42,6 @@ def type_bits(name: str) -> int | None:
 def _same(a: Any, b: Any, ctx: Context, names: tuple[str, str]) -> Any:
     return same_map(a, b, ctx.timeout, names)
 
-
-def _by_engines(r: Any, ok: str, bad: str) -> Verdict:
-    if r.status == "proved":
-        return agree(f"{ok} (both engines)")
-    if r.status == "refuted":
-        return differ(f"{bad}: {r.message}")
-    return Verdict(r.status, f"{bad}? {r.message}")
 
 
 # ----------------------------------------------------------------------------- packing
@@ -184,7 +177,7 @@ def _elements_per_word(st: Statement, ctx: Context) -> Verdict:
     col_only = FormulaMap(parse_formula("word = tmem_col\n", "x", ("tmem_lane", "tmem_col", "slot"), ("word",)),
                           m.map.outputs, (word,))
     r = _same(compose(col_only, m.map), claim, ctx, (f"the reviewed {m.id}", f"{st.value} consecutive elements a word"))
-    return _by_engines(r, f"{st.value} consecutive elements share a word in the reviewed {m.id}",
+    return by_engines(r, f"{st.value} consecutive elements share a word in the reviewed {m.id}",
                        f"the reviewed {m.id} does not put {st.value} consecutive elements in one word")
 
 
@@ -303,7 +296,7 @@ def _valid_modes(st: Statement, ctx: Context) -> Verdict:
         reviewed = fix(fix(ref.map, "size", size), "major", j)
         r = _same(reviewed, claim, ctx, ("the reviewed Table 52", "this row"))
         if r.status != "proved":
-            return _by_engines(r, "", f"{SIZES[size]}-bit {major}-major: the row's modes are not the reviewed ones")
+            return by_engines(r, "", f"{SIZES[size]}-bit {major}-major: the row's modes are not the reviewed ones")
     return agree(f"the modes of {', '.join(f'{s}-bit' for s in sorted(sizes))} {major}-major, as the reviewed "
                  "Table 52 (both engines)")
 
@@ -450,7 +443,7 @@ def _canonical(st: Statement, ctx: Context) -> Verdict:
     if ref is None:
         return differ(f"no reviewed spec records {st.subject}")
     r = _same(ref.map, st.value, ctx, (f"the reviewed {ref.id}", "the page's layout"))
-    return _by_engines(r, f"the reviewed {ref.id}", f"not the reviewed {ref.id}")
+    return by_engines(r, f"the reviewed {ref.id}", f"not the reviewed {ref.id}")
 
 
 @judges("example-id", consistent=True)
@@ -646,7 +639,7 @@ def _descriptor_encode(st: Statement, ctx: Context) -> Verdict:
     model = FormulaMap(parse_formula("v = (x & 262143) >> 4\n", "x", ("x",), ("v",)), (Dim("x", 1 << 18),),
                        (Dim("v", 1 << 18),))
     r = _same(model, page, ctx, ("the descriptor model's matrix-descriptor-encode", "the page's"))
-    return _by_engines(r, "matrix-descriptor-encode on shared-memory addresses (below 2^18)",
+    return by_engines(r, "matrix-descriptor-encode on shared-memory addresses (below 2^18)",
                        "not the model's matrix-descriptor-encode")
 
 
