@@ -572,7 +572,7 @@ def _example_param(st: Statement, ctx: Context) -> Verdict:
 def _candidates(name: str, exact: list[int]) -> list[int]:
     if name in ("m", "k"):
         return list(range(1, 9))
-    return list(range(0, max(exact) + 2)) if exact else []
+    return list(range(0, min(max(exact) + 2, 1 << 12))) if exact else []
 
 
 @judges("example-encoding")
@@ -634,6 +634,8 @@ def _descriptor_code(st: Statement, ctx: Context) -> Verdict:
 @judges("descriptor-encode")
 def _descriptor_encode(st: Statement, ctx: Context) -> Verdict:
     mask, shift = st.value
+    if not (0 <= mask < 1 << 64 and 0 <= shift < 64):
+        return differ(f"(x & {mask:#x}) >> {shift} does not fit a 64-bit descriptor's arithmetic")
     page = FormulaMap(parse_formula(f"v = (x & {mask}) >> {shift}\n", "x", ("x",), ("v",)), (Dim("x", 1 << 18),),
                       (Dim("v", 1 << 18),))
     model = FormulaMap(parse_formula("v = (x & 262143) >> 4\n", "x", ("x",), ("v",)), (Dim("x", 1 << 18),),
