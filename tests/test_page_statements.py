@@ -218,3 +218,15 @@ def test_the_transcript_of_docs_page_review_is_today_s_output(capsys: pytest.Cap
             assert _shown(expected, (out + err).rstrip("\n").split("\n")), command
     finally:
         os.chdir(cwd)
+
+
+def test_a_baseline_sees_a_known_erratum_become_a_new_finding(docs_dir: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """CI's `check PAGES --baseline`: a statement finding is compared by its subject, kind and whether it is known,
+    so 'eight threads' (LDM-2, known) changed to 'four' is a difference even though both are refuted."""
+    from verify.outputs.baseline import compare
+    _, before = _check(capsys, _copy(docs_dir, tmp_path, LDM))
+    _, after = _check(capsys, _copy(docs_dir, tmp_path, LDM, "by eight threads", "by four threads", 85))
+    d = compare(before, after)
+    assert d.count and [c.check for c in d.new_failures] == ["statement:address-threads-per-matrix:new"]
+    assert compare(before, before).count == 0
