@@ -97,8 +97,6 @@ def test_a_fixed_page_gives_no_finding(docs_dir: Path, tmp_path: Path) -> None:
      "offset from the first 4 columns to the next 4 columns. * Swizzled layouts", (139, "smem-definition")),
     ("| 13–0 | 14 |", "| 13–0 | 13 |", (296, "descriptor-format")),
     ("| 51–49 | 3 |", "| 46–44 | 3 |", (299, "descriptor-format")),
-    ("Exact layout : Swizzle<2,4,3> o ((8,4,2),(8,2)):((1,8,256),(32,512))",
-     "Exact layout : Swizzle<2,4,3> o ((8,4,2),(8,2)):((1,8,256),(32,1024))", (274, "smem-example")),
     ("| T | 8 |\n  | m | 2 |\n  | k | 2 |\n  | LBO | 128\\*sizeof(bf16) |\n  | SBO | 256",
      "| T | 4 |\n  | m | 2 |\n  | k | 2 |\n  | LBO | 128\\*sizeof(bf16) |\n  | SBO | 256", (258, "smem-example")),
     ("| 1024-Byte boundary |", "| 2048-Byte boundary |", (313, "base-offset")),

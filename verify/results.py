@@ -346,6 +346,34 @@ class DocFinding(Protocol):
 
 
 @dataclass(frozen=True)
+class StatementResult:
+    """One statement of a doc page (``verify.layout.statements.Statement``) and its judgment
+    (``verify.checks.statements``): ``proved`` (it says what the reviewed specs, or the page's other statements,
+    say), ``refuted`` (another value: expected refuted only where the reviewed record knows the erratum),
+    ``unknown`` or ``error`` (the engines did not decide, or disagreed); ``against``: what it was judged by."""
+
+    page: str
+    line: int
+    col: int
+    kind: str
+    subject: str
+    words: str
+    status: str
+    expected: str
+    against: str
+    message: str
+
+    @property
+    def as_expected(self) -> bool:
+        return self.status == self.expected
+
+    def to_json(self) -> dict[str, Any]:
+        return {"page": self.page, "line": self.line, "col": self.col, "kind": self.kind, "subject": self.subject,
+                "status": self.status, "expected": self.expected, "as_expected": self.as_expected,
+                "against": self.against, "words": self.words, "message": self.message}
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything ``ptx-verify check`` computes, before rendering."""
 
@@ -355,6 +383,7 @@ class Report:
     instructions: tuple[InstructionResult, ...] = ()  # whole instructions, then relations between them
     doc_findings: tuple[DocFinding, ...] = ()  # errata in the doc text itself (from ingest)
     maps: tuple[MapResult, ...] = ()  # layouts with no register facts
+    statements: tuple[StatementResult, ...] = ()  # what doc pages state, judged (their failures are findings too)
 
     @property
     def as_expected(self) -> bool:

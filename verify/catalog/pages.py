@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 import dataclasses
 
@@ -122,6 +122,7 @@ def load(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
         specs += [review.apply(spec, reviewed) for spec in built]
         doc_findings = tuple(f for f in result.findings if f.severity in ("error", "warning"))
         specs, doc_findings = _with_shared(specs, doc_findings, pages, against, judged_by)
+        specs += statement_specs(pages, against, judged_by)
     return specs, doc_findings
 
 
@@ -228,6 +229,60 @@ def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Se
     from .shared_pages import read  # noqa: PLC0415 - read only when pages are given
     more, errata = read(pages, against, release)
     return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
+
+
+def statement_specs(pages: Sequence[Path], against: Sequence[str | Path] | None, release: str = "") -> list[Spec]:
+    """What the pages state beyond the layouts read above (``verify.catalog.page_statements``): one spec per page
+    that has statements, carrying them and the reviewed layouts and maps they are judged by
+    (``verify.checks.statements``): every layout of ``against``, else of the bundled specs that state the
+    instructions the statements are about."""
+    from .docpage import PageError, read_page  # noqa: PLC0415
+    from .page_statements import read as read_statements  # noqa: PLC0415
+    read: list[Any] = []
+    for p in pages:
+        try:
+            read.append(read_page(p))
+        except PageError:
+            continue  # reported where the page is ingested
+    found = read_statements(read)
+    if not found.statements:
+        return []
+    reviewed = tuple(x for spec in _reviewed_with_prefixes(against, found.prefixes) if applies(spec.source.version, release)
+                     for x in (*spec.layouts, *spec.maps))
+    out: list[Spec] = []
+    for page in dict.fromkeys(st.page for st in found.statements):
+        mine = tuple(st for st in found.statements if st.page == page)
+        first = mine[0]
+        src = Source(page, first.line, first.section, "statements of the page", version=release)
+        out.append(Spec(page, src, "", Shape(0, 0, 0, "page"), (), page=page, reviewed=reviewed, statements=mine))
+    return out
+
+
+def _reviewed_with_prefixes(against: Sequence[str | Path] | None, prefixes: frozenset[str]) -> list[Spec]:
+    """The reviewed specs (``against``, default the bundled ones) whose fragment or ``[[layout]]`` ids start with one
+    of ``prefixes``: of the bundled specs, only those files are read."""
+    if against is not None:
+        return load_specs(list(against))
+    files: list[str | Path] = []
+    for path in spec_files([bundled.resolve().path]):
+        try:
+            ids = fragment_ids(path) | _layout_ids(str(path))
+        except SpecError:  # read in full, where the error is reported
+            files.append(path)
+            continue
+        if any(x.startswith(tuple(prefixes)) for x in ids):
+            files.append(path)
+    return load_specs(files) if files else []
+
+
+def _layout_ids(path: str) -> frozenset[str]:
+    """The ids of a spec file's ``[[layout]]`` tables, read without building them."""
+    from ..files import read_text  # noqa: PLC0415
+    from .spec import parse_toml  # noqa: PLC0415
+    data = parse_toml(path, read_text(path))
+    tables = data.get("layout")
+    return frozenset(t["id"] for t in tables if isinstance(t, dict) and isinstance(t.get("id"), str)) \
+        if isinstance(tables, list) else frozenset()
 
 
 class PageLocator(Locator):

@@ -21,22 +21,24 @@ from typing import Any, Callable, Sequence
 
 from ..errors import SpecError
 from ..layout.model import Spec
-from ..results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
+from ..results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report, StatementResult
 from .family import check_any
 from .fragment import DEFAULT_TIMEOUT, findings_for, syntax_findings
 from .instruction import check_instructions
 from .maps import check_map_layout, map_findings
 from .relations import check_relations
 from .review import evaluation_finding, review_findings
+from .statements import judge as judge_statements
 
 
-Checked = tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...], tuple[Finding, ...], tuple[MapResult, ...]]
+Checked = tuple[tuple[LayoutResult, ...], tuple[InstructionResult, ...], tuple[Finding, ...], tuple[MapResult, ...],
+                tuple[StatementResult, ...]]
 
 
 def check_spec(spec: Spec, timeout: float) -> Checked:
     """One spec file (or doc page): its layouts, its instructions (which reuse the layouts' evaluations)
-    and, for a page, its review against the reviewed specs.  A page formula that cannot be evaluated is a
-    finding; in a spec file it is bad input (``SpecError``, exit 2)."""
+    and, for a page, its review against the reviewed specs and its statements judged.  A page formula that cannot
+    be evaluated is a finding; in a spec file it is bad input (``SpecError``, exit 2)."""
     results: list[LayoutResult] = []
     extra: list[Finding] = []
     for lay in spec.layouts:
@@ -51,7 +53,9 @@ def check_spec(spec: Spec, timeout: float) -> Checked:
     if len(checked) < len(spec.layouts):  # instructions of the layouts that could be evaluated
         spec = dataclasses.replace(spec, layouts=tuple(lay for lay in spec.layouts if lay.id in checked))
     maps = tuple(check_map_layout(m, timeout) for m in spec.maps)
-    return tuple(results), tuple(check_instructions([spec], results, timeout)), tuple(extra), maps
+    stated, wrong = judge_statements(spec, timeout)
+    extra += wrong
+    return tuple(results), tuple(check_instructions([spec], results, timeout)), tuple(extra), maps, tuple(stated)
 
 
 def _cost(spec: Spec) -> int:
@@ -181,17 +185,18 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         for s in specs:
             done.append(check_spec(s, timeout))
             step(size(s))
-    results = tuple(r for rs, _, _, _ in done for r in rs)
-    maps = tuple(m for _, _, _, ms in done for m in ms)
-    instructions = tuple(i for _, ins, _, _ in done for i in ins)
+    results = tuple(r for rs, _, _, _, _ in done for r in rs)
+    maps = tuple(m for _, _, _, ms, _ in done for m in ms)
+    statements = tuple(st for *_, sts in done for st in sts)
+    instructions = tuple(i for _, ins, _, _, _ in done for i in ins)
     instructions += tuple(check_relations(specs, results, timeout))  # across spec files: after them
     findings = tuple(syntax_findings(specs)) + tuple(findings_for(results))
     for ins in instructions:
         findings += tuple(ins.findings)
-    findings += tuple(f for _, _, extra, _ in done for f in extra)
+    findings += tuple(f for _, _, extra, _, _ in done for f in extra)
     findings += tuple(map_findings(maps))
     findings += tuple(unread_findings(doc_findings))
-    return Report(tuple(specs), results, findings, instructions, tuple(doc_findings), maps)
+    return Report(tuple(specs), results, findings, instructions, tuple(doc_findings), maps, statements)
 
 
 def unread_findings(doc_findings: Sequence[DocFinding]) -> list[Finding]:

@@ -56,7 +56,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         specs, doc_findings = api.load_with_doc_findings(paths, against=args.against, docs=args.docs,
                                                          release=args.release)
     lays = api.layouts(specs)
-    if not lays and not any(s.unbuilt or s.maps or s.covers for s in specs) and \
+    if not lays and not any(s.unbuilt or s.maps or s.covers or s.statements for s in specs) and \
             not any(f.kind == "unread-section" for f in doc_findings):  # a page that could not be read: report it
         raise UsageError(f"nothing to check: no layouts in {' '.join(paths)}{api.why_nothing(paths)}")
     jobs = args.jobs or api.default_jobs()

@@ -526,7 +526,8 @@ class Spec:
     A spec read from a doc page (``page``) carries its review: the reviewed layouts of the same ids
     (``reviewed``, from the bundled specs or ``--against``), which its expectations come from and which
     its maps are compared with, the ids of the reviewed layouts of its sections (``covers``), the
-    fragments that could not be built (``unbuilt``) and the errors in its text (``text_errata``).
+    fragments that could not be built (``unbuilt``), the errors in its text (``text_errata``) and what else the
+    page states (``statements``, judged by ``verify.checks.statements`` against ``reviewed``).
     """
 
     path: str
@@ -541,6 +542,7 @@ class Spec:
     unbuilt: tuple[Unbuilt, ...] = ()
     maps: tuple[MapLayout, ...] = ()  # layouts with no register facts (``[[layout]]``)
     text_errata: tuple[TextErratum, ...] = ()
+    statements: tuple[Any, ...] = ()  # a page's statements (``verify.layout.statements.Statement``), to be judged
 
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")

@@ -36,7 +36,7 @@ from ..files import MAX_NESTING, Owns, check_output_file, check_writable_file, j
 SCHEMA = 1
 ABSENT = "absent"
 # statuses of the checks that are findings, not layout checks: no finding means "proved"
-_FINDING_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware")
+_FINDING_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware", "statement")
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,11 @@ def _finding_statuses(doc: Mapping[str, Any]) -> dict[tuple[str, str], tuple[str
     out: dict[tuple[str, str], list[tuple[str, str]]] = {}
     for f in doc.get("findings", []):
         if f.get("check") in _FINDING_CHECKS:
-            out.setdefault((f["layout"], f["check"]), []).append((str(f["status"]), str(f.get("expected", ""))))
+            check = f["check"]
+            if check == "statement":  # a page's statement: by its subject, kind, and whether it is a known erratum
+                check += ":" + str((f.get("counterexample") or {}).get("kind", "")) + (
+                    ":known" if f.get("status") == f.get("expected") else ":new")
+            out.setdefault((f["layout"], check), []).append((str(f["status"]), str(f.get("expected", ""))))
     return {k: ("|".join(sorted({s for s, _ in v})), "|".join(sorted({e for _, e in v}))) for k, v in out.items()}
 
 

@@ -31,6 +31,8 @@ def check_json(report: Report, timings: bool = False) -> dict[str, Any]:
         out["instructions"] = [i.to_json() for i in report.instructions]
     if report.doc_findings:
         out["doc_findings"] = [f.to_json() for f in report.doc_findings]
+    if report.statements:
+        out["statements"] = [s.to_json() for s in report.statements]
     return out
 
 

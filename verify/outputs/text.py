@@ -34,12 +34,34 @@ def check_text(report: Report) -> str:
         lines.append("")
         lines.append("errata in the doc text (from ingest):")
         lines.extend(f"  {f.one_line()}" for f in report.doc_findings)
+    if report.statements:
+        lines.append("")
+        lines.extend(statement_lines(report))
     lines.append("")
     lines.append(summary(report))
     return "\n".join(lines) + "\n"
 
 
-OTHER_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware", "reference")
+OTHER_CHECKS = ("syntax", "reviewed", "register_facts", "doc_text", "evaluation", "hardware", "reference", "statement")
+
+
+def statement_lines(report: Report) -> list[str]:
+    """What each page states, judged: per page, how many statements of each kind, and how many agree, are known
+    errata, or differ (those are findings above)."""
+    out = ["statements of the doc pages, judged against the reviewed specs and the pages' other statements:"]
+    pages: dict[str, list] = {}
+    for s in report.statements:
+        pages.setdefault(s.page, []).append(s)
+    for page, sts in pages.items():
+        agree = sum(1 for s in sts if s.status == "proved")
+        known = sum(1 for s in sts if s.status != "proved" and s.as_expected)
+        bad = len(sts) - agree - known
+        out.append(f"  {page}: {len(sts)} judged: {agree} agree, {known} known errata, {bad} differ")
+        kinds: dict[str, int] = {}
+        for s in sts:
+            kinds[s.kind] = kinds.get(s.kind, 0) + 1
+        out.append("    " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    return out
 
 
 def summary(report: Report) -> str:
@@ -48,7 +70,9 @@ def summary(report: Report) -> str:
     known = sum(1 for f in report.findings if f.as_expected)
     bad = len(report.findings) - known
     maps = f"{len(report.maps)} maps, " if report.maps else ""
-    return (f"{n} layouts, {maps}{k} instructions: {len(report.findings)} findings ({known} known errata), "
+    stated = f"{len(report.statements)} statements, " if report.statements else ""
+    return (f"{n} layouts, {maps}{k} instructions, {stated}".replace("instructions, :", "instructions:").rstrip(", ")
+            + f": {len(report.findings)} findings ({known} known errata), "
             f"{bad} unexpected" + ("" if report.as_expected else "  -> FAIL"))
 
 
