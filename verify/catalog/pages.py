@@ -247,7 +247,7 @@ def statement_specs(pages: Sequence[Path], against: Sequence[str | Path] | None,
     found = read_statements(read)
     if not found.statements:
         return []
-    reviewed = tuple(x for spec in _reviewed_with_prefixes(against, found.prefixes) if applies(spec.source.version, release)
+    reviewed = tuple(x for spec in _reviewed_with_prefixes(against, found.prefixes) if applies(spec.source, release)
                      for x in (*spec.layouts, *spec.maps))
     out: list[Spec] = []
     for page in dict.fromkeys(st.page for st in found.statements):
