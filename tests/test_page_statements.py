@@ -200,26 +200,6 @@ def test_the_json_contract_documents_a_statement() -> None:
     _same(documented("`statements` (only when doc pages"), r.to_json(), "statement")
 
 
-def test_the_transcript_of_docs_page_review_is_today_s_output(capsys: pytest.CaptureFixture[str]) -> None:
-    """docs/page-review.md's `$ ptx-verify` lines print what it shows (run where the README's commands run)."""
-    import os
-    import shlex
-    from test_releases import _doc_transcripts, _shown
-    root = Path(__file__).resolve().parents[1]
-    if not (root.parent / "shared" / "ptx-isa-9.0").is_dir():
-        pytest.skip("the transcript names ../shared/ptx-isa-9.0, which is not beside this checkout")
-    shown = _doc_transcripts("page-review.md")
-    assert shown
-    cwd = os.getcwd()
-    os.chdir(root)
-    try:
-        for command, expected in shown:
-            _, out, err = cli(capsys, *shlex.split(command))
-            assert _shown(expected, (out + err).rstrip("\n").split("\n")), command
-    finally:
-        os.chdir(cwd)
-
-
 def test_a_baseline_sees_a_known_erratum_become_a_new_finding(docs_dir: Path, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """CI's `check PAGES --baseline`: a statement finding is compared by its subject, kind and whether it is known,
