@@ -222,3 +222,26 @@ def test_the_broad_except_rule_can_fail():
     src = ast.parse("try:\n    f()\nexcept Exception:\n    pass\ntry:\n    f()\nexcept:\n    raise\n"
                     "try:\n    f()\nexcept ValueError:\n    pass\n")
     assert _broad_handlers(src) == [3]
+
+
+# ----------------------------------------------------------------------------- one place for "@corrected"
+
+def _corrected_literals(module: ast.Module) -> list[int]:
+    """Lines of string constants (docstrings aside) that spell ``@corrected``: building, stripping or matching a
+    correction's id by hand (``layout.ids`` does it: ``corrected_id``, ``base_id``, ``preferred``, ...)."""
+    docs = {id(n.body[0].value) for n in ast.walk(module)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n.lineno for n in ast.walk(module) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and "@corrected" in n.value and id(n) not in docs]
+
+
+def test_only_layout_ids_spells_a_corrections_id():
+    bad = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PKG.rglob("*.py")) if p != PKG / "layout" / "ids.py"
+           for line in _corrected_literals(tree(p))]
+    assert not bad, "'@corrected' spelled outside layout/ids.py (use its helpers):\n" + "\n".join(bad)
+
+
+def test_the_corrected_rule_can_fail():
+    src = ast.parse('"""ID@corrected in a docstring"""\ndef f(i):\n    """ID@corrected"""\n    return i + "@corrected"\n')
+    assert _corrected_literals(src) == [4]
