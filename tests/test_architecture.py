@@ -177,6 +177,9 @@ def _id_keyed_stores(module: ast.Module) -> list[int]:
         elif isinstance(n, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops) \
                 and any(isinstance(c, ast.Name) and c.id in names for c in n.comparators) and _calls_id(n.left):
             bad.append(n.lineno)
+        elif isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in names for a in n.args) \
+                and any(_calls_id(a) for a in n.args):  # a memo helper given the store and an id() key
+            bad.append(n.lineno)
     return bad
 
 
@@ -188,8 +191,8 @@ def test_no_module_store_is_keyed_by_id():
 
 def test_the_id_store_rule_can_fail():
     src = ast.parse("_M = {}\ndef f(x):\n    hit = _M.get(id(x))\n    _M[(id(x), 1)] = 2\n    return id(x) in _M\n"
-                    "def g(x):\n    memo = {}\n    memo[id(x)] = 1\n")
-    assert _id_keyed_stores(src) == [3, 4, 5]
+                    "def g(x):\n    memo = {}\n    memo[id(x)] = 1\n    return memo_of(_M, x, (id(x), 2), list)\n")
+    assert _id_keyed_stores(src) == [3, 4, 5, 9]
 
 
 # A broad handler (``except Exception``, ``except BaseException``, a bare ``except``) must re-raise, or be one of
