@@ -4,8 +4,9 @@ replaced by a dict that never keeps an entry; an ``lru_cache`` function by its u
 
 Prints, per store, CPU seconds (median of ``--runs``) and the difference from all stores on.  A store whose
 removal costs nothing measurable should go; the others stay, with this measurement as their reason
-(docs/architecture.md, "Caches").  Also counts the stores keyed by ``id()``, each of which holds the object it
-is keyed by (``layout.model.identity_memo``), so a key is never reused by another object.
+(docs/architecture.md, "Caches").  Memos held on their objects (``layout.memo.held``: a layout's family members,
+a fragment's cell spans, a formula's variables, a sparse map's evaluations) are not module stores and are not
+listed; no module store is keyed by ``id()`` (tests/test_architecture.py).
 
     .venv/bin/python benchmarks/bench_memos.py [--runs 3] [--only NAME]
 """
@@ -26,16 +27,9 @@ sys.path.insert(0, str(ROOT))
 STORES = [
     ("verify.checks.fragment", "_ENGINE_MEMO", "a fragment's decided engine results, by its map and domain"),
     ("verify.checks.family", "_FAMILY_MEMO", "a family's decided engine results"),
-    ("verify.checks.instruction", "_SPAN_MEMO", "row/column spans of a fragment's cells"),
-    ("verify.layout.model", "_INSTANCE_MEMO", "a family member (layout, binding)"),
     ("verify.layout.model", "_CELLS_BY_MAP", "a layout's cells, by its map's value"),
     ("verify.layout.model", "_DIGEST_BY_MAP", "a layout's digest, by its map's value and matrix"),
     ("verify.layout.views", "_CELLS", "cells of a fragment view"),
-    ("verify.layout.family", "_VARIABLES", "a formula's Var nodes"),
-    ("verify.layout.sparse", "_LANES", "sparse A: a lane's elements"),
-    ("verify.layout.sparse", "_INFO", "sparse A: the pruned positions per domain"),
-    ("verify.layout.sparse", "_Z3_INFO", "sparse A: Z3 terms per point"),
-    ("verify.layout.sparse", "_Z3_BASE", "sparse A: the map encoded once per width"),
     ("verify.engines.smt", "_IN_DOMAIN", "the domain constraint per variables"),
     ("verify.engines.smt", "_BV", "bit-vector constants"),
 ]

@@ -145,3 +145,106 @@ def test_the_layering_test_can_fail(tmp_path):
     assert _upward_imports(graph) == ["verify.formula._probe_upward_import imports verify.cli.main"]
     assert not (PKG / "formula" / "_probe_upward_import.py").exists()
     assert {m for m in graph if m != "verify.formula._probe_upward_import"} == set(_graph())
+
+
+# ----------------------------------------------------------------------------- stores and errors
+
+def _module_names(module: ast.Module) -> set[str]:
+    """The names a module binds at its top level (its stores, among others)."""
+    out: set[str] = set()
+    for node in module.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        out.update(t.id for t in targets if isinstance(t, ast.Name))
+    return out
+
+
+def _calls_id(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "id" for n in ast.walk(node))
+
+
+def _id_keyed_stores(module: ast.Module) -> list[int]:
+    """Lines where a module-level store is indexed (``[]``, ``get``, ``setdefault``, ``pop``, ``in``) by a key
+    made from ``id()``: a later object may reuse the id (hold the memo on the object: ``layout.memo.held``)."""
+    names = _module_names(module)
+    bad = []
+    for n in ast.walk(module):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id in names and _calls_id(n.slice):
+            bad.append(n.lineno)
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name) \
+                and n.func.value.id in names and n.func.attr in ("get", "setdefault", "pop") \
+                and n.args and _calls_id(n.args[0]):
+            bad.append(n.lineno)
+        elif isinstance(n, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in n.ops) \
+                and any(isinstance(c, ast.Name) and c.id in names for c in n.comparators) and _calls_id(n.left):
+            bad.append(n.lineno)
+        elif isinstance(n, ast.Call) and any(isinstance(a, ast.Name) and a.id in names for a in n.args) \
+                and any(_calls_id(a) for a in n.args):  # a memo helper given the store and an id() key
+            bad.append(n.lineno)
+    return bad
+
+
+def test_no_module_store_is_keyed_by_id():
+    bad = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PKG.rglob("*.py")) for line in _id_keyed_stores(tree(p))]
+    assert not bad, "module-level stores keyed by id() (hold the memo on the object: layout.memo.held):\n" + \
+        "\n".join(bad)
+
+
+def test_the_id_store_rule_can_fail():
+    src = ast.parse("_M = {}\ndef f(x):\n    hit = _M.get(id(x))\n    _M[(id(x), 1)] = 2\n    return id(x) in _M\n"
+                    "def g(x):\n    memo = {}\n    memo[id(x)] = 1\n    return memo_of(_M, x, (id(x), 2), list)\n")
+    assert _id_keyed_stores(src) == [3, 4, 5, 9]
+
+
+# A broad handler (``except Exception``, ``except BaseException``, a bare ``except``) must re-raise, or be one of
+# these, each of which reports the error as an error (never as an answer) or only guards a display.
+BROAD_EXCEPT_ALLOWED = {
+    "verify/checks/references/triton_dump.py": "a shape Triton refuses is printed as that key's error",
+    "verify/outputs/progress.py": "a progress line's redraw, not a result",
+}
+
+
+def _broad_handlers(module: ast.Module) -> list[int]:
+    """Lines of broad exception handlers whose body raises nothing (an error turned into whatever follows)."""
+    bad = []
+    for n in ast.walk(module):
+        if not isinstance(n, ast.ExceptHandler):
+            continue
+        broad = n.type is None or (isinstance(n.type, ast.Name) and n.type.id in ("Exception", "BaseException"))
+        if broad and not any(isinstance(x, ast.Raise) for b in n.body for x in ast.walk(b)):
+            bad.append(n.lineno)
+    return bad
+
+
+def test_no_broad_except_turns_an_error_into_an_answer():
+    bad = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PKG.rglob("*.py"))
+           if str(p.relative_to(ROOT)) not in BROAD_EXCEPT_ALLOWED for line in _broad_handlers(tree(p))]
+    assert not bad, "broad except handlers that raise nothing (catch what you mean, or re-raise):\n" + "\n".join(bad)
+
+
+def test_the_broad_except_rule_can_fail():
+    src = ast.parse("try:\n    f()\nexcept Exception:\n    pass\ntry:\n    f()\nexcept:\n    raise\n"
+                    "try:\n    f()\nexcept ValueError:\n    pass\n")
+    assert _broad_handlers(src) == [3]
+
+
+# ----------------------------------------------------------------------------- one place for "@corrected"
+
+def _corrected_literals(module: ast.Module) -> list[int]:
+    """Lines of string constants (docstrings aside) that spell ``@corrected``: building, stripping or matching a
+    correction's id by hand (``layout.ids`` does it: ``corrected_id``, ``base_id``, ``preferred``, ...)."""
+    docs = {id(n.body[0].value) for n in ast.walk(module)
+            if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return [n.lineno for n in ast.walk(module) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            and "@corrected" in n.value and id(n) not in docs]
+
+
+def test_only_layout_ids_spells_a_corrections_id():
+    bad = [f"{p.relative_to(ROOT)}:{line}" for p in sorted(PKG.rglob("*.py")) if p != PKG / "layout" / "ids.py"
+           for line in _corrected_literals(tree(p))]
+    assert not bad, "'@corrected' spelled outside layout/ids.py (use its helpers):\n" + "\n".join(bad)
+
+
+def test_the_corrected_rule_can_fail():
+    src = ast.parse('"""ID@corrected in a docstring"""\ndef f(i):\n    """ID@corrected"""\n    return i + "@corrected"\n')
+    assert _corrected_literals(src) == [4]

@@ -159,3 +159,14 @@ def test_a_page_that_swaps_lbo_and_sbo_states_another_layout(docs_dir: Path, tmp
     specs, _ = shared_pages.read([str(docs_dir / WGMMA)])
     from verify.checks.review import review_findings
     assert [review_findings(s, set(), 10.0) for s in specs] == [[]]
+
+
+def test_reviewed_specs_that_do_not_load_are_an_error_not_no_expectations(tmp_path):
+    """The page reader's expectations come from the reviewed specs: when those fail to load, the reader
+    stops with their error (it once answered "no expectations", a silent pass)."""
+    from verify.errors import SpecError
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[instruction\nname = 1\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="bad.toml"):
+        shared_pages._reviewed([bad])
+    assert shared_pages._reviewed(None)  # the bundled specs load and hold reviewed maps

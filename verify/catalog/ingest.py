@@ -370,12 +370,6 @@ def _repair(text: str) -> tuple[str, str] | None:
             pos = at + 1 + m.end()
             cand = line[:pos] + closer + line[pos:]
             trial = lines[:n] + [cand] + lines[n + 1:]
-            try:
-                parse_formula("\n".join(trial), "x")
-            except FormulaError:
-                pass
-            except Exception:  # pragma: no cover - defensive
-                continue
             fixed = "\n".join(trial)
             if _parses(fixed):
                 return fixed, f"inserted '{closer}' after {line[at + 1:pos].strip()!r} on formula line {n + 1}"

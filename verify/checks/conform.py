@@ -65,7 +65,7 @@ import z3
 from ..engines import smt
 from ..layout.elements import number_ranges
 from ..layout.model import Codomain, Layout, cells_of
-from ..layout.views import thread_dim_name
+from ..layout.dims import thread_dim_name
 from ..witnesses import (DomainDiffers, NotPermuted, ReplicaDiffers, SpecGivenDiffer, Witness, as_witness,
                          witness_json)
 from ..results import CheckResult, combine_engines

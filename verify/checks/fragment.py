@@ -23,7 +23,7 @@ from ..layout.enumerate import Enumeration, decide
 from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
-from ..layout.views import thread_dim_name
+from ..layout.dims import thread_dim_name
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
 

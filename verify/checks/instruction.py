@@ -33,7 +33,7 @@ from ..catalog.instructions import Instruction, doc_layout, instructions
 from ..engines import smt
 from ..layout import algebra as A
 from ..layout.dims import Dim
-from ..layout.model import Layout, Spec, cells_of, identity_memo, on_clear
+from ..layout.model import Layout, Spec, cells_of, held, on_clear
 from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
@@ -171,17 +171,12 @@ def _first_reaching(cells: Any, groups: int) -> dict[str, dict[int, dict[int, tu
     return out
 
 
-# (id(cells), rows, cols, groups) -> (cells, summary): the D of a wgmma section is the same instance for
-# every A it pairs with (and every map equal to it shares its cells), so each is summarised once
-_SPAN_MEMO: dict[tuple[int, int, int, int], tuple[Any, list[tuple[int, str, int | None, int | None]]]] = {}
-on_clear(_SPAN_MEMO.clear)  # with the cells it summarises (fragment.clear_caches)
-
-
 def _span_problems(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int, str, int | None, int | None]]:
     """(mma, axis, first missing value, first value outside) for each MMA computation and axis whose
-    reached rows (cols) are not exactly ``range(rows)`` (``range(cols)``), in (mma, axis) order."""
-    return identity_memo(_SPAN_MEMO, cells, (id(cells), rows, cols, groups),
-                         lambda: _span_scan(cells, rows, cols, groups))
+    reached rows (cols) are not exactly ``range(rows)`` (``range(cols)``), in (mma, axis) order (memoised on the
+    cells: the D of a wgmma section is the same instance for every A it pairs with, and every map equal to it
+    shares its cells, so each is summarised once)."""
+    return held(cells, "_span_problems", (rows, cols, groups), lambda: _span_scan(cells, rows, cols, groups))
 
 
 def _span_scan(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int, str, int | None, int | None]]:

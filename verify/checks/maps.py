@@ -31,8 +31,8 @@ from ..layout.descriptor import MODELS
 from ..layout.dims import Dim, names
 from ..layout.family import Param
 from ..layout.model import MAP_CHECKS, MapLayout
-from ..layout.named import (NamedMap, Values, bindings, evaluate_all, extent_term, first_repeat, in_box, inside,
-                            variables, width)
+from ..layout.named import (NamedMap, Values, bindings, evaluate_all, extent_term, first_collision, in_box, inside,
+                            output_keys, variables, width)
 from ..results import CheckResult, Finding, MapResult, combine_engines
 from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
 from .fragment import DEFAULT_TIMEOUT
@@ -114,14 +114,6 @@ def _flat_point(dims: tuple[Dim, ...], shape: tuple[int, ...], k: int) -> dict[s
     return {d.name: int(x) for d, x in zip(dims, idx)}
 
 
-def _keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Mapping[str, int]) -> np.ndarray:
-    """One integer per point: its output point in row-major order of ``dims`` (-1 where not in the box)."""
-    out: Any = 0
-    for d in dims:
-        out = out * d.at(env) + np.asarray(values[d.name], np.int64)
-    return np.asarray(out, np.int64)
-
-
 # ----------------------------------------------------------------------------- in_range
 
 Evaluated = Callable[[Mapping[str, int]], Values]  # a map's values at every input point, per binding
@@ -201,16 +193,9 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
 
 def _enum_injective(m: NamedMap, evaluated: Evaluated) -> PointsCollide | None:
     for env in bindings(m):
-        v = evaluated(env)
-        good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
-        keys = _keys(v.out, m.outputs, env).reshape(-1)
-        idx = np.flatnonzero(good)
-        repeat = first_repeat(keys[idx])  # the first point (in order) that lands where an earlier one did
-        if repeat is None:
-            continue
-        shape = v.ok.shape
-        p1, p2 = _flat_point(m.inputs, shape, int(idx[repeat[0]])), _flat_point(m.inputs, shape, int(idx[repeat[1]]))
-        return PointsCollide(dict(env), p1, p2, m.at(p2, env))
+        found = first_collision(m, env, evaluated(env))  # the first point that lands where an earlier one did
+        if found is not None:
+            return PointsCollide(dict(env), found[0], found[1], m.at(found[1], env))
     return None
 
 
@@ -269,7 +254,7 @@ def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pr
 def _hole(m: NamedMap, env: Mapping[str, int], evaluated: Evaluated) -> dict[str, int] | None:
     v = evaluated(env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
-    keys = _keys(v.out, m.outputs, env).reshape(-1)[good]
+    keys = output_keys(v.out, m.outputs, env).reshape(-1)[good]
     size = 1
     for d in m.outputs:
         size *= d.at(env)
@@ -359,7 +344,7 @@ def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget, evalua
     it does (``unsat``: no listed point fails)."""
     v = evaluated(env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
-    keys = _keys(v.out, m.outputs, env).reshape(-1)
+    keys = output_keys(v.out, m.outputs, env).reshape(-1)
     idx = np.flatnonzero(good)
     uniq, first_pos = np.unique(keys[idx], return_index=True)  # the first point that reaches each output point
     w = width(m)

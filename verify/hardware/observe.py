@@ -529,16 +529,17 @@ def _spec_sets_of(c: SpecCells, axis: int) -> tuple[dict[Elem, tuple[int, int] |
     return key, {k: frozenset(v) for k, v in inv.items()}
 
 
-_CLASSES: dict[int, tuple[Any, dict[Elem, frozenset[Elem]], dict[frozenset[Elem], Elem]]] = {}
+# the last run's classes, held with the run's table (one run at a time: the doc and corrected layouts of one
+# comparison share it); compared by identity, never keyed by an id() a later table may reuse
+_LAST_CLASSES: list[tuple[Any, dict[Elem, frozenset[Elem]], dict[frozenset[Elem], Elem]]] = []
 
 
 def _classes(table: tuple[Mapping[Elem, frozenset[Elem]], ...]
              ) -> tuple[dict[Elem, frozenset[Elem]], dict[frozenset[Elem], Elem]]:
     """The observed classes of D elements (the first set each D element is seen in) and a witness of each
     (the first source element reaching it): the same for every C/D layout compared with one run."""
-    hit = _CLASSES.get(id(table))
-    if hit is not None and hit[0] is table:
-        return hit[1], hit[2]
+    if _LAST_CLASSES and _LAST_CLASSES[0][0] is table:
+        return _LAST_CLASSES[0][1], _LAST_CLASSES[0][2]
     classes: dict[Elem, frozenset[Elem]] = {}
     witness: dict[frozenset[Elem], Elem] = {}
     for rels in table:
@@ -547,8 +548,7 @@ def _classes(table: tuple[Mapping[Elem, frozenset[Elem]], ...]
                 witness[ds] = src_el
                 for d in ds:
                     classes.setdefault(d, ds)
-    _CLASSES.clear()  # one run at a time: the doc and corrected layouts of one comparison share it
-    _CLASSES[id(table)] = (table, classes, witness)
+    _LAST_CLASSES[:] = [(table, classes, witness)]
     return classes, witness
 
 

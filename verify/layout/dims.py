@@ -82,3 +82,20 @@ def find(dims: Iterable[Dim], name: str) -> Dim:
 def describe(dims: Iterable[Dim]) -> str:
     """``(lane:32, i:4)``"""
     return "(" + ", ".join(str(d) for d in dims) + ")"
+
+
+# ----------------------------------------------------------------------------- a fragment's dimension names
+
+TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
+
+
+def output_name(axis: str) -> str:
+    """The output dimension a fragment's codomain axis becomes: Tensor Memory's ``lane``/``column`` are
+    ``tmem_lane``/``tmem_col`` (``lane`` is an input), other axes as written in dimension form
+    (``scale factor`` -> ``scale_factor``)."""
+    return TMEM_NAMES.get(axis) or re.sub(r"[^a-z0-9_]+", "_", axis.lower()).strip("_") or "axis"
+
+
+def thread_dim_name(threads: int) -> str:
+    """``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
+    return "lane" if threads <= 32 else "thread"

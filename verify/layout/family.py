@@ -22,6 +22,7 @@ from typing import Any, Mapping, Union
 
 from ..engines import oracle, polynomial
 from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Var, render, replace_node, walk
+from .memo import held
 
 Extent = Union[int, Expr]
 MAX_VALUES = 4096
@@ -110,26 +111,18 @@ def substitute(formula: Formula, env: Mapping[str, "int | Expr"]) -> Formula:
     return out  # type: ignore[no-any-return]
 
 
-# id(formula) -> (formula, its Var nodes): a family's formula is substituted once per parameter value
-_VARIABLES: dict[int, tuple[Formula, tuple[Var, ...]]] = {}
-
-
 def clear_caches() -> None:
     """Forget the memoised instance pieces (``layout.model.clear_cells`` calls it: cold benchmark runs)."""
-    _VARIABLES.clear()
     _extent_value.cache_clear()
 
 
 def _variables(formula: Formula) -> tuple[Var, ...]:
-    """The Var nodes of ``formula`` in walk order (memoised per formula object: the nodes are replaced
-    by identity)."""
-    hit = _VARIABLES.get(id(formula))
-    if hit is None or hit[0] is not formula:
-        if len(_VARIABLES) > 1 << 12:
-            _VARIABLES.clear()
+    """The Var nodes of ``formula`` in walk order (memoised on the formula object: the nodes are replaced
+    by identity; a family's formula is substituted once per parameter value)."""
+    def build() -> tuple[Var, ...]:
         nodes = (n for d in formula.definitions for n in walk(d))  # (``walk`` does not descend into a Formula)
-        hit = _VARIABLES[id(formula)] = (formula, tuple(n for n in nodes if isinstance(n, Var)))
-    return hit[1]
+        return tuple(n for n in nodes if isinstance(n, Var))
+    return held(formula, "_variables", None, build)
 
 
 # ----------------------------------------------------------------------------- count identities

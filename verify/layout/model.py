@@ -30,6 +30,7 @@ from ..engines import oracle, smt
 from ..formula import Formula
 from ..formula.bounds import value_bound
 from .elements import element_text_at, parse_element_list
+from .memo import forget_held, held
 from .family import Extent, Param, extent_at, substitute
 from .family import clear_caches as clear_family_caches
 
@@ -556,21 +557,10 @@ def section_key(section: str) -> tuple[tuple[int, Any], ...]:
 
 # ----------------------------------------------------------------------------- family instances
 
-_INSTANCE_MEMO: dict[tuple[int, tuple[tuple[str, int], ...]], tuple[Layout, Layout]] = {}
-
-
 def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     """The concrete layout of one parameter binding: extents evaluated, the parameter substituted
-    (memoised per process: checks, relations and instructions ask for the same instances)."""
-    key = (id(layout), tuple(sorted(env.items())))
-    hit = _INSTANCE_MEMO.get(key)
-    if hit is not None and hit[0] is layout:
-        return hit[1]
-    out = _instance(layout, env)
-    if len(_INSTANCE_MEMO) > 1 << 14:
-        _INSTANCE_MEMO.clear()
-    _INSTANCE_MEMO[key] = (layout, out)
-    return out
+    (memoised on the layout: checks, relations and instructions ask for the same instances)."""
+    return held(layout, "_instances", tuple(sorted(env.items())), lambda: _instance(layout, env))
 
 
 def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
@@ -693,17 +683,6 @@ def cells_of(layout: Layout) -> Cells:
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)
 
 
-def identity_memo(store: dict[Any, tuple[Any, Any]], obj: object, key: Hashable, build: Callable[[], _T]) -> _T:
-    """``build()`` memoised in ``store`` under ``key`` (made from ``id(obj)``): the entry keeps ``obj``, so an
-    id reused by a later object never hits (the per-process memos of layouts, maps and cells)."""
-    hit = store.get(key)
-    if hit is None or hit[0] is not obj:
-        if len(store) > 1 << 12:
-            store.clear()
-        hit = store[key] = (obj, build())
-    return hit[1]  # type: ignore[no-any-return]
-
-
 def on_clear(hook: Any) -> None:
     """Register a function ``clear_cells`` calls too (a memo keyed by layouts elsewhere)."""
     if hook not in _CLEAR_HOOKS:
@@ -711,11 +690,11 @@ def on_clear(hook: Any) -> None:
 
 
 def clear_cells() -> None:
+    forget_held()
     _CELLS_BY_MAP.clear()
     _DIGEST_BY_MAP.clear()
     _elements_at.cache_clear()
     clear_family_caches()
-    _INSTANCE_MEMO.clear()
     for hook in _CLEAR_HOOKS:
         hook()
 

@@ -189,6 +189,36 @@ def inside(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Env | N
     return np.asarray(ok, bool)
 
 
+def output_keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: Env | None) -> np.ndarray:
+    """One integer per point: its output point in row-major order of ``dims``."""
+    out: Any = 0
+    for d in dims:
+        out = out * d.at(env) + np.asarray(values[d.name], np.int64)
+    return np.asarray(out, np.int64)
+
+
+def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None
+                    ) -> tuple[dict[str, int], dict[str, int]] | None:
+    """The enumeration engine's injectivity at one binding: the first input point (in row-major order of
+    ``m.inputs``) that lands, inside the output box, where an earlier one did, with that earlier point
+    (``(earlier, later)``); ``None`` where ``m`` is injective at ``env``.  ``v``: ``evaluate_all(m, env)`` when
+    the caller has it.  The one place a map's collisions are found by enumeration (``checks.maps.injective``
+    pairs it with Z3; the page readers report where it finds one)."""
+    v = evaluate_all(m, env) if v is None else v
+    good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
+    keys = output_keys(v.out, m.outputs, env).reshape(-1)
+    idx = np.flatnonzero(good)
+    repeat = first_repeat(keys[idx])
+    if repeat is None:
+        return None
+    shape = np.shape(v.ok)
+
+    def point(k: int) -> dict[str, int]:
+        at = np.unravel_index(k, shape)
+        return {d.name: int(x) for d, x in zip(m.inputs, at)}
+    return point(int(idx[repeat[0]])), point(int(idx[repeat[1]]))
+
+
 def merge_params(*groups: tuple[Param, ...]) -> tuple[Param, ...]:
     """The parameters of several maps, each once; ``ValueError`` when one name has two value sets."""
     out: dict[str, Param] = {}

@@ -32,7 +32,8 @@ import z3
 from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula, Span, parse_lane_expression
 from ..formula.bounds import value_bound
-from .model import Cells, Domain, Env, Shape, identity_memo
+from .memo import held
+from .model import Cells, Domain, Env, Shape
 
 NIBBLES_PER_REGISTER = 8  # every chunk has a 4-bit metadata field; a .b32 holds eight
 CANONICAL_METADATA = 0x44444444  # every chunk: indices 0 and 1 (0b0100), valid in every scheme
@@ -190,20 +191,10 @@ class SparseInfo:
 
 # ----------------------------------------------------------------------------- the map
 
-# Per-process memo of evaluations (kept out of the frozen map so that maps stay picklable);
-# keyed by id() and holding the map itself, so a key is never reused by another object.
-_LANES: dict[tuple[int, int], tuple["SparseMap", list]] = {}
-_INFO: dict[tuple[int, Domain], tuple[SparseMap, SparseInfo]] = {}
-_Z3_INFO: dict[tuple[int, str, str, int], tuple["SparseMap", dict[str, Any]]] = {}
-# per (map, width): the map encoded over a point of its own; every point asked for is substituted into it
-_Z3_BASE: dict[tuple[int, int], tuple[SparseMap, tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]]] = {}
+# Evaluations are memoised on the map itself (``held``: a memo that pickles empty, so maps stay picklable).
 
 
 def clear_caches() -> None:
-    _LANES.clear()
-    _INFO.clear()
-    _Z3_INFO.clear()
-    _Z3_BASE.clear()
     _evaluated_table.cache_clear()
 
 
@@ -229,10 +220,9 @@ class SparseMap:
 
     # -- one point: the oracle
     def _lane(self, lane: int) -> list[tuple[int, int, int] | None]:
-        key = (id(self), lane)
-        hit = _LANES.get(key)
-        if hit is not None and hit[0] is self:
-            return hit[1]
+        return held(self, "_lanes", lane, lambda: self._lane_points(lane))
+
+    def _lane_points(self, lane: int) -> list[tuple[int, int, int] | None]:
         out: list[tuple[int, int, int] | None] = []
         formula = self.normal
         for i in range(self.elements):
@@ -246,7 +236,6 @@ class SparseMap:
                 raise oracle.EvalError("sparse A needs a number for row and a range for col",
                                        self.formula.get("col").pos)
             out.append((r, span[0], span[1]))
-        _LANES[key] = (self, out)
         return out
 
     def point_info(self, lane: int, i: int) -> PointInfo | None:
@@ -280,7 +269,7 @@ class SparseMap:
     # -- every point: the vectorised engine
     def info(self, domain: Domain) -> SparseInfo:
         """Every element at once (memoised per map and domain: each sparse check asks)."""
-        return identity_memo(_INFO, self, (id(self), domain), lambda: self._info(domain))
+        return held(self, "_info", domain, lambda: self._info(domain))
 
     def _info(self, domain: Domain) -> SparseInfo:
         shape = (domain.threads, domain.elements)
@@ -338,13 +327,13 @@ class SparseMap:
         def at_point() -> dict[str, Any]:
             lane0, i0, info = self._z3_base(lane.size())
             return {k: t if t is smt.TRUE else smt.substitute(t, (lane0, lane), (i0, i)) for k, t in info.items()}
-        return identity_memo(_Z3_INFO, self, (id(self), lane.sexpr(), i.sexpr(), lane.size()), at_point)
+        return held(self, "_z3_info", (lane.sexpr(), i.sexpr(), lane.size()), at_point)
 
     def _z3_base(self, w: int) -> tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]:
         def encode() -> tuple[z3.ExprRef, z3.ExprRef, dict[str, Any]]:
             lane0, i0 = z3.BitVec("sparse lane", w), z3.BitVec("sparse i", w)  # names no formula can use
             return lane0, i0, self._z3_info(lane0, i0)
-        return identity_memo(_Z3_BASE, self, (id(self), w), encode)
+        return held(self, "_z3_base", w, encode)
 
     def _z3_info(self, lane: z3.BitVecRef, i: z3.BitVecRef) -> dict[str, Any]:
         w = lane.size()

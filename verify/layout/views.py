@@ -10,14 +10,13 @@
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Hashable, Mapping
 
 import numpy as np
 
 from ..engines import smt
-from .dims import Dim, find, names
+from .dims import Dim, find, names, output_name, thread_dim_name
 from .family import Param, extent_at, substitute
 from .model import Cells, Codomain, Domain, Layout
 from .named import Env, Values, box_bound, full
@@ -27,21 +26,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # ----------------------------------------------------------------------------- fragments <-> named maps
-
-TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
-
-
-def output_name(axis: str) -> str:
-    """The output dimension a fragment's codomain axis becomes: Tensor Memory's ``lane``/``column`` are
-    ``tmem_lane``/``tmem_col`` (``lane`` is an input), other axes as written in dimension form
-    (``scale factor`` -> ``scale_factor``)."""
-    return TMEM_NAMES.get(axis) or re.sub(r"[^a-z0-9_]+", "_", axis.lower()).strip("_") or "axis"
-
-
-def thread_dim_name(threads: int) -> str:
-    """``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
-    return "lane" if threads <= 32 else "thread"
-
 
 @dataclass(frozen=True)
 class FragmentMap:

@@ -29,7 +29,7 @@ from ..checks.fragment import DEFAULT_TIMEOUT
 from ..checks.report_model import LayoutEntry, Model, build, slug, svg_name
 from ..engines import oracle
 from ..files import OutputError, Owns, check_output_dir, output_error
-from ..layout.ids import base_id
+from ..layout.ids import CORRECTED, base_id
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, Report
 from ..witnesses import CellOutside, CellUnreached, ElementsCollide
@@ -559,7 +559,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
           f"{_notes_html(_notes(lay, syntax_ids))}</td></tr>")
     a("</tbody></table>")
     a('<p class="note">Notes: <b>erratum</b> a known erratum (the spec expects the failure); <b>corrected</b> the '
-      "spec&#x27;s correction of a doc layout, checked as <code>ID@corrected</code> (<b>syntax</b>: the doc formula "
+      f"spec&#x27;s correction of a doc layout, checked as <code>ID{CORRECTED}</code> (<b>syntax</b>: the doc formula "
       "does not parse); <b>derived</b> not stated by the doc text (taken from figures or CUTLASS, with "
       "provenance in the spec).</p>")
     if m.instructions:

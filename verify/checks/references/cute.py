@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ...layout.ids import corrected_id, preferred
 from ...layout.model import Layout, MapLayout, cells_of
 from ...layout.notations import NotationError, TraitEntry
 from ...layout.notations.cute import CuteLayout
@@ -199,8 +200,7 @@ PACKINGS = (
 
 
 def _preferred_map(maps: list, spec_id: str) -> Any:
-    by = {m.id: m for m in maps}
-    return by.get(spec_id + "@corrected") or by.get(spec_id)
+    return preferred({m.id: m for m in maps}, spec_id)
 
 
 def tmem_requests(root: Path, maps: list) -> list[Request]:
@@ -676,7 +676,7 @@ def copy_layouts(req: Request, p: Printed, layouts: list[Layout]) -> list[Evalua
         if not m:
             continue
         sid = spec_id.format(s=_TMEM_SHAPE.get(m.groupdict().get("s") or "", ""))
-        spec = find(layouts, sid + "@corrected") or find(layouts, sid)   # the reviewed correction first
+        spec = find(layouts, corrected_id(sid)) or find(layouts, sid)   # the reviewed correction first
         params = (("NUM", num(m)),)
         if spec is None:
             return [Evaluated(req.name, "R", req.header, req.line, None, params, unmatched=f"no spec {sid}")]

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...layout.ids import corrected_id, is_corrected_id
+from ...layout.ids import CORRECTED_RX, corrected_id, is_corrected_id
 from ...layout.model import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
@@ -91,7 +91,7 @@ SINGLE = (
      "the 128-byte swizzle with 32-byte atomicity is sm_100's alone: Triton's NVMMASharedLayout has swizzle "
      "widths 0, 32, 64 and 128 only (gluon _layouts.py asserts it); tensor-layouts and TileLang state no "
      "shared-memory atoms, Mosaic GPU none in a layout object"),
-    (r"tcgen05\.datapath\.(E@corrected|G)",
+    (r"tcgen05\.datapath\.(E" + CORRECTED_RX + "|G)",
      "a .ws data path: Triton has no .ws MMA (its TensorMemoryLayout's blockM is 64 or 128, "
      "TensorMemoryEncodingAttr::verify, and its blockM 64 is Layout F); tensor-layouts states no Tensor Memory "
      "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's; Mosaic GPU's tcgen05.mma takes M = 128 or "
@@ -105,7 +105,7 @@ SINGLE = (
      "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
      "32-bit elements only, TileLang's ldmatrix maps are 16-bit, Triton lowers to them internally and "
      "exposes no layout, Mosaic GPU issues no ldmatrix (fragmented_array.py: a TODO)"),
-    (r"mma\.sp\.m16n8k32\.B\.f16_bf16@corrected",
+    (r"mma\.sp\.m16n8k32\.B\.f16_bf16" + CORRECTED_RX,
      "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
      "Triton no sparse dot"),
     (r"tcgen05\.mma\.m1n4\.SFA\..*",

@@ -26,9 +26,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ...layout.ids import CORRECTED_RX, corrections_preferred
+
 SWIZZLES = {"none": (0, "INTER"), "32B": (32, "SW32"), "64B": (64, "SW64"), "128B": (128, "SW128")}
 _ID = re.compile(r"(?P<inst>wgmma|tcgen05)\.shared\.(?:(?P<what>atom|example)\.)?(?P<major>K|MN)\."
-                 r"(?P<swz>none|32B|64B|128B|128B_base32B)(?:\.(?P<type>tf32|bf16))?(?P<corr>@corrected)?")
+                 r"(?P<swz>none|32B|64B|128B|128B_base32B)(?:\.(?P<type>tf32|bf16))?(?P<corr>" + CORRECTED_RX + ")?")
 CUTE_TYPES = {32: "float", 16: "cutlass::half_t", 8: "uint8_t", 4: "cute::uint4_t"}
 EXAMPLE_TYPES = {"tf32": (32, "cutlass::tfloat32_t"), "bf16": (16, "cutlass::bfloat16_t")}
 
@@ -66,10 +68,9 @@ def parse_id(spec: Any) -> SmemSpec | None:
 
 def smem_specs(maps: list) -> list[SmemSpec]:
     """The shared-memory maps, each in its corrected form where one exists."""
-    ids = {m.id for m in maps}
     out = []
-    for m in maps:
-        if getattr(m, "kind", "") != "shared" or f"{m.id}@corrected" in ids:
+    for m in corrections_preferred(maps):
+        if getattr(m, "kind", "") != "shared":
             continue
         s = parse_id(m)
         if s is not None:

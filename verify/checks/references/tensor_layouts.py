@@ -128,8 +128,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
 
 
 def _dist_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
     try:
-        from importlib.metadata import version  # noqa: PLC0415
         return version("tensor-layouts")
-    except Exception:  # noqa: BLE001 - a version is informational
+    except PackageNotFoundError:  # the atoms loaded from a checkout, not an installed distribution
         return "?"

@@ -67,6 +67,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...layout.ids import by_doc_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport, Row
 from ..fragment import DEFAULT_TIMEOUT
@@ -255,8 +256,7 @@ def read_files(root: Path) -> dict[str, Module]:
 
 def _spec_index(specs: Iterable) -> dict[str, Layout]:
     """id -> layout, a reviewed correction standing in for its layout."""
-    lays = {lay.id: lay for lay in specs if isinstance(lay, Layout)}
-    return {i: lays.get(f"{i}@corrected", lay) for i, lay in lays.items() if not i.endswith("@corrected")}
+    return by_doc_id(lay for lay in specs if isinstance(lay, Layout))
 
 
 def entries(interp: Interpreter, p: Pairing, spec: Layout) -> tuple[tuple[int, int, int, int], ...]:

@@ -64,6 +64,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...layout.ids import base_id, corrections_preferred
 from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, parse_triton
 from ..crosscheck import CrosscheckReport
@@ -125,8 +126,7 @@ def probe() -> str:
 
 def _preferred(layouts: list[Layout]) -> list[Layout]:
     """Each layout, or its reviewed correction in its place."""
-    ids = {lay.id for lay in layouts}
-    return [lay for lay in layouts if f"{lay.id}@corrected" not in ids]
+    return corrections_preferred(layouts)
 
 
 def _type_ok(lay: Layout, allowed: set[str]) -> bool:
@@ -182,7 +182,7 @@ def tmem_requests(spec: MapLayout) -> list[tuple[dict, tuple[tuple[str, int], ..
     """(Gluon request, family member) for a Tensor Memory map of TMEM_MAPS: every power-of-two ``N`` of a data
     path (Triton's shapes are powers of two), lane alignment ``BASE`` 0 (the allocation's own), every ``VS`` of a
     scale-factor reading (one Triton layout serves them all)."""
-    how = TMEM_MAPS.get(spec.id.removesuffix("@corrected"))
+    how = TMEM_MAPS.get(base_id(spec.id))
     if how is None:
         return []
     values = {q.name: tuple(q.values) for q in spec.params}
