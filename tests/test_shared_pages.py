@@ -123,7 +123,7 @@ def test_check_on_the_three_pages(docs_dir: Path, tmp_path: Path, capsys: pytest
     assert code == 0
     assert "wgmma.shared.K.32B                           in_range:ok injective:FAIL  (known erratum)" in out
     assert out.count(": warning: smem-") == 5 and out.count(": warning: base-offset:") == 2
-    assert out.rstrip().endswith("0 layouts, 30 maps, 0 instructions: 4 findings (4 known errata), 0 unexpected")
+    assert out.rstrip().endswith("0 layouts, 30 maps, 0 instructions, 365 statements: 4 findings (4 known errata), 0 unexpected")
     code, out, _ = cli(capsys, "check", *map(str, pages), "--format", "json")
     doc = json.loads(out)
     assert len(doc["doc_findings"]) == 7 and len(doc["maps"]) == 30
