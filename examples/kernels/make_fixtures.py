@@ -16,7 +16,8 @@
   and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
-  ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``.
+  ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``;
+* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -91,8 +92,8 @@ def planted(name: str, base: str, old: str, new: str, what: str) -> None:
                              + body.replace(old, new), encoding="utf-8")
 
 
-def nvcc(name: str, *defines: str) -> None:
-    cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, "mma_inline.cu", "-o", name]
+def nvcc(name: str, *defines: str, source: str = "mma_inline.cu") -> None:
+    cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, source, "-o", name]
     subprocess.run(cmd, cwd=HERE, check=True)
     text = (HERE / name).read_text(encoding="utf-8")
     (HERE / name).write_text(f"// made by examples/kernels/make_fixtures.py: {' '.join(cmd)}\n" + relative_files(text),
@@ -114,3 +115,4 @@ if __name__ == "__main__":
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
+    nvcc("mma_sparse.ptx", source="mma_sparse.cu")

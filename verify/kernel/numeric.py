@@ -55,6 +55,9 @@ class Numeric:
             vals = rng.integers(0, 1 << bits, size=t.size, dtype=np.uint64, endpoint=False) if bits < 64 else \
                 rng.integers(0, 1 << 63, size=t.size, dtype=np.uint64) * np.uint64(2) + \
                 rng.integers(0, 2, size=t.size, dtype=np.uint64)
+            nz = t.nonzero()
+            if nz is not None:  # structural zeros are the number 0
+                vals = np.where(nz.reshape(-1), vals, np.uint64(0))
             self.values[t.name] = vals.reshape(t.shape)
             region = gmem.by_name[t.name]
             elem, byte = tensor_bytes(t)
@@ -84,7 +87,8 @@ class Numeric:
         t[whole] = np.arange(db, dtype=np.int64)[None, :] % 8
         return out, t
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+            a_cols: np.ndarray | None = None):
         M, N, K = form.shape
         T = cta.T
         W = len(warps)
@@ -107,7 +111,10 @@ class Numeric:
         Aw = np.zeros((W, M, K), U64)
         Bw = np.zeros((W, K, N), U64)
         Cw = np.zeros((W, M, N), U64)
-        Aw[:, form.a.row, form.a.col] = a[th]
+        if a_cols is None:
+            Aw[:, form.a.row, form.a.col] = a[th]
+        else:  # a sparse A: each warp's stored elements at the logical columns its metadata gives
+            Aw[np.arange(W)[:, None, None], form.a.row[None], a_cols] = a[th]
         Bw[:, form.b.row, form.b.col] = b[th]
         Cw[:, form.c.row, form.c.col] = c[th]
         Dw = Cw + np.einsum("wmk,wkn->wmn", Aw, Bw)

@@ -125,6 +125,11 @@ class Symbolic:
             region = gmem.by_name[t.name]
             elem, byte = tensor_bytes(t)
             region.tags[: len(elem)] = np.where(elem >= 0, (base + elem) * 8 + byte, UNDEF)
+            nz = t.nonzero()
+            if nz is not None:  # a structural zero of a structured-sparse tensor holds the number 0, no atom
+                zero = (elem >= 0) & ~nz.reshape(-1)[np.maximum(elem, 0)]
+                region.tags[: len(elem)][zero] = CONCRETE
+                region.bits[: len(elem)][zero] = 0
 
     def atom_words(self, v: int) -> str:
         t, flat = self.atom_of(np.array([v]))
@@ -249,7 +254,8 @@ class Symbolic:
                 out[part, sb:] = np.where((g[part, sb - 1] >= 0)[:, None], UNDEF, CONCRETE)
         return np.zeros(T, U64), out
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+            a_cols: np.ndarray | None = None):
         """D = C + A x B for each warp of ``warps``: new SUM values, one per D element and lane."""
         M, N, K = form.shape
         T = cta.T
@@ -265,7 +271,10 @@ class Symbolic:
         Aw = np.zeros((W, M, K), np.int64)
         Bw = np.zeros((W, K, N), np.int64)
         Cw = np.zeros((W, M, N), np.int64)
-        Aw[:, form.a.row, form.a.col] = a[th]
+        if a_cols is None:
+            Aw[:, form.a.row, form.a.col] = a[th]
+        else:  # a sparse A: each warp's stored elements at the logical columns its metadata gives
+            Aw[np.arange(W)[:, None, None], form.a.row[None], a_cols] = a[th]
         Bw[:, form.b.row, form.b.col] = b[th]
         Cw[:, form.c.row, form.c.col] = c[th]
         key = (M, N, K)

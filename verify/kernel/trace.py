@@ -240,10 +240,20 @@ def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
     types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
                                        "e5m2", "b1")]
     shape = next(p for p in parts if p.startswith("m") and "k" in p)
-    form = mma_form(shape, *types)
-    op = form.a if side == "a" else form.b
+    sparse = "sp" in parts or "sp::ordered_metadata" in parts
+    if sparse:
+        from .fragments import sparse_mma_form  # noqa: PLC0415
+        sform = sparse_mma_form(shape, *types)
+        op = sform.a if side == "a" else sform.b
+    else:
+        form = mma_form(shape, *types)
+        op = form.a if side == "a" else form.b
     want = (match.r, match.k) if side == "a" else (match.k, match.c)
-    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+    if sparse and side == "a":  # a stored element of the chunk of k (the metadata places it in the chunk)
+        width = sform.shape[2] // (int(sform.chunk.max()) + 1)
+        hit = np.argwhere((op.row == want[0]) & (sform.chunk == want[1] // width))
+    else:
+        hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
     regs = operand_registers(mi)
     if not len(hit):
         return ""
