@@ -21,10 +21,10 @@ NO_DEST = ("st", "cp", "bar", "barrier", "bra", "ret", "exit", "membar", "fence"
 
 
 def short_name(opcode: str) -> str:
-    """``mma.m16n8k16``, ``ldmatrix.x4.trans``, ``cp.async``, ``ld.shared.v4``: an opcode as the chain says it."""
+    """``mma.m16n8k16``, ``mma.sp.m16n8k16``, ``ldmatrix.x4.trans``, ``cp.async``, ``ld.shared.v4``: an opcode as the chain says it."""
     parts = opcode.split(".")
     base = parts[0]
-    keep = {"mma": lambda p: p.startswith("m") and "k" in p, "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
+    keep = {"mma": lambda p: p.startswith("m") and "k" in p or p == "sp", "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
             "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p in ("async", "bulk", "tensor"),
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
