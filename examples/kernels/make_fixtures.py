@@ -17,7 +17,8 @@
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
   ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``;
-* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way.
+* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way;
+* ``mma_m8n8k4.ptx``: ``mma_m8n8k4.cu`` (inline ``mma.m8n8k4``, the quad-pair form) the same way.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -116,3 +117,4 @@ if __name__ == "__main__":
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
+    nvcc("mma_m8n8k4.ptx", source="mma_m8n8k4.cu")

@@ -41,6 +41,7 @@ class Operand:
     register_bits: int
     row: np.ndarray  # int64[32, elements]
     col: np.ndarray
+    group: np.ndarray | None = None  # which of the instruction's MMA computations (m8n8k4's quad-pairs); None: one
 
     @property
     def elements(self) -> int:
@@ -56,6 +57,7 @@ class MmaForm:
     b: Operand
     c: Operand
     d: Operand
+    groups: int = 1  # MMA computations per warp (m8n8k4 .f16: one per quad-pair, each operand's ``group``)
 
 
 def _specs_dir(specs: str | None) -> Path:
@@ -67,7 +69,7 @@ def _spec(path: str):  # type: ignore[no-untyped-def]
     return load_spec_file(path)
 
 
-def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray, int, int]:  # type: ignore[no-untyped-def]
+def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: ignore[no-untyped-def]
     """(row, col) of every (thread, i) of ``lay`` (a member ``env`` of a family), by ``face``: a warp's 32 lanes, or a
     warpgroup's 128 threads."""
     fm = fragment_map(lay)
@@ -77,6 +79,8 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
     tname = fm.inputs[0].name
     rows, cols = int(lay_i.codomain.rows), int(lay_i.codomain.cols)
     out_r, out_c = (d.name for d in fm.outputs if d.name != "mma")
+    has_group = any(d.name == "mma" for d in fm.outputs)
+    grp = np.zeros((T, n), np.int64)
     if face == "vector":
         v = fm.evaluate({tname: np.arange(T, dtype=np.int64)[:, None], "i": np.arange(n, dtype=np.int64)[None, :]},
                         env or None)
@@ -84,6 +88,8 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
             raise NoLayout(f"{lay.id} leaves some ({tname}, i) without a cell")
         row = np.ascontiguousarray(np.broadcast_to(v.out[out_r], (T, n))).astype(np.int64)
         col = np.ascontiguousarray(np.broadcast_to(v.out[out_c], (T, n))).astype(np.int64)
+        if has_group:
+            grp = np.ascontiguousarray(np.broadcast_to(v.out["mma"], (T, n))).astype(np.int64)
     else:
         row = np.zeros((T, n), np.int64)
         col = np.zeros((T, n), np.int64)
@@ -93,16 +99,19 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
                 if cell is None:
                     raise NoLayout(f"{lay.id} leaves {tname} {t}, element {i} without a cell")
                 row[t, i], col[t, i] = cell[out_r], cell[out_c]
+                grp[t, i] = cell.get("mma", 0)
+    if group:
+        return row, col, rows, cols, (grp if has_group else None)
     return row, col, rows, cols
 
 
 def _operand(lay, env: dict[str, int], face: str, element_type: str) -> Operand:  # type: ignore[no-untyped-def]
-    row, col, rows, cols = _table(lay, env, face)
+    row, col, rows, cols, grp = _table(lay, env, face, group=True)
     lay_i = lay.instance(**env) if env else lay
     regs = int(lay_i.registers)
     ebits = lay.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
     rbits = REGISTER_BITS.get(lay.register_type, 32)
-    return Operand(lay.id, rows, cols, regs, int(lay.elements_per_register), int(ebits), rbits, row, col)
+    return Operand(lay.id, rows, cols, regs, int(lay.elements_per_register), int(ebits), rbits, row, col, grp)
 
 
 _MMA_SPEC_FILES = {"m16n8k16": ("mma.m16n8k16.float.toml", "mma.m16n8k16.int.toml"), "m16n8k8": ("mma.m16n8k8.toml",),
@@ -134,13 +143,17 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
             if variant and (a.variant or "") + "." + (b.variant or "") != variant and (a.variant or b.variant):
                 continue
             m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
-            if any(x.domain.groups > 1 for x in (a, b, c)):
-                raise NoLayout(f"mma.{shape}'s operands belong to several MMA computations (quad-pairs): not executed "
-                               "yet")
+            groups = {int(x.domain.groups) for x in (a, b, c)}
+            if len(groups) != 1:
+                raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
             if min(a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)) < 8:
                 raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
-            return MmaForm((m, n, k), _operand(a, {}, face, atype), _operand(b, {}, face, btype),
-                           _operand(c, {}, face, ctype), _operand(c, {}, face, dtype))
+            ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
+                   _operand(c, {}, face, dtype)]
+            (g,) = groups
+            if g > 1 and any(o.group is None for o in ops):
+                raise NoLayout(f"mma.{shape}: an operand of {g} MMA computations does not say which each element is in")
+            return MmaForm((m, n, k), *ops, groups=g)
     raise NoLayout(f"the catalog has no mma.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
 
 

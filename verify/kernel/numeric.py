@@ -108,15 +108,21 @@ class Numeric:
         a = vals(a_regs, form.a)
         b = vals(b_regs, form.b)
         c = vals(c_regs, form.c)
-        Aw = np.zeros((W, M, K), U64)
-        Bw = np.zeros((W, K, N), U64)
-        Cw = np.zeros((W, M, N), U64)
-        if a_cols is None:
-            Aw[:, form.a.row, form.a.col] = a[th]
-        else:  # a sparse A: each warp's stored elements at the logical columns its metadata gives
-            Aw[np.arange(W)[:, None, None], form.a.row[None], a_cols] = a[th]
-        Bw[:, form.b.row, form.b.col] = b[th]
-        Cw[:, form.c.row, form.c.col] = c[th]
+        G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
+        U = W * G
+
+        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
+            g = op.group if G > 1 else np.zeros_like(op.row)
+            return np.arange(W)[:, None, None] * G + g[None]
+
+        Aw = np.zeros((U, M, K), U64)
+        Bw = np.zeros((U, K, N), U64)
+        Cw = np.zeros((U, M, N), U64)
+        # a sparse A: each warp's stored elements at the logical columns its metadata gives (``a_cols``)
+        Aw[unit(form.a), form.a.row[None], form.a.col[None] if a_cols is None else a_cols] = a[th]
+        Bw[unit(form.b), form.b.row[None], form.b.col[None]] = b[th]
+        Cw[unit(form.c), form.c.row[None], form.c.col[None]] = c[th]
         Dw = Cw + np.einsum("wmk,wkn->wmn", Aw, Bw)
         dbits = form.d.element_bits
         Dw &= mask_of(dbits)
@@ -129,7 +135,7 @@ class Numeric:
             tags = np.full((T, form.d.register_bits // 8), CONCRETE, np.int64)
             for e in range(form.d.per_register):
                 i = j * form.d.per_register + e
-                v = Dw[np.arange(W)[:, None], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
+                v = Dw[unit(form.d)[:, :, i], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
                 bits[th.reshape(-1)] |= v.reshape(-1) << np.uint64(e * dbits)
                 tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
             out.append((bits, tags))

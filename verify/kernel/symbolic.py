@@ -268,29 +268,36 @@ class Symbolic:
         a = ids(a_regs, form.a)
         b = ids(b_regs, form.b)
         c = ids(c_regs, form.c)
-        Aw = np.zeros((W, M, K), np.int64)
-        Bw = np.zeros((W, K, N), np.int64)
-        Cw = np.zeros((W, M, N), np.int64)
-        if a_cols is None:
-            Aw[:, form.a.row, form.a.col] = a[th]
-        else:  # a sparse A: each warp's stored elements at the logical columns its metadata gives
-            Aw[np.arange(W)[:, None, None], form.a.row[None], a_cols] = a[th]
-        Bw[:, form.b.row, form.b.col] = b[th]
-        Cw[:, form.c.row, form.c.col] = c[th]
-        key = (M, N, K)
+        G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
+        U = W * G
+
+        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
+            g = op.group if G > 1 else np.zeros_like(op.row)
+            return np.arange(W)[:, None, None] * G + g[None]
+
+        Aw = np.zeros((U, M, K), np.int64)
+        Bw = np.zeros((U, K, N), np.int64)
+        Cw = np.zeros((U, M, N), np.int64)
+        # a sparse A: each warp's stored elements at the logical columns its metadata gives (``a_cols``)
+        Aw[unit(form.a), form.a.row[None], form.a.col[None] if a_cols is None else a_cols] = a[th]
+        Bw[unit(form.b), form.b.row[None], form.b.col[None]] = b[th]
+        Cw[unit(form.c), form.c.row[None], form.c.col[None]] = c[th]
+        key = (M, N, K) if G == 1 else (M, N, K, G)  # a form of G computations: its rows come G at a time
         fi = self.form_index.get(key)
         if fi is None:
             fi = self.form_index[key] = len(self.forms)
-            self.forms.append((Grow(M * K), Grow(K * N), Grow(3), key))
+            self.forms.append((Grow(M * K), Grow(K * N), Grow(3), (M, N, K)))
         ta, tb, info, _ = self.forms[fi]
-        row0 = ta.extend(Aw.reshape(W, -1))
-        tb.extend(Bw.reshape(W, -1))
-        info.extend(np.stack([np.full(W, index), np.full(W, cta.index), warps], axis=1))
+        row0 = ta.extend(Aw.reshape(U, -1))
+        tb.extend(Bw.reshape(U, -1))
+        info.extend(np.stack([np.full(U, index), np.full(U, cta.index), np.repeat(warps, G)], axis=1))
         self.mmas += W
         dr, dc = form.d.row, form.d.col  # [32, nD]
         nD = dr.shape[1]
-        prev = Cw[np.arange(W)[:, None, None], dr[None, :, :], dc[None, :, :]]  # [W, 32, nD]
-        rows = (row0 + np.arange(W))[:, None, None] + np.zeros((1, 32, nD), np.int64)
+        ud = unit(form.d)  # [W, 32, nD]
+        prev = Cw[ud, dr[None, :, :], dc[None, :, :]]  # [W, 32, nD]
+        rows = row0 + ud
         new = self.alloc(SUM, form.d.element_bits // 8, prev.reshape(-1), (fi << 40) + rows.reshape(-1),
                          np.broadcast_to(dr[None], (W, 32, nD)).reshape(-1),
                          np.broadcast_to(dc[None], (W, 32, nD)).reshape(-1)).reshape(W, 32, nD)

@@ -253,7 +253,10 @@ def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
         width = sform.shape[2] // (int(sform.chunk.max()) + 1)
         hit = np.argwhere((op.row == want[0]) & (sform.chunk == want[1] // width))
     else:
-        hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+        at = (op.row == want[0]) & (op.col == want[1])
+        if op.group is not None:  # one of several MMA computations (m8n8k4's quad-pairs): the product's own
+            at &= op.group == match.row % form.groups
+        hit = np.argwhere(at)
     regs = operand_registers(mi)
     if not len(hit):
         return ""
