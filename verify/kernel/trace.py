@@ -263,6 +263,14 @@ def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
     lane, i = (int(x) for x in hit[0])
     j = i // op.per_register
     name = regs[1 if side == "a" else 2][j]
+    if sparse and side == "a":  # which stored element of the chunk is not known here: the metadata says where it went
+        chunk = int(sform.chunk[lane, i])
+        sel = getattr(mi.operands[5], "value", -1) if len(mi.operands) == 6 else -1
+        own = np.argwhere((sform.selector[:, None] == sel) & (sform.meta_row == want[0]) & (sform.meta_chunk == chunk))
+        meta = regs[4][0] if len(regs) > 4 else "?"
+        where = f", lane {int(own[0][0])}, bits {4 * int(own[0][1])}-{4 * int(own[0][1]) + 3}" if len(own) else ""
+        return (f"(warp {warp}, lane {lane}, register a{j} = {name}: a stored element of row {want[0]}'s chunk {chunk}, "
+                f"placed at k {want[1]} by the metadata {meta}{where}, selector {sel})")
     return f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
         (f", element {i % op.per_register})" if op.per_register > 1 else ")")
 
