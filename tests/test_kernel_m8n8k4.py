@@ -2,7 +2,7 @@
 hand-written kernel (examples/kernels/mma_m8n8k4.cu, its PTX by make_fixtures.py) is proved; changes planted in its
 PTX (two registers of A swapped, the two halves of a packed A register in the wrong order, two D registers swapped,
 a lane's quad-pair taken wrong) are each reported with the right first wrong element; a register renamed stays
-proved.  Both engines agree on every verdict."""
+proved.  The ``.f64`` form (one MMA per warp, mma_m8n8k4_f64.cu) too.  Both engines agree on every verdict."""
 from __future__ import annotations
 
 import re
@@ -25,11 +25,11 @@ def agree(r) -> None:  # type: ignore[no-untyped-def]
     assert sym["mma"] == num["mma"] > 0
 
 
-def _mutant(tmp_path: Path, change) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{BASE}.ptx").read_text(encoding="utf-8").split("\n")
+def _mutant(tmp_path: Path, change, base: str = BASE) -> str:  # type: ignore[no-untyped-def]
+    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
     change(lines)
     (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{BASE}.toml").read_text(encoding="utf-8").replace(f"{BASE}.ptx", "k.ptx")
+    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
     (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
     return str(tmp_path / "k.toml")
 
@@ -103,3 +103,41 @@ def test_a_register_renamed_stays_proved(tmp_path):
     r = verify(_mutant(tmp_path, rename_register))
     assert r.status == "proved", kernel_text(r)
     agree(r)
+
+
+# ----------------------------------------------------------------------------- .f64: one MMA per warp
+
+F64 = "mma_m8n8k4_f64"
+
+
+def test_the_f64_kernel_is_proved():
+    r = verify(str(KERNELS / f"{F64}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+def f64_swap_d(lines: list[str]) -> None:
+    """The first mma writes d0 and d1 to each other's register."""
+    k = _first(lines, r"mma\.sync")
+    lines[k] = lines[k].replace("{%fd60, %fd59}, {%fd31}", "{%fd59, %fd60}, {%fd31}", 1)
+
+
+def f64_a_for_b(lines: list[str]) -> None:
+    """The first mma's B operand given A's register."""
+    k = _first(lines, r"mma\.sync")
+    lines[k] = lines[k].replace("{%fd31}, {%fd32}", "{%fd31}, {%fd31}", 1)
+
+
+@pytest.mark.parametrize("change,element,words", [
+    (f64_swap_d, "C[0, 0]", "expected sum over k of A[0, k] * B[k, 0]; has A[0, 0] * B[0, 1] (B's n is 1, the "
+     "element's is 0)"),
+    (f64_a_for_b, "C[0, 0]", "expected sum over k of A[0, k] * B[k, 0]; has A[0, 0] * A[0, 0] (the product of A "
+     "and A, not of A and B)"),
+], ids=["f64_swap_d", "f64_a_for_b"])
+def test_a_planted_change_in_the_f64_kernel(tmp_path, change, element, words):
+    r = verify(_mutant(tmp_path, change, F64))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r)
+    f = r.findings[0]
+    assert f.element == element, kernel_text(r)
+    assert f.words.startswith(words), f.words
