@@ -20,6 +20,8 @@
 * ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way;
 * ``mma_m8n8k4.ptx``: ``mma_m8n8k4.cu`` (inline ``mma.m8n8k4``, the quad-pair form) the same way, and
   ``mma_m8n8k4_f64.ptx``: ``mma_m8n8k4_f64.cu`` (inline ``mma.m8n8k4`` ``.f64``);
+* ``mma_s4.ptx`` and ``mma_b1.ptx``: ``mma_subbyte.cu`` (inline ``mma`` on packed ``.s4``, and with ``-DB1`` on
+  ``.b1`` with ``.and.popc``) the same way;
 * ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
@@ -121,5 +123,7 @@ if __name__ == "__main__":
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_m8n8k4.ptx", source="mma_m8n8k4.cu")
     nvcc("mma_m8n8k4_f64.ptx", source="mma_m8n8k4_f64.cu")
+    nvcc("mma_s4.ptx", source="mma_subbyte.cu")
+    nvcc("mma_b1.ptx", "-DB1", source="mma_subbyte.cu")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
             "the even rows' sparse metadata 0x44444444 made 0x44444484")

@@ -146,8 +146,9 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
             groups = {int(x.domain.groups) for x in (a, b, c)}
             if len(groups) != 1:
                 raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
-            if min(a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)) < 8:
-                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
+            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
             ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
                    _operand(c, {}, face, dtype)]
             (g,) = groups

@@ -44,6 +44,8 @@ from .einsum import Einsum, parse_einsum
 
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
                  "s32": 4, "u32": 4, "s64": 8, "u64": 8, "e4m3": 1, "e5m2": 1, "b8": 1, "b16": 2, "b32": 4, "b64": 8}
+# types narrower than a byte, packed from the low bits: elements per byte (a tensor of them is stored so)
+PACKED = {"s4": 2, "u4": 2, "b1": 8}
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
 MAX_THREADS = 1024
 MAX_CTAS = 1 << 16
@@ -63,7 +65,14 @@ class Tensor:
 
     @property
     def element_bytes(self) -> int:
-        return ELEMENT_BYTES[self.type]
+        """Bytes of an element; 1 for a packed type (``s4``, ``u4``, ``b1``: a byte holds ``packed`` elements)."""
+        return ELEMENT_BYTES.get(self.type, 1)
+
+    @property
+    def packed(self) -> int:
+        """Elements per byte: 1, or 2 (``s4``, ``u4``) and 8 (``b1``), consecutive along the last index from the
+        byte's low bits."""
+        return PACKED.get(self.type, 1)
 
     def nonzero(self) -> np.ndarray | None:
         """Which elements are inputs (``bool``, the tensor's shape), for a structured-sparse tensor (``sparse = {
@@ -88,7 +97,7 @@ class Tensor:
         """Bytes from the first element to the end of the last."""
         if not self.size:
             return 0
-        return (sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + 1) * self.element_bytes
+        return (sum((n - 1) * s for n, s in zip(self.shape, self.strides)) // self.packed + 1) * self.element_bytes
 
     def describe(self) -> str:
         dims = " x ".join(str(n) for n in self.shape)
@@ -299,8 +308,8 @@ def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise w.error(at, f"tensor name {name!r} must be an identifier")
     typ = t.get("type")
-    if typ not in ELEMENT_BYTES:
-        raise w.error(at, f"tensor {name}: type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
+    if typ not in ELEMENT_BYTES and typ not in PACKED:
+        raise w.error(at, f"tensor {name}: type {typ!r} is not one of {', '.join([*ELEMENT_BYTES, *PACKED])}")
     shape = t.get("shape")
     if not isinstance(shape, list) or not shape or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
                                                            for x in shape):
@@ -311,6 +320,10 @@ def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
     if not isinstance(strides, list) or len(strides) != len(shape) or not all(
             isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in strides):
         raise w.error(at, f"tensor {name}: 'strides' must be {len(shape)} non-negative integers (in elements)")
+    per = PACKED.get(typ, 1)
+    if per > 1 and (strides[-1] != 1 or shape[-1] % per or any(x % per for x in strides[:-1])):
+        raise w.error(at, f"tensor {name}: {typ} elements are packed {per} to a byte along the last index: its stride "
+                          f"must be 1, its extent and the other strides multiples of {per}")
     tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at, sparse=_sparse(w, at, name, t.get("sparse")))
     problem = overlap(tensor)
     if problem:

@@ -51,6 +51,20 @@ class Numeric:
     def init_memory(self, gmem: GlobalMemory) -> None:
         rng = np.random.Generator(np.random.PCG64([SEED, self.seed]))
         for t in self.tensors:
+            if t.packed > 1:  # packed elements (s4, u4, b1): random bytes, each element its bits
+                region = gmem.by_name[t.name]
+                elem, _ = tensor_bytes(t)
+                at = np.flatnonzero(elem >= 0)
+                raw = rng.integers(0, 256, size=len(at), dtype=np.uint64)
+                w = 8 // t.packed
+                vals = np.zeros(t.size, np.uint64)
+                for p in range(t.packed):
+                    vals[elem[at] + p] = (raw >> np.uint64(p * w)) & np.uint64((1 << w) - 1)
+                self.values[t.name] = vals.reshape(t.shape)
+                region.bits[at] = raw.astype(np.uint8)
+                region.tags[: len(elem)] = UNDEF
+                region.tags[at] = 0
+                continue
             bits = min(8 * t.element_bytes, self.input_bits)
             vals = rng.integers(0, 1 << bits, size=t.size, dtype=np.uint64, endpoint=False) if bits < 64 else \
                 rng.integers(0, 1 << 63, size=t.size, dtype=np.uint64) * np.uint64(2) + \

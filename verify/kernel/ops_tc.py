@@ -218,6 +218,8 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         return _mma_sparse(prog, ins, index)
     if "sync" not in parts or "aligned" not in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    if "b1" in parts and "and" not in parts:  # popc(a AND b) is the sum of products of bits; popc(a XOR b) is not
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.b1 is executed with .and.popc only)")
     shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), None)
     types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
                                        "e5m2", "b1")]

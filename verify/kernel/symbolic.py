@@ -26,7 +26,7 @@ from .grow import Grow
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
 
-ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND, ADD = 0, 1, 2, 3, 4, 5, 6, 7
+ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND, ADD, PACK = 0, 1, 2, 3, 4, 5, 6, 7, 8
 CHUNK_PRODUCTS = 1 << 22  # products decoded at once when checking
 
 
@@ -124,6 +124,12 @@ class Symbolic:
         for t, base in zip(self.tensors, self.bases):
             region = gmem.by_name[t.name]
             elem, byte = tensor_bytes(t)
+            if t.packed > 1:  # a byte of packed elements (s4, u4, b1) is one PACK value: a = its first element's atom
+                at = np.flatnonzero(elem >= 0)
+                ids = self.alloc(PACK, 1, base + elem[at], t.packed, n=len(at)) if len(at) else at
+                region.tags[: len(elem)] = UNDEF
+                region.tags[at] = ids * 8
+                continue
             region.tags[: len(elem)] = np.where(elem >= 0, (base + elem) * 8 + byte, UNDEF)
             nz = t.nonzero()
             if nz is not None:  # a structural zero of a structured-sparse tensor holds the number 0, no atom
@@ -148,6 +154,9 @@ class Symbolic:
             return "a sum of products"
         if k[0] == CONST:
             return f"the constant 0x{int(k[2]):x}"
+        if k[0] == PACK:
+            first, last = self.atom_words(int(k[2])), self.atom_words(int(k[2]) + int(k[3]) - 1)
+            return f"the packed byte of {first} .. {last}"
         if k[0] == BAD:
             return "an undefined value" if k[2] == UNDEF else "bytes of different values"
         return "a value"
@@ -210,6 +219,40 @@ class Symbolic:
                 cols.append(self.element_ids(b, g, e * eb, eb))
         return np.stack(cols, axis=1)
 
+    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """The values of a register list's elements narrower than a byte (``bits`` wide, ``per`` to a register from
+        the low bits), ``int64[T, registers * per]``: an element of a byte that holds a packed byte of a tensor
+        (``PACK``) is that tensor's element (the byte's first plus the element's place in it); of a concrete byte,
+        the number its bits give; of anything else, a BAD value (bytes this engine cannot split)."""
+        in_byte = 8 // bits
+        cols = []
+        for b, g in regs:
+            b = np.broadcast_to(np.asarray(b, U64), (T,))
+            for byte in range(per // in_byte):
+                v = self.resolve(self.element_ids(b, g, byte, 1))
+                kind, _ = self.kind_width(v)
+                ok = kind == PACK
+                first = np.zeros(T, np.int64)
+                if ok.any():
+                    r = self.row(v[ok])
+                    first[ok] = r[:, 2]
+                    ok[ok] = r[:, 3] == in_byte
+                const = (kind == CONST) | (v == 0)
+                cval = np.zeros(T, np.int64)
+                nz = const & (v != 0)
+                if nz.any():
+                    cval[nz] = self.row(v[nz])[:, 2]
+                bad = ~ok & ~const
+                for p in range(in_byte):
+                    out = np.zeros(T, np.int64)
+                    out[ok] = first[ok] + p
+                    if const.any():
+                        out[const] = self._consts(((cval[const] >> (p * bits)) & ((1 << bits) - 1)).astype(U64), 1)
+                    if bad.any():
+                        out[bad] = self.alloc(BAD, 1, g[bad, byte] if g is not None else UNDEF, n=int(bad.sum()))
+                    cols.append(out)
+        return np.stack(cols, axis=1)
+
     def _consts(self, field: np.ndarray, eb: int) -> np.ndarray:
         out = np.zeros(field.shape[0], np.int64)
         nz = field != 0
@@ -263,6 +306,8 @@ class Symbolic:
         th = warps[:, None] * 32 + np.arange(32)[None, :]  # [W, 32]
 
         def ids(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            if op.element_bits < 8:
+                return self.packed_ids(regs, op.element_bits, op.per_register, T)
             return self.operand_ids(regs, op.element_bits // 8, op.per_register, op.register_bits // 8, T)
 
         a = ids(a_regs, form.a)
