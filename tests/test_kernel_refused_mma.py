@@ -1,7 +1,7 @@
 """The ``mma`` forms the executor does not run are refused: one error naming the instruction and its PTX line
-(exit 2 on the command line), never a silent pass -- the sub-byte and 1-bit forms (.s4/.u4, .b1 with .and.popc /
-.xor.popc, sparse .s4/.u4), whose packed elements are narrower than the executor's byte-wise data; block-scaled
-``mma`` (``kind::``); and an ``mma.sp`` selector the catalog's metadata layout does not name."""
+(exit 2 on the command line), never a silent pass -- ``.b1`` with ``.xor.popc`` (no sum of products), sparse
+``.s4``/``.u4``, block-scaled ``mma`` (``kind::``), and an ``mma.sp`` selector the catalog's metadata layout does not
+name or that is not a constant."""
 from __future__ import annotations
 
 import pytest
@@ -12,18 +12,10 @@ from verify.kernel.machine import KernelError
 ZERO = "\tmov.u32 %r30, 0;\n"
 
 REFUSED = [
-    ("mma.sync.aligned.m8n8k32.row.col.s32.s4.s4.s32 {%r2, %r3}, {%r4}, {%r5}, {%r2, %r3};",
-     "elements narrower than a byte are not executed yet"),
-    ("mma.sync.aligned.m16n8k32.row.col.s32.u4.u4.s32 {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r8}, {%r2, %r3, %r4, %r5};",
-     "elements narrower than a byte are not executed yet"),
-    ("mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32 {%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, {%r10, %r11}, "
-     "{%r2, %r3, %r4, %r5};", "elements narrower than a byte are not executed yet"),
-    ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.and.popc {%r2, %r3}, {%r4}, {%r5}, {%r2, %r3};",
-     "elements narrower than a byte are not executed yet"),
+    ("mma.sync.aligned.m8n8k128.row.col.s32.b1.b1.s32.xor.popc {%r2, %r3}, {%r4}, {%r5}, {%r2, %r3};",
+     ".b1 is executed with .and.popc only"),
     ("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r8}, "
-     "{%r2, %r3, %r4, %r5};", "elements narrower than a byte are not executed yet"),
-    ("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, "
-     "{%r10, %r11}, {%r2, %r3, %r4, %r5};", "elements narrower than a byte are not executed yet"),
+     "{%r2, %r3, %r4, %r5};", ".b1 is executed with .and.popc only"),
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 {%r2, %r3, %r4, %r5}, {%r6, %r7}, "
      "{%r8, %r9}, {%r2, %r3, %r4, %r5}, %r10, 0x0;", "elements narrower than a byte are not executed yet"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 {%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, "
@@ -47,7 +39,7 @@ def test_an_mma_form_not_executed_is_refused_at_its_line(line, message):
 
 def test_the_refusal_on_the_command_line_is_one_line_with_exit_2(tmp_path, capsys):
     from conftest import cli
-    line = REFUSED[3][0]
+    line = REFUSED[0][0]
     (tmp_path / "k.ptx").write_text(HEAD + f"\t{line}\n{ZERO}\tret;\n}}\n", encoding="utf-8")
     code, _, err_text = cli(capsys, "kernel", str(tmp_path / "k.ptx"), "--grid", "1,1,1", "--block", "32,1,1",
                             "--computes", "O[i, j] = X[i, k] * Y[k, j]", "--arg", "O:u32:32x1", "--arg", "X:f16:32x1",
