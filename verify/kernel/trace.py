@@ -15,7 +15,7 @@ from .check import Product, products
 from .launch import Launch
 from .memory import SHARED_WINDOW, writer_parts
 from .result import Link
-from .symbolic import MOVE, Symbolic
+from .symbolic import MOVE, PACK, Symbolic
 
 NO_DEST = ("st", "cp", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "red", "stmatrix", "prefetch")
 
@@ -155,6 +155,8 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
                       f"{words} multiplied {sym.value_words(factor if side in ('sa', 'sb') else match.a if side == 'a' else match.b)}"
                       f"{tail}".strip()))
     v = factor
+    if 0 < v < sym.first:  # an element packed in a byte (s4, u4, b1): follow the byte's value from its last move
+        v = _packed_move(sym, v)
     hops = 0
     while v >= sym.first and hops < 32:
         row = sym.row(np.array([v]))[0]
@@ -216,6 +218,25 @@ def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: i
         v = src
         hops += 1
     return out
+
+
+def _packed_move(sym: Symbolic, atom: int) -> int:
+    """The last move of the packed byte that holds element ``atom`` (the first such chain in the table: the traced
+    CTA's), or ``atom`` when it is no packed element or never moved."""
+    rows = sym.table.view()
+    kind = rows[:, 0]
+    hit = np.flatnonzero((kind == PACK) & (rows[:, 2] <= atom) & (atom < rows[:, 2] + rows[:, 3]))
+    if not len(hit):
+        return atom
+    v = sym.first + int(hit[0])
+    moves = np.flatnonzero(kind == MOVE)
+    src = rows[moves, 2]
+    for _ in range(32):
+        nxt = moves[src == v]
+        if not len(nxt):
+            break
+        v = sym.first + int(nxt[0])
+    return v
 
 
 def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
