@@ -241,9 +241,9 @@ def sparse_mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, 
             a, b, c = ins.operand("A"), ins.operand("B"), ins.operand("C")
             if atype not in a.types or btype not in b.types or ctype not in c.types or dtype not in c.types:
                 continue
-            if min(a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)) < 8:
-                raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements narrower than a byte are not "
-                               "executed yet")
+            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+                raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
             m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
             op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
             if md.metadata is None:

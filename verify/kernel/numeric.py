@@ -58,7 +58,11 @@ class Numeric:
                 raw = rng.integers(0, 256, size=len(at), dtype=np.uint64)
                 w = 8 // t.packed
                 vals = np.zeros(t.size, np.uint64)
+                nz = t.nonzero()
                 for p in range(t.packed):
+                    if nz is not None:  # structural zeros are the number 0
+                        raw &= ~np.where(nz.reshape(-1)[elem[at] + p], np.uint64(0),
+                                         np.uint64(((1 << w) - 1) << (p * w)))
                     vals[elem[at] + p] = (raw >> np.uint64(p * w)) & np.uint64((1 << w) - 1)
                 self.values[t.name] = vals.reshape(t.shape)
                 region.bits[at] = raw.astype(np.uint8)

@@ -51,6 +51,10 @@ class Symbolic:
             self.bases.append(n)
             n += t.size
         self.first = n  # the first derived value
+        # the atoms of structural zeros of packed structured-sparse tensors (an mma takes such an element as 0)
+        zs = [b + np.flatnonzero(~nz.reshape(-1)) for t, b in zip(self.tensors, self.bases)
+              if t.packed > 1 and (nz := t.nonzero()) is not None]
+        self.zero_atoms = np.sort(np.concatenate(zs)) if zs else np.zeros(0, np.int64)
         self.base_arr = np.array(self.bases + [n], np.int64)
         self.table = Grow(6)  # kind, width, a, b, c, d
         self.consts: dict[tuple[int, int], int] = {}
@@ -246,6 +250,8 @@ class Symbolic:
                 for p in range(in_byte):
                     out = np.zeros(T, np.int64)
                     out[ok] = first[ok] + p
+                    if len(self.zero_atoms):
+                        out[ok & np.isin(out, self.zero_atoms)] = 0
                     if const.any():
                         out[const] = self._consts(((cval[const] >> (p * bits)) & ((1 << bits) - 1)).astype(U64), 1)
                     if bad.any():
