@@ -1,7 +1,7 @@
 """The ``mma`` forms the executor does not run are refused: one error naming the instruction and its PTX line
-(exit 2 on the command line), never a silent pass -- ``.b1`` with ``.xor.popc`` (no sum of products), sparse
-``.s4``/``.u4``, block-scaled ``mma`` (``kind::``), and an ``mma.sp`` selector the catalog's metadata layout does not
-name or that is not a constant."""
+(exit 2 on the command line), never a silent pass -- ``.b1`` with ``.xor.popc`` (no sum of products), block-scaled
+``mma`` (``kind::``), and an ``mma.sp`` selector the catalog's metadata layout does not name or that is not a
+constant."""
 from __future__ import annotations
 
 import pytest
@@ -16,8 +16,6 @@ REFUSED = [
      ".b1 is executed with .and.popc only"),
     ("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r8}, "
      "{%r2, %r3, %r4, %r5};", ".b1 is executed with .and.popc only"),
-    ("mma.sp::ordered_metadata.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32 {%r2, %r3, %r4, %r5}, {%r6, %r7}, "
-     "{%r8, %r9}, {%r2, %r3, %r4, %r5}, %r10, 0x0;", "elements narrower than a byte are not executed yet"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 {%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, "
      "{%r10, %r11}, {%r2, %r3, %r4, %r5};", "block-scaled mma is not executed yet"),
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%r2, %r3, %r4, %r5}, "

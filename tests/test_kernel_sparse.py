@@ -175,3 +175,74 @@ def test_the_pattern_of_structural_zeros():
     assert t.nonzero().astype(int).tolist() == [[1, 1, 0, 0, 1, 1, 0, 0], [0, 1, 0, 1, 0, 1, 0, 1],
                                                 [1, 1, 0, 0, 1, 1, 0, 0]]
     assert np.all(t.nonzero().sum(axis=1) == 4)
+
+
+# ----------------------------------------------------------------------------- mma.sp on packed .s4 (4:8, pairs)
+
+S4 = "mma_sparse_s4"
+
+
+def _s4_mutant(tmp_path: Path, change, toml_change=None) -> str:  # type: ignore[no-untyped-def]
+    lines = (KERNELS / f"{S4}.ptx").read_text(encoding="utf-8").split("\n")
+    change(lines)
+    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
+    toml = (KERNELS / f"{S4}.toml").read_text(encoding="utf-8").replace(f"{S4}.ptx", "k.ptx")
+    if toml_change:
+        toml = toml_change(toml)
+    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
+    return str(tmp_path / "k.toml")
+
+
+def _s4_agree(r) -> None:  # type: ignore[no-untyped-def]
+    """4-bit random values: the numeric engine may miss a wrong element by chance, never find another."""
+    sym, num = r.engines["symbolic"], r.engines["numeric"]
+    assert r.status != "error", r.findings[0].words
+    assert sym["verdict"] == num["verdict"] and num["wrong_elements"] <= sym["wrong_elements"]
+    assert sym["mma"] == num["mma"] > 0
+
+
+def test_the_packed_sparse_kernel_is_proved():
+    r = verify(str(KERNELS / f"{S4}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    _s4_agree(r)
+    assert r.engines["symbolic"]["mma"] == 4 * 4  # 4 CTAs of one warp, K = 256 in steps of 64
+
+
+def _replace_first(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
+    def change(lines: list[str]) -> None:
+        k = _first(lines, pattern)
+        lines[k] = lines[k].replace(old, new, 1)
+    change.__doc__ = f"{old} -> {new} at the first line matching {pattern}"
+    return change
+
+
+S4_PLANTED = [
+    # 0x5410 -> 0x4510: the second chunk's two kept bytes in the wrong order (k 10, 11 where k 8, 9 belong)
+    ("packed_order", _replace_first(r"selp\.b32\s+%r6, 21520,", "21520", str(0x4510)),
+     "C[0, 0]", "expected sum over k of A[0, k] * B[0, k]; has A[0, 10] * B[0, 8] (k 8 of B meets k 10 of A)"),
+    ("metadata_value", _replace_first(r"selp\.b32\s+%r62, 1145324612,", "1145324612", str(0x44444484)),
+     "C[0, 0]", "expected sum over k of A[0, k] * B[0, k]; has A[0, 10] * B[0, 12] (k 12 of B meets k 10 of A)"),
+    ("selector", lambda lines: [lines.__setitem__(k, s.replace("%r7, 0x0;", "%r7, 0x1;"))
+                                for k, s in enumerate(lines) if "mma.sp" in s],
+     "C[0, 0]", "expected sum over k of A[0, k] * B[0, k]; has A[0, 0] * B[0, 4] (k 4 of B meets k 0 of A)"),
+    ("swap_a_registers", _replace_first(r"mma\.sp", "{%r100, %r101}", "{%r101, %r100}"),
+     "C[0, 0]", "expected sum over k of A[0, k] * B[0, k]; has A[8, 0] * B[0, 0] (A's m is 8, the element's is 0)"),
+]
+
+
+@pytest.mark.parametrize("name,change,element,words", S4_PLANTED, ids=[p[0] for p in S4_PLANTED])
+def test_a_planted_change_in_the_packed_sparse_kernel(tmp_path, name, change, element, words):
+    r = verify(_s4_mutant(tmp_path, change))
+    assert r.status == "refuted", kernel_text(r)
+    _s4_agree(r)
+    f = r.findings[0]
+    assert f.element == element, kernel_text(r)
+    assert f.words.startswith(words), f.words
+
+
+def test_the_packed_sparse_kernel_with_its_zeros_left_out_lacks_them(tmp_path):
+    r = verify(_s4_mutant(tmp_path, lambda lines: None,
+                          lambda t: t.replace(", sparse = { chunk = 8, keep = [[0, 1, 2, 3], [2, 3, 6, 7]] }", "")))
+    assert r.status == "refuted"
+    assert r.findings[0].words.startswith("expected sum over k of A[0, k] * B[0, k]; lacks A[0, 4] * B[0, 4], "
+                                          "A[0, 5] * B[0, 5], A[0, 6] * B[0, 6]")
