@@ -131,6 +131,22 @@ def test_the_hand_written_kernel_compiles_and_is_proved(tmp_path):
     _agree(r)
 
 
+
+@pytest.mark.parametrize("name,source", [("mma_sparse", "mma_sparse.cu"), ("mma_sparse_s4", "mma_sparse_s4.cu"),
+                                         ("mma_m8n8k4", "mma_m8n8k4.cu"), ("mma_m8n8k4_f64", "mma_m8n8k4_f64.cu"),
+                                         ("mma_s4", "mma_subbyte.cu")])
+def test_the_hand_written_sparse_quad_pair_and_packed_kernels_compile_and_are_proved(tmp_path, name, source):
+    """The kernels of mma.sp, m8n8k4 and packed .s4 compiled here by nvcc (their committed PTX is its output)."""
+    _nvcc()
+    shutil.copy(KERNELS / source, tmp_path / source)
+    toml = (KERNELS / f"{name}.toml").read_text(encoding="utf-8").replace(f'ptx = "{name}.ptx"',
+                                                                         f'cu = "{source}"\narch = "sm_80"')
+    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
+    r = verify(str(tmp_path / "k.toml"))
+    assert r.status == "proved", kernel_text(r)
+    assert r.engines["symbolic"]["verdict"] == r.engines["numeric"]["verdict"] == "proved"
+
+
 CUTE = """\
 # CuTe's tutorial sgemm_sm80.cu, HGEMM TN: 128 x 128 x 64 tiles, 3 stages of cp.async, swizzled shared memory,
 # ldmatrix.x4, mma.m16n8k16 f16 with an f16 accumulator; C = alpha * A B^T + beta * C (alpha 1, beta 0).
