@@ -1,8 +1,8 @@
 """Kernels compiled on this machine, then verified (integration tests: marked slow, skipped with the reason where
 the toolchain is absent): Triton's matmul for sm_80 in every form the issue names (fp16 and bf16 with m16n8k16,
 int8 with m16n8k32, tf32 with m16n8k8; two tile shapes; 4 and 8 warps; 2 and 3 stages; A row-major and transposed),
-CuTe's sgemm_sm80.cu HGEMM path from the nvidia-cutlass wheel, and the hand-written mma_inline.cu, each proved with
-both engines agreeing; and a change planted in the CuTe kernel's PTX caught."""
+CuTe's sgemm_sm80.cu HGEMM path from the nvidia-cutlass wheel, and the hand-written mma_inline.cu (and the
+mma.sp, m8n8k4 and packed .s4 kernels), each proved with both engines agreeing; and a change planted in the CuTe kernel's PTX caught."""
 from __future__ import annotations
 
 import importlib.util
