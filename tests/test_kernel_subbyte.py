@@ -134,3 +134,34 @@ def test_a_packed_tensor_spans_its_bytes():
                      'args = [{ tensor = "A", type = "b1", shape = [4, 64] }, { tensor = "B", type = "u4", shape = '
                      '[8, 64] }, { tensor = "C", type = "s32", shape = [4, 8] }]\n', "l.toml").tensors()
     assert (t["A"].packed, t["A"].span, t["B"].packed, t["B"].span) == (8, 32, 2, 256)
+
+
+# ----------------------------------------------------------------------------- the other shapes (mma_subbyte_shapes.cu)
+
+SHAPES = ["mma_s4_m8n8k32", "mma_b1_m8n8k128", "mma_s4_m16n8k64", "mma_b1_m16n8k256"]
+
+
+def _swap_first_two(lines: list[str], which: int) -> None:
+    """The first mma's operand list ``which`` (0: D, 1: A) with its first two registers swapped."""
+    k = _first(lines, r"mma\.sync")
+    lists = re.findall(r"\{[^}]*\}", lines[k])
+    regs = [x.strip() for x in lists[which][1:-1].split(",")]
+    regs[0], regs[1] = regs[1], regs[0]
+    lines[k] = lines[k].replace(lists[which], "{" + ", ".join(regs) + "}", 1)
+
+
+@pytest.mark.parametrize("base", SHAPES)
+def test_every_packed_shape_is_proved_and_a_swap_is_caught(tmp_path, base):
+    r = verify(str(KERNELS / f"{base}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+    assert r.engines["symbolic"]["mma"] == 16  # 4 CTAs of one warp, 4 K steps
+    wide = "m16n8" in base
+    r = verify(_mutant(tmp_path, base, lambda lines: _swap_first_two(lines, 1 if wide else 0)))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r)
+    f = r.findings[0]
+    assert f.element == "C[0, 0]", kernel_text(r)
+    want = ("has A[8, 0] * B[0, 0] (A's m is 8, the element's is 0)" if wide else
+            "has A[0, 0] * B[1, 0] (B's n is 1, the element's is 0)")
+    assert f.words.startswith("expected sum over k of A[0, k] * B[0, k]; " + want), f.words

@@ -21,7 +21,8 @@
 * ``mma_m8n8k4.ptx``: ``mma_m8n8k4.cu`` (inline ``mma.m8n8k4``, the quad-pair form) the same way, and
   ``mma_m8n8k4_f64.ptx``: ``mma_m8n8k4_f64.cu`` (inline ``mma.m8n8k4`` ``.f64``);
 * ``mma_s4.ptx`` and ``mma_b1.ptx``: ``mma_subbyte.cu`` (inline ``mma`` on packed ``.s4``, and with ``-DB1`` on
-  ``.b1`` with ``.and.popc``) the same way;
+  ``.b1`` with ``.and.popc``) the same way; ``mma_s4_m8n8k32.ptx``, ``mma_b1_m8n8k128.ptx``, ``mma_s4_m16n8k64.ptx``,
+  ``mma_b1_m16n8k256.ptx``: ``mma_subbyte_shapes.cu`` with ``-DB1`` / ``-DWIDE`` as their names say;
 * ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
@@ -125,5 +126,9 @@ if __name__ == "__main__":
     nvcc("mma_m8n8k4_f64.ptx", source="mma_m8n8k4_f64.cu")
     nvcc("mma_s4.ptx", source="mma_subbyte.cu")
     nvcc("mma_b1.ptx", "-DB1", source="mma_subbyte.cu")
+    nvcc("mma_s4_m8n8k32.ptx", source="mma_subbyte_shapes.cu")
+    nvcc("mma_b1_m8n8k128.ptx", "-DB1", source="mma_subbyte_shapes.cu")
+    nvcc("mma_s4_m16n8k64.ptx", "-DWIDE", source="mma_subbyte_shapes.cu")
+    nvcc("mma_b1_m16n8k256.ptx", "-DWIDE", "-DB1", source="mma_subbyte_shapes.cu")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
             "the even rows' sparse metadata 0x44444444 made 0x44444484")
