@@ -129,9 +129,9 @@ def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, change):
 
 @pytest.mark.parametrize("value,ordered,words", [
     (0x44444440, True, "warp 0's metadata for row 0, chunk 0 (lane 0, bits 0-3) is 0b0000, not a valid ordered "
-     "index pair"),
+     "metadata value"),
     (0x44444441, True, "warp 0's metadata for row 0, chunk 0 (lane 0, bits 0-3) is 0b0001, not a valid ordered "
-     "index pair"),
+     "metadata value"),
     (0x44444441, False, None),  # 0b0001: indices 1, 0 -- valid for mma.sp, not ordered
 ])
 def test_an_invalid_metadata_value_is_an_error_naming_it(tmp_path, value, ordered, words):
@@ -246,3 +246,55 @@ def test_the_packed_sparse_kernel_with_its_zeros_left_out_lacks_them(tmp_path):
     assert r.status == "refuted"
     assert r.findings[0].words.startswith("expected sum over k of A[0, k] * B[0, k]; lacks A[0, 4] * B[0, 4], "
                                           "A[0, 5] * B[0, 5], A[0, 6] * B[0, 6]")
+
+
+# ----------------------------------------------------------------------------- .s8 (2:4) and .tf32 (1:2): mma_sparse_more.cu
+
+MORE = [
+    ("mma_sparse_s8", None, None, None),
+    ("mma_sparse_s8", _replace_first(r"selp\.b32\s+%r62, 1145324612,", "1145324612", str(0x44444484)),
+     "C[0, 0]", "has A[0, 5] * B[0, 6] (k 6 of B meets k 5 of A)"),
+    ("mma_sparse_s8", lambda lines: [lines.__setitem__(k, s.replace("%r7, 0x0;", "%r7, 0x1;"))
+                                     for k, s in enumerate(lines) if "mma.sp" in s],
+     "C[0, 0]", "has A[0, 0] * B[0, 2] (k 2 of B meets k 0 of A)"),
+    ("mma_sparse_tf32", None, None, None),
+    ("mma_sparse_tf32", _replace_first(r"selp\.b32\s+%r29, 1145324612,", "1145324612", str(0x444444E4)),
+     "C[0, 0]", "has A[0, 2] * B[3, 0] (k 3 of B meets k 2 of A)"),
+    ("mma_sparse_tf32", lambda lines: [lines.__setitem__(k, s.replace("%r5, 0x0;", "%r5, 0x1;"))
+                                       for k, s in enumerate(lines) if "mma.sp" in s],
+     "C[0, 0]", "has A[0, 0] * B[1, 0] (k 1 of B meets k 0 of A)"),
+]
+
+
+@pytest.mark.parametrize("base,change,element,words", MORE,
+                         ids=[f"{m[0]}-{'proved' if m[1] is None else i}" for i, m in enumerate(MORE)])
+def test_the_s8_and_tf32_sparse_forms(tmp_path, base, change, element, words):
+    """Proved as compiled; the metadata of chunk 1 changed, or the selector naming lanes that hold other metadata:
+    the first wrong element."""
+    if change is None:
+        r = verify(str(KERNELS / f"{base}.toml"))
+        assert r.status == "proved", kernel_text(r)
+        agree(r)
+        return
+    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
+    change(lines)
+    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
+    (tmp_path / "k.toml").write_text((KERNELS / f"{base}.toml").read_text(encoding="utf-8")
+                                     .replace(f"{base}.ptx", "k.ptx"), encoding="utf-8")
+    r = verify(str(tmp_path / "k.toml"))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r)
+    f = r.findings[0]
+    assert f.element == element and words in f.words.split("; ")[1], f.words
+
+
+def test_an_invalid_tf32_metadata_value_is_an_error(tmp_path):
+    lines = (KERNELS / "mma_sparse_tf32.ptx").read_text(encoding="utf-8").split("\n")
+    _replace_first(r"selp\.b32\s+%r29, 1145324612,", "1145324612", str(0x44444445))(lines)
+    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
+    (tmp_path / "k.toml").write_text((KERNELS / "mma_sparse_tf32.toml").read_text(encoding="utf-8")
+                                     .replace("mma_sparse_tf32.ptx", "k.ptx"), encoding="utf-8")
+    with pytest.raises(SpecError) as e:
+        verify(str(tmp_path / "k.toml"))
+    assert str(e.value).endswith("warp 0's metadata for row 0, chunk 0 (lane 0, bits 0-3) is 0b0101, not a valid "
+                                 "ordered metadata value"), str(e.value)

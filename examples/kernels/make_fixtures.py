@@ -17,7 +17,9 @@
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
   ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``;
-* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way;
+* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way,
+  and ``mma_sparse_s4.ptx`` (``mma_sparse_s4.cu``: m16n8k64 on packed .s4), ``mma_sparse_s8.ptx`` and
+  ``mma_sparse_tf32.ptx`` (``mma_sparse_more.cu``, without and with ``-DTF32``);
 * ``mma_m8n8k4.ptx``: ``mma_m8n8k4.cu`` (inline ``mma.m8n8k4``, the quad-pair form) the same way, and
   ``mma_m8n8k4_f64.ptx``: ``mma_m8n8k4_f64.cu`` (inline ``mma.m8n8k4`` ``.f64``);
 * ``mma_s4.ptx`` and ``mma_b1.ptx``: ``mma_subbyte.cu`` (inline ``mma`` on packed ``.s4``, and with ``-DB1`` on
@@ -122,6 +124,9 @@ if __name__ == "__main__":
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
+    nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
+    nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")
+    nvcc("mma_sparse_tf32.ptx", "-DTF32", source="mma_sparse_more.cu")
     nvcc("mma_m8n8k4.ptx", source="mma_m8n8k4.cu")
     nvcc("mma_m8n8k4_f64.ptx", source="mma_m8n8k4_f64.cu")
     nvcc("mma_s4.ptx", source="mma_subbyte.cu")

@@ -319,7 +319,7 @@ def _mma_sparse(prog: Program, ins: Instr, index: int) -> Step:
                                   f"chunk {int(form.chunk[lane, i])} (lane {int(own_lane[lane, i])}, bits "
                                   f"{4 * int(own_nib[lane, i])}-{4 * int(own_nib[lane, i]) + 3}) is "
                                   f"{int(field[w, lane, i]):#06b}, not a valid "
-                                  f"{'ordered ' if ordered else ''}index pair")
+                                  f"{'ordered ' if ordered else ''}metadata value")
         cols = np.asarray(form.logical(form.chunk[None], form.j[None], field), np.int64)  # type: ignore[operator]
         vals = []
         for o, f in zip(ops, (form.a, form.b, form.c)):
