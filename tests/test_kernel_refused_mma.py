@@ -17,7 +17,7 @@ REFUSED = [
     ("mma.sync.aligned.m16n8k128.row.col.s32.b1.b1.s32.xor.popc {%r2, %r3, %r4, %r5}, {%r6, %r7}, {%r8}, "
      "{%r2, %r3, %r4, %r5};", ".b1 is executed with .and.popc only"),
     ("mma.sync.aligned.m16n8k32.row.col.kind::f8f6f4.f32.e4m3.e4m3.f32 {%r2, %r3, %r4, %r5}, {%r6, %r7, %r8, %r9}, "
-     "{%r10, %r11}, {%r2, %r3, %r4, %r5};", "block-scaled mma is not executed yet"),
+     "{%r10, %r11}, {%r2, %r3, %r4, %r5};", "mma with .kind:: or .block_scale (sm_120) is not executed yet"),
     ("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 {%r2, %r3, %r4, %r5}, "
      "{%r6, %r7, %r8, %r9}, {%r10, %r11, %r12, %r13}, {%r2, %r3, %r4, %r5}, %r14, 0x2;",
      "sparsity selector 2 is not one of [0, 1]"),

@@ -213,7 +213,8 @@ def _shfl(prog: Program, ins: Instr, index: int) -> Step:
 def _mma(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
     if "block_scale" in parts or any(p.startswith("kind::") for p in parts):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (block-scaled mma is not executed yet)")
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (mma with .kind:: or .block_scale (sm_120) is "
+                              "not executed yet)")
     if "sp" in parts or "sp::ordered_metadata" in parts:
         return _mma_sparse(prog, ins, index)
     if "sync" not in parts or "aligned" not in parts:
