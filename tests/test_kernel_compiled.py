@@ -1,8 +1,8 @@
 """Kernels compiled on this machine, then verified (integration tests: marked slow, skipped with the reason where
 the toolchain is absent): Triton's matmul for sm_80 in every form the issue names (fp16 and bf16 with m16n8k16,
 int8 with m16n8k32, tf32 with m16n8k8; two tile shapes; 4 and 8 warps; 2 and 3 stages; A row-major and transposed),
-CuTe's sgemm_sm80.cu HGEMM path from the nvidia-cutlass wheel, and the hand-written mma_inline.cu, each proved with
-both engines agreeing; and a change planted in the CuTe kernel's PTX caught."""
+CuTe's sgemm_sm80.cu HGEMM path from the nvidia-cutlass wheel, and the hand-written mma_inline.cu (and the
+mma.sp, m8n8k4 and packed .s4 kernels), each proved with both engines agreeing; and a change planted in the CuTe kernel's PTX caught."""
 from __future__ import annotations
 
 import importlib.util
@@ -129,6 +129,22 @@ def test_the_hand_written_kernel_compiles_and_is_proved(tmp_path):
     r = verify(str(tmp_path / "k.toml"))
     assert r.status == "proved", kernel_text(r)
     _agree(r)
+
+
+
+@pytest.mark.parametrize("name,source", [("mma_sparse", "mma_sparse.cu"), ("mma_sparse_s4", "mma_sparse_s4.cu"),
+                                         ("mma_m8n8k4", "mma_m8n8k4.cu"), ("mma_m8n8k4_f64", "mma_m8n8k4_f64.cu"),
+                                         ("mma_s4", "mma_subbyte.cu")])
+def test_the_hand_written_sparse_quad_pair_and_packed_kernels_compile_and_are_proved(tmp_path, name, source):
+    """The kernels of mma.sp, m8n8k4 and packed .s4 compiled here by nvcc (their committed PTX is its output)."""
+    _nvcc()
+    shutil.copy(KERNELS / source, tmp_path / source)
+    toml = (KERNELS / f"{name}.toml").read_text(encoding="utf-8").replace(f'ptx = "{name}.ptx"',
+                                                                         f'cu = "{source}"\narch = "sm_80"')
+    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
+    r = verify(str(tmp_path / "k.toml"))
+    assert r.status == "proved", kernel_text(r)
+    assert r.engines["symbolic"]["verdict"] == r.engines["numeric"]["verdict"] == "proved"
 
 
 CUTE = """\

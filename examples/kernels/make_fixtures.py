@@ -16,7 +16,16 @@
   and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
 * ``mma_inline.ptx``, ``mma_inline_swizzled.ptx``, ``mma_inline_read_swizzled.ptx``: ``mma_inline.cu`` by
-  ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``.
+  ``nvcc -ptx -arch=sm_80 -lineinfo`` (CUDA 13.0), without and with ``-DSWIZZLE`` / ``-DSWIZZLE_READ_ONLY``;
+* ``mma_sparse.ptx``: ``mma_sparse.cu`` (inline ``mma.sp::ordered_metadata`` m16n8k16, 2:4 sparse A) the same way,
+  and ``mma_sparse_s4.ptx`` (``mma_sparse_s4.cu``: m16n8k64 on packed .s4), ``mma_sparse_s8.ptx`` and
+  ``mma_sparse_tf32.ptx`` (``mma_sparse_more.cu``, without and with ``-DTF32``);
+* ``mma_m8n8k4.ptx``: ``mma_m8n8k4.cu`` (inline ``mma.m8n8k4``, the quad-pair form) the same way, and
+  ``mma_m8n8k4_f64.ptx``: ``mma_m8n8k4_f64.cu`` (inline ``mma.m8n8k4`` ``.f64``);
+* ``mma_s4.ptx`` and ``mma_b1.ptx``: ``mma_subbyte.cu`` (inline ``mma`` on packed ``.s4``, and with ``-DB1`` on
+  ``.b1`` with ``.and.popc``) the same way; ``mma_s4_m8n8k32.ptx``, ``mma_b1_m8n8k128.ptx``, ``mma_s4_m16n8k64.ptx``,
+  ``mma_b1_m16n8k256.ptx``: ``mma_subbyte_shapes.cu`` with ``-DB1`` / ``-DWIDE`` as their names say;
+* ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -91,8 +100,8 @@ def planted(name: str, base: str, old: str, new: str, what: str) -> None:
                              + body.replace(old, new), encoding="utf-8")
 
 
-def nvcc(name: str, *defines: str) -> None:
-    cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, "mma_inline.cu", "-o", name]
+def nvcc(name: str, *defines: str, source: str = "mma_inline.cu") -> None:
+    cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, source, "-o", name]
     subprocess.run(cmd, cwd=HERE, check=True)
     text = (HERE / name).read_text(encoding="utf-8")
     (HERE / name).write_text(f"// made by examples/kernels/make_fixtures.py: {' '.join(cmd)}\n" + relative_files(text),
@@ -114,3 +123,17 @@ if __name__ == "__main__":
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
+    nvcc("mma_sparse.ptx", source="mma_sparse.cu")
+    nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
+    nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")
+    nvcc("mma_sparse_tf32.ptx", "-DTF32", source="mma_sparse_more.cu")
+    nvcc("mma_m8n8k4.ptx", source="mma_m8n8k4.cu")
+    nvcc("mma_m8n8k4_f64.ptx", source="mma_m8n8k4_f64.cu")
+    nvcc("mma_s4.ptx", source="mma_subbyte.cu")
+    nvcc("mma_b1.ptx", "-DB1", source="mma_subbyte.cu")
+    nvcc("mma_s4_m8n8k32.ptx", source="mma_subbyte_shapes.cu")
+    nvcc("mma_b1_m8n8k128.ptx", "-DB1", source="mma_subbyte_shapes.cu")
+    nvcc("mma_s4_m16n8k64.ptx", "-DWIDE", source="mma_subbyte_shapes.cu")
+    nvcc("mma_b1_m16n8k256.ptx", "-DWIDE", "-DB1", source="mma_subbyte_shapes.cu")
+    planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
+            "the even rows' sparse metadata 0x44444444 made 0x44444484")

@@ -194,7 +194,8 @@ def _holdings(sym: Symbolic, ein: Einsum2, vals: np.ndarray, status: np.ndarray,
                 firsts.append(np.stack([el[bad], key, fa[bad], fb[bad]], axis=1))
         per = counts.reshape(n, S)
         n_dup = (per > 1).sum(axis=1)
-        n_missing = (per == 0).sum(axis=1)
+        want = ein.expected(sel)
+        n_missing = (per == 0).sum(axis=1) if want is None else ((per == 0) & want).sum(axis=1)
         fa_of = np.full(n, -1, np.int64)
         fb_of = np.full(n, -1, np.int64)
         if firsts:
@@ -231,13 +232,13 @@ def _holdings(sym: Symbolic, ein: Einsum2, vals: np.ndarray, status: np.ndarray,
             if n_dup[j]:
                 parts.append(f"counts {int(n_dup[j])} of its products more than once")
             if n_missing[j]:
-                parts.append(f"lacks {int(n_missing[j])} of its {S} products")
+                parts.append(f"lacks {int(n_missing[j])} of its {S if want is None else int(want[j].sum())} products")
             if not first:
                 value = next(it_v)
                 if n_dup[j]:
                     first, second = "counts", f"{int(n_dup[j])} twice"
                 elif n_missing[j]:
-                    first, second = "lacks", f"{int(n_missing[j])}/{S}"
+                    first, second = "lacks", f"{int(n_missing[j])}/{S if want is None else int(want[j].sum())}"
                 else:
                     first, second = "holds", short[value]
                     parts.append(f"holds {sym.value_words(int(vals[sel[j]]))}")

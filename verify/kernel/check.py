@@ -112,6 +112,23 @@ class Einsum2:
         self.extent = ext
         self.summed = ein.summed
         self.S = int(np.prod([ext[n] for n in self.summed])) if self.summed else 1
+        self.nonzero = [t.nonzero() for t in self.f]
+
+    def expected(self, e_global: np.ndarray) -> np.ndarray | None:
+        """Which summed-index values each element's sum has (``bool[n, S]``): all of them, unless a factor is
+        structured-sparse (a structural zero's products are absent; None when every factor is dense)."""
+        if all(nz is None for nz in self.nonzero):
+            return None
+        n = len(e_global)
+        env = {nm: np.asarray(v)[:, None] for nm, v in zip(self.idx_out, np.unravel_index(e_global, self.out.shape))}
+        sv = np.unravel_index(np.arange(self.S), [self.extent[nm] for nm in self.summed]) if self.summed else ()
+        env |= {nm: np.asarray(v)[None, :] for nm, v in zip(self.summed, sv)}
+        out = np.ones((n, self.S), bool)
+        for acc, nz in zip(self.acc, self.nonzero):
+            if nz is not None:
+                idx = tuple(np.broadcast_to(env[nm] // acc.divisor(k), (n, self.S)) for k, nm in enumerate(acc.indices))
+                out &= nz[idx]
+        return out
 
 
 def _decode(sym: Symbolic, ein: Einsum2, e_global: np.ndarray, a: np.ndarray, b: np.ndarray
@@ -237,7 +254,8 @@ def check_elements(sym: Symbolic, launch: Launch, vals: np.ndarray, status: np.n
             g = good & ~zero
             _count(counts, el[g] * ein.S + s[g])
         per = counts.reshape(n, ein.S)
-        bad |= (per != 1).any(axis=1)
+        want = ein.expected(sel)
+        bad |= (per != 1).any(axis=1) if want is None else (per != want).any(axis=1)
         wrong[sel] = bad
     return wrong
 
@@ -297,7 +315,8 @@ def explain(sym: Symbolic, launch: Launch, e: int, value: int, status: int) -> t
         if len(wrong_words) < 3:
             wrong_words.append(f"a term {sym.value_words(v)} that is no product")
     dup = [s for s, c in seen.items() if c > 1]
-    missing = [s for s in range(ein.S) if s not in seen]
+    want = ein.expected(np.array([e]))
+    missing = [s for s in range(ein.S) if s not in seen and (want is None or want[0, s])]
     parts = []
     if wrong_words:
         parts.append("has " + "; ".join(wrong_words))

@@ -41,6 +41,7 @@ class Operand:
     register_bits: int
     row: np.ndarray  # int64[32, elements]
     col: np.ndarray
+    group: np.ndarray | None = None  # which of the instruction's MMA computations (m8n8k4's quad-pairs); None: one
 
     @property
     def elements(self) -> int:
@@ -56,6 +57,7 @@ class MmaForm:
     b: Operand
     c: Operand
     d: Operand
+    groups: int = 1  # MMA computations per warp (m8n8k4 .f16: one per quad-pair, each operand's ``group``)
 
 
 def _specs_dir(specs: str | None) -> Path:
@@ -67,7 +69,7 @@ def _spec(path: str):  # type: ignore[no-untyped-def]
     return load_spec_file(path)
 
 
-def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray, int, int]:  # type: ignore[no-untyped-def]
+def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: ignore[no-untyped-def]
     """(row, col) of every (thread, i) of ``lay`` (a member ``env`` of a family), by ``face``: a warp's 32 lanes, or a
     warpgroup's 128 threads."""
     fm = fragment_map(lay)
@@ -77,6 +79,8 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
     tname = fm.inputs[0].name
     rows, cols = int(lay_i.codomain.rows), int(lay_i.codomain.cols)
     out_r, out_c = (d.name for d in fm.outputs if d.name != "mma")
+    has_group = any(d.name == "mma" for d in fm.outputs)
+    grp = np.zeros((T, n), np.int64)
     if face == "vector":
         v = fm.evaluate({tname: np.arange(T, dtype=np.int64)[:, None], "i": np.arange(n, dtype=np.int64)[None, :]},
                         env or None)
@@ -84,6 +88,8 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
             raise NoLayout(f"{lay.id} leaves some ({tname}, i) without a cell")
         row = np.ascontiguousarray(np.broadcast_to(v.out[out_r], (T, n))).astype(np.int64)
         col = np.ascontiguousarray(np.broadcast_to(v.out[out_c], (T, n))).astype(np.int64)
+        if has_group:
+            grp = np.ascontiguousarray(np.broadcast_to(v.out["mma"], (T, n))).astype(np.int64)
     else:
         row = np.zeros((T, n), np.int64)
         col = np.zeros((T, n), np.int64)
@@ -93,16 +99,19 @@ def _table(lay, env: dict[str, int], face: str) -> tuple[np.ndarray, np.ndarray,
                 if cell is None:
                     raise NoLayout(f"{lay.id} leaves {tname} {t}, element {i} without a cell")
                 row[t, i], col[t, i] = cell[out_r], cell[out_c]
+                grp[t, i] = cell.get("mma", 0)
+    if group:
+        return row, col, rows, cols, (grp if has_group else None)
     return row, col, rows, cols
 
 
 def _operand(lay, env: dict[str, int], face: str, element_type: str) -> Operand:  # type: ignore[no-untyped-def]
-    row, col, rows, cols = _table(lay, env, face)
+    row, col, rows, cols, grp = _table(lay, env, face, group=True)
     lay_i = lay.instance(**env) if env else lay
     regs = int(lay_i.registers)
     ebits = lay.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
     rbits = REGISTER_BITS.get(lay.register_type, 32)
-    return Operand(lay.id, rows, cols, regs, int(lay.elements_per_register), int(ebits), rbits, row, col)
+    return Operand(lay.id, rows, cols, regs, int(lay.elements_per_register), int(ebits), rbits, row, col, grp)
 
 
 _MMA_SPEC_FILES = {"m16n8k16": ("mma.m16n8k16.float.toml", "mma.m16n8k16.int.toml"), "m16n8k8": ("mma.m16n8k8.toml",),
@@ -134,14 +143,117 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
             if variant and (a.variant or "") + "." + (b.variant or "") != variant and (a.variant or b.variant):
                 continue
             m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
-            if any(x.domain.groups > 1 for x in (a, b, c)):
-                raise NoLayout(f"mma.{shape}'s operands belong to several MMA computations (quad-pairs): not executed "
-                               "yet")
-            if min(a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)) < 8:
-                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
-            return MmaForm((m, n, k), _operand(a, {}, face, atype), _operand(b, {}, face, btype),
-                           _operand(c, {}, face, ctype), _operand(c, {}, face, dtype))
+            groups = {int(x.domain.groups) for x in (a, b, c)}
+            if len(groups) != 1:
+                raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
+            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
+            ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
+                   _operand(c, {}, face, dtype)]
+            (g,) = groups
+            if g > 1 and any(o.group is None for o in ops):
+                raise NoLayout(f"mma.{shape}: an operand of {g} MMA computations does not say which each element is in")
+            return MmaForm((m, n, k), *ops, groups=g)
     raise NoLayout(f"the catalog has no mma.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
+
+
+@dataclass(frozen=True)
+class SparseForm:
+    """``mma.sp`` of one shape and type combination: A's stored elements (``a``: row and compressed column; ``chunk``
+    and ``j``: element ``i`` of lane ``l`` is kept element ``j`` of chunk ``chunk`` of its row), the metadata layout
+    (``meta_row``/``meta_chunk`` [32, 8]: the (row, chunk) whose index field nibble ``n`` of lane ``l``'s metadata
+    register holds, -1 where none; ``selector`` [32]: the sparsity-selector value naming each lane, -1 where none),
+    the metadata values allowed (``valid``; ``ordered`` for ``::ordered_metadata``) and ``logical``: the logical
+    column of kept element ``j`` of chunk ``chunk`` under a 4-bit field ``m`` (the catalog's ``SparseMap``)."""
+
+    shape: tuple[int, int, int]
+    a: Operand
+    b: Operand
+    c: Operand
+    d: Operand
+    chunk: np.ndarray
+    j: np.ndarray
+    meta_row: np.ndarray
+    meta_chunk: np.ndarray
+    selector: np.ndarray
+    selectors: tuple[int, ...]
+    valid: tuple[int, ...]
+    ordered: tuple[int, ...]
+    logical: object
+
+
+def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def]
+    """A sparse A's stored elements: (Operand with compressed columns, chunk, j) by ``face``."""
+    from ..layout.sparse import metadata_cell, metadata_table, selector_of  # noqa: PLC0415
+    sm = lay.map
+    md = sm.model
+    T, n = int(lay.domain.threads), int(lay.domain.elements)
+    if face == "vector":
+        inf = sm.info(lay.domain)
+        if not np.all(inf.ok):
+            raise NoLayout(f"{lay.id} leaves some (lane, i) without a stored cell")
+        row, col, chunk, j = (np.ascontiguousarray(np.broadcast_to(x, (T, n))).astype(np.int64)
+                              for x in (inf.row, inf.col, inf.chunk, inf.j))
+        tab = metadata_table(md, T)
+        sel_of, cell_of = tab.selector, tab.cell
+    else:
+        row, col, chunk, j = (np.zeros((T, n), np.int64) for _ in range(4))
+        for t in range(T):
+            for i in range(n):
+                p = sm.point_info(t, i)
+                if p is None or not p.ok:
+                    raise NoLayout(f"{lay.id} leaves lane {t}, element {i} without a stored cell")
+                row[t, i], col[t, i], chunk[t, i], j[t, i] = p.row, p.col, p.chunk, p.j
+        sel_of = lambda t: selector_of(md, t)  # noqa: E731
+        cell_of = lambda t, k: metadata_cell(md, t, k)  # noqa: E731
+    from ..layout.sparse import NIBBLES_PER_REGISTER  # noqa: PLC0415
+    mrow = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
+    mchunk = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
+    sel = np.full(T, -1, np.int64)
+    for t in range(T):
+        v = sel_of(t)
+        sel[t] = -1 if v is None else v
+        for k in range(NIBBLES_PER_REGISTER):
+            cell = cell_of(t, k)
+            if cell is not None:
+                mrow[t, k], mchunk[t, k] = cell
+    ebits = lay.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
+    rows, cols = int(lay.codomain.rows), int(lay.codomain.cols)
+    op = Operand(lay.id, rows, cols, int(lay.registers), int(lay.elements_per_register), int(ebits),
+                 REGISTER_BITS.get(lay.register_type, 32), row, col)
+    return op, chunk, j, mrow, mchunk, sel, md
+
+
+@functools.lru_cache(maxsize=64)
+def sparse_mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, face: str = "vector",
+                    specs: str | None = None) -> SparseForm:
+    """The catalog's ``mma.sp[::ordered_metadata].sync.aligned.<shape>`` for these types."""
+    root = _specs_dir(specs)
+    paths = sorted(root.glob(f"mma.sp.{shape}.*.toml"))
+    if not paths:
+        raise NoLayout(f"no catalog layouts for mma.sp.{shape}")
+    for path in paths:
+        spec = _spec(str(path))
+        for ins in instructions(spec):
+            if ins.kind != "mma":
+                continue
+            a, b, c = ins.operand("A"), ins.operand("B"), ins.operand("C")
+            if atype not in a.types or btype not in b.types or ctype not in c.types or dtype not in c.types:
+                continue
+            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+                raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
+            m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
+            op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
+            if md.metadata is None:
+                raise NoLayout(f"{a.id} has no metadata layout")
+            for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
+                x.setflags(write=False)
+            return SparseForm((m, n, k), op, _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
+                              _operand(c, {}, face, dtype), chunk, j, mrow, mchunk, sel, tuple(md.selectors),
+                              tuple(md.valid), tuple(md.ordered), a.map.logical_at)
+    raise NoLayout(f"the catalog has no mma.sp.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
 
 
 @functools.lru_cache(maxsize=64)
@@ -446,7 +558,8 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
         raise BadDescriptor(str(e)) from None
 
 
-__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "WarpgroupForm",
+__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
+           "WarpgroupForm", "sparse_mma_form",
            "datapath", "scale_cells",
            "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

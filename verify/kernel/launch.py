@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
+import numpy as np
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -42,6 +44,8 @@ from .einsum import Einsum, parse_einsum
 
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
                  "s32": 4, "u32": 4, "s64": 8, "u64": 8, "e4m3": 1, "e5m2": 1, "b8": 1, "b16": 2, "b32": 4, "b64": 8}
+# types narrower than a byte, packed from the low bits: elements per byte (a tensor of them is stored so)
+PACKED = {"s4": 2, "u4": 2, "b1": 8}
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
 MAX_THREADS = 1024
 MAX_CTAS = 1 << 16
@@ -57,10 +61,32 @@ class Tensor:
     strides: tuple[int, ...]
     line: int = 0
     col: int = 0
+    sparse: tuple[int, tuple[tuple[int, ...], ...]] | None = None  # (chunk, kept positions by row): structured zeros
 
     @property
     def element_bytes(self) -> int:
-        return ELEMENT_BYTES[self.type]
+        """Bytes of an element; 1 for a packed type (``s4``, ``u4``, ``b1``: a byte holds ``packed`` elements)."""
+        return ELEMENT_BYTES.get(self.type, 1)
+
+    @property
+    def packed(self) -> int:
+        """Elements per byte: 1, or 2 (``s4``, ``u4``) and 8 (``b1``), consecutive along the last index from the
+        byte's low bits."""
+        return PACKED.get(self.type, 1)
+
+    def nonzero(self) -> np.ndarray | None:
+        """Which elements are inputs (``bool``, the tensor's shape), for a structured-sparse tensor (``sparse = {
+        chunk = 4, keep = [[0, 1], [1, 3]] }``: element ``[..., r, k]`` is a structural zero unless ``k % chunk`` is in
+        ``keep[r % len(keep)]``); None for a dense one."""
+        if self.sparse is None:
+            return None
+        chunk, keep = self.sparse
+        r = np.arange(self.shape[-2])[:, None] if len(self.shape) > 1 else np.zeros((1, 1), np.int64)
+        k = np.arange(self.shape[-1])[None, :]
+        table = np.zeros((len(keep), chunk), bool)
+        for i, ks in enumerate(keep):
+            table[i, list(ks)] = True
+        return np.broadcast_to(table[r % len(keep), k % chunk], self.shape).copy()
 
     @property
     def size(self) -> int:
@@ -71,7 +97,7 @@ class Tensor:
         """Bytes from the first element to the end of the last."""
         if not self.size:
             return 0
-        return (sum((n - 1) * s for n, s in zip(self.shape, self.strides)) + 1) * self.element_bytes
+        return (sum((n - 1) * s for n, s in zip(self.shape, self.strides)) // self.packed + 1) * self.element_bytes
 
     def describe(self) -> str:
         dims = " x ".join(str(n) for n in self.shape)
@@ -274,15 +300,16 @@ def _int_list(w: _Where, key: str, v: Any, n: int, lo: int, hi: int) -> tuple[in
 
 
 def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
-    extra = set(t) - {"tensor", "type", "shape", "strides"}
+    extra = set(t) - {"tensor", "type", "shape", "strides", "sparse"}
     if extra:
-        raise w.error(at, f"unknown field '{sorted(extra)[0]}' in a tensor argument (tensor, type, shape, strides)")
+        raise w.error(at, f"unknown field '{sorted(extra)[0]}' in a tensor argument (tensor, type, shape, strides, "
+                          "sparse)")
     name = t["tensor"]
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise w.error(at, f"tensor name {name!r} must be an identifier")
     typ = t.get("type")
-    if typ not in ELEMENT_BYTES:
-        raise w.error(at, f"tensor {name}: type {typ!r} is not one of {', '.join(ELEMENT_BYTES)}")
+    if typ not in ELEMENT_BYTES and typ not in PACKED:
+        raise w.error(at, f"tensor {name}: type {typ!r} is not one of {', '.join([*ELEMENT_BYTES, *PACKED])}")
     shape = t.get("shape")
     if not isinstance(shape, list) or not shape or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0
                                                            for x in shape):
@@ -293,11 +320,33 @@ def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
     if not isinstance(strides, list) or len(strides) != len(shape) or not all(
             isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in strides):
         raise w.error(at, f"tensor {name}: 'strides' must be {len(shape)} non-negative integers (in elements)")
-    tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at)
+    per = PACKED.get(typ, 1)
+    if per > 1 and (strides[-1] != 1 or shape[-1] % per or any(x % per for x in strides[:-1])):
+        raise w.error(at, f"tensor {name}: {typ} elements are packed {per} to a byte along the last index: its stride "
+                          f"must be 1, its extent and the other strides multiples of {per}")
+    tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at, sparse=_sparse(w, at, name, t.get("sparse")))
     problem = overlap(tensor)
     if problem:
         raise w.error(at, f"tensor {name}: {problem}")
     return tensor
+
+
+def _sparse(w: _Where, at: tuple[int, int], name: str, sp: Any) -> tuple[int, tuple[tuple[int, ...], ...]] | None:
+    """``sparse = { chunk = 4, keep = [[0, 1], [1, 3]] }``: the kept positions of each chunk of the last index, for
+    rows (the index before it) ``r % len(keep)``."""
+    if sp is None:
+        return None
+    words = (f"tensor {name}: 'sparse' is {{ chunk = C, keep = [[...], ...] }} (the kept positions of each C-wide "
+             "chunk of the last index, a list per row, repeating)")
+    if not isinstance(sp, dict) or set(sp) != {"chunk", "keep"}:
+        raise w.error(at, words)
+    chunk, keep = sp["chunk"], sp["keep"]
+    if not isinstance(chunk, int) or isinstance(chunk, bool) or not 1 <= chunk <= 64 or not isinstance(keep, list) \
+            or not keep or len(keep) > 4096 or not all(
+                isinstance(ks, list) and all(isinstance(x, int) and not isinstance(x, bool) and 0 <= x < chunk
+                                             for x in ks) and len(set(ks)) == len(ks) for ks in keep):
+        raise w.error(at, words)
+    return chunk, tuple(tuple(ks) for ks in keep)
 
 
 MAP_FIELDS = ("tensor_map", "type", "shape", "strides", "box", "swizzle", "element_strides", "interleave", "oob")

@@ -50,7 +50,7 @@ class Region:
         t = self.tensor
         if t is None:
             return None
-        rem = offset // t.element_bytes
+        rem = offset // t.element_bytes * t.packed  # a packed byte: its first element
         idx = [0] * len(t.shape)
         for d in sorted(range(len(t.shape)), key=lambda d: -t.strides[d]):
             s = t.strides[d]
@@ -108,6 +108,10 @@ def tensor_bytes(t: Tensor) -> tuple[np.ndarray, np.ndarray]:
     for n, s in zip(t.shape, t.strides):
         offs = (offs[:, None] + np.arange(n, dtype=np.int64)[None, :] * s).reshape(-1)
     # offs is in row-major index order: element k (flat, row-major) starts at offs[k] elements
+    if t.packed > 1:  # a byte holds ``packed`` consecutive elements: each byte is its first element's
+        first = np.flatnonzero(offs % t.packed == 0)
+        elem[offs[first] // t.packed] = first
+        return elem, byte
     start = offs * eb
     for b in range(eb):
         elem[start + b] = np.arange(t.size, dtype=np.int64)

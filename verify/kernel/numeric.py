@@ -51,10 +51,31 @@ class Numeric:
     def init_memory(self, gmem: GlobalMemory) -> None:
         rng = np.random.Generator(np.random.PCG64([SEED, self.seed]))
         for t in self.tensors:
+            if t.packed > 1:  # packed elements (s4, u4, b1): random bytes, each element its bits
+                region = gmem.by_name[t.name]
+                elem, _ = tensor_bytes(t)
+                at = np.flatnonzero(elem >= 0)
+                raw = rng.integers(0, 256, size=len(at), dtype=np.uint64)
+                w = 8 // t.packed
+                vals = np.zeros(t.size, np.uint64)
+                nz = t.nonzero()
+                for p in range(t.packed):
+                    if nz is not None:  # structural zeros are the number 0
+                        raw &= ~np.where(nz.reshape(-1)[elem[at] + p], np.uint64(0),
+                                         np.uint64(((1 << w) - 1) << (p * w)))
+                    vals[elem[at] + p] = (raw >> np.uint64(p * w)) & np.uint64((1 << w) - 1)
+                self.values[t.name] = vals.reshape(t.shape)
+                region.bits[at] = raw.astype(np.uint8)
+                region.tags[: len(elem)] = UNDEF
+                region.tags[at] = 0
+                continue
             bits = min(8 * t.element_bytes, self.input_bits)
             vals = rng.integers(0, 1 << bits, size=t.size, dtype=np.uint64, endpoint=False) if bits < 64 else \
                 rng.integers(0, 1 << 63, size=t.size, dtype=np.uint64) * np.uint64(2) + \
                 rng.integers(0, 2, size=t.size, dtype=np.uint64)
+            nz = t.nonzero()
+            if nz is not None:  # structural zeros are the number 0
+                vals = np.where(nz.reshape(-1), vals, np.uint64(0))
             self.values[t.name] = vals.reshape(t.shape)
             region = gmem.by_name[t.name]
             elem, byte = tensor_bytes(t)
@@ -84,7 +105,8 @@ class Numeric:
         t[whole] = np.arange(db, dtype=np.int64)[None, :] % 8
         return out, t
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+            a_cols: np.ndarray | None = None):
         M, N, K = form.shape
         T = cta.T
         W = len(warps)
@@ -104,12 +126,21 @@ class Numeric:
         a = vals(a_regs, form.a)
         b = vals(b_regs, form.b)
         c = vals(c_regs, form.c)
-        Aw = np.zeros((W, M, K), U64)
-        Bw = np.zeros((W, K, N), U64)
-        Cw = np.zeros((W, M, N), U64)
-        Aw[:, form.a.row, form.a.col] = a[th]
-        Bw[:, form.b.row, form.b.col] = b[th]
-        Cw[:, form.c.row, form.c.col] = c[th]
+        G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
+        U = W * G
+
+        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
+            g = op.group if G > 1 else np.zeros_like(op.row)
+            return np.arange(W)[:, None, None] * G + g[None]
+
+        Aw = np.zeros((U, M, K), U64)
+        Bw = np.zeros((U, K, N), U64)
+        Cw = np.zeros((U, M, N), U64)
+        # a sparse A: each warp's stored elements at the logical columns its metadata gives (``a_cols``)
+        Aw[unit(form.a), form.a.row[None], form.a.col[None] if a_cols is None else a_cols] = a[th]
+        Bw[unit(form.b), form.b.row[None], form.b.col[None]] = b[th]
+        Cw[unit(form.c), form.c.row[None], form.c.col[None]] = c[th]
         Dw = Cw + np.einsum("wmk,wkn->wmn", Aw, Bw)
         dbits = form.d.element_bits
         Dw &= mask_of(dbits)
@@ -122,7 +153,7 @@ class Numeric:
             tags = np.full((T, form.d.register_bits // 8), CONCRETE, np.int64)
             for e in range(form.d.per_register):
                 i = j * form.d.per_register + e
-                v = Dw[np.arange(W)[:, None], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
+                v = Dw[unit(form.d)[:, :, i], form.d.row[:, i][None, :], form.d.col[:, i][None, :]]  # [W, 32]
                 bits[th.reshape(-1)] |= v.reshape(-1) << np.uint64(e * dbits)
                 tags[th.reshape(-1), e * eb:(e + 1) * eb] = np.arange(e * eb, (e + 1) * eb)[None, :] % 8
             out.append((bits, tags))

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ptx.syntax import Instr, Reg, Vec
+from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
-from .fragments import NoLayout, Operand, matrix_load, mma_form, transpose_form
+from .fragments import NoLayout, Operand, matrix_load, mma_form, sparse_mma_form, transpose_form
 from .machine import CTA, Program, Step, whole_groups
 from .ops_int import dest, handler, value
 from .ops_mem import address, read_shared, write_shared
@@ -212,11 +212,15 @@ def _shfl(prog: Program, ins: Instr, index: int) -> Step:
 @handler("mma")
 def _mma(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
-    if "sp" in parts or "block_scale" in parts or any(p.startswith("kind::") for p in parts):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse and block-scaled mma are not "
-                              "executed yet)")
+    if "block_scale" in parts or any(p.startswith("kind::") for p in parts):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (mma with .kind:: or .block_scale (sm_120) is "
+                              "not executed yet)")
+    if "sp" in parts or "sp::ordered_metadata" in parts:
+        return _mma_sparse(prog, ins, index)
     if "sync" not in parts or "aligned" not in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    if "b1" in parts and "and" not in parts:  # popc(a AND b) is the sum of products of bits; popc(a XOR b) is not
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.b1 is executed with .and.popc only)")
     shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), None)
     types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
                                        "e5m2", "b1")]
@@ -244,6 +248,85 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
             nb = f.register_bits // 8
             vals.append([value(cta, x, nb) for x in o])
         out = prog.domain.mma(cta, index, form, warps, vals[0], vals[1], vals[2])
+        for r, (bits, tags) in zip(dregs, out):
+            if r is not None:
+                cta.put(r.id, bits, tags, m)
+    return Step(ins, index, "op", run, collective="warp")
+
+
+def _mma_sparse(prog: Program, ins: Instr, index: int) -> Step:
+    """``mma.sp[::ordered_metadata].sync.aligned.<shape>.row.col.<D>.<A>.<B>.<C> d, a, b, c, e, f``: A's stored
+    elements are placed at the logical columns that the metadata ``e`` says (the catalog's sparse A and metadata
+    layouts, the lanes the sparsity selector ``f`` names), the others of A are zero."""
+    parts = ins.parts
+    ordered = "sp::ordered_metadata" in parts
+    if "sync" not in parts or "aligned" not in parts:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
+    shape = next((p for p in parts if p.startswith("m") and "n" in p and "k" in p), None)
+    types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "s8", "u8", "s4", "u4", "s32", "e4m3", "e5m2",
+                                       "e3m2", "e2m3", "e2m1")]
+    if shape is None or len(types) != 4:
+        raise prog.error(ins, f"{ins.opcode}: expected .shape and four types (D, A, B, C)")
+    try:
+        form = sparse_mma_form(shape, *types, face=_face(prog))
+    except NoLayout as e:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
+    if len(ins.operands) != 6:
+        raise prog.error(ins, f"{ins.opcode} takes four register lists (D, A, B, C), the metadata and the sparsity "
+                              "selector")
+    f_o = ins.operands[5]
+    if not isinstance(f_o, Imm):
+        raise prog.error(ins, f"{ins.opcode}: the sparsity selector must be a constant")
+    sel = int(f_o.value)
+    if sel not in form.selectors:
+        raise prog.error(ins, f"{ins.opcode}: sparsity selector {sel} is not one of {list(form.selectors)} for "
+                              f"{form.a.layout_id}")
+    # the lane and nibble holding the metadata field of each (row, chunk), for this selector
+    M = form.shape[0]
+    chunks = int(form.chunk.max()) + 1
+    owner = np.full((M, chunks), -1, np.int64)
+    for lane in np.flatnonzero(form.selector == sel):
+        for n in range(form.meta_row.shape[1]):
+            r, c = int(form.meta_row[lane, n]), int(form.meta_chunk[lane, n])
+            if 0 <= r < M and 0 <= c < chunks and owner[r, c] < 0:
+                owner[r, c] = lane * 8 + n
+    need = owner[form.a.row, form.chunk]  # [32, nA]
+    if (need < 0).any():
+        lane, i = (int(x) for x in np.argwhere(need < 0)[0])
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {form.a.layout_id}'s metadata layout gives no "
+                              f"lane for row {int(form.a.row[lane, i])}, chunk {int(form.chunk[lane, i])} under "
+                              f"selector {sel}")
+    own_lane, own_nib = need // 8, need % 8
+    allowed = np.zeros(16, bool)
+    allowed[list(form.ordered if ordered else form.valid)] = True
+    dregs = _regs(prog, ins, ins.operands[0], form.d.registers)
+    ops = [list(o.items) if isinstance(o, Vec) else [o] for o in ins.operands[1:4]]
+    for o, f, name in zip(ops, (form.a, form.b, form.c), "ABC"):
+        if len(o) != f.registers:
+            raise prog.error(ins, f"{ins.opcode}: operand {name} has {len(o)} registers, the catalog's "
+                                  f"{f.layout_id} has {f.registers}")
+    e_o = ins.operands[4]
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        warps = _whole_warps(cta, ins, m)
+        ev, _ = cta.int_value(e_o, 32, False, m, "the sparse metadata")
+        ev = np.broadcast_to(np.asarray(ev, U64), (cta.T,)).astype(np.int64)
+        src = warps[:, None, None] * 32 + own_lane[None]  # [W, 32, nA]
+        field = (ev[src] >> (4 * own_nib[None])) & 15
+        bad = ~allowed[field]
+        if bad.any():
+            w, lane, i = (int(x) for x in np.argwhere(bad)[0])
+            raise prog.error(ins, f"{ins.opcode}: warp {int(warps[w])}'s metadata for row {int(form.a.row[lane, i])}, "
+                                  f"chunk {int(form.chunk[lane, i])} (lane {int(own_lane[lane, i])}, bits "
+                                  f"{4 * int(own_nib[lane, i])}-{4 * int(own_nib[lane, i]) + 3}) is "
+                                  f"{int(field[w, lane, i]):#06b}, not a valid "
+                                  f"{'ordered ' if ordered else ''}metadata value")
+        cols = np.asarray(form.logical(form.chunk[None], form.j[None], field), np.int64)  # type: ignore[operator]
+        vals = []
+        for o, f in zip(ops, (form.a, form.b, form.c)):
+            nb = f.register_bits // 8
+            vals.append([value(cta, x, nb) for x in o])
+        out = prog.domain.mma(cta, index, form, warps, vals[0], vals[1], vals[2], a_cols=cols)
         for r, (bits, tags) in zip(dregs, out):
             if r is not None:
                 cta.put(r.id, bits, tags, m)

@@ -26,7 +26,7 @@ from .grow import Grow
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
 
-ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND, ADD = 0, 1, 2, 3, 4, 5, 6, 7
+ATOM, SUM, CONV, CONST, BAD, MOVE, ZERO_KIND, ADD, PACK = 0, 1, 2, 3, 4, 5, 6, 7, 8
 CHUNK_PRODUCTS = 1 << 22  # products decoded at once when checking
 
 
@@ -51,6 +51,10 @@ class Symbolic:
             self.bases.append(n)
             n += t.size
         self.first = n  # the first derived value
+        # the atoms of structural zeros of packed structured-sparse tensors (an mma takes such an element as 0)
+        zs = [b + np.flatnonzero(~nz.reshape(-1)) for t, b in zip(self.tensors, self.bases)
+              if t.packed > 1 and (nz := t.nonzero()) is not None]
+        self.zero_atoms = np.sort(np.concatenate(zs)) if zs else np.zeros(0, np.int64)
         self.base_arr = np.array(self.bases + [n], np.int64)
         self.table = Grow(6)  # kind, width, a, b, c, d
         self.consts: dict[tuple[int, int], int] = {}
@@ -124,7 +128,18 @@ class Symbolic:
         for t, base in zip(self.tensors, self.bases):
             region = gmem.by_name[t.name]
             elem, byte = tensor_bytes(t)
+            if t.packed > 1:  # a byte of packed elements (s4, u4, b1) is one PACK value: a = its first element's atom
+                at = np.flatnonzero(elem >= 0)
+                ids = self.alloc(PACK, 1, base + elem[at], t.packed, n=len(at)) if len(at) else at
+                region.tags[: len(elem)] = UNDEF
+                region.tags[at] = ids * 8
+                continue
             region.tags[: len(elem)] = np.where(elem >= 0, (base + elem) * 8 + byte, UNDEF)
+            nz = t.nonzero()
+            if nz is not None:  # a structural zero of a structured-sparse tensor holds the number 0, no atom
+                zero = (elem >= 0) & ~nz.reshape(-1)[np.maximum(elem, 0)]
+                region.tags[: len(elem)][zero] = CONCRETE
+                region.bits[: len(elem)][zero] = 0
 
     def atom_words(self, v: int) -> str:
         t, flat = self.atom_of(np.array([v]))
@@ -143,6 +158,9 @@ class Symbolic:
             return "a sum of products"
         if k[0] == CONST:
             return f"the constant 0x{int(k[2]):x}"
+        if k[0] == PACK:
+            first, last = self.atom_words(int(k[2])), self.atom_words(int(k[2]) + int(k[3]) - 1)
+            return f"the packed byte of {first} .. {last}"
         if k[0] == BAD:
             return "an undefined value" if k[2] == UNDEF else "bytes of different values"
         return "a value"
@@ -205,6 +223,42 @@ class Symbolic:
                 cols.append(self.element_ids(b, g, e * eb, eb))
         return np.stack(cols, axis=1)
 
+    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """The values of a register list's elements narrower than a byte (``bits`` wide, ``per`` to a register from
+        the low bits), ``int64[T, registers * per]``: an element of a byte that holds a packed byte of a tensor
+        (``PACK``) is that tensor's element (the byte's first plus the element's place in it); of a concrete byte,
+        the number its bits give; of anything else, a BAD value (bytes this engine cannot split)."""
+        in_byte = 8 // bits
+        cols = []
+        for b, g in regs:
+            b = np.broadcast_to(np.asarray(b, U64), (T,))
+            for byte in range(per // in_byte):
+                v = self.resolve(self.element_ids(b, g, byte, 1))
+                kind, _ = self.kind_width(v)
+                ok = kind == PACK
+                first = np.zeros(T, np.int64)
+                if ok.any():
+                    r = self.row(v[ok])
+                    first[ok] = r[:, 2]
+                    ok[ok] = r[:, 3] == in_byte
+                const = (kind == CONST) | (v == 0)
+                cval = np.zeros(T, np.int64)
+                nz = const & (v != 0)
+                if nz.any():
+                    cval[nz] = self.row(v[nz])[:, 2]
+                bad = ~ok & ~const
+                for p in range(in_byte):
+                    out = np.zeros(T, np.int64)
+                    out[ok] = first[ok] + p
+                    if len(self.zero_atoms):
+                        out[ok & np.isin(out, self.zero_atoms)] = 0
+                    if const.any():
+                        out[const] = self._consts(((cval[const] >> (p * bits)) & ((1 << bits) - 1)).astype(U64), 1)
+                    if bad.any():
+                        out[bad] = self.alloc(BAD, 1, g[bad, byte] if g is not None else UNDEF, n=int(bad.sum()))
+                    cols.append(out)
+        return np.stack(cols, axis=1)
+
     def _consts(self, field: np.ndarray, eb: int) -> np.ndarray:
         out = np.zeros(field.shape[0], np.int64)
         nz = field != 0
@@ -249,7 +303,8 @@ class Symbolic:
                 out[part, sb:] = np.where((g[part, sb - 1] >= 0)[:, None], UNDEF, CONCRETE)
         return np.zeros(T, U64), out
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs):  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+            a_cols: np.ndarray | None = None):
         """D = C + A x B for each warp of ``warps``: new SUM values, one per D element and lane."""
         M, N, K = form.shape
         T = cta.T
@@ -257,31 +312,43 @@ class Symbolic:
         th = warps[:, None] * 32 + np.arange(32)[None, :]  # [W, 32]
 
         def ids(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            if op.element_bits < 8:
+                return self.packed_ids(regs, op.element_bits, op.per_register, T)
             return self.operand_ids(regs, op.element_bits // 8, op.per_register, op.register_bits // 8, T)
 
         a = ids(a_regs, form.a)
         b = ids(b_regs, form.b)
         c = ids(c_regs, form.c)
-        Aw = np.zeros((W, M, K), np.int64)
-        Bw = np.zeros((W, K, N), np.int64)
-        Cw = np.zeros((W, M, N), np.int64)
-        Aw[:, form.a.row, form.a.col] = a[th]
-        Bw[:, form.b.row, form.b.col] = b[th]
-        Cw[:, form.c.row, form.c.col] = c[th]
-        key = (M, N, K)
+        G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
+        U = W * G
+
+        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+            """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
+            g = op.group if G > 1 else np.zeros_like(op.row)
+            return np.arange(W)[:, None, None] * G + g[None]
+
+        Aw = np.zeros((U, M, K), np.int64)
+        Bw = np.zeros((U, K, N), np.int64)
+        Cw = np.zeros((U, M, N), np.int64)
+        # a sparse A: each warp's stored elements at the logical columns its metadata gives (``a_cols``)
+        Aw[unit(form.a), form.a.row[None], form.a.col[None] if a_cols is None else a_cols] = a[th]
+        Bw[unit(form.b), form.b.row[None], form.b.col[None]] = b[th]
+        Cw[unit(form.c), form.c.row[None], form.c.col[None]] = c[th]
+        key = (M, N, K) if G == 1 else (M, N, K, G)  # a form of G computations: its rows come G at a time
         fi = self.form_index.get(key)
         if fi is None:
             fi = self.form_index[key] = len(self.forms)
-            self.forms.append((Grow(M * K), Grow(K * N), Grow(3), key))
+            self.forms.append((Grow(M * K), Grow(K * N), Grow(3), (M, N, K)))
         ta, tb, info, _ = self.forms[fi]
-        row0 = ta.extend(Aw.reshape(W, -1))
-        tb.extend(Bw.reshape(W, -1))
-        info.extend(np.stack([np.full(W, index), np.full(W, cta.index), warps], axis=1))
+        row0 = ta.extend(Aw.reshape(U, -1))
+        tb.extend(Bw.reshape(U, -1))
+        info.extend(np.stack([np.full(U, index), np.full(U, cta.index), np.repeat(warps, G)], axis=1))
         self.mmas += W
         dr, dc = form.d.row, form.d.col  # [32, nD]
         nD = dr.shape[1]
-        prev = Cw[np.arange(W)[:, None, None], dr[None, :, :], dc[None, :, :]]  # [W, 32, nD]
-        rows = (row0 + np.arange(W))[:, None, None] + np.zeros((1, 32, nD), np.int64)
+        ud = unit(form.d)  # [W, 32, nD]
+        prev = Cw[ud, dr[None, :, :], dc[None, :, :]]  # [W, 32, nD]
+        rows = row0 + ud
         new = self.alloc(SUM, form.d.element_bits // 8, prev.reshape(-1), (fi << 40) + rows.reshape(-1),
                          np.broadcast_to(dr[None], (W, 32, nD)).reshape(-1),
                          np.broadcast_to(dc[None], (W, 32, nD)).reshape(-1)).reshape(W, 32, nD)

@@ -15,16 +15,16 @@ from .check import Product, products
 from .launch import Launch
 from .memory import SHARED_WINDOW, writer_parts
 from .result import Link
-from .symbolic import MOVE, Symbolic
+from .symbolic import MOVE, PACK, Symbolic
 
 NO_DEST = ("st", "cp", "bar", "barrier", "bra", "ret", "exit", "membar", "fence", "red", "stmatrix", "prefetch")
 
 
 def short_name(opcode: str) -> str:
-    """``mma.m16n8k16``, ``ldmatrix.x4.trans``, ``cp.async``, ``ld.shared.v4``: an opcode as the chain says it."""
+    """``mma.m16n8k16``, ``mma.sp.m16n8k16``, ``ldmatrix.x4.trans``, ``cp.async``, ``ld.shared.v4``: an opcode as the chain says it."""
     parts = opcode.split(".")
     base = parts[0]
-    keep = {"mma": lambda p: p.startswith("m") and "k" in p, "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
+    keep = {"mma": lambda p: p.startswith("m") and "k" in p or p == "sp", "ldmatrix": lambda p: p in ("x1", "x2", "x4", "trans"),
             "stmatrix": lambda p: p in ("x1", "x2", "x4", "trans"), "cp": lambda p: p in ("async", "bulk", "tensor"),
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
@@ -155,6 +155,8 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
                       f"{words} multiplied {sym.value_words(factor if side in ('sa', 'sb') else match.a if side == 'a' else match.b)}"
                       f"{tail}".strip()))
     v = factor
+    if 0 < v < sym.first:  # an element packed in a byte (s4, u4, b1): follow the byte's value from its last move
+        v = _packed_move(sym, v)
     hops = 0
     while v >= sym.first and hops < 32:
         row = sym.row(np.array([v]))[0]
@@ -218,6 +220,25 @@ def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: i
     return out
 
 
+def _packed_move(sym: Symbolic, atom: int) -> int:
+    """The last move of the packed byte that holds element ``atom`` (the first such chain in the table: the traced
+    CTA's), or ``atom`` when it is no packed element or never moved."""
+    rows = sym.table.view()
+    kind = rows[:, 0]
+    hit = np.flatnonzero((kind == PACK) & (rows[:, 2] <= atom) & (atom < rows[:, 2] + rows[:, 3]))
+    if not len(hit):
+        return atom
+    v = sym.first + int(hit[0])
+    moves = np.flatnonzero(kind == MOVE)
+    src = rows[moves, 2]
+    for _ in range(32):
+        nxt = moves[src == v]
+        if not len(nxt):
+            break
+        v = sym.first + int(nxt[0])
+    return v
+
+
 def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
     """The first MOVE a value passed through (through conversions): (source, instruction, cta/thread, address)."""
     hops = 0
@@ -240,16 +261,37 @@ def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
     types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
                                        "e5m2", "b1")]
     shape = next(p for p in parts if p.startswith("m") and "k" in p)
-    form = mma_form(shape, *types)
-    op = form.a if side == "a" else form.b
+    sparse = "sp" in parts or "sp::ordered_metadata" in parts
+    if sparse:
+        from .fragments import sparse_mma_form  # noqa: PLC0415
+        sform = sparse_mma_form(shape, *types)
+        op = sform.a if side == "a" else sform.b
+    else:
+        form = mma_form(shape, *types)
+        op = form.a if side == "a" else form.b
     want = (match.r, match.k) if side == "a" else (match.k, match.c)
-    hit = np.argwhere((op.row == want[0]) & (op.col == want[1]))
+    if sparse and side == "a":  # a stored element of the chunk of k (the metadata places it in the chunk)
+        width = sform.shape[2] // (int(sform.chunk.max()) + 1)
+        hit = np.argwhere((op.row == want[0]) & (sform.chunk == want[1] // width))
+    else:
+        at = (op.row == want[0]) & (op.col == want[1])
+        if op.group is not None:  # one of several MMA computations (m8n8k4's quad-pairs): the product's own
+            at &= op.group == match.row % form.groups
+        hit = np.argwhere(at)
     regs = operand_registers(mi)
     if not len(hit):
         return ""
     lane, i = (int(x) for x in hit[0])
     j = i // op.per_register
     name = regs[1 if side == "a" else 2][j]
+    if sparse and side == "a":  # which stored element of the chunk is not known here: the metadata says where it went
+        chunk = int(sform.chunk[lane, i])
+        sel = getattr(mi.operands[5], "value", -1) if len(mi.operands) == 6 else -1
+        own = np.argwhere((sform.selector[:, None] == sel) & (sform.meta_row == want[0]) & (sform.meta_chunk == chunk))
+        meta = regs[4][0] if len(regs) > 4 else "?"
+        where = f", lane {int(own[0][0])}, bits {4 * int(own[0][1])}-{4 * int(own[0][1]) + 3}" if len(own) else ""
+        return (f"(warp {warp}, lane {lane}, register a{j} = {name}: a stored element of row {want[0]}'s chunk {chunk}, "
+                f"placed at k {want[1]} by the metadata {meta}{where}, selector {sel})")
     return f"(warp {warp}, lane {lane}, register {'ab'[side == 'b']}{j} = {name}" + \
         (f", element {i % op.per_register})" if op.per_register > 1 else ")")
 
