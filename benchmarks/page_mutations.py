@@ -39,13 +39,12 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT.parent / "shared" / "ptx-isa-9.0"

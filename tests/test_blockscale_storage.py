@@ -4,7 +4,6 @@ listed size; both engines prove each spec's verdicts."""
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest

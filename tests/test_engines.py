@@ -234,7 +234,7 @@ def partial_formulas(draw) -> str:
     row = f"row = {draw(exprs())} for ci where x < {c}\n      {draw(exprs())} otherwise"
     col = draw(st.sampled_from([
         f"col = {draw(exprs())} for ci where y > {c}\n      {draw(exprs())} otherwise",
-        f"col = y for ci where i = {{0, 1}}",
+        "col = y for ci where i = {0, 1}",
         f"col = {draw(exprs())} for ci where i < 1\n      x + y otherwise",
     ]))
     return f"groupID = %laneid >> 2\nthreadID_in_group = %laneid % 4\n{x}\n{y}\n{row}\n{col}\n"

@@ -10,7 +10,7 @@ import pytest
 from verify import api
 from verify.cli import main
 
-from conftest import DOCS, SPECS
+from conftest import SPECS
 
 P3 = "9-7-14-5-3-matrix-fragments-for-mma-m8n8k16.md"
 P11 = "9-7-14-5-11-matrix-fragments-for-mma-m16n8k64.md"

@@ -41,7 +41,7 @@ def _keys(spec: str) -> dict:
     """``{"a","b": {"c"}, "d": {...}}`` -> ``{"a": None, "b": {"c": None}, "d": None}`` (documented keys,
     nested where the contract spells them)."""
     out: dict = {}
-    k, depth, last = 1, 1, None
+    k, last = 1, None
     while k < len(spec) - 1:
         ch = spec[k]
         if ch == '"':

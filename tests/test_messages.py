@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-from pathlib import Path
 
 import pytest
 from conftest import DOCS, ROOT, cli

@@ -4,7 +4,6 @@ a statement written another way that means the same is no finding; every cited p
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest

@@ -5,10 +5,8 @@ the shared-memory pages.  Each reading is held to an independent computation (Tr
 transcribed, a plain-Python bank count, the page's own maps)."""
 from __future__ import annotations
 
-import itertools
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest

@@ -86,7 +86,7 @@ def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no
 
 from assemble import assemble  # noqa: E402
 from verify.cli import main  # noqa: E402
-from verify.hardware import batch, kinds, observe, smem_kind  # noqa: E402
+from verify.hardware import kinds, observe, smem_kind  # noqa: E402
 from verify.hardware.cuda import find_ptxas  # noqa: E402
 from verify.hardware.simdevice import Deviation  # noqa: E402
 

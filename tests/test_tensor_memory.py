@@ -17,7 +17,6 @@ import pytest
 
 from verify import api
 from verify.outputs import reports_text
-from verify.catalog.relations import relations
 from verify.catalog.tmem import as_read_fragment, read_map
 from verify.checks.consistency import decide
 from verify.checks.maps import check_map_layout, same, surjective

@@ -16,7 +16,7 @@ import pytest
 
 from verify import api
 from verify.cli import main
-from verify.hardware import batch, kinds, observe, tmem_kind
+from verify.hardware import kinds, observe, tmem_kind
 from verify.hardware.cuda import find_nvcc, find_ptxas
 from verify.hardware.simdevice import Deviation
 

@@ -30,7 +30,6 @@ def main() -> int:
                 mod = ir.parse_mlir_module(path, ctx)
                 arg = mod.get_function("f").args(0)
                 layout = builder.get_gluon_layout_from_tensor(arg)
-                shape = list(arg.get_type().shape) if hasattr(arg.get_type(), "shape") else item["shape"]
                 ll = builder.to_linear_layout(layout._to_ir(builder), item["shape"])
                 out.append({"register": ll.reg_bases, "lane": ll.lane_bases, "warp": ll.warp_bases,
                             "block": ll.block_bases, "shape": list(ll.shape)})

@@ -50,13 +50,6 @@ def source_table(section: SectionSpec) -> dict[str, Any]:
     return out
 
 
-def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
-    """The ``[[fragment]]`` table of ``fr`` as reading its spec file gives it."""
-    table = as_read(fragment_table(fr))
-    table["formula"] = as_read(fr.formula, block=True)
-    return table
-
-
 GROUP_NOTE = "group formula checked lane by lane against the doc's table of MMA computations"
 
 
@@ -65,13 +58,6 @@ def instruction_table(section: SectionSpec) -> dict[str, Any]:
     if section.groups > 1:
         out.update(groups=section.groups, group=section.group, note=GROUP_NOTE)
     return out
-
-
-def fragment_as_read(fr: FragmentSpec) -> dict[str, Any]:
-    """The ``[[fragment]]`` table of ``fr`` as reading its spec file gives it."""
-    table = as_read(fragment_table(fr))
-    table["formula"] = as_read(fr.formula, block=True)
-    return table
 
 
 def elements_dropped(fr: FragmentSpec) -> bool:

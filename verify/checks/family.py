@@ -456,7 +456,9 @@ def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, i
             return cell is not None and not (0 <= cell[0] < inst.rows and 0 <= cell[1] < inst.cols)
         return fragment._confirm_with_oracle(check, c, inst)
 
-    wrap = (lambda c: None if c is None else ({"params": dict(env), **c} if env else dict(c)))
+    def wrap(c: dict[str, Any] | None) -> dict[str, Any] | None:
+        return None if c is None else ({"params": dict(env), **c} if env else dict(c))
+
     return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res),
                            fragment_witness(check, wrap(z3_cex)), fragment_witness(check, wrap(enum_cex)),
                            message, 0.0, confirm=confirm, same_witness=True)

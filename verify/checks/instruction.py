@@ -33,7 +33,7 @@ from ..catalog.instructions import Instruction, doc_layout, instructions
 from ..engines import smt
 from ..layout import algebra as A
 from ..layout.dims import Dim
-from ..layout.model import Layout, Spec, cells_of, held, on_clear
+from ..layout.model import Layout, Spec, cells_of, held
 from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs

@@ -299,7 +299,7 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
                 fixed[role][name] = own_values[name] if name in own_values else params[name]
     variables: list[tuple[Param, tuple[str, ...]]] = []  # (the parameter shown, the sides it binds)
     other = {FROM: TO, TO: FROM}
-    for role, (lay, names, own) in sides.items():
+    for role, (lay, names, _own) in sides.items():
         for name, have in names.items():
             if not isinstance(have, Param) or name in fixed[role]:
                 continue

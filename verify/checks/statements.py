@@ -22,6 +22,7 @@ proved.  Every kind a reader states has a judge here (``JUDGES``); ``tests/test_
 from __future__ import annotations
 
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from ..errors import SpecError
 from ..formula import FormulaError
@@ -29,6 +30,8 @@ from ..layout.statements import Statement
 from ..results import Finding, StatementResult
 from ..witnesses import TextPosition
 from . import statements_fragments, statements_matrix, statements_other, statements_shared  # noqa: F401 - they register
+if TYPE_CHECKING:
+    from ..layout.model import Spec
 from .statement_base import CONSISTENT, JUDGES, KNOWN, PAGE, Context, Verdict, _known_subject, _show, agree, differ, known
 
 

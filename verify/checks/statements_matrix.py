@@ -451,7 +451,7 @@ def _byte_order(st: Statement, ctx: Context) -> Verdict:
     if lay is None:
         return _no_layout(st)
     (lo, lo_word), (hi, hi_word) = st.value
-    want = ((f"e0", "LSB"), (f"e{lay.elements_per_register - 1}", "MSB"))
+    want = (("e0", "LSB"), (f"e{lay.elements_per_register - 1}", "MSB"))
     if ((lo, lo_word), (hi, hi_word)) == want:
         return agree(f"element e0 in the lowest bits, e{lay.elements_per_register - 1} in the highest, as the reviewed "
                      f"{lay.id} numbers its {lay.elements_per_register} elements")

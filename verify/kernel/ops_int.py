@@ -947,7 +947,7 @@ def _cvt(prog: Program, ins: Instr, index: int) -> Step:
         need(prog, ins, 2)
     d = dest(prog, ins, ins.operands[0])
     srcs = ins.operands[1:]
-    dw, sw = TYPE_BITS[dt], TYPE_BITS[st]
+    sw = TYPE_BITS[st]
     if "sat" in ins.parts and (dt not in FLOAT_TYPES or st not in FLOAT_TYPES):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (saturating integer conversion)")
     half = {"f16x2": "f16", "bf16x2": "bf16"}.get(dt, dt)

@@ -21,7 +21,7 @@ import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
 from ..checks.fixes import MAX_DELTA, ConstantFix, constant_fix
