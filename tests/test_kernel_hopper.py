@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from test_kernel_verify import KERNELS, _first, _mutant, agree
+from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.kernel.launch import parse_launch
@@ -59,14 +59,14 @@ def unused_lbo(lines: list[str]) -> None:
 # triton_sm90_tma: the first TMA load of A writes its 128 x 64 box (128B swizzle) at the stage's start
 def move_box(lines: list[str]) -> None:
     """The first TMA box of A moved by 512 bytes in shared memory: half a 128B swizzle atom (8 rows of 128 B)."""
-    k = _first(lines, r"cp\.async\.bulk\.tensor.*\[%r12\], \[%rd18")
+    k = first(lines, r"cp\.async\.bulk\.tensor.*\[%r12\], \[%rd18")
     lines[k] = lines[k].replace("[%r12]", "[%r12+512]")
 
 
 # triton_sm100: the accumulator is read back by one tcgen05.ld.32x32b.x128 per warp
 def move_tmem_column(lines: list[str]) -> None:
     """The tcgen05.ld of the accumulator one Tensor Memory column off."""
-    k = _first(lines, r"tcgen05\.ld\.sync")
+    k = first(lines, r"tcgen05\.ld\.sync")
     lines[k] = lines[k].replace("[%r334 + 0]", "[%r334 + 1]")
 
 
@@ -120,7 +120,7 @@ PLANTED = [
 @pytest.mark.parametrize("base,change,element,words,count,chain,link", PLANTED, ids=[p[1].__name__ for p in PLANTED])
 def test_a_planted_change_is_the_first_wrong_element_with_its_chain(tmp_path, base, change, element, words, count,
                                                                      chain, link):
-    r = verify(_mutant(tmp_path, base, change))
+    r = verify(mutant(tmp_path, base, change))
     assert r.status == "refuted"
     agree(r)
     f = next(x for x in r.findings if x.kind == "wrong_element")
@@ -132,7 +132,7 @@ def test_a_planted_change_is_the_first_wrong_element_with_its_chain(tmp_path, ba
 
 def rename_register(lines: list[str]) -> None:
     """%r463 (the Tensor Memory address every tcgen05 instruction uses) renamed %r570 everywhere."""
-    k = _first(lines, r"\.reg \.b32\s+%r<570>")
+    k = first(lines, r"\.reg \.b32\s+%r<570>")
     lines[k] = lines[k].replace("%r<570>", "%r<571>")
     for n, s in enumerate(lines):
         lines[n] = re.sub(r"%r463\b", "%r570", s)
@@ -141,7 +141,7 @@ def rename_register(lines: list[str]) -> None:
 @pytest.mark.parametrize("base,change", [("triton_sm90_64", unused_lbo), ("triton_sm100", rename_register)],
                          ids=["unused_lbo", "rename_register"])
 def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, base, change):
-    r = verify(_mutant(tmp_path, base, change))
+    r = verify(mutant(tmp_path, base, change))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -162,7 +162,7 @@ def _kinds(r) -> list[str]:  # type: ignore[no-untyped-def]
 def test_accumulators_read_before_the_wgmma_wait_are_in_flight(tmp_path):
     """The last wgmma.wait_group removed: the epilogue reads accumulators a wgmma still writes (and stores them into
     the shared memory it still reads)."""
-    r = verify(_mutant(tmp_path, "triton_sm90_64", _drop(r"wgmma\.wait_group\.sync\.aligned 0")))
+    r = verify(mutant(tmp_path, "triton_sm90_64", _drop(r"wgmma\.wait_group\.sync\.aligned 0")))
     agree(r)
     assert set(_kinds(r)) == {"overwrite_in_flight", "register_in_flight"}, kernel_text(r)
     f = r.findings[_kinds(r).index("register_in_flight")]
@@ -171,7 +171,7 @@ def test_accumulators_read_before_the_wgmma_wait_are_in_flight(tmp_path):
 
 
 def test_a_wgmma_with_no_fence_before_it_is_reported(tmp_path):
-    r = verify(_mutant(tmp_path, "triton_sm90_64", _drop(r"wgmma\.fence")))
+    r = verify(mutant(tmp_path, "triton_sm90_64", _drop(r"wgmma\.fence")))
     agree(r)
     assert r.findings[0].kind == "wgmma_fence_missing"
     assert "runs before any wgmma.fence" in r.findings[0].words
@@ -180,7 +180,7 @@ def test_a_wgmma_with_no_fence_before_it_is_reported(tmp_path):
 def test_shared_memory_overwritten_while_a_wgmma_reads_it(tmp_path):
     """wait_group 1 (one group left in flight) made wait_group 2: the next stage's cp.async lands on the tile the
     previous iteration's wgmma still reads."""
-    r = verify(_mutant(tmp_path, "triton_sm90_64", _replace_all("wgmma.wait_group.sync.aligned 1",
+    r = verify(mutant(tmp_path, "triton_sm90_64", _replace_all("wgmma.wait_group.sync.aligned 1",
                                                                 "wgmma.wait_group.sync.aligned 2")))
     agree(r)
     kinds = _kinds(r)
@@ -191,7 +191,7 @@ def test_shared_memory_overwritten_while_a_wgmma_reads_it(tmp_path):
 
 def test_a_read_before_the_tma_bytes_have_arrived(tmp_path):
     """The first transaction count halved: the phase completes when A's bytes arrive, B's are read in flight."""
-    r = verify(_mutant(tmp_path, "triton_sm90_tma", _replace_all("[%r9], 32768;", "[%r9], 16384;")))
+    r = verify(mutant(tmp_path, "triton_sm90_tma", _replace_all("[%r9], 32768;", "[%r9], 16384;")))
     agree(r)
     f = r.findings[0]
     assert f.kind == "read_in_flight"
@@ -202,7 +202,7 @@ def test_a_read_before_the_tma_bytes_have_arrived(tmp_path):
 def test_a_wait_that_can_never_complete_is_an_error(tmp_path):
     """The first expect_tx of 32768 bytes doubled: the phase waits for bytes no copy brings (the kernel hangs)."""
     with pytest.raises(SpecError) as e:
-        verify(_mutant(tmp_path, "triton_sm90_tma", _replace_all("[%r9], 32768;", "[%r9], 65536;")))
+        verify(mutant(tmp_path, "triton_sm90_tma", _replace_all("[%r9], 32768;", "[%r9], 65536;")))
     assert "which can never complete: 32768 transaction bytes are still outstanding" in e.value.message
 
 
@@ -211,7 +211,7 @@ def test_tensor_memory_read_before_the_mma_commit_is_waited_for(tmp_path):
     def no_wait(lines: list[str]) -> None:
         k = [k for k, s in enumerate(lines) if "mbarrier.try_wait" in s][1]
         lines[k] = "\tmov.pred \tcomplete, -1;"
-    r = verify(_mutant(tmp_path, "triton_sm100", no_wait))
+    r = verify(mutant(tmp_path, "triton_sm100", no_wait))
     agree(r)
     assert _kinds(r)[:2] == ["barrier_invalidated", "read_in_flight"], kernel_text(r)
     assert "while 0 TMA copies and 1 tcgen05.commit still complete on it" in r.findings[0].words
@@ -221,7 +221,7 @@ def test_tensor_memory_read_before_the_mma_commit_is_waited_for(tmp_path):
 
 
 def test_tensor_memory_not_freed(tmp_path):
-    r = verify(_mutant(tmp_path, "triton_sm100", _drop(r"tcgen05\.dealloc")))
+    r = verify(mutant(tmp_path, "triton_sm100", _drop(r"tcgen05\.dealloc")))
     agree(r)
     assert _kinds(r) == ["tmem_not_freed"]
     assert "exits with 128 Tensor Memory columns allocated" in r.findings[0].words
@@ -229,7 +229,7 @@ def test_tensor_memory_not_freed(tmp_path):
 
 def test_an_allocation_past_512_columns_is_an_error(tmp_path):
     with pytest.raises(SpecError) as e:
-        verify(_mutant(tmp_path, "triton_sm100", _replace_all("[%r24], 128;", "[%r24], 1024;")))
+        verify(mutant(tmp_path, "triton_sm100", _replace_all("[%r24], 128;", "[%r24], 1024;")))
     assert "1024 columns: a power of 2 from 32 to 512" in e.value.message
 
 

@@ -6,36 +6,14 @@ proved.  The ``.f64`` form (one MMA per warp, mma_m8n8k4_f64.cu) too.  Both engi
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from kernel_plants import KERNELS, agree, first, mutant
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
 
-KERNELS = ROOT / "examples" / "kernels"
 BASE = "mma_m8n8k4"
-
-
-def agree(r) -> None:  # type: ignore[no-untyped-def]
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
-
-
-def _mutant(tmp_path: Path, change, base: str = BASE) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
-
-
-def _first(lines: list[str], pattern: str) -> int:
-    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
 
 
 def test_the_quad_pair_kernel_is_proved():
@@ -47,25 +25,25 @@ def test_the_quad_pair_kernel_is_proved():
 
 def swap_a_registers(lines: list[str]) -> None:
     """The first mma's A registers (k 0, 1 and k 2, 3) trade places."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{%r38, %r39}", "{%r39, %r38}", 1)
 
 
 def packed_order(lines: list[str]) -> None:
     """The first A register packed high half first (k 1 where k 0 belongs)."""
-    k = _first(lines, r"mov\.b32 %r38, \{%rs1,%rs2\}")
+    k = first(lines, r"mov\.b32 %r38, \{%rs1,%rs2\}")
     lines[k] = lines[k].replace("{%rs1,%rs2}", "{%rs2,%rs1}", 1)
 
 
 def swap_d_registers(lines: list[str]) -> None:
     """The first mma writes its d0 and d1 to each other's register."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{%f169, %f168,", "{%f168, %f169,", 1)
 
 
 def quad_pair(lines: list[str]) -> None:
     """8 q taken as (lane << 1) & 16: quad-pairs 1 and 3 compute the rows of 0 and 2."""
-    k = _first(lines, r"and\.b32\s+%r30, %r29, 24;")
+    k = first(lines, r"and\.b32\s+%r30, %r29, 24;")
     lines[k] = lines[k].replace("24;", "16;")
 
 
@@ -83,7 +61,7 @@ PLANTED = [
 
 @pytest.mark.parametrize("change,element,words", PLANTED, ids=[p[0].__name__ for p in PLANTED])
 def test_a_planted_change_is_the_first_wrong_element(tmp_path, change, element, words):
-    r = verify(_mutant(tmp_path, change))
+    r = verify(mutant(tmp_path, BASE, change))
     assert r.status == "refuted", kernel_text(r)
     agree(r)
     f = r.findings[0]
@@ -93,14 +71,14 @@ def test_a_planted_change_is_the_first_wrong_element(tmp_path, change, element, 
 
 def rename_register(lines: list[str]) -> None:
     """%r38 renamed %r200 everywhere (a register the function now declares)."""
-    k = _first(lines, r"\.reg \.b32\s+%r<")
+    k = first(lines, r"\.reg \.b32\s+%r<")
     lines[k] = re.sub(r"%r<\d+>", "%r<201>", lines[k])
     for n, s in enumerate(lines):
         lines[n] = re.sub(r"%r38\b", "%r200", s)
 
 
 def test_a_register_renamed_stays_proved(tmp_path):
-    r = verify(_mutant(tmp_path, rename_register))
+    r = verify(mutant(tmp_path, BASE, rename_register))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -118,13 +96,13 @@ def test_the_f64_kernel_is_proved():
 
 def f64_swap_d(lines: list[str]) -> None:
     """The first mma writes d0 and d1 to each other's register."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{%fd60, %fd59}, {%fd31}", "{%fd59, %fd60}, {%fd31}", 1)
 
 
 def f64_a_for_b(lines: list[str]) -> None:
     """The first mma's B operand given A's register."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{%fd31}, {%fd32}", "{%fd31}, {%fd31}", 1)
 
 
@@ -135,7 +113,7 @@ def f64_a_for_b(lines: list[str]) -> None:
      "and A, not of A and B)"),
 ], ids=["f64_swap_d", "f64_a_for_b"])
 def test_a_planted_change_in_the_f64_kernel(tmp_path, change, element, words):
-    r = verify(_mutant(tmp_path, change, F64))
+    r = verify(mutant(tmp_path, F64, change))
     assert r.status == "refuted", kernel_text(r)
     agree(r)
     f = r.findings[0]

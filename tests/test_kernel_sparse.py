@@ -7,41 +7,17 @@ engines agree on every verdict."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.kernel.launch import parse_launch
 from verify.outputs.kernel import kernel_text
 
-KERNELS = ROOT / "examples" / "kernels"
 BASE = "mma_sparse"
-
-
-def agree(r) -> None:  # type: ignore[no-untyped-def]
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
-
-
-def _mutant(tmp_path: Path, change, toml_change=None) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{BASE}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{BASE}.toml").read_text(encoding="utf-8").replace(f"{BASE}.ptx", "k.ptx")
-    if toml_change:
-        toml = toml_change(toml)
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
-
-
-def _first(lines: list[str], pattern: str) -> int:
-    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
 
 
 def test_the_sparse_kernel_is_proved():
@@ -53,7 +29,7 @@ def test_the_sparse_kernel_is_proved():
 
 def test_the_structural_zeros_are_not_in_the_sum(tmp_path):
     """Declared dense, A's structural zeros are missing products: the first element lacks them."""
-    r = verify(_mutant(tmp_path, lambda lines: None,
+    r = verify(mutant(tmp_path, BASE, lambda lines: None,
                        lambda t: t.replace(", sparse = { chunk = 4, keep = [[0, 1], [1, 3]] }", "")))
     assert r.status == "refuted"
     agree(r)
@@ -64,14 +40,14 @@ def test_the_structural_zeros_are_not_in_the_sum(tmp_path):
 
 def swap_a_registers(lines: list[str]) -> None:
     """The first mma.sp's A registers (rows g and g + 8) trade places."""
-    k = _first(lines, r"mma\.sp")
+    k = first(lines, r"mma\.sp")
     lines[k] = lines[k].replace("{%r50, %r51}", "{%r51, %r50}", 1)
 
 
 def metadata_value(lines: list[str]) -> None:
     """The even rows' metadata 0x44444444 (indices 0, 1 in every chunk) made 0x44444484: the field of row g's chunk
     1 says indices 0, 2 (the kept element at k 5 is multiplied as k 6)."""
-    k = _first(lines, r"selp\.b32\s+%r40, 1145324612,")
+    k = first(lines, r"selp\.b32\s+%r40, 1145324612,")
     lines[k] = lines[k].replace("1145324612", str(0x44444484), 1)
 
 
@@ -95,7 +71,7 @@ PLANTED = [
 
 @pytest.mark.parametrize("change,element,words,count,chain", PLANTED, ids=[p[0].__name__ for p in PLANTED])
 def test_a_planted_change_is_the_first_wrong_element(tmp_path, change, element, words, count, chain):
-    r = verify(_mutant(tmp_path, change))
+    r = verify(mutant(tmp_path, BASE, change))
     assert r.status == "refuted", kernel_text(r)
     agree(r)
     (f,) = r.findings
@@ -108,7 +84,7 @@ def test_a_planted_change_is_the_first_wrong_element(tmp_path, change, element, 
 
 def rename_register(lines: list[str]) -> None:
     """%r6 (the metadata) renamed %r200 everywhere (a register the function now declares)."""
-    k = _first(lines, r"\.reg \.b32\s+%r<")
+    k = first(lines, r"\.reg \.b32\s+%r<")
     lines[k] = re.sub(r"%r<\d+>", "%r<201>", lines[k])
     for n, s in enumerate(lines):
         lines[n] = re.sub(r"%r6\b", "%r200", s)
@@ -122,7 +98,7 @@ def plain_sparse(lines: list[str]) -> None:
 
 @pytest.mark.parametrize("change", [rename_register, plain_sparse])
 def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, change):
-    r = verify(_mutant(tmp_path, change))
+    r = verify(mutant(tmp_path, BASE, change))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -136,18 +112,18 @@ def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, change):
 ])
 def test_an_invalid_metadata_value_is_an_error_naming_it(tmp_path, value, ordered, words):
     def change(lines: list[str]) -> None:
-        k = _first(lines, r"selp\.b32\s+%r40, 1145324612,")
+        k = first(lines, r"selp\.b32\s+%r40, 1145324612,")
         lines[k] = lines[k].replace("1145324612", str(value), 1)
         if not ordered:
             plain_sparse(lines)
     if words is None:  # indices 1, 0: the two kept elements trade columns
-        r = verify(_mutant(tmp_path, change))
+        r = verify(mutant(tmp_path, BASE, change))
         assert r.status == "refuted" and r.findings[0].element == "C[0, 0]"
         assert r.findings[0].words.startswith("expected sum over k of A[0, k] * B[k, 0]; has A[0, 1] * B[0, 0] (k 0 "
                                               "of B meets k 1 of A); A[0, 0] * B[1, 0] (k 1 of B meets k 0 of A)")
         return
     with pytest.raises(SpecError) as e:
-        verify(_mutant(tmp_path, change))
+        verify(mutant(tmp_path, BASE, change))
     assert str(e.value).endswith(words), str(e.value)
     assert "k.ptx:171:" in str(e.value)
 
@@ -182,35 +158,16 @@ def test_the_pattern_of_structural_zeros():
 S4 = "mma_sparse_s4"
 
 
-def _s4_mutant(tmp_path: Path, change, toml_change=None) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{S4}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{S4}.toml").read_text(encoding="utf-8").replace(f"{S4}.ptx", "k.ptx")
-    if toml_change:
-        toml = toml_change(toml)
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
-
-
-def _s4_agree(r) -> None:  # type: ignore[no-untyped-def]
-    """4-bit random values: the numeric engine may miss a wrong element by chance, never find another."""
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and num["wrong_elements"] <= sym["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
-
-
 def test_the_packed_sparse_kernel_is_proved():
     r = verify(str(KERNELS / f"{S4}.toml"))
     assert r.status == "proved", kernel_text(r)
-    _s4_agree(r)
+    agree(r, numeric_subset=True)
     assert r.engines["symbolic"]["mma"] == 4 * 4  # 4 CTAs of one warp, K = 256 in steps of 64
 
 
 def _replace_first(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
     def change(lines: list[str]) -> None:
-        k = _first(lines, pattern)
+        k = first(lines, pattern)
         lines[k] = lines[k].replace(old, new, 1)
     change.__doc__ = f"{old} -> {new} at the first line matching {pattern}"
     return change
@@ -232,16 +189,16 @@ S4_PLANTED = [
 
 @pytest.mark.parametrize("name,change,element,words", S4_PLANTED, ids=[p[0] for p in S4_PLANTED])
 def test_a_planted_change_in_the_packed_sparse_kernel(tmp_path, name, change, element, words):
-    r = verify(_s4_mutant(tmp_path, change))
+    r = verify(mutant(tmp_path, S4, change))
     assert r.status == "refuted", kernel_text(r)
-    _s4_agree(r)
+    agree(r, numeric_subset=True)
     f = r.findings[0]
     assert f.element == element, kernel_text(r)
     assert f.words.startswith(words), f.words
 
 
 def test_the_packed_sparse_kernel_with_its_zeros_left_out_lacks_them(tmp_path):
-    r = verify(_s4_mutant(tmp_path, lambda lines: None,
+    r = verify(mutant(tmp_path, S4, lambda lines: None,
                           lambda t: t.replace(", sparse = { chunk = 8, keep = [[0, 1, 2, 3], [2, 3, 6, 7]] }", "")))
     assert r.status == "refuted"
     assert r.findings[0].words.startswith("expected sum over k of A[0, k] * B[0, k]; lacks A[0, 4] * B[0, 4], "

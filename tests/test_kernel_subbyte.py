@@ -10,57 +10,35 @@ must find a subset of the symbolic engine's wrong elements, and the first of the
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.kernel.launch import parse_launch
 from verify.outputs.kernel import kernel_text
 
-KERNELS = ROOT / "examples" / "kernels"
-
-
-def agree(r) -> None:  # type: ignore[no-untyped-def]
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and num["wrong_elements"] <= sym["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
-
-
-def _mutant(tmp_path: Path, base: str, change) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
-
-
-def _first(lines: list[str], pattern: str) -> int:
-    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
 
 
 @pytest.mark.parametrize("base,mmas", [("mma_s4", 16), ("mma_b1", 16)])
 def test_the_packed_kernels_are_proved(base, mmas):
     r = verify(str(KERNELS / f"{base}.toml"))
     assert r.status == "proved", kernel_text(r)
-    agree(r)
+    agree(r, numeric_subset=True)
     assert r.engines["symbolic"]["wrong_elements"] == r.engines["numeric"]["wrong_elements"] == 0
     assert r.engines["symbolic"]["mma"] == mmas  # 4 CTAs of one warp, 4 K steps
 
 
 def swap_a_registers(lines: list[str]) -> None:
     """The first mma's A registers (rows g and g + 8) trade places."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{%r95, %r96}", "{%r96, %r95}", 1)
 
 
 def _after_first_load(extra: str):  # type: ignore[no-untyped-def]
     def change(lines: list[str]) -> None:
-        k = _first(lines, r"ld\.global\.u32\s+%r95, \[%rd16\];")
+        k = first(lines, r"ld\.global\.u32\s+%r95, \[%rd16\];")
         lines.insert(k + 1, f"\t{extra}")
     change.__doc__ = f"``{extra}`` after the first load of A"
     return change
@@ -87,9 +65,9 @@ PLANTED = [
                          ids=[f"{p[0]}-{p[1].__name__ if hasattr(p[1], '__name__') else 'x'}-{i}"
                               for i, p in enumerate(PLANTED)])
 def test_a_planted_change_is_the_first_wrong_element(tmp_path, base, change, element, words, count):
-    r = verify(_mutant(tmp_path, base, change))
+    r = verify(mutant(tmp_path, base, change))
     assert r.status == "refuted", kernel_text(r)
-    agree(r)
+    agree(r, numeric_subset=True)
     (f,) = r.findings
     assert (f.kind, f.element, f.count) == ("wrong_element", element, count), kernel_text(r)
     assert f.words.startswith(words), f.words
@@ -98,14 +76,14 @@ def test_a_planted_change_is_the_first_wrong_element(tmp_path, base, change, ele
 
 def test_a_shift_by_part_of_a_byte_is_an_error_at_its_line(tmp_path):
     with pytest.raises(SpecError) as e:
-        verify(_mutant(tmp_path, "mma_s4", _after_first_load("shl.b32 %r95, %r95, 4;")))
+        verify(mutant(tmp_path, "mma_s4", _after_first_load("shl.b32 %r95, %r95, 4;")))
     assert "shl.b32 shifts data by 4 bits (thread 0): the executor follows data only in whole bytes" in str(e.value)
     assert "k.ptx:91:" in str(e.value)
 
 
 def rename_register(lines: list[str]) -> None:
     """%r95 renamed %r200 everywhere (a register the function now declares)."""
-    k = _first(lines, r"\.reg \.b32\s+%r<")
+    k = first(lines, r"\.reg \.b32\s+%r<")
     lines[k] = re.sub(r"%r<\d+>", "%r<201>", lines[k])
     for n, s in enumerate(lines):
         lines[n] = re.sub(r"%r95\b", "%r200", s)
@@ -113,9 +91,9 @@ def rename_register(lines: list[str]) -> None:
 
 @pytest.mark.parametrize("base", ["mma_s4", "mma_b1"])
 def test_a_register_renamed_stays_proved(tmp_path, base):
-    r = verify(_mutant(tmp_path, base, rename_register))
+    r = verify(mutant(tmp_path, base, rename_register))
     assert r.status == "proved", kernel_text(r)
-    agree(r)
+    agree(r, numeric_subset=True)
 
 
 @pytest.mark.parametrize("shape,strides", [([16, 7], None), ([16, 8], [1, 16]), ([16, 8], [9, 1])])
@@ -143,7 +121,7 @@ SHAPES = ["mma_s4_m8n8k32", "mma_b1_m8n8k128", "mma_s4_m16n8k64", "mma_b1_m16n8k
 
 def _swap_first_two(lines: list[str], which: int) -> None:
     """The first mma's operand list ``which`` (0: D, 1: A) with its first two registers swapped."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lists = re.findall(r"\{[^}]*\}", lines[k])
     regs = [x.strip() for x in lists[which][1:-1].split(",")]
     regs[0], regs[1] = regs[1], regs[0]
@@ -154,12 +132,12 @@ def _swap_first_two(lines: list[str], which: int) -> None:
 def test_every_packed_shape_is_proved_and_a_swap_is_caught(tmp_path, base):
     r = verify(str(KERNELS / f"{base}.toml"))
     assert r.status == "proved", kernel_text(r)
-    agree(r)
+    agree(r, numeric_subset=True)
     assert r.engines["symbolic"]["mma"] == 16  # 4 CTAs of one warp, 4 K steps
     wide = "m16n8" in base
-    r = verify(_mutant(tmp_path, base, lambda lines: _swap_first_two(lines, 1 if wide else 0)))
+    r = verify(mutant(tmp_path, base, lambda lines: _swap_first_two(lines, 1 if wide else 0)))
     assert r.status == "refuted", kernel_text(r)
-    agree(r)
+    agree(r, numeric_subset=True)
     f = r.findings[0]
     assert f.element == "C[0, 0]", kernel_text(r)
     want = ("has A[8, 0] * B[0, 0] (A's m is 8, the element's is 0)" if wide else

@@ -10,22 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, cli
+from conftest import cli
+from kernel_plants import KERNELS, agree, first, mutant
 from verify import api
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.kernel.launch import parse_launch
 from verify.outputs.kernel import kernel_sarif, kernel_text
 
-KERNELS = ROOT / "examples" / "kernels"
-
-
-def agree(r) -> None:  # type: ignore[no-untyped-def]
-    """The two engines agree: the same verdict and the same number of wrong elements."""
-    sym, num = r.engines["symbolic"], r.engines["numeric"]
-    assert r.status != "error", r.findings[0].words
-    assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
-    assert sym["mma"] == num["mma"] > 0
 
 
 @pytest.mark.parametrize("name", ["triton_fp16_64", "mma_inline", "mma_inline_swizzled"])  # triton_fp16: docs test
@@ -38,43 +30,39 @@ def test_the_compiled_kernels_are_proved(name):
 
 # ----------------------------------------------------------------------------- planted changes
 
-def _first(lines: list[str], pattern: str) -> int:
-    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
-
-
 def swap_operand_registers(lines: list[str]) -> None:
     """Two registers of the first mma's A list swapped (a1 and a2)."""
-    k = _first(lines, r"mma\.sync")
+    k = first(lines, r"mma\.sync")
     lines[k] = lines[k].replace("{ %r98, %r99, %r100, %r101 }", "{ %r98, %r100, %r99, %r101 }", 1)
 
 
 def drop_trans(lines: list[str]) -> None:
     """.trans removed from the first ldmatrix of B."""
-    k = _first(lines, r"ldmatrix.*\.trans")
+    k = first(lines, r"ldmatrix.*\.trans")
     lines[k] = lines[k].replace(".trans", "")
 
 
 def add_trans(lines: list[str]) -> None:
     """.trans added to the first ldmatrix of A."""
-    k = _first(lines, r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared")
+    k = first(lines, r"ldmatrix\.sync\.aligned\.m8n8\.x4\.shared")
     lines[k] = lines[k].replace(".x4.shared", ".x4.trans.shared")
 
 
 def move_offset(lines: list[str]) -> None:
     """A shared-memory address offset moved by 16 bytes (the second ldmatrix of A in the prologue)."""
-    k = _first(lines, r"\[%r13\+2048\]")
+    k = first(lines, r"\[%r13\+2048\]")
     lines[k] = lines[k].replace("+2048]", "+2064]")
 
 
 def skip_step(lines: list[str]) -> None:
     """The K loop steps by 64 where the tile is 32: every other step skipped."""
-    k = _first(lines, r"add\.s32\s+%r261, %r261, 32;")
+    k = first(lines, r"add\.s32\s+%r261, %r261, 32;")
     lines[k] = lines[k].replace(", 32;", ", 64;")
 
 
 def rename_register(lines: list[str]) -> None:
     """%r98 renamed %r262 everywhere (a register the function now declares)."""
-    k = _first(lines, r"\.reg \.b32\s+%r<262>")
+    k = first(lines, r"\.reg \.b32\s+%r<262>")
     lines[k] = lines[k].replace("%r<262>", "%r<263>")
     for n, s in enumerate(lines):
         lines[n] = re.sub(r"%r98\b", "%r262", s)
@@ -84,15 +72,6 @@ def reorder_independent(lines: list[str]) -> None:
     """The first two mma instructions (different accumulators) trade places."""
     a, b = [k for k, s in enumerate(lines) if "mma.sync" in s][:2]
     lines[a], lines[b] = lines[b], lines[a]
-
-
-def _mutant(tmp_path: Path, base: str, change) -> str:  # type: ignore[no-untyped-def]
-    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
-    change(lines)
-    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
-    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
-    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
-    return str(tmp_path / "k.toml")
 
 
 # (change, first wrong element, words it starts with, how many wrong, the chain's opcodes and PTX lines)
@@ -114,7 +93,7 @@ PLANTED = [
 
 @pytest.mark.parametrize("change,element,words,count,chain", PLANTED, ids=[p[0].__name__ for p in PLANTED])
 def test_a_planted_change_is_the_first_wrong_element_with_its_chain(tmp_path, change, element, words, count, chain):
-    r = verify(_mutant(tmp_path, "triton_fp16_64", change))
+    r = verify(mutant(tmp_path, "triton_fp16_64", change))
     assert r.status == "refuted"
     agree(r)
     (f,) = r.findings
@@ -126,7 +105,7 @@ def test_a_planted_change_is_the_first_wrong_element_with_its_chain(tmp_path, ch
 
 @pytest.mark.parametrize("change", [rename_register, reorder_independent])
 def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, change):
-    r = verify(_mutant(tmp_path, "triton_fp16_64", change))
+    r = verify(mutant(tmp_path, "triton_fp16_64", change))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -147,7 +126,7 @@ def test_a_swizzle_on_one_side_only_is_caught_where_both_sides_stay_proved():
 # ----------------------------------------------------------------------------- memory findings
 
 def _inline_mutant(tmp_path: Path, change) -> str:  # type: ignore[no-untyped-def]
-    return _mutant(tmp_path, "mma_inline", change)
+    return mutant(tmp_path, "mma_inline", change)
 
 
 def _drop_nth(pattern: str, n: int):  # type: ignore[no-untyped-def]
@@ -173,7 +152,7 @@ def test_a_missing_barrier_before_the_next_writes_is_a_race(tmp_path):
 
 
 def test_a_read_of_a_copy_still_in_flight_is_reported(tmp_path):
-    r = verify(_mutant(tmp_path, "triton_fp16_64", _drop_nth(r"cp\.async\.wait_group", 0)))
+    r = verify(mutant(tmp_path, "triton_fp16_64", _drop_nth(r"cp\.async\.wait_group", 0)))
     agree(r)
     f = r.findings[0]
     assert f.kind == "read_in_flight"
@@ -186,7 +165,7 @@ def test_stores_to_the_wrong_place(tmp_path):
     right); moved past the tensor: out of bounds."""
     def shift(by: int):  # type: ignore[no-untyped-def]
         def change(lines: list[str]) -> None:
-            k = _first(lines, r"st\.global\.f32\s+\[%rd\d+\],")
+            k = first(lines, r"st\.global\.f32\s+\[%rd\d+\],")
             lines[k] = re.sub(r"\[(%rd\d+)\]", rf"[\1+{by}]", lines[k])
         return change
     r = verify(_inline_mutant(tmp_path, shift(4)))
@@ -206,7 +185,7 @@ def test_stores_to_the_wrong_place(tmp_path):
 
 def test_a_store_into_an_input(tmp_path):
     def to_a(lines: list[str]) -> None:
-        k = _first(lines, r"ld\.param\.u64\s+%rd\d+, \[mma_gemm_param_2\]")
+        k = first(lines, r"ld\.param\.u64\s+%rd\d+, \[mma_gemm_param_2\]")
         lines[k] = lines[k].replace("mma_gemm_param_2", "mma_gemm_param_0")
     r = verify(_inline_mutant(tmp_path, to_a))
     agree(r)

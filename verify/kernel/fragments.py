@@ -11,7 +11,9 @@ module only.  Two faces are offered: ``vector`` (the map's numpy ``evaluate``, r
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -121,6 +123,22 @@ _MMA_SPEC_FILES = {"m16n8k16": ("mma.m16n8k16.float.toml", "mma.m16n8k16.int.tom
                    "m16n8k128": ("mma.m16n8k128.toml",), "m16n8k256": ("mma.m16n8k256.toml",)}
 
 
+def _mma_operands(paths: Iterable[Path], dtype: str, atype: str, btype: str,
+                  ctype: str) -> Iterator[tuple[Any, Any, tuple[Any, Any, Any]]]:
+    """Each ``mma`` instruction of the spec files at ``paths`` (those that exist) whose operands take these types:
+    its spec, the instruction and its A, B and C operands."""
+    for path in paths:
+        if not path.exists():
+            continue
+        spec = _spec(str(path))
+        for ins in instructions(spec):
+            if ins.kind != "mma":
+                continue
+            a, b, c = ins.operand("A"), ins.operand("B"), ins.operand("C")
+            if atype in a.types and btype in b.types and ctype in c.types and dtype in c.types:
+                yield spec, ins, (a, b, c)
+
+
 @functools.lru_cache(maxsize=256)
 def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant: str = "", face: str = "vector",
              specs: str | None = None) -> MmaForm:
@@ -129,32 +147,22 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
     if not files:
         raise NoLayout(f"no catalog layouts for mma.{shape}")
     root = _specs_dir(specs)
-    for name in files:
-        path = root / name
-        if not path.exists():
+    for spec, ins, (a, b, c) in _mma_operands((root / name for name in files), dtype, atype, btype, ctype):
+        if variant and (a.variant or "") + "." + (b.variant or "") != variant and (a.variant or b.variant):
             continue
-        spec = _spec(str(path))
-        for ins in instructions(spec):
-            if ins.kind != "mma":
-                continue
-            a, b, c = ins.operand("A"), ins.operand("B"), ins.operand("C")
-            if atype not in a.types or btype not in b.types or ctype not in c.types or dtype not in c.types:
-                continue
-            if variant and (a.variant or "") + "." + (b.variant or "") != variant and (a.variant or b.variant):
-                continue
-            m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
-            groups = {int(x.domain.groups) for x in (a, b, c)}
-            if len(groups) != 1:
-                raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
-            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
-            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
-                raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
-            ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
-                   _operand(c, {}, face, dtype)]
-            (g,) = groups
-            if g > 1 and any(o.group is None for o in ops):
-                raise NoLayout(f"mma.{shape}: an operand of {g} MMA computations does not say which each element is in")
-            return MmaForm((m, n, k), *ops, groups=g)
+        m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
+        groups = {int(x.domain.groups) for x in (a, b, c)}
+        if len(groups) != 1:
+            raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
+        bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+        if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+            raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
+        ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
+               _operand(c, {}, face, dtype)]
+        (g,) = groups
+        if g > 1 and any(o.group is None for o in ops):
+            raise NoLayout(f"mma.{shape}: an operand of {g} MMA computations does not say which each element is in")
+        return MmaForm((m, n, k), *ops, groups=g)
     raise NoLayout(f"the catalog has no mma.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
 
 
@@ -233,26 +241,19 @@ def sparse_mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, 
     paths = sorted(root.glob(f"mma.sp.{shape}.*.toml"))
     if not paths:
         raise NoLayout(f"no catalog layouts for mma.sp.{shape}")
-    for path in paths:
-        spec = _spec(str(path))
-        for ins in instructions(spec):
-            if ins.kind != "mma":
-                continue
-            a, b, c = ins.operand("A"), ins.operand("B"), ins.operand("C")
-            if atype not in a.types or btype not in b.types or ctype not in c.types or dtype not in c.types:
-                continue
-            bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
-            if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
-                raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
-            m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
-            op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
-            if md.metadata is None:
-                raise NoLayout(f"{a.id} has no metadata layout")
-            for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
-                x.setflags(write=False)
-            return SparseForm((m, n, k), op, _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
-                              _operand(c, {}, face, dtype), chunk, j, mrow, mchunk, sel, tuple(md.selectors),
-                              tuple(md.valid), tuple(md.ordered), a.map.logical_at)
+    for spec, ins, (a, b, c) in _mma_operands(paths, dtype, atype, btype, ctype):
+        bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+        if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
+            raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
+        m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
+        op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
+        if md.metadata is None:
+            raise NoLayout(f"{a.id} has no metadata layout")
+        for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
+            x.setflags(write=False)
+        return SparseForm((m, n, k), op, _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
+                          _operand(c, {}, face, dtype), chunk, j, mrow, mchunk, sel, tuple(md.selectors),
+                          tuple(md.valid), tuple(md.ordered), a.map.logical_at)
     raise NoLayout(f"the catalog has no mma.sp.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
 
 

@@ -1,0 +1,45 @@
+"""What the kernel tests share: the committed fixtures, a change planted in a fixture's PTX (written beside its
+launch file in a temporary folder), and the two engines' agreement on a verdict."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from conftest import ROOT
+
+KERNELS = ROOT / "examples" / "kernels"
+
+
+def first(lines: list[str], pattern: str) -> int:
+    """The index of the first line ``pattern`` matches (``re.search``)."""
+    return next(k for k, s in enumerate(lines) if re.search(pattern, s))
+
+
+def mutant(tmp_path: Path, base: str, change: Callable[[list[str]], None],
+           toml_change: Callable[[str], str] | None = None) -> str:
+    """The launch file of fixture ``base`` with ``change`` applied to its PTX's lines (and ``toml_change`` to the
+    launch's text), both written under ``tmp_path``: its path."""
+    lines = (KERNELS / f"{base}.ptx").read_text(encoding="utf-8").split("\n")
+    change(lines)
+    (tmp_path / "k.ptx").write_text("\n".join(lines), encoding="utf-8")
+    toml = (KERNELS / f"{base}.toml").read_text(encoding="utf-8").replace(f"{base}.ptx", "k.ptx")
+    if toml_change:
+        toml = toml_change(toml)
+    (tmp_path / "k.toml").write_text(toml, encoding="utf-8")
+    return str(tmp_path / "k.toml")
+
+
+def agree(r: Any, numeric_subset: bool = False) -> None:
+    """The two engines agree: the same verdict, the same number of MMAs, and the same wrong elements; with
+    ``numeric_subset``, the numeric engine's wrong elements among the symbolic one's (its random inputs are only
+    4 or 1 bits wide for packed types, so it may miss one by chance: the verdict's own rule)."""
+    sym, num = r.engines["symbolic"], r.engines["numeric"]
+    assert r.status != "error", r.findings[0].words
+    assert sym["verdict"] == num["verdict"]
+    if numeric_subset:
+        assert num["wrong_elements"] <= sym["wrong_elements"]
+    else:
+        assert sym["wrong_elements"] == num["wrong_elements"]
+    assert sym["mma"] == num["mma"] > 0
