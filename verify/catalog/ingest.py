@@ -1,4 +1,4 @@
-"""Documentation pages -> spec TOML text (README "Spec format") plus findings.
+"""Documentation pages -> spec TOML text (docs/reference/spec-format.md) plus findings.
 
 ``ingest_pages(paths)`` reads pages with ``verify.docpage``, finds the sections
 "Matrix Fragments for [sparse] mma.mMnNkK ...", and for each operand block

@@ -1,6 +1,6 @@
 """Spec files: TOML text -> immutable ``Layout`` objects of the layout model.
 
-A spec file transcribes one documentation section (see README "Spec format").
+A spec file transcribes one documentation section (docs/reference/spec-format.md).
 Spec files are untrusted input: TOML is parsed by ``tomllib``, formulas by
 ``verify.formula``; nothing is evaluated.  Every problem becomes a ``SpecError``
 naming file, line and column.

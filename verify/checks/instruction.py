@@ -1,8 +1,8 @@
 """Whole instructions: the operands of one ``mma`` / ``mma.sp`` checked against each other.
 
 A spec's layouts are grouped into instructions (A with a B of the same types and a C its types
-allow; a corrected layout replaces the doc's).  Checks (docs/sparse.md, README "Whole
-instructions"):
+allow; a corrected layout replaces the doc's).  Checks (docs/checks.md "Per fragment, per
+instruction, across instructions", docs/sparse.md):
 
 * ``shapes``     A is M x K (sparse: M x K*kept/chunk compressed), B is K x N, C is M x N: declared
                  extents, and the rows / columns each fragment reaches are exactly those.

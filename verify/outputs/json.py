@@ -1,6 +1,6 @@
 """Results -> JSON (schema 1): one canonical document per command, byte-stable.
 
-Keys keep the contract order (README "JSON contract"); the same input gives byte-identical
+Keys keep the contract order (docs/reference/json.md); the same input gives byte-identical
 output, so CI can diff it.
 """
 from __future__ import annotations
