@@ -11,7 +11,7 @@ from pathlib import Path
 from ...layout.notations import find_mma_headers, read_headers
 from ..crosscheck import CrosscheckReport, crosscheck
 from ..fragment import DEFAULT_TIMEOUT
-from . import rasters
+from . import descriptor, rasters
 from .common import conform_rows
 
 NAME = "cute-text"
@@ -39,5 +39,6 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     report = crosscheck(read_headers(headers), specs, root, timeout)
     if root.is_file():
         return report
-    extra = conform_rows(rasters.cutlass_items(specs, root), timeout)   # CUTLASS's threadblock swizzle (rasters.py)
+    extra = conform_rows([*rasters.cutlass_items(specs, root),      # CUTLASS's threadblock swizzle (rasters.py)
+                          *descriptor.swizzle_items(specs, root)], timeout)   # UMMA::LayoutType (descriptor.py)
     return dataclasses.replace(report, rows=report.rows + tuple(extra))
