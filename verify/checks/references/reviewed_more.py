@@ -51,6 +51,16 @@ SINGLE_MORE = (
 )
 
 UNSETTLED = (
+    (r"tcgen05\.valid\.modes",
+     "Table 52's valid (size, major-ness, swizzle) combinations: no reference states validity as data. CuTe's "
+     "make_umma_desc (cute/atom/mma_traits_sm100.hpp:282) refuses SWIZZLE_128B_BASE32B for K-major with a "
+     "static_assert (\"invalid for Major-K\"), against the page's \"All swizzling modes\" for K-major and with Table "
+     "53, which has no K-major atom for it (the erratum ingest reports); its MN-major branch accepts any mode whose "
+     "canonical strides match, and Triton's and Mosaic GPU's descriptor code refuses modes by their own limits "
+     "(no 128B with 32B atomicity at all), not by the table",
+     "a reader of CuTe's make_umma_desc static_asserts per (element size, major-ness, layout type), or a GPU run of "
+     "tcgen05.mma over every combination, checking which ones trap (no probe kind of ptx-verify writes "
+     "that kernel yet)"),
     (r"tcgen05\.descriptor\.fields",
      "CuTe's UMMA::SmemDescriptor (cute/arch/mma_sm100_desc.hpp:98-112) declares the named fields at the table's "
      "bits (start address 0-13, LBO 16-29, SBO 32-45, base offset 49-51, LBO mode 52, layout type 61-63) but splits "
