@@ -90,7 +90,7 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     maps = [x for x in layouts if isinstance(x, MapLayout)]
     tiles = smem_requests(root, maps)
     requests = discover(root) + tmem_requests(root, maps) + sf_tmem_requests(root, maps) + \
-        sfb_requests(root, maps) + storage_requests(root, maps) + blockwise_requests(root, maps) + \
+        sfb_requests(root, maps, SF_TMEM_KINDS) + storage_requests(root, maps) + blockwise_requests(root, maps) + \
         [r for r, _ in tiles]
     tile_of = {r.name: t for r, t in tiles}
     run = compile_cute.run(root, requests, use_cache=use_cache)

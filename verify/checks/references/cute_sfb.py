@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -32,9 +33,28 @@ REP = 4
 BLOCKS = 4   # the K blocks of one scale-factor tile
 
 
-def sfb_requests(root: Path, maps: list) -> list[Request]:
-    """One request per (VS, N) of ``tcgen05.sf.B.4x1``, at the header line of the SFB 4x1 branch."""
-    from .cute import SF_TMEM_KINDS, _preferred_map  # noqa: PLC0415 (cute imports this module)
+LANE_SHIFT = 16   # as cute's _LANE_SHIFT: a TMEM lane is 2^16 32-bit columns
+SF_BITS = 8       # both scale-factor types are 8-bit: a 32-bit column holds 4
+
+
+def _preferred_map(maps: list, spec_id: str) -> Any:
+    by = {m.id: m for m in maps}
+    return by.get(spec_id + "@corrected") or by.get(spec_id)
+
+
+def _eval(layout: Any, coords: np.ndarray) -> np.ndarray:
+    """The CuTe layout at 1-D coordinates (vectorised, int64)."""
+    out = np.zeros(coords.shape, dtype=np.int64)
+    x = coords.astype(np.int64)
+    for s, d in layout.leaves():
+        out += (x % s) * d
+        x //= s
+    return out
+
+
+def sfb_requests(root: Path, maps: list, kinds: dict[int, tuple[str, int]]) -> list[Request]:
+    """One request per (VS, N) of ``tcgen05.sf.B.4x1``, at the header line of the SFB 4x1 branch; ``kinds``: VS ->
+    (scale-factor type, SFVecSize) of the kind that uses it (``cute.SF_TMEM_KINDS``)."""
     spec = _preferred_map(maps, SPEC)
     if spec is None:
         return []
@@ -48,9 +68,9 @@ def sfb_requests(root: Path, maps: list) -> list[Request]:
     values = {q.name: tuple(q.values) for q in spec.params}
     out = []
     for vs in values.get("VS", ()):
-        if vs not in SF_TMEM_KINDS or BLOCKS % vs:
+        if vs not in kinds or BLOCKS % vs:
             continue
-        sf_type, sfv = SF_TMEM_KINDS[vs]
+        sf_type, sfv = kinds[vs]
         frg = f"UMMA::tmem_sf_frg<{sf_type}, {sfv}, 1, false, UMMA::TmemAllocMode::ScaleFactorDuplicated4by1>"
         for n in values.get("N", ()):
             if n % 32:
@@ -64,11 +84,10 @@ def sfb_requests(root: Path, maps: list) -> list[Request]:
 
 def sfb_layout(req: Request, p: Printed, maps: list) -> Evaluated:
     """CuTe's SFB allocation as the spec's map (see the module docstring)."""
-    from .cute import _LANE_SHIFT, SF_BITS, SF_TMEM_KINDS, _eval, _preferred_map  # noqa: PLC0415
     spec_id = req.name.rsplit("[", 1)[1].rstrip("]")
     spec = _preferred_map(maps, spec_id)
     n_rows, nsf, mmas = (int(x) for x in re.findall(r"N=(\d+) NSF=(\d+) MMAs=(\d+)", req.name)[0])
-    sfv = SF_TMEM_KINDS.get(nsf, ("", 0))[1]
+    sfv = int(re.findall(r"tmem_sf_frg<[^,]+, (\d+),", req.name)[0])
     params = (("N", n_rows), ("VS", nsf))
     name = req.name.split(" [")[0].removeprefix("SFB ")
     text = f"{name} = {p.raw.get('Layout', ('?', 0))[0]}"
@@ -91,7 +110,7 @@ def sfb_layout(req: Request, p: Printed, maps: list) -> Evaluated:
             raise NotationError(f"row {i} K block {j} copy {c}: its {sfv} elements are not one scale factor")
         a = addr[..., 0]
         per = 32 // SF_BITS
-        lane_size = (1 << _LANE_SHIFT) * per
+        lane_size = (1 << LANE_SHIFT) * per
         lane, col, byte = a // lane_size, (a % lane_size) // per, a % per
         rows = []
         for i in range(n_rows):

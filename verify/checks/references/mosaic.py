@@ -456,7 +456,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
              *_tmem_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_scale_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
-             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC)]
+             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, scale_steps, _eval_int)]
     rows = conform_rows(items, timeout)
     return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
                             time.perf_counter() - t0, NAME, "JAX Mosaic GPU layouts")

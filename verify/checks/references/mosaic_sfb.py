@@ -19,6 +19,7 @@ So for every ``VS`` and ``N`` of the spec, copy ``q`` of row ``n`` (the copy in 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from ...layout.model import MapLayout
 from .common import Evaluated
@@ -52,9 +53,14 @@ def _b_id_is_scale_id(reader: Reader, tc: str) -> int:
     raise Refused("_do_mma: no create_scaled_instr_descriptor call", f"{tc}.py", fn.lineno)
 
 
-def sfb_items(reader: Reader, index: dict, where: str, tc: str) -> list[Evaluated]:
-    """``tcgen05.sf.B.4x1`` for every ``VS`` Mosaic issues and every ``N`` of the spec (see the module docstring)."""
-    from .mosaic import _eval_int, _values, scale_steps  # noqa: PLC0415 (mosaic imports this module)
+def _values(spec: MapLayout, name: str) -> tuple[int, ...]:
+    return next((tuple(p.values) for p in spec.params if p.name == name), ())
+
+
+def sfb_items(reader: Reader, index: dict, where: str, tc: str, scale_steps: Callable, eval_int: Callable
+              ) -> list[Evaluated]:
+    """``tcgen05.sf.B.4x1`` for every ``VS`` Mosaic issues and every ``N`` of the spec (see the module docstring);
+    ``scale_steps`` and ``eval_int`` are ``mosaic``'s readers of ``_do_mma``'s kinds and integer expressions."""
     spec = index.get(SPEC)
     if not isinstance(spec, MapLayout):
         return []
@@ -72,10 +78,10 @@ def sfb_items(reader: Reader, index: dict, where: str, tc: str) -> list[Evaluate
     text = f"{lay.text()} (B's layout checked at {tc}.py:{check_line}, B's scale id at :{call_line})"
     items: list[Evaluated] = []
     for variant, st in sorted(steps.items()):
-        vs = _eval_int(width_e, {"scale_steps": st}, at)
+        vs = eval_int(width_e, {"scale_steps": st}, at)
         if vs not in _values(spec, "VS"):
             continue
-        ids = {k: _eval_int(sid_e, {"k_step": k, "scale_steps": st, "scale_vec_width": vs}, at) for k in range(st)}
+        ids = {k: eval_int(sid_e, {"k_step": k, "scale_steps": st, "scale_vec_width": vs}, at) for k in range(st)}
         for n in _values(spec, "N"):
             padded = max(128, -(-n // 128) * 128)
             label = f"{name} ({variant.upper()}: scale_steps = {st}) over ({padded}, 4), N = {n}"
