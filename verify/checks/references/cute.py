@@ -35,6 +35,10 @@ from ..crosscheck import CrosscheckReport, Row, SpecIndex, _trait_rows
 from ..fragment import DEFAULT_TIMEOUT
 from . import compile_cute, smem
 from .common import Evaluated, conform_rows, find
+from .cute_blockwise import PREFIX as BLOCKWISE_PREFIX
+from .cute_blockwise import blockwise_layout, blockwise_requests
+from .cute_sfb import PREFIX as SFB_PREFIX
+from .cute_sfb import sfb_layout, sfb_requests
 
 NAME = "cute"
 _SHAPE_AT = re.compile(r" \(shape written at \d+:\d+\)")   # a position in the program's output, not the header
@@ -87,7 +91,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     maps = [x for x in layouts if isinstance(x, MapLayout)]
     tiles = smem_requests(root, maps)
     requests = discover(root) + tmem_requests(root, maps) + sf_tmem_requests(root, maps) + \
-        storage_requests(root, maps) + [r for r, _ in tiles]
+        sfb_requests(root, maps, SF_TMEM_KINDS) + storage_requests(root, maps) + blockwise_requests(root, maps) + \
+        [r for r, _ in tiles]
     tile_of = {r.name: t for r, t in tiles}
     run = compile_cute.run(root, requests, use_cache=use_cache)
     printed = parse_output(run.output, requests)
@@ -121,6 +126,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
             copies.append(datapath_layout(req, p, maps))
         elif req.kind == "expr":
             copies.append(sf_tmem_layout(req, p, maps) if req.name.startswith(SF_TMEM_FRG) else
+                          sfb_layout(req, p, maps) if req.name.startswith(SFB_PREFIX) else
+                          blockwise_layout(req, p, maps) if req.name.startswith(BLOCKWISE_PREFIX) else
                           storage_layout(req, p, maps))
         elif req.kind == "smem":
             copies.extend(smem_layouts(req, p, tile_of[req.name]))

@@ -5,11 +5,14 @@ GMMA traits, no copy traits).  Same origin as the compiled reference (``cute``).
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from ...layout.notations import find_mma_headers, read_headers
 from ..crosscheck import CrosscheckReport, crosscheck
 from ..fragment import DEFAULT_TIMEOUT
+from . import descriptor, rasters
+from .common import conform_rows
 
 NAME = "cute-text"
 
@@ -33,4 +36,9 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     if root is None:
         raise FileNotFoundError(probe())
     headers = [root] if root.is_file() else find_mma_headers(root)
-    return crosscheck(read_headers(headers), specs, root, timeout)
+    report = crosscheck(read_headers(headers), specs, root, timeout)
+    if root.is_file():
+        return report
+    extra = conform_rows([*rasters.cutlass_items(specs, root),      # CUTLASS's threadblock swizzle (rasters.py)
+                          *descriptor.swizzle_items(specs, root)], timeout)   # UMMA::LayoutType (descriptor.py)
+    return dataclasses.replace(report, rows=report.rows + tuple(extra))

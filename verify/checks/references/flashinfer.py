@@ -33,6 +33,7 @@ from ...layout.ids import effective_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
+from . import rasters
 from .cexpr import Where, evaluate, strip_comments
 from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
@@ -206,6 +207,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                 continue
             items.append(Evaluated(label, part, WARP_TILES, line, spec, params, ents,
                                    f"{'row' if part == 'SFA' else 'col'} = {text}"))
+    if path is None:   # _compute_pid of its persistent Triton GEMMs (rasters.py)
+        items.extend(rasters.flashinfer_items(specs))
     rows = conform_rows(items, timeout)
     where = f"flashinfer-python {version()}" if path is None else f"FlashInfer headers in {Path(path).name}"
     return CrosscheckReport(where, (WARP_TILES, *(m.wrapper_file for m in MMAS)), tuple(rows), {},

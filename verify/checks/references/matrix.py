@@ -35,6 +35,7 @@ from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
 from . import NAMES, ORIGINS
 from .equal_maps import equal_backed
+from .reviewed_more import MODELED_MORE, SINGLE_MORE, UNSETTLED
 
 STATUSES = ("agrees", "differs", "absent", "unavailable")
 
@@ -134,6 +135,9 @@ UNREFERENCED = (
      "TileLang and Triton expose no sm_100 8-bit ldmatrix layout"),
 )
 
+MODELED = {**MODELED, **MODELED_MORE}   # reviewed_more.py: the rasterisations, descriptors, blockwise storages
+SINGLE = SINGLE + SINGLE_MORE
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -205,6 +209,10 @@ class Matrix:
         if alone and not self.origins(layout_id):
             return "unreferenced", (f"no reference states it (reviewed): {alone}; only a GPU can confirm it "
                                     f"(ptx-verify probe {layout_id})")
+        unsettled = next(((why, how) for pat, why, how in UNSETTLED if re.fullmatch(pat, layout_id)), None)
+        if unsettled and not self.origins(layout_id):
+            return "unreferenced", (f"no reference states it (reviewed): {unsettled[0]}; what would settle it: "
+                                    f"{unsettled[1]}")
         other = self.equal_to.get(layout_id)
         if other:
             return "equal_map", (f"the same map as {other} (proved, both engines), which "

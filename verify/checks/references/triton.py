@@ -69,7 +69,7 @@ from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, parse_triton
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from . import smem
+from . import rasters, smem
 from .common import Evaluated, conform_rows
 
 NAME = "triton"
@@ -438,6 +438,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                                    error=e.message))
             continue
         items.append(Evaluated(text, lay.operand, at, line, lay, params, entries, doc.get("printed", text)))
+    items.extend(rasters.triton_items(specs))   # swizzle2d, read from triton/language/standard.py
     rows = conform_rows(items, timeout)
     headers = (where, *sorted({ev.where for ev in items} - {where}))
     return CrosscheckReport(f"triton {version}", headers, tuple(rows), {}, time.perf_counter() - t0, NAME,

@@ -1,0 +1,80 @@
+"""Reviewed explanations for the CTA rasterisations, descriptor encodings and blockwise scale-factor storages.
+
+Kept apart from ``matrix.py``'s tables (which add them to ``MODELED``, ``SINGLE`` and their own reading of
+``UNSETTLED``) so that each stays reviewable by itself.  An explanation never counts as an origin: it says why a
+layout has fewer than two, and what would settle it.
+
+* ``MODELED_MORE``: catalog layouts that model a program's mistake (writers and readers kept for
+  ``consistent``), not a library's layout;
+* ``SINGLE_MORE``: one reference agrees, with why no second origin installed here states the layout;
+* ``UNSETTLED``: no reference here states it, with why and what would settle it.  These are library conventions
+  (host-side storage, descriptor bit-fields), not instruction layouts a GPU probe could read back, so the
+  settling step is named instead of ``ptx-verify probe``.
+"""
+from __future__ import annotations
+
+MODELED_MORE = {
+    "map.raster.grouped.full_group": "a mutation of Triton's grouped ordering kept as the mistake it is (the short "
+                                     "last group given G rows: tiles past NM computed, tiles of the grid never); "
+                                     "map.raster.triton.grouped, compared, is the library's",
+    "storage.sf.ue8m0.packed.kmajor": "a modelled packer that skips DeepGEMM's transpose (the packed UE8M0 words "
+                                      "K-major): a writer for the writer/reader decision against "
+                                      "storage.sf.deepgemm.ue8m0.packed",
+}
+
+SINGLE_MORE = (
+    (r"map\.raster\.triton\.grouped",
+     "Triton's swizzle2d (triton/language/standard.py) states it; every other grouped ordering installed here is "
+     "the persistent variant (FlashInfer's _compute_pid, its cuTile GEMMs and all_gather_matmul: tile_id % "
+     "group_size_m without the '% num_pid_in_group' first; compared with map.raster.triton.grouped.persistent), "
+     "TileLang's rasterization2DRow/Column (tl_templates/cuda/threadblock_swizzle.h) is a serpentine panel order, "
+     "and Mosaic GPU, tinygrad and tensor-layouts have none"),
+    (r"map\.raster\.triton\.grouped\.persistent",
+     "FlashInfer's _compute_pid (flashinfer/triton/kernels/sm_constraint_gemm.py) states it; Triton's wheel ships "
+     "swizzle2d (the tutorial 03 form, compared with map.raster.triton.grouped) but not its tutorials "
+     "(09-persistent-matmul.py), and no other installed package has a grouped ordering"),
+    (r"map\.raster\.cutlass\.identity",
+     "CUTLASS's GemmIdentityThreadblockSwizzle (cutlass/gemm/threadblock/threadblock_swizzle.h) states it; FlashInfer "
+     "and TileLang ship copies of the same CUTLASS header (flashinfer/data/cutlass, tilelang/3rdparty/cutlass: CuTe's "
+     "origin), TileLang's own rasterization is a serpentine panel order, Triton's swizzle2d a grouped one"),
+    (r"tcgen05\.descriptor\.swizzle",
+     "CuTe's UMMA::LayoutType (cute/arch/mma_sm100_desc.hpp) states all five codes; Mosaic GPU's encode_descriptor "
+     "(mma_utils.py) writes a 2-bit code at bit 62 (1, 2, 3 for 128, 64, 32 bytes: 2, 4, 6 in bits 61-63, as the "
+     "table) with bit 46 set for tcgen05, but has no 128-byte swizzle with 32-byte atomicity, so it states four of "
+     "the five modes and is not counted; Triton encodes descriptors in C++ only, tensor-layouts, TileLang and "
+     "tinygrad have none"),
+    (r"storage\.sf\.cutlass\.blockwise\.(1x128|128x128)",
+     "CUTLASS's Sm1xxBlockwiseScaleConfig (cutlass/detail/blockwise_scale_layout.hpp) states it; FlashInfer's "
+     "groupwise GEMMs (include/flashinfer/gemm/gemm_groupwise_sm100.cuh and the others) and TileLang's TVM runner "
+     "instantiate that same CUTLASS config (CuTe's origin); DeepGEMM, the other implementation of 128-blocked "
+     "scales, is not installed here (its own layout is storage.sf.deepgemm.*)"),
+)
+
+UNSETTLED = (
+    (r"tcgen05\.valid\.modes",
+     "Table 52's valid (size, major-ness, swizzle) combinations: no reference states validity as data. CuTe's "
+     "make_umma_desc (cute/atom/mma_traits_sm100.hpp:282) refuses SWIZZLE_128B_BASE32B for K-major with a "
+     "static_assert (\"invalid for Major-K\"), against the page's \"All swizzling modes\" for K-major and with Table "
+     "53, which has no K-major atom for it (the erratum ingest reports); its MN-major branch accepts any mode whose "
+     "canonical strides match, and Triton's and Mosaic GPU's descriptor code refuses modes by their own limits "
+     "(no 128B with 32B atomicity at all), not by the table",
+     "a reader of CuTe's make_umma_desc static_asserts per (element size, major-ness, layout type), or a GPU run of "
+     "tcgen05.mma over every combination, checking which ones trap (no probe kind of ptx-verify writes "
+     "that kernel yet)"),
+    (r"tcgen05\.descriptor\.fields",
+     "CuTe's UMMA::SmemDescriptor (cute/arch/mma_sm100_desc.hpp:98-112) declares the named fields at the table's "
+     "bits (start address 0-13, LBO 16-29, SBO 32-45, base offset 49-51, LBO mode 52, layout type 61-63) but splits "
+     "the fixed 0b001 at 46-48 into version_ (46-47) and an unnamed bit, and leaves 53-60 unnamed, so it is no "
+     "bit -> position map of the table's eight fields; Mosaic GPU's encode_descriptor sets bits 0-13, 16-29, 32-45, "
+     "46 and 62-63 only (no base offset, no LBO mode)",
+     "a reader of CuTe's bit-field union that assigns its unnamed bits to the table's fixed fields (version_ = 1 "
+     "with bit 48 zero is the table's 0b001), or a GPU run of tcgen05.mma whose descriptor differs from a valid one "
+     "in a single field"),
+    (r"storage\.sf\.deepgemm\.(1x128\.fp32|ue8m0\.packed)",
+     "DeepGEMM's own code (csrc/jit_kernels/impls/smxx_layout.hpp) is not installed here; FlashInfer's port "
+     "(flashinfer/deep_gemm.py: get_tma_aligned_size :125, get_col_major_tma_aligned_packed_tensor :132, "
+     "check_sf_layout's TMA stride check) states it as torch view, transpose and stride operations, which no "
+     "reader here evaluates",
+     "a reader of FlashInfer's check_sf_layout stride assertions and its packed tensor's view chain (statements, "
+     "not torch), or DeepGEMM's python utilities (sgl-deep-gemm on PyPI) read as text"),
+)
