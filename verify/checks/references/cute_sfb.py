@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...layout.ids import preferred
 from ...layout.notations import NotationError
 from ...layout.notations.cute_compiled import Printed, Request
 from .common import Evaluated
@@ -39,7 +40,7 @@ SF_BITS = 8       # both scale-factor types are 8-bit: a 32-bit column holds 4
 
 def _preferred_map(maps: list, spec_id: str) -> Any:
     by = {m.id: m for m in maps}
-    return by.get(spec_id + "@corrected") or by.get(spec_id)
+    return preferred(by, spec_id)
 
 
 def _eval(layout: Any, coords: np.ndarray) -> np.ndarray:

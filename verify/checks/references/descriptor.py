@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...layout.ids import preferred
 from ...layout.model import MapLayout
 from . import cexpr
 from .common import Evaluated
@@ -26,7 +27,7 @@ _ENUM = re.compile(r"enum\s+class\s+LayoutType\s*:\s*\w+\s*\{(?P<body>[^}]*)\}")
 
 def swizzle_items(specs: Iterable, root: Path) -> list[Evaluated]:
     by = {s.id: s for s in specs if isinstance(s, MapLayout)}
-    spec = by.get(SPEC + "@corrected") or by.get(SPEC)
+    spec = preferred(by, SPEC)
     path = Path(root) / HEADER
     if not isinstance(spec, MapLayout) or not path.is_file():
         return []

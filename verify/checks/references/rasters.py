@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from ...layout.ids import preferred
 from ...layout.model import MapLayout
 from . import cexpr
 from .common import Evaluated, located
@@ -99,7 +100,7 @@ def _members(spec: MapLayout) -> list[dict[str, int]]:
 
 def _spec(specs: Iterable, spec_id: str) -> MapLayout | None:
     by = {s.id: s for s in specs if isinstance(s, MapLayout)}
-    found = by.get(spec_id + "@corrected") or by.get(spec_id)
+    found = preferred(by, spec_id)
     return found if isinstance(found, MapLayout) else None
 
 
