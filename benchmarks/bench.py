@@ -71,8 +71,8 @@ def phases() -> dict[str, object]:
     out["load_s"] = round(time.process_time() - c0, 3)
     timers: dict[str, float] = {}
 
-    def timed(name: str, fn):  # noqa: ANN001, ANN202
-        def run(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def timed(name: str, fn):
+        def run(*a, **k):
             t = time.process_time()
             try:
                 return fn(*a, **k)
@@ -125,7 +125,7 @@ def numpy_floor(threads: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return np.broadcast_to(row, (threads, n)), np.broadcast_to(col, (threads, n))
 
 
-def _best(fn, k: int = 3) -> float:  # noqa: ANN001
+def _best(fn, k: int = 3) -> float:
     best = float("inf")
     for _ in range(k):
         t = time.perf_counter()
@@ -134,7 +134,7 @@ def _best(fn, k: int = 3) -> float:  # noqa: ANN001
     return best
 
 
-def _peak(fn) -> int:  # noqa: ANN001
+def _peak(fn) -> int:
     tracemalloc.start()
     fn()
     peak = tracemalloc.get_traced_memory()[1]
@@ -196,7 +196,7 @@ def families() -> dict[str, object]:
         p = {"in_range": fragment.z3_in_range(inst, 60.0)[0], "injective": fragment.z3_injective(inst, 60.0)[0]}
         assert fragment.z3_surjective(inst, 60.0, p, None)[0] == "unsat"
 
-    def cold(fn) -> float:  # noqa: ANN001
+    def cold(fn) -> float:
         best = float("inf")
         for _ in range(5):
             clear_caches()

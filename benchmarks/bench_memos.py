@@ -46,10 +46,10 @@ LRU = [
 class Forget(dict):
     """A dict that keeps nothing: every lookup misses."""
 
-    def __setitem__(self, key, value):  # noqa: ANN001
+    def __setitem__(self, key, value):
         pass
 
-    def setdefault(self, key, default=None):  # noqa: ANN001
+    def setdefault(self, key, default=None):
         return default
 
 
@@ -69,7 +69,7 @@ def _clear() -> None:
                 v.cache_clear()
 
 
-def _once(specs) -> float:  # noqa: ANN001
+def _once(specs) -> float:
     from verify.checks.run import check_all
     _clear()
     t0 = time.process_time()

@@ -50,8 +50,8 @@ def phases(ids: list[str]) -> list[dict[str, object]]:
     """Seconds of the simulated device, the reconstruction and the comparison, per mma/wgmma probe of ``ids``,
     and per kind over the whole catalog (simulate, then decode and judge)."""
     sys.path.insert(0, str(ROOT))
-    from verify import api  # noqa: PLC0415
-    from verify.hardware import kinds, observe  # noqa: PLC0415
+    from verify import api
+    from verify.hardware import kinds, observe
     lays = api.layouts(api.load([str(ROOT / "specs")]))
     out: list[dict[str, object]] = []
     for p in kinds.probes_for(lays, ids):

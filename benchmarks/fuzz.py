@@ -81,7 +81,7 @@ def run(argv: list[str]) -> tuple[int, str, str, float, str]:
             rc = main(argv)
     except SystemExit as e:
         rc = int(e.code or 0)
-    except BaseException:  # noqa: BLE001 - a traceback is exactly what is being hunted
+    except BaseException:
         import traceback
         tb = traceback.format_exc()
         rc = -1
@@ -102,7 +102,7 @@ MUTATIONS = [
 ]
 
 
-def _nth(rng: random.Random, s: str, pattern: str, repl) -> str:  # noqa: ANN001
+def _nth(rng: random.Random, s: str, pattern: str, repl) -> str:
     hits = list(re.finditer(pattern, s))
     if not hits:
         return s
@@ -133,7 +133,7 @@ def fuzz_pages(rng: random.Random, pages: Path, n: int, work: Path, fails: list[
     originals = sorted(pages.glob("9-7-14-[56]-*matrix-fragments*.md"))
     base = {p.name: api.load_with_doc_findings([p]) for p in originals}
     base_specs = {name: specs for name, (specs, _) in base.items()}
-    def error_keys(found) -> set[str]:  # noqa: ANN001 - an erratum without its position and its section number
+    def error_keys(found) -> set[str]:
         return {errata_key(f).split(" ", 1)[-1] for f in found if f.severity == "error"}
 
     base_errors = {name: error_keys(found) for name, (_, found) in base.items()}
@@ -160,7 +160,7 @@ def fuzz_pages(rng: random.Random, pages: Path, n: int, work: Path, fails: list[
         if rc == 0:
             try:
                 new, found = api.load_with_doc_findings([page])
-            except Exception:  # noqa: BLE001 - loading failed: check should have said so
+            except Exception:
                 fails.append(f"SILENT: {src.name} #{k}: the page no longer loads but check exits 0")
                 continue
             changed = diff(base_specs[src.name], new)
@@ -648,7 +648,7 @@ def _ix_status(props: dict) -> str:
     return next((k for k in ("mismatch", "out_of_range", "overwrite", "padding_read") if k in bad), "consistent")
 
 
-def _ix_strip(out: str):  # noqa: ANN202 - JSON without the echoed code (a literal table names it otherwise)
+def _ix_strip(out: str):
     try:
         return json.loads(out, object_hook=lambda d: {k: v for k, v in d.items() if k not in ("text", "source")})
     except ValueError:
@@ -679,12 +679,12 @@ def _ix_judge(argv: list[str], what: str, fails: list[str], stats: dict) -> tupl
 STACKS = ("ldmatrix", "stmatrix")
 
 
-def _handoff_reference(src, dst) -> tuple[str, tuple[int, int] | None, list]:  # noqa: ANN001 - catalog layouts
+def _handoff_reference(src, dst) -> tuple[str, tuple[int, int] | None, list]:
     """handoff by plain loops over the scalar evaluator of each layout (``map.point``): a stack taller than the
     other side placed as the relations place it (stacked row s at (s % rows, cols (s / rows) + col)), FROM
     tiled row-major over TO (element t N + j of a lane is tile t's element j), then for every (lane, i) of TO
     whether its lane holds the cell: (status, the first (lane, i) that does not, the element each takes)."""
-    def cells(lay, fold):  # noqa: ANN001, ANN202
+    def cells(lay, fold):
         out = {}
         for t in range(lay.threads):
             for i in range(lay.n_elements):
@@ -724,7 +724,7 @@ def _relation_pairs(layouts: dict) -> list[tuple[str, str, dict[str, int], dict[
     """(FROM, TO, FROM's binding, TO's, the relation) for every relation of the catalog that states a producer
     feeding a consumer lane for lane; the others (a transpose, wgmma D against C per warp: other threads, the
     Tensor Memory data paths: one fragment) are no handoff."""
-    from verify.catalog.relations import relations  # noqa: PLC0415
+    from verify.catalog.relations import relations
     out = []
     for rel in relations(layouts):
         ops = rel.operands
@@ -744,7 +744,7 @@ def fuzz_handoff(rng: random.Random, n: int, work: Path, fails: list[str], stats
     """``handoff`` on every pair the catalog's relations prove (each must be ``free``, element for element what
     ``_handoff_reference`` says), then ``n`` random pairs of catalog fragments (members of families drawn at
     random) against the same reference: status, first (lane, i), and for ``free`` the element mapping."""
-    from verify import api  # noqa: PLC0415
+    from verify import api
     specs = api.load(str(ROOT / "specs"))
     layouts = {lay.id: lay for s in specs for lay in (*s.layouts, *s.maps)}
     pairs = [(a, b, pa, pb, why) for a, b, pa, pb, why in _relation_pairs(layouts)]
@@ -1159,7 +1159,7 @@ PM_OFF = _O("+", _O("*", _V("row"), _V("S")), _O("*", _V("col"), _N(2)))
 PM_SWZ = _O("^", ("ref", "off"), _O("<<", _O("&", _O(">>", ("ref", "off"), _N(7, True)), _V("M")), _N(4, True)))
 
 
-def _pm_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, values: dict):  # noqa: ANN202
+def _pm_tile(rng: random.Random, k: int, work: Path, stem: str, rows: int, cols: int, values: dict):
     """A shared tile as code over S (row stride in bytes) and M (the XOR mask), and the literal table of its values."""
     return _ix_tile(rng, k, work, stem, rows, cols, PM_OFF, PM_SWZ, values, "pm")
 
@@ -1346,7 +1346,7 @@ def _pm_consistent(rng: random.Random, k: int, work: Path, fails: list[str], sta
     _ix_compare(rc, out, want, what, fails, stats)
 
 
-def _pm_member_table(lay) -> dict:  # noqa: ANN001 - a catalog member
+def _pm_member_table(lay) -> dict:
     """(lane, i) -> (row, col) by the scalar oracle (``map.point``), one point at a time."""
     out = {}
     for t in range(lay.threads):
@@ -1461,7 +1461,7 @@ def _pm_probe(rng: random.Random, k: int, work: Path, fails: list[str], stats: d
 
 def fuzz_params(rng: random.Random, n: int, work: Path, fails: list[str], stats: dict) -> None:
     """``--param`` on every command that takes a layout (the section comment above)."""
-    from verify import api  # noqa: PLC0415
+    from verify import api
     layouts = {lay.id: lay for s in api.load(str(ROOT / "specs")) for lay in s.layouts}
     for k in range(n):
         stats["param_cases"] = stats.get("param_cases", 0) + 1

@@ -666,14 +666,14 @@ def mutants(docs: Path, per: int, seed: int, pages: tuple[str, ...] = PAGES) -> 
 
 def _check(argv: list[str], root: Path) -> tuple[int, str]:
     if root == ROOT:
-        from verify.cli import main  # noqa: PLC0415
+        from verify.cli import main
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
                 rc = main(argv)
             except SystemExit as e:  # argparse
                 rc = int(e.code or 0)
-            except Exception as e:  # noqa: BLE001 - a traceback is a failure of the tool, counted as one
+            except Exception as e:
                 return -1, f"{type(e).__name__}: {e}"
         return rc, out.getvalue() if rc != 2 else err.getvalue()
     raise AssertionError("another tree is checked in a child process")

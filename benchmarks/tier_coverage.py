@@ -40,7 +40,7 @@ def main() -> int:
     ap.add_argument("--jobs", default="auto", help="pytest-xdist workers (default auto)")
     args = ap.parse_args()
     try:
-        import pytest_cov  # noqa: F401, PLC0415
+        import pytest_cov  # noqa: F401
     except ImportError:
         print("tier_coverage: needs coverage.py and pytest-cov (pip install coverage pytest-cov)", file=sys.stderr)
         return 2

@@ -44,24 +44,24 @@ def walk(page: str, root: str) -> dict[str, object]:
     """Counts of one in-process ``check PAGE`` (call in a fresh process)."""
     sys.path.insert(0, root)
     before = {m for m in sys.modules if m == "verify" or m.startswith("verify.")}
-    import verify.formula.parser as parser  # noqa: PLC0415
-    from verify.layout import formula as lformula, named, sparse, views  # noqa: PLC0415
-    from verify.catalog import spec as cspec  # noqa: PLC0415
+    import verify.formula.parser as parser
+    from verify.layout import formula as lformula, named, sparse, views
+    from verify.catalog import spec as cspec
 
     parses: collections.Counter[str] = collections.Counter()
     evaluations: collections.Counter[str] = collections.Counter()
     tokenize = parser.tokenize
 
-    def counted_tokenize(text):  # noqa: ANN001, ANN202
+    def counted_tokenize(text):
         parses[sys._getframe(1).f_code.co_name] += 1
         return tokenize(text)
 
     parser.tokenize = counted_tokenize
 
-    def wrap(owner, name, label):  # noqa: ANN001, ANN202
+    def wrap(owner, name, label):
         f = getattr(owner, name)
 
-        def counted(*a, **k):  # noqa: ANN002, ANN003, ANN202
+        def counted(*a, **k):
             evaluations[label] += 1
             return f(*a, **k)
         setattr(owner, name, counted)
@@ -73,12 +73,12 @@ def walk(page: str, root: str) -> dict[str, object]:
     toml = collections.Counter()
     parse_toml = cspec.parse_toml
 
-    def counted_parse_toml(path, text):  # noqa: ANN001, ANN202
+    def counted_parse_toml(path, text):
         toml["parse_toml"] += 1
         return parse_toml(path, text)
     cspec.parse_toml = counted_parse_toml
 
-    from verify.cli.main import main  # noqa: PLC0415
+    from verify.cli.main import main
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         rc = main(["check", page])

@@ -27,7 +27,7 @@ from verify.checks import maps  # noqa: E402
 MAP = "wgmma.shared.K.128B@corrected"
 
 
-def five_queries(m) -> tuple[float, float]:  # noqa: ANN001
+def five_queries(m) -> tuple[float, float]:
     """CPU and system seconds of five injectivity checks of ``m``."""
     gc.collect()
     t, r0 = time.process_time(), resource.getrusage(resource.RUSAGE_SELF)
@@ -37,7 +37,7 @@ def five_queries(m) -> tuple[float, float]:  # noqa: ANN001
     return time.process_time() - t, r1.ru_stime - r0.ru_stime
 
 
-def report(what: str, m) -> None:  # noqa: ANN001
+def report(what: str, m) -> None:
     cpu, sys_s = five_queries(m)
     print(f"{what:40s} {cpu:7.3f} s CPU ({sys_s:.3f} s system), Z3 holds "
           f"{z3.Z3_get_estimated_alloc_size() / 2**20:.0f} MiB")

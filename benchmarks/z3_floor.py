@@ -31,7 +31,7 @@ def record() -> list[tuple[float, str, str]]:
     queries: list[tuple[float, str, str]] = []
     solve = smt.solve
 
-    def timed(constraints, budget):  # noqa: ANN001, ANN202
+    def timed(constraints, budget):
         t = time.process_time()
         res = solve(constraints, budget)
         dt = time.process_time() - t

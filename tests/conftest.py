@@ -39,7 +39,7 @@ def _toolchains_only_in_integration_tests(request: pytest.FixtureRequest, monkey
     compiler or a browser is an integration test and must be marked ``slow`` (CI runs those after it)."""
     if request.node.get_closest_marker("slow"):
         return
-    import subprocess  # noqa: PLC0415
+    import subprocess
     monkeypatch.setattr(subprocess.Popen, "__init__", no_toolchain(subprocess.Popen.__init__, request.node.nodeid))
 
 
@@ -56,7 +56,7 @@ def no_toolchain(start, nodeid: str):  # type: ignore[no-untyped-def]
 
 def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """``ptx-verify ARGV`` in process: (exit code, stdout, stderr), argparse's usage errors included."""
-    from verify.cli.main import main  # noqa: PLC0415
+    from verify.cli.main import main
     try:
         rc = main(list(argv))
     except SystemExit as e:
@@ -145,7 +145,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def catalog_report():
     """The whole bundled catalog checked once per test session, for the tests that only read the result
     (the determinism tests make their own independent runs)."""
-    from verify import api  # noqa: PLC0415
+    from verify import api
     cwd = os.getcwd()
     os.chdir(ROOT)  # spec paths as a user in the repository writes them (specs/...), as outputs show them
     try:
@@ -161,7 +161,7 @@ def docs_report(docs_dir: Path) -> tuple[list, tuple, object]:
     (``../shared/ptx-isa-9.0`` from the checkout, or the relative path of ``$PTX_DOCS_DIR``: outputs name the pages
     as given, and ``pages_as_recorded`` writes that path back): (specs, the doc findings, the report).  ``check`` on whole directories of pages, through the CLI, is
     ``tests/test_pages_pipeline.py``'s."""
-    from verify import api  # noqa: PLC0415
+    from verify import api
     cwd = os.getcwd()
     os.chdir(ROOT)
     try:
@@ -175,8 +175,8 @@ def docs_report(docs_dir: Path) -> tuple[list, tuple, object]:
 def docs_check(docs_report: tuple) -> tuple[int, dict]:
     """What ``ptx-verify check DOCS --format json`` gives for the whole doc directory: (exit code, the JSON
     document), from ``docs_report``."""
-    import json  # noqa: PLC0415
-    from verify.outputs import json as out_json  # noqa: PLC0415
+    import json
+    from verify.outputs import json as out_json
     report = docs_report[2]
     return (0 if report.as_expected else 1), json.loads(out_json.to_json(out_json.check_json(report)))
 
@@ -187,7 +187,7 @@ def bundled_report_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, 
     rewrite it in place byte for byte); returns (directory, exit code).  In this process (``--jobs 1``), so
     the verdicts ``catalog_report`` proved in the same worker are not proved again in new processes (the
     worker pool is the business of ``tests/test_hardening_cli.py`` and the determinism tests)."""
-    from verify.cli import main  # noqa: PLC0415
+    from verify.cli import main
     out = tmp_path_factory.mktemp("bundled-report") / "one"
     rc = main(["report", *[str(p) for p in sorted(SPECS.glob("*.toml"))], "--out", str(out), "--jobs", "1"])
     return out, rc

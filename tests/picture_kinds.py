@@ -40,7 +40,7 @@ class Kind:
     def make(self, tmp: Path) -> Path:
         """Draw it into ``tmp``; the file to open (``ptx-verify`` in this process, in the repository root: paths in
         ``argv`` are relative to it)."""
-        from verify.cli.main import main  # noqa: PLC0415
+        from verify.cli.main import main
         assert self.argv is not None, f"{self.name}: no command draws it yet"
         out = tmp / (self.name if self.report else f"{self.name}.svg")
         argv = [a.replace("{out}", str(out)) for a in self.argv]

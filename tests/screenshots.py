@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import browser as chromium  # noqa: E402
-from picture_kinds import KINDS, render, screenshot  # noqa: E402
+import browser as chromium
+from picture_kinds import KINDS, render, screenshot
 
-from conftest import ROOT  # noqa: E402
+from conftest import ROOT
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -152,8 +152,8 @@ def test_layouts_proof_script_runs():
 def test_one_z3_query_proves_a_fragments_in_range_and_injective(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bijective fragment: one joint Z3 query for in_range and injective, none for surjective (pigeonhole).
     A fragment that fails one of them gets each asked alone, with its canonical witness."""
-    from verify.checks import fragment  # noqa: PLC0415
-    from verify.engines import smt  # noqa: PLC0415
+    from verify.checks import fragment
+    from verify.engines import smt
     queries: list[int] = []
     solve = smt.solve
     monkeypatch.setattr(smt, "solve", lambda cs, budget: queries.append(1) or solve(cs, budget))

@@ -21,7 +21,7 @@ def maps() -> dict:
     return {m.id: m for s in api.load([str(ROOT / "specs" / f) for f in FILES]) for m in s.maps}
 
 
-def table(m, env: dict) -> tuple[np.ndarray, dict]:  # noqa: ANN001
+def table(m, env: dict) -> tuple[np.ndarray, dict]:
     """The spec's map at one binding: (ok, outputs) over its input grid."""
     v = evaluate_all(bind(m.map, **env) if env else m.map)
     return np.asarray(v.ok, bool), {k: np.asarray(x, np.int64) for k, x in v.out.items()}

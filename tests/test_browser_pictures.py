@@ -109,8 +109,8 @@ def test_the_checks_see_what_they_must_catch(browser, tmp_path: Path) -> None:  
 
 def _drawing_commands() -> set[str]:
     """The commands that draw a picture: an ``--svg`` option, or ``svg`` among ``--format``'s choices."""
-    from verify.cli.main import build_parser  # noqa: PLC0415
-    import argparse  # noqa: PLC0415
+    from verify.cli.main import build_parser
+    import argparse
     p = build_parser()
     sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction))
     out = set()
@@ -150,7 +150,7 @@ def test_the_docs_show_a_screenshot_of_every_kind() -> None:
 def test_every_picture_of_the_catalog_reads_in_a_browser(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``pictures --out DIR`` of the bundled specs: every picture (condensed or not) loads without an error, at
     its stated size, with no label under the stated font or out of the picture."""
-    from verify.cli.main import main  # noqa: PLC0415
+    from verify.cli.main import main
     out = tmp_path / "pics"
     assert main(["pictures", "--out", str(out)]) == 0
     bad = {}

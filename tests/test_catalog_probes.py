@@ -136,4 +136,4 @@ def test_host_input_matches_the_kernel_fill() -> None:
             py = f"(({then}) if ({cond}) else ({other}))"
         want = cp.host_input(p)
         for k in range(0, min(len(want), 1200), 7):
-            assert eval(py, {"k": k}) & 0xFFFFFFFF == want[k], (pid, k)  # noqa: S307 - our own generated text
+            assert eval(py, {"k": k}) & 0xFFFFFFFF == want[k], (pid, k)

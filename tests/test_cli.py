@@ -238,7 +238,7 @@ def test_the_check_only_parser_reads_a_check_line_as_the_whole_parser_does(argv:
     a line that uses none of the options of a layout on its own (``--triton FILE``...): the same values as the
     whole parser's (whose other options stay at their defaults) and the same errors; ``--help`` and any other
     option get the whole parser."""
-    from verify.cli.main import build_parser  # noqa: PLC0415
+    from verify.cli.main import build_parser
     whole, only = build_parser(), build_parser("check", argv[1:])
     assert only is not whole and set(only._subparsers._group_actions[0].choices) == {"check"}  # type: ignore
     got, want = vars(only.parse_args(argv)), vars(whole.parse_args(argv))

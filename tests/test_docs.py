@@ -86,7 +86,7 @@ def test_the_transcripts_were_found_and_every_slow_one_is_real() -> None:
 
 def test_the_reader_reads_what_a_page_shows() -> None:
     """Continued lines, elided output, a command line with no output, output that ends where the next begins."""
-    from transcripts import transcripts  # noqa: PLC0415
+    from transcripts import transcripts
     page = ROOT / "tests" / "data" / "docs_reader.md"
     [two, one, three, four, five] = transcripts(page)
     assert one.argv == ("check", "--triton", "a.mlir") and one.shown == "line 1\n\nline 2\n"

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conftest import DOCS, ROOT, pages_as_recorded  # noqa: E402
+from conftest import DOCS, ROOT, pages_as_recorded
 
-from verify import api  # noqa: E402
-from verify.outputs import json as out_json  # noqa: E402
-from verify.outputs import text as out_text  # noqa: E402
+from verify import api
+from verify.outputs import json as out_json
+from verify.outputs import text as out_text
 
 GOLDEN = ROOT / "tests" / "golden"
 
@@ -85,10 +85,10 @@ def _kernel_outputs() -> dict[str, str]:
     """``ptx-verify kernel`` on a proved and a refuted fixture, and on the Hopper and Blackwell fixtures with a bug
     planted (a wgmma descriptor, a scale-factor id), in its three formats and its picture (condensed and
     ``--full``), run from the repository."""
-    from verify.kernel.frontdoor import verify  # noqa: PLC0415
-    from verify.outputs.kernel import kernel_sarif, kernel_text  # noqa: PLC0415
-    from verify.outputs.sarif import to_text  # noqa: PLC0415
-    from verify.outputs.svg_kernel import kernel_svg  # noqa: PLC0415
+    from verify.kernel.frontdoor import verify
+    from verify.outputs.kernel import kernel_sarif, kernel_text
+    from verify.outputs.sarif import to_text
+    from verify.outputs.svg_kernel import kernel_svg
     out: dict[str, str] = {}
     for name in ("mma_inline", "mma_inline_read_swizzled", "triton_sm90_64_lbo_sbo", "triton_sm100_mxfp8_sf_id"):
         r = verify(f"examples/kernels/{name}.toml")
@@ -127,7 +127,7 @@ def test_the_page_outputs_do_not_depend_on_where_the_pages_are(docs_dir: Path, d
     """The pages copied to another place, under another name, give the recorded page outputs byte for byte.  (In
     the worker that checked them where ``$PTX_DOCS_DIR`` or ``../shared`` has them, ``docs_report``: the verdicts
     on their maps are not decided again.)"""
-    import shutil  # noqa: PLC0415
+    import shutil
     elsewhere = tmp_path / "another" / "place" / "pages-9.0"
     shutil.copytree(docs_dir, elsewhere)
     assert os.path.relpath(elsewhere, ROOT) != os.path.relpath(docs_dir, ROOT)

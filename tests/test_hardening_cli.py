@@ -220,7 +220,7 @@ def test_deeply_nested_json_baseline_and_observation(tmp_path, capsys):
     p.write_text('{"schema": 1, "layouts": ' + "[" * DEEP + "]" * DEEP + "}", encoding="utf-8")
     line = one_error_line(*cli(capsys, "check", SMALL, "--baseline", str(p)), "nested deeper")
     assert line.startswith(f"{p}:1:"), line
-    from verify.hardware.observe import load_observation  # noqa: PLC0415
+    from verify.hardware.observe import load_observation
     with pytest.raises(SpecError, match="nested deeper"):
         load_observation(p)
 
@@ -424,7 +424,7 @@ def test_max_delta_is_bounded(capsys):
 
 
 def _off_by_one() -> api.Layout:
-    from verify.formula import parse_formula  # noqa: PLC0415
+    from verify.formula import parse_formula
     lay = api.layout(api.load([SPECS / "mma.m16n8k16.float.toml"]), A16)
     text = lay.formula_text.replace("+ 8", "+ 9", 1)
     return lay.with_formula(parse_formula(text, lay.formula.element_prefix), formula_text=text,
@@ -432,7 +432,7 @@ def _off_by_one() -> api.Layout:
 
 
 def _no_fix() -> api.Layout:
-    from verify.formula import parse_formula  # noqa: PLC0415
+    from verify.formula import parse_formula
     lay = _off_by_one()
     text = lay.formula_text.replace("% 4", "% 5")
     return lay.with_formula(parse_formula(text, lay.formula.element_prefix), formula_text=text, id="nofix", expect={})
@@ -452,7 +452,7 @@ def test_the_fix_search_is_bounded_by_the_solver_budget():
 
 
 def test_a_stopped_search_is_said_in_the_report():
-    from verify.outputs import report as out_report  # noqa: PLC0415
+    from verify.outputs import report as out_report
     e = out_report.LayoutEntry("x", None, [])
     e.fix_searched, e.fix_bound, e.fix_asked = True, 2, 64
     assert "stopped there" in out_report._stopped(e) and "64" in out_report._stopped(e)
@@ -509,7 +509,7 @@ def test_report_of_nothing_is_bad_input_as_check_of_nothing(tmp_path, capsys):
 
 
 def test_input_over_the_size_limit_is_refused_without_reading_it(tmp_path, capsys):
-    from verify.files import MAX_INPUT_BYTES, read_bytes  # noqa: PLC0415
+    from verify.files import MAX_INPUT_BYTES, read_bytes
     big = tmp_path / "big.toml"
     with open(big, "wb") as f:
         f.truncate(MAX_INPUT_BYTES + 1)  # sparse: nothing to read, the size is enough
@@ -551,7 +551,7 @@ def test_inline_text_positions_are_line_and_column(capsys):
 # ----------------------------------------------------------------------------- U5. ingest stdout
 
 def test_ingest_stdout_is_the_spec_and_findings_go_to_stderr(docs_dir, capsys):
-    import tomllib  # noqa: PLC0415
+    import tomllib
     rc, out, err = cli(capsys, "ingest", str(docs_dir / K256_PAGE))
     assert rc == 0
     assert out.startswith("# ---- mma.m16n8k256.toml\n") and "warning:" not in out and "error:" not in out
@@ -569,7 +569,7 @@ BOM = "\ufeff"
 
 
 def test_a_byte_order_mark_is_accepted_everywhere_with_positions_unchanged(tmp_path, docs_dir, capsys):
-    from verify.files import read_text  # noqa: PLC0415
+    from verify.files import read_text
     spec = Path(SMALL).read_text(encoding="utf-8")
     (tmp_path / "bom.toml").write_text(BOM + spec, encoding="utf-8")
     assert [lay.id for lay in api.layouts(api.load([tmp_path / "bom.toml"]))] == \
@@ -632,7 +632,7 @@ def _crosscheck_ok(tmp_path: Path) -> str:
 
 
 def _deviating_device(monkeypatch) -> None:
-    from verify.hardware import simdevice  # noqa: PLC0415
+    from verify.hardware import simdevice
     real = simdevice.run
     monkeypatch.setattr(simdevice, "run", lambda ins, model=None: real(ins, simdevice.swap_elements(
         simdevice.model_from_instruction(ins), "A", (5, 1), (5, 2))))

@@ -133,7 +133,7 @@ def test_a_layout_formula_in_a_spec_file_is_index_code(capsys, tmp_path) -> None
 
 def test_the_grammar_is_one_function() -> None:
     """Every reader calls ``parse_index``: the same text gives the same formula whatever the place."""
-    from verify.formula.index import parse_index  # noqa: PLC0415
+    from verify.formula.index import parse_index
     f = parse_index("a = row // 3  # x\noffset = -a // 2\n", "x", ("row",), ("offset",))
     assert [d.name for d in f.definitions][-2:] == ["a", "offset"]
     with pytest.raises(FormulaError, match="floor division"):

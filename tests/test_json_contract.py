@@ -179,7 +179,7 @@ def test_dumps_on_the_catalogs_outputs_and_refusals() -> None:
 def test_dumps_writes_subclasses_of_the_plain_types_as_json_does() -> None:
     """The scalars of a container are written by their exact type; a subclass (an IntEnum, a str or float
     subclass) takes the other path and is written as ``json`` writes it."""
-    import enum  # noqa: PLC0415
+    import enum
 
     class Level(enum.IntEnum):
         HIGH = 3

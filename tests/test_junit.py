@@ -151,5 +151,5 @@ def test_junit_is_deterministic(capsys):
 
 @pytest.mark.parametrize("raw", ["a\x00b", "x\x1by", "ok"])
 def test_text_xml_cannot_hold_is_escaped(raw):
-    from verify.outputs.junit import _clean  # noqa: PLC0415
+    from verify.outputs.junit import _clean
     ET.fromstring(f"<a>{_clean(raw)}</a>")

@@ -314,8 +314,8 @@ def test_the_kernel_pictures_read_in_a_browser(tmp_path: Path, proved: KernelRes
     """The proved fixture, a never-written/written-twice store, a store past the tensor and a --full picture, in
     headless Chromium: no console error, drawn at their stated size, no label under 10 px or out of the picture,
     the outline on screen (the refuted fixture is the ``kernel`` kind of tests/test_browser_pictures.py)."""
-    import browser as chromium  # noqa: PLC0415
-    from picture_kinds import HIGHLIGHT, MARKS, MEASURE, Kind, check  # noqa: PLC0415
+    import browser as chromium
+    from picture_kinds import HIGHLIGHT, MARKS, MEASURE, Kind, check
     exe = chromium.find()
     if exe is None:
         pytest.skip(chromium.missing())

@@ -117,7 +117,7 @@ def test_every_command_has_help_with_an_example_and_exit_codes(command, capsys):
 @pytest.mark.slow
 def test_help_examples_run(tmp_path, monkeypatch, capsys):
     """The cheap examples in the epilogs are real command lines that work."""
-    from verify.cli.epilogs import EPILOGS  # noqa: PLC0415
+    from verify.cli.epilogs import EPILOGS
     monkeypatch.chdir(ROOT)
     ran = 0
     for name in ("list", "table", "probe", "confirm", "conform", "handoff"):
@@ -289,10 +289,10 @@ def test_the_workflow_runs_what_the_docs_say():
 
 @pytest.mark.slow
 def test_the_workflow_commands_against_the_bundled_specs(ci_dir):
-    import json  # noqa: PLC0415
-    import xml.etree.ElementTree as ET  # noqa: PLC0415
+    import json
+    import xml.etree.ElementTree as ET
 
-    import jsonschema  # noqa: PLC0415
+    import jsonschema
     runs = _run_blocks(WORKFLOW.read_text(encoding="utf-8"))
     env = {**os.environ, "PATH": f"{ci_dir / 'bin'}{os.pathsep}{os.environ['PATH']}",
            "BASELINE": "tests/golden/check_specs.json", "GITHUB_OUTPUT": str(ci_dir / "github_output"),

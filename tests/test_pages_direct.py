@@ -26,7 +26,7 @@ def _fragment_pages(docs: Path) -> list[Path]:
     return sorted(docs.glob("9-7-14-5-*.md")) + sorted(docs.glob("9-7-14-6-2-*.md"))
 
 
-def _where_free(lay):  # noqa: ANN001, ANN202 - a layout without the fields that say where its text is
+def _where_free(lay):
     return dataclasses.replace(lay, spec_path="", text_map=(), formula_line=0)
 
 
@@ -60,7 +60,7 @@ def test_a_page_spec_is_built_without_spec_text(docs_dir, monkeypatch):
     """No TOML is written or parsed to build a page's spec (the text is for ``ingest --out`` only)."""
     sec = ingest([docs_dir / PAGE_8], [docs_dir]).sections[0]
 
-    def refuse(*a, **k):  # noqa: ANN002, ANN003, ANN202
+    def refuse(*a, **k):
         raise AssertionError("a page's spec went through spec text")
     monkeypatch.setattr(spec_module, "_load_spec_text", refuse)
     monkeypatch.setattr(spec_module, "parse_toml", refuse)

@@ -101,9 +101,9 @@ C_F32_ROW = ("containing four `.f32` elements from the matrix C", "containing tw
 def page_as_html(md: Path) -> str:
     """The page saved as HTML: the same headings, text, tables, formulas and figures (from the parsed
     markdown, so that both copies state the same)."""
-    import html  # noqa: PLC0415
+    import html
 
-    from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page  # noqa: PLC0415
+    from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page
     esc = html.escape
     out = ["<html><body>"]
     for sec in read_page(md).sections:
@@ -183,7 +183,7 @@ def test_a_page_and_a_changed_copy_of_it_are_refused(tmp_path, docs_dir, capsys,
 def test_parent_pages_repeat_their_sections_and_are_judged_once(docs_dir):
     """The doc directory gives each mma section on its own page and again on its parent pages: the copies
     are the same statement, each section is one spec."""
-    from verify.catalog.pages import ingest  # noqa: PLC0415
+    from verify.catalog.pages import ingest
     res = ingest([docs_dir])
     numbers = [s.number for s in res.sections]
     assert len(numbers) == len(set(numbers)) == 21  # 13 mma sections, 8 mma.sp
@@ -317,7 +317,7 @@ def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
     assert rc == 2 and out == ""
     assert err.strip() == f"{empty}:1:1: error: no observation files (*.json) in this directory " \
                           "(`ptx-verify confirm --out DIR` writes them)"
-    from verify.hardware import kinds, observe  # noqa: PLC0415
+    from verify.hardware import kinds, observe
     with pytest.raises(observe.ObservationError):
         kinds.check_observations([], empty)
 
@@ -328,8 +328,8 @@ def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
 def test_an_element_list_is_never_expanded_beyond_the_bound(text):
     """Page text is untrusted: an element number or an ellipsis beyond MAX_ELEMENTS is a problem of the
     list, never a list that long (``a0, …, a99999999`` used to take minutes and memory)."""
-    from verify.catalog.ingest import parse_elements  # noqa: PLC0415
-    from verify.layout.elements import MAX_ELEMENTS  # noqa: PLC0415
+    from verify.catalog.ingest import parse_elements
+    from verify.layout.elements import MAX_ELEMENTS
     el, problems = parse_elements(text, "a")
     assert len(el.names) <= MAX_ELEMENTS and "range" in el.problems
     assert [p for p in problems if p[0] == "range"]
@@ -350,9 +350,9 @@ def test_a_huge_element_number_on_a_page_is_a_text_erratum(tmp_path, docs_dir, c
 def test_register_arithmetic_has_one_implementation():
     """Elements per thread and register packing are computed in ``verify.layout.types`` only; ingest (a
     table row's errata), the count and packing checks and the instruction's registers check call it."""
-    import ast  # noqa: PLC0415
+    import ast
 
-    from verify.layout.types import elements_per_thread, packs  # noqa: PLC0415
+    from verify.layout.types import elements_per_thread, packs
     assert elements_per_thread(16, 8, 32) == 4 and elements_per_thread(8, 4, 32) == 1
     assert elements_per_thread(16, 8, 3) is None
     assert packs("b32", 8) == 4 and packs("f16x2", 16) == 2 and packs("f64", 64) == 1

@@ -255,8 +255,8 @@ def test_the_docs_state_the_rule_with_its_transcripts() -> None:
 def test_every_command_that_takes_a_layout_takes_param() -> None:
     """The commands that read a layout have --param; those over a whole spec set, or a kernel, say why not (docs)."""
     from verify.cli.main import build_parser
-    subs = next(a for a in build_parser()._actions if a.dest == "command").choices  # noqa: SLF001
-    takes = {name for name, p in subs.items() if "--param" in p._option_string_actions}  # noqa: SLF001
+    subs = next(a for a in build_parser()._actions if a.dest == "command").choices
+    takes = {name for name, p in subs.items() if "--param" in p._option_string_actions}
     assert takes == {"check", "table", "conform", "handoff", "consistent", "banks", "descriptor", "probe", "confirm"}
     text = (ROOT / "docs" / "layouts.md").read_text(encoding="utf-8").split("## Parameters: `--param`", 1)[1]
     for name in set(subs) - takes:

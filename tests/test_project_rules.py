@@ -190,7 +190,7 @@ def test_no_environment_variable_changes_a_verdict_or_an_output(tmp_path):
 def test_the_toolchain_guard_can_fail() -> None:
     """The README's test command starts no toolchain (``conftest._toolchains_only_in_integration_tests``): the
     guard refuses g++ and nvcc by any path, and lets other programs start."""
-    from conftest import no_toolchain  # noqa: PLC0415
+    from conftest import no_toolchain
     started: list[object] = []
     guarded = no_toolchain(lambda self, args, *a, **k: started.append(args), "tests/x.py::test_x")
     for argv in (["g++", "--version"], ["/usr/local/cuda/bin/nvcc", "-ptx"], "ptxas"):

@@ -22,7 +22,7 @@ def _table_rows(text: str, heading: str) -> list[tuple[str, str]]:
 
 def _subparsers() -> dict:
     parser = build_parser()
-    action = next(a for a in parser._actions if a.dest == "command")  # noqa: SLF001
+    action = next(a for a in parser._actions if a.dest == "command")
     return action.choices
 
 
@@ -34,7 +34,7 @@ def test_command_table_names_every_subcommand_and_only_real_options(page: str, h
     assert rows, f"the commands table of {page} was not found"
     assert {name for name, _ in rows} == set(subs), f"{page}'s table and the CLI's subcommands differ"
     for name, row in rows:
-        known = {s for a in subs[name]._actions for s in a.option_strings}  # noqa: SLF001
+        known = {s for a in subs[name]._actions for s in a.option_strings}
         for opt in re.findall(r"(?<![\w-])--[a-z][a-z-]*", row):
             assert opt in known, f"{page} says `{name} {opt}`, the CLI has no such option"
 
@@ -42,7 +42,7 @@ def test_command_table_names_every_subcommand_and_only_real_options(page: str, h
 def test_the_readme_is_a_front_door() -> None:
     """At most about 250 lines; an example of every command; the guides and the reference it points to exist
     (tests/test_docs.py holds every link and transcript)."""
-    from transcripts import transcripts  # noqa: PLC0415
+    from transcripts import transcripts
     assert len(README.splitlines()) <= 260
     shown = {t.argv[0] for t in transcripts(ROOT / "README.md")}
     assert shown == set(_subparsers()), sorted(set(_subparsers()) - shown)
@@ -68,8 +68,8 @@ for node in ast.parse(code).body:
 def test_the_python_api_example_runs_and_shows_its_results() -> None:
     """The proof-script block of docs/reference/api.md runs as shown, and every value its comments show is what it
     gives (``# (9, 3)``, ``# "equal"``, ``# Proof(status='proved')`` on the line after a call)."""
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
     api_page = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
     [block] = re.findall(r"^```python\n(.*?)^```", api_page, re.S | re.M)
     r = subprocess.run([sys.executable, "-c", _HARNESS], input=block, capture_output=True, text=True, cwd=ROOT,
@@ -91,7 +91,7 @@ def test_the_python_api_example_runs_and_shows_its_results() -> None:
 
 def test_the_check_text_excerpt_is_todays_output(catalog_report) -> None:
     """docs/commands.md's excerpt of ``check`` text output: each line it shows is a line ``check`` prints today."""
-    from verify.outputs.text import check_text  # noqa: PLC0415
+    from verify.outputs.text import check_text
     page = (ROOT / "docs" / "commands.md").read_text(encoding="utf-8")
     section = page.split("## `check` text output", 1)[1].split("\n## ", 1)[0]
     [excerpt] = re.findall(r"^```\n(.*?)^```", section, re.S | re.M)

@@ -579,9 +579,9 @@ def test_references_in_worker_processes_give_the_matrix_of_one_process():
 def test_refs_files_pins_are_the_readers_versions():
     """pyproject's ``refs-files`` (installed with --no-deps by .ci/run) pins each reference read from files at the
     version its reader names in its install hint."""
-    import tomllib  # noqa: PLC0415
+    import tomllib
 
-    from verify.checks.references import flashinfer, mosaic, tilelang, tinygrad  # noqa: PLC0415
+    from verify.checks.references import flashinfer, mosaic, tilelang, tinygrad
     extra = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]["refs-files"]
     assert extra == [f"tilelang=={tilelang.VERSION}", f"{mosaic.DIST}=={mosaic.VERSION}",
                      f"{flashinfer.DIST}=={flashinfer.VERSION}", f"tinygrad=={tinygrad.VERSION}"]

@@ -175,8 +175,8 @@ def test_installed_trtllm_agrees_on_every_member() -> None:
 
 def test_any_text_is_a_value_or_refused() -> None:
     """The C reader on hostile text: a value or ``Refused``, never another exception."""
-    from hypothesis import given, settings  # noqa: PLC0415
-    from hypothesis import strategies as st  # noqa: PLC0415
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet="lane gid()+-*/%&|^~<>0x19 ,;=intreturn", max_size=60))

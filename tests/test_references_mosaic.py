@@ -158,7 +158,7 @@ def write(tmp_path: Path, fa: str = FA_TEXT, tc: str = TC_TEXT) -> Path:
     return tmp_path
 
 
-def lanes(layout, shape, rows, cols) -> list[list[int]]:  # noqa: ANN001
+def lanes(layout, shape, rows, cols) -> list[list[int]]:
     """The lane holding each cell of warp 0's first rows x cols (Mosaic's pictures)."""
     held = {idx: ln for w, ln, _, _, idx in placements(layout, shape) if w == 0}
     return [[held[(r, c)] for c in range(cols)] for r in range(rows)]
@@ -324,8 +324,8 @@ def test_installed_mosaic_agrees_everywhere(capsys: pytest.CaptureFixture[str]) 
 
 def test_any_text_is_a_layout_or_refused() -> None:
     """The layout reader on hostile text: a value or ``Refused``, never another exception."""
-    from hypothesis import given, settings  # noqa: PLC0415
-    from hypothesis import strategies as st  # noqa: PLC0415
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
 
     @settings(max_examples=300, deadline=None)
     @given(st.text(alphabet="X=TiledLayout(Tiling((,)))warp_dims=-12 8Replicated*/%+.fa\n", max_size=80))

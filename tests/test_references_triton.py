@@ -202,7 +202,7 @@ def test_triton_states_the_tensor_memory_layouts():
     assert len(got["tcgen05.st.16x32bx2.R.b32"]) == 8
     tm = next(r for r in rep.rows if r.spec == "tcgen05.datapath.A")
     assert tm.header.endswith("triton/experimental/gluon/language/nvidia/blackwell/__init__.py")
-    import triton.experimental.gluon.language.nvidia.blackwell as bw  # noqa: PLC0415
+    import triton.experimental.gluon.language.nvidia.blackwell as bw
     src = open(bw.__file__, encoding="utf-8").read().splitlines()
     assert src[tm.line - 1].startswith("class TensorMemoryLayout")
     sf = next(r for r in rep.rows if r.spec == "tcgen05.sf.A.4x1")

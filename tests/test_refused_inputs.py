@@ -24,7 +24,7 @@ NVMMA0 = ("#shared = #ttg.nvmma_shared<{{swizzlingByteWidth = 0, transposed = fa
           "%a = ttg.local_alloc : () -> !ttg.memdesc<{rows}x{cols}x{t}, #shared, #smem, mutable>\n")
 
 
-def offsets(lay) -> np.ndarray:  # noqa: ANN001
+def offsets(lay) -> np.ndarray:
     v = evaluate_all(lay.map)
     assert np.asarray(v.ok).all()
     return np.asarray(v.out["offset"], np.int64)
@@ -130,12 +130,12 @@ SHARED = {
 }
 
 
-def _shared(kind: str, rows: int, cols: int):  # noqa: ANN202
+def _shared(kind: str, rows: int, cols: int):
     return api.shared_layout("triton", SHARED[kind] + f"%a = ttg.local_alloc : () -> !ttg.memdesc<{rows}x{cols}xf16, "
                                                       "#s, #smem, mutable>\n")
 
 
-def plain_degree(regs: TritonLayout, lay) -> tuple[int, int]:  # noqa: ANN001
+def plain_degree(regs: TritonLayout, lay) -> tuple[int, int]:
     """(vector width, worst conflict degree) by plain Python, point by point: Triton's vector (the largest run of
     registers on consecutive aligned offsets, at most 16 bytes), then per warp and run, each 32-lane access's
     4-byte words per bank."""
@@ -179,7 +179,7 @@ ACCUMULATOR_STORE = dict(s0=1, s1=8, t0=4, t1=8, w0=4, w1=1, o0=1, o1=0)  # 8 co
 COLUMN_STORE = dict(s0=8, s1=1, t0=8, t1=4, w0=1, w1=4, o0=0, o1=1)  # 8 per thread down a column
 
 
-def _files(tmp_path, blocked: dict, shared: str, tile: str = "64x64") -> tuple[str, str]:  # noqa: ANN001
+def _files(tmp_path, blocked: dict, shared: str, tile: str = "64x64") -> tuple[str, str]:
     """(register layout file, shared layout file): a 64 x 64 f16 blocked layout and a shared encoding of ``tile``."""
     regs, smem = tmp_path / "r.ttgir", tmp_path / "s.ttgir"
     regs.write_text(BLOCKED.format(**blocked, rows=64, cols=64), encoding="utf-8")

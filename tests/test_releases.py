@@ -102,7 +102,7 @@ def test_9_1_reports_the_errata_of_9_0_where_the_text_is_unchanged(check91: dict
 
 def test_the_release_baselines_are_current(check91: dict, docs_check: tuple) -> None:
     """ci/releases holds what `check` gives for each release's pages (what CI's `check PAGES --baseline` reads)."""
-    from verify.outputs.baseline import compare  # noqa: PLC0415
+    from verify.outputs.baseline import compare
     for doc, name in ((docs_check[1], "ptx-isa-9.0.json"), (check91, "ptx-isa-9.1.json")):
         d = compare(_baseline(name), doc)
         assert d.count == 0, (name, d.to_json(name))
@@ -340,7 +340,7 @@ def test_check_release_decides_which_facts_apply(capsys) -> None:
 def test_the_9_1_block_scale_selectors_are_the_4x_maps() -> None:
     """.scale_vec::4X with .ue8m0 (9.1) selects as with .ue4m3 (9.0): the same map at every selector value, by
     both engines; each spec records the release it comes from."""
-    from verify.checks.equivalence import same_map  # noqa: PLC0415
+    from verify.checks.equivalence import same_map
     old = {x.id: x for x in api.layouts(api.load([SPECS / "mma.block_scale.m16n8k64.4x.toml"]))}
     new_specs = api.load([SPECS / "mma.block_scale.m16n8k64.4x.ue8m0.toml"])
     assert new_specs[0].source.version == "9.1"

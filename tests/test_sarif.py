@@ -221,8 +221,8 @@ def test_uris_are_relative_as_given_and_escaped():
 
 @pytest.mark.slow
 def test_sarif_and_junit_are_byte_identical_across_processes_hash_seeds_and_jobs():
-    import subprocess  # noqa: PLC0415
-    import sys  # noqa: PLC0415
+    import subprocess
+    import sys
     for fmt in ("sarif", "junit"):
         outs = set()
         for seed, jobs in (("1", "1"), ("4242", "2")):

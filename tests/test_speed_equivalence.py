@@ -274,7 +274,7 @@ def _ref_substitute(formula: Any, env: dict[str, int]) -> Any:
 
 def _with_positions(node: Any) -> Any:
     """The AST as nested tuples, positions included (AST equality leaves them out)."""
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     if isinstance(node, tuple):
         return tuple(_with_positions(x) for x in node)
     if dataclasses.is_dataclass(node):
@@ -296,8 +296,8 @@ def test_instance_formulas_are_the_per_variable_rebuild() -> None:
 def _to_sympy(e: Any, symbols: dict[str, Any]) -> Any:
     """sympy's form of an extent AST (``/``, ``%``, ``>>`` as floors: exact for the non-negative values extents
     take), built from the AST (never from text): the reference the polynomial engine is held to."""
-    import sympy  # noqa: PLC0415
-    from verify.formula import BinOp, Neg  # noqa: PLC0415
+    import sympy
+    from verify.formula import BinOp, Neg
     if isinstance(e, int):
         return sympy.Integer(e)
     if isinstance(e, Num):
@@ -314,7 +314,7 @@ def _to_sympy(e: Any, symbols: dict[str, Any]) -> Any:
 
 def _ref_identity(lhs: Any, rhs: Any, param: Any) -> tuple[str, dict[str, int] | None]:
     """``prove_identity`` decided by sympy (``simplify`` on every difference) instead of the polynomial engine."""
-    import sympy  # noqa: PLC0415
+    import sympy
     j = sympy.Symbol("j", integer=True, nonnegative=True)
     sym = sympy.Symbol(param.name, integer=True, positive=True)
     undecided = False
@@ -378,7 +378,7 @@ def test_identities_decided_as_with_simplify(lhs: str, rhs: str, values: range) 
 
 
 def _extent(text: str) -> Any:
-    from verify.formula import parse_expression  # noqa: PLC0415
+    from verify.formula import parse_expression
     return parse_expression(text, ("N",))
 
 
@@ -435,7 +435,7 @@ def test_a_partial_family_out_of_time_is_unknown_never_proved() -> None:
 def _results(layouts: list[Any], instructions: list[Any]) -> list[Any]:
     """Every check's JSON (witnesses and messages included) of the layouts, maps and instructions, from cold
     caches (a memoised verdict would answer for the other encoding)."""
-    from verify.checks import fragment  # noqa: PLC0415
+    from verify.checks import fragment
     fragment.clear_caches()
 
     def one(lay: Any) -> Any:

@@ -247,7 +247,7 @@ def test_each_check_witness_owns_its_json_and_words(w: Witness, js: dict, words:
 
 
 def test_every_witness_class_has_a_literal_case() -> None:
-    import verify.witnesses as W  # noqa: PLC0415
+    import verify.witnesses as W
     classes = {n for n in W.__all__ if isinstance(getattr(W, n), type) and issubclass(getattr(W, n), Witness)}
     tested = {type(c[0]).__name__ for c in CHECK_WITNESSES}
     core = {"BankConflict", "CellOutside", "CellUnreached", "CheckWitness", "ElementsCollide", "Facts",

@@ -182,9 +182,9 @@ def test_the_mma_relation_can_fail() -> None:
     cat = _catalog()
     wmma_b = C.copies(W.lookup(W.B16, "sm_80", "col"))[0]  # type: ignore[index]
     mma_b = cat["mma.m16n8k16.B.f16_bf16"]
-    from verify.checks import maps  # noqa: PLC0415
-    from verify.layout import algebra as A  # noqa: PLC0415
-    from verify.layout.views import fragment_map  # noqa: PLC0415
+    from verify.checks import maps
+    from verify.layout import algebra as A
+    from verify.layout.views import fragment_map
     other_order = A.merge(A.product(fragment_map(mma_b), A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
     r = maps.same(wmma_b, other_order)
     assert r.status == "refuted" and _engines_agree(r)

@@ -39,8 +39,8 @@ def _names(dims: Any) -> tuple[str, ...]:
 def _defined_everywhere(lay: Any) -> bool:
     """Whether a map layout has an output at every point of its first parameter value (a storage layout's
     padding has none: its tables show holes)."""
-    import numpy as np  # noqa: PLC0415
-    from verify.layout.named import bindings, evaluate_all  # noqa: PLC0415
+    import numpy as np
+    from verify.layout.named import bindings, evaluate_all
     env = next(iter(bindings(lay.map)))
     return bool(np.all(np.asarray(evaluate_all(lay.map, env).ok)))
 

@@ -14,7 +14,7 @@ import tempfile
 
 
 def main() -> int:
-    from triton._C.libtriton import gluon_ir, ir  # noqa: PLC0415
+    from triton._C.libtriton import gluon_ir, ir
     ctx = ir.context()
     ir.load_dialects(ctx)
     builder = gluon_ir.GluonOpBuilder(ctx)
@@ -33,7 +33,7 @@ def main() -> int:
                 ll = builder.to_linear_layout(layout._to_ir(builder), item["shape"])
                 out.append({"register": ll.reg_bases, "lane": ll.lane_bases, "warp": ll.warp_bases,
                             "block": ll.block_bases, "shape": list(ll.shape)})
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 out.append({"error": f"{type(e).__name__}: {e}"})
     json.dump(out, sys.stdout)
     sys.stdout.flush()

@@ -28,7 +28,7 @@ def main() -> None:
     # (0.22 -> 0.07 s CPU here), in a program whose arrays are integers (only the simulated block-scale device
     # multiplies floats, small matrices).  A command-line run owns its process; a value already set is kept.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    from .cli import main as run, options  # noqa: PLC0415 - the heavy imports, under the handler above
+    from .cli import main as run, options
     options.handle_signals()
     try:
         code = run()

@@ -58,10 +58,10 @@ _LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "Confor
 
 def __getattr__(name: str) -> object:
     if name in _LAZY:
-        import importlib  # noqa: PLC0415
+        import importlib
         return getattr(importlib.import_module(f".{_LAZY[name]}", __package__), name)
     if not name.startswith("_"):
-        from .layout.notations import notations as _notations  # noqa: PLC0415
+        from .layout.notations import notations as _notations
         for n in _notations():  # api.cute, api.triton, ...: one constructor per registered notation
             if n.constructor == name:
                 return _constructor(n.name)
@@ -181,7 +181,7 @@ def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutRe
     """Every property of one layout (a family: for every value of its parameter): the fragment checks of a
     register fragment, the map checks (``in_range``, ``injective``, ``surjective``) of a map layout."""
     if isinstance(lay, MapLayout):
-        from .checks.maps import check_map_layout  # noqa: PLC0415
+        from .checks.maps import check_map_layout
         return check_map_layout(lay, _timeout(timeout))
     _a_layout(lay, "lay")
     return check_any(lay, _timeout(timeout))
@@ -196,19 +196,19 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
         raise TypeError("specs must be the list api.load returns (Spec objects)")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs = {jobs!r} must be a whole number >= 1")
-    from .checks.run import check_all as _check_all  # noqa: PLC0415 - the catalog pipeline loads when asked for
+    from .checks.run import check_all as _check_all
     return _check_all(specs, _timeout(timeout), jobs, doc_findings, progress)
 
 
 def check_size(specs: Sequence[Spec]) -> int:
     """How many layouts and map layouts ``check_all`` checks (the total its ``progress`` counts to)."""
-    from .checks.run import size  # noqa: PLC0415
+    from .checks.run import size
     return sum(size(s) for s in specs)
 
 
 def default_jobs() -> int:
     """Worker processes ``check_all`` uses by default: the CPUs this process may use, at most 4."""
-    from .checks.run import default_jobs as _default_jobs  # noqa: PLC0415
+    from .checks.run import default_jobs as _default_jobs
     return _default_jobs()
 
 
@@ -281,8 +281,8 @@ def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterab
     checks several sides' names at once, as ``handoff`` does).
     Bad text: ``NotationError`` with line and column; a text that fits no member or several: ``FamilyError``.
     ``api.cute(text, like, ...)``, ``api.triton(...)``... are this with the notation named."""
-    from .checks.members import read_as  # noqa: PLC0415
-    from .layout.notations import import_as, notation as _notation  # noqa: PLC0415
+    from .checks.members import read_as
+    from .layout.notations import import_as, notation as _notation
     n = _notation(notation)
     if not isinstance(text, (str, bytes)):
         raise TypeError(f"the {n.name} text must be str or bytes, not {type(text).__name__}")
@@ -295,12 +295,12 @@ def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterab
 
 def notations() -> tuple:
     """The registered notations (``verify.layout.notations.registry.Notation``), in help order."""
-    from .layout.notations import notations as _notations  # noqa: PLC0415
+    from .layout.notations import notations as _notations
     return _notations()
 
 
 def _constructor(name: str) -> Callable[..., Layout]:
-    from .layout.notations import notation as _notation  # noqa: PLC0415
+    from .layout.notations import notation as _notation
     n = _notation(name)
 
     def construct(text: str | bytes, like: Layout | str, **kw: Any) -> Layout:
@@ -340,7 +340,7 @@ def conform(spec: Layout | str, given: Layout, timeout: float = DEFAULT_TIMEOUT,
     if block is not None and not (isinstance(block, tuple) and len(block) == 2 and all(
             isinstance(x, int) and not isinstance(x, bool) and 1 <= x <= _MAX_DIM for x in block)):
         raise TypeError(f"block must be (rows, cols), each an int in 1..{_MAX_DIM}")
-    from .checks.members import conform_any  # noqa: PLC0415
+    from .checks.members import conform_any
     return conform_any(_like(spec, specs), given, timeout, _params(params), block)
 
 
@@ -352,7 +352,7 @@ class ArchError(ValueError):
 def wmma_arch_maps() -> tuple:
     """wmmae's per-architecture wmma maps (``verify.catalog.wmma_arch.ArchMap``): reference data, each
     ``reference_only`` (never doc-stated), with its source ``wmmae <path>:<line>`` and commit."""
-    from .catalog import wmma_arch  # noqa: PLC0415
+    from .catalog import wmma_arch
     return wmma_arch.MAPS
 
 
@@ -362,8 +362,8 @@ def wmma_arch_entry(spec: Layout | str, arch: str, major: str | None = None, *,
     (``sm_70``, ``sm_75``, ``sm_80``) and ``major`` (the wmma fragment's ``row``/``col`` major type).  ``major``
     may be left out where the row- and col-major maps are the same map (decided by both engines: sm_75,
     sm_80); else ``ArchError``, as for an id, architecture or major the reference does not cover."""
-    from .catalog import wmma_arch as W  # noqa: PLC0415
-    from .checks.maps import same  # noqa: PLC0415
+    from .catalog import wmma_arch as W
+    from .checks.maps import same
     _a_layout(spec, "spec", ids=True)
     like = _like(spec, specs)
     if like.instruction != "wmma":
@@ -391,7 +391,7 @@ def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
     (``wmma_arch_entry``) as its map, so ``conform``, ``table`` and every fragment view work on it.  Its
     ``derived`` says it is a per-architecture map from wmmae (reference), not doc-stated, with the source;
     its ``arch`` is ``arch``."""
-    from .layout.views import as_fragment  # noqa: PLC0415
+    from .layout.views import as_fragment
     like = _like(spec, specs)
     entry = wmma_arch_entry(like, arch, major, timeout=timeout)
     return as_fragment(entry.named(), like, derived=entry.label_text(), arch=arch)
@@ -401,7 +401,7 @@ def check_wmma_arch(specs: Iterable[Spec] | str | Path | None = None, timeout: f
     """Every wmmae map's checks (``verify.checks.wmma_arch``: in range, covers, injective or the stated
     replication; both engines) and the relations (sm_80 = the doc's mma layouts, sm_75 = sm_80, row = col
     major where it holds): (``ArchMapResult`` list, ``CheckResult`` list)."""
-    from .checks import wmma_arch as C  # noqa: PLC0415
+    from .checks import wmma_arch as C
     timeout = _timeout(timeout)
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
@@ -423,7 +423,7 @@ def block_tile(layout: Layout | str, warps: tuple[int, int], block: tuple[int, i
     mma: warps and repeats along N first), ``triton-hopper`` (warps along M first) or ``cute`` (a ``TiledMMA``:
     both along M first).  A family needs ``params`` (one member).  ``api.conform(api.block_tile(...), given)`` is
     then ``equal`` exactly when the given is that tiling; ``BlockError`` when the block is not whole units."""
-    from .layout.block import block_tile as _block_tile  # noqa: PLC0415
+    from .layout.block import block_tile as _block_tile
     lay = _like(layout, specs)
     for name, pair in (("warps", warps), ("block", block)):
         if not (isinstance(pair, tuple) and len(pair) == 2 and all(
@@ -431,13 +431,13 @@ def block_tile(layout: Layout | str, warps: tuple[int, int], block: tuple[int, i
             raise TypeError(f"{name} must be (rows, cols), each an int in 1..{_MAX_DIM}")
     chosen = _params(params)
     if lay.is_family:
-        from .checks.members import FamilyError, bindings, member  # noqa: PLC0415
+        from .checks.members import FamilyError, bindings, member
         envs = bindings(lay.domain.params, chosen)
         if len(envs) != 1:
             raise FamilyError(f"{lay.id} is a family: give params (--param NAME=VALUE) to tile one member")
         lay = member(lay, envs[0])
     elif chosen:
-        from .checks.members import bindings  # noqa: PLC0415
+        from .checks.members import bindings
         bindings((), chosen)
     return _block_tile(lay, warps, block, order)
 
@@ -464,7 +464,7 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
         if loaded is None:
             loaded = load(str(specs) if specs is not None else _bundled.resolve().path)
         source, target = _like(source, loaded), _like(target, loaded)
-    from .checks.members import handoff_any  # noqa: PLC0415
+    from .checks.members import handoff_any
     return handoff_any(source, target, timeout, _params(params), _params(from_params), _params(to_params))
 
 
@@ -482,15 +482,15 @@ def reduction(layout: Layout | str, along: str = "row", masks: Sequence[int] = (
         layout = _like(layout, loaded)
     if isinstance(masks, (str, bytes)) or not all(isinstance(m, int) and not isinstance(m, bool) for m in masks):
         raise TypeError("masks must be whole numbers, e.g. (1, 2)")
-    from .checks.members import reduce_any  # noqa: PLC0415
-    from .checks.reduce import check_masks  # noqa: PLC0415
+    from .checks.members import reduce_any
+    from .checks.reduce import check_masks
     return reduce_any(layout, along, check_masks(along, tuple(masks)), _timeout(timeout), _params(params))
 
 
 def cutlass_headers() -> Path | None:
     """The include directory of an installed ``nvidia-cutlass`` (``pip install 'ptx-layout-verify[cutlass]'``),
     found without importing it; None when it is not installed."""
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
     try:
         found = importlib.util.find_spec("cutlass_library")
     except (ImportError, ValueError):
@@ -507,7 +507,7 @@ def cutlass_headers() -> Path | None:
 def mma_headers(path: str | Path) -> list[Path]:
     """CuTe's ``mma_traits_sm*.hpp`` under ``path`` (a CUTLASS checkout, include dir or unzipped wheel),
     or ``path`` itself when it is one header file."""
-    from .layout.notations import find_mma_headers  # noqa: PLC0415
+    from .layout.notations import find_mma_headers
     return [Path(path)] if Path(path).is_file() else find_mma_headers(path)
 
 
@@ -520,8 +520,8 @@ def crosscheck(path: str | Path, specs: Iterable[Spec] | str | Path | None = Non
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
     root = Path(path).parent if Path(path).is_file() else path
-    from .checks.crosscheck import crosscheck as _crosscheck  # noqa: PLC0415
-    from .layout.notations import read_headers  # noqa: PLC0415
+    from .checks.crosscheck import crosscheck as _crosscheck
+    from .layout.notations import read_headers
     return _crosscheck(read_headers(mma_headers(path)), layouts(specs), root, timeout)
 
 
@@ -531,7 +531,7 @@ def reference(name: str, specs: Iterable[Spec] | str | Path | None = None, timeo
     and conformed to the spec layouts: a ``CrosscheckReport`` (rows agree, differ, malformed, unmatched).
     ``path``: CuTe's headers for ``cute``/``cute-text`` (default: the installed nvidia-cutlass).  A
     reference that cannot run raises ``FileNotFoundError`` with the reason (``reference_reasons``)."""
-    from .checks.references import reference as _reference  # noqa: PLC0415
+    from .checks.references import reference as _reference
     ref = _reference(name)
     timeout = _timeout(timeout)
     if specs is None or isinstance(specs, (str, Path)):
@@ -554,7 +554,7 @@ def _evaluate_reference(task: tuple[str, list[Spec], float, str | Path | None]) 
 
 def reference_reasons() -> dict[str, str]:
     """Each reference's name -> '' when it can run here, else why not (which extra to install)."""
-    from .checks.references import probe_all  # noqa: PLC0415
+    from .checks.references import probe_all
     return probe_all()
 
 
@@ -566,8 +566,8 @@ def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float 
     ``reports``: references already evaluated (``reference(name, specs)`` of the same specs), by name, used
     as they are instead of evaluating them again.  ``jobs``: worker processes that evaluate the references,
     one reference each (default ``default_jobs()``; 1: in this process); the matrix is the same either way."""
-    from .checks.references import NAMES  # noqa: PLC0415
-    from .checks.references import matrix as _matrix  # noqa: PLC0415
+    from .checks.references import NAMES
+    from .checks.references import matrix as _matrix
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
     specs = list(specs)
@@ -586,14 +586,14 @@ def references(specs: Iterable[Spec] | str | Path | None = None, timeout: float 
         todo.append((name, specs, timeout, path))
     jobs = min(default_jobs() if jobs is None else jobs, len(todo))
     if jobs > 1:
-        from .checks.run import in_workers  # noqa: PLC0415
+        from .checks.run import in_workers
         done = in_workers(_evaluate_reference, todo, jobs)
     else:
         done = [_evaluate_reference(t) for t in todo]
     evaluated.update(zip((t[0] for t in todo), done))
     versions = {}
     if cute is None:   # the installed wheel's version, not its path (the matrix is committed)
-        from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+        from importlib.metadata import PackageNotFoundError, version
         try:
             versions = {n: f"nvidia-cutlass {version('nvidia-cutlass')}" for n in ("cute", "cute-text")}
         except PackageNotFoundError:
@@ -796,9 +796,9 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
         d = api.consistent(Given("tma", "64x64:128B"), Given("descriptor", "0x4000004000010000"), type="f16",
                            major="K")
     """
-    from .checks.consistency import chain, decide  # noqa: PLC0415
-    from .checks.consistency_sides import Context, Given, resolve  # noqa: PLC0415
-    from .layout.shared import element_bits  # noqa: PLC0415
+    from .checks.consistency import chain, decide
+    from .checks.consistency_sides import Context, Given, resolve
+    from .layout.shared import element_bits
     lookup = list(specs) if specs is not None else None
 
     def find(lid: str) -> Any:
@@ -810,7 +810,7 @@ def consistent(writer: Any, reader: Any, specs: Iterable[Spec] | None = None, *,
     def steps(x: Any) -> list[Any]:
         return list(x) if isinstance(x, (list, tuple)) else [x]
 
-    from .layout.params import Side, check, own, side_of  # noqa: PLC0415
+    from .layout.params import Side, check, own, side_of
     ctx = Context(element_bits(type) if type else None, tile, base, major, instr, unit)
     params = _params(params)
     # each layout's side (``layout.params``): its values checked before it is bound, every name once all are read
@@ -838,20 +838,20 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
     address; ``params``: values index code may read by name (``--param``; another notation reads none: a
     ``FamilyError``).  Bad text is a ``NotationError`` at its position."""
-    from .layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
-    from .layout.params import Side, check  # noqa: PLC0415
+    from .layout.notations.cute_shared import import_cute_shared
+    from .layout.params import Side, check
     if notation != "index":
         check(params, [Side(f"the {notation} layout")])
-    from .layout.notations.index_shared import import_index_shared  # noqa: PLC0415
-    from .layout.notations.triton_shared import import_triton_shared  # noqa: PLC0415
-    from .layout.shared import element_bits  # noqa: PLC0415
+    from .layout.notations.index_shared import import_index_shared
+    from .layout.notations.triton_shared import import_triton_shared
+    from .layout.shared import element_bits
     bits = element_bits(type) if type else None
     if notation == "cute":
         return import_cute_shared(text, bits, base, source)
     if notation == "triton":
         return import_triton_shared(text, tile, bits, base, source)
     if notation == "tma":
-        from .layout.shared import parse_tma_box, tma_layout  # noqa: PLC0415
+        from .layout.shared import parse_tma_box, tma_layout
         box = parse_tma_box(text)
         if bits is None:
             raise ValueError(f"the TMA box {box.rows}x{box.cols}:{box.mode} needs its element type (type=..., "
@@ -862,7 +862,7 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
             raise ValueError("index code needs the tile (rows, cols) and the element type")
         out = import_index_shared(text, tile, bits, unit, base, source, _params(params))
         if params:  # a name the code does not read is no one's here
-            from .layout.params import index_side  # noqa: PLC0415
+            from .layout.params import index_side
             raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
             check(params, [index_side("the index code", raw, params, ("row", "col"))])
         return out
@@ -872,9 +872,9 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
 def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **params: int) -> Any:
     """A ``[[layout]]`` of kind shared (``(row, col) -> offset`` in elements) as a ``SharedLayout``: ``params``
     bind some of a family's parameters; a family over ``T`` (elements per 16 bytes) is bound to the type's T."""
-    from .layout.algebra import bind  # noqa: PLC0415
-    from .layout.params import check, side_of  # noqa: PLC0415
-    from .layout.shared import element_bits, from_map  # noqa: PLC0415
+    from .layout.algebra import bind
+    from .layout.params import check, side_of
+    from .layout.shared import element_bits, from_map
     check(params, [side_of(lay)])
     names = {p.name for p in lay.params}
     env = dict(params)
@@ -902,7 +902,7 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
     engines decide (``verify.checks.map_conform.MapConformResult``: ``equal``, ``differs``, ``unknown``).  Bad
     text is a ``NotationError``/``FormulaError`` at its position; names that cannot match a
     ``MapConformError``."""
-    from .checks.map_conform import MapConformError, conform_map as _conform_map  # noqa: PLC0415
+    from .checks.map_conform import MapConformError, conform_map as _conform_map
     if isinstance(spec, str):
         if specs is None or isinstance(specs, (str, Path)):
             specs = load(str(specs) if specs is not None else _bundled.resolve().path)
@@ -920,12 +920,12 @@ def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | 
     values of ``params`` that bind the spec (``conform_map`` and ``table --formula`` of a map read it so).
     ``params`` binds the spec's parameters and any other name the index code reads (``layout.params``: a
     name neither has is a ``FamilyError``)."""
-    from .checks.map_conform import MapConformError  # noqa: PLC0415
-    from .layout.algebra import bind  # noqa: PLC0415
-    from .layout.family import Param  # noqa: PLC0415
-    from .layout.named import formula_map  # noqa: PLC0415
-    from .layout.notations import NotationError  # noqa: PLC0415
-    from .layout.params import Side, check, foreign, own, reads, side_of  # noqa: PLC0415
+    from .checks.map_conform import MapConformError
+    from .layout.algebra import bind
+    from .layout.family import Param
+    from .layout.named import formula_map
+    from .layout.notations import NotationError
+    from .layout.params import Side, check, foreign, own, reads, side_of
     spec_side = side_of(spec)
     env, extra = own(params, spec_side), foreign(params, spec_side)
     check(env, [spec_side])
@@ -941,7 +941,7 @@ def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | 
         return (bind(given, **env, **extra) if env or extra else given), env
     check(extra, [spec_side])  # only index code reads a name of its own
     if notation == "table":
-        from .layout.notations.map_table import parse_map_table  # noqa: PLC0415
+        from .layout.notations.map_table import parse_map_table
         base = bind(spec.map, **env) if env else spec.map
         return parse_map_table(text, base.inputs, base.outputs, source), env
     if spec.kind != "shared":
@@ -958,9 +958,9 @@ def descriptor(layout: Any, *, instr: str = "wgmma", major: str | None = None, r
     """The descriptor of ``instr`` that reads ``layout`` (row = M or N, col = K) as an operand tile of ``rows``
     rows, or why none does; with ``check``, whether that 64-bit descriptor does (``DescriptorResult``).  One
     result per parameter binding of a family, ``[({}, result)]`` otherwise."""
-    from .checks import descriptor as d  # noqa: PLC0415
-    from .layout.algebra import bind  # noqa: PLC0415
-    from .layout.named import bindings  # noqa: PLC0415
+    from .checks import descriptor as d
+    from .layout.algebra import bind
+    from .layout.named import bindings
     out = []
     for env in bindings(layout.map):
         one = dataclasses.replace(layout, map=bind(layout.map, **env)) if env else layout
@@ -977,13 +977,13 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
     mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
     an access that does not fit the tile; ``FormulaError`` for bad address text.  ``params``: values the
     address code may read by name (``--param``)."""
-    from .checks.banks import check_banks  # noqa: PLC0415
-    from .layout.smem_access import default_pattern, parse_access, pattern_from_text  # noqa: PLC0415
+    from .checks.banks import check_banks
+    from .layout.smem_access import default_pattern, parse_access, pattern_from_text
     acc = parse_access(access)
     pat = pattern_from_text(addresses, acc, layout.element_bits, params=_params(params)) if addresses else \
         default_pattern(acc, layout.element_bits)
     if params:  # a name the address code does not read is no one's here
-        from .layout.params import Side, check, index_side  # noqa: PLC0415
+        from .layout.params import Side, check, index_side
         check(params, [index_side("the address code", addresses, params, (), ("row", "col"), True) if addresses
                        else Side("the access")])
     return check_banks(layout, acc, pat, timeout)
@@ -994,7 +994,7 @@ def check_given(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> Any:
     ``surjective`` and ``valid``, Triton's rule (a bijection once the input bits that move no element, broadcast,
     are removed), each by both engines (``verify.checks.validity.GivenCheck``).  A family: ``ValueError``."""
     _a_layout(layout, "layout")
-    from .checks.validity import check_given as _check_given  # noqa: PLC0415
+    from .checks.validity import check_given as _check_given
     return _check_given(layout, _timeout(timeout))
 
 
@@ -1005,8 +1005,8 @@ def register_banks(registers: str | bytes, layout: Any, access: str, *, tensor: 
     width derived from the two layouts (``verify.checks.banks_registers``).  ``registers``: a Triton distributed
     layout (bases JSON, ``#ttg.linear``, TTGIR with ``tensor`` picking the tensor type).  ``NotationError`` for bad
     text, ``ValueError`` for layouts Triton would not lower so."""
-    from .checks.banks_registers import check_register_banks  # noqa: PLC0415
-    from .layout.notations.triton import parse_triton  # noqa: PLC0415
+    from .checks.banks_registers import check_register_banks
+    from .layout.notations.triton import parse_triton
     kind = access.strip().split(".")[0]
     if access.strip() not in (f"{kind}.shared",):
         raise ValueError(f"with a register layout the access is ld.shared or st.shared (the vector width is derived), "
@@ -1032,7 +1032,7 @@ def verify_kernel(launch: str | Path | Any | None = None, *, ptx: str | Path | N
     "type": "f16", "shape": [128, 64]}``, numbers, ``{"type": "f16", "value": 1.0}``, ``{"tensor_map": "A", "box":
     [64, 64], "swizzle": "128B"}``...).  Bad input raises
     ``SpecError`` (with its position) or ``UsageError``."""
-    from .kernel import frontdoor  # noqa: PLC0415
+    from .kernel import frontdoor
     return frontdoor.verify(launch, ptx=ptx, cu=cu, arch=arch, triton=triton, constexprs=constexprs, target=target,
                             num_warps=num_warps, num_stages=num_stages, entry=entry, grid=grid, block=block,
                             shared=shared, computes=computes, args=args, cluster=cluster)

@@ -211,7 +211,7 @@ def nesting_error(text: str, syntax: str, limit: int = MAX_NESTING) -> tuple[int
 
 def parse_json(text: str, name: str, error: ErrorFactory = SpecError) -> object:
     """JSON text -> value, nesting bounded first; every error is ``error(name, line, col, msg)``."""
-    import json  # noqa: PLC0415
+    import json
     deep = nesting_error(text, "json")
     if deep is not None:
         raise error(name, *deep, f"JSON: arrays or objects nested deeper than {MAX_NESTING} levels")
@@ -226,7 +226,7 @@ def parse_json(text: str, name: str, error: ErrorFactory = SpecError) -> object:
 def json_text(value: object, limit: int = 40) -> str:
     """A value read from JSON as JSON writes it, for messages (``true``, ``null``, ``"x"``, ``[1, 2]``: never
     Python's ``True``/``None``/``'x'``), cut at ``limit`` characters."""
-    import json  # noqa: PLC0415
+    import json
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):  # not a JSON value (an API caller's object): as Python shows it

@@ -327,7 +327,7 @@ def _examples(sec: Section, page: Page, syntax_aligned: set[str] = frozenset()) 
             if ";" in text:
                 statement = ""
                 flush()
-            for m in re.finditer(r"\b(wmma\.(?:load|store|mma))((?:\.\w+)*?)\.sync\b(?!\.aligned)", cl.text):  # noqa: E501
+            for m in re.finditer(r"\b(wmma\.(?:load|store|mma))((?:\.\w+)*?)\.sync\b(?!\.aligned)", cl.text):
                 if m.group(1) in syntax_aligned:
                     out.append(_finding("example-qualifier", page.path, cl.line, cl.col + m.start(), cl.text.strip(),
                                         f"example {m.group(0)}... lacks .aligned, which the syntax of "
@@ -481,7 +481,7 @@ def _movmatrix(sec: Section, page: Page) -> list[IngestFinding]:
 
 
 def _captions(sec: Section, page: Page) -> list[IngestFinding]:
-    from .docpage import Caption  # noqa: PLC0415
+    from .docpage import Caption
     wrong = [b for b in sec.blocks if isinstance(b, Caption) and "SFA_ID" in b.text.replace("\\", "")]
     if not wrong:
         return []

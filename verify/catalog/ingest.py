@@ -52,7 +52,7 @@ class IngestResult:
     def specs(self) -> list[tuple[str, str]]:
         """[(spec file name, TOML text)] of every section: written by ``ingest --out`` (checks read the
         sections directly, ``verify.catalog.pages.page_spec``)."""
-        from .emit import emit_toml  # noqa: PLC0415 - only ``ingest`` writes spec text
+        from .emit import emit_toml
         return [(s.name + ".toml", emit_toml(s)) for s in self.sections if s.fragments]  # an unread one: its error
 
     @property

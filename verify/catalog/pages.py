@@ -51,8 +51,8 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
 def ingest(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
     """The sections of the pages ``paths`` (files, or directories of pages); cross references and
     anchors resolve among them and the reference pages ``docs`` (files or directories), nothing else."""
-    from .docpage import PageError  # noqa: PLC0415
-    from .ingest import ingest_pages  # noqa: PLC0415
+    from .docpage import PageError
+    from .ingest import ingest_pages
     try:
         return ingest_pages(expand_pages(paths), expand_pages(docs))
     except PageError as e:
@@ -142,7 +142,7 @@ def _sort_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str | Pat
 
 def page_release(pages: Sequence[Path]) -> str:
     """The release the pages state (``known.release_of``; "" where they state none)."""
-    from .docpage import PageError, read_page  # noqa: PLC0415
+    from .docpage import PageError, read_page
     read = []
     for p in pages:
         try:
@@ -155,7 +155,7 @@ def page_release(pages: Sequence[Path]) -> str:
 def release(paths: Sequence[str | Path]) -> tuple[str, tuple[Named, ...]]:
     """The release the doc pages among ``paths`` state (``known.release_of``) and their sections, each as the
     release states it (number, title, anchor); ``("", ())`` where no page is among them."""
-    from .docpage import PageError, read_page  # noqa: PLC0415
+    from .docpage import PageError, read_page
     pages = []
     for p in _sort_paths(paths)[0]:
         try:
@@ -226,7 +226,7 @@ def _states_any(spec: Spec) -> bool:
 def _with_shared(specs: list[Spec], found: tuple, pages: list[Path], against: Sequence[str | Path] | None,
                  release: str = "") -> tuple[list[Spec], tuple]:
     """The shared-memory pages' map layouts and errata (``verify.catalog.shared_pages``) added."""
-    from .shared_pages import read  # noqa: PLC0415 - read only when pages are given
+    from .shared_pages import read
     more, errata = read(pages, against, release)
     return specs + more, tuple(sorted(found + tuple(errata), key=lambda f: (f.page, f.line, f.column, f.kind)))
 
@@ -236,8 +236,8 @@ def statement_specs(pages: Sequence[Path], against: Sequence[str | Path] | None,
     that has statements, carrying them and the reviewed layouts and maps they are judged by
     (``verify.checks.statements``): every layout of ``against``, else of the bundled specs that state the
     instructions the statements are about."""
-    from .docpage import PageError, read_page  # noqa: PLC0415
-    from .page_statements import read as read_statements  # noqa: PLC0415
+    from .docpage import PageError, read_page
+    from .page_statements import read as read_statements
     read: list[Any] = []
     for p in pages:
         try:
@@ -277,8 +277,8 @@ def _reviewed_with_prefixes(against: Sequence[str | Path] | None, prefixes: froz
 
 def _layout_ids(path: str) -> frozenset[str]:
     """The ids of a spec file's ``[[layout]]`` tables, read without building them."""
-    from ..files import read_text  # noqa: PLC0415
-    from .spec import parse_toml  # noqa: PLC0415
+    from ..files import read_text
+    from .spec import parse_toml
     data = parse_toml(path, read_text(path))
     tables = data.get("layout")
     return frozenset(t["id"] for t in tables if isinstance(t, dict) and isinstance(t.get("id"), str)) \
@@ -347,7 +347,7 @@ def why_nothing(paths: Sequence[str | Path]) -> str:
     """Why the doc pages among ``paths`` gave nothing to check, page by page ("" when none is a page): a page
     with no numbered section heading is not in a shape the reader knows; one whose sections state no layout
     the tool reads from pages says which sections it has."""
-    from .docpage import PageError, read_page  # noqa: PLC0415
+    from .docpage import PageError, read_page
     reasons: list[str] = []
     for p in expand_pages([q for q in map(Path, paths) if is_page(q) or q.is_dir()]):
         try:

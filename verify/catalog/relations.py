@@ -215,7 +215,7 @@ def _warp_tiles(c: Layout, num: int, row0: int) -> Any:
 def _datapath_reads(layouts: Mapping[str, Any]) -> list[Relation]:
     """A data-path layout of 9.7.16.10.5 read by a warpgroup's tcgen05.ld (warp w at lane 32 w + base): which
     register of which thread holds D(row, col), and (one-CTA layouts) that the load reads every element once."""
-    from ..catalog.tmem import as_read_fragment, matrix_of, read_map  # noqa: PLC0415
+    from ..catalog.tmem import as_read_fragment, matrix_of, read_map
     out: list[Relation] = []
     for letter, env, shape, num, base, cta, ref, once in _DATAPATH_READS:
         lid = effective_id(f"tcgen05.datapath.{letter}", layouts)

@@ -173,7 +173,7 @@ def parse_symbolic(text: str) -> tuple[list[tuple[Any, Any]], list[tuple[Any, An
 
 
 def _names(e: Any) -> set[str]:
-    from ..formula import walk  # noqa: PLC0415
+    from ..formula import walk
     if isinstance(e, int):
         return set()
     return {n.name for n in walk(e) if isinstance(n, Var)}
@@ -190,7 +190,7 @@ def _subst(e: Any, env: dict[str, Any]) -> Any:
 
 
 def _value(e: Any, env: dict[str, int]) -> int:
-    from ..engines import oracle  # noqa: PLC0415
+    from ..engines import oracle
     if isinstance(e, int):
         return e
     f = Formula((Definition("v", (Case(e, None),)),), "x")
@@ -260,7 +260,7 @@ def concrete_map(row_mode: Any, col_mode: Any, swizzle: Swizzle | None, T: int) 
 
 def _fast(f: Formula, T_values: Sequence[int]) -> Formula:
     """``f`` with ``T`` (a power of two) as shifts by ``lt = log2(T)`` (``pow2_rewrite``)."""
-    from ..formula import Compare  # noqa: PLC0415
+    from ..formula import Compare
     lt = Definition("lt", tuple(Case(Num(t.bit_length() - 1), Compare(("==",), (Var("T"), Num(t)))) for t in T_values))
     defs = tuple(Definition(d.name, tuple(Case(pow2_rewrite(c.expr, "T", Ref("lt")), c.cond) for c in d.cases))
                  for d in f.definitions)
@@ -550,7 +550,7 @@ def _wgmma(ctx: _Ctx) -> None:
 
 
 def _show(e: Any) -> str:
-    from ..layout.family import extent_text  # noqa: PLC0415
+    from ..layout.family import extent_text
     return extent_text(e)
 
 
@@ -754,9 +754,9 @@ _EXAMPLE_HEAD = re.compile(r"(K|MN)-Major,\s*(.+?)\s+and\s+(\w+)\s+type", re.I)
 
 
 def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
-    from ..layout.notations.cute import flatten  # noqa: PLC0415
-    from ..layout.notations.cute_shared import parse_cute_shared  # noqa: PLC0415
-    from ..layout.notations.errors import NotationError  # noqa: PLC0415
+    from ..layout.notations.cute import flatten
+    from ..layout.notations.cute_shared import parse_cute_shared
+    from ..layout.notations.errors import NotationError
     if CANONICAL not in ctx.pages:
         return
     sec, page = ctx.pages[CANONICAL]
@@ -1098,7 +1098,7 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
     fixed constant that does not fit its field, the swizzle codes against their field and the invalid ones the
     note names, the leading-dimension mode bit against the strides page's "Bit #52", and the base-offset rule as
     for wgmma."""
-    from ..layout.descriptor import FIELDS, SWIZZLE_ORDER, fields_formula, fields_map  # noqa: PLC0415
+    from ..layout.descriptor import FIELDS, SWIZZLE_ORDER, fields_formula, fields_map
     sec, page = ctx.pages[TC_DESCRIPTOR]
     number = sec.number
     table = next((b for b in sec.blocks if isinstance(b, Table) and b.header and "Bit-field" in b.header[0]), None)
@@ -1224,16 +1224,16 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
 
 def _reviewed(against: Sequence[str | Path] | None, release: str = "") -> dict[str, MapLayout]:
     """The reviewed maps (``against``, default the bundled specs) of the facts that apply to ``release``."""
-    from . import bundled  # noqa: PLC0415
-    from .known import applies  # noqa: PLC0415
-    from .spec import load_specs  # noqa: PLC0415
+    from . import bundled
+    from .known import applies
+    from .spec import load_specs
     # a reviewed spec that does not load is an error (SpecError, one line, exit 2), never "no expectations"
     specs = load_specs(list(against) if against is not None else [bundled.resolve().path])
     return {m.id: m for s in specs if applies(s.source, release) for m in s.maps}
 
 
 def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     ref = reviewed.get(m.id)
     expect = {k: v for k, v in (ref.expect.items() if ref is not None else ()) if k in m.checks}
     return dataclasses.replace(m, expect=expect, erratum=ref.erratum if ref is not None else "")

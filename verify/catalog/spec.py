@@ -711,7 +711,7 @@ _DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 def _dims(loc: Locator, table: Mapping[str, Any], key: str, k: int, params: tuple[str, ...]) -> tuple[Any, ...]:
     """``inputs = { row = 8, col = "8 * T" }``: named dimensions in order, sizes integers or expressions over
     the parameters."""
-    from ..layout.dims import Dim  # noqa: PLC0415
+    from ..layout.dims import Dim
     v = table.get(key)
     if not isinstance(v, dict) or not v:
         raise loc.error(*(loc.key(key, k) if key in table else loc.line_of_offset(loc.fragment_start(k))),
@@ -730,7 +730,7 @@ def _dims(loc: Locator, table: Mapping[str, Any], key: str, k: int, params: tupl
 def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instruction: str,
                      src: Mapping[str, Any]) -> list[MapLayout]:
     """One ``[[layout]]``: a map with no register facts (and its correction, if any)."""
-    from ..layout.named import FormulaMap as NamedFormulaMap  # noqa: PLC0415
+    from ..layout.named import FormulaMap as NamedFormulaMap
     if not isinstance(table, dict):
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[layout]] must be a table")
     _unknown_keys(loc, table, _MAP_KEYS, "[[layout]]", k)
@@ -744,7 +744,7 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
     names = tuple(p.name for p in params)
     inputs = _dims(loc, table, "inputs", k, names)
     outputs = _dims(loc, table, "outputs", k, names)
-    from ..layout.dims import unique  # noqa: PLC0415
+    from ..layout.dims import unique
     try:
         unique(inputs, "inputs")
         unique(outputs, "outputs")

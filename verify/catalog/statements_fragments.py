@@ -149,7 +149,7 @@ def _continued(sink: Sink, b: Text, instruction: str, shape: str, operand: str, 
                     sink.out[k] = dataclasses.replace(st, value=None, unread=str(e))
                 break
         return
-    from .docpage import clean_inline  # noqa: PLC0415
+    from .docpage import clean_inline
     n = b.line
     lid = ""
     while 0 < n <= len(sink.page.lines) and sink.page.lines[n - 1].strip():

@@ -440,10 +440,10 @@ def _example(sink: Sink, head: Text, h: re.Match[str], blocks: list[Any]) -> Non
 
 def _exact_map(text: str, bits: int | None) -> tuple[Any, str]:
     """An example's exact layout (``Swizzle<B,M,S> o (shape):(stride)``, integers) as the map the reviewed spec holds."""
-    from ..layout.notations.cute import flatten  # noqa: PLC0415
-    from ..layout.notations.cute_shared import parse_cute_shared  # noqa: PLC0415
-    from ..layout.notations.errors import NotationError  # noqa: PLC0415
-    from .shared_pages import concrete_map  # noqa: PLC0415
+    from ..layout.notations.cute import flatten
+    from ..layout.notations.cute_shared import parse_cute_shared
+    from ..layout.notations.errors import NotationError
+    from .shared_pages import concrete_map
     if not bits or 128 % bits:
         return None, "the example's type has no element size"
     try:
@@ -462,8 +462,8 @@ def _exact_map(text: str, bits: int | None) -> tuple[Any, str]:
 def _canonical_map(text: str, major: str, mode: str) -> tuple[Any, str]:
     """A canonical layout the page writes (``Swizzle<B,M,S> o ((8,m),(T,2k)):(...)``) as the family map the reviewed
     specs hold (``shared_pages.canonical_family``), or why it does not read."""
-    from ..layout.shared import Swizzle  # noqa: PLC0415
-    from .shared_pages import WGMMA_T  # noqa: PLC0415
+    from ..layout.shared import Swizzle
+    from .shared_pages import WGMMA_T
     sm = re.match(r"\s*Swizzle\s*<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\s*o\s*", text)
     if not sm:
         return None, "no Swizzle<B,M,S> o before the layout"

@@ -83,7 +83,7 @@ def placed(lay: SharedLayout, pat: Pattern, step: tuple[int, int]) -> Any:
 
 
 def _enumerate(m: Any, lay: SharedLayout, access: Access, env: Mapping[str, int]) -> dict[str, np.ndarray]:
-    from ..layout.named import grid  # noqa: PLC0415
+    from ..layout.named import grid
     pts = grid(m.inputs, env)
     v = m.evaluate(pts, env)
     shape = v.ok.shape  # (lane, a, b)

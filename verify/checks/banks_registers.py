@@ -107,7 +107,7 @@ def _offsets(regs: TritonLayout, lay: SharedLayout) -> np.ndarray:
     """The element offset of every (thread, register); -1 where the shared layout places no such cell."""
     rows, cols = int(lay.rows), int(lay.cols)
     row, col = _cells(regs)
-    from ..layout.named import evaluate_all  # noqa: PLC0415
+    from ..layout.named import evaluate_all
     v = evaluate_all(lay.map)
     table = np.where(np.asarray(v.ok, bool), np.asarray(v.out["offset"], np.int64), -1)
     inside = (row < rows) & (col < cols)

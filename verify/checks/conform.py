@@ -531,7 +531,7 @@ def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, no
     notation = notation or getattr(given.map, "notation", "")
     text = text or given.formula_text
     result = _decide(spec, given, timeout, notation, text, t0)
-    from .family import check_any  # noqa: PLC0415  (family imports fragment, as conform does)
+    from .family import check_any
     own = check_any(given, timeout)
     return dataclasses.replace(result, given_checks=tuple(own.get(name) for name in GIVEN_CHECKS),
                                hint=_thr_id_hint(spec, given, notation, result.status),
@@ -577,7 +577,7 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
     unspecified = [lay for lay in (spec, given) if lay.unspecified]
     if unspecified:
         return done("unspecified", None, unspecified_message(unspecified), {}, ())
-    from .tiled import can_tile  # noqa: PLC0415
+    from .tiled import can_tile
     if (given.rows, given.cols) != (spec.rows, spec.cols) and can_tile(spec, given):
         return _decide_tiled(spec, given, timeout, done)
     if (given.rows, given.cols) != (spec.rows, spec.cols):
@@ -630,7 +630,7 @@ def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> Co
     the permutation is said per warp (``BlockPermutation``), the first difference is ``same_map``'s.  Otherwise
     what the caller's ``differs`` adds: "" when the given is no such tile, a line when a step is undecided (an
     ``unknown`` within the budget, or the engines disagree), so that an undecided step is never passed over."""
-    from .tiled import BlockPermutation, coverage, tile_of_permuted  # noqa: PLC0415
+    from .tiled import BlockPermutation, coverage, tile_of_permuted
     found = tile_of_permuted(spec, given, timeout)
     if found is None:
         return ""
@@ -663,7 +663,7 @@ def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> Co
 def _decide_tiled(spec: Layout, given: Layout, timeout: float, done: Any) -> ConformResult:
     """A given over more threads or elements and a larger extent than the spec: ``tiled`` (``verify.checks.tiled``:
     each warp's repeats are the spec moved to a sub-tile, and the sub-tiles cover the block), else ``differs``."""
-    from .tiled import tiled  # noqa: PLC0415
+    from .tiled import tiled
     st, tiling, cov, _ = tiled(spec, given, timeout)
     if tiling is None:
         if st.status != "refuted":

@@ -96,7 +96,7 @@ def chain(maps: Sequence[NamedMap], params: Mapping[str, int] | None = None) -> 
     Pre: each step's inputs are outputs of the pipeline so far or new names.  Post: the pipeline's inputs are the
     first map's then the new ones, its outputs the last map's; it is ``A.compose`` and ``A.product`` (with an
     identity of the new inputs) of the steps; a name in ``params`` that no step has is left alone."""
-    from ..layout import algebra as A  # noqa: PLC0415
+    from ..layout import algebra as A
     env = dict(params or {})
 
     def bound(m: NamedMap) -> NamedMap:
@@ -144,8 +144,8 @@ def _broadcast(writer: NamedMap, reader: NamedMap, timeout: float) -> tuple[Name
     change along them (a broadcast: stride 0), which both engines prove (``maps.same`` of the reader and the
     reader with the input held at 0).  ``ValueError`` where they change (the names differ: not comparable) or
     where that is not decided."""
-    from ..layout import algebra as A  # noqa: PLC0415
-    from .maps import same  # noqa: PLC0415
+    from ..layout import algebra as A
+    from .maps import same
     bdims = tuple(d for d in reader.inputs if d.name not in names(writer.inputs))
     if not bdims:
         return reader, ()

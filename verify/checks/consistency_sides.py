@@ -90,7 +90,7 @@ def _shift(e: NotationError, g: Given) -> NotationError:
 
 def _text(g: Given) -> str:
     if isinstance(g.text, (bytes, bytearray)):
-        from ..layout.notations.errors import decode_source  # noqa: PLC0415
+        from ..layout.notations.errors import decode_source
         return decode_source(g.text, g.source, limit=1 << 20)
     return g.text
 
@@ -115,13 +115,13 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
     """One given step, or None when it needs names it cannot have yet (``final``: use the defaults now).
     ``family``: the parameters of the layouts on either side that ``--param`` leaves free, ``values`` those it
     binds: index code may read both by name."""
-    from ..layout.notations import storage  # noqa: PLC0415
+    from ..layout.notations import storage
     text = _text(g)
     ins = prev if prev is not None else coords
     single = targets[0].name if targets is not None and len(targets) == 1 else "offset"
     bits = ctx.type_bits
     if g.notation == "tma":
-        from ..layout.shared import parse_tma_box, tma_layout  # noqa: PLC0415
+        from ..layout.shared import parse_tma_box, tma_layout
         try:
             box = parse_tma_box(text)
         except ValueError as e:
@@ -139,7 +139,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
             raise ValueError(f"{g.name()}: a descriptor reads the other side's shared-memory tile; give the writer as "
                              "a shared-memory layout (a TMA box, CuTe, Triton, index code with --type, or a shared "
                              "layout id)")
-        from .descriptor import descriptor_reads  # noqa: PLC0415
+        from .descriptor import descriptor_reads
         try:
             value = int(text.strip(), 0)
         except ValueError:
@@ -147,7 +147,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         return _shared_step(descriptor_reads(other_shared, value, ctx.instr, ctx.major), g.name())
     if g.notation == "cute":
         if bits is not None or _SHARED_CUTE.search(text):
-            from ..layout.notations.cute_shared import import_cute_shared  # noqa: PLC0415
+            from ..layout.notations.cute_shared import import_cute_shared
             return _shared_step(import_cute_shared(text, bits, ctx.base, g.source), g.name())
         if ins is None and not final:
             return None
@@ -159,7 +159,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
     if g.notation == "triton":
         shared = bits is not None or _SHARED_TRITON.search(text) is not None
         if shared:
-            from ..layout.notations.triton_shared import import_triton_shared  # noqa: PLC0415
+            from ..layout.notations.triton_shared import import_triton_shared
             tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
                 (_tile_of_dims(coords) if coords is not None else None)
             if tile is None and not final and "memdesc" not in text:
@@ -173,7 +173,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         return Step(storage.bases_map(text, _fixed(ins, g), single, g.source), g.name())
     if g.notation == "index":
         if bits is not None:
-            from ..layout.notations.index_shared import import_index_shared  # noqa: PLC0415
+            from ..layout.notations.index_shared import import_index_shared
             tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
                 (_tile_of_dims(coords) if coords is not None else None)
             if tile is None:
@@ -183,7 +183,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
             # index code states no extent: its buffer is the tile (a write past it is out of range)
             step = _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source, values,
                                                     buffer=tile[0] * tile[1]), g.name())
-            from ..layout.params import index_side  # noqa: PLC0415
+            from ..layout.params import index_side
             return replace(step, reads=index_side(g.name(), text, values or {}, ("row", "col")).reads)
         if ins is None or targets is None:
             if not final:
@@ -216,10 +216,10 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
     """Both sides' steps as named maps (module docstring).  ``lookup(id)`` gives a ``MapLayout``/``Layout``;
     other steps may already be named maps or ``SharedLayout``s.  ``ValueError`` (or a positioned
     ``NotationError``) when a step cannot be read."""
-    from ..layout.algebra import bind  # noqa: PLC0415
-    from ..layout.model import Layout, MapLayout  # noqa: PLC0415
-    from ..layout.shared import SharedLayout, from_map  # noqa: PLC0415
-    from ..layout.views import fragment_map  # noqa: PLC0415
+    from ..layout.algebra import bind
+    from ..layout.model import Layout, MapLayout
+    from ..layout.shared import SharedLayout, from_map
+    from ..layout.views import fragment_map
     params = dict(params or {})
     sides: list[list[Step]] = [[], []]
     for k, steps in enumerate((writer, reader)):
@@ -294,7 +294,7 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
 
 def _free(sides: list[list[Step]]) -> tuple[Any, ...]:
     """The parameters the resolved steps still have (a family's that ``--param`` left free), each once."""
-    from ..layout.named import merge_params  # noqa: PLC0415
+    from ..layout.named import merge_params
     return merge_params(*(tuple(s.map.params) for side in sides for s in side if s.map is not None))
 
 

@@ -324,7 +324,7 @@ def check_unspecified(layout: Layout) -> LayoutResult:
 def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
     """Enumeration: the first defined (lane, i) whose cell lies outside the matrix (undefined points
     are not part of a partial layout)."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
     c = cells_of(inst)
     g = np.broadcast_to(c.group[:, None], c.ok.shape)
     outside = c.ok & ~((g >= 0) & (g < inst.groups) & (c.row >= 0) & (c.row < inst.rows)
@@ -489,7 +489,7 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
     """``a`` and ``b`` are the same map for every binding of their (common) parameters: Z3 with the
     parameters free (one query), the enumeration instance by instance; the witness is the first
     differing (binding, lane, i).  Plain layouts go to ``equivalence.same_map``."""
-    from . import equivalence  # noqa: PLC0415
+    from . import equivalence
     if not a.is_family and not b.is_family:
         return equivalence.same_map(a, b, timeout, names, expected, check)
     t0 = time.perf_counter()

@@ -150,7 +150,7 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
     (``layout.params``, rule 1): the given carries those it read in ``params_bound``; ``strict``: one it does
     not read is an error naming the valid ones (``False``: another side may read it, and the command checks
     every side's names at once)."""
-    from ..layout.notations.errors import NeedsMember, NotationError  # noqa: PLC0415
+    from ..layout.notations.errors import NeedsMember, NotationError
     fam = side_of(like)
     extra = foreign(params, fam)
     chosen = own(params, fam)
@@ -186,7 +186,7 @@ def read_as(like: Layout, read: Callable[[Layout], Layout], params: Mapping[str,
     if len(envs) == 1:
         fits = reads
     if len(fits) == 1:
-        import dataclasses  # noqa: PLC0415
+        import dataclasses
         env, _, g = fits[0]
         read_extra = tuple((k, v) for k, v in g.params_bound if k in extra)
         return done(dataclasses.replace(g, params_bound=tuple(env.items()) + read_extra))
@@ -215,7 +215,7 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
     """``conform`` of a given layout against any spec layout: a plain spec once; a family against the member
     ``params`` names, or the member the given was read as (``read_as`` tags it), or, for a given that is a
     family itself, every member (``FamilyResult``)."""
-    from .conform import conform  # noqa: PLC0415
+    from .conform import conform
     check(params, [side_of(spec), side_of(given)])  # every name had by a side (index code's own values too)
     if not spec.is_family:
         return conform(spec, given, timeout, block=block)
@@ -228,7 +228,7 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
         label = f"conform {spec.id} <- {_shown(given)}"
 
         def run(env: dict[str, int]) -> Any:
-            import dataclasses  # noqa: PLC0415
+            import dataclasses
             res = conform(member(spec, env), member(given, env), timeout, block=block)
             return dataclasses.replace(res, member_note=f"{binding_text(env)}, {note}") if note else res
 
@@ -242,7 +242,7 @@ def conform_any(spec: Layout, given: Layout, timeout: float, params: Mapping[str
     if len(fits) != 1:
         raise FamilyError(f"{spec.id} is a family and the given fits {len(fits)} of its members: give --param "
                           "NAME=VALUE to pick one")
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     res = conform(member(spec, fits[0]), given, timeout, block=block)
     return dataclasses.replace(res, member_note=f"{binding_text(fits[0])}, {why}")
 
@@ -251,7 +251,7 @@ def _largest_tile(spec: Layout, given: Layout, envs: list[dict[str, int]],
                   block: tuple[int, int] | None) -> tuple[list[dict[str, int]], str]:
     """A block tile given against a family: the member with the most elements (then columns) whose threads and
     elements divide the given's and whose extent fits in its block, the one whose tiles are fewest."""
-    from .tiled import can_tile  # noqa: PLC0415
+    from .tiled import can_tile
     rows, cols = block if block is not None else (given.rows, given.cols)
     ok = [env for env in envs if can_tile(member(spec, env), given)
           and member(spec, env).rows <= rows and member(spec, env).cols <= cols]
@@ -320,7 +320,7 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
                                       f"{o_lay.id}: give --param {name}=VALUE, or --from-param and --to-param to "
                                       "bind each side")
                 variables.append((have, (FROM, TO)))
-    import itertools  # noqa: PLC0415
+    import itertools
     out = []
     for combo in itertools.product(*(p.values for p, _ in variables)):
         shown, env_from, env_to = {}, dict(fixed[FROM]), dict(fixed[TO])
@@ -345,7 +345,7 @@ def handoff_any(source: Layout, target: Layout, timeout: float, params: Mapping[
     """``handoff`` between any two layouts: plain layouts once; with families, every member or the ones the
     bindings name (``side_bindings``).  A member whose extents cannot be tiled onto each other is
     ``incompatible`` (exit 1), the others are decided as usual."""
-    from .handoff import HandoffError, handoff  # noqa: PLC0415
+    from .handoff import HandoffError, handoff
     shown, members = side_bindings(source, target, params, from_params, to_params)
     if not source.is_family and not target.is_family:
         return handoff(source, target, timeout)
@@ -367,7 +367,7 @@ def reduce_any(lay: Layout, axis: str, masks: tuple[int, ...], timeout: float,
                params: Mapping[str, int] | None = None) -> Any:
     """A butterfly reduction inside ``lay`` (``verify.checks.reduce``): a plain layout once, a family on every
     member or the one ``params`` names."""
-    from .reduce import reduction  # noqa: PLC0415
+    from .reduce import reduction
     check(params, [side_of(lay)])
     names = {p.name for p in lay.domain.params}
     envs = bindings(lay.domain.params, {k: v for k, v in (params or {}).items() if k in names})

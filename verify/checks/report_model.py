@@ -33,7 +33,7 @@ class _Stage(Protocol):
 
 class _NoProgress:
     def stage(self, label: str, total: int | None = None) -> Any:
-        import contextlib  # noqa: PLC0415
+        import contextlib
 
         @contextlib.contextmanager
         def run() -> Any:

@@ -83,7 +83,7 @@ def _die_with_parent(parent: int) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes  # noqa: PLC0415
+        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
             return False
@@ -145,8 +145,8 @@ def in_workers(fn: Any, items: Sequence[Any], jobs: int, done: Callable[[int], N
     An error in a worker, Ctrl-C or SIGTERM stops every worker before it propagates: none outlives this call.
     Each worker's solver state dies with it (a long-lived process pays for the Z3 terms it has held:
     docs/architecture.md)."""
-    import concurrent.futures as cf  # noqa: PLC0415
-    import multiprocessing as mp  # noqa: PLC0415
+    import concurrent.futures as cf
+    import multiprocessing as mp
     pool = cf.ProcessPoolExecutor(jobs, mp_context=mp.get_context("fork"), initializer=_worker_init,
                                   initargs=(os.getpid(),))
     try:
@@ -202,6 +202,6 @@ def check_all(specs: Sequence[Spec], timeout: float = DEFAULT_TIMEOUT, jobs: int
 def unread_findings(doc_findings: Sequence[DocFinding]) -> list[Finding]:
     """A page section the reader found but could not read (``unread-section``) is a failure of the run, whatever else
     is checked: its layouts are not, and a doc page never passes silently."""
-    from ..witnesses import TextPosition  # noqa: PLC0415
+    from ..witnesses import TextPosition
     return [Finding(f"section {f.section}", "unread", "refuted", "proved", f.one_line().replace(": error: ", ": ", 1),
                     TextPosition(f.page, f.line, f.column, f.kind)) for f in doc_findings if f.kind == "unread-section"]

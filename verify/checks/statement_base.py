@@ -62,7 +62,7 @@ class Context:
     def anchored(self, subject: str) -> list[Layout]:
         """The reviewed doc layouts of the section a ``section:ANCHOR`` subject names (by its anchor, or by its title
         where the page gives the heading no anchor)."""
-        from ..catalog.known import squeeze  # noqa: PLC0415
+        from ..catalog.known import squeeze
         key = subject.removeprefix("section:")
         return [lay for lay in self.doc_layouts() if (lay.source.anchor and lay.source.anchor == key)
                 or (squeeze(lay.source.title) == squeeze(key) and squeeze(key))]
@@ -105,7 +105,7 @@ def known_erratum(kind: str, subject: str, value: Any, note: str) -> None:
 
 def _known_subject(subject: str) -> str:
     """A section subject by its letters and digits (an anchor and a title with other spacing are one key)."""
-    from ..catalog.known import squeeze  # noqa: PLC0415
+    from ..catalog.known import squeeze
     return "section:" + squeeze(subject[len("section:"):]) if subject.startswith("section:") else subject
 
 
@@ -126,7 +126,7 @@ _SAME: dict[Any, Any] = {}  # maps.same's results by the two maps' values (keys)
 def same_map(a: Any, b: Any, timeout: float, names: tuple[str, str]) -> Any:
     """``maps.same`` (both engines) of two maps, memoised by their values within a process (bounded): the statements
     of a page mostly restate maps that were decided before (a page checked again, a row and its worked example)."""
-    from .maps import same  # noqa: PLC0415
+    from .maps import same
     key = (a.key(), b.key(), timeout, names)
     hit = _SAME.get(key)
     if hit is None:
@@ -145,7 +145,7 @@ def members(lay: Layout) -> list[dict[str, int]]:
 
 def _expr_values(text: str, lay: Layout) -> list[int] | str:
     """``N/4`` at every member of ``lay`` (or why it does not read)."""
-    from ..formula.parser import parse_expression  # noqa: PLC0415
+    from ..formula.parser import parse_expression
     params = tuple(p.name for p in lay.domain.params)
     try:
         e = parse_expression(text.replace(" ", ""), params) if not text.isdigit() else int(text)

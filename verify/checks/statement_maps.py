@@ -91,7 +91,7 @@ def groups_hold_lines(f: Fragment, group: int, which: str, timeout: float) -> Ch
     xa, oka, ya = f.encoded("a", w)
     xb, okb, yb = f.encoded("b", w)
     g = smt.bv(group, w)
-    import z3  # noqa: PLC0415
+    import z3
     split = z3.And(oka, okb, ya[lname] == yb[lname], z3.UDiv(xa[f.lane], g) != z3.UDiv(xb[f.lane], g))
     res, model = smt.solve([split], timeout)
     cex = _model(model, {"lane": xb[f.lane], "i": xb["i"], "line": yb[lname]}) if res == "sat" else None
@@ -127,7 +127,7 @@ def lane_cells(f: Fragment, which: str, lines: int, run: int, timeout: float) ->
         if bad:
             enum = {"lane": t, "lines": len(rows_), "run": len(cols_)}
             break
-    import z3  # noqa: PLC0415
+    import z3
     w = max(width(f.map), smt.width_for(f.n * 2 + 2))
     lane = variables(f.map.inputs[:1], w, "l")[f.lane]
     cells = [f.map.encode({f.lane: lane, "i": smt.bv(i, w)}, None) for i in range(f.n)]
@@ -166,7 +166,7 @@ def point_is(f: Fragment, lane: int, i: int, cell: tuple[int, int], timeout: flo
     t0 = time.perf_counter()
     got = (int(f.rows[lane, i]), int(f.cols[lane, i])) if lane < f.threads and i < f.n and f.ok[lane, i] else None
     enum = None if got == cell else {"lane": lane, "i": i, "row": got[0] if got else -1, "col": got[1] if got else -1}
-    import z3  # noqa: PLC0415
+    import z3
     w = max(width(f.map), smt.width_for(max(cell) + f.threads + f.n))
     ok, y = f.map.encode({f.lane: smt.bv(lane, w), "i": smt.bv(i, w)}, None)
     res, model = smt.solve([z3.Or(z3.Not(ok), y[f.row] != smt.bv(cell[0], w), y[f.col] != smt.bv(cell[1], w))], timeout)
@@ -195,7 +195,7 @@ def registers_hold_matrices(f: Fragment, per_register: int, rows_per_matrix: int
                     break
             if enum:
                 break
-    import z3  # noqa: PLC0415
+    import z3
     w = max(width(f.map), smt.width_for((register + 2) * per_register + (matrix + 2) * rows_per_matrix))
     x, ok, y = f.encoded("r", w)
     if lo >= f.n:

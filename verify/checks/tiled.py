@@ -429,7 +429,7 @@ def placements(spec: Layout, given: Layout, rep: Repeats) -> Tiling:
 
 def coverage(given: Layout, tiling: Tiling, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, tuple[CheckResult, ...]]:
     """Step 2 of the module docstring: (the verdict, the given's own checks over the block)."""
-    from .family import check_any  # noqa: PLC0415
+    from .family import check_any
     t0 = time.perf_counter()
     own = check_any(given, timeout)
     checks = tuple(own.get(name) for name in ("in_range", "injective", "surjective"))
@@ -590,7 +590,7 @@ def tile_of_permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEO
     The candidate sub-tiles are read from the enumeration (``_enum_permuted_tile``); the tiled spec is built from
     the spec with the algebra (``verify.layout.block.tile_at``), and both engines prove it ``tiled`` (``structure``).
     Whether the given is a permutation of it is ``verify.checks.conform``'s ``permuted`` (the caller's)."""
-    from ..layout.block import tile_at  # noqa: PLC0415
+    from ..layout.block import tile_at
     found = _enum_permuted_tile(spec, given)
     if found is None:
         return None

@@ -39,7 +39,7 @@ def _read_baseline(args: argparse.Namespace) -> dict | None:
 
 def cmd_check(args: argparse.Namespace) -> int:
     if any(getattr(args, d, None) is not None for d in getattr(args, "given_flags", ())):
-        from .given import cmd_check_given  # noqa: PLC0415 - a layout on its own: the notations load
+        from .given import cmd_check_given
         return cmd_check_given(args)
     for dest, flag in (("param", "--param"), ("as_id", "--as"), ("tile", "--tile")):  # never ignored: say so
         if getattr(args, dest, None):
@@ -47,7 +47,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                              "check of spec files checks every member of every family")
     old = _read_baseline(args)
     if args.observations:  # a missing or empty observations directory is refused before any work
-        from ..hardware.observe import observation_files  # noqa: PLC0415
+        from ..hardware.observe import observation_files
         observation_files(args.observations)
     paths = inputs.paths_or_bundled(args.paths)
     inputs.require_pages_for_against(args.against, paths)
@@ -63,7 +63,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     with progress.stage(checking_label(len(api.layouts(specs)), len(api.map_layouts(specs)), len(specs)), total=api.check_size(specs)) as step:
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings, progress=step)
     if getattr(args, "observations", None):
-        from ..hardware.kinds import check_observations  # noqa: PLC0415
+        from ..hardware.kinds import check_observations
         obs = check_observations(api.layouts(specs), args.observations, api.map_layouts(specs))
         report = dataclasses.replace(report, findings=report.findings + tuple(obs))
     matrix = None
@@ -82,10 +82,10 @@ def cmd_check(args: argparse.Namespace) -> int:
             doc = out_json.with_references(doc, matrix)
         sys.stdout.write(out_json.to_json(doc))
     elif args.format == "sarif":
-        from ..outputs.sarif import check_sarif, to_text  # noqa: PLC0415 - CI formats load when asked for
+        from ..outputs.sarif import check_sarif, to_text
         sys.stdout.write(to_text(check_sarif(report, inputs.origins(paths), diff, file)))
     elif args.format == "junit":
-        from ..outputs.junit import check_junit  # noqa: PLC0415
+        from ..outputs.junit import check_junit
         sys.stdout.write(check_junit(report, inputs.origins(paths), diff, file))
     else:
         sys.stdout.write(out_text.check_text(report))
@@ -136,6 +136,6 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]", 
     c.add_argument("--update-baseline", action="store_true",
                    help="rewrite the --baseline FILE with this run's JSON (atomically) and exit 0")
     if given:
-        from .given import add_options  # noqa: PLC0415
+        from .given import add_options
         add_options(c)
     c.set_defaults(func=cmd_check)

@@ -42,15 +42,15 @@ class _Fail(Exception):
 
 def _layouts(specs: str | None) -> tuple[list[Layout], list[Any]]:
     """The fragment layouts and the map layouts of the specs."""
-    from .. import api  # noqa: PLC0415
-    from . import inputs  # noqa: PLC0415
+    from .. import api
+    from . import inputs
     loaded = api.load(inputs.paths_or_bundled([specs] if specs else None))
     return api.layouts(loaded), api.map_layouts(loaded)
 
 
 def _probes(lays: tuple[list[Layout], list[Any]], ids: Sequence[str], params: Sequence[str] = ()) -> list[kinds.Probe]:
     """The probes of ``ids`` (every probe without), at the members ``--param`` names (``verify.layout.params``)."""
-    from ..hardware import kinds  # noqa: PLC0415
+    from ..hardware import kinds
     chosen = options.params(list(params))
     try:
         return kinds.probes_at(kinds.probes_for(lays[0], ids, lays[1]), chosen)
@@ -65,7 +65,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
     lays = _layouts(args.specs)
     found = [p for p in _probes(lays, args.ids, args.param) if not p.negative]
     out = Path(args.emit)
-    from ..hardware import kinds  # noqa: PLC0415
+    from ..hardware import kinds
     files = {f"{p.id}.cu": kinds.program(p) for p in found}
     files["README.md"] = kinds.build_note(found)
     try:
@@ -82,7 +82,7 @@ def cmd_probe(args: argparse.Namespace) -> int:
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
-    from ..hardware import cuda, observe  # noqa: PLC0415
+    from ..hardware import cuda, observe
     lays = _layouts(args.specs)
     found = _probes(lays, args.ids, args.param)
     say = (lambda line: print(line, file=sys.stderr)) if args.format == "json" else print  # JSON: one document
@@ -123,7 +123,7 @@ def _guard(fn: Any) -> Any:
         except subprocess.SubprocessError as e:
             print(f"ptx-verify: error: {e}", file=sys.stderr)
         except Exception as e:  # the probe modules' own bad-input errors (imported with the command)
-            from ..hardware import cuda, probes  # noqa: PLC0415
+            from ..hardware import cuda, probes
             if not isinstance(e, (probes.ProbeError, cuda.HardwareError)):
                 raise
             print(f"ptx-verify: error: {e}", file=sys.stderr)

@@ -19,8 +19,8 @@ _FRAGMENT_ONLY = ("warps", "order", "block", "tensor", "thr_id", "threads", "ele
 
 
 def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str, int]) -> int:
-    from ..checks.map_conform import MapConformError  # noqa: PLC0415
-    from ..outputs.map_conform import render_map_conform  # noqa: PLC0415
+    from ..checks.map_conform import MapConformError
+    from ..outputs.map_conform import render_map_conform
     for flag in _FRAGMENT_ONLY:
         if getattr(args, flag, None) is not None:
             raise UsageError(f"--{flag.replace('_', '-')} is for register fragments; {spec.id} is a {spec.kind} layout")

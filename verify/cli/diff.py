@@ -10,8 +10,8 @@ from . import options
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from .. import api  # noqa: PLC0415
-    from ..checks.diff import diff  # noqa: PLC0415
+    from .. import api
+    from ..checks.diff import diff
     (old_release, old_sections), (new_release, new_sections) = api.release([args.old]), api.release([args.new])
     # spec files against the pages of one release: the facts of that release apply (a later one's are left out)
     old, old_f = api.load_with_doc_findings([args.old], release=(new_release or None) if not old_sections else None)

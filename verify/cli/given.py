@@ -22,7 +22,7 @@ MAX_LIKE_ELEMENTS = 1024
 
 
 def _like(args: argparse.Namespace, notation: str) -> api.Layout:
-    from . import layouts  # noqa: PLC0415
+    from . import layouts
     tile = options.tile(args.tile)
     if args.as_id is not None:
         if tile is not None:
@@ -46,7 +46,7 @@ def _like(args: argparse.Namespace, notation: str) -> api.Layout:
 
 
 def cmd_check_given(args: argparse.Namespace) -> int:
-    from . import layouts  # noqa: PLC0415 - the notations load with it
+    from . import layouts
     if args.paths:
         raise UsageError(f"give spec PATHs or a layout ({' '.join(args.paths)} and a notation flag): `check PATH` checks "
                          "specs, `check --triton FILE` one layout on its own")
@@ -64,7 +64,7 @@ def cmd_check_given(args: argparse.Namespace) -> int:
         result = inputs.evaluation_guard(given.spec_path, lambda: api.check_given(given, args.timeout))
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from ..outputs.given_check import given_json, given_text  # noqa: PLC0415
+    from ..outputs.given_check import given_json, given_text
     if args.format == "json":
         sys.stdout.write(out_json.to_json(given_json(result)))
     elif args.format == "text":

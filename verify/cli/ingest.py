@@ -28,10 +28,10 @@ def _shared_specs(args: argparse.Namespace) -> tuple[list[tuple[str, str]], list
     """The shared-memory pages among the pages (``verify.catalog.shared_pages``, as ``check`` reads them): one spec
     of ``[[layout]]`` maps per page group, named as the bundled one (``wgmma.shared.toml``), each read back by the
     spec reader before it is written; and the errata of their text."""
-    from ..catalog.emit import emit_maps_toml  # noqa: PLC0415
-    from ..catalog.pages import expand_pages  # noqa: PLC0415
-    from ..catalog.shared_pages import read  # noqa: PLC0415
-    from ..catalog.spec import load_spec_text  # noqa: PLC0415
+    from ..catalog.emit import emit_maps_toml
+    from ..catalog.pages import expand_pages
+    from ..catalog.shared_pages import read
+    from ..catalog.spec import load_spec_text
     specs, findings = read(expand_pages(args.pages), args.against)
     out = []
     for spec in specs:
@@ -82,7 +82,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if args.no_check:
         return 0
     # the verdict on the pages is the one ``check`` gives them: against the reviewed specs
-    from .. import api  # noqa: PLC0415
+    from .. import api
     try:
         specs_, doc_findings = api.load_with_doc_findings(list(args.pages), against=args.against, docs=args.docs)
         report = api.check_all(specs_, doc_findings=doc_findings)

@@ -23,8 +23,8 @@ def bad_input(path: str, line: int, col: int, message: str) -> BadInput:
 
 def evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
     """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
-    from ..checks.fragment import BoundError  # noqa: PLC0415
-    from ..engines.oracle import EvalError  # noqa: PLC0415
+    from ..checks.fragment import BoundError
+    from ..engines.oracle import EvalError
     try:
         return fn()
     except EvalError as e:
@@ -35,7 +35,7 @@ def evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
 
 def read_input(path: str) -> bytes:
     """A layout file, or stdin for ``-``, by the one safe reader (regular files only, bounded)."""
-    from ..files import read_bytes  # noqa: PLC0415
+    from ..files import read_bytes
     return read_bytes(path, error=bad_input)
 
 
@@ -95,5 +95,5 @@ def origins(paths: Sequence[str]) -> Origins:
     """Doc pages given (file name -> path as given) and spec files read, sorted as ``api.load`` sorts them."""
     pages, specs = _split(paths)
     files = frozenset(str(f) for f in spec_files(specs)) if specs else frozenset()
-    from ..outputs.sarif import Origins  # noqa: PLC0415
+    from ..outputs.sarif import Origins
     return Origins({Path(p).name: p for p in pages}, files)

@@ -50,7 +50,7 @@ def _number(text: str) -> int | float | None:
 
 def parse_arg(text: str) -> Any:
     """One ``--arg`` as the launch file's value (a dict for a tensor or a typed value, a number)."""
-    from ..kernel.launch import ELEMENT_BYTES  # noqa: PLC0415
+    from ..kernel.launch import ELEMENT_BYTES
     t = text.strip()
     if t == "{}":
         return {}
@@ -103,11 +103,11 @@ def _constexprs(items: list[str]) -> dict[str, int]:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    from ..kernel.frontdoor import verify  # noqa: PLC0415
+    from ..kernel.frontdoor import verify
     if args.full and not args.svg:
         raise UsageError("--full is for --svg FILE (the picture)")
     if args.svg:  # an output that cannot be written is refused before any work
-        from ..outputs.baseline import PICTURE, check_writable  # noqa: PLC0415
+        from ..outputs.baseline import PICTURE, check_writable
         check_writable(args.svg, PICTURE)
     fields: dict[str, Any] = dict(entry=args.entry, shared=args.shared, computes=args.computes,
                                   grid=_ints(args.grid, "--grid") if args.grid else None,
@@ -140,17 +140,17 @@ def cmd_kernel(args: argparse.Namespace) -> int:
         else:
             raise UsageError(f"{args.file}: expected a launch file (.toml), a .ptx or a .cu file")
     if args.svg:
-        from ..outputs.baseline import write_atomic  # noqa: PLC0415
-        from ..outputs.svg_kernel import kernel_svg  # noqa: PLC0415 - pictures load when asked for
+        from ..outputs.baseline import write_atomic
+        from ..outputs.svg_kernel import kernel_svg
         write_atomic(args.svg, kernel_svg(result, full=args.full))
     if args.format == "json":
         sys.stdout.write(to_json(result.to_json()))
     elif args.format == "sarif":
-        from ..outputs.kernel import kernel_sarif  # noqa: PLC0415
-        from ..outputs.sarif import to_text  # noqa: PLC0415
+        from ..outputs.kernel import kernel_sarif
+        from ..outputs.sarif import to_text
         sys.stdout.write(to_text(kernel_sarif(result)))
     else:
-        from ..outputs.kernel import kernel_text  # noqa: PLC0415
+        from ..outputs.kernel import kernel_text
         sys.stdout.write(kernel_text(result))
     return 0 if result.proved else 1
 

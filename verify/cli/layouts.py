@@ -89,14 +89,14 @@ def _given_options(args: argparse.Namespace, prefix: str = "") -> bool:
 
 def _named_given(lay: api.Layout, args: argparse.Namespace, prefix: str, flag: tuple[str, str]) -> api.Layout:
     """A given layout named by what was given (``triton ampere.ttgir #mma``), for handoff's output."""
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     opts = [str(getattr(args, _opt_dest(o.flag, prefix))) for n in api.notations() if n.name == flag[0]
             for o in n.options if getattr(args, _opt_dest(o.flag, prefix), None) is not None]
     return dataclasses.replace(lay, id=" ".join([flag[0], flag[1], *opts]))
 
 
 def _emit_result(fmt: str, result: "Result") -> None:
-    from ..outputs.text_results import result_text  # noqa: PLC0415 - loads the conform modules, as api does
+    from ..outputs.text_results import result_text
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else result_text(result))
 
 
@@ -104,7 +104,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     spec = _find(_spec_layouts(args.specs), args.id)
     params = options.params(args.param)
     if isinstance(spec, api.MapLayout):
-        from .conform_map import conform_map  # noqa: PLC0415
+        from .conform_map import conform_map
         return conform_map(args, spec, params)
     if args.type is not None or args.tile is not None:
         raise UsageError(f"--type and --tile are for shared-memory [[layout]]s; {spec.id} is a register fragment")
@@ -126,7 +126,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
     elif args.format == "json":
         sys.stdout.write(out_json.to_json({**result.to_json(), "reference": label}))
     else:
-        from ..outputs.text_results import result_text  # noqa: PLC0415
+        from ..outputs.text_results import result_text
         sys.stdout.write("against the " + label_line(label) + result_text(result))
     return result.exit_code(args.allow_replication)
 
@@ -155,7 +155,7 @@ def label_line(label: dict) -> str:
 
 def add_arch_options(p: argparse.ArgumentParser) -> None:
     """``--arch`` and ``--major`` (conform, table): a wmma layout's per-architecture map from wmmae."""
-    from ..catalog.wmma_arch import ARCHS, MAJORS  # noqa: PLC0415
+    from ..catalog.wmma_arch import ARCHS, MAJORS
     p.add_argument("--arch", choices=ARCHS, default=None,
                    help="wmma only: use the per-architecture map from wmmae (reference, not doc-stated) for this "
                         "architecture; without it a wmma layout stays unspecified")
@@ -293,5 +293,5 @@ def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     h.add_argument("--timeout", type=options.seconds, default=10.0, help=options.TIMEOUT_HELP)
     h.set_defaults(func=cmd_handoff)
 
-    from .crosscheck import register as register_crosscheck  # noqa: PLC0415
+    from .crosscheck import register as register_crosscheck
     register_crosscheck(subparsers)

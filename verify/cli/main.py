@@ -51,7 +51,7 @@ def cmd_table(args: argparse.Namespace) -> int:
         whole = api.layout(specs, args.id)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
-    from . import layouts  # noqa: PLC0415 - the notations load when a layout is given
+    from . import layouts
     flag = layouts._given_flag(args)
     lay = _instance(whole, params, given=flag is not None)
     if isinstance(lay, MapLayout):
@@ -86,7 +86,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     if args.format == "svg":
         if metadata is not None:
             raise UsageError("--metadata is for text and json (the picture shows the compressed view)")
-        from ..outputs.svg import layout_svg  # noqa: PLC0415 - pictures load when asked for
+        from ..outputs.svg import layout_svg
         text = layout_svg(lay, full=args.full, by_warp=flag is not None and lay.threads > 32)
         if args.out:
             out_baseline.write_atomic(args.out, text)
@@ -103,11 +103,11 @@ def cmd_table(args: argparse.Namespace) -> int:
 def _map_table(lay: MapLayout, args: argparse.Namespace, whole: MapLayout, params: dict[str, int]) -> int:
     """``table`` of a layout with no register facts (shared memory, Tensor Memory, storage); ``whole`` is the
     family ``lay`` is the member ``params`` of (the picture of a shared tile reads its element width off T)."""
-    from ..outputs.map_table import map_table_json, map_table_text  # noqa: PLC0415
+    from ..outputs.map_table import map_table_json, map_table_text
     if args.metadata is not None:
         raise UsageError(f"--metadata is for a sparse A (mma.sp); {lay.id} has no metadata")
     if args.format == "svg":
-        from ..outputs.svg_maps import map_svg  # noqa: PLC0415 - pictures load when asked for
+        from ..outputs.svg_maps import map_svg
         text = map_svg(whole, params, full=args.full)
         if args.out:
             out_baseline.write_atomic(args.out, text)
@@ -126,7 +126,7 @@ def _instance(lay: api.Layout, params: dict[str, int], given: bool = False) -> a
     for its member; a name the layout does not have is an error naming the valid ones, unless a given layout's
     index code may read it: ``given``, checked when the code is read).  A fragment family with a given layout
     is returned whole: the given is read against it (the member its extent fixes, else asked for)."""
-    from ..layout.params import FamilyError, check, need_member, own, side_of  # noqa: PLC0415
+    from ..layout.params import FamilyError, check, need_member, own, side_of
     side = side_of(lay)
     chosen = own(params, side)
     try:
@@ -143,8 +143,8 @@ def _given_map(lay: MapLayout, whole: MapLayout, args: argparse.Namespace, flag:
                params: dict[str, int]) -> tuple[MapLayout, MapLayout, dict[str, int]]:
     """``table MAP --formula FILE`` (``--table``, ``--cute``, ``--triton``): the map as written, read as the
     ``[[layout]]``'s member (``api.given_map``, as ``conform`` reads it), drawn in its place."""
-    import dataclasses  # noqa: PLC0415
-    from . import conform_map, inputs as _inputs  # noqa: PLC0415
+    import dataclasses
+    from . import conform_map, inputs as _inputs
     name, value = flag
     n = next(x for x in api.notations() if x.name == name)
     if name not in conform_map._MAP_NOTATIONS:
@@ -237,7 +237,7 @@ def _parser(specs_help: str, check_only: bool = False) -> argparse.ArgumentParse
             t.add_argument(o.flag, metavar=o.metavar, default=None, help=o.help)
     t.set_defaults(func=cmd_table)
 
-    from . import confirm, diff, ingest, kernel, layouts, pictures, report, shared, storage  # noqa: PLC0415  (each adds its subcommands)
+    from . import confirm, diff, ingest, kernel, layouts, pictures, report, shared, storage
     layouts.add_arch_options(t)
     for module in (pictures, ingest, confirm, report, layouts, diff, storage, shared, kernel):
         module.register(sub)

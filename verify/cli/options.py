@@ -42,7 +42,7 @@ class Parser(argparse.ArgumentParser):
 
 def _did_you_mean(extras: list[str], parser: argparse.ArgumentParser) -> str:
     """`` (did you mean --type?)`` for the first unknown option close to one the parser knows."""
-    import difflib  # noqa: PLC0415
+    import difflib
     known = [s for s in parser._option_string_actions if s.startswith("--")]
     for word in extras:
         if word.startswith("--"):
@@ -91,7 +91,7 @@ def nonnegative(text: str) -> int:
 
 def max_delta(text: str) -> int:
     """``report --max-delta``: the largest change of one constant the fix search tries."""
-    from ..checks.fixes import MAX_DELTA_LIMIT  # noqa: PLC0415
+    from ..checks.fixes import MAX_DELTA_LIMIT
     return _integer(text, 0, MAX_DELTA_LIMIT, f"a whole number from 0 to {MAX_DELTA_LIMIT}")
 
 
@@ -127,7 +127,7 @@ def handle_signals() -> None:
     """A command-line run: Ctrl-C raises ``KeyboardInterrupt`` (exit 130), ``SIGTERM``/``SIGHUP``
     ``Terminated`` (exit 128 + the signal's number); what objects half-built by the interrupted code print
     while they are torn down is not shown.  A signal the caller ignores (``nohup``) stays ignored."""
-    import signal  # noqa: PLC0415
+    import signal
     if signal.getsignal(signal.SIGINT) != signal.SIG_IGN:
         signal.signal(signal.SIGINT, _interrupt)
     for name in ("SIGTERM", "SIGHUP"):
@@ -141,7 +141,7 @@ def handle_signals() -> None:
 
 def quiet_sigpipe() -> None:
     """``ptx-verify ... | head`` ends quietly, like other command-line tools."""
-    import signal  # noqa: PLC0415
+    import signal
     if hasattr(signal, "SIGPIPE") and sys.platform != "win32":
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
 
@@ -169,7 +169,7 @@ def params(items: list[str], flag: str = "--param") -> dict[str, int]:
 
 def block(text: str) -> tuple[int, int]:
     """``--block 128x256`` -> (128, 256): rows x cols, each 1..4096 (argparse type)."""
-    import argparse  # noqa: PLC0415
+    import argparse
     rows, x, cols = text.strip().lower().partition("x")
     if not x or not rows.isdigit() or not cols.isdigit() or len(rows) > 5 or len(cols) > 5 \
             or not (1 <= int(rows) <= 4096 and 1 <= int(cols) <= 4096):

@@ -14,14 +14,14 @@ from . import inputs
 
 
 def cmd_pictures(args: argparse.Namespace) -> int:
-    from ..files import Owns  # noqa: PLC0415
-    from ..outputs.report import SVG_MARK, check_tree, write_tree  # noqa: PLC0415 - pictures load when asked for
+    from ..files import Owns
+    from ..outputs.report import SVG_MARK, check_tree, write_tree
     owns = Owns("a picture set", (("*.svg", SVG_MARK),))
-    from ..outputs.svg import needs_condensing, picture_files  # noqa: PLC0415
+    from ..outputs.svg import needs_condensing, picture_files
     check_tree(args.out, owns)  # refused before any work
     paths = inputs.paths_or_bundled(args.paths)
     progress = Progress.for_stream()
-    from ..outputs import svg_maps  # noqa: PLC0415
+    from ..outputs import svg_maps
     with progress.stage("loading specs"):
         specs = api.load(paths)
         lays, maps = api.layouts(specs), api.map_layouts(specs)

@@ -16,7 +16,7 @@ from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from ..outputs.report import OutputError, check_tree, read_references, write_report  # noqa: PLC0415
+    from ..outputs.report import OutputError, check_tree, read_references, write_report
     check_tree(args.out)  # an output that cannot be written is refused before any work
     try:
         refs = read_references(args.references) if args.references else None

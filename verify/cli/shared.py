@@ -42,7 +42,7 @@ examples:
 def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[no-untyped-def]
     """The tile and its side (``layout.params``): a family of the specs (``--id``), index code (``--formula``:
     the names of ``params`` it reads), or a notation that reads no parameter."""
-    from ..layout.params import Side, index_side, own, side_of  # noqa: PLC0415
+    from ..layout.params import Side, index_side, own, side_of
     base = options.shared_address(args.base)
     tile = options.tile(args.tile)
     try:
@@ -86,7 +86,7 @@ def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[n
 
 def _check_params(params: dict[str, int], *sides) -> None:  # type: ignore[no-untyped-def]
     """Every ``--param`` name had by a side (``layout.params``): one line naming the valid ones otherwise."""
-    from ..layout.params import check  # noqa: PLC0415
+    from ..layout.params import check
     try:
         check(params, sides)
     except ValueError as e:
@@ -116,7 +116,7 @@ def cmd_descriptor(args: argparse.Namespace) -> int:
         results = api.descriptor(lay, instr=args.instr, major=args.major, rows=rows, check=check, timeout=args.timeout)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from ..outputs.shared_text import descriptor_json, descriptor_text  # noqa: PLC0415
+    from ..outputs.shared_text import descriptor_json, descriptor_text
     if args.format == "json":
         sys.stdout.write(out_json.to_json(descriptor_json(lay, results)))
     else:
@@ -131,7 +131,7 @@ def cmd_banks(args: argparse.Namespace) -> int:
         raise UsageError("--tensor picks the tensor type of --registers' TTGIR")
     if args.full and not args.svg:
         raise UsageError("--full is for --svg FILE (the picture)")
-    from ..layout.params import Side, index_side, own  # noqa: PLC0415
+    from ..layout.params import Side, index_side, own
     params = options.params(args.param)
     try:
         lay, side = _layout(args, params)
@@ -149,10 +149,10 @@ def cmd_banks(args: argparse.Namespace) -> int:
             raise inputs.BadInput(f"{args.addresses}:1:1: error: not UTF-8") from None
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
+    from ..outputs.shared_text import banks_json, banks_text
     if args.svg:
-        from ..outputs.baseline import PICTURE, check_writable, write_atomic  # noqa: PLC0415
-        from ..outputs.svg_shared import shared_svg  # noqa: PLC0415
+        from ..outputs.baseline import PICTURE, check_writable, write_atomic
+        from ..outputs.svg_shared import shared_svg
         check_writable(args.svg, PICTURE)
         write_atomic(args.svg, shared_svg(lay, result, full=args.full))
     sys.stdout.write(out_json.to_json(banks_json(lay, result)) if args.format == "json" else banks_text(lay, result))
@@ -176,7 +176,7 @@ def _register_banks(args: argparse.Namespace) -> int:
         raise inputs.BadInput(e.one_line()) from None
     except ValueError as e:
         raise UsageError(str(e)) from None
-    from ..outputs.shared_text import banks_json, banks_text  # noqa: PLC0415
+    from ..outputs.shared_text import banks_json, banks_text
     if args.format == "json":
         sys.stdout.write(out_json.to_json({**banks_json(lay, result.banks), "addresses": result.derivation.to_json()}))
     else:

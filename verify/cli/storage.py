@@ -23,7 +23,7 @@ _PREFIX = re.compile(r"(cute|tma|descriptor|triton|index):", re.S)
 
 def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
     """Each value: a layout id, or ``NOTATION:TEXT`` (a file for triton and index) as a ``Given``."""
-    from ..checks.consistency_sides import Given  # noqa: PLC0415
+    from ..checks.consistency_sides import Given
     out: list[object] = []
     for v in values:
         m = _PREFIX.match(v)
@@ -41,11 +41,11 @@ def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
 
 
 def cmd_consistent(args: argparse.Namespace) -> int:
-    from .. import api  # noqa: PLC0415
+    from .. import api
     if args.full and not args.svg:
         raise UsageError("--full is for --svg FILE (the picture)")
     if args.svg:  # an output that cannot be written is refused before any work
-        from ..outputs.baseline import check_writable  # noqa: PLC0415
+        from ..outputs.baseline import check_writable
         check_writable(args.svg)
     try:
         writer, reader = _side(args.writer, "--writer"), _side(args.reader, "--reader")
@@ -61,8 +61,8 @@ def cmd_consistent(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     if args.svg:
-        from ..outputs.baseline import write_atomic  # noqa: PLC0415
-        from ..outputs.svg_consistent import consistent_svg  # noqa: PLC0415 - pictures load when asked for
+        from ..outputs.baseline import write_atomic
+        from ..outputs.svg_consistent import consistent_svg
         write_atomic(args.svg, consistent_svg(decision, full=args.full))
     if args.format == "json":
         sys.stdout.write(to_json(decision.to_json()))

@@ -30,7 +30,7 @@ def find_nvcc() -> str | None:
         if home and (Path(home) / "bin" / "nvcc").is_file():
             return str(Path(home) / "bin" / "nvcc")
     try:
-        import nvidia.cuda_nvcc as pkg  # type: ignore[import-not-found]  # noqa: PLC0415
+        import nvidia.cuda_nvcc as pkg  # type: ignore[import-not-found]
         for base in getattr(pkg, "__path__", []):
             cand = Path(base) / "bin" / "nvcc"
             if cand.is_file():
@@ -152,7 +152,7 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
                    say: Callable[[str], None]) -> list[observe.HardwareResult]:
     """Build every probe this GPU can run in one translation unit, run them, write one observation file per
     probe, compare each with the layouts it tests."""
-    import tempfile  # noqa: PLC0415
+    import tempfile
     cc, why = cuda_devices()
     if cc == 0:
         raise HardwareError(f"no CUDA GPU: {why}; nothing written")

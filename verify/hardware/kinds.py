@@ -457,8 +457,8 @@ def probes_at(probes: Sequence[Probe], params: Mapping[str, int] | None) -> list
     """The probes of the members ``params`` names (``--param``, ``verify.layout.params``): a name binds every
     probed family that has it, a probe of a layout without it stays; a name or value no probe has is a
     ``FamilyError`` naming the valid ones (the values the probes run)."""
-    from ..layout.family import Param  # noqa: PLC0415
-    from ..layout.params import Side, check  # noqa: PLC0415
+    from ..layout.family import Param
+    from ..layout.params import Side, check
     if not params:
         return list(probes)
 

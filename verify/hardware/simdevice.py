@@ -248,7 +248,7 @@ class _Records:
 
 def _one_register(op: Operand) -> Operand:
     """The operand with one register per lane (for encoding single elements)."""
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     return dataclasses.replace(op, registers=1, elements=op.elements_per_register)
 
 

@@ -144,8 +144,8 @@ def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], 
     ``d_layout``: wgmma.m64nNk16.D.f32 at N = 16, the accumulators of the descriptor probe, or None: no
     descriptor probe); ``NotProbed``
     says why none.  Also: why a probe is left out (a layout no descriptor reads has no wgmma probe)."""
-    from ..checks.descriptor import derive  # noqa: PLC0415 - the descriptor the proofs derive
-    from ..layout.smem_access import default_pattern, parse_access  # noqa: PLC0415
+    from ..checks.descriptor import derive
+    from ..layout.smem_access import default_pattern, parse_access
     why = why_not(lay)
     if why:
         raise NotProbed(why)
@@ -205,7 +205,7 @@ def build(lay: MapLayout, movement: Any, d_layout: Any) -> tuple[list[ShProbe], 
 
 
 def _renamed(p: sp.SmemProbe, pid: str) -> sp.SmemProbe:
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
     return replace(p, id=pid)
 
 

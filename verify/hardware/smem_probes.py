@@ -209,7 +209,7 @@ def decode(p: SmemProbe, out: Sequence[int]) -> dict[tuple[int, int], tuple[int,
 
 
 def prediction_ldmatrix(lay: SharedLayout, movement: Layout, pat: Pattern) -> dict[tuple[int, int], tuple[int, int] | None]:
-    from ..checks.smem_load import ldmatrix_fragment  # noqa: PLC0415 - the composition the proofs use
+    from ..checks.smem_load import ldmatrix_fragment
     m = ldmatrix_fragment(lay, movement, pat)
     v = evaluate_all(m)
     return {(int(t), int(i)): ((int(v.out["row"][t, i]), int(v.out["col"][t, i])) if v.ok[t, i] else None)

@@ -107,7 +107,7 @@ class TmProbe:
 
     @property
     def name(self) -> str:
-        import re  # noqa: PLC0415
+        import re
         return "probe_" + re.sub(r"[^A-Za-z0-9]+", "_", self.id).strip("_")
 
 

@@ -237,7 +237,7 @@ def compare_reference(fr: Fragment, lay: Layout, observed: Mapping[tuple[int, in
     """The observed map against wmmae's map of ``lay`` for ``arch`` and the probe's load layout (A ``.row``,
     B ``.col``): a sentence saying it is the same map, or where it first differs and at how many points; None
     where wmmae has no map for it.  The reference is not the doc: this never confirms or contradicts a spec."""
-    from ..catalog import wmma_arch  # noqa: PLC0415
+    from ..catalog import wmma_arch
     try:
         entry = wmma_arch.lookup(lay.id, arch, _LOAD_LAYOUT[fr.operand])
     except KeyError:

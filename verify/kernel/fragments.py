@@ -193,7 +193,7 @@ class SparseForm:
 
 def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def]
     """A sparse A's stored elements: (Operand with compressed columns, chunk, j) by ``face``."""
-    from ..layout.sparse import metadata_cell, metadata_table, selector_of  # noqa: PLC0415
+    from ..layout.sparse import metadata_cell, metadata_table, selector_of
     sm = lay.map
     md = sm.model
     T, n = int(lay.domain.threads), int(lay.domain.elements)
@@ -215,7 +215,7 @@ def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def
                 row[t, i], col[t, i], chunk[t, i], j[t, i] = p.row, p.col, p.chunk, p.j
         sel_of = lambda t: selector_of(md, t)  # noqa: E731
         cell_of = lambda t, k: metadata_cell(md, t, k)  # noqa: E731
-    from ..layout.sparse import NIBBLES_PER_REGISTER  # noqa: PLC0415
+    from ..layout.sparse import NIBBLES_PER_REGISTER
     mrow = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
     mchunk = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
     sel = np.full(T, -1, np.int64)
@@ -296,7 +296,7 @@ class WarpgroupForm:
 
 
 def _shape_numbers(shape: str) -> tuple[int, int, int]:
-    import re  # noqa: PLC0415
+    import re
     m = re.fullmatch(r"m(\d+)n(\d+)k(\d+)", shape)
     if not m:
         raise NoLayout(f"shape {shape!r} is not mMnNkK")
@@ -342,7 +342,7 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
     ``value`` for a ``major``-major operand: this project's descriptor model (``verify.layout.descriptor``: the
     canonical layout of the descriptor's swizzle mode placed at its start address with its LBO, SBO and base
     offset, the swizzle on the address bits), by ``face``.  ``int64[rows, cols]``."""
-    from ..layout import descriptor as dm  # noqa: PLC0415
+    from ..layout import descriptor as dm
     try:
         d = dm.decode(instr, value)
         lay = dm.reader(d, major, type_bits, rows, cols, cols)
@@ -369,7 +369,7 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
 
 def descriptor_words(instr: str, value: int) -> str:
     """A descriptor's fields in words (``start 0x820, LBO 0 B ..., swizzle 128B``)."""
-    from ..layout import descriptor as dm  # noqa: PLC0415
+    from ..layout import descriptor as dm
     try:
         return dm.decode(instr, value).describe()
     except ValueError as e:
@@ -383,7 +383,7 @@ def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: i
     the inner, contiguous dimension; a box of more dimensions has its outer ones as ``rows``) written at ``dst``
     with swizzle mode ``mode`` (``verify.layout.shared.tma_layout``: the swizzle on the address bits), by
     ``face``.  ``int64[rows, cols]``."""
-    from ..layout.shared import tma_layout  # noqa: PLC0415
+    from ..layout.shared import tma_layout
     try:
         lay = tma_layout(rows, cols, element_bits, mode, base=dst)
     except ValueError as e:
@@ -552,7 +552,7 @@ def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: s
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
-    from ..layout import descriptor as dm  # noqa: PLC0415
+    from ..layout import descriptor as dm
     try:
         return dm.decode_instruction(kind, value)
     except ValueError as e:

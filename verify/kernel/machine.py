@@ -424,7 +424,7 @@ class CTA:
 
 def float_bits(o: FImm, width: int) -> int:
     """A float literal's bits as a ``width``-bit float (a 64-bit literal for a 32-bit operand is rounded)."""
-    import struct  # noqa: PLC0415
+    import struct
     if o.width == width or width not in (16, 32, 64):
         return o.bits & ((1 << width) - 1) if width < 64 else o.bits
     value = struct.unpack("<d", o.bits.to_bytes(8, "little"))[0] if o.width == 64 else \

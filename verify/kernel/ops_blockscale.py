@@ -33,7 +33,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (A in Tensor Memory is not executed yet)")
     size = next((BLOCK[p] for p in parts if p in BLOCK), 32 if kind != "mxf4nvf4" else 16)
     face = face_of(prog)
-    from ..layout.types import ELEMENT_BITS  # noqa: PLC0415
+    from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain

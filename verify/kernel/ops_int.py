@@ -754,7 +754,7 @@ def _mov(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("cvta")
 def _cvta(prog: Program, ins: Instr, index: int) -> Step:
-    from .memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW  # noqa: PLC0415
+    from .memory import LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW
     need(prog, ins, 2)
     to = "to" in ins.parts
     space = next((p for p in ins.parts[1:] if p in ("global", "shared", "local", "const", "param")), "global")

@@ -362,7 +362,7 @@ def write_local(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: 
 
 
 def _in_local(a: np.ndarray) -> np.ndarray:
-    from .memory import LOCAL_WINDOW  # noqa: PLC0415
+    from .memory import LOCAL_WINDOW
     return (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + (1 << 32)))
 
 
@@ -374,7 +374,7 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
     if space == "local":
         return read_local(cta, ins, addr, n, rows)
     if space == "generic" and _in_local(addr[rows]).all():
-        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        from .memory import LOCAL_WINDOW
         return read_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), n, rows)
     if space == "generic":
         a = addr[rows]
@@ -401,7 +401,7 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
     if space == "local":
         return write_local(cta, ins, addr, tags, bits, rows)
     if space == "generic" and _in_local(addr[rows]).all():
-        from .memory import LOCAL_WINDOW  # noqa: PLC0415
+        from .memory import LOCAL_WINDOW
         return write_local(cta, ins, addr - np.uint64(LOCAL_WINDOW), tags, bits, rows)
     if space == "generic":
         a = addr[rows]
@@ -497,7 +497,7 @@ def _st(prog: Program, ins: Instr, index: int) -> Step:
         return Step(ins, index, "nop")  # an argument of a call (its call is what the executor follows or refuses)
     if space in ("param", "const"):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
-    from .ops_int import value  # noqa: PLC0415
+    from .ops_int import value
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         rows = _rows(m, cta.T)

@@ -163,7 +163,7 @@ def _shfl(prog: Program, ins: Instr, index: int) -> Step:
     ops = ins.operands
     if len(ops) != 5:
         raise prog.error(ins, f"{ins.opcode} takes d[|p], a, b, c, membermask")
-    from ..ptx.syntax import PredPair  # noqa: PLC0415
+    from ..ptx.syntax import PredPair
     if isinstance(ops[0], PredPair):
         d, p_d = dest(prog, ins, ops[0].first), dest(prog, ins, ops[0].second)
     else:

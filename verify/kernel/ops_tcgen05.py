@@ -358,7 +358,7 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool):  # type: ignore[no-untyped-def]
-    from ..layout.types import ELEMENT_BITS  # noqa: PLC0415
+    from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
@@ -440,7 +440,7 @@ class _Landing:
         self.cta = cta
 
     def land(self) -> None:
-        from .ops_mem import release  # noqa: PLC0415
+        from .ops_mem import release
         self.commit.land()
         for s in self.commit.snapshots:
             for idx in s.held:

@@ -277,7 +277,7 @@ class Symbolic:
         result is that value (a new value of the new width where the width changes); where the source only holds
         data in some bytes (an 8-bit element in a 16-bit register), the bytes move as the integer conversion moves
         them (zero-extension adds zero bytes, sign-extension bytes that are no data's)."""
-        from ..ptx.syntax import TYPE_BITS  # noqa: PLC0415
+        from ..ptx.syntax import TYPE_BITS
         sb, db = max(1, TYPE_BITS[st] // 8), max(1, TYPE_BITS[dt] // 8)
         T = bits.shape[0]
         g = tags[:, :sb]

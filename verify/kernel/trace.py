@@ -96,7 +96,7 @@ def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-def]
-    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    from .tmem import COLS, TMEM_WINDOW
     if TMEM_WINDOW <= address < SHARED_WINDOW and space != "shared":
         cell, byte = divmod(address - TMEM_WINDOW, 4)
         return f"Tensor Memory lane {cell // COLS}, column {cell % COLS}" + (f", byte {byte}" if byte else "")
@@ -110,8 +110,8 @@ def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-de
 def chain(module: Module, fn, launch: Launch, run, element: int, product: Product | None,  # type: ignore[no-untyped-def]
           side: str) -> tuple[Link, ...]:
     """The chain of wrong element ``element`` (row-major) of the first run ``run`` (symbolic)."""
-    from .run import execute  # noqa: PLC0415
-    from .symbolic import element_starts  # noqa: PLC0415
+    from .run import execute
+    from .symbolic import element_starts
     gmem = run.gmem
     out_t = launch.tensors()[launch.computes.output.tensor]
     region = gmem.by_name[out_t.name]
@@ -192,7 +192,7 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
 def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: int) -> list[Link]:
     """The ``tcgen05.ld`` hops of an output element's value on its way from the MMA (the Tensor Memory cell it was read
     from, and which element of which MMA's D the cell held)."""
-    from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+    from .tmem import COLS, TMEM_WINDOW
     out: list[Link] = []
     hops = 0
     while v >= sym.first and hops < 32:
@@ -255,15 +255,15 @@ def _first_move(sym: Symbolic, v: int) -> tuple[int, ...] | None:
 
 def _mma_words(mi: Instr, match: Product, side: str, warp: int) -> str:
     """``(warp 0, lane 4, register a0 = %r221, element 0)``: where an ``mma.sync`` took the wrong factor."""
-    from .fragments import mma_form  # noqa: PLC0415
-    from .ops_tc import operand_registers  # noqa: PLC0415
+    from .fragments import mma_form
+    from .ops_tc import operand_registers
     parts = mi.parts
     types = [p for p in parts if p in ("f16", "bf16", "tf32", "f32", "f64", "s8", "u8", "s4", "u4", "s32", "e4m3",
                                        "e5m2", "b1")]
     shape = next(p for p in parts if p.startswith("m") and "k" in p)
     sparse = "sp" in parts or "sp::ordered_metadata" in parts
     if sparse:
-        from .fragments import sparse_mma_form  # noqa: PLC0415
+        from .fragments import sparse_mma_form
         sform = sparse_mma_form(shape, *types)
         op = sform.a if side == "a" else sform.b
     else:
@@ -301,7 +301,7 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     """The words of a ``wgmma`` (or ``tcgen05.mma``) link: the unit, the tile element the wrong factor stood at, and
     where it came from: the register (A in registers) or the descriptor and the shared address it read.  Also the
     value to follow next (the data the descriptor read, past the MOVE of the read itself; 0: the factor)."""
-    from .fragments import BadDescriptor, descriptor_words, instruction_descriptor  # noqa: PLC0415
+    from .fragments import BadDescriptor, descriptor_words, instruction_descriptor
     unit = info[2]
     if side in ("sa", "sb"):  # a scale factor: the Tensor Memory byte it came from, and the ids that chose it
         kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
@@ -313,7 +313,7 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
             ids_words = "ids unreadable"
         where, skip = "", 0
         if first_hop is not None and first_hop[1] == index:
-            from .tmem import COLS, TMEM_WINDOW  # noqa: PLC0415
+            from .tmem import COLS, TMEM_WINDOW
             cell, byte = divmod(first_hop[3] - TMEM_WINDOW, 4)
             where = f" from Tensor Memory lane {cell // COLS}, column {cell % COLS}, byte {byte}"
             skip = first_hop[0]
@@ -326,7 +326,7 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     operand = "A" if side == "a" else "B"
     who = f"warpgroup {unit}" if mi.base == "wgmma" else f"issued by thread {unit}"
     if desc == -1 and mi.base == "wgmma":
-        from .ops_wgmma import form_of  # noqa: PLC0415
+        from .ops_wgmma import form_of
         op = form_of(mi).a
         hit = np.argwhere((op.row == match.r) & (op.col == match.k))
         if len(hit):

@@ -72,8 +72,8 @@ def verify_launch(module: Module, fn: Function, launch: Launch, launch_name: str
     if twice.any():
         e = int(np.argmax(twice))
         region = srun.gmem.by_name[launch.computes.output.tensor]
-        from .memory import writer_parts  # noqa: PLC0415
-        from .symbolic import element_starts  # noqa: PLC0415
+        from .memory import writer_parts
+        from .symbolic import element_starts
         out_t = launch.tensors()[launch.computes.output.tensor]
         cta, thread, instr = writer_parts(int(region.writer[int(element_starts(out_t)[e])]))
         ins = steps[instr].instr

@@ -148,7 +148,7 @@ class Compose:
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        import z3  # noqa: PLC0415
+        import z3
         ok1, y = self.inner.encode(point, env)
         mid = {d.name: y[d.name] for d in self.outer.inputs}
         ok2, z = self.outer.encode(mid, env)
@@ -228,7 +228,7 @@ class Product:
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        import z3  # noqa: PLC0415
+        import z3
         w = _width_of(point)
         oka, ya = self.a.encode({d.name: point[d.name] for d in self.a.inputs}, env)
         okb, yb = self.b.encode({d.name: point[d.name] for d in self.b.inputs}, env)
@@ -646,7 +646,7 @@ def _bound_size(d: Dim, env: Mapping[str, int]) -> Extent:
     else an expression over the parameters still free."""
     if _only(d.size, env):
         return d.at(env)
-    from ..formula import replace_node, walk  # noqa: PLC0415
+    from ..formula import replace_node, walk
     out: Any = d.size
     for n in list(walk(d.size)):
         if isinstance(n, Var) and n.name in env:
@@ -656,7 +656,7 @@ def _bound_size(d: Dim, env: Mapping[str, int]) -> Extent:
 
 def _only(x: Extent, env: Mapping[str, int]) -> bool:
     """``x`` is fixed once ``env`` is bound."""
-    from ..formula import walk  # noqa: PLC0415
+    from ..formula import walk
     if isinstance(x, int):
         return True
     return all(not isinstance(n, Var) or n.name in env for n in walk(x))
@@ -719,7 +719,7 @@ class Affine:
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        import z3  # noqa: PLC0415
+        import z3
         return z3.BoolVal(True), self._apply(point, _width_of(point))
 
 

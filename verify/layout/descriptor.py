@@ -166,7 +166,7 @@ def fields_formula(ranges: Sequence[tuple[int, int]]) -> str:
 def fields_map(ranges: Sequence[tuple[int, int]]) -> FormulaMap:
     """``bit -> position`` for fields at ``ranges`` (``fields_formula``): in the word and disjoint exactly when the map
     is in range (position < 64) and injective."""
-    from ..formula import parse_formula  # noqa: PLC0415
+    from ..formula import parse_formula
     return FormulaMap(parse_formula(fields_formula(ranges), "x", ("bit",), ("position",)),
                       (Dim("bit", max(1, sum(b for _, b in ranges))),), (Dim("position", 64),))
 
@@ -183,7 +183,7 @@ SWIZZLE_ORDER = ("none", "128B_base32B", "128B", "64B", "32B")
 
 def swizzle_map(instr: str) -> FormulaMap:
     """``mode -> code``: the swizzle code of each mode of ``SWIZZLE_ORDER`` (a mode ``instr`` lacks: no point)."""
-    from ..formula import parse_formula  # noqa: PLC0415
+    from ..formula import parse_formula
     cases = []
     for k, name in enumerate(SWIZZLE_ORDER):
         code = MODES[name].wgmma if instr == "wgmma" else MODES[name].tcgen05
@@ -314,7 +314,7 @@ def reader(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_bl
 
 
 def _subst_col(e: Expr, new: Expr) -> Expr:
-    from ..formula import BinOp  # noqa: PLC0415
+    from ..formula import BinOp
     if isinstance(e, Var) and e.name == "col":
         return new
     if isinstance(e, BinOp):
@@ -347,7 +347,7 @@ def _reach(d: Descriptor, major: str, type_bits: int, rows: int, cols: int, k_bl
 
 def instruction_shape(text: str) -> tuple[int, int, int]:
     """``m64n128k16`` -> (64, 128, 16)."""
-    import re  # noqa: PLC0415
+    import re
     m = re.fullmatch(r"m(\d{1,4})n(\d{1,4})k(\d{1,4})", text.strip())
     if not m:
         raise ValueError(f"shape {text!r}: write mMnNkK, e.g. m64n128k16")

@@ -68,7 +68,7 @@ def element_list_at(text: str, env: dict[str, int] | object, params: tuple[str, 
 def element_text_at(text: str, env: dict[str, int] | object, params: tuple[str, ...]) -> str:
     """A family's element list as the doc would print it for one binding: ``d0, ..., d44, d45, ...``
     (punctuation kept, so the elements check still sees the doc's typos)."""
-    from ..engines import oracle  # noqa: PLC0415
+    from ..engines import oracle
     head, bindings = _parsed_bindings(text, tuple(params))
     values: dict[str, int] = {}
     for name, f in bindings:
@@ -82,7 +82,7 @@ def element_text_at(text: str, env: dict[str, int] | object, params: tuple[str, 
 @lru_cache(maxsize=256)
 def _parsed_bindings(text: str, params: tuple[str, ...]) -> tuple[str, tuple[tuple[str, Any], ...]]:
     """The list part and each binding parsed once (a family's list is expanded for every value)."""
-    from ..formula import Case, Definition, Formula, parse_expression  # noqa: PLC0415
+    from ..formula import Case, Definition, Formula, parse_expression
     head, bindings = list_and_bindings(text)
     return head, tuple((name, Formula((Definition("value", (Case(parse_expression(expr, params), None),)),), "x"))
                        for name, expr, _ in bindings)

@@ -369,7 +369,7 @@ class Layout:
 
     def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
         """This layout with another formula (mutation tests, the fix search), other fields as given."""
-        import dataclasses  # noqa: PLC0415
+        import dataclasses
         return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)  # type: ignore[type-var]
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
@@ -469,7 +469,7 @@ class MapLayout:
     def instance(self, **env: int) -> "MapLayout":
         """One member of a family (``lay.instance(T=16)``): every parameter given a valid value (``KeyError``
         otherwise, as ``Layout.instance``)."""
-        from .algebra import bind  # noqa: PLC0415
+        from .algebra import bind
         unknown = [k for k in env if k not in {p.name for p in self.params}]
         if unknown:
             known = ", ".join(p.name for p in self.params) or "none"
@@ -635,7 +635,7 @@ class UnspecifiedMap:
 
     def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
                 env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
-        import z3  # noqa: PLC0415
+        import z3
         return z3.BoolVal(False), smt.bv(0, thread.size()), smt.bv(0, thread.size())
 
 
@@ -713,7 +713,7 @@ def mapping_digest(layout: Layout) -> str:
 
 
 def _digest(layout: Layout) -> str:
-    import hashlib  # noqa: PLC0415
+    import hashlib
     if layout.is_family:  # every instance, in parameter order
         h = hashlib.sha256()
         for _, inst in layout.instances():

@@ -150,7 +150,7 @@ def max_extent(x: Extent, params: tuple[Param, ...]) -> int:
 
 
 def _bindings(params: tuple[Param, ...]) -> list[dict[str, int]]:
-    import itertools  # noqa: PLC0415
+    import itertools
     return [dict(zip([p.name for p in params], combo)) for combo in itertools.product(*(p.values for p in params))]
 
 
@@ -240,7 +240,7 @@ def variables(dims: tuple[Dim, ...], w: int, tag: str = "",
     """One Z3 bit-vector per dimension, named ``name`` (``name_tag`` with a tag).  With ``params`` (the map's),
     a point the query keeps in its box (``in_box``): each coordinate declared with the bits of the largest
     size it takes (``smt.natural``)."""
-    import z3  # noqa: PLC0415
+    import z3
     names = {d.name: f"{d.name}_{tag}" if tag else d.name for d in dims}
     if params is None:
         return {d.name: z3.BitVec(names[d.name], w) for d in dims}
@@ -361,8 +361,8 @@ def formula_map(text: str, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
     the formula grammar (never evaluated as Python); every input name is a variable, and the text must
     define every output.  ``index_code``: the text is code someone wrote, read by the index-code grammar
     (``verify.formula.index``: ``#`` comments, ``//`` floor division), not the doc's pseudo-code."""
-    from ..formula import parse_formula  # noqa: PLC0415
-    from ..formula.index import parse_index  # noqa: PLC0415
+    from ..formula import parse_formula
+    from ..formula.index import parse_index
     ins = tuple(d.name for d in inputs if d.name != "i")
     outs = tuple(d.name for d in outputs)
     if index_code:
@@ -465,7 +465,7 @@ class TableMap:
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        import z3  # noqa: PLC0415
+        import z3
         w = next(iter(point.values())).size()
         size = self._size()
         k = self._index(point)
@@ -487,7 +487,7 @@ def _mux_trees(table: TableMap, w: int) -> tuple[Any, list[tuple[Any, Any]]]:
     """(placeholder key, [(defined, value) per output]) of a table as multiplexer trees over the key's bits;
     the first row for a point wins, as in the other faces.  Keyed by the table's value (its hash is kept on
     it), so equal tables share one circuit."""
-    import z3  # noqa: PLC0415
+    import z3
     outputs = table.outputs
     vals, ok = table._dense()
     bits = max(1, (ok.size - 1).bit_length())
@@ -525,7 +525,7 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
     halves shared, so a regular table gives a small circuit).  Built with one selector per bit and one
     leaf per distinct value, its if-then-else nodes made directly (every operand is already a term of the
     key's context): the same terms as ``z3.If``, three times faster on a 4096-point table."""
-    import z3  # noqa: PLC0415
+    import z3
     ctx = key.ctx
     conds = [z3.Extract(b, b, key) == 1 for b in range(bits)]
 

@@ -68,7 +68,7 @@ def index_side(label: str, text: str, values: Mapping[str, int], variables: tupl
     """The side of index code ``text`` (as its reader parses it: ``variables`` its inputs, ``required`` what it
     must define, ``thread`` whether ``lane`` names the thread): the names of ``values`` it reads.  Bad text
     raises the reader's ``FormulaError`` (the parse is memoised: the reader pays nothing more)."""
-    from ..formula.index import parse_index  # noqa: PLC0415
+    from ..formula.index import parse_index
     f = parse_index(text, "x", variables, required, tuple(values), thread)
     return Side(label, reads=reads(f, values))
 
@@ -156,7 +156,7 @@ def with_values(lay: Any, values: Mapping[str, int]) -> Any:
     to read (``notations.expr``); ``lay`` itself without values."""
     if not values:
         return lay
-    import dataclasses  # noqa: PLC0415
+    import dataclasses
     return dataclasses.replace(lay, params_bound=tuple(sorted({**dict(lay.params_bound), **values}.items())))
 
 

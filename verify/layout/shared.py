@@ -430,7 +430,7 @@ class TmaBox:
 
 def parse_tma_box(text: str | bytes) -> TmaBox:
     """``ROWSxCOLS:MODE[:row|:col]`` (``ValueError`` saying the syntax for anything else)."""
-    import re  # noqa: PLC0415
+    import re
     raw = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else text
     m = re.fullmatch(r"\s*(\d{1,4})\s*x\s*(\d{1,4})\s*:\s*(\w{1,16})\s*(?::\s*(row|col|row-major|col-major)\s*)?",
                      raw, re.IGNORECASE)

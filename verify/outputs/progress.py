@@ -32,7 +32,7 @@ TICK = 0.25  # redraw interval of a stage without a total
 
 def _tqdm() -> Any:
     try:
-        from tqdm import tqdm  # noqa: PLC0415
+        from tqdm import tqdm
     except ImportError:  # pragma: no cover - tqdm is a dependency; missing, progress is not shown
         return None
     return tqdm
@@ -143,7 +143,7 @@ def _tick(bar: Any, stop: threading.Event) -> None:
     while not stop.wait(TICK):
         try:
             bar.update(0)
-        except Exception:  # noqa: BLE001 - a progress line must never break the run
+        except Exception:
             return
 
 

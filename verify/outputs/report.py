@@ -738,7 +738,7 @@ def write_tree(files: Mapping[str, str], out: str | Path, owns: Owns = REPORT) -
 def read_references(path: str | Path) -> dict[str, Any]:
     """The ``references`` object of a ``crosscheck --matrix --format json`` file; ``OutputError`` (one line)
     when it cannot be read or is no such document."""
-    import json  # noqa: PLC0415
+    import json
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as e:

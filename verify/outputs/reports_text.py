@@ -135,7 +135,7 @@ def matrix_note(m: Any, limit: int = 12) -> list[str]:
 
 def decision_lines(d: Decision) -> list[str]:
     """``consistent`` or the status, after each property: ok, or its verdict and witness."""
-    from ..layout.dims import describe  # noqa: PLC0415
+    from ..layout.dims import describe
     out = [f"writer: {d.writer}", f"reader: {d.reader}"]
     if d.copies:
         out.append(f"copies: {describe(d.copies)}: the writer writes each element at every one; a read of any is right")

@@ -109,7 +109,7 @@ def banks_text(lay: SharedLayout, r: BanksResult, unit: str = "placement") -> st
 
 
 def _lanes(lanes: Sequence[int]) -> str:
-    from ..layout.elements import number_ranges  # noqa: PLC0415
+    from ..layout.elements import number_ranges
     return number_ranges(list(lanes))
 
 

@@ -63,7 +63,7 @@ _SWIZZLE = re.compile(r"Swizzle\s*<\s*(\d)\s*,\s*(\d{1,2})\s*,\s*(\d{1,2})\s*>")
 
 def element_bits_of(lay: MapLayout, env: Mapping[str, int]) -> int | None:
     """The element width of a shared-memory layout: 128 / T, the type ending its id, or 8 for byte offsets."""
-    from ..layout.shared import element_bits  # noqa: PLC0415
+    from ..layout.shared import element_bits
     if "T" in env and env["T"] > 0 and 128 % env["T"] == 0:
         return 128 // env["T"]
     last = lay.id.split("@")[0].rsplit(".", 1)[-1]
@@ -76,7 +76,7 @@ def element_bits_of(lay: MapLayout, env: Mapping[str, int]) -> int | None:
 
 def swizzle_of(lay: MapLayout) -> Any:
     """The swizzle the spec states (``Swizzle<B,M,S>`` in its note), or None."""
-    from ..layout.shared import Swizzle  # noqa: PLC0415
+    from ..layout.shared import Swizzle
     m = _SWIZZLE.search(f"{lay.note} {lay.derived}")
     if not m:
         return None
@@ -89,8 +89,8 @@ def swizzle_of(lay: MapLayout) -> Any:
 def shared_view(lay: MapLayout, env: Mapping[str, int]) -> Any:
     """A ``(row, col) -> offset`` layout of kind shared as a ``SharedLayout`` at ``env`` (None: not such a tile,
     or its element width is unknown)."""
-    from ..layout.algebra import bind  # noqa: PLC0415
-    from ..layout.shared import from_map  # noqa: PLC0415
+    from ..layout.algebra import bind
+    from ..layout.shared import from_map
     if lay.kind != "shared" or [d.name for d in lay.inputs] != ["row", "col"] or len(lay.outputs) != 1:
         return None
     bits = element_bits_of(lay, env)
@@ -144,7 +144,7 @@ def map_svg(lay: MapLayout, env: Mapping[str, int] | None = None, full: bool = F
     title = lay.id + _member_text(env)
     shared = shared_view(lay, env)
     if shared is not None:
-        from .svg_shared import shared_svg  # noqa: PLC0415
+        from .svg_shared import shared_svg
         return shared_svg(shared, title=title, full=full)
     return _generic_svg(lay, env, title, full)
 
@@ -153,7 +153,7 @@ def needs_condensing(lay: MapLayout, env: Mapping[str, int] | None = None) -> bo
     """Whether the default picture of ``lay`` (at ``env``) is condensed (a ``.full.svg`` goes beside it)."""
     env = member(lay, env)
     if shared_view(lay, env) is not None:
-        from .svg_shared import needs_condensing as shared_condensed  # noqa: PLC0415
+        from .svg_shared import needs_condensing as shared_condensed
         rows, cols = (d.at(env) for d in lay.inputs)
         return shared_condensed(rows, cols)
     rows, cols, cw, _ = _shape(lay, env)

@@ -35,7 +35,7 @@ def bank_colour(bank: int) -> str:
 
 
 def _hsl(h: int, s: int, lum: int) -> str:
-    import colorsys  # noqa: PLC0415
+    import colorsys
     r, g, b = colorsys.hls_to_rgb(h / 360, lum / 100, s / 100)
     return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
@@ -60,7 +60,7 @@ def shared_svg(lay: SharedLayout, banks: Any = None, env: Mapping[str, int] | No
     ``full``: the cells in focus (the bank conflict's two cells and the worst group's, else the first cells that
     share an offset) with ``CONTEXT`` rows and columns around them, the first and last ``EDGE``, and as many
     leading ones as fit; every elided run is a marked gap, and a note says how to get every cell."""
-    from ..layout.named import bindings  # noqa: PLC0415
+    from ..layout.named import bindings
     env = dict(env or (bindings(lay.map)[0] if lay.params else {}))
     v = evaluate_all(lay.map, env)
     rows, cols = v.ok.shape
@@ -147,7 +147,7 @@ def _heading(lay: SharedLayout) -> str:
 
 def _swizzle_blocks(addr: np.ndarray, ok: np.ndarray, swizzle: Any) -> np.ndarray:
     """Per cell, the aligned block of the swizzle mode's atom bytes its byte address lies in (-1: no cell)."""
-    from ..layout.shared import mode_of_swizzle  # noqa: PLC0415
+    from ..layout.shared import mode_of_swizzle
     md = mode_of_swizzle(swizzle)
     size = md.atom_bytes if md is not None else max(16, swizzle.period)
     return np.where(ok, addr // size, -1)

@@ -112,7 +112,7 @@ def find(layouts: Iterable[Layout], layout_id: str) -> Layout | None:
 def located(dist: str, rel: str) -> Path | None:
     """``rel`` inside the installed distribution ``dist`` (found through its metadata: nothing is imported), or
     None when the distribution is not installed."""
-    from importlib.metadata import PackageNotFoundError, distribution  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, distribution
     try:
         return Path(str(distribution(dist).locate_file(rel)))
     except PackageNotFoundError:
@@ -121,7 +121,7 @@ def located(dist: str, rel: str) -> Path | None:
 
 def version_of(dist: str) -> str:
     """The installed version of ``dist`` ('?' when it is not installed)."""
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version
     try:
         return version(dist)
     except PackageNotFoundError:

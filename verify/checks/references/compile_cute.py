@@ -196,7 +196,7 @@ def _locked(cfile: Path) -> Iterator[None]:
         return
     try:
         try:
-            import fcntl  # noqa: PLC0415
+            import fcntl
             fcntl.flock(fd, fcntl.LOCK_EX)
         except (ImportError, OSError):
             pass
@@ -251,5 +251,5 @@ def _compile(root: Path, requests: list[Request], cxx: str, incs: list[Path], ve
 
 
 def _dropped(r: Request) -> Request:
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
     return replace(r, skipped="did not compile")

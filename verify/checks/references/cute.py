@@ -48,7 +48,7 @@ MAX_BITS = 1 << 24
 
 def installed_headers() -> Path | None:
     """The include directory of an installed ``nvidia-cutlass`` (found without importing it), or None."""
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
     try:
         found = importlib.util.find_spec("cutlass_library")
     except (ImportError, ValueError):
@@ -464,7 +464,7 @@ def storage_requests(root: Path, maps: list) -> list[Request]:
 
 
 def _map_instances(spec: Any) -> list[tuple[dict[str, int], Any]]:
-    import itertools  # noqa: PLC0415
+    import itertools
     names = [q.name for q in spec.params]
     return [(dict(zip(names, vals)), spec.instance(**dict(zip(names, vals))))
             for vals in itertools.product(*(q.values for q in spec.params))]
@@ -483,7 +483,7 @@ def storage_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         member = spec.instance(**env) if env else spec
         names = [d.name for d in member.inputs]
         sizes = [int(d.size) for d in member.inputs]
-        import itertools  # noqa: PLC0415
+        import itertools
         rows = []
         for point in itertools.product(*(range(n) for n in sizes)):
             at = dict(zip(names, point))
@@ -563,7 +563,7 @@ def _element_for(printed: str, chosen: str) -> str:
 
 
 def _ptx(value_type: str) -> str | None:
-    from ...layout.notations import ptx_type  # noqa: PLC0415
+    from ...layout.notations import ptx_type
     return ptx_type(value_type)
 
 

@@ -20,7 +20,7 @@ NAME = "cute-text"
 def _root(path: str | Path | None) -> Path | None:
     if path is not None:
         return Path(path)
-    from .cute import installed_headers  # noqa: PLC0415
+    from .cute import installed_headers
     return installed_headers()
 
 

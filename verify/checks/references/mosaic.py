@@ -346,7 +346,7 @@ def smem_recipe(reader: Reader) -> tuple[list[tuple[str, str]], int]:
 
 def smem_offsets(steps: list[tuple[str, str]], pad_mn: int, k: int, at: tuple[str, int]) -> dict[tuple[int, int], int]:
     """(m, kb) -> byte offset in shared memory (8-bit factors, the recipe's result contiguous)."""
-    import numpy as np  # noqa: PLC0415
+    import numpy as np
     arr = np.arange(pad_mn * k).reshape(pad_mn, k)
     for op, args in steps:
         vals = []

@@ -30,7 +30,7 @@ _CPP = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "tf32": "cutlas
 
 
 def probe() -> str:
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
     try:
         found = importlib.util.find_spec("tensor_layouts")
     except (ImportError, ValueError):
@@ -80,9 +80,9 @@ def _name_types(name: str) -> tuple[str, str, str, str] | None:
 
 def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | Path | None = None) -> CrosscheckReport:
     t0 = time.perf_counter()
-    import tensor_layouts  # noqa: PLC0415
-    from tensor_layouts import atoms_nv  # noqa: PLC0415
-    from tensor_layouts.atoms import CopyAtom, MMAAtom  # noqa: PLC0415
+    import tensor_layouts
+    from tensor_layouts import atoms_nv
+    from tensor_layouts.atoms import CopyAtom, MMAAtom
     version = getattr(tensor_layouts, "__version__", "") or _dist_version()
     src = Path(atoms_nv.__file__)
     text = src.read_text(encoding="utf-8", errors="replace")
@@ -128,7 +128,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
 
 
 def _dist_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version  # noqa: PLC0415
+    from importlib.metadata import PackageNotFoundError, version
     try:
         return version("tensor-layouts")
     except PackageNotFoundError:  # the atoms loaded from a checkout, not an installed distribution

@@ -116,7 +116,7 @@ DOT = ((2, {"f16", "bf16", "f16_bf16"}, 16, 16), (1, {"tf32"}, 8, 8),
 
 
 def probe() -> str:
-    import importlib.util  # noqa: PLC0415
+    import importlib.util
     try:
         found = importlib.util.find_spec("triton")
     except (ImportError, ValueError):

@@ -21,10 +21,10 @@ import sys
 
 def _source(obj: object) -> list:
     """[file relative to the triton package, line] where ``obj`` is defined in the installed Triton."""
-    import inspect  # noqa: PLC0415
-    import os  # noqa: PLC0415
+    import inspect
+    import os
 
-    import triton  # noqa: PLC0415
+    import triton
     try:
         path = inspect.getsourcefile(obj) or ""   # type: ignore[arg-type]
         lines, line = inspect.getsourcelines(obj)   # type: ignore[arg-type]
@@ -36,9 +36,9 @@ def _source(obj: object) -> list:
 
 
 def main() -> int:
-    from triton._C.libtriton import gluon_ir, ir  # noqa: PLC0415
-    from triton.experimental.gluon import language as gl  # noqa: PLC0415
-    import triton  # noqa: PLC0415
+    from triton._C.libtriton import gluon_ir, ir
+    from triton.experimental.gluon import language as gl
+    import triton
 
     requests = json.loads(sys.stdin.read())
     ctx = ir.context()
@@ -54,7 +54,7 @@ def main() -> int:
                 lay = gl.NVMMASharedLayout(swizzle_byte_width=r["swizzle"], element_bitwidth=r["bits"],
                                            transposed=r["transposed"])
                 ll = b.to_linear_layout(lay._to_ir(b), r["shape"])
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
                 continue
             print(json.dumps({"key": r["key"], "printed": str(ll), "shape": r["shape"],
@@ -62,7 +62,7 @@ def main() -> int:
                               "block_bases": [list(v) for v in ll.block_bases]}), flush=True)
             continue
         if r["layout"] == "tmem":   # a Tensor Memory layout: TMEM (lane, column) bits -> tensor (row, col)
-            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            from triton.experimental.gluon.language.nvidia import blackwell as bw
             b = builders.get(r["arch"])
             if b is None:
                 b = builders[r["arch"]] = gluon_ir.GluonOpBuilder(ctx, r["arch"])
@@ -80,13 +80,13 @@ def main() -> int:
                     blocked = gl.BlockedLayout([1, 1], [32, 1], [4, 1], [1, 0], cga_layout=cga)
                     out["block_bases"] = [list(v) for v in b.to_linear_layout(blocked._to_ir(b),
                                                                               r["shape"]).block_bases]
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
                 continue
             print(json.dumps(out), flush=True)
             continue
         if r["layout"] == "tmem_reg":   # the registers of a tcgen05.ld/st of a [M, C] 32-bit tile, 4 warps
-            from triton.experimental.gluon.language.nvidia import blackwell as bw  # noqa: PLC0415
+            from triton.experimental.gluon.language.nvidia import blackwell as bw
             b = builders.get(r.get("arch", "cuda:100"))
             if b is None:
                 b = builders[r.get("arch", "cuda:100")] = gluon_ir.GluonOpBuilder(ctx, r.get("arch", "cuda:100"))
@@ -94,7 +94,7 @@ def main() -> int:
                 t = bw.TensorMemoryLayout(block=tuple(r.get("block", r["shape"])), col_stride=1)
                 ll = bw._compute_tmem_reg_layout(gl.float32, r["shape"], r["shape"], t, r["num_warps"], r["variant"])
                 tm = b.to_linear_layout(t._to_ir(b), r["shape"])
-            except Exception as e:  # noqa: BLE001 - a shape Triton refuses is reported, not fatal
+            except Exception as e:
                 print(json.dumps({"key": r["key"], "error": f"{type(e).__name__}: {e}"}), flush=True)
                 continue
             out = {"key": r["key"], "printed": str(ll), "shape": r["shape"],

@@ -32,7 +32,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    import importlib  # noqa: PLC0415
+    import importlib
     for module, names in _LAZY.items():
         if name in names:
             return getattr(importlib.import_module(f"{__name__}.{module}"), name)

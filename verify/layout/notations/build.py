@@ -66,10 +66,10 @@ def _lift_table(like: Layout, defined: np.ndarray) -> tuple[int, ...] | None:
 def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]) -> Any:
     """The imported map over the warp: lane ``l`` acts as lane ``base[l]`` of MMA computation 0, i.e.
     ``compose(imported, (lane, i) -> (base[lane], i))`` (``verify.layout.algebra``)."""
-    from .. import algebra as A  # noqa: PLC0415
-    from ..dims import Dim  # noqa: PLC0415
-    from ..named import FormulaMap as NamedFormulaMap  # noqa: PLC0415
-    from ..named import TableMap  # noqa: PLC0415
+    from .. import algebra as A
+    from ..dims import Dim
+    from ..named import FormulaMap as NamedFormulaMap
+    from ..named import TableMap
     rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
     lane, i = Dim("lane", like.threads), Dim("i", imp.values)
     imported = NamedFormulaMap(formula, (lane, i), (Dim("row", rows), Dim("col", cols)))
@@ -145,7 +145,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     (``N``).  ``conform`` then answers for every member.  Values ``like`` carries (``params_bound``: names
     ``--param`` binds that the family lacks, ``layout.params``) are read by name too; the layout keeps those
     it read."""
-    from ..params import reads  # noqa: PLC0415
+    from ..params import reads
     values = dict(like.params_bound)
     names = tuple(p.name for p in like.domain.params)
     formula = parse_index_code(text, like.prefix, source, names + tuple(k for k in values if k not in names))
@@ -190,9 +190,9 @@ class LookupMap(FormulaMap):
         return (*divmod(k, values), row[k], col[k])  # type: ignore[return-value]
 
     def z3_cell(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
-        import z3  # noqa: PLC0415
+        import z3
 
-        from ...engines import smt  # noqa: PLC0415
+        from ...engines import smt
         size, rows, cols = self._tables()
         w = thread.size()
         key = smt.Encoder(self.formula, thread, i).definition("key")

@@ -786,7 +786,7 @@ def import_cute(text: str | bytes, operand: str, m: int, n: int, k: int, prefix:
 
 def _read(text: str | bytes, like: Any, *, source: str = "argument", thr_id: str | None = None) -> TVImport:
     """A CuTe TV layout as a layout of ``like``'s operand (``like.shape`` gives M, N, K)."""
-    from ..sparse import is_sparse  # noqa: PLC0415
+    from ..sparse import is_sparse
     tid = parse_cute(thr_id, "--thr-id") if thr_id is not None else None
     # a sparse A's tile is its compressed rows x K * kept / chunk (the values a lane holds), not M x K
     k = like.cols if like.operand == "A" and is_sparse(like) else like.shape.k

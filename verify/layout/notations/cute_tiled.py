@@ -83,8 +83,8 @@ def _sizes(fields: dict[str, tuple[str, int, int]], name: str, source: str, n: i
 
 def read_tiled_mma(text: str | bytes, like: Any, source: str = "argument") -> TVImport:
     """``print(tiled_mma)`` text -> the TiledMMA's C layout, built (``TVImport.built``) as a block tile."""
-    from ..block import BlockError, block_tile  # noqa: PLC0415
-    from .build import to_layout  # noqa: PLC0415
+    from ..block import BlockError, block_tile
+    from .build import to_layout
     raw = decode_source(text, source, limit=1 << 20)
     fields = read_fields(raw, source)
     if like.operand not in ("C", "D"):

@@ -60,7 +60,7 @@ def thread_reach(formula: Formula, threads: int, values: int) -> tuple[Pos, str]
     ``tid - tid % 32``), or a case condition that holds for no thread of the spec but for a later one
     (``if tid >= 32``).  A condition that holds for every thread of the spec (a domain guard ``lane < 32``) is
     not one.  None when there is none; else (its position, what it is)."""
-    from ...engines.vector import VectorEvaluator  # noqa: PLC0415
+    from ...engines.vector import VectorEvaluator
     probes: list[tuple[str, Pos, str, Any]] = []
     defs = list(formula.definitions)
     for d in formula.definitions:
@@ -124,7 +124,7 @@ def _threads_option(value: str | None, name: str, source: str) -> int | None:
 
 def block_extent(formula: Formula, threads: int, values: int, source: str) -> tuple[int, int]:
     """The rows x cols a block tile of index code covers: one past its largest row and column."""
-    from ...engines.vector import VectorEvaluator  # noqa: PLC0415
+    from ...engines.vector import VectorEvaluator
     lane = np.arange(threads, dtype=np.int64)[:, None]
     idx = np.arange(values, dtype=np.int64)[None, :]
     ev = VectorEvaluator(formula, lane, idx)

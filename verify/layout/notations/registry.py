@@ -84,8 +84,8 @@ def _load_all() -> None:
     """Import every notation module of the package, so that each registers itself.  A notation module is
     one whose source calls ``register(Notation(...))``; the package's other modules (CuTe header readers,
     shared-memory readers, the errors and build modules) are not imported for it."""
-    import importlib  # noqa: PLC0415
-    from pathlib import Path  # noqa: PLC0415
+    import importlib
+    from pathlib import Path
 
     if _LOADED:
         return

@@ -131,7 +131,7 @@ def index_map(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ..
 def index_reads(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], source: str = "argument",
                 params: tuple[Param, ...] = (), values: Mapping[str, int] | None = None) -> tuple[str, ...]:
     """The names of ``values`` that ``index_map``'s code reads (``layout.params``: they are its side's)."""
-    from ..params import reads  # noqa: PLC0415
+    from ..params import reads
     return reads(_index_map(text, inputs, outputs, source, params, values).formula, values or {})
 
 

@@ -266,13 +266,13 @@ def invert(frag: Fragment, source: str = "argument", timeout: float = 10.0) -> A
     """The fragment's map ``(thread, i) -> (row, col)``: the forward map inverted by the enumeration
     (``algebra.inverse``), the inverse confirmed by Z3 both ways (module docstring).  A print that is not a
     bijection between the buffer's replicas and thread x index is a ``NotationError`` naming the first point."""
-    import z3  # noqa: PLC0415
+    import z3
 
-    from verify.engines import smt  # noqa: PLC0415
+    from verify.engines import smt
 
-    from .. import algebra as A  # noqa: PLC0415
-    from ..dims import Dim  # noqa: PLC0415
-    from ..named import FormulaMap, in_box, variables, width  # noqa: PLC0415
+    from .. import algebra as A
+    from ..dims import Dim
+    from ..named import FormulaMap, in_box, variables, width
 
     line, col = frag.at
     ins = (Dim("row", frag.rows), Dim("col", frag.cols), Dim("rep", frag.replicate))
@@ -308,10 +308,10 @@ def invert(frag: Fragment, source: str = "argument", timeout: float = 10.0) -> A
 
 def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVImport:
     """A TileLang ``Fragment`` print as the fragment ``(thread, i) -> (row, col)`` (``TVImport.built``)."""
-    from dataclasses import replace  # noqa: PLC0415
+    from dataclasses import replace
 
-    from ..model import Domain  # noqa: PLC0415
-    from ..views import as_fragment  # noqa: PLC0415
+    from ..model import Domain
+    from ..views import as_fragment
     raw = decode_source(text, source, limit=1 << 20)
     if like.groups > 1:
         raise NotationError(f"{like.id} runs {like.groups} MMA computations per warp: a TileLang Fragment is read "

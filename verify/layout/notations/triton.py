@@ -347,7 +347,7 @@ def parse_triton(text: str | bytes, source: str = "argument", tensor: str | None
     stripped = text.lstrip()
     if not stripped:
         raise NotationError("empty layout", 1, 1, source)
-    from . import ttgir  # noqa: PLC0415
+    from . import ttgir
     if ttgir.looks_like_ttgir(text):
         bases, extent, _ = ttgir.parse(text, source, tensor)
         for name in ("register", "lane", "warp"):
