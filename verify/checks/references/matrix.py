@@ -106,8 +106,9 @@ SINGLE = (
      "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
      "32-bit elements only, TileLang's ldmatrix maps are 16-bit (its ldsm.h wraps stmatrix.m16n8 .trans without a "
      "layout), Triton lowers to them internally and exposes no layout, Mosaic GPU issues no ldmatrix "
-     "(fragmented_array.py: a TODO); FlashInfer 0.7.4 states the stmatrix one (references/flashinfer_stsm.py) but "
-     "issues no .m8n16 (b6x16_p32/b4x16_p64) ldmatrix"),
+     "(fragmented_array.py: a TODO); FlashInfer 0.7.4 states the stmatrix one (references/flashinfer_stsm.py) and "
+     "issues the .m8n16 ldmatrix (.b4x16_p64) in XQA (csrc/xqa/utils.cuh:585, ldmatrix_8x16_4x_unpack_4b), whose use "
+     "into an MMA operand is not read yet"),
     (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans(" + CORRECTED_RX + ")?",
      "FlashInfer's fp8 prefill relies on it (.x2: the registers it loads from a [candidate, dim] tile are an "
      "mma.m16n8k32 A, references/flashinfer_ldsm.py); CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle "
