@@ -33,7 +33,7 @@ from ...layout.ids import effective_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from . import rasters
+from . import flashinfer_ldsm, flashinfer_stsm, rasters
 from .cexpr import Where, evaluate, strip_comments
 from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
@@ -207,6 +207,8 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                 continue
             items.append(Evaluated(label, part, WARP_TILES, line, spec, params, ents,
                                    f"{'row' if part == 'SFA' else 'col'} = {text}"))
+    items.extend(flashinfer_ldsm.ldsm_items(specs, r))   # the sm_100 8-bit ldmatrix/stmatrix its fp8 prefill relies on
+    items.extend(flashinfer_stsm.stsm_items(specs, r))
     if path is None:   # _compute_pid of its persistent Triton GEMMs (rasters.py)
         items.extend(rasters.flashinfer_items(specs))
     rows = conform_rows(items, timeout)

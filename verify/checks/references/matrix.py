@@ -104,8 +104,16 @@ SINGLE = (
      "(sparse_mla_sm120/arch/mma_sm120.cuh, mma_sm120_nvfp4.cuh), not kind::mxf4 .scale_vec::2X"),
     (r"ldmatrix\.m8n16\.R\.b8x16|stmatrix\.m16n8\.R\.b8\.trans",
      "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
-     "32-bit elements only, TileLang's ldmatrix maps are 16-bit, Triton lowers to them internally and "
-     "exposes no layout, Mosaic GPU issues no ldmatrix (fragmented_array.py: a TODO)"),
+     "32-bit elements only, TileLang's ldmatrix maps are 16-bit (its ldsm.h wraps stmatrix.m16n8 .trans without a "
+     "layout), Triton lowers to them internally and exposes no layout, Mosaic GPU issues no ldmatrix "
+     "(fragmented_array.py: a TODO); FlashInfer 0.7.4 states the stmatrix one (references/flashinfer_stsm.py) and "
+     "issues the .m8n16 ldmatrix (.b4x16_p64) in XQA (csrc/xqa/utils.cuh:585, ldmatrix_8x16_4x_unpack_4b), whose use "
+     "into an MMA operand is not read yet"),
+    (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans(" + CORRECTED_RX + ")?",
+     "FlashInfer's fp8 prefill relies on it (.x2: the registers it loads from a [candidate, dim] tile are an "
+     "mma.m16n8k32 A, references/flashinfer_ldsm.py); CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle "
+     "(a reviewed difference); tensor-layouts, TileLang and Triton expose no sm_100 8-bit ldmatrix layout, Mosaic GPU "
+     "issues no ldmatrix"),
     (r"mma\.sp\.m16n8k32\.B\.f16_bf16" + CORRECTED_RX,
      "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
      "Triton no sparse dot"),
@@ -130,9 +138,6 @@ UNREFERENCED = (
      "tf32, f16/bf16, s8 and f8f6f4 only); Triton's fp4 operand is an 8-bit tensor of K/2 columns whose nibble "
      "order is the element type's packing, not a TensorMemoryLayout's; Mosaic GPU refuses A in Tensor Memory for "
      "block-scaled MMAs (tcgen05.py mma: \"A in TMEM unsupported for block-scaled matmuls\")"),
-    (r"ldmatrix\.m16n16\.R\.b8_b8x16\.trans",
-     "CuTe's SM100_U8x16_LDSM_T states it after its byte shuffle (a reviewed difference); tensor-layouts, "
-     "TileLang and Triton expose no sm_100 8-bit ldmatrix layout"),
 )
 
 MODELED = {**MODELED, **MODELED_MORE}   # reviewed_more.py: the rasterisations, descriptors, blockwise storages
