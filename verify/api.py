@@ -838,35 +838,23 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
     address; ``params``: values index code may read by name (``--param``; another notation reads none: a
     ``FamilyError``).  Bad text is a ``NotationError`` at its position."""
-    from .layout.notations.cute_shared import import_cute_shared
+    from .layout.notations.registry import reader, readers
     from .layout.params import Side, check
-    if notation != "index":
-        check(params, [Side(f"the {notation} layout")])
-    from .layout.notations.index_shared import import_index_shared
-    from .layout.notations.triton_shared import import_triton_shared
     from .layout.shared import element_bits
+    read = reader("shared", notation)
+    if read is None or not read.reads_params:
+        check(params, [Side(f"the {notation} layout")])
+    if read is None:
+        names = [r.name for r in readers("shared")]
+        raise ValueError(f"notation is {', '.join(names[:-1])} or {names[-1]}, not {notation!r}")
     bits = element_bits(type) if type else None
-    if notation == "cute":
-        return import_cute_shared(text, bits, base, source)
-    if notation == "triton":
-        return import_triton_shared(text, tile, bits, base, source)
-    if notation == "tma":
-        from .layout.shared import parse_tma_box, tma_layout
-        box = parse_tma_box(text)
-        if bits is None:
-            raise ValueError(f"the TMA box {box.rows}x{box.cols}:{box.mode} needs its element type (type=..., "
-                             "--type f16): the box's bytes, and so its swizzle, depend on it")
-        return tma_layout(box.rows, box.cols, bits, box.mode, base, box.order)
-    if notation == "index":
-        if tile is None or bits is None:
-            raise ValueError("index code needs the tile (rows, cols) and the element type")
-        out = import_index_shared(text, tile, bits, unit, base, source, _params(params))
-        if params:  # a name the code does not read is no one's here
-            from .layout.params import index_side
-            raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-            check(params, [index_side("the index code", raw, params, ("row", "col"))])
-        return out
-    raise ValueError(f"notation is cute, triton, index or tma, not {notation!r}")
+    out = read.read(text, bits=bits, tile=tile, base=base, unit=unit, source=source,
+                    params=_params(params) if read.reads_params else None)
+    if read.reads_params and params:  # a name the code does not read is no one's here
+        from .layout.params import index_side
+        raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+        check(params, [index_side(f"the {notation} code", raw, params, ("row", "col"))])
+    return out
 
 
 def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **params: int) -> Any:
