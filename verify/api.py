@@ -299,6 +299,13 @@ def notations() -> tuple:
     return _notations()
 
 
+def shared_notations() -> tuple:
+    """The notations that read a shared-memory tile (``verify.layout.notations.registry.SharedReader``: the
+    readers ``shared_layout`` looks up, and the options of ``descriptor`` and ``banks``), in help order."""
+    from .layout.notations.registry import readers
+    return readers("shared")
+
+
 def _constructor(name: str) -> Callable[..., Layout]:
     from .layout.notations import notation as _notation
     n = _notation(name)
@@ -1031,6 +1038,6 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "shared_layout", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
            "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]

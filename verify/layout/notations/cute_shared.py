@@ -313,7 +313,9 @@ def _read_shared(text: str | bytes, *, bits: int | None = None, base: int = 0, s
 
 
 register_reader("shared", SharedReader("cute", _read_shared, looks_shared=lambda t: _SHARED_CUTE.search(t) is not None,
-                                       order=1))
+                                       order=1, flag="--cute", metavar="TEXT", help=(
+    "CuTe: Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1), GMMA::Layout_K_SW128_Atom<half_t>, "
+    "tile_to_shape(ATOM{}, Shape<_64,_64>{}), ComposedLayout<...>")))
 
 
 __all__ = ["CUTE_TYPES", "Swizzled", "atom", "import_cute_shared", "parse_cute_shared"]

@@ -83,7 +83,9 @@ def _read_shared(text: str | bytes, *, bits: int | None = None, tile: tuple[int,
     return import_index_shared(text, tile, bits, unit, base, source, params, buffer)
 
 
-register_reader("shared", SharedReader("index", _read_shared, reads_params=True, order=3))
+register_reader("shared", SharedReader("index", _read_shared, reads_params=True, order=3, flag="--formula",
+                                       metavar="FILE", inline=False, needs_tile=True,
+                                       help="index code over row and col; the last definition is the offset"))
 
 
 __all__ = ["import_index_shared"]

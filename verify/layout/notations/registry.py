@@ -113,7 +113,8 @@ class SharedReader:
     ``NotationError`` at a position for bad text, ``NeedsType`` when the element type is missing and the text
     cannot do without it, and ``ValueError`` for a tile the notation's rules refuse.  ``looks_shared(text)``:
     whether the text can only be a shared-memory tile (``consistent`` reads a CuTe or Triton text without
-    ``--type`` as a plain map otherwise); ``order`` sorts the readers in messages."""
+    ``--type`` as a plain map otherwise); ``order`` sorts the readers in messages and options; ``flag``,
+    ``metavar``, ``inline`` and ``help``: the option of ``descriptor`` and ``banks`` that takes the text."""
 
     name: str
     read: Callable[..., Any]
@@ -121,6 +122,15 @@ class SharedReader:
     looks_shared: Callable[[str], bool] | None = None
     unpositioned: bool = False  # its errors name no position: a caller that reports one puts them at 1:1
     order: int = 100
+    flag: str = ""  # ``descriptor``/``banks``: the option that takes the text (``--tma BOX``)
+    metavar: str = "TEXT"
+    inline: bool = True  # the option's value is the text itself, not a file
+    help: str = ""
+    needs_tile: bool = False  # the command line must give --tile and --type
+
+    @property
+    def dest(self) -> str:
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 class NeedsType(ValueError):

@@ -20,6 +20,8 @@ def read_tma(text: str | bytes, *, bits: int | None = None, base: int = 0, **_: 
     return tma_layout(box.rows, box.cols, bits, box.mode, base, box.order)
 
 
-register_reader("shared", SharedReader("tma", read_tma, unpositioned=True, order=4))
+register_reader("shared", SharedReader("tma", read_tma, unpositioned=True, order=4, flag="--tma", metavar="BOX", help=(
+    "the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B (COLS contiguous; MODE none, 32B, 64B or "
+    "128B), or ROWSxCOLS:MODE:col for a column-major (transposed) box, ROWS contiguous; needs --type")))
 
 __all__ = ["read_tma"]

@@ -386,7 +386,10 @@ def _read_shared(text: str | bytes, *, bits: int | None = None, tile: tuple[int,
 
 
 register_reader("shared", SharedReader("triton", _read_shared,
-                                       looks_shared=lambda t: _SHARED_TRITON.search(t) is not None, order=2))
+                                       looks_shared=lambda t: _SHARED_TRITON.search(t) is not None, order=2,
+                                       flag="--triton", metavar="FILE", inline=False, help=(
+    "Triton: #ttg.nvmma_shared<{...}>, #ttg.swizzled_shared<{...}> or #ttg.shared_linear<{...}> (with a "
+    "!ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")))
 
 
 __all__ = ["KINDS", "Encoding", "import_triton_shared", "parse_encoding"]
