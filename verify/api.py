@@ -299,6 +299,13 @@ def notations() -> tuple:
     return _notations()
 
 
+def map_notations() -> tuple:
+    """The notations that read a ``[[layout]]``'s map over its own names (``verify.layout.notations.registry.
+    MapReader``: index code, a table), in help order; a shared layout's map is also read by ``shared_notations``."""
+    from .layout.notations.registry import readers
+    return readers("map")
+
+
 def shared_notations() -> tuple:
     """The notations that read a shared-memory tile (``verify.layout.notations.registry.SharedReader``: the
     readers ``shared_layout`` looks up, and the options of ``descriptor`` and ``banks``), in help order."""
@@ -918,27 +925,24 @@ def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | 
     from .checks.map_conform import MapConformError
     from .layout.algebra import bind
     from .layout.family import Param
-    from .layout.named import formula_map
-    from .layout.notations import NotationError
+    from .layout.notations.registry import reader
     from .layout.params import Side, check, foreign, own, reads, side_of
     spec_side = side_of(spec)
     env, extra = own(params, spec_side), foreign(params, spec_side)
     check(env, [spec_side])
-    if notation == "index":
+    read = reader("map", notation)
+    if read is not None and read.reads_params:
         raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
         own_params = tuple(Param(k, (v,)) for k, v in extra.items())
-        try:  # over every parameter of the family, so that the code may read one --param binds
-            given = formula_map(raw, spec.map.inputs, spec.map.outputs, params=spec.map.params + own_params,
-                                index_code=True)
-        except FormulaError as e:
-            raise NotationError(e.message, e.line, e.col, source) from None
+        # over every parameter of the family, so that the code may read one --param binds
+        given = read.read(raw, inputs=spec.map.inputs, outputs=spec.map.outputs, params=spec.map.params + own_params,
+                          source=source)
         check(extra, [spec_side, Side(f"the {notation} text", reads=reads(given.formula, extra))])
         return (bind(given, **env, **extra) if env or extra else given), env
-    check(extra, [spec_side])  # only index code reads a name of its own
-    if notation == "table":
-        from .layout.notations.map_table import parse_map_table
+    check(extra, [spec_side])  # only a notation that reads parameters reads a name of its own
+    if read is not None:
         base = bind(spec.map, **env) if env else spec.map
-        return parse_map_table(text, base.inputs, base.outputs, source), env
+        return read.read(text, inputs=base.inputs, outputs=base.outputs, source=source), env
     if spec.kind != "shared":
         raise MapConformError(f"{spec.id} is a {spec.kind} layout: give it as index code over "
                               f"({', '.join(d.name for d in spec.map.inputs)}) (--formula)")
@@ -1038,6 +1042,6 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "reduction", "table", "triton", "variables", "shared_layout", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "shared_layout", "map_notations", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
            "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]

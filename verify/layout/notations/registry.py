@@ -9,7 +9,8 @@ registrations, so adding a notation is one new module in ``verify/layout/notatio
 ``register`` (the package imports every module in it).
 
 A notation may also read other kinds of layout: ``register_reader(kind, name, reader)`` adds the parser of
-one kind (``"shared"``: a shared-memory tile ``(row, col) -> offset``, a ``SharedReader``), and
+one kind (``"shared"``: a shared-memory tile ``(row, col) -> offset``, a ``SharedReader``; ``"map"``: a
+``[[layout]]``'s map over its own names, a ``MapReader``), and
 ``reader(kind, name)`` is the one lookup every command makes for it (``api.shared_layout``, ``consistent``'s
 sides, ``conform`` of a shared map, ``descriptor`` and ``banks``), so a new shared-memory notation is one
 module here that calls ``register_reader``.
@@ -133,6 +134,20 @@ class SharedReader:
         return self.flag.lstrip("-").replace("-", "_")
 
 
+@dataclass(frozen=True)
+class MapReader:
+    """The reader of one notation for a ``[[layout]]``'s map (``conform`` of a map layout, ``table --formula``):
+    ``read(text, *, inputs, outputs, params, source)`` gives a named map over the spec's ``inputs`` ->
+    ``outputs`` (``params``: the family's parameters and the names the text may read, only where
+    ``reads_params``).  Bad text is a ``NotationError`` at its position.  A notation with no map reader may
+    still give a shared layout's map through its ``SharedReader``."""
+
+    name: str
+    read: Callable[..., Any]
+    reads_params: bool = False
+    order: int = 100
+
+
 class NeedsType(ValueError):
     """The element type is missing, and the text does not state it: ``what`` needs it (``TMA box``)."""
 
@@ -146,7 +161,8 @@ _READER_MARK = "register_reader("
 
 
 def register_reader(kind: str, reader: Any) -> Any:
-    """Add the reader of one kind of layout (``"shared"``: a ``SharedReader``) under its name (new for the kind)."""
+    """Add the reader of one kind of layout (``"shared"``: a ``SharedReader``; ``"map"``: a ``MapReader``) under
+    its name (new for the kind)."""
     readers_ = _READERS.setdefault(kind, {})
     if reader.name in readers_:
         raise ValueError(f"the {kind} reader {reader.name!r} is registered twice")
@@ -176,5 +192,5 @@ def read_options(n: Notation, options: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in options.items() if k in known}
 
 
-__all__ = ["NeedsType", "Notation", "Option", "SharedReader", "notation", "notations", "read_options", "reader",
+__all__ = ["MapReader", "NeedsType", "Notation", "Option", "SharedReader", "notation", "notations", "read_options", "reader",
            "readers", "register", "register_reader"]
