@@ -31,7 +31,21 @@ from typing import Any, Callable, Mapping, Sequence
 from ..layout.dims import Dim, extent_text
 from ..layout.notations.errors import NotationError
 
-NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")
+NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")  # read here; any other registered shared reader too
+
+
+def notations() -> tuple[str, ...]:
+    """The notations a side may be written in: ``NOTATIONS``, then every other notation that registered a
+    shared-memory reader (``layout.notations.registry``: read as a tile, with ``--type``)."""
+    from ..layout.notations.registry import readers
+    return NOTATIONS + tuple(r.name for r in readers("shared") if r.name not in NOTATIONS)
+
+
+def inline(notation: str) -> bool:
+    """Whether a side in ``notation`` is its text on the command line (not a file)."""
+    from ..layout.notations.registry import reader
+    read = reader("shared", notation)
+    return notation == "descriptor" or (read is not None and read.inline)
 
 
 @dataclass(frozen=True)
@@ -177,7 +191,14 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         ins, targets = _fixed(ins, g), _fixed(targets, g)
         return Step(storage.index_map(text, ins, targets, g.source, family, values), g.name(),
                     reads=storage.index_reads(text, ins, targets, g.source, family, values))
-    raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(NOTATIONS)})")
+    from ..layout.notations.registry import reader
+    if reader("shared", g.notation) is not None:  # a notation that reads only shared-memory tiles
+        if bits is None:
+            raise ValueError(f"{g.name()}: give the element type (--type) of the {g.notation} tile")
+        tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
+            (_tile_of_dims(coords) if coords is not None else None)
+        return _read_shared(g, text, bits=bits, tile=tile, base=ctx.base, unit=ctx.unit, params=values)
+    raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(notations())})")
 
 
 def _looks_shared(notation: str, text: str) -> bool:
@@ -236,8 +257,8 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
             raise ValueError("each side needs at least one step")
         for st in steps:
             if isinstance(st, Given):
-                if st.notation not in NOTATIONS:
-                    raise ValueError(f"unknown notation {st.notation!r} (known: {', '.join(NOTATIONS)})")
+                if st.notation not in notations():
+                    raise ValueError(f"unknown notation {st.notation!r} (known: {', '.join(notations())})")
                 sides[k].append(Step(given=st, name=st.name()))
                 continue
             name = type(st).__name__
@@ -317,4 +338,4 @@ def _same_elements(sides: list[list[Step]]) -> None:
         raise ValueError("the two sides describe buffers at different base addresses")
 
 
-__all__ = ["Context", "Given", "NOTATIONS", "Step", "resolve"]
+__all__ = ["Context", "Given", "NOTATIONS", "Step", "inline", "notations", "resolve"]
