@@ -177,6 +177,20 @@ def layout(specs: Iterable[Spec], layout_id: str) -> Layout | MapLayout:
     raise KeyError(f"{layout_id!r} matches {len(hits)} layouts: " + ", ".join(h.id for h in hits[:6]))
 
 
+def find_layout(paths: str | Path | Sequence[str | Path], layout_id: str) -> Layout | MapLayout:
+    """``layout(load(paths), layout_id)``, loading only the spec file that defines ``layout_id`` where one does
+    (``catalog.spec.holding``: the others' ids are read without parsing a formula); every file otherwise (doc
+    pages among ``paths``, an id matched in part, one no file or several define), with the same answers and
+    errors."""
+    from .catalog.pages import _sort_paths
+    from .catalog.spec import holding
+    _a_path_list(paths, "paths")
+    listed = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    pages, spec_paths = _sort_paths(listed)
+    one = None if pages else holding(spec_paths, layout_id)
+    return layout(load(one if one is not None else listed), layout_id)
+
+
 def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult | MapResult:
     """Every property of one layout (a family: for every value of its parameter): the fragment checks of a
     register fragment, the map checks (``in_range``, ``injective``, ``surjective``) of a map layout."""
@@ -1042,6 +1056,6 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "reduction", "table", "triton", "variables", "shared_layout", "map_notations", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "find_layout", "shared_layout", "map_notations", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
            "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]
