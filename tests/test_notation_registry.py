@@ -91,3 +91,10 @@ def test_gone_when_not_registered(capsys) -> None:
         api.shared_layout("rows128", "64x64", type="f16")
     rc, _, err = cli(capsys, "descriptor", "--rows128", "64x64", "--type", "f16")
     assert rc == 2 and "one of the arguments --cute --triton --formula --tma --id is required" in err
+
+
+def test_conform_of_a_shared_layout_reads_it(rows128) -> None:
+    same = api.conform_map("wgmma.shared.atom.K.128B", "rows128", "8x64", type="f16")
+    assert same.status == api.conform_map("wgmma.shared.atom.K.128B", "tma", "8x64:128B", type="f16").status == "equal"
+    other = api.conform_map("wgmma.shared.atom.MN.128B", "rows128", "64x8", type="f16")  # rows contiguous there
+    assert other.status == "differs"
