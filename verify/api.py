@@ -177,6 +177,20 @@ def layout(specs: Iterable[Spec], layout_id: str) -> Layout | MapLayout:
     raise KeyError(f"{layout_id!r} matches {len(hits)} layouts: " + ", ".join(h.id for h in hits[:6]))
 
 
+def find_layout(paths: str | Path | Sequence[str | Path], layout_id: str) -> Layout | MapLayout:
+    """``layout(load(paths), layout_id)``, loading only the spec file that defines ``layout_id`` where one does
+    (``catalog.spec.holding``: the others' ids are read without parsing a formula); every file otherwise (doc
+    pages among ``paths``, an id matched in part, one no file or several define), with the same answers and
+    errors."""
+    from .catalog.pages import _sort_paths
+    from .catalog.spec import holding
+    _a_path_list(paths, "paths")
+    listed = [paths] if isinstance(paths, (str, Path)) else list(paths)
+    pages, spec_paths = _sort_paths(listed)
+    one = None if pages else holding(spec_paths, layout_id)
+    return layout(load(one if one is not None else listed), layout_id)
+
+
 def check(lay: Layout | MapLayout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResult | MapResult:
     """Every property of one layout (a family: for every value of its parameter): the fragment checks of a
     register fragment, the map checks (``in_range``, ``injective``, ``surjective``) of a map layout."""
@@ -297,6 +311,20 @@ def notations() -> tuple:
     """The registered notations (``verify.layout.notations.registry.Notation``), in help order."""
     from .layout.notations import notations as _notations
     return _notations()
+
+
+def map_notations() -> tuple:
+    """The notations that read a ``[[layout]]``'s map over its own names (``verify.layout.notations.registry.
+    MapReader``: index code, a table), in help order; a shared layout's map is also read by ``shared_notations``."""
+    from .layout.notations.registry import readers
+    return readers("map")
+
+
+def shared_notations() -> tuple:
+    """The notations that read a shared-memory tile (``verify.layout.notations.registry.SharedReader``: the
+    readers ``shared_layout`` looks up, and the options of ``descriptor`` and ``banks``), in help order."""
+    from .layout.notations.registry import readers
+    return readers("shared")
 
 
 def _constructor(name: str) -> Callable[..., Layout]:
@@ -838,35 +866,23 @@ def shared_layout(notation: str, text: str | bytes, *, type: str | None = None, 
     not say it; ``tile``: (rows, cols) where the text does not say it; ``base``: the buffer's shared-memory
     address; ``params``: values index code may read by name (``--param``; another notation reads none: a
     ``FamilyError``).  Bad text is a ``NotationError`` at its position."""
-    from .layout.notations.cute_shared import import_cute_shared
+    from .layout.notations.registry import reader, readers
     from .layout.params import Side, check
-    if notation != "index":
-        check(params, [Side(f"the {notation} layout")])
-    from .layout.notations.index_shared import import_index_shared
-    from .layout.notations.triton_shared import import_triton_shared
     from .layout.shared import element_bits
+    read = reader("shared", notation)
+    if read is None or not read.reads_params:
+        check(params, [Side(f"the {notation} layout")])
+    if read is None:
+        names = [r.name for r in readers("shared")]
+        raise ValueError(f"notation is {', '.join(names[:-1])} or {names[-1]}, not {notation!r}")
     bits = element_bits(type) if type else None
-    if notation == "cute":
-        return import_cute_shared(text, bits, base, source)
-    if notation == "triton":
-        return import_triton_shared(text, tile, bits, base, source)
-    if notation == "tma":
-        from .layout.shared import parse_tma_box, tma_layout
-        box = parse_tma_box(text)
-        if bits is None:
-            raise ValueError(f"the TMA box {box.rows}x{box.cols}:{box.mode} needs its element type (type=..., "
-                             "--type f16): the box's bytes, and so its swizzle, depend on it")
-        return tma_layout(box.rows, box.cols, bits, box.mode, base, box.order)
-    if notation == "index":
-        if tile is None or bits is None:
-            raise ValueError("index code needs the tile (rows, cols) and the element type")
-        out = import_index_shared(text, tile, bits, unit, base, source, _params(params))
-        if params:  # a name the code does not read is no one's here
-            from .layout.params import index_side
-            raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-            check(params, [index_side("the index code", raw, params, ("row", "col"))])
-        return out
-    raise ValueError(f"notation is cute, triton, index or tma, not {notation!r}")
+    out = read.read(text, bits=bits, tile=tile, base=base, unit=unit, source=source,
+                    params=_params(params) if read.reads_params else None)
+    if read.reads_params and params:  # a name the code does not read is no one's here
+        from .layout.params import index_side
+        raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
+        check(params, [index_side(f"the {notation} code", raw, params, ("row", "col"))])
+    return out
 
 
 def shared_from_map(lay: MapLayout, type: str | None = None, base: int = 0, **params: int) -> Any:
@@ -923,27 +939,24 @@ def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | 
     from .checks.map_conform import MapConformError
     from .layout.algebra import bind
     from .layout.family import Param
-    from .layout.named import formula_map
-    from .layout.notations import NotationError
+    from .layout.notations.registry import reader
     from .layout.params import Side, check, foreign, own, reads, side_of
     spec_side = side_of(spec)
     env, extra = own(params, spec_side), foreign(params, spec_side)
     check(env, [spec_side])
-    if notation == "index":
+    read = reader("map", notation)
+    if read is not None and read.reads_params:
         raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
         own_params = tuple(Param(k, (v,)) for k, v in extra.items())
-        try:  # over every parameter of the family, so that the code may read one --param binds
-            given = formula_map(raw, spec.map.inputs, spec.map.outputs, params=spec.map.params + own_params,
-                                index_code=True)
-        except FormulaError as e:
-            raise NotationError(e.message, e.line, e.col, source) from None
+        # over every parameter of the family, so that the code may read one --param binds
+        given = read.read(raw, inputs=spec.map.inputs, outputs=spec.map.outputs, params=spec.map.params + own_params,
+                          source=source)
         check(extra, [spec_side, Side(f"the {notation} text", reads=reads(given.formula, extra))])
         return (bind(given, **env, **extra) if env or extra else given), env
-    check(extra, [spec_side])  # only index code reads a name of its own
-    if notation == "table":
-        from .layout.notations.map_table import parse_map_table
+    check(extra, [spec_side])  # only a notation that reads parameters reads a name of its own
+    if read is not None:
         base = bind(spec.map, **env) if env else spec.map
-        return parse_map_table(text, base.inputs, base.outputs, source), env
+        return read.read(text, inputs=base.inputs, outputs=base.outputs, source=source), env
     if spec.kind != "shared":
         raise MapConformError(f"{spec.id} is a {spec.kind} layout: give it as index code over "
                               f"({', '.join(d.name for d in spec.map.inputs)}) (--formula)")
@@ -1043,6 +1056,6 @@ __all__ = ["And", "ConformResult", "CrosscheckReport", "DocFinding", "Finding", 
            "check", "check_all", "check_size", "conform", "consistent", "crosscheck", "cute", "cutlass_headers", "default_jobs", "doc_findings",
            "domain", "handoff", "index_code", "layout", "layout_from_formula", "layouts", "load",
            "load_with_doc_findings", "loads", "mma_headers", "prove", "reference", "reference_reasons", "references",
-           "reduction", "table", "triton", "variables", "shared_layout", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
+           "reduction", "table", "triton", "variables", "find_layout", "shared_layout", "map_notations", "shared_notations", "shared_from_map", "conform_map", "given_map", "descriptor", "banks",
            "register_banks", "check_given",
            "Given", "ArchError", "wmma_arch_maps", "wmma_arch_entry", "wmma_arch_layout", "check_wmma_arch", "verify_kernel"]

@@ -579,6 +579,33 @@ def _fragment_ids(text: str, path: str) -> frozenset[str]:
                      for k, frag in enumerate(frags) if isinstance(frag, dict))
 
 
+def layout_ids(path: str | Path) -> frozenset[str]:
+    """The ids a spec file defines, read without building them (no formula is parsed): its fragments' doc layouts
+    (``fragment_ids``; a correction's id is its doc layout's with ``@corrected``) and its ``[[layout]]`` tables."""
+    text = read_utf8(path)
+    return _fragment_ids(text, str(path)) | _map_ids(text, str(path))
+
+
+@functools.lru_cache(maxsize=512)
+def _map_ids(text: str, path: str) -> frozenset[str]:
+    tables = parse_toml(path, strip_bom(text)).get("layout")
+    return frozenset(t["id"] for t in tables if isinstance(t, dict) and isinstance(t.get("id"), str)) \
+        if isinstance(tables, list) else frozenset()
+
+
+def holding(paths: list[str | Path], layout_id: str) -> list[Path] | None:
+    """The one spec file under ``paths`` that defines ``layout_id`` (or the doc layout it corrects), read by ids
+    only; None when no file or several do, or a file cannot be read so: then every file must be loaded (which
+    reports the error, the duplicate, or the layouts an id matches in part)."""
+    from ..layout.ids import base_id
+    want = base_id(layout_id)
+    try:
+        found = [p for p in spec_files(paths) if want in layout_ids(p)]
+    except (SpecError, OSError, ValueError):
+        return None
+    return found if len(found) == 1 else None
+
+
 def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[Param, ...]:
     """The parameters a fragment depends on (its formula, counts, extents or element list): a layout
     that does not mention the parameter (wgmma's A is 64 x K whatever N is) is a plain layout."""

@@ -31,9 +31,21 @@ from typing import Any, Callable, Mapping, Sequence
 from ..layout.dims import Dim, extent_text
 from ..layout.notations.errors import NotationError
 
-NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")
-_SHARED_CUTE = re.compile(r"\bSw\s*<|\bSwizzle\s*<|smem_ptr|ComposedLayout|GMMA\s*::|UMMA\s*::|tile_to_shape|composition")
-_SHARED_TRITON = re.compile(r"#(?:ttg|triton_gpu)\.(nvmma_shared|swizzled_shared)|memdesc\s*<")
+NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")  # read here; any other registered shared reader too
+
+
+def notations() -> tuple[str, ...]:
+    """The notations a side may be written in: ``NOTATIONS``, then every other notation that registered a
+    shared-memory reader (``layout.notations.registry``: read as a tile, with ``--type``)."""
+    from ..layout.notations.registry import readers
+    return NOTATIONS + tuple(r.name for r in readers("shared") if r.name not in NOTATIONS)
+
+
+def inline(notation: str) -> bool:
+    """Whether a side in ``notation`` is its text on the command line (not a file)."""
+    from ..layout.notations.registry import reader
+    read = reader("shared", notation)
+    return notation == "descriptor" or (read is not None and read.inline)
 
 
 @dataclass(frozen=True)
@@ -121,17 +133,7 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
     single = targets[0].name if targets is not None and len(targets) == 1 else "offset"
     bits = ctx.type_bits
     if g.notation == "tma":
-        from ..layout.shared import parse_tma_box, tma_layout
-        try:
-            box = parse_tma_box(text)
-        except ValueError as e:
-            raise NotationError(str(e), 1, 1, g.source) from None
-        if bits is None:
-            raise ValueError(f"{g.name()}: give the element type (--type) of the TMA box")
-        try:
-            return _shared_step(tma_layout(box.rows, box.cols, bits, box.mode, ctx.base, box.order), g.name())
-        except ValueError as e:
-            raise NotationError(str(e), 1, 1, g.source) from None
+        return _read_shared(g, text, bits=bits, base=ctx.base)
     if g.notation == "descriptor":
         if other_shared is None:
             if not final:
@@ -146,9 +148,8 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
             raise NotationError(f"{text.strip()!r} is not a number (e.g. 0x4000004000010040)", 1, 1, g.source) from None
         return _shared_step(descriptor_reads(other_shared, value, ctx.instr, ctx.major), g.name())
     if g.notation == "cute":
-        if bits is not None or _SHARED_CUTE.search(text):
-            from ..layout.notations.cute_shared import import_cute_shared
-            return _shared_step(import_cute_shared(text, bits, ctx.base, g.source), g.name())
+        if bits is not None or _looks_shared("cute", text):
+            return _read_shared(g, text, bits=bits, base=ctx.base)
         if ins is None and not final:
             return None
         m = storage.cute_map(text, None, single, g.source, ins)
@@ -157,14 +158,12 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         shown = g.name() if ins is None or named == [d.name for d in ins] else f"{g.name()} over ({', '.join(named)})"
         return Step(m, shown)
     if g.notation == "triton":
-        shared = bits is not None or _SHARED_TRITON.search(text) is not None
-        if shared:
-            from ..layout.notations.triton_shared import import_triton_shared
+        if bits is not None or _looks_shared("triton", text):
             tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
                 (_tile_of_dims(coords) if coords is not None else None)
             if tile is None and not final and "memdesc" not in text:
                 return None
-            return _shared_step(import_triton_shared(text, tile, bits, ctx.base, g.source), g.name())
+            return _read_shared(g, text, bits=bits, tile=tile, base=ctx.base)
         if ins is None:
             if not final:
                 return None
@@ -173,7 +172,6 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         return Step(storage.bases_map(text, _fixed(ins, g), single, g.source), g.name())
     if g.notation == "index":
         if bits is not None:
-            from ..layout.notations.index_shared import import_index_shared
             tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
                 (_tile_of_dims(coords) if coords is not None else None)
             if tile is None:
@@ -181,8 +179,8 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
                     return None
                 raise ValueError(f"{g.name()}: give the tile (--tile ROWSxCOLS) of the index code")
             # index code states no extent: its buffer is the tile (a write past it is out of range)
-            step = _shared_step(import_index_shared(text, tile, bits, ctx.unit, ctx.base, g.source, values,
-                                                    buffer=tile[0] * tile[1]), g.name())
+            step = _read_shared(g, text, bits=bits, tile=tile, base=ctx.base, unit=ctx.unit, params=values,
+                                buffer=tile[0] * tile[1])
             from ..layout.params import index_side
             return replace(step, reads=index_side(g.name(), text, values or {}, ("row", "col")).reads)
         if ins is None or targets is None:
@@ -193,7 +191,39 @@ def _resolve_given(g: Given, ctx: Context, coords: tuple[Dim, ...] | None, targe
         ins, targets = _fixed(ins, g), _fixed(targets, g)
         return Step(storage.index_map(text, ins, targets, g.source, family, values), g.name(),
                     reads=storage.index_reads(text, ins, targets, g.source, family, values))
-    raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(NOTATIONS)})")
+    from ..layout.notations.registry import reader
+    if reader("shared", g.notation) is not None:  # a notation that reads only shared-memory tiles
+        if bits is None:
+            raise ValueError(f"{g.name()}: give the element type (--type) of the {g.notation} tile")
+        tile = ctx.tile or _tile_of(other_shared.map if other_shared is not None else None) or \
+            (_tile_of_dims(coords) if coords is not None else None)
+        return _read_shared(g, text, bits=bits, tile=tile, base=ctx.base, unit=ctx.unit, params=values)
+    raise ValueError(f"unknown notation {g.notation!r} (known: {', '.join(notations())})")
+
+
+def _looks_shared(notation: str, text: str) -> bool:
+    """Whether ``text`` can only be a shared-memory tile in ``notation`` (its reader says)."""
+    from ..layout.notations.registry import reader
+    read = reader("shared", notation)
+    return read is not None and read.looks_shared is not None and read.looks_shared(text)
+
+
+def _read_shared(g: Given, text: str, **how: Any) -> Step:
+    """The shared-memory tile ``text`` is in ``g.notation``, read by the notation's registered reader (the one
+    reader every command uses); a reader whose errors name no position has them put at the text's start."""
+    from ..layout.notations.registry import NeedsType, reader
+    read = reader("shared", g.notation)
+    try:
+        return _shared_step(read.read(text, source=g.source, **how), g.name())
+    except NeedsType as e:
+        raise ValueError(f"{g.name()}: give the element type (--type) of the {e.what}") from None
+    except NotationError:
+        raise
+    except ValueError as e:
+        if not read.unpositioned:
+            raise
+        raise NotationError(str(e), 1, 1, g.source) from None
+
 
 
 def _tile_of_dims(dims: tuple[Dim, ...]) -> tuple[int, int] | None:
@@ -227,8 +257,8 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
             raise ValueError("each side needs at least one step")
         for st in steps:
             if isinstance(st, Given):
-                if st.notation not in NOTATIONS:
-                    raise ValueError(f"unknown notation {st.notation!r} (known: {', '.join(NOTATIONS)})")
+                if st.notation not in notations():
+                    raise ValueError(f"unknown notation {st.notation!r} (known: {', '.join(notations())})")
                 sides[k].append(Step(given=st, name=st.name()))
                 continue
             name = type(st).__name__
@@ -308,4 +338,4 @@ def _same_elements(sides: list[list[Step]]) -> None:
         raise ValueError("the two sides describe buffers at different base addresses")
 
 
-__all__ = ["Context", "Given", "NOTATIONS", "Step", "resolve"]
+__all__ = ["Context", "Given", "NOTATIONS", "Step", "inline", "notations", "resolve"]

@@ -14,7 +14,16 @@ from ..errors import UsageError
 from ..outputs import json as out_json
 from . import inputs
 
-_MAP_NOTATIONS = {"index": "--formula", "table": "--table", "cute": "--cute", "triton": "--triton"}  # notation -> flag
+
+
+def map_notations() -> dict[str, str]:
+    """The notations ``conform`` reads a ``[[layout]]`` in, each with its option: those with a map reader, then
+    those that read a shared-memory tile (the registry's readers that are ``conform`` options)."""
+    flags = {n.name: n.flag for n in api.notations()}
+    names = [r.name for r in api.map_notations()]
+    names += [r.name for r in api.shared_notations() if r.name not in names]
+    return {name: flags[name] for name in names if name in flags}
+
 _FRAGMENT_ONLY = ("warps", "order", "block", "tensor", "thr_id", "threads", "elements")
 
 
@@ -25,9 +34,10 @@ def conform_map(args: argparse.Namespace, spec: api.MapLayout, params: dict[str,
         if getattr(args, flag, None) is not None:
             raise UsageError(f"--{flag.replace('_', '-')} is for register fragments; {spec.id} is a {spec.kind} layout")
     used = [n for n in api.notations() if getattr(args, n.dest, None) is not None]
-    if not used or used[0].name not in _MAP_NOTATIONS:
+    known = map_notations()
+    if not used or used[0].name not in known:
         raise UsageError(f"{spec.id} is a {spec.kind} layout: give it with "
-                         + (" or ".join(_MAP_NOTATIONS.values()) if spec.kind == "shared" else
+                         + (" or ".join(known.values()) if spec.kind == "shared" else
                             "--formula (index code over " + ", ".join(d.name for d in spec.map.inputs) + ") or --table"))
     n = used[0]
     value = getattr(args, n.dest)

@@ -25,9 +25,10 @@ def _spec_layouts(path: str | None) -> list:
     return api.load(inputs.paths_or_bundled([path] if path is not None else None))
 
 
-def _find(specs: list, layout_id: str) -> api.Layout:
-    try:
-        return api.layout(specs, layout_id)
+def _find(specs: list | str | None, layout_id: str) -> api.Layout:
+    try:  # paths (None: the bundled specs): only the file that defines the id is loaded, where one does
+        return api.layout(specs, layout_id) if isinstance(specs, list) else \
+            api.find_layout(inputs.paths_or_bundled([specs] if specs is not None else None), layout_id)
     except KeyError as e:
         raise UsageError(e.args[0]) from None
 
@@ -101,7 +102,7 @@ def _emit_result(fmt: str, result: "Result") -> None:
 
 
 def cmd_conform(args: argparse.Namespace) -> int:
-    spec = _find(_spec_layouts(args.specs), args.id)
+    spec = _find(args.specs, args.id)
     params = options.params(args.param)
     if isinstance(spec, api.MapLayout):
         from .conform_map import conform_map

@@ -147,8 +147,9 @@ def _given_map(lay: MapLayout, whole: MapLayout, args: argparse.Namespace, flag:
     from . import conform_map, inputs as _inputs
     name, value = flag
     n = next(x for x in api.notations() if x.name == name)
-    if name not in conform_map._MAP_NOTATIONS:
-        raise UsageError(f"{lay.id} is a {lay.kind} layout: give it with " + " or ".join(conform_map._MAP_NOTATIONS.values()))
+    known = conform_map.map_notations()
+    if name not in known:
+        raise UsageError(f"{lay.id} is a {lay.kind} layout: give it with " + " or ".join(known.values()))
     source = "argument" if n.inline else ("<stdin>" if value == "-" else value)
     text = value if n.inline else _inputs.read_input(value)
     try:

@@ -55,27 +55,28 @@ def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[n
                 raise UsageError(f"{lay.id} is not a shared-memory layout")
             side = side_of(lay)
             return api.shared_from_map(lay, args.type, base, **own(params, side)), side
-        if args.cute is not None:
-            return api.shared_layout("cute", args.cute, type=args.type, tile=tile, base=base), Side("")
-        if args.tma is not None:
-            return api.shared_layout("tma", args.tma, type=args.type, base=base), Side("")
-        path = args.triton if args.triton is not None else args.formula
-        text = inputs.read_input(path)
-        source = "<stdin>" if path == "-" else path
-        if args.triton is not None:
-            return api.shared_layout("triton", text, type=args.type, tile=tile, base=base, source=source), Side("")
-        if tile is None or args.type is None:
-            raise UsageError("--formula needs --tile ROWSxCOLS and --type")
-        side, reading = Side(""), params
-        if params:
-            try:
-                side = index_side(f"--formula {path}", text.decode("utf-8"), params, ("row", "col"))
-                reading = own(params, side)
-            except (FormulaError, UnicodeDecodeError):
-                pass  # bad text: the reader says where
-        lay = api.shared_layout("index", text, type=args.type, tile=tile, base=base, unit=args.unit, source=source,
-                                params=reading)
-        return lay, side
+        for r in api.shared_notations():
+            value = getattr(args, r.dest, None)
+            if value is None:
+                continue
+            text = value if r.inline else inputs.read_input(value)
+            source = "argument" if r.inline else "<stdin>" if value == "-" else value
+            if not r.reads_params:
+                return api.shared_layout(r.name, text, type=args.type, tile=tile, base=base, unit=args.unit,
+                                         source=source), Side("")
+            if r.needs_tile and (tile is None or args.type is None):
+                raise UsageError(f"{r.flag} needs --tile ROWSxCOLS and --type")
+            side, reading = Side(""), params
+            if params:
+                try:
+                    side = index_side(f"{r.flag} {value}", text.decode("utf-8"), params, ("row", "col"))
+                    reading = own(params, side)
+                except (FormulaError, UnicodeDecodeError):
+                    pass  # bad text: the reader says where
+            lay = api.shared_layout(r.name, text, type=args.type, tile=tile, base=base, unit=args.unit, source=source,
+                                    params=reading)
+            return lay, side
+        raise UsageError("give the shared-memory layout")
     except api.NotationError as e:
         raise inputs.BadInput(e.one_line()) from None
     except KeyError as e:
@@ -186,14 +187,8 @@ def _register_banks(args: argparse.Namespace) -> int:
 
 def _inputs(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--cute", metavar="TEXT", help="CuTe: Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1), "
-                     "GMMA::Layout_K_SW128_Atom<half_t>, tile_to_shape(ATOM{}, Shape<_64,_64>{}), ComposedLayout<...>")
-    src.add_argument("--triton", metavar="FILE", help="Triton: #ttg.nvmma_shared<{...}>, #ttg.swizzled_shared<{...}> or "
-                     "#ttg.shared_linear<{...}> (with a !ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")
-    src.add_argument("--formula", metavar="FILE", help="index code over row and col; the last definition is the offset")
-    src.add_argument("--tma", metavar="BOX", help="the tile a TMA load writes: ROWSxCOLS:MODE, e.g. 64x64:128B "
-                     "(COLS contiguous; MODE none, 32B, 64B or 128B), or ROWSxCOLS:MODE:col for a column-major "
-                     "(transposed) box, ROWS contiguous; needs --type")
+    for r in api.shared_notations():
+        src.add_argument(r.flag, metavar=r.metavar, help=r.help)
     src.add_argument("--id", metavar="ID", help="a shared-memory [[layout]] of the specs (a family: every member, or "
                      "the one --param names)")
     p.add_argument("--type", default=None, help="element type: f16, bf16, tf32, e4m3, s8, e2m1... (where the text "

@@ -16,22 +16,20 @@ from ..outputs import reports_text
 from ..outputs.json import to_json
 from . import inputs, options
 
-_INLINE = ("cute", "tma", "descriptor")
-_FILES = ("triton", "index")
-_PREFIX = re.compile(r"(cute|tma|descriptor|triton|index):", re.S)
 
 
 def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
     """Each value: a layout id, or ``NOTATION:TEXT`` (a file for triton and index) as a ``Given``."""
-    from ..checks.consistency_sides import Given
+    from ..checks.consistency_sides import Given, inline, notations
+    prefix = re.compile("(" + "|".join(map(re.escape, notations())) + "):", re.S)
     out: list[object] = []
     for v in values:
-        m = _PREFIX.match(v)
+        m = prefix.match(v)
         if m is None:
             out.append(v)
             continue
         kind, rest = m.group(1), v[m.end():]
-        if kind in _INLINE:
+        if inline(kind):
             out.append(Given(kind, rest, "argument", m.end() + 1))
             continue
         if not rest:

@@ -36,6 +36,7 @@ from .cute import (
     parse_cute,
     product,
 )
+from .registry import SharedReader, register_reader
 from .errors import NotationError, decode_source
 
 # CuTe value types -> bits in shared memory
@@ -301,6 +302,20 @@ def import_cute_shared(text: str | bytes, type_bits: int | None = None, base: in
                            sw.on or "address", base, atom=sw.atom, notation="cute", text=raw.strip())
     except ValueError as e:
         raise NotationError(str(e), 1, 1, source) from None
+
+
+_SHARED_CUTE = re.compile(r"\bSw\s*<|\bSwizzle\s*<|smem_ptr|ComposedLayout|GMMA\s*::|UMMA\s*::|tile_to_shape|composition")
+
+
+def _read_shared(text: str | bytes, *, bits: int | None = None, base: int = 0, source: str = "argument",
+                 **_: object) -> SharedLayout:
+    return import_cute_shared(text, bits, base, source)
+
+
+register_reader("shared", SharedReader("cute", _read_shared, looks_shared=lambda t: _SHARED_CUTE.search(t) is not None,
+                                       order=1, flag="--cute", metavar="TEXT", help=(
+    "CuTe: Sw<3,4,3> o smem_ptr[16b](unset) o (8,64):(64,1), GMMA::Layout_K_SW128_Atom<half_t>, "
+    "tile_to_shape(ATOM{}, Shape<_64,_64>{}), ComposedLayout<...>")))
 
 
 __all__ = ["CUTE_TYPES", "Swizzled", "atom", "import_cute_shared", "parse_cute_shared"]

@@ -19,7 +19,7 @@ from verify.formula.index import parse_index
 from ..family import substitute
 
 from .errors import NotationError, TVImport, decode_source
-from .registry import Notation, Option, register
+from .registry import MapReader, Notation, Option, register, register_reader
 
 
 def parse_index_code(text: str | bytes, prefix: str = "a", source: str = "argument",
@@ -176,6 +176,18 @@ def check_reach(formula: Formula, threads: int, values: int, source: str) -> Non
                         "only; give --threads N (the block's threads) to judge it as a block tile", pos.line, pos.col,
                         source)
 
+
+def _read_map(text: str, *, inputs: tuple, outputs: tuple, params: tuple = (), source: str = "argument",
+              **_: object) -> Any:
+    """Index code over a ``[[layout]]``'s input names defining its outputs, as a named map."""
+    from ..named import formula_map
+    try:
+        return formula_map(text, inputs, outputs, params=params, index_code=True)
+    except FormulaError as e:
+        raise NotationError(e.message, e.line, e.col, source) from None
+
+
+register_reader("map", MapReader("index", _read_map, reads_params=True, order=1))
 
 register(Notation(
     "index", "--formula", "FILE", False, "index code: row = ... and col = ... over lane and i", _read, order=3,

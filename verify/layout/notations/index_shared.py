@@ -23,6 +23,7 @@ from ..family import substitute
 from ...engines.oracle import EvalError
 from ..named import FormulaMap, evaluate_all
 from ..shared import SharedLayout, from_map, op
+from .registry import SharedReader, register_reader
 from .errors import NotationError, decode_source
 
 MAX_SPAN = 1 << 24
@@ -72,6 +73,19 @@ def import_index_shared(text: str | bytes, tile: tuple[int, int], type_bits: int
     named = FormulaMap(formula, named.inputs, (Dim("offset", max(1, top)),), definitions=(("offset", out),))
     raw = text.decode("utf-8", "replace") if isinstance(text, (bytes, bytearray)) else text
     return from_map(named, type_bits, base, "index", raw.strip())
+
+
+def _read_shared(text: str | bytes, *, bits: int | None = None, tile: tuple[int, int] | None = None, base: int = 0,
+                 unit: str = "bytes", source: str = "argument", params: Mapping[str, int] | None = None,
+                 buffer: int | None = None, **_: object) -> SharedLayout:
+    if tile is None or bits is None:
+        raise ValueError("index code needs the tile (rows, cols) and the element type")
+    return import_index_shared(text, tile, bits, unit, base, source, params, buffer)
+
+
+register_reader("shared", SharedReader("index", _read_shared, reads_params=True, order=3, flag="--formula",
+                                       metavar="FILE", inline=False, needs_tile=True,
+                                       help="index code over row and col; the last definition is the offset"))
 
 
 __all__ = ["import_index_shared"]

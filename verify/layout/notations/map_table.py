@@ -12,6 +12,7 @@ from typing import Any
 
 from ..dims import Dim
 from ..named import TableMap
+from .registry import MapReader, register_reader
 from .table import MAX_COORD, entry_list, table_document
 from .table import _int_field as _int
 
@@ -69,5 +70,12 @@ def parse_map_table(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[D
     return TableMap(tuple(Dim(n, s) for n, s in ins), tuple(Dim(n, s) for (n, _), s in zip(outs, top_out)),
                     tuple(rows))
 
+
+def _read_map(text: str | bytes, *, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...], source: str = "argument",
+              **_: object) -> TableMap:
+    return parse_map_table(text, inputs, outputs, source)
+
+
+register_reader("map", MapReader("table", _read_map, order=2))
 
 __all__ = ["parse_map_table"]

@@ -32,6 +32,7 @@ from ...formula import BinOp, Case, Definition, Expr, Formula, Num, Var
 from ..dims import Dim
 from ..named import FormulaMap
 from ..shared import SharedLayout, Swizzle, from_map, op
+from .registry import SharedReader, register_reader
 from .errors import NotationError, Positions, decode_source
 
 KINDS = ("nvmma_shared", "swizzled_shared", "shared_linear")
@@ -374,6 +375,21 @@ def import_triton_shared(text: str | bytes, tile: tuple[int, int] | None = None,
     f = Formula((Definition("offset", (Case(expr, None),)),), "x")
     named = FormulaMap(f, (Dim("row", rows), Dim("col", cols)), (Dim("offset", span),))
     return from_map(named, bits, base, "triton", text.strip()[:200], swz, swz_on, atom)
+
+
+_SHARED_TRITON = re.compile(r"#(?:ttg|triton_gpu)\.(nvmma_shared|swizzled_shared)|memdesc\s*<")
+
+
+def _read_shared(text: str | bytes, *, bits: int | None = None, tile: tuple[int, int] | None = None, base: int = 0,
+                 source: str = "argument", **_: object) -> SharedLayout:
+    return import_triton_shared(text, tile, bits, base, source)
+
+
+register_reader("shared", SharedReader("triton", _read_shared,
+                                       looks_shared=lambda t: _SHARED_TRITON.search(t) is not None, order=2,
+                                       flag="--triton", metavar="FILE", inline=False, help=(
+    "Triton: #ttg.nvmma_shared<{...}>, #ttg.swizzled_shared<{...}> or #ttg.shared_linear<{...}> (with a "
+    "!ttg.memdesc<RxCxTYPE, ...> for its shape, or --tile/--type)")))
 
 
 __all__ = ["KINDS", "Encoding", "import_triton_shared", "parse_encoding"]
