@@ -698,6 +698,22 @@ def _said(rc: int, out: str, page: str) -> set[tuple[str, int, str]]:
     return said
 
 
+def quoted_back(what: str, changed: str, original: str, mu: Mutant) -> str:
+    """``what`` (said at the changed line) with the line's text it quotes around the change put back as the page wrote
+    it: a finding that quotes its statement (a warning naming the layout as written) is the same finding after an equivalent
+    rewrite.  The quote is the longest run of the changed line around the change that ``what`` holds."""
+    a, b = mu.col, mu.col + len(mu.new)
+    if changed[a:b] not in what:
+        return what
+    while a > 0 and changed[a - 1:b] in what:
+        a -= 1
+    while b < len(changed) and changed[a:b + 1] in what:
+        b += 1
+    if b - a <= len(mu.new) + 2:  # too little context to be a quote of this statement
+        return what
+    return what.replace(changed[a:b], original[a:b - len(mu.new) + len(mu.old)])
+
+
 def classify(mu: Mutant, breaks: bool, rc: int, said: set[tuple[str, int, str]], base: set[tuple[str, int, str]]) -> str:
     new = said - base
     line = mu.statement.line
@@ -739,7 +755,9 @@ def run_tree(docs: Path, per: int, seed: int, pages: tuple[str, ...], show: bool
                 changed = lines[:ln] + [lines[ln][:mu.col] + mu.new + lines[ln][mu.col + len(mu.old):]] + lines[ln + 1:]
                 target.write_text("\n".join(changed), encoding="utf-8")
                 rc, out = _check(["check", str(target), "--format", "json", "--jobs", "1"], ROOT)
-                verdict = classify(mu, breaks, rc, _said(rc, out, page), base)
+                said = {(sev, n, quoted_back(what, changed[ln], lines[ln], mu) if n == ln + 1 else what)
+                        for sev, n, what in _said(rc, out, page)}
+                verdict = classify(mu, breaks, rc, said, base)
                 counts[verdict] = counts.get(verdict, 0) + 1
                 if show and verdict not in ("noticed", "quiet", "fixes an erratum"):
                     shown.append(f"{verdict:11} {mu.label()}")

@@ -12,6 +12,18 @@ from conftest import ROOT
 KERNELS = ROOT / "examples" / "kernels"
 
 
+def ptx_code(text: str) -> list[str]:
+    """A PTX file's lines up to its DWARF sections, without its .file lines and comment-only lines: what does not
+    depend on the folder it was compiled in (.debug_info names that folder and its length counts the name's bytes)."""
+    lines = []
+    for ln in text.splitlines():
+        if ln.lstrip().startswith(".section") and ".debug" in ln:
+            break
+        if ".file" not in ln and not ln.startswith("//"):
+            lines.append(ln)
+    return lines
+
+
 def first(lines: list[str], pattern: str) -> int:
     """The index of the first line ``pattern`` matches (``re.search``)."""
     return next(k for k, s in enumerate(lines) if re.search(pattern, s))

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from kernel_plants import KERNELS, ptx_code
 from test_kernel_compiled import _agree, _triton
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
 
 pytestmark = pytest.mark.slow
-KERNELS = ROOT / "examples" / "kernels"
 
 
 def _matmul(target: str, dtype: str, warps: int, tma: bool, monkeypatch) -> object:  # type: ignore[no-untyped-def]
@@ -77,20 +77,19 @@ def test_tritons_block_scaled_mxfp8_matmul_is_proved(monkeypatch):
 
 def test_the_hopper_and_blackwell_fixtures_are_what_triton_makes_today(tmp_path, monkeypatch):
     """make_fixtures.py's Hopper and Blackwell fixtures, made again into a scratch folder, are the committed ones
-    (apart from the .file paths, which name the folder)."""
+    (apart from the .file paths and the DWARF sections, which name the folder)."""
     _triton()
     monkeypatch.syspath_prepend(str(KERNELS))
     import make_fixtures
     monkeypatch.setattr(make_fixtures, "HERE", tmp_path)
     (tmp_path / "matmul.py").write_text((KERNELS / "matmul.py").read_text(encoding="utf-8"), encoding="utf-8")
-    body = lambda text: [ln for ln in text.splitlines() if ".file" not in ln]  # noqa: E731
     for args in (("triton_sm90.ptx", 128, 128, 64, 4, 3, "sm_90"), ("triton_sm90_64.ptx", 64, 64, 32, 4, 2, "sm_90"),
                  ("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma"),
                  ("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100"),
                  ("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")):
         make_fixtures.triton(*args)
-        assert body((tmp_path / args[0]).read_text(encoding="utf-8")) == \
-            body((KERNELS / args[0]).read_text(encoding="utf-8")), args[0]
+        assert ptx_code((tmp_path / args[0]).read_text(encoding="utf-8")) == \
+            ptx_code((KERNELS / args[0]).read_text(encoding="utf-8")), args[0]
 
 
 def test_a_missing_proxy_fence_before_a_wgmma_read_of_generic_stores(monkeypatch, tmp_path):

@@ -37,3 +37,16 @@ def test_the_mutants_are_drawn_alike(docs_dir: Path) -> None:
     pages = {label.split(":")[0] for label, b in a if b}
     assert pages == set(pm.PAGES)
     assert any(not b and label.startswith(pm.SMEM) for label, b in a)
+
+
+def test_a_finding_quoting_its_changed_statement_is_read_with_the_page_s_text() -> None:
+    """An equivalent rewrite that a warning quotes ((T,2k) written (1T,2k)) is the same warning; a message that
+    merely holds the changed token, or too little of the line around it, is left as it is."""
+    st = pm.Statement("p.md", 3, r"\(\(8,m\).*")
+    mu = pm.Mutant(st, 8, "T", "1T")
+    original, changed = "((8,m),(T,2k)):((2T,SBO),(1,T))", "((8,m),(1T,2k)):((2T,SBO),(1,T))"
+    assert changed[mu.col:mu.col + 2] == "1T"
+    said = "K-major layout ((8,m),(1T,2k)):((2T,SBO),(1,T)) maps two cells to one offset"
+    assert pm.quoted_back(said, changed, original, mu) == said.replace(changed, original)
+    assert pm.quoted_back("k = 1T", changed, original, mu) == "k = 1T"
+    assert pm.quoted_back("nothing quoted", changed, original, mu) == "nothing quoted"
