@@ -157,6 +157,16 @@ def _apply(op: str, a: int, b: int, fail, col: int) -> int:  # type: ignore[no-u
 _DECL = re.compile(r"\s*(?:const\s+)?(?:(?:unsigned|signed|long)\s+)*(?P<type>[A-Za-z_]\w*)\s+(?P<rest>.*)", re.S)
 
 
+def _closing_brace(text: str, open_at: int, unclosed: Refused) -> int:
+    """The index of the ``}`` that closes the ``{`` at ``open_at``; ``unclosed`` raised where there is none."""
+    depth = 0
+    for k in range(max(open_at, 0), len(text)):
+        depth += {"{": 1, "}": -1}.get(text[k], 0)
+        if depth == 0 and text[k] == "}":
+            return k
+    raise unclosed
+
+
 def function_body(text: str, signature: str, file: str) -> tuple[str, int]:
     """The body of the function whose text starts with ``signature`` (a regular expression, up to the opening
     ``{``), and the line it starts at; ``Refused`` when absent or unbalanced."""
@@ -164,15 +174,19 @@ def function_body(text: str, signature: str, file: str) -> tuple[str, int]:
     if m is None:
         raise Refused(f"no function matching {signature!r}", file, 0)
     open_at = text.find("{", m.end() - 1)
-    depth = 0
-    for k in range(open_at, len(text)):
-        if text[k] == "{":
-            depth += 1
-        elif text[k] == "}":
-            depth -= 1
-            if depth == 0:
-                return text[open_at + 1:k], text.count("\n", 0, open_at) + 1
-    raise Refused("the function's braces do not close", file, text.count("\n", 0, open_at) + 1)
+    line = text.count("\n", 0, open_at) + 1
+    k = _closing_brace(text, open_at, Refused("the function's braces do not close", file, line))
+    return text[open_at + 1:k], line
+
+
+def function_text(text: str, name: str, file: str) -> tuple[str, int]:
+    """The text of function ``name`` from its name to its closing brace, and the line of its name."""
+    m = re.search(r"\b" + re.escape(name) + r"\s*\(", text)
+    if m is None:
+        raise Refused(f"no function {name}", file, 0)
+    line = text.count("\n", 0, m.start()) + 1
+    k = _closing_brace(text, text.find("{", m.end()), Refused(f"{name}: the braces do not close", file, line))
+    return text[m.start():k + 1], line
 
 
 def run_function(body: str, line: int, env: Mapping[str, int], file: str) -> int:

@@ -38,7 +38,7 @@ from .common import Evaluated, conform_rows, find
 from .cute_blockwise import PREFIX as BLOCKWISE_PREFIX
 from .cute_blockwise import blockwise_layout, blockwise_requests
 from .cute_sfb import PREFIX as SFB_PREFIX
-from .cute_sfb import sfb_layout, sfb_requests
+from .cute_sfb import eval_layout, sf_cells, sfb_layout, sfb_requests
 
 NAME = "cute"
 _SHAPE_AT = re.compile(r" \(shape written at \d+:\d+\)")   # a position in the program's output, not the header
@@ -260,7 +260,7 @@ def datapath_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         names = [d.name for d in member.outputs]
         r = np.arange(rows_total, dtype=np.int64)[:, None]
         c = np.arange(n, dtype=np.int64)[None, :]
-        addr = _eval(lay, (r % m_sm) + m_sm * c)
+        addr = eval_layout(lay, (r % m_sm) + m_sm * c)
         per = 32 // bits
         lane_size = (1 << _LANE_SHIFT) * per
         vals = {"cta": np.broadcast_to(r // m_sm, addr.shape), "tmem_lane": addr // lane_size,
@@ -283,7 +283,6 @@ SF_TMEM_FRG = "UMMA::tmem_sf_frg<"
 SF_TMEM_M = 128
 SF_TMEM_KINDS = {1: ("cutlass::float_ue8m0_t", 32), 2: ("cutlass::float_ue8m0_t", 32),
                  4: ("cutlass::float_ue4m3_t", 16)}
-SF_BITS = 8             # both scale-factor types are 8-bit: a 32-bit TMEM column holds 4
 SF_REPLICAS = 4         # CuTe's REP: the factors are duplicated to the 4 lane quarters
 
 
@@ -344,19 +343,7 @@ def sf_tmem_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         if got != want or rows_n != m_rows or blocks != nsf * mmas:
             raise NotationError(f"{lay} is not ((((32,{m_rows // 32}),{SF_REPLICAS}),({sfv},{nsf})),1,{mmas}) "
                                 f"for {rows_n} rows x {blocks} K blocks")
-        r = np.arange(rows_n, dtype=np.int64)[:, None, None, None]
-        kb = np.arange(blocks, dtype=np.int64)[None, :, None, None]
-        q = np.arange(SF_REPLICAS, dtype=np.int64)[None, None, :, None]
-        v = np.arange(sfv, dtype=np.int64)[None, None, None, :]
-        per_mma = SF_REPLICAS * rows_n * sfv * nsf
-        addr = _eval(lay, r + rows_n * q + SF_REPLICAS * rows_n * (v + sfv * (kb % nsf)) + per_mma * (kb // nsf))
-        if (addr != addr[..., :1]).any():
-            i, j, c, _ = (int(x[0]) for x in np.nonzero(addr != addr[..., :1]))
-            raise NotationError(f"row {i} K block {j} copy {c}: its {sfv} elements are not one scale factor")
-        a = addr[..., 0]
-        per = 32 // SF_BITS
-        lane_size = (1 << _LANE_SHIFT) * per
-        lane, col, byte = a // lane_size, (a % lane_size) // per, a % per
+        lane, col, byte = sf_cells(lay, rows_n, blocks, SF_REPLICAS, sfv, nsf)
         bad = (lane % 32 != lane[..., :1] % 32) | (lane // 32 != np.arange(SF_REPLICAS)) | \
               (col != col[..., :1]) | (byte != byte[..., :1])
         if bad.any():
@@ -525,7 +512,7 @@ def scale_factor_layouts(req: Request, p: Printed, layouts: list) -> list[Evalua
         try:
             lay = p.layout(field)
             threads, values = _tv(lay)
-            idx = _eval(lay, np.arange(threads)[:, None] + threads * np.arange(values)[None, :])
+            idx = eval_layout(lay, np.arange(threads)[:, None] + threads * np.arange(values)[None, :])
             serves = {t: {(int(x % extent), int((x // extent) // vs)) for x in idx[t]} for t in range(threads)}
         except NotationError as e:
             out.append(Evaluated(req.name, part, req.header, req.line, spec, text=shown, error=e.message))
@@ -569,16 +556,6 @@ def _ptx(value_type: str) -> str | None:
 
 # ----------------------------------------------------------------------------- copy traits
 
-def _eval(layout: CuteLayout, coords: np.ndarray) -> np.ndarray:
-    """The layout at 1-D coordinates (vectorised, int64)."""
-    out = np.zeros(coords.shape, dtype=np.int64)
-    x = coords.astype(np.int64)
-    for s, d in layout.leaves():
-        out += (x % s) * d
-        x //= s
-    return out
-
-
 def _tv(layout: CuteLayout) -> tuple[int, int]:
     if layout.rank() != 2:
         raise NotationError(f"{layout} is not a (thread, value) layout")
@@ -592,7 +569,7 @@ def _register_bits(layout: CuteLayout) -> np.ndarray:
         raise NotationError(f"{layout} has {threads * bits} points (limit {MAX_BITS})")
     t = np.arange(threads, dtype=np.int64)[:, None]
     v = np.arange(bits, dtype=np.int64)[None, :]
-    return _eval(layout, t + threads * v)
+    return eval_layout(layout, t + threads * v)
 
 
 def _smem_cells(reg: np.ndarray, addr: CuteLayout, w: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -614,7 +591,7 @@ def _tmem_cells(reg: np.ndarray, valid: CuteLayout, w: int) -> tuple[np.ndarray,
     """Each register bit's (TMEM lane, 32-bit column, bit in cell) through ``ValID``."""
     if valid.size() <= int(reg.max()):
         raise NotationError(f"ValID {valid} does not cover the register layout")
-    addr = _eval(valid, reg)
+    addr = eval_layout(valid, reg)
     colbit = addr & ((1 << DP_BITS) - 1)
     return addr >> DP_BITS, colbit // w, colbit % w
 

@@ -43,7 +43,7 @@ def _preferred_map(maps: list, spec_id: str) -> Any:
     return preferred(by, spec_id)
 
 
-def _eval(layout: Any, coords: np.ndarray) -> np.ndarray:
+def eval_layout(layout: Any, coords: np.ndarray) -> np.ndarray:
     """The CuTe layout at 1-D coordinates (vectorised, int64)."""
     out = np.zeros(coords.shape, dtype=np.int64)
     x = coords.astype(np.int64)
@@ -51,6 +51,25 @@ def _eval(layout: Any, coords: np.ndarray) -> np.ndarray:
         out += (x % s) * d
         x //= s
     return out
+
+
+def sf_cells(lay: Any, rows: int, blocks: int, copies: int, sfv: int, nsf: int) -> tuple[np.ndarray, ...]:
+    """(lane, column, byte) in Tensor Memory of each (row, K block, copy) of a scale-factor fragment laid out as
+    ``((rows, copies), (sfv, nsf)), MMAs`` by CuTe: ``lay`` at every 1-D coordinate, the ``sfv`` elements of a
+    factor required to be one address (else :class:`NotationError` naming the first that is not)."""
+    r = np.arange(rows, dtype=np.int64)[:, None, None, None]
+    kb = np.arange(blocks, dtype=np.int64)[None, :, None, None]
+    q = np.arange(copies, dtype=np.int64)[None, None, :, None]
+    v = np.arange(sfv, dtype=np.int64)[None, None, None, :]
+    per_mma = copies * rows * sfv * nsf
+    addr = eval_layout(lay, r + rows * q + copies * rows * (v + sfv * (kb % nsf)) + per_mma * (kb // nsf))
+    if (addr != addr[..., :1]).any():
+        i, j, c, _ = (int(x[0]) for x in np.nonzero(addr != addr[..., :1]))
+        raise NotationError(f"row {i} K block {j} copy {c}: its {sfv} elements are not one scale factor")
+    a = addr[..., 0]
+    per = 32 // SF_BITS
+    lane_size = (1 << LANE_SHIFT) * per
+    return a // lane_size, (a % lane_size) // per, a % per
 
 
 def sfb_requests(root: Path, maps: list, kinds: dict[int, tuple[str, int]]) -> list[Request]:
@@ -100,19 +119,7 @@ def sfb_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         if size != REP * n_rows * sfv * nsf * mmas or nsf * mmas != BLOCKS:
             raise NotationError(f"{lay} has {size} elements, not {REP} copies x {n_rows} rows x {sfv} x {nsf} x "
                                 f"{mmas}")
-        r = np.arange(n_rows, dtype=np.int64)[:, None, None, None]
-        kb = np.arange(BLOCKS, dtype=np.int64)[None, :, None, None]
-        q = np.arange(REP, dtype=np.int64)[None, None, :, None]
-        v = np.arange(sfv, dtype=np.int64)[None, None, None, :]
-        per_mma = REP * n_rows * sfv * nsf
-        addr = _eval(lay, r + n_rows * q + REP * n_rows * (v + sfv * (kb % nsf)) + per_mma * (kb // nsf))
-        if (addr != addr[..., :1]).any():
-            i, j, c, _ = (int(x[0]) for x in np.nonzero(addr != addr[..., :1]))
-            raise NotationError(f"row {i} K block {j} copy {c}: its {sfv} elements are not one scale factor")
-        a = addr[..., 0]
-        per = 32 // SF_BITS
-        lane_size = (1 << LANE_SHIFT) * per
-        lane, col, byte = a // lane_size, (a % lane_size) // per, a % per
+        lane, col, byte = sf_cells(lay, n_rows, BLOCKS, REP, sfv, nsf)
         rows = []
         for i in range(n_rows):
             for j in range(BLOCKS):

@@ -34,7 +34,7 @@ from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
 from . import flashinfer_ldsm, flashinfer_stsm, rasters
-from .cexpr import Where, evaluate, strip_comments
+from .cexpr import Where, evaluate, function_text, strip_comments
 from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
 
@@ -98,20 +98,6 @@ def read(path: Path, rel: str) -> str:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise Refused(e.strerror or "cannot read", rel, 0) from None
-
-
-def function_text(text: str, name: str, rel: str) -> tuple[str, int]:
-    """The text of function ``name`` from its name to its closing brace, and the line of its name."""
-    m = re.search(r"\b" + re.escape(name) + r"\s*\(", text)
-    if m is None:
-        raise Refused(f"no function {name}", rel, 0)
-    open_at = text.find("{", m.end())
-    depth = 0
-    for k in range(open_at, len(text)):
-        depth += {"{": 1, "}": -1}.get(text[k], 0)
-        if depth == 0 and text[k] == "}":
-            return text[m.start():k + 1], text.count("\n", 0, m.start()) + 1
-    raise Refused(f"{name}: the braces do not close", rel, text.count("\n", 0, m.start()) + 1)
 
 
 def found(pattern: str, text: str, line: int, rel: str, what: str) -> tuple[str, Where]:

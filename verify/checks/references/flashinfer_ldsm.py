@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ...layout.ids import preferred
 from ...layout.model import Layout
-from .cexpr import Where, evaluate, strip_comments
+from .cexpr import Where, evaluate, function_text, strip_comments
 from .common import Evaluated
 from .pyfunc import Refused
 
@@ -50,20 +50,6 @@ def _text(root: Path, rel: str) -> str:
         raise Refused(e.strerror or "cannot read", rel, 0) from None
 
 
-def _function(text: str, name: str, rel: str) -> tuple[str, int]:
-    """The text of function ``name`` from its name to its closing brace, and the line of its name."""
-    m = re.search(r"\b" + re.escape(name) + r"\s*\(", text)
-    if m is None:
-        raise Refused(f"no function {name}", rel, 0)
-    line = text.count("\n", 0, m.start()) + 1
-    depth, open_at = 0, text.find("{", m.end())
-    for k in range(max(open_at, 0), len(text)):
-        depth += {"{": 1, "}": -1}.get(text[k], 0)
-        if depth == 0 and text[k] == "}":
-            return text[m.start():k + 1], line
-    raise Refused(f"{name}: the braces do not close", rel, line)
-
-
 def _flat(body: str) -> str:
     """The body with the asm string's adjacent literals joined and whitespace runs made one space."""
     return re.sub(r"\s+", " ", re.sub(r'"\s*"', "", body))
@@ -79,13 +65,13 @@ def _require(pattern: str, text: str, what: str, rel: str, line: int) -> re.Matc
 def _rows_by_lane(root: Path) -> tuple[dict[int, int], int, str]:
     """Lane -> the tile row whose address it gives, the line of the statement and its row expression."""
     text = _text(root, MEMORY)
-    body, line = _function(text, "ldmatrix_x2_trans_b8", MEMORY)
+    body, line = function_text(text, "ldmatrix_x2_trans_b8", MEMORY)
     flat = _flat(body)
     _require(re.escape(LDSM) + r" \{%0, %1, %2, %3\}, \[%4\]", flat, f"ldmatrix_x2_trans_b8: {LDSM} {{%0..%3}}",
              MEMORY, line)
     _require(r': "=r"\(d0\), "=r"\(d1\), "=r"\(d2\), "=r"\(d3\) :', flat, "ldmatrix_x2_trans_b8: outputs d0 .. d3",
              MEMORY, line)
-    body, line = _function(text, "ldmatrix_load_a_packed_16x32_bytes_trans", MEMORY)
+    body, line = function_text(text, "ldmatrix_load_a_packed_16x32_bytes_trans", MEMORY)
     m = re.search(r"ldmatrix_x2_trans_b8\(\s*a0\s*,\s*a1\s*,\s*a2\s*,\s*a3\s*,\s*smem_base\s*\+\s*(?P<e>[^;]*?)"
                   r"\s*\*\s*KV_STRIDE_BYTES\s*\+\s*dim\s*\)", body)
     if m is None:
@@ -99,7 +85,7 @@ def _rows_by_lane(root: Path) -> tuple[dict[int, int], int, str]:
 def _fed_as_a(root: Path) -> int:
     """The line of the kernel's ``mma_fp8_m16n8k32`` taking the loaded registers as ``a0 .. a3`` (Refused else)."""
     text = _text(root, MMA)
-    body, line = _function(text, "mma_fp8_m16n8k32", MMA)
+    body, line = function_text(text, "mma_fp8_m16n8k32", MMA)
     flat = _flat(body)
     _require(re.escape(MMA_PTX) + r" \{%0, %1, %2, %3\}, \{%4, %5, %6, %7\}", flat,
              f"mma_fp8_m16n8k32: {MMA_PTX} with A in %4 .. %7", MMA, line)

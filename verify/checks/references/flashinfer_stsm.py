@@ -34,7 +34,8 @@ from ...layout.ids import preferred
 from ...layout.model import Layout
 from .cexpr import Where, evaluate
 from .common import Evaluated
-from .flashinfer_ldsm import KERNEL, MEMORY, SM120, _flat, _function, _require, _text
+from .cexpr import function_text
+from .flashinfer_ldsm import KERNEL, MEMORY, SM120, _flat, _require, _text
 from .pyfunc import Refused
 
 COMMON = f"{SM120}/arch/common.cuh"
@@ -52,7 +53,7 @@ def _fp8(by_id: dict, prefix: str) -> Layout | None:
 def _store_rows(root: Path) -> tuple[dict[int, int], int]:
     """Lane -> the first byte of the 16 it addresses in ``store`` (the line of the statement)."""
     text = _text(root, MEMORY)
-    body, line = _function(text, "stmatrix_x4_trans_b8", MEMORY)
+    body, line = function_text(text, "stmatrix_x4_trans_b8", MEMORY)
     flat = _flat(body)
     _require(re.escape(STSM) + r" \[%0\], \{%1, %2, %3, %4\}", flat, f"stmatrix_x4_trans_b8: {STSM}", MEMORY, line)
     _require(r': "r"\(addr\), "r"\(r0\), "r"\(r1\), "r"\(r2\), "r"\(r3\)', flat,
@@ -60,7 +61,7 @@ def _store_rows(root: Path) -> tuple[dict[int, int], int]:
     start = text.find("struct StMatrixTransB8Tile")
     if start < 0:
         raise Refused("no struct StMatrixTransB8Tile", MEMORY, 0)
-    body, line = _function(text[start:], "store", MEMORY)
+    body, line = function_text(text[start:], "store", MEMORY)
     line += text.count("\n", 0, start)
     m = re.search(r"stmatrix_x4_trans_b8\(\s*dst\s*\+\s*(?P<e>[^,]*?)\s*,\s*regs\[0\]\s*,\s*regs\[1\]\s*,"
                   r"\s*regs\[2\]\s*,\s*regs\[3\]\s*\)", body)
@@ -73,7 +74,7 @@ def _store_rows(root: Path) -> tuple[dict[int, int], int]:
 def _load_b(root: Path) -> tuple[str, Where]:
     text = _text(root, MEMORY)
     start = text.find("struct StMatrixTransB8Tile")
-    body, line = _function(text[start:], "load_b", MEMORY)
+    body, line = function_text(text[start:], "load_b", MEMORY)
     line += text.count("\n", 0, start)
     m = re.search(r"b\[i\]\s*=\s*\*\s*reinterpret_cast<const uint32_t\s*\*>\(\s*src\s*\+\s*(?P<e>[^;]*?)\)\s*;", body)
     if m is None:
@@ -96,7 +97,7 @@ def _lane_env(body: str, lane: int, at: Where) -> dict[str, int]:
 def _cvt_bytes(root: Path) -> tuple[list[str], list[str]]:
     """The parameter names of ``cvt_e4m3x4`` in their order and in byte order 0..3."""
     text = _text(root, COMMON)
-    body, line = _function(text, "cvt_e4m3x4", COMMON)
+    body, line = function_text(text, "cvt_e4m3x4", COMMON)
     sig = re.match(r"cvt_e4m3x4\(\s*float (\w+)\s*,\s*float (\w+)\s*,\s*float (\w+)\s*,\s*float (\w+)\s*\)", body)
     pairs = re.findall(re.escape(CVT) + r' %0, %1, %2;" : "=h"\((\w+)\) : "f"\((\w+)\), "f"\((\w+)\)', _flat(body))
     ret = re.search(r"return\s+static_cast<uint32_t>\((\w+)\)\s*\|\s*\(static_cast<uint32_t>\((\w+)\)\s*<<\s*16\)",
