@@ -65,7 +65,7 @@ PLANTED = [
     ("selector", _each(r"wgmma\.mma_async\.sp", "%r365, 0, p", "%r365, 1, p", every=True), "C[0, 0]", 4096,
      "expected sum over k of A[0, k] * B[k, 0]; has A[0, 0] * B[2, 0] (k 2 of B meets k 0 of A)", RS,
      "(warpgroup 0, thread 0, register a0 = %r355: a stored element of row 0's chunk 0, placed at k 2 by the "
-     "metadata %r365, selector 1) multiplied A[0, 0]"),
+     "metadata %r365, thread 2, bits 0-3, selector 1) multiplied A[0, 0]"),
     # the same in the second wgmma only (A through the descriptor): the first k-step is right, the second wrong
     ("selector_shared_a", _each(r"wgmma\.mma_async\.sp.*%rd23", "%r365, 0, p", "%r365, 1, p"), "C[0, 0]", 4096,
      "expected sum over k of A[0, k] * B[k, 0]; has A[0, 32] * B[34, 0] (k 34 of B meets k 32 of A)", SS,
@@ -75,7 +75,8 @@ PLANTED = [
     ("metadata_nibble", _each(r"selp\.b32\s+%r394, 1145324612,", "1145324612", str(0x44444484)), "C[0, 0]", 1024,
      "expected sum over k of A[0, k] * B[k, 0]; has A[0, 5] * B[6, 0] (k 6 of B meets k 5 of A); A[0, 21] * B[22, 0]"
      " (k 22 of B meets k 21 of A); A[0, 37] * B[38, 0]", RS,
-     "(warpgroup 0, thread 1, register a0 = %r355: a stored element of row 0's chunk 1, placed at k 6"),
+     "(warpgroup 0, thread 1, register a0 = %r355: a stored element of row 0's chunk 1, placed at k 6 by the metadata "
+     "%r365, thread 0, bits 4-7, selector 0) multiplied A[0, 5]"),
     # B's descriptor of the first k-step with its LBO and SBO swapped: B's n 8 read as k 8
     ("lbo_sbo", _each(r"or\.b64\s+%rd22, %rd34, 137439477760", "137439477760", str(SWAPPED)), "C[0, 0]", 4096,
      "expected sum over k of A[0, k] * B[k, 0]; has A[0, 8] * B[0, 8] (B's n is 8, the element's is 0)", RS,

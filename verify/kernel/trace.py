@@ -341,9 +341,12 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
             name = getattr(regs.items[j], "name", "_") if isinstance(regs, Vec) else "_"
             if isinstance(form, SparseWarpgroupForm):
                 meta = getattr(mi.operands[3], "name", "?")
-                sel = getattr(mi.operands[4], "value", "?")
+                sel = getattr(mi.operands[4], "value", -1)
+                own = np.argwhere((form.selector[:, None] == sel) & (form.meta_row == match.r)
+                                  & (form.meta_chunk == form.chunk[t, i]))
+                bits = f", thread {int(own[0][0])}, bits {4 * int(own[0][1])}-{4 * int(own[0][1]) + 3}" if len(own) else ""
                 return (f"({who}, thread {t}, register a{j} = {name}: a stored element of row {match.r}'s chunk "
-                        f"{int(form.chunk[t, i])}, placed at k {match.k} by the metadata {meta}, selector {sel})",
+                        f"{int(form.chunk[t, i])}, placed at k {match.k} by the metadata {meta}{bits}, selector {sel})",
                         f", element {tile}", 0)
             return (f"({who}, thread {t}, register a{j} = {name}" +
                     (f", element {i % op.per_register}" if op.per_register > 1 else "") + ")", f", element {tile}", 0)
