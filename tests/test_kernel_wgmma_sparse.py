@@ -3,12 +3,14 @@
 one with them compressed in shared memory behind a descriptor) is proved with A's structural zeros declared in the
 launch; changes planted in its PTX (the sparsity selector naming the other thread pair, a metadata nibble changed,
 a descriptor's LBO and SBO swapped, A's registers swapped) are each reported at the right first wrong element, an
-invalid metadata value is an error naming it, and changes that keep the meaning stay proved.  Both engines agree
+invalid metadata value is an error naming it, and changes that keep the meaning stay proved; the same kernel on
+.s8 (wgmma_sparse_s8.cu: m64n16k64, every thread's metadata, selector 0 only) likewise.  Both engines agree
 on every verdict.  The executor's tabulation of every wgmma.sp kind of the catalog is the per-warp mma.sp one."""
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -157,6 +159,51 @@ def test_a_selector_the_kind_lacks_is_an_error(tmp_path):
     assert "sparsity selector 2 is not one of [0, 1]" in str(e.value) and f"k.ptx:{RS}:" in str(e.value)
 
 
+# ----------------------------------------------------------------------------- the .s8 kind (m64nNk64, selector 0)
+
+S8 = "wgmma_sparse_s8"
+S8_RS, S8_SS = 578, 597
+
+
+def test_the_s8_sparse_warpgroup_kernel_is_proved():
+    r = verify(str(KERNELS / f"{S8}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r, numeric_subset=True)
+    assert r.engines["symbolic"]["mma"] == 4 * 2
+
+
+S8_PLANTED = [
+    # the even rows' metadata nibble 1 (chunk 1 of the row the thread holds) says indices 0, 2
+    ("metadata_nibble", _each(r"selp\.b32\s+%r360, -572662307, 1145324612", "1145324612", str(0x44444484)), 2048,
+     "expected sum over k of A[0, k] * B[k, 0]; has A[0, 5] * B[6, 0] (k 6 of B meets k 5 of A); A[0, 37] * B[38, 0]",
+     S8_RS, "placed at k 6 by the metadata %r360, thread 0, bits 4-7, selector 0) multiplied A[0, 5]"),
+    # A's descriptor with its LBO and SBO swapped
+    ("lbo_sbo_a", _each(r"or\.b64\s+%rd23, %rd36, 68720001024", "68720001024", str((8 << 32) | (16 << 16))), 4096,
+     "expected sum over k of A[0, k] * B[k, 0]; has A[8, 64] * B[96, 0] (A's m is 8, the element's is 0)", S8_SS,
+     "multiplied A[8, 64], element (0, 32) of its A tile: the A descriptor 0x0000000800100080"),
+]
+
+
+@pytest.mark.parametrize("name,change,count,words,line,link", S8_PLANTED, ids=[p[0] for p in S8_PLANTED])
+def test_a_planted_change_in_the_s8_kernel(tmp_path, name, change, count, words, line, link):
+    r = verify(mutant(tmp_path, S8, change))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r, numeric_subset=True)
+    f = r.findings[0]
+    assert (f.element, f.count) == ("C[0, 0]", count), kernel_text(r)
+    assert f.words.startswith(words), f.words
+    assert (f.chain[1].opcode, f.chain[1].line) == ("wgmma.mma_async.sp.m64n16k64", line)
+    assert link in f.chain[1].words, f.chain[1].words
+
+
+def test_the_s8_kind_has_selector_0_only(tmp_path):
+    """Every thread supplies the .s8 kind's metadata: selector 1 is an error naming the catalog's layout."""
+    with pytest.raises(SpecError) as e:
+        verify(mutant(tmp_path, S8, _each(r"wgmma\.mma_async\.sp", "%r360, 0, p", "%r360, 1, p")))
+    assert str(e.value).endswith("sparsity selector 1 is not one of [0] for wgmma.sp.m64nNk64.A.u8_s8"), str(e.value)
+    assert f"k.ptx:{S8_RS}:" in str(e.value)
+
+
 # ----------------------------------------------------------------------------- every wgmma.sp kind of the catalog
 
 KINDS = [("m64n16k32", "m16n8k32", "f32", "f16"), ("m64n16k32", "m16n8k32", "f32", "bf16"),
@@ -190,13 +237,13 @@ def test_a_sparse_kind_the_catalog_lacks_is_no_layout():
 
 
 @pytest.mark.slow
-def test_the_sparse_warpgroup_kernel_compiles_to_the_fixture(tmp_path):
+@pytest.mark.parametrize("name", [BASE, S8])
+def test_the_sparse_warpgroup_kernel_compiles_to_the_fixture(tmp_path, name):
     """nvcc here makes the committed PTX (its code), and that PTX is proved (above)."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")
-    import subprocess
-    shutil.copy(KERNELS / f"{BASE}.cu", tmp_path / f"{BASE}.cu")
-    subprocess.run([nvcc, "-ptx", "-arch=sm_90a", "-lineinfo", f"{BASE}.cu", "-o", "k.ptx"], cwd=tmp_path, check=True)
+    shutil.copy(KERNELS / f"{name}.cu", tmp_path / f"{name}.cu")
+    subprocess.run([nvcc, "-ptx", "-arch=sm_90a", "-lineinfo", f"{name}.cu", "-o", "k.ptx"], cwd=tmp_path, check=True)
     assert ptx_code((tmp_path / "k.ptx").read_text(encoding="utf-8")) == \
-        ptx_code((KERNELS / f"{BASE}.ptx").read_text(encoding="utf-8"))
+        ptx_code((KERNELS / f"{name}.ptx").read_text(encoding="utf-8"))
