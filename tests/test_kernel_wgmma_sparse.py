@@ -153,6 +153,20 @@ def test_an_invalid_metadata_value_is_an_error_naming_it(tmp_path, value, words)
     assert f"k.ptx:{RS}:" in str(e.value)
 
 
+def test_undefined_metadata_is_an_error_naming_it(tmp_path):
+    """The first wgmma reads its metadata from a register nothing wrote."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"\.reg \.b32\s+%r<")
+        lines[k] = re.sub(r"%r<\d+>", "%r<501>", lines[k])
+        k = first(lines, r"wgmma\.mma_async\.sp")
+        lines[k] = lines[k].replace("%r365, 0, p", "%r500, 0, p")
+    with pytest.raises(SpecError) as e:
+        verify(mutant(tmp_path, BASE, change))
+    assert str(e.value).endswith("warpgroup 0's metadata for row 0, chunk 0 (thread 0, bits 0-3) is undefined"), \
+        str(e.value)
+    assert f"k.ptx:{RS}:" in str(e.value)
+
+
 def test_a_selector_the_kind_lacks_is_an_error(tmp_path):
     with pytest.raises(SpecError) as e:
         verify(mutant(tmp_path, BASE, _each(r"wgmma\.mma_async\.sp", "%r365, 0, p", "%r365, 2, p")))
