@@ -210,6 +210,20 @@ def test_a_planted_change_in_the_s8_kernel(tmp_path, name, change, count, words,
     assert link in f.chain[1].words, f.chain[1].words
 
 
+def test_the_e4m3_sparse_warpgroup_kernel_is_proved(tmp_path):
+    """wgmma_sparse_s8.cu with -DE4M3 (m64n16k64 f32 += e4m3 x e4m3), and with a metadata nibble planted."""
+    r = verify(str(KERNELS / "wgmma_sparse_e4m3.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r, numeric_subset=True)
+    assert r.engines["symbolic"]["mma"] == 4 * 2
+    r = verify(mutant(tmp_path, "wgmma_sparse_e4m3",
+                      _each(r"selp\.b32\s+%r352, -572662307, 1145324612", "1145324612", str(0x44444484))))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r, numeric_subset=True)
+    assert (r.findings[0].element, r.findings[0].count) == ("C[0, 0]", 2048)
+    assert r.findings[0].words.startswith("expected sum over k of A[0, k] * B[k, 0]; has A[0, 5] * B[6, 0]")
+
+
 def test_the_s8_kind_has_selector_0_only(tmp_path):
     """Every thread supplies the .s8 kind's metadata: selector 1 is an error naming the catalog's layout."""
     with pytest.raises(SpecError) as e:
@@ -222,7 +236,8 @@ def test_the_s8_kind_has_selector_0_only(tmp_path):
 
 KINDS = [("m64n16k32", "m16n8k32", "f32", "f16"), ("m64n16k32", "m16n8k32", "f32", "bf16"),
          ("m64n8k16", "m16n8k16", "f32", "tf32"), ("m64n8k64", "m16n8k64", "f32", "e4m3"),
-         ("m64n16k64", "m16n8k64", "s32", "s8")]
+         ("m64n8k64", "m16n8k64", "f32", "e5m2"), ("m64n16k64", "m16n8k64", "s32", "s8"),
+         ("m64n16k64", "m16n8k64", "s32", "u8")]
 
 
 @pytest.mark.parametrize("face", ["vector", "scalar"])
@@ -251,13 +266,15 @@ def test_a_sparse_kind_the_catalog_lacks_is_no_layout():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [BASE, S8])
-def test_the_sparse_warpgroup_kernel_compiles_to_the_fixture(tmp_path, name):
+@pytest.mark.parametrize("name,source,defines", [(BASE, f"{BASE}.cu", []), (S8, f"{S8}.cu", []),
+                                                 ("wgmma_sparse_e4m3", f"{S8}.cu", ["-DE4M3"])])
+def test_the_sparse_warpgroup_kernel_compiles_to_the_fixture(tmp_path, name, source, defines):
     """nvcc here makes the committed PTX (its code), and that PTX is proved (above)."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         pytest.skip("nvcc is not installed")
-    shutil.copy(KERNELS / f"{name}.cu", tmp_path / f"{name}.cu")
-    subprocess.run([nvcc, "-ptx", "-arch=sm_90a", "-lineinfo", f"{name}.cu", "-o", "k.ptx"], cwd=tmp_path, check=True)
+    shutil.copy(KERNELS / source, tmp_path / source)
+    subprocess.run([nvcc, "-ptx", "-arch=sm_90a", "-lineinfo", *defines, source, "-o", "k.ptx"], cwd=tmp_path,
+                   check=True)
     assert ptx_code((tmp_path / "k.ptx").read_text(encoding="utf-8")) == \
         ptx_code((KERNELS / f"{name}.ptx").read_text(encoding="utf-8"))

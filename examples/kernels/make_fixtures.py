@@ -28,7 +28,8 @@
 * ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs);
 * ``wgmma_sparse.ptx``: ``wgmma_sparse.cu`` (inline ``wgmma.mma_async.sp`` m64n16k32, 2:4 sparse A from registers
   and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
-  (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) the same way.
+  (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
+  with ``-DE4M3``) the same way.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -140,5 +141,6 @@ if __name__ == "__main__":
     nvcc("mma_b1_m16n8k256.ptx", "-DWIDE", "-DB1", source="mma_subbyte_shapes.cu")
     nvcc("wgmma_sparse.ptx", source="wgmma_sparse.cu", arch="sm_90a")
     nvcc("wgmma_sparse_s8.ptx", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    nvcc("wgmma_sparse_e4m3.ptx", "-DE4M3", source="wgmma_sparse_s8.cu", arch="sm_90a")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
             "the even rows' sparse metadata 0x44444444 made 0x44444484")

@@ -5,7 +5,24 @@
 // memory behind a descriptor (K-major, no swizzle: LBO 128 B, SBO 256 B).  B is copied K-major (LBO 128 B, SBO
 // 512 B).  Every thread supplies metadata for the .s8 kind (selector 0): the fields of the one row it holds, 0b0100
 // (indices 0, 1) on even rows, 0b1101 (indices 1, 3) on odd rows.
+// -DE4M3: the same on .e4m3 (m64n16k64 f32 += e4m3 x e4m3; the bytes are moved as they are).
 #include <stdint.h>
+
+#ifdef E4M3
+#define KERNEL sp_wgmma_e4m3
+#define ACC float
+#define ACC_OUT "=f"
+#define ACC_IN "+f"
+#define TYPES ".f32.e4m3.e4m3"
+#define SCALES ", 1, 1"
+#else
+#define KERNEL sp_wgmma_s8
+#define ACC int
+#define ACC_OUT "=r"
+#define ACC_IN "+r"
+#define TYPES ".s32.s8.s8"
+#define SCALES ""
+#endif
 
 #define KTILE 64
 #define NTILE 16
@@ -15,7 +32,7 @@ __device__ __forceinline__ uint64_t descriptor(const void* p, uint32_t lbo, uint
   return (uint64_t)((a & 0x3FFFF) >> 4) | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32);
 }
 
-extern "C" __global__ void sp_wgmma_s8(const int8_t* A, const int8_t* B, int* C, int M, int N, int K) {
+extern "C" __global__ void KERNEL(const int8_t* A, const int8_t* B, ACC* C, int M, int N, int K) {
   __shared__ __align__(128) int8_t sB[2][KTILE * NTILE];  // the two k-steps' B tiles, K-major
   __shared__ __align__(128) int8_t sA[64 * 32];            // the second k-step's compressed A, K-major
   int tid = threadIdx.x;
@@ -43,17 +60,19 @@ extern "C" __global__ void sp_wgmma_s8(const int8_t* A, const int8_t* B, int* C,
   uint32_t e = (g & 1) ? 0xDDDDDDDDu : 0x44444444u;
   uint64_t db0 = descriptor(sB[0], 128, 512), db1 = descriptor(sB[1], 128, 512);
   uint64_t da = descriptor(sA, 128, 256);
-  int d[8];
+  ACC d[8];
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
-               "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-               "{%8, %9, %10, %11}, %12, %13, 0, p;\n}\n"
-               : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]), "=r"(d[4]), "=r"(d[5]), "=r"(d[6]), "=r"(d[7])
+               "wgmma.mma_async.sp.sync.aligned.m64n16k64" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, "
+               "{%8, %9, %10, %11}, %12, %13, 0, p" SCALES ";\n}\n"
+               : ACC_OUT(d[0]), ACC_OUT(d[1]), ACC_OUT(d[2]), ACC_OUT(d[3]), ACC_OUT(d[4]), ACC_OUT(d[5]),
+                 ACC_OUT(d[6]), ACC_OUT(d[7])
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(db0), "r"(e), "r"(0));
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %11, 0;\n"
-               "wgmma.mma_async.sp.sync.aligned.m64n16k64.s32.s8.s8 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-               "%8, %9, %10, 0, p;\n}\n"
-               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3]), "+r"(d[4]), "+r"(d[5]), "+r"(d[6]), "+r"(d[7])
+               "wgmma.mma_async.sp.sync.aligned.m64n16k64" TYPES " {%0, %1, %2, %3, %4, %5, %6, %7}, "
+               "%8, %9, %10, 0, p" SCALES ";\n}\n"
+               : ACC_IN(d[0]), ACC_IN(d[1]), ACC_IN(d[2]), ACC_IN(d[3]), ACC_IN(d[4]), ACC_IN(d[5]), ACC_IN(d[6]),
+                 ACC_IN(d[7])
                : "l"(da), "l"(db1), "r"(e), "r"(1));
   asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
   asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
