@@ -29,7 +29,8 @@
 * ``wgmma_sparse.ptx``: ``wgmma_sparse.cu`` (inline ``wgmma.mma_async.sp`` m64n16k32, 2:4 sparse A from registers
   and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
   (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
-  with ``-DE4M3``) the same way.
+  with ``-DE4M3``) the same way; ``wgmma_sparse_selector.ptx``: ``wgmma_sparse.ptx`` with the sparsity selector 0
+  made 1 (a planted bug, for the docs).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -142,5 +143,7 @@ if __name__ == "__main__":
     nvcc("wgmma_sparse.ptx", source="wgmma_sparse.cu", arch="sm_90a")
     nvcc("wgmma_sparse_s8.ptx", source="wgmma_sparse_s8.cu", arch="sm_90a")
     nvcc("wgmma_sparse_e4m3.ptx", "-DE4M3", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    planted("wgmma_sparse_selector.ptx", "wgmma_sparse.ptx", "%r365, 0, p", "%r365, 1, p",
+            "the sparsity selector 0 made 1 in both wgmma.mma_async.sp")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
             "the even rows' sparse metadata 0x44444444 made 0x44444484")
