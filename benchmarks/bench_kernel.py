@@ -11,8 +11,9 @@
    seconds per CTA, each in a fresh process, and their peak memory;
 4. the Hopper and Blackwell kernels (issue 38's targets: at most 10 s CPU each): Triton's 128 x 128 x 64 fp16
    wgmma kernel over K = 256 (triton_sm90.toml), the same through TMA (triton_sm90_tma.toml), the tcgen05 one over
-   K = 256 (triton_sm100.toml) and the block-scaled mxfp8 one (triton_sm100_mxfp8.toml), each a fresh process, the
-   median of ``--repeat`` runs (``--newer-only`` runs this part alone).
+   K = 256 (triton_sm100.toml), the block-scaled mxfp8 one (triton_sm100_mxfp8.toml) and the hand-written sparse
+   wgmma.mma_async.sp kernels (wgmma_sparse.toml, wgmma_sparse_s8.toml), each a fresh process, the median of
+   ``--repeat`` runs (``--newer-only`` runs this part alone).
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
 """
@@ -105,7 +106,9 @@ def grid_launch(ctas: int, folder: Path) -> Path:
 NEWER = {"wgmma fp16 128x128x64, cp.async, K = 256 (sm_90)": "triton_sm90",
          "wgmma fp16 128x128x64, TMA, K = 256 (sm_90)": "triton_sm90_tma",
          "tcgen05 fp16 128x128x64, K = 256 (sm_100)": "triton_sm100",
-         "tcgen05 mxfp8 block-scaled 128x128x128, K = 256 (sm_100)": "triton_sm100_mxfp8"}
+         "tcgen05 mxfp8 block-scaled 128x128x128, K = 256 (sm_100)": "triton_sm100_mxfp8",
+         "wgmma.sp f16 2:4, 4 CTAs of 64x16x64 (sm_90a, hand-written)": "wgmma_sparse",
+         "wgmma.sp s8 2:4, 4 CTAs of 64x16x128 (sm_90a, hand-written)": "wgmma_sparse_s8"}
 
 
 def newer(repeat: int) -> dict[str, dict[str, float]]:

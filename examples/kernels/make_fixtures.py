@@ -25,7 +25,12 @@
 * ``mma_s4.ptx`` and ``mma_b1.ptx``: ``mma_subbyte.cu`` (inline ``mma`` on packed ``.s4``, and with ``-DB1`` on
   ``.b1`` with ``.and.popc``) the same way; ``mma_s4_m8n8k32.ptx``, ``mma_b1_m8n8k128.ptx``, ``mma_s4_m16n8k64.ptx``,
   ``mma_b1_m16n8k256.ptx``: ``mma_subbyte_shapes.cu`` with ``-DB1`` / ``-DWIDE`` as their names say;
-* ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs).
+* ``mma_sparse_metadata.ptx``: ``mma_sparse.ptx`` with one metadata constant changed (a planted bug, for the docs);
+* ``wgmma_sparse.ptx``: ``wgmma_sparse.cu`` (inline ``wgmma.mma_async.sp`` m64n16k32, 2:4 sparse A from registers
+  and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
+  (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
+  with ``-DE4M3``) the same way; ``wgmma_sparse_selector.ptx``: ``wgmma_sparse.ptx`` with the sparsity selector 0
+  made 1 (a planted bug, for the docs).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -100,8 +105,8 @@ def planted(name: str, base: str, old: str, new: str, what: str) -> None:
                              + body.replace(old, new), encoding="utf-8")
 
 
-def nvcc(name: str, *defines: str, source: str = "mma_inline.cu") -> None:
-    cmd = ["nvcc", "-ptx", "-arch=sm_80", "-lineinfo", *defines, source, "-o", name]
+def nvcc(name: str, *defines: str, source: str = "mma_inline.cu", arch: str = "sm_80") -> None:
+    cmd = ["nvcc", "-ptx", f"-arch={arch}", "-lineinfo", *defines, source, "-o", name]
     subprocess.run(cmd, cwd=HERE, check=True)
     text = (HERE / name).read_text(encoding="utf-8")
     (HERE / name).write_text(f"// made by examples/kernels/make_fixtures.py: {' '.join(cmd)}\n" + relative_files(text),
@@ -135,5 +140,10 @@ if __name__ == "__main__":
     nvcc("mma_b1_m8n8k128.ptx", "-DB1", source="mma_subbyte_shapes.cu")
     nvcc("mma_s4_m16n8k64.ptx", "-DWIDE", source="mma_subbyte_shapes.cu")
     nvcc("mma_b1_m16n8k256.ptx", "-DWIDE", "-DB1", source="mma_subbyte_shapes.cu")
+    nvcc("wgmma_sparse.ptx", source="wgmma_sparse.cu", arch="sm_90a")
+    nvcc("wgmma_sparse_s8.ptx", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    nvcc("wgmma_sparse_e4m3.ptx", "-DE4M3", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    planted("wgmma_sparse_selector.ptx", "wgmma_sparse.ptx", "%r365, 0, p", "%r365, 1, p",
+            "the sparsity selector 0 made 1 in both wgmma.mma_async.sp")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",
             "the even rows' sparse metadata 0x44444444 made 0x44444484")

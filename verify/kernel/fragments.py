@@ -329,6 +329,71 @@ def wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str = "vect
     raise NoLayout(f"the catalog has no wgmma.{shape} with D {dtype}, A {atype}, B {btype}")
 
 
+@dataclass(frozen=True)
+class SparseWarpgroupForm:
+    """``wgmma.mma_async.sp`` of one shape and type combination, for the 128 threads of a warpgroup: A's stored
+    elements as ``SparseForm`` has them (``a``: row and compressed column; ``chunk``, ``j``), the metadata layout over
+    the 128 threads (``meta_row``/``meta_chunk`` [128, 8], ``selector`` [128]), the metadata values allowed, the
+    accumulator D, and the catalog's compressed storage: ``kept`` elements of each ``width``-wide chunk of a row,
+    kept element ``j`` of chunk ``c`` at compressed column ``c * kept + j`` (the A tile a descriptor reads is M x
+    K * kept / width); ``logical`` as ``SparseForm``'s."""
+
+    shape: tuple[int, int, int]
+    a: Operand
+    d: Operand
+    a_bits: int
+    b_bits: int
+    chunk: np.ndarray
+    j: np.ndarray
+    meta_row: np.ndarray
+    meta_chunk: np.ndarray
+    selector: np.ndarray
+    selectors: tuple[int, ...]
+    valid: tuple[int, ...]
+    kept: int
+    width: int
+    logical: object
+
+    @property
+    def stored_cols(self) -> int:
+        """The columns of the compressed A (M x stored_cols)."""
+        return self.shape[2] * self.kept // self.width
+
+
+@functools.lru_cache(maxsize=256)
+def sparse_wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str = "vector",
+                      specs: str | None = None) -> SparseWarpgroupForm:
+    """The catalog's ``wgmma.mma_async.sp.sync.aligned.<shape>.<dtype>.<atype>.<btype>``: its sparse A register
+    fragment with the metadata layout, and its D accumulator, the family member of the shape's N."""
+    M, N, K = _shape_numbers(shape)
+    root = _specs_dir(specs)
+    for path in sorted(root.glob(f"wgmma.sp.m{M}nNk{K}*.toml")):
+        spec = _spec(str(path))
+        lays = effective(spec.layouts)
+        a = next((x for x in lays if x.operand == "A" and atype in x.types), None)
+        d = next((x for x in lays if x.operand == "D" and dtype in x.types), None)
+        if a is None or d is None or btype not in a.types and not (
+                {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
+            continue
+        bits = [a.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
+        if min(bits) < 8:
+            raise NoLayout(f"wgmma.sp.{shape} with {atype} x {btype}: elements narrower than a byte are not executed")
+        valid = next((p for p in d.domain.params if p.name == "N"), None) if d.is_family else None
+        if valid is not None and N not in valid.values:
+            raise NoLayout(f"wgmma.sp.{shape}: N = {N} is not one of the catalog's ({path.name})")
+        op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
+        if md.metadata is None:
+            raise NoLayout(f"{a.id} has no metadata layout")
+        if md.k != K:
+            raise NoLayout(f"{a.id} is for K = {md.k}, the instruction's is {K}")
+        for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
+            x.setflags(write=False)
+        return SparseWarpgroupForm((M, N, K), op, _operand(d, {"N": N}, face, dtype), bits[0], bits[1], chunk, j,
+                                   mrow, mchunk, sel, tuple(md.selectors), tuple(md.valid), int(md.kept),
+                                   int(md.chunk), a.map.logical_at)
+    raise NoLayout(f"the catalog has no wgmma.sp.{shape} with D {dtype}, A {atype}, B {btype}")
+
+
 class BadDescriptor(ValueError):
     """A shared-memory descriptor the descriptor model cannot read (a reserved bit set, a swizzle code the
     instruction lacks, a tile its canonical layout cannot hold): the words say which."""
@@ -560,7 +625,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
-           "WarpgroupForm", "sparse_mma_form",
+           "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
            "datapath", "scale_cells",
            "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Imm, Instr, Reg, Vec
-from .fragments import BadDescriptor, NoLayout, WarpgroupForm, descriptor_addresses, wgmma_form
+from .fragments import (BadDescriptor, NoLayout, SparseWarpgroupForm, WarpgroupForm, descriptor_addresses,
+                        sparse_wgmma_form, wgmma_form)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_int import dest, handler
 from .ops_mem import hold, read_shared_async, release
@@ -120,8 +121,6 @@ def _wgmma(prog: Program, ins: Instr, index: int) -> Step:
         return Step(ins, index, "op", lambda cta, m: _wait(cta, ins, m, keep), collective="warp")
     if sub != "mma_async":
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}'")
-    if "sp" in parts:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse wgmma is not executed yet)")
     return _mma_async(prog, ins, index)
 
 
@@ -158,52 +157,60 @@ def _wait(cta: CTA, ins: Instr, m: np.ndarray | None, keep: int) -> None:
 
 def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
+    sparse = "sp" in parts
     shape = next((p for p in parts if re.fullmatch(r"m\d+n\d+k\d+", p)), None)
     types = [p for p in parts[2:] if p in TYPES]
     if shape is None or len(types) != 3:
         raise prog.error(ins, f"{ins.opcode}: expected .shape and three types (D, A, B)")
     dt, at, bt = types
+    form: WarpgroupForm | SparseWarpgroupForm
     try:
-        form = wgmma_form(shape, dt, at, bt, _face(prog))
+        form = sparse_wgmma_form(shape, dt, at, bt, _face(prog)) if sparse else wgmma_form(shape, dt, at, bt,
+                                                                                            _face(prog))
     except NoLayout as e:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
     ops = ins.operands
     a_regs_given = len(ops) > 1 and isinstance(ops[1], Vec)
     halves = at in ("f16", "bf16")
     integer = at in ("s8", "u8")
-    want = 4 if integer else (6 + (0 if not halves else (1 if a_regs_given else 2)))
+    x = 2 if sparse else 0  # sp-meta and sp-sel come after b-desc
+    want = 4 + x if integer else (6 + x + (0 if not halves else (1 if a_regs_given else 2)))
     if len(ops) != want:
-        raise prog.error(ins, f"{ins.opcode} takes {want} operands here (d, a, b-desc, scale-d"
+        raise prog.error(ins, f"{ins.opcode} takes {want} operands here (d, a, b-desc, "
+                              f"{'sp-meta, sp-sel, ' if sparse else ''}scale-d"
                               f"{'' if integer else ', imm-scale-a, imm-scale-b'}"
                               f"{', imm-trans-a' if halves and not a_regs_given else ''}{', imm-trans-b' if halves else ''})"
                               f", found {len(ops)}")
     M, N, K = form.shape
     dregs = _regs(prog, ins, ops[0], form.d.registers, "D")
     aregs = _regs(prog, ins, ops[1], form.a.registers, "A") if a_regs_given else None
-    a_o, b_o, sd_o = ops[1], ops[2], ops[3]
+    a_o, b_o, sd_o = ops[1], ops[2], ops[3 + x]
     if not integer:
-        for o, what in ((ops[4], "imm-scale-a"), (ops[5], "imm-scale-b")):
+        for o, what in ((ops[4 + x], "imm-scale-a"), (ops[5 + x], "imm-scale-b")):
             if _imm(prog, ins, o, (1, -1), what) == -1:
                 raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {what} = -1 (negated products) is not "
                                       "executed")
-    trans_a = _imm(prog, ins, ops[6], (0, 1), "imm-trans-a") if halves and not a_regs_given else 0
+    trans_a = _imm(prog, ins, ops[6 + x], (0, 1), "imm-trans-a") if halves and not a_regs_given else 0
     trans_b = _imm(prog, ins, ops[-1], (0, 1), "imm-trans-b") if halves else 0
     major_a = "MN" if trans_a else "K"
     major_b = "MN" if trans_b else "K"
     d_eb = form.d.element_bits // 8
     a_eb, b_eb = form.a_bits // 8, form.b_bits // 8
     face = _face(prog)
+    a_cols = form.stored_cols if isinstance(form, SparseWarpgroupForm) else K  # A's tile in shared memory: M x a_cols
+    place = _sparse_placement(prog, ins, form, ops[3], ops[4]) if isinstance(form, SparseWarpgroupForm) else None
     prog.tracks_fences = True
 
-    def read_desc(cta: CTA, g: int, value: int, major: str, bits: int, rows: int, what: str) -> tuple[np.ndarray, Any]:
+    def read_desc(cta: CTA, g: int, value: int, major: str, bits: int, rows: int, cols: int,
+                  what: str) -> tuple[np.ndarray, Any]:
         try:
-            addr = descriptor_addresses("wgmma", value, major, bits, rows, K, face)
+            addr = descriptor_addresses("wgmma", value, major, bits, rows, cols, face)
         except BadDescriptor as e:
             raise prog.error(ins, f"{ins.opcode}: the {what} descriptor {value:#018x} (warpgroup {g}) cannot be read: "
                                   f"{e}") from None
         warps = np.arange(g * 4, g * 4 + 4)
         tags, bits_ = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, warps, g * GROUP)
-        return addr, prog.domain.elements(tags, bits_).reshape(rows, K)
+        return addr, prog.domain.elements(tags, bits_).reshape(rows, cols)
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         gs = warpgroups(cta, ins, m)
@@ -228,16 +235,23 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
                 raise prog.error(ins, f"{ins.opcode}: scale-d differs between the threads of warpgroup {g}")
             _fence_check(cta, ins, index, g, mine, dregs + (aregs or []))
             held: list[np.ndarray] = []
+            fields = place.fields(cta, g, m) if place is not None else None
             if aregs is not None:
-                A[w, form.a.row, form.a.col] = avals[th]
+                if place is not None:  # the stored elements at the logical columns the metadata gives
+                    A[w, form.a.row, place.register_cols(fields)] = avals[th]
+                else:
+                    A[w, form.a.row, form.a.col] = avals[th]
                 a_desc = -1
             else:
                 a_desc = uniform(cta, ins, a_o, g, m, "A descriptor")
-                addr, vals = read_desc(cta, g, a_desc, major_a, form.a_bits, M, "A")
-                A[w] = vals
+                addr, vals = read_desc(cta, g, a_desc, major_a, form.a_bits, M, a_cols, "A")
+                if place is not None:
+                    A[w, np.arange(M)[:, None], place.tile_cols(fields)] = vals
+                else:
+                    A[w] = vals
                 held.append(hold(cta, addr, a_eb, index))
             b_desc = uniform(cta, ins, b_o, g, m, "B descriptor")
-            addr, vals = read_desc(cta, g, b_desc, major_b, form.b_bits, N, "B")
+            addr, vals = read_desc(cta, g, b_desc, major_b, form.b_bits, N, K, "B")
             B[w] = vals.T
             held.append(hold(cta, addr, b_eb, index))
             if s[0]:
@@ -252,6 +266,78 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
         for r, (bits, tags) in zip(dregs, out):
             cta.put_raw(r.id, bits, tags, m)
     return Step(ins, index, "op", run, collective="warp")
+
+
+@dataclass
+class SparsePlacement:
+    """Where a ``wgmma.mma_async.sp`` puts A's stored elements: for each (row, chunk) of A the thread of the
+    warpgroup and the nibble of its metadata register that hold its field under the instruction's sparsity selector
+    (the catalog's metadata layout), and the logical column each stored element gets from its field."""
+
+    prog: Program
+    ins: Instr
+    form: SparseWarpgroupForm
+    meta: Any
+    sel: int
+    owner: np.ndarray  # int64[M, chunks]: thread * 8 + nibble
+
+    def fields(self, cta: CTA, g: int, m: np.ndarray | None) -> np.ndarray:
+        """The 4-bit metadata field of every (row, chunk) of warpgroup ``g``'s A, ``int64[M, chunks]``; a field that
+        is undefined or not one of the valid values is an error naming it."""
+        v, undef = self.cta_meta(cta, m)
+        thr, nib = self.owner // 8, self.owner % 8
+        f = (v[g * GROUP + thr] >> (4 * nib)) & 15
+        bad = ~np.isin(f, self.form.valid)
+        if undef is not None:
+            bad |= undef[g * GROUP + thr]
+        if bad.any():
+            r, c = (int(x) for x in np.argwhere(bad)[0])
+            t, n = int(thr[r, c]), int(nib[r, c])
+            what = "undefined" if undef is not None and undef[g * GROUP + t] else \
+                f"{int(f[r, c]):#06b}, not a valid metadata value"
+            raise self.prog.error(self.ins, f"{self.ins.opcode}: warpgroup {g}'s metadata for row {r}, chunk {c} "
+                                            f"(thread {g * GROUP + t}, bits {4 * n}-{4 * n + 3}) is {what}")
+        return f  # type: ignore[no-any-return]
+
+    def cta_meta(self, cta: CTA, m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        v, undef = cta.int_value(self.meta, 32, False, m, "the sparse metadata")
+        v = np.broadcast_to(np.asarray(v, np.uint64), (cta.T,)).astype(np.int64)
+        return v, None if undef is None else np.broadcast_to(undef, (cta.T,))
+
+    def register_cols(self, fields: np.ndarray) -> np.ndarray:
+        """The logical column of each stored element of the A registers, ``[128, elements]``."""
+        f = self.form
+        return np.asarray(f.logical(f.chunk, f.j, fields[f.a.row, f.chunk]), np.int64)  # type: ignore[operator]
+
+    def tile_cols(self, fields: np.ndarray) -> np.ndarray:
+        """The logical column of each element of the compressed A tile a descriptor reads, ``[M, stored_cols]``."""
+        f = self.form
+        c = np.arange(f.stored_cols)
+        chunk, j = c // f.kept, c % f.kept
+        return np.asarray(f.logical(chunk[None, :], j[None, :], fields[:, chunk]), np.int64)  # type: ignore[operator]
+
+
+def _sparse_placement(prog: Program, ins: Instr, form: SparseWarpgroupForm, meta: Any, sel_o: Any) -> SparsePlacement:
+    """The placement of a ``wgmma.mma_async.sp``'s stored A elements under its (constant) sparsity selector."""
+    if not isinstance(sel_o, Imm):
+        raise prog.error(ins, f"{ins.opcode}: the sparsity selector must be a constant")
+    sel = int(sel_o.value)
+    if sel not in form.selectors:
+        raise prog.error(ins, f"{ins.opcode}: sparsity selector {sel} is not one of {list(form.selectors)} for "
+                              f"{form.a.layout_id}")
+    M, chunks = form.shape[0], form.shape[2] // form.width
+    owner = np.full((M, chunks), -1, np.int64)
+    for t in np.flatnonzero(form.selector == sel):
+        for n in range(form.meta_row.shape[1]):
+            r, c = int(form.meta_row[t, n]), int(form.meta_chunk[t, n])
+            if 0 <= r < M and 0 <= c < chunks and owner[r, c] < 0:
+                owner[r, c] = t * 8 + n
+    if (owner < 0).any():
+        r, c = (int(x) for x in np.argwhere(owner < 0)[0])
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {form.a.layout_id}'s metadata layout gives no "
+                              f"thread for row {r}, chunk {c} under selector {sel}")
+    owner.setflags(write=False)
+    return SparsePlacement(prog, ins, form, meta, sel, owner)
 
 
 def _fence_check(cta: CTA, ins: Instr, index: int, g: int, mine: np.ndarray, regs: list[Reg]) -> None:
@@ -270,12 +356,12 @@ def _fence_check(cta: CTA, ins: Instr, index: int, g: int, mine: np.ndarray, reg
             return
 
 
-def form_of(ins: Instr) -> WarpgroupForm:
-    """The catalog's form of a ``wgmma.mma_async`` (for the chain's words)."""
+def form_of(ins: Instr) -> WarpgroupForm | SparseWarpgroupForm:
+    """The catalog's form of a ``wgmma.mma_async`` or ``wgmma.mma_async.sp`` (for the chain's words)."""
     parts = ins.parts
     shape = next(p for p in parts if re.fullmatch(r"m\d+n\d+k\d+", p))
     dt, at, bt = [p for p in parts[2:] if p in TYPES]
-    return wgmma_form(shape, dt, at, bt)
+    return sparse_wgmma_form(shape, dt, at, bt) if "sp" in parts else wgmma_form(shape, dt, at, bt)
 
 
 __all__ = ["GROUP", "form_of", "warpgroups"]

@@ -29,7 +29,7 @@ def short_name(opcode: str) -> str:
             "ld": lambda p: p in ("shared", "global", "param") or p.startswith("v"),
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
-            "wgmma": lambda p: p == "mma_async" or p.startswith("m") and "k" in p,
+            "wgmma": lambda p: p in ("mma_async", "sp") or p.startswith("m") and "k" in p,
             "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind")
             or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
@@ -326,14 +326,28 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     operand = "A" if side == "a" else "B"
     who = f"warpgroup {unit}" if mi.base == "wgmma" else f"issued by thread {unit}"
     if desc == -1 and mi.base == "wgmma":
+        from .fragments import SparseWarpgroupForm
         from .ops_wgmma import form_of
-        op = form_of(mi).a
-        hit = np.argwhere((op.row == match.r) & (op.col == match.k))
+        form = form_of(mi)
+        op = form.a
+        if isinstance(form, SparseWarpgroupForm):  # a stored element of the chunk of k: the metadata placed it at k
+            hit = np.argwhere((op.row == match.r) & (form.chunk == match.k // form.width))
+        else:
+            hit = np.argwhere((op.row == match.r) & (op.col == match.k))
         if len(hit):
             t, i = (int(x) for x in hit[0])
             j = i // op.per_register
             regs = mi.operands[1]
             name = getattr(regs.items[j], "name", "_") if isinstance(regs, Vec) else "_"
+            if isinstance(form, SparseWarpgroupForm):
+                meta = getattr(mi.operands[3], "name", "?")
+                sel = getattr(mi.operands[4], "value", -1)
+                own = np.argwhere((form.selector[:, None] == sel) & (form.meta_row == match.r)
+                                  & (form.meta_chunk == form.chunk[t, i]))
+                bits = f", thread {int(own[0][0])}, bits {4 * int(own[0][1])}-{4 * int(own[0][1]) + 3}" if len(own) else ""
+                return (f"({who}, thread {t}, register a{j} = {name}: a stored element of row {match.r}'s chunk "
+                        f"{int(form.chunk[t, i])}, placed at k {match.k} by the metadata {meta}{bits}, selector {sel})",
+                        f", element {tile}", 0)
             return (f"({who}, thread {t}, register a{j} = {name}" +
                     (f", element {i % op.per_register}" if op.per_register > 1 else "") + ")", f", element {tile}", 0)
         return f"({who})", f", element {tile}", 0
