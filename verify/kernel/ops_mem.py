@@ -623,13 +623,26 @@ def complete(cta: CTA, c: Copy) -> None:
 def _bar(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
     if parts[1:2] == ("cluster",):
-        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  The executor runs a cluster's CTAs
-        # one after another and refuses what one CTA reads of another's shared memory, so the barrier orders this
-        # CTA's threads: its wait is this CTA's barrier, its arrive has no effect of its own
+        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  A cluster's CTAs run together
+        # (``machine.run_cluster``): the CTA's threads arrive together (an aligned collective), and its wait parks
+        # them until every CTA of the cluster has arrived as often; a cluster of one CTA orders its own threads
         if "arrive" in parts:
-            return Step(ins, index, "op", lambda cta, m: None, collective="cta")
+            def cluster_arrive(cta: CTA, m: np.ndarray | None) -> None:
+                cta.cluster_arrived += 1
+            return Step(ins, index, "op", cluster_arrive, collective="cta")
 
         def cluster_wait(cta: CTA, m: np.ndarray | None) -> None:
+            cl = cta.cluster
+            if cl is not None:
+                need = cta.cluster_waited + 1
+                late = [c for r, c in sorted(cl.ctas.items()) if r not in cl.done and c.cluster_arrived < need]
+                if late:
+                    if cta.peers:
+                        cta.park = cta.here.copy() if cta.here is not None else np.ones(cta.T, bool)
+                        return
+                    raise cta.prog.error(ins, f"{ins.opcode}: CTA rank {late[0].rank} of the cluster never arrives "
+                                              f"at barrier.cluster #{need} (the kernel would hang)")
+            cta.cluster_waited += 1
             cta.smem.epoch += 1
         return Step(ins, index, "op", cluster_wait, collective="cta")
     if "arrive" in parts or "red" in parts or "warp" in parts:
