@@ -128,6 +128,8 @@ if __name__ == "__main__":
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
+    nvcc("tcgen05_pair.ptx", source="tcgen05_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_pair_one_cta_a.ptx", "-DONE_CTA_A", source="tcgen05_pair.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")

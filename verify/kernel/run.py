@@ -8,7 +8,7 @@ from typing import Any
 from ..ptx.syntax import Function, Module
 from .launch import Launch
 from .decode import decode
-from .machine import CTA, Cluster, Program, run_cluster, run_cta
+from .machine import CTA, Cluster, KernelError, Program, run_cluster, run_cta
 from .memory import GlobalMemory
 
 
@@ -35,6 +35,10 @@ def execute(module: Module, fn: Function, launch: Launch, domain: Any, trace: bo
     prog = decode(module, fn, launch, domain, gmem, trace)
     ids = cta_ids(launch)
     cl = launch.cluster
+    req = dict(fn.directives).get(".reqnctapercluster")
+    if req is not None and tuple(req) + (1,) * (3 - len(req)) != cl:
+        raise KernelError(module.path, fn.line, fn.col, f"{fn.name} requires clusters of {list(req)} CTAs "
+                          f"(.reqnctapercluster), the launch gives cluster = {list(cl)}")
     if cl == (1, 1, 1):
         for k, cid in enumerate(ids):
             if only is not None and k != only:
