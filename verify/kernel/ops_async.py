@@ -88,7 +88,8 @@ def _space(ins: Instr) -> str:
 def barrier_at(cta: CTA, ins: Instr, addr: int) -> Barrier:
     b = state(cta).barriers.get(addr)
     if b is None:
-        raise cta.prog.error(ins, f"{ins.opcode}: shared 0x{addr:x} holds no initialised mbarrier (no mbarrier.init "
+        of = f" of CTA rank {cta.rank}" if cta.cluster is not None else ""
+        raise cta.prog.error(ins, f"{ins.opcode}: shared 0x{addr:x}{of} holds no initialised mbarrier (no mbarrier.init "
                                   "before it)")
     return b
 

@@ -29,16 +29,16 @@ def execute(module: Module, fn: Function, launch: Launch, domain: Any, trace: bo
             only: int | None = None) -> Run:
     """Run every CTA of ``launch`` (``only``: that CTA alone, by its linear index) in ``domain``."""
     t0 = time.process_time()
+    req = dict(fn.directives).get(".reqnctapercluster")
+    if req is not None and tuple(req) + (1,) * (3 - len(req)) != launch.cluster:
+        raise KernelError(module.path, fn.line, fn.col, f"{fn.name} requires clusters of {list(req)} CTAs "
+                          f"(.reqnctapercluster), the launch gives cluster = {list(launch.cluster)}")
     tensors = list(launch.tensors().values())
     gmem = GlobalMemory(tensors, {launch.computes.output.tensor})
     domain.init_memory(gmem)
     prog = decode(module, fn, launch, domain, gmem, trace)
     ids = cta_ids(launch)
     cl = launch.cluster
-    req = dict(fn.directives).get(".reqnctapercluster")
-    if req is not None and tuple(req) + (1,) * (3 - len(req)) != cl:
-        raise KernelError(module.path, fn.line, fn.col, f"{fn.name} requires clusters of {list(req)} CTAs "
-                          f"(.reqnctapercluster), the launch gives cluster = {list(cl)}")
     if cl == (1, 1, 1):
         for k, cid in enumerate(ids):
             if only is not None and k != only:
