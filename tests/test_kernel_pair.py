@@ -68,22 +68,37 @@ def test_without_the_cluster_barrier_the_even_cta_runs_ahead_of_the_odd_one(tmp_
 
 def test_a_commit_that_arrives_on_the_even_cta_only_hangs_the_odd_cta(tmp_path):
     """The multicast commit's CTA mask 0b11 made 0b01: the odd CTA's mbarrier never completes its phase; once no CTA
-    of the cluster can make progress, the even CTA's wait at the final barrier.cluster is an error naming the odd
-    CTA's mbarrier wait (the kernel would hang)."""
+    of the cluster can make progress, the even CTA's wait (for the odd CTA's arrival) is an error naming where the
+    odd CTA waits: its own mbarrier (the kernel would hang)."""
     def change(lines: list[str]) -> None:
         k = first(lines, r"mov\.b16\s+%rs7, 3;")
         lines[k] = lines[k].replace("%rs7, 3;", "%rs7, 1;")
-    with pytest.raises(SpecError, match=r"CTA rank 1 of the cluster never arrives at barrier\.cluster #2: it waits "
-                                        r"at line \d+ \(mbarrier\.try_wait\.parity"):
+    with pytest.raises(SpecError, match=r"can never complete.*; the cluster's other CTAs wait: rank 1 at line \d+ "
+                                        r"\(mbarrier\.try_wait\.parity\.shared::cta"):
+        verify(mutant(tmp_path, BASE, change))
+
+
+def test_mapa_names_the_even_ctas_mbarrier(tmp_path):
+    """The odd CTA arrives on the even CTA's mbarrier through mapa's shared::cluster address; mapa's rank 0 made 1
+    (the odd CTA's own mbarrier): the even CTA's wait on it can never complete, an error once no CTA of the
+    cluster can make progress."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"mapa\.shared::cluster\.u32")
+        assert lines[k].endswith(", 0;")
+        lines[k] = lines[k][:-4] + ", 1;"
+    with pytest.raises(SpecError, match=r"mbarrier\.try_wait.*waits for phase 0 of the mbarrier at shared 0x[0-9a-f]+ "
+                                        r".*which can never complete: 1 of its 1 arrivals"):
         verify(mutant(tmp_path, BASE, change))
 
 
 def test_a_register_renamed_stays_proved(tmp_path):
-    """Meaning-preserving: the instruction descriptor's register renamed (%r122 -> %r223, declared and unused)."""
+    """Meaning-preserving: the instruction descriptor's register renamed (%r124 -> %r229, one more declared)."""
     def change(lines: list[str]) -> None:
+        k = first(lines, r"\.reg \.b32 \t%r<229>;")
+        lines[k] = lines[k].replace("%r<229>", "%r<230>")
         for k, s in enumerate(lines):
-            if "%r122" in s and ("mov.b32" in s or "tcgen05.mma" in s):
-                lines[k] = s.replace("%r122", "%r223")
+            if ("mov.b32 \t%r124, " in s or "tcgen05.mma" in s) and "%r124" in s:
+                lines[k] = s.replace("%r124", "%r229")
     r = verify(mutant(tmp_path, BASE, change))
     assert r.status == "proved", kernel_text(r)
     agree(r)

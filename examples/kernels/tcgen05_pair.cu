@@ -9,7 +9,9 @@
 // and B's halves from both CTAs' shared memory with the one pair of descriptors and writes D's rows 0-127 to the even
 // CTA's Tensor Memory and rows 128-255 to the odd CTA's (Layout A).  One tcgen05.commit.cta_group::2 with
 // .multicast::cluster arrives on the mbarrier of both CTAs (CTA mask 0b11); every thread of each CTA waits on its
-// own, reads its row from its lane with tcgen05.ld.32x32b.x16 and stores it.  -DONE_CTA_A: the odd CTA does not copy
+// own, reads its row from its lane with tcgen05.ld.32x32b.x16 and stores it.  Then thread 0 of the odd CTA arrives
+// on the even CTA's second mbarrier through the address mapa gives (shared::cluster), and the even CTA waits on it
+// before the cluster meets again and each CTA frees its columns.  -DONE_CTA_A: the odd CTA does not copy
 // its half of A (the planted "cta_group::2 with one CTA's operand"); -DEVEN_B: the B descriptor of the second
 // k-block is the first one's (a plant on K).
 #include <cuda_fp16.h>
@@ -39,6 +41,7 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) pair_mma(const half* A, con
   __shared__ __align__(1024) half sA[MH * K];
   __shared__ __align__(1024) half sB[NH * K];
   __shared__ __align__(8) uint64_t bar;
+  __shared__ __align__(8) uint64_t done;  // the even CTA's: the odd CTA has read its Tensor Memory
   __shared__ uint32_t taddr;
   int tid = threadIdx.x, warp = tid / 32;
   uint32_t rank;
@@ -59,7 +62,10 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) pair_mma(const half* A, con
     asm volatile("tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%0], 64;\n" ::"r"(smem(&taddr)));
     asm volatile("tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n");
   }
-  if (tid == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&bar)));
+  if (tid == 0) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&bar)));
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&done)));
+  }
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
@@ -97,6 +103,15 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) pair_mma(const half* A, con
   for (int c = 0; c < 4; ++c)
     for (int j = 0; j < 16; ++j) row[c * 16 + j] = __uint_as_float(r[c][j]);
   asm volatile("tcgen05.fence::before_thread_sync;\n" ::: "memory");
+  if (rank == 1 && tid == 0) {
+    uint32_t remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, 0;\n" : "=r"(remote) : "r"(smem(&done)));
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(remote) : "memory");
+  }
+  if (rank == 0)
+    asm volatile("{\n.reg .pred ok;\nDONE_%=:\n"
+                 "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 ok, [%0], 0;\n"
+                 "@!ok bra DONE_%=;\n}\n" ::"r"(smem(&done)));
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
   if (warp == 0) asm volatile("tcgen05.dealloc.cta_group::2.sync.aligned.b32 %0, 64;\n" ::"r"(tmem));
 }

@@ -209,6 +209,12 @@ class Cluster:
                                  f"{len(self.ctas)} CTAs")
         return c
 
+    def blocked(self, cta: "CTA") -> str:
+        """Where the cluster's other live CTAs wait (for an error that says the kernel would hang)."""
+        at = [f"rank {r} at line {c.step.instr.line} ({c.step.instr.opcode})" for r, c in sorted(self.ctas.items())
+              if c is not cta and r not in self.done and c.step is not None]
+        return f"; the cluster's other CTAs wait: {', '.join(at)}" if at else ""
+
     def others_live(self, cta: "CTA") -> bool:
         return not self.final and any(r not in self.done for r, c in self.ctas.items() if c is not cta)
 

@@ -358,7 +358,7 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             raise cta.prog.error(ins, f"{ins.opcode} (thread {t}) waits for phase {b.phase} of the mbarrier at shared "
                                       f"0x{b.addr:x} (initialised at line {b.line}), which can never complete: "
                                       f"{why} are still outstanding and nothing left in flight brings them "
-                                      "(the kernel would hang)")
+                                      f"(the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
         if d is not None:
             cta.put(d.id, done, None, m)
     return Step(ins, index, "op", run)

@@ -640,10 +640,8 @@ def _bar(prog: Program, ins: Instr, index: int) -> Step:
                     if cta.peers:
                         cta.park = cta.here.copy() if cta.here is not None else np.ones(cta.T, bool)
                         return
-                    st = late[0].step
-                    at = f": it waits at line {st.instr.line} ({st.instr.opcode})" if st is not None else ""
                     raise cta.prog.error(ins, f"{ins.opcode}: CTA rank {late[0].rank} of the cluster never arrives "
-                                              f"at barrier.cluster #{need}{at} (the kernel would hang)")
+                                              f"at barrier.cluster #{need} (the kernel would hang){cl.blocked(cta)}")
             cta.cluster_waited += 1
             cta.smem.epoch += 1
         return Step(ins, index, "op", cluster_wait, collective="cta")
