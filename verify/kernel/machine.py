@@ -1,6 +1,7 @@
 """The executor: a kernel's PTX run exactly on the CPU, every thread of every CTA of the launch.
 
-One CTA at a time, all of its threads at once: a register is one numpy row per thread (``verify.kernel.bytes``),
+One CTA at a time (a cluster's CTAs in turn, each until every one of its threads waits for another CTA:
+``run_cluster``), all of its threads at once: a register is one numpy row per thread (``verify.kernel.bytes``),
 every instruction acts on all the threads it is active for, and the warps of the CTA step in lockstep.  Control
 flow: while every live thread is at one instruction, branches and loops run as the kernel runs them; when a branch
 splits the threads, the threads at the smallest instruction index run first until the others are reached, where
