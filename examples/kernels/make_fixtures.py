@@ -30,7 +30,10 @@
   and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
   (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
   with ``-DE4M3``) the same way; ``wgmma_sparse_selector.ptx``: ``wgmma_sparse.ptx`` with the sparsity selector 0
-  made 1 (a planted bug, for the docs).
+  made 1 (a planted bug, for the docs);
+* ``tcgen05_pair.ptx``: ``tcgen05_pair.cu`` (inline ``tcgen05.mma.cta_group::2``, a CTA pair's MMA in a cluster of
+  2 CTAs) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_pair_one_cta_a.ptx`` the same with
+  ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -128,6 +131,8 @@ if __name__ == "__main__":
     nvcc("mma_inline.ptx")
     nvcc("mma_inline_swizzled.ptx", "-DSWIZZLE")
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
+    nvcc("tcgen05_pair.ptx", source="tcgen05_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_pair_one_cta_a.ptx", "-DONE_CTA_A", source="tcgen05_pair.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")

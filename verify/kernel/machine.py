@@ -1,6 +1,7 @@
 """The executor: a kernel's PTX run exactly on the CPU, every thread of every CTA of the launch.
 
-One CTA at a time, all of its threads at once: a register is one numpy row per thread (``verify.kernel.bytes``),
+One CTA at a time (a cluster's CTAs in turn, each until every one of its threads waits for another CTA:
+``run_cluster``), all of its threads at once: a register is one numpy row per thread (``verify.kernel.bytes``),
 every instruction acts on all the threads it is active for, and the warps of the CTA step in lockstep.  Control
 flow: while every live thread is at one instruction, branches and loops run as the kernel runs them; when a branch
 splits the threads, the threads at the smallest instruction index run first until the others are reached, where
@@ -190,13 +191,50 @@ def build_params(prog: Program) -> None:
     prog.params = bytes(buf)
 
 
+class Cluster:
+    """The CTAs of one cluster, run together: each runs until every one of its live threads waits on something
+    another CTA may bring (an mbarrier phase, ``barrier.cluster``), then the next runs.  When a whole round of them
+    makes no progress, ``final`` is set: their waits are then the one-CTA executor's (an error if nothing completes
+    them: the kernel would hang)."""
+
+    def __init__(self) -> None:
+        self.ctas: dict[int, "CTA"] = {}  # %cluster_ctarank -> CTA
+        self.done: set[int] = set()  # ranks whose CTA has ended
+        self.final = False
+        self.progress = 0  # instructions executed (a wait that parks every thread it runs for is not progress)
+
+    def peer(self, cta: "CTA", rank: int, ins: Instr | None = None) -> "CTA":
+        c = self.ctas.get(rank)
+        if c is None:
+            raise cta.prog.error(ins if ins is not None else cta.prog.fn, f"CTA rank {rank} is not in the cluster of "
+                                 f"{len(self.ctas)} CTAs")
+        return c
+
+    def blocked(self, cta: "CTA") -> str:
+        """Where the cluster's other live CTAs wait (for an error that says the kernel would hang)."""
+        at = [f"rank {r} at line {c.step.instr.line} ({c.step.instr.opcode})" for r, c in sorted(self.ctas.items())
+              if c is not cta and r not in self.done and c.step is not None]
+        return f"; the cluster's other CTAs wait: {', '.join(at)}" if at else ""
+
+    def others_live(self, cta: "CTA") -> bool:
+        return not self.final and any(r not in self.done for r, c in self.ctas.items() if c is not cta)
+
+
 class CTA:
     """One CTA's state while it runs: registers, shared memory, the threads' positions."""
 
-    def __init__(self, prog: Program, ctaid: tuple[int, int, int], index: int) -> None:
+    def __init__(self, prog: Program, ctaid: tuple[int, int, int], index: int, cluster: Cluster | None = None) -> None:
         self.prog = prog
         self.ctaid = ctaid
         self.index = index
+        self.cluster = cluster
+        cl = prog.launch.cluster
+        x, y, z = (c % k for c, k in zip(ctaid, cl))
+        self.rank = x + cl[0] * (y + cl[1] * z)  # %cluster_ctarank
+        if cluster is not None:
+            cluster.ctas[self.rank] = self
+        self.cluster_arrived = 0  # barrier.cluster.arrive / wait this CTA made
+        self.cluster_waited = 0
         bx, by, bz = prog.launch.block
         self.T = T = bx * by * bz
         t = np.arange(T, dtype=np.int64)
@@ -224,6 +262,11 @@ class CTA:
         self.others = False  # whether threads other than the current instruction's may still run
         self.resumed = False  # the current instruction runs for threads that all waited (nothing else can run)
         self.here: np.ndarray | None = None  # the threads at the current instruction (before its guard)
+
+    @property
+    def peers(self) -> bool:
+        """Whether other CTAs of the cluster still run (and may complete what this CTA waits for)."""
+        return self.cluster is not None and self.cluster.others_live(self)
 
     # ------------------------------------------------------------------ registers
 
@@ -392,8 +435,7 @@ class CTA:
         cl = self.prog.launch.cluster  # the launch's clusters (of one CTA unless it says); their CTAs run in turn
         xyz = "xyz".index(n[-1]) if n[-2:-1] == "." else 0
         if n == "%cluster_ctarank":
-            x, y, z = (c % k for c, k in zip(self.ctaid, cl))
-            return np.uint64(x + cl[0] * (y + cl[1] * z))
+            return np.uint64(self.rank)
         if n == "%cluster_nctarank":
             return np.uint64(cl[0] * cl[1] * cl[2])
         if n.startswith("%cluster_ctaid."):
@@ -436,16 +478,46 @@ def float_bits(o: FImm, width: int) -> int:
 # ----------------------------------------------------------------------------- the scheduler
 
 def run_cta(prog: Program, cta: CTA) -> None:
+    """Run one CTA (of a cluster of one) to its end."""
+    for _ in cta_steps(prog, cta):
+        raise prog.error(prog.fn, "a CTA without a cluster waits for another CTA")  # pragma: no cover
+
+
+def run_cluster(prog: Program, ctas: list[CTA]) -> None:
+    """Run the CTAs of one cluster together: each in turn until it ends or waits for another (``cta_steps``
+    yields); a round in which none makes progress makes their waits final (errors where nothing completes them)."""
+    cl = ctas[0].cluster
+    assert cl is not None
+    gens = {c.rank: cta_steps(prog, c) for c in ctas}
+    while gens:
+        before = cl.progress
+        ended = False
+        for r in list(gens):
+            try:
+                next(gens[r])
+            except StopIteration:
+                del gens[r]
+                cl.done.add(r)
+                ended = True
+        if gens and not ended and cl.progress == before:
+            cl.final = True
+
+
+def cta_steps(prog: Program, cta: CTA):  # type: ignore[no-untyped-def]
     """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split.  A thread
     that reaches a collective its partners have not reached, or a wait (``cta.park``) that other threads may still
     satisfy, waits there while the others run; when every live thread waits, they must all wait at one collective,
-    which then runs (a thread that exited meanwhile is an error naming the branch that split them)."""
+    which then runs (a thread that exited meanwhile is an error naming the branch that split them).  In a cluster,
+    when every live thread waits and some wait (``cta.park``) for what another CTA may bring, the generator yields
+    to the other CTAs; resumed, the waits are tried again."""
     steps = prog.steps
     nsteps = len(steps)
     T = cta.T
     exited = np.zeros(T, bool)
     waiting = np.zeros(T, bool)
+    parked = np.zeros(T, bool)  # the waiting threads a wait parked (the others wait at a collective)
     pcs = np.zeros(T, np.int64)
+    cl = cta.cluster
     uniform = True
     pc = 0
     count = 0
@@ -469,6 +541,12 @@ def run_cta(prog: Program, cta: CTA) -> None:
                     break
                 m = avail & (pcs == pc)
             else:  # every live thread waits: at one collective, or at a wait nothing else can satisfy
+                if cl is not None and (parked & live).any() and cta.peers:
+                    yield  # another CTA of the cluster may complete the wait
+                    waiting[:] = False
+                    parked[:] = False
+                    continue
+                parked[:] = False
                 wp = pcs[live]
                 pc = int(wp.min())
                 if not (wp == pc).all():
@@ -516,7 +594,10 @@ def run_cta(prog: Program, cta: CTA) -> None:
                 st.run(cta, gm)
             nxt = pc + 1
             park = cta.park
+            if cl is not None and (park is None or (cta.here & ~park).any()):
+                cl.progress += 1
             if park is not None and park.any():  # threads whose wait others may still satisfy: they stay here
+                parked |= park
                 if uniform:
                     uniform = False
                     cta.split_at = ins
@@ -530,6 +611,8 @@ def run_cta(prog: Program, cta: CTA) -> None:
             else:
                 pcs[m] = nxt
             continue
+        if cl is not None:
+            cl.progress += 1
         if st.kind == "nop":
             if uniform:
                 pc += 1
@@ -596,7 +679,7 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
                                    f"{where}: the executor cannot say what it does")
 
 
-__all__ = ["CTA", "KernelError", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
+__all__ = ["CTA", "Cluster", "KernelError", "cta_steps", "run_cluster", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
            "layout_shared", "release_registers", "run_cta", "whole_groups"]
 
 

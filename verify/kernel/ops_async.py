@@ -88,7 +88,8 @@ def _space(ins: Instr) -> str:
 def barrier_at(cta: CTA, ins: Instr, addr: int) -> Barrier:
     b = state(cta).barriers.get(addr)
     if b is None:
-        raise cta.prog.error(ins, f"{ins.opcode}: shared 0x{addr:x} holds no initialised mbarrier (no mbarrier.init "
+        of = f" of CTA rank {cta.rank}" if cta.cluster is not None else ""
+        raise cta.prog.error(ins, f"{ins.opcode}: shared 0x{addr:x}{of} holds no initialised mbarrier (no mbarrier.init "
                                   "before it)")
     return b
 
@@ -235,15 +236,14 @@ def _arrive(prog: Program, ins: Instr, index: int, verb: str, space: str) -> Ste
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         addr = shared_address(cta, ins, addr_o, m, space)
-        if remote:
-            addr = _own_cluster_address(cta, ins, addr)
         tx = np.broadcast_to(np.asarray(cta.int_value(tx_o, 32, False, m, "a transaction count")[0], U64),
                              (cta.T,)) if tx_o is not None else None
         cnt = np.broadcast_to(np.asarray(cta.int_value(cnt_o, 32, False, m, "an arrival count")[0], U64),
                               (cta.T,)) if cnt_o is not None else None
         out = np.zeros(cta.T, U64)
         for t in _rows(m, cta.T):
-            b = barrier_at(cta, ins, int(addr[t]))
+            owner, a = cluster_target(cta, ins, int(addr[t])) if remote else (cta, int(addr[t]))
+            b = barrier_at(owner, ins, a)
             out[t] = b.phase
             if tx is not None:
                 b.tx += int(tx[t]) if verb != "complete_tx" else -int(tx[t])
@@ -263,9 +263,60 @@ def _arrive(prog: Program, ins: Instr, index: int, verb: str, space: str) -> Ste
     return Step(ins, index, "op", run)
 
 
-def _own_cluster_address(cta: CTA, ins: Instr, addr: np.ndarray) -> np.ndarray:
-    """A ``shared::cluster`` address: this CTA's shared memory (a cluster of one CTA)."""
-    return addr
+CLUSTER_SHIFT = 24  # a shared::cluster address: (rank + 1) << 24 | the shared address in that CTA (mapa's result);
+# an address below 1 << 24 is the executing CTA's own shared memory (a shared::cta address is a shared::cluster one)
+
+
+def cluster_address(rank: int, addr: int) -> int:
+    return ((rank + 1) << CLUSTER_SHIFT) | (addr & ((1 << CLUSTER_SHIFT) - 1))
+
+
+def cluster_target(cta: CTA, ins: Instr, addr: int) -> tuple[CTA, int]:
+    """The CTA and its shared address a ``shared::cluster`` address names."""
+    tag = addr >> CLUSTER_SHIFT
+    if tag == 0:
+        return cta, addr
+    rank = tag - 1
+    if cta.cluster is None:
+        if rank == cta.rank:
+            return cta, addr & ((1 << CLUSTER_SHIFT) - 1)
+        raise cta.prog.error(ins, f"{ins.opcode}: shared::cluster 0x{addr:x} is in CTA rank {rank} of a cluster of "
+                                  "one CTA")
+    return cta.cluster.peer(cta, rank, ins), addr & ((1 << CLUSTER_SHIFT) - 1)
+
+
+@handler("mapa")
+def _mapa(prog: Program, ins: Instr, index: int) -> Step:
+    """``mapa[.shared::cluster].u32/u64 d, a, rank``: the address of ``a``'s shared variable in CTA ``rank`` of the
+    cluster (``CLUSTER_SHIFT``; a generic address stays in the shared window)."""
+    if len(ins.operands) != 3:
+        raise prog.error(ins, f"{ins.opcode} takes d, a, rank")
+    d = dest(prog, ins, ins.operands[0])
+    a_o, r_o = ins.operands[1], ins.operands[2]
+    generic = not any(p.startswith("shared") for p in ins.parts[1:])
+    n = prog.launch.cluster[0] * prog.launch.cluster[1] * prog.launch.cluster[2]
+
+    def run(cta: CTA, m: np.ndarray | None) -> None:
+        a, ua = cta.int_value(a_o, 64, False, m, "an address")
+        r, ur = cta.int_value(r_o, 32, False, m, "a CTA rank")
+        a = np.broadcast_to(np.asarray(a, U64), (cta.T,)).astype(np.int64)
+        r = np.broadcast_to(np.asarray(r, U64), (cta.T,)).astype(np.int64)
+        rows = _rows(m, cta.T)
+        if ((ua is not None and ua[rows].any()) or (ur is not None and ur[rows].any())):
+            raise prog.error(ins, f"{ins.opcode}: an undefined address or rank")
+        if (r[rows] >= n).any():
+            t = int(rows[np.argmax(r[rows] >= n)])
+            raise prog.error(ins, f"{ins.opcode} (thread {t}): rank {int(r[t])} is not in the cluster of "
+                                  f"{n} CTAs")
+        off = np.where(a >= SHARED_WINDOW, a - SHARED_WINDOW, a) if generic else a
+        if (off[rows] >= 1 << CLUSTER_SHIFT).any() or (off[rows] >= cta.prog.shared_size).any():
+            t = int(rows[np.argmax((off[rows] >= 1 << CLUSTER_SHIFT) | (off[rows] >= cta.prog.shared_size))])
+            raise prog.error(ins, f"{ins.opcode} (thread {t}): 0x{int(a[t]):x} is not a shared address of this CTA")
+        out = ((r + 1) << CLUSTER_SHIFT) | off
+        if generic:
+            out = out + SHARED_WINDOW
+        cta.put(d.id, out.astype(U64), None, m)
+    return Step(ins, index, "op", run)
 
 
 def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
@@ -296,7 +347,7 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             stuck = np.zeros(cta.T, bool)
             stuck[rows[~done[rows]]] = True
             here = cta.here if cta.here is not None else np.ones(cta.T, bool)
-            if not cta.resumed and (cta.others or (here & ~stuck).any()):
+            if not cta.resumed and (cta.others or (here & ~stuck).any() or cta.peers):
                 cta.park = stuck  # other threads may still arrive: these wait here while they run
                 if d is not None:
                     cta.put(d.id, done, None, m)
@@ -307,7 +358,7 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             raise cta.prog.error(ins, f"{ins.opcode} (thread {t}) waits for phase {b.phase} of the mbarrier at shared "
                                       f"0x{b.addr:x} (initialised at line {b.line}), which can never complete: "
                                       f"{why} are still outstanding and nothing left in flight brings them "
-                                      "(the kernel would hang)")
+                                      f"(the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
         if d is not None:
             cta.put(d.id, done, None, m)
     return Step(ins, index, "op", run)

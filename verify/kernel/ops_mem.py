@@ -366,8 +366,17 @@ def _in_local(a: np.ndarray) -> np.ndarray:
     return (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + (1 << 32)))
 
 
+def _own_shared(cta: CTA, ins: Instr, a: np.ndarray) -> None:
+    """Refuse a ``shared::cluster`` address of another CTA (``mapa``'s, 1 << 24 and above) in an ``ld``/``st``."""
+    far = np.asarray(a, np.uint64) >= np.uint64(1 << 24)
+    if far.any():
+        raise cta.prog.error(ins, f"unsupported instruction '{ins.opcode}' (another CTA's shared memory: shared::cluster "
+                                  f"0x{int(np.asarray(a)[np.argmax(far)]):x} is not read or written by ld/st yet)")
+
+
 def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if space == "shared":
+        _own_shared(cta, ins, addr[rows])
         return read_shared(cta, ins, addr, n, rows)
     if space == "global":
         return read_global(cta, ins, addr, n, rows)
@@ -383,6 +392,7 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
         bits = np.empty((len(rows), n), np.uint8)
         if sh.any():
             shifted = addr - np.uint64(SHARED_WINDOW)
+            _own_shared(cta, ins, shifted[rows[sh]])
             tags[sh], bits[sh] = read_shared(cta, ins, shifted, n, rows[sh])
         if (~sh).any():
             tags[~sh], bits[~sh] = read_global(cta, ins, addr, n, rows[~sh])
@@ -393,6 +403,7 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
 def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray,
                 rows: np.ndarray) -> None:
     if space == "shared":
+        _own_shared(cta, ins, addr[rows])
         if cta.prog.trace:
             tags = cta.prog.domain.moved(cta, cta.step.index, rows, tags, addr[rows], "shared")
         return write_shared(cta, ins, addr, tags, bits, rows)
@@ -407,6 +418,7 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
         if sh.any():
+            _own_shared(cta, ins, (addr - np.uint64(SHARED_WINDOW))[rows[sh]])
             write_shared(cta, ins, addr - np.uint64(SHARED_WINDOW), tags[sh], bits[sh], rows[sh])
         if (~sh).any():
             write_global(cta, ins, addr, tags[~sh], bits[~sh], rows[~sh])
@@ -623,13 +635,26 @@ def complete(cta: CTA, c: Copy) -> None:
 def _bar(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
     if parts[1:2] == ("cluster",):
-        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  The executor runs a cluster's CTAs
-        # one after another and refuses what one CTA reads of another's shared memory, so the barrier orders this
-        # CTA's threads: its wait is this CTA's barrier, its arrive has no effect of its own
+        # barrier.cluster.arrive/wait: every thread of the cluster's CTAs meets.  A cluster's CTAs run together
+        # (``machine.run_cluster``): the CTA's threads arrive together (an aligned collective), and its wait parks
+        # them until every CTA of the cluster has arrived as often; a cluster of one CTA orders its own threads
         if "arrive" in parts:
-            return Step(ins, index, "op", lambda cta, m: None, collective="cta")
+            def cluster_arrive(cta: CTA, m: np.ndarray | None) -> None:
+                cta.cluster_arrived += 1
+            return Step(ins, index, "op", cluster_arrive, collective="cta")
 
         def cluster_wait(cta: CTA, m: np.ndarray | None) -> None:
+            cl = cta.cluster
+            if cl is not None:
+                need = cta.cluster_waited + 1
+                late = [c for r, c in sorted(cl.ctas.items()) if r not in cl.done and c.cluster_arrived < need]
+                if late:
+                    if cta.peers:
+                        cta.park = cta.here.copy() if cta.here is not None else np.ones(cta.T, bool)
+                        return
+                    raise cta.prog.error(ins, f"{ins.opcode}: CTA rank {late[0].rank} of the cluster never arrives "
+                                              f"at barrier.cluster #{need} (the kernel would hang){cl.blocked(cta)}")
+            cta.cluster_waited += 1
             cta.smem.epoch += 1
         return Step(ins, index, "op", cluster_wait, collective="cta")
     if "arrive" in parts or "red" in parts or "warp" in parts:

@@ -19,7 +19,7 @@ from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
 from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_access
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
-from .ops_async import barrier_at, shared_address
+from .ops_async import barrier_at, cluster_target, shared_address
 from .ops_int import dest, handler, value
 from .ops_mem import hold, read_shared_async, write_shared
 from .tmem import CELL, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, split
@@ -73,11 +73,24 @@ def _whole_warps(cta: CTA, ins: Instr, m: np.ndarray | None) -> np.ndarray:
 
 
 def _cta_group(prog: Program, ins: Instr) -> int:
+    """The instruction's ``cta_group`` (1 or 2); ``cta_group::2`` needs clusters of CTA pairs."""
     g = next((int(p.split("::")[1]) for p in ins.parts if p.startswith("cta_group::")), 1)
-    if g != 1:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (cta_group::2: the executor runs one CTA at a "
-                              "time, so a CTA pair's MMA is not executed yet)")
+    if g not in (1, 2):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (cta_group::{g})")
+    cl = prog.launch.cluster
+    if g == 2 and (cl[0] * cl[1] * cl[2]) % 2:
+        raise prog.error(ins, f"{ins.opcode}: cta_group::2 acts on a CTA pair, but the launch's clusters are "
+                              f"{list(cl)} (give the launch cluster = [2, 1, 1] or another even number of CTAs)")
     return g
+
+
+def pair_of(cta: CTA, ins: Instr) -> list[CTA]:
+    """The CTA pair of a ``cta_group::2`` instruction: [the even rank's CTA, the odd rank's] (the peer CTA: the one
+    whose %cluster_ctarank differs in bit 0)."""
+    if cta.cluster is None:
+        raise cta.prog.error(ins, f"{ins.opcode}: cta_group::2 in a cluster of one CTA")
+    even = cta.rank & ~1
+    return [cta.cluster.peer(cta, even, ins), cta.cluster.peer(cta, even + 1, ins)]
 
 
 @handler("tcgen05")
@@ -283,7 +296,7 @@ def _wait(prog: Program, ins: Instr, index: int, sub: str) -> Step:
 
 def _mma(prog: Program, ins: Instr, index: int) -> Step:
     parts = ins.parts
-    _cta_group(prog, ins)
+    group = _cta_group(prog, ins)
     kind = next((p.split("::")[1] for p in parts if p.startswith("kind::")), None)
     if kind is None or kind not in KINDS:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (kind::{kind})")
@@ -291,6 +304,9 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     if "sp" in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse tcgen05.mma is not executed yet)")
     block = "block_scale" in parts or kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")
+    if block and group == 2:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's block-scaled MMA is not executed "
+                              "yet)")
     if block:
         if "block_scale" not in BLOCK_SCALED:
             raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (block scaling)")
@@ -310,7 +326,7 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
-    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem)
+    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group)
     if lanes_o is None:
         return Step(ins, index, "op", run)
 
@@ -344,9 +360,17 @@ def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, 
 
 
 def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: int, rows: int, K: int, t: int,
-              what: str) -> tuple[np.ndarray, np.ndarray]:
-    """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from shared memory."""
+              what: str, issuer: CTA | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from ``cta``'s shared
+    memory (for thread ``t`` of ``issuer``: the CTA pair's MMA reads the peer's too)."""
     prog = cta.prog
+    if issuer is not None and issuer is not cta:
+        saved = cta.step
+        cta.step = issuer.step
+        try:
+            return read_desc(cta, ins, index, value, major, bits, rows, K, t, what)
+        finally:
+            cta.step = saved
     try:
         addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
     except BadDescriptor as e:
@@ -357,12 +381,17 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
 
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
-             a_tmem: bool):  # type: ignore[no-untyped-def]
+             a_tmem: bool, group: int = 1):  # type: ignore[no-untyped-def]
+    """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
+    are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
+    memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
+    of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address."""
     from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
-        tm = tmem(cta)
+        pair = [cta] if group == 1 else pair_of(cta, ins)
+        tms = [tmem(c) for c in pair]
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
         for t in (int(x) for x in thread_rows(m, cta.T)):
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, a_tmem)
@@ -375,32 +404,41 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                                       "than a byte are not executed yet")
             lane0, col0 = split(dv)
             try:
-                dp = datapath(M, N, 1, False, False, lane0 % 32 if M == 64 else 0, face_of(prog))
+                dp = datapath(M, N, group, False, False, lane0 % 32 if M == 64 else 0, face_of(prog))
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
             base_lane = lane0 - (lane0 % 32 if M == 64 else 0)
-            dcells = tmem_cells(cta, ins, index, tm, base_lane + dp.lane, col0 + dp.col, -1, "mma")
+            flat_cta = dp.cta.reshape(-1)
+            where = [np.flatnonzero(flat_cta == i) for i in range(group)]  # D's elements in each CTA's memory
+            dcells = [tmem_cells(c, ins, index, tm, (base_lane + dp.lane).reshape(-1)[w], (col0 + dp.col).reshape(-1)[w],
+                                 -1, "mma") for c, tm, w in zip(pair, tms, where)]
             A = dom.zeros((1, M, K))
-            held = []
+            B = dom.zeros((1, K, N))
+            held: list[list[np.ndarray]] = [[] for _ in pair]
             if a_tmem:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is not executed yet")
-            addr, vals = read_desc(cta, ins, index, av, "MN" if idesc.transpose_a else "K", abits, M, K, t, "A")
-            A[0] = vals
-            held.append(hold(cta, addr, abits // 8, index))
-            addr, vals = read_desc(cta, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, N, K, t, "B")
-            B = dom.zeros((1, K, N))
-            B[0] = vals.T
-            held.append(hold(cta, addr, bbits // 8, index))
+            mh, nh = M // group, N // group
+            for i, c in enumerate(pair):
+                addr, vals = read_desc(c, ins, index, av, "MN" if idesc.transpose_a else "K", abits, mh, K, t, "A",
+                                       cta)
+                A[0, i * mh:(i + 1) * mh] = vals
+                held[i].append(hold(c, addr, abits // 8, index))
+                addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t, "B",
+                                       cta)
+                B[0, :, i * nh:(i + 1) * nh] = vals.T
+                held[i].append(hold(c, addr, bbits // 8, index))
             C = dom.zeros((1, M, N))
             d_eb = 2 if idesc.dtype == "f16" else 4
             if en[t]:
-                flat = dcells.reshape(-1)
-                st = tm.stored[flat] >= 0
-                if st.any():
-                    cta.prog.events.add("tmem_store_in_flight", index, cta.index, t, int(flat[int(np.argmax(st))]),
-                                        "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a tcgen05.st "
-                                        "still writes (no tcgen05.wait::st between them)", int(st.sum()))
-                C[0] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb]).reshape(M, N)
+                Cf = C.reshape(-1)
+                for i, (c, tm) in enumerate(zip(pair, tms)):
+                    flat = dcells[i].reshape(-1)
+                    st = tm.stored[flat] >= 0
+                    if st.any():
+                        cta.prog.events.add("tmem_store_in_flight", index, c.index, t, int(flat[int(np.argmax(st))]),
+                                            "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a "
+                                            "tcgen05.st still writes (no tcgen05.wait::st between them)", int(st.sum()))
+                    Cf[where[i]] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb])
             info = np.array([[index, cta.index, t, np.uint64(av).view(np.int64), np.uint64(bv).view(np.int64), iv]],
                             np.int64)
             D = dom.matmul(cta, index, "tcgen05", A, B, C, d_eb, info)
@@ -408,27 +446,53 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             if d_eb < CELL:
                 tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
                 bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
-            tm.issue(index, dcells.reshape(-1), tags, bits, t, held)
+            for i, (c, tm) in enumerate(zip(pair, tms)):
+                tm.issue(index, dcells[i].reshape(-1), tags[where[i]], bits[where[i]], t, held[i])
+                if c is not cta:  # the pair's MMA completes at the issuing thread's commit (in its CTA)
+                    snap = tm.uncommitted[t].pop()
+                    if not tm.uncommitted[t]:
+                        del tm.uncommitted[t]
+                    snap.tmem, snap.cta = tm, c
+                    tmem(cta).uncommitted.setdefault(t, []).append(snap)
     return run
 
 
 def _commit(prog: Program, ins: Instr, index: int) -> Step:
+    """``tcgen05.commit...mbarrier::arrive::one [mbar]``: the thread's MMAs since its last commit complete, and it
+    arrives once on the mbarrier (a ``shared::cluster`` address may name another CTA's); ``.multicast::cluster
+    [mbar], ctaMask`` arrives on the mbarrier at that shared address in each CTA of the mask."""
     parts = ins.parts
     _cta_group(prog, ins)
-    if "multicast::cluster" in parts:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (multicast to a cluster)")
-    if not any(p.startswith("mbarrier::arrive::one") for p in parts) or len(ins.operands) != 1:
+    multicast = "multicast::cluster" in parts
+    if not any(p.startswith("mbarrier::arrive::one") for p in parts) or len(ins.operands) != (2 if multicast else 1):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (tcgen05.commit...mbarrier::arrive::one "
-                              "[mbar])")
+                              "[mbar]{, ctaMask with .multicast::cluster})")
     bar_o = ins.operands[0]
+    mask_o = ins.operands[1] if multicast else None
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         tm = tmem(cta)
         bar = shared_address(cta, ins, bar_o, m, "generic")
+        mask = np.broadcast_to(np.asarray(cta.int_value(mask_o, 16, False, m, "a CTA mask")[0], U64), (cta.T,)) \
+            if mask_o is not None else None
         for t in (int(x) for x in thread_rows(m, cta.T)):
-            b = barrier_at(cta, ins, int(bar[t]))
+            owner, a = cluster_target(cta, ins, int(bar[t]))
+            if mask is None:
+                targets = [owner]
+            else:
+                ranks = [r for r in range(16) if (int(mask[t]) >> r) & 1]
+                if cta.cluster is None:
+                    if ranks != [cta.rank]:
+                        raise prog.error(ins, f"{ins.opcode} (thread {t}): CTA mask {int(mask[t]):#x} names CTAs "
+                                              "outside a cluster of one CTA")
+                    targets = [cta]
+                else:
+                    targets = [cta.cluster.peer(cta, r, ins) for r in ranks]
+            bars = [barrier_at(c, ins, a) for c in targets]
             snaps = tm.uncommitted.pop(t, [])
-            b.commits.append(_Landing(Commit(index, t, snaps, tm), cta))
+            commit = Commit(index, t, snaps, tm)
+            for b in bars:
+                b.commits.append(_Landing(commit, cta))
     return Step(ins, index, "op", run)
 
 
@@ -441,10 +505,12 @@ class _Landing:
 
     def land(self) -> None:
         from .ops_mem import release
+        if self.commit.landed:
+            return
         self.commit.land()
         for s in self.commit.snapshots:
             for idx in s.held:
-                release(self.cta, idx)
+                release(s.cta if s.cta is not None else self.cta, idx)
 
 
 __all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "thread_rows", "tmem", "tmem_address", "tmem_cells"]

@@ -35,6 +35,8 @@ class Snapshot:
     tags: np.ndarray  # [n, CELL]
     bits: np.ndarray
     held: list[np.ndarray] = field(default_factory=list)  # shared-memory bytes it reads until it completes
+    tmem: "TensorMemory | None" = None  # another CTA's Tensor Memory (a CTA pair's MMA), else the commit's
+    cta: object = None  # the CTA whose shared memory ``held`` is in (None: the commit's)
 
 
 @dataclass
@@ -46,10 +48,15 @@ class Commit:
     thread: int
     snapshots: list[Snapshot]
     tmem: "TensorMemory"
+    landed: bool = False
 
     def land(self) -> None:
+        """Its MMAs' results land (once: a multicast commit arrives on several CTAs' mbarriers)."""
+        if self.landed:
+            return
+        self.landed = True
         for s in self.snapshots:
-            self.tmem.land(s)
+            (s.tmem or self.tmem).land(s)
 
 
 @dataclass

@@ -298,7 +298,7 @@ class Parser:
             if d.text == ".pragma":
                 self._pragma()
                 continue
-            if d.text == ".noreturn":
+            if d.text in (".noreturn", ".explicitcluster"):
                 directives.append((d.text, ()))
                 continue
             nums = [self.integer()]
