@@ -292,6 +292,8 @@ def _mapa(prog: Program, ins: Instr, index: int) -> Step:
     if len(ins.operands) != 3:
         raise prog.error(ins, f"{ins.opcode} takes d, a, rank")
     d = dest(prog, ins, ins.operands[0])
+    if d is None:
+        raise prog.error(ins, f"{ins.opcode}: the destination must be a register")
     a_o, r_o = ins.operands[1], ins.operands[2]
     generic = not any(p.startswith("shared") for p in ins.parts[1:])
     n = prog.launch.cluster[0] * prog.launch.cluster[1] * prog.launch.cluster[2]

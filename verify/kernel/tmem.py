@@ -10,10 +10,14 @@ An address is 32 bits: the lane in bits 31-16, the column in bits 15-0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .bytes import UNDEF
+
+if TYPE_CHECKING:
+    from .machine import CTA
 
 LANES = 128
 COLS = 512
@@ -36,7 +40,7 @@ class Snapshot:
     bits: np.ndarray
     held: list[np.ndarray] = field(default_factory=list)  # shared-memory bytes it reads until it completes
     tmem: "TensorMemory | None" = None  # another CTA's Tensor Memory (a CTA pair's MMA), else the commit's
-    cta: object = None  # the CTA whose shared memory ``held`` is in (None: the commit's)
+    cta: CTA | None = None  # the CTA whose shared memory ``held`` is in (None: the commit's)
 
 
 @dataclass
