@@ -92,11 +92,6 @@ SINGLE = (
      "the 128-byte swizzle with 32-byte atomicity is sm_100's alone: Triton's NVMMASharedLayout has swizzle "
      "widths 0, 32, 64 and 128 only (gluon _layouts.py asserts it); tensor-layouts and TileLang state no "
      "shared-memory atoms, Mosaic GPU none in a layout object"),
-    (r"tcgen05\.datapath\.(E" + CORRECTED_RX + "|G)",
-     "a .ws data path: Triton has no .ws MMA (its TensorMemoryLayout's blockM is 64 or 128, "
-     "TensorMemoryEncodingAttr::verify, and its blockM 64 is Layout F); tensor-layouts states no Tensor Memory "
-     "layout and TileLang's (mma_sm100_layout.py) transcribe CUTLASS's; Mosaic GPU's tcgen05.mma takes M = 128 or "
-     "64 (Layout D, F; collective A, B) and issues no .ws"),
     (r"mma\.block_scale\..*\.SF[AB]\..*",
      "sm_120's block-scaled mma: Triton's Gluon has no sm_120 scaled MMA (only AMD's mfma_scaled), "
      "tensor-layouts' atoms_nv has no SM120 atom and TileLang's layout files no scale-factor fragment; FlashInfer "

@@ -73,6 +73,8 @@ from ..crosscheck import CrosscheckReport, Row
 from ..fragment import DEFAULT_TIMEOUT
 from .common import Evaluated, conform_rows, files_root, located, version_of
 from .pyfunc import Interpreter, Module, Refused, read_module
+from .tilelang_tmem import FILE as TMEM_FILE
+from .tilelang_tmem import evaluate as tmem_rows
 
 NAME = "tilelang"
 VERSION = "0.1.15"
@@ -430,6 +432,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     t0 = time.perf_counter()
     root = files_root(path, _installed(), f"no tilelang files: {INSTALL}", (f"{f}.py" for f in FILES))
     version = f"tilelang {_version()}" if path is None else f"tilelang files in {Path(path).name}"
-    rows = evaluate_files(read_files(root), specs, timeout, PACKAGE_DIR)
-    return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
+    rows = evaluate_files(read_files(root), specs, timeout, PACKAGE_DIR) + tmem_rows(root, specs, timeout, PACKAGE_DIR)
+    files = tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES) + (f"{PACKAGE_DIR}/{TMEM_FILE}",)
+    return CrosscheckReport(version, files, tuple(rows), {},
                             time.perf_counter() - t0, NAME, "TileLang fragment layout functions")
