@@ -31,7 +31,7 @@ class Evaluated:
     part: str          # operand or field (A, B, C, R, ...)
     where: str         # file (relative to the reference's root) or module
     line: int
-    spec: Layout | None               # the spec layout (a family: its id) it claims to be
+    spec: Layout | MapLayout | None   # the spec layout (a family: its id; a map layout) it claims to be
     params: tuple[tuple[str, int], ...] = ()
     entries: tuple[Entry, ...] = ()
     text: str = ""     # the reference's own text for the layout

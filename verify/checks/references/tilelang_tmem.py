@@ -153,8 +153,12 @@ class _Walker:
             a, b = self._int(e.left, env), self._int(e.right, env)
             if isinstance(e.op, (ast.FloorDiv, ast.Mod)) and b == 0:
                 raise Refused("division by zero", *pos)
-            v = {ast.Add: a + b, ast.Sub: a - b, ast.Mult: a * b}.get(type(e.op)) if not isinstance(
-                e.op, (ast.FloorDiv, ast.Mod)) else (a // b if isinstance(e.op, ast.FloorDiv) else a % b)
+            if isinstance(e.op, ast.FloorDiv):
+                v = a // b
+            elif isinstance(e.op, ast.Mod):
+                v = a % b
+            else:
+                v = a + b if isinstance(e.op, ast.Add) else a - b if isinstance(e.op, ast.Sub) else a * b
             if not -LIMIT < v < LIMIT:
                 raise Refused("integer out of bounds", *pos)
             return v
