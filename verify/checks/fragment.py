@@ -26,8 +26,8 @@ from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, pac
 from ..layout.dims import thread_dim_name
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
+from .maps import DEFAULT_TIMEOUT
 
-DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
 
 

@@ -34,8 +34,9 @@ from ..layout.model import MAP_CHECKS, MapLayout
 from ..layout.named import (NamedMap, Values, bindings, evaluate_all, extent_term, first_collision, in_box, inside,
                             output_keys, variables, width)
 from ..results import CheckResult, Finding, MapResult, combine_engines
-from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
-from .fragment import DEFAULT_TIMEOUT
+from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide, Witness
+
+DEFAULT_TIMEOUT = 10.0  # seconds of solver budget per check (``smt.Budget``); every check module's default
 
 
 def point_text(point: Mapping[str, int]) -> str:
@@ -366,6 +367,44 @@ def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResul
     return r, i, s
 
 
+# ----------------------------------------------------------------------------- verdicts for readers
+
+class Undecided(RuntimeError):
+    """The two engines did not settle a property a reader asked about: they disagree (the check's ``error``) or
+    Z3 gave no answer within its budget (``unknown``).  Never turned into an answer: no silent pick of one engine."""
+
+
+def settled(r: CheckResult) -> Witness | None:
+    """A check's agreed verdict: ``None`` where both engines prove it, the (canonical, shared) witness where both
+    refute it; ``Undecided`` otherwise."""
+    if r.status == "proved":
+        return None
+    if r.status == "refuted" and r.counterexample is not None:
+        return r.counterexample
+    raise Undecided(f"{r.check}: {r.status}: {r.message}")
+
+
+def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
+             evaluated: Evaluated | None = None) -> tuple[Witness | None, ...]:
+    """The agreed verdicts (``settled``) of the named checks of ``m``, in order: what the page readers
+    (``verify.catalog.ingest``, ``verify.catalog.shared_pages``) take, the facts of a page fed to the one decider.
+    ``evaluated``: the map's values the caller has already evaluated (``evaluations``)."""
+    return tuple(settled(r) for r in _run(m, checks, timeout, {}, evaluated))
+
+
+def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[PointsCollide, ...]:
+    """Every parameter binding at which ``m`` is not injective, in ``bindings`` order, each with its canonical
+    collision (both engines, per binding: the member ``bind(m, **env)``; the witness carries the binding)."""
+    from ..layout.algebra import bind
+    out: list[PointsCollide] = []
+    for env in bindings(m):
+        found = settled(injective(bind(m, **env) if env else m, timeout))
+        if found is not None:
+            assert isinstance(found, PointsCollide)
+            out.append(dataclasses.replace(found, params=dict(env)))
+    return tuple(out)
+
+
 def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
     """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
     outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
@@ -378,7 +417,8 @@ def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
     return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], budget)[0] == "unsat"
 
 
-def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:
+def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str],
+         evaluated: Evaluated | None = None) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order, each against its expectation (default ``proved``).  With both
     ``in_range`` and ``injective`` asked, Z3 first tries to prove them in one query (``_joint_unsat``);
     surjective by counting uses the in_range and injective verdicts Z3 has already given here."""
@@ -389,7 +429,7 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     shared = smt.Budget(timeout)  # solver units and time
     joint = pending and _joint_unsat(m, shared)
     joint_seconds = time.perf_counter() - t0
-    evaluated = evaluations(m)  # each binding evaluated once for the three checks
+    evaluated = evaluated or evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
         if c == "surjective":
             proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
@@ -491,4 +531,4 @@ def _shape_problem(a: NamedMap, b: NamedMap) -> str | None:
     return None
 
 
-__all__ = ["bijective", "check_map_layout", "map_findings", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]
+__all__ = ["DEFAULT_TIMEOUT", "Undecided", "bijective", "injective_at_each", "settled", "verdicts", "check_map_layout", "map_findings", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]
