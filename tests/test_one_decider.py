@@ -38,6 +38,15 @@ def test_injective_at_each_names_every_colliding_member() -> None:
     assert found[0] == PointsCollide({"k": 1}, {"a": 0, "b": 1}, {"a": 2, "b": 0}, {"off": 2})
 
 
+def test_a_member_the_enumeration_misses_is_undecided(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Z3 proves that no binding but the enumeration's colliding ones has a collision: one it misses is an error."""
+    m = formula_map("off = a + 2 * k * b", (Dim("a", 8), Dim("b", 2)), (Dim("off", 64),), (Param("k", (1, 2, 4)),))
+    real = maps.first_collision
+    monkeypatch.setattr(maps, "first_collision", lambda m, env, v=None: None if env == {"k": 2} else real(m, env, v))
+    with pytest.raises(maps.Undecided, match="sat where it finds none"):
+        maps.injective_at_each(m)
+
+
 @pytest.mark.parametrize("status", ["error", "unknown"])
 def test_a_verdict_the_engines_do_not_settle_is_an_error(status: str) -> None:
     r = CheckResult("injective", status, "proved", None, "engines disagree: Z3 says refuted, enumeration says proved",

@@ -393,15 +393,39 @@ def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float =
 
 
 def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[PointsCollide, ...]:
-    """Every parameter binding at which ``m`` is not injective, in ``bindings`` order, each with its canonical
-    collision (both engines, per binding: the member ``bind(m, **env)``; the witness carries the binding)."""
+    """Every parameter binding at which ``m`` is not injective, in ``bindings`` order, each with its first
+    collision (the witness carries the binding), both engines agreeing on every binding's verdict.  First the
+    whole family (``injective``: Z3 with the parameters free).  Where it is not injective: the first colliding
+    binding is decided as the member ``bind(m, **env)`` (both engines, one canonical witness); Z3 confirms the
+    enumeration's collision at each later colliding binding (one ground query, ``smt.holds_everywhere``) and
+    proves, in one query with the parameters free, that no other binding has one."""
     from ..layout.algebra import bind
-    out: list[PointsCollide] = []
-    for env in bindings(m):
-        found = settled(injective(bind(m, **env) if env else m, timeout))
-        if found is not None:
-            assert isinstance(found, PointsCollide)
-            out.append(dataclasses.replace(found, params=dict(env)))
+    if settled(injective(m, timeout)) is None:
+        return ()
+    budget = smt.Budget(timeout)
+    evaluated = evaluations(m)
+    colliding = [(env, found) for env in bindings(m) for found in [first_collision(m, env, evaluated(env))]
+                 if found is not None]
+    env0 = colliding[0][0]
+    first = settled(injective(bind(m, **env0) if env0 else m, timeout))
+    assert isinstance(first, PointsCollide)
+    out = [dataclasses.replace(first, params=dict(env0))]
+    out += [PointsCollide(dict(env), p1, p2, m.at(p2, env)) for env, (p1, p2) in colliding[1:]]
+    w = width(m)
+    env_z = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
+    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")  # plain constants: each row substitutes them
+    (ok1, y1), (ok2, y2) = m.encode(x1, env_z), m.encode(x2, env_z)
+    collide = [in_box(x1, m.inputs, env_z, w), in_box(x2, m.inputs, env_z, w), ok1, ok2, in_box(y1, m.outputs, env_z, w),
+               in_box(y2, m.outputs, env_z, w), _lex_less(list(x1.values()), list(x2.values())),
+               *[y1[d.name] == y2[d.name] for d in m.outputs]]
+    rows = [(*env.values(), *c.first.values(), *c.second.values()) for env, c in zip((e for e, _ in colliding[1:]), out[1:])]
+    confirmed = smt.holds_everywhere(smt.all_of(collide), [*env_z.values(), *x1.values(), *x2.values()], rows, budget)
+    env_n, valid = _symbolic(m, w)
+    others = [z3.Not(smt.all_of([env_n[k] == smt.bv(v, w) for k, v in env.items()])) for env, _ in colliding]
+    elsewhere = smt.solve([valid, *others, *_collision(m, w, env_n)[2]], budget)[0]
+    if (confirmed, elsewhere) != ("unsat", "unsat"):
+        raise Undecided(f"injective: Z3 says {confirmed} on the enumeration's collisions and {elsewhere} where it "
+                        "finds none")
     return tuple(out)
 
 
