@@ -30,6 +30,18 @@ def test_verdicts_are_the_agreed_witnesses() -> None:
     assert maps.verdicts(spill, ("in_range",)) == (PointOutside({}, {"lane": 4}, {"row": 4, "col": 0}),)
 
 
+def test_injective_anywhere_counts_collisions_outside_the_box() -> None:
+    """The fragment model's injectivity (``anywhere``): two defined points on one output point collide even outside
+    the output box; where in_range holds it is the same property."""
+    m = formula_map("row = lane - lane / 5 * (lane - 4)\ncol = 0", (Dim("lane", 8),), (ROW4, Dim("col", 1)))
+    outside = PointOutside({}, {"lane": 4}, {"row": 4, "col": 0})
+    assert maps.verdicts(m, ("in_range", "injective")) == (outside, None)
+    assert maps.verdicts(m, ("in_range", "injective"), anywhere=True) == (
+        outside, PointsCollide({}, {"lane": 4}, {"lane": 5}, {"row": 4, "col": 0}))
+    onto = formula_map("row = lane / 2\ncol = lane % 2", (Dim("lane", 8),), (ROW4, COL2))
+    assert maps.verdicts(onto, anywhere=True) == (None, None, None)
+
+
 def test_injective_at_each_names_every_colliding_member() -> None:
     # two runs of 8 placed 2k apart: they overlap for k = 1 and k = 2, not for k = 4
     m = formula_map("off = a + 2 * k * b", (Dim("a", 8), Dim("b", 2)), (Dim("off", 64),), (Param("k", (1, 2, 4)),))
@@ -42,7 +54,8 @@ def test_a_member_the_enumeration_misses_is_undecided(monkeypatch: pytest.Monkey
     """Z3 proves that no binding but the enumeration's colliding ones has a collision: one it misses is an error."""
     m = formula_map("off = a + 2 * k * b", (Dim("a", 8), Dim("b", 2)), (Dim("off", 64),), (Param("k", (1, 2, 4)),))
     real = maps.first_collision
-    monkeypatch.setattr(maps, "first_collision", lambda m, env, v=None: None if env == {"k": 2} else real(m, env, v))
+    monkeypatch.setattr(maps, "first_collision",
+                        lambda m, env, v=None, anywhere=False: None if env == {"k": 2} else real(m, env, v, anywhere))
     with pytest.raises(maps.Undecided, match="sat where it finds none"):
         maps.injective_at_each(m)
 

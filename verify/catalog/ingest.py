@@ -406,7 +406,8 @@ def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
         evaluated({})
     except EvalError as err:
         return {"error": err.message, "pos": (err.pos.line, err.pos.col)}
-    outside, collision, hole = maps.verdicts(m, MAP_CHECKS, evaluated=evaluated)
+    # collisions wherever two elements land, as the fragment checks count them (``anywhere``)
+    outside, collision, hole = maps.verdicts(m, MAP_CHECKS, evaluated=evaluated, anywhere=True)
 
     def mma(d: dict[str, Any], lane: int) -> dict[str, Any]:
         return {**d, "mma": group_of.get(lane, 0)} if group_of and groups > 1 else d

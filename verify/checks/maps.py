@@ -192,9 +192,9 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
 
 # ----------------------------------------------------------------------------- injective
 
-def _enum_injective(m: NamedMap, evaluated: Evaluated) -> PointsCollide | None:
+def _enum_injective(m: NamedMap, evaluated: Evaluated, anywhere: bool = False) -> PointsCollide | None:
     for env in bindings(m):
-        found = first_collision(m, env, evaluated(env))  # the first point that lands where an earlier one did
+        found = first_collision(m, env, evaluated(env), anywhere)  # the first point that lands where an earlier did
         if found is not None:
             return PointsCollide(dict(env), found[0], found[1], m.at(found[1], env))
     return None
@@ -207,30 +207,32 @@ def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
     return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_less(a[1:], b[1:])))
 
 
-def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict[str, z3.BitVecRef],
-                                                                            dict[str, z3.BitVecRef], list[z3.BoolRef]]:
-    """Two symbolic input points x1 < x2 (in order), both defined and in range, that land on one output point."""
+def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False
+               ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef]]:
+    """Two symbolic input points x1 < x2 (in order), both defined and in range (``anywhere``: wherever they
+    land), that land on one output point."""
     x1, x2 = variables(m.inputs, w, "1", m.params), variables(m.inputs, w, "2", m.params)
     ok1, y1 = m.encode(x1, env)
     ok2, y2 = m.encode(x2, env)
-    return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
-                    in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
+    boxed = [] if anywhere else [in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w)]
+    return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2, *boxed,
                     _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
 
 
 def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
               z3_unsat: bool = False, evaluated: Evaluated | None = None,
-              budget: smt.Budget | None = None) -> CheckResult:
+              budget: smt.Budget | None = None, anywhere: bool = False) -> CheckResult:
     """No two defined, in-range input points land on the same output point (both engines).  The witness is
     the first point (in order) that lands where an earlier one did, with that earlier one.  ``z3_unsat``: Z3
     has already proved it (``_joint_unsat``), so it is not asked again; ``evaluated`` and ``budget`` as for
-    ``in_range``."""
+    ``in_range``.  ``anywhere``: defined points collide wherever they land, inside the output box or not (the
+    fragment model's injectivity; where ``in_range`` holds the two are one property)."""
     t0 = time.perf_counter()
-    enum = _enum_injective(m, evaluated or evaluations(m))
+    enum = _enum_injective(m, evaluated or evaluations(m), anywhere)
     res, z3_cex = "unsat", None
     if not z3_unsat:
         def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
-            x1, x2, cs = _collision(m, w, env)
+            x1, x2, cs = _collision(m, w, env, anywhere)
             return [x2, x1], cs  # the later point first: the witness is the first point that lands on an earlier one
         res, found = _refute(m, budget or smt.Budget(timeout), ask,
                              None if enum is None else (enum.params, enum.second, enum.first))
@@ -385,11 +387,12 @@ def settled(r: CheckResult) -> Witness | None:
 
 
 def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
-             evaluated: Evaluated | None = None) -> tuple[Witness | None, ...]:
+             evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[Witness | None, ...]:
     """The agreed verdicts (``settled``) of the named checks of ``m``, in order: what the page readers
     (``verify.catalog.ingest``, ``verify.catalog.shared_pages``) take, the facts of a page fed to the one decider.
-    ``evaluated``: the map's values the caller has already evaluated (``evaluations``)."""
-    return tuple(settled(r) for r in _run(m, checks, timeout, {}, evaluated))
+    ``evaluated``: the map's values the caller has already evaluated (``evaluations``); ``anywhere``: as for
+    ``injective``."""
+    return tuple(settled(r) for r in _run(m, checks, timeout, {}, evaluated, anywhere))
 
 
 def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[PointsCollide, ...]:
@@ -429,7 +432,7 @@ def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[Po
     return tuple(out)
 
 
-def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
+def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False) -> bool:
     """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
     outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
     disjunction of the two refutations; a third of the time of asking both, on the catalog's maps).  Anything
@@ -437,12 +440,12 @@ def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
     canonical witness.  ``budget``: the first of the two checks', which the query draws on."""
     w = width(m)
     env, valid = _symbolic(m, w)
-    x1, _, collide = _collision(m, w, env)
+    x1, _, collide = _collision(m, w, env, anywhere)
     return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], budget)[0] == "unsat"
 
 
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str],
-         evaluated: Evaluated | None = None) -> tuple[CheckResult, ...]:
+         evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order, each against its expectation (default ``proved``).  With both
     ``in_range`` and ``injective`` asked, Z3 first tries to prove them in one query (``_joint_unsat``);
     surjective by counting uses the in_range and injective verdicts Z3 has already given here."""
@@ -451,7 +454,7 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     t0 = time.perf_counter()
     pending = "in_range" in checks and "injective" in checks  # the first of the two takes the joint query's
     shared = smt.Budget(timeout)  # solver units and time
-    joint = pending and _joint_unsat(m, shared)
+    joint = pending and _joint_unsat(m, shared, anywhere)
     joint_seconds = time.perf_counter() - t0
     evaluated = evaluated or evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
@@ -459,8 +462,9 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
             proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
             out.append(surjective(m, timeout, expect.get(c, "proved"), proved, evaluated))
         else:
-            r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint,
-                                                                  evaluated=evaluated, budget=shared if pending else None)
+            budget = shared if pending else None
+            r = (injective(m, timeout, expect.get(c, "proved"), joint, evaluated, budget, anywhere) if c == "injective"
+                 else in_range(m, timeout, expect.get(c, "proved"), joint, evaluated, budget))
             if pending and r.seconds is not None:
                 r = dataclasses.replace(r, seconds=r.seconds + joint_seconds)
             pending = False
