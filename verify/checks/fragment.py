@@ -26,6 +26,10 @@ from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, pac
 from ..layout.dims import thread_dim_name
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
+from ..layout.dims import output_name
+from ..layout.model import MAP_CHECKS
+from ..layout.views import fragment_map
+from . import maps
 from .maps import DEFAULT_TIMEOUT
 
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
@@ -385,23 +389,66 @@ def layout_result(layout: Layout, checks: tuple[CheckResult, ...], enumeration_s
 
 
 def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
-    results: list[CheckResult] = []
+    """in_range, injective and surjective of the fragment as a named map (``layout.views.fragment_map``), decided
+    by the one decider (``checks.maps``, both engines; injectivity ``anywhere``: no two elements on one cell,
+    inside the matrix or not), each verdict then said in the fragment's words: its witness in the doc's terms
+    (lane, element, cell, MMA computation), confirmed by the scalar oracle, and Z3's method for surjectivity."""
+    width(layout)  # a formula whose values may pass 64 bits is refused (``BoundError``)
     t0 = time.perf_counter()
-    enum = enumerate_layout(layout)
+    m = fragment_map(layout)
+    evaluated = maps.evaluations(m)
+    evaluated({})
     enum_seconds = time.perf_counter() - t0
-    prior: dict[str, str] = {}
-    t0 = time.perf_counter()
-    shared = smt.Budget(timeout)  # the joint query's solver units and time count in in_range's
-    joint = z3_jointly_proved(layout, shared)
-    for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
-        budget = shared if name == "in_range" else smt.Budget(timeout)
-        prior[name], cex = ("unsat", None) if joint else fn(layout, budget, getattr(enum, name))
-        results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
-        t0 = time.perf_counter()  # the joint query's time is in_range's
-    res, cex, method = z3_surjective(layout, smt.Budget(timeout), prior, enum.surjective)
-    sur = _combine("surjective", layout, res, cex, enum.surjective, time.perf_counter() - t0)
-    results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
+    decided = maps.decide_all(m, MAP_CHECKS, timeout, evaluated, anywhere=True)
+    z3_says = {r.check: r.engines.get("z3") for r in decided}
+    results = [_in_fragment_words(layout, r) for r in decided]
+    method = _surjective_method(layout, z3_says, results[2].counterexample is not None)
+    results[2] = dataclasses.replace(results[2], engines={**results[2].engines, "z3_method": method})
     return tuple(results), enum_seconds
+
+
+def _in_fragment_words(layout: Layout, r: CheckResult) -> CheckResult:
+    """A map verdict of ``checks.maps`` on the fragment as the fragment check says it (``_combine``: the witness in
+    the doc's terms, its message, the oracle's confirmation); an ``error`` (the engines disagree) as it is."""
+    if r.status == "error":
+        return dataclasses.replace(r, expected=layout.expect.get(r.check, "proved"))
+    cex = None if r.counterexample is None else fragment_cex(r.check, r.counterexample, layout)
+    z3_res = {"proved": "unsat", "refuted": "sat"}.get(r.engines.get("z3", ""), "unknown")
+    return _combine(r.check, layout, z3_res, cex if z3_res == "sat" else None, cex, r.seconds or 0.0)
+
+
+def fragment_cex(check: str, w: Any, layout: Layout) -> dict[str, Any]:
+    """A ``checks.maps`` witness on ``fragment_map(layout)`` in the fragment's terms (``decide``'s dictionaries)."""
+    row, col = (output_name(n) for n in layout.codomain.dims)
+    if check == "in_range":
+        at, lane = w.at, w.point[m_thread(layout)]
+        return _mma(layout, {**_element(layout, lane, w.point["i"]), "row": None if at is None else at[row],
+                             "col": None if at is None else at[col]}, layout.domain.group_of(lane))
+    if check == "injective":
+        t = m_thread(layout)
+        a, b = w.first, w.second
+        return _mma(layout, {"first": _element(layout, a[t], a["i"]), "second": _element(layout, b[t], b["i"]),
+                             "row": w.at[row], "col": w.at[col]}, layout.domain.group_of(b[t]))
+    return _mma(layout, {"row": w.at[row], "col": w.at[col]}, w.at.get("mma", 0))
+
+
+def m_thread(layout: Layout) -> str:
+    return thread_dim_name(layout.domain.threads)
+
+
+def _surjective_method(layout: Layout, z3_says: dict[str, Any], hole: bool) -> str:
+    """How Z3 decided surjectivity (``z3_surjective``'s names): ``pigeonhole`` (as many points as cells, in_range
+    and injective proved, or not decided), ``counting`` (fewer points, or in_range or injective refuted: a hole Z3
+    confirms), ``hole`` (more points, a hole Z3 confirms) or ``witnesses`` (more points, every cell's first point
+    confirmed)."""
+    D = layout.threads * layout.n_elements
+    C = layout.groups * layout.rows * layout.cols
+    bij = (z3_says.get("in_range"), z3_says.get("injective"))
+    if D < C or (D == C and "refuted" in bij):
+        return "counting"
+    if D == C:
+        return "pigeonhole"
+    return "hole" if hole else "witnesses"
 
 
 def findings_for(results: Iterable[LayoutResult]) -> list[Finding]:

@@ -159,8 +159,13 @@ def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
 
 def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef]) -> z3.BoolRef:
     """The symbolic input point ``x`` is in the input box and undefined or lands outside the output box."""
-    ok, y = m.encode(x, env)
-    return z3.And(in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w))))
+    return _outside_at(m, w, env, x, *m.encode(x, env))
+
+
+def _outside_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef], ok: z3.BoolRef,
+                y: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
+    """``_outside`` with ``x`` already encoded (``ok``, ``y``)."""
+    return smt.all_of([in_box(x, m.inputs, env, w), smt.not_(smt.all_of([ok, in_box(y, m.outputs, env, w)]))])
 
 
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
@@ -204,19 +209,29 @@ def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
     """``a < b`` lexicographically."""
     if not a:
         return z3.BoolVal(False)
-    return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_less(a[1:], b[1:])))
+    if len(a) == 1:
+        return smt.CMP["<"](a[0], b[0])
+    return smt.any_of([smt.CMP["<"](a[0], b[0]), smt.all_of([smt.CMP["=="](a[0], b[0]), _lex_less(a[1:], b[1:])])])
 
 
 def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False
                ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef]]:
     """Two symbolic input points x1 < x2 (in order), both defined and in range (``anywhere``: wherever they
     land), that land on one output point."""
+    return _collision_at(m, w, env, anywhere)[:3]  # type: ignore[return-value]
+
+
+def _collision_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False
+                  ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef],
+                             tuple[z3.BoolRef, dict[str, z3.ExprRef]]]:
+    """``_collision`` and the first point's encoding (defined, outputs)."""
     x1, x2 = variables(m.inputs, w, "1", m.params), variables(m.inputs, w, "2", m.params)
-    ok1, y1 = m.encode(x1, env)
-    ok2, y2 = m.encode(x2, env)
+    pair = getattr(m, "encode_pair", None)  # a map that encodes two points at once (its terms built once)
+    (ok1, y1), (ok2, y2) = pair(x1, x2, env) if pair is not None else (m.encode(x1, env), m.encode(x2, env))
     boxed = [] if anywhere else [in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w)]
     return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2, *boxed,
-                    _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
+                    _lex_less(list(x1.values()), list(x2.values())),
+                    *[smt.CMP["=="](y1[d.name], y2[d.name]) for d in m.outputs]], (ok1, y1)
 
 
 def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
@@ -386,6 +401,14 @@ def settled(r: CheckResult) -> Witness | None:
     raise Undecided(f"{r.check}: {r.status}: {r.message}")
 
 
+def decide_all(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
+               evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
+    """The named checks of ``m`` in order (each expected ``proved``): the checks a fragment is put through
+    (``verify.checks.fragment``, on ``layout.views.fragment_map``).  ``evaluated`` and ``anywhere`` as for
+    ``verdicts``."""
+    return _run(m, checks, timeout, {}, evaluated, anywhere)
+
+
 def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
              evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[Witness | None, ...]:
     """The agreed verdicts (``settled``) of the named checks of ``m``, in order: what the page readers
@@ -440,8 +463,9 @@ def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False) -> boo
     canonical witness.  ``budget``: the first of the two checks', which the query draws on."""
     w = width(m)
     env, valid = _symbolic(m, w)
-    x1, _, collide = _collision(m, w, env, anywhere)
-    return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], budget)[0] == "unsat"
+    x1, _, collide, (ok1, y1) = _collision_at(m, w, env, anywhere)
+    outside = _outside_at(m, w, env, x1, ok1, y1)
+    return smt.solve([valid, smt.any_of([outside, smt.all_of(collide)])], budget)[0] == "unsat"
 
 
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str],

@@ -206,11 +206,17 @@ def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None, anywhere
     the output box or not (the fragment model's injectivity: no two elements on one cell).  The one place a map's
     collisions are found by enumeration (``checks.maps.injective`` pairs it with Z3)."""
     v = evaluate_all(m, env) if v is None else v
-    if anywhere:  # any output values: each distinct output point numbered by its rank
+    if anywhere:  # any output values: numbered over the span they take (ranks where that passes 62 bits)
         good = np.broadcast_to(np.asarray(v.ok), np.shape(v.ok)).reshape(-1)
-        rows = np.stack([np.broadcast_to(np.asarray(v.out[d.name], np.int64), np.shape(v.ok)).reshape(-1)
-                         for d in m.outputs], axis=1)
-        keys = np.unique(rows, axis=0, return_inverse=True)[1].reshape(-1)
+        cols = [np.broadcast_to(np.asarray(v.out[d.name], np.int64), np.shape(v.ok)).reshape(-1) for d in m.outputs]
+        live = [c[good] for c in cols]
+        spans = [int(c.max()) - int(c.min()) + 1 if c.size else 1 for c in live]
+        if int(np.prod([float(s) for s in spans])) < 2**62:
+            keys = np.zeros(good.size, np.int64)
+            for c, lv, s in zip(cols, live, spans):
+                keys = keys * s + (c - (int(lv.min()) if lv.size else 0))
+        else:
+            keys = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
     else:
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = output_keys(v.out, m.outputs, env).reshape(-1)
