@@ -1,10 +1,12 @@
 """The per-fragment properties, each decided by two independent engines.
 
 ``count``/``elements``/``packing`` are arithmetic on what the doc says of the registers.
-``in_range``/``injective``/``surjective`` are decided by Z3 (from the layout's symbolic face)
-and by exhaustive enumeration (from its evaluation over the whole domain); the verdict is
-theirs jointly (``verify.results.combine_engines``), and a disagreement is an ``error``,
-never silently resolved.  Everything here reads a layout only through the layout model, so
+``in_range``/``injective``/``surjective`` are the one decider's (``verify.checks.maps``, on the fragment as a
+named map, ``verify.layout.views.fragment_map``): Z3 (from the layout's symbolic face) and exhaustive
+enumeration (from its evaluation over the whole domain), the verdict theirs jointly
+(``verify.results.combine_engines``, a disagreement an ``error``, never silently resolved), said here in the
+doc's terms.  The Z3 queries below (``z3_in_range``, ``z3_injective``, ``z3_surjective``) are those
+``verify.checks.family`` still asks of a family's members and partial maps.  Everything here reads a layout only through the layout model, so
 it holds for every notation.
 """
 from __future__ import annotations
@@ -19,7 +21,6 @@ import z3
 from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.elements import split_element_list
-from ..layout.enumerate import Enumeration, decide
 from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
@@ -120,12 +121,6 @@ def check_packing(layout: Layout) -> CheckResult:
     return CheckResult("packing", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
 
 
-# ----------------------------------------------------------------------------- enumeration engine
-
-def enumerate_layout(layout: Layout) -> Enumeration:
-    return decide(cells_of(layout), layout.rows, layout.cols, layout.groups, layout.element_name)
-
-
 # ----------------------------------------------------------------------------- Z3 engine
 
 def point_hint(cex: dict[str, Any] | None) -> list[int] | None:
@@ -188,16 +183,6 @@ def z3_injective(layout: Layout, timeout: "float | smt.Budget",
     return res, _mma(layout, {"first": _element(layout, smt.as_int(m, l1), smt.as_int(m, i1)),
                               "second": _element(layout, smt.as_int(m, l2), smt.as_int(m, i2)),
                               "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
-
-
-def z3_jointly_proved(layout: Layout, timeout: "float | smt.Budget") -> bool:
-    """Z3, one query for ``in_range`` and ``injective`` together: is some (lane, i) undefined or outside the
-    matrix, or do two land on one cell?  ``unsat`` proves both (the disjunction of the two refutations, the
-    cell encoded once); anything else says nothing, and each property is then asked alone for its own
-    canonical witness."""
-    _, first, collide = _collision_terms(layout, width(layout))
-    outside = smt.not_(_inside(layout, *first))
-    return smt.solve([collide[0], smt.any_of([outside, smt.all_of(collide[1:])])], smt._budget(timeout))[0] == "unsat"
 
 
 MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)
