@@ -79,6 +79,12 @@ def test_every_module_is_in_a_layer():
         assert _layer(mod) in LAYERS, f"{mod} is in no layer of the data flow (tests/test_architecture.py)"
 
 
+# The one decider of in_range / injective / surjective (issue 36): the page readers of ``catalog`` take their
+# verdicts from it (they extract a page's facts as a named map and word the verdicts), so ``catalog`` may import it,
+# and it alone of ``checks``; it imports nothing at or above ``catalog`` (``test_the_decider_sits_below_its_readers``).
+DECIDER = "verify.checks.maps"
+
+
 def _upward_imports(graph: dict[str, frozenset[str]]) -> list[str]:
     bad = []
     for mod, deps in graph.items():
@@ -88,9 +94,32 @@ def _upward_imports(graph: dict[str, frozenset[str]]) -> list[str]:
         for dep in deps:
             if dep == "verify":
                 continue
+            if dep == DECIDER and _layer(mod) == "catalog":
+                continue
             if LAYERS.index(_layer(dep)) > rank:
                 bad.append(f"{mod} imports {dep}")
     return bad
+
+
+def _reached(graph: dict[str, frozenset[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others (``start`` included)."""
+    seen, todo = set(), [start]
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in graph:
+            continue
+        seen.add(m)
+        todo.extend(graph[m])
+    return seen
+
+
+def test_the_decider_sits_below_its_readers():
+    """``catalog`` may import the decider only because nothing the decider imports is at or above ``catalog``
+    (no cycle, and no back door to the rest of ``checks``)."""
+    graph = _graph()
+    above = [m for m in sorted(_reached(graph, DECIDER) - {DECIDER})
+             if LAYERS.index(_layer(m)) >= LAYERS.index("catalog")]
+    assert not above, f"{DECIDER} reaches " + ", ".join(above)
 
 
 def test_imports_point_down_the_flow():
@@ -248,3 +277,72 @@ def test_only_layout_ids_spells_a_corrections_id():
 def test_the_corrected_rule_can_fail():
     src = ast.parse('"""ID@corrected in a docstring"""\ndef f(i):\n    """ID@corrected"""\n    return i + "@corrected"\n')
     assert _corrected_literals(src) == [4]
+
+
+# ----------------------------------------------------------------------------- one decider of bijectivity
+
+# A bijection decider is a module that imports one of the enumeration engine's collision finders
+# (``layout.enumerate.decide``, ``layout.named.first_collision``) or, importing z3, defines a function whose name
+# says ``injective`` or ``collision`` (a Z3 collision query).  ``checks/maps.py`` is the decider (both engines);
+# the page readers of ``catalog`` take its verdicts.  The others, each with why it is not ported yet:
+FINDERS = {"decide": "verify.layout.enumerate", "first_collision": "verify.layout.named"}
+DECIDERS_ALLOWED = {
+    "verify/checks/maps.py": "the decider: in_range, injective, surjective of any named map, both engines",
+    "verify/layout/named.py": "defines first_collision, the enumeration engine's finder the decider calls",
+    "verify/checks/fragment.py": "a plain fragment's verdicts are checks.maps'; its Z3 queries stay for family.py's "
+                                 "members and partial maps (issue 36 item 2)",
+    "verify/checks/family.py": "a family's and a partial map's verdicts on the fragment model (issue 36 item 2)",
+    "verify/checks/fixes.py": "the fix search: the enumeration's verdict on each candidate constant, not a reported one",
+    "verify/checks/conform.py": "two lanes holding one element of a given (conform's lanes), not a map's injectivity",
+    "verify/outputs/svg.py": "a picture's focus (the first collision drawn), not a verdict",
+}
+
+
+def _decider_marks(module: ast.Module, name: str, is_package: bool = False) -> list[str]:
+    """Why the module ``name`` (its tree ``module``) is a bijection decider (empty: it is not)."""
+    package = name if is_package else name.rsplit(".", 1)[0]
+    why: list[str] = []
+    imports_z3 = False
+    for n in ast.walk(module):
+        if isinstance(n, ast.ImportFrom):
+            if n.level:
+                base = package.split(".")
+                mod = ".".join(base[: len(base) - (n.level - 1)] + ([n.module] if n.module else []))
+            else:
+                mod = n.module or ""
+            why += [f"imports {a.name} from {mod}" for a in n.names if FINDERS.get(a.name) == mod]
+            imports_z3 = imports_z3 or mod == "z3"
+        elif isinstance(n, ast.Import):
+            imports_z3 = imports_z3 or any(a.name == "z3" for a in n.names)
+    if imports_z3:
+        why += [f"defines {f.name}" for f in ast.walk(module) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and ("injective" in f.name or "collision" in f.name)]
+    return why
+
+
+def _deciders(pkg: Path = PKG) -> dict[str, list[str]]:
+    out = {}
+    for p in sorted(pkg.rglob("*.py")):
+        why = _decider_marks(tree(p), _module_name(p, pkg), p.name == "__init__.py")
+        if why:
+            out[str(p.relative_to(pkg.parent))] = why
+    return out
+
+
+def test_one_module_decides_bijectivity():
+    found = _deciders()
+    bad = [f"{p}: {', '.join(why)}" for p, why in found.items() if p not in DECIDERS_ALLOWED]
+    assert not bad, "bijectivity decided outside checks/maps.py (ask it: verdicts, settled):\n" + "\n".join(bad)
+    gone = sorted(set(DECIDERS_ALLOWED) - set(found))
+    assert not gone, f"allowed deciders that no longer decide (take them off the list): {gone}"
+
+
+def test_the_decider_rule_can_fail():
+    src = ast.parse("import z3\nfrom ..layout.enumerate import decide\nfrom ..layout.named import first_collision as f\n"
+                    "from ..layout.named import inside\ndef z3_injective(m):\n    pass\ndef in_range(m):\n    pass\n")
+    assert _decider_marks(src, "verify.catalog.reader") == [
+        "imports decide from verify.layout.enumerate", "imports first_collision from verify.layout.named",
+        "defines z3_injective"]
+    assert _decider_marks(ast.parse("from ..layout.named import first_collision\n"), "verify.layout.other") == [
+        "imports first_collision from verify.layout.named"]
+    assert _decider_marks(ast.parse("def injective(m):\n    pass\n"), "verify.catalog.reader") == []  # no z3: words

@@ -25,16 +25,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import numpy as np
-
+from ..checks import maps
 from ..engines.oracle import EvalError
 from ..formula import Formula, FormulaError, parse_formula
+from ..formula.parser import parse_lane_expression
 from ..layout.elements import MAX_ELEMENTS
-from ..layout.enumerate import decide
 from ..layout.formula import FormulaMap
 from ..layout.ids import layout_id, section_tag
-from ..layout.model import UNPARSED, Domain, Shape
+from ..layout.model import MAP_CHECKS, UNPARSED, Codomain, Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
+from ..layout.views import FragmentMap
+from ..witnesses import OutputUnreached, PointOutside, PointsCollide
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
 from .catalog_errata import catalog_findings
@@ -386,25 +387,48 @@ def _parses(text: str, prefix: str | None = None) -> bool:
     return False
 
 
+_GROUP = "(%laneid >> 2) % 4"  # the one lane grouping ``_group_table`` accepts (m8n8k4's quad-pairs)
+
+
 def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
                group_of: dict[int, int] | None) -> dict[str, Any] | None:
-    """Out of range, collisions and holes of a doc formula (None when it is a bijection),
-    judged exactly as ``check`` judges it (the layout model's evaluation and ``decide``)."""
+    """Out of range, collisions and holes of a doc formula (None when it is a bijection): the page's facts
+    (the formula over (lane, i), the matrix, the lane grouping) as a named map, judged by the one decider
+    (``verify.checks.maps``: in_range, injective, surjective, both engines agreeing) as ``check`` judges a
+    layout; this reader only words the witnesses."""
     groups = (max(group_of.values()) + 1) if group_of else 1
+    domain = Domain(32, n, groups, parse_lane_expression(_GROUP, "group") if group_of else None)
+    if group_of and any(domain.group_of(lane) != group_of.get(lane, 0) for lane in range(32)):
+        raise ValueError(f"the lane grouping {sorted(group_of.items())} is not {_GROUP}")  # _group_table's contract
+    m = FragmentMap(FormulaMap(formula), domain, Codomain(rows, cols))
+    evaluated = maps.evaluations(m)
     try:
-        cells = FormulaMap(formula).cells(Domain(32, n))
+        evaluated({})
     except EvalError as err:
         return {"error": err.message, "pos": (err.pos.line, err.pos.col)}
-    if group_of:
-        cells = replace(cells, group=np.array([group_of.get(lane, 0) for lane in range(32)], np.int64))
-    e = decide(cells, rows, cols, groups, lambda i: f"{formula.element_prefix}{i}")
+    # collisions wherever two elements land, as the fragment checks count them (``anywhere``)
+    outside, collision, hole = maps.verdicts(m, MAP_CHECKS, evaluated=evaluated, anywhere=True)
+
+    def mma(d: dict[str, Any], lane: int) -> dict[str, Any]:
+        return {**d, "mma": group_of.get(lane, 0)} if group_of and groups > 1 else d
+
+    def elem(p: Any) -> dict[str, Any]:
+        return {"lane": p["lane"], "i": p["i"], "element": f"{formula.element_prefix}{p['i']}"}
+
     bad: dict[str, Any] = {}
-    if e.in_range is not None:
-        bad["undefined" if e.in_range["row"] is None else "out_of_range"] = e.in_range
-    if e.injective is not None:
-        bad["collision"] = e.injective
-    if e.surjective is not None:
-        bad["hole"] = e.surjective
+    if outside is not None:
+        assert isinstance(outside, PointOutside)
+        at = outside.at
+        bad["undefined" if at is None else "out_of_range"] = mma(
+            {**elem(outside.point), "row": None if at is None else at["row"], "col": None if at is None else at["col"]},
+            outside.point["lane"])
+    if collision is not None:
+        assert isinstance(collision, PointsCollide) and collision.at is not None
+        bad["collision"] = mma({"first": elem(collision.first), "second": elem(collision.second),
+                                "row": collision.at["row"], "col": collision.at["col"]}, collision.second["lane"])
+    if hole is not None:
+        assert isinstance(hole, OutputUnreached)
+        bad["hole"] = {"row": hole.at["row"], "col": hole.at["col"], **({"mma": hole.at["mma"]} if groups > 1 else {})}
     return bad or None
 
 

@@ -38,13 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
+from ..checks import maps
 from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var, parse_formula
 from ..layout.descriptor import stride_roles
 from ..layout.dims import Dim
 from ..layout.family import Param
 from ..layout.model import MapLayout, Shape, Source, Spec
-from ..layout.named import FormulaMap, bindings, first_collision
+from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle, make_shared, mode_offset, op, round_up, unit_swizzle_expr
+from ..witnesses import PointsCollide
 from .docpage import Code, Page, PageError, Section, Table, Text, read_page
 from .known import KNOWN, SectionIndex, release_of, squeeze
 from .sections import IngestFinding, freeze
@@ -601,21 +603,18 @@ def _injective_where(ctx: _Ctx, c: _Canonical, fm: FormulaMap) -> None:
 def _not_injective(fm: FormulaMap) -> tuple[tuple[tuple[tuple[str, int], ...], ...],
                                             tuple[tuple[int, int], tuple[int, int], int]] | None:
     """The parameter values at which ``fm`` maps two cells to one offset, and the first collision at the
-    first of them; None where it is injective at every value.
+    first of them; None where it is injective at every value.  The verdicts are the one decider's
+    (``verify.checks.maps.injective_at_each``: both engines, per parameter value); this reader only words them.
 
     Memoised by the map's value (frozen): every read of the wgmma shared-memory page rebuilds the same eight
-    canonical layouts, and enumerating each of them at all 45 values was 90 % of a read: reading all the
-    pages a second time in one process takes 0.02 s instead of 0.19 s (the test suite reads them 91 times)."""
-    bad: list[tuple[tuple[str, int], ...]] = []
-    first: tuple[dict[str, int], dict[str, int]] | None = None
-    for env in bindings(fm):
-        found = first_collision(fm, env)  # the enumeration engine's verdict, as ``checks.maps`` takes it
-        if found is not None:
-            bad.append(tuple(env.items()))
-            first = found if first is None else first
-    if first is None:
+    canonical layouts, and each is decided at all 45 values once per process (the test suite reads the pages
+    91 times)."""
+    found = maps.injective_at_each(fm)
+    if not found:
         return None
-    return tuple(bad), _cells_of(fm, dict(bad[0]), first)
+    first = found[0]
+    return (tuple(tuple(c.params.items()) for c in found),
+            _cells_of(fm, dict(first.params), (dict(first.first), dict(first.second))))
 
 
 def _cells_of(fm: Any, env: dict[str, int], found: tuple[dict[str, int], dict[str, int]]
@@ -817,10 +816,11 @@ def _examples(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
 
 
 def _exact_injective(ctx: _Ctx, number: str, lid: str, shared: Any, text: str, line: int, col: int, page: Page) -> None:
-    found = first_collision(shared.map, {})
+    found = maps.settled(maps.injective(shared.map))  # the one decider's verdict (both engines)
     if found is None:
         return
-    p1, p2, o = _cells_of(shared.map, {}, found)
+    assert isinstance(found, PointsCollide)
+    p1, p2, o = _cells_of(shared.map, {}, (dict(found.first), dict(found.second)))
     ctx.findings.append(_finding(
         "smem-injective", _Where(page.path, line, col, text),
         f"the exact layout {text} maps two cells to one offset: (row {p1[0]}, col {p1[1]}) and "

@@ -1,10 +1,12 @@
 """The per-fragment properties, each decided by two independent engines.
 
 ``count``/``elements``/``packing`` are arithmetic on what the doc says of the registers.
-``in_range``/``injective``/``surjective`` are decided by Z3 (from the layout's symbolic face)
-and by exhaustive enumeration (from its evaluation over the whole domain); the verdict is
-theirs jointly (``verify.results.combine_engines``), and a disagreement is an ``error``,
-never silently resolved.  Everything here reads a layout only through the layout model, so
+``in_range``/``injective``/``surjective`` are the one decider's (``verify.checks.maps``, on the fragment as a
+named map, ``verify.layout.views.fragment_map``): Z3 (from the layout's symbolic face) and exhaustive
+enumeration (from its evaluation over the whole domain), the verdict theirs jointly
+(``verify.results.combine_engines``, a disagreement an ``error``, never silently resolved), said here in the
+doc's terms.  The Z3 queries below (``z3_in_range``, ``z3_injective``, ``z3_surjective``) are those
+``verify.checks.family`` still asks of a family's members and partial maps.  Everything here reads a layout only through the layout model, so
 it holds for every notation.
 """
 from __future__ import annotations
@@ -19,15 +21,18 @@ import z3
 from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.elements import split_element_list
-from ..layout.enumerate import Enumeration, decide
 from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..layout.dims import thread_dim_name
 from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
+from ..layout.dims import output_name
+from ..layout.model import MAP_CHECKS
+from ..layout.views import fragment_map
+from . import maps
+from .maps import DEFAULT_TIMEOUT
 
-DEFAULT_TIMEOUT = 10.0
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
 
 
@@ -116,12 +121,6 @@ def check_packing(layout: Layout) -> CheckResult:
     return CheckResult("packing", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
 
 
-# ----------------------------------------------------------------------------- enumeration engine
-
-def enumerate_layout(layout: Layout) -> Enumeration:
-    return decide(cells_of(layout), layout.rows, layout.cols, layout.groups, layout.element_name)
-
-
 # ----------------------------------------------------------------------------- Z3 engine
 
 def point_hint(cex: dict[str, Any] | None) -> list[int] | None:
@@ -184,16 +183,6 @@ def z3_injective(layout: Layout, timeout: "float | smt.Budget",
     return res, _mma(layout, {"first": _element(layout, smt.as_int(m, l1), smt.as_int(m, i1)),
                               "second": _element(layout, smt.as_int(m, l2), smt.as_int(m, i2)),
                               "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
-
-
-def z3_jointly_proved(layout: Layout, timeout: "float | smt.Budget") -> bool:
-    """Z3, one query for ``in_range`` and ``injective`` together: is some (lane, i) undefined or outside the
-    matrix, or do two land on one cell?  ``unsat`` proves both (the disjunction of the two refutations, the
-    cell encoded once); anything else says nothing, and each property is then asked alone for its own
-    canonical witness."""
-    _, first, collide = _collision_terms(layout, width(layout))
-    outside = smt.not_(_inside(layout, *first))
-    return smt.solve([collide[0], smt.any_of([outside, smt.all_of(collide[1:])])], smt._budget(timeout))[0] == "unsat"
 
 
 MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)
@@ -385,23 +374,66 @@ def layout_result(layout: Layout, checks: tuple[CheckResult, ...], enumeration_s
 
 
 def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
-    results: list[CheckResult] = []
+    """in_range, injective and surjective of the fragment as a named map (``layout.views.fragment_map``), decided
+    by the one decider (``checks.maps``, both engines; injectivity ``anywhere``: no two elements on one cell,
+    inside the matrix or not), each verdict then said in the fragment's words: its witness in the doc's terms
+    (lane, element, cell, MMA computation), confirmed by the scalar oracle, and Z3's method for surjectivity."""
+    width(layout)  # a formula whose values may pass 64 bits is refused (``BoundError``)
     t0 = time.perf_counter()
-    enum = enumerate_layout(layout)
+    m = fragment_map(layout)
+    evaluated = maps.evaluations(m)
+    evaluated({})
     enum_seconds = time.perf_counter() - t0
-    prior: dict[str, str] = {}
-    t0 = time.perf_counter()
-    shared = smt.Budget(timeout)  # the joint query's solver units and time count in in_range's
-    joint = z3_jointly_proved(layout, shared)
-    for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
-        budget = shared if name == "in_range" else smt.Budget(timeout)
-        prior[name], cex = ("unsat", None) if joint else fn(layout, budget, getattr(enum, name))
-        results.append(_combine(name, layout, prior[name], cex, getattr(enum, name), time.perf_counter() - t0))
-        t0 = time.perf_counter()  # the joint query's time is in_range's
-    res, cex, method = z3_surjective(layout, smt.Budget(timeout), prior, enum.surjective)
-    sur = _combine("surjective", layout, res, cex, enum.surjective, time.perf_counter() - t0)
-    results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
+    decided = maps.decide_all(m, MAP_CHECKS, timeout, evaluated, anywhere=True)
+    z3_says = {r.check: r.engines.get("z3") for r in decided}
+    results = [_in_fragment_words(layout, r) for r in decided]
+    method = _surjective_method(layout, z3_says, results[2].counterexample is not None)
+    results[2] = dataclasses.replace(results[2], engines={**results[2].engines, "z3_method": method})
     return tuple(results), enum_seconds
+
+
+def _in_fragment_words(layout: Layout, r: CheckResult) -> CheckResult:
+    """A map verdict of ``checks.maps`` on the fragment as the fragment check says it (``_combine``: the witness in
+    the doc's terms, its message, the oracle's confirmation); an ``error`` (the engines disagree) as it is."""
+    if r.status == "error":
+        return dataclasses.replace(r, expected=layout.expect.get(r.check, "proved"))
+    cex = None if r.counterexample is None else fragment_cex(r.check, r.counterexample, layout)
+    z3_res = {"proved": "unsat", "refuted": "sat"}.get(r.engines.get("z3", ""), "unknown")
+    return _combine(r.check, layout, z3_res, cex if z3_res == "sat" else None, cex, r.seconds or 0.0)
+
+
+def fragment_cex(check: str, w: Any, layout: Layout) -> dict[str, Any]:
+    """A ``checks.maps`` witness on ``fragment_map(layout)`` in the fragment's terms (``decide``'s dictionaries)."""
+    row, col = (output_name(n) for n in layout.codomain.dims)
+    if check == "in_range":
+        at, lane = w.at, w.point[m_thread(layout)]
+        return _mma(layout, {**_element(layout, lane, w.point["i"]), "row": None if at is None else at[row],
+                             "col": None if at is None else at[col]}, layout.domain.group_of(lane))
+    if check == "injective":
+        t = m_thread(layout)
+        a, b = w.first, w.second
+        return _mma(layout, {"first": _element(layout, a[t], a["i"]), "second": _element(layout, b[t], b["i"]),
+                             "row": w.at[row], "col": w.at[col]}, layout.domain.group_of(b[t]))
+    return _mma(layout, {"row": w.at[row], "col": w.at[col]}, w.at.get("mma", 0))
+
+
+def m_thread(layout: Layout) -> str:
+    return thread_dim_name(layout.domain.threads)
+
+
+def _surjective_method(layout: Layout, z3_says: dict[str, Any], hole: bool) -> str:
+    """How Z3 decided surjectivity (``z3_surjective``'s names): ``pigeonhole`` (as many points as cells, in_range
+    and injective proved, or not decided), ``counting`` (fewer points, or in_range or injective refuted: a hole Z3
+    confirms), ``hole`` (more points, a hole Z3 confirms) or ``witnesses`` (more points, every cell's first point
+    confirmed)."""
+    D = layout.threads * layout.n_elements
+    C = layout.groups * layout.rows * layout.cols
+    bij = (z3_says.get("in_range"), z3_says.get("injective"))
+    if D < C or (D == C and "refuted" in bij):
+        return "counting"
+    if D == C:
+        return "pigeonhole"
+    return "hole" if hole else "witnesses"
 
 
 def findings_for(results: Iterable[LayoutResult]) -> list[Finding]:

@@ -34,8 +34,9 @@ from ..layout.model import MAP_CHECKS, MapLayout
 from ..layout.named import (NamedMap, Values, bindings, evaluate_all, extent_term, first_collision, in_box, inside,
                             output_keys, variables, width)
 from ..results import CheckResult, Finding, MapResult, combine_engines
-from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide
-from .fragment import DEFAULT_TIMEOUT
+from ..witnesses import DomainDiffers, OutputUnreached, PointDiffers, PointOutside, PointsCollide, Witness
+
+DEFAULT_TIMEOUT = 10.0  # seconds of solver budget per check (``smt.Budget``); every check module's default
 
 
 def point_text(point: Mapping[str, int]) -> str:
@@ -158,8 +159,13 @@ def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
 
 def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef]) -> z3.BoolRef:
     """The symbolic input point ``x`` is in the input box and undefined or lands outside the output box."""
-    ok, y = m.encode(x, env)
-    return z3.And(in_box(x, m.inputs, env, w), z3.Not(z3.And(ok, in_box(y, m.outputs, env, w))))
+    return _outside_at(m, w, env, x, *m.encode(x, env))
+
+
+def _outside_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef], ok: z3.BoolRef,
+                y: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
+    """``_outside`` with ``x`` already encoded (``ok``, ``y``)."""
+    return smt.all_of([in_box(x, m.inputs, env, w), smt.not_(smt.all_of([ok, in_box(y, m.outputs, env, w)]))])
 
 
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
@@ -191,9 +197,9 @@ def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "pro
 
 # ----------------------------------------------------------------------------- injective
 
-def _enum_injective(m: NamedMap, evaluated: Evaluated) -> PointsCollide | None:
+def _enum_injective(m: NamedMap, evaluated: Evaluated, anywhere: bool = False) -> PointsCollide | None:
     for env in bindings(m):
-        found = first_collision(m, env, evaluated(env))  # the first point that lands where an earlier one did
+        found = first_collision(m, env, evaluated(env), anywhere)  # the first point that lands where an earlier did
         if found is not None:
             return PointsCollide(dict(env), found[0], found[1], m.at(found[1], env))
     return None
@@ -203,33 +209,45 @@ def _lex_less(a: list[z3.ExprRef], b: list[z3.ExprRef]) -> z3.BoolRef:
     """``a < b`` lexicographically."""
     if not a:
         return z3.BoolVal(False)
-    return z3.Or(a[0] < b[0], z3.And(a[0] == b[0], _lex_less(a[1:], b[1:])))
+    if len(a) == 1:
+        return smt.CMP["<"](a[0], b[0])
+    return smt.any_of([smt.CMP["<"](a[0], b[0]), smt.all_of([smt.CMP["=="](a[0], b[0]), _lex_less(a[1:], b[1:])])])
 
 
-def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef]) -> tuple[dict[str, z3.BitVecRef],
-                                                                            dict[str, z3.BitVecRef], list[z3.BoolRef]]:
-    """Two symbolic input points x1 < x2 (in order), both defined and in range, that land on one output point."""
+def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False
+               ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef]]:
+    """Two symbolic input points x1 < x2 (in order), both defined and in range (``anywhere``: wherever they
+    land), that land on one output point."""
+    return _collision_at(m, w, env, anywhere)[:3]  # type: ignore[return-value]
+
+
+def _collision_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False
+                  ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef],
+                             tuple[z3.BoolRef, dict[str, z3.ExprRef]]]:
+    """``_collision`` and the first point's encoding (defined, outputs)."""
     x1, x2 = variables(m.inputs, w, "1", m.params), variables(m.inputs, w, "2", m.params)
-    ok1, y1 = m.encode(x1, env)
-    ok2, y2 = m.encode(x2, env)
-    return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2,
-                    in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w),
-                    _lex_less(list(x1.values()), list(x2.values())), *[y1[d.name] == y2[d.name] for d in m.outputs]]
+    pair = getattr(m, "encode_pair", None)  # a map that encodes two points at once (its terms built once)
+    (ok1, y1), (ok2, y2) = pair(x1, x2, env) if pair is not None else (m.encode(x1, env), m.encode(x2, env))
+    boxed = [] if anywhere else [in_box(y1, m.outputs, env, w), in_box(y2, m.outputs, env, w)]
+    return x1, x2, [in_box(x1, m.inputs, env, w), in_box(x2, m.inputs, env, w), ok1, ok2, *boxed,
+                    _lex_less(list(x1.values()), list(x2.values())),
+                    *[smt.CMP["=="](y1[d.name], y2[d.name]) for d in m.outputs]], (ok1, y1)
 
 
 def injective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
               z3_unsat: bool = False, evaluated: Evaluated | None = None,
-              budget: smt.Budget | None = None) -> CheckResult:
+              budget: smt.Budget | None = None, anywhere: bool = False) -> CheckResult:
     """No two defined, in-range input points land on the same output point (both engines).  The witness is
     the first point (in order) that lands where an earlier one did, with that earlier one.  ``z3_unsat``: Z3
     has already proved it (``_joint_unsat``), so it is not asked again; ``evaluated`` and ``budget`` as for
-    ``in_range``."""
+    ``in_range``.  ``anywhere``: defined points collide wherever they land, inside the output box or not (the
+    fragment model's injectivity; where ``in_range`` holds the two are one property)."""
     t0 = time.perf_counter()
-    enum = _enum_injective(m, evaluated or evaluations(m))
+    enum = _enum_injective(m, evaluated or evaluations(m), anywhere)
     res, z3_cex = "unsat", None
     if not z3_unsat:
         def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
-            x1, x2, cs = _collision(m, w, env)
+            x1, x2, cs = _collision(m, w, env, anywhere)
             return [x2, x1], cs  # the later point first: the witness is the first point that lands on an earlier one
         res, found = _refute(m, budget or smt.Budget(timeout), ask,
                              None if enum is None else (enum.params, enum.second, enum.first))
@@ -366,7 +384,78 @@ def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResul
     return r, i, s
 
 
-def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
+# ----------------------------------------------------------------------------- verdicts for readers
+
+class Undecided(RuntimeError):
+    """The two engines did not settle a property a reader asked about: they disagree (the check's ``error``) or
+    Z3 gave no answer within its budget (``unknown``).  Never turned into an answer: no silent pick of one engine."""
+
+
+def settled(r: CheckResult) -> Witness | None:
+    """A check's agreed verdict: ``None`` where both engines prove it, the (canonical, shared) witness where both
+    refute it; ``Undecided`` otherwise."""
+    if r.status == "proved":
+        return None
+    if r.status == "refuted" and r.counterexample is not None:
+        return r.counterexample
+    raise Undecided(f"{r.check}: {r.status}: {r.message}")
+
+
+def decide_all(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
+               evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
+    """The named checks of ``m`` in order (each expected ``proved``): the checks a fragment is put through
+    (``verify.checks.fragment``, on ``layout.views.fragment_map``).  ``evaluated`` and ``anywhere`` as for
+    ``verdicts``."""
+    return _run(m, checks, timeout, {}, evaluated, anywhere)
+
+
+def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
+             evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[Witness | None, ...]:
+    """The agreed verdicts (``settled``) of the named checks of ``m``, in order: what the page readers
+    (``verify.catalog.ingest``, ``verify.catalog.shared_pages``) take, the facts of a page fed to the one decider.
+    ``evaluated``: the map's values the caller has already evaluated (``evaluations``); ``anywhere``: as for
+    ``injective``."""
+    return tuple(settled(r) for r in _run(m, checks, timeout, {}, evaluated, anywhere))
+
+
+def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[PointsCollide, ...]:
+    """Every parameter binding at which ``m`` is not injective, in ``bindings`` order, each with its first
+    collision (the witness carries the binding), both engines agreeing on every binding's verdict.  First the
+    whole family (``injective``: Z3 with the parameters free).  Where it is not injective: the first colliding
+    binding is decided as the member ``bind(m, **env)`` (both engines, one canonical witness); Z3 confirms the
+    enumeration's collision at each later colliding binding (one ground query, ``smt.holds_everywhere``) and
+    proves, in one query with the parameters free, that no other binding has one."""
+    from ..layout.algebra import bind
+    if settled(injective(m, timeout)) is None:
+        return ()
+    budget = smt.Budget(timeout)
+    evaluated = evaluations(m)
+    colliding = [(env, found) for env in bindings(m) for found in [first_collision(m, env, evaluated(env))]
+                 if found is not None]
+    env0 = colliding[0][0]
+    first = settled(injective(bind(m, **env0) if env0 else m, timeout))
+    assert isinstance(first, PointsCollide)
+    out = [dataclasses.replace(first, params=dict(env0))]
+    out += [PointsCollide(dict(env), p1, p2, m.at(p2, env)) for env, (p1, p2) in colliding[1:]]
+    w = width(m)
+    env_z = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
+    x1, x2 = variables(m.inputs, w, "1"), variables(m.inputs, w, "2")  # plain constants: each row substitutes them
+    (ok1, y1), (ok2, y2) = m.encode(x1, env_z), m.encode(x2, env_z)
+    collide = [in_box(x1, m.inputs, env_z, w), in_box(x2, m.inputs, env_z, w), ok1, ok2, in_box(y1, m.outputs, env_z, w),
+               in_box(y2, m.outputs, env_z, w), _lex_less(list(x1.values()), list(x2.values())),
+               *[y1[d.name] == y2[d.name] for d in m.outputs]]
+    rows = [(*env.values(), *c.first.values(), *c.second.values()) for env, c in zip((e for e, _ in colliding[1:]), out[1:])]
+    confirmed = smt.holds_everywhere(smt.all_of(collide), [*env_z.values(), *x1.values(), *x2.values()], rows, budget)
+    env_n, valid = _symbolic(m, w)
+    others = [z3.Not(smt.all_of([env_n[k] == smt.bv(v, w) for k, v in env.items()])) for env, _ in colliding]
+    elsewhere = smt.solve([valid, *others, *_collision(m, w, env_n)[2]], budget)[0]
+    if (confirmed, elsewhere) != ("unsat", "unsat"):
+        raise Undecided(f"injective: Z3 says {confirmed} on the enumeration's collisions and {elsewhere} where it "
+                        "finds none")
+    return tuple(out)
+
+
+def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False) -> bool:
     """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
     outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
     disjunction of the two refutations; a third of the time of asking both, on the catalog's maps).  Anything
@@ -374,11 +463,13 @@ def _joint_unsat(m: NamedMap, budget: smt.Budget) -> bool:
     canonical witness.  ``budget``: the first of the two checks', which the query draws on."""
     w = width(m)
     env, valid = _symbolic(m, w)
-    x1, _, collide = _collision(m, w, env)
-    return smt.solve([valid, z3.Or(_outside(m, w, env, x1), z3.And(collide))], budget)[0] == "unsat"
+    x1, _, collide, (ok1, y1) = _collision_at(m, w, env, anywhere)
+    outside = _outside_at(m, w, env, x1, ok1, y1)
+    return smt.solve([valid, smt.any_of([outside, smt.all_of(collide)])], budget)[0] == "unsat"
 
 
-def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str]) -> tuple[CheckResult, ...]:
+def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str],
+         evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order, each against its expectation (default ``proved``).  With both
     ``in_range`` and ``injective`` asked, Z3 first tries to prove them in one query (``_joint_unsat``);
     surjective by counting uses the in_range and injective verdicts Z3 has already given here."""
@@ -387,16 +478,17 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     t0 = time.perf_counter()
     pending = "in_range" in checks and "injective" in checks  # the first of the two takes the joint query's
     shared = smt.Budget(timeout)  # solver units and time
-    joint = pending and _joint_unsat(m, shared)
+    joint = pending and _joint_unsat(m, shared, anywhere)
     joint_seconds = time.perf_counter() - t0
-    evaluated = evaluations(m)  # each binding evaluated once for the three checks
+    evaluated = evaluated or evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
         if c == "surjective":
             proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
             out.append(surjective(m, timeout, expect.get(c, "proved"), proved, evaluated))
         else:
-            r = {"in_range": in_range, "injective": injective}[c](m, timeout, expect.get(c, "proved"), z3_unsat=joint,
-                                                                  evaluated=evaluated, budget=shared if pending else None)
+            budget = shared if pending else None
+            r = (injective(m, timeout, expect.get(c, "proved"), joint, evaluated, budget, anywhere) if c == "injective"
+                 else in_range(m, timeout, expect.get(c, "proved"), joint, evaluated, budget))
             if pending and r.seconds is not None:
                 r = dataclasses.replace(r, seconds=r.seconds + joint_seconds)
             pending = False
@@ -491,4 +583,4 @@ def _shape_problem(a: NamedMap, b: NamedMap) -> str | None:
     return None
 
 
-__all__ = ["bijective", "check_map_layout", "map_findings", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]
+__all__ = ["DEFAULT_TIMEOUT", "Undecided", "bijective", "injective_at_each", "settled", "verdicts", "check_map_layout", "map_findings", "extent_term", "in_range", "injective", "param_constraint", "point_text", "same", "surjective"]

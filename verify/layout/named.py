@@ -197,16 +197,29 @@ def output_keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: En
     return np.asarray(out, np.int64)
 
 
-def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None
+def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None, anywhere: bool = False
                     ) -> tuple[dict[str, int], dict[str, int]] | None:
     """The enumeration engine's injectivity at one binding: the first input point (in row-major order of
     ``m.inputs``) that lands, inside the output box, where an earlier one did, with that earlier point
     (``(earlier, later)``); ``None`` where ``m`` is injective at ``env``.  ``v``: ``evaluate_all(m, env)`` when
-    the caller has it.  The one place a map's collisions are found by enumeration (``checks.maps.injective``
-    pairs it with Z3; the page readers report where it finds one)."""
+    the caller has it.  ``anywhere``: defined points landing on one output point collide wherever it is, inside
+    the output box or not (the fragment model's injectivity: no two elements on one cell).  The one place a map's
+    collisions are found by enumeration (``checks.maps.injective`` pairs it with Z3)."""
     v = evaluate_all(m, env) if v is None else v
-    good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
-    keys = output_keys(v.out, m.outputs, env).reshape(-1)
+    if anywhere:  # any output values: numbered over the span they take (ranks where that passes 62 bits)
+        good = np.broadcast_to(np.asarray(v.ok), np.shape(v.ok)).reshape(-1)
+        cols = [np.broadcast_to(np.asarray(v.out[d.name], np.int64), np.shape(v.ok)).reshape(-1) for d in m.outputs]
+        live = [c[good] for c in cols]
+        spans = [int(c.max()) - int(c.min()) + 1 if c.size else 1 for c in live]
+        if int(np.prod([float(s) for s in spans])) < 2**62:
+            keys = np.zeros(good.size, np.int64)
+            for c, lv, s in zip(cols, live, spans):
+                keys = keys * s + (c - (int(lv.min()) if lv.size else 0))
+        else:
+            keys = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
+    else:
+        good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
+        keys = output_keys(v.out, m.outputs, env).reshape(-1)
     idx = np.flatnonzero(good)
     repeat = first_repeat(keys[idx])
     if repeat is None:

@@ -118,6 +118,24 @@ class FragmentMap:
         return ok, out
 
 
+    def encode_pair(self, p: Mapping[str, "z3.ExprRef"], q: Mapping[str, "z3.ExprRef"],
+                    env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple[tuple["z3.BoolRef", dict[str, "z3.ExprRef"]],
+                                                                            tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]]:
+        """``encode`` at two points, the cell encoded once: the second point's terms are the first's with its
+        unknowns substituted (a fragment's cell is a function of (thread, i) alone; the fragment checks have
+        always encoded a collision this way)."""
+        first = self.encode(p, env)
+        pairs = [(_unknown(p[d.name]), _unknown(q[d.name])) for d in self.inputs]
+        ok, out = first
+        return first, (smt.substitute(ok, *pairs), {k: smt.substitute(v, *pairs) for k, v in out.items()})
+
+
+def _unknown(x: "z3.ExprRef") -> "z3.ExprRef":
+    """The constant a point's coordinate is (under ``smt.natural``'s zero extension)."""
+    import z3
+    return x.arg(0) if z3.is_app_of(x, z3.Z3_OP_ZERO_EXT) else x
+
+
 def _fragment_cells(lmap: Any, domain: Domain) -> Cells:
     key = getattr(lmap, "key", None)
     try:
