@@ -142,9 +142,9 @@ class CheckResult:
 
 
 def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Witness | Mapping[str, Any] | None,
-                    enum_cex: Witness | Mapping[str, Any] | None, message: Callable[[Witness], str],
+                    enum_cex: Witness | Mapping[str, Any] | None, message: Callable[[Any], str],
                     seconds: float, note: str = "",
-                    confirm: Callable[[Witness], bool] | None = None,
+                    confirm: Callable[[Any], bool] | None = None,
                     same_witness: bool = False) -> CheckResult:
     """The joint verdict of Z3 and enumeration on one property (the only place it is decided).
 
@@ -153,6 +153,7 @@ def combine_engines(name: str, expect: str, z3_status: str, z3_cex: Witness | Ma
     ``same_witness``) canonical witnesses that differ, is an ``error``.  The witness
     reported is the enumeration's first, which Z3's has been checked against.  Witnesses are typed
     (``verify.witnesses``); a mapping from a check with no witness class of its own becomes ``Facts``.
+    ``message`` and ``confirm`` take the check's own witness class (a subclass of ``Witness``: hence ``Any``).
     """
     z3_cex, enum_cex = as_witness(z3_cex), as_witness(enum_cex)
     enum_status = "refuted" if enum_cex is not None else "proved"

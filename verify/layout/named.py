@@ -52,9 +52,15 @@ class Values:
 class NamedMap(Protocol):
     """What every layout map provides (see the module docstring)."""
 
-    inputs: tuple[Dim, ...]
-    outputs: tuple[Dim, ...]
-    params: tuple[Param, ...]
+    # read-only members (frozen dataclass fields and properties both provide them)
+    @property
+    def inputs(self) -> tuple[Dim, ...]: ...
+
+    @property
+    def outputs(self) -> tuple[Dim, ...]: ...
+
+    @property
+    def params(self) -> tuple[Param, ...]: ...
 
     def key(self) -> Hashable:
         """The mathematical object: two maps with equal keys are the same map."""
