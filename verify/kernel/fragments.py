@@ -632,9 +632,13 @@ def tmem_a_cells(bits: int, rows: int, k: int, face: str = "vector", specs: str 
     if not lays:
         raise NoLayout(f"the catalog has no {lid}")
     lay = lays[0]
+    from ..layout.named import FormulaMap
     fm = lay.map
+    if not isinstance(fm, FormulaMap):
+        raise NoLayout(f"{lay.id} is not a formula map")
     size = {d.name: d.size for d in fm.inputs}
-    if size.get("row") != rows or not isinstance(size.get("k"), int) or int(size["k"]) < k:
+    ks = size.get("k")
+    if size.get("row") != rows or not isinstance(ks, int) or ks < k:
         raise NoLayout(f"{lay.id} places {size.get('row')} x {size.get('k')} elements, the MMA's A is {rows} x {k}")
     grids = np.indices((rows, k)).reshape(2, -1)
     if face == "vector":
