@@ -13,7 +13,7 @@
    wgmma kernel over K = 256 (triton_sm90.toml), the same through TMA (triton_sm90_tma.toml), the tcgen05 one over
    K = 256 (triton_sm100.toml), the block-scaled mxfp8 one (triton_sm100_mxfp8.toml) and the hand-written sparse
    wgmma.mma_async.sp kernels (wgmma_sparse.toml, wgmma_sparse_s8.toml) and the CTA pair's tcgen05.mma
-   (tcgen05_pair.toml), each a fresh process, the median of
+   (tcgen05_pair.toml) and with A in Tensor Memory (tcgen05_a_tmem.toml), each a fresh process, the median of
    ``--repeat`` runs (``--newer-only`` runs this part alone).
 
 CPU seconds are process CPU (this machine is shared; wall time is printed too).
@@ -110,7 +110,8 @@ NEWER = {"wgmma fp16 128x128x64, cp.async, K = 256 (sm_90)": "triton_sm90",
          "tcgen05 mxfp8 block-scaled 128x128x128, K = 256 (sm_100)": "triton_sm100_mxfp8",
          "wgmma.sp f16 2:4, 4 CTAs of 64x16x64 (sm_90a, hand-written)": "wgmma_sparse",
          "wgmma.sp s8 2:4, 4 CTAs of 64x16x128 (sm_90a, hand-written)": "wgmma_sparse_s8",
-         "tcgen05 cta_group::2 f16 256x64x32, a CTA pair (sm_100a, hand-written)": "tcgen05_pair"}
+         "tcgen05 cta_group::2 f16 256x64x32, a CTA pair (sm_100a, hand-written)": "tcgen05_pair",
+         "tcgen05 f16 128x32x32, A in Tensor Memory (sm_100a, hand-written)": "tcgen05_a_tmem"}
 
 
 def newer(repeat: int) -> dict[str, dict[str, float]]:

@@ -33,7 +33,11 @@
   made 1 (a planted bug, for the docs);
 * ``tcgen05_pair.ptx``: ``tcgen05_pair.cu`` (inline ``tcgen05.mma.cta_group::2``, a CTA pair's MMA in a cluster of
   2 CTAs) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_pair_one_cta_a.ptx`` the same with
-  ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug).
+  ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug);
+* ``tcgen05_a_tmem.ptx``: ``tcgen05_a_tmem.cu`` (inline ``tcgen05.mma.cta_group::1.kind::f16`` with A in Tensor
+  Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
+  ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
+  ``tcgen05_a_tmem_half.ptx`` (``-DHALF_A``: A written for half the lanes).
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -133,6 +137,9 @@ if __name__ == "__main__":
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
     nvcc("tcgen05_pair.ptx", source="tcgen05_pair.cu", arch="sm_100a")
     nvcc("tcgen05_pair_one_cta_a.ptx", "-DONE_CTA_A", source="tcgen05_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
+    nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
+    nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")

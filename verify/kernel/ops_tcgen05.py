@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr, Vec
-from .bytes import CONCRETE, U64, from_bytes, to_bytes
-from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_access
+from .bytes import CONCRETE, U64, UNDEF, from_bytes, to_bytes
+from .fragments import (BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor, tmem_a_cells,
+                        tmem_access)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .ops_int import dest, handler, value
@@ -380,6 +381,42 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
     return addr, prog.domain.elements(tags, bts).reshape(rows, K)
 
 
+def read_tmem_a(cta: CTA, ins: Instr, index: int, tm: TensorMemory, av: int, bits: int, M: int, K: int,
+                t: int) -> np.ndarray:
+    """The M x K A tile a ``tcgen05.mma`` (thread ``t``'s) reads from Tensor Memory at address ``av``: element
+    ``(row, k)`` where the catalog's packing of A (``tcgen05.packing.A``, lanes as Layout D) puts it, in the MMA
+    pipeline's view (what earlier MMAs and copies issued); findings for a cell a ``tcgen05.st`` still writes and for
+    one nothing wrote."""
+    prog = cta.prog
+    try:
+        pc = tmem_a_cells(bits, M, K, face_of(prog))
+    except NoLayout as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory: {e}") from None
+    lane0, col0 = split(av)
+    cells = tmem_cells(cta, ins, index, tm, lane0 + pc.lane, col0 + pc.col, -1, "mma").reshape(-1)
+    st = tm.stored[cells] >= 0
+    if st.any():
+        k = int(np.argmax(st))
+        prog.events.add("tmem_store_in_flight", index, cta.index, t, int(cells[k]), "tmem",
+                        f"tcgen05.mma (thread {t}) reads A from Tensor Memory lane {int(cells[k]) // COLS}, column "
+                        f"{int(cells[k]) % COLS} a tcgen05.st still writes (no tcgen05.wait::st between them)",
+                        int(np.unique(cells[st]).size))
+    eb = bits // 8
+    byte = pc.byte.reshape(-1)[:, None] + np.arange(eb)[None, :]
+    tags = tm.ntags[cells[:, None], byte]
+    bts = tm.nbits[cells[:, None], byte]
+    never = (tags == UNDEF).any(axis=1)
+    if never.any():
+        k = int(np.argmax(never))
+        prog.events.add("unwritten_read", index, cta.index, t, int(cells[k]), "tmem",
+                        f"tcgen05.mma (thread {t}) reads A from Tensor Memory lane {int(cells[k]) // COLS}, column "
+                        f"{int(cells[k]) % COLS}, which nothing wrote", int(np.unique(cells[never]).size))
+    if prog.trace:
+        addr = (TMEM_WINDOW + 4 * cells + pc.byte.reshape(-1)).astype(U64)
+        tags = prog.domain.moved(cta, index, np.full(len(cells), t, np.int64), tags, addr, "tmem")
+    return prog.domain.elements(tags, bts).reshape(M, K)
+
+
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool, group: int = 1):  # type: ignore[no-untyped-def]
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
@@ -416,13 +453,20 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             B = dom.zeros((1, K, N))
             held: list[list[np.ndarray]] = [[] for _ in pair]
             if a_tmem:
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is not executed yet")
+                if group != 1:
+                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with cta_group::2 is not "
+                                          "executed yet")
+                if idesc.transpose_a:
+                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is K-major; the instruction "
+                                          f"descriptor {iv:#010x} transposes A")
+                A[0] = read_tmem_a(cta, ins, index, tms[0], av, abits, M, K, t)
             mh, nh = M // group, N // group
             for i, c in enumerate(pair):
-                addr, vals = read_desc(c, ins, index, av, "MN" if idesc.transpose_a else "K", abits, mh, K, t, "A",
-                                       cta)
-                A[0, i * mh:(i + 1) * mh] = vals
-                held[i].append(hold(c, addr, abits // 8, index))
+                if not a_tmem:
+                    addr, vals = read_desc(c, ins, index, av, "MN" if idesc.transpose_a else "K", abits, mh, K, t,
+                                           "A", cta)
+                    A[0, i * mh:(i + 1) * mh] = vals
+                    held[i].append(hold(c, addr, abits // 8, index))
                 addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t, "B",
                                        cta)
                 B[0, :, i * nh:(i + 1) * nh] = vals.T
@@ -513,4 +557,4 @@ class _Landing:
                 release(s.cta if s.cta is not None else self.cta, idx)
 
 
-__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
+__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]

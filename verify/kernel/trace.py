@@ -351,6 +351,18 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
             return (f"({who}, thread {t}, register a{j} = {name}" +
                     (f", element {i % op.per_register}" if op.per_register > 1 else "") + ")", f", element {tile}", 0)
         return f"({who})", f", element {tile}", 0
+    if side == "a" and mi.base == "tcgen05" and len(mi.operands) > 1 and isinstance(mi.operands[1], Addr):
+        from .tmem import COLS, TMEM_WINDOW, split  # A in Tensor Memory: its address, and the cell it read
+        lane, col = split(desc % (1 << 32))
+        where, skip = "", 0
+        if first_hop is not None and first_hop[1] == index and first_hop[3] >= TMEM_WINDOW:
+            cell, byte = divmod(first_hop[3] - TMEM_WINDOW, 4)
+            where = f" from Tensor Memory lane {cell // COLS}, column {cell % COLS}" + (f", byte {byte}" if byte else "")
+            skip = first_hop[0]
+        elif len(info) > 5:  # an undefined value moves nowhere: the cell the catalog's packing of A names
+            where = _tmem_a_cell(mi, info[5], lane, col, match.r, match.k)
+        return (f"({who})", f", element {tile}: the A address {desc % (1 << 32):#010x} (Tensor Memory lane {lane}, "
+                f"column {col}) reads it{where}", skip)
     value = desc % (1 << 64)
     instr = "wgmma" if mi.base == "wgmma" else "tcgen05"
     where = ""
@@ -360,6 +372,22 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
         skip = first_hop[0]
     return (f"({who})", f", element {tile}: the {operand} descriptor {value:#018x} ({descriptor_words(instr, value)}) "
             f"reads it{where}", skip)
+
+
+def _tmem_a_cell(mi: Instr, idesc: int, lane: int, col: int, r: int, k: int) -> str:
+    """`` from Tensor Memory lane L, column C[, byte B]``: where a ``tcgen05.mma`` with A in Tensor Memory at (lane,
+    col) reads element (r, k) of its A tile (the catalog's packing of A), or "" where that is not known."""
+    from ..layout.types import ELEMENT_BITS
+    from .fragments import BadDescriptor, NoLayout, instruction_descriptor, tmem_a_cells
+    kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
+    try:
+        ids = instruction_descriptor(kind, idesc % (1 << 32))
+        pc = tmem_a_cells(ELEMENT_BITS.get(ids.atype, 8), ids.m, ids.k)
+    except (BadDescriptor, NoLayout):
+        return ""
+    byte = int(pc.byte[r, k])
+    return (f" from Tensor Memory lane {lane + int(pc.lane[r, k])}, column {col + int(pc.col[r, k])}"
+            + (f", byte {byte}" if byte else ""))
 
 
 __all__ = ["address_lines", "chain", "short_name", "source_of"]
