@@ -80,6 +80,11 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
                 TensorMap("B", Tensor("B", "f16", (K, N), (N, 1)), (bk, bn)),
                 Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K, N)])
         consts = {"BM": bm, "BN": bn, "BK": bk}
+    elif kernel == "matmul_scaled_fp4":
+        args = (Tensor("A", "e2m1", (M, K), (K, 1)), Tensor("B", "e2m1", (N, K), (K, 1)),
+                Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     else:
         args = (Tensor("A", "e4m3", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
                 Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),

@@ -407,6 +407,14 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
     ``value`` for a ``major``-major operand: this project's descriptor model (``verify.layout.descriptor``: the
     canonical layout of the descriptor's swizzle mode placed at its start address with its LBO, SBO and base
     offset, the swizzle on the address bits), by ``face``.  ``int64[rows, cols]``."""
+    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits // 8
+    out.setflags(write=False)
+    return out
+
+
+def _descriptor_offsets(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
+                        face: str = "vector") -> np.ndarray:
+    """The descriptor model's offset of each element, in elements (``type_bits`` bits each)."""
     from ..layout import descriptor as dm
     try:
         d = dm.decode(instr, value)
@@ -427,7 +435,16 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
                 if cell is None:
                     raise BadDescriptor(f"descriptor {value:#018x} leaves element ({r}, {c}) unread")
                 off[r, c] = cell["offset"]
-    out = off * type_bits // 8
+    return off
+
+
+@functools.lru_cache(maxsize=1024)
+def descriptor_bit_addresses(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
+                             face: str = "vector") -> np.ndarray:
+    """As ``descriptor_addresses``, in bits: for elements narrower than a byte (``e2m1``) the bit address of each
+    element, its byte ``// 8`` and its place in the byte ``% 8 // type_bits`` (the descriptor model's canonical
+    layouts count sub-byte elements in bit addresses, the lower element in the lower bits)."""
+    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits
     out.setflags(write=False)
     return out
 
@@ -627,5 +644,5 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
            "datapath", "scale_cells",
-           "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
+           "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]
