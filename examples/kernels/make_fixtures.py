@@ -11,7 +11,8 @@
 * ``triton_sm100.ptx``: ``matmul_kernel`` for sm_100 (tcgen05.mma into Tensor Memory), 128 x 128 x 64, 4 warps,
   3 stages (the Blackwell benchmark's kernel);
 * ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
-  the scale factors in Tensor Memory), 128 x 128 x 128;
+  the scale factors in Tensor Memory), 128 x 128 x 128; ``triton_sm100_mxfp4.ptx``: ``matmul_scaled_fp4`` the same
+  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``);
 * two planted bugs, for the docs' counterexamples: ``triton_sm90_64_lbo_sbo.ptx`` (B's wgmma descriptor with its LBO
   and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
@@ -129,6 +130,7 @@ if __name__ == "__main__":
     triton("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma")
     triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
+    triton("triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4")
     planted("triton_sm90_64_lbo_sbo.ptx", "triton_sm90_64.ptx", "4611686293305294848", str(0x4000000000400000),
             "B's descriptor's LBO and SBO swapped")
     planted("triton_sm100_mxfp8_sf_id.ptx", "triton_sm100_mxfp8.ptx", "%r208, 681639952;",
