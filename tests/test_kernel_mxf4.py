@@ -15,7 +15,7 @@ import pytest
 from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
-from verify.kernel.fragments import descriptor_addresses, descriptor_bit_addresses
+from verify.kernel.fragments import descriptor_addresses, descriptor_bit_addresses, scale_factor_ids
 from verify.kernel.launch import parse_launch
 from verify.kernel.machine import KernelError
 from verify.layout.descriptor import decode_instruction
@@ -124,14 +124,20 @@ def test_a_planted_change_is_the_first_wrong_element_with_its_chain(tmp_path, ch
     assert any(link in c.words for c in f.chain), kernel_text(r)
 
 
-def test_a_scale_vector_whose_ids_run_past_the_tile_is_an_error_at_its_line(tmp_path):
-    """Both MMAs made .scale_vec::4X (kind::mxf4nvf4): the second's scale-factor id 2 with four blocks an MMA runs
-    past the four K blocks of a scale-factor tile (4X allows only id 0)."""
+def test_a_scale_factor_id_the_scale_vector_does_not_allow_is_an_error_at_its_line(tmp_path):
+    """Both MMAs made .scale_vec::4X (kind::mxf4nvf4): the catalog's 4X fragment allows only scale-factor id 0, and
+    the second MMA's instruction descriptor names 2 (for A and for B)."""
     def change(lines: list[str]) -> None:
         _replace("kind::mxf4.block_scale.block32", "kind::mxf4nvf4.block_scale.scale_vec::4X")(lines)
-    with pytest.raises(KernelError, match=r"k\.ptx:825:\d+: .*scale-factor ids 2/2 with 4 blocks per MMA run past "
-                                          r"the 4 blocks"):
+    with pytest.raises(KernelError, match=r"k\.ptx:825:\d+: .*the instruction descriptor 0x48a004a0 names SFA_ID 2 "
+                                          r"and SFB_ID 2, but \.scale_vec::4X allows scale-factor ids 0$"):
         verify(mutant(tmp_path, BASE, change))
+
+
+def test_the_allowed_scale_factor_ids_are_the_catalog_s():
+    assert scale_factor_ids(1) == ((0, 1, 2, 3), ("ue8m0",))
+    assert scale_factor_ids(2) == ((0, 2), ("ue8m0",))
+    assert scale_factor_ids(4) == ((0,), ("ue8m0", "ue4m3"))
 
 
 def rename_register(lines: list[str]) -> None:

@@ -631,6 +631,19 @@ def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: s
     return ScaleCells(lay.id, *out)
 
 
+@functools.lru_cache(maxsize=16)
+def scale_factor_ids(vs: int, specs: str | None = None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The scale-factor ids a block-scaled ``tcgen05.mma`` with ``.scale_vec::<vs>X`` may name and the scale types
+    it takes: the catalog's ``tcgen05.mma.m1n4.SFA`` fragment of that scale vector (``SFA_ID_<vs>X``; the B side
+    states the same rules)."""
+    spec = _spec(str(_specs_dir(specs) / "tcgen05.mma.block_scale.toml"))
+    for lay in spec.layouts:
+        if lay.operand == "SFA" and lay.variant == f"{vs}x":
+            (param,) = [p for p in lay.params if p.name == f"SFA_ID_{vs}X"]
+            return tuple(param.values), tuple(lay.types)
+    raise NoLayout(f"the catalog has no .scale_vec::{vs}X for tcgen05.mma")
+
+
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
@@ -643,6 +656,6 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
-           "datapath", "scale_cells",
+           "datapath", "scale_cells", "scale_factor_ids",
            "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

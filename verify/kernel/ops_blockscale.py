@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr
-from .fragments import BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells
+from .fragments import BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells, scale_factor_ids
 from .machine import CTA, Program, Step
 from .ops_mem import hold, read_shared_async
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
@@ -53,8 +53,17 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
                 dp = datapath(M, N, 1, False, False, 0, face)
                 sfa = scale_cells("A", vs, M, face)
                 sfb = scale_cells("B", vs, N, face)
+                ids, stypes = scale_factor_ids(vs)
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
+            bad = [f"{x} {v}" for x, v in (("SFA_ID", idesc.sfa_id), ("SFB_ID", idesc.sfb_id)) if v not in ids]
+            if bad:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): the instruction descriptor {iv:#010x} names "
+                                      f"{' and '.join(bad)}, but .scale_vec::{vs}X allows scale-factor ids "
+                                      f"{', '.join(map(str, ids))}")
+            if idesc.scale_type not in stypes:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): scale factors of type {idesc.scale_type} with "
+                                      f".scale_vec::{vs}X (it takes {', '.join(stypes)})")
             lane0, col0 = split(dv)
             dcells = tmem_cells(cta, ins, index, tm, lane0 + dp.lane, col0 + dp.col, -1, "mma")
             held = []
