@@ -174,3 +174,36 @@ def test_the_launch_must_give_b_as_it_is_stored(tmp_path):
 def test_the_fixture_recipe_is_in_make_fixtures():
     text = Path(KERNELS / "make_fixtures.py").read_text(encoding="utf-8")
     assert '"triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4"' in text
+    assert '"triton_sm100_nvfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_nvfp4"' in text
+
+
+# ----------------------------------------------------------------------------- kind::mxf4nvf4 (.scale_vec::4X)
+
+NV = "triton_sm100_nvfp4"
+
+
+def test_the_nvfp4_fixture_is_kind_mxf4nvf4_with_four_e4m3_scale_factors_an_mma_and_is_proved():
+    text = (KERNELS / f"{NV}.ptx").read_text(encoding="utf-8")
+    assert len(re.findall(r"tcgen05\.mma\.cta_group::1\.kind::mxf4nvf4\.block_scale\.block16", text)) == 2
+    d = decode_instruction("mxf4nvf4", 136316032)
+    assert "136316032;" in text
+    assert (d.atype, d.btype, d.k, d.sfa_id, d.sfb_id, d.scale_type) == ("e2m1", "e2m1", 64, 0, 0, "ue4m3")
+    r = verify(str(KERNELS / f"{NV}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+def test_nvfp4_s_second_mma_reading_the_first_mma_s_scale_factors_of_a(tmp_path):
+    """The second MMA of a K tile given the first's scale-A address (Tensor Memory column 128, not 132): its
+    products carry the factors of K blocks 0-3."""
+    def change(lines: list[str]) -> None:
+        _replace("%rd107, %r203, [ %r206 + 0 ]", "%rd107, %r203, [ %r204 + 0 ]")(lines)
+    r = verify(mutant(tmp_path, NV, change))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r)
+    f = next(x for x in r.findings if x.kind == "wrong_element")
+    assert (f.element, f.count) == ("C[0, 0]", 16384), kernel_text(r)
+    assert f.words.startswith("expected sum over k of A[0, k] * B[0, k] * SA[0, k / 16] * SB[0, k / 16]; has "
+                              "A[0, 64] * B[0, 64] * SA[0, 0] * SB[0, 4] (SA's k / 16 is 0, but k is 64"), f.words
+    assert [(c.opcode, c.line) for c in f.chain][:3] == [("st.global.v4", 1121), ("tcgen05.ld.32x32b.x128", 1014),
+                                                         ("tcgen05.mma.kind::mxf4nvf4", 885)], kernel_text(r)
