@@ -11,7 +11,9 @@
 * ``triton_sm100.ptx``: ``matmul_kernel`` for sm_100 (tcgen05.mma into Tensor Memory), 128 x 128 x 64, 4 warps,
   3 stages (the Blackwell benchmark's kernel);
 * ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
-  the scale factors in Tensor Memory), 128 x 128 x 128;
+  the scale factors in Tensor Memory), 128 x 128 x 128; ``triton_sm100_mxfp4.ptx``: ``matmul_scaled_fp4`` the same
+  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``), and
+  ``triton_sm100_nvfp4.ptx``: ``matmul_scaled_nvfp4`` (e4m3 scale factors, one per 16: ``kind::mxf4nvf4...block16``);
 * two planted bugs, for the docs' counterexamples: ``triton_sm90_64_lbo_sbo.ptx`` (B's wgmma descriptor with its LBO
   and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
@@ -84,6 +86,12 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
                 TensorMap("B", Tensor("B", "f16", (K, N), (N, 1)), (bk, bn)),
                 Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K, N)])
         consts = {"BM": bm, "BN": bn, "BK": bk}
+    elif kernel in ("matmul_scaled_fp4", "matmul_scaled_nvfp4"):
+        g, st = (32, "u8") if kernel == "matmul_scaled_fp4" else (16, "e4m3")
+        args = (Tensor("A", "e2m1", (M, K), (K, 1)), Tensor("B", "e2m1", (N, K), (K, 1)),
+                Tensor("SA", st, (M, K // g), (K // g, 1)), Tensor("SB", st, (N, K // g), (K // g, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     else:
         args = (Tensor("A", "e4m3", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
                 Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
@@ -128,6 +136,8 @@ if __name__ == "__main__":
     triton("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma")
     triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
+    triton("triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4")
+    triton("triton_sm100_nvfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_nvfp4")
     planted("triton_sm90_64_lbo_sbo.ptx", "triton_sm90_64.ptx", "4611686293305294848", str(0x4000000000400000),
             "B's descriptor's LBO and SBO swapped")
     planted("triton_sm100_mxfp8_sf_id.ptx", "triton_sm100_mxfp8.ptx", "%r208, 681639952;",

@@ -99,6 +99,49 @@ def matmul_scaled(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
 
 
 @triton.jit
+def matmul_scaled_fp4(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
+                      BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """mxfp4: C[m, n] = sum over k of A[m, k] * B[n, k] * SA[m, k / 32] * SB[n, k / 32] (e2m1 elements packed two
+    to a byte along K, the lower k in the low nibble; e8m0 scale factors, one per 32 elements of K; tl.dot_scaled:
+    on sm_100 a block-scaled tcgen05.mma of kind::mxf4)."""
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BN)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK // 2)
+    rs = tl.arange(0, BK // 32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * (K // 2) + (k // 2 + rk)[None, :])
+        b = tl.load(b_ptr + rn[:, None] * (K // 2) + (k // 2 + rk)[None, :])
+        sa = tl.load(sa_ptr + rm[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        sb = tl.load(sb_ptr + rn[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(b), sb, "e2m1", acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
+def matmul_scaled_nvfp4(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """nvfp4: C[m, n] = sum over k of A[m, k] * B[n, k] * SA[m, k / 16] * SB[n, k / 16] (e2m1 elements packed two
+    to a byte along K; e4m3 scale factors, one per 16 elements of K; on sm_100 kind::mxf4nvf4, .scale_vec::4X)."""
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK // 2)
+    rs = tl.arange(0, BK // 16)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * (K // 2) + (k // 2 + rk)[None, :])
+        b = tl.load(b_ptr + rn[:, None] * (K // 2) + (k // 2 + rk)[None, :])
+        sa = tl.load(sa_ptr + rm[:, None] * (K // 16) + (k // 16 + rs)[None, :])
+        sb = tl.load(sb_ptr + rn[:, None] * (K // 16) + (k // 16 + rs)[None, :])
+        acc = tl.dot_scaled(a, sa, "e2m1", tl.trans(b), sb, "e2m1", acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+@triton.jit
 def matmul_convert_a(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
     """One tile, A converted to bf16 after its load: on sm_90 wgmma takes A from registers (the catalog's wgmma A
     fragment), B from shared memory."""

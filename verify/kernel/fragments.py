@@ -407,6 +407,14 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
     ``value`` for a ``major``-major operand: this project's descriptor model (``verify.layout.descriptor``: the
     canonical layout of the descriptor's swizzle mode placed at its start address with its LBO, SBO and base
     offset, the swizzle on the address bits), by ``face``.  ``int64[rows, cols]``."""
+    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits // 8
+    out.setflags(write=False)
+    return out
+
+
+def _descriptor_offsets(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
+                        face: str = "vector") -> np.ndarray:
+    """The descriptor model's offset of each element, in elements (``type_bits`` bits each)."""
     from ..layout import descriptor as dm
     try:
         d = dm.decode(instr, value)
@@ -427,7 +435,16 @@ def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, row
                 if cell is None:
                     raise BadDescriptor(f"descriptor {value:#018x} leaves element ({r}, {c}) unread")
                 off[r, c] = cell["offset"]
-    out = off * type_bits // 8
+    return off
+
+
+@functools.lru_cache(maxsize=1024)
+def descriptor_bit_addresses(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
+                             face: str = "vector") -> np.ndarray:
+    """As ``descriptor_addresses``, in bits: for elements narrower than a byte (``e2m1``) the bit address of each
+    element, its byte ``// 8`` and its place in the byte ``% 8 // type_bits`` (the descriptor model's canonical
+    layouts count sub-byte elements in bit addresses, the lower element in the lower bits)."""
+    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits
     out.setflags(write=False)
     return out
 
@@ -662,6 +679,19 @@ def tmem_a_cells(bits: int, rows: int, k: int, face: str = "vector", specs: str 
     return ScaleCells(lay.id, *out)
 
 
+@functools.lru_cache(maxsize=16)
+def scale_factor_ids(vs: int, specs: str | None = None) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The scale-factor ids a block-scaled ``tcgen05.mma`` with ``.scale_vec::<vs>X`` may name and the scale types
+    it takes: the catalog's ``tcgen05.mma.m1n4.SFA`` fragment of that scale vector (``SFA_ID_<vs>X``; the B side
+    states the same rules)."""
+    spec = _spec(str(_specs_dir(specs) / "tcgen05.mma.block_scale.toml"))
+    for lay in spec.layouts:
+        if lay.operand == "SFA" and lay.variant == f"{vs}x":
+            (param,) = [p for p in lay.params if p.name == f"SFA_ID_{vs}X"]
+            return tuple(param.values), tuple(lay.types)
+    raise NoLayout(f"the catalog has no .scale_vec::{vs}X for tcgen05.mma")
+
+
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
@@ -674,6 +704,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
-           "datapath", "scale_cells", "tmem_a_cells", "A_PACKING",
-           "descriptor_addresses", "descriptor_words", "instruction_descriptor", "matrix_load", "mma_form",
+           "datapath", "scale_cells", "scale_factor_ids", "tmem_a_cells", "A_PACKING",
+           "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
+           "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

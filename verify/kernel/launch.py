@@ -45,7 +45,7 @@ from .einsum import Einsum, parse_einsum
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "tf32": 4, "f64": 8, "s8": 1, "u8": 1, "s16": 2, "u16": 2,
                  "s32": 4, "u32": 4, "s64": 8, "u64": 8, "e4m3": 1, "e5m2": 1, "b8": 1, "b16": 2, "b32": 4, "b64": 8}
 # types narrower than a byte, packed from the low bits: elements per byte (a tensor of them is stored so)
-PACKED = {"s4": 2, "u4": 2, "b1": 8}
+PACKED = {"s4": 2, "u4": 2, "b1": 8, "e2m1": 2}
 FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "tf32")
 MAX_THREADS = 1024
 MAX_CTAS = 1 << 16

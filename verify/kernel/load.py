@@ -101,7 +101,8 @@ def load(launch: Launch) -> tuple[Module, Function]:
 # ----------------------------------------------------------------------------- Triton
 
 TRITON_TYPES = {"f16": "fp16", "bf16": "bf16", "f32": "fp32", "tf32": "fp32", "f64": "fp64", "s8": "i8", "u8": "u8",
-                "s16": "i16", "s32": "i32", "u32": "u32", "s64": "i64", "e4m3": "fp8e4nv", "e5m2": "fp8e5"}
+                "s16": "i16", "s32": "i32", "u32": "u32", "s64": "i64", "e4m3": "fp8e4nv", "e5m2": "fp8e5",
+                "e2m1": "u8"}
 
 _TRITON_SCRIPT = r'''
 import importlib.util, json, sys, warnings

@@ -171,6 +171,11 @@ class Numeric:
         """Each element's integer (little-endian bytes) of memory bytes [n, element bytes]."""
         return from_bytes(bits)
 
+    def packed_elements(self, tags: np.ndarray, bits: np.ndarray, width: int) -> np.ndarray:
+        """The elements ``width`` bits wide packed in memory bytes [n, 1], from the low bits (``[n, 8 / width]``)."""
+        b = from_bytes(bits)
+        return np.stack([(b >> np.uint64(p * width)) & mask_of(width) for p in range(8 // width)], axis=1)
+
     def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
         cols = []
         for b, _ in regs:

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr
-from .fragments import NoLayout, datapath, scale_cells
+from .fragments import BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells, scale_factor_ids
 from .machine import CTA, Program, Step
-from .ops_mem import hold
+from .ops_mem import hold, read_shared_async
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 
@@ -43,9 +43,9 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, False)
             M, N, K = idesc.m, idesc.n, idesc.k
             bits = [ELEMENT_BITS.get(x, 8) for x in (idesc.atype, idesc.btype)]
-            if min(bits) < 8:
+            if min(bits) < 8 and kind not in ("mxf4", "mxf4nvf4"):
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
-                                      "than a byte are not executed yet")
+                                      "than a byte in 8-bit containers (kind::mxf8f6f4) are not executed yet")
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             vs = K // size
@@ -53,14 +53,31 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
                 dp = datapath(M, N, 1, False, False, 0, face)
                 sfa = scale_cells("A", vs, M, face)
                 sfb = scale_cells("B", vs, N, face)
+                ids, stypes = scale_factor_ids(vs)
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
+            bad = [f"{x} {v}" for x, v in (("SFA_ID", idesc.sfa_id), ("SFB_ID", idesc.sfb_id)) if v not in ids]
+            if bad:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): the instruction descriptor {iv:#010x} names "
+                                      f"{' and '.join(bad)}, but .scale_vec::{vs}X allows scale-factor ids "
+                                      f"{', '.join(map(str, ids))}")
+            if idesc.scale_type not in stypes:
+                raise prog.error(ins, f"{ins.opcode} (thread {t}): scale factors of type {idesc.scale_type} with "
+                                      f".scale_vec::{vs}X (it takes {', '.join(stypes)})")
             lane0, col0 = split(dv)
             dcells = tmem_cells(cta, ins, index, tm, lane0 + dp.lane, col0 + dp.col, -1, "mma")
-            addr, A = read_desc(cta, ins, index, av, "MN" if idesc.transpose_a else "K", bits[0], M, K, t, "A")
-            held = [hold(cta, addr, bits[0] // 8, index)]
-            addr, Bt = read_desc(cta, ins, index, bv, "MN" if idesc.transpose_b else "K", bits[1], N, K, t, "B")
-            held.append(hold(cta, addr, bits[1] // 8, index))
+            held = []
+            ops_ = []
+            for v, tr, b, rows, what in ((av, idesc.transpose_a, bits[0], M, "A"), (bv, idesc.transpose_b, bits[1], N,
+                                                                                    "B")):
+                major = "MN" if tr else "K"
+                if b < 8:
+                    addr, X = _read_packed(cta, ins, index, v, major, b, rows, K, t, what)
+                else:
+                    addr, X = read_desc(cta, ins, index, v, major, b, rows, K, t, what)
+                held.append(hold(cta, addr, max(b // 8, 1), index))
+                ops_.append(X)
+            A, Bt = ops_
             j = np.arange(K) // size  # each k's block within the MMA
             # A's factors: row m, K block sfa_id + j (the MMA's blocks of the 4-block tile)
             sa_addr = int(tmem_address(cta, ins, sa_o, m, "the scale-A address")[t])
@@ -88,6 +105,25 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             tags, bts = dom.memory_bytes(D.reshape(-1), 4)
             tm.issue(index, dcells.reshape(-1), tags, bts, t, held)
     return Step(ins, index, "op", run)
+
+
+def _read_packed(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: int, rows: int, K: int, t: int,
+                 what: str) -> tuple[np.ndarray, np.ndarray]:
+    """(byte addresses [rows, K], values [rows, K]) of an operand of elements narrower than a byte (``e2m1``, two to
+    a byte in shared memory: ``kind::mxf4``/``mxf4nvf4``) that the descriptor ``value`` reads: the descriptor model's
+    bit address of each element, its byte's elements split from the low bits (the element at the lower bit address
+    in the lower bits), each element taken at its place in its byte."""
+    prog = cta.prog
+    try:
+        at = descriptor_bit_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
+                              f"{e}") from None
+    addr = at // 8
+    tags, bts = read_shared_async(cta, ins, addr.reshape(-1), 1, np.array([t // 32]), t)
+    parts = prog.domain.packed_elements(tags, bts, bits)  # [n, 8 / bits]
+    slot = (at % 8 // bits).reshape(-1)
+    return addr, parts[np.arange(len(slot)), slot].reshape(rows, K)
 
 
 def _factors(cta: CTA, ins: Instr, index: int, tm: Any, lanes: np.ndarray, cols: np.ndarray, byte: np.ndarray,

@@ -234,30 +234,44 @@ class Symbolic:
             b = np.broadcast_to(np.asarray(b, U64), (T,))
             for byte in range(per // in_byte):
                 v = self.resolve(self.element_ids(b, g, byte, 1))
-                kind, _ = self.kind_width(v)
-                ok = kind == PACK
-                first = np.zeros(T, np.int64)
-                if ok.any():
-                    r = self.row(v[ok])
-                    first[ok] = r[:, 2]
-                    ok[ok] = r[:, 3] == in_byte
-                const = (kind == CONST) | (v == 0)
-                cval = np.zeros(T, np.int64)
-                nz = const & (v != 0)
-                if nz.any():
-                    cval[nz] = self.row(v[nz])[:, 2]
-                bad = ~ok & ~const
-                for p in range(in_byte):
-                    out = np.zeros(T, np.int64)
-                    out[ok] = first[ok] + p
-                    if len(self.zero_atoms):
-                        out[ok & np.isin(out, self.zero_atoms)] = 0
-                    if const.any():
-                        out[const] = self._consts(((cval[const] >> (p * bits)) & ((1 << bits) - 1)).astype(U64), 1)
-                    if bad.any():
-                        out[bad] = self.alloc(BAD, 1, g[bad, byte] if g is not None else UNDEF, n=int(bad.sum()))
-                    cols.append(out)
+                cols += self._split_byte(v, g[:, byte] if g is not None else None, bits)
         return np.stack(cols, axis=1)
+
+    def packed_elements(self, tags: np.ndarray, bits: np.ndarray, width: int) -> np.ndarray:
+        """The elements ``width`` bits wide packed in memory bytes ``tags``/``bits`` [n, 1], from the low bits
+        (``int64[n, 8 / width]``), as ``packed_ids`` splits a register's bytes."""
+        v = self.resolve(self.element_ids(from_bytes(bits), tags, 0, 1))
+        return np.stack(self._split_byte(v, tags[:, 0], width), axis=1)
+
+    def _split_byte(self, v: np.ndarray, g: np.ndarray | None, bits: int) -> list[np.ndarray]:
+        """The ``8 / bits`` elements of the bytes whose values are ``v`` (their tags ``g``), lowest bits first."""
+        in_byte = 8 // bits
+        T = len(v)
+        kind, _ = self.kind_width(v)
+        ok = kind == PACK
+        first = np.zeros(T, np.int64)
+        if ok.any():
+            r = self.row(v[ok])
+            first[ok] = r[:, 2]
+            ok[ok] = r[:, 3] == in_byte
+        const = (kind == CONST) | (v == 0)
+        cval = np.zeros(T, np.int64)
+        nz = const & (v != 0)
+        if nz.any():
+            cval[nz] = self.row(v[nz])[:, 2]
+        bad = ~ok & ~const
+        cols = []
+        for p in range(in_byte):
+            out = np.zeros(T, np.int64)
+            out[ok] = first[ok] + p
+            if len(self.zero_atoms):
+                out[ok & np.isin(out, self.zero_atoms)] = 0
+            if const.any():
+                out[const] = self._consts(((cval[const] >> (p * bits)) & ((1 << bits) - 1)).astype(U64), 1)
+            if bad.any():
+                out[bad] = self.alloc(BAD, 1, g[bad] if g is not None else UNDEF, n=int(bad.sum()))
+            cols.append(out)
+        return cols
 
     def _consts(self, field: np.ndarray, eb: int) -> np.ndarray:
         out = np.zeros(field.shape[0], np.int64)
