@@ -55,3 +55,12 @@ def agree(r: Any, numeric_subset: bool = False) -> None:
     else:
         assert sym["wrong_elements"] == num["wrong_elements"]
     assert sym["mma"] == num["mma"] > 0
+
+
+def only_finding(r: Any, element: str, count: int) -> Any:
+    """A refuted kernel whose engines agree, with one finding: first wrong at ``element``, ``count`` wrong in all."""
+    assert r.status == "refuted"
+    agree(r)
+    (f,) = r.findings
+    assert (f.element, f.count) == (element, count)
+    return f
