@@ -308,11 +308,19 @@ def wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str = "vect
                ) -> WarpgroupForm:
     """The catalog's ``wgmma.mma_async.sync.aligned.<shape>.<dtype>.<atype>.<btype>`` (dense): its A register
     fragment and its D accumulator, the family member of the shape's N."""
+    (M, N, K), a, d, bits = _wgmma_operands("wgmma", shape, dtype, atype, btype, "yet", "A", specs)
+    return WarpgroupForm((M, N, K), _operand(a, {"N": N} if a.is_family else {}, face, atype),
+                         _operand(d, {"N": N}, face, dtype), bits[0], bits[1])
+
+
+def _wgmma_operands(name: str, shape: str, dtype: str, atype: str, btype: str, narrow: str, n_of: str,
+                    specs: str | None) -> tuple[tuple[int, int, int], Any, Any, list[int]]:
+    """The shape, A and D layouts and A/B element bits of ``<name>.<shape>.<dtype>.<atype>.<btype>`` from the
+    catalog's ``<name>.mMnNkK*`` spec files (8-bit A and B may be of either kind), N checked against the family
+    of operand ``n_of``; ``narrow`` ends the words that refuse sub-byte elements."""
     M, N, K = _shape_numbers(shape)
-    root = _specs_dir(specs)
-    for path in sorted(root.glob(f"wgmma.m{M}nNk{K}*.toml")):
-        spec = _spec(str(path))
-        lays = effective(spec.layouts)
+    for path in sorted(_specs_dir(specs).glob(f"{name}.m{M}nNk{K}*.toml")):
+        lays = effective(_spec(str(path)).layouts)
         a = next((x for x in lays if x.operand == "A" and atype in x.types), None)
         d = next((x for x in lays if x.operand == "D" and dtype in x.types), None)
         if a is None or d is None or btype not in a.types and not (
@@ -320,13 +328,14 @@ def wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str = "vect
             continue
         bits = [a.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
         if min(bits) < 8:
-            raise NoLayout(f"wgmma.{shape} with {atype} x {btype}: elements narrower than a byte are not executed yet")
-        valid = next((p for p in a.domain.params if p.name == "N"), None) if a.is_family else None
+            raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements narrower than a byte are not executed"
+                           + (f" {narrow}" if narrow else ""))
+        fam = a if n_of == "A" else d
+        valid = next((p for p in fam.domain.params if p.name == "N"), None) if fam.is_family else None
         if valid is not None and N not in valid.values:
-            raise NoLayout(f"wgmma.{shape}: N = {N} is not one of the catalog's ({path.name})")
-        return WarpgroupForm((M, N, K), _operand(a, {"N": N} if a.is_family else {}, face, atype),
-                             _operand(d, {"N": N}, face, dtype), bits[0], bits[1])
-    raise NoLayout(f"the catalog has no wgmma.{shape} with D {dtype}, A {atype}, B {btype}")
+            raise NoLayout(f"{name}.{shape}: N = {N} is not one of the catalog's ({path.name})")
+        return (M, N, K), a, d, bits
+    raise NoLayout(f"the catalog has no {name}.{shape} with D {dtype}, A {atype}, B {btype}")
 
 
 @dataclass(frozen=True)
@@ -365,33 +374,17 @@ def sparse_wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str 
                       specs: str | None = None) -> SparseWarpgroupForm:
     """The catalog's ``wgmma.mma_async.sp.sync.aligned.<shape>.<dtype>.<atype>.<btype>``: its sparse A register
     fragment with the metadata layout, and its D accumulator, the family member of the shape's N."""
-    M, N, K = _shape_numbers(shape)
-    root = _specs_dir(specs)
-    for path in sorted(root.glob(f"wgmma.sp.m{M}nNk{K}*.toml")):
-        spec = _spec(str(path))
-        lays = effective(spec.layouts)
-        a = next((x for x in lays if x.operand == "A" and atype in x.types), None)
-        d = next((x for x in lays if x.operand == "D" and dtype in x.types), None)
-        if a is None or d is None or btype not in a.types and not (
-                {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
-            continue
-        bits = [a.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
-        if min(bits) < 8:
-            raise NoLayout(f"wgmma.sp.{shape} with {atype} x {btype}: elements narrower than a byte are not executed")
-        valid = next((p for p in d.domain.params if p.name == "N"), None) if d.is_family else None
-        if valid is not None and N not in valid.values:
-            raise NoLayout(f"wgmma.sp.{shape}: N = {N} is not one of the catalog's ({path.name})")
-        op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
-        if md.metadata is None:
-            raise NoLayout(f"{a.id} has no metadata layout")
-        if md.k != K:
-            raise NoLayout(f"{a.id} is for K = {md.k}, the instruction's is {K}")
-        for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
-            x.setflags(write=False)
-        return SparseWarpgroupForm((M, N, K), op, _operand(d, {"N": N}, face, dtype), bits[0], bits[1], chunk, j,
-                                   mrow, mchunk, sel, tuple(md.selectors), tuple(md.valid), int(md.kept),
-                                   int(md.chunk), a.map.logical_at)
-    raise NoLayout(f"the catalog has no wgmma.sp.{shape} with D {dtype}, A {atype}, B {btype}")
+    (M, N, K), a, d, bits = _wgmma_operands("wgmma.sp", shape, dtype, atype, btype, "", "D", specs)
+    op, chunk, j, mrow, mchunk, sel, md = _sparse_a(a, face, atype)
+    if md.metadata is None:
+        raise NoLayout(f"{a.id} has no metadata layout")
+    if md.k != K:
+        raise NoLayout(f"{a.id} is for K = {md.k}, the instruction's is {K}")
+    for x in (op.row, op.col, chunk, j, mrow, mchunk, sel):
+        x.setflags(write=False)
+    return SparseWarpgroupForm((M, N, K), op, _operand(d, {"N": N}, face, dtype), bits[0], bits[1], chunk, j,
+                               mrow, mchunk, sel, tuple(md.selectors), tuple(md.valid), int(md.kept),
+                               int(md.chunk), a.map.logical_at)
 
 
 class BadDescriptor(ValueError):
