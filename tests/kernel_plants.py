@@ -64,3 +64,19 @@ def only_finding(r: Any, element: str, count: int) -> Any:
     (f,) = r.findings
     assert (f.element, f.count) == (element, count)
     return f
+
+
+def nvcc_makes(tmp_path: Path, base: str, name: str, defines: list[str], arch: str = "sm_100a") -> None:
+    """nvcc here compiles ``base``.cu (with ``defines``) to the committed ``name``.ptx's code; skips without nvcc."""
+    import shutil
+    import subprocess
+
+    import pytest
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        pytest.skip("nvcc is not installed")
+    shutil.copy(KERNELS / f"{base}.cu", tmp_path / f"{base}.cu")
+    subprocess.run([nvcc, "-ptx", f"-arch={arch}", "-lineinfo", *defines, f"{base}.cu", "-o", "k.ptx"],
+                   cwd=tmp_path, check=True)
+    assert ptx_code((tmp_path / "k.ptx").read_text(encoding="utf-8")) == \
+        ptx_code((KERNELS / f"{name}.ptx").read_text(encoding="utf-8"))

@@ -4,12 +4,10 @@ half) puts it, relative to the A address, in the MMA pipeline's view of Tensor M
 ``examples/kernels/tcgen05_a_tmem.cu`` (A written by ``tcgen05.st.32x32b.x16``, B in shared memory)."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 
-from kernel_plants import agree, first, KERNELS, mutant, only_finding, ptx_code
+from kernel_plants import agree, first, KERNELS, mutant, nvcc_makes, only_finding
 from verify.errors import SpecError
 from verify.kernel.fragments import NoLayout, tmem_a_cells
 from verify.kernel.frontdoor import verify
@@ -131,11 +129,4 @@ def test_an_a_width_the_catalog_does_not_pack_is_refused(tmp_path):
                                           (f"{BASE}_half", ["-DHALF_A"])])
 def test_the_a_tmem_kernel_compiles_to_the_fixture(tmp_path, name, defines):
     """nvcc here makes the committed PTX (its code), and that PTX is verified (above)."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not installed")
-    shutil.copy(KERNELS / f"{BASE}.cu", tmp_path / f"{BASE}.cu")
-    subprocess.run([nvcc, "-ptx", "-arch=sm_100a", "-lineinfo", *defines, f"{BASE}.cu", "-o", "k.ptx"],
-                   cwd=tmp_path, check=True)
-    assert ptx_code((tmp_path / "k.ptx").read_text(encoding="utf-8")) == \
-        ptx_code((KERNELS / f"{name}.ptx").read_text(encoding="utf-8"))
+    nvcc_makes(tmp_path, BASE, name, defines)

@@ -3,12 +3,10 @@
 multicast ``tcgen05.commit`` arriving on both CTAs' mbarriers.  Fixture: ``examples/kernels/tcgen05_pair.cu``."""
 from __future__ import annotations
 
-import shutil
-import subprocess
 
 import pytest
 
-from kernel_plants import agree, first, KERNELS, mutant, only_finding, ptx_code
+from kernel_plants import agree, first, KERNELS, mutant, nvcc_makes, only_finding
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
@@ -121,14 +119,7 @@ def test_cta_group_2_without_a_pair_is_an_error(tmp_path):
 @pytest.mark.parametrize("name,defines", [(BASE, []), (f"{BASE}_one_cta_a", ["-DONE_CTA_A"])])
 def test_the_pair_kernel_compiles_to_the_fixture(tmp_path, name, defines):
     """nvcc here makes the committed PTX (its code), and that PTX is verified (above)."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        pytest.skip("nvcc is not installed")
-    shutil.copy(KERNELS / f"{BASE}.cu", tmp_path / f"{BASE}.cu")
-    subprocess.run([nvcc, "-ptx", "-arch=sm_100a", "-lineinfo", *defines, f"{BASE}.cu", "-o", "k.ptx"],
-                   cwd=tmp_path, check=True)
-    assert ptx_code((tmp_path / "k.ptx").read_text(encoding="utf-8")) == \
-        ptx_code((KERNELS / f"{name}.ptx").read_text(encoding="utf-8"))
+    nvcc_makes(tmp_path, BASE, name, defines)
 
 
 def test_a_load_from_another_ctas_shared_memory_is_refused(tmp_path):
