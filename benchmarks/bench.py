@@ -153,11 +153,11 @@ def scaling() -> list[dict[str, object]]:
         floor_s = _best(lambda: numpy_floor(threads, n))
 
         def enumerate_all() -> None:
-            c = lay.map.cells(lay.domain)
+            c = lay.map.grid(lay.domain)
             decide(c, lay.rows, lay.cols, lay.groups, lay.element_name)
 
         def evaluate_only() -> None:
-            lay.map.cells(lay.domain)
+            lay.map.grid(lay.domain)
 
         eval_s = _best(evaluate_only)
         enum_s = _best(enumerate_all)

@@ -29,7 +29,6 @@ STORES = [
     ("verify.checks.family", "_FAMILY_MEMO", "a family's decided engine results"),
     ("verify.layout.model", "_CELLS_BY_MAP", "a layout's cells, by its map's value"),
     ("verify.layout.model", "_DIGEST_BY_MAP", "a layout's digest, by its map's value and matrix"),
-    ("verify.layout.views", "_CELLS", "cells of a fragment view"),
     ("verify.engines.smt", "_IN_DOMAIN", "the domain constraint per variables"),
     ("verify.engines.smt", "_BV", "bit-vector constants"),
 ]

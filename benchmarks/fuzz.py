@@ -67,6 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from verify.cli import main  # noqa: E402
+from verify.layout.model import cell_at  # noqa: E402
 
 LIMIT_S = 5.0
 
@@ -688,7 +689,7 @@ def _handoff_reference(src, dst) -> tuple[str, tuple[int, int] | None, list]:
         out = {}
         for t in range(lay.threads):
             for i in range(lay.n_elements):
-                p = lay.map.point(t, i)
+                p = cell_at(lay, t, i)
                 if p is not None:
                     r, c = p
                     if fold:
@@ -1351,7 +1352,7 @@ def _pm_member_table(lay) -> dict:
     out = {}
     for t in range(lay.threads):
         for i in range(lay.n_elements):
-            p = lay.map.point(t, i)
+            p = cell_at(lay, t, i)
             if p is not None:
                 out[(t, i)] = tuple(p)
     return out

@@ -45,7 +45,7 @@ def walk(page: str, root: str) -> dict[str, object]:
     sys.path.insert(0, root)
     before = {m for m in sys.modules if m == "verify" or m.startswith("verify.")}
     import verify.formula.parser as parser
-    from verify.layout import formula as lformula, named, sparse, views
+    from verify.layout import fragment_maps, named, sparse
     from verify.catalog import spec as cspec
 
     parses: collections.Counter[str] = collections.Counter()
@@ -66,9 +66,9 @@ def walk(page: str, root: str) -> dict[str, object]:
             return f(*a, **k)
         setattr(owner, name, counted)
 
-    wrap(lformula.FormulaMap, "cells", "FormulaMap.cells")
-    wrap(sparse.SparseMap, "cells", "SparseMap.cells")
-    wrap(views.LayoutMapView, "cells", "LayoutMapView.cells")
+    wrap(fragment_maps.FormulaFragment, "grid", "FormulaFragment.grid")
+    wrap(sparse.SparseMap, "grid", "SparseMap.grid")
+    wrap(fragment_maps.PlacedMap, "grid", "PlacedMap.grid")
     wrap(named, "evaluate_all", "evaluate_all")  # (callers inside layout.named reach it by this name)
     toml = collections.Counter()
     parse_toml = cspec.parse_toml

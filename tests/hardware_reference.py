@@ -15,6 +15,7 @@ from verify.hardware.observe import HardwareResult, ObservationError, Observatio
 from verify.hardware.probes import Instruction, Operand
 from verify.layout.model import Layout
 from verify.layout.sparse import SparseMap
+from verify.layout.model import cell_at
 
 MAX_LISTED = 8
 Elem = tuple[int, int]
@@ -105,7 +106,7 @@ class SpecCells:
         return self.layout.group_of(lane) if self.layout.groups > 1 else 0
 
     def cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
-        cell = self.layout.map.point(lane, i)
+        cell = cell_at(self.layout, lane, i)
         if self.sparse:
             k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
             if cell is None or k is None:

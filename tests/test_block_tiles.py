@@ -165,13 +165,13 @@ def test_a_partition_with_a_hole_and_one_with_an_overlap_name_the_cell() -> None
 
 def test_the_engines_decide_tiled_independently() -> None:
     """A map whose Z3 face lies at one point: the engines disagree, an error, never ``tiled``."""
-    from verify.layout.formula import FormulaMap
+    from verify.layout.fragment_maps import FormulaFragment as FormulaMap
 
     @dataclasses.dataclass(frozen=True)
     class Lying(FormulaMap):
-        def z3_cell(self, thread, i, env=None):  # type: ignore[no-untyped-def]
+        def _z3(self, thread, i, env=None):  # type: ignore[no-untyped-def]
             import z3
-            ok, r, c = super().z3_cell(thread, i, env)
+            ok, r, c = super()._z3(thread, i, env)
             return ok, z3.If(z3.And(thread == 40, i == 1), r + 1, r), c
 
     given = api.index_code(TWELVE_WARPS, lay(C), threads="64")

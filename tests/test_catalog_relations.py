@@ -11,7 +11,6 @@ from verify.checks.family import check_any
 from verify.layout import algebra as A
 from verify.layout.dims import Dim
 from verify.layout.named import formula_map
-from verify.layout.views import as_fragment, fragment_map
 from verify.catalog.instructions import instructions
 from verify.checks.instruction import check_instructions, check_tmem_lanes, tmem_views
 from verify.checks.relations import check_relations
@@ -192,8 +191,8 @@ def test_a_warpgroup_layout_with_warps_swapped_is_refuted() -> None:
     lay = layouts()["tcgen05.ld.32x32b.R.b32"]
     def warpgroup(warp_to_quarter: str):
         quarters = formula_map(warp_to_quarter, (Dim("warp", 4),), (Dim("tmem_lane", 4),))
-        placed = A.merge(A.product(fragment_map(lay), quarters), ("lane", "warp"), "thread")
-        return as_fragment(placed, lay, codomain=dataclasses.replace(lay.codomain, rows=128))
+        placed = A.merge(A.product(lay.map, quarters), ("lane", "warp"), "thread")
+        return lay.with_map(placed, codomain=dataclasses.replace(lay.codomain, rows=128))
 
     good = warpgroup("tmem_lane = warp")
     assert check_tmem_lanes(good).status == "proved"

@@ -16,6 +16,7 @@ from verify.errors import SpecError
 from verify.formula import parse_formula
 
 from conftest import SPECS
+from verify.layout.model import cells_of
 
 NEW = ("wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix", "wmma", "tcgen05.ld", "tcgen05.st",
        "mma.block_scale", "tcgen05.mma")
@@ -114,7 +115,7 @@ def test_wgmma_a_per_warp_is_the_mma_a_layout() -> None:
                   ("wgmma.m64nNk32.A.u8_s8", "mma.m16n8k32.A.u8_s8"),
                   ("wgmma.m64nNk256.A.b1", "mma.m16n8k256.A.b1@corrected")):
         a, ref = mma[wg], mma[m]
-        got, want = a.map.cells(a.domain), ref.map.cells(ref.domain)  # every (thread, i) at once
+        got, want = cells_of(a), cells_of(ref)  # every (thread, i) at once
         lane, warp = np.arange(128) % 32, (np.arange(128) >> 5)[:, None]
         assert got.ok.shape == (128, a.n_elements) and got.ok.all() and want.ok.all(), wg
         bad = np.argwhere((got.row != want.row[lane] + 16 * warp) | (got.col != want.col[lane]))

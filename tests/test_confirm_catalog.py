@@ -30,6 +30,7 @@ from verify.hardware.cuda import find_nvcc, find_ptxas
 from verify.hardware.simdevice import Deviation
 
 from conftest import SPECS
+from verify.layout.model import cell_at
 
 NVCC = find_nvcc()
 PTXAS = find_ptxas(NVCC)
@@ -262,11 +263,11 @@ def _deviation(p: kinds.Probe) -> Deviation:
     if p.kind == "wmma":
         return Deviation(lay.id, (0, 0), (0, 1), mode="copy")
     if p.kind == "tcgen05_mma":  # the byte in use and one that is not
-        used = next(i for i in range(4) if lay.map.point(0, i) is not None)
-        return Deviation(lay.id, (0, used), (0, next(i for i in range(4) if lay.map.point(0, i) is None)))
-    points = [(ln, i) for ln in range(threads) for i in range(lay.n_elements) if lay.map.point(ln, i) is not None]
+        used = next(i for i in range(4) if cell_at(lay, 0, i) is not None)
+        return Deviation(lay.id, (0, used), (0, next(i for i in range(4) if cell_at(lay, 0, i) is None)))
+    points = [(ln, i) for ln in range(threads) for i in range(lay.n_elements) if cell_at(lay, ln, i) is not None]
     first = points[0]
-    second = next(e for e in points if lay.map.point(*e) != lay.map.point(*first))
+    second = next(e for e in points if cell_at(lay, *e) != cell_at(lay, *first))
     return Deviation(lay.id, first, second)
 
 

@@ -20,7 +20,7 @@ from tiers import layouts_by_kind
 from verify import api
 from verify.checks.conform import Permutation, conform, replication_candidates
 from verify.formula import render
-from verify.layout.formula import FormulaMap
+from verify.layout.fragment_maps import FormulaFragment as FormulaMap
 from verify.layout.notations import NotationError
 from verify.outputs import json as out_json
 
@@ -337,9 +337,9 @@ def test_fewer_elements_or_another_extent_differs_with_the_reason():
 class LyingZ3(FormulaMap):
     """The enumeration sees the formula; Z3 sees every row shifted by one at lane 7 (an engine bug)."""
 
-    def z3_cell(self, thread, i, env=None):
+    def _z3(self, thread, i, env=None):
         import z3
-        ok, r, c = super().z3_cell(thread, i, env)
+        ok, r, c = super()._z3(thread, i, env)
         return ok, z3.If(thread == 7, r + 1, r), c
 
 

@@ -14,6 +14,7 @@ from verify.layout.model import Layout
 
 from conftest import SPECS
 from tiers import by_kind
+from verify.layout.model import cell_at, cells_of
 
 ENGINE_CHECKS = ("in_range", "injective", "surjective")
 
@@ -27,16 +28,15 @@ def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
     witness names its parameter value: the instance is checked)."""
     if "params" in cex:
         lay, cex = lay.instance(**cex["params"]), {k: v for k, v in cex.items() if k != "params"}
-    cells = lay.map
     if check == "in_range":
-        cell = cells.point(cex["lane"], cex["i"])
+        cell = cell_at(lay, cex["lane"], cex["i"])
         assert cell is None or not (0 <= cell[0] < lay.rows and 0 <= cell[1] < lay.cols)
         assert cex["element"] == lay.element_name(cex["i"])
     elif check == "injective":
         a, b = cex["first"], cex["second"]
         assert (a["lane"], a["i"]) != (b["lane"], b["i"])
-        assert cells.point(a["lane"], a["i"]) == (cex["row"], cex["col"])
-        assert cells.point(b["lane"], b["i"]) == (cex["row"], cex["col"])
+        assert cell_at(lay, a["lane"], a["i"]) == (cex["row"], cex["col"])
+        assert cell_at(lay, b["lane"], b["i"]) == (cex["row"], cex["col"])
         assert lay.group_of(a["lane"]) == lay.group_of(b["lane"])
     elif check == "surjective":
         g = cex.get("mma", 0)
@@ -44,7 +44,7 @@ def assert_counterexample_is_real(lay: Layout, check: str, cex: dict) -> None:
         for lane in range(lay.threads):
             if lay.group_of(lane) == g:
                 for i in range(lay.n_elements):
-                    assert cells.point(lane, i) != (cex["row"], cex["col"])
+                    assert cell_at(lay, lane, i) != (cex["row"], cex["col"])
 
 
 def assert_engines_agree(lay: Layout, timeout: float = 20.0):
@@ -255,19 +255,19 @@ def test_vectorised_cells_are_the_oracle_point_by_point(text: str):
         for lane in range(lay.threads):
             for i in range(lay.n_elements):
                 try:
-                    lay.map.point(lane, i)
+                    cell_at(lay, lane, i)
                 except (EvalError, SpecError) as e:
                     return str(e)
         return None
 
     try:
-        cells = lay.map.cells(lay.domain)
+        cells = cells_of(lay)
     except (EvalError, SpecError) as e:
         assert scalar_first_error() == str(e)
         return
     assert scalar_first_error() is None
     for lane in range(lay.threads):
         for i in range(lay.n_elements):
-            p = lay.map.point(lane, i)
+            p = cell_at(lay, lane, i)
             got = (int(cells.row[lane, i]), int(cells.col[lane, i])) if cells.ok[lane, i] else None
             assert got == p, (lane, i, got, p)

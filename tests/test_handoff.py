@@ -17,10 +17,11 @@ from conftest import SPECS, cli
 
 from verify import api
 from verify.checks.handoff import HandoffError, grid_for, handoff
-from verify.layout.formula import FormulaMap
+from verify.layout.fragment_maps import FormulaFragment as FormulaMap
 from verify.layout.model import cells_of
-from verify.layout.views import LayoutMapView
+from verify.layout.fragment_maps import PlacedMap
 from verify.layout.tile import tile
+from verify.layout.model import cell_at, z3_cell_of
 
 
 @functools.cache
@@ -85,7 +86,7 @@ def test_every_planned_move_brings_the_right_cell():
     res = api.handoff(spec(*C_S32), spec(*A_S8))
     assert res.status == "shuffle" and len(res.moving) == 384
     for s in res.plan:
-        assert res.tiled.map.point(s.src_lane, s.j) == res.target.map.point(s.lane, s.i)
+        assert cell_at(res.tiled, s.src_lane, s.j) == cell_at(res.target, s.lane, s.i)
     # each thread holds 2 consecutive columns of C but 4 of A: lane 1 gets all of its A from lanes 2 and 3
     assert {s.src_lane for s in res.plan if s.lane == 1} == {2, 3}
 
@@ -126,8 +127,8 @@ def test_extents_that_do_not_tile_are_bad_input(capsys):
 
 @dataclasses.dataclass(frozen=True)
 class LyingZ3(FormulaMap):
-    def z3_cell(self, thread, i, env=None):
-        ok, r, c = super().z3_cell(thread, i, env)
+    def _z3(self, thread, i, env=None):
+        ok, r, c = super()._z3(thread, i, env)
         return ok, z3.If(thread == 3, r + 1, r), c
 
 
@@ -145,19 +146,19 @@ def test_an_engine_disagreement_is_an_error():
 def test_tile_faces_agree(grid):
     base = spec(*C_F32)
     t = tile(base, grid)
-    assert isinstance(t.map, LayoutMapView) and (t.rows, t.cols) == (16 * grid[0], 8 * grid[1])
+    assert isinstance(t.map, PlacedMap) and (t.rows, t.cols) == (16 * grid[0], 8 * grid[1])
     assert t.n_elements == 4 * grid[0] * grid[1]
     c = cells_of(t)
     rng = random.Random(7)
     w = 16
     lane, i = z3.BitVecs("lane i", w)
-    ok, row, col = t.map.z3_cell(lane, i)
+    ok, row, col = z3_cell_of(t, lane, i)
     for _ in range(20):
         ln, ix = rng.randrange(t.threads), rng.randrange(t.n_elements)
         tt, j = divmod(ix, 4)
-        br, bc = base.map.point(ln, j)
+        br, bc = cell_at(base, ln, j)
         want = (br + 16 * (tt // grid[1]), bc + 8 * (tt % grid[1]))
-        assert t.map.point(ln, ix) == want == (int(c.row[ln, ix]), int(c.col[ln, ix]))
+        assert cell_at(t, ln, ix) == want == (int(c.row[ln, ix]), int(c.col[ln, ix]))
         s = z3.Solver()
         s.add(lane == ln, i == ix)
         assert s.check() == z3.sat

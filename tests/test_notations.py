@@ -56,6 +56,7 @@ from verify.layout.notations import (
 )
 from verify.layout.notations.cute import compact_left, congruent, flatten
 from verify.layout.notations.errors import decode_source, load_json
+from verify.layout.model import cell_at, z3_cell_of
 
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "specs"
@@ -1157,7 +1158,7 @@ def test_to_layout_lifts_an_sm70_quad_pair_to_the_warp():
     assert lay.threads == 32 and lay.groups == 4 and "lifted" in lay.derived
     for lane in range(32):
         base = lane & 0b10011                       # the lane at the same position in quad-pair 0
-        assert [lay.map.point(lane, i) for i in range(4)] == [lay.map.point(base, i) for i in range(4)]
+        assert [cell_at(lay, lane, i) for i in range(4)] == [cell_at(lay, base, i) for i in range(4)]
         assert lay.group_of(lane) == like.group_of(lane)
 
 
@@ -1176,13 +1177,13 @@ def test_table_layouts_get_a_lookup_z3_face_that_agrees_with_the_formula():
     lay = to_layout(import_table(json.dumps(entries), "b", operand="B"), like)
     assert isinstance(lay.map, LookupMap)
     lane, i = z3.BitVecs("lane i", 16)
-    ok, row, col = lay.map.z3_cell(lane, i)
+    ok, row, col = z3_cell_of(lay, lane, i)
     for ln in range(32):
         for ix in range(4):
             s = z3.Solver()
             s.add(lane == ln, i == ix)
             assert s.check() == z3.sat
             m = s.model()
-            want = lay.map.point(ln, ix)
+            want = cell_at(lay, ln, ix)
             got = (m.eval(row).as_signed_long(), m.eval(col).as_signed_long()) if z3.is_true(m.eval(ok)) else None
             assert got == want, (ln, ix)

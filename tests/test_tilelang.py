@@ -11,6 +11,7 @@ from verify import api
 from verify.cli.main import main
 from verify.layout.notations.errors import NotationError
 from verify.layout.notations.tilelang import parse_fragment
+from verify.layout.model import cell_at
 
 ACC = "tests/data/tilelang/acc_16x64_4warps.txt"
 REP = "tests/data/tilelang/acc_16x64_replicated.txt"
@@ -36,8 +37,8 @@ def test_accumulator_over_four_warps_is_tiled(specs):
     spec = api.layout(specs, C)
     given = api.tilelang(text(ACC), spec)
     assert (given.threads, given.n_elements, given.rows, given.cols) == (128, 8, 16, 64)
-    assert given.map.point(33, 0) == (0, 10)   # thread 33 = warp 1 lane 1: row 0, col 8 + 2
-    assert given.map.point(0, 4) == (0, 32)    # element 4: the second repeat, 32 columns on
+    assert cell_at(given, 33, 0) == (0, 10)   # thread 33 = warp 1 lane 1: row 0, col 8 + 2
+    assert cell_at(given, 0, 4) == (0, 32)    # element 4: the second repeat, 32 columns on
     r = api.conform(spec, given)
     assert r.status == "tiled" and r.exit_code() == 0
     assert r.engines["z3"] == r.engines["enumeration"] == "proved"

@@ -184,12 +184,11 @@ def test_the_mma_relation_can_fail() -> None:
     mma_b = cat["mma.m16n8k16.B.f16_bf16"]
     from verify.checks import maps
     from verify.layout import algebra as A
-    from verify.layout.views import fragment_map
-    other_order = A.merge(A.product(fragment_map(mma_b), A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
+    other_order = A.merge(A.product(mma_b.map, A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
     r = maps.same(wmma_b, other_order)
     assert r.status == "refuted" and _engines_agree(r)
     assert r.counterexample.point == {"lane": 0, "i": 1}  # type: ignore[union-attr]
-    one = maps.same(wmma_b, fragment_map(mma_b))
+    one = maps.same(wmma_b, mma_b.map)
     assert one.status == "refuted" and "input i has 8 points against 4" in one.message
 
 

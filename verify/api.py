@@ -32,8 +32,9 @@ from .engines import smt as _smt
 from .errors import SpecError
 from .formula import FormulaError, Span, parse_formula, walk
 from .layout.elements import MAX_ELEMENTS as _MAX_ELEMENTS
-from .layout.formula import FormulaMap as _FormulaMap
+from .layout.fragment_maps import FormulaFragment as _FormulaFragment
 from .layout.model import OPERANDS as _OPERANDS
+from .layout.model import z3_cell_of as _z3_cell_of
 from .layout.model import Codomain as _Codomain
 from .layout.model import Domain as _Domain
 from .layout.model import Layout, MapLayout, Spec
@@ -265,7 +266,7 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
     rbits = _REGISTER_BITS[register_type]
     return Layout(
         id=layout_id, instruction="mma", shape=parsed_shape, operand=operand, types=tuple(types), variant=None,
-        domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaMap(f), registers=regs,
+        domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaFragment(f), registers=regs,
         register_type=register_type, elements_per_register=per, element_list=None, elements_text=None,
         element_bits=rbits // per if rbits % per == 0 else None,
         source=_Source(file="<formula>", line=1, section="custom"), expect={}, spec_path="<formula>",
@@ -419,10 +420,9 @@ def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
     (``wmma_arch_entry``) as its map, so ``conform``, ``table`` and every fragment view work on it.  Its
     ``derived`` says it is a per-architecture map from wmmae (reference), not doc-stated, with the source;
     its ``arch`` is ``arch``."""
-    from .layout.views import as_fragment
     like = _like(spec, specs)
     entry = wmma_arch_entry(like, arch, major, timeout=timeout)
-    return as_fragment(entry.named(), like, derived=entry.label_text(), arch=arch)
+    return like.with_map(entry.named(), derived=entry.label_text(), arch=arch)
 
 
 def check_wmma_arch(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[list, list]:
@@ -670,7 +670,7 @@ def cell(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> tuple[z3.BoolRef, 
     need = _layout_width(lay)
     if w < need:
         raise ValueError(f"{lay.id} needs bit-vectors of at least {need} bits; lane and i have {w}")
-    return lay.map.z3_cell(lane, i)
+    return _z3_cell_of(lay, lane, i)
 
 
 def domain(lay: Layout, lane: z3.BitVecRef, i: z3.BitVecRef) -> z3.BoolRef:

@@ -30,11 +30,10 @@ from ..engines.oracle import EvalError
 from ..formula import Formula, FormulaError, parse_formula
 from ..formula.parser import parse_lane_expression
 from ..layout.elements import MAX_ELEMENTS
-from ..layout.formula import FormulaMap
+from ..layout.fragment_maps import FormulaFragment
 from ..layout.ids import layout_id, section_tag
 from ..layout.model import MAP_CHECKS, UNPARSED, Codomain, Domain, Shape
 from ..layout.types import ACCUMULATOR_TYPES, ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
-from ..layout.views import FragmentMap
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
@@ -400,7 +399,7 @@ def _enumerate(formula: Formula, lanes: int, n: int, rows: int, cols: int,
     domain = Domain(32, n, groups, parse_lane_expression(_GROUP, "group") if group_of else None)
     if group_of and any(domain.group_of(lane) != group_of.get(lane, 0) for lane in range(32)):
         raise ValueError(f"the lane grouping {sorted(group_of.items())} is not {_GROUP}")  # _group_table's contract
-    m = FragmentMap(FormulaMap(formula), domain, Codomain(rows, cols))
+    m = FormulaFragment(formula, domain=domain, codomain=Codomain(rows, cols))
     evaluated = maps.evaluations(m)
     try:
         evaluated({})

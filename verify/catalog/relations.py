@@ -36,7 +36,6 @@ from ..layout.ids import effective_id
 from ..layout.model import Layout
 from ..layout.named import formula_map
 from ..layout.tile import stack_onto
-from ..layout.views import as_fragment, fragment_map
 
 C16 = "mma.m16n8k16.float.C.f32"  # the doc-text m16n8 accumulator layout (9.7.14.5.8)
 
@@ -77,7 +76,7 @@ class Relation:
 def _n_tiles(c: Layout, n: Extent, params: tuple[Any, ...] = ()) -> Any:
     """The accumulator ``c`` (4 elements) tiled ``n`` times along col: element ``i = e + 4 j`` is
     ``c_e`` of n-tile ``j`` (``params``: the family parameters ``n`` is written in)."""
-    tiled = A.product(A.relabel(fragment_map(c), inputs={"i": "e"}), A.iota(Dim("j", n), "col", params=params))
+    tiled = A.product(A.relabel(c.map, inputs={"i": "e"}), A.iota(Dim("j", n), "col", params=params))
     return A.merge(tiled, ("e", "j"), "i")
 
 
@@ -122,7 +121,7 @@ def _stmatrix_pair(layouts: Mapping[str, Layout]) -> list[Relation]:
     stm, c = layouts["stmatrix.m8n8.R.b16"], layouts[C16]
     x4 = stm.instance(NUM=4)
     tile = replace(stack_onto(x4, 16, "stmatrix.m8n8.x4 into a 16 x 16 tile"), operand="C")
-    pair = as_fragment(_n_tiles(c, 2), c, id="two m16n8 accumulator tiles",
+    pair = c.with_map(_n_tiles(c, 2), id="two m16n8 accumulator tiles",
                        domain=replace(c.domain, elements=8))
     return [Relation("stmatrix_x4_accumulator_pair", "stmatrix", x4.shape, (x4, c),
                      (WritesOnce("writes_once", tile), Equal("equal", pair, tile, ("accumulator pair", "stmatrix .x4"))),
@@ -135,8 +134,8 @@ def _movmatrix(layouts: Mapping[str, Layout]) -> list[Relation]:
         return []
     src, dst, ldm, ldt = (layouts[x] for x in ids)
     x1, x1t = ldm.instance(NUM=1), ldt.instance(NUM=1)
-    transposed = A.relabel(fragment_map(dst), outputs={"row": "col", "col": "row"})
-    d_in_input = as_fragment(transposed, dst, id="movmatrix d in the input's coordinates")
+    transposed = A.relabel(dst.map, outputs={"row": "col", "col": "row"})
+    d_in_input = dst.with_map(transposed, id="movmatrix d in the input's coordinates")
     return [Relation("movmatrix_transpose", "movmatrix", src.shape, (src, dst),
                      (Equal("source", x1, src, ("ldmatrix .x1", "movmatrix a")),
                       Equal("transpose", x1t, d_in_input, ("ldmatrix .x1.trans", "movmatrix d"))),
@@ -158,7 +157,7 @@ def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
         d = ds[0]
         [p] = d.domain.params
         per_warp = A.product(_n_tiles(c, _over(Var(p.name), 8), (p,)), A.iota(Dim("warp", 4), "row"))
-        ref = as_fragment(A.merge(per_warp, ("lane", "warp"), "thread"), c, id=f"{C16} repeated",
+        ref = c.with_map(A.merge(per_warp, ("lane", "warp"), "thread"), id=f"{C16} repeated",
                           operand=d.operand, domain=d.domain, codomain=d.codomain)
         which = "all_N" if p.values == tuple(range(8, 257, 8)) else "integer_N" if len(p.values) == 18 else p.describe()
         packed = ".f16x2" if d.register_type == "f16x2" else ""  # N/4 registers of two: the same map, counted apart
@@ -178,7 +177,7 @@ def _tcgen05_c(layouts: Mapping[str, Layout]) -> list[Relation]:
         lay = layouts.get(effective_id(f"tcgen05.{op}.16x256b.R.b32", layouts))
         if lay is None:
             continue
-        ref = as_fragment(_n_tiles(c, _over(lay.domain.elements, 4), lay.domain.params), c, id=f"{C16} repeated", operand=lay.operand,
+        ref = c.with_map(_n_tiles(c, _over(lay.domain.elements, 4), lay.domain.params), id=f"{C16} repeated", operand=lay.operand,
                           domain=lay.domain, codomain=lay.codomain)
         out.append(Relation(f"tcgen05_16x256b_is_mma_c.{op}", f"tcgen05.{op}", lay.shape, (lay, c),
                             (Equal("equal", lay, ref, (f"tcgen05.{op} .16x256b", "m16n8 C repeated")),),

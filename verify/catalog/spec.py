@@ -28,10 +28,10 @@ from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, 
 from ..formula.index import parse_index
 from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
 from ..layout.family import Extent, Param, extent_at
-from ..layout.formula import FormulaMap
+from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
 from ..layout.ids import corrected_id, is_corrected_id, layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, MAP_CHECKS, MAP_KINDS, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
-                            Source, Spec, SyntaxFinding, UnspecifiedMap, section_key)
+                            Source, Spec, SyntaxFinding, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
@@ -485,7 +485,7 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
         elif is_range_formula(formula):
             lmap = SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
         else:
-            lmap = FormulaMap(formula)
+            lmap = FormulaFragment(formula)
         return Layout(
             id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
             variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family, replication),

@@ -20,7 +20,6 @@ from typing import Any, Mapping
 from ..layout import algebra as A
 from ..layout.dims import Dim, names
 from ..layout.model import Codomain, Layout, MapLayout
-from ..layout.views import as_fragment, fragment_map
 
 WARPS = 4  # a warpgroup: warp w reads lane quarter w % 4
 
@@ -34,7 +33,7 @@ def warpgroup_view(ld: Layout, base: int = 0) -> Any:
     ``(thread 128, i) -> (tmem_lane 128, tmem_col)``."""
     if ld.threads != 32:
         raise ValueError(f"{ld.id}: a per-warp tcgen05 fragment has 32 threads, not {ld.threads}")
-    frag = fragment_map(ld)
+    frag = ld.map
     lanes = next(d.name for d in frag.outputs if d.name != "mma")
     placed = A.product(A.embed(frag, lanes, 32, base), A.iota(Dim("warp", WARPS), lanes))
     return A.merge(placed, ("lane", "warp"), "thread")
@@ -60,7 +59,7 @@ def read_map(datapath: MapLayout, ld: Layout, env: Mapping[str, int], base: int 
 def as_read_fragment(composed: Any, ld: Layout, matrix: tuple[int, int], layout_id: str) -> Layout:
     """A map ``(thread, i) -> (row, col)`` as a fragment ``Layout`` over the matrix (rows x cols), with ``ld``'s
     register facts (so every fragment check and the relations decide it)."""
-    return as_fragment(composed, ld, id=layout_id, domain=replace(ld.domain, threads=32 * WARPS),
+    return ld.with_map(composed, id=layout_id, domain=replace(ld.domain, threads=32 * WARPS),
                        codomain=Codomain(matrix[0], matrix[1], ("row", "col")))
 
 

@@ -73,6 +73,7 @@ from .equivalence import cell_dict as _cell
 from .equivalence import cell_keys as _keys
 from .equivalence import family_message, point_of, same_map, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
+from ..layout.model import z3_cell_of
 
 STATUSES = ("equal", "tiled", "permuted", "replicated", "differs", "unspecified", "unknown", "error")
 MAX_CANDIDATES = 256
@@ -89,8 +90,8 @@ class ConformError(ValueError):
 def _same_point(a: Layout, b: Layout, la: z3.ExprRef, ia: z3.ExprRef, lb: z3.ExprRef,
                 ib: z3.ExprRef) -> tuple[z3.BoolRef, z3.BoolRef, z3.BoolRef]:
     """(defined in a, defined in b, same cell of the same MMA computation) as Z3 terms."""
-    oka, ra, ca = a.map.z3_cell(la, ia)
-    okb, rb, cb = b.map.z3_cell(lb, ib)
+    oka, ra, ca = z3_cell_of(a, la, ia)
+    okb, rb, cb = z3_cell_of(b, lb, ib)
     return oka, okb, z3.And(ra == rb, ca == cb, a.domain.z3_group(la) == b.domain.z3_group(lb))
 
 
@@ -170,7 +171,7 @@ def _enum_lane_collision(kx: np.ndarray) -> tuple[int, int, int] | None:
 def _z3_missing(x: Layout, y: Layout, w: int, budget: smt.Budget,
                 hint: tuple[int, ...] | None = None) -> tuple[str, tuple[int, int] | None]:
     lane, i = z3.BitVecs("lane i", w)
-    okx, _, _ = x.map.z3_cell(lane, i)
+    okx, _, _ = z3_cell_of(x, lane, i)
     held = []
     for j in range(y.n_elements):
         _, oky, same = _same_point(x, y, lane, i, lane, smt.bv(j, w))

@@ -249,7 +249,6 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
     from ..layout.algebra import bind
     from ..layout.model import Layout, MapLayout
     from ..layout.shared import SharedLayout, from_map
-    from ..layout.views import fragment_map
     params = dict(params or {})
     sides: list[list[Step]] = [[], []]
     for k, steps in enumerate((writer, reader)):
@@ -286,7 +285,7 @@ def resolve(writer: Sequence[Any], reader: Sequence[Any], lookup: Callable[[str]
                         shared = from_map(m, bits, ctx.base, "spec", st.id)
                 sides[k].append(Step(m, name, shared=shared))
             elif isinstance(st, Layout):
-                sides[k].append(Step(fragment_map(st), st.id))
+                sides[k].append(Step(st.map, st.id))
             else:
                 sides[k].append(Step(st, name))
     for final in (False, True):

@@ -24,6 +24,7 @@ from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from ..witnesses import DomainDiffers, FragmentDiffers
 from .fragment import DEFAULT_TIMEOUT, width
+from ..layout.model import cell_at, z3_cell_of
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def point_of(layout: Layout, lane: int, i: int) -> Point | None:
     """The scalar reference (for witnesses): one point of one layout."""
     if not (0 <= lane < layout.threads and 0 <= i < layout.n_elements):
         return None
-    cell = layout.map.point(lane, i)
+    cell = cell_at(layout, lane, i)
     return None if cell is None else Point(layout.group_of(lane), cell[0], cell[1])
 
 
@@ -141,8 +142,8 @@ def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
     first one, so that it equals the enumeration's."""
     w = max(width(a), width(b))
     lane, i = a.domain.z3_point("lane i", w)  # kept in a's domain, the common one
-    oka, ra, ca = a.map.z3_cell(lane, i)
-    okb, rb, cb = b.map.z3_cell(lane, i)
+    oka, ra, ca = z3_cell_of(a, lane, i)
+    okb, rb, cb = z3_cell_of(b, lane, i)
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
     same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
     hint = [enum_cex.lane, enum_cex.i] if enum_cex is not None else None

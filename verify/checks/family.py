@@ -24,7 +24,7 @@ import z3
 from ..engines import oracle, smt
 from ..errors import SpecError
 from ..formula import BinOp, Case, Definition, Expr, Formula, Num
-from ..layout.formula import FormulaMap
+from ..layout.fragment_maps import FormulaFragment
 from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
 from ..layout.model import Layout, cells_of, on_clear
@@ -32,6 +32,7 @@ from ..results import CheckResult, LayoutResult, combine_engines
 from ..witnesses import DomainDiffers, RegisterCount, Witness, at_member, fragment_witness
 from . import fragment
 from .maps import parameters
+from ..layout.model import cell_at, z3_cell_of
 
 BIJECTION = ("in_range", "injective", "surjective")
 
@@ -105,14 +106,14 @@ def _width(layout: Layout) -> int:
     def widest() -> int:
         top = max(max(p.values) for p in layout.domain.params)
         floor = smt.width_for(4 * top * max(layout.threads, 1) + 64)
-        if not isinstance(layout.map, FormulaMap):  # a composed map: bound instance by instance
+        if not isinstance(layout.map, FormulaFragment):  # a composed map: bound instance by instance
             return max([fragment.width(inst) for _, inst in layout.instances()] + [floor])
         # one interval analysis with each parameter in [0, its largest value]: sound for every instance
         # (the analysis is monotone in its input intervals) without building the instances
         d, c = layout.domain, layout.codomain
         ext = {x: max(extent_at(x, env) for env in d.bindings()) for x in (d.elements, c.rows, c.cols)}
         bound = max(layout.threads, layout.groups, *ext.values(), d.bound(),
-                    layout.map.bound(dataclasses.replace(d, elements=ext[d.elements])))
+                    layout.map.cell_bound(dataclasses.replace(d, elements=ext[d.elements])))
         w = smt.width_for(bound)
         if w > smt.MAX_WIDTH:
             raise fragment.BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
@@ -147,7 +148,7 @@ def z3_in_range(layout: Layout, budget: smt.Budget,
     v, env, valid = _symbolic(layout, w)
     lane, i = layout.domain.z3_point("lane i", w)
     n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows, layout.codomain.cols))
-    ok, r, c = layout.map.z3_cell(lane, i, env)
+    ok, r, c = z3_cell_of(layout, lane, i, env)
     g = layout.domain.z3_group(lane)
     inside = z3.And(ok, r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
     dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
@@ -172,8 +173,8 @@ def z3_injective(layout: Layout, budget: smt.Budget,
     v, env, valid = _symbolic(layout, w)
     (l1, i1), (l2, i2) = layout.domain.z3_point("lane1 i1", w), layout.domain.z3_point("lane2 i2", w)
     n = _extent_term(layout.domain.elements, env, w)
-    ok1, r1, c1 = layout.map.z3_cell(l1, i1, env)
-    ok2, r2, c2 = layout.map.z3_cell(l2, i2, env)
+    ok1, r1, c1 = z3_cell_of(layout, l1, i1, env)
+    ok2, r2, c2 = z3_cell_of(layout, l2, i2, env)
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
     dom = [z3.And(x >= 0, x < layout.threads, y >= 0, y < n) for x, y in ((l1, i1), (l2, i2))]
     cs = [valid, *dom, z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
@@ -340,7 +341,7 @@ def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
 def _partial_in_range_z3(inst: Layout, budget: smt.Budget,
                          enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
     lane, i = inst.domain.z3_point("lane i", fragment.width(inst))
-    ok, r, c = inst.map.z3_cell(lane, i)
+    ok, r, c = z3_cell_of(inst, lane, i)
     g = inst.domain.z3_group(lane)
     inside = z3.And(r >= 0, r < inst.rows, c >= 0, c < inst.cols, g >= 0, g < inst.groups)
     res, m = smt.solve_min([inst.domain.z3_contains(lane, i), ok, z3.Not(inside)], [lane, i], budget,
@@ -427,7 +428,7 @@ def _partial_in_range_family(layout: Layout, budget: smt.Budget,
     lane, i = layout.domain.z3_point("lane i", w)
     n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows,
                                                       layout.codomain.cols))
-    ok, r, c = layout.map.z3_cell(lane, i, env)
+    ok, r, c = z3_cell_of(layout, lane, i, env)
     g = layout.domain.z3_group(lane)
     inside = z3.And(r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
     dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
@@ -452,7 +453,7 @@ def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, i
     def confirm(c: dict[str, Any]) -> bool:
         c = {k: v for k, v in c.items() if k != "params"}
         if check == "in_range":  # a partial layout: the witness is a defined point outside the matrix
-            cell = inst.map.point(c["lane"], c["i"])
+            cell = cell_at(inst, c["lane"], c["i"])
             return cell is not None and not (0 <= cell[0] < inst.rows and 0 <= cell[1] < inst.cols)
         return fragment._confirm_with_oracle(check, c, inst)
 
@@ -519,8 +520,8 @@ def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIME
     vs, env_z, valid = _symbolic(a, w)
     lane, i = a.domain.z3_point("lane i", w)
     n = _extent_term(a.domain.elements, env_z, w)
-    oka, ra, ca = a.map.z3_cell(lane, i, env_z)
-    okb, rb, cb = b.map.z3_cell(lane, i, env_z)
+    oka, ra, ca = z3_cell_of(a, lane, i, env_z)
+    okb, rb, cb = z3_cell_of(b, lane, i, env_z)
     ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
     same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
     dom = z3.And(lane >= 0, lane < a.threads, i >= 0, i < n)

@@ -21,6 +21,7 @@ from ..layout.model import Layout
 from ..results import LayoutResult
 from ..layout.enumerate import decide
 from .fragment import DEFAULT_TIMEOUT, BoundError, check_layout
+from ..layout.model import cells_of
 
 BIJECTION_CHECKS = ("in_range", "injective", "surjective")
 MAX_DELTA = 8
@@ -72,7 +73,7 @@ def patch_text(text: str, pos: Pos, new: int) -> tuple[str, str, str] | None:
 def quick_bijection(layout: Layout) -> bool:
     """Enumeration screen: every element inside, no cell twice, every cell held."""
     try:
-        e = decide(layout.map.cells(layout.domain), layout.rows, layout.cols, layout.groups, layout.element_name)
+        e = decide(cells_of(layout), layout.rows, layout.cols, layout.groups, layout.element_name)
     except (oracle.EvalError, BoundError, ArithmeticError, ValueError, TypeError):
         return False
     return e.in_range is None and e.injective is None and e.surjective is None

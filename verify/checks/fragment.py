@@ -2,7 +2,7 @@
 
 ``count``/``elements``/``packing`` are arithmetic on what the doc says of the registers.
 ``in_range``/``injective``/``surjective`` are the one decider's (``verify.checks.maps``, on the fragment as a
-named map, ``verify.layout.views.fragment_map``): Z3 (from the layout's symbolic face) and exhaustive
+named map, ``layout.map``): Z3 (from the layout's symbolic face) and exhaustive
 enumeration (from its evaluation over the whole domain), the verdict theirs jointly
 (``verify.results.combine_engines``, a disagreement an ``error``, never silently resolved), said here in the
 doc's terms.  The Z3 queries below (``z3_in_range``, ``z3_injective``, ``z3_surjective``) are those
@@ -29,9 +29,9 @@ from ..results import CheckResult, Finding, LayoutResult, combine_engines
 from ..witnesses import ElementList, RegisterCount, RegisterPacking, TextPosition, fragment_witness
 from ..layout.dims import output_name
 from ..layout.model import MAP_CHECKS
-from ..layout.views import fragment_map
 from . import maps
 from .maps import DEFAULT_TIMEOUT
+from ..layout.model import bound_of, cell_at, z3_cell_of
 
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
 
@@ -43,7 +43,7 @@ class BoundError(ValueError):
 def width(layout: Layout) -> int:
     """Bit-vector width for this layout, from a sound interval bound on every value."""
     bound = max(layout.threads, layout.n_elements, layout.rows, layout.cols, layout.groups,
-                layout.map.bound(layout.domain), layout.domain.bound())
+                bound_of(layout), layout.domain.bound())
     w = smt.width_for(bound)
     if w > smt.MAX_WIDTH:
         raise BoundError(f"{layout.id}: formula values may reach {bound}, beyond 64 bits")
@@ -146,7 +146,7 @@ def _collision_terms(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], list[A
     being that (l1, i1) is in the domain)."""
     l1, i1 = layout.domain.z3_point("lane1 i1", w)  # z3_in_range's point: one encoding for all
     l2, i2 = layout.domain.z3_point("lane2 i2", w)
-    ok1, r1, c1 = layout.map.z3_cell(l1, i1)
+    ok1, r1, c1 = z3_cell_of(layout, l1, i1)
     ok2, r2, c2 = (smt.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
     g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
     cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
@@ -159,7 +159,7 @@ def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
     """Z3: the first (lane, i) outside the matrix or undefined; ``enum_cex``, the enumeration's, is
     checked first (``smt.solve_min``'s hint)."""
     lane, i = layout.domain.z3_point("lane1 i1", width(layout))
-    ok, r, c = layout.map.z3_cell(lane, i)
+    ok, r, c = z3_cell_of(layout, lane, i)
     g = layout.domain.z3_group(lane)
     res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(_inside(layout, ok, r, c, g))], [lane, i],
                            timeout,
@@ -191,7 +191,7 @@ MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a dete
 def _covered_query(layout: Layout, w: int, g: int, r: int, c: int) -> z3.BoolRef:
     """Some (lane, i) of the domain lands on cell (r, c) of MMA computation g."""
     lane, i = z3.BitVecs("lane i", w)
-    ok, rr, cc = layout.map.z3_cell(lane, i)
+    ok, rr, cc = z3_cell_of(layout, lane, i)
     return z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
 
 
@@ -215,7 +215,7 @@ def z3_witnesses(layout: Layout, w: int, points: list[tuple[int, int, int, int, 
                  budget: smt.Budget) -> str:
     """Z3 checks a table of (lane, i, mma, row, col): each point is in the domain and lands on its cell."""
     lane, i, g, r, c = z3.BitVecs("lane i mma row col", w)
-    ok, rr, cc = layout.map.z3_cell(lane, i)
+    ok, rr, cc = z3_cell_of(layout, lane, i)
     term = z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
     return smt.holds_everywhere(term, [lane, i, g, r, c], points, budget)
 
@@ -265,7 +265,10 @@ def z3_surjective(layout: Layout, timeout: "float | smt.Budget", prior: dict[str
 
 def _confirm_with_oracle(check: str, cex: dict[str, Any], layout: Layout) -> bool:
     """Re-evaluate a Z3 counterexample with the scalar oracle: every witness must be real."""
-    point, group_of = layout.map.point, layout.domain.group_of
+    group_of = layout.domain.group_of
+
+    def point(t: int, i: int) -> tuple[int, int] | None:
+        return cell_at(layout, t, i)
     if check == "in_range":
         cell = point(cex["lane"], cex["i"])
         g = group_of(cex["lane"])
@@ -374,13 +377,13 @@ def layout_result(layout: Layout, checks: tuple[CheckResult, ...], enumeration_s
 
 
 def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
-    """in_range, injective and surjective of the fragment as a named map (``layout.views.fragment_map``), decided
+    """in_range, injective and surjective of the fragment as a named map (``layout.map``), decided
     by the one decider (``checks.maps``, both engines; injectivity ``anywhere``: no two elements on one cell,
     inside the matrix or not), each verdict then said in the fragment's words: its witness in the doc's terms
     (lane, element, cell, MMA computation), confirmed by the scalar oracle, and Z3's method for surjectivity."""
     width(layout)  # a formula whose values may pass 64 bits is refused (``BoundError``)
     t0 = time.perf_counter()
-    m = fragment_map(layout)
+    m = layout.map
     evaluated = maps.evaluations(m)
     evaluated({})
     enum_seconds = time.perf_counter() - t0
@@ -403,7 +406,7 @@ def _in_fragment_words(layout: Layout, r: CheckResult) -> CheckResult:
 
 
 def fragment_cex(check: str, w: Any, layout: Layout) -> dict[str, Any]:
-    """A ``checks.maps`` witness on ``fragment_map(layout)`` in the fragment's terms (``decide``'s dictionaries)."""
+    """A ``checks.maps`` witness on ``layout.map`` in the fragment's terms (``decide``'s dictionaries)."""
     row, col = (output_name(n) for n in layout.codomain.dims)
     if check == "in_range":
         at, lane = w.at, w.point[m_thread(layout)]

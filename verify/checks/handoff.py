@@ -63,6 +63,7 @@ from ..results import CheckResult, combine_engines
 from ..witnesses import CellHeldBy, Witness, as_witness, witness_json
 from .equivalence import cell_dict, cell_keys, family_message, point_of, unspecified_message, where
 from .fragment import DEFAULT_TIMEOUT, width
+from ..layout.model import z3_cell_of
 
 
 class HandoffError(ValueError):
@@ -294,11 +295,11 @@ def _message(source: Layout, target: Layout, grid: tuple[int, int]):  # type: ig
 def _z3_first_not_local(tiled: Layout, target: Layout, w: int, budget: smt.Budget,
                         hint: tuple[int, int] | None = None) -> tuple[str, tuple[int, int] | None]:
     lane, i = z3.BitVecs("lane i", w)
-    okd, rd, cd = target.map.z3_cell(lane, i)
+    okd, rd, cd = z3_cell_of(target, lane, i)
     gd = target.domain.z3_group(lane)
     held = []
     for j in range(tiled.n_elements):
-        okt, rt, ct = tiled.map.z3_cell(lane, smt.bv(j, w))
+        okt, rt, ct = z3_cell_of(tiled, lane, smt.bv(j, w))
         held.append(z3.And(okt, rt == rd, ct == cd, tiled.domain.z3_group(lane) == gd))
     res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.Not(z3.Or(held))], [lane, i], budget,
                            list(hint) if hint is not None else None)
@@ -311,9 +312,9 @@ def _z3_first_not_in_warp(tiled: Layout, target: Layout, w: int, budget: smt.Bud
     with the warp's lanes and elements universally quantified, minimised to the first in (lane, i) order)."""
     w = max(w, (tiled.threads - 1).bit_length() + 1, (WARP - 1).bit_length() + 1)
     lane, i, other, j = z3.BitVecs("lane i other j", w)
-    okd, rd, cd = target.map.z3_cell(lane, i)
+    okd, rd, cd = z3_cell_of(target, lane, i)
     src = z3.UDiv(lane, WARP) * WARP + other
-    okt, rt, ct = tiled.map.z3_cell(src, j)
+    okt, rt, ct = z3_cell_of(tiled, src, j)
     held = z3.And(z3.ULT(other, WARP), z3.ULT(src, tiled.threads), z3.ULT(j, tiled.n_elements), okt, rt == rd,
                   ct == cd, tiled.domain.z3_group(src) == target.domain.z3_group(lane))
     res, m = smt.solve_min([target.domain.z3_contains(lane, i), okd, z3.ForAll([other, j], z3.Not(held))], [lane, i],
@@ -339,8 +340,8 @@ def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, b
     key = lane * (1 << bits_i) + i
     planned, sl = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.src_lane for s in rows}, w)
     _, sj = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.j for s in rows}, w)
-    okd, rd, cd = target.map.z3_cell(lane, i)
-    okt, rt, ct = tiled.map.z3_cell(sl, sj)
+    okd, rd, cd = z3_cell_of(target, lane, i)
+    okt, rt, ct = z3_cell_of(tiled, sl, sj)
     term = z3.And(okd, okt, rd == rt, cd == ct, target.domain.z3_group(lane) == tiled.domain.z3_group(sl))
     if not same_warp:
         return smt.solve([z3.ULT(lane, target.threads), z3.ULT(i, target.n_elements), planned, z3.Not(term)], budget)[0]

@@ -34,7 +34,6 @@ from ..engines import smt
 from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.model import Layout, Spec, cells_of, held
-from ..layout.views import as_fragment, fragment_map
 from ..layout.sparse import SparseMap, is_sparse
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..results import CheckResult, InstructionResult, LayoutResult, combine_engines
@@ -43,6 +42,7 @@ from . import fragment
 from .family import _binding, _binding_of, _extent_term, _symbolic, _width
 from .fragment import width
 from .sparse import sparse_checks
+from ..layout.model import cell_at, z3_cell_of
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -107,7 +107,7 @@ class _Reach:
         if self.sparse:
             info = self.lay.map.z3_info(lane, i)  # type: ignore[attr-defined]
             return z3.And(dom, info["defined"], info["first"] <= k, k <= info["last"])
-        ok, r, c = self.lay.map.z3_cell(lane, i)
+        ok, r, c = z3_cell_of(self.lay, lane, i)
         return z3.And(dom, ok, (c if self.lay.operand == "A" else r) == k)
 
 
@@ -204,7 +204,7 @@ def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
     row/col shown reached by the point the enumeration names."""
     w = width(lay)
     lane, i, v, grp = z3.BitVecs("lane i v group", w)
-    ok, r, c = lay.map.z3_cell(lane, i)
+    ok, r, c = z3_cell_of(lay, lane, i)
     g = lay.domain.z3_group(lane)
     dom = lay.domain.z3_contains(lane, i)
     mma = (lambda m: smt.as_int(m, g)) if lay.groups > 1 else (lambda m: None)
@@ -428,7 +428,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
     def holds_z3(lay: Layout) -> z3.BoolRef:
         key = ("holds", lay.id, w)
         if key not in memo:
-            memo[key] = z3.Or([lay.map.z3_cell(lane, smt.bv(i, w))[0] for i in range(lay.n_elements)])
+            memo[key] = z3.Or([z3_cell_of(lay, lane, smt.bv(i, w))[0] for i in range(lay.n_elements)])
         return memo[key]
 
     def pair_part(x: Layout, y: Layout) -> tuple[str, dict[str, Any] | None]:
@@ -681,12 +681,12 @@ def tmem_views(lay: Layout) -> list[tuple[int, Layout]]:
     if lay.threads != 32:
         return [(0, lay)]
     offsets = [0] if lay.representative().rows > 16 else [0, 16]
-    frag = fragment_map(lay)
+    frag = lay.map
     lanes = next(d.name for d in frag.outputs if d.name != "mma")  # the TMEM lane output
     out = []
     for off in offsets:  # warp w at lane 32 w + off: (lane, warp) -> thread = lane + 32 warp
         placed = A.product(A.embed(frag, lanes, 32, off), A.iota(Dim("warp", 4), lanes))
-        view = as_fragment(A.merge(placed, ("lane", "warp"), "thread"), lay, id=f"{lay.id}@warpgroup+{off}",
+        view = lay.with_map(A.merge(placed, ("lane", "warp"), "thread"), id=f"{lay.id}@warpgroup+{off}",
                            codomain=replace(lay.codomain, rows=128))
         out.append((off, view))
     return out
@@ -722,7 +722,7 @@ def check_tmem_lanes(lay: Layout, timeout: float = 10.0, expected: str = "proved
     def confirm(c: dict[str, Any]) -> bool:
         view = dict(tmem_views(lay))[c["offset"]]
         inst = view.instance(**c["params"]) if c.get("params") else view
-        cell = inst.map.point(c["thread"], c["i"])
+        cell = cell_at(inst, c["thread"], c["i"])
         lo = 32 * ((c["thread"] >> 5) % 4)
         return cell is None or not lo <= cell[0] < lo + 32
 
@@ -759,7 +759,7 @@ def _tmem_z3(view: Layout, off: int, timeout: float) -> tuple[str, TmemLane | No
         w, vs, env, valid = fragment.width(view), [], None, z3.BoolVal(True)
         n = smt.bv(view.n_elements, w)
     t, i = view.domain.z3_point("thread i", w)
-    ok, r, _ = view.map.z3_cell(t, i, env)
+    ok, r, _ = z3_cell_of(view, t, i, env)
     lo = smt.bv(32, w) * z3.URem(z3.LShR(t, 5), smt.bv(4, w))
     inside = z3.And(ok, r >= lo, r < lo + 32)
     dom = z3.And(t >= 0, t < view.threads, i >= 0, i < n)

@@ -404,7 +404,7 @@ def settled(r: CheckResult) -> Witness | None:
 def decide_all(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
                evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order (each expected ``proved``): the checks a fragment is put through
-    (``verify.checks.fragment``, on ``layout.views.fragment_map``).  ``evaluated`` and ``anywhere`` as for
+    (``verify.checks.fragment``, on ``layout.map``).  ``evaluated`` and ``anywhere`` as for
     ``verdicts``."""
     return _run(m, checks, timeout, {}, evaluated, anywhere)
 

@@ -34,6 +34,7 @@ from ..results import CheckResult, combine_engines
 from ..witnesses import ReductionLanes, Witness, witness_json
 from .equivalence import point_of
 from .fragment import DEFAULT_TIMEOUT, width
+from ..layout.model import z3_cell_of
 
 AXES = ("row", "col")
 WARP = 32
@@ -155,10 +156,10 @@ def _z3_first(lay: Layout, axis: str, masks: tuple[int, ...], budget: smt.Budget
     lanes = -(-lay.threads // WARP) * WARP
     w = max(width(lay), (lanes - 1).bit_length() + 2)
     lane, i, other, g, line = z3.BitVecs("lane i other g line", w)
-    ok, r, c = lay.map.z3_cell(lane, i)
+    ok, r, c = z3_cell_of(lay, lane, i)
     held = []
     for j in range(lay.n_elements):
-        ok2, r2, c2 = lay.map.z3_cell(other, smt.bv(j, w))
+        ok2, r2, c2 = z3_cell_of(lay, other, smt.bv(j, w))
         held.append(z3.And(z3.ULT(other, lay.threads), ok2, (r2 if axis == "row" else c2) == line,
                            lay.domain.z3_group(other) == g))
     owns = z3.Or(held)

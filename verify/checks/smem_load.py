@@ -25,10 +25,6 @@ from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import FormulaMap
 
-try:  # the fragment adapters live in layout/views on newer trees
-    from ..layout.views import fragment_map  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the tree this is merged into
-    from ..layout.named import fragment_map
 from ..layout.shared import SharedLayout, op
 from ..layout.smem_access import Pattern
 from ..results import CheckResult
@@ -49,7 +45,7 @@ def ldmatrix_fragment(lay: SharedLayout, movement: Layout, pat: Pattern) -> Any:
     stmatrix spec layout, one member: its rows are the stacked 16-byte rows, row r addressed by lane r)."""
     per_row = movement.cols
     span = int(lay.map.outputs[0].at())
-    src = A.relabel(fragment_map(movement), outputs={"row": "src", "col": "e"})
+    src = A.relabel(movement.map, outputs={"row": "src", "col": "e"})
     rows_of = A.compose(lay.map, A.relabel(pat.map, inputs={"lane": "src"}))           # src -> offset
     chunk = A.compose(_chunk(span, per_row), A.relabel(rows_of, outputs={"offset": "raw"}))  # src -> row start
     element = A.product(A.iota(Dim("e", per_row), "offset"), chunk)                   # (e, src) -> offset
@@ -61,7 +57,7 @@ def ldmatrix_is(lay: SharedLayout, movement: Layout, pat: Pattern, target: Layou
     """Does the ldmatrix of ``lay`` through ``pat`` give exactly the fragment ``target`` (lane for lane,
     element for element)?  ``equal`` proved, or refuted at the first (lane, i)."""
     given = ldmatrix_fragment(lay, movement, pat)
-    return same(fragment_map(target), given, timeout, (target.id, "ldmatrix"))
+    return same(target.map, given, timeout, (target.id, "ldmatrix"))
 
 
 def writer_reader(writer: SharedLayout, reader: SharedLayout, timeout: float = DEFAULT_TIMEOUT) -> CheckResult:

@@ -6,7 +6,7 @@ next register" is a property of the reviewed layout's map.  Each is decided here
 (every (lane, i) of the map, numpy) and by Z3 (the map's encoding, symbolic lanes and elements), and the two are
 joined by ``results.combine_engines`` (a disagreement is an ``error``, Z3's ``unknown`` is never proved).
 
-The map is the fragment's named map ``(lane, i) -> (row, col)`` (``verify.layout.views.fragment_map``) of one
+The map is the fragment's named map ``(lane, i) -> (row, col)`` (``layout.map``, ``verify.layout.fragment_maps``) of one
 member of a family; ``transposed`` reads it in the loaded matrix's orientation (row and column exchanged), as a
 ``.trans``-only shape's text speaks of it.
 """
@@ -20,7 +20,6 @@ import numpy as np
 from ..engines import smt
 from ..layout.model import Layout
 from ..layout.named import evaluate_all, in_box, variables, width
-from ..layout.views import fragment_map
 from ..results import CheckResult, combine_engines
 
 
@@ -29,7 +28,7 @@ class Fragment:
 
     def __init__(self, lay: Layout, env: dict[str, int], transposed: bool = False) -> None:
         self.layout = lay.instance(**env) if env else lay
-        self.map = fragment_map(self.layout)
+        self.map = self.layout.map
         self.lane = self.map.inputs[0].name
         names = [d.name for d in self.map.outputs if d.name != "mma"]
         self.row, self.col = (names[1], names[0]) if transposed else (names[0], names[1])

@@ -58,6 +58,7 @@ from ..results import CheckResult, combine_engines
 from ..witnesses import CellCoverage, DomainDiffers, TileDiffers
 from .equivalence import cell_dict, point_of, where
 from .fragment import DEFAULT_TIMEOUT, width
+from ..layout.model import z3_cell_of
 
 MAX_CANDIDATES = 256
 
@@ -181,9 +182,9 @@ def _z3_violation(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, 
         keep = [b for b in range(given.n_elements.bit_length() - 1) if b not in rep.bits]
         e = _z3_pext(i, keep, w)
         i0 = i & smt.bv(sum(1 << b for b in rep.bits), w)
-    okg, rg, cg = given.map.z3_cell(t, i)
-    ok0, r0, c0 = given.map.z3_cell(base, i0)
-    oks, rs, cs = spec.map.z3_cell(lane, e)
+    okg, rg, cg = z3_cell_of(given, t, i)
+    ok0, r0, c0 = z3_cell_of(given, base, i0)
+    oks, rs, cs = z3_cell_of(spec, lane, e)
     orr, oc = smt.bv(origin[0], w), smt.bv(origin[1], w)
     holds = z3.And(okg == oks, z3.Implies(okg, z3.And(ok0, rg - rs == r0 - orr, cg - cs == c0 - oc)))
     cs_ = [given.domain.z3_contains(t, i), z3.Not(holds)]

@@ -28,7 +28,6 @@ from ..layout.algebra import compose
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import FormulaMap
-from ..layout.views import fragment_map
 from ..results import CheckResult
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
 from .family import check_any
@@ -166,7 +165,7 @@ def check_given(lay: Layout, timeout: float = DEFAULT_TIMEOUT) -> GivenCheck:
     t0 = time.perf_counter()
     own = check_any(lay, timeout)
     plain = tuple(own.get(n) for n in PLAIN)
-    m = fragment_map(lay)
+    m = lay.map
     thread = m.thread
     bits = tuple(Bit(d.name, b, same(m, compose(m, _flip(m.inputs, d.name, b)), timeout, ("the layout", "flipped"),
                                      check="broadcast"))

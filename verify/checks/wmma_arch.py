@@ -35,7 +35,6 @@ from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import NamedMap
-from ..layout.views import fragment_map
 from ..results import CheckResult
 from . import maps
 
@@ -139,7 +138,7 @@ MMA_OF = {  # the sm_80 wmma id -> (the doc-stated mma layout, how many of it si
 def mma_side_by_side(mma: Layout, tiles: int) -> NamedMap:
     """``tiles`` copies of an mma fragment side by side along the columns, element ``i = e + n j`` for
     element ``e`` of tile ``j`` (``n`` the mma fragment's elements): ``merge(product(F, iota(j -> col)))``."""
-    f = fragment_map(mma)
+    f = mma.map
     if tiles == 1:
         return f
     return A.merge(A.product(f, A.iota(Dim("j", tiles), "col")), ("i", "j"), "i")

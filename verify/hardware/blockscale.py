@@ -28,6 +28,7 @@ from ..layout.model import Layout, cells_of
 from .catalog_probes import CatalogProbe, make_probe
 from .grouping import InstructionGroup
 from .probes import ONE_BITS, ProbeError, _operand
+from ..layout.model import cell_at
 
 ARCH = "sm_120a"
 # scale vector size (factors per row) -> (kind, A/B type, scale type)
@@ -177,7 +178,7 @@ def decode(p: CatalogProbe, out: Sequence[int]) -> dict[Cell, Cell | None | str]
     """(lane, byte) -> the (row, k block) (SFB: (k block, column)) its scale factor scales, None where it
     scales nothing, or a description where what it scales is no single row (column) of one block."""
     st = setup_of(p)
-    c_cells = {(lane, j): st.c.map.point(lane, j) for lane in range(32) for j in range(4)}
+    c_cells = {(lane, j): cell_at(st.c, lane, j) for lane in range(32) for j in range(4)}
     axis = 0 if st.side == "A" else 1
     lines: dict[int, set[Cell]] = {}
     for d, cell in c_cells.items():
@@ -214,7 +215,7 @@ def compare(lay: Layout, observed: Mapping[Cell, Cell | None | str]) -> list[str
     what = "(row, k block)" if lay.operand == "SFA" else "(k block, column)"
     for lane in range(32):
         for i in range(lay.n_elements):
-            want = lay.map.point(lane, i)
+            want = cell_at(lay, lane, i)
             got = observed.get((lane, i))
             if want != got:
                 say = {None: "scales nothing"}.get(got, f"scales {what} {got}") if not isinstance(got, str) else got
@@ -227,7 +228,7 @@ def simulate(p: CatalogProbe, sf_point: Callable[[int, int], Cell | None] | None
     """The raw output of a SIMULATED device that follows the specs' A, B, C/D maps and ``sf_point`` (default:
     the probe's own scale-factor layout instance)."""
     st = setup_of(p)
-    point = sf_point or p.tested[0].map.point
+    point = sf_point or (lambda t, i: cell_at(p.tested[0], t, i))
     bits = {"e4m3": 8, "e2m1": 4}[st.ab_type]
     one = ONE_BITS[st.ab_type]
 
@@ -238,12 +239,12 @@ def simulate(p: CatalogProbe, sf_point: Callable[[int, int], Cell | None] | None
             for i in range(op.elements):
                 w = words[(v * 32 + lane) * op.registers + i // op.elements_per_register]
                 if (w >> ((i % op.elements_per_register) * bits)) & ((1 << bits) - 1) == one:
-                    r, c = lay.map.point(lane, i)  # type: ignore[misc]
+                    r, c = cell_at(lay, lane, i)  # type: ignore[misc]
                     m[r, c] = 1.0
         return m
     shape_sf = (16, st.blocks) if st.side == "A" else (st.blocks, 8)
     out = [0] * (st.experiments * 128 + 8192)
-    d_cells = [(lane, j, st.c.map.point(lane, j)) for lane in range(32) for j in range(4)]
+    d_cells = [(lane, j, cell_at(st.c, lane, j)) for lane in range(32) for j in range(4)]
     a_v = [matrix(st.a, st.a_words, v if st.side == "A" else 0, 16, st.k) for v in range(st.variants)]
     b_v = [matrix(st.b, st.b_words, v if st.side == "B" else 0, st.k, 8) for v in range(st.variants)]
     blk = np.arange(st.k) // st.block

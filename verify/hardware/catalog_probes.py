@@ -36,6 +36,7 @@ from typing import Any, Iterator, Mapping, Sequence
 from ..layout.ids import corrected_id
 from ..layout.model import Layout, cells_of
 from .grouping import InstructionGroup
+from ..layout.model import cell_at
 
 ARCHS = ("sm_90a", "sm_100a", "sm_120a")
 
@@ -440,7 +441,7 @@ def decode(p: CatalogProbe, out: Sequence[int], layouts: dict[str, Layout] | Non
         for lane in range(32):
             for e in range(2):
                 code = (out[lane] >> (16 * e)) & 0xFFFF
-                cell = src.map.point(code // 2, code % 2)
+                cell = cell_at(src, code // 2, code % 2)
                 if cell is not None:
                     obs[(lane, e)] = (cell[1], cell[0])  # the result R = A^T: input (r, c) is R's (c, r)
     elif p.kind == "tcgen05.ld":
@@ -481,7 +482,7 @@ def compare(lay: Layout, obs: dict[tuple[int, int], tuple[int, int]]) -> list[st
 
 def _tmem_points(lay: Layout, regs: int) -> list[tuple[int, int, int, int]]:
     """(lane, register, TMEM lane, TMEM column) of one warp's tcgen05 fragment, by the spec's map."""
-    return [(lane, j, *lay.map.point(lane, j)) for lane in range(32) for j in range(regs)]  # type: ignore[misc]
+    return [(lane, j, *cell_at(lay, lane, j)) for lane in range(32) for j in range(regs)]  # type: ignore[misc]
 
 
 def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list[int]:
@@ -494,7 +495,7 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
             for lane in range(32):
                 for j in range(regs):
                     for e in range(epr):
-                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        r, c = cell_at(lay, lane, epr * j + e)  # type: ignore[misc]
                         out[(run * 32 + lane) * regs + j] |= (((16 * r + c) >> (6 * run)) & 63) << (8 * e)
         return out
     if p.kind == "ldmatrix":
@@ -506,7 +507,7 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
                 for j in range(regs):
                     w = 0
                     for e in range(epr):
-                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        r, c = cell_at(lay, lane, epr * j + e)  # type: ignore[misc]
                         bits = 8 if eight else 16
                         word = inp[run * img_words + r * 4 + (c * bits) // 32]
                         w |= ((word >> ((c * bits) % 32)) & ((1 << bits) - 1)) << (bits * e)
@@ -520,18 +521,18 @@ def simulate(p: CatalogProbe, lay: Layout, source: Layout | None = None) -> list
             for lane in range(32):
                 for j in range(regs):
                     for e in range(epr):
-                        r, c = lay.map.point(lane, epr * j + e)  # type: ignore[misc]
+                        r, c = cell_at(lay, lane, epr * j + e)  # type: ignore[misc]
                         val = (inp[(run * 32 + lane) * regs + j] >> (bits * e)) & ((1 << bits) - 1)
                         k = r * 4 + (c * bits) // 32
                         out[run * words + k] |= val << ((c * bits) % 32)
         return out
     if p.kind == "movmatrix":
         assert source is not None
-        where = {source.map.point(ln, e): (ln, e) for ln in range(32) for e in range(2)}
+        where = {cell_at(source, ln, e): (ln, e) for ln in range(32) for e in range(2)}
         out = [0] * 32
         for lane in range(32):
             for e in range(2):
-                rr, rc = lay.map.point(lane, e)  # type: ignore[misc]
+                rr, rc = cell_at(lay, lane, e)  # type: ignore[misc]
                 sl, se = where[(rc, rr)]  # R[rr][rc] = A[rc][rr]
                 out[lane] |= (2 * sl + se) << (16 * e)
         return out

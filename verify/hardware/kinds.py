@@ -23,13 +23,13 @@ Everything else (``probe``, ``confirm``, ``check --observations``) goes through 
 from __future__ import annotations
 
 import dataclasses
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from ..layout.ids import base_id, corrected_id
-from ..layout.model import Layout
+from ..layout.fragment_maps import FragmentKind
+from ..layout.model import Codomain, Domain, Layout, cell_at
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
 from . import smem_kind, smem_probes, tmem_kind, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
@@ -161,21 +161,27 @@ def _main_layout(p: Probe) -> Layout:
     return next((x for x in p.tested if x.corrected), p.tested[0])
 
 
-class _Bent:
-    """A layout whose ``map.point`` is a deviating device's (for the data-movement simulators)."""
+@dataclass(frozen=True)
+class _BentMap(FragmentKind):
+    """A deviating device's cells (for the data-movement simulators: they read one point at a time)."""
 
-    def __init__(self, lay: Layout, point: Callable[[int, int], Any]) -> None:
-        self._lay = lay
-        self.map = types.SimpleNamespace(point=point)
+    point: Callable[[int, int], Any]
+    notation: str = "simulated deviation"
+    domain: Domain | None = None
+    codomain: Codomain | None = None
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._lay, name)
+    def _point(self, thread: int, i: int) -> tuple[int, int] | None:
+        return self.point(thread, i)  # type: ignore[no-any-return]
+
+
+def _cells(lay: Layout) -> Callable[[int, int], Any]:
+    return lambda t, i: cell_at(lay, t, i)
 
 
 def _bend(lay: Layout, dev: Deviation | None) -> Any:
     if dev is None or dev.layout != lay.id:
         return lay
-    return _Bent(lay, dev.bend(lay.map.point))
+    return dataclasses.replace(lay, map=_BentMap(dev.bend(_cells(lay))))
 
 
 def _raw(p: Probe, words: list[int], dev: Deviation | None) -> dict[str, Any]:
@@ -207,13 +213,13 @@ def _simulate_wmma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
 
 def _simulate_block_scale(p: Probe, dev: Deviation | None) -> dict[str, Any]:
     lay = p.tested[0]
-    point = dev.bend(lay.map.point) if dev is not None and dev.layout == lay.id else None
+    point = dev.bend(_cells(lay)) if dev is not None and dev.layout == lay.id else None
     return _raw(p, blockscale.simulate(p.payload, point), dev)
 
 
 def _simulate_tcgen05_mma(p: Probe, dev: Deviation | None) -> dict[str, Any]:
     lay = p.tested[0]
-    point = dev.bend(lay.map.point) if dev is not None and dev.layout == lay.id else None
+    point = dev.bend(_cells(lay)) if dev is not None and dev.layout == lay.id else None
     return _raw(p, tcgen05_scale.simulate(p.payload, point), dev)
 
 

@@ -36,6 +36,7 @@ from ..files import read_json
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
 from ..layout.sparse import SparseMap
+from ..layout.model import cells_of, cell_at
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"
 OBSERVATION_BYTES = 1 << 28  # an observation file holds raw registers: a large wgmma probe writes ~20 MB
@@ -314,7 +315,7 @@ class SpecCells:
                 inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
                 row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok  # type: ignore[attr-defined]
             else:
-                cells = lay.map.cells(lay.domain)
+                cells = cells_of(lay)
                 row, col = cells.row, cells.col
                 ok = np.broadcast_to(np.asarray(cells.ok, dtype=bool), np.shape(row))
             self._by_meta[nibble] = (np.asarray(row).tolist(), np.asarray(col).tolist(), np.asarray(ok).tolist())
@@ -328,7 +329,7 @@ class SpecCells:
 
     def reference_cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
         """The same by the scalar reference evaluator (``point``; a sparse A: ``point_logical``)."""
-        cell = self.layout.map.point(lane, i)
+        cell = cell_at(self.layout, lane, i)
         if self.sparse:
             k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
             if cell is None or k is None:
@@ -496,7 +497,7 @@ def observably_differ(a: Layout, b: Layout) -> bool:
     if sa.sparse or sb.sparse:
         return any(sa.cell(lane, i, m) != sb.cell(lane, i, m) for lane in range(a.threads)
                    for i in range(a.n_elements) for m in METADATA_NIBBLES)
-    ca, cb = a.map.cells(a.domain), b.map.cells(b.domain)
+    ca, cb = cells_of(a), cells_of(b)
     ok = np.broadcast_to(ca.ok, ca.row.shape)
     if not np.array_equal(ok, np.broadcast_to(cb.ok, cb.row.shape)):
         return True

@@ -30,10 +30,6 @@ from ..layout.descriptor import Descriptor, reader
 from ..layout.model import Layout
 from ..layout.named import evaluate_all
 
-try:  # the fragment adapters live in layout/views on newer trees
-    from ..layout.views import fragment_map  # type: ignore[import-not-found]
-except ImportError:  # pragma: no cover - depends on the tree this is merged into
-    from ..layout.named import fragment_map
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import Access, Pattern
 
@@ -220,7 +216,7 @@ def prediction_wgmma(lay: SharedLayout, desc: Descriptor, major: str, d_layout: 
     """D (thread, i) -> the A cell the descriptor model reads at D's (m, n) (B is the identity: n = k)."""
     hw = reader(desc, major, 16, 64, 16, 16, (0,), lay.base)
     inv = inverse(lay.map)
-    dm = fragment_map(d_layout)
+    dm = d_layout.map
     out: dict[tuple[int, int], tuple[int, int] | None] = {}
     for t in range(128):
         for i in range(8):

@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 from ..layout.model import Layout
 from .catalog_probes import CatalogProbe, make_probe
 from .grouping import InstructionGroup
+from ..layout.model import cell_at
 
 ARCH = "sm_100a"
 M, N = 128, 16
@@ -187,7 +188,7 @@ def decode(p: CatalogProbe, out: Sequence[int]) -> dict[tuple[int, int], tuple[i
 def compare(lay: Layout, observed: dict[tuple[int, int], tuple[int, int] | None | str]) -> list[str]:
     out = []
     for i in range(lay.n_elements):
-        want = lay.map.point(0, i)
+        want = cell_at(lay, 0, i)
         got = observed.get((0, i))
         if want != got:
             say = got if isinstance(got, str) else ("scales nothing" if got is None else f"scales factor {got[1]}")
@@ -198,7 +199,7 @@ def compare(lay: Layout, observed: dict[tuple[int, int], tuple[int, int] | None 
 def simulate(p: CatalogProbe, point: Callable[[int, int], tuple[int, int] | None] | None = None) -> list[int]:
     """What a SIMULATED device whose scale-factor bytes follow ``point`` (default: the spec's) prints."""
     s = setup_of(p)
-    pt = point or p.tested[0].map.point
+    pt = point or (lambda t, i: cell_at(p.tested[0], t, i))
     out = [0] * (s.experiments * 128 * 16 + 8192)
     for j in range(4):
         cell = pt(0, j)

@@ -2,7 +2,7 @@
 touches the fragment model.
 
 Each operand of ``mma``, ``ldmatrix``, ``stmatrix`` and ``movmatrix`` is a named map ``(lane, i) -> (row, col)``
-(``verify.layout.views.fragment_map``), tabulated here for the 32 lanes as ``Operand`` (numpy tables plus the
+(``layout.map``, ``verify.layout.fragment_maps``), tabulated here for the 32 lanes as ``Operand`` (numpy tables plus the
 register packing: registers, elements per register, element bits).  The executor never reads a layout any other
 way, so a fixed spec changes the executor, and the engineer who unifies the two layout models changes this
 module only.  Two faces are offered: ``vector`` (the map's numpy ``evaluate``, read by the symbolic engine) and
@@ -22,7 +22,6 @@ from ..catalog import bundled
 from ..catalog.instructions import effective, instructions
 from ..catalog.spec import load_spec_file
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
-from ..layout.views import fragment_map
 
 
 class NoLayout(LookupError):
@@ -74,7 +73,7 @@ def _spec(path: str):  # type: ignore[no-untyped-def]
 def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: ignore[no-untyped-def]
     """(row, col) of every (thread, i) of ``lay`` (a member ``env`` of a family), by ``face``: a warp's 32 lanes, or a
     warpgroup's 128 threads."""
-    fm = fragment_map(lay)
+    fm = lay.map
     lay_i = lay.instance(**env) if env else lay
     n = int(lay_i.domain.elements)
     T = int(lay_i.domain.threads)

@@ -35,7 +35,6 @@ from . import algebra as A
 from .dims import Dim
 from .model import Codomain, Layout
 from .named import TableMap
-from .views import as_fragment, fragment_map
 
 ORDERS = {"triton": ("n", "n"), "triton-hopper": ("m", "n"), "cute": ("m", "m")}
 
@@ -102,7 +101,7 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
     ``e`` the others (``verify.checks.tiled.Repeats``).  The algebra: ``product`` with the table of places, ``merge``
     of lane and unit into the thread, ``split`` and ``merge`` of the elements' bits."""
     T, N = layout.threads, layout.n_elements
-    frag = fragment_map(layout)
+    frag = layout.map
     rname, cname = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
     grid_r = max((p[2] for p in places), default=0) + 1
     grid_c = max((p[3] for p in places), default=0) + 1
@@ -121,8 +120,8 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
         tiled = A.merge(tiled, [f"t{bits.index(b)}" if b in bits else f"e{keep.index(b)}" for b in range(nbits)], "i")
     if T * units <= 32:
         tiled = A.relabel(tiled, inputs={"thread": "lane"})
-    return as_fragment(
-        tiled, layout, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
+    return layout.with_map(
+        tiled, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
         codomain=Codomain(block[0], block[1], layout.codomain.dims), registers=layout.registers * repeats,
         element_list=None, elements_text=None, erratum="", derived=derived)
 

@@ -3,41 +3,40 @@
 A layout maps a *domain* of (thread, element index i) points to a *codomain* of matrix cells
 (row, col).  Every check, both engines and every renderer read a layout only through this
 model, so a new notation (CuTe, Triton, a table, a tile of other layouts) is one importer that
-builds a ``LayoutMap``; it then gets every check for free.
+builds a named map (``verify.layout.named``); it then gets every check for free.
 
 * ``Domain``: threads, elements per thread, the MMA computations the threads split into (m8n8k4
   runs four in one warp; ``group`` says which thread belongs to which), named parameters with
   their valid values (wgmma ``N``), and replication (each cell held by that many points).
 * ``Codomain``: rows x cols of the matrix each MMA computation covers.
-* ``LayoutMap``: the map itself, with its faces: ``cells`` (the whole domain at once, for the
-  enumeration engine), ``point`` (one point, the scalar reference) and ``z3_cell`` (symbolic,
-  for the SMT engine).
+* the map: a named map ``(lane|thread, i) -> ([mma,] row, col)`` (``verify.layout.fragment_maps``: a formula,
+  sparse A, an unspecified wmma map, or any map the algebra builds), placed by the layout on its domain
+  and codomain; ``cells_of``, ``point_of`` and ``z3_cell_of`` read it in the fragment's terms.
 * ``Layout``: a map with its identity (instruction, shape, operand, types), what the doc says
   about its registers (the count and packing checks read that) and its provenance.
 """
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, TypeVar
 
 import numpy as np
 
-from ..engines import oracle, smt
+from ..engines import oracle
 from ..formula import Formula
-from ..formula.bounds import value_bound
 from .elements import element_text_at, parse_element_list
 from .memo import forget_held, held
-from .family import Extent, Param, extent_at, substitute
+from .family import Extent, Param, extent_at
 from .family import clear_caches as clear_family_caches
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
 
-Env = Mapping[str, int]
+from .domain import Cells, Codomain, Domain, Env  # noqa: F401  (re-exported: the layout's parts)
+from .fragment_maps import PlacedMap, placed
 
 
 # ----------------------------------------------------------------------------- identity
@@ -93,132 +92,6 @@ class Source:
     seed: str = ""
 
 
-# ----------------------------------------------------------------------------- domain and codomain
-
-@dataclass(frozen=True)
-class Domain:
-    """The (thread, i) points of a layout.
-
-    ``group`` maps a thread to its MMA computation (``None``: the threads compute one);
-    ``replication`` is how many points hold each cell (1 for every PTX fragment; Triton and
-    Volta-style layouts may replicate).
-    """
-
-    threads: int
-    elements: Extent  # per thread: an int, or (a family) an expression over its parameters
-    groups: int = 1
-    group: Formula | None = None
-    params: tuple[Param, ...] = ()
-    replication: int = 1
-
-    @property
-    def threads_per_group(self) -> int:
-        return self.threads // self.groups
-
-    def bindings(self) -> list[dict[str, int]]:
-        """Every binding of the parameters: every combination, in lexicographic order of the values in the
-        order the parameters are declared (``[{}]`` without parameters)."""
-        names = [p.name for p in self.params]
-        return [dict(zip(names, combo)) for combo in itertools.product(*(p.values for p in self.params))]
-
-    def group_of(self, thread: int) -> int:
-        """Which MMA computation ``thread`` belongs to (-1 where the group formula is undefined)."""
-        if self.group is None:
-            return 0
-        return _group_table(self.group, self.threads)[thread] if 0 <= thread < self.threads else -1
-
-    def group_array(self) -> np.ndarray:
-        """The MMA computation of every thread (int64, -1 where undefined)."""
-        if self.group is None:
-            return np.zeros(self.threads, np.int64)
-        return np.asarray(_group_table(self.group, self.threads), np.int64)
-
-    def z3_group(self, thread: "z3.BitVecRef") -> "z3.ExprRef":
-        if self.group is None:
-            return smt.bv(0, thread.size())
-        return smt.Encoder(self.group, thread, smt.bv(0, thread.size())).definition("group").value  # type: ignore[return-value]
-
-    def z3_contains(self, thread: "z3.BitVecRef", i: "z3.BitVecRef") -> "z3.BoolRef":
-        return smt.in_domain(thread, i, self.threads, self.elements)
-
-    @property
-    def most_elements(self) -> int:
-        """Elements per thread (a family: its largest member's)."""
-        n = self.elements
-        return n if isinstance(n, int) else max(extent_at(n, env) for env in self.bindings())
-
-    def z3_point(self, names: str, width: int) -> "list[z3.BitVecRef]":
-        """The unknowns (thread, i), named by the two words of ``names``, of a query that keeps them in this
-        domain (a family's: in some member's), each declared with only the bits its largest value needs
-        (``smt.natural``, whose precondition the query keeps)."""
-        return smt.naturals(names, width, (self.threads - 1, self.most_elements - 1))
-
-    def bound(self) -> int:
-        """A bound on every value the group formula takes (for the bit width)."""
-        return value_bound(self.group, self.threads - 1, 0) if self.group is not None else 0
-
-
-@lru_cache(maxsize=None)
-def _group_table(group: Formula, threads: int) -> tuple[int, ...]:
-    out = []
-    for lane in range(threads):
-        g = oracle.evaluate(group, "group", lane, 0)
-        out.append(int(g) if isinstance(g, int) else -1)
-    return tuple(out)
-
-
-@dataclass(frozen=True)
-class Codomain:
-    """The rows x cols matrix that each MMA computation's points cover.
-
-    ``dims`` names the two axes for messages and tables: ``("row", "col")`` for a matrix,
-    ``("lane", "column")`` for Tensor Memory (tcgen05.ld/st: rows are TMEM lanes, columns 32-bit
-    TMEM columns, both relative to the address operand ``taddr``).
-    """
-
-    rows: Extent
-    cols: Extent
-    dims: tuple[str, str] = ("row", "col")
-
-
-# ----------------------------------------------------------------------------- the map
-
-@dataclass(frozen=True)
-class Cells:
-    """Every point of a domain evaluated: the enumeration engine's view of a layout.
-
-    ``row``/``col`` are ``[threads, elements]`` int64 arrays, meaningful where ``ok`` (a case
-    of the formula applies); ``group`` is the MMA computation of each thread.
-    """
-
-    row: np.ndarray
-    col: np.ndarray
-    ok: np.ndarray
-    group: np.ndarray
-
-
-class LayoutMap(Protocol):
-    """What a notation provides: the map (thread, i) -> (row, col), three ways."""
-
-    notation: str
-
-    def key(self) -> Hashable:
-        """The mathematical object (two maps with equal keys are the same map)."""
-
-    def cells(self, domain: Domain, env: Env | None = None) -> Cells:
-        """Every point at once (the enumeration engine)."""
-
-    def point(self, thread: int, i: int) -> tuple[int, int] | None:
-        """One point by the scalar reference evaluator; None where the map is undefined."""
-
-    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
-                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
-        """(defined, row, col) as Z3 terms over a symbolic point (the SMT engine)."""
-
-    def bound(self, domain: Domain) -> int:
-        """A sound bound on |value| of every sub-term over the domain (for the bit width)."""
-
-
 # ----------------------------------------------------------------------------- layouts
 
 OPERANDS = ("A", "B", "C", "D", "E", "R", "SFA", "SFB")
@@ -247,7 +120,7 @@ class Layout:
     # the map
     domain: Domain
     codomain: Codomain
-    map: LayoutMap
+    map: Any  # a NamedMap (verify.layout.fragment_maps), placed on domain and codomain by __post_init__
     # register storage, as the doc states it
     registers: Extent
     register_type: str
@@ -271,6 +144,12 @@ class Layout:
     # Points where no case of the formula applies hold no element of this matrix (a selector picks
     # the points: mma block-scale ``thread-id``/``byte-id``); in_range is then over the defined points.
     partial: bool = False
+
+    def __post_init__(self) -> None:
+        # the map sits on this layout's domain and codomain (a replace() of either moves it along)
+        m = self.map
+        if getattr(m, "domain", None) is not self.domain or getattr(m, "codomain", None) is not self.codomain:
+            object.__setattr__(self, "map", placed(m, self.domain, self.codomain))
 
     # -- families (a parameter such as wgmma N): every concrete view below needs an instance
     @property
@@ -307,7 +186,7 @@ class Layout:
     @property
     def unspecified(self) -> bool:
         """The doc leaves the layout unspecified (wmma): only counts and replication can be checked."""
-        return getattr(self.map, "notation", "") == "unspecified"
+        return self.map.notation == "unspecified"
 
     # -- views of the domain and codomain
     @property
@@ -366,6 +245,21 @@ class Layout:
             page_line, page_col = self.text_map[line - 1]
             return self.spec_path, page_line, page_col + col - 1
         return self.spec_path or self.source.file, self.formula_line + line - 1, col
+
+    def with_map(self, named: Any, **changes: Any) -> "Layout":
+        """A named map over (``lane`` or ``thread``, ``i``) to two cell outputs (what the algebra builds:
+        relations, tiles, block tiles, a notation lifted to the warp) as a fragment with this layout's identity
+        and register facts, so every fragment check works on it.  The domain takes the map's thread count and
+        this layout's elements, MMA computations and parameters, the codomain the map's cell sizes
+        (``changes`` may give ``domain``/``codomain`` and any other field); expectations and corrections are
+        dropped."""
+        view = PlacedMap.of(named)
+        rows, cols = view.cell_sizes()
+        fields: dict[str, Any] = dict(map=view, domain=dataclasses.replace(self.domain, threads=view.thread_size()),
+                                      codomain=Codomain(rows, cols, self.codomain.dims), corrected=False, expect={},
+                                      partial=False)
+        fields.update(changes)
+        return dataclasses.replace(self, **fields)
 
     def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
         """This layout with another formula (mutation tests, the fix search), other fields as given."""
@@ -575,11 +469,7 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     shape = dataclasses.replace(sh, **{f: env[v] for f, v in (("m", sh.m), ("n", sh.n), ("k", sh.k))
                                        if isinstance(v, str)})
     text, elist = _elements_at(layout.elements_text, tuple(env.items()))
-    lmap = layout.map
-    if hasattr(lmap, "formula"):
-        lmap = dataclasses.replace(lmap, formula=substitute(lmap.formula, env))  # type: ignore[type-var]
-    elif hasattr(lmap, "with_params"):  # a map that is not one formula (a composition) substitutes itself
-        lmap = lmap.with_params(env)
+    lmap = layout.map.at_params(env)  # the map at that binding (a formula substituted, a composition bound)
     return dataclasses.replace(
         layout, shape=shape, map=lmap,
         domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
@@ -607,36 +497,6 @@ def instances(layout: Layout) -> list[tuple[dict[str, int], Layout]]:
     if not layout.domain.params:
         return [({}, layout)]
     return [(dict(env), instance(layout, env)) for env in layout.domain.bindings()]  # each instance memoised
-
-
-# ----------------------------------------------------------------------------- unspecified layouts
-
-@dataclass(frozen=True)
-class UnspecifiedMap:
-    """The doc leaves the map unspecified (wmma: "the distribution of fragments ... is unspecified and
-    is target architecture dependent"): no point has a cell.  Only the register counts and the
-    replication they imply can be checked; the bijection checks do not apply to it."""
-
-    notation: str = "unspecified"
-
-    def key(self) -> Hashable:
-        return ("unspecified",)
-
-    def bound(self, domain: Domain) -> int:
-        return 0
-
-    def point(self, thread: int, i: int) -> tuple[int, int] | None:
-        return None
-
-    def cells(self, domain: Domain, env: Env | None = None) -> Cells:
-        shape = (domain.threads, domain.elements)
-        zero = np.zeros(shape, np.int64)  # type: ignore[arg-type]
-        return Cells(zero, zero.copy(), np.zeros(shape, bool), domain.group_array())  # type: ignore[arg-type]
-
-    def z3_cell(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
-                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
-        import z3
-        return z3.BoolVal(False), smt.bv(0, thread.size()), smt.bv(0, thread.size())
 
 
 # ----------------------------------------------------------------------------- evaluation memo
@@ -677,7 +537,32 @@ def _by_map_value(store: dict[Hashable, _T], layout: Layout, extra: Hashable, bu
 def cells_of(layout: Layout) -> Cells:
     """Every point of ``layout`` evaluated once per process (per map value and domain) and shared by every
     check and view."""
-    return _by_map_value(_CELLS_BY_MAP, layout, None, lambda: layout.map.cells(layout.domain))
+    return _by_map_value(_CELLS_BY_MAP, layout, None, lambda: layout.map.cells())
+
+
+def cell_at(layout: Layout, thread: int, i: int) -> tuple[int, int] | None:
+    """(row, col) of element ``i`` of ``thread`` by the scalar reference (``None`` where the map is undefined)."""
+    m = layout.map
+    out = m.at({m.thread: thread, "i": i})
+    if out is None:
+        return None
+    r, c = m.row_col
+    return out[r], out[c]
+
+
+def z3_cell_of(layout: Layout, thread: "z3.BitVecRef", i: "z3.BitVecRef",
+               env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
+    """(defined, row, col) of a symbolic (thread, i) as Z3 terms (the SMT engine)."""
+    m = layout.map
+    ok, out = m.encode({m.thread: thread, "i": i}, env)
+    r, c = m.row_col
+    return ok, out[r], out[c]
+
+
+def bound_of(layout: Layout) -> int:
+    """A sound bound on |value| of every sub-term of the layout's cell terms over its domain (the bit width of
+    the fragment checks' queries: the map's own, without the dimensions' sizes ``NamedMap.bound`` adds)."""
+    return layout.map.cell_bound(layout.domain)  # type: ignore[no-any-return]
 
 
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)

@@ -18,7 +18,7 @@ box, which fixes the bit width so that the Z3 encoding is exact.
 
 Maps here: ``FormulaMap`` (definitions of the formula language over named variables: the doc's
 pseudo-code and every imported notation) and ``TableMap`` (a finite table: tables, inverses).
-``verify.layout.views`` adapts register fragments to and from this model; ``verify.layout.algebra``
+``verify.layout.fragment_maps`` places such maps on a register fragment's domain; ``verify.layout.algebra``
 builds new maps from any of them.
 """
 from __future__ import annotations

@@ -16,7 +16,7 @@ precise (docs/sparse.md has the full definition):
   w * ((m >> 2 * (j / w)) & 3) + j % w``; with the .tf32 4-bit index: ``chunk * 2 + ((m & 3) >> 1)``
   (derived decode: the doc states only that 0b0100 and 0b1110 are the meaningful values).
 
-``SparseMap`` is a ``LayoutMap`` whose cells are the compressed cells, with three independent
+``SparseMap`` is a fragment's named map (``verify.layout.fragment_maps``) whose cells are the compressed cells, with three independent
 evaluations from the AST: ``py_*`` with ``verify.engines.oracle`` (one point), ``info`` with
 ``verify.engines.vector`` (every point) and ``z3_*`` with ``verify.engines.smt`` (symbolic).
 """
@@ -33,7 +33,9 @@ from ..engines import oracle, smt, vector
 from ..formula import Case, Definition, Formula, Span, parse_lane_expression
 from ..formula.bounds import value_bound
 from .memo import held
-from .model import Cells, Domain, Env, Shape
+from .fragment_maps import FragmentKind
+from .domain import Cells, Codomain, Domain, Env
+from .model import Shape
 
 NIBBLES_PER_REGISTER = 8  # every chunk has a 4-bit metadata field; a .b32 holds eight
 CANONICAL_METADATA = 0x44444444  # every chunk: indices 0 and 1 (0b0100), valid in every scheme
@@ -199,23 +201,26 @@ def clear_caches() -> None:
 
 
 @dataclass(frozen=True)
-class SparseMap:
-    """Sparse A: (lane, i) -> (row, compressed column), plus the logical view under metadata."""
+class SparseMap(FragmentKind):
+    """Sparse A: (lane, i) -> (row, compressed column), plus the logical view under metadata (a partial map:
+    an element that is not well placed has no cell)."""
 
     formula: Formula  # as the doc states it (col is a column range)
     table: Mapping[str, Any]  # the validated [fragment.sparse] table
     model: SparseModel
     elements: int  # per lane: the rank of an element counts the lane's earlier ones
     notation: str = "formula"
+    domain: Domain | None = None
+    codomain: Codomain | None = None
 
     @property
     def normal(self) -> Formula:
         return normalized(self.formula)
 
-    def key(self) -> Hashable:
+    def _key(self) -> Hashable:
         return (self.formula, self.model, self.elements)
 
-    def bound(self, domain: Domain) -> int:
+    def cell_bound(self, domain: Domain) -> int:
         return value_bound(self.formula, domain.threads - 1, domain.elements - 1)
 
     # -- one point: the oracle
@@ -254,7 +259,7 @@ class SparseMap:
         chunk_index = oracle.c_div(first, md.chunk) + rank // md.kept
         return PointInfo(row, first, last, rank, True, "", col, chunk_index, rank % md.kept)
 
-    def point(self, thread: int, i: int) -> tuple[int, int] | None:
+    def _point(self, thread: int, i: int) -> tuple[int, int] | None:
         info = self.point_info(thread, i)
         if info is None or not info.ok:
             return None
@@ -301,7 +306,7 @@ class SparseMap:
         return SparseInfo(d, placed, row, first, last, rank, base * md.kept + rank, base + rank // md.kept,
                           rank % md.kept)
 
-    def cells(self, domain: Domain, env: Env | None = None) -> Cells:
+    def grid(self, domain: Domain, env: Env | None = None) -> Cells:
         inf = self.info(domain)
         return Cells(inf.row, inf.col, inf.ok, domain.group_array())
 
@@ -351,8 +356,8 @@ class SparseMap:
                 "last": last, "rank": rank, "col": (first / chunk_bv) * kept_bv + rank,
                 "chunk": first / chunk_bv + rank / kept_bv, "j": z3.SRem(rank, kept_bv)}
 
-    def z3_cell(self, thread: z3.BitVecRef, i: z3.BitVecRef,
-                env: Mapping[str, z3.ExprRef] | None = None) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]:
+    def _z3(self, thread: z3.BitVecRef, i: z3.BitVecRef,
+            env: Mapping[str, z3.ExprRef] | None = None) -> tuple[z3.BoolRef, z3.ExprRef, z3.ExprRef]:
         info = self.z3_info(thread, i)
         return info["ok"], info["row"], info["col"]
 

@@ -19,7 +19,6 @@ from . import algebra as A
 from .dims import Dim
 from .model import Codomain, Layout
 from .named import formula_map
-from .views import as_fragment, fragment_map
 
 
 STACKS = ("ldmatrix", "stmatrix")  # instructions whose matrix is its 8 x 8 (16 x 16) matrices one under another
@@ -41,11 +40,11 @@ def stack_onto(base: Layout, rows: int, layout_id: str | None = None) -> Layout:
     R, C = base.rows, base.cols
     if rows < 1 or R % rows:
         raise ValueError(f"{base.id} ({R} x {C}) is no stack of {rows}-row tiles")
-    frag = fragment_map(base)
+    frag = base.map
     src = A.relabel(frag, outputs={"row": "src_row", "col": "src_col"})
     addresses = formula_map(f"row = src_row % {rows}\ncol = ({C} * (src_row / {rows})) + src_col\n",
                             (Dim("src_row", R), Dim("src_col", C)), (Dim("row", rows), Dim("col", C * (R // rows))))
-    return as_fragment(A.compose(addresses, src), base, id=layout_id or base.id)
+    return base.with_map(A.compose(addresses, src), id=layout_id or base.id)
 
 
 def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> Layout:
@@ -55,13 +54,13 @@ def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> L
     if gr < 1 or gc < 1:
         raise ValueError(f"a tile grid needs at least one tile each way, not {gr} x {gc}")
     tiles = gr * gc
-    frag = fragment_map(base)
+    frag = base.map
     r, c = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
     places = formula_map(f"{r} = t / {gc}\n{c} = t % {gc}", (Dim("t", tiles),), (Dim(r, gr), Dim(c, gc)))
     tiled = A.merge(A.product(A.relabel(frag, inputs={"i": "j"}), places), ("j", "t"), "i")
     n = base.n_elements * tiles
-    return as_fragment(
-        tiled, base, id=layout_id or f"{base.id} x{gr}x{gc}", domain=dataclasses.replace(base.domain, elements=n),
+    return base.with_map(
+        tiled, id=layout_id or f"{base.id} x{gr}x{gc}", domain=dataclasses.replace(base.domain, elements=n),
         codomain=Codomain(base.rows * gr, base.cols * gc, base.codomain.dims), registers=base.registers * tiles,
         element_list=None, elements_text=None, erratum="",
         derived=f"{base.id} repeated over {gr} x {gc} tiles, element t*{base.n_elements}+j = tile t element j")

@@ -16,7 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ...layout.model import Layout, MapLayout, UnspecifiedMap
+from ...layout.fragment_maps import UnspecifiedMap
+from ...layout.model import Layout, MapLayout
 from .. import maps
 from ..equivalence import _domain_problem, first_difference
 from ..family import same_family_map

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...layout.ids import CORRECTED_RX, corrected_id, is_corrected_id
-from ...layout.model import UnspecifiedMap
+from ...layout.fragment_maps import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
 from . import NAMES, ORIGINS

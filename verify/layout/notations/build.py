@@ -3,7 +3,7 @@
 Every notation importer returns a ``TVImport`` (a formula defining ``row``/``col`` over the thread
 and ``i``, its threads and values, the extent it states).  ``to_layout`` gives it the identity of
 the spec layout it claims to be (instruction, shape, operand, types, element names), its own
-domain (the imported threads x values) and a ``FormulaMap``; every check, both engines and every
+domain (the imported threads x values) and a ``FormulaFragment``; every check, both engines and every
 renderer then work on it unchanged, and ``conform`` compares it with the spec cell by cell.
 
 Two conventions are applied here, both stated in ``docs/layouts.md``:
@@ -29,9 +29,8 @@ import numpy as np
 from verify.formula import BinOp, Compare, Formula, InSet, Num, Var, walk
 
 from ..family import substitute
-from ..formula import FormulaMap
+from ..fragment_maps import FormulaFragment, PlacedMap
 from ..named import mux
-from ..views import as_layout_map
 from ..elements import number_ranges
 from ..model import Codomain, Domain, Layout, Source
 from .errors import NeedsMember, NotationError, TVImport
@@ -42,7 +41,7 @@ from .expr import check_reach, parse_index_code
 
 
 def _defined_lanes(formula: Formula, threads: int, values: int) -> np.ndarray:
-    c = FormulaMap(formula).cells(Domain(threads, values))
+    c = FormulaFragment(formula, domain=Domain(threads, values)).cells()
     return np.flatnonzero(c.ok.any(axis=1))
 
 
@@ -75,7 +74,7 @@ def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]
     imported = NamedFormulaMap(formula, (lane, i), (Dim("row", rows), Dim("col", cols)))
     lift = TableMap((Dim("thread", like.threads),), (Dim("lane", like.threads),), tuple(enumerate(base)))
     lifted = A.compose(imported, A.product(lift, A.identity(i)))
-    return as_layout_map(A.relabel(lifted, inputs={"thread": "lane"}), notation=imp.notation)
+    return PlacedMap.of(A.relabel(lifted, inputs={"thread": "lane"}), notation=imp.notation)
 
 
 def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:
@@ -84,7 +83,7 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
     built itself (``imp.built``: a TiledMMA, tiled with the algebra) keeps its map, named as given."""
     if imp.built is not None:
         built: Layout = imp.built  # type: ignore[assignment]
-        view = replace(built.map, notation=imp.notation) if hasattr(built.map, "notation") else built.map
+        view = replace(built.map, notation=imp.notation)
         return replace(built, map=view, id=layout_id or f"given({imp.notation}) as {like.id}", spec_path=source,
                        formula_text=imp.text, formula_line=1, expect={},
                        source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
@@ -110,7 +109,7 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
         id=lid, instruction=like.instruction, shape=like.shape, operand=like.operand, types=like.types,
         variant=like.variant, domain=Domain(threads, imp.values, groups, group), codomain=Codomain(rows, cols),
         map=_lifted(imp, formula, like, lift) if lift is not None else
-        (LookupMap if imp.notation == "table" else FormulaMap)(formula, imp.notation), registers=max(1, imp.values // epr),
+        (LookupMap if imp.notation == "table" else FormulaFragment)(formula, imp.notation), registers=max(1, imp.values // epr),
         register_type=like.register_type, elements_per_register=epr, element_list=None, elements_text=None,
         element_bits=like.element_bits,
         source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
@@ -154,7 +153,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     for _, member in like.instances():
         check_reach(substitute(formula, dict(member.params_bound)), member.threads, member.n_elements, source)
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
-    return replace(like, id=f"given(index) as {like.id}", map=FormulaMap(Formula(formula.definitions, like.prefix), "index"),
+    return replace(like, id=f"given(index) as {like.id}", map=FormulaFragment(Formula(formula.definitions, like.prefix), "index"),
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
                    element_list=None, elements_text=None,
                    source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
@@ -165,7 +164,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
 # ----------------------------------------------------------------------------- tables for Z3
 
 @dataclass(frozen=True)
-class LookupMap(FormulaMap):
+class LookupMap(FormulaFragment):
     """A table's formula (``table.table_to_formula``: ``key = lane * values + i``, then one case per
     value with the set of keys that take it) with a Z3 face built for lookups.
 
@@ -189,7 +188,7 @@ class LookupMap(FormulaMap):
         k = min(bad)
         return (*divmod(k, values), row[k], col[k])  # type: ignore[return-value]
 
-    def z3_cell(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
+    def _z3(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
         import z3
 
         from ...engines import smt

@@ -311,7 +311,6 @@ def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVI
     from dataclasses import replace
 
     from ..model import Domain
-    from ..views import as_fragment
     raw = decode_source(text, source, limit=1 << 20)
     if like.groups > 1:
         raise NotationError(f"{like.id} runs {like.groups} MMA computations per warp: a TileLang Fragment is read "
@@ -319,7 +318,7 @@ def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVI
     frag = parse_fragment(raw, source, like.prefix)
     named = invert(frag, source)
     epr = like.elements_per_register if frag.elements % like.elements_per_register == 0 else 1
-    built = as_fragment(named, like, domain=Domain(frag.threads, frag.elements),
+    built = like.with_map(named, domain=Domain(frag.threads, frag.elements),
                         registers=max(1, frag.elements // epr), elements_per_register=epr, element_list=None,
                         elements_text=None, params_bound=())
     built = replace(built, derived=f"TileLang Fragment (row, col, rep) -> (thread, index), inverted: {frag.rows} x "
