@@ -9,6 +9,7 @@ from verify.checks import sparse as sparse_checks
 from verify.engines import smt
 from verify.outputs.table import sparse_entries, sparse_grid_text
 from verify.checks.family import check_any as check_layout
+from verify.layout.model import cell_at
 from verify.layout.sparse import is_sparse as is_sparse_range
 from verify.errors import SpecError
 
@@ -76,7 +77,7 @@ def test_two_implementations_agree_pointwise(lay) -> None:
             if not ok:
                 continue
             col = z3.simplify(z3.substitute(info["col"], *sub)).as_signed_long()
-            assert (p.row, col) == cells.point(ln, ix)
+            assert (p.row, col) == cell_at(lay, ln, ix)
             for mv in (0b0100, 0b1110, 0b1001, 0b0000):
                 lv = z3.simplify(z3.substitute(logical, *sub, (m, smt.bv(mv, w)))).as_signed_long()
                 assert lv == cells.point_logical(ln, ix, mv)
@@ -86,7 +87,7 @@ def test_compressed_columns_are_consecutive_slots() -> None:
     A = a_of(api.load([U8])[0])
     cells = _map(A)
     # lane 5 (groupID 1, threadID_in_group 1): range [8 ... 15] of rows 1 (a0..a3) and 9 (a4..a7)
-    assert [cells.point(5, i) for i in range(8)] == [(1, 4), (1, 5), (1, 6), (1, 7), (9, 4), (9, 5), (9, 6), (9, 7)]
+    assert [cell_at(A, 5, i) for i in range(8)] == [(1, 4), (1, 5), (1, 6), (1, 7), (9, 4), (9, 5), (9, 6), (9, 7)]
     p = cells.point_info(5, 2)
     assert (p.first, p.last, p.rank, p.chunk, p.j) == (8, 15, 2, 3, 0)
     # metadata 0b1101 = indices (1, 3): kept elements of chunk 2 on logical 9 and 11

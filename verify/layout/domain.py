@@ -68,8 +68,15 @@ class Domain:
             return smt.bv(0, thread.size())
         return smt.Encoder(self.group, thread, smt.bv(0, thread.size())).definition("group").value  # type: ignore[return-value]
 
+    @property
+    def count(self) -> int:
+        """Elements per thread of a concrete domain (a family's member; ``ValueError`` for the family itself)."""
+        if not isinstance(self.elements, int):
+            raise ValueError("a family's elements per thread depend on its parameters: take a member")
+        return self.elements
+
     def z3_contains(self, thread: "z3.BitVecRef", i: "z3.BitVecRef") -> "z3.BoolRef":
-        return smt.in_domain(thread, i, self.threads, self.elements)
+        return smt.in_domain(thread, i, self.threads, self.count)
 
     @property
     def most_elements(self) -> int:

@@ -146,7 +146,7 @@ class FragmentKind:
         kind, dom = self._concrete(env)
         cells = held(kind, "_cells", dom, lambda: kind.grid(dom))
         t, i = np.asarray(point[self.thread], np.int64), np.asarray(point["i"], np.int64)
-        good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.elements)
+        good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.count)
         tt, ii = np.where(good, t, 0), np.where(good, i, 0)
         r, c = self.row_col
         out = {r: cells.row[tt, ii], c: cells.col[tt, ii]}
@@ -160,7 +160,7 @@ class FragmentKind:
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
         kind, dom = self._concrete(env)
         t, i = int(point[self.thread]), int(point["i"])
-        if not (0 <= t < dom.threads and 0 <= i < dom.elements):
+        if not (0 <= t < dom.threads and 0 <= i < dom.count):
             return None
         cell = kind._point(t, i)
         if cell is None:
@@ -241,9 +241,9 @@ class FormulaFragment(FragmentKind):
 
     def grid(self, domain: Domain, env: Env | None = None) -> Cells:
         ev = vector.VectorEvaluator(self.formula, np.arange(domain.threads)[:, None],
-                                    np.arange(domain.elements)[None, :], env)
+                                    np.arange(domain.count)[None, :], env)
         r, c = ev.full("row"), ev.full("col")
-        shape = (domain.threads, domain.elements)
+        shape = (domain.threads, domain.count)
         # the oracle evaluates row, then col (only where row is defined), then rejects ranges
         err = vector.either(r.err, vector.within(r.ok, c.err))
         ok = vector.both(r.ok, c.ok)
@@ -262,7 +262,7 @@ class FormulaFragment(FragmentKind):
     def _raise_first_error(self, domain: Domain) -> None:
         for lane in range(domain.threads):
             domain.group_of(lane)
-            for i in range(domain.elements):
+            for i in range(domain.count):
                 self._point(lane, i)
         raise AssertionError("the vectorised engine reported an error that the oracle does not find")
 
@@ -299,9 +299,9 @@ class UnspecifiedMap(FragmentKind):
         return None
 
     def grid(self, domain: Domain, env: Env | None = None) -> Cells:
-        shape = (domain.threads, domain.elements)
-        zero = np.zeros(shape, np.int64)  # type: ignore[arg-type]
-        return Cells(zero, zero.copy(), np.zeros(shape, bool), domain.group_array())  # type: ignore[arg-type]
+        shape = (domain.threads, domain.count)
+        zero = np.zeros(shape, np.int64)
+        return Cells(zero, zero.copy(), np.zeros(shape, bool), domain.group_array())
 
     def _z3(self, thread: "z3.BitVecRef", i: "z3.BitVecRef",
             env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", "z3.ExprRef", "z3.ExprRef"]:
@@ -364,9 +364,9 @@ class PlacedMap(FragmentKind):
 
     def grid(self, domain: Domain, env: Env | None = None) -> Cells:
         pt = {self.source_thread: np.arange(domain.threads, dtype=np.int64)[:, None],
-              self.source_i: np.arange(domain.elements, dtype=np.int64)[None, :]}  # type: ignore[arg-type]
+              self.source_i: np.arange(domain.count, dtype=np.int64)[None, :]}
         v = self.named.evaluate(pt, {**dict(self.env), **dict(env or {})})
-        shape = (domain.threads, domain.elements)
+        shape = (domain.threads, domain.count)
 
         def b(a: np.ndarray) -> np.ndarray:
             return np.ascontiguousarray(np.broadcast_to(a, shape))
