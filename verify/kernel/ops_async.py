@@ -23,7 +23,8 @@ from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
 from .ops_int import HANDLERS, dest, handler
-from .ops_mem import address, hold, read_global, read_shared_async, release, write_global, write_shared
+from .ops_mem import (address, cluster_acquire, cluster_release, hold, merge_release, read_global, read_shared_async,
+                      release, write_global, write_shared)
 
 
 # ----------------------------------------------------------------------------- state
@@ -53,6 +54,7 @@ class Barrier:
     line: int = 0
     copies: list[BulkCopy] = field(default_factory=list)
     commits: list[Any] = field(default_factory=list)  # tcgen05.commit: land() its results, then arrive once
+    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``ops_mem.ClusterSync``)
 
 
 @dataclass
@@ -248,6 +250,8 @@ def _arrive(prog: Program, ins: Instr, index: int, verb: str, space: str) -> Ste
             if tx is not None:
                 b.tx += int(tx[t]) if verb != "complete_tx" else -int(tx[t])
             if verb in ("arrive", "arrive_drop"):
+                if cta.cluster is not None:
+                    merge_release(b.released, cluster_release(cta))
                 n = int(cnt[t]) if cnt is not None else 1
                 if n > b.pending:
                     cta.prog.events.add("barrier_overarrived", index, cta.index, int(t), b.addr, "shared",
@@ -345,6 +349,8 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             if not ok():
                 settle(cta, b)
             done[t] = ok()
+            if done[t] and b.released:
+                cluster_acquire(cta, b.released)
         if not done[rows].all():
             stuck = np.zeros(cta.T, bool)
             stuck[rows[~done[rows]]] = True
