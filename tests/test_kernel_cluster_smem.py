@@ -141,6 +141,31 @@ def test_without_the_first_cluster_barrier_both_kinds_of_read_race(tmp_path):
     assert (r.findings[2].element, r.findings[2].count) == ("D[0, 8]", 128)
 
 
+def test_an_mbarrier_orders_the_other_ctas_stores_before_the_reads():
+    """``-DMBARRIER``: each CTA's threads arrive on the other CTA's mbarrier (release.cluster, through mapa) after
+    their stores, and each CTA waits on its own (acquire.cluster) before it reads: proved, no race."""
+    r = verify(str(KERNELS / f"{DSMEM}_mbarrier.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+def test_without_the_mbarrier_wait_the_reads_race(tmp_path):
+    """The wait on the mbarrier gone: CTA 1 (past the first barrier.cluster while CTA 0 waits there) reads CTA 0's
+    sB before CTA 0 stored it; CTA 0 then reads CTA 1's stores, which CTA 1's arrival released but CTA 0 never
+    acquired: a race."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"mbarrier\.try_wait\.parity\.acquire\.cluster")
+        lines[k] = ""
+        lines[k + 1] = ""
+    r = verify(mutant(tmp_path, f"{DSMEM}_mbarrier", change))
+    assert r.status == "refuted"
+    agree(r)
+    assert [f.kind for f in r.findings] == ["unwritten_read", "race", "wrong_element"]
+    assert "reads shared 0x200 of CTA rank 0, which nothing wrote" in r.findings[0].words
+    assert "CTA rank 0 reads shared 0x200 (CTA rank 1's shared memory), which CTA rank 1 wrote" in r.findings[1].words
+    assert r.findings[2].element == "D[0, 0]"
+
+
 def test_the_dsmem_kernels_register_renamed_stays_proved(tmp_path):
     """Meaning-preserving: the other CTA's rank (%r34 -> %r204, one more declared)."""
     def change(lines: list[str]) -> None:
@@ -167,7 +192,8 @@ def test_a_shared_cluster_address_without_a_cluster_is_an_error(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("base,name,defines", [(MULTICAST, MULTICAST, []), (MULTICAST, f"{MULTICAST}_mask", ["-DMASK=1"]),
-                                                (DSMEM, DSMEM, []), (DSMEM, f"{DSMEM}_early_load", ["-DEARLY_LOAD"])])
+                                                (DSMEM, DSMEM, []), (DSMEM, f"{DSMEM}_early_load", ["-DEARLY_LOAD"]),
+                                                (DSMEM, f"{DSMEM}_mbarrier", ["-DMBARRIER"])])
 def test_the_cluster_kernels_compile_to_the_fixtures(tmp_path, base, name, defines):
     """nvcc here makes the committed PTX (its code), and that PTX is verified (above)."""
     nvcc_makes(tmp_path, base, name, defines, arch="sm_90a")

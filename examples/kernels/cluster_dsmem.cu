@@ -6,7 +6,10 @@
 // stored there by the other CTA) and its B fragment from the other CTA's sB (ld.shared::cluster), and one
 // mma.sync.m16n8k16 computes D[:, 8p .. 8p + 7], p the other CTA's rank.  The cluster meets again before either CTA
 // ends (the other CTA still reads its sB until then).  -DEARLY_LOAD: the B fragment is read from the other CTA
-// before the first barrier.cluster (a planted bug).
+// before the first barrier.cluster (a planted bug).  -DMBARRIER: the first barrier.cluster is an mbarrier of each
+// CTA instead: the other CTA's 32 threads arrive on it (mbarrier.arrive.release.cluster through mapa's address) once
+// they have stored, and each CTA waits on its own (acquire.cluster) before it reads; a barrier.cluster after the
+// mbarriers' initialisation makes both initialised before either CTA arrives on the other's.
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -35,6 +38,12 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) dsmem_mma(const half* A, co
   uint32_t rank;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
   uint32_t peer = rank ^ 1;
+#ifdef MBARRIER
+  __shared__ __align__(8) uint64_t stored;  // the other CTA's threads arrive on it once they have stored
+  if (lane == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 32;\n" ::"r"(smem(&stored)));
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  cluster_sync();
+#endif
   uint32_t peer_a = mapa(smem(sA), peer);
   const uint32_t* A32 = reinterpret_cast<const uint32_t*>(A);
   uint32_t* sA32 = reinterpret_cast<uint32_t*>(sA);
@@ -49,7 +58,15 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) dsmem_mma(const half* A, co
 #ifdef EARLY_LOAD
   uint32_t b0 = ld_remote(peer_b), b1 = ld_remote(peer_b + 16);
 #endif
+#ifdef MBARRIER
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(mapa(smem(&stored), peer))
+               : "memory");
+  asm volatile("{\n.reg .pred ok;\nSTORED_%=:\n"
+               "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 ok, [%0], 0;\n"
+               "@!ok bra STORED_%=;\n}\n" ::"r"(smem(&stored)) : "memory");
+#else
   cluster_sync();
+#endif
 #ifndef EARLY_LOAD
   uint32_t b0 = ld_remote(peer_b), b1 = ld_remote(peer_b + 16);
 #endif
