@@ -54,6 +54,18 @@ def test_a_mask_naming_a_cta_outside_the_cluster_is_an_error(tmp_path):
         verify(mutant(tmp_path, MULTICAST, change))
 
 
+def test_a_tma_load_into_another_ctas_shared_memory_is_refused(tmp_path):
+    """Without .multicast::cluster, the copy's destination given as mapa's address of CTA 1's sA: refused at its
+    line (exit 2), not landed in the issuing CTA's memory."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"cp\.async\.bulk\.tensor\.2d")
+        lines[k] = ("\tmapa.shared::cluster.u32 %r7, %r7, 1;\n"
+                    + lines[k].replace(".multicast::cluster", "").replace("], %rs1;", "];"))
+    with pytest.raises(SpecError, match=r"unsupported instruction 'cp\.async\.bulk\.tensor.*' \(a TMA load into "
+                                        r"another CTA's shared memory\)"):
+        verify(mutant(tmp_path, MULTICAST, change))
+
+
 def test_the_multicast_kernels_register_renamed_stays_proved(tmp_path):
     """Meaning-preserving: the CTA mask's register renamed (%rs1 -> %rs6, one more declared)."""
     def change(lines: list[str]) -> None:
@@ -164,6 +176,16 @@ def test_without_the_mbarrier_wait_the_reads_race(tmp_path):
     assert "reads shared 0x200 of CTA rank 0, which nothing wrote" in r.findings[0].words
     assert "CTA rank 0 reads shared 0x200 (CTA rank 1's shared memory), which CTA rank 1 wrote" in r.findings[1].words
     assert r.findings[2].element == "D[0, 0]"
+
+
+def test_st_async_is_refused(tmp_path):
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"st\.shared::cluster\.u32")
+        lines[k] = lines[k].replace("st.shared::cluster.u32 [%r39], %r40;",
+                                    "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%r39], %r40, [%r39];")
+        assert "st.async" in lines[k]
+    with pytest.raises(SpecError, match=r"unsupported instruction 'st\.async.*' \(st\.async"):
+        verify(mutant(tmp_path, DSMEM, change))
 
 
 def test_the_dsmem_kernels_register_renamed_stays_proved(tmp_path):

@@ -502,6 +502,15 @@ def _tma_load(prog: Program, ins: Instr, index: int, dims: int, multicast: bool 
         if multicast:  # CTA-relative offsets
             dst = dst & ((1 << CLUSTER_SHIFT) - 1)
             bar = bar & ((1 << CLUSTER_SHIFT) - 1)
+        else:
+            rows = _rows(m, cta.T)
+            for a in (dst, bar):  # a shared::cluster address of this CTA is its own shared memory
+                tag = a[rows] >> CLUSTER_SHIFT
+                if ((tag != 0) & (tag != cta.rank + 1)).any():
+                    raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a TMA load into another CTA's "
+                                          "shared memory)")
+            dst = dst & ((1 << CLUSTER_SHIFT) - 1)
+            bar = bar & ((1 << CLUSTER_SHIFT) - 1)
         coords = _coords(cta, ins, ta, dims, m)
         for t in _rows(m, cta.T):
             tm = tensor_map_at(cta, ins, ta.base, int(t), m)
