@@ -503,9 +503,9 @@ def _tma_load(prog: Program, ins: Instr, index: int, dims: int, multicast: bool 
             dst = dst & ((1 << CLUSTER_SHIFT) - 1)
             bar = bar & ((1 << CLUSTER_SHIFT) - 1)
         else:
-            rows = _rows(m, cta.T)
+            live = _rows(m, cta.T)
             for a in (dst, bar):  # a shared::cluster address of this CTA is its own shared memory
-                tag = a[rows] >> CLUSTER_SHIFT
+                tag = a[live] >> CLUSTER_SHIFT
                 if ((tag != 0) & (tag != cta.rank + 1)).any():
                     raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a TMA load into another CTA's "
                                           "shared memory)")

@@ -496,6 +496,7 @@ def read_cluster_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np
     parts = _cluster_parts(cta, ins, addr[rows])
     if len(parts) == 1 and parts[0][0] is cta:
         return read_shared(cta, ins, _low(addr), n, rows)
+    step = cta.step.index if cta.step is not None else 0
     tags = np.empty((len(rows), n), np.int64)
     bits = np.empty((len(rows), n), np.uint8)
     low = _low(addr)
@@ -505,9 +506,9 @@ def read_cluster_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np
             continue
         r = rows[sel]
         a = low[r].astype(np.int64)
-        t, b, _, _ = _shared_bytes(owner, cta.step.index, a, n, r, ins.opcode, reader=cta)
+        t, b, _, _ = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=cta)
         if cta.prog.trace:
-            t = cta.prog.domain.moved(cta, cta.step.index, r, t, a.astype(np.uint64), "shared")
+            t = cta.prog.domain.moved(cta, step, r, t, a.astype(np.uint64), "shared")
         tags[sel], bits[sel] = t, b
     return tags, bits
 
@@ -516,14 +517,15 @@ def write_cluster_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarra
                          rows: np.ndarray, moved: bool = True) -> None:
     """``write_shared`` through ``shared::cluster`` addresses: each CTA's part of ``rows`` into that CTA's shared
     memory (``moved``: the chain's run gives the data a value of its own, as ``st.shared`` does)."""
+    step = cta.step.index if cta.step is not None else 0
     low = _low(addr)
     if moved and cta.prog.trace:
-        tags = cta.prog.domain.moved(cta, cta.step.index, rows, tags, low[rows], "shared")
+        tags = cta.prog.domain.moved(cta, step, rows, tags, low[rows], "shared")
     for owner, sel in _cluster_parts(cta, ins, addr[rows]):
         if owner is cta:
             write_shared(cta, ins, low, tags[sel], bits[sel], rows[sel])
         else:
-            write_shared(owner, ins, low, tags[sel], bits[sel], rows[sel], instr=cta.step.index, by=cta)
+            write_shared(owner, ins, low, tags[sel], bits[sel], rows[sel], instr=step, by=cta)
 
 
 def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
