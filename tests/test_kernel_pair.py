@@ -121,12 +121,3 @@ def test_the_pair_kernel_compiles_to_the_fixture(tmp_path, name, defines):
     """nvcc here makes the committed PTX (its code), and that PTX is verified (above)."""
     nvcc_makes(tmp_path, BASE, name, defines)
 
-
-def test_a_load_from_another_ctas_shared_memory_is_refused(tmp_path):
-    """ld.shared::cluster through mapa's address (the even CTA's mbarrier word read by the odd CTA) is refused at
-    its line, not read from this CTA's memory."""
-    def change(lines: list[str]) -> None:
-        k = first(lines, r"mbarrier\.arrive\.release\.cluster\.shared::cluster\.b64 _, \[%r214\];")
-        lines[k] = "\tld.shared::cluster.u32 %r213, [%r214];"
-    with pytest.raises(SpecError, match=r"another CTA's shared memory: shared::cluster 0x1[0-9a-f]{6} is not read"):
-        verify(mutant(tmp_path, BASE, change))

@@ -36,6 +36,12 @@
 * ``tcgen05_pair.ptx``: ``tcgen05_pair.cu`` (inline ``tcgen05.mma.cta_group::2``, a CTA pair's MMA in a cluster of
   2 CTAs) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_pair_one_cta_a.ptx`` the same with
   ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug);
+* ``cluster_multicast.ptx``: ``cluster_multicast.cu`` (inline ``cp.async.bulk.tensor...multicast::cluster``, a TMA
+  multicast in a cluster of 2 CTAs) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``cluster_multicast_mask.ptx`` the
+  same with ``-DMASK=1`` (the CTA mask leaves CTA 1 out: a planted bug);
+* ``cluster_dsmem.ptx``: ``cluster_dsmem.cu`` (``st.shared::cluster``/``ld.shared::cluster`` through ``mapa``, in a
+  cluster of 2 CTAs) the same way, ``cluster_dsmem_mbarrier.ptx`` with ``-DMBARRIER`` (ordered by mbarriers), and
+  ``cluster_dsmem_early_load.ptx`` with ``-DEARLY_LOAD`` (the remote loads before the cluster barrier: a planted bug);
 * ``tcgen05_a_tmem.ptx``: ``tcgen05_a_tmem.cu`` (inline ``tcgen05.mma.cta_group::1.kind::f16`` with A in Tensor
   Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
   ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
@@ -147,6 +153,11 @@ if __name__ == "__main__":
     nvcc("mma_inline_read_swizzled.ptx", "-DSWIZZLE_READ_ONLY")
     nvcc("tcgen05_pair.ptx", source="tcgen05_pair.cu", arch="sm_100a")
     nvcc("tcgen05_pair_one_cta_a.ptx", "-DONE_CTA_A", source="tcgen05_pair.cu", arch="sm_100a")
+    nvcc("cluster_multicast.ptx", source="cluster_multicast.cu", arch="sm_90a")
+    nvcc("cluster_multicast_mask.ptx", "-DMASK=1", source="cluster_multicast.cu", arch="sm_90a")
+    nvcc("cluster_dsmem.ptx", source="cluster_dsmem.cu", arch="sm_90a")
+    nvcc("cluster_dsmem_mbarrier.ptx", "-DMBARRIER", source="cluster_dsmem.cu", arch="sm_90a")
+    nvcc("cluster_dsmem_early_load.ptx", "-DEARLY_LOAD", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")

@@ -23,7 +23,8 @@ from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
 from .ops_int import HANDLERS, dest, handler
-from .ops_mem import address, hold, read_global, read_shared_async, release, write_global, write_shared
+from .ops_mem import (address, cluster_acquire, cluster_release, hold, merge_release, read_global, read_shared_async,
+                      release, write_global, write_shared)
 
 
 # ----------------------------------------------------------------------------- state
@@ -53,6 +54,7 @@ class Barrier:
     line: int = 0
     copies: list[BulkCopy] = field(default_factory=list)
     commits: list[Any] = field(default_factory=list)  # tcgen05.commit: land() its results, then arrive once
+    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``ops_mem.ClusterSync``)
 
 
 @dataclass
@@ -248,6 +250,8 @@ def _arrive(prog: Program, ins: Instr, index: int, verb: str, space: str) -> Ste
             if tx is not None:
                 b.tx += int(tx[t]) if verb != "complete_tx" else -int(tx[t])
             if verb in ("arrive", "arrive_drop"):
+                if cta.cluster is not None:
+                    merge_release(b.released, cluster_release(cta))
                 n = int(cnt[t]) if cnt is not None else 1
                 if n > b.pending:
                     cta.prog.events.add("barrier_overarrived", index, cta.index, int(t), b.addr, "shared",
@@ -345,6 +349,8 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             if not ok():
                 settle(cta, b)
             done[t] = ok()
+            if done[t] and b.released:
+                cluster_acquire(cta, b.released)
         if not done[rows].all():
             stuck = np.zeros(cta.T, bool)
             stuck[rows[~done[rows]]] = True
@@ -357,7 +363,8 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
             t = int(rows[np.argmax(~done[rows])])
             b = barrier_at(cta, ins, int(addr[t]))
             why = f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes"
-            raise cta.prog.error(ins, f"{ins.opcode} (thread {t}) waits for phase {b.phase} of the mbarrier at shared "
+            who = f"CTA rank {cta.rank}, thread {t}" if cta.cluster is not None else f"thread {t}"
+            raise cta.prog.error(ins, f"{ins.opcode} ({who}) waits for phase {b.phase} of the mbarrier at shared "
                                       f"0x{b.addr:x} (initialised at line {b.line}), which can never complete: "
                                       f"{why} are still outstanding and nothing left in flight brings them "
                                       f"(the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
@@ -437,10 +444,11 @@ def bulk_copy(prog: Program, ins: Instr, index: int) -> Step:
            for p in parts):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (only the tile mode)")
     load = any(p.startswith("shared") for p in parts[parts.index("tensor") + 2: parts.index("tensor") + 3])
-    if "multicast::cluster" in parts:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (multicast to a cluster of CTAs)")
+    multicast = "multicast::cluster" in parts
+    if multicast and not load:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a multicast store)")
     if load:
-        return _tma_load(prog, ins, index, dims)
+        return _tma_load(prog, ins, index, dims, multicast)
     return _tma_store(prog, ins, index, dims)
 
 
@@ -461,18 +469,49 @@ def _face(prog: Program) -> str:
     return {"symbolic": "vector", "numeric": "scalar"}.get(getattr(prog.domain, "name", ""), "vector")
 
 
-def _tma_load(prog: Program, ins: Instr, index: int, dims: int) -> Step:
+def _multicast_ctas(cta: CTA, ins: Instr, mask_o: Any, t: int, m: np.ndarray | None) -> list[CTA]:
+    """The CTAs a multicast's 16-bit ``ctaMask`` names (bit r: the CTA of ``%cluster_ctarank`` r), for thread ``t``."""
+    v, u = cta.int_value(mask_o, 16, False, m, "a CTA mask")
+    if u is not None and np.asarray(u)[t].any():
+        raise cta.prog.error(ins, f"{ins.opcode} (thread {t}): the CTA mask is undefined")
+    mask = int(np.broadcast_to(np.asarray(v, U64), (cta.T,))[t]) & 0xFFFF
+    n = len(cta.cluster.ctas) if cta.cluster is not None else 1
+    if mask >> n:
+        raise cta.prog.error(ins, f"{ins.opcode} (thread {t}): CTA mask 0x{mask:x} names a CTA rank outside the cluster "
+                                  f"of {n} CTAs")
+    if cta.cluster is None:
+        return [cta] if mask else []
+    return [cta.cluster.peer(cta, r, ins) for r in range(n) if mask >> r & 1]
+
+
+def _tma_load(prog: Program, ins: Instr, index: int, dims: int, multicast: bool = False) -> Step:
+    """A TMA load; with ``.multicast::cluster``, the box lands at the same shared-memory offset in every CTA of the
+    mask, and each one's mbarrier at the same offset as ``mbar`` takes the box's bytes (a ``shared::cluster``
+    address of the executing CTA is its CTA-relative offset)."""
     ops = ins.operands
-    if len(ops) < 3 or not isinstance(ops[1], TensorAddr):
-        raise prog.error(ins, f"{ins.opcode} takes [dstMem], [tensorMap, {{coordinates}}], [mbar]")
+    if len(ops) < (4 if multicast else 3) or not isinstance(ops[1], TensorAddr):
+        raise prog.error(ins, f"{ins.opcode} takes [dstMem], [tensorMap, {{coordinates}}], [mbar]"
+                              + (", ctaMask" if multicast else ""))
     dst_o, ta, bar_o = ops[0], ops[1], ops[2]
+    mask_o = ops[3] if multicast else None
     face = _face(prog)
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dst = shared_address(cta, ins, dst_o, m, "generic")
         bar = shared_address(cta, ins, bar_o, m, "generic")
+        if multicast:  # CTA-relative offsets
+            dst = dst & ((1 << CLUSTER_SHIFT) - 1)
+            bar = bar & ((1 << CLUSTER_SHIFT) - 1)
+        else:
+            live = _rows(m, cta.T)
+            for a in (dst, bar):  # a shared::cluster address of this CTA is its own shared memory
+                tag = a[live] >> CLUSTER_SHIFT
+                if ((tag != 0) & (tag != cta.rank + 1)).any():
+                    raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a TMA load into another CTA's "
+                                          "shared memory)")
+            dst = dst & ((1 << CLUSTER_SHIFT) - 1)
+            bar = bar & ((1 << CLUSTER_SHIFT) - 1)
         coords = _coords(cta, ins, ta, dims, m)
-        sm = cta.smem
         for t in _rows(m, cta.T):
             tm = tensor_map_at(cta, ins, ta.base, int(t), m)
             if len(tm.box) != dims:
@@ -498,14 +537,17 @@ def _tma_load(prog: Program, ins: Instr, index: int, dims: int) -> Step:
                 prog.events.add("tma_misaligned", index, cta.index, int(t), int(dst[t]), "shared",
                                 f"cp.async.bulk.tensor writes the box of {tm.name} at shared 0x{int(dst[t]):x}, which is "
                                 "not 128-byte aligned", 1)
-            b = barrier_at(cta, ins, int(bar[t]))
-            c = BulkCopy(index, int(t), saddr.astype(np.int64), tags, bits, n * eb)
-            inb = (c.dst >= 0) & (c.dst + eb <= sm.size)
-            idx = c.dst[inb][:, None] + np.arange(eb)[None, :]
-            if idx.size:
-                np.add.at(sm.pending, idx.reshape(-1), 1)
-                sm.pending_instr[idx.reshape(-1)] = index
-            b.copies.append(c)  # it lands at the wait that needs it (``settle``)
+            targets = _multicast_ctas(cta, ins, mask_o, int(t), m) if multicast else [cta]
+            for target in targets:
+                b = barrier_at(target, ins, int(bar[t]))
+                c = BulkCopy(index, int(t), saddr.astype(np.int64), tags, bits, n * eb)
+                sm = target.smem
+                inb = (c.dst >= 0) & (c.dst + eb <= sm.size)
+                idx = c.dst[inb][:, None] + np.arange(eb)[None, :]
+                if idx.size:
+                    np.add.at(sm.pending, idx.reshape(-1), 1)
+                    sm.pending_instr[idx.reshape(-1)] = index
+                b.copies.append(c)  # it lands at the wait that needs it (``settle``)
     return Step(ins, index, "op", run)
 
 

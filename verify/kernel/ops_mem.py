@@ -5,6 +5,7 @@ epoch is a race), fences and hints (no effect on values).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -58,18 +59,89 @@ def _rows(m: np.ndarray | None, T: int) -> np.ndarray:
 
 # ----------------------------------------------------------------------------- reading and writing bytes
 
-def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+# ----------------------------------------------------------------------------- a cluster's memory order
+
+@dataclass
+class ClusterSync:
+    """One CTA's view of the cluster's order (vector clocks): ``clock`` counts its releases (``barrier.cluster.arrive``,
+    an ``mbarrier`` arrive), ``seen[r]`` is the last release of CTA rank ``r`` it has acquired (through
+    ``barrier.cluster.wait``, an ``mbarrier`` wait that completed), ``arrivals[k]`` what its ``k``-th cluster arrival
+    released.  A write by CTA ``r`` at clock ``c`` is ordered before another CTA's read when ``seen[r] >= c``."""
+
+    clock: int = 0
+    seen: dict[int, int] = field(default_factory=dict)
+    arrivals: list[dict[int, int]] = field(default_factory=list)
+
+
+def cluster_sync(cta: CTA) -> ClusterSync:
+    s = cta.state.get("cluster_sync")
+    if s is None:
+        s = cta.state["cluster_sync"] = ClusterSync()
+    return s
+
+
+def cluster_release(cta: CTA) -> dict[int, int]:
+    """What a release by ``cta`` publishes: what it has seen, and its own writes so far."""
+    s = cluster_sync(cta)
+    out = dict(s.seen)
+    out[cta.rank] = s.clock
+    s.clock += 1
+    return out
+
+
+def cluster_acquire(cta: CTA, released: dict[int, int]) -> None:
+    s = cluster_sync(cta)
+    for r, c in released.items():
+        if c > s.seen.get(r, -1):
+            s.seen[r] = c
+
+
+def merge_release(into: dict[int, int], released: dict[int, int]) -> None:
+    for r, c in released.items():
+        if c > into.get(r, -1):
+            into[r] = c
+
+
+def _cluster_race(owner: CTA, reader: CTA, step: int, idx: np.ndarray, ok: np.ndarray, who: np.ndarray,
+                  a: np.ndarray) -> None:
+    """A race: bytes ``idx`` [k, n] of ``owner``'s shared memory that ``reader`` reads, last written by a third CTA
+    (or by ``owner``, read by another) with no release and acquire between the write and the read."""
+    sm = owner.smem
+    wc = sm.w_cta[idx]
+    seen = cluster_sync(reader).seen
+    ranks = sorted(owner.cluster.ctas) if owner.cluster is not None else [0]
+    known = np.full(max(ranks) + 1, -1, np.int64)
+    for r in ranks:
+        known[r] = seen.get(r, -1)
+    other = (wc >= 0) & (wc != reader.rank)
+    late = other & (sm.w_clock[idx] > known[np.clip(wc, 0, len(known) - 1)])
+    bad = late.any(axis=1) & ok
+    if bad.any():
+        k = int(np.argmax(bad))
+        j = int(np.argmax(late[k]))
+        wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
+        of = "its own" if owner is reader else f"CTA rank {owner.rank}'s"
+        reader.prog.events.add("race", step, reader.index, int(who[k]), int(a[k]), "shared",
+                               f"CTA rank {reader.rank} reads shared 0x{int(a[k]):x} ({of} shared memory), which CTA "
+                               f"rank {int(wc[k, j])} wrote at line {reader.prog.steps[wi].instr.line} with no "
+                               "barrier.cluster (or mbarrier) between", int(bad.sum()))
+
+
+def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str,
+                  reader: CTA | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bytes ``[a, a + n)`` of shared memory (``a`` int64[k]) read by ``what`` for the threads ``who`` [k]: (tags,
     bits, byte indices [k, n], inside the allocation [k]); findings for an access outside the allocation, a byte never
-    written, and a copy still in flight."""
+    written, and a copy still in flight.  ``reader``: the CTA whose threads read (``cta``, the memory's owner,
+    unless another CTA of the cluster reads it through a ``shared::cluster`` address)."""
     sm = cta.smem
     prog = cta.prog
+    by = cta if reader is None else reader
+    where = "" if by is cta else f" of CTA rank {cta.rank}"
     out = (a < 0) | (a + n > sm.size)
     if out.any():
         k = int(np.argmax(out))
-        prog.events.add("shared_out_of_bounds", step, cta.index, int(who[k]), int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x}, outside the {sm.size} bytes of shared memory",
+        prog.events.add("shared_out_of_bounds", step, by.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}{where}, outside the {sm.size} bytes of shared memory",
                         int(out.sum()))
     idx = np.clip(a[:, None] + np.arange(n)[None, :], 0, max(sm.size - 1, 0))
     tags = sm.tags[idx].copy()
@@ -79,8 +151,8 @@ def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, w
     never = ((tags == UNDEF) & (sm.pending[idx] == 0)).any(axis=1) & ok  # a copy in flight is said below
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", step, cta.index, int(who[k]), int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x}, which nothing wrote", int(never.sum()))
+        prog.events.add("unwritten_read", step, by.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}{where}, which nothing wrote", int(never.sum()))
     pend = (sm.pending[idx] > 0).any(axis=1) & ok
     if pend.any():
         k = int(np.argmax(pend))
@@ -89,9 +161,11 @@ def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, w
         w = prog.steps[src].instr if src >= 0 else None
         wait = "no mbarrier wait that completes it" if w is not None and "bulk" in w.parts else \
             "no cp.async.wait_group"
-        prog.events.add("read_in_flight", step, cta.index, int(who[k]), int(a[k]), "shared",
-                        f"{what} reads shared 0x{int(a[k]):x} before the {short_copy(w)} at line {w.line if w else 0} "
+        prog.events.add("read_in_flight", step, by.index, int(who[k]), int(a[k]), "shared",
+                        f"{what} reads shared 0x{int(a[k]):x}{where} before the {short_copy(w)} at line {w.line if w else 0} "
                         f"that writes it has completed ({wait} between them)", int(pend.sum()))
+    if by.cluster is not None:
+        _cluster_race(cta, by, step, idx, ok, who, a)
     return tags, bits, idx, ok
 
 
@@ -189,31 +263,37 @@ def release(cta: CTA, idx: np.ndarray) -> None:
 
 
 def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
-                 instr: int | None = None, proxy: str = "generic") -> None:
+                 instr: int | None = None, proxy: str = "generic", by: CTA | None = None) -> None:
     """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``; a write
     of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``stmatrix``: an
     asynchronous-proxy reader may read the bytes only after a ``fence.proxy.async``), ``cp.async`` (a warp's copy,
     read by ``wgmma`` with no proxy fence in CUTLASS's and CuTe's cp.async mainloops: not required here), or
-    ``async`` (TMA: the bytes are no warp's, the mbarrier wait orders them before their readers)."""
+    ``async`` (TMA: the bytes are no warp's, the mbarrier wait orders them before their readers).  ``by``: the
+    CTA whose threads write (another CTA of the cluster, through a ``shared::cluster`` address: no warp of ``cta``
+    writes, and a read by another CTA than ``by`` is ordered after it only through the cluster's barriers)."""
     sm = cta.smem
     prog = cta.prog
+    by = cta if by is None else by
+    if by is not cta and proxy == "generic":
+        proxy = "remote"
     n = tags.shape[1]
     a = addr[rows].astype(np.int64) if addr.shape[0] == cta.T else addr.astype(np.int64)
     out = (a < 0) | (a + n > sm.size)
     index = cta.step.index if instr is None else instr
     if out.any():
         k = int(np.argmax(out))
-        prog.events.add("shared_out_of_bounds", index, cta.index, int(rows[k]), int(a[k]), "shared",
-                        f"{prog.steps[index].instr.opcode} writes shared 0x{int(a[k]):x}, outside the {sm.size} bytes "
-                        "of shared memory", int(out.sum()))
+        where = "" if by is cta else f" of CTA rank {cta.rank}"
+        prog.events.add("shared_out_of_bounds", index, by.index, int(rows[k]), int(a[k]), "shared",
+                        f"{prog.steps[index].instr.opcode} writes shared 0x{int(a[k]):x}{where}, outside the {sm.size} "
+                        "bytes of shared memory", int(out.sum()))
     ok = ~out
     idx = a[ok][:, None] + np.arange(n)[None, :]
     warp = cta.warp[rows][ok]
     if idx.size:
-        if proxy != "async":
+        if proxy not in ("async", "remote"):
             _write_after_read(cta, index, idx, warp, rows[ok], a[ok], "warp {} writes")
         waw = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp[:, None]) & (sm.w_warp[idx] >= 0)).any(axis=1)
-        if proxy == "async":
+        if proxy in ("async", "remote"):
             waw[:] = False
         if waw.any():
             k = int(np.argmax(waw))
@@ -232,10 +312,13 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
                             int(busy.any(axis=1).sum()))
         sm.tags[flat] = tags[ok].reshape(-1)
         sm.bits[flat] = bits[ok].reshape(-1)
-        sm.unfenced[flat] = proxy == "generic"
-        sm.writer[flat] = np.repeat(writer_code(cta.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
+        sm.unfenced[flat] = proxy in ("generic", "remote")
+        sm.writer[flat] = np.repeat(writer_code(by.index, 0, index) + (rows[ok].astype(np.int64) << 24), n)
         sm.w_epoch[flat] = sm.epoch
-        sm.w_warp[flat] = np.repeat(warp, n) if proxy != "async" else -1
+        sm.w_warp[flat] = np.repeat(warp, n) if proxy not in ("async", "remote") else -1
+        if cta.cluster is not None:
+            sm.w_cta[flat] = by.rank if proxy != "async" else -1
+            sm.w_clock[flat] = cluster_sync(by).clock
 
 
 def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str,
@@ -366,18 +449,88 @@ def _in_local(a: np.ndarray) -> np.ndarray:
     return (a >= np.uint64(LOCAL_WINDOW)) & (a < np.uint64(LOCAL_WINDOW + (1 << 32)))
 
 
-def _own_shared(cta: CTA, ins: Instr, a: np.ndarray) -> None:
-    """Refuse a ``shared::cluster`` address of another CTA (``mapa``'s, 1 << 24 and above) in an ``ld``/``st``."""
-    far = np.asarray(a, np.uint64) >= np.uint64(1 << 24)
-    if far.any():
-        raise cta.prog.error(ins, f"unsupported instruction '{ins.opcode}' (another CTA's shared memory: shared::cluster "
-                                  f"0x{int(np.asarray(a)[np.argmax(far)]):x} is not read or written by ld/st yet)")
+CLUSTER_SHIFT = 24  # a shared::cluster address: (rank + 1) << 24 | the shared address in that CTA (``mapa``'s)
+
+
+def _cluster_parts(cta: CTA, ins: Instr, a: np.ndarray) -> list[tuple[CTA, np.ndarray]]:
+    """Shared addresses ``a`` [k] (``shared::cluster`` ones among them) by the CTA they are in: (CTA, which of the
+    k); a ``shared::cluster`` address of the executing CTA is its own shared memory.  An address in a CTA of the
+    cluster that has ended is an error (its shared memory is gone)."""
+    a = np.asarray(a, np.uint64)
+    tag = (a >> np.uint64(CLUSTER_SHIFT)).astype(np.int64)
+    if not (tag > 0).any():
+        return [(cta, np.ones(len(a), bool))]
+    out: dict[int, np.ndarray] = {}
+    for tg in np.unique(tag):
+        rank = cta.rank if tg == 0 else int(tg) - 1
+        sel = tag == tg
+        out[rank] = out[rank] | sel if rank in out else sel
+    parts = []
+    for rank, sel in sorted(out.items()):
+        if rank == cta.rank:
+            parts.append((cta, sel))
+            continue
+        cl = cta.cluster
+        k = int(np.argmax(sel))
+        if cl is None:
+            raise cta.prog.error(ins, f"{ins.opcode}: shared::cluster 0x{int(a[k]):x} is in CTA rank {rank} of a "
+                                      "cluster of one CTA")
+        other = cl.peer(cta, rank, ins)
+        if rank in cl.done:
+            raise cta.prog.error(ins, f"{ins.opcode} (CTA rank {cta.rank}): shared::cluster 0x{int(a[k]):x} is in CTA "
+                                      f"rank {rank}, which has ended (its shared memory is gone: no barrier.cluster "
+                                      "keeps it running until this access)")
+        parts.append((other, sel))
+    return parts
+
+
+def _low(addr: np.ndarray) -> np.ndarray:
+    return np.asarray(addr, np.uint64) & np.uint64((1 << CLUSTER_SHIFT) - 1)
+
+
+def read_cluster_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
+                        ) -> tuple[np.ndarray, np.ndarray]:
+    """``read_shared`` through ``shared::cluster`` addresses: each CTA's part of ``rows`` from that CTA's shared
+    memory (findings name the reading CTA and thread; a read of another CTA's bytes is checked against the
+    cluster's order, ``_cluster_race``)."""
+    parts = _cluster_parts(cta, ins, addr[rows])
+    if len(parts) == 1 and parts[0][0] is cta:
+        return read_shared(cta, ins, _low(addr), n, rows)
+    step = cta.step.index if cta.step is not None else 0
+    tags = np.empty((len(rows), n), np.int64)
+    bits = np.empty((len(rows), n), np.uint8)
+    low = _low(addr)
+    for owner, sel in parts:
+        if owner is cta:
+            tags[sel], bits[sel] = read_shared(cta, ins, low, n, rows[sel])
+            continue
+        r = rows[sel]
+        a = low[r].astype(np.int64)
+        t, b, _, _ = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=cta)
+        if cta.prog.trace:
+            t = cta.prog.domain.moved(cta, step, r, t, a.astype(np.uint64), "shared")
+        tags[sel], bits[sel] = t, b
+    return tags, bits
+
+
+def write_cluster_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray,
+                         rows: np.ndarray, moved: bool = True) -> None:
+    """``write_shared`` through ``shared::cluster`` addresses: each CTA's part of ``rows`` into that CTA's shared
+    memory (``moved``: the chain's run gives the data a value of its own, as ``st.shared`` does)."""
+    step = cta.step.index if cta.step is not None else 0
+    low = _low(addr)
+    if moved and cta.prog.trace:
+        tags = cta.prog.domain.moved(cta, step, rows, tags, low[rows], "shared")
+    for owner, sel in _cluster_parts(cta, ins, addr[rows]):
+        if owner is cta:
+            write_shared(cta, ins, low, tags[sel], bits[sel], rows[sel])
+        else:
+            write_shared(owner, ins, low, tags[sel], bits[sel], rows[sel], instr=step, by=cta)
 
 
 def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if space == "shared":
-        _own_shared(cta, ins, addr[rows])
-        return read_shared(cta, ins, addr, n, rows)
+        return read_cluster_shared(cta, ins, addr, n, rows)
     if space == "global":
         return read_global(cta, ins, addr, n, rows)
     if space == "local":
@@ -391,9 +544,7 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
         tags = np.empty((len(rows), n), np.int64)
         bits = np.empty((len(rows), n), np.uint8)
         if sh.any():
-            shifted = addr - np.uint64(SHARED_WINDOW)
-            _own_shared(cta, ins, shifted[rows[sh]])
-            tags[sh], bits[sh] = read_shared(cta, ins, shifted, n, rows[sh])
+            tags[sh], bits[sh] = read_cluster_shared(cta, ins, addr - np.uint64(SHARED_WINDOW), n, rows[sh])
         if (~sh).any():
             tags[~sh], bits[~sh] = read_global(cta, ins, addr, n, rows[~sh])
         return tags, bits
@@ -403,10 +554,7 @@ def read_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows:
 def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray,
                 rows: np.ndarray) -> None:
     if space == "shared":
-        _own_shared(cta, ins, addr[rows])
-        if cta.prog.trace:
-            tags = cta.prog.domain.moved(cta, cta.step.index, rows, tags, addr[rows], "shared")
-        return write_shared(cta, ins, addr, tags, bits, rows)
+        return write_cluster_shared(cta, ins, addr, tags, bits, rows)
     if space == "global":
         return write_global(cta, ins, addr, tags, bits, rows)
     if space == "local":
@@ -418,8 +566,8 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
         a = addr[rows]
         sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
         if sh.any():
-            _own_shared(cta, ins, (addr - np.uint64(SHARED_WINDOW))[rows[sh]])
-            write_shared(cta, ins, addr - np.uint64(SHARED_WINDOW), tags[sh], bits[sh], rows[sh])
+            shifted = addr - np.uint64(SHARED_WINDOW)
+            write_cluster_shared(cta, ins, shifted, tags[sh], bits[sh], rows[sh], moved=False)
         if (~sh).any():
             write_global(cta, ins, addr, tags[~sh], bits[~sh], rows[~sh])
         return None
@@ -494,6 +642,9 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("st")
 def _st(prog: Program, ins: Instr, index: int) -> Step:
+    if "async" in ins.parts[1:]:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (st.async: a store completing on another "
+                              "CTA's mbarrier)")
     space = space_of(ins)
     vec = vector_of(ins)
     t = types_of(ins)[-1]
@@ -641,6 +792,8 @@ def _bar(prog: Program, ins: Instr, index: int) -> Step:
         if "arrive" in parts:
             def cluster_arrive(cta: CTA, m: np.ndarray | None) -> None:
                 cta.cluster_arrived += 1
+                if cta.cluster is not None:
+                    cluster_sync(cta).arrivals.append(cluster_release(cta))
             return Step(ins, index, "op", cluster_arrive, collective="cta")
 
         def cluster_wait(cta: CTA, m: np.ndarray | None) -> None:
@@ -656,6 +809,11 @@ def _bar(prog: Program, ins: Instr, index: int) -> Step:
                                               f"at barrier.cluster #{need} (the kernel would hang){cl.blocked(cta)}")
             cta.cluster_waited += 1
             cta.smem.epoch += 1
+            if cl is not None:  # what every CTA released at its arrival is ordered before this CTA's later accesses
+                for c in cl.ctas.values():
+                    arrivals = cluster_sync(c).arrivals
+                    if len(arrivals) >= cta.cluster_waited:
+                        cluster_acquire(cta, arrivals[cta.cluster_waited - 1])
         return Step(ins, index, "op", cluster_wait, collective="cta")
     if "arrive" in parts or "red" in parts or "warp" in parts:
         if "warp" in parts:  # bar.warp.sync: a warp's lanes meet; no effect on values
@@ -720,5 +878,6 @@ def _fence(prog: Program, ins: Instr, index: int) -> Step:
     return Step(ins, index, "op", run)
 
 
-__all__ = ["address", "complete", "hold", "read_bytes", "read_global", "read_shared", "read_shared_async", "release",
-           "short_copy", "space_of", "vector_of", "write_bytes", "write_global", "write_shared"]
+__all__ = ["ClusterSync", "address", "cluster_acquire", "cluster_release", "cluster_sync", "complete", "hold",
+           "merge_release", "read_bytes", "read_global", "read_shared", "read_shared_async", "release", "short_copy",
+           "space_of", "vector_of", "write_bytes", "write_global", "write_shared"]
