@@ -289,9 +289,6 @@ FINDERS = {"decide": "verify.layout.enumerate", "first_collision": "verify.layou
 DECIDERS_ALLOWED = {
     "verify/checks/maps.py": "the decider: in_range, injective, surjective of any named map, both engines",
     "verify/layout/named.py": "defines first_collision, the enumeration engine's finder the decider calls",
-    "verify/checks/fragment.py": "a plain fragment's verdicts are checks.maps'; its Z3 queries stay for family.py's "
-                                 "members and partial maps (issue 36 item 2)",
-    "verify/checks/family.py": "a family's and a partial map's verdicts on the fragment model (issue 36 item 2)",
     "verify/checks/fixes.py": "the fix search: the enumeration's verdict on each candidate constant, not a reported one",
     "verify/checks/conform.py": "two lanes holding one element of a given (conform's lanes), not a map's injectivity",
     "verify/outputs/svg.py": "a picture's focus (the first collision drawn), not a verdict",

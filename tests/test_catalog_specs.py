@@ -11,7 +11,8 @@ import pytest
 
 from verify import api
 from verify.catalog.spec import load_spec_text
-from verify.checks.family import NOT_APPLICABLE, check_any, same_family_map
+from verify.checks.equivalence import same_map as same_family_map
+from verify.checks.family import NOT_APPLICABLE, check_any
 from verify.errors import SpecError
 from verify.formula import parse_formula
 

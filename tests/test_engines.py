@@ -3,6 +3,7 @@ from __future__ import annotations
 
 
 import pytest
+from verify.engines import smt
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -181,27 +182,27 @@ REPLICATED = ("row = %laneid >> 3\ncol = ((%laneid % 4) * 2) + i", dict(operand=
 def test_replicated_layout_proved_surjective_by_checked_witnesses():
     """More points than cells (lane bit 2 ignored): no counting argument; Z3 checks, for every cell,
     the point the enumeration says reaches it."""
-    from verify.checks.fragment import z3_surjective
     lay = api.layout_from_formula(REPLICATED[0], **REPLICATED[1])
-    res, cex, method = z3_surjective(lay, 20.0, prior={"in_range": "unsat", "injective": "sat"}, enum_hole=None)
-    assert (res, cex, method) == ("unsat", None, "witnesses")
     r = assert_engines_agree(lay)
-    assert r.get("surjective").status == "proved" and r.get("injective").status == "refuted"
+    sur = r.get("surjective")
+    assert sur.status == "proved" and sur.engines["z3_method"] == "witnesses"
+    assert r.get("injective").status == "refuted"
 
 
 def test_a_wrong_witness_table_is_refused(monkeypatch):
     """The witness proof is a proof: a table whose entry does not hold is rejected by Z3."""
-    from verify.checks import fragment
+    from verify.checks import maps
     lay = api.layout_from_formula(REPLICATED[0], **REPLICATED[1])
-    real = fragment.preimages
+    evaluated = maps.evaluations(lay.map)
+    real = maps.first_preimages
+    assert maps._all_reached(lay.map, {}, smt.Budget(20.0), evaluated) == "unsat"
 
     def wrong(*a, **k):
-        pts = real(*a, **k)
-        ln, i, g, r, c = pts[5]
-        return pts[:5] + [(ln, 1 - i, g, r, c)] + pts[6:]
-    monkeypatch.setattr(fragment, "preimages", wrong)
-    res, _, method = fragment.z3_surjective(lay, 20.0, prior={"in_range": "unsat", "injective": "sat"}, enum_hole=None)
-    assert (res, method) == ("sat", "witnesses")
+        rows = real(*a, **k)
+        ln, i, *cell = rows[5]
+        return rows[:5] + [(ln, 1 - i, *cell)] + rows[6:]
+    monkeypatch.setattr(maps, "first_preimages", wrong)
+    assert maps._all_reached(lay.map, {}, smt.Budget(20.0), evaluated) == "sat"
 
 
 @pytest.mark.parametrize("lid", ["mma.m8n8k16.A.u8_s8", "mma.m8n8k4.f16.C.f32", "mma.m16n8k16.A.f16_bf16"])

@@ -11,20 +11,21 @@ witness is the first (lane, i) in scan order where they differ.
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
-import z3
 
 from ..engines import smt
 from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
-from ..witnesses import DomainDiffers, FragmentDiffers
-from .fragment import DEFAULT_TIMEOUT, width
-from ..layout.model import cell_at, z3_cell_of
+from ..witnesses import DomainDiffers, FragmentDiffers, PointDiffers, at_member
+from . import maps
+from .fragment import DEFAULT_TIMEOUT
+from ..layout.model import cell_at
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ def _domain_problem(a: Layout, b: Layout) -> DomainDiffers | None:
 
 
 def first_difference(a: Layout, b: Layout) -> FragmentDiffers | None:
-    """Enumeration: the first (lane, i) where ``a`` and ``b`` differ (both evaluated everywhere)."""
+    """The enumeration's first (lane, i) where ``a`` and ``b`` differ (both evaluated everywhere): a finder for
+    callers that only filter (``references.equal_maps``), never a verdict (``same_map`` asks ``checks.maps``)."""
     ca, cb = cells_of(a), cells_of(b)
     ga = np.broadcast_to(ca.group[:, None], ca.ok.shape)
     gb = np.broadcast_to(cb.group[:, None], cb.ok.shape)
@@ -134,24 +136,6 @@ def _witness(a: Layout, b: Layout, lane: int, i: int) -> FragmentDiffers:
     def cell(p: Point | None) -> dict[str, int] | None:
         return None if p is None else ({"row": p.row, "col": p.col} | ({"mma": p.mma} if a.groups > 1 else {}))
     return FragmentDiffers(lane, i, a.element_name(i), cell(point_of(a, lane, i)), cell(point_of(b, lane, i)))
-
-
-def z3_difference(a: Layout, b: Layout, budget: smt.Budget,
-                  enum_cex: FragmentDiffers | None = None) -> tuple[str, FragmentDiffers | None]:
-    """Z3: is there a (lane, i) of the common domain where the two maps differ?  The lexicographically
-    first one, so that it equals the enumeration's."""
-    w = max(width(a), width(b))
-    lane, i = a.domain.z3_point("lane i", w)  # kept in a's domain, the common one
-    oka, ra, ca = z3_cell_of(a, lane, i)
-    okb, rb, cb = z3_cell_of(b, lane, i)
-    ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
-    same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
-    hint = [enum_cex.lane, enum_cex.i] if enum_cex is not None else None
-    res, m = smt.solve_min([a.domain.z3_contains(lane, i), z3.Not(same)], [lane, i], budget, hint)
-    if res != "sat":
-        return res, None
-    assert m is not None
-    return res, _witness(a, b, smt.as_int(m, lane), smt.as_int(m, i))
 
 
 def _describe(a: Layout, b: Layout, names: tuple[str, str]) -> Any:
@@ -171,20 +155,54 @@ def _describe(a: Layout, b: Layout, names: tuple[str, str]) -> Any:
 
 def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tuple[str, str] = ("spec", "given"),
              expected: str = "proved", check: str = "equal") -> CheckResult:
-    """``proved`` when ``a`` and ``b`` are the same map (both engines agree), ``refuted`` with the first
-    differing (lane, i) (``lane 5 element a2: spec (13, 2), given (5, 10)``) otherwise."""
+    """``proved`` when ``a`` and ``b`` are the same map (for every binding of a family's parameters), ``refuted``
+    with the first differing (binding, lane, i) (``lane 5 element a2: spec (13, 2), given (5, 10)``;
+    ``N = 24: ...``) otherwise.  The one decider (``checks.maps.same`` on the two layouts' maps, both engines,
+    the parameters free for Z3) decides; this says it in the fragment's terms, after the domains (parameters,
+    threads, elements, MMA computations) are compared."""
     t0 = time.perf_counter()
-    message = _describe(a, b, names)
-    problem = _domain_problem(a, b)
-    if problem is not None:
-        return CheckResult(check, "refuted", expected, problem, message(problem), time.perf_counter() - t0,
+    describe = _describe(a, b, names)
+
+    def message(c: dict[str, Any]) -> str:
+        return (f"{_binding(c['params'])}: " if c.get("params") else "") + describe(
+            {k: v for k, v in c.items() if k != "params"})
+
+    pa, pb = [(p.name, p.values) for p in a.domain.params], [(p.name, p.values) for p in b.domain.params]
+    if pa != pb:
+        cex = DomainDiffers("parameters", str(pa), str(pb))
+        return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
                            {"arithmetic": "refuted"})
-    enum_cex = first_difference(a, b)
-    res, z3_cex = z3_difference(a, b, smt.Budget(timeout), enum_cex)
+    for env, ai in a.instances():
+        problem = _domain_problem(ai, b.instance(**env) if env else b)
+        if problem is not None:
+            cex = at_member(problem, env) if env else problem
+            return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
+                               {"arithmetic": "refuted"})
+    r = maps.same(a.map, b.map, timeout, names, expected, check)
+    w = r.counterexample
+    if r.status == "error" or (w is not None and not isinstance(w, PointDiffers)):
+        return dataclasses.replace(r, seconds=time.perf_counter() - t0)
+    cex = None
+    if w is not None:
+        env = dict(w.params)
+        ai, bi = (a.instance(**env), b.instance(**env)) if env else (a, b)
+        thread = next(d.name for d in a.map.inputs if d.name != "i")
+        cex = _witness(ai, bi, w.point[thread], w.point["i"])
+        cex = at_member(cex, env) if env else cex
+    z3_res = {"proved": "unsat", "refuted": "sat"}.get(r.engines.get("z3", ""), "unknown")
 
     def confirm(c: dict[str, Any]) -> bool:
-        return point_of(a, c["lane"], c["i"]) != point_of(b, c["lane"], c["i"])
+        pt = dict(c.get("params") or {})
+        x, y = (a.instance(**pt), b.instance(**pt)) if pt else (a, b)
+        return point_of(x, c["lane"], c["i"]) != point_of(y, c["lane"], c["i"])
 
-    return combine_engines(check, expected, smt.status(res), z3_cex, enum_cex, message, time.perf_counter() - t0,
-                           f"{names[0]} and {names[1]} are the same map, (lane, i) for (lane, i)", confirm,
-                           same_witness=True)
+    return combine_engines(check, expected, smt.status(z3_res), cex if z3_res == "sat" else None, cex, message,
+                           time.perf_counter() - t0,
+                           f"{names[0]} and {names[1]} are the same map for every "
+                           + ", ".join(p.name for p in a.domain.params) if a.is_family else
+                           f"{names[0]} and {names[1]} are the same map, (lane, i) for (lane, i)",
+                           confirm, same_witness=True)
+
+
+def _binding(env: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in env.items())

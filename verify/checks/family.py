@@ -25,14 +25,13 @@ from ..engines import oracle, smt
 from ..errors import SpecError
 from ..formula import BinOp, Case, Definition, Expr, Formula, Num
 from ..layout.fragment_maps import FormulaFragment
-from ..layout.enumerate import decide
 from ..layout.family import Extent, extent_at, prove_identity
-from ..layout.model import Layout, cells_of, on_clear
+from ..layout.model import Layout, on_clear
 from ..results import CheckResult, LayoutResult, combine_engines
-from ..witnesses import DomainDiffers, RegisterCount, Witness, at_member, fragment_witness
+from ..witnesses import RegisterCount, Witness, at_member, fragment_witness
 from . import fragment
+from . import maps
 from .maps import parameters
-from ..layout.model import cell_at, z3_cell_of
 
 BIJECTION = ("in_range", "injective", "surjective")
 
@@ -123,80 +122,13 @@ def _width(layout: Layout) -> int:
 
 def _symbolic(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], dict[str, z3.ExprRef], z3.BoolRef]:
     """One bit-vector per parameter (in declared order, named as the parameter), each constrained to its valid
-    values."""
+    values (for the instruction checks' queries over a family)."""
     env, valid = parameters(layout.domain.params, w, prefix="")
     return list(env.values()), env, valid
 
 
 def _binding_of(layout: Layout, m: z3.ModelRef, vs: list[z3.BitVecRef]) -> dict[str, int]:
     return {p.name: smt.as_int(m, v) for p, v in zip(layout.domain.params, vs)}
-
-
-def _params_hint(layout: Layout, cex: dict[str, Any] | None, rest: list[int] | None) -> list[int] | None:
-    """An enumeration witness of a family as ``smt.solve_min`` keys: its binding, then ``rest``."""
-    if cex is None or rest is None:
-        return None
-    env = cex.get("params", {})
-    if any(p.name not in env for p in layout.domain.params):
-        return None
-    return [env[p.name] for p in layout.domain.params] + rest
-
-
-def z3_in_range(layout: Layout, budget: smt.Budget,
-                enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    w = _width(layout)
-    v, env, valid = _symbolic(layout, w)
-    lane, i = layout.domain.z3_point("lane i", w)
-    n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows, layout.codomain.cols))
-    ok, r, c = z3_cell_of(layout, lane, i, env)
-    g = layout.domain.z3_group(lane)
-    inside = z3.And(ok, r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
-    dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, z3.Not(inside)], [*v, lane, i], budget,
-                           _params_hint(layout, enum_cex, fragment.point_hint(enum_cex)))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    env_v = _binding_of(layout, m, v)
-    inst = layout.instance(**env_v)
-    ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
-    defined = z3.is_true(m.eval(ok, model_completion=True))
-    return res, _with_params(fragment._mma(inst, {**fragment._element(inst, ln, ix),
-                                                   "row": smt.as_int(m, r) if defined else None,
-                                                   "col": smt.as_int(m, c) if defined else None},
-                                           smt.as_int(m, g)), env_v)
-
-
-def z3_injective(layout: Layout, budget: smt.Budget,
-                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    w = _width(layout)
-    v, env, valid = _symbolic(layout, w)
-    (l1, i1), (l2, i2) = layout.domain.z3_point("lane1 i1", w), layout.domain.z3_point("lane2 i2", w)
-    n = _extent_term(layout.domain.elements, env, w)
-    ok1, r1, c1 = z3_cell_of(layout, l1, i1, env)
-    ok2, r2, c2 = z3_cell_of(layout, l2, i2, env)
-    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
-    dom = [z3.And(x >= 0, x < layout.threads, y >= 0, y < n) for x, y in ((l1, i1), (l2, i2))]
-    cs = [valid, *dom, z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    res, m = smt.solve_min(cs, [*v, l2, i2, l1, i1], budget,
-                           _params_hint(layout, enum_cex, fragment.pair_hint(enum_cex)))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    env_v = _binding_of(layout, m, v)
-    inst = layout.instance(**env_v)
-    return res, _with_params(fragment._mma(inst, {"first": fragment._element(inst, smt.as_int(m, l1), smt.as_int(m, i1)),
-                                                   "second": fragment._element(inst, smt.as_int(m, l2), smt.as_int(m, i2)),
-                                                   "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)},
-                                           smt.as_int(m, g1)), env_v)
-
-
-def z3_counts_match(layout: Layout, budget: smt.Budget) -> str:
-    """Z3: threads x elements(N) = groups x rows(N) x cols(N) for every valid N (``unsat`` = always)."""
-    w = _width(layout)
-    _vs, env, valid = _symbolic(layout, w)
-    n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows, layout.codomain.cols))
-    return smt.solve([valid, smt.bv(layout.threads, w) * n != smt.bv(layout.groups, w) * rows * cols], budget)[0]
 
 
 # ----------------------------------------------------------------------------- the family's checks
@@ -223,46 +155,62 @@ on_clear(clear_family_memo)  # fragment.clear_caches (benchmarks time cold runs)
 
 
 def _check_family_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, ...], float]:
-    results: list[CheckResult] = []
+    """in_range, injective and surjective of the family's named map (``layout.map``, its parameters free),
+    decided by the one decider (``checks.maps``: Z3 with the parameters free, the enumeration binding by binding;
+    injectivity ``anywhere``, as for a plain fragment), each verdict said in the fragment's words at the member
+    its witness names, and Z3's method for surjectivity."""
+    _width(layout)  # a formula whose values may pass 64 bits is refused (``BoundError``)
     t0 = time.perf_counter()
-    enum: dict[str, dict[str, Any] | None] = {c: None for c in BIJECTION}
-    for env, inst in layout.instances():
-        e = decide(cells_of(inst), inst.rows, inst.cols, inst.groups, inst.element_name)
-        for c in BIJECTION:
-            if enum[c] is None and getattr(e, c) is not None:
-                enum[c] = _with_params(getattr(e, c), env)
+    m = layout.map
+    evaluated = maps.evaluations(m)
+    for env in layout.domain.bindings():
+        evaluated(env)
     enum_seconds = time.perf_counter() - t0
-    prior: dict[str, str] = {}
-    for name, fn in (("in_range", z3_in_range), ("injective", z3_injective)):
-        t0 = time.perf_counter()
-        prior[name], cex = fn(layout, smt.Budget(timeout), enum[name])
-        results.append(_combine(name, layout, prior[name], cex, enum[name], time.perf_counter() - t0))
-    t0 = time.perf_counter()
-    res, cex, method = _surjective(layout, timeout, prior, enum["surjective"])
-    sur = _combine("surjective", layout, res, cex, enum["surjective"], time.perf_counter() - t0)
-    results.append(dataclasses.replace(sur, engines={**sur.engines, "z3_method": method}))
+    decided = maps.decide_all(m, BIJECTION, timeout, evaluated, anywhere=True)
+    results = [_in_family_words(layout, r) for r in decided]
+    method = _surjective_method(layout, decided, timeout)
+    results[2] = dataclasses.replace(results[2], engines={**results[2].engines, "z3_method": method})
     return tuple(results), enum_seconds
 
 
-def _surjective(layout: Layout, timeout: float, prior: dict[str, str],
-                enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
-    budget = smt.Budget(timeout)
-    if (prior.get("in_range"), prior.get("injective")) == ("unsat", "unsat") and z3_counts_match(layout, budget) == "unsat":
-        return "unsat", None, "pigeonhole"
-    for env, inst in layout.instances():  # no argument for the whole family: value by value
-        hole = enum_hole if enum_hole is not None and enum_hole.get("params") == env else None
-        if hole is not None:
-            hole = {k: x for k, x in hole.items() if k != "params"}
-        p = {"in_range": fragment.z3_in_range(inst, budget)[0], "injective": fragment.z3_injective(inst, budget)[0]}
-        res, cex, method = fragment.z3_surjective(inst, budget, p, hole)
-        if res != "unsat":
-            return res, _with_params(cex, env), method
-    return "unsat", None, "per value"
+def _in_family_words(layout: Layout, r: CheckResult) -> CheckResult:
+    """A verdict of ``checks.maps`` on the family's map as the family check says it: the witness in the doc's terms
+    at its member (``N = 24: lane 5, element d3 ...``), confirmed there by the scalar oracle."""
+    if r.status == "error":
+        return dataclasses.replace(r, expected=layout.expect.get(r.check, "proved"))
+    cex = None
+    if r.counterexample is not None:
+        env = dict(r.counterexample.params)
+        inst = layout.instance(**env) if env else layout
+        cex = fragment.fragment_cex(r.check, r.counterexample, inst)
+        cex = _with_params(cex, env) if env else cex
+    z3_res = {"proved": "unsat", "refuted": "sat"}.get(r.engines.get("z3", ""), "unknown")
+    return _combine(r.check, layout, z3_res, cex if z3_res == "sat" else None, cex, r.seconds or 0.0)
+
+
+def _surjective_method(layout: Layout, decided: tuple[CheckResult, ...], timeout: float) -> str:
+    """How Z3 decided surjectivity for the whole family: ``pigeonhole`` (in_range and injective proved with the
+    parameters free, and as many points as cells for every binding), ``per value`` (binding by binding, every one
+    onto), or, at the first binding that is not, the method a plain fragment names there."""
+    z3_says = {r.check: r.engines.get("z3") for r in decided}
+    counts = all(layout.threads * extent_at(layout.domain.elements, env)
+                 == layout.groups * extent_at(layout.codomain.rows, env) * extent_at(layout.codomain.cols, env)
+                 for env in layout.domain.bindings())
+    sur = decided[2]
+    if z3_says.get("surjective") == "proved":
+        both = (z3_says.get("in_range"), z3_says.get("injective")) == ("proved", "proved")
+        return "pigeonhole" if both and counts else "per value"
+    w = sur.counterexample
+    env = dict(w.params) if w is not None else next(iter(layout.domain.bindings()))
+    inst = layout.instance(**env)
+    at_member = {r.check: r.engines.get("z3") for r in maps.decide_all(inst.map, ("in_range", "injective"), timeout,
+                                                                      anywhere=True)}
+    return fragment.surjective_method(inst, at_member, w is not None)
 
 
 def _confirm(check: str, layout: Layout, cex: dict[str, Any]) -> bool:
     env = cex.get("params", {})
-    inst = layout.instance(**env)
+    inst = layout.instance(**env) if env else layout
     return fragment._confirm_with_oracle(check, {k: v for k, v in cex.items() if k != "params"}, inst)
 
 
@@ -322,147 +270,28 @@ def check_unspecified(layout: Layout) -> LayoutResult:
 
 # ----------------------------------------------------------------------------- partial layouts (selectors)
 
-def _partial_in_range_enum(inst: Layout) -> dict[str, Any] | None:
-    """Enumeration: the first defined (lane, i) whose cell lies outside the matrix (undefined points
-    are not part of a partial layout)."""
-    import numpy as np
-    c = cells_of(inst)
-    g = np.broadcast_to(c.group[:, None], c.ok.shape)
-    outside = c.ok & ~((g >= 0) & (g < inst.groups) & (c.row >= 0) & (c.row < inst.rows)
-                       & (c.col >= 0) & (c.col < inst.cols))
-    hits = np.flatnonzero(outside.ravel())
-    if not hits.size:
-        return None
-    lane, i = divmod(int(hits[0]), inst.n_elements)
-    return fragment._mma(inst, {**fragment._element(inst, lane, i), "row": int(c.row[lane, i]),
-                                "col": int(c.col[lane, i])}, int(c.group[lane]))
-
-
-def _partial_in_range_z3(inst: Layout, budget: smt.Budget,
-                         enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    lane, i = inst.domain.z3_point("lane i", fragment.width(inst))
-    ok, r, c = z3_cell_of(inst, lane, i)
-    g = inst.domain.z3_group(lane)
-    inside = z3.And(r >= 0, r < inst.rows, c >= 0, c < inst.cols, g >= 0, g < inst.groups)
-    res, m = smt.solve_min([inst.domain.z3_contains(lane, i), ok, z3.Not(inside)], [lane, i], budget,
-                           fragment.point_hint(enum_cex))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    return res, fragment._mma(inst, {**fragment._element(inst, smt.as_int(m, lane), smt.as_int(m, i)),
-                                     "row": smt.as_int(m, r), "col": smt.as_int(m, c)}, smt.as_int(m, g))
-
-
-def _partial_surjective_z3(inst: Layout, budget: smt.Budget,
-                           hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
-    """Never by pigeonhole (undefined points hold nothing): the enumeration's first hole confirmed
-    unreached, or every cell's first preimage checked."""
-    w = fragment.width(inst)
-    if hole is not None:
-        q, _ = smt.solve([fragment._covered_query(inst, w, hole.get("mma", 0), hole["row"], hole["col"])], budget)
-        return ({"unsat": "sat", "sat": "unsat", "unknown": "unknown"}[q],
-                dict(hole) if q == "unsat" else None, "hole")
-    pts = fragment.preimages(cells_of(inst), inst.rows, inst.cols, inst.groups)
-    if len(pts) != inst.groups * inst.rows * inst.cols or len(pts) > fragment.MAX_WITNESSES:
-        return "unknown", None, "witnesses"
-    return fragment.z3_witnesses(inst, w, pts, budget), None, "witnesses"
-
-
 def check_partial(layout: Layout, timeout: float) -> LayoutResult:
     """A layout whose undefined points hold nothing (a selector picks the points), for every binding of
     its parameters: the defined points land inside the matrix, on distinct cells, covering it.
 
-    The enumeration evaluates every binding; Z3 decides ``in_range`` and ``injective`` in one query with
-    the parameters free (a family) and ``surjective`` binding by binding (never by pigeonhole: undefined
-    points hold nothing).  The first failing binding (in parameter order) is the witness."""
+    The one decider (``checks.maps``, ``partial``) decides the three on the layout's map: the enumeration
+    binding by binding, Z3 with the parameters free for ``in_range`` and ``injective`` and binding by binding
+    for ``surjective`` (never by counting: undefined points hold nothing).  The first failing binding (in
+    parameter order) is the witness."""
     results = [_partial_count(layout), _per_instance(layout, "elements", fragment.check_elements),
                _per_instance(layout, "packing", fragment.check_packing)]
+    _width(layout) if layout.is_family else fragment.width(layout)  # values past 64 bits are refused
     t0 = time.perf_counter()
-    insts = layout.instances()
-    enum: dict[str, tuple[dict[str, int], dict[str, Any]] | None] = {c: None for c in BIJECTION}
-    for env, inst in insts:
-        e = decide(cells_of(inst), inst.rows, inst.cols, inst.groups, inst.element_name)
-        found = {"in_range": _partial_in_range_enum(inst), "injective": e.injective, "surjective": e.surjective}
-        for c in BIJECTION:
-            if enum[c] is None and found[c] is not None:
-                enum[c] = (env, found[c])  # type: ignore[assignment]
+    m = layout.map
+    evaluated = maps.evaluations(m)
+    for env in layout.domain.bindings():
+        evaluated(env)
     enum_seconds = time.perf_counter() - t0
-    for name in ("in_range", "injective"):
-        t0 = time.perf_counter()
-        hit = enum[name]
-        seen = None if hit is None else {"params": hit[0], **hit[1]}
-        if layout.is_family:
-            res, z3_cex = (_partial_in_range_family(layout, smt.Budget(timeout), seen) if name == "in_range"
-                           else z3_injective(layout, smt.Budget(timeout), seen))
-        else:
-            res, z3_cex = (_partial_in_range_z3(layout, smt.Budget(timeout), seen) if name == "in_range"
-                           else fragment.z3_injective(layout, smt.Budget(timeout), seen))
-        env = (hit[0] if hit else (z3_cex or {}).get("params", {})) or {}
-        inst = layout.instance(**env) if env else insts[0][1]
-        z3_plain = None if z3_cex is None else {k: v for k, v in z3_cex.items() if k != "params"}
-        r = _instance_verdict(name, layout, inst, env, res, z3_plain, hit[1] if hit else None)
-        if z3_cex is not None and hit is not None and z3_cex.get("params", {}) != hit[0]:
-            r = dataclasses.replace(r, status="error", message=f"the engines' witnesses differ: Z3 at "
-                                    f"{_binding(z3_cex.get('params', {}))}, enumeration at {_binding(hit[0])}")
-        results.append(dataclasses.replace(r, seconds=time.perf_counter() - t0))
-    verdict: CheckResult | None = None
-    t0 = time.perf_counter()
-    budget = smt.Budget(timeout)  # one budget for the check, binding after binding
-    for env, inst in insts:
-        hole = enum["surjective"][1] if enum["surjective"] and enum["surjective"][0] == env else None
-        res, z3_cex, method = _partial_surjective_z3(inst, budget, hole)
-        r = _instance_verdict("surjective", layout, inst, env, res, z3_cex, hole)
-        verdict = dataclasses.replace(r, engines={**r.engines, "z3_method": method})
-        if r.status != "proved":
-            break
-    assert verdict is not None
-    results.append(dataclasses.replace(verdict, seconds=time.perf_counter() - t0))
-    return fragment.layout_result(layout, tuple(results), enum_seconds)
-
-
-def _partial_in_range_family(layout: Layout, budget: smt.Budget,
-                             enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    """Z3 with the parameters free: a defined point outside the matrix (the smallest binding, lane, i)."""
-    w = _width(layout)
-    vs, env, valid = _symbolic(layout, w)
-    lane, i = layout.domain.z3_point("lane i", w)
-    n, rows, cols = (_extent_term(x, env, w) for x in (layout.domain.elements, layout.codomain.rows,
-                                                      layout.codomain.cols))
-    ok, r, c = z3_cell_of(layout, lane, i, env)
-    g = layout.domain.z3_group(lane)
-    inside = z3.And(r >= 0, r < rows, c >= 0, c < cols, g >= 0, g < layout.groups)
-    dom = z3.And(lane >= 0, lane < layout.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, ok, z3.Not(inside)], [*vs, lane, i], budget,
-                           _params_hint(layout, enum_cex, fragment.point_hint(enum_cex)))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    bind = _binding_of(layout, m, vs)
-    inst = layout.instance(**bind)
-    return res, {"params": bind, **fragment._mma(inst, {**fragment._element(inst, smt.as_int(m, lane), smt.as_int(m, i)),
-                                                       "row": smt.as_int(m, r), "col": smt.as_int(m, c)},
-                                                smt.as_int(m, g))}
-
-
-def _instance_verdict(check: str, layout: Layout, inst: Layout, env: dict[str, int], res: str,
-                      z3_cex: dict[str, Any] | None, enum_cex: dict[str, Any] | None) -> CheckResult:
-    def message(c: dict[str, Any]) -> str:
-        return (f"{_binding(env)}: " if env else "") + fragment._message(check, inst, {k: v for k, v in c.items()
-                                                                                     if k != "params"})
-
-    def confirm(c: dict[str, Any]) -> bool:
-        c = {k: v for k, v in c.items() if k != "params"}
-        if check == "in_range":  # a partial layout: the witness is a defined point outside the matrix
-            cell = cell_at(inst, c["lane"], c["i"])
-            return cell is not None and not (0 <= cell[0] < inst.rows and 0 <= cell[1] < inst.cols)
-        return fragment._confirm_with_oracle(check, c, inst)
-
-    def wrap(c: dict[str, Any] | None) -> dict[str, Any] | None:
-        return None if c is None else ({"params": dict(env), **c} if env else dict(c))
-
-    return combine_engines(check, layout.expect.get(check, "proved"), smt.status(res),
-                           fragment_witness(check, wrap(z3_cex)), fragment_witness(check, wrap(enum_cex)),
-                           message, 0.0, confirm=confirm, same_witness=True)
+    decided = maps.decide_all(m, BIJECTION, timeout, evaluated, anywhere=True, partial=True)
+    checks = [_in_family_words(layout, r) for r in decided]
+    method = "hole" if decided[2].counterexample is not None else "witnesses"
+    checks[2] = dataclasses.replace(checks[2], engines={**checks[2].engines, "z3_method": method})
+    return fragment.layout_result(layout, tuple(results + checks), enum_seconds)
 
 
 def _partial_count(layout: Layout) -> CheckResult:
@@ -482,67 +311,6 @@ def _partial_count(layout: Layout) -> CheckResult:
     return CheckResult("count", "proved", layout.expect.get("count", "proved"), None, "", 0.0, {"arithmetic": "proved"})
 
 
-# ----------------------------------------------------------------------------- two families, one map
-
-def same_family_map(a: Layout, b: Layout, timeout: float = fragment.DEFAULT_TIMEOUT,
-                    names: tuple[str, str] = ("first", "second"), expected: str = "proved",
-                    check: str = "equal") -> CheckResult:
-    """``a`` and ``b`` are the same map for every binding of their (common) parameters: Z3 with the
-    parameters free (one query), the enumeration instance by instance; the witness is the first
-    differing (binding, lane, i).  Plain layouts go to ``equivalence.same_map``."""
-    from . import equivalence
-    if not a.is_family and not b.is_family:
-        return equivalence.same_map(a, b, timeout, names, expected, check)
-    t0 = time.perf_counter()
-    pa, pb = [(p.name, p.values) for p in a.domain.params], [(p.name, p.values) for p in b.domain.params]
-    describe = equivalence._describe(a, b, names)
-
-    def message(c: dict[str, Any]) -> str:
-        return (f"{_binding(c['params'])}: " if c.get("params") else "") + describe(
-            {k: v for k, v in c.items() if k != "params"})
-
-    if pa != pb:
-        cex = DomainDiffers("parameters", str(pa), str(pb))
-        return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
-                           {"arithmetic": "refuted"})
-    enum_cex = None
-    for env, ai in a.instances():
-        bi = b.instance(**env)
-        problem = equivalence._domain_problem(ai, bi)
-        if problem is not None:
-            return CheckResult(check, "refuted", expected, at_member(problem, env), message(at_member(problem, env)),
-                               time.perf_counter() - t0, {"arithmetic": "refuted"})
-        d = equivalence.first_difference(ai, bi)
-        if d is not None:
-            enum_cex = at_member(d, env)
-            break
-    w = max(_width(a), _width(b))
-    vs, env_z, valid = _symbolic(a, w)
-    lane, i = a.domain.z3_point("lane i", w)
-    n = _extent_term(a.domain.elements, env_z, w)
-    oka, ra, ca = z3_cell_of(a, lane, i, env_z)
-    okb, rb, cb = z3_cell_of(b, lane, i, env_z)
-    ga, gb = a.domain.z3_group(lane), b.domain.z3_group(lane)
-    same = z3.And(oka == okb, z3.Implies(oka, z3.And(ra == rb, ca == cb, ga == gb)))
-    dom = z3.And(lane >= 0, lane < a.threads, i >= 0, i < n)
-    res, m = smt.solve_min([valid, dom, z3.Not(same)], [*vs, lane, i], smt.Budget(timeout),
-                           _params_hint(a, enum_cex, fragment.point_hint(enum_cex)))
-    z3_cex = None
-    if res == "sat":
-        assert m is not None
-        env = _binding_of(a, m, vs)
-        z3_cex = at_member(equivalence._witness(a.instance(**env), b.instance(**env),
-                                                smt.as_int(m, lane), smt.as_int(m, i)), env)
-
-    def confirm(c: dict[str, Any]) -> bool:
-        ai, bi = a.instance(**c["params"]), b.instance(**c["params"])
-        return equivalence.point_of(ai, c["lane"], c["i"]) != equivalence.point_of(bi, c["lane"], c["i"])
-
-    return combine_engines(check, expected, smt.status(res), z3_cex, enum_cex, message, time.perf_counter() - t0,
-                           f"{names[0]} and {names[1]} are the same map for every " +
-                           ", ".join(p.name for p in a.domain.params), confirm, same_witness=True)
-
-
 def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> LayoutResult:
     """Every property of any layout: a family for all its parameter values, a plain layout as is; an
     unspecified layout (wmma) by its counts only; a partial one (a selector) over its defined points."""
@@ -559,4 +327,4 @@ def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> Layo
 
 
 __all__ = ["NOT_APPLICABLE", "check_any", "check_family", "check_count", "check_partial", "check_replicated_count",
-           "check_unspecified", "same_family_map", "z3_counts_match", "z3_in_range", "z3_injective", "Expr"]
+           "check_unspecified", "Expr"]

@@ -5,9 +5,8 @@
 named map, ``layout.map``): Z3 (from the layout's symbolic face) and exhaustive
 enumeration (from its evaluation over the whole domain), the verdict theirs jointly
 (``verify.results.combine_engines``, a disagreement an ``error``, never silently resolved), said here in the
-doc's terms.  The Z3 queries below (``z3_in_range``, ``z3_injective``, ``z3_surjective``) are those
-``verify.checks.family`` still asks of a family's members and partial maps.  Everything here reads a layout only through the layout model, so
-it holds for every notation.
+doc's terms (``verify.checks.family`` says a family's and a partial map's the same way).  Everything here reads
+a layout only through the layout model, so it holds for every notation.
 """
 from __future__ import annotations
 
@@ -15,13 +14,11 @@ import dataclasses
 import time
 from typing import Any, Callable, Hashable, Iterable
 
-import numpy as np
-import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
 from ..layout.elements import split_element_list
-from ..layout.model import Cells, Layout, Spec, cells_of, clear_cells, mapping_digest
+from ..layout.model import Layout, Spec, cells_of, clear_cells, mapping_digest
 from ..layout.sparse import clear_caches as clear_sparse_caches
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..layout.dims import thread_dim_name
@@ -31,7 +28,7 @@ from ..layout.dims import output_name
 from ..layout.model import MAP_CHECKS
 from . import maps
 from .maps import DEFAULT_TIMEOUT
-from ..layout.model import bound_of, cell_at, z3_cell_of
+from ..layout.model import bound_of, cell_at
 
 DECIDED = ("proved", "refuted")  # verdicts that do not depend on the solver budget (the only ones memoised)
 
@@ -119,146 +116,6 @@ def check_packing(layout: Layout) -> CheckResult:
                                f".{t} ({ebits} bits), not {layout.elements_per_register}",
                                0.0, {"arithmetic": "refuted"})
     return CheckResult("packing", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
-
-
-# ----------------------------------------------------------------------------- Z3 engine
-
-def point_hint(cex: dict[str, Any] | None) -> list[int] | None:
-    """The (lane, i) keys of an enumeration witness, for ``smt.solve_min``'s hint."""
-    return None if cex is None else [cex["lane"], cex["i"]]
-
-
-def pair_hint(cex: dict[str, Any] | None) -> list[int] | None:
-    """The (lane2, i2, lane1, i1) keys of an enumeration's colliding pair, for ``smt.solve_min``'s hint."""
-    return None if cex is None else [cex["second"]["lane"], cex["second"]["i"], cex["first"]["lane"], cex["first"]["i"]]
-
-
-def _inside(layout: Layout, ok: Any, r: Any, c: Any, g: Any) -> z3.BoolRef:
-    """A cell (defined, row, col, MMA computation) is defined and inside the matrix."""
-    ge, lt, w = smt.CMP[">="], smt.CMP["<"], r.size()
-    return smt.all_of([ok, ge(r, smt.bv(0, w)), lt(r, smt.bv(layout.rows, w)), ge(c, smt.bv(0, w)),
-                       lt(c, smt.bv(layout.cols, w)), ge(g, smt.bv(0, w)), lt(g, smt.bv(layout.groups, w))])
-
-
-def _collision_terms(layout: Layout, w: int) -> tuple[list[z3.BitVecRef], list[Any], list[z3.BoolRef]]:
-    """Two symbolic (lane, i) of the domain, ordered (l1, i1) < (l2, i2) so a witness is canonical, that land on
-    one cell: ([l1, i1, l2, i2], [defined, row, col, MMA computation] of the first, the constraints, the first
-    being that (l1, i1) is in the domain)."""
-    l1, i1 = layout.domain.z3_point("lane1 i1", w)  # z3_in_range's point: one encoding for all
-    l2, i2 = layout.domain.z3_point("lane2 i2", w)
-    ok1, r1, c1 = z3_cell_of(layout, l1, i1)
-    ok2, r2, c2 = (smt.substitute(t, (l1, l2), (i1, i2)) for t in (ok1, r1, c1))  # cheaper than encoding again
-    g1, g2 = layout.domain.z3_group(l1), layout.domain.z3_group(l2)
-    cs = [layout.domain.z3_contains(l1, i1), layout.domain.z3_contains(l2, i2),
-          z3.Or(l1 < l2, z3.And(l1 == l2, i1 < i2)), ok1, ok2, g1 == g2, r1 == r2, c1 == c2]
-    return [l1, i1, l2, i2], [ok1, r1, c1, g1], cs
-
-
-def z3_in_range(layout: Layout, timeout: "float | smt.Budget",
-                enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    """Z3: the first (lane, i) outside the matrix or undefined; ``enum_cex``, the enumeration's, is
-    checked first (``smt.solve_min``'s hint)."""
-    lane, i = layout.domain.z3_point("lane1 i1", width(layout))
-    ok, r, c = z3_cell_of(layout, lane, i)
-    g = layout.domain.z3_group(lane)
-    res, m = smt.solve_min([layout.domain.z3_contains(lane, i), z3.Not(_inside(layout, ok, r, c, g))], [lane, i],
-                           timeout,
-                           point_hint(enum_cex))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
-    defined = z3.is_true(m.eval(ok, model_completion=True))
-    return res, _mma(layout, {**_element(layout, ln, ix), "row": smt.as_int(m, r) if defined else None,
-                              "col": smt.as_int(m, c) if defined else None}, smt.as_int(m, g))
-
-
-def z3_injective(layout: Layout, timeout: "float | smt.Budget",
-                 enum_cex: dict[str, Any] | None = None) -> tuple[str, dict[str, Any] | None]:
-    (l1, i1, l2, i2), (_, r1, c1, g1), cs = _collision_terms(layout, width(layout))
-    res, m = smt.solve_min(cs, [l2, i2, l1, i1], timeout, pair_hint(enum_cex))
-    if res != "sat":
-        return res, None
-    assert m is not None
-    return res, _mma(layout, {"first": _element(layout, smt.as_int(m, l1), smt.as_int(m, i1)),
-                              "second": _element(layout, smt.as_int(m, l2), smt.as_int(m, i2)),
-                              "row": smt.as_int(m, r1), "col": smt.as_int(m, c1)}, smt.as_int(m, g1))
-
-
-MAX_WITNESSES = 1 << 16  # cells whose preimages Z3 may check one by one (a deterministic bound)
-
-
-def _covered_query(layout: Layout, w: int, g: int, r: int, c: int) -> z3.BoolRef:
-    """Some (lane, i) of the domain lands on cell (r, c) of MMA computation g."""
-    lane, i = z3.BitVecs("lane i", w)
-    ok, rr, cc = z3_cell_of(layout, lane, i)
-    return z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
-
-
-def preimages(cells: Cells, rows: int, cols: int, groups: int) -> list[tuple[int, int, int, int, int]]:
-    """For every covered cell, in (mma, row, col) order, the first (lane, i) that lands on it."""
-    threads, n = cells.ok.shape
-    g = np.broadcast_to(cells.group[:, None], (threads, n))
-    inside = cells.ok & (g >= 0) & (g < groups) & (cells.row >= 0) & (cells.row < rows) & (cells.col >= 0) & (cells.col < cols)
-    idx = np.flatnonzero(inside.ravel())
-    keys = (g.ravel()[idx] * rows + cells.row.ravel()[idx]) * cols + cells.col.ravel()[idx]
-    uniq, first = np.unique(keys, return_index=True)
-    out = []
-    for key, k in zip(uniq.tolist(), first.tolist()):
-        lane, i = divmod(int(idx[k]), n)
-        grp, rest = divmod(key, rows * cols)
-        out.append((lane, i, grp, *divmod(rest, cols)))
-    return out
-
-
-def z3_witnesses(layout: Layout, w: int, points: list[tuple[int, int, int, int, int]],
-                 budget: smt.Budget) -> str:
-    """Z3 checks a table of (lane, i, mma, row, col): each point is in the domain and lands on its cell."""
-    lane, i, g, r, c = z3.BitVecs("lane i mma row col", w)
-    ok, rr, cc = z3_cell_of(layout, lane, i)
-    term = z3.And(layout.domain.z3_contains(lane, i), ok, layout.domain.z3_group(lane) == g, rr == r, cc == c)
-    return smt.holds_everywhere(term, [lane, i, g, r, c], points, budget)
-
-
-def z3_surjective(layout: Layout, timeout: "float | smt.Budget", prior: dict[str, str],
-                  enum_hole: dict[str, Any] | None) -> tuple[str, dict[str, Any] | None, str]:
-    """Is some cell (of some MMA computation) reached by no (lane, i)?  Decided without quantifiers.
-
-    With D points and C cells (all MMA computations together):
-
-    * ``pigeonhole``: D = C and Z3 proved in_range and injective, so every cell is reached;
-    * ``counting``: D < C, or D = C and Z3 refuted in_range or injective: some cell is missed;
-      the canonical hole (the enumeration's first) is confirmed by Z3 (nothing reaches it);
-    * ``hole``: D > C and the enumeration found a hole, which Z3 confirms the same way;
-    * ``witnesses``: D > C and the enumeration found none: Z3 checks, for every cell, the point
-      the enumeration says reaches it (one ground query over at most ``MAX_WITNESSES`` cells).
-    """
-    budget = smt._budget(timeout)
-    D = layout.threads * layout.n_elements
-    C = layout.groups * layout.rows * layout.cols
-    bij = (prior.get("in_range"), prior.get("injective"))
-    if D == C and bij == ("unsat", "unsat"):
-        return "unsat", None, "pigeonhole"
-    w = width(layout)
-    if D < C or (D == C and "sat" in bij):
-        method = "counting"
-    elif D == C:
-        return "unknown", None, "pigeonhole"  # Z3 could not decide in_range or injective
-    elif enum_hole is not None:
-        method = "hole"
-    else:
-        pts = preimages(cells_of(layout), layout.rows, layout.cols, layout.groups)
-        if len(pts) != C or C > MAX_WITNESSES:
-            return "unknown", None, "witnesses"
-        return z3_witnesses(layout, w, pts, budget), None, "witnesses"
-    if enum_hole is None:  # counting says a cell is missed; the enumeration found none (an error)
-        return "sat", None, method
-    q, _ = smt.solve([_covered_query(layout, w, enum_hole.get("mma", 0), enum_hole["row"], enum_hole["col"])], budget)
-    if q == "unsat":
-        return "sat", dict(enum_hole), method
-    if q == "sat":  # Z3 reaches the cell the enumeration calls a hole: the witnesses differ (an error)
-        return "sat", None, method
-    return "unknown", None, method
 
 
 # ----------------------------------------------------------------------------- combination
@@ -390,7 +247,7 @@ def _check_engines(layout: Layout, timeout: float) -> tuple[tuple[CheckResult, .
     decided = maps.decide_all(m, MAP_CHECKS, timeout, evaluated, anywhere=True)
     z3_says = {r.check: r.engines.get("z3") for r in decided}
     results = [_in_fragment_words(layout, r) for r in decided]
-    method = _surjective_method(layout, z3_says, results[2].counterexample is not None)
+    method = surjective_method(layout, z3_says, results[2].counterexample is not None)
     results[2] = dataclasses.replace(results[2], engines={**results[2].engines, "z3_method": method})
     return tuple(results), enum_seconds
 
@@ -424,7 +281,7 @@ def m_thread(layout: Layout) -> str:
     return thread_dim_name(layout.domain.threads)
 
 
-def _surjective_method(layout: Layout, z3_says: dict[str, Any], hole: bool) -> str:
+def surjective_method(layout: Layout, z3_says: dict[str, Any], hole: bool) -> str:
     """How Z3 decided surjectivity (``z3_surjective``'s names): ``pigeonhole`` (as many points as cells, in_range
     and injective proved, or not decided), ``counting`` (fewer points, or in_range or injective refuted: a hole Z3
     confirms), ``hole`` (more points, a hole Z3 confirms) or ``witnesses`` (more points, every cell's first point

@@ -133,10 +133,11 @@ def evaluations(m: NamedMap) -> Evaluated:
     return at
 
 
-def _enum_in_range(m: NamedMap, evaluated: Evaluated) -> PointOutside | None:
+def _enum_in_range(m: NamedMap, evaluated: Evaluated, partial: bool = False) -> PointOutside | None:
     for env in bindings(m):
         v = evaluated(env)
-        good = v.ok & inside(v.out, m.outputs, env)
+        box = inside(v.out, m.outputs, env)
+        good = (~v.ok | box) if partial else (v.ok & box)
         bad = np.flatnonzero(~np.asarray(good).reshape(-1))
         if bad.size:
             return _outside_witness(m, env, _flat_point(m.inputs, good.shape, int(bad[0])))
@@ -157,38 +158,45 @@ def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
     return message
 
 
-def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef]) -> z3.BoolRef:
+def _outside(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef],
+             partial: bool = False) -> z3.BoolRef:
     """The symbolic input point ``x`` is in the input box and undefined or lands outside the output box."""
-    return _outside_at(m, w, env, x, *m.encode(x, env))
+    return _outside_at(m, w, env, x, *m.encode(x, env), partial=partial)
 
 
 def _outside_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], x: Mapping[str, z3.BitVecRef], ok: z3.BoolRef,
-                y: Mapping[str, z3.ExprRef]) -> z3.BoolRef:
-    """``_outside`` with ``x`` already encoded (``ok``, ``y``)."""
+                y: Mapping[str, z3.ExprRef], partial: bool = False) -> z3.BoolRef:
+    """``_outside`` with ``x`` already encoded (``ok``, ``y``).  ``partial``: undefined points are not part of the
+    map (a selector picks the points), so only a defined point outside the box counts."""
+    if partial:
+        return smt.all_of([in_box(x, m.inputs, env, w), ok, smt.not_(in_box(y, m.outputs, env, w))])
     return smt.all_of([in_box(x, m.inputs, env, w), smt.not_(smt.all_of([ok, in_box(y, m.outputs, env, w)]))])
 
 
 def in_range(m: NamedMap, timeout: float = DEFAULT_TIMEOUT, expected: str = "proved",
              z3_unsat: bool = False, evaluated: Evaluated | None = None,
-             budget: smt.Budget | None = None) -> CheckResult:
+             budget: smt.Budget | None = None, partial: bool = False) -> CheckResult:
     """Every input point is defined and lands inside the output box (both engines).  ``z3_unsat``: Z3 has
     already proved it (``_joint_unsat``), so it is not asked again; ``evaluated``: the map's values shared
     with the other checks of this run (``evaluations``); ``budget``: the solver budget, when the joint query
-    has drawn on it (default: ``timeout``'s)."""
+    has drawn on it (default: ``timeout``'s).  ``partial``: a map whose undefined points hold nothing (a
+    selector picks the points): every defined point lands inside the box."""
     t0 = time.perf_counter()
-    enum = _enum_in_range(m, evaluated or evaluations(m))
+    enum = _enum_in_range(m, evaluated or evaluations(m), partial)
     res, z3_cex = "unsat", None
     if not z3_unsat:
         def ask(w: int, env: Mapping[str, z3.ExprRef]) -> tuple[list[dict[str, z3.BitVecRef]], list[z3.BoolRef]]:
             x = variables(m.inputs, w, params=m.params)
-            return [x], [_outside(m, w, env, x)]
+            return [x], [_outside(m, w, env, x, partial)]
         res, found = _refute(m, budget or smt.Budget(timeout), ask, None if enum is None else (enum.params, enum.point))
         if found is not None:
             z3_cex = _outside_witness(m, found[0], found[1][0])
 
     def confirm(c: PointOutside) -> bool:
         at = m.at(c.point, c.params)
-        return at is None or not all(0 <= at[d.name] < d.at(c.params) for d in m.outputs)
+        if at is None:
+            return not partial
+        return not all(0 <= at[d.name] < d.at(c.params) for d in m.outputs)
 
     return combine_engines("in_range", expected, smt.status(res), z3_cex, enum, _in_range_message(m),
                            time.perf_counter() - t0, "every point is defined and inside the output box", confirm,
@@ -360,22 +368,27 @@ def _by_counting(m: NamedMap, budget: smt.Budget, z3_proved: frozenset[str] = fr
 def _all_reached(m: NamedMap, env: Mapping[str, int], budget: smt.Budget, evaluated: Evaluated) -> str:
     """Z3 confirms the enumeration's witnesses: for every output point, the first input point that reaches
     it does (``unsat``: no listed point fails)."""
+    rows = first_preimages(m, env, evaluated)
+    w = width(m)
+    z_env = {k: smt.bv(val, w) for k, val in env.items()}
+    x = variables(m.inputs, w)
+    ok, y = m.encode(x, z_env)
+    outs = {d.name: z3.BitVec(f"target_{d.name}", w) for d in m.outputs}
+    term = z3.And(ok, *[y[n] == outs[n] for n in outs])
+    return smt.holds_everywhere(term, [*x.values(), *outs.values()], rows, budget)
+
+
+def first_preimages(m: NamedMap, env: Mapping[str, int], evaluated: Evaluated) -> list[tuple[int, ...]]:
+    """The enumeration's table for ``_all_reached``: for every output point reached, in output order, the first
+    input point that reaches it, as (input values..., output values...)."""
     v = evaluated(env)
     good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
     keys = output_keys(v.out, m.outputs, env).reshape(-1)
     idx = np.flatnonzero(good)
     uniq, first_pos = np.unique(keys[idx], return_index=True)  # the first point that reaches each output point
-    w = width(m)
-    z_env = {k: smt.bv(val, w) for k, val in env.items()}
-    x = variables(m.inputs, w)
-    ok, y = m.encode(x, z_env)
-    out_shape = tuple(d.at(env) for d in m.outputs)
     ins = np.unravel_index(idx[first_pos], v.ok.shape)
-    outs_ix = np.unravel_index(uniq, out_shape)
-    rows = [tuple(int(a) for a in r) for r in zip(*ins, *outs_ix)]
-    outs = {d.name: z3.BitVec(f"target_{d.name}", w) for d in m.outputs}
-    term = z3.And(ok, *[y[n] == outs[n] for n in outs])
-    return smt.holds_everywhere(term, [*x.values(), *outs.values()], rows, budget)
+    outs_ix = np.unravel_index(uniq, tuple(d.at(env) for d in m.outputs))
+    return [tuple(int(a) for a in r) for r in zip(*ins, *outs_ix)]
 
 
 def bijective(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[CheckResult, CheckResult, CheckResult]:
@@ -402,11 +415,13 @@ def settled(r: CheckResult) -> Witness | None:
 
 
 def decide_all(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
-               evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
+               evaluated: Evaluated | None = None, anywhere: bool = False,
+               partial: bool = False) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order (each expected ``proved``): the checks a fragment is put through
-    (``verify.checks.fragment``, on ``layout.map``).  ``evaluated`` and ``anywhere`` as for
-    ``verdicts``."""
-    return _run(m, checks, timeout, {}, evaluated, anywhere)
+    (``verify.checks.fragment`` and ``verify.checks.family``, on ``layout.map``).  ``evaluated`` and ``anywhere``
+    as for ``verdicts``; ``partial`` as for ``in_range`` (surjectivity is then never by counting: undefined
+    points hold nothing)."""
+    return _run(m, checks, timeout, {}, evaluated, anywhere, partial)
 
 
 def verdicts(m: NamedMap, checks: "Iterable[str]" = MAP_CHECKS, timeout: float = DEFAULT_TIMEOUT,
@@ -455,7 +470,7 @@ def injective_at_each(m: NamedMap, timeout: float = DEFAULT_TIMEOUT) -> tuple[Po
     return tuple(out)
 
 
-def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False) -> bool:
+def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False, partial: bool = False) -> bool:
     """Z3, one query for ``in_range`` and ``injective`` together: is there a point that is undefined or lands
     outside the box, or two points that collide?  ``unsat`` proves both properties (the query is the
     disjunction of the two refutations; a third of the time of asking both, on the catalog's maps).  Anything
@@ -464,12 +479,12 @@ def _joint_unsat(m: NamedMap, budget: smt.Budget, anywhere: bool = False) -> boo
     w = width(m)
     env, valid = _symbolic(m, w)
     x1, _, collide, (ok1, y1) = _collision_at(m, w, env, anywhere)
-    outside = _outside_at(m, w, env, x1, ok1, y1)
+    outside = _outside_at(m, w, env, x1, ok1, y1, partial)
     return smt.solve([valid, smt.any_of([outside, smt.all_of(collide)])], budget)[0] == "unsat"
 
 
 def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[str, str],
-         evaluated: Evaluated | None = None, anywhere: bool = False) -> tuple[CheckResult, ...]:
+         evaluated: Evaluated | None = None, anywhere: bool = False, partial: bool = False) -> tuple[CheckResult, ...]:
     """The named checks of ``m`` in order, each against its expectation (default ``proved``).  With both
     ``in_range`` and ``injective`` asked, Z3 first tries to prove them in one query (``_joint_unsat``);
     surjective by counting uses the in_range and injective verdicts Z3 has already given here."""
@@ -478,17 +493,18 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
     t0 = time.perf_counter()
     pending = "in_range" in checks and "injective" in checks  # the first of the two takes the joint query's
     shared = smt.Budget(timeout)  # solver units and time
-    joint = pending and _joint_unsat(m, shared, anywhere)
+    joint = pending and _joint_unsat(m, shared, anywhere, partial)
     joint_seconds = time.perf_counter() - t0
     evaluated = evaluated or evaluations(m)  # each binding evaluated once for the three checks
     for c in checks:
         if c == "surjective":
-            proved = frozenset(r.check for r in out if r.engines.get("z3") == "proved")
+            # a partial map's in_range says nothing of its undefined points: counting asks Z3 afresh
+            proved = frozenset() if partial else frozenset(r.check for r in out if r.engines.get("z3") == "proved")
             out.append(surjective(m, timeout, expect.get(c, "proved"), proved, evaluated))
         else:
             budget = shared if pending else None
             r = (injective(m, timeout, expect.get(c, "proved"), joint, evaluated, budget, anywhere) if c == "injective"
-                 else in_range(m, timeout, expect.get(c, "proved"), joint, evaluated, budget))
+                 else in_range(m, timeout, expect.get(c, "proved"), joint, evaluated, budget, partial))
             if pending and r.seconds is not None:
                 r = dataclasses.replace(r, seconds=r.seconds + joint_seconds)
             pending = False

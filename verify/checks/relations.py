@@ -3,7 +3,7 @@
 A fragment can be a bijection and still not be the one another instruction expects.  The relations are
 declared on the layout algebra in ``verify.catalog.relations`` (which maps must agree: ``ldmatrix .x4`` of a
 16 x 16 tile is mma A; wgmma D is the m16n8 accumulator tiled N/8 times along col and over 4 warps along row
-...); this module decides each claim with both engines: ``Equal`` by ``family.same_family_map`` (for every
+...); this module decides each claim with both engines: ``Equal`` by ``equivalence.same_map`` (for every
 parameter value, the first differing (lane, i) as the witness), ``WritesOnce`` by the fragment checks.
 
 The Tensor Memory access rule (``tmem_lanes``) is checked per tcgen05 layout with its instruction
@@ -20,7 +20,8 @@ from ..catalog.relations import Equal, WritesOnce, relations
 from ..layout.model import Layout, Spec
 from ..results import CheckResult, InstructionResult, LayoutResult
 from . import fragment
-from .family import check_any, same_family_map
+from .equivalence import same_map
+from .family import check_any
 
 # ----------------------------------------------------------------------------- results
 
@@ -47,7 +48,7 @@ def _bijective(name: str, lay: Layout, timeout: float) -> CheckResult:
 def _decide(claim: Equal | WritesOnce, timeout: float) -> CheckResult:
     if isinstance(claim, WritesOnce):
         return _bijective(claim.check, claim.layout, timeout)
-    return same_family_map(claim.left, claim.right, timeout, names=claim.names, check=claim.check)
+    return same_map(claim.left, claim.right, timeout, names=claim.names, check=claim.check)
 
 
 def check_relations(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),

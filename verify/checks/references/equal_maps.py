@@ -7,7 +7,7 @@ proved here with both engines (a family member by member), and the matrix report
 fewer than two references of its own: never as a reference's agreement.
 
 Preconditions: ``candidates`` are backed layouts (two or more origins agree).  Postcondition: each pair
-returned was proved equal by ``family.same_family_map`` (fragments and families) or ``maps.same`` (map layouts), Z3 and
+returned was proved equal by ``equivalence.same_map`` (fragments and families) or ``maps.same`` (map layouts), Z3 and
 enumeration agreeing; a layout whose equality is ``unknown`` or refuted gets no pair.
 """
 from __future__ import annotations
@@ -19,8 +19,7 @@ from typing import Any
 from ...layout.fragment_maps import UnspecifiedMap
 from ...layout.model import Layout, MapLayout
 from .. import maps
-from ..equivalence import _domain_problem, first_difference
-from ..family import same_family_map
+from ..equivalence import _domain_problem, first_difference, same_map
 
 
 def _role(lid: str) -> str:
@@ -57,7 +56,7 @@ def _equal_by_enumeration(a: Any, b: Any) -> bool:
 def _proved(a: Any, b: Any, timeout: float) -> bool:
     if isinstance(a, MapLayout):
         return maps.same(a.map, b.map, timeout).status == "proved"
-    return same_family_map(a, b, timeout).status == "proved"   # plain layouts: equivalence.same_map
+    return same_map(a, b, timeout).status == "proved"
 
 
 def equal_backed(unbacked: Iterable[Any], candidates: Iterable[Any], timeout: float = 10.0) -> Mapping[str, str]:
