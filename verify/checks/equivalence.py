@@ -23,6 +23,7 @@ from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from ..witnesses import DomainDiffers, FragmentDiffers, PointDiffers, at_member
+from ..layout.algebra import relabel
 from . import maps
 from .fragment import DEFAULT_TIMEOUT
 from ..layout.model import cell_at
@@ -178,7 +179,10 @@ def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tupl
             cex = at_member(problem, env) if env else problem
             return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
                                {"arithmetic": "refuted"})
-    r = maps.same(a.map, b.map, timeout, names, expected, check)
+    am, bm = a.map, b.map
+    if am.row_col != bm.row_col:  # one cell named in another axis vocabulary (a matrix's row/col, Tensor Memory's)
+        bm = relabel(bm, outputs=dict(zip(bm.row_col, am.row_col)))
+    r = maps.same(am, bm, timeout, names, expected, check)
     w = r.counterexample
     if r.status == "error" or (w is not None and not isinstance(w, PointDiffers)):
         return dataclasses.replace(r, seconds=time.perf_counter() - t0)
