@@ -164,11 +164,12 @@ def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tupl
     t0 = time.perf_counter()
     describe = _describe(a, b, names)
 
-    def message(c: dict[str, Any]) -> str:
+    def message(c: Any) -> str:  # a witness (read as its JSON mapping) or its fields
         return (f"{_binding(c['params'])}: " if c.get("params") else "") + describe(
             {k: v for k, v in c.items() if k != "params"})
 
     pa, pb = [(p.name, p.values) for p in a.domain.params], [(p.name, p.values) for p in b.domain.params]
+    cex: Any = None
     if pa != pb:
         cex = DomainDiffers("parameters", str(pa), str(pb))
         return CheckResult(check, "refuted", expected, cex, message(cex), time.perf_counter() - t0,
@@ -186,7 +187,6 @@ def same_map(a: Layout, b: Layout, timeout: float = DEFAULT_TIMEOUT, names: tupl
     w = r.counterexample
     if r.status == "error" or (w is not None and not isinstance(w, PointDiffers)):
         return dataclasses.replace(r, seconds=time.perf_counter() - t0)
-    cex = None
     if w is not None:
         env = dict(w.params)
         ai, bi = (a.instance(**env), b.instance(**env)) if env else (a, b)
