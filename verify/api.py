@@ -44,17 +44,17 @@ from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
-    from .checks.members import FamilyResult
-    from .checks.conform import ConformResult
-    from .checks.crosscheck import CrosscheckReport
-    from .checks.handoff import HandoffResult
+    from .results.conform import ConformResult
+    from .results.crosscheck import CrosscheckReport
+    from .results.handoff import HandoffResult
+    from .results.members import FamilyResult
 
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
-_LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
-         "FamilyError": "layout.params", "FamilyResult": "checks.members",
-         "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations",
-         "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "checks.reduce"}
+_LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "results.conform", "CrosscheckReport": "results.crosscheck",
+         "FamilyError": "layout.params", "FamilyResult": "results.members",
+         "HandoffError": "checks.handoff", "HandoffResult": "results.handoff", "NotationError": "layout.notations",
+         "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "results.reduce"}
 
 
 def __getattr__(name: str) -> object:

@@ -5,9 +5,9 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_text  # C-accelerated
 from typing import Any, Callable, Mapping, Protocol
 
-from .layout.family import extent_text
-from .layout.model import Layout, Shape, Spec
-from .witnesses import Witness, as_witness, witness_json
+from ..layout.family import extent_text
+from ..layout.model import Layout, Shape, Spec
+from ..witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
 
