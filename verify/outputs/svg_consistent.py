@@ -78,7 +78,7 @@ def _place(out: Mapping[str, np.ndarray], names: Sequence[str], pt: tuple[int, .
 
 
 def consistent_svg(decision: Any, full: bool = False) -> str:
-    """The picture of ``decision`` (``verify.checks.consistency.Decision``, with its maps); see the module
+    """The picture of ``decision`` (``verify.results.consistency.Decision``, with its maps); see the module
     docstring."""
     writer, reader = decision.writer_map, decision.reader_map
     env = _member(decision)
