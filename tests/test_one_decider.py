@@ -1,12 +1,12 @@
 """Issue 36 item 2: one decider.  ``verify.checks.maps`` decides in_range / injective / surjective of any named map
-with both engines; the page readers (``catalog.ingest``'s not-bijective finding, ``catalog.shared_pages``'
+with both engines; the page readers (``catalog.page_facts``'s not-bijective finding, ``catalog.shared_pages``'
 smem-injective) take its agreed verdicts (``verdicts``, ``settled``, ``injective_at_each``) and never pick one
 engine's: a disagreement or an unanswered query is ``Undecided``, an error."""
 from __future__ import annotations
 
 import pytest
 
-from verify.catalog import ingest, shared_pages
+from verify.catalog import page_facts as ingest, shared_pages
 from verify.checks import maps
 from verify.formula import parse_formula
 from verify.layout.dims import Dim

@@ -328,7 +328,7 @@ def test_an_empty_observations_directory_is_bad_input(tmp_path, capsys):
 def test_an_element_list_is_never_expanded_beyond_the_bound(text):
     """Page text is untrusted: an element number or an ellipsis beyond MAX_ELEMENTS is a problem of the
     list, never a list that long (``a0, …, a99999999`` used to take minutes and memory)."""
-    from verify.catalog.ingest import parse_elements
+    from verify.catalog.page_facts import parse_elements
     from verify.layout.elements import MAX_ELEMENTS
     el, problems = parse_elements(text, "a")
     assert len(el.names) <= MAX_ELEMENTS and "range" in el.problems

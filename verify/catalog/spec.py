@@ -7,7 +7,6 @@ naming file, line and column.
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import itertools
@@ -18,26 +17,25 @@ from pathlib import Path
 from typing import Any, Mapping
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
+    pass
 
 from ..errors import SpecError
-from ..files import MAX_NESTING, nesting_error, read_text, strip_bom
-from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_expression, parse_formula, parse_lane_expression, walk
-from ..formula.index import parse_index
-from ..layout.elements import MAX_ELEMENTS, list_and_bindings, parse_element_list, split_element_list
+from ..files import strip_bom
+from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_formula, parse_lane_expression, walk
+from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_list
 from ..layout.family import Extent, Param, extent_at
 from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
-from ..layout.ids import corrected_id, is_corrected_id, layout_id, section_tag
-from ..layout.model import (CHECK_NAMES, MAP_CHECKS, MAP_KINDS, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
+from ..layout.ids import corrected_id, layout_id, section_tag
+from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
                             Source, Spec, SyntaxFinding, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
+from .spec_maps import _read_map_layout
+from .spec_toml import (MAX_DIM, MAX_THREADS, Locator, _check_bindings, _expect, _extent, _formula, _int, _params,
+                        _str, _unknown_keys, parse_toml, read_utf8)
 
-MAX_DIM = 4096
-MAX_THREADS = 1024
-MAX_BINDINGS = 4096  # parameter combinations of one family
 INSTRUCTIONS = ("mma", "mma.sp", "wgmma", "wgmma.sp", "ldmatrix", "stmatrix", "movmatrix", "wmma", "tcgen05.ld",
                 "tcgen05.st", "mma.block_scale", "tcgen05.mma")
 VARIANTS = ("row", "col", "trans", "1x", "2x", "4x")  # m8n8k4 major-ness; ldmatrix/stmatrix ``.trans``; scale_vec
@@ -47,99 +45,6 @@ __all__ = ["CHECK_NAMES", "ELEMENT_BITS", "REGISTER_BITS", "SpecError", "load_sp
 
 
 # ----------------------------------------------------------------------------- loading
-
-class Locator:
-    """Maps TOML keys and string values back to lines of the raw file."""
-
-    def __init__(self, path: str, text: str, table: str = "fragment") -> None:
-        self.path = path
-        self.text = text
-        self.lines = text.split("\n")
-        self.frag_offsets = [m.start() for m in re.finditer(rf"(?m)^\s*\[\[{table}\]\]", text)]
-
-    def line_of_offset(self, off: int) -> tuple[int, int]:
-        line = self.text.count("\n", 0, off) + 1
-        col = off - (self.text.rfind("\n", 0, off) + 1) + 1
-        return line, col
-
-    def fragment_start(self, k: int) -> int:
-        return self.frag_offsets[k] if k < len(self.frag_offsets) else 0
-
-    def fragment_end(self, k: int) -> int:
-        return self.frag_offsets[k + 1] if k + 1 < len(self.frag_offsets) else len(self.text)
-
-    def key(self, key: str, k: int | None = None) -> tuple[int, int]:
-        start = self.fragment_start(k) if k is not None else 0
-        end = self.fragment_end(k) if k is not None else len(self.text)
-        m = re.compile(rf"(?m)^[ \t]*{re.escape(key)}[ \t]*=").search(self.text, start, end)
-        if m:
-            return self.line_of_offset(m.start() + len(m.group()) - len(m.group().lstrip()))
-        return self.line_of_offset(start)
-
-    def value(self, value: str, k: int, key: str) -> tuple[int, int]:
-        """Line/column of the first character of a string value inside fragment k."""
-        start, end = self.fragment_start(k), self.fragment_end(k)
-        off = self.text.find(value, start, end)
-        if off < 0:
-            return self.key(key, k)
-        return self.line_of_offset(off)
-
-    def line_text(self, line: int) -> str:
-        return self.lines[line - 1] if 0 < line <= len(self.lines) else ""
-
-    def error(self, line: int, col: int, message: str) -> SpecError:
-        return SpecError(self.path, line, col, message, self.line_text(line))
-
-    # Where a fragment's formula is: in this file (a spec file), or on a doc page (a subclass for ingested
-    # sections, ``verify.catalog.pages``), so that a layout carries the positions of its text from the start.
-
-    def spec_path(self, k: int) -> str:
-        """The file fragment k's layouts are read from."""
-        return self.path
-
-    def text_map(self, k: int) -> tuple[tuple[int, int], ...]:
-        """(line, column) in ``spec_path`` of each line of fragment k's formula; () when it is
-        ``formula_line`` on, line by line (a spec file)."""
-        return ()
-
-    def formula_at(self, k: int, ftext: str, line: int = 1, col: int = 1) -> tuple[int, int]:
-        """(line, column) in ``spec_path`` of a position (line, col) in fragment k's formula text ``ftext``."""
-        base_line, base_col = self.value(ftext, k, "formula")
-        return base_line + line - 1, col + (base_col - 1 if line == 1 else 0)
-
-    def syntax_at(self, k: int, ftext: str, line: int, col: int) -> tuple[int, int]:
-        """Where a syntax error at (line, col) of fragment k's doc formula ``ftext`` is reported."""
-        return self.formula_at(k, ftext, line, col)
-
-    def in_header(self, e: SpecError) -> SpecError:
-        """A bad ``[source]`` or ``[instruction]``, as reported (a spec file: where it is)."""
-        return e
-
-    def in_fragment(self, k: int, e: SpecError) -> SpecError:
-        """A bad fragment k, as reported (a spec file: where it is)."""
-        return e
-
-
-def read_utf8(path: str | Path, error: type[SpecError] | None = None) -> str:
-    """A file's text by the one safe reader (``verify.files``): regular files only, bounded, a leading
-    byte-order mark dropped; unreadable files and non-UTF-8 bytes are bad input at a position."""
-    return read_text(path, error=error or SpecError)
-
-
-_TOML_POS = re.compile(r"\(at line (\d+), column (\d+)\)")
-
-
-def parse_toml(path: str, text: str) -> dict[str, Any]:
-    deep = nesting_error(text, "toml")
-    if deep is not None:  # tomllib recurses per level: refuse before it does
-        raise SpecError(path, *deep, f"TOML: arrays or tables nested deeper than {MAX_NESTING} levels")
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        msg = str(e)
-        m = _TOML_POS.search(msg)
-        line, col = (int(m[1]), int(m[2])) if m else (1, 1)
-        raise SpecError(path, line, col, "TOML: " + _TOML_POS.sub("", msg).strip()) from None
 
 
 _SOURCE_KEYS = {"document", "version", "section", "title", "anchor", "seed", "page"}
@@ -152,110 +57,12 @@ _CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", 
                    "expect"}
 
 
-def _int(loc: Locator, table: Mapping[str, Any], key: str, k: int | None, lo: int, hi: int,
-         default: int | None = None) -> int:
-    if key not in table:
-        if default is not None:
-            return default
-        line, col = loc.key("[[fragment]]", None) if k is None else loc.line_of_offset(loc.fragment_start(k))
-        raise loc.error(line, col, f"missing field '{key}'")
-    v = table[key]
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise loc.error(*loc.key(key, k), f"'{key}' must be an integer, got {type(v).__name__}")
-    if v < lo or v > hi:
-        raise loc.error(*loc.key(key, k), f"'{key}' = {v} is out of range ({lo}..{hi})")
-    return v
-
-
-def _str(loc: Locator, table: Mapping[str, Any], key: str, k: int | None,
-         default: str | None = None) -> str:
-    if key not in table:
-        if default is not None:
-            return default
-        line, col = loc.line_of_offset(loc.fragment_start(k)) if k is not None else (1, 1)
-        where = "fragment" if k is not None else "spec"
-        raise loc.error(line, col, f"missing field '{key}' in {where}")
-    v = table[key]
-    if not isinstance(v, str):
-        raise loc.error(*loc.key(key, k), f"'{key}' must be a string, got {type(v).__name__}")
-    return v
-
-
-def _unknown_keys(loc: Locator, table: Mapping[str, Any], allowed: set[str], where: str,
-                  k: int | None) -> None:
-    for key in table:
-        if key not in allowed:
-            raise loc.error(*loc.key(key, k), f"unknown field '{key}' in {where}")
-
-
-def _formula(loc: Locator, text: str, prefix: str, k: int, key: str, params: tuple[str, ...] = ()) -> Formula:
-    """Parse a fragment formula; errors are re-based onto the spec file's lines."""
-    try:
-        return parse_formula(text, prefix, params)
-    except FormulaError as e:
-        base_line, base_col = loc.value(text, k, key)
-        line = base_line + e.line - 1
-        col = e.col + (base_col - 1 if e.line == 1 else 0)
-        raise loc.error(line, col, e.message) from None
-
-
 def _operand_dims(operand: str, shape: Shape) -> tuple[Extent, Extent]:
     """rows x cols of an operand (a dimension that is a parameter is that parameter's variable)."""
     dims = {"A": (shape.m, shape.k), "B": (shape.k, shape.n)}.get(operand, (shape.m, shape.n))
     if shape.k is None:  # a shape with no K (ldmatrix .m8n8, movmatrix, tcgen05 .32x32b): M x N
         dims = (shape.m, shape.n)
     return tuple(Var(x) if isinstance(x, str) else x for x in dims)  # type: ignore[return-value]
-
-
-def _params(loc: Locator, table: Any) -> tuple[Param, ...]:
-    """``[instruction.params]``: ``N = { from = 8, to = 256, step = 8 }`` or ``N = [8, 16, 24, ...]``."""
-    if not isinstance(table, dict):
-        raise loc.error(*loc.key("params"), "'params' must be a table: NAME = { from, to, step } or a list")
-    out = []
-    for name, spec in table.items():
-        at = loc.key(name)
-        if not re.fullmatch(r"[A-Z][A-Za-z0-9_]*", name):
-            raise loc.error(*at, f"parameter name {name!r} must start with a capital letter (N, NUM)")
-        if isinstance(spec, dict):
-            extra = set(spec) - {"from", "to", "step"}
-            if extra or not all(isinstance(spec.get(x), int) and not isinstance(spec.get(x), bool)
-                                for x in ("from", "to", "step")):
-                raise loc.error(*at, f"parameter {name}: give integers from, to and step")
-            lo, hi, step = spec["from"], spec["to"], spec["step"]
-            if step < 1 or lo < 0 or hi < lo or hi > MAX_DIM:
-                raise loc.error(*at, f"parameter {name}: need 0 <= from <= to <= {MAX_DIM} and step >= 1")
-            values = tuple(range(lo, hi + 1, step))
-        elif isinstance(spec, list) and spec:
-            if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= MAX_DIM for v in spec):
-                raise loc.error(*at, f"parameter {name}: values must be integers in 0..{MAX_DIM}")
-            if list(spec) != sorted(set(spec)):
-                raise loc.error(*at, f"parameter {name}: values must be distinct and ascending")
-            values = tuple(spec)
-        else:
-            raise loc.error(*at, f"parameter {name}: give {{ from, to, step }} or a non-empty list")
-        out.append(Param(name, values))
-    combos = 1
-    for p in out:
-        combos *= len(p.values)
-    if combos > MAX_BINDINGS:  # every combination is an instance, checked one by one by the enumeration
-        raise loc.error(*loc.key("params"), f"{combos} parameter combinations (limit {MAX_BINDINGS})")
-    return tuple(out)
-
-
-def _extent(loc: Locator, table: Mapping[str, Any], key: str, k: int, lo: int, hi: int, default: Extent,
-            params: tuple[str, ...]) -> Extent:
-    """An integer field, or (in a family) an expression over the parameters such as ``"N/4"``."""
-    v = table.get(key, default)
-    if isinstance(v, str) and params:
-        try:
-            e = parse_expression(v, params)
-        except FormulaError as err:
-            line, col = loc.value(v, k, key)
-            raise loc.error(line, col + err.col - 1, f"'{key}': {err.message}") from None
-        return e if any(isinstance(n, Var) for n in walk(e)) else extent_at(e, {})
-    if key not in table:
-        return default
-    return _int(loc, table, key, k, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -618,18 +425,6 @@ def _family(params: tuple[Param, ...], formula: Formula, *parts: Any) -> tuple[P
     return tuple(p for p in params if p.name in used)
 
 
-def _check_bindings(loc: Locator, k: int, text: Any, names: tuple[str, ...]) -> None:
-    """The ``where X = N/2 - 4 ...`` of a family's element list parses (positioned error otherwise)."""
-    if not isinstance(text, str):
-        return
-    for name, expr, offset in list_and_bindings(text)[1]:
-        try:
-            parse_expression(expr, names)
-        except FormulaError as err:
-            line, col = loc.value(text, k, "elements")
-            raise loc.error(line, col + offset + err.col - 1, f"element list, {name}: {err.message}") from None
-
-
 # Sparse A (mma.sp): the [fragment.sparse] table.  Fields the doc text states: kept, chunk,
 # index_bits, fields, valid or invalid, ordered, selectors, selector.  ``metadata`` (which lane and nibble
 # holds the indices of which (row, chunk)) is shown only in the doc's figures: a spec that gives
@@ -683,19 +478,6 @@ def _sparse(loc: Locator, table: Mapping[str, Any], k: int) -> dict[str, Any]:
     return out
 
 
-def _expect(loc: Locator, table: Any, k: int, key: str) -> dict[str, str]:
-    if not isinstance(table, dict):
-        raise loc.error(*loc.key(key, k), f"'{key}' must be a table of check = status")
-    out: dict[str, str] = {}
-    for check, status in table.items():
-        if check not in CHECK_NAMES + ("syntax",):
-            raise loc.error(*loc.key(check, k), f"unknown check {check!r} in expect (checks: {', '.join(CHECK_NAMES)}, syntax)")
-        if status not in ("proved", "refuted"):
-            raise loc.error(*loc.key(check, k), f"expected status must be \"proved\" or \"refuted\", got {status!r}")
-        out[check] = status
-    return out
-
-
 def load_spec_file(path: str | Path) -> Spec:
     return load_spec_text(read_utf8(path), str(path))
 
@@ -729,122 +511,4 @@ def load_specs(paths: list[str | Path]) -> list[Spec]:
 
 # ----------------------------------------------------------------------------- [[layout]]: maps with no register facts
 
-_MAP_KEYS = {"id", "kind", "instruction", "inputs", "outputs", "params", "formula", "checks", "expect", "unit",
-             "derived", "erratum", "corrected", "doc_line", "note", "arch"}
-_MAP_CORRECTED_KEYS = {"formula", "expect", "params", "outputs"}
-_DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
 
-
-def _dims(loc: Locator, table: Mapping[str, Any], key: str, k: int, params: tuple[str, ...]) -> tuple[Any, ...]:
-    """``inputs = { row = 8, col = "8 * T" }``: named dimensions in order, sizes integers or expressions over
-    the parameters."""
-    from ..layout.dims import Dim
-    v = table.get(key)
-    if not isinstance(v, dict) or not v:
-        raise loc.error(*(loc.key(key, k) if key in table else loc.line_of_offset(loc.fragment_start(k))),
-                        f"'{key}' must be a table of NAME = size (for example {{ row = 8, col = 64 }})")
-    out = []
-    for name, size in v.items():
-        if not _DIM_NAME.fullmatch(name):
-            raise loc.error(*loc.key(key, k), f"dimension name {name!r}: lower-case letters, digits and '_'")
-        ext = _extent(loc, v, name, k, 1, MAX_DIM * MAX_DIM, 0, params)
-        if isinstance(size, str) and not params:
-            raise loc.error(*loc.value(size, k, key), f"'{key}.{name}': a size is an integer (expressions need params)")
-        out.append(Dim(name, ext))
-    return tuple(out)
-
-
-def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instruction: str,
-                     src: Mapping[str, Any]) -> list[MapLayout]:
-    """One ``[[layout]]``: a map with no register facts (and its correction, if any)."""
-    from ..layout.named import FormulaMap as NamedFormulaMap
-    if not isinstance(table, dict):
-        raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[layout]] must be a table")
-    _unknown_keys(loc, table, _MAP_KEYS, "[[layout]]", k)
-    lid = _str(loc, table, "id", k)
-    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid) or is_corrected_id(lid):
-        raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
-    kind = _str(loc, table, "kind", k, "map")
-    if kind not in MAP_KINDS:
-        raise loc.error(*loc.key("kind", k), f"kind must be one of {', '.join(MAP_KINDS)}, got {kind!r}")
-    params = _params(loc, table["params"]) if "params" in table else ()
-    names = tuple(p.name for p in params)
-    inputs = _dims(loc, table, "inputs", k, names)
-    outputs = _dims(loc, table, "outputs", k, names)
-    from ..layout.dims import unique
-    try:
-        unique(inputs, "inputs")
-        unique(outputs, "outputs")
-    except ValueError as e:
-        raise loc.error(*loc.key("inputs", k), str(e)) from None
-    clash = {d.name for d in inputs} & {d.name for d in outputs}
-    if clash:
-        raise loc.error(*loc.key("outputs", k), f"{', '.join(sorted(clash))} is both an input and an output "
-                                                "(name the output apart, e.g. src_row -> row)")
-    checks = table.get("checks", list(MAP_CHECKS))
-    if not isinstance(checks, list) or not checks or any(c not in MAP_CHECKS for c in checks):
-        raise loc.error(*loc.key("checks", k), f"'checks' lists some of {', '.join(MAP_CHECKS)}")
-    unit = _str(loc, table, "unit", k, "")
-    if unit not in ("", "bytes", "elements"):
-        raise loc.error(*loc.key("unit", k), f"unit is 'bytes' or 'elements', got {unit!r}")
-    doc_line = _int(loc, table, "doc_line", k, 1, 10**7, default=1)
-    text = _str(loc, table, "formula", k)
-    coordinates = tuple(d.name for d in inputs if d.name != "i")
-    required = tuple(d.name for d in outputs)
-
-    def parse(ftext: str) -> Formula:  # code someone wrote over named inputs: the index-code grammar
-        try:
-            return parse_index(ftext, "x", coordinates, required, names)
-        except FormulaError as e:
-            base_line, base_col = loc.value(ftext, k, "formula")
-            raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None
-
-    def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str],
-             values: tuple[Param, ...] = params, outs: tuple[Any, ...] = outputs) -> MapLayout:
-        lmap = NamedFormulaMap(parse(ftext), inputs, outs, params=values)
-        return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
-                         file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
-                         instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
-                         derived=_str(loc, table, "derived", k, ""), corrected=is_corrected,
-                         erratum=_str(loc, table, "erratum", k, ""), arch=_str(loc, table, "arch", k, ""),
-                         spec_path=loc.path, formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext,
-                         note=_str(loc, table, "note", k, ""))
-
-    expect = _map_expect(loc, table.get("expect", {}), k, checks)
-    out = [make(text, lid, False, expect)]
-    corrected = table.get("corrected")
-    if corrected is not None:
-        if not isinstance(corrected, dict):
-            raise loc.error(*loc.key("corrected", k), "[layout.corrected] must be a table")
-        _unknown_keys(loc, corrected, _MAP_CORRECTED_KEYS, "[layout.corrected]", k)
-        if not out[0].erratum:
-            raise loc.error(*loc.key("corrected", k), "a [layout.corrected] needs an 'erratum' explanation")
-        ctext = corrected.get("formula", text)
-        if not isinstance(ctext, str):
-            raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        cparams = params
-        if "params" in corrected:  # a correction that narrows a family (the values the doc's layout holds for)
-            cparams = _params(loc, corrected["params"])
-            if [p.name for p in cparams] != list(names):
-                raise loc.error(*loc.key("corrected", k), "[layout.corrected] params must name the layout's "
-                                                          f"parameters ({', '.join(names) or 'none'}), in order")
-        couts = outputs
-        if "outputs" in corrected:  # a correction whose layout spans another box (the same output names)
-            couts = _dims(loc, corrected, "outputs", k, names)
-            if [d.name for d in couts] != list(required):
-                raise loc.error(*loc.key("corrected", k), "[layout.corrected] outputs must name the layout's "
-                                                          f"outputs ({', '.join(required)}), in order")
-        out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks),
-                        cparams, couts))
-    return out
-
-
-def _map_expect(loc: Locator, table: Any, k: int, checks: list[str]) -> dict[str, str]:
-    if not isinstance(table, dict):
-        raise loc.error(*loc.key("expect", k), "'expect' must be a table of check = status")
-    for check, status in table.items():
-        if check not in checks:
-            raise loc.error(*loc.value(check, k, "expect"), f"unknown check {check!r} in expect (checks: {', '.join(checks)})")
-        if status not in ("proved", "refuted"):
-            raise loc.error(*loc.value(check, k, "expect"), f"expected status must be \"proved\" or \"refuted\", got {status!r}")
-    return dict(table)
