@@ -64,7 +64,7 @@ import z3
 from ..engines import smt
 from ..layout.model import Codomain, Layout, cells_of
 from ..layout.dims import thread_dim_name
-from ..witnesses import (DomainDiffers, NotPermuted, ReplicaDiffers, SpecGivenDiffer, Witness)
+from ..witnesses import DomainDiffers, NotPermuted, ReplicaDiffers, SpecGivenDiffer, Witness
 from ..results import CheckResult, combine_engines
 from ..results.conform import ConformResult, Permutation, Replication
 from .equivalence import cell_dict as _cell

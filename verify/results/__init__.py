@@ -1,4 +1,9 @@
-"""Typed check results: what the checks produce and the only thing renderers (text, JSON, reports) read."""
+"""Typed check results: what the checks produce and the only thing renderers (text, JSON, reports) read.
+
+Here: the results of ``check`` and their JSON style; one module per other command holds its result types and the
+small words and orderings its renderers need (``conform``, ``handoff``, ``reduce``, ``members``, ``consistency``,
+``crosscheck``, ``diff``, ``shared``, ``given``, ``fixes``, ``report``).  Nothing here imports a check or the
+catalog (``tests/test_architecture.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
