@@ -176,6 +176,40 @@ def test_the_layering_test_can_fail(tmp_path):
     assert {m for m in graph if m != "verify.formula._probe_upward_import"} == set(_graph())
 
 
+# ----------------------------------------------------------------------------- renderers read results only
+
+# The layers a renderer may not import although they sit below it: a renderer words the typed results
+# (``verify.results``: the result types and their small words), it runs no check and reads no spec or page; what it
+# shows is computed before it is called (``checks.report_model.build`` for ``report``).
+NOT_FOR_RENDERERS = ("checks", "catalog")
+
+
+def _renderer_imports(graph: dict[str, frozenset[str]]) -> list[str]:
+    return sorted(f"{mod} imports {dep}" for mod, deps in graph.items() if _layer(mod) == "outputs"
+                  for dep in deps if _layer(dep) in NOT_FOR_RENDERERS)
+
+
+def test_renderers_import_no_check_and_no_catalog():
+    bad = _renderer_imports(_graph())
+    assert not bad, "a renderer reaches past the results (move the type to verify/results/, compute it before " \
+                    "rendering):\n" + "\n".join(bad)
+
+
+def test_the_renderer_rule_can_fail(tmp_path):
+    """The rule sees a renderer's import of a check, at module level and inside a function, and of the catalog
+    (read from a copy of the package with one renderer added)."""
+    pkg = tmp_path / "verify"
+    shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    (pkg / "outputs" / "_probe_renderer.py").write_text(
+        "from ..catalog import bundled\n\n\ndef fix(lay):\n    from ..checks.fixes import constant_fix\n"
+        "    return constant_fix(lay)\n", encoding="utf-8")
+    graph = _graph(pkg)
+    assert _renderer_imports(graph) == ["verify.outputs._probe_renderer imports verify.catalog.bundled",
+                                        "verify.outputs._probe_renderer imports verify.checks.fixes"]
+    assert not _upward_imports(graph)  # the layering alone allows both: this rule is what refuses them
+    assert not (PKG / "outputs" / "_probe_renderer.py").exists()
+
+
 # ----------------------------------------------------------------------------- stores and errors
 
 def _module_names(module: ast.Module) -> set[str]:

@@ -18,7 +18,8 @@ from conftest import SPECS, cli
 from tiers import layouts_by_kind
 
 from verify import api
-from verify.checks.conform import Permutation, conform, replication_candidates
+from verify.checks.conform import conform, replication_candidates
+from verify.results.conform import Permutation
 from verify.formula import render
 from verify.layout.fragment_maps import FormulaFragment as FormulaMap
 from verify.layout.notations import NotationError

@@ -11,7 +11,8 @@ import pytest
 
 from verify import api
 from verify.checks.consistency_sides import Given
-from verify.checks.descriptor import check as check_descriptor, derive, first_cell
+from verify.checks.descriptor import check as check_descriptor, derive
+from verify.results.shared import first_cell
 from verify.checks.smem_load import writer_reader
 
 from conftest import cli

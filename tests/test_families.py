@@ -12,7 +12,7 @@ from conftest import cli
 from tiers import ids_by_kind
 from verify.outputs.text_results import result_text
 from verify import api
-from verify.checks.members import FamilyResult
+from verify.results.members import FamilyResult
 
 SPECS = api.load("specs")
 FAMILIES = [lay.id for lay in api.layouts(SPECS) if lay.is_family and not lay.unspecified and not lay.partial]

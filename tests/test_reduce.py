@@ -12,7 +12,8 @@ from conftest import SPECS, cli
 
 from verify import api
 from verify.checks.equivalence import point_of
-from verify.checks.reduce import ReduceError, reduction, span
+from verify.checks.reduce import ReduceError, reduction
+from verify.results.reduce import span
 
 C = "mma.m16n8k16.float.C.f32"
 BOTH = {"z3": "proved", "enumeration": "proved"}

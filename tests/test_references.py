@@ -17,7 +17,7 @@ from conftest import ROOT, SPECS, cli
 from test_crosscheck import PR3140
 
 from verify import api
-from verify.checks.crosscheck import CrosscheckReport, Row
+from verify.results.crosscheck import CrosscheckReport, Row
 from verify.checks.references import NAMES, compile_cute, matrix, reference
 from verify.checks.references import cute as cute_ref
 from verify.checks.references import tensor_layouts as tl_ref

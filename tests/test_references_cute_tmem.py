@@ -15,7 +15,7 @@ import pytest
 from conftest import SPECS
 
 from verify import api
-from verify.checks.crosscheck import CrosscheckReport, Row
+from verify.results.crosscheck import CrosscheckReport, Row
 from verify.checks.references import compile_cute, matrix
 from verify.checks.references import cute as cute_ref
 from verify.checks.references.common import conform_rows

@@ -10,7 +10,7 @@ import functools
 from conftest import SPECS
 
 from verify import api
-from verify.checks.crosscheck import CrosscheckReport, Row
+from verify.results.crosscheck import CrosscheckReport, Row
 from verify.checks.references import matrix
 from verify.checks.references.equal_maps import equal_backed
 

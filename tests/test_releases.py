@@ -17,7 +17,8 @@ import pytest
 
 from verify import api
 from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page
-from verify.catalog.known import Named, applies, pair_sections, squeeze
+from verify.catalog.known import applies, pair_sections, squeeze
+from verify.results.diff import Named
 from verify.checks.diff import _unnumbered, diff
 from verify.layout.model import Source
 from verify.outputs import json as out_json

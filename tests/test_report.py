@@ -111,7 +111,7 @@ def test_every_finding_appears_with_its_counterexample(mutated_report, mutated_s
     assert rc == 1  # the mutations are not expected by the spec
     md = (out / "report.md").read_text(encoding="utf-8")
     html = (out / "report.html").read_text(encoding="utf-8")
-    m = report.build(api.check_all(api.load([mutated_spec])))
+    m = report_model.build(api.check_all(api.load([mutated_spec])))
     findings = [(f, e.layout) for e in m.entries for f in e.findings]
     assert {f.check for f, _ in findings} >= {"in_range", "injective", "surjective"}
     for f, lay in findings:
@@ -130,7 +130,7 @@ def test_every_finding_appears_with_its_counterexample(mutated_report, mutated_s
 def test_counterexamples_do_not_depend_on_solver_history(mutated_spec):
     """Z3's witnesses drift between calls in one process; the report's do not."""
     specs = api.load([mutated_spec])
-    outs = {report.render_markdown(report.build(api.check_all(specs))) for _ in range(3)}
+    outs = {report.render_markdown(report_model.build(api.check_all(specs))) for _ in range(3)}
     assert len(outs) == 1
     md = outs.pop()
     # the first witnesses in (lane, i) and (row, col) order
@@ -262,7 +262,7 @@ def test_instruction_checks_are_tabulated():
     specs = api.load([SPECS / "mma.m8n8k16.toml"])
     rep = api.check_all(specs)
     rep = api.Report(rep.specs, rep.results, rep.findings, (FakeInstruction(False),))
-    m = report.build(rep)
+    m = report_model.build(rep)
     md, html = report.render_markdown(m), report.render_html(m)
     assert "## Instruction-level checks" in md
     assert "| Instruction | shapes | registers | As expected |" in md  # logical order, not alphabetical

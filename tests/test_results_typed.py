@@ -66,13 +66,13 @@ def test_outputs_do_not_duck_type_results() -> None:
 def test_checks_hold_data_and_outputs_word_it() -> None:
     """The results of instruction, conform, handoff and family checks, references, ``consistent`` and ``diff``
     are data (and their JSON); their text is ``verify.outputs.text_results`` and ``reports_text``."""
-    from verify.checks.conform import ConformResult
-    from verify.checks.handoff import HandoffResult
-    from verify.checks.members import FamilyResult, Incompatible
+    from verify.results.conform import ConformResult
+    from verify.results.handoff import HandoffResult
+    from verify.results.members import FamilyResult, Incompatible
     from verify.outputs import text_results
-    from verify.checks.consistency import Decision
-    from verify.checks.crosscheck import CrosscheckReport
-    from verify.checks.diff import DiffResult
+    from verify.results.consistency import Decision
+    from verify.results.crosscheck import CrosscheckReport
+    from verify.results.diff import DiffResult
     from verify.checks.references.matrix import Matrix
     from verify.results import InstructionResult
     for cls in (ConformResult, HandoffResult, FamilyResult, Incompatible, InstructionResult, Decision,

@@ -44,17 +44,17 @@ from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
-    from .checks.members import FamilyResult
-    from .checks.conform import ConformResult
-    from .checks.crosscheck import CrosscheckReport
-    from .checks.handoff import HandoffResult
+    from .results.conform import ConformResult
+    from .results.crosscheck import CrosscheckReport
+    from .results.handoff import HandoffResult
+    from .results.members import FamilyResult
 
 # The layouts people write (notations, conform, handoff, crosscheck) are imported on first use, so
 # that ``check`` of the catalog does not pay for them at start-up; their public names stay here.
-_LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "checks.conform", "CrosscheckReport": "checks.crosscheck",
-         "FamilyError": "layout.params", "FamilyResult": "checks.members",
-         "HandoffError": "checks.handoff", "HandoffResult": "checks.handoff", "NotationError": "layout.notations",
-         "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "checks.reduce"}
+_LAZY = {"BlockError": "layout.block", "ConformError": "checks.conform", "ConformResult": "results.conform", "CrosscheckReport": "results.crosscheck",
+         "FamilyError": "layout.params", "FamilyResult": "results.members",
+         "HandoffError": "checks.handoff", "HandoffResult": "results.handoff", "NotationError": "layout.notations",
+         "Given": "checks.consistency_sides", "ReduceError": "checks.reduce", "ReduceResult": "results.reduce"}
 
 
 def __getattr__(name: str) -> object:
@@ -499,7 +499,7 @@ def handoff(source: Layout | str, target: Layout | str, timeout: float = DEFAULT
 def reduction(layout: Layout | str, along: str = "row", masks: Sequence[int] = (1, 2), timeout: float = DEFAULT_TIMEOUT,
               *, specs: Iterable[Spec] | str | Path | None = None, params: Mapping[str, int] | None = None) -> Any:
     """Does a ``shfl.xor`` butterfly by ``masks`` reduce every row (``along="col"``: column) of ``layout``'s
-    fragment over exactly the lanes that own it (``verify.checks.reduce.ReduceResult``: ``exact``, or
+    fragment over exactly the lanes that own it (``verify.results.reduce.ReduceResult``: ``exact``, or
     ``inexact`` with the lane pair that breaks it, ``ReductionLanes``)?  Both engines.  A family: every member,
     or the one ``params`` names (``FamilyResult``).  ``ReduceError`` for an axis or a mask that cannot be."""
     _a_layout(layout, "layout", ids=True)
@@ -987,7 +987,7 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
           params: Mapping[str, int] | None = None) -> Any:
     """Bank conflicts of ``access`` (``ldmatrix.x4``, ``ld.shared.v4``...) repeated over the tile of ``layout``,
     lanes addressing cells as ``addresses`` (index code defining row and col over ``lane``) says or as the
-    mma-operand pattern does (``verify.checks.banks.BanksResult``).  ``ValueError`` for an unknown access or
+    mma-operand pattern does (``verify.results.shared.BanksResult``).  ``ValueError`` for an unknown access or
     an access that does not fit the tile; ``FormulaError`` for bad address text.  ``params``: values the
     address code may read by name (``--param``)."""
     from .checks.banks import check_banks
@@ -1005,7 +1005,7 @@ def banks(layout: Any, access: str, *, addresses: str | None = None, timeout: fl
 def check_given(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> Any:
     """A given layout on its own (``api.triton(text, like)``, any notation): ``in_range``, ``injective``,
     ``surjective`` and ``valid``, Triton's rule (a bijection once the input bits that move no element, broadcast,
-    are removed), each by both engines (``verify.checks.validity.GivenCheck``).  A family: ``ValueError``."""
+    are removed), each by both engines (``verify.results.given.GivenCheck``).  A family: ``ValueError``."""
     _a_layout(layout, "layout")
     from .checks.validity import check_given as _check_given
     return _check_given(layout, _timeout(timeout))

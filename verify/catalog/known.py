@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 
+from ..results.diff import Named
+
 if TYPE_CHECKING:  # pages are parsed by the callers: naming sections costs a spec-file check nothing
     from .docpage import Page, Section
 
@@ -204,15 +206,6 @@ def applies(source: Any, release: str) -> bool:
 
 
 # ----------------------------------------------------------------------------- two releases' sections paired
-
-@dataclass(frozen=True)
-class Named:
-    """A section as a release states it: its number, title and anchor ("" where the page gives none)."""
-
-    number: str
-    title: str
-    anchor: str = ""
-
 
 def names_of(pages: Iterable[Page]) -> tuple[Named, ...]:
     """Every section of the pages (each number once, anchors resolved as ``SectionIndex`` does), in number order."""

@@ -19,7 +19,8 @@ from ..errors import SpecError
 from ..layout.ids import base_id, layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
-from .known import Named, applies, names_of, release_of
+from ..results.diff import Named
+from .known import applies, names_of, release_of
 from .review import Reviewed
 from .sections import FragmentSpec, SectionSpec
 from .spec import Locator, fragment_ids, load_spec_text, load_specs, read_fragments, spec_files

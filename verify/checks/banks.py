@@ -23,7 +23,6 @@ sum of the groups' degrees at the worst placement.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -37,34 +36,11 @@ from ..layout.named import bindings, in_box, variables, width
 from ..layout.named import evaluate_all as evaluate_all_at
 from ..layout.shared import SharedLayout
 from ..layout.smem_access import BANK_BYTES, BANKS, Access, Pattern, translated
-from ..results import CheckResult, combine_engines
+from ..results import combine_engines
+from ..results.shared import BanksResult
 from ..witnesses import BankConflict, LaneAddress
 from .fragment import DEFAULT_TIMEOUT
 from .maps import param_constraint
-
-
-@dataclass(frozen=True)
-class BanksResult:
-    access: Access
-    checks: tuple[CheckResult, ...]
-    degree: int
-    worst: Mapping[str, Any] | None       # the worst group: params, origin, group, bank, lanes, words
-    wavefronts: int                        # at the worst placement, all groups
-    ideal: int                             # wavefronts without conflicts
-    placements: int
-
-    def get(self, name: str) -> CheckResult:
-        return next(c for c in self.checks if c.check == name)
-
-    @property
-    def ok(self) -> bool:
-        return all(c.status == "proved" for c in self.checks)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"access": self.access.text, "bytes": self.access.bytes, "lanes": self.access.lanes,
-                "group": self.access.group, "placements": self.placements, "degree": self.degree,
-                "wavefronts": self.wavefronts, "ideal_wavefronts": self.ideal, "worst": self.worst,
-                "checks": {c.check: c.to_json() for c in self.checks}}
 
 
 def _origins(x: Any, footprint: int, step: int) -> Any:

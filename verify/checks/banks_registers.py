@@ -20,7 +20,7 @@ data comes from a register layout (a ``local_store`` of a ``#blocked``/``#mma`` 
   touch different words of one bank in one instruction).  Witnesses name the instruction (``instruction = 3:
   ...``) and the cells, which are the tile's own (origin ``(0, 0)``: there are no placements to try).
 
-The result is a ``verify.checks.banks.BanksResult`` whose ``placements`` are the instructions, with the
+The result is a ``verify.results.shared.BanksResult`` whose ``placements`` are the instructions, with the
 derivation beside it (``RegisterBanks``).
 """
 from __future__ import annotations

@@ -22,8 +22,7 @@ is no canonical one (with the first cell where the closest mode reads elsewhere)
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Mapping
+from dataclasses import replace
 
 import numpy as np
 
@@ -31,44 +30,11 @@ from ..layout.algebra import restrict
 from ..layout.descriptor import Descriptor, atom_rows, decode, k_block_of, reader, straddles
 from ..layout.named import evaluate_all
 from ..layout.shared import MODES, Mode, SharedLayout, mode_of_swizzle
-from ..results import CheckResult
+from ..results.shared import DescriptorResult, first_cell
 from .fragment import DEFAULT_TIMEOUT
 from .maps import same
 
 MODE_ORDER = ("128B", "64B", "32B", "none", "128B_base32B")
-
-
-@dataclass(frozen=True)
-class DescriptorResult:
-    """``status``: ``found`` (``descriptor`` reads the layout), ``none`` (no descriptor does: ``reasons``),
-    ``reads`` / ``differs`` (a given descriptor against the layout: ``check`` has the first cell)."""
-
-    status: str
-    instr: str
-    major: str | None
-    descriptor: Descriptor | None
-    advances: tuple[int, ...]
-    reasons: tuple[str, ...] = ()
-    check: CheckResult | None = None
-    tile: tuple[int, int] = (0, 0)
-    k_block: int = 0
-    tried: tuple[tuple[str, str], ...] = field(default=())
-
-    @property
-    def ok(self) -> bool:
-        return self.status in ("found", "reads")
-
-    def to_json(self) -> dict[str, Any]:
-        d = self.descriptor
-        return {
-            "status": self.status, "instruction": self.instr, "major": self.major,
-            "tile": {"rows": self.tile[0], "cols": self.tile[1]}, "k_block": self.k_block,
-            "descriptor": None if d is None else {
-                "value": f"{d.encode():#018x}", "start": d.start, "lbo": d.lbo, "sbo": d.sbo,
-                "base_offset": d.base_offset, "swizzle": d.mode.name, "fields": d.fields()},
-            "advances": list(self.advances), "reasons": list(self.reasons),
-            "check": None if self.check is None else self.check.to_json(),
-        }
 
 
 def _addr(lay: SharedLayout, row: int, col: int) -> int | None:
@@ -297,15 +263,6 @@ def descriptor_reads(lay: SharedLayout, value: int, instr: str = "wgmma", major:
         raise ValueError(why)
     hw = reader(d, major, bits, R, C, kb, adv, lay.base)
     return replace(hw, text=f"{d.describe()}, {major}-major")
-
-
-def first_cell(res: DescriptorResult) -> Mapping[str, Any] | None:
-    """The first (row, col) the descriptor reads from the wrong place, from the check's witness."""
-    if res.check is None or res.check.counterexample is None:
-        return None
-    cex = res.check.counterexample
-    return {"row": cex["point"]["row"], "col": cex["point"]["col"], "layout": cex.get("layout"),
-            "descriptor": cex.get("descriptor")}
 
 
 __all__ = ["DescriptorResult", "advances", "check", "derive", "descriptor_reads", "first_cell"]

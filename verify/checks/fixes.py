@@ -18,32 +18,15 @@ from dataclasses import dataclass
 from ..engines import oracle
 from ..formula import FormulaError, Num, Pos, parse_formula, replace_node, walk
 from ..layout.model import Layout
-from ..results import LayoutResult
+from ..results.fixes import MAX_DELTA, ConstantFix
 from ..layout.enumerate import decide
 from .fragment import DEFAULT_TIMEOUT, BoundError, check_layout
 from ..layout.model import cells_of
 
 BIJECTION_CHECKS = ("in_range", "injective", "surjective")
-MAX_DELTA = 8
 MAX_DELTA_LIMIT = 64  # the largest --max-delta accepted (constants of real layouts are below 256)
 UNITS_PER_SECOND = 500  # candidates screened per second of the solver budget (about 1 ms each, 2-core sandbox)
 POINTS_PER_UNIT = 4096  # a candidate of more (lane, element) points costs one more unit per this many
-
-
-@dataclass(frozen=True)
-class ConstantFix:
-    """One integer constant of the formula changed so that the fragment is a bijection."""
-
-    definition: str  # the definition that holds the constant (row, col, groupID, ...)
-    pos: Pos  # line/column in the formula text
-    old: int
-    new: int
-    old_line: str  # the formula text line, before and after
-    new_line: str
-    formula_text: str  # the whole formula with the constant changed
-    layout: Layout
-    result: LayoutResult
-    tried: int  # candidates evaluated before this one (the search is deterministic)
 
 
 def formula_constants(layout: Layout) -> list[tuple[str, Num]]:

@@ -22,7 +22,6 @@ never exact (the lanes of the other warp are never reached; that reduction goes 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
@@ -30,8 +29,9 @@ import z3
 
 from ..engines import smt
 from ..layout.model import Layout, cells_of
-from ..results import CheckResult, combine_engines
-from ..witnesses import ReductionLanes, Witness, witness_json
+from ..results import combine_engines
+from ..results.reduce import ReduceResult, span
+from ..witnesses import ReductionLanes
 from .equivalence import point_of
 from .fragment import DEFAULT_TIMEOUT, width
 from ..layout.model import z3_cell_of
@@ -44,14 +44,6 @@ class ReduceError(ValueError):
     """A reduction that cannot be asked: an axis other than row or col, a mask outside 1 .. 31, no mask."""
 
 
-def span(masks: Sequence[int]) -> tuple[int, ...]:
-    """Every XOR of a subset of ``masks`` (the lanes a butterfly reaches are ``lane ^ x`` for these ``x``)."""
-    out = {0}
-    for m in masks:
-        out |= {x ^ m for x in out}
-    return tuple(sorted(out))
-
-
 def check_masks(axis: str, masks: Sequence[int]) -> tuple[int, ...]:
     if axis not in AXES:
         raise ReduceError(f"reduce along row or col, not {axis!r}")
@@ -61,38 +53,6 @@ def check_masks(axis: str, masks: Sequence[int]) -> tuple[int, ...]:
     if bad:
         raise ReduceError(f"shfl.xor mask {bad[0]}: a lane mask is 1 to 31 (a shuffle stays inside its warp)")
     return tuple(masks)
-
-
-@dataclass(frozen=True)
-class ReduceResult:
-    layout: Layout
-    axis: str
-    masks: tuple[int, ...]
-    status: str  # exact | inexact | unknown | error
-    check: CheckResult
-    owners: tuple[int, ...]  # how many lanes own a line, over every line (sorted, distinct)
-    hint: tuple[int, ...] | None = None  # masks that reach exactly the owners (both engines), where the given do not
-    seconds: float = field(default=0.0, compare=False)
-
-    @property
-    def counterexample(self) -> Witness | None:
-        return self.check.counterexample
-
-    @property
-    def engines(self) -> dict[str, str]:
-        return dict(self.check.engines)
-
-    def exit_code(self, *_: Any) -> int:
-        return 0 if self.status == "exact" else 1
-
-    def to_json(self) -> dict[str, Any]:
-        return {"schema": 1, "reduce": {
-            "layout": self.layout.id,
-            **({"params": dict(self.layout.params_bound)} if self.layout.params_bound else {}),
-            "axis": self.axis, "masks": list(self.masks), "reach": list(span(self.masks)),
-            "status": self.status, "owners_per_line": list(self.owners),
-            "counterexample": witness_json(self.counterexample), "message": self.check.message,
-            "hint": None if self.hint is None else list(self.hint), "engines": dict(self.check.engines)}}
 
 
 def _lines(lay: Layout, axis: str) -> tuple[np.ndarray, list[tuple[int, int]]]:

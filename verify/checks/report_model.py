@@ -3,12 +3,11 @@
 ``build(report)`` orders the layouts, groups the findings per layout, searches the smallest constant change
 that repairs a layout (``verify.checks.fixes``), reads each counterexample's named values with the scalar
 reference (``counterexample_lines``: the doc's terms) and picks the layout each picture shows.  The
-renderers (``verify.outputs.report``: Markdown, HTML, SVG) read the model and never run a check.
+renderers (``verify.outputs.report``: Markdown, HTML, SVG) read the model (its types: ``verify.results.report``)
+and never run a check; ``ptx-verify report`` builds it before it renders anything.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..engines import oracle
@@ -16,9 +15,11 @@ from ..errors import SpecError
 from ..files import read_text
 from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout, section_key
-from ..results import DocFinding, Finding, LayoutResult, Report
+from ..results import Finding, LayoutResult, Report
+from ..results.fixes import MAX_DELTA, ConstantFix
+from ..results.report import LayoutEntry, Model, slug, svg_name
 from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
-from .fixes import BIJECTION_CHECKS, MAX_DELTA, ConstantFix, search_fix
+from .fixes import BIJECTION_CHECKS, search_fix
 from .fragment import DEFAULT_TIMEOUT
 
 try:  # progress is an output concern; the model takes any object with ``stage``
@@ -42,50 +43,6 @@ class _NoProgress:
 
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.@+-]", "-", text)
-
-
-def svg_name(layout_id: str) -> str:
-    return slug(layout_id) + ".svg"
-
-
-@dataclass
-class LayoutEntry:
-    """One layout with findings: the doc's words, each finding, picture, correction."""
-
-    layout_id: str
-    layout: Layout | None  # None for a doc formula that does not parse
-    findings: list[Finding]
-    pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
-    cex_lines: list[list[str]] = field(default_factory=list)  # per finding: its counterexample in the doc's terms
-    corrected: Layout | None = None
-    corrected_result: LayoutResult | None = None
-    fix: ConstantFix | None = None
-    fix_searched: bool = False
-    fix_bound: int = MAX_DELTA  # every change up to this size was tried
-    fix_asked: int = MAX_DELTA  # the bound asked for (--max-delta); more than fix_bound when the budget ran out
-    source_excerpt: list[str] = field(default_factory=list)
-
-    @property
-    def as_expected(self) -> bool:
-        return all(f.as_expected for f in self.findings)
-
-
-@dataclass
-class Model:
-    results: list[LayoutResult]
-    entries: list[LayoutEntry]
-    instructions: list[dict[str, Any]]
-    instruction_ok: list[bool]
-    other_findings: list[Finding]  # findings not tied to a layout (instruction-level)
-    as_expected: bool
-    documents: list[str]
-    n_specs: int
-    doc_findings: list[DocFinding] = field(default_factory=list)  # errata in the doc text (ingest)
-    references: Mapping[str, Any] | None = None  # the agreement matrix (``crosscheck --matrix --format json``)
-
-
 def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
     idx = {id(r): k for k, r in enumerate(results)}
     return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
@@ -105,7 +62,10 @@ def _excerpt(cex: Witness | None) -> list[str]:
 
 
 def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX_DELTA,
-          search: bool = True, progress: _Stage | None = None) -> Model:
+          search: bool = True, progress: _Stage | None = None, references: Mapping[str, Any] | None = None) -> Model:
+    """The report's model of ``report``.  ``references``: the ``"references"`` object of a ``crosscheck --matrix
+    --format json`` document; the model keeps the matrix rows of the layouts ``report`` checked (the section
+    "Independent references")."""
     progress = progress or _NoProgress()
     results = _layout_order(report.results)
     by_id = {r.layout.id: r for r in results}
@@ -135,8 +95,12 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
     instructions = [i.to_json() for i in report.instructions]
     ins_ok = [i.as_expected for i in report.instructions]
     docs = sorted({f"{s.source.document} {s.source.version}".strip() for s in report.specs})
-    return Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
-                 list(report.doc_findings))
+    m = Model(results, entries, instructions, ins_ok, other, report.as_expected, docs, len(report.specs),
+              list(report.doc_findings))
+    if references is not None:   # the matrix rows of the layouts this report checked
+        ids = {r.layout.id for r in report.results} | {r.layout.id for r in report.maps}
+        m.references = {**references, "layouts": [e for e in references["layouts"] if e["id"] in ids]}
+    return m
 
 
 def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], check_rank: Mapping[str, int],

@@ -498,7 +498,7 @@ def _plural(threads: int) -> str:
 @dataclass(frozen=True)
 class BlockPermutation:
     """A block tile whose threads hold the cells of the spec tiled over the block (``tiling``) in another element
-    order: ``permutation`` (``verify.checks.conform.Permutation`` over the given's threads: given element i holds
+    order: ``permutation`` (``verify.results.conform.Permutation`` over the given's threads: given element i holds
     the cell the tiled spec's element ``perm[i]`` holds), read per unit (warp, warpgroup) of ``unit`` threads."""
 
     permutation: Any

@@ -16,6 +16,7 @@ from . import inputs, options
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from ..checks.report_model import build
     from ..outputs.report import OutputError, check_tree, read_references, write_report
     check_tree(args.out)  # an output that cannot be written is refused before any work
     try:
@@ -33,8 +34,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     with progress.stage(checking_label(len(api.layouts(specs)), len(api.map_layouts(specs)), len(specs)), total=api.check_size(specs)) as step:
         report = api.check_all(specs, timeout=args.timeout, jobs=jobs, doc_findings=doc_findings, progress=step)
     try:
-        m, n_svg = write_report(report, args.out, timeout=args.timeout, max_delta=args.max_delta, progress=progress,
-                         references=refs)
+        m = build(report, args.timeout, args.max_delta, progress=progress, references=refs)  # every check, then render
+        n_svg = write_report(m, args.out)
     except (OutputError, OSError) as e:
         raise UsageError(str(e)) from None
     n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..checks.validity import GivenCheck
+from ..results.given import GivenCheck
 
 SCHEMA = 1
 

@@ -4,15 +4,16 @@ Writes ``DIR/report.md`` (Markdown, pictures linked from ``DIR/svg/``), ``DIR/re
 (one self-contained page: inline CSS, inline SVG, no external resources) and
 ``DIR/svg/<layout id>.svg``, one picture per layout that has a finding.
 
-Everything here is a pure function of the checked ``Report``: no timestamps, no timings,
+Everything here is a pure function of the report's model (``verify.results.report.Model``, built from the checked
+``Report`` by ``checks.report_model.build`` before anything is rendered): no timestamps, no timings,
 sorted order, integer coordinates, so the same input gives byte-identical files.  The
 files are written into a temporary directory next to ``DIR`` and renamed into place at
 the end, so a failed run never leaves a half-written report.
 
-Suggested corrections come from (a) the spec's ``[fragment.corrected]`` layout
-(``ID@corrected``) when there is one, else (b) :func:`constant_fix`: the smallest change
-to one integer constant of the formula that makes the fragment a bijection, proved by
-both engines (``verify.checks.fixes``).
+Suggested corrections, in the model, come from (a) the spec's ``[fragment.corrected]`` layout
+(``ID@corrected``) when there is one, else (b) the fix search (``verify.checks.fixes``): the smallest
+change to one integer constant of the formula that makes the fragment a bijection, proved by
+both engines.  This module runs no check.
 """
 from __future__ import annotations
 
@@ -24,18 +25,14 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from ..checks.fixes import MAX_DELTA, ConstantFix, constant_fix
-from ..checks.fragment import DEFAULT_TIMEOUT
-from ..checks.report_model import LayoutEntry, Model, build, slug, svg_name
 from ..engines import oracle
 from ..files import OutputError, Owns, check_output_dir, output_error
 from ..layout.ids import CORRECTED, base_id
 from ..layout.model import CHECK_NAMES, Layout
-from ..results import Finding, Report
+from ..results import Finding
+from ..results.report import LayoutEntry, Model, slug, svg_name
 from ..witnesses import CellOutside, CellUnreached, ElementsCollide
 from .baseline import SVG_MARK
-from .progress import NONE as NO_PROGRESS
-from .progress import Progress
 from .svg import esc, fragment_svg, needs_condensing, summary_counts
 from .table import table_entries
 
@@ -753,20 +750,13 @@ def read_references(path: str | Path) -> dict[str, Any]:
     return refs
 
 
-def write_report(report: Report, out: str | Path, timeout: float = DEFAULT_TIMEOUT,
-                 max_delta: int = MAX_DELTA, progress: Progress = NO_PROGRESS,
-                 references: Mapping[str, Any] | None = None) -> tuple[Model, int]:
-    """Build the model, render it and write the tree; (the model, the number of SVG files written).
-    ``references``: the ``"references"`` object of a ``crosscheck --matrix --format json`` document,
-    rendered as the section "Independent references"."""
-    m = build(report, timeout, max_delta, progress=progress)
-    if references is not None:   # the matrix rows of the layouts this report checked
-        ids = {r.layout.id for r in report.results} | {r.layout.id for r in report.maps}
-        m.references = {**references, "layouts": [e for e in references["layouts"] if e["id"] in ids]}
+def write_report(m: Model, out: str | Path) -> int:
+    """Render the model (``checks.report_model.build``: ``api.report_model``) and write the tree; the number of
+    SVG files written."""
     files = render_files(m)
     write_tree(files, out)
-    return m, sum(1 for name in files if name.endswith(".svg"))
+    return sum(1 for name in files if name.endswith(".svg"))
 
 
-__all__ = ["REPORT", "SVG_MARK", "ConstantFix", "Model", "OutputError", "build", "check_tree", "constant_fix", "read_references",
+__all__ = ["REPORT", "SVG_MARK", "Model", "OutputError", "check_tree", "read_references",
            "render_files", "render_html", "render_markdown", "write_report", "write_tree"]

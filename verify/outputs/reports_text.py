@@ -1,15 +1,15 @@
 """Text of the results the other commands build: a reference's crosscheck, the agreement matrix,
 a writer/reader decision (``consistent``) and a catalog diff.  Pure functions of the typed results in
-``checks/``; nothing here runs an engine."""
+``verify.results``; nothing here runs an engine."""
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: ``check`` renders a matrix note without loading the notations these import
-    from ..checks.consistency import Decision
-    from ..checks.crosscheck import CrosscheckReport, Row
-    from ..checks.diff import DiffResult
+    from ..results.consistency import Decision
+    from ..results.crosscheck import CrosscheckReport, Row
+    from ..results.diff import DiffResult
 
 
 def crosscheck_text(rep: CrosscheckReport) -> str:

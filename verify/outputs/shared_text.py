@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from ..checks.banks import BanksResult
-from ..checks.descriptor import DescriptorResult, first_cell
+from ..results.shared import BanksResult, DescriptorResult, first_cell
 from ..layout.descriptor import encode14
 from ..layout.shared import SharedLayout
 

@@ -44,7 +44,7 @@ RED = "#d00000"
 
 def _member(decision: Any) -> dict[str, int]:
     """The binding drawn: the member of the witness of the property the status names, else the first."""
-    from ..checks.consistency import PROPERTIES, STATUS_OF
+    from ..results.consistency import PROPERTIES, STATUS_OF
     for name in PROPERTIES:
         c = decision.get(name)
         if STATUS_OF.get(name) == decision.status and c.counterexample is not None:
@@ -55,7 +55,7 @@ def _member(decision: Any) -> dict[str, int]:
 
 def _witness(decision: Any) -> tuple[str, list[dict[str, int]], str]:
     """(the property, its elements, its words) of the witness drawn; ("", [], "") when consistent."""
-    from ..checks.consistency import PROPERTIES, STATUS_OF
+    from ..results.consistency import PROPERTIES, STATUS_OF
     for name in PROPERTIES:
         c = decision.get(name)
         if STATUS_OF.get(name) == decision.status and c.counterexample is not None:
@@ -78,7 +78,7 @@ def _place(out: Mapping[str, np.ndarray], names: Sequence[str], pt: tuple[int, .
 
 
 def consistent_svg(decision: Any, full: bool = False) -> str:
-    """The picture of ``decision`` (``verify.checks.consistency.Decision``, with its maps); see the module
+    """The picture of ``decision`` (``verify.results.consistency.Decision``, with its maps); see the module
     docstring."""
     writer, reader = decision.writer_map, decision.reader_map
     env = _member(decision)

@@ -1,6 +1,6 @@
 """Results -> text, for the results of one instruction and of the layouts-people-write commands
-(``conform``, ``handoff``, ``handoff --reduce``, a family's members): the checks make the data (``verify.results``,
-``verify.checks``), this module only words it."""
+(``conform``, ``handoff``, ``handoff --reduce``, a family's members): the checks make the data (the types of
+``verify.results``), this module only words it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Union
@@ -10,10 +10,10 @@ from ..layout.model import Layout
 from ..results import InstructionResult
 
 if TYPE_CHECKING:  # the layouts-people-write modules load on first use (``check`` never needs them)
-    from ..checks.conform import ConformResult
-    from ..checks.handoff import HandoffResult, Step
-    from ..checks.members import FamilyResult, Incompatible
-    from ..checks.reduce import ReduceResult
+    from ..results.conform import ConformResult
+    from ..results.handoff import HandoffResult, Step
+    from ..results.members import FamilyResult, Incompatible
+    from ..results.reduce import ReduceResult
 
 _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
 
@@ -97,7 +97,7 @@ def _source_name(r: HandoffResult, s: Step) -> str:
 
 def handoff_text(r: HandoffResult) -> str:
     """A handoff's verdict and its exchange plan, as ``ptx-verify handoff`` prints it."""
-    from ..checks.handoff import WARP
+    from ..results.handoff import WARP
     src, dst = r.source, r.target
     gr, gc = r.grid
     lines = [f"handoff {_named(src)} -> {_named(dst)}: {r.status}"]
@@ -177,7 +177,7 @@ def _warp_exchange_lines(r: HandoffResult) -> list[str]:
 
 def reduce_text(r: ReduceResult) -> str:
     """A butterfly reduction's verdict, as ``ptx-verify handoff --reduce`` prints it."""
-    from ..checks.reduce import span
+    from ..results.reduce import span
     masks = ", ".join(map(str, r.masks))
     lines = [f"reduce {_named(r.layout)} along {r.axis} by shfl.xor {masks}: {r.status}"]
     reach = ", ".join(map(str, span(r.masks)))
@@ -200,7 +200,7 @@ def reduce_text(r: ReduceResult) -> str:
 
 def family_text(fam: FamilyResult) -> str:
     """A command run on several members of a family: the statuses by member, then the first member's text."""
-    from ..checks.members import binding_text, bindings_text
+    from ..results.members import binding_text, bindings_text
     groups = fam.groups()
     if len(groups) == 1:
         head = f"{fam.label}: {fam.status} for every member ({bindings_text(groups[0][1])})"
@@ -222,10 +222,10 @@ Result = Union["ConformResult", "HandoffResult", "FamilyResult", "Incompatible",
 
 def result_text(r: Result) -> str:
     """The text of a ``conform`` or ``handoff`` result (one member's, or a family's)."""
-    from ..checks.conform import ConformResult
-    from ..checks.handoff import HandoffResult
-    from ..checks.members import FamilyResult
-    from ..checks.reduce import ReduceResult
+    from ..results.conform import ConformResult
+    from ..results.handoff import HandoffResult
+    from ..results.members import FamilyResult
+    from ..results.reduce import ReduceResult
     if isinstance(r, ReduceResult):
         return reduce_text(r)
     if isinstance(r, ConformResult):

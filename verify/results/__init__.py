@@ -1,13 +1,18 @@
-"""Typed check results: what the checks produce and the only thing renderers (text, JSON, reports) read."""
+"""Typed check results: what the checks produce and the only thing renderers (text, JSON, reports) read.
+
+Here: the results of ``check`` and their JSON style; one module per other command holds its result types and the
+small words and orderings its renderers need (``conform``, ``handoff``, ``reduce``, ``members``, ``consistency``,
+``crosscheck``, ``diff``, ``shared``, ``given``, ``fixes``, ``report``).  Nothing here imports a check or the
+catalog (``tests/test_architecture.py``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring as _json_text  # C-accelerated
 from typing import Any, Callable, Mapping, Protocol
 
-from .layout.family import extent_text
-from .layout.model import Layout, Shape, Spec
-from .witnesses import Witness, as_witness, witness_json
+from ..layout.family import extent_text
+from ..layout.model import Layout, Shape, Spec
+from ..witnesses import Witness, as_witness, witness_json
 
 SCHEMA = 1
 
@@ -88,8 +93,9 @@ def _json_float(x: float) -> str:
 
 
 # How ``dumps`` writes a value of exactly these types.
-_PLAIN = {str: _json_text, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
-          type(None): lambda _: "null"}
+_PLAIN: dict[type, Callable[[Any], str]] = {
+    str: _json_text, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
+    type(None): lambda _: "null"}
 
 
 def _json_key(k: Any) -> str:
