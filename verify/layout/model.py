@@ -57,7 +57,8 @@ class Shape:
         tcgen05 data-movement shape ``lanes x bits`` (``32x32b``, ``16x32bx2``: m = lanes, n = bits)."""
         m = re.fullmatch(r"m(\d+|[A-Z])n(\d+|[A-Z])k(\d+|[A-Z])", text)
         if m is not None:
-            return Shape(*(int(x) if x.isdigit() else x for x in (m[1], m[2], m[3])))
+            m_, n_, k_ = (int(x) if x.isdigit() else x for x in (m[1], m[2], m[3]))
+            return Shape(m_, n_, k_)
         m = re.fullmatch(r"m(\d+)n(\d+)", text)
         if m is not None:
             return Shape(int(m[1]), int(m[2]), None)  # type: ignore[arg-type]
@@ -181,7 +182,15 @@ class Layout:
         """Elements per thread of the largest instance (a plain layout: its count), for cost estimates."""
         if isinstance(self.domain.elements, int):
             return self.domain.elements
-        return max(inst.domain.elements for _, inst in self.instances())  # type: ignore[misc]
+        return max(inst.domain.count for _, inst in self.instances())
+
+    @property
+    def register_count(self) -> int:
+        """Registers per thread of a concrete layout (a family's member; ``ValueError`` for the family itself,
+        as ``Domain.count``)."""
+        if not isinstance(self.registers, int):
+            raise ValueError(f"{self.id} is a family: its registers per thread depend on its parameters: take a member")
+        return self.registers
 
     @property
     def unspecified(self) -> bool:
@@ -466,8 +475,9 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
         if env[p.name] not in p.values:
             raise KeyError(f"{p.name} = {env[p.name]} is not a valid value for {layout.id} ({p.describe()})")
     sh = layout.shape
-    shape = dataclasses.replace(sh, **{f: env[v] for f, v in (("m", sh.m), ("n", sh.n), ("k", sh.k))
-                                       if isinstance(v, str)})
+    def dim(v: int | str) -> int | str:
+        return env[v] if isinstance(v, str) else v
+    shape = dataclasses.replace(sh, m=dim(sh.m), n=dim(sh.n), k=dim(sh.k))
     text, elist = _elements_at(layout.elements_text, tuple(env.items()))
     lmap = layout.map.at_params(env)  # the map at that binding (a formula substituted, a composition bound)
     return dataclasses.replace(
