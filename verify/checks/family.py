@@ -180,7 +180,7 @@ def _in_family_words(layout: Layout, r: CheckResult) -> CheckResult:
         return dataclasses.replace(r, expected=layout.expect.get(r.check, "proved"))
     cex = None
     if r.counterexample is not None:
-        env = dict(r.counterexample.params)
+        env = dict(r.counterexample.member() or {})
         inst = layout.instance(**env) if env else layout
         cex = fragment.fragment_cex(r.check, r.counterexample, inst)
         cex = _with_params(cex, env) if env else cex
@@ -201,7 +201,7 @@ def _surjective_method(layout: Layout, decided: tuple[CheckResult, ...], timeout
         both = (z3_says.get("in_range"), z3_says.get("injective")) == ("proved", "proved")
         return "pigeonhole" if both and counts else "per value"
     w = sur.counterexample
-    env = dict(w.params) if w is not None else next(iter(layout.domain.bindings()))
+    env = dict(w.member() or {}) if w is not None else next(iter(layout.domain.bindings()))
     inst = layout.instance(**env)
     at_member = {r.check: r.engines.get("z3") for r in maps.decide_all(inst.map, ("in_range", "injective"), timeout,
                                                                       anywhere=True)}

@@ -196,11 +196,11 @@ def _witness(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, int],
     t, i = pt
     T = spec.threads
     lane, u = t % T, t // T
-    e = int(rep.e(np.int64(i)))
-    i0 = int(rep.i0(np.int64(i)))
+    e = int(rep.e(np.asarray(i, np.int64)))
+    i0 = int(rep.i0(np.asarray(i, np.int64)))
     ref = cell_dict(given, u * T, i0)
     offset = None if ref is None else [ref["row"] - origin[0], ref["col"] - origin[1]]
-    return TileDiffers(unit_name(T), t, i, given.element_name(i), u, lane, int(rep.t(np.int64(i))), e,
+    return TileDiffers(unit_name(T), t, i, given.element_name(i), u, lane, int(rep.t(np.asarray(i, np.int64))), e,
                        spec.element_name(e), cell_dict(spec, lane, e), cell_dict(given, t, i),
                        {"thread": u * T, "i": i0, "element": given.element_name(i0), "cell": ref}, offset, rep.to_json())
 

@@ -441,7 +441,7 @@ class Spec:
     layouts: tuple[Layout, ...]
     syntax_findings: tuple[SyntaxFinding, ...] = ()
     page: str = ""
-    reviewed: tuple[Layout, ...] = ()
+    reviewed: tuple[Layout | MapLayout, ...] = ()  # the reviewed layouts and maps of the same ids
     covers: tuple[str, ...] = ()
     unbuilt: tuple[Unbuilt, ...] = ()
     maps: tuple[MapLayout, ...] = ()  # layouts with no register facts (``[[layout]]``)
