@@ -75,7 +75,7 @@ class _Reach:
         """Where each (lane, i) is defined, and the first and last k it reaches."""
         lay = self.lay
         if self.sparse:
-            inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+            inf = lay.map.info(lay.domain)
             return inf.defined, inf.first, inf.last
         cells = cells_of(lay)
         k = cells.col if lay.operand == "A" else cells.row
@@ -99,13 +99,13 @@ class _Reach:
             ks = first[point] + np.arange(point.size) - np.repeat(np.cumsum(count) - count, count)
             uniq, at = np.unique(ks, return_index=True)  # the first occurrence: the first point reaching k
             memo[(g, span)] = dict(zip(uniq.tolist(), zip(lanes[point[at]].tolist(), idx[point[at]].tolist())))
-        return memo[(g, span)]  # type: ignore[no-any-return]
+        return memo[(g, span)]
 
     def z3_k(self, lane: z3.BitVecRef, i: z3.BitVecRef, k: z3.BitVecRef) -> z3.BoolRef:
         """(lane, i) is defined and reaches k (sparse A: k inside its [firstcol ... lastcol])."""
         dom = self.lay.domain.z3_contains(lane, i)
         if self.sparse:
-            info = self.lay.map.z3_info(lane, i)  # type: ignore[attr-defined]
+            info = self.lay.map.z3_info(lane, i)
             return z3.And(dom, info["defined"], info["first"] <= k, k <= info["last"])
         ok, r, c = z3_cell_of(self.lay, lane, i)
         return z3.And(dom, ok, (c if self.lay.operand == "A" else r) == k)

@@ -121,7 +121,7 @@ def _range_terms(cells: _Sparse) -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, 
         info = cells.z3_info(lane, i)
         good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
         return lane, i, info, z3.And(smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good))
-    return cells.once("range", build)  # type: ignore[no-any-return]
+    return cells.once("range", build)
 
 
 def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> SparseMetadata | None:
@@ -199,7 +199,7 @@ def _pair_terms(cells: _Sparse) -> _Pairs:
                       z3.Not(z3.And(la >= base, la < base + smt.bv(md.chunk, w))),
                       [smt.in_domain(l2, i2, lay.threads, lay.n_elements), b["ok"], a["row"] == b["row"],
                        a["chunk"] == b["chunk"], before])
-    return cells.once("pairs", build)  # type: ignore[no-any-return]
+    return cells.once("pairs", build)
 
 
 def _pairs_refuting(cells: _Sparse) -> z3.BoolRef:
@@ -226,7 +226,7 @@ def _all_proved(cells: _Sparse, timeout: float) -> bool:
     def ask() -> bool:
         query = z3.Or(_range_terms(cells)[3], _pairs_refuting(cells))
         return smt.solve([query], smt.Budget(timeout * JOINT_SHARE))[0] == "unsat"
-    return cells.once("all_proved", ask)  # type: ignore[no-any-return]
+    return cells.once("all_proved", ask)
 
 
 def _joint(cells: _Sparse, timeout: float, start: float) -> tuple[bool, smt.Budget]:

@@ -86,12 +86,12 @@ class Repeats:
         if self.bits is None:
             return i % self.n
         keep = [b for b in range(self.total.bit_length() - 1) if b not in self.bits]
-        return sum((((i >> b) & 1) << pos for pos, b in enumerate(keep)), i * 0)  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(keep)), i * 0)
 
     def t(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
             return i // self.n
-        return sum((((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits))), i * 0)  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits))), i * 0)
 
     def i0(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
@@ -159,7 +159,7 @@ def _enum_violation(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int
     moved = ok0 & (cg.row - sr == r0 - origin[0]) & (cg.col - sc == c0 - origin[1])
     bad = (cg.ok != oks) | (cg.ok & ~moved)
     hits = np.flatnonzero(bad.ravel())
-    return None if not hits.size else divmod(int(hits[0]), given.n_elements)  # type: ignore[return-value]
+    return None if not hits.size else divmod(int(hits[0]), given.n_elements)
 
 
 def _z3_pext(i: z3.BitVecRef, keep: list[int], w: int) -> z3.BitVecRef:

@@ -30,7 +30,7 @@ def find_nvcc() -> str | None:
         if home and (Path(home) / "bin" / "nvcc").is_file():
             return str(Path(home) / "bin" / "nvcc")
     try:
-        import nvidia.cuda_nvcc as pkg  # type: ignore[import-not-found]
+        import nvidia.cuda_nvcc as pkg
         for base in getattr(pkg, "__path__", []):
             cand = Path(base) / "bin" / "nvcc"
             if cand.is_file():

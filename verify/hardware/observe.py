@@ -102,7 +102,7 @@ class Observation:
         """(experiment, lane, register, raw bits) of every nonzero D register, sorted."""
         if isinstance(self.table, tuple):
             return self.table
-        return tuple(map(tuple, self.table.tolist()))  # type: ignore[arg-type]
+        return tuple(map(tuple, self.table.tolist()))
 
     @property
     def gpu(self) -> str:
@@ -312,8 +312,8 @@ class SpecCells:
         if nibble not in self._by_meta:
             lay = self.layout
             if self.sparse:
-                inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
-                row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok  # type: ignore[attr-defined]
+                inf = lay.map.info(lay.domain)
+                row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok
             else:
                 cells = cells_of(lay)
                 row, col = cells.row, cells.col
@@ -331,7 +331,7 @@ class SpecCells:
         """The same by the scalar reference evaluator (``point``; a sparse A: ``point_logical``)."""
         cell = cell_at(self.layout, lane, i)
         if self.sparse:
-            k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
+            k = self.layout.map.point_logical(lane, i, meta & 0xF)
             if cell is None or k is None:
                 return None
             return self.group(lane), cell[0], k

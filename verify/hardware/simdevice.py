@@ -51,7 +51,7 @@ def model_from_instruction(ins: Instruction) -> DeviceModel:
 
     def b(lane: int, i: int) -> Cell | None:
         if cb is None:  # a wgmma's B tile: read as the probe's descriptor lays it out
-            return ins.tile.cell(i)  # type: ignore[no-any-return]
+            return ins.tile.cell(i)
         return cb.cell(lane, i)
 
     def c(lane: int, i: int) -> Cell | None:

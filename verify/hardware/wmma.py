@@ -144,7 +144,7 @@ def build(shape: str, frags: Mapping[str, Layout], atype: str, ctype: str, teste
 
 
 def fragments(p: CatalogProbe) -> tuple[Fragment, ...]:
-    return p.meta["fragments"]  # type: ignore[no-any-return]
+    return p.meta["fragments"]
 
 
 # ----------------------------------------------------------------------------- decoding

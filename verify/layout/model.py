@@ -229,7 +229,7 @@ class Layout:
     @property
     def formula(self) -> Formula:
         """The formula AST of a formula-backed map (every bundled layout has one)."""
-        return self.map.formula  # type: ignore[attr-defined,no-any-return]
+        return self.map.formula
 
     @property
     def sparse(self) -> Mapping[str, Any]:
@@ -273,7 +273,7 @@ class Layout:
     def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
         """This layout with another formula (mutation tests, the fix search), other fields as given."""
         import dataclasses
-        return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
         """(row, col) of element i of ``lane`` as the formula states them; ``None`` where no case
@@ -355,15 +355,15 @@ class MapLayout:
 
     @property
     def inputs(self) -> tuple[Any, ...]:
-        return self.map.inputs  # type: ignore[no-any-return]
+        return self.map.inputs
 
     @property
     def outputs(self) -> tuple[Any, ...]:
-        return self.map.outputs  # type: ignore[no-any-return]
+        return self.map.outputs
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.map.params  # type: ignore[no-any-return]
+        return self.map.params
 
     @property
     def is_family(self) -> bool:
@@ -400,7 +400,7 @@ class MapLayout:
         for d in self.inputs:
             if not 0 <= pt[d.name] < d.at(env):
                 raise ValueError(f"{self.id}: {d.name} = {pt[d.name]} is outside 0..{d.at(env) - 1}")
-        return self.map.at(pt, env)  # type: ignore[no-any-return]
+        return self.map.at(pt, env)
 
     def locate(self, line: int, col: int) -> tuple[str, int, int]:
         """(file, line, column) of a position in the formula text."""
@@ -572,7 +572,7 @@ def z3_cell_of(layout: Layout, thread: "z3.BitVecRef", i: "z3.BitVecRef",
 def bound_of(layout: Layout) -> int:
     """A sound bound on |value| of every sub-term of the layout's cell terms over its domain (the bit width of
     the fragment checks' queries: the map's own, without the dimensions' sizes ``NamedMap.bound`` adds)."""
-    return layout.map.cell_bound(layout.domain)  # type: ignore[no-any-return]
+    return layout.map.cell_bound(layout.domain)
 
 
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)

@@ -347,7 +347,7 @@ class SparseMap(FragmentKind):
         md = self.model
         enc = smt.Encoder(self.normal, lane, i)
         row, col = enc.definition("row"), enc.definition("col")
-        first, last = col.value  # type: ignore[misc]
+        first, last = col.value
         defined = smt.conj(row.ok, col.ok)
         rank = z3.simplify(_rank(row.value, first, defined, i, self.elements))
         chunk_bv, kept_bv = smt.bv(md.chunk, w), smt.bv(md.kept, w)
@@ -443,12 +443,12 @@ class MetadataTable:
     def selector(self, lane: int) -> int | None:
         """The selector value that names ``lane`` (as ``selector_of``)."""
         v = self.names[lane]
-        return selector_of(self.md, lane) if v is _FAILS else v  # type: ignore[no-any-return]
+        return selector_of(self.md, lane) if v is _FAILS else v
 
     def cell(self, lane: int, n: int) -> tuple[int, int] | None:
         """(row, chunk) of nibble ``n`` of ``lane`` (as ``metadata_cell``)."""
         v = self.cells[lane][n]
-        return metadata_cell(self.md, lane, n) if v is _FAILS else v  # type: ignore[no-any-return]
+        return metadata_cell(self.md, lane, n) if v is _FAILS else v
 
 
 def metadata_table(md: SparseModel, threads: int) -> MetadataTable:
