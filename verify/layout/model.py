@@ -291,8 +291,9 @@ class Layout:
         if self.unspecified:
             raise ValueError(f"{self.id}: the doc leaves its map unspecified (\"unspecified and target architecture "
                              "dependent\"): no (lane, i) has a stated cell")
-        return (oracle.evaluate(self.formula, "row", int(lane), int(i)),
-                oracle.evaluate(self.formula, "col", int(lane), int(i)))
+        row = oracle.evaluate(self.formula, "row", int(lane), int(i))
+        assert not isinstance(row, tuple)  # the parser allows a range [first ... last] only as col's value
+        return row, oracle.evaluate(self.formula, "col", int(lane), int(i))
 
 
 @dataclass(frozen=True)
