@@ -38,7 +38,7 @@ from ..layout.algebra import compose
 from ..layout.dims import Dim
 from ..layout.named import FormulaMap, grid, in_box, variables, width
 from ..layout.notations.triton import TritonLayout
-from ..layout.shared import SharedLayout
+from ..layout.shared import SharedLayout, concrete
 from ..layout.smem_access import BANKS, Access, parse_access
 from ..results import combine_engines
 from ..witnesses import BankConflict, LaneAddress
@@ -105,7 +105,7 @@ def _cells(regs: TritonLayout) -> tuple[np.ndarray, np.ndarray]:
 
 def _offsets(regs: TritonLayout, lay: SharedLayout) -> np.ndarray:
     """The element offset of every (thread, register); -1 where the shared layout places no such cell."""
-    rows, cols = int(lay.rows), int(lay.cols)
+    rows, cols = concrete(lay.rows), concrete(lay.cols)
     row, col = _cells(regs)
     from ..layout.named import evaluate_all
     v = evaluate_all(lay.map)
@@ -162,7 +162,7 @@ def derive(regs: TritonLayout, lay: SharedLayout, kind: str) -> Derivation:
         raise ValueError("the shared layout is a family: bind its parameters (--param) to derive the addresses")
     if len(regs.lane) != 5:
         raise ValueError(f"the register layout has {1 << len(regs.lane)} lanes: a warp has 32")
-    rows, cols = int(lay.rows), int(lay.cols)
+    rows, cols = concrete(lay.rows), concrete(lay.cols)
     if regs.shape[0] > rows or regs.shape[1] > cols:
         raise ValueError(f"the register layout covers {regs.shape[0]} x {regs.shape[1]}, more than the shared tile "
                          f"({rows} x {cols})")
@@ -219,9 +219,9 @@ def check_register_banks(regs: TritonLayout, lay: SharedLayout, kind: str,
 
     enum: dict[str, Any] = {}
     p = first(~ok)
-    enum["defined"] = None if p is None else LaneAddress({INSTRUCTION: p[1]}, p[0], [0, 0], list(_cell(d, *p)))
+    enum["defined"] = None if p is None else LaneAddress({INSTRUCTION: p[1]}, p[0], [0, 0], _cell(d, *p))
     p = first(ok & (addr % width_b != 0))
-    enum["aligned"] = None if p is None else LaneAddress({INSTRUCTION: p[1]}, p[0], [0, 0], list(_cell(d, *p)),
+    enum["aligned"] = None if p is None else LaneAddress({INSTRUCTION: p[1]}, p[0], [0, 0], _cell(d, *p),
                                                           int(addr[p]))
     words = (addr >> 2)[..., None] + np.arange(J)  # (lane, instruction, J)
     degree, worst, wavefronts, enum["conflict_free"] = 1, None, 0, None
@@ -248,7 +248,7 @@ def check_register_banks(regs: TritonLayout, lay: SharedLayout, kind: str,
 
     def z3_lane(model: z3.ModelRef, address: bool) -> LaneAddress:
         lane, k = smt.as_int(model, x["lane"]), smt.as_int(model, x[INSTRUCTION])
-        return LaneAddress({INSTRUCTION: k}, lane, [0, 0], list(_cell(d, lane, k)),
+        return LaneAddress({INSTRUCTION: k}, lane, [0, 0], _cell(d, lane, k),
                            smt.as_int(model, ax) if address else None)
 
     res, model = smt.solve_min([box, z3.Not(okx)], keys, smt.Budget(timeout))

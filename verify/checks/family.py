@@ -62,7 +62,7 @@ def _per_instance(layout: Layout, name: str, check: Callable[[Layout], CheckResu
             return dataclasses.replace(r, expected=layout.expect.get(name, "proved"),
                                        counterexample=_with_params(r.counterexample, env) if env else r.counterexample,
                                        message=f"{_binding(env)}: {r.message}" if env else r.message)
-    return dataclasses.replace(r, expected=layout.expect.get(name, "proved"))  # type: ignore[possibly-undefined]
+    return dataclasses.replace(r, expected=layout.expect.get(name, "proved"))
 
 
 def check_count(layout: Layout) -> CheckResult:
@@ -96,7 +96,7 @@ def _extent_term(x: Extent, env: dict[str, z3.ExprRef], w: int) -> z3.ExprRef:
     if isinstance(x, int):
         return smt.bv(x, w)
     f = Formula((Definition("value", (Case(x, None),)),), "x")
-    return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value  # type: ignore[return-value]
+    return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value
 
 
 def _width(layout: Layout) -> int:
@@ -180,7 +180,7 @@ def _in_family_words(layout: Layout, r: CheckResult) -> CheckResult:
         return dataclasses.replace(r, expected=layout.expect.get(r.check, "proved"))
     cex = None
     if r.counterexample is not None:
-        env = dict(r.counterexample.params)
+        env = dict(r.counterexample.member() or {})
         inst = layout.instance(**env) if env else layout
         cex = fragment.fragment_cex(r.check, r.counterexample, inst)
         cex = _with_params(cex, env) if env else cex
@@ -201,7 +201,7 @@ def _surjective_method(layout: Layout, decided: tuple[CheckResult, ...], timeout
         both = (z3_says.get("in_range"), z3_says.get("injective")) == ("proved", "proved")
         return "pigeonhole" if both and counts else "per value"
     w = sur.counterexample
-    env = dict(w.params) if w is not None else next(iter(layout.domain.bindings()))
+    env = dict(w.member() or {}) if w is not None else next(iter(layout.domain.bindings()))
     inst = layout.instance(**env)
     at_member = {r.check: r.engines.get("z3") for r in maps.decide_all(inst.map, ("in_range", "injective"), timeout,
                                                                       anywhere=True)}
@@ -240,10 +240,10 @@ def check_replicated_count(layout: Layout) -> CheckResult:
     per_thread = regs * per  # type: ignore[operator]
     total = per_thread * layout.lanes_per_group
     rep = layout.domain.replication
-    want = layout.rows * layout.cols * rep  # type: ignore[operator]
+    want = layout.rows * layout.cols * rep
     problems = []
     if total != want:
-        copies = total / (layout.rows * layout.cols) if layout.rows * layout.cols else 0  # type: ignore[operator]
+        copies = total / (layout.rows * layout.cols) if layout.rows * layout.cols else 0
         problems.append(f"{regs} registers x {per} elements x {layout.lanes_per_group} threads = {total}, but the "
                         f"{layout.rows} x {layout.cols} matrix held {rep} time{'s' if rep != 1 else ''} is {want}"
                         + (f" ({total} values would hold each element {copies:g} times)" if total else ""))
@@ -253,7 +253,7 @@ def check_replicated_count(layout: Layout) -> CheckResult:
     cex = None
     if problems:
         cex = RegisterCount(regs, per, per_thread, len(layout.element_list) if layout.element_list else None,
-                            layout.lanes_per_group, total, layout.rows * layout.cols,  # type: ignore[operator]
+                            layout.lanes_per_group, total, layout.rows * layout.cols,
                             replication=rep)
     return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"), cex,
                        "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
@@ -299,7 +299,7 @@ def _partial_count(layout: Layout) -> CheckResult:
     threads >= rows x cols, every binding); that exactly rows x cols points are selected is the bijection."""
     for env, inst in layout.instances():
         per = inst.registers * inst.elements_per_register  # type: ignore[operator]
-        room, want = per * inst.lanes_per_group, inst.rows * inst.cols  # type: ignore[operator]
+        room, want = per * inst.lanes_per_group, inst.rows * inst.cols
         if room < want or (inst.element_list is not None and len(inst.element_list) != per):
             cex = RegisterCount(inst.registers, inst.elements_per_register, per,
                                 len(inst.element_list) if inst.element_list else None, inst.lanes_per_group, room,

@@ -60,7 +60,7 @@ def _mma(layout: Layout, d: dict[str, Any], group: int) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- arithmetic checks
 
 def check_count(layout: Layout) -> CheckResult:
-    per_thread = layout.registers * layout.elements_per_register
+    per_thread = layout.register_count * layout.elements_per_register
     total = per_thread * layout.lanes_per_group
     want = layout.rows * layout.cols
     problems = []

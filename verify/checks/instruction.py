@@ -75,7 +75,7 @@ class _Reach:
         """Where each (lane, i) is defined, and the first and last k it reaches."""
         lay = self.lay
         if self.sparse:
-            inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
+            inf = lay.map.info(lay.domain)
             return inf.defined, inf.first, inf.last
         cells = cells_of(lay)
         k = cells.col if lay.operand == "A" else cells.row
@@ -99,13 +99,13 @@ class _Reach:
             ks = first[point] + np.arange(point.size) - np.repeat(np.cumsum(count) - count, count)
             uniq, at = np.unique(ks, return_index=True)  # the first occurrence: the first point reaching k
             memo[(g, span)] = dict(zip(uniq.tolist(), zip(lanes[point[at]].tolist(), idx[point[at]].tolist())))
-        return memo[(g, span)]  # type: ignore[no-any-return]
+        return memo[(g, span)]
 
     def z3_k(self, lane: z3.BitVecRef, i: z3.BitVecRef, k: z3.BitVecRef) -> z3.BoolRef:
         """(lane, i) is defined and reaches k (sparse A: k inside its [firstcol ... lastcol])."""
         dom = self.lay.domain.z3_contains(lane, i)
         if self.sparse:
-            info = self.lay.map.z3_info(lane, i)  # type: ignore[attr-defined]
+            info = self.lay.map.z3_info(lane, i)
             return z3.And(dom, info["defined"], info["first"] <= k, k <= info["last"])
         ok, r, c = z3_cell_of(self.lay, lane, i)
         return z3.And(dom, ok, (c if self.lay.operand == "A" else r) == k)
@@ -125,7 +125,7 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
                 expect = "refuted"
             rows, cols = _extent(x, shape)
             want = elements_per_thread(rows, cols, x.lanes_per_group)
-            per = x.registers * x.elements_per_register
+            per = x.register_count * x.elements_per_register
             rbits = REGISTER_BITS[x.register_type]
             ebits = x.element_bits or max([ELEMENT_BITS.get(t, 0) for t in x.types] or [0]) or None
             fits = rbits // ebits if ebits else None
@@ -148,7 +148,7 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
                                                   x.lanes_per_group, shape.k)))
     if not problems:
         return CheckResult("registers", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
-    others = [f"{o.operand}: {o.registers * o.elements_per_register} per thread" for o in ops
+    others = [f"{o.operand}: {o.register_count * o.elements_per_register} per thread" for o in ops
               if o.id != problems[0][1].layout]
     k_text = f"K = {shape.k}; " if getattr(shape, "k", None) is not None else ""
     msg = "; ".join(p[0] for p in problems) + (f" ({k_text}" + ", ".join(others) + ")" if others else "")
@@ -197,8 +197,8 @@ def _span_scan(cells: Any, rows: int, cols: int, groups: int) -> list[tuple[int,
     return out
 
 
-def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
-               budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _z3_extent(lay: Layout, cells: Any, enum_cex: AxisCoverage | None,
+               budget: smt.Budget) -> tuple[str, AxisCoverage | None]:
     """Z3's side of ``shapes`` for one operand, without quantifiers: a row/col outside the extent
     (symbolic), the enumeration's first missing row/col confirmed unreached, otherwise every
     row/col shown reached by the point the enumeration names."""
@@ -224,7 +224,7 @@ def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
                 return "refuted", mine
             verdict = "unknown" if res == "unknown" else verdict  # sat: Z3 reaches it (the engines disagree)
             continue
-        rows = [(ln, ix, gg, x) for gg in range(lay.groups) for x, (ln, ix) in sorted(first[axis].get(gg, {}).items())
+        rows: list[tuple[int, ...]] = [(ln, ix, gg, x) for gg in range(lay.groups) for x, (ln, ix) in sorted(first[axis].get(gg, {}).items())
                 if 0 <= x < n]
         if len(rows) < lay.groups * n:
             continue  # the enumeration misses a value it did not report: combine_engines flags it
@@ -238,7 +238,7 @@ def _z3_extent(lay: Layout, cells: Any, enum_cex: dict[str, Any] | None,
 
 def _z3_k(a: Layout, b: Layout, K: int, ra: _Reach, rb: _Reach,
           firsts: dict[int, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]],
-          enum_cex: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+          enum_cex: KCoverage | None, budget: smt.Budget) -> tuple[str, KCoverage | None]:
     """Z3's side of ``k``, without quantifiers: a k outside [0, K) on either side (symbolic), the
     enumeration's first k missing on a side confirmed unreached there, otherwise every k of [0, K)
     shown reached on both sides by the points the enumeration names."""
@@ -264,8 +264,8 @@ def _z3_k(a: Layout, b: Layout, K: int, ra: _Reach, rb: _Reach,
             return "refuted", enum_cex
         return ("unknown" if res == "unknown" else verdict), None
     groups = max(a.groups, b.groups)
-    rows_a = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][0].items()) if 0 <= kk < K]
-    rows_b = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][1].items()) if 0 <= kk < K]
+    rows_a: list[tuple[int, ...]] = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][0].items()) if 0 <= kk < K]
+    rows_b: list[tuple[int, ...]] = [(ln, ix, gg, kk) for gg in range(groups) for kk, (ln, ix) in sorted(firsts[gg][1].items()) if 0 <= kk < K]
     for term, lane, i, gt, rows in ((inA, la, ia, ga, rows_a), (inB, lb, ib, gb, rows_b)):
         if len(rows) < groups * K:
             continue  # the enumeration misses a k it did not report: combine_engines flags it
@@ -289,7 +289,8 @@ def check_shapes(ops: Sequence[Layout], shape: Any, reaches: dict[str, _Reach],
                                f"{lay.operand} ({lay.id}) is declared {lay.rows} x {lay.cols}, but {shape} needs "
                                f"{rows} x {cols}", time.perf_counter() - t0, {"arithmetic": "refuted"})
     budget = smt.Budget(timeout)
-    enum_cex = z3_cex = None
+    enum_cex: AxisCoverage | None = None
+    z3_cex: AxisCoverage | None = None
     verdicts: list[str] = []
     for lay in ops:
         cells = cells_of(lay)  # placed elements (a sparse A element outside its chunk reaches nothing)
@@ -329,7 +330,7 @@ def check_k(a: Layout, b: Layout, shape: Any, reaches: dict[str, _Reach], layout
     t0 = time.perf_counter()
     K = shape.k
     ra, rb = reaches[a.id], reaches[b.id]
-    enum_cex = None
+    enum_cex: KCoverage | None = None
     firsts: dict[int, tuple[dict[int, tuple[int, int]], dict[int, tuple[int, int]]]] = {}
     for g in range(max(a.groups, b.groups)):
         ka, kb = ra.firsts(g, 4 * K + 64), rb.firsts(g, 4 * K + 64)
@@ -414,7 +415,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
     gz = first.domain.z3_group(lane)
     dom = z3.And(lane >= 0, lane < threads)
 
-    def group_part() -> tuple[str, dict[str, Any] | None]:
+    def group_part() -> tuple[str, LaneGroups | None]:
         res, m = smt.solve([dom, z3.Or(gz < 0, gz >= groups)], timeout)
         if m is not None:
             return "refuted", LaneGroups("range", smt.as_int(m, gz), lane=smt.as_int(m, lane))
@@ -431,7 +432,7 @@ def check_lane_groups(ops: Sequence[Layout], layout_results: dict[str, LayoutRes
             memo[key] = z3.Or([z3_cell_of(lay, lane, smt.bv(i, w))[0] for i in range(lay.n_elements)])
         return memo[key]
 
-    def pair_part(x: Layout, y: Layout) -> tuple[str, dict[str, Any] | None]:
+    def pair_part(x: Layout, y: Layout) -> tuple[str, LaneGroups | None]:
         res, m = smt.solve([dom, holds_z3(x), z3.Not(holds_z3(y))], timeout)
         if m is not None:
             ln = smt.as_int(m, lane)
@@ -544,7 +545,8 @@ def check_family_instruction(spec: Spec, ops: Sequence[Layout], by_id: dict[str,
     """``shapes`` and ``registers`` of an instruction whose operands are families, for every parameter value
     (one Z3 shortcut per operand: a family whose in_range and surjective Z3 proved for all N reaches
     exactly its extent at every N)."""
-    shapes, regs = [], []
+    shapes: list[tuple[dict[str, int], CheckResult]] = []
+    regs: list[tuple[dict[str, int], CheckResult]] = []
     expect_regs = "proved"
     docs = [d for d in (doc_layout(spec, x) for x in ops) if d is not None]
     plain = [x for x in ops if not x.is_family]  # checked once: their extent does not depend on the parameter
@@ -556,7 +558,8 @@ def check_family_instruction(spec: Spec, ops: Sequence[Layout], by_id: dict[str,
         r_shapes = plain_shapes if plain_shapes is not None and plain_shapes.status != "proved" else None
         if r_shapes is None:
             r_shapes = check_shapes(fam, shape, {x.id: _Reach(x) for x in fam}, by_id, timeout) if fam else plain_shapes
-        shapes.append((env, r_shapes))  # type: ignore[arg-type]
+        assert r_shapes is not None  # no family operand: the plain ones were checked (ops is never empty)
+        shapes.append((env, r_shapes))
         doc_insts = dataclasses.replace(spec, layouts=tuple(_at(x, env) for x in {id(d): d for d in [*docs, *ops]}.values()))
         r = check_registers(doc_insts, inst, shape)
         expect_regs = r.expected if r.expected == "refuted" else expect_regs

@@ -17,7 +17,7 @@ import time
 from typing import Any, Iterable, Sequence
 
 from ..catalog.relations import Equal, WritesOnce, relations
-from ..layout.model import Layout, Spec
+from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult, InstructionResult, LayoutResult
 from . import fragment
 from .equivalence import same_map
@@ -54,7 +54,10 @@ def _decide(claim: Equal | WritesOnce, timeout: float) -> CheckResult:
 def check_relations(specs: Iterable[Spec], results: Iterable[LayoutResult] = (),
                     timeout: float = fragment.DEFAULT_TIMEOUT) -> list[InstructionResult]:
     """Every declared relation whose layouts are among ``specs`` (``verify.catalog.relations``)."""
-    layouts = {lay.id: lay for s in specs for lay in (*s.layouts, *s.maps)}
+    layouts: dict[str, Layout | MapLayout] = {}
+    for s in specs:
+        layouts.update({lay.id: lay for lay in s.layouts})
+        layouts.update({m.id: m for m in s.maps})
     out = []
     for rel in relations(layouts):
         t0 = time.perf_counter()

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..errors import SpecError
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import Finding
-from ..witnesses import ReviewedFacts, TextPosition
+from ..witnesses import Facts, ReviewedFacts, TextPosition
 from .equivalence import register_facts, same_map
 from .maps import same
 
@@ -42,8 +42,9 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
             if not lay.corrected:  # a correction ingest proposes is judged by its own checks
                 out.append(Finding(lay.id, "reviewed", "refuted", "proved",
                                    f"{_where(lay)}: no reviewed spec records {lay.id}: the doc states a layout that "
-                                   "is new (review it and add it to the specs)", _at(lay)))
+                                   "is new (review it and add it to the specs)", Facts(_at(lay))))
             continue
+        assert isinstance(ref, Layout)  # a register layout's id names a reviewed register layout (a map's is its own)
         r = same_map(ref, lay, timeout, names=("reviewed", "page"), check="reviewed")
         if r.status != "proved":
             out.append(Finding(lay.id, "reviewed", r.status, "proved",
@@ -53,7 +54,7 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
             out.append(Finding(lay.id, "register_facts", "refuted", "proved",
                                f"{_where(lay)}: the page states other register facts than the reviewed spec: "
                                + "; ".join(f"{k}: {fr[k]!r} -> {fp[k]!r}" for k in what),
-                               ReviewedFacts(**_at(lay), facts={k: {"reviewed": fr[k], "page": fp[k]} for k in what})))
+                               ReviewedFacts(*lay.locate(1, 1), facts={k: {"reviewed": fr[k], "page": fp[k]} for k in what})))
     for m in spec.maps:  # a map layout of the page (a shared-memory canonical layout) against its reviewed map
         ref = reviewed.get(m.id)
         if not isinstance(ref, MapLayout):
@@ -97,6 +98,6 @@ def _where(lay: Layout) -> str:
     return f"{f}:{line}:{col}"
 
 
-def _at(lay: Layout) -> dict[str, object]:
+def _at(lay: Layout) -> dict[str, str | int]:
     f, line, col = lay.locate(1, 1)
     return {"file": f, "line": line, "col": col}

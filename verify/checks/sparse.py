@@ -25,7 +25,7 @@ from ..layout.sparse import (NIBBLES_PER_REGISTER, MetadataTable, PointInfo, Spa
                              count_true, metadata_owner, metadata_table, selector_of as _py_selector,
                              metadata_cell as _py_meta)
 from ..results import CheckResult, combine_engines
-from ..witnesses import MetadataBudget, MetadataField, SparseMetadata, SparseRange
+from ..witnesses import MetadataBudget, MetadataField, SparseMetadata, SparseRange, Witness
 from .fragment import width
 
 
@@ -68,10 +68,10 @@ def _el(layout: Layout, lane: int, i: int) -> dict[str, Any]:
     return {"lane": lane, "i": i, "element": layout.element_name(i)}
 
 
-def _result(name: str, expect: str, z3_status: str, z3_cex: dict[str, Any] | None, enum_cex: dict[str, Any] | None,
-            message: Callable[[dict[str, Any]], str], confirm: Callable[[dict[str, Any]], bool] | None,
+def _result(name: str, expect: str, z3_status: str, z3_cex: Witness | None, enum_cex: Witness | None,
+            message: Callable[[Any], str], confirm: Callable[[Any], bool] | None,
             seconds: float, note: str = "") -> CheckResult:
-    return combine_engines(name, expect, z3_status, z3_cex, enum_cex, message, seconds, note, confirm)  # type: ignore[arg-type]
+    return combine_engines(name, expect, z3_status, z3_cex, enum_cex, message, seconds, note, confirm)
 
 
 def _in_set(x: z3.ExprRef, values: tuple[int, ...], w: int) -> z3.BoolRef:
@@ -83,18 +83,18 @@ def check_chunk_ranges(cells: _Sparse, timeout: float) -> CheckResult:
     lay, md = cells.layout, cells.model
     t0 = time.perf_counter()
     proved, budget = _joint(cells, timeout, t0)
-    enum_cex = None
+    enum_cex: SparseRange | None = None
     inf = cells.map.info(lay.domain)  # every element at once; the first bad one described by the oracle
     bad = np.flatnonzero((inf.defined & (~inf.ok | (inf.first < 0) | (inf.last >= md.k))).ravel())
     if bad.size:
         lane, i = divmod(int(bad[0]), lay.n_elements)
-        info = cells.py_info(lane, i)
-        assert info is not None
-        reason = info.reason or f"range [{info.first} ... {info.last}] leaves [0, {md.k})"
-        enum_cex = SparseRange(lane, i, lay.element_name(i), info.row, info.first, info.last, info.rank, reason)
+        point = cells.py_info(lane, i)
+        assert point is not None
+        reason = point.reason or f"range [{point.first} ... {point.last}] leaves [0, {md.k})"
+        enum_cex = SparseRange(lane, i, lay.element_name(i), point.row, point.first, point.last, point.rank, reason)
     lane, i, info, misplaced = _range_terms(cells)
     res, m = ("unsat", None) if proved else smt.solve([misplaced], budget)
-    z3_cex = None
+    z3_cex: SparseRange | None = None
     if m is not None:
         ln, ix = smt.as_int(m, lane), smt.as_int(m, i)
         pi = cells.py_info(ln, ix)
@@ -121,10 +121,10 @@ def _range_terms(cells: _Sparse) -> tuple[z3.BitVecRef, z3.BitVecRef, dict[str, 
         info = cells.z3_info(lane, i)
         good = z3.And(info["ok"], info["first"] >= 0, info["last"] < md.k)
         return lane, i, info, z3.And(smt.in_domain(lane, i, lay.threads, lay.n_elements), info["defined"], z3.Not(good))
-    return cells.once("range", build)  # type: ignore[no-any-return]
+    return cells.once("range", build)
 
 
-def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> dict[str, Any] | None:
+def _pairs_enum(cells: _Sparse, values: tuple[int, ...], ordered: bool) -> SparseMetadata | None:
     """Enumeration: two kept elements of one (row, chunk) on one logical column (or out of order).
 
     The pairs are the same for both engines: two distinct well-placed elements of one (row, chunk),
@@ -199,7 +199,7 @@ def _pair_terms(cells: _Sparse) -> _Pairs:
                       z3.Not(z3.And(la >= base, la < base + smt.bv(md.chunk, w))),
                       [smt.in_domain(l2, i2, lay.threads, lay.n_elements), b["ok"], a["row"] == b["row"],
                        a["chunk"] == b["chunk"], before])
-    return cells.once("pairs", build)  # type: ignore[no-any-return]
+    return cells.once("pairs", build)
 
 
 def _pairs_refuting(cells: _Sparse) -> z3.BoolRef:
@@ -226,7 +226,7 @@ def _all_proved(cells: _Sparse, timeout: float) -> bool:
     def ask() -> bool:
         query = z3.Or(_range_terms(cells)[3], _pairs_refuting(cells))
         return smt.solve([query], smt.Budget(timeout * JOINT_SHARE))[0] == "unsat"
-    return cells.once("all_proved", ask)  # type: ignore[no-any-return]
+    return cells.once("all_proved", ask)
 
 
 def _joint(cells: _Sparse, timeout: float, start: float) -> tuple[bool, smt.Budget]:
@@ -236,7 +236,7 @@ def _joint(cells: _Sparse, timeout: float, start: float) -> tuple[bool, smt.Budg
 
 
 def _pairs_z3(cells: _Sparse, values: tuple[int, ...], ordered: bool, proved: bool, timeout: smt.Budget
-              ) -> tuple[str, dict[str, Any] | None]:
+              ) -> tuple[str, SparseMetadata | None]:
     """Z3's side of a pair check under ``values``: a kept element outside its chunk, else two kept elements
     of one chunk colliding (``ordered``: not increasing); settled by the joint query where it covers them."""
     lay, md, p = cells.layout, cells.model, _pair_terms(cells)
@@ -338,7 +338,7 @@ def check_metadata_invalid(cells: _Sparse, timeout: float) -> CheckResult:
 # -- metadata layout (which lane / nibble holds which (row, chunk)); derived, see docs/sparse.md
 
 def _budget_enum(table: MetadataTable, md: SparseModel, threads: int, rows: int, chunks: int
-                 ) -> dict[str, Any] | None:
+                 ) -> MetadataField | None:
     """Enumeration of ``metadata_budget``: for each selector value in order, the first (lane, nibble)
     whose field is undefined, outside rows x chunks or a second copy of an earlier one, else the first
     (row, chunk) no named lane holds."""
@@ -418,7 +418,7 @@ def _meta_terms(cells: _Sparse) -> _Meta:
     return _Meta(sel, lane, n, lane2, n2, row, ch, _in_set(sel, md.selectors, w), *term(lane, n), *term(lane2, n2))
 
 
-def _budget_z3(cells: _Sparse, enum: dict[str, Any] | None, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _budget_z3(cells: _Sparse, enum: MetadataField | None, budget: smt.Budget) -> tuple[str, MetadataField | None]:
     """Z3's side of ``metadata_budget``, with the selector symbolic over the allowed values: fields in range,
     injective, and every (row, chunk) supplied (the enumeration's hole confirmed, or by pigeonhole)."""
     md, lay, t = cells.model, cells.layout, _meta_terms(cells)
@@ -451,7 +451,7 @@ def _budget_z3(cells: _Sparse, enum: dict[str, Any] | None, budget: smt.Budget) 
     named = count_true([smt.substitute(t.named1, (t.lane, smt.bv(ln, w)), (t.n, smt.bv(0, w))) for ln in range(lay.threads)], w)
     res, _ = smt.solve([t.sel_ok, named * smt.bv(NIBBLES_PER_REGISTER, w) != smt.bv(rows * chunks, w)], budget)
     if res == "sat":  # counts differ for some value: check the owners the enumeration names
-        table = [(sv, ln, nb, r, c) for sv in md.selectors
+        table: list[tuple[int, ...]] = [(sv, ln, nb, r, c) for sv in md.selectors
                  for (r, c), (ln, nb) in sorted(metadata_owner(md, lay.threads, sv).items())]
         res = smt.holds_everywhere(hit, [t.sel, t.lane, t.n, t.row, t.ch], table, budget)
     return res, None
@@ -509,7 +509,7 @@ def _group_rows(inf: SparseInfo) -> dict[int, set[int]]:
 
 
 def _group_enum(table: MetadataTable, md: SparseModel, threads: int, group_rows: dict[int, set[int]]
-                ) -> dict[str, Any] | None:
+                ) -> MetadataField | None:
     """Enumeration of ``metadata_group``: the first (lane, nibble), of a lane an allowed selector value
     names, holding the field of a row its group of four does not hold."""
     for lane in range(threads):
@@ -523,7 +523,7 @@ def _group_enum(table: MetadataTable, md: SparseModel, threads: int, group_rows:
     return None
 
 
-def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, dict[str, Any] | None]:
+def _group_z3(cells: _Sparse, budget: smt.Budget) -> tuple[str, MetadataField | None]:
     """Z3: an allowed selector value names a lane whose field's row no element of its group of four holds."""
     md, lay = cells.model, cells.layout
     w = _width(cells)

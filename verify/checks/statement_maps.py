@@ -197,6 +197,7 @@ def registers_hold_matrices(f: Fragment, per_register: int, rows_per_matrix: int
     import z3
     w = max(width(f.map), smt.width_for((register + 2) * per_register + (matrix + 2) * rows_per_matrix))
     x, ok, y = f.encoded("r", w)
+    cex: dict[str, int] | None
     if lo >= f.n:
         res, cex = "sat", {"lane": 0, "i": lo, "row": -1}
     else:

@@ -58,7 +58,7 @@ def layouts_of(ctx: Context, subject: str) -> list[Layout]:
 def _main(lays: list[Layout]) -> Layout | None:
     """The layout a shape's prose is about: its plain (non-``.trans``) one if it has one."""
     plain = [lay for lay in lays if not lay.variant]
-    return (plain or lays or [None])[0]
+    return plain[0] if plain else (lays[0] if lays else None)
 
 
 def _trans_only(ctx: Context, lay: Layout) -> bool:
@@ -364,7 +364,7 @@ def _register_bits(st: Statement, ctx: Context) -> Verdict:
     want = {REGISTER_BITS.get(lay.register_type) for lay in lays}
     if want == {st.value}:
         return agree(f"{st.value}-bit registers, as the reviewed layouts")
-    return differ(f"the reviewed layouts' registers are {', '.join(str(w) for w in sorted(want))}-bit, not {st.value}")
+    return differ(f"the reviewed layouts' registers are {', '.join(str(w) for w in sorted(want, key=lambda w: -1 if w is None else w))}-bit, not {st.value}")
 
 
 def _layout_fact(st: Statement, ctx: Context, what: str, get: Any) -> Verdict:
@@ -616,10 +616,10 @@ def _trans_means(st: Statement, ctx: Context) -> Verdict:
     pairs = []
     for lay in ctx.instruction(st.subject):
         if lay.variant == "trans":
-            plain = [x for x in ctx.instruction(st.subject) if x.shape == lay.shape and not x.variant
-                     and x.types == lay.types]
-            if plain:
-                pairs.append((plain[0], lay))
+            plains = [x for x in ctx.instruction(st.subject) if x.shape == lay.shape and not x.variant
+                      and x.types == lay.types]
+            if plains:
+                pairs.append((plains[0], lay))
     if not pairs:
         return differ(f"no reviewed {st.subject} shape has both a plain and a .trans layout")
     if st.value not in ("column-major", "row-major"):

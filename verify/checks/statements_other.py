@@ -24,7 +24,8 @@ def _wmma(st: Statement, ctx: Context, what: str, get: Callable[[Layout], Any]) 
     lays = _wmma_layouts(ctx, st.subject)
     if not lays:
         return differ(f"no reviewed wmma layout of {st.subject.split(':', 1)[1]} (shape:operand:types)")
-    wrong, erratum = [], []
+    wrong: list[tuple[Layout, Any]] = []
+    erratum: list[tuple[Layout, Any]] = []
     for lay in lays:
         fixed = ctx.fixed(lay) or lay
         if st.value == get(fixed):

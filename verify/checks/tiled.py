@@ -86,12 +86,12 @@ class Repeats:
         if self.bits is None:
             return i % self.n
         keep = [b for b in range(self.total.bit_length() - 1) if b not in self.bits]
-        return sum((((i >> b) & 1) << pos for pos, b in enumerate(keep)), i * 0)  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(keep)), i * 0)
 
     def t(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
             return i // self.n
-        return sum((((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits))), i * 0)  # type: ignore[return-value]
+        return sum((((i >> b) & 1) << pos for pos, b in enumerate(sorted(self.bits))), i * 0)
 
     def i0(self, i: np.ndarray) -> np.ndarray:
         if self.bits is None:
@@ -159,7 +159,7 @@ def _enum_violation(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int
     moved = ok0 & (cg.row - sr == r0 - origin[0]) & (cg.col - sc == c0 - origin[1])
     bad = (cg.ok != oks) | (cg.ok & ~moved)
     hits = np.flatnonzero(bad.ravel())
-    return None if not hits.size else divmod(int(hits[0]), given.n_elements)  # type: ignore[return-value]
+    return None if not hits.size else divmod(int(hits[0]), given.n_elements)
 
 
 def _z3_pext(i: z3.BitVecRef, keep: list[int], w: int) -> z3.BitVecRef:
@@ -196,11 +196,11 @@ def _witness(spec: Layout, given: Layout, rep: Repeats, origin: tuple[int, int],
     t, i = pt
     T = spec.threads
     lane, u = t % T, t // T
-    e = int(rep.e(np.int64(i)))
-    i0 = int(rep.i0(np.int64(i)))
+    e = int(rep.e(np.asarray(i, np.int64)))
+    i0 = int(rep.i0(np.asarray(i, np.int64)))
     ref = cell_dict(given, u * T, i0)
     offset = None if ref is None else [ref["row"] - origin[0], ref["col"] - origin[1]]
-    return TileDiffers(unit_name(T), t, i, given.element_name(i), u, lane, int(rep.t(np.int64(i))), e,
+    return TileDiffers(unit_name(T), t, i, given.element_name(i), u, lane, int(rep.t(np.asarray(i, np.int64))), e,
                        spec.element_name(e), cell_dict(spec, lane, e), cell_dict(given, t, i),
                        {"thread": u * T, "i": i0, "element": given.element_name(i0), "cell": ref}, offset, rep.to_json())
 

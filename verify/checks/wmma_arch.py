@@ -71,13 +71,14 @@ def copies(m: ArchMap | NamedMap, copy: tuple[str, int] | None = None) -> tuple[
         return None
     dim, bit = copy
     size = next(d.size for d in named.inputs if d.name == dim)
+    assert isinstance(size, int)  # a wmma map is no family: its dims are concrete
     lo, hi = 1 << bit, size >> (bit + 1)
     parts: list[tuple[str, int]] = ([(f"{dim}_lo", lo)] if lo > 1 else []) + [("copy", 2)] + (
         [(f"{dim}_hi", hi)] if hi > 1 else [])
     s = A.split(named, dim, parts)
     out = []
     for v in (0, 1):
-        f = A.fix(s, "copy", v)
+        f: NamedMap = A.fix(s, "copy", v)
         if dim == "i" and hi == 1 and lo > 1:
             f = A.relabel(f, inputs={"i_lo": "i"})
         out.append(f)
@@ -162,9 +163,9 @@ def relations(layout_of: Callable[[str], Layout]) -> list[Relation]:
                                 (e.name, other.name)))
     for arch in W.ARCHS:
         for lid in W.covered_ids():
-            pair = W.majors(lid, arch)
-            if len(pair) == 2:
-                row, col = pair
+            majors = W.majors(lid, arch)
+            if len(majors) == 2:
+                row, col = majors
                 out.append(Relation(f"{lid} {arch}: row_major = col_major", row.named(), col.named(),
                                     (row.name, col.name), "refuted" if arch == "sm_70" else "proved"))
     return out

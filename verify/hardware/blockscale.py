@@ -98,6 +98,11 @@ def _words(lay: Layout, ptx_type: str, on: Callable[[np.ndarray, np.ndarray], "n
     return [int(w) for w in words.reshape(-1)]
 
 
+def _in_k_block(axis: int, bs: int, v: int) -> Callable[[np.ndarray, np.ndarray], "np.ndarray | bool"]:
+    """``on`` of ``_words``: the k (A: its col, ``axis`` 1; B: its row, ``axis`` 0) lies in k block ``v`` of ``bs``."""
+    return lambda row, col: (row, col)[axis] // bs == v
+
+
 def build(group: InstructionGroup, all_layouts: Sequence[Layout]) -> list[CatalogProbe]:
     """One probe per SFA/SFB layout instance (a thread-id / byte-id selection) of one block-scale spec."""
     out: list[CatalogProbe] = []
@@ -108,14 +113,15 @@ def build(group: InstructionGroup, all_layouts: Sequence[Layout]) -> list[Catalo
         if lay.types and lay.types[0] in SCALE_BITS:  # the layout's scale type (.ue8m0 with 4X is PTX ISA 9.1's)
             stype = lay.types[0]
         k = lay.shape.k
+        assert isinstance(k, int)  # a block-scale mma shape is concrete
         a, b, c = _mma_layouts(all_layouts, k, ab)
         bs = k // blocks
         if side == "A":  # the register words depend on the mma layouts only, not on the SF instance
-            a_words = sum((_words(a, ab, lambda r, kk, v=v: kk // bs == v) for v in range(blocks)), [])
+            a_words = sum((_words(a, ab, _in_k_block(1, bs, v)) for v in range(blocks)), [])
             b_words = _words(b, ab, lambda r, cc: True)
         else:
             a_words = _words(a, ab, lambda r, kk: True)
-            b_words = sum((_words(b, ab, lambda kk, cc, v=v: kk // bs == v) for v in range(blocks)), [])
+            b_words = sum((_words(b, ab, _in_k_block(0, bs, v)) for v in range(blocks)), [])
         setup = Setup(side, k, blocks, a, b, c, ab, tuple(a_words), tuple(b_words))
         for env, inst in lay.instances():
             tested = tuple(x.instance(**env) for x in group.tested(lay))
@@ -165,7 +171,7 @@ def _probe(inst: Layout, env: Mapping[str, int], setup: Setup, kind: str, ab: st
 
 
 def setup_of(p: CatalogProbe) -> Setup:
-    return p.meta["setup"]  # type: ignore[no-any-return]
+    return p.meta["setup"]
 
 
 # ----------------------------------------------------------------------------- decoding
@@ -218,7 +224,7 @@ def compare(lay: Layout, observed: Mapping[Cell, Cell | None | str]) -> list[str
             want = cell_at(lay, lane, i)
             got = observed.get((lane, i))
             if want != got:
-                say = {None: "scales nothing"}.get(got, f"scales {what} {got}") if not isinstance(got, str) else got
+                say = ("scales nothing" if got is None else f"scales {what} {got}") if not isinstance(got, str) else got
                 out.append(f"lane {lane} element {lay.element_name(i)}: the spec gives {what} {want}; on the "
                            f"hardware {say}")
     return out

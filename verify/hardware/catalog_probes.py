@@ -95,7 +95,7 @@ def _ld_text(lay: Layout, num: int) -> str:
 
 
 def _ldmatrix(lay: Layout) -> CatalogProbe:
-    num, regs, rows = _b(lay)["NUM"], lay.registers, lay.rows
+    num, regs, rows = _b(lay)["NUM"], lay.register_count, lay.rows
     eight = lay.shape.m == 16 or str(lay.shape) == "m8n16"  # 8-bit containers: two runs
     runs = 2 if eight else 1
     text = _ld_text(lay, num)
@@ -136,7 +136,7 @@ def six_image(rows: int, run: int) -> list[int]:
 
 
 def _stmatrix(lay: Layout) -> CatalogProbe:
-    num, regs, rows = _b(lay)["NUM"], lay.registers, lay.rows
+    num, regs, rows = _b(lay)["NUM"], lay.register_count, lay.rows
     eight = str(lay.shape) == "m16n8"
     runs = 2 if eight else 1
     trans = ".trans" if lay.variant == "trans" else ""
@@ -196,7 +196,7 @@ def _tc_ref(op: str, cols: int, var: str) -> str:
 
 
 def _tcgen05(lay: Layout, op: str) -> CatalogProbe:
-    num, regs, rows, cols = _b(lay)["NUM"], lay.registers, lay.rows, lay.cols
+    num, regs, rows, cols = _b(lay)["NUM"], lay.register_count, lay.rows, lay.cols
     shape = str(lay.shape)
     split = ", %d" % num if shape == "16x32bx2" else ""  # immHalfSplitoff = .num, as the spec takes it
     chunks = list(range(0, cols, 128))

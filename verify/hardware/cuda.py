@@ -30,7 +30,7 @@ def find_nvcc() -> str | None:
         if home and (Path(home) / "bin" / "nvcc").is_file():
             return str(Path(home) / "bin" / "nvcc")
     try:
-        import nvidia.cuda_nvcc as pkg  # type: ignore[import-not-found]
+        import nvidia.cuda_nvcc as pkg
         for base in getattr(pkg, "__path__", []):
             cand = Path(base) / "bin" / "nvcc"
             if cand.is_file():
@@ -178,9 +178,9 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
             except json.JSONDecodeError:
                 raw = None
             if rc not in (0, 5) or raw is None:
-                why = text.strip().splitlines()[-1:] if text.strip() else f"exit {rc}"
-                say(f"{p.id:44s} did not run: {why}")
-                results += [observe.HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({why})",
+                failed: list[str] | str = text.strip().splitlines()[-1:] if text.strip() else f"exit {rc}"
+                say(f"{p.id:44s} did not run: {failed}")
+                results += [observe.HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({failed})",
                                                    "", False, expected=kinds.expected(p, x))
                             for x in p.tested]
                 continue

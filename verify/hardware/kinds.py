@@ -171,7 +171,7 @@ class _BentMap(FragmentKind):
     codomain: Codomain | None = None
 
     def _point(self, thread: int, i: int) -> tuple[int, int] | None:
-        return self.point(thread, i)  # type: ignore[no-any-return]
+        return self.point(thread, i)
 
 
 def _cells(lay: Layout) -> Callable[[int, int], Any]:
@@ -444,7 +444,7 @@ def probes_for(layouts: Iterable[Layout], ids: Sequence[str], maps: Sequence[Any
         except KeyError as e:
             if not maps or not str(e.args[0]).startswith("no layout"):
                 raise
-            named.append(mma_probes.resolve_id(list(maps), ident))  # type: ignore[arg-type]
+            named.append(mma_probes.resolve_id(list(maps), ident))
     wanted = [m for m in maps if any(m is x for x in named)]  # only the named map layouts' probes are built
     wanted += [m for m in maps if not any(m is x for x in wanted) and _companion(m, wanted)]
     found, errors = all_probes(lays, maps=wanted)
@@ -491,7 +491,7 @@ def _companion(m: Any, named: Sequence[Any]) -> bool:
 def expected(p: Probe, lay: Any) -> str:
     """What a run on hardware that does what the specs say gives for ``lay`` (a tested layout of ``p``)."""
     if p.kind == "tmem":
-        return dict(p.payload.expected).get(lay.id, "confirmed")  # type: ignore[no-any-return]
+        return dict(p.payload.expected).get(lay.id, "confirmed")
     if not hasattr(lay, "registers"):  # a map layout of the shared kind: no erratum a probe tells apart
         return "confirmed"
     return observe.expected_status(lay, p.tested)

@@ -102,7 +102,7 @@ class Observation:
         """(experiment, lane, register, raw bits) of every nonzero D register, sorted."""
         if isinstance(self.table, tuple):
             return self.table
-        return tuple(map(tuple, self.table.tolist()))  # type: ignore[arg-type]
+        return tuple(map(tuple, self.table.tolist()))
 
     @property
     def gpu(self) -> str:
@@ -312,8 +312,8 @@ class SpecCells:
         if nibble not in self._by_meta:
             lay = self.layout
             if self.sparse:
-                inf = lay.map.info(lay.domain)  # type: ignore[attr-defined]
-                row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok  # type: ignore[attr-defined]
+                inf = lay.map.info(lay.domain)
+                row, col, ok = inf.row, lay.map.logical(inf, nibble), inf.ok
             else:
                 cells = cells_of(lay)
                 row, col = cells.row, cells.col
@@ -331,7 +331,7 @@ class SpecCells:
         """The same by the scalar reference evaluator (``point``; a sparse A: ``point_logical``)."""
         cell = cell_at(self.layout, lane, i)
         if self.sparse:
-            k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
+            k = self.layout.map.point_logical(lane, i, meta & 0xF)
             if cell is None or k is None:
                 return None
             return self.group(lane), cell[0], k
@@ -403,9 +403,11 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
         if id(lay) not in memo:
             memo[id(lay)] = SpecCells(lay)
         return memo[id(lay)]
-    probe_c = spec_cells(ins.c.layout)
-    probe_a = spec_cells(ins.a.layout)
-    probe_b = None if ins.b.layout is None else spec_cells(ins.b.layout)  # a wgmma's B tile has no spec
+    a_lay, b_lay, c_lay = ins.a.layout, ins.b.layout, ins.c.layout
+    assert a_lay is not None and c_lay is not None  # A and C/D are held in registers (only a wgmma's B is a tile)
+    probe_c = spec_cells(c_lay)
+    probe_a = spec_cells(a_lay)
+    probe_b = None if b_lay is None else spec_cells(b_lay)  # a wgmma's B tile has no spec
     bp = "b" if probe_b is not None else "t"
     a_part_ok = not _a_k(probe_a, rel, bp)
     b_part_ok = probe_b is not None and not _b_k(probe_b, rel)
@@ -431,14 +433,14 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                     if b_part_ok:
                         viol += _pairing(cells, probe_b, rel, "A")
                     else:
-                        note = f" (k pairing with B not checked: {ins.b.layout.id} has the wrong k classes)"
+                        note = f" (k pairing with B not checked: {probe_b.layout.id} has the wrong k classes)"
             else:
                 viol += _b_cols(cells, probe_c, rel) + _b_k(cells, rel)
                 if not viol:
                     if a_part_ok:
                         viol += _pairing(probe_a, cells, rel, "B")
                     else:
-                        note = f" (k pairing with A not checked: {ins.a.layout.id} has the wrong k classes)"
+                        note = f" (k pairing with A not checked: {a_lay.id} has the wrong k classes)"
         found.append((lay, viol, note))
     bad_probe = {lay.id for lay, viol, _ in found if viol} & {x.layout.id for x in (ins.a, ins.b, ins.c)
                                                               if x.layout is not None}

@@ -159,7 +159,7 @@ class Operand:
 def _operand(lay: Layout, ptx_type: str) -> Operand:
     rbits = REGISTER_BITS[lay.register_type]
     epr = lay.elements_per_register
-    if lay.registers * epr != lay.n_elements:
+    if lay.register_count * epr != lay.n_elements:
         raise ProbeError(f"{lay.id}: {lay.registers} registers x {epr} elements != {lay.n_elements} elements")
     if rbits % epr:
         raise ProbeError(f"{lay.id}: {epr} elements do not fit a .{lay.register_type} register")
@@ -172,7 +172,7 @@ def _operand(lay: Layout, ptx_type: str) -> Operand:
                          f"the layout says {epr}")
     if ptx_type not in ONE_BITS:
         raise ProbeError(f"{lay.id}: no encoding of 1 for .{ptx_type}")
-    return Operand(lay, ptx_type, lay.registers, lay.n_elements, epr, lay.register_type, rbits, ebits)
+    return Operand(lay, ptx_type, lay.register_count, lay.n_elements, epr, lay.register_type, rbits, ebits)
 
 
 @dataclass(frozen=True)
@@ -261,7 +261,9 @@ class Instruction:
 
     @property
     def groups(self) -> int:
-        return self.c.layout.groups
+        lay = self.c.layout
+        assert lay is not None  # C/D is held in registers (only a wgmma's B is a shared-memory tile)
+        return lay.groups
 
     @property
     def plan(self) -> ExperimentPlan:
@@ -274,9 +276,9 @@ class Instruction:
         return self.ptx or ptx_instruction_text(self)
 
 
-def _majors(ins_shape: Shape, a: Layout, b: Layout) -> tuple[str, str]:
-    if str(ins_shape) == "m8n8k4" and a.variant:
-        return a.variant, (b.variant or "col")
+def _majors(ins_shape: Shape, a: Layout | None, b: Layout | None) -> tuple[str, str]:
+    if str(ins_shape) == "m8n8k4" and a is not None and a.variant:  # m8n8k4: A and B are in registers
+        return a.variant, ((b.variant if b is not None else None) or "col")
     return "row", "col"
 
 

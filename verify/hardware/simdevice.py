@@ -41,21 +41,23 @@ class DeviceModel:
 
 def model_from_instruction(ins: Instruction) -> DeviceModel:
     """A device that follows the instruction's probe layouts exactly."""
-    ca, cc = SpecCells(ins.a.layout), SpecCells(ins.c.layout)
-    cb = None if ins.b.layout is None else SpecCells(ins.b.layout)
+    la, lb, lc = ins.a.layout, ins.b.layout, ins.c.layout
+    assert la is not None and lc is not None  # A and C/D are held in registers (only a wgmma's B is a tile)
+    ca, cc = SpecCells(la), SpecCells(lc)
+    cb = None if lb is None else SpecCells(lb)
 
     def a(lane: int, i: int, meta: int) -> Cell | None:
         return ca.cell(lane, i, meta)
 
     def b(lane: int, i: int) -> Cell | None:
         if cb is None:  # a wgmma's B tile: read as the probe's descriptor lays it out
-            return ins.tile.cell(i)  # type: ignore[no-any-return]
+            return ins.tile.cell(i)
         return cb.cell(lane, i)
 
     def c(lane: int, i: int) -> Cell | None:
         return cc.cell(lane, i)
-    b_name = "the B tile as its descriptor lays it out" if cb is None else ins.b.layout.id
-    return DeviceModel(a, b, c, f"follows {ins.a.layout.id}, {b_name}, {ins.c.layout.id}")
+    b_name = "the B tile as its descriptor lays it out" if lb is None else lb.id
+    return DeviceModel(a, b, c, f"follows {la.id}, {b_name}, {lc.id}")
 
 
 def _bend(model: DeviceModel, operand: str, change: Mapping[tuple[int, int], Callable[[Cell | None], Cell | None]],
@@ -172,7 +174,9 @@ def shift_row(model: DeviceModel, operand: str, element: tuple[int, int], delta:
 # ----------------------------------------------------------------------------- execution
 
 def _dims(ins: Instruction) -> tuple[int, int, int, int]:
-    return ins.groups, ins.shape.m, ins.shape.n, ins.shape.k
+    m, n, k = ins.shape.m, ins.shape.n, ins.shape.k
+    assert isinstance(m, int) and isinstance(n, int) and isinstance(k, int)  # a probed instruction is concrete
+    return ins.groups, m, n, k
 
 
 def _index(fn: Callable[..., Cell | None], lanes: int, n: int, lim: tuple[int, int, int],

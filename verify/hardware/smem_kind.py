@@ -243,7 +243,7 @@ def violations(sh: ShProbe, out: Sequence[int]) -> list[tuple[str, dict[str, Any
 
 def decoded(sh: ShProbe, out: Sequence[int]) -> list[list[Any]]:
     got = sp.decode(sh.probe, out)
-    return [[t, i, *(_named(sh, c)[1] or [None])] for (t, i), c in sorted(got.items())]
+    return [[t, i, *(_named(sh, c)[1] or (None,))] for (t, i), c in sorted(got.items())]
 
 
 __all__ = ["NotProbed", "ShProbe", "build", "decoded", "member", "halves", "simulate", "tile_of", "violations", "why_not"]

@@ -30,7 +30,7 @@ from ..layout.descriptor import Descriptor, reader
 from ..layout.model import Layout
 from ..layout.named import evaluate_all
 
-from ..layout.shared import SharedLayout
+from ..layout.shared import SharedLayout, concrete
 from ..layout.smem_access import Access, Pattern
 
 FORMAT = "ptx-layout-verify/smem-probe/1"
@@ -84,7 +84,7 @@ def ldmatrix_probe(lay: SharedLayout, movement: Layout, pat: Pattern, access: Ac
     regs = access.num
     text = f"ldmatrix.sync.aligned.m8n8.x{regs}{'.trans' if access.trans else ''}.shared.b16"
     return SmemProbe(f"{text}.{lay.notation}", "ldmatrix", "sm_90a", text, 32, tuple(_image(lay)), tuple(lanes), regs,
-                     {"cols": int(lay.cols), "movement": movement.id})
+                     {"cols": concrete(lay.cols), "movement": movement.id})
 
 
 def wgmma_probe(lay: SharedLayout, desc: Descriptor, major: str, b_lay: SharedLayout, b_desc: Descriptor) -> SmemProbe:

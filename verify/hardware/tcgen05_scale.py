@@ -51,6 +51,11 @@ class Setup:
         return self.k // self.blocks
 
 
+def _in_k_block(bs: int, v: int) -> Callable[[int, int], bool]:
+    """``on`` of ``_tile``: element (row, k) lies in k block ``v`` of ``bs`` columns."""
+    return lambda r, kk: kk // bs == v
+
+
 def _tile(rows: int, k: int, bits: int, on: Callable[[int, int], bool]) -> list[int]:
     """A K-major, no-swizzle tile (8-row x 16-byte core matrices, K chunks 128 bytes apart, 8-row groups
     128 x chunks bytes apart), element (row, k) 1 wherever ``on(row, k)``."""
@@ -82,7 +87,7 @@ def build(group: InstructionGroup) -> list[CatalogProbe]:
         _kind, ab, k, _fmt = KINDS[blocks]
         bits = 8 if ab == "e4m3" else 4
         bs = k // blocks
-        a_words = sum((_tile(M, k, bits, lambda r, kk, v=v: kk // bs == v) for v in range(blocks)), [])
+        a_words = sum((_tile(M, k, bits, _in_k_block(bs, v)) for v in range(blocks)), [])
         b_words = _tile(N, k, bits, lambda r, kk: True)
         for env, inst in lay.instances():
             for stype in lay.types:
@@ -160,7 +165,7 @@ def _probe(inst: Layout, env: dict[str, int], s: Setup, tested: tuple[Layout, ..
 
 
 def setup_of(p: CatalogProbe) -> Setup:
-    return p.meta["setup"]  # type: ignore[no-any-return]
+    return p.meta["setup"]
 
 
 def _f32(w: int) -> float:

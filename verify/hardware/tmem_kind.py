@@ -509,7 +509,7 @@ def _sf(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: A
     for c in range(2):  # coding 0: byte = 64 + lane; coding 1: byte = 127 + 4 column + byte
         for kb in range(blocks):
             v = kb % vs
-            smem += ts._tile(128, k, bits, lambda r, kk, v=v: kk // bs == v) + ts._tile(16, k, bits, lambda r, kk: True)
+            smem += ts._tile(128, k, bits, ts._in_k_block(bs, v)) + ts._tile(16, k, bits, lambda r, kk: True)
             for lane in range(128):
                 for col in range(4):
                     sfa_img.append(sum(((64 + lane) if c == 0 else (127 + 4 * col + j)) << (8 * j) for j in range(4)))
@@ -657,7 +657,7 @@ def _dec_sf(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
     res: dict[Key, Any] = {}
     for m in range(128):
         for kb in range(blocks):
-            got = []
+            got: list[int | None] = []
             for c in range(2):
                 row = vals[c * blocks + kb, m]
                 v = float(row[0]) / bs
@@ -665,12 +665,13 @@ def _dec_sf(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
                     got.append(None)
                 else:
                     got.append(round(math.log2(v)) + 127)
-            if None in got:
+            g0, g1 = got  # coding 0 and coding 1
+            if g0 is None or g1 is None:
                 res[(m, kb)] = f"D = {float(vals[0, m, 0])} / {float(vals[blocks, m, 0])}: no scale byte's code"
                 continue
-            lane, cb = got[0] - 64, got[1] - 127
+            lane, cb = g0 - 64, g1 - 127
             res[(m, kb)] = ((lane, cb // 4, cb % 4) if 0 <= lane < 128 and 0 <= cb < 16
-                            else f"scale codes {got[0]:#04x}/{got[1]:#04x}")
+                            else f"scale codes {g0:#04x}/{g1:#04x}")
     return res
 
 

@@ -111,6 +111,7 @@ def build(group: InstructionGroup) -> tuple[list[Instruction], list[str]]:
 
 def _probes(group: InstructionGroup, a: Layout, d: Layout, atype: str, dtype: str, sparse: bool) -> list[Instruction]:
     k = a.shape.k
+    assert isinstance(k, int)  # wgmma .m64nNk<K>: only N is the family's parameter
     bits = 32 if atype == "tf32" else ELEMENT_BITS[atype]
     if atype not in ONE_BITS:
         raise ProbeError(f"{a.id}: no encoding of 1 for .{atype}")

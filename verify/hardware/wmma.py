@@ -83,7 +83,7 @@ def _fragment(op: str, lay: Layout, ptx_type: str, in_offset: int, out_offset: i
     width = min(bits, _WIDTH)
     shift = 13 if ptx_type == "tf32" else 0
     runs = max(1, math.ceil(math.log2(lay.rows * lay.cols) / width))
-    return Fragment(op, lay.id, ptx_type, lay.rows, lay.cols, lay.registers, rbits, lay.elements_per_register,
+    return Fragment(op, lay.id, ptx_type, lay.rows, lay.cols, lay.register_count, rbits, lay.elements_per_register,
                     rbits // lay.elements_per_register, width, shift, runs, in_offset, out_offset, lay.n_elements,
                     f"wmma.load.{_OP[op]}.sync.aligned.{_LOAD_LAYOUT[op]}.{shape}.global.{ptx_type}")
 
@@ -144,7 +144,7 @@ def build(shape: str, frags: Mapping[str, Layout], atype: str, ctype: str, teste
 
 
 def fragments(p: CatalogProbe) -> tuple[Fragment, ...]:
-    return p.meta["fragments"]  # type: ignore[no-any-return]
+    return p.meta["fragments"]
 
 
 # ----------------------------------------------------------------------------- decoding

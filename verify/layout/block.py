@@ -34,7 +34,7 @@ from typing import Sequence
 from . import algebra as A
 from .dims import Dim
 from .model import Codomain, Layout
-from .named import TableMap
+from .named import NamedMap, TableMap
 
 ORDERS = {"triton": ("n", "n"), "triton-hopper": ("m", "n"), "cute": ("m", "m")}
 
@@ -107,7 +107,7 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
     grid_c = max((p[3] for p in places), default=0) + 1
     place = TableMap((Dim("u", units), Dim("t", repeats)), (Dim(rname, grid_r), Dim(cname, grid_c)), tuple(places))
     base = A.relabel(frag, inputs={frag.thread: "l", "i": "e"})
-    tiled = A.merge(A.product(base, place), ("l", "u"), "thread")
+    tiled: NamedMap = A.merge(A.product(base, place), ("l", "u"), "thread")
     nbits = (N * repeats).bit_length() - 1
     top = tuple(range(nbits - 1, nbits - 1 - len(repeat_bits or ()), -1))
     if not repeat_bits or tuple(repeat_bits) == top:  # the repeats outermost: i = e + N t
@@ -122,7 +122,7 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
         tiled = A.relabel(tiled, inputs={"thread": "lane"})
     return layout.with_map(
         tiled, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
-        codomain=Codomain(block[0], block[1], layout.codomain.dims), registers=layout.registers * repeats,
+        codomain=Codomain(block[0], block[1], layout.codomain.dims), registers=layout.register_count * repeats,
         element_list=None, elements_text=None, erratum="", derived=derived)
 
 

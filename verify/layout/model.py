@@ -57,7 +57,8 @@ class Shape:
         tcgen05 data-movement shape ``lanes x bits`` (``32x32b``, ``16x32bx2``: m = lanes, n = bits)."""
         m = re.fullmatch(r"m(\d+|[A-Z])n(\d+|[A-Z])k(\d+|[A-Z])", text)
         if m is not None:
-            return Shape(*(int(x) if x.isdigit() else x for x in (m[1], m[2], m[3])))
+            m_, n_, k_ = (int(x) if x.isdigit() else x for x in (m[1], m[2], m[3]))
+            return Shape(m_, n_, k_)
         m = re.fullmatch(r"m(\d+)n(\d+)", text)
         if m is not None:
             return Shape(int(m[1]), int(m[2]), None)  # type: ignore[arg-type]
@@ -181,7 +182,15 @@ class Layout:
         """Elements per thread of the largest instance (a plain layout: its count), for cost estimates."""
         if isinstance(self.domain.elements, int):
             return self.domain.elements
-        return max(inst.domain.elements for _, inst in self.instances())  # type: ignore[misc]
+        return max(inst.domain.count for _, inst in self.instances())
+
+    @property
+    def register_count(self) -> int:
+        """Registers per thread of a concrete layout (a family's member; ``ValueError`` for the family itself,
+        as ``Domain.count``)."""
+        if not isinstance(self.registers, int):
+            raise ValueError(f"{self.id} is a family: its registers per thread depend on its parameters: take a member")
+        return self.registers
 
     @property
     def unspecified(self) -> bool:
@@ -220,7 +229,7 @@ class Layout:
     @property
     def formula(self) -> Formula:
         """The formula AST of a formula-backed map (every bundled layout has one)."""
-        return self.map.formula  # type: ignore[attr-defined,no-any-return]
+        return self.map.formula
 
     @property
     def sparse(self) -> Mapping[str, Any]:
@@ -264,7 +273,7 @@ class Layout:
     def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
         """This layout with another formula (mutation tests, the fix search), other fields as given."""
         import dataclasses
-        return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)  # type: ignore[type-var]
+        return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
         """(row, col) of element i of ``lane`` as the formula states them; ``None`` where no case
@@ -282,8 +291,9 @@ class Layout:
         if self.unspecified:
             raise ValueError(f"{self.id}: the doc leaves its map unspecified (\"unspecified and target architecture "
                              "dependent\"): no (lane, i) has a stated cell")
-        return (oracle.evaluate(self.formula, "row", int(lane), int(i)),
-                oracle.evaluate(self.formula, "col", int(lane), int(i)))
+        row = oracle.evaluate(self.formula, "row", int(lane), int(i))
+        assert not isinstance(row, tuple)  # the parser allows a range [first ... last] only as col's value
+        return row, oracle.evaluate(self.formula, "col", int(lane), int(i))
 
 
 @dataclass(frozen=True)
@@ -346,15 +356,15 @@ class MapLayout:
 
     @property
     def inputs(self) -> tuple[Any, ...]:
-        return self.map.inputs  # type: ignore[no-any-return]
+        return self.map.inputs
 
     @property
     def outputs(self) -> tuple[Any, ...]:
-        return self.map.outputs  # type: ignore[no-any-return]
+        return self.map.outputs
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.map.params  # type: ignore[no-any-return]
+        return self.map.params
 
     @property
     def is_family(self) -> bool:
@@ -391,7 +401,7 @@ class MapLayout:
         for d in self.inputs:
             if not 0 <= pt[d.name] < d.at(env):
                 raise ValueError(f"{self.id}: {d.name} = {pt[d.name]} is outside 0..{d.at(env) - 1}")
-        return self.map.at(pt, env)  # type: ignore[no-any-return]
+        return self.map.at(pt, env)
 
     def locate(self, line: int, col: int) -> tuple[str, int, int]:
         """(file, line, column) of a position in the formula text."""
@@ -432,7 +442,7 @@ class Spec:
     layouts: tuple[Layout, ...]
     syntax_findings: tuple[SyntaxFinding, ...] = ()
     page: str = ""
-    reviewed: tuple[Layout, ...] = ()
+    reviewed: tuple[Layout | MapLayout, ...] = ()  # the reviewed layouts and maps of the same ids
     covers: tuple[str, ...] = ()
     unbuilt: tuple[Unbuilt, ...] = ()
     maps: tuple[MapLayout, ...] = ()  # layouts with no register facts (``[[layout]]``)
@@ -466,8 +476,9 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
         if env[p.name] not in p.values:
             raise KeyError(f"{p.name} = {env[p.name]} is not a valid value for {layout.id} ({p.describe()})")
     sh = layout.shape
-    shape = dataclasses.replace(sh, **{f: env[v] for f, v in (("m", sh.m), ("n", sh.n), ("k", sh.k))
-                                       if isinstance(v, str)})
+    def dim(v: int | str) -> int | str:
+        return env[v] if isinstance(v, str) else v
+    shape = dataclasses.replace(sh, m=dim(sh.m), n=dim(sh.n), k=dim(sh.k))
     text, elist = _elements_at(layout.elements_text, tuple(env.items()))
     lmap = layout.map.at_params(env)  # the map at that binding (a formula substituted, a composition bound)
     return dataclasses.replace(
@@ -562,7 +573,7 @@ def z3_cell_of(layout: Layout, thread: "z3.BitVecRef", i: "z3.BitVecRef",
 def bound_of(layout: Layout) -> int:
     """A sound bound on |value| of every sub-term of the layout's cell terms over its domain (the bit width of
     the fragment checks' queries: the map's own, without the dimensions' sizes ``NamedMap.bound`` adds)."""
-    return layout.map.cell_bound(layout.domain)  # type: ignore[no-any-return]
+    return layout.map.cell_bound(layout.domain)
 
 
 _CLEAR_HOOKS: list[Any] = []  # memos of other modules that hold layouts (family engine verdicts)

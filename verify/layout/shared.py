@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Mapping, Sequence
 
-from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var
+from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Ref, Span, Var
 from .algebra import compose, relabel
 from .dims import Dim
 from .family import Extent, Param
@@ -279,15 +279,15 @@ class SharedLayout:
 
     @property
     def rows(self) -> Extent:
-        return self.map.inputs[0].size  # type: ignore[no-any-return]
+        return self.map.inputs[0].size
 
     @property
     def cols(self) -> Extent:
-        return self.map.inputs[1].size  # type: ignore[no-any-return]
+        return self.map.inputs[1].size
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.map.params  # type: ignore[no-any-return]
+        return self.map.params
 
     def offset(self, row: int, col: int, env: Mapping[str, int] | None = None) -> int | None:
         out = self.map.at({"row": row, "col": col}, env)
@@ -302,6 +302,14 @@ class SharedLayout:
         return ("shared", self.map.key(), self.element_bits, self.base)
 
 
+def concrete(x: Extent) -> int:
+    """``int(x)`` of an extent of a concrete layout; a ``TypeError`` (as ``int`` gives) for an expression over a
+    family's parameters."""
+    if isinstance(x, (Num, Var, Ref, BinOp, Neg, Span)):
+        raise TypeError(f"int() argument must be a number, not '{type(x).__name__}': a family's extent: bind it")
+    return int(x)
+
+
 def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[Term], Sequence[Term]],
                 col_mode: tuple[Sequence[Term], Sequence[Term]], element_bits_: int,
                 swizzle: Swizzle | None = None, swizzle_on: str = "address", base: int = 0,
@@ -311,8 +319,8 @@ def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[Term], Sequ
     ``SharedLayout``: ``compose(swizzle, linear)`` with the algebra."""
     if params:
         raise ValueError("make_shared builds concrete layouts; families come from their specs")
-    span = 1 + sum((int(s) - 1) * int(d) for s, d in zip(row_mode[0], row_mode[1])) + \
-        sum((int(s) - 1) * int(d) for s, d in zip(col_mode[0], col_mode[1]))
+    span = 1 + sum((concrete(s) - 1) * concrete(d) for s, d in zip(row_mode[0], row_mode[1])) + \
+        sum((concrete(s) - 1) * concrete(d) for s, d in zip(col_mode[0], col_mode[1]))
     if swizzle is None or swizzle.identity:
         lin = linear_map(rows, cols, row_mode, col_mode, span)
         return SharedLayout(lin, element_bits_, base, swizzle, swizzle_on if swizzle else "", atom, notation, text,

@@ -77,6 +77,7 @@ class SparseModel:
 
 def _default_kept_chunk(types: Sequence[str], shape: Shape) -> tuple[int, int]:
     t = set(types)
+    assert isinstance(shape.k, int)  # an mma.sp shape is concrete (no family parameter)
     if t & {"tf32"}:
         return 1, 2
     if t & {"u4", "s4"} or (t == {"e2m1"} and shape.k >= 128):
@@ -102,6 +103,7 @@ def build_model(table: Mapping[str, Any], types: Sequence[str], shape: Shape, ro
     valid = tuple(sp.get("valid", valid))
     ordered = tuple(sp.get("ordered", ordered))
     k = shape.k
+    assert isinstance(k, int)  # an mma.sp shape is concrete (no family parameter)
     groups_of_four = max(1, threads // 4)
     bits = rows * (k // max(chunk, 1)) * 4
     lanes_needed = max(1, bits // groups_of_four // 32)
@@ -221,7 +223,7 @@ class SparseMap(FragmentKind):
         return (self.formula, self.model, self.elements)
 
     def cell_bound(self, domain: Domain) -> int:
-        return value_bound(self.formula, domain.threads - 1, domain.elements - 1)
+        return value_bound(self.formula, domain.threads - 1, domain.count - 1)
 
     # -- one point: the oracle
     def _lane(self, lane: int) -> list[tuple[int, int, int] | None]:
@@ -250,7 +252,7 @@ class SparseMap(FragmentKind):
         if e is None:
             return None
         row, first, last = e
-        rank = sum(1 for k in range(i) if elems[k] is not None and elems[k][0] == row and elems[k][1] == first)  # type: ignore[index]
+        rank = sum(1 for k in range(i) if (ek := elems[k]) is not None and ek[0] == row and ek[1] == first)
         md = self.model
         reason = _reason(md, first, last, rank)
         if reason:
@@ -277,8 +279,8 @@ class SparseMap(FragmentKind):
         return held(self, "_info", domain, lambda: self._info(domain))
 
     def _info(self, domain: Domain) -> SparseInfo:
-        shape = (domain.threads, domain.elements)
-        ev = vector.VectorEvaluator(self.normal, np.arange(domain.threads)[:, None], np.arange(domain.elements)[None, :])
+        shape = (domain.threads, domain.count)
+        ev = vector.VectorEvaluator(self.normal, np.arange(domain.threads)[:, None], np.arange(domain.count)[None, :])
         r, c = ev.full("row"), ev.full("col")
         err = vector.either(r.err, vector.within(r.ok, c.err))
         defined = vector.both(r.ok, c.ok)
@@ -293,7 +295,7 @@ class SparseMap(FragmentKind):
         row = np.asarray(r.lo, np.int64)
         first = np.asarray(c.lo, np.int64)
         last = np.asarray(c.hi, np.int64)
-        n = domain.elements
+        n = domain.count
         earlier = np.tri(n, n, -1, dtype=bool).T  # earlier[k, i]: k < i
         same = (row[:, :, None] == row[:, None, :]) & (first[:, :, None] == first[:, None, :]) & d[:, :, None] & d[:, None, :]
         rank = (same & earlier[None, :, :]).sum(axis=1).astype(np.int64)
@@ -345,7 +347,7 @@ class SparseMap(FragmentKind):
         md = self.model
         enc = smt.Encoder(self.normal, lane, i)
         row, col = enc.definition("row"), enc.definition("col")
-        first, last = col.value  # type: ignore[misc]
+        first, last = col.value
         defined = smt.conj(row.ok, col.ok)
         rank = z3.simplify(_rank(row.value, first, defined, i, self.elements))
         chunk_bv, kept_bv = smt.bv(md.chunk, w), smt.bv(md.kept, w)
@@ -441,12 +443,12 @@ class MetadataTable:
     def selector(self, lane: int) -> int | None:
         """The selector value that names ``lane`` (as ``selector_of``)."""
         v = self.names[lane]
-        return selector_of(self.md, lane) if v is _FAILS else v  # type: ignore[no-any-return]
+        return selector_of(self.md, lane) if v is _FAILS else v
 
     def cell(self, lane: int, n: int) -> tuple[int, int] | None:
         """(row, chunk) of nibble ``n`` of ``lane`` (as ``metadata_cell``)."""
         v = self.cells[lane][n]
-        return metadata_cell(self.md, lane, n) if v is _FAILS else v  # type: ignore[no-any-return]
+        return metadata_cell(self.md, lane, n) if v is _FAILS else v
 
 
 def metadata_table(md: SparseModel, threads: int) -> MetadataTable:
