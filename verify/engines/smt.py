@@ -196,7 +196,7 @@ class Encoder:
             parts = [self.cond(o) for o in c.operands]
             # Short-circuit like the oracle: a later operand's definedness only matters
             # when the earlier ones did not already decide the result.
-            truth: z3.BoolRef = z3.BoolVal(c.op == "and")
+            truth = z3.BoolVal(c.op == "and")
             ok: z3.BoolRef = TRUE
             for pt, pok in reversed(parts):
                 if c.op == "and":
