@@ -88,8 +88,9 @@ def _json_float(x: float) -> str:
 
 
 # How ``dumps`` writes a value of exactly these types.
-_PLAIN = {str: _json_text, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
-          type(None): lambda _: "null"}
+_PLAIN: dict[type, Callable[[Any], str]] = {
+    str: _json_text, int: int.__repr__, float: _json_float, bool: lambda b: "true" if b else "false",
+    type(None): lambda _: "null"}
 
 
 def _json_key(k: Any) -> str:
