@@ -73,8 +73,8 @@ def sfb_items(reader: Reader, index: dict, where: str, tc: str, scale_steps: Cal
         lay = reader.call(tc, "scales_layout")
         if not isinstance(lay, TiledLayout):
             raise Refused("scales_layout returned no layout", f"{tc}.py", reader.line(tc, "scales_layout"))
-    except (Refused, ValueError) as e:
-        return [Evaluated(name, "SFB", where, getattr(e, "line", 0), spec, error=str(e))]
+    except (Refused, ValueError) as refused:
+        return [Evaluated(name, "SFB", where, getattr(refused, "line", 0), spec, error=str(refused))]
     at = (f"{tc}.py", sid_line)
     text = f"{lay.text()} (B's layout checked at {tc}.py:{check_line}, B's scale id at :{call_line})"
     items: list[Evaluated] = []
