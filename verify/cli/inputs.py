@@ -94,6 +94,6 @@ def require_pages_for_against(against: Sequence[str] | None, paths: Sequence[str
 def origins(paths: Sequence[str]) -> Origins:
     """Doc pages given (file name -> path as given) and spec files read, sorted as ``api.load`` sorts them."""
     pages, specs = _split(paths)
-    files = frozenset(str(f) for f in spec_files(specs)) if specs else frozenset()
+    files = frozenset(str(f) for f in spec_files([*specs])) if specs else frozenset()
     from ..outputs.sarif import Origins
     return Origins({Path(p).name: p for p in pages}, files)

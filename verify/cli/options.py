@@ -103,7 +103,7 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-_STOPPING = []  # not empty once a signal asked the run to stop
+_STOPPING: list[int] = []  # not empty once a signal asked the run to stop
 
 
 def _interrupt(signum: int, frame: object) -> None:
