@@ -334,7 +334,7 @@ class Split(_ThroughPoint, _SameOutputs, _SameParams):
 
     @property
     def inputs(self) -> tuple[Dim, ...]:
-        out = []
+        out: list[Dim] = []
         for d in self.base.inputs:
             out.extend(Dim(n, s) for n, s in self.into) if d.name == self.dim else out.append(d)
         return tuple(out)

@@ -184,7 +184,7 @@ SWIZZLE_ORDER = ("none", "128B_base32B", "128B", "64B", "32B")
 def swizzle_map(instr: str) -> FormulaMap:
     """``mode -> code``: the swizzle code of each mode of ``SWIZZLE_ORDER`` (a mode ``instr`` lacks: no point)."""
     from ..formula import parse_formula
-    cases = []
+    cases: list[str] = []
     for k, name in enumerate(SWIZZLE_ORDER):
         code = MODES[name].wgmma if instr == "wgmma" else MODES[name].tcgen05
         if code is not None:
