@@ -21,7 +21,7 @@ def bad_input(path: str, line: int, col: int, message: str) -> BadInput:
     return BadInput(f"{path}:{line}:{col}: error: {message}")
 
 
-def evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
+def evaluation_guard(where: str, fn):
     """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
     from ..checks.fragment import BoundError
     from ..engines.oracle import EvalError

@@ -58,7 +58,7 @@ def _size_value(x: Extent, env: Mapping[str, Any] | None) -> Any:
 
 
 def _width_of(point: Mapping[str, "z3.ExprRef"]) -> int:
-    return next(iter(point.values())).size()  # type: ignore[no-any-return]
+    return next(iter(point.values())).size()
 
 
 # ----------------------------------------------------------------------------- compose
@@ -74,14 +74,14 @@ class _ThroughPoint:
         raise NotImplementedError
 
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate(self._point(point, env), env)  # type: ignore[no-any-return]
+        return self.base.evaluate(self._point(point, env), env)
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at(self._point(point, env), env)  # type: ignore[no-any-return]
+        return self.base.at(self._point(point, env), env)
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        return self.base.encode(self._point(point, env, _width_of(point)), env)  # type: ignore[no-any-return]
+        return self.base.encode(self._point(point, env, _width_of(point)), env)
 
 
 class _SameOutputs:
@@ -91,7 +91,7 @@ class _SameOutputs:
 
     @property
     def outputs(self) -> tuple[Dim, ...]:
-        return self.base.outputs  # type: ignore[no-any-return]
+        return self.base.outputs
 
 
 class _SameParams:
@@ -101,7 +101,7 @@ class _SameParams:
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.base.params  # type: ignore[no-any-return]
+        return self.base.params
 
 
 @dataclass(frozen=True)
@@ -113,11 +113,11 @@ class Compose:
 
     @property
     def inputs(self) -> tuple[Dim, ...]:
-        return self.inner.inputs  # type: ignore[no-any-return]
+        return self.inner.inputs
 
     @property
     def outputs(self) -> tuple[Dim, ...]:
-        return self.outer.outputs  # type: ignore[no-any-return]
+        return self.outer.outputs
 
     @property
     def params(self) -> tuple[Param, ...]:
@@ -144,7 +144,7 @@ class Compose:
         mid = {d.name: y[d.name] for d in self.outer.inputs}
         if not all(0 <= mid[d.name] < d.at(env) for d in self.outer.inputs):
             return None
-        return self.outer.at(mid, env)  # type: ignore[no-any-return]
+        return self.outer.at(mid, env)
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
@@ -409,14 +409,14 @@ class Restrict(_SameOutputs, _SameParams):
         return pt
 
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate(self._point(point), env)  # type: ignore[no-any-return]
+        return self.base.evaluate(self._point(point), env)
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at(self._point(point), env)  # type: ignore[no-any-return]
+        return self.base.at(self._point(point), env)
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
-        return self.base.encode(self._point(point, _width_of(point)), env)  # type: ignore[no-any-return]
+        return self.base.encode(self._point(point, _width_of(point)), env)
 
 
 def restrict(base: NamedMap, dim: str, start: int, size: Extent) -> Restrict:
@@ -451,18 +451,18 @@ class Fix(_SameOutputs, _SameParams):
 
     @computed_once
     def bound(self) -> int:
-        return self.base.bound()  # type: ignore[no-any-return]
+        return self.base.bound()
 
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate({**point, self.dim: np.asarray(self.value, np.int64)}, env)  # type: ignore[no-any-return]
+        return self.base.evaluate({**point, self.dim: np.asarray(self.value, np.int64)}, env)
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at({**point, self.dim: self.value}, env)  # type: ignore[no-any-return]
+        return self.base.at({**point, self.dim: self.value}, env)
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
         w = _width_of(point) if point else smt.width_for(self.bound())
-        return self.base.encode({**point, self.dim: smt.bv(self.value, w)}, env)  # type: ignore[no-any-return]
+        return self.base.encode({**point, self.dim: smt.bv(self.value, w)}, env)
 
 
 def fix(base: NamedMap, dim: str, value: int) -> Fix:
@@ -493,7 +493,7 @@ class Embed(_SameParams):
 
     @property
     def inputs(self) -> tuple[Dim, ...]:
-        return self.base.inputs  # type: ignore[no-any-return]
+        return self.base.inputs
 
     @property
     def outputs(self) -> tuple[Dim, ...]:
@@ -561,7 +561,7 @@ class Relabel(_SameParams):
 
     @computed_once
     def bound(self) -> int:
-        return self.base.bound()  # type: ignore[no-any-return]
+        return self.base.bound()
 
     def _in(self, point: Mapping[str, Any]) -> dict[str, Any]:
         back = {new: old for old, new in self.ins}
@@ -627,18 +627,18 @@ class Bind:
 
     @computed_once
     def bound(self) -> int:
-        return self.base.bound()  # type: ignore[no-any-return]
+        return self.base.bound()
 
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
-        return self.base.evaluate(point, {**dict(env or {}), **dict(self.env)})  # type: ignore[no-any-return]
+        return self.base.evaluate(point, {**dict(env or {}), **dict(self.env)})
 
     def at(self, point: Mapping[str, int], env: Env | None = None) -> dict[str, int] | None:
-        return self.base.at(point, {**dict(env or {}), **dict(self.env)})  # type: ignore[no-any-return]
+        return self.base.at(point, {**dict(env or {}), **dict(self.env)})
 
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
         w = _width_of(point)
-        return self.base.encode(point, {**dict(env or {}), **{k: smt.bv(v, w) for k, v in self.env}})  # type: ignore[no-any-return]
+        return self.base.encode(point, {**dict(env or {}), **{k: smt.bv(v, w) for k, v in self.env}})
 
 
 def _bound_size(d: Dim, env: Mapping[str, int]) -> Extent:
@@ -651,7 +651,7 @@ def _bound_size(d: Dim, env: Mapping[str, int]) -> Extent:
     for n in list(walk(d.size)):
         if isinstance(n, Var) and n.name in env:
             out = replace_node(out, n, Num(env[n.name], n.pos))
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def _only(x: Extent, env: Mapping[str, int]) -> bool:

@@ -11,7 +11,7 @@ from typing import Any, Callable, Hashable, TypeVar
 _T = TypeVar("_T")
 
 
-class HeldMemo(dict):  # type: ignore[type-arg]
+class HeldMemo(dict):
     """A memo held on the object it memoises (``held``): it dies with the object, so no store is keyed by an
     ``id()`` a later object may reuse; it pickles and copies as an empty memo (a map sent to a worker carries
     no Z3 terms), and ``forget_held`` makes every one stale (cold benchmark runs)."""
@@ -37,7 +37,7 @@ def held(obj: object, name: str, key: Hashable, build: Callable[[], _T]) -> _T:
         memo = d[name] = HeldMemo()
         memo.generation = _GENERATION[0]
     if key in memo:
-        return memo[key]  # type: ignore[no-any-return]
+        return memo[key]
     if len(memo) > 1 << 12:
         memo.clear()
     out = memo[key] = build()

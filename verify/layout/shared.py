@@ -279,15 +279,15 @@ class SharedLayout:
 
     @property
     def rows(self) -> Extent:
-        return self.map.inputs[0].size  # type: ignore[no-any-return]
+        return self.map.inputs[0].size
 
     @property
     def cols(self) -> Extent:
-        return self.map.inputs[1].size  # type: ignore[no-any-return]
+        return self.map.inputs[1].size
 
     @property
     def params(self) -> tuple[Param, ...]:
-        return self.map.params  # type: ignore[no-any-return]
+        return self.map.params
 
     def offset(self, row: int, col: int, env: Mapping[str, int] | None = None) -> int | None:
         out = self.map.at({"row": row, "col": col}, env)

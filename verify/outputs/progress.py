@@ -131,7 +131,7 @@ def _screen(stream: IO[str]) -> tuple[int, int]:
 def _bar_class(tqdm: Any) -> Any:
     """tqdm with ``{left}`` (items not done yet) for the bar format."""
 
-    class Bar(tqdm):  # type: ignore[misc, valid-type]
+    class Bar(tqdm):
         @property
         def format_dict(self) -> dict[str, Any]:
             d = super().format_dict

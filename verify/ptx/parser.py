@@ -557,7 +557,7 @@ class Parser:
                 raise self.error(key, f"unknown .loc attribute {key.text!r}")
         return SourceLoc(f, line, col, inlined)
 
-    def _instr(self, op: Token, operand, guard: Reg | None, neg: bool, loc: SourceLoc | None) -> Instr:  # type: ignore[no-untyped-def]
+    def _instr(self, op: Token, operand, guard: Reg | None, neg: bool, loc: SourceLoc | None) -> Instr:
         if op.text.startswith((".", "%")):
             raise self.error(op, f"expected an instruction, found {op.text!r}")
         operands: list[Operand] = []

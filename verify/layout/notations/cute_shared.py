@@ -269,7 +269,7 @@ def parse_cute_shared(text: str | bytes, source: str = "argument") -> Swizzled:
     return Swizzled(parse_cute(text, source), None, "", 0)
 
 
-def _shifted(fn, text: str, k: int, source: str):  # type: ignore[no-untyped-def]
+def _shifted(fn, text: str, k: int, source: str):
     """Run a parser on ``text[k:]`` and report its errors at positions of the whole text."""
     try:
         return fn()

@@ -133,7 +133,7 @@ class _Val:
 
 def _parse_printed(text: str, source: str) -> dict[str, tuple[_Val, int, int]]:
     """``Head(k=v, ...)``, ``#ttg.linear<{k = v, ...}>`` or ``{k: v, ...}`` -> {key: (value, line, col)}."""
-    toks = TokenStream(_tokens(text, source))  # type: ignore[arg-type]
+    toks = TokenStream(_tokens(text, source))
     k = 0
 
     def err(message: str, t: tuple) -> NotationError:

@@ -537,7 +537,7 @@ def _missing(p: _Parser, attr: Attr, key: str) -> Any:
 def _list(p: _Parser, v: Any) -> tuple[Any, ...]:
     if not isinstance(v, Val) or not isinstance(v.value, tuple):
         raise p.error("expected a list", getattr(v, "at", 0))
-    return v.value  # type: ignore[no-any-return]
+    return v.value
 
 
 def _coord(p: _Parser, v: Any) -> int:
