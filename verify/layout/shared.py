@@ -302,8 +302,8 @@ class SharedLayout:
         return ("shared", self.map.key(), self.element_bits, self.base)
 
 
-def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[Term], Sequence[Term]],
-                col_mode: tuple[Sequence[Term], Sequence[Term]], element_bits_: int,
+def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[int], Sequence[int]],
+                col_mode: tuple[Sequence[int], Sequence[int]], element_bits_: int,
                 swizzle: Swizzle | None = None, swizzle_on: str = "address", base: int = 0,
                 params: tuple[Param, ...] = (), atom: tuple[int, int] | None = None, notation: str = "",
                 text: str = "") -> SharedLayout:
