@@ -113,13 +113,12 @@ class Evaluator:
         return Undefined(name)
 
     def expr(self, e: Expr) -> int | tuple[int, int]:
-        # isinstance, not type(e) is: the AST's node classes have no subclasses, so the two agree, and the
-        # checker narrows `e` to the node's class from isinstance.
-        if isinstance(e, BinOp):
+        # ``type(e) is``: the checker narrows ``e`` to the node's class from it, and it is the fastest test
+        if type(e) is BinOp:
             return _binop(e.op, self.scalar(e.left), self.scalar(e.right), e.pos)
-        if isinstance(e, Num):
+        if type(e) is Num:
             return e.value
-        if isinstance(e, Var):
+        if type(e) is Var:
             name = e.name
             if name == "lane":
                 return self.lane
@@ -128,11 +127,11 @@ class Evaluator:
             if self.env is None or name not in self.env:
                 raise EvalError(f"parameter {name!r} has no value here", e.pos)
             return self.env[name]
-        if isinstance(e, Ref):
+        if type(e) is Ref:
             return self.value(e.name)
-        if isinstance(e, Neg):
+        if type(e) is Neg:
             return _check(-self.scalar(e.operand), e.pos)
-        if isinstance(e, Span):
+        if type(e) is Span:
             return (self.scalar(e.first), self.scalar(e.last))
         raise TypeError(type(e))
 
@@ -143,19 +142,20 @@ class Evaluator:
         return v
 
     def cond(self, c: Cond) -> bool:
-        if isinstance(c, Compare):
+        if type(c) is Compare:
             vals = [self.scalar(o) for o in c.operands]
             for op, a, b in zip(c.ops, vals, vals[1:]):
                 if not _CMP[op](a, b):
                     return False
             return True
-        if isinstance(c, InSet):
+        if type(c) is InSet:
             return self.scalar(c.operand) in c.values
-        if isinstance(c, BoolOp):
+        if type(c) is BoolOp:
             if c.op == "and":
                 return all(self.cond(o) for o in c.operands)
             return any(self.cond(o) for o in c.operands)
         raise TypeError(type(c))
+
 
 def evaluate(formula: Formula, name: str, lane: int, i: int,
              env: Mapping[str, int] | None = None) -> int | tuple[int, int] | None:
