@@ -192,11 +192,7 @@ def build_parser(command: str | None = None, words: Sequence[str] = ()) -> argpa
 
 def _check_only_reads(only: argparse.ArgumentParser, words: Sequence[str]) -> bool:
     """Every option of ``words`` is one the check-only parser has (help aside: it lists the layout options)."""
-    subcommands = only._subparsers
-    assert subcommands is not None  # _parser gives it its one subcommand, check
-    choices = subcommands._group_actions[0].choices
-    assert isinstance(choices, dict)  # a subparsers action's: name -> parser
-    sub = choices["check"]
+    sub = options.subcommand(only, "check")
     known = set(sub._option_string_actions) - {"-h", "--help"}
     for word in words:
         if word == "--":

@@ -40,6 +40,14 @@ class Parser(argparse.ArgumentParser):
         return None
 
 
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of ``parser``'s subcommand ``name`` (``KeyError``: no such subcommand)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
+
+
 def _did_you_mean(extras: list[str], parser: argparse.ArgumentParser) -> str:
     """`` (did you mean --type?)`` for the first unknown option close to one the parser knows."""
     import difflib
