@@ -225,12 +225,12 @@ def _ldst(sec: Section, page: Page) -> list[IngestFinding]:
             if im and pending is not None:
                 src = re.search(r"\.b(\d+)x16_p\d+", im.group(0))
                 typ = re.search(r"\.b(\d+)(?:x16)?\b(?!.*\.b\d)", im.group(0))
-                bits = int(src.group(1)) if src else int(typ.group(1)) if typ else None
-                if bits is not None and bits != pending[0]:
+                loaded = int(src.group(1)) if src else int(typ.group(1)) if typ else None
+                if loaded is not None and loaded != pending[0]:
                     out.append(_finding("example-type", page.path, pending[1], _col(page, pending[1], "//"), pending[2],
                                         f"the example's comment says {pending[0]}-bit elements, its instruction "
-                                        f"{im.group(0)} loads {bits}-bit ones",
-                                        {"comment_bits": pending[0], "instruction_bits": bits}, sec.number))
+                                        f"{im.group(0)} loads {loaded}-bit ones",
+                                        {"comment_bits": pending[0], "instruction_bits": loaded}, sec.number))
                 pending = None
     return out
 
@@ -422,12 +422,13 @@ def _metadata_bits(sec: Section, page: Page) -> list[IngestFinding]:
         if not isinstance(block, Text):
             continue
         m = re.search(r"a \.b32 register containing (\w+) (\d+)-bit vectors", block.text)
-        if m is None or _num(m.group(1)) is None:
+        n = _num(m.group(1)) if m is not None else None
+        if m is None or n is None:
             continue
-        n, bits = _num(m.group(1)), int(m.group(2))
-        if n * bits > 32:  # type: ignore[operator]
+        bits = int(m.group(2))
+        if n * bits > 32:
             out.append(_finding("metadata-bits", page.path, block.line, _col(page, block.line, "Metadata"), block.text,
-                                f"a .b32 metadata register cannot hold {n} {bits}-bit vectors ({n * bits} bits)",  # type: ignore[operator]
+                                f"a .b32 metadata register cannot hold {n} {bits}-bit vectors ({n * bits} bits)",
                                 {"vectors": n, "bits": bits, "register_bits": 32}, sec.number, "E"))
     return out
 

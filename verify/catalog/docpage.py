@@ -156,7 +156,12 @@ def anchor_of(target: str) -> str:
 def clean_inline(text: str) -> tuple[str, tuple[str, ...]]:
     """Markdown inline text -> plain words, plus the link targets it held."""
     links: list[str] = []
-    text = _PERMALINK.sub(lambda m: (links.append(m.group(1)), "")[1], text)
+
+    def link(m: re.Match[str]) -> str:  # a permalink: its target kept, its text dropped
+        links.append(m.group(1))
+        return ""
+
+    text = _PERMALINK.sub(link, text)
 
     def repl(m: re.Match[str]) -> str:
         if m.group(1):  # image: drop
@@ -692,11 +697,14 @@ class _HtmlReader(HTMLParser):
         self.close()
         return self.out
 
-    def _start_text(self, kind: str) -> None:
-        self.buf = []
+    def _start_text(self, kind: str) -> list[str]:
+        """Start a block of text; its (empty) buffer."""
+        buf: list[str] = []
+        self.buf = buf
         self.buf_kind = kind
         self.buf_line = self.getpos()[0]
         self.links = []
+        return buf
 
     def _end_text(self) -> None:
         if self.buf is None:
@@ -802,8 +810,7 @@ class _HtmlReader(HTMLParser):
         elif self.buf is not None:
             self.buf.append(data)
         elif data.strip():
-            self._start_text("p")
-            self.buf.append(data)
+            self._start_text("p").append(data)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)

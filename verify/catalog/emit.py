@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from .sections import NUM, SectionSpec, num_word
+from .sections import NUM, IngestFinding, SectionSpec, num_word
 from .tables import elements_dropped, is_block, fragment_table, instruction_table, simple_sparse, source_table
 
 
@@ -70,7 +70,7 @@ def emit_toml(spec: SectionSpec) -> str:
         lines.append(_comment(f"sparsity (doc line {line}): {_sparsity_fact(stmt)}"))
     for line, ref in spec.references:
         lines.append(_comment(f"reference (line {line}): {ref}"))
-    by_frag = {}
+    by_frag: dict[tuple[str, tuple[str, ...]], list[IngestFinding]] = {}
     for f in spec.findings:
         by_frag.setdefault((f.operand, f.types), []).append(f)
     for fr in spec.fragments:

@@ -82,12 +82,12 @@ def write_all(out_dir: Path, specs: list[tuple[str, str]]) -> list[Path]:
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
             temps.append((Path(tmp), out_dir / name))
-        for tmp, final in temps:
-            os.replace(tmp, final)
+        for written, final in temps:
+            os.replace(written, final)
     except BaseException:
-        for tmp, _ in temps:
+        for written, _ in temps:
             try:
-                tmp.unlink()
+                written.unlink()
             except OSError:
                 pass
         raise

@@ -36,10 +36,10 @@ import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Sequence, cast
 
 from ..checks import maps
-from ..formula import BinOp, Case, Definition, Formula, Num, Ref, Var, parse_formula
+from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var, parse_formula
 from ..layout.descriptor import stride_roles
 from ..layout.dims import Dim
 from ..layout.family import Param
@@ -196,7 +196,7 @@ def _value(e: Any, env: dict[str, int]) -> int:
     if isinstance(e, int):
         return e
     f = Formula((Definition("v", (Case(e, None),)),), "x")
-    return int(oracle.Evaluator(f, 0, 0, dict(env)).value("v"))
+    return int(cast(int, oracle.Evaluator(f, 0, 0, dict(env)).value("v")))  # ``e`` is a number, not a column range
 
 
 def _product(items: Iterable[Any]) -> Any:
@@ -274,6 +274,8 @@ def atom_family(major: str, mn_units: int, k_units: int, swizzle: Swizzle, T_val
     (``T x mn_units`` elements) with ``k_units`` rows along K; K-major, ``mn_units`` rows of ``T x k_units``
     elements.  Offsets in elements, swizzled on 16-byte units."""
     T = Var("T")
+    rows: Expr | int
+    cols: Expr | int
     if major == "MN":
         rows, cols = op(T, "*", mn_units), k_units
         lin = op(Var("row"), "+", op(Var("col"), "*", op(T, "*", mn_units)))
@@ -889,7 +891,7 @@ def _descriptor(ctx: _Ctx, canon: dict[tuple[str, str], _Canonical]) -> None:
     if not tables:
         return
     fields = _descriptor_fields(tables[0])
-    code = next((b for b in sec.blocks if type(b).__name__ == "Code" and "matrix-descriptor-encode" in b.text), None)
+    code = next((b for b in sec.blocks if isinstance(b, Code) and "matrix-descriptor-encode" in b.text), None)
     _field_checks(ctx, page, number, fields, code)
     # swizzle codes fit their field and name distinct modes
     for lo, hi, size, desc, line, cols, _ in fields:
@@ -957,7 +959,7 @@ def _field_checks(ctx: _Ctx, page: Page, number: str, fields: Sequence[tuple[int
 def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[tuple[str, str], _Canonical]) -> None:
     tables = [b for b in sec.blocks if isinstance(b, Table)]
     table = next((t for t in tables if any("Starting address" in h for h in t.header)), None)
-    code: Any = next((b for b in sec.blocks if type(b).__name__ == "Code" and "base offset" in b.text), None)
+    code: Any = next((b for b in sec.blocks if isinstance(b, Code) and "base offset" in b.text), None)
     rule = next((b for b in sec.blocks if isinstance(b, Text) and "non-zero" in b.text), None)
     if code is None and rule is not None and re.search(r"base offset\s*=", rule.text):
         code = rule  # the formula inline in the rule's sentence (9.1's tcgen05 page)
@@ -980,7 +982,7 @@ def _base_offset(ctx: _Ctx, number: str, sec: Section, page: Page, canon: dict[t
         if fm is None or rule is None:
             continue
         shift, mask = int(fm.group(1), 0), int(fm.group(2), 0)
-        row = int(re.match(r"(\d+)", texts[0]).group(1)) if re.match(r"(\d+)", texts[0]) else 16
+        row = int(lead.group(1)) if (lead := re.match(r"(\d+)", texts[0])) else 16
         for start in range(row, 1 << 14, row):
             if start % boundary and (start >> shift) & mask == 0:
                 ctx.findings.append(_finding(
@@ -1054,6 +1056,7 @@ def _valid_combinations(ctx: _Ctx, atoms: dict[tuple[str, str], tuple[int, int, 
         if major is None:
             continue
         s = supported.lower()
+        modes: list[str | None]
         if s.startswith("all except"):
             modes = [m for m in known if m != mode_of_words(supported[len("all except"):])]
         elif s.startswith("only"):
@@ -1170,13 +1173,13 @@ def _tcgen05_descriptor(ctx: _Ctx) -> None:
     # the strides page's "Bit #52" names the mode field
     if "tcgen05.lbo" in ctx.pages:
         lsec, lpage = ctx.pages["tcgen05.lbo"]
-        said = next((b for b in lsec.blocks if isinstance(b, Text) and re.search(r"Bit #(\d+)", b.text)), None)
+        bit_text = next((b for b in lsec.blocks if isinstance(b, Text) and re.search(r"Bit #(\d+)", b.text)), None)
         mode_row = next((r for r in rows if re.search(r"Leading dimension stride mode", r[3], re.I)), None)
-        if said is not None and mode_row is not None:
-            bit = int(re.search(r"Bit #(\d+)", said.text).group(1))  # type: ignore[union-attr]
+        if bit_text is not None and mode_row is not None:
+            bit = int(re.search(r"Bit #(\d+)", bit_text.text).group(1))  # type: ignore[union-attr]
             if not mode_row[0] <= bit <= mode_row[1]:
                 ctx.findings.append(_finding(
-                    "descriptor-format", _Where(lpage.path, said.line, _col_in(lpage, said.line, "Bit #"), said.text),
+                    "descriptor-format", _Where(lpage.path, bit_text.line, _col_in(lpage, bit_text.line, "Bit #"), bit_text.text),
                     f"'Bit #{bit}' distinguishes the leading-dimension stride modes, but the descriptor's table "
                     f"({Path(page.path).name}:{mode_row[4]}) has the mode in bits {mode_row[0]}-{mode_row[1]}",
                     {"said": bit, "table": [mode_row[0], mode_row[1]]}, lsec.number))

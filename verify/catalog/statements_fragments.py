@@ -58,10 +58,11 @@ def read_fragment_section(sink: Sink, sec: Section, instruction: str, sparse: bo
         if isinstance(b, Text):
             em = re.search(r"executing\s+(?:sparse\s+)?(?:wgmma\.mma_async\.)?(\S+)\s+will compute an MMA operation of shape\s+"
                            r"\.?(\S+?)\s", b.text)
-            for g in (1, 2) if em else ():
-                word = em.group(g)
-                sink.add("shape", subject, word, sink.at(b.line, b.col, b.text, em.start(g)), b.text,
-                         "" if re.fullmatch(r"m\d+nNk\d+|m\d+n\d+k\d+", word) else f"{word!r} is no shape")
+            if em:
+                for g in (1, 2):
+                    word = em.group(g)
+                    sink.add("shape", subject, word, sink.at(b.line, b.col, b.text, em.start(g)), b.text,
+                             "" if re.fullmatch(r"m\d+nNk\d+|m\d+n\d+k\d+", word) else f"{word!r} is no shape")
             om = re.match(r"(Multiplicand|Accumulator|Matrix)\s+(\S+?)(?:,|:|\s|$)", b.text)
             if om and b.bullet:
                 flush("registers")
@@ -108,7 +109,7 @@ def _types(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_TYPE.findall(text)))
 
 
-def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str, operand: str, sparse: bool) -> None:
+def _table(sink: Sink, sec: Section, table: Table, instruction: str, shape: str, operand: str, sparse: bool) -> str:
     head = table.header[0].strip().lstrip(".") if table.header else ""
     if head:
         sink.add("type-header", f"operand:{operand}", head, (table.line, 1), table.header[0],
@@ -207,7 +208,7 @@ def _fragment_words(sink: Sink, lid: str, text: str, line: int, col: int, operan
         o = _OUT_OF.search(text)
         if o:
             n = number(o.group(1))
-            said = (e or t).group(1) if (e or t) else ""
+            said = et.group(1) if (et := e or t) else ""
             kept = number(said) if said else None
             sink.add("sparse-chunk", lid, (kept, n, e is not None), sink.at(line, col, text, o.start(1)), text,
                      "" if n is not None and kept is not None else f"{o.group(1)!r} is no number")

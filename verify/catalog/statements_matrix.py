@@ -287,9 +287,10 @@ class _Ctx:
                 n = number(m.group(k))
                 self._here(b, t, kind, self.instr, n, m.start(k), "" if n is not None else f"{m.group(k)!r} is no number")
         for am in re.finditer(r"addr(\d+)\s*[–-]\s*addr(\d+)\s+correspond to the rows of the\s+(\w+)\s+matrix", t):
-            k = _ORDINALS.get(am.group(3))
-            self._here(b, t, "address-range", self.instr, (k, int(am.group(1)), int(am.group(2))) if k else None,
-                       am.start(1), "" if k else f"{am.group(3)!r} is no ordinal")
+            ordinal = _ORDINALS.get(am.group(3))
+            self._here(b, t, "address-range", self.instr,
+                       (ordinal, int(am.group(1)), int(am.group(2))) if ordinal else None,
+                       am.start(1), "" if ordinal else f"{am.group(3)!r} is no ordinal")
 
     def _groups(self, b: Text, t: str) -> None:
         """A group of G threads and the row or column it holds; a thread's fragment of a row; thread T the F-th."""

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from ..layout.descriptor import stride_roles
-from .docpage import Caption, Code, Section, Table, Text
+from .docpage import Block, Caption, Code, Section, Table, Text
 from .shared_pages import SymError, _cells, _definition_clauses, canonical_family, major_of_words, mode_of_words, parse_symbolic
 from .statement_text import NUMBER, Sink, number
 
@@ -221,7 +221,7 @@ def read_atoms(sink: Sink, sec: Section, instr: str) -> None:
                     unread = f"{texts[1]!r} {texts[2]!r}: no leading dimension and atom"
                 major = major or ("K" if dash else "")
                 subject = f"{instr}.shared.atom.{major}.{mode}"
-                value = None if dash else (int(shape.group(1)), int(shape.group(2))) if shape else None
+                value: object = None if dash else (int(shape.group(1)), int(shape.group(2))) if shape else None
                 for k in range(3):
                     sink.add("atom", subject, value, (line, cols[k]), texts[k], unread)
         elif isinstance(b, Table) and len(b.header) >= 3 and "Transposed" in " ".join(b.header):
@@ -360,14 +360,18 @@ def read_examples(sink: Sink, sec: Section) -> None:
     while k < len(blocks):
         b = blocks[k]
         h = _EXAMPLE.match(b.text) if isinstance(b, Text) else None
-        if not h:
+        if not h or not isinstance(b, Text):  # (a match is of a Text)
             k += 1
             continue
         n = k + 1
-        while n < len(blocks) and not (isinstance(blocks[n], Text) and _EXAMPLE.match(blocks[n].text)):
+        while n < len(blocks) and not _is_example(blocks[n]):
             n += 1
         _example(sink, b, h, blocks[k + 1:n])
         k = n
+
+
+def _is_example(b: Block) -> bool:
+    return isinstance(b, Text) and bool(_EXAMPLE.match(b.text))
 
 
 def _example(sink: Sink, head: Text, h: re.Match[str], blocks: list[Any]) -> None:
@@ -492,7 +496,7 @@ def read_descriptor(sink: Sink, sec: Section) -> None:
                 size = int(texts[1]) if texts[1].strip().isdigit() else None
                 name = _field_name(texts[2])
                 unread = "" if rm and size is not None and name else f"{' | '.join(texts[:2])}: the field does not read"
-                value = (name, int(rm.group(1)), int(rm.group(2)), size) if not unread and rm else None
+                value: object = (name, int(rm.group(1)), int(rm.group(2)), size) if not unread and rm else None
                 for k in range(3):
                     sink.add("descriptor-field", "wgmma.descriptor", value, (line, cols[k]), texts[k], unread)
                 if name == "swizzle":

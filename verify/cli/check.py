@@ -105,7 +105,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.as_expected else 1
 
 
-def register(subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]", given: bool = True) -> None:
+def register(subparsers: "argparse._SubParsersAction[options.Parser]", given: bool = True) -> None:
     """Add ``check``; ``given``: with the options of a layout on its own (``--triton FILE``...: ``cli.given``),
     which load the notations (``main`` builds the parser without them for a line that uses none)."""
     c = subparsers.add_parser("check", help="prove or refute every property of every layout")

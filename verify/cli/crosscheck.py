@@ -26,7 +26,7 @@ def _spec_layouts(path: str | None) -> list:
     return api.load(inputs.paths_or_bundled([path] if path is not None else None))
 
 
-def _emit(fmt: str, result, text) -> None:  # type: ignore[no-untyped-def]
+def _emit(fmt: str, result, text) -> None:
     sys.stdout.write(out_json.to_json(result.to_json()) if fmt == "json" else text(result))
 
 

@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .options import Parser
 
 _BAD_INPUT = ("  2  bad input: unreadable file, unwritable output, syntax error, unknown id or option value;\n"
               "     one line on stderr (file:line:col: error: ... or ptx-verify: error: ...), nothing written")
@@ -151,7 +155,7 @@ exit codes:
 
 
 def add_epilogs(parser: argparse.ArgumentParser,
-                subparsers: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+                subparsers: "argparse._SubParsersAction[Parser]") -> None:
     """Give the main parser and every subcommand its epilog, printed verbatim."""
     for name, p in [(None, parser)] + sorted(subparsers.choices.items()):
         if name in EPILOGS:

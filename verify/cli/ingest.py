@@ -95,7 +95,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0 if report.as_expected else 1
 
 
-def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "ingest", help="turn documentation pages into spec files (one per section)",
         description="Read PTX ISA pages, write one spec per 'Matrix Fragments for ...' section (and one of map "

@@ -21,7 +21,7 @@ def bad_input(path: str, line: int, col: int, message: str) -> BadInput:
     return BadInput(f"{path}:{line}:{col}: error: {message}")
 
 
-def evaluation_guard(where: str, fn):  # type: ignore[no-untyped-def]
+def evaluation_guard(where: str, fn):
     """Run ``fn``; a given layout that cannot be evaluated is bad input at its own position."""
     from ..checks.fragment import BoundError
     from ..engines.oracle import EvalError
@@ -94,6 +94,6 @@ def require_pages_for_against(against: Sequence[str] | None, paths: Sequence[str
 def origins(paths: Sequence[str]) -> Origins:
     """Doc pages given (file name -> path as given) and spec files read, sorted as ``api.load`` sorts them."""
     pages, specs = _split(paths)
-    files = frozenset(str(f) for f in spec_files(specs)) if specs else frozenset()
+    files = frozenset(str(f) for f in spec_files([*specs])) if specs else frozenset()
     from ..outputs.sarif import Origins
     return Origins({Path(p).name: p for p in pages}, files)

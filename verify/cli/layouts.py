@@ -25,7 +25,7 @@ def _spec_layouts(path: str | None) -> list:
     return api.load(inputs.paths_or_bundled([path] if path is not None else None))
 
 
-def _find(specs: list | str | None, layout_id: str) -> api.Layout:
+def _find(specs: list | str | None, layout_id: str) -> api.Layout | api.MapLayout:
     try:  # paths (None: the bundled specs): only the file that defines the id is loaded, where one does
         return api.layout(specs, layout_id) if isinstance(specs, list) else \
             api.find_layout(inputs.paths_or_bundled([specs] if specs is not None else None), layout_id)
@@ -180,6 +180,7 @@ def cmd_handoff(args: argparse.Namespace) -> int:
         if isinstance(lay, api.MapLayout):
             raise UsageError(f"{lay.id} is a {lay.kind} layout, not a register fragment: a writer and a reader of "
                              f"memory are compared with 'ptx-verify consistent --writer {source.id} --reader {target.id}'")
+    assert not isinstance(source, api.MapLayout) and not isinstance(target, api.MapLayout)  # (refused just above)
     try:
         if from_flag is not None:
             read = read_values(source, target, params, from_params)

@@ -10,7 +10,7 @@ import argparse
 import functools
 import gc
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Sequence, TypeVar
 
 from .. import __version__, api
 from ..checks.fragment import BoundError
@@ -53,14 +53,15 @@ def cmd_table(args: argparse.Namespace) -> int:
         raise UsageError(e.args[0]) from None
     from . import layouts
     flag = layouts._given_flag(args)
-    lay = _instance(whole, params, given=flag is not None)
-    if isinstance(lay, MapLayout):
-        layouts.arch_spec(lay, args)  # --arch/--major are for wmma fragments: refused here
+    if isinstance(whole, MapLayout):  # a map (its members are maps)
+        member = _instance(whole, params, given=flag is not None)
+        layouts.arch_spec(member, args)  # --arch/--major are for wmma fragments: refused here
         if flag is not None:
-            lay, whole, params = _given_map(lay, whole, args, flag, params)
+            member, whole, params = _given_map(member, whole, args, flag, params)
         elif layouts._given_options(args):
             raise UsageError("give the layout with a notation (--formula FILE ...) for its options")
-        return _map_table(lay, args, whole, params)
+        return _map_table(member, args, whole, params)
+    lay = _instance(whole, params, given=flag is not None)
     if args.arch is not None and args.format == "svg":
         raise UsageError("--arch is for text and json (the label says the map is wmmae's, not the doc's)")
     lay, label = layouts.arch_spec(lay, args)
@@ -121,7 +122,10 @@ def _map_table(lay: MapLayout, args: argparse.Namespace, whole: MapLayout, param
     return 0
 
 
-def _instance(lay: api.Layout, params: dict[str, int], given: bool = False) -> api.Layout:
+_L = TypeVar("_L", api.Layout, MapLayout)
+
+
+def _instance(lay: _L, params: dict[str, int], given: bool = False) -> _L:
     """The member of a family that ``--param`` names (``layout.params``: a family printed as one layout asks
     for its member; a name the layout does not have is an error naming the valid ones, unless a given layout's
     index code may read it: ``given``, checked when the code is read).  A fragment family with a given layout
@@ -188,7 +192,7 @@ def build_parser(command: str | None = None, words: Sequence[str] = ()) -> argpa
 
 def _check_only_reads(only: argparse.ArgumentParser, words: Sequence[str]) -> bool:
     """Every option of ``words`` is one the check-only parser has (help aside: it lists the layout options)."""
-    sub = only._subparsers._group_actions[0].choices["check"]  # type: ignore[union-attr]
+    sub = options.subcommand(only, "check")
     known = set(sub._option_string_actions) - {"-h", "--help"}
     for word in words:
         if word == "--":

@@ -21,7 +21,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
-    def parse_args(self, args=None, namespace=None):  # type: ignore[no-untyped-def,override]
+    def parse_args(self, args=None, namespace=None):
         """argparse's, but an option no parser knows is the chosen command's error: ``ptx-verify banks: error:
         unrecognized arguments: --tyep (did you mean --type?) (see ptx-verify banks --help)``, not the top-level
         parser's, whose help does not list the command's options."""
@@ -38,6 +38,14 @@ class Parser(argparse.ArgumentParser):
             if isinstance(action, argparse._SubParsersAction):
                 return action.choices.get(getattr(ns, action.dest, None) or "")
         return None
+
+
+def subcommand(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The parser of ``parser``'s subcommand ``name`` (``KeyError``: no such subcommand)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return action.choices[name]
+    raise KeyError(name)
 
 
 def _did_you_mean(extras: list[str], parser: argparse.ArgumentParser) -> str:
@@ -103,7 +111,7 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-_STOPPING = []  # not empty once a signal asked the run to stop
+_STOPPING: list[int] = []  # not empty once a signal asked the run to stop
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -116,8 +124,8 @@ def _terminate(signum: int, frame: object) -> None:
     raise Terminated(signum)
 
 
-def _unraisable(hook):  # type: ignore[no-untyped-def]
-    def quiet(info):  # type: ignore[no-untyped-def]
+def _unraisable(hook):
+    def quiet(info):
         if not _STOPPING:  # while stopping, objects torn down half-built by the signal may complain: not news
             hook(info)
     return quiet

@@ -39,7 +39,7 @@ examples:
                                              "unplaced access")
 
 
-def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[no-untyped-def]
+def _layout(args: argparse.Namespace, params: dict[str, int]):
     """The tile and its side (``layout.params``): a family of the specs (``--id``), index code (``--formula``:
     the names of ``params`` it reads), or a notation that reads no parameter."""
     from ..layout.params import Side, index_side, own, side_of
@@ -85,7 +85,7 @@ def _layout(args: argparse.Namespace, params: dict[str, int]):  # type: ignore[n
         raise UsageError(str(e)) from None
 
 
-def _check_params(params: dict[str, int], *sides) -> None:  # type: ignore[no-untyped-def]
+def _check_params(params: dict[str, int], *sides) -> None:
     """Every ``--param`` name had by a side (``layout.params``): one line naming the valid ones otherwise."""
     from ..layout.params import check
     try:

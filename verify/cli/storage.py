@@ -18,7 +18,7 @@ from . import inputs, options
 
 
 
-def _side(values: list[str], flag: str):  # type: ignore[no-untyped-def]
+def _side(values: list[str], flag: str):
     """Each value: a layout id, or ``NOTATION:TEXT`` (a file for triton and index) as a ``Given``."""
     from ..checks.consistency_sides import Given, inline, notations
     prefix = re.compile("(" + "|".join(map(re.escape, notations())) + "):", re.S)

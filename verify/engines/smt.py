@@ -156,10 +156,10 @@ class Encoder:
                 elif isinstance(et.value, tuple):
                     value = (ite(ct, et.value[0], value[0]), ite(ct, et.value[1], value[1]))  # type: ignore[index]
                 else:
-                    value = ite(ct, et.value, value)  # type: ignore[arg-type]
-                ok = conj(cok, ok if et.ok is TRUE and ok is TRUE else ite(ct, et.ok, ok))  # type: ignore[arg-type]
+                    value = ite(ct, et.value, value)
+                ok = conj(cok, ok if et.ok is TRUE and ok is TRUE else ite(ct, et.ok, ok))
             assert value is not None
-            self._memo[name] = Term(value, ok if ok is TRUE else z3.simplify(ok))  # type: ignore[arg-type]
+            self._memo[name] = Term(value, ok if ok is TRUE else z3.simplify(ok))
         return self._memo[name]
 
     def expr(self, e: Expr) -> Term:
@@ -176,27 +176,27 @@ class Encoder:
             return Term(-t.value, t.ok)  # type: ignore[operator]
         if isinstance(e, BinOp):
             a, b = self.expr(e.left), self.expr(e.right)
-            return Term(OPS[e.op](a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
+            return Term(OPS[e.op](a.value, b.value), conj(a.ok, b.ok))
         if isinstance(e, Span):
             a, b = self.expr(e.first), self.expr(e.last)
-            return Term((a.value, b.value), conj(a.ok, b.ok))  # type: ignore[arg-type]
+            return Term((a.value, b.value), conj(a.ok, b.ok))
         raise TypeError(type(e))
 
     def cond(self, c: Cond) -> tuple[z3.BoolRef, z3.BoolRef]:
         """(truth, defined) of a condition."""
         if isinstance(c, Compare):
             terms = [self.expr(o) for o in c.operands]
-            truth = conj(*[CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])  # type: ignore[arg-type]
+            truth = conj(*[CMP[op](a.value, b.value) for op, a, b in zip(c.ops, terms, terms[1:])])
             return truth, conj(*[t.ok for t in terms])
         if isinstance(c, InSet):
             t = self.expr(c.operand)
             eq = CMP["=="]
-            return any_of([eq(t.value, bv(v, self.width)) for v in c.values]), t.ok  # type: ignore[arg-type]
+            return any_of([eq(t.value, bv(v, self.width)) for v in c.values]), t.ok
         if isinstance(c, BoolOp):
             parts = [self.cond(o) for o in c.operands]
             # Short-circuit like the oracle: a later operand's definedness only matters
             # when the earlier ones did not already decide the result.
-            truth: z3.BoolRef = z3.BoolVal(c.op == "and")
+            truth = z3.BoolVal(c.op == "and")
             ok: z3.BoolRef = TRUE
             for pt, pok in reversed(parts):
                 if c.op == "and":
@@ -227,7 +227,7 @@ def in_domain(lane: z3.BitVecRef, i: z3.BitVecRef, threads: int, n: int) -> z3.B
 
 
 def as_int(model: z3.ModelRef, term: z3.ExprRef) -> int:
-    return model.eval(term, model_completion=True).as_signed_long()  # type: ignore[attr-defined]
+    return model.eval(term, model_completion=True).as_signed_long()
 
 
 def width_for(bound: int) -> int:
@@ -413,7 +413,7 @@ def _search(constraints: list[z3.BoolRef], keys: list[z3.ExprRef], m: z3.ModelRe
             mid = (lo + hi) // 2
             r, m2 = solve(fixed + [key <= mid], budget)
             if r == "sat":
-                hi, m = as_int(m2, key), m2  # type: ignore[arg-type]
+                hi, m = as_int(m2, key), m2
             elif r == "unsat":
                 lo = mid + 1
             else:

@@ -167,7 +167,7 @@ class VectorEvaluator:
             for take, e in reversed(parts[:-1]):
                 lo = np.where(take, e.lo, lo)
             return Value(lo, lo, None, None, None)
-        lo: np.ndarray = self._full(0)
+        lo = self._full(0)
         hi: np.ndarray = self._full(0)
         span: np.ndarray | None = None
         ok: np.ndarray = np.zeros((), bool)
@@ -245,20 +245,21 @@ class VectorEvaluator:
         x, y = a.lo, b.lo
         op = e.op
         op_err: np.ndarray | None = None
-        const = isinstance(e.right, Num)  # the common case (``% 4``, ``>> 2``): its checks decided here
+        # a constant right operand, the common case (``% 4``, ``>> 2``): its checks decided here
+        const = e.right.value if isinstance(e.right, Num) else None
         if op in ("/", "%"):
-            zero = (y == 0) if not const or e.right.value == 0 else None  # type: ignore[attr-defined]
+            zero = (y == 0) if const is None or const == 0 else None
             if zero is not None and np.any(zero):
                 op_err = np.asarray(zero, dtype=bool)
                 y = np.where(zero, 1, y)
-            if self.fast and (e.right.value > 0 if const else np.ndim(y) == 0 and y > 0) and np.all(x >= 0):  # type: ignore[attr-defined]
+            if self.fast and (const > 0 if const is not None else np.ndim(y) == 0 and y > 0) and np.all(x >= 0):
                 v = x // y if op == "/" else x % y  # non-negative by positive: C and floor agree
             else:
                 q = np.abs(x) // np.abs(y)
                 q = np.where((x >= 0) == (y >= 0), q, -q)
                 v = q if op == "/" else x - y * q
         elif op in ("<<", ">>"):
-            out = (y < 0) | (y > 63) if not const or not 0 <= e.right.value <= 63 else None  # type: ignore[attr-defined]
+            out = (y < 0) | (y > 63) if const is None or not 0 <= const <= 63 else None
             if out is not None and np.any(out):
                 op_err = np.asarray(out, dtype=bool)
                 y = np.where(out, 0, y)
@@ -309,11 +310,11 @@ class VectorEvaluator:
             is_and = c.op == "and"
             reach: np.ndarray = np.ones((), bool)     # points that evaluate this operand
             decided: np.ndarray = np.zeros((), bool)  # short-circuited: a false (and) / a true (or)
-            err: np.ndarray = np.zeros((), bool)
-            for o in c.operands:
-                t, ok, e = self.cond(o)
+            errs: np.ndarray = np.zeros((), bool)
+            for part in c.operands:
+                t, ok, e = self.cond(part)
                 if e is not None:
-                    err = err | (reach & e)
+                    errs = errs | (reach & e)
                 good = reach if ok is None else (reach & ok)
                 stop = good & (~t if is_and else t)
                 decided = decided | stop
@@ -321,7 +322,7 @@ class VectorEvaluator:
             # ``reach`` now holds the points that passed every operand (all true / all false)
             truth = reach if is_and else decided
             okm = reach | decided
-            return truth, (None if okm.all() else okm), (err if err.any() else None)
+            return truth, (None if okm.all() else okm), (errs if errs.any() else None)
         raise TypeError(type(c))
 
 

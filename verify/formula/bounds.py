@@ -88,8 +88,8 @@ def _value_bound(formula: Formula, lane_max: int, i_max: int, env_items: tuple[t
             expr(c.operand)
             worst[0] = max([worst[0]] + [abs(v) for v in c.values])
         elif isinstance(c, BoolOp):
-            for o in c.operands:
-                cond(o)
+            for part in c.operands:
+                cond(part)
 
     def definition(name: str) -> tuple[int, int]:
         if name not in memo:

@@ -441,7 +441,7 @@ def resolve(formula: Formula, lines: list[str], required: tuple[str, ...] = ("ro
     _check_references(formula, names, err)
 
 
-def _check_references(formula: Formula, names: dict[str, Definition], err) -> None:  # type: ignore[no-untyped-def]
+def _check_references(formula: Formula, names: dict[str, Definition], err) -> None:
     """No definition refers to itself (directly or not), and none is too deep once its references are
     inlined (that is what the evaluators recurse over).  Iterative: any chain length is safe here."""
     inline: dict[str, int] = {}

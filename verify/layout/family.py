@@ -108,7 +108,7 @@ def substitute(formula: Formula, env: Mapping[str, "int | Expr"]) -> Formula:
         if node.name in env:
             v = env[node.name]
             out = replace_node(out, node, Num(v, node.pos) if isinstance(v, int) else v)
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def clear_caches() -> None:

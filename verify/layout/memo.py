@@ -17,7 +17,7 @@ class HeldMemo(dict):
     no Z3 terms), and ``forget_held`` makes every one stale (cold benchmark runs)."""
 
     __slots__ = ("generation",)
-    generation: int
+    generation: int  # the ``_GENERATION`` it was made in (set by ``held``)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (HeldMemo, ())

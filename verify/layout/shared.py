@@ -310,8 +310,8 @@ def concrete(x: Extent) -> int:
     return int(x)
 
 
-def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[Term], Sequence[Term]],
-                col_mode: tuple[Sequence[Term], Sequence[Term]], element_bits_: int,
+def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[int], Sequence[int]],
+                col_mode: tuple[Sequence[int], Sequence[int]], element_bits_: int,
                 swizzle: Swizzle | None = None, swizzle_on: str = "address", base: int = 0,
                 params: tuple[Param, ...] = (), atom: tuple[int, int] | None = None, notation: str = "",
                 text: str = "") -> SharedLayout:

@@ -107,6 +107,7 @@ def check_junit(report: Report, origins: Origins = Origins(), diff: BaselineDiff
         _child(case, tag, (change + "\n" if change else "") + _details(f, where),
                message=f"{f.status}, expected {f.expected}: {f.message}"[:1000], kind=f.status)
 
+    where: Where | None
     for r in report.results:
         lay = r.layout
         where = layout_where(lay, origins)

@@ -114,7 +114,7 @@ def kernel_sarif(r: KernelResult) -> dict[str, Any]:
         loc["logicalLocations"] = [{"fullyQualifiedName": r.kernel, "kind": "function"}]
         res: dict[str, Any] = {"ruleId": RULE_PREFIX + f.kind, "ruleIndex": index[f.kind], "level": "error",
                                "message": {"text": text}, "locations": [loc]}
-        related = []
+        related: list[dict[str, Any]] = []
         for link in f.chain:
             rel = _phys(r.ptx, link.line, link.col)
             rel["id"] = len(related)

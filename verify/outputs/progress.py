@@ -65,19 +65,25 @@ class Progress:
         if not self.enabled:
             yield _noop
             return
+        stream = self.stream
+        assert stream is not None  # enabled only with a stream (__init__)
         tqdm = _tqdm()
         fmt = ("{desc}: {n_fmt}/{total_fmt} done, {left} left ({remaining} to go)" if total is not None
                else "{desc} [{elapsed}]")
-        cols, rows = _screen(self.stream)
-        bar = _bar_class(tqdm)(total=total, desc=label, file=self.stream, delay=self.delay, leave=False,
+        cols, rows = _screen(stream)
+        bar = _bar_class(tqdm)(total=total, desc=label, file=stream, delay=self.delay, leave=False,
                    bar_format=fmt, ncols=cols, nrows=rows, mininterval=TICK, miniters=0)
         stop = threading.Event()
         ticker = threading.Thread(target=_tick, args=(bar, stop), name="ptx-verify-progress", daemon=True)
         stdout = sys.stdout
-        sys.stdout = _Clearing(stdout, self.stream, tqdm)  # lines printed meanwhile do not run into the bar
+        sys.stdout = _Clearing(stdout, stream, tqdm)  # lines printed meanwhile do not run into the bar
         ticker.start()
+
+        def step(n: int = 1) -> None:
+            bar.update(n)
+
         try:
-            yield lambda n=1: bar.update(n)
+            yield step
         finally:
             stop.set()
             ticker.join()
@@ -125,7 +131,7 @@ def _screen(stream: IO[str]) -> tuple[int, int]:
 def _bar_class(tqdm: Any) -> Any:
     """tqdm with ``{left}`` (items not done yet) for the bar format."""
 
-    class Bar(tqdm):  # type: ignore[misc, valid-type]
+    class Bar(tqdm):
         @property
         def format_dict(self) -> dict[str, Any]:
             d = super().format_dict

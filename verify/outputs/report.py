@@ -69,13 +69,15 @@ def draw(m: Model) -> dict[str, dict[str, Any]]:
             continue
         lay, fs, lid = e.layout, e.findings, e.layout_id
         title = e.pictured.id + ("  (corrected: the doc formula does not parse)" if lay is None else "")
-        marks = dict(highlight=_highlights(fs) if lay is not None else (),
-                     highlight_elements=_highlight_elements(fs) if lay is not None else ())
-        pic['svg'] = fragment_svg(e.pictured, entries_tab, title=title, uid=slug(lid), **marks)
+        highlight = _highlights(fs) if lay is not None else ()
+        highlight_elements = _highlight_elements(fs) if lay is not None else ()
+        pic['svg'] = fragment_svg(e.pictured, entries_tab, title=title, uid=slug(lid), highlight=highlight,
+                                  highlight_elements=highlight_elements)
         pic['svg_file'] = "svg/" + svg_name(lid)
         if needs_condensing(e.pictured):
             pic['svg_full'] = fragment_svg(e.pictured, entries_tab, title=title + "  (every cell)",
-                                           uid=slug(lid) + "-full", full=True, **marks)
+                                           uid=slug(lid) + "-full", full=True, highlight=highlight,
+                                           highlight_elements=highlight_elements)
             pic['svg_full_file'] = "svg/" + slug(lid) + ".full.svg"
         pic["counts"] = summary_counts(e.pictured, entries_tab)
     return out
@@ -262,9 +264,9 @@ def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = Non
         a("")
         a("| Page:line:col | Severity | Kind | Section | The doc's words | Finding |")
         a("|---|---|---|---|---|---|")
-        for f in m.doc_findings:
-            a(f"| {_md(f'{Path(f.page).name}:{f.line}:{f.column}')} | {f.severity} | {_md(f.kind)} | {_md(f.section)} | "
-              f"{_cs(f.words) if f.words else ''} | {_md(f.message)} |")
+        for df in m.doc_findings:
+            a(f"| {_md(f'{Path(df.page).name}:{df.line}:{df.column}')} | {df.severity} | {_md(df.kind)} | "
+              f"{_md(df.section)} | {_cs(df.words) if df.words else ''} | {_md(df.message)} |")
         a("")
     if m.references is not None:
         o.extend(_md_references(m.references))
@@ -589,11 +591,11 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
           "lists, figures, formulas).</p>")
         a("<table><thead><tr><th>Page:line:col</th><th>Severity</th><th>Kind</th><th>Section</th>"
           "<th>The doc's words</th><th>Finding</th></tr></thead><tbody>")
-        for f in m.doc_findings:
-            a(f'<tr><td class="id" title="{esc(f.page)}">{esc(f"{Path(f.page).name}:{f.line}:{f.column}")}</td>'
-              f"<td>{esc(f.severity)}</td>"
-              f"<td>{esc(f.kind)}</td><td>{esc(f.section)}</td><td><code>{esc(f.words)}</code></td>"
-              f"<td>{esc(f.message)}</td></tr>")
+        for df in m.doc_findings:
+            a(f'<tr><td class="id" title="{esc(df.page)}">{esc(f"{Path(df.page).name}:{df.line}:{df.column}")}</td>'
+              f"<td>{esc(df.severity)}</td>"
+              f"<td>{esc(df.kind)}</td><td>{esc(df.section)}</td><td><code>{esc(df.words)}</code></td>"
+              f"<td>{esc(df.message)}</td></tr>")
         a("</tbody></table>")
     if m.references is not None:
         o.extend(_html_references(m.references))

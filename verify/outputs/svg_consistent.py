@@ -94,18 +94,18 @@ def consistent_svg(decision: Any, full: bool = False) -> str:
     copies = list(itertools.product(*(range(int(d.size)) for d in extra)))[:MAX_COPIES]
     w_ok, w_out = [], []
     for cp in copies:
-        pt = dict(g)
-        pt.update({d.name: np.asarray(v, np.int64) for d, v in zip(extra, cp)})
-        wv = writer.evaluate(pt, env)
+        point = dict(g)
+        point.update({d.name: np.asarray(v, np.int64) for d, v in zip(extra, cp)})
+        wv = writer.evaluate(point, env)
         w_ok.append(np.broadcast_to(np.asarray(wv.ok, bool), shape))
         w_out.append({k: np.broadcast_to(np.asarray(v, np.int64), shape) for k, v in wv.out.items()})
     written = np.zeros(shape, bool)
     same = np.zeros(shape, bool)
-    for ok, o in zip(w_ok, w_out):
+    for ok, wo in zip(w_ok, w_out):
         written |= ok
         eq = ok & r_ok
         for n in outs:
-            eq = eq & (o[n] == r_out[n])
+            eq = eq & (wo[n] == r_out[n])
         same |= eq
     r_in = r_ok & inside(r_out, tuple(writer.outputs), env)
     kind = np.full(shape, "none", dtype=object)
@@ -117,24 +117,26 @@ def consistent_svg(decision: Any, full: bool = False) -> str:
     # places written for more than one element (or copy)
     keys: dict[tuple[int, ...], int] = {}
     twice = np.zeros(shape, bool)
-    for ok, o in zip(w_ok, w_out):
+    for ok, wo in zip(w_ok, w_out):
         for pt in zip(*np.nonzero(ok)):
-            key = tuple(int(o[n][pt]) for n in outs)
+            key = tuple(int(wo[n][pt]) for n in outs)
             keys[key] = keys.get(key, 0) + 1
-    for ok, o in zip(w_ok, w_out):
+    for ok, wo in zip(w_ok, w_out):
         for pt in zip(*np.nonzero(ok)):
-            if keys[tuple(int(o[n][pt]) for n in outs)] > 1:
+            if keys[tuple(int(wo[n][pt]) for n in outs)] > 1:
                 twice[pt] = True
     prop, marked, words = _witness(decision)
     names = [d.name for d in xdims]
 
+    grid_in: list[int]
+    panel_in: list[int]
     if len(sizes) == 1:
         grid_in, panel_in = [0], []
         rows, cols = 1, sizes[0]
     else:
         grid_in, panel_in = _dims(sizes)
         rows, cols = sizes[grid_in[0]], sizes[grid_in[1]]
-    combos = list(itertools.product(*(range(sizes[k]) for k in panel_in))) if panel_in else [()]
+    combos: list[tuple[int, ...]] = list(itertools.product(*(range(sizes[k]) for k in panel_in))) if panel_in else [()]
 
     def index(r: int, c: int, combo: tuple[int, ...]) -> tuple[int, ...]:
         if len(sizes) == 1:
@@ -244,11 +246,11 @@ def consistent_svg(decision: Any, full: bool = False) -> str:
         a(f'<rect x="{MARGIN}" y="{gy}" width="{grid_w}" height="{grid_h}" fill="none" stroke="#000000"/>')
     x = 8
     present = [k for k in FILLS if bool((kind == k).any())]
-    for k in present:
-        fill = "url(#hatch-consistent)" if k == "none" else FILLS[k]
+    for kd in present:
+        fill = "url(#hatch-consistent)" if kd == "none" else FILLS[kd]
         a(f'<rect x="{x}" y="{legend_y}" width="14" height="12" fill="{fill}" stroke="#555555"/>')
-        a(f'<text x="{x + 18}" y="{legend_y + 10}">{esc(WORDS[k])}</text>')
-        x += 30 + 6 * len(WORDS[k])
+        a(f'<text x="{x + 18}" y="{legend_y + 10}">{esc(WORDS[kd])}</text>')
+        x += 30 + 6 * len(WORDS[kd])
     if bool(twice.any()):
         a(f'<rect x="{x}" y="{legend_y}" width="14" height="12" fill="#ffffff" stroke="{RED}" stroke-width="2"/>')
         a(f'<text x="{x + 18}" y="{legend_y + 10}">place written twice</text>')

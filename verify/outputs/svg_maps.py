@@ -208,6 +208,7 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         first_collision = (np.unravel_index(k0, ok.shape), np.unravel_index(k1, ok.shape))
 
     # panels: (caption, point index function (r, c) -> full input index tuple or None)
+    panels: list[tuple[str, tuple[int, ...] | None]]
     if len(sizes) == 1:
         panels = [("", None)]
         row_name, col_name = f"{ins[0]} / {WRAP}", f"{ins[0]} % {WRAP}"

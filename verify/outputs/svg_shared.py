@@ -203,7 +203,7 @@ def _cell_rect(r: int, c: int, xs: Mapping[int, int], ys: Mapping[int, int], col
 
 
 def _banks_marks(banks: Any, xs: Mapping[int, int], ys: Mapping[int, int]) -> list[str]:
-    out = []
+    out: list[str] = []
     w = banks.worst
     if w:
         out.extend(_cell_rect(r, c, xs, ys, GROUP, 2) for r, c in w.get("cells", ()) if r in ys and c in xs)

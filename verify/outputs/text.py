@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..layout.model import Layout, MapLayout
-from ..results import Report
+from ..results import LayoutResult, MapResult, Report
 from .table import table_text
 from .text_results import instruction_lines
 
@@ -13,7 +13,8 @@ _MARK = {"proved": "ok", "refuted": "FAIL", "unknown": "??", "error": "ERR"}
 
 def check_text(report: Report) -> str:
     lines: list[str] = []
-    for r in (*report.results, *report.maps):
+    rows: list[LayoutResult | MapResult] = [*report.results, *report.maps]
+    for r in rows:
         lay = r.layout
         marks = " ".join(f"{c.check}:{_MARK.get(c.status, c.status)}" for c in r.checks)
         tag = "" if r.as_expected else "  <-- UNEXPECTED"

@@ -138,18 +138,18 @@ def handoff_text(r: HandoffResult) -> str:
         big = dst.threads > WARP  # several warps: the first lanes and values, every one in --format json
         shown = 0
         for lane in range(dst.threads):
-            steps = [s for s in r.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
-            if not steps:
+            plan_steps = [s for s in r.plan[lane * n:(lane + 1) * n] if s.moves or s.src_lane is None]
+            if not plan_steps:
                 continue
             if big and shown == 8:
                 lines.append("    ... (every lane: --format json, plan)")
                 break
             shown += 1
-            more = len(steps) - 8 if big and len(steps) > 8 else 0
+            more = len(plan_steps) - 8 if big and len(plan_steps) > 8 else 0
             lines.append(f"    lane {lane}: " + ", ".join(
                 f"{dst.element_name(s.i)} <- " + (f"lane {s.src_lane} {_source_name(r, s)}"
                                                   if s.src_lane is not None else "nothing")
-                for s in (steps[:8] if more else steps)) + (f", ... ({more} more)" if more else ""))
+                for s in (plan_steps[:8] if more else plan_steps)) + (f", ... ({more} more)" if more else ""))
     elif r.message:
         lines.append(f"  {r.message}")
     lines.append("  engines: " + ", ".join(f"{k} {v}" for k, v in r.engines.items()))

@@ -93,7 +93,8 @@ class Parser:
     # ------------------------------------------------------------------ module
 
     def module(self) -> Module:
-        version, target, address_size = "", (), 64
+        version, address_size = "", 64
+        target: tuple[str, ...] = ()
         functions: list[Function] = []
         variables: list[VarDecl] = []
         files: dict[int, str] = {}
@@ -535,10 +536,10 @@ class Parser:
             for j, o in enumerate(ops):
                 if not isinstance(o, Sym):
                     continue
-                unique = next((sc.labels[o.name] for sc in reversed(open_scopes) if o.name in sc.labels), None)
-                if unique is None:
+                found = next((sc.labels[o.name] for sc in reversed(open_scopes) if o.name in sc.labels), None)
+                if found is None:
                     raise SpecError(self.path, o.line, o.col, f"label {o.name} is not defined")
-                ops[j] = Sym(unique, o.line, o.col)
+                ops[j] = Sym(found, o.line, o.col)
             body[k] = replace(st, operands=tuple(ops))
         return Function(name.text, entry, params, tuple(regs), tuple(body), tuple(variables), name.line, name.col,
                         directives, labels)
@@ -556,7 +557,7 @@ class Parser:
                 raise self.error(key, f"unknown .loc attribute {key.text!r}")
         return SourceLoc(f, line, col, inlined)
 
-    def _instr(self, op: Token, operand, guard: Reg | None, neg: bool, loc: SourceLoc | None) -> Instr:  # type: ignore[no-untyped-def]
+    def _instr(self, op: Token, operand, guard: Reg | None, neg: bool, loc: SourceLoc | None) -> Instr:
         if op.text.startswith((".", "%")):
             raise self.error(op, f"expected an instruction, found {op.text!r}")
         operands: list[Operand] = []

@@ -24,6 +24,7 @@ Each takes the family member it is at (``params``) as its first key when there i
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,10 +54,11 @@ def at_member(w: Witness | Mapping[str, Any] | None, params: Mapping[str, int]) 
     already states its member keeps it, as ``{"params": params, **w}`` would)."""
     if w is None:
         return None
-    if isinstance(w, Witness) and not isinstance(w, Facts) and any(f.name == "params" for f in dataclasses.fields(w)):
+    if (isinstance(w, Witness) and not isinstance(w, Facts) and dataclasses.is_dataclass(w)  # (every concrete one is)
+            and any(f.name == "params" for f in dataclasses.fields(w))):
         if getattr(w, "params") is not None:
             return w
-        return dataclasses.replace(w, params=dict(params))  # type: ignore[type-var]
+        return dataclasses.replace(w, params=dict(params))
     return Facts({"params": params, **w})
 
 
@@ -292,7 +294,7 @@ class ElementList(CheckWitness):
         return _with_params(self.params, {"position": self.position, "found": self.found, "expected": self.expected,
                                           "list": self.list})
 
-    def words(self) -> list[str]:
+    def words(self) -> builtins.list[str]:  # (``list`` here is the field)
         return [f"element list position {self.position}: {self.found}, expected {self.expected}"]
 
 

@@ -71,7 +71,7 @@ def evaluate(text: str, env: Mapping[str, int], at: Where) -> int:
     return v
 
 
-def _c_literal(text: str, fail, col: int) -> int:  # type: ignore[no-untyped-def]
+def _c_literal(text: str, fail, col: int) -> int:
     """A C integer literal's value: ``0x``/``0X`` hexadecimal, a leading ``0`` octal (``010`` is 8), else decimal;
     a leading-zero literal with a digit 8 or 9 is no C literal and is refused."""
     if text[:2] in ("0x", "0X"):
@@ -131,13 +131,13 @@ class _Parser:
         raise self._fail(f"unexpected {t[1]!r}", t[2])
 
 
-def _bounded(v: int, fail, col: int) -> int:  # type: ignore[no-untyped-def]
+def _bounded(v: int, fail, col: int) -> int:
     if not -LIMIT < v < LIMIT:
         raise fail("integer out of bounds", col)
     return v
 
 
-def _apply(op: str, a: int, b: int, fail, col: int) -> int:  # type: ignore[no-untyped-def]
+def _apply(op: str, a: int, b: int, fail, col: int) -> int:
     if op in "/%" and b == 0:
         raise fail("division by zero", col)
     if op in ("<<", ">>") and not 0 <= b < 64:

@@ -473,7 +473,7 @@ def storage_layout(req: Request, p: Printed, maps: list) -> Evaluated:
         import itertools
         rows = []
         for point in itertools.product(*(range(n) for n in sizes)):
-            at = dict(zip(names, point))
+            at: dict[str, int] = dict(zip(names, point))
             m = at.get("m", at.get("row", 0))
             coord = (m, at["kb"] * SF_VEC) + ((at["l"],) if lay.rank() == 3 else ())
             rows.append((*point, lay(*coord)))
@@ -519,7 +519,7 @@ def scale_factor_layouts(req: Request, p: Printed, layouts: list) -> list[Evalua
             continue
         for env, member in spec.instances():
             cells = cells_of(member)
-            entries = []
+            entries: list[tuple[int, int, int | None, int | None]] = []
             for lane in range(cells.ok.shape[0]):
                 rows_of_lane = {r for r, _ in serves.get(lane, ())}
                 for i in range(cells.ok.shape[1]):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import cast
 
 from ...layout.ids import preferred
 from ...layout.model import Layout
@@ -162,8 +163,8 @@ def stsm_items(specs: list, root: Path) -> list[Evaluated]:
         addr_e, at = _load_b(root)
         signature, order = _cvt_bytes(root)
         elem, kline = _kernel(root, signature, order)
-    except Refused as e:
-        return [Evaluated(name, "R", e.file, e.line, spec, params, error=str(e))]
+    except Refused as refused:
+        return [Evaluated(name, "R", refused.file, refused.line, spec, params, error=str(refused))]
     body = _text(root, MEMORY)
     where_b: dict[tuple[int, int], int] = {}      # (candidate, head) -> byte address load_b reads it from
     for lane in range(32):
@@ -171,7 +172,8 @@ def stsm_items(specs: list, root: Path) -> list[Evaluated]:
         for i in range(4):                            # b[i]: B register i % 2 of the K step i // 2
             base = evaluate(addr_e, {**env, "i": i}, at)
             for e in range(4):
-                kk, n = b_op.evaluate(lane, 4 * (i % 2) + e)
+                # a dense mma operand: every element has an integer (row, col)
+                kk, n = cast("tuple[int, int]", b_op.evaluate(lane, 4 * (i % 2) + e))
                 where_b[(32 * (i // 2) + int(kk), int(n))] = base + e
     def row(addr: int | None) -> tuple[int, int] | None:
         """(the smallest lane whose 16 bytes hold ``addr``, the byte in them)."""
@@ -182,7 +184,7 @@ def stsm_items(specs: list, root: Path) -> list[Evaluated]:
     for lane in range(32):
         for m in range(NUM):
             for e in range(4):
-                r, c = acc.evaluate(lane, elem[e])
+                r, c = cast("tuple[int, int]", acc.evaluate(lane, elem[e]))  # a dense accumulator, as above
                 cell = row(where_b.get((16 * m + int(r), int(c))))
                 if cell is None:
                     bad = bad or f"lane {lane} register {m} byte {e}: P({16 * m + r}, {c}) is read from no stored row"

@@ -79,7 +79,7 @@ MODELED = {
 
 # Layouts a second independent reference cannot state, reviewed: (id pattern, why).  Each reason names what
 # the references that run here have instead (and where that was checked), never merely that they lack it.
-SINGLE = (
+SINGLE: tuple[tuple[str, str], ...] = (
     (r"wgmma\.shared\.(K|MN)\.none|wgmma\.shared\.example\.(K\.none\.tf32|MN\.none\.bf16)",
      "Triton's swizzle-0 NVMMASharedLayout is row-major over the block (nvmmaSharedToLinearLayout), not the "
      "core-matrix tiling of the no-swizzle canonical layouts: it is compared at the 8 x 16-byte atoms, where it "

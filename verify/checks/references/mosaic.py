@@ -48,6 +48,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeGuard
 
 from ...layout.ids import effective_id
 from ...layout.model import Layout, MapLayout
@@ -224,30 +225,31 @@ def scale_steps(reader: Reader) -> tuple[dict[str, int], ast.expr, ast.expr, int
     expressions, and the line of ``scale_id`` (``Refused`` when the function no longer has them)."""
     fn = reader.function(TC, "_do_mma")
     steps: dict[str, int] = {}
-    width = sid = None
+    width: ast.expr | None = None
+    sid: ast.expr | None = None
     line = 0
     for node in ast.walk(fn):
         body = getattr(node, "body", None)
         if isinstance(body, list):
-            kinds = [s for s in body if _assigns(s, "kind") and isinstance(s.value, ast.Constant)
+            kinds = [s.value.value for s in body if _assigns(s, "kind") and isinstance(s.value, ast.Constant)
                      and isinstance(s.value.value, str)]
-            st = [s for s in body if _assigns(s, "scale_steps") and isinstance(s.value, ast.Constant)
+            st = [s.value.value for s in body if _assigns(s, "scale_steps") and isinstance(s.value, ast.Constant)
                   and type(s.value.value) is int]
             if len(kinds) == 1 and len(st) == 1:
-                variant = next((v for k, v in SCALE_KINDS.items() if k in kinds[0].value.value), None)  # type: ignore[union-attr]
+                variant = next((v for k, v in SCALE_KINDS.items() if k in kinds[0]), None)
                 if variant:
-                    steps[variant] = st[0].value.value  # type: ignore[union-attr]
+                    steps[variant] = st[0]
         if _assigns(node, "scale_vec_width"):
-            width = node.value  # type: ignore[union-attr]
+            width = node.value
         if _assigns(node, "scale_id"):
-            sid, line = node.value, node.lineno  # type: ignore[union-attr]
+            sid, line = node.value, node.lineno
     if not steps or width is None or sid is None:
         raise Refused("_do_mma: no block-scaled kinds with scale_steps, scale_vec_width or scale_id",
                       f"{TC}.py", fn.lineno)
     return steps, width, sid, line
 
 
-def _assigns(node: ast.AST, name: str) -> bool:
+def _assigns(node: ast.AST, name: str) -> TypeGuard[ast.Assign]:
     return (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
             and node.targets[0].id == name)
 
@@ -396,9 +398,9 @@ def _copy_items(reader: Reader, index: dict, where: str) -> list[Evaluated]:
                 continue
             pad_mn, kk = 128 * ((env["M"] + 127) // 128), 4 * ((env["KB"] + 3) // 4)
             offs = smem_offsets(steps, pad_mn, kk, (f"{TC}.py", line))
-            rows = tuple((0, m, kb, offs[(m, kb)]) for m in range(pad_mn) for kb in range(kk))
+            member_rows = tuple((0, m, kb, offs[(m, kb)]) for m in range(pad_mn) for kb in range(kk))
             items.append(Evaluated(f"{COPY} docstring recipe over ({pad_mn}, {kk})", "", where, line, store,
-                                   tuple(sorted(env.items())), text=recipe, map_rows=rows))
+                                   tuple(sorted(env.items())), text=recipe, map_rows=member_rows))
     if isinstance(cp, MapLayout):
         where_of = {off: mk for mk, off in one.items()}          # byte of the 512-byte tile -> (m, kb)
         rows_l = []

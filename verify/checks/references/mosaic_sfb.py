@@ -47,7 +47,8 @@ def _b_id_is_scale_id(reader: Reader, tc: str) -> int:
     for node in ast.walk(fn):
         if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
                 and node.func.id == "create_scaled_instr_descriptor" and len(node.args) > B_ARG):
-            if isinstance(node.args[B_ARG], ast.Name) and node.args[B_ARG].id == "scale_id":
+            arg = node.args[B_ARG]
+            if isinstance(arg, ast.Name) and arg.id == "scale_id":
                 return node.lineno
             raise Refused(f"the B scale id is {ast.unparse(node.args[B_ARG])}, not scale_id", f"{tc}.py", node.lineno)
     raise Refused("_do_mma: no create_scaled_instr_descriptor call", f"{tc}.py", fn.lineno)
@@ -72,8 +73,8 @@ def sfb_items(reader: Reader, index: dict, where: str, tc: str, scale_steps: Cal
         lay = reader.call(tc, "scales_layout")
         if not isinstance(lay, TiledLayout):
             raise Refused("scales_layout returned no layout", f"{tc}.py", reader.line(tc, "scales_layout"))
-    except (Refused, ValueError) as e:
-        return [Evaluated(name, "SFB", where, getattr(e, "line", 0), spec, error=str(e))]
+    except (Refused, ValueError) as refused:
+        return [Evaluated(name, "SFB", where, getattr(refused, "line", 0), spec, error=str(refused))]
     at = (f"{tc}.py", sid_line)
     text = f"{lay.text()} (B's layout checked at {tc}.py:{check_line}, B's scale id at :{call_line})"
     items: list[Evaluated] = []
@@ -87,8 +88,8 @@ def sfb_items(reader: Reader, index: dict, where: str, tc: str, scale_steps: Cal
             label = f"{name} ({variant.upper()}: scale_steps = {st}) over ({padded}, 4), N = {n}"
             try:
                 placed = list(placements(lay, (padded, 4)))
-            except ValueError as e:
-                items.append(Evaluated(label, "SFB", where, sid_line, spec, (("N", n), ("VS", vs)), error=str(e)))
+            except ValueError as err:
+                items.append(Evaluated(label, "SFB", where, sid_line, spec, (("N", n), ("VS", vs)), error=str(err)))
                 continue
             rows, bad = [], ""
             for w, ln, reg, e, (r, kb) in sorted(placed):

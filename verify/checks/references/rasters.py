@@ -104,7 +104,7 @@ def _spec(specs: Iterable, spec_id: str) -> MapLayout | None:
     return found if isinstance(found, MapLayout) else None
 
 
-def _python_items(specs: Iterable, spec_id: str, dist: str, rel: str, func: str, label: str, call) -> list[Evaluated]:  # type: ignore[no-untyped-def]
+def _python_items(specs: Iterable, spec_id: str, dist: str, rel: str, func: str, label: str, call) -> list[Evaluated]:
     spec = _spec(specs, spec_id)
     path = located(dist, rel)
     if spec is None or path is None or not path.is_file():
@@ -128,7 +128,7 @@ def _python_items(specs: Iterable, spec_id: str, dist: str, rel: str, func: str,
 
 def triton_items(specs: Iterable) -> list[Evaluated]:
     """``swizzle2d`` -> ``map.raster.triton.grouped`` (see the module docstring)."""
-    def call(fn, rel, m, pid):  # type: ignore[no-untyped-def]
+    def call(fn, rel, m, pid):
         return run_python(fn, (pid // m["NN"], pid % m["NN"], m["NM"], m["NN"], m["G"]), rel)
     return _python_items(specs, "map.raster.triton.grouped", "triton", TRITON_FILE, "swizzle2d",
                          "swizzle2d(pid // NN, pid % NN, NM, NN, G)", call)
@@ -136,7 +136,7 @@ def triton_items(specs: Iterable) -> list[Evaluated]:
 
 def flashinfer_items(specs: Iterable) -> list[Evaluated]:
     """``_compute_pid`` -> ``map.raster.triton.grouped.persistent`` (see the module docstring)."""
-    def call(fn, rel, m, pid):  # type: ignore[no-untyped-def]
+    def call(fn, rel, m, pid):
         return run_python(fn, (pid, m["G"] * m["NN"], m["NM"], m["G"], 1), rel)
     return _python_items(specs, "map.raster.triton.grouped.persistent", "flashinfer-python", FLASHINFER_FILE,
                          "_compute_pid", "_compute_pid(pid, G * NN, NM, G, NUM_SMS)", call)

@@ -112,7 +112,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
             if thr is None:
                 thr = CuteLayout(a.mode(0).size(), 1)
             name = attr + ("_SPARSE" if "(sparse)" in atom.ptx and "SPARSE" not in attr else "")
-            entry = TraitEntry(name, types, tuple(atom.shape_mnk), thr, a, b, c, line, where)  # type: ignore[arg-type]
+            entry = TraitEntry(name, types, tuple(atom.shape_mnk), thr, a, b, c, line, where)
             rows.extend(_trait_rows(entry, where, index, cache, timeout))
         elif isinstance(atom, CopyAtom):
             try:

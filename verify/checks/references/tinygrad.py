@@ -38,7 +38,7 @@ FILE = "tinygrad/runtime/ops_python.py"
 INSTALL = f"pip install tinygrad=={VERSION} (pure Python; its emulator's layouts are read from source)"
 
 # (dims, input type or "") -> (M, N, K, {operand: spec ids})
-SHAPES = {
+SHAPES: dict[tuple[tuple[int, ...], str], tuple[int, int, int, dict[str, tuple[str, ...]]]] = {
     ((8, 16, 16), ""): (16, 8, 16, {"A": ("mma.m16n8k16.A.f16_bf16",), "B": ("mma.m16n8k16.B.f16_bf16",),
                                     "C": ("mma.m16n8k16.float.C.f32", "mma.m16n8k16.float.C.f16")}),
     ((8, 16, 32), ""): (16, 8, 32, {"A": ("mma.m16n8k32.A.e4m3_e5m2_e3m2_e2m3_e2m1",),
@@ -68,7 +68,8 @@ def _is_device(test: ast.expr, name: str) -> bool:
 def _branch_key(test: ast.expr) -> tuple[tuple[int, ...], str] | None:
     """``dims == (8,16,16)`` [``and dtype_in == dtypes.half``] -> ((8, 16, 16), "half")."""
     parts = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
-    dims, dtype = None, ""
+    dims: tuple[int, ...] | None = None
+    dtype = ""
     for p in parts:
         if not (isinstance(p, ast.Compare) and len(p.comparators) == 1 and isinstance(p.ops[0], ast.Eq)
                 and isinstance(p.left, ast.Name)):
@@ -76,7 +77,7 @@ def _branch_key(test: ast.expr) -> tuple[tuple[int, ...], str] | None:
         right = p.comparators[0]
         if p.left.id == "dims" and isinstance(right, ast.Tuple) and all(
                 isinstance(x, ast.Constant) and type(x.value) is int for x in right.elts):
-            dims = tuple(x.value for x in right.elts)  # type: ignore[union-attr]
+            dims = tuple(x.value for x in right.elts if isinstance(x, ast.Constant) and type(x.value) is int)  # all, as tested
         elif p.left.id == "dtype_in" and isinstance(right, ast.Attribute):
             dtype = right.attr
         else:

@@ -63,6 +63,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from ...layout.ids import base_id, corrections_preferred
 from ...layout.model import Layout, MapLayout
@@ -124,7 +125,10 @@ def probe() -> str:
     return "" if found is not None else "no triton: pip install 'ptx-layout-verify[refs]' (the triton wheel)"
 
 
-def _preferred(layouts: list[Layout]) -> list[Layout]:
+_L = TypeVar("_L", Layout, MapLayout)
+
+
+def _preferred(layouts: list[_L]) -> list[_L]:
     """Each layout, or its reviewed correction in its place."""
     return corrections_preferred(layouts)
 
@@ -133,9 +137,10 @@ def _type_ok(lay: Layout, allowed: set[str]) -> bool:
     return any(t in allowed or all(p in allowed for p in t.split("_")) for t in lay.types)
 
 
-def requests_for(layouts: Iterable[Layout]) -> list[tuple[dict, Layout, tuple[tuple[str, int], ...]]]:
+def requests_for(layouts: Iterable[Layout | MapLayout]
+                 ) -> list[tuple[dict, Layout | MapLayout, tuple[tuple[str, int], ...]]]:
     """(Gluon request, spec layout, family member) for every pairing this reference makes."""
-    out: list[tuple[dict, Layout, tuple[tuple[str, int], ...]]] = []
+    out: list[tuple[dict, Layout | MapLayout, tuple[tuple[str, int], ...]]] = []
     v2 = {"version": [2, 0], "warps": [1, 1], "instr": [16, 8], "arch": "cuda:80"}
     everything = list(layouts)
     maps = _preferred([x for x in everything if isinstance(x, MapLayout)])
@@ -394,16 +399,18 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         key = _key(req)
         text = _describe(req)
         doc = found.get(key)
+        operand = lay.operand if isinstance(lay, Layout) else ""  # a map (Tensor or shared memory) has none
         if doc is None:
-            items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
+            items.append(Evaluated(text, operand, where, 0, lay, params, text=text,
                                    error="Triton did not produce this layout (the subprocess stopped)"))
             continue
         if "error" in doc:
-            items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=text,
+            items.append(Evaluated(text, operand, where, 0, lay, params, text=text,
                                    unmatched=f"Triton does not lay this out: {doc['error'][:160]}"))
             continue
         at, line = (f"triton {version}: {doc['source'][0]}", doc["source"][1]) if doc.get("source") else (where, 0)
         if req["layout"] == "tmem":
+            assert isinstance(lay, MapLayout)  # a Tensor Memory request pairs with a map (requests_for)
             try:
                 member = lay.instance(**dict(params)) if params else lay
                 outs = tuple((d.name, int(d.size)) for d in member.outputs)
@@ -434,12 +441,12 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                                                                      "block_bases", "shape")}), "triton")
                 entries = tuple((t, i, *tl.at_thread(t, i)) for t in range(tl.threads) for i in range(tl.values))
         except NotationError as e:
-            items.append(Evaluated(text, lay.operand, where, 0, lay, params, text=doc.get("printed", text),
+            items.append(Evaluated(text, operand, where, 0, lay, params, text=doc.get("printed", text),
                                    error=e.message))
             continue
-        items.append(Evaluated(text, lay.operand, at, line, lay, params, entries, doc.get("printed", text)))
+        items.append(Evaluated(text, operand, at, line, lay, params, entries, doc.get("printed", text)))
     items.extend(rasters.triton_items(specs))   # swizzle2d, read from triton/language/standard.py
-    rows = conform_rows(items, timeout)
+    judged = conform_rows(items, timeout)
     headers = (where, *sorted({ev.where for ev in items} - {where}))
-    return CrosscheckReport(f"triton {version}", headers, tuple(rows), {}, time.perf_counter() - t0, NAME,
+    return CrosscheckReport(f"triton {version}", headers, tuple(judged), {}, time.perf_counter() - t0, NAME,
                             "Triton Gluon linear layouts")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import sys
+from typing import Any
 
 
 def _source(obj: object) -> list:
@@ -43,7 +44,7 @@ def main() -> int:
     requests = json.loads(sys.stdin.read())
     ctx = ir.context()
     ir.load_dialects(ctx)
-    builders: dict[str, object] = {}
+    builders: dict[str, Any] = {}  # GluonOpBuilder (an untyped extension)
     print(json.dumps({"triton_version": triton.__version__}), flush=True)
     for r in requests:
         if r["layout"] == "nvmma_shared":   # a shared-memory layout: offset bits -> tensor (dim0, dim1)

@@ -15,9 +15,20 @@ the operand extent when the notation states it, the original text and the notati
 - ``registry``: every notation registers itself there once (name, flag, help, reader, options); the
   command line, the API constructors and ``import_as`` follow from the registrations
 """
+from typing import TYPE_CHECKING
+
 from .build import import_as, to_layout
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import Notation, Option, notation, notations, register
+
+if TYPE_CHECKING:  # the lazy names below as the type checker sees them (at run time: ``__getattr__``); in __all__
+    from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula  # noqa: F401
+    from .cute_headers import HeaderResult, Skipped, TraitEntry, find_mma_headers, ptx_type  # noqa: F401
+    from .cute_headers import read_header, read_headers  # noqa: F401
+    from .expr import import_index_code, parse_index_code  # noqa: F401
+    from .table import LayoutTable, TableEntry, import_table, parse_table  # noqa: F401
+    from .table import table_from_entries, table_to_formula  # noqa: F401
+    from .triton import TritonLayout, import_triton, parse_triton, triton_to_formula  # noqa: F401
 
 # The readers' own names load with their module on first use (the CuTe header reader is large and only
 # ``crosscheck`` needs it).

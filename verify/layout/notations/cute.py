@@ -11,7 +11,7 @@ length-checked before conversion, and every error is a positioned ``NotationErro
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import re
 from collections.abc import Callable, Iterator
@@ -394,18 +394,18 @@ def _validate(shape: PNode, stride: PNode, source: str, max_size: int = MAX_SIZE
                             leaves[MAX_LEAVES].col, source)
     size = 1
     for p in leaves:
-        v = p.value
-        if v < 1:  # type: ignore[operator]
+        v = cast(int, p.value)  # a leaf (no children): an integer
+        if v < 1:
             raise NotationError(f"shape entry {v} must be >= 1", p.line, p.col, source)
-        size *= v  # type: ignore[operator]
+        size *= v
         if size > max_size:
             raise NotationError(f"layout size exceeds {max_size} (2^{max_size.bit_length() - 1}) at this mode",
                                 p.line, p.col, source)
     for p in _pnode_leaves(stride):
-        v = p.value
-        if v < 0:  # type: ignore[operator]
+        v = cast(int, p.value)  # a leaf, as above
+        if v < 0:
             raise NotationError(f"stride {v} is negative (not supported)", p.line, p.col, source)
-        if v > MAX_STRIDE:  # type: ignore[operator]
+        if v > MAX_STRIDE:
             raise NotationError(f"stride {v} is too large (limit 2^31 - 1)", p.line, p.col, source)
     return CuteLayout(shape.value, stride.value)
 
@@ -491,7 +491,9 @@ class TNode:
 
 
 Value = CuteLayout | PNode
-Resolver = Callable[[TNode, "Interpreter"], "Value | None"]
+# a reader's own names (``cute_shared``'s swizzles and pointer flags, ``cute_headers``' members): its own kinds
+# of value, or None for a name it does not know
+Resolver = Callable[[TNode, "Interpreter"], Any]
 
 
 class TypeParser:
@@ -649,9 +651,9 @@ class Interpreter:
                 raise self.error(f"{name} takes one argument", node)
             return PNode(self.integer(node.args[0], depth + 1), node.line, node.col)
         if self.resolve is not None:
-            v = self.resolve(node, self)
-            if v is not None:
-                return v
+            resolved = self.resolve(node, self)
+            if resolved is not None:
+                return resolved
         raise self.error(f"unknown type {_short(node.text)!r}" + ("<...>" if node.args else ""), node)
 
     def int_tuple(self, node: TNode, depth: int = 0) -> PNode:

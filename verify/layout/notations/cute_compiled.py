@@ -106,7 +106,9 @@ def _strip_comments(text: str) -> str:
 
 def _split_top(text: str) -> list[str]:
     """Comma-separated items at bracket depth 0."""
-    parts, depth, cur = [], 0, []
+    parts: list[str] = []
+    cur: list[str] = []
+    depth = 0
     for ch in text:
         if ch in "<([{":
             depth += 1
@@ -193,9 +195,9 @@ def discover_text(text: str, header: str) -> list[Request]:
                                    type_args=types))
             continue
         if name.split("::")[-1] in BLOCK_SCALED:   # SM120's block-scaled MMAs: at each scale_vec they serve
-            for types in BLOCK_SCALED[name.split("::")[-1]]:
-                inst = f"{name}<{', '.join(types)}>"
-                out.append(Request(kind, inst, inst, header, line, type_args=types[:3]))
+            for scaled in BLOCK_SCALED[name.split("::")[-1]]:
+                inst = f"{name}<{', '.join(scaled)}>"
+                out.append(Request(kind, inst, inst, header, line, type_args=scaled[:3]))
             continue
         inst, reason = _instance(name, args, m.group("params"))
         out.append(Request(kind, name, inst, header, line, reason))

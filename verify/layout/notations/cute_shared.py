@@ -214,13 +214,13 @@ class _Reader:
                 return Swizzled(lay, sw, "elements", 0)
             raise NotationError("the middle of a ComposedLayout is smem_ptr_flag_bits<B> or _0",
                                 node.line, node.col, self.source)
-        m = _ATOM.fullmatch(node.text)
-        if m and node.args is not None:
+        am = _ATOM.fullmatch(node.text)
+        if am and node.args is not None:
             if len(node.args) != 1:
                 raise NotationError(f"{node.text}<T> takes one type", node.line, node.col, self.source)
             bits = _type_bits(node.args[0], self.source)
-            return atom(m.group(2), m.group(1), bits, node.line, node.col, self.source)
-        if m:
+            return atom(am.group(2), am.group(1), bits, node.line, node.col, self.source)
+        if am:
             raise NotationError(f"{node.text} needs its element type: {node.text}<half_t>", node.line, node.col,
                                 self.source)
         return None
@@ -269,7 +269,7 @@ def parse_cute_shared(text: str | bytes, source: str = "argument") -> Swizzled:
     return Swizzled(parse_cute(text, source), None, "", 0)
 
 
-def _shifted(fn, text: str, k: int, source: str):  # type: ignore[no-untyped-def]
+def _shifted(fn, text: str, k: int, source: str):
     """Run a parser on ``text[k:]`` and report its errors at positions of the whole text."""
     try:
         return fn()

@@ -17,6 +17,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -169,9 +170,11 @@ class JsonDoc:
             mine, theirs = pairs.pop()
             if not isinstance(mine, (list, dict)):
                 continue
-            for store, other in ((self._where, slow._where), (self._members, slow._members), (self._keys, slow._keys)):
+            tables: tuple[tuple[dict[int, Any], dict[int, Any]], ...] = (
+                (self._where, slow._where), (self._members, slow._members), (self._keys, slow._keys))
+            for store, other in tables:
                 if id(theirs) in other:
-                    store[id(mine)] = other[id(theirs)]  # type: ignore[index]
+                    store[id(mine)] = other[id(theirs)]
             if isinstance(mine, dict):
                 pairs.extend(zip(mine.values(), theirs.values()))  # type: ignore[union-attr]
             else:

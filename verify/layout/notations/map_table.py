@@ -46,24 +46,30 @@ def parse_map_table(text: str | bytes, inputs: tuple[Dim, ...], outputs: tuple[D
         entries = top["entries"]
     entries = entry_list(doc, top, entries)
     def concrete(dims: tuple[Dim, ...]) -> dict[str, int] | None:
-        return {d.name: d.size for d in dims} if all(isinstance(d.size, int) for d in dims) else None
+        sizes: dict[str, int] = {}
+        for d in dims:
+            if not isinstance(d.size, int):
+                return None
+            sizes[d.name] = d.size
+        return sizes
     ins = _dims(doc, top, "inputs", [d.name for d in inputs], concrete(inputs))
     outs = _dims(doc, top, "outputs", [d.name for d in outputs], concrete(outputs))
     seen: set[tuple[int, ...]] = set()
-    rows = []
+    rows: list[tuple[int, ...]] = []
     for j, e in enumerate(entries):
         if not isinstance(e, dict):
             raise doc.error("an entry must be an object naming " + ", ".join(n for n, _ in ins + outs), entries, j)
         point = tuple(_int(doc, e, n, size, False) for n, size in ins)
         if point in seen:
             raise doc.error(", ".join(f"{n} {v}" for (n, _), v in zip(ins, point)) + " appears twice", entries, j)
-        seen.add(point)  # type: ignore[arg-type]
+        seen.add(point)
         vals = [_int(doc, e, n, MAX_COORD, True) for n, _ in outs]  # beyond the box: in_range's to find
-        if all(v is None for v in vals):
+        nums = [v for v in vals if v is not None]
+        if not nums:
             continue
-        if any(v is None for v in vals):
+        if len(nums) < len(vals):
             raise doc.error("an entry's outputs are all null (undefined) or all integers", e)
-        rows.append((*point, *vals))
+        rows.append((*point, *nums))
     if not seen:
         raise doc.error("the table has no entries", entries)
     top_out = [max([s] + [r[len(ins) + k] + 1 for r in rows]) for k, (_, s) in enumerate(outs)]

@@ -47,8 +47,8 @@ def match_modes(sizes: Sequence[int], dims: Sequence[Dim], source: str = "argume
     a writer's copies); more modes: each coordinate is a mode, the modes left over are named ``broadcast``,
     ``broadcast1``... (a reader must not depend on them: ``consistent`` proves it).  ``NotationError`` when no
     such match exists or several do."""
-    few, many = (list(sizes), [int(d.size) for d in dims]) if len(sizes) < len(dims) else \
-        ([int(d.size) for d in dims], list(sizes))
+    few, many = (list(sizes), [d.at() for d in dims]) if len(sizes) < len(dims) else \
+        ([d.at() for d in dims], list(sizes))  # (concrete extents: cute_map passes no others)
     found: list[tuple[int, ...]] = []
 
     def walk_(i: int, j: int, picked: tuple[int, ...]) -> None:

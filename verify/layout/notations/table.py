@@ -10,7 +10,7 @@ numbers per entry, evaluated by set membership.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -64,6 +64,14 @@ class LayoutTable:
 
     def lookup(self) -> dict[tuple[int, int], tuple[int | None, int | None]]:
         return {(e.lane, e.i): (e.row, e.col) for e in self.entries}
+
+
+@overload
+def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: Literal[False]) -> int: ...
+
+
+@overload
+def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: bool) -> int | None: ...
 
 
 def _int_field(doc: JsonDoc, entry: dict, key: str, limit: int, nullable: bool) -> int | None:
@@ -132,12 +140,12 @@ def parse_table(text: str | bytes, source: str = "argument") -> LayoutTable:
             raise doc.error(f"row {row} is outside the table's {rows} rows", e, "row")
         if cols is not None and col is not None and col >= cols:
             raise doc.error(f"col {col} is outside the table's {cols} cols", e, "col")
-        key = (lane, i)  # type: ignore[assignment]
-        if key in seen:
-            first = doc.where(entries, seen[key])
+        point = (lane, i)
+        if point in seen:
+            first = doc.where(entries, seen[point])
             raise doc.error(f"lane {lane}, i {i} appears twice (first at {first[0]}:{first[1]})", entries, j)
-        seen[key] = j  # type: ignore[index]
-        out.append(TableEntry(lane, i, row, col))  # type: ignore[arg-type]
+        seen[point] = j
+        out.append(TableEntry(lane, i, row, col))
     if not out:
         raise doc.error("the table has no entries", entries)
     return LayoutTable(tuple(out), rows, cols)

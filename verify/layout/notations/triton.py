@@ -16,7 +16,7 @@ F2-linear layout always spans a power-of-two extent).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import re
 from collections.abc import Iterator
@@ -133,7 +133,7 @@ class _Val:
 
 def _parse_printed(text: str, source: str) -> dict[str, tuple[_Val, int, int]]:
     """``Head(k=v, ...)``, ``#ttg.linear<{k = v, ...}>`` or ``{k: v, ...}`` -> {key: (value, line, col)}."""
-    toks = TokenStream(_tokens(text, source))  # type: ignore[arg-type]
+    toks = TokenStream(_tokens(text, source))
     k = 0
 
     def err(message: str, t: tuple) -> NotationError:
@@ -277,30 +277,32 @@ def _bases(name: str, raw: tuple[_Val, int, int] | None, source: str) -> tuple[B
     if raw is None:
         return ()
     value = raw[0]
-    if not value.is_list:
+    items = value.value
+    if not isinstance(items, tuple):  # (not value.is_list)
         raise NotationError(f"{name} bases must be a list of [row, col] pairs", value.line, value.col, source)
-    items: tuple[_Val, ...] = value.value  # type: ignore[assignment]
     if len(items) > MAX_BASES[name]:
         raise NotationError(f"{len(items)} {name} bases (limit {MAX_BASES[name]})", value.line, value.col, source)
-    out = []
+    out: list[Basis] = []
     for b in items:
-        if not b.is_list:
+        coords = b.value
+        if not isinstance(coords, tuple):
             raise NotationError(f"a {name} basis must be a [row, col] pair, found {b.value}", b.line, b.col, source)
-        if len(b.value) != 2:  # type: ignore[arg-type]
-            raise NotationError(f"a {name} basis has {len(b.value)} coordinates; only 2-D layouts (row, col) "  # type: ignore[arg-type]
+        if len(coords) != 2:
+            raise NotationError(f"a {name} basis has {len(coords)} coordinates; only 2-D layouts (row, col) "
                                 f"are supported", b.line, b.col, source)
-        pair = []
-        for x in b.value:  # type: ignore[union-attr]
-            if x.is_list:
+        pair: list[int] = []
+        for x in coords:
+            v = x.value
+            if isinstance(v, tuple):
                 raise NotationError(f"a {name} basis coordinate must be an integer", x.line, x.col, source)
-            if x.value < 0:  # type: ignore[operator]
+            if v < 0:
                 raise NotationError(f"{name} basis coordinate {x.value} is negative", x.line, x.col, source)
-            if x.value >= MAX_EXTENT:  # type: ignore[operator]
+            if v >= MAX_EXTENT:
                 raise NotationError(f"{name} basis coordinate {x.value} is too large (limit 2^20 - 1)", x.line,
                                     x.col, source)
-            pair.append(x.value)
+            pair.append(v)
         out.append((pair[0], pair[1]))
-    return tuple(out)  # type: ignore[return-value]
+    return tuple(out)
 
 
 def _validate(fields: dict[str, tuple[_Val, int, int]], source: str) -> TritonLayout:
@@ -311,20 +313,21 @@ def _validate(fields: dict[str, tuple[_Val, int, int]], source: str) -> TritonLa
     warp = _bases("warp", fields.get("warp"), source)
     block = _bases("block", fields.get("block"), source)
     if any(b != (0, 0) for b in block):
-        v = fields["block"][0]
-        raise NotationError("block (CTA) bases must be zero: a fragment layout lives in one CTA", v.line, v.col,
-                            source)
+        first = fields["block"][0]
+        raise NotationError("block (CTA) bases must be zero: a fragment layout lives in one CTA", first.line,
+                            first.col, source)
     span = [0, 0]
     for b in reg + lane + warp:
         span[0] |= b[0]
         span[1] |= b[1]
     if "shape" in fields:
         value = fields["shape"][0]
-        if not value.is_list or len(value.value) != 2 or any(x.is_list for x in value.value):  # type: ignore
+        dims = value.value
+        if not isinstance(dims, tuple) or len(dims) != 2 or any(x.is_list for x in dims):
             raise NotationError("shape must be [rows, cols]", value.line, value.col, source)
         shape = []
-        for d, x in enumerate(value.value):  # type: ignore[arg-type]
-            v = x.value
+        for d, x in enumerate(dims):
+            v = cast(int, x.value)  # a number: no list (just tested)
             if v < 1 or v > MAX_EXTENT or v & (v - 1):
                 raise NotationError(f"shape entry {v} is not a power of two in 1..2^20 (an F2-linear layout "
                                     f"spans a power-of-two extent)", x.line, x.col, source)

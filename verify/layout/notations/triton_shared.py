@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from ...formula import BinOp, Case, Definition, Expr, Formula, Num, Var
 from ..dims import Dim
@@ -163,7 +163,8 @@ def _memdesc(text: str, at: int) -> "re.Match[str] | None":
     found = list(_MEMDESC.finditer(text))
     named = [md for md in found if alias is not None and md.group(4) == alias.group(1)]
     two_d = [md for md in found if md.group(2)]
-    return (named or two_d or found or [None])[0]
+    pick = named or two_d or found
+    return pick[0] if pick else None
 
 
 def _field(enc: Encoding, name: str, pos: Positions | None, source: str, kind: type, default: Any = None) -> Any:
@@ -188,7 +189,7 @@ def _pow2(n: int) -> bool:
     return n > 0 and n & (n - 1) == 0
 
 
-def _xor_expr(bits_of: list[tuple[Expr, int, int]]) -> Expr:
+def _xor_expr(bits_of: Sequence[tuple[Expr, int, int]]) -> Expr:
     """XOR over terms ``((x >> b) & 1) * value`` (``bits_of``: (x, bit, value))."""
     out: Expr = Num(0)
     for x, b, v in bits_of:
@@ -363,6 +364,7 @@ def import_triton_shared(text: str | bytes, tile: tuple[int, int] | None = None,
             raise NotationError(f"{name} other than all ones (several CTAs) is not modelled", *_where(enc, name, pos),
                                 source)
     swz, swz_on = None, ""
+    atom: tuple[int, int] | None
     if enc.kind == "nvmma_shared":
         expr, span, atom = _nvmma(enc, rows, cols, bits, pos, source)
         width = enc.fields["swizzlingByteWidth"][0]

@@ -493,8 +493,8 @@ def lower(p: _Parser, attr: Attr, shape: tuple[int, ...], aliases: dict[str, Att
             raise p.error("a Hopper (versionMajor = 3) B operand is read from shared memory, not registers", attr.at)
         a = op == 0
         tile = (16, kwidth * 8) if a else (kwidth * 8, 8)
-        order = (1, 0) if a else (0, 1)
-        cta = _mma_tile(tile, kwidth, order, order)
+        tile_order = (1, 0) if a else (0, 1)
+        cta = _mma_tile(tile, kwidth, tile_order, tile_order)
         inner = 1 if a else 0
         wl = identity_nd("warp", [1, 1], warp_order, NAMES)
         for d in warp_order:
@@ -537,7 +537,7 @@ def _missing(p: _Parser, attr: Attr, key: str) -> Any:
 def _list(p: _Parser, v: Any) -> tuple[Any, ...]:
     if not isinstance(v, Val) or not isinstance(v.value, tuple):
         raise p.error("expected a list", getattr(v, "at", 0))
-    return v.value  # type: ignore[no-any-return]
+    return v.value
 
 
 def _coord(p: _Parser, v: Any) -> int:
