@@ -112,10 +112,6 @@ SINGLE = (
     (r"mma\.sp\.m16n8k32\.B\.f16_bf16" + CORRECTED_RX,
      "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
      "Triton no sparse dot"),
-    (r"tcgen05\.mma\.m1n4\.SFA\..*",
-     "which byte of the Tensor Memory word an MMA reads for its SFA_ID: Mosaic GPU states it (_do_mma's scale id "
-     "with scales_layout()); CuTe and Triton pass the id in the instruction descriptor at run time and no layout "
-     "object of theirs states it, and tensor-layouts and TileLang have no tcgen05"),
 )
 
 
