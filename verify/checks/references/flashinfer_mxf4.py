@@ -11,18 +11,22 @@ evaluator (names, integer literals, ``+ - * // % << |``, and the one-argument ca
   tuple ``(Uint32(scale), Uint16(byte-id), Uint16(thread-id))`` (PTX's ``scale-data, {byte-id, thread-id}``);
 * ``_scale_pair(data, offset)``: its return ``Uint32(data[offset + c]) << s | ...``: byte ``s / 8`` of the register
   is the scale byte at ``offset + c``;
-* ``_TensorCorePagedScore._score_tile`` (warp 0: ``tx`` = lane, ``tile_start`` = 0, ``head_tile`` = 0): the key of
-  part ``p`` fills ``kb[part]`` (its packed data) and ``sb[part]`` (its scale bytes), and A registers ``a0 .. a3`` are
-  loaded from ``kb[0], kb[1], kb[0], kb[1]`` (key parts 0, 1, 0, 1); ``sfa = _scale_pair(pool, sb[scale_row] +
-  E)`` with ``scale_row = lane % ...``: the scale bytes of key part ``scale_row`` from its group ``E`` on; ``head =
-  ... + lane // 4`` is the lane's B column and ``sfb = _scale_pair(qs, qsb + E)`` its scale bytes; ``byte_col``
-  gives the packed bytes of the MMA ``kstep`` (two E2M1 per byte: K from ``2 byte_col`` at lane 0, so group ``E +
-  c`` is the MMA's K block ``E + c - 2 byte_col / 32``).
+* ``_packed_word(data, offset)``: a 32-bit load (``ld_global_nc_u32``) at a byte offset;
+* ``_TensorCorePagedScore._score_tile`` (warp 0: ``tx`` = lane, ``tile_start`` = 0, ``head_tile`` = 0): key part ``p``
+  of the lane is ``column = col + Int32(part * 8)`` (``col``, ``lane`` as the method assigns them), its packed data
+  ``kb[part]`` and its scale bytes ``sb[part]``; ``a0 .. a3 = _packed_word(pool, kb[i] + byte_col + c)`` and ``b0, b1 =
+  _packed_word(q, qb + byte_col + c)`` (``qb`` of the lane's ``head = ... + lane // 4``); ``sfa = _scale_pair(pool,
+  sb[scale_row] + E)`` (the scale bytes of key part ``scale_row`` from group ``E`` on) and ``sfb = _scale_pair(qs, qsb
+  + E)``; ``byte_col`` at lane 0 is the MMA ``kstep``'s first byte (two E2M1 per byte: K ``2 byte_col``, so scale
+  group ``E + c`` is the MMA's K block ``E + c - 2 byte_col / 32``).
 
-A key's row in the MMA is the row of the A register it was loaded into (the catalog's ``mma.m16n8k64.A.e2m1``, the
-PTX fragment: register ``p`` of lane ``L``), so SFA's lane ``L`` holds the factor of that row (the key of part
-``scale_row``) and SFB's lane the factor of column ``head``; byte ``j`` holds K block ``j`` of the MMA.  Compared
-on the lanes FlashInfer's thread-id picks (the doc's rule) with the spec member of its selectors,
+The MMA's 16 A rows are the warp's 16 keys in the kernel's order (``column - column(lane 0, part 0)``: its scores
+are written back by that index) and its 8 B columns the heads ``head``.  So: A register ``p`` of a lane holds the 8
+E2M1 of its key from K ``2 (offset - first byte)`` on (nibble ``e`` is K element ``e``: the packing of E2M1 pairs,
+lower element in the low nibble, that PTX's ``.e2m1x2`` and the OCP MX format use, and FlashInfer's quantizer writes),
+B register ``p`` likewise for the lane's head; SFA's lane holds the factor of the key of part ``scale_row``, SFB's
+the factor of its head; byte ``j`` holds K block ``j`` of the MMA.  Compared with ``mma.m16n8k64.A.e2m1`` and
+``.B.e2m1``, and, on the lanes FlashInfer's thread-id picks (the doc's rule), with the spec member of its selectors,
 ``mma.block_scale.m16n8k64.SF[AB].ue8m0`` (``.scale_vec::2X``), for both ``kstep``.
 """
 from __future__ import annotations
@@ -40,7 +44,9 @@ REL = "flashinfer/experimental/b12x/attention/dsa_indexer/mxfp4.py"
 FILE = "dsa_indexer/mxfp4.py"
 PTX = "mma.sync.aligned.kind::mxf4nvf4.block_scale.scale_vec::2X.m16n8k64.row.col.f32.e2m1.e2m1.f32.ue8m0"
 WRAPPER, PAIR, CLASS, METHOD = "_mxfp4_mma", "_scale_pair", "_TensorCorePagedScore", "_score_tile"
-A_SPEC = "mma.m16n8k64.A.e2m1"
+A_SPEC, B_SPEC = "mma.m16n8k64.A.e2m1", "mma.m16n8k64.B.e2m1"
+WORD = "_packed_word"
+NIBBLES = 8         # E2M1 elements in a 32-bit register
 SPECS = {"SFA": "mma.block_scale.m16n8k64.SFA.ue8m0", "SFB": "mma.block_scale.m16n8k64.SFB.ue8m0"}
 CASTS = frozenset({"Int32", "Int64", "Uint32", "Uint16"})
 SF_BLOCK = 32       # .scale_vec::2X of a K = 64 MMA: one factor per 32 elements
@@ -99,11 +105,11 @@ def _function(tree: ast.Module, name: str, cls: str = "") -> ast.FunctionDef:
 
 
 def _assigned(fn: ast.FunctionDef, target: str) -> ast.expr:
-    """The value of the only ``target = value`` in ``fn`` (at any depth)."""
+    """The value of ``target = value`` in ``fn`` (at any depth; repeated only with the same value)."""
     found = [n.value for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
              and isinstance(n.targets[0], ast.Name) and n.targets[0].id == target]
-    if len(found) != 1:
-        raise Refused(f"{fn.name}: {len(found)} assignments to {target} (one expected)", FILE, fn.lineno)
+    if not found or any(ast.dump(f) != ast.dump(found[0]) for f in found[1:]):
+        raise Refused(f"{fn.name}: {len(found)} different assignments to {target} (one expected)", FILE, fn.lineno)
     return found[0]
 
 
@@ -173,15 +179,50 @@ def _scale_call(fn: ast.FunctionDef, target: str, tensor: str) -> tuple[ast.expr
     return v.args[1].left, v.args[1].right
 
 
+def _word_at(fn: ast.FunctionDef, target: str, tensor: str, base: str) -> tuple[int, ast.expr, ast.expr]:
+    """``target = _packed_word(tensor, BASE + ...)``: (the index of ``base[i]`` or -1 when BASE is the name ``base``,
+    the byte offset's expression with the base term taken out, the statement)."""
+    v = _assigned(fn, target)
+    if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == WORD and len(v.args) == 2
+            and isinstance(v.args[0], ast.Name) and v.args[0].id == tensor):
+        raise _refuse(f"{fn.name}: {target} is no {WORD}({tensor}, ...)", v)
+    terms: list[ast.expr] = []
+
+    def flat(e: ast.expr) -> None:
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add):
+            flat(e.left)
+            flat(e.right)
+        else:
+            terms.append(e)
+
+    flat(v.args[1])
+    bases = [t for t in terms if (isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id == base)
+             or (isinstance(t, ast.Name) and t.id == base)]
+    if len(bases) != 1:
+        raise _refuse(f"{fn.name}: {target}'s address has no one {base} term", v)
+    rest = [t for t in terms if t is not bases[0]]
+    off: ast.expr = ast.Constant(0)
+    for t in rest:
+        off = ast.BinOp(off, ast.Add(), t)
+    idx = value(bases[0].slice, {}) if isinstance(bases[0], ast.Subscript) else -1
+    return idx, off, v
+
+
 def lanes(tree: ast.Module) -> dict[str, object]:
-    """Per lane and ``kstep``: SFA's A register (key part), SFB's column, each byte's K block (see the docstring)."""
+    """Per lane and ``kstep``: the key index (A row) of each key part, SFA's key part, the lane's B column, each
+    scale byte's K block, and each A and B register's first K (see the module docstring)."""
     fn = _function(tree, METHOD, CLASS)
-    for p in range(4):   # a_p holds key part p % 2
-        v = _assigned(fn, f"a{p}")
-        subs = [n for n in ast.walk(v) if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name)
-                and n.value.id == "kb"]
-        if len(subs) != 1 or value(subs[0].slice, {}) != p % 2:
-            raise _refuse(f"{METHOD}: a{p} is not loaded from kb[{p % 2}]", v)
+    word = _function(tree, WORD)
+    if not any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "ld_global_nc_u32"
+               for n in ast.walk(word)):
+        raise Refused(f"{WORD}: no ld_global_nc_u32 (a 32-bit load at the offset)", FILE, word.lineno)
+    fills = {n.targets[0].value.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
+             and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
+             and isinstance(n.targets[0].slice, ast.Name) and n.targets[0].slice.id == "part"}
+    if not {"kb", "sb"} <= fills:
+        raise Refused(f"{METHOD}: kb[part] and sb[part] (a key's data and scales) not both filled", FILE, fn.lineno)
+    a_regs = {p: _word_at(fn, f"a{p}", "pool", "kb") for p in range(4)}
+    b_regs = {p: _word_at(fn, f"b{p}", "q", "qb") for p in range(2)}
     base_a, groups_a = _scale_call(fn, "sfa", "pool")
     if not (isinstance(base_a, ast.Subscript) and isinstance(base_a.value, ast.Name) and base_a.value.id == "sb"
             and isinstance(base_a.slice, ast.Name)):
@@ -190,31 +231,39 @@ def lanes(tree: ast.Module) -> dict[str, object]:
     base_b, groups_b = _scale_call(fn, "sfb", "qs")
     if not (isinstance(base_b, ast.Name) and base_b.id == "qsb"):
         raise _refuse(f"{METHOD}: sfb's base is no qsb", base_b)
-    qsb = _assigned(fn, "qsb")
-    if not any(isinstance(n, ast.Name) and n.id == "head" for n in ast.walk(qsb)):
-        raise _refuse(f"{METHOD}: qsb does not depend on head", qsb)
-    fills = {n.targets[0].value.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and len(n.targets) == 1
-             and isinstance(n.targets[0], ast.Subscript) and isinstance(n.targets[0].value, ast.Name)
-             and isinstance(n.targets[0].slice, ast.Name) and n.targets[0].slice.id == "part"}
-    if not {"kb", "sb"} <= fills:
-        raise Refused(f"{METHOD}: kb[part] and sb[part] (a key's data and scales) not both filled", FILE, fn.lineno)
-    e_lane, e_col = _assigned(fn, "lane"), _assigned(fn, "col")
+    for name in ("qsb", "qb"):
+        e = _assigned(fn, name)
+        if not any(isinstance(n, ast.Name) and n.id == "head" for n in ast.walk(e)):
+            raise _refuse(f"{METHOD}: {name} does not depend on head", e)
+    e_lane, e_col, e_column = _assigned(fn, "lane"), _assigned(fn, "col"), _assigned(fn, "column")
     e_part, e_head, e_bcol = _assigned(fn, part_name), _assigned(fn, "head"), _assigned(fn, "byte_col")
-    out: dict[str, object] = {"SFA": _assigned(fn, "sfa").lineno, "SFB": _assigned(fn, "sfb").lineno, "text": f"{part_name} = {ast.unparse(e_part)}; "
-                              f"col = {ast.unparse(e_col)}; head = {ast.unparse(e_head)}"}
-    per: dict[tuple[int, int], tuple[int, int, dict[str, int]]] = {}
+    out: dict[str, object] = {"SFA": _assigned(fn, "sfa").lineno, "SFB": _assigned(fn, "sfb").lineno,
+                              "A": a_regs[0][2].lineno, "B": b_regs[0][2].lineno,
+                              "text": f"{part_name} = {ast.unparse(e_part)}; column = {ast.unparse(e_column)}; "
+                                      f"col = {ast.unparse(e_col)}; head = {ast.unparse(e_head)}"}
+    per: dict[tuple[int, int], dict[str, object]] = {}
+    key0 = None
     for ln in range(32):
         env = {"tx": ln, "tile_start": 0, "head_tile": 0}
         env["lane"] = value(e_lane, env)
         env["col"] = value(e_col, env)
-        part = value(e_part, env)
+        keys = {p: value(e_column, {**env, "part": p}) for p in range(2)}
+        key0 = keys[0] if key0 is None else key0
         for kstep in range(KSTEPS):
             env["kstep"] = kstep
-            k0 = 2 * value(e_bcol, {**env, "lane": 0})        # two E2M1 per byte: the MMA's first K
-            if k0 % SF_BLOCK:
-                raise _refuse(f"{METHOD}: kstep {kstep} starts at K {k0}, inside a scale block", e_bcol)
-            first = {"SFA": value(groups_a, env) - k0 // SF_BLOCK, "SFB": value(groups_b, env) - k0 // SF_BLOCK}
-            per[(ln, kstep)] = (part, value(e_head, env), first)   # head_tile 0: the tile's column
+            env["byte_col"] = value(e_bcol, env)
+            first = value(e_bcol, {**env, "lane": 0})        # the MMA's first byte: K 2 * first (two E2M1 a byte)
+            if (2 * first) % SF_BLOCK:
+                raise _refuse(f"{METHOD}: kstep {kstep} starts at K {2 * first}, inside a scale block", e_bcol)
+            a = {}
+            for p, (idx, off, st) in a_regs.items():
+                if idx not in keys:
+                    raise _refuse(f"{METHOD}: a{p} is loaded from kb[{idx}], no key part", st)
+                a[p] = (keys[idx] - key0, 2 * (value(off, env) - first))
+            per[(ln, kstep)] = {
+                "A": a, "B": {p: 2 * (value(off, env) - first) for p, (_, off, _) in b_regs.items()},
+                "sfa_row": keys[value(e_part, env)] - key0, "col": value(e_head, env),   # head_tile 0
+                "SFA": value(groups_a, env) - 2 * first // SF_BLOCK, "SFB": value(groups_b, env) - 2 * first // SF_BLOCK}
     out["per"] = per
     return out
 
@@ -225,7 +274,9 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
     lays = {x.id: x for x in specs if isinstance(x, Layout)}
     where = (Path(root) / REL) if root is not None else located(DIST, REL)
     spec = {part: lays[effective_id(i, lays)] for part, i in SPECS.items() if i in lays}
-    a_spec = lays.get(effective_id(A_SPEC, lays)) if A_SPEC in lays else None
+    for part, i in (("A", A_SPEC), ("B", B_SPEC)):
+        if i in lays:
+            spec[part] = lays[effective_id(i, lays)]
     if where is None or not where.is_file() or not spec:
         return []
     try:
@@ -233,11 +284,8 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
         (ba, ta), (bb, tb), wline = selectors(tree)
         byte_of = pair_bytes(tree)
         got = lanes(tree)
-        if a_spec is None:
-            raise Refused(f"no {A_SPEC} in the catalog (the A rows the keys are loaded into)", FILE, 0)
     except Refused as e:
         return [Evaluated(f"{METHOD} -> {WRAPPER}", part, FILE, e.line, s, error=str(e)) for part, s in spec.items()]
-    per_reg = a_spec.n_elements // 4
     items = []
     for part, (byte_id, thread_id) in (("SFA", (ba, ta)), ("SFB", (bb, tb))):
         s = spec.get(part)
@@ -250,19 +298,34 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
         for kstep in range(KSTEPS):
             ents: list[tuple[int, int, int | None, int | None]] = []
             for ln in range(32):
-                reg, col, first = got["per"][(ln, kstep)]  # type: ignore[index]
+                at = got["per"][(ln, kstep)]  # type: ignore[index]
                 picked = (ln % 4) >> 1 == thread_id if part == "SFA" else ln % 4 == thread_id
                 for i in range(s.n_elements):
                     if not picked or i not in byte_of:
                         ents.append((ln, i, None, None))
-                        continue
-                    kb = first[part] + byte_of[i]
-                    if part == "SFA":
-                        row = a_spec.evaluate(ln, reg * per_reg)[0]
-                        ents.append((ln, i, row, kb))
+                    elif part == "SFA":
+                        ents.append((ln, i, at["sfa_row"], at["SFA"] + byte_of[i]))
                     else:
-                        ents.append((ln, i, kb, col))
+                        ents.append((ln, i, at["SFB"] + byte_of[i], at["col"]))
             label = f"{CLASS}.{METHOD} -> {WRAPPER} ({part}: byte-id {byte_id}, thread-id {thread_id}, kstep {kstep})"
             items.append(Evaluated(label, part, FILE, int(got[part]), s, params, tuple(ents),  # type: ignore[call-overload]
+                                   str(got["text"])))
+    for part, sid in (("A", A_SPEC), ("B", B_SPEC)):   # the e2m1 operands: nibble e of a word is K element e
+        s = lays.get(effective_id(sid, lays)) if sid in lays else None
+        if s is None:
+            continue
+        per = NIBBLES
+        for kstep in range(KSTEPS):
+            ents = []
+            for ln in range(32):
+                at = got["per"][(ln, kstep)]  # type: ignore[index]
+                for i in range(s.n_elements):
+                    if part == "A":
+                        row, k0 = at["A"][i // per]
+                        ents.append((ln, i, row, k0 + i % per))
+                    else:
+                        ents.append((ln, i, at["B"][i // per] + i % per, at["col"]))
+            label = f"{CLASS}.{METHOD} -> {WRAPPER} ({part}, kstep {kstep})"
+            items.append(Evaluated(label, part, FILE, int(got[part]), s, (), tuple(ents),  # type: ignore[call-overload]
                                    str(got["text"])))
     return items
