@@ -37,11 +37,6 @@ SINGLE_MORE = (
      "CUTLASS's GemmIdentityThreadblockSwizzle (cutlass/gemm/threadblock/threadblock_swizzle.h) states it; FlashInfer "
      "and TileLang ship copies of the same CUTLASS header (flashinfer/data/cutlass, tilelang/3rdparty/cutlass: CuTe's "
      "origin), TileLang's own rasterization is a serpentine panel order, Triton's swizzle2d a grouped one"),
-    (r"storage\.sf\.cutlass\.blockwise\.(1x128|128x128)",
-     "CUTLASS's Sm1xxBlockwiseScaleConfig (cutlass/detail/blockwise_scale_layout.hpp) states it; FlashInfer's "
-     "groupwise GEMMs (include/flashinfer/gemm/gemm_groupwise_sm100.cuh and the others) and TileLang's TVM runner "
-     "instantiate that same CUTLASS config (CuTe's origin); DeepGEMM, the other implementation of 128-blocked "
-     "scales, is not installed here (its own layout is storage.sf.deepgemm.*)"),
 )
 
 UNSETTLED = (
