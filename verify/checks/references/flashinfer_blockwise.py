@@ -54,13 +54,15 @@ def declarations(text: str) -> dict[str, tuple[tuple[str, ...], tuple[int, ...],
         raise Refused(f"{len(fns)} definitions of {FUNC} (one expected)", FILE, 0)
     assigns = [n for n in ast.walk(fns[0]) if isinstance(n, ast.Assign) and len(n.targets) == 1
                and isinstance(n.targets[0], ast.Name)]
-    makers = {n.targets[0].id for n in assigns if isinstance(n.value, ast.Attribute) and n.value.attr == MAKER}
+    makers = {t.id for n in assigns for t in n.targets[:1]
+              if isinstance(t, ast.Name) and isinstance(n.value, ast.Attribute) and n.value.attr == MAKER}
     out = {}
     for n in assigns:
         v = n.value
         if not (isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in makers):
             continue
-        name = n.targets[0].id
+        target = n.targets[0]
+        name = target.id if isinstance(target, ast.Name) else ""
         if len(v.args) != 2 or not isinstance(v.args[1], ast.Tuple) or \
                 not all(isinstance(x, ast.Name) for x in v.args[1].elts):
             raise _refuse(f"{name}: no ({MAKER}(type, (symbols...), ...)", v)

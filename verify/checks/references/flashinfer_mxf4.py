@@ -273,10 +273,10 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
     ``REL``; default the installed wheel).  Nothing when FlashInfer or the specs are absent."""
     lays = {x.id: x for x in specs if isinstance(x, Layout)}
     where = (Path(root) / REL) if root is not None else located(DIST, REL)
-    spec = {part: lays[effective_id(i, lays)] for part, i in SPECS.items() if i in lays}
-    for part, i in (("A", A_SPEC), ("B", B_SPEC)):
-        if i in lays:
-            spec[part] = lays[effective_id(i, lays)]
+    spec = {part: lays[effective_id(sid, lays)] for part, sid in SPECS.items() if sid in lays}
+    for part, sid in (("A", A_SPEC), ("B", B_SPEC)):
+        if sid in lays:
+            spec[part] = lays[effective_id(sid, lays)]
     if where is None or not where.is_file() or not spec:
         return []
     try:
