@@ -105,7 +105,10 @@ def test_installed_flashinfer_scale_factors_agree() -> None:
         ("mma.block_scale.m16n8k32.SFA.ue8m0", "agree", (("BYTE_ID_A", 0), ("THREAD_ID_A", 0))),
         ("mma.block_scale.m16n8k32.SFB.ue8m0", "agree", (("BYTE_ID_B", 0), ("THREAD_ID_B", 0))),
         ("mma.block_scale.m16n8k64.SFA.ue4m3", "agree", (("BYTE_ID_A", 0), ("THREAD_ID_A", 0))),
-        ("mma.block_scale.m16n8k64.SFB.ue4m3", "agree", (("BYTE_ID_B", 0), ("THREAD_ID_B", 0)))]
+        # the MXFP4 indexer's .scale_vec::2X (flashinfer_mxf4.py), one row per kstep
+        *[("mma.block_scale.m16n8k64.SFA.ue8m0", "agree", (("BYTE_ID_A", 0), ("THREAD_ID_A", 0)))] * 2,
+        ("mma.block_scale.m16n8k64.SFB.ue4m3", "agree", (("BYTE_ID_B", 0), ("THREAD_ID_B", 0))),
+        *[("mma.block_scale.m16n8k64.SFB.ue8m0", "agree", (("BYTE_ID_B", 0), ("THREAD_ID_B", 0)))] * 2]
 
 
 def test_flashinfer_changed_row_or_selector_is_found(tmp_path: Path) -> None:

@@ -39,6 +39,8 @@ from .cute_blockwise import PREFIX as BLOCKWISE_PREFIX
 from .cute_blockwise import blockwise_layout, blockwise_requests
 from .cute_sfb import PREFIX as SFB_PREFIX
 from .cute_sfb import eval_layout, sf_cells, sfb_layout, sfb_requests
+from .cute_sfid import PREFIX as SFID_PREFIX
+from .cute_sfid import sfid_layouts, sfid_requests
 
 NAME = "cute"
 _SHAPE_AT = re.compile(r" \(shape written at \d+:\d+\)")   # a position in the program's output, not the header
@@ -92,7 +94,7 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
     tiles = smem_requests(root, maps)
     requests = discover(root) + tmem_requests(root, maps) + sf_tmem_requests(root, maps) + \
         sfb_requests(root, maps, SF_TMEM_KINDS) + storage_requests(root, maps) + blockwise_requests(root, maps) + \
-        [r for r, _ in tiles]
+        sfid_requests(root, layouts, SF_TMEM_KINDS) + [r for r, _ in tiles]
     tile_of = {r.name: t for r, t in tiles}
     run = compile_cute.run(root, requests, use_cache=use_cache)
     printed = parse_output(run.output, requests)
@@ -124,6 +126,8 @@ def evaluate(root: Path, specs: Iterable[Layout], timeout: float = DEFAULT_TIMEO
                 copies.extend(scale_factor_layouts(req, p, layouts))
         elif req.kind == "tmem":
             copies.append(datapath_layout(req, p, maps))
+        elif req.kind == "expr" and req.name.startswith(SFID_PREFIX):
+            copies.extend(sfid_layouts(req, p, layouts))
         elif req.kind == "expr":
             copies.append(sf_tmem_layout(req, p, maps) if req.name.startswith(SF_TMEM_FRG) else
                           sfb_layout(req, p, maps) if req.name.startswith(SFB_PREFIX) else

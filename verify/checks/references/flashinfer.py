@@ -33,7 +33,7 @@ from ...layout.ids import effective_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from . import flashinfer_ldsm, flashinfer_stsm, rasters
+from . import flashinfer_blockwise, flashinfer_desc, flashinfer_ldsm, flashinfer_mxf4, flashinfer_stsm, rasters
 from .cexpr import Where, evaluate, function_text, strip_comments
 from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
@@ -195,8 +195,11 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
                                    f"{'row' if part == 'SFA' else 'col'} = {text}"))
     items.extend(flashinfer_ldsm.ldsm_items(specs, r))   # the sm_100 8-bit ldmatrix/stmatrix its fp8 prefill relies on
     items.extend(flashinfer_stsm.stsm_items(specs, r))
-    if path is None:   # _compute_pid of its persistent Triton GEMMs (rasters.py)
+    if path is None:   # _compute_pid (rasters.py), its MXFP4 indexer's 2X MMA (flashinfer_mxf4.py)
         items.extend(rasters.flashinfer_items(specs))
+        items.extend(flashinfer_mxf4.mxf4_items(specs))
+        items.extend(flashinfer_desc.swizzle_items(specs))   # the descriptor's swizzle codes (flashinfer_desc.py)
+        items.extend(flashinfer_blockwise.blockwise_items(specs))   # its SM107 GEMM's fp32 scales (flashinfer_blockwise.py)
     rows = conform_rows(items, timeout)
     where = f"flashinfer-python {version()}" if path is None else f"FlashInfer headers in {Path(path).name}"
     return CrosscheckReport(where, (WARP_TILES, *(m.wrapper_file for m in MMAS)), tuple(rows), {},

@@ -92,11 +92,6 @@ SINGLE: tuple[tuple[str, str], ...] = (
      "the 128-byte swizzle with 32-byte atomicity is sm_100's alone: Triton's NVMMASharedLayout has swizzle "
      "widths 0, 32, 64 and 128 only (gluon _layouts.py asserts it); tensor-layouts and TileLang state no "
      "shared-memory atoms, Mosaic GPU none in a layout object"),
-    (r"mma\.block_scale\..*\.SF[AB]\..*",
-     "sm_120's block-scaled mma: Triton's Gluon has no sm_120 scaled MMA (only AMD's mfma_scaled), "
-     "tensor-layouts' atoms_nv has no SM120 atom and TileLang's layout files no scale-factor fragment; FlashInfer "
-     "0.7.4's sm_120 kernels issue kind::mxf8f6f4 .scale_vec::1X and kind::mxf4nvf4 .scale_vec::4X only "
-     "(sparse_mla_sm120/arch/mma_sm120.cuh, mma_sm120_nvfp4.cuh), not kind::mxf4 .scale_vec::2X"),
     (r"ldmatrix\.m8n16\.R\.b8x16|stmatrix\.m16n8\.R\.b8\.trans",
      "sm_100's 8-bit ldmatrix/stmatrix forms: tensor-layouts has the SM75 LDSM and SM90 STSM atoms of 16- and "
      "32-bit elements only, TileLang's ldmatrix maps are 16-bit (its ldsm.h wraps stmatrix.m16n8 .trans without a "
@@ -112,10 +107,6 @@ SINGLE: tuple[tuple[str, str], ...] = (
     (r"mma\.sp\.m16n8k32\.B\.f16_bf16" + CORRECTED_RX,
      "an SM80 sparse B operand: CuTe 4.2 has no SM80 sparse traits (tensor-layouts transcribes CuTe's) and "
      "Triton no sparse dot"),
-    (r"tcgen05\.mma\.m1n4\.SFA\..*",
-     "which byte of the Tensor Memory word an MMA reads for its SFA_ID: Mosaic GPU states it (_do_mma's scale id "
-     "with scales_layout()); CuTe and Triton pass the id in the instruction descriptor at run time and no layout "
-     "object of theirs states it, and tensor-layouts and TileLang have no tcgen05"),
 )
 
 

@@ -37,17 +37,6 @@ SINGLE_MORE = (
      "CUTLASS's GemmIdentityThreadblockSwizzle (cutlass/gemm/threadblock/threadblock_swizzle.h) states it; FlashInfer "
      "and TileLang ship copies of the same CUTLASS header (flashinfer/data/cutlass, tilelang/3rdparty/cutlass: CuTe's "
      "origin), TileLang's own rasterization is a serpentine panel order, Triton's swizzle2d a grouped one"),
-    (r"tcgen05\.descriptor\.swizzle",
-     "CuTe's UMMA::LayoutType (cute/arch/mma_sm100_desc.hpp) states all five codes; Mosaic GPU's encode_descriptor "
-     "(mma_utils.py) writes a 2-bit code at bit 62 (1, 2, 3 for 128, 64, 32 bytes: 2, 4, 6 in bits 61-63, as the "
-     "table) with bit 46 set for tcgen05, but has no 128-byte swizzle with 32-byte atomicity, so it states four of "
-     "the five modes and is not counted; Triton encodes descriptors in C++ only, tensor-layouts, TileLang and "
-     "tinygrad have none"),
-    (r"storage\.sf\.cutlass\.blockwise\.(1x128|128x128)",
-     "CUTLASS's Sm1xxBlockwiseScaleConfig (cutlass/detail/blockwise_scale_layout.hpp) states it; FlashInfer's "
-     "groupwise GEMMs (include/flashinfer/gemm/gemm_groupwise_sm100.cuh and the others) and TileLang's TVM runner "
-     "instantiate that same CUTLASS config (CuTe's origin); DeepGEMM, the other implementation of 128-blocked "
-     "scales, is not installed here (its own layout is storage.sf.deepgemm.*)"),
 )
 
 UNSETTLED = (
