@@ -138,17 +138,29 @@ class FragmentKind:
         d = self._dom()
         if not d.params:
             return self, d
-        env = dict(env or {})
-        return self.at_params(env), Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication)
+        key = tuple(sorted((env or {}).items()))
+
+        def build() -> tuple["FragmentKind", Domain]:
+            e = dict(key)
+            return self.at_params(e), Domain(d.threads, extent_at(d.elements, e), d.groups, d.group, (), d.replication)
+        return held(self, "_members", key, build)  # one member object per binding: its cells are evaluated once
 
     # -- the three faces
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:
         kind, dom = self._concrete(env)
         cells = held(kind, "_cells", dom, lambda: kind.grid(dom))
         t, i = np.asarray(point[self.thread], np.int64), np.asarray(point["i"], np.int64)
+        r, c = self.row_col
+        if _whole_domain(t, i, dom):  # the enumeration's grid: the cells as they are, no gather
+            out = {r: _frozen(cells.row), c: _frozen(cells.col)}
+            ok = _frozen(cells.ok)
+            if dom.groups > 1:
+                g = np.broadcast_to(cells.group[:, None], ok.shape)
+                out = {"mma": g, **out}
+                ok = ok & (g >= 0)
+            return Values(out, ok)
         good = (t >= 0) & (t < dom.threads) & (i >= 0) & (i < dom.count)
         tt, ii = np.where(good, t, 0), np.where(good, i, 0)
-        r, c = self.row_col
         out = {r: cells.row[tt, ii], c: cells.col[tt, ii]}
         ok = good & cells.ok[tt, ii]
         if dom.groups > 1:
@@ -193,6 +205,19 @@ class FragmentKind:
         pairs = [(_unknown(p[d.name]), _unknown(q[d.name])) for d in self.inputs]
         ok, out = first
         return first, (smt.substitute(ok, *pairs), {k: smt.substitute(v, *pairs) for k, v in out.items()})
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    """A read-only view of a memoised array (what ``evaluate`` hands out is never written)."""
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def _whole_domain(t: np.ndarray, i: np.ndarray, dom: Domain) -> bool:
+    """``(t, i)`` is the open grid of the whole domain (``named.grid``: threads down, elements across, in order)."""
+    return (t.shape == (dom.threads, 1) and i.shape == (1, dom.count)
+            and bool((t[:, 0] == np.arange(dom.threads)).all()) and bool((i[0] == np.arange(dom.count)).all()))
 
 
 def _unknown(x: "z3.ExprRef") -> "z3.ExprRef":
