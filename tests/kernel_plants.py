@@ -29,6 +29,21 @@ def first(lines: list[str], pattern: str) -> int:
     return next(k for k, s in enumerate(lines) if re.search(pattern, s))
 
 
+def renamed(kind: str, declared: int, old: str) -> Callable[[list[str]], None]:
+    """A meaning-preserving plant: one more register of ``kind`` declared (``.reg .b32 \t%r<declared>;`` for
+    ``kind`` ``"b32"``/``"%r"``), the new last one taking the place of ``old`` wherever ``old`` is an operand."""
+    prefix = old.rstrip("0123456789")
+    new = f"{prefix}{declared}"
+
+    def change(lines: list[str]) -> None:
+        k = first(lines, rf"\.reg \.{kind} \t{re.escape(prefix)}<{declared}>;")
+        lines[k] = lines[k].replace(f"{prefix}<{declared}>", f"{prefix}<{declared + 1}>")
+        for k, s in enumerate(lines):
+            if f"{old}," in s or f"{old};" in s:
+                lines[k] = s.replace(old, new)
+    return change
+
+
 def mutant(tmp_path: Path, base: str, change: Callable[[list[str]], None],
            toml_change: Callable[[str], str] | None = None) -> str:
     """The launch file of fixture ``base`` with ``change`` applied to its PTX's lines (and ``toml_change`` to the

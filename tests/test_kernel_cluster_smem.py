@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_plants import agree, first, KERNELS, mutant, nvcc_makes
+from kernel_plants import agree, first, KERNELS, mutant, nvcc_makes, renamed
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
@@ -68,13 +68,7 @@ def test_a_tma_load_into_another_ctas_shared_memory_is_refused(tmp_path):
 
 def test_the_multicast_kernels_register_renamed_stays_proved(tmp_path):
     """Meaning-preserving: the CTA mask's register renamed (%rs1 -> %rs6, one more declared)."""
-    def change(lines: list[str]) -> None:
-        k = first(lines, r"\.reg \.b16 \t%rs<6>;")
-        lines[k] = lines[k].replace("%rs<6>", "%rs<7>")
-        for k, s in enumerate(lines):
-            if "%rs1," in s or "%rs1;" in s:
-                lines[k] = s.replace("%rs1", "%rs6")
-    r = verify(mutant(tmp_path, MULTICAST, change))
+    r = verify(mutant(tmp_path, MULTICAST, renamed("b16", 6, "%rs1")))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -190,13 +184,7 @@ def test_st_async_is_refused(tmp_path):
 
 def test_the_dsmem_kernels_register_renamed_stays_proved(tmp_path):
     """Meaning-preserving: the other CTA's rank (%r34 -> %r204, one more declared)."""
-    def change(lines: list[str]) -> None:
-        k = first(lines, r"\.reg \.b32 \t%r<204>;")
-        lines[k] = lines[k].replace("%r<204>", "%r<205>")
-        for k, s in enumerate(lines):
-            if "%r34," in s or "%r34;" in s:
-                lines[k] = s.replace("%r34", "%r204")
-    r = verify(mutant(tmp_path, DSMEM, change))
+    r = verify(mutant(tmp_path, DSMEM, renamed("b32", 204, "%r34")))
     assert r.status == "proved", kernel_text(r)
     agree(r)
 

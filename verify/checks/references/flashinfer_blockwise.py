@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ...layout.model import MapLayout
 from .common import Evaluated, located
-from .pyfunc import Refused
+from .pyfunc import Refused, parse_module
 
 DIST = "flashinfer-python"
 REL = "flashinfer/gemm/kernels/gemm_fp8_groupwise_sm107.py"
@@ -43,12 +43,7 @@ def _refuse(reason: str, node: ast.AST) -> Refused:
 def declarations(text: str) -> dict[str, tuple[tuple[str, ...], tuple[int, ...], int]]:
     """``name -> (mode symbols, stride_order, line)`` of each ``name = mk(cutlass.Float32, (...), stride_order=(...))``
     in ``_get_compiled`` whose ``mk`` is ``cute.runtime.make_fake_compact_tensor``."""
-    try:
-        tree = ast.parse(text, filename=FILE)
-    except SyntaxError as e:
-        raise Refused(e.msg, FILE, e.lineno or 0, e.offset or 0) from None
-    except (ValueError, RecursionError, MemoryError) as e:
-        raise Refused(type(e).__name__, FILE, 0) from None
+    tree = parse_module(text, FILE)
     fns = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == FUNC]
     if len(fns) != 1:
         raise Refused(f"{len(fns)} definitions of {FUNC} (one expected)", FILE, 0)

@@ -21,7 +21,7 @@ from ...layout.ids import preferred
 from ...layout.model import MapLayout
 from .common import Evaluated, located
 from .descriptor import MODES, SPEC
-from .pyfunc import Refused
+from .pyfunc import Refused, parse_module
 
 DIST = "flashinfer-python"
 REL = "flashinfer/experimental/qwen_3_5_block/_cudnn_frost/deepseek_sparse_attention/utils/sm100/mma_desc.py"
@@ -39,12 +39,7 @@ def _int(e: ast.expr, what: str) -> int:
 def read_codes(text: str) -> tuple[dict[str, int], int, tuple[int, int]]:
     """The enumerators of ``LayoutType``, its line, and (shift, mask) of the field ``make_smem_desc_base`` puts
     ``int(layout_type)`` in."""
-    try:
-        tree = ast.parse(text, filename=FILE)
-    except SyntaxError as e:
-        raise Refused(e.msg, FILE, e.lineno or 0, e.offset or 0) from None
-    except (ValueError, RecursionError, MemoryError) as e:
-        raise Refused(type(e).__name__, FILE, 0) from None
+    tree = parse_module(text, FILE)
     enums = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == ENUM]
     if len(enums) != 1:
         raise Refused(f"{len(enums)} classes {ENUM} (one expected)", FILE, 0)

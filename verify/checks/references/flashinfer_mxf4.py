@@ -37,7 +37,7 @@ from pathlib import Path
 from ...layout.ids import effective_id
 from ...layout.model import Layout
 from .common import Evaluated, located
-from .pyfunc import Refused
+from .pyfunc import Refused, parse_module
 
 DIST = "flashinfer-python"
 REL = "flashinfer/experimental/b12x/attention/dsa_indexer/mxfp4.py"
@@ -83,12 +83,7 @@ def value(e: ast.expr, env: dict[str, int]) -> int:
 
 
 def _tree(text: str) -> ast.Module:
-    try:
-        return ast.parse(text, filename=FILE)
-    except SyntaxError as e:
-        raise Refused(e.msg, FILE, e.lineno or 0, e.offset or 0) from None
-    except (ValueError, RecursionError, MemoryError) as e:
-        raise Refused(type(e).__name__, FILE, 0) from None
+    return parse_module(text, FILE)
 
 
 def _function(tree: ast.Module, name: str, cls: str = "") -> ast.FunctionDef:

@@ -50,6 +50,17 @@ class Module:
         return self.lines.get(name, 0)
 
 
+def parse_module(text: str, file: str) -> ast.Module:
+    """``text`` parsed by ``ast`` (never run); a text that does not parse, or that the parser refuses (NUL bytes,
+    nesting beyond its stack), is ``Refused`` at its position."""
+    try:
+        return ast.parse(text, filename=file)
+    except SyntaxError as e:
+        raise Refused(e.msg, file, e.lineno or 0, e.offset or 0) from None
+    except (ValueError, RecursionError, MemoryError) as e:
+        raise Refused(type(e).__name__, file, 0) from None
+
+
 def read_module(text: str, file: str) -> Module:
     """The module-level ``def``s, ``a = b`` aliases and ``from x.y import z`` names of ``text``."""
     try:
