@@ -685,6 +685,24 @@ def scale_factor_ids(vs: int, specs: str | None = None) -> tuple[tuple[int, ...]
     raise NoLayout(f"the catalog has no .scale_vec::{vs}X for tcgen05.mma")
 
 
+SCALE_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")  # the kind input of tcgen05.scale_vec.kinds
+SCALE_QUALIFIERS = ("", "scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block32", "block16")  # its qualifier
+
+
+def scale_vectors(kind: str, specs: str | None = None) -> dict[str, int]:
+    """The ``.scale_vectorsize`` spellings a block-scaled ``tcgen05.mma`` of ``kind`` takes ("" for none spelled),
+    each with the number of scale factors per row of scale_A it means: the catalog's ``tcgen05.scale_vec.kinds``
+    (Table 55 and the aliases, ``specs/tcgen05.scale_vec.toml``)."""
+    lays = [x for x in effective(_spec(str(_specs_dir(specs) / "tcgen05.scale_vec.toml")).maps)
+            if x.id.split("@")[0] == "tcgen05.scale_vec.kinds"]
+    if not lays or kind not in SCALE_KINDS:
+        raise NoLayout(f"the catalog has no scale vectors of tcgen05.mma kind::{kind}")
+    q = np.arange(len(SCALE_QUALIFIERS))
+    v = lays[0].map.evaluate({"kind": np.full_like(q, SCALE_KINDS.index(kind)), "qualifier": q}, {})
+    ok, allowed, vs = (np.broadcast_to(x, q.shape) for x in (v.ok, v.out["allowed"], v.out["vs"]))
+    return {SCALE_QUALIFIERS[j]: int(vs[j]) for j in q if ok[j] and allowed[j]}
+
+
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
@@ -697,7 +715,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
-           "datapath", "scale_cells", "scale_factor_ids", "tmem_a_cells", "A_PACKING",
+           "datapath", "scale_cells", "scale_factor_ids", "scale_vectors", "tmem_a_cells", "A_PACKING",
            "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
            "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]
