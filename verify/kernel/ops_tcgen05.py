@@ -249,8 +249,9 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
                 src = prog.steps[int(t.pending_instr[flat[k]])].instr
                 cta.prog.events.add("read_in_flight", index, cta.index, w * 32, int(flat[k]), "tmem",
                                     f"tcgen05.ld (warp {w}) reads Tensor Memory lane {int(flat[k]) // COLS}, column "
-                                    f"{int(flat[k]) % COLS} before the tcgen05.{src.parts[1]} at line {src.line} that writes it "
-                                    "has completed (no wait on the mbarrier of its tcgen05.commit between them)",
+                                    f"{int(flat[k]) % COLS} before the tcgen05.{src.parts[1]} at line {src.line} that "
+                                    "writes it has completed (no wait on the mbarrier of its tcgen05.commit between "
+                                    "them)",
                                     int(pend.sum()))
             never = (t.tags[flat] == -2).any(axis=1) & ~pend
             if never.any():
