@@ -357,15 +357,14 @@ def _copy(prog: Program, ins: Instr, index: int) -> Step:
             src_bits = np.repeat(bts.reshape(rows, nbytes, 1), copies, axis=2).reshape(-1)
             byte = np.asarray(cells.byte).reshape(-1)
             flat = flat.reshape(-1)
-            if prog.trace:
-                where = (TMEM_WINDOW + CELL * flat + byte).astype(U64)
-                src_tags = prog.domain.moved(cta, index, np.full(len(flat), t, np.int64), src_tags[:, None], where,
-                                             "tmem")[:, 0]
             target, inv = np.unique(flat, return_inverse=True)
             out_tags = tm.ntags[target].copy()  # a cell the copy fills only in part keeps its other bytes
             out_bits = tm.nbits[target].copy()
             out_tags[inv, byte] = src_tags
             out_bits[inv, byte] = src_bits
+            if prog.trace:  # whole cells, so that an element of several bytes moves as one
+                out_tags = prog.domain.moved(cta, index, np.full(len(target), t, np.int64), out_tags,
+                                             (TMEM_WINDOW + CELL * target).astype(U64), "tmem")
             tm.issue(index, target, out_tags, out_bits, t, held)
     return Step(ins, index, "op", run)
 
