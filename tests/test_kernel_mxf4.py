@@ -157,7 +157,8 @@ WRONG_SCALE_VEC = [
 ]
 
 
-@pytest.mark.parametrize("base,old,new,line,words", WRONG_SCALE_VEC, ids=[w[2] for w in WRONG_SCALE_VEC])
+@pytest.mark.parametrize("base,old,new,line,words", WRONG_SCALE_VEC,
+                         ids=[w[2].replace("::", "-") for w in WRONG_SCALE_VEC])
 def test_a_scale_vector_the_kind_does_not_take_is_an_error_at_its_line(tmp_path, capsys, base, old, new, line,
                                                                         words):
     from conftest import cli
@@ -190,6 +191,31 @@ def test_the_scale_vectors_of_each_kind_are_the_catalog_s():
     assert scale_vectors("mxf8f6f4") == {"": 1, "scale_vec::1X": 1, "block32": 1}
     assert scale_vectors("mxf4") == {"": 2, "scale_vec::2X": 2, "block32": 2}
     assert scale_vectors("mxf4nvf4") == {"scale_vec::2X": 2, "scale_vec::4X": 4, "block32": 2, "block16": 4}
+
+
+def test_the_catalog_s_scale_vectors_are_table_55_s(docs_dir):
+    """Table 55 of the 9.0 page read here on its own (each row's kind, a row without one continuing the kind above;
+    its last cell's ".scale_vec::NX / .blockN" pairs): the spellings each kind takes are the catalog's, and a
+    .blockN means the N of the .scale_vec::NX it is paired with.  None spelled is not in the table (the tcgen05.mma
+    page's text: .block32 for mxf4, an error for mxf4nvf4; ptxas's .block32 for mxf8f6f4)."""
+    page = docs_dir / "9-7-16-10-7-1-valid-combinations-of-scale-vectorsize-with-types-and-mma-kind.md"
+    lines = page.read_text(encoding="utf-8").splitlines()
+    start = next(k for k, s in enumerate(lines) if s.startswith("| .kind::\\* | Element Data Type"))
+    pairs: dict[str, set[tuple[str, str]]] = {}
+    kind = ""
+    for row in lines[start + 2:]:
+        if not row.startswith("|"):
+            break
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        m = re.fullmatch(r"`\.kind::(\w+)`", cells[0])
+        kind = m.group(1) if m else kind
+        pairs.setdefault(kind, set()).update(re.findall(r"`\.(scale_vec::\dX)` / `\.(block\d+)`", cells[-1]))
+    assert set(pairs) == {"mxf8f6f4", "mxf4", "mxf4nvf4"}
+    for k, ps in pairs.items():
+        takes = scale_vectors(k)
+        assert {q for q in takes if q} == {q for p in ps for q in p}, k
+        for vec, block in ps:
+            assert takes[vec] == takes[block] == int(vec[len("scale_vec::"):-1]), (k, vec, block)
 
 
 def test_the_allowed_scale_factor_ids_are_the_catalog_s():

@@ -20,6 +20,8 @@ from verify.outputs.kernel import kernel_text
 
 BASE = "tcgen05_cp"
 SECOND = "tcgen05.cp.cta_group::1.128x128b [%r150]"  # the copy of A's bytes 32-47 (k 16-23) to columns 40-43
+SECOND_LINE = "\ttcgen05.cp.cta_group::1.128x128b [%r150], %rd18;"
+MULTICAST = "64x128b.warpx2::01_23"
 
 
 def test_the_fixture_is_proved_by_both_engines():
@@ -41,6 +43,18 @@ def test_nvcc_makes_the_fixture(tmp_path):
     nvcc_makes(tmp_path, BASE, BASE, [])
 
 
+@pytest.mark.slow
+def test_nvcc_makes_the_planted_fixture(tmp_path):
+    nvcc_makes(tmp_path, BASE, f"{BASE}_shape", ["-DCP_SHAPE"])
+
+
+def test_the_planted_fixture_is_the_base_with_one_copy_s_shape_changed():
+    base = (KERNELS / f"{BASE}.ptx").read_text(encoding="utf-8").splitlines()[1:]
+    planted = (KERNELS / f"{BASE}_shape.ptx").read_text(encoding="utf-8").splitlines()[1:]
+    changed = [(a, b) for a, b in zip(base, planted) if a != b]
+    assert len(base) == len(planted) and changed == [(SECOND_LINE, SECOND_LINE.replace("128x128b", MULTICAST))]
+
+
 def _replace(old: str, new: str):  # type: ignore[no-untyped-def]
     def change(lines: list[str]) -> None:
         k = first(lines, re.escape(old))
@@ -48,10 +62,10 @@ def _replace(old: str, new: str):  # type: ignore[no-untyped-def]
     return change
 
 
-def test_a_copy_of_another_shape_is_the_first_wrong_element_with_its_chain(tmp_path):
-    """The second copy made .64x128b.warpx2::01_23: 64 source rows, rows 0-31 to lane quarters 0 and 1, so lane 32
-    holds row 0's bytes 32-47 (A[0, 16..23]) where the MMA reads row 32's."""
-    r = verify(mutant(tmp_path, BASE, _replace(SECOND, SECOND.replace("128x128b", "64x128b.warpx2::01_23"))))
+def test_a_copy_of_another_shape_is_the_first_wrong_element_with_its_chain():
+    """The second copy made .64x128b.warpx2::01_23 (tcgen05_cp_shape, -DCP_SHAPE): 64 source rows, rows 0-31 to
+    lane quarters 0 and 1, so lane 32 holds row 0's bytes 32-47 (A[0, 16..23]) where the MMA reads row 32's."""
+    r = verify(str(KERNELS / f"{BASE}_shape.toml"))
     f = only_finding(r, "D[32, 0]", 3072)
     assert f.words.startswith("expected sum over k of A[32, k] * B[k, 0]; has A[0, 16] * B[16, 0] (A's m is 0, the "
                               "element's is 32)"), f.words
@@ -64,7 +78,8 @@ def test_a_copy_of_another_shape_is_the_first_wrong_element_with_its_chain(tmp_p
 
 
 @pytest.mark.parametrize("shape,element,count", [("64x128b.warpx2::02_13", "D[64, 0]", 2048),
-                                                 ("32x128b.warpx4", "D[32, 0]", 3072)])
+                                                 ("32x128b.warpx4", "D[32, 0]", 3072)],
+                         ids=["warpx2-02_13", "warpx4"])
 def test_each_multicast_shape_puts_its_rows_where_the_catalog_says(tmp_path, shape, element, count):
     """.warpx2::02_13: rows 0-31 to lane quarters 0 and 2 (lanes 64-95 hold rows 0-31); .warpx4: rows 0-31 to every
     quarter."""

@@ -9,6 +9,7 @@
 // tcgen05_a_tmem.cu.  Thread 0 then issues two MMAs (M = 128, N = 32, K = 16 each) with A in Tensor Memory (columns
 // 32 and 40): the copies and the MMAs are one thread's, in its tensor-core pipeline's order.  One tcgen05.commit
 // arrives on the mbarrier, every thread waits on it, reads its row of D with tcgen05.ld.32x32b.x32 and stores it.
+// Planted: -DCP_SHAPE: the second copy made .64x128b.warpx2::01_23.
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -16,6 +17,11 @@
 #define N 32
 #define K 32
 #define ACOL 32  // A's first Tensor Memory column
+#ifdef CP_SHAPE  // planted: the second copy's shape .64x128b.warpx2::01_23 (rows 0-31 to lane quarters 0 and 1)
+#define CP_SECOND "tcgen05.cp.cta_group::1.64x128b.warpx2::01_23"
+#else
+#define CP_SECOND "tcgen05.cp.cta_group::1.128x128b"
+#endif
 
 __device__ __forceinline__ uint32_t smem(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
 
@@ -57,8 +63,7 @@ extern "C" __global__ void cp_mma(const half* A, const half* B, float* D) {
   uint32_t tmem = taddr;
   if (tid == 0) {
     asm volatile("tcgen05.cp.cta_group::1.128x256b [%0], %1;\n" ::"r"(tmem + ACOL), "l"(descriptor(smem(sA), 128, 256)));
-    asm volatile("tcgen05.cp.cta_group::1.128x128b [%0], %1;\n"
-                 ::"r"(tmem + ACOL + 8), "l"(descriptor(smem(sA) + 4096, 128, 128)));
+    asm volatile(CP_SECOND " [%0], %1;\n" ::"r"(tmem + ACOL + 8), "l"(descriptor(smem(sA) + 4096, 128, 128)));
     asm volatile("tcgen05.cp.cta_group::1.128x128b [%0], %1;\n"
                  ::"r"(tmem + ACOL + 12), "l"(descriptor(smem(sA) + 6144, 128, 128)));
     // kind::f16: D f32 (bits 5-4 = 1), A and B f16 K-major, N >> 3 in bits 22-17, M >> 4 in bits 28-24

@@ -645,7 +645,7 @@ def copy_cells(shape: str, multicast: str, face: str = "vector", specs: str | No
     lays = [x for x in effective(_spec(str(_specs_dir(specs) / name)).maps) if x.id.split("@")[0] == lid]
     if not lays:
         raise NoLayout(f"the catalog has no {lid}")
-    fm = lays[0].map
+    fm: Any = lays[0].map
     sizes = {d.name: int(d.at()) for d in fm.inputs}
     shape3 = (sizes["src_row"], sizes["src_byte"], sizes.get("copy", 1))
     grids = np.indices(shape3).reshape(3, -1)
@@ -745,7 +745,8 @@ def scale_vectors(kind: str, specs: str | None = None) -> dict[str, int]:
     if not lays or kind not in SCALE_KINDS:
         raise NoLayout(f"the catalog has no scale vectors of tcgen05.mma kind::{kind}")
     q = np.arange(len(SCALE_QUALIFIERS))
-    v = lays[0].map.evaluate({"kind": np.full_like(q, SCALE_KINDS.index(kind)), "qualifier": q}, {})
+    fm: Any = lays[0].map
+    v = fm.evaluate({"kind": np.full_like(q, SCALE_KINDS.index(kind)), "qualifier": q}, {})
     ok, allowed, vs = (np.broadcast_to(x, q.shape) for x in (v.ok, v.out["allowed"], v.out["vs"]))
     return {SCALE_QUALIFIERS[j]: int(vs[j]) for j in q if ok[j] and allowed[j]}
 

@@ -48,9 +48,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
                                       "than a byte in 8-bit containers (kind::mxf8f6f4) are not executed yet")
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
-            if K % vs:
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): K = {K} is not a multiple of {vs} scale factors a row")
-            size = K // vs  # the K elements of one scale factor's block
+            size = K // vs  # the K elements of one scale factor's block (K = 32 or 64: the kind's, IDESC_K)
             try:
                 dp = datapath(M, N, 1, False, False, 0, face)
                 sfa = scale_cells("A", vs, M, face)
