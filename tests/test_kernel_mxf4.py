@@ -15,13 +15,14 @@ import pytest
 from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
-from verify.kernel.fragments import descriptor_addresses, descriptor_bit_addresses, scale_factor_ids
+from verify.kernel.fragments import descriptor_addresses, descriptor_bit_addresses, scale_factor_ids, scale_vectors
 from verify.kernel.launch import parse_launch
 from verify.kernel.machine import KernelError
 from verify.layout.descriptor import decode_instruction
 from verify.outputs.kernel import kernel_text
 
 BASE = "triton_sm100_mxfp4"
+NV = "triton_sm100_nvfp4"
 # the two MMAs of a 128-wide K tile: K = 64 each, .block32 (two scale factors an MMA: .scale_vec::2X), their
 # instruction descriptors naming SFA_ID = SFB_ID = 0 and 2
 FIRST, SECOND = 144704640, 1218446496
@@ -134,6 +135,89 @@ def test_a_scale_factor_id_the_scale_vector_does_not_allow_is_an_error_at_its_li
         verify(mutant(tmp_path, BASE, change))
 
 
+# Table 55's kind / scale-vector rule (the catalog's tcgen05.scale_vec.kinds): a spelling the kind does not take
+# planted into each block-scaled fixture's first MMA; ptxas 13.0 refuses each one ("cannot be combined with", or
+# kind::mxf4nvf4 "requires modifier '.scale_vectorsize'")
+MXF8 = "triton_sm100_mxfp8"
+WRONG_SCALE_VEC = [
+    (BASE, "kind::mxf4.block_scale.block32", "kind::mxf4.block_scale.block16", 815,
+     ".kind::mxf4 takes .scale_vec::2X, .block32 or no .scale_vectorsize, not .block16"),
+    (BASE, "kind::mxf4.block_scale.block32", "kind::mxf4.block_scale.scale_vec::4X", 815,
+     ".kind::mxf4 takes .scale_vec::2X, .block32 or no .scale_vectorsize, not .scale_vec::4X"),
+    (BASE, "kind::mxf4.block_scale.block32", "kind::mxf4.block_scale.scale_vec::1X", 815,
+     ".kind::mxf4 takes .scale_vec::2X, .block32 or no .scale_vectorsize, not .scale_vec::1X"),
+    (NV, "kind::mxf4nvf4.block_scale.block16", "kind::mxf4nvf4.block_scale", 876,
+     ".kind::mxf4nvf4 takes .scale_vec::2X, .scale_vec::4X, .block32 or .block16, and none is spelled"),
+    (NV, "kind::mxf4nvf4.block_scale.block16", "kind::mxf4nvf4.block_scale.scale_vec::1X", 876,
+     ".kind::mxf4nvf4 takes .scale_vec::2X, .scale_vec::4X, .block32 or .block16, not .scale_vec::1X"),
+    (MXF8, "kind::mxf8f6f4.block_scale.block32", "kind::mxf8f6f4.block_scale.block16", 850,
+     ".kind::mxf8f6f4 takes .scale_vec::1X, .block32 or no .scale_vectorsize, not .block16"),
+    (MXF8, "kind::mxf8f6f4.block_scale.block32", "kind::mxf8f6f4.block_scale.scale_vec::2X", 850,
+     ".kind::mxf8f6f4 takes .scale_vec::1X, .block32 or no .scale_vectorsize, not .scale_vec::2X"),
+]
+
+
+@pytest.mark.parametrize("base,old,new,line,words", WRONG_SCALE_VEC,
+                         ids=[w[2].replace("::", "-") for w in WRONG_SCALE_VEC])
+def test_a_scale_vector_the_kind_does_not_take_is_an_error_at_its_line(tmp_path, capsys, base, old, new, line,
+                                                                        words):
+    from conftest import cli
+
+    def change(lines: list[str]) -> None:
+        k = first(lines, re.escape(old))
+        lines[k] = lines[k].replace(old, new)
+    launch = mutant(tmp_path, base, change)
+    rc, out, err = cli(capsys, "kernel", launch)
+    assert (rc, out) == (2, ""), err
+    (msg,) = err.strip().split("\n")
+    assert re.fullmatch(rf".*k\.ptx:{line}:\d+: error: tcgen05\.mma\S*{re.escape(new)}\S*: {re.escape(words)} "
+                        r"\(tcgen05\.scale_vec\.kinds: PTX ISA 9\.0 Table 55\)", msg), msg
+
+
+@pytest.mark.parametrize("base,old,new", [
+    (MXF8, "kind::mxf8f6f4.block_scale.block32", "kind::mxf8f6f4.block_scale.scale_vec::1X"),
+    (MXF8, "kind::mxf8f6f4.block_scale.block32", "kind::mxf8f6f4.block_scale"),
+    (BASE, "kind::mxf4.block_scale.block32", "kind::mxf4.block_scale"),
+    (NV, "kind::mxf4nvf4.block_scale.block16", "kind::mxf4nvf4.block_scale.scale_vec::4X"),
+], ids=["mxf8f6f4-1X", "mxf8f6f4-none", "mxf4-none", "mxf4nvf4-4X"])
+def test_a_spelling_the_kind_takes_for_the_same_scale_vector_stays_proved(tmp_path, base, old, new):
+    r = verify(mutant(tmp_path, base, _replace(old, new)))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+def test_the_scale_vectors_of_each_kind_are_the_catalog_s():
+    """Table 55 as the catalog records it: each spelling a kind takes, and the scale factors a row it means."""
+    assert scale_vectors("mxf8f6f4") == {"": 1, "scale_vec::1X": 1, "block32": 1}
+    assert scale_vectors("mxf4") == {"": 2, "scale_vec::2X": 2, "block32": 2}
+    assert scale_vectors("mxf4nvf4") == {"scale_vec::2X": 2, "scale_vec::4X": 4, "block32": 2, "block16": 4}
+
+
+def test_the_catalog_s_scale_vectors_are_table_55_s(docs_dir):
+    """Table 55 of the 9.0 page read here on its own (each row's kind, a row without one continuing the kind above;
+    its last cell's ".scale_vec::NX / .blockN" pairs): the spellings each kind takes are the catalog's, and a
+    .blockN means the N of the .scale_vec::NX it is paired with.  None spelled is not in the table (the tcgen05.mma
+    page's text: .block32 for mxf4, an error for mxf4nvf4; ptxas's .block32 for mxf8f6f4)."""
+    page = docs_dir / "9-7-16-10-7-1-valid-combinations-of-scale-vectorsize-with-types-and-mma-kind.md"
+    lines = page.read_text(encoding="utf-8").splitlines()
+    start = next(k for k, s in enumerate(lines) if s.startswith("| .kind::\\* | Element Data Type"))
+    pairs: dict[str, set[tuple[str, str]]] = {}
+    kind = ""
+    for row in lines[start + 2:]:
+        if not row.startswith("|"):
+            break
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        m = re.fullmatch(r"`\.kind::(\w+)`", cells[0])
+        kind = m.group(1) if m else kind
+        pairs.setdefault(kind, set()).update(re.findall(r"`\.(scale_vec::\dX)` / `\.(block\d+)`", cells[-1]))
+    assert set(pairs) == {"mxf8f6f4", "mxf4", "mxf4nvf4"}
+    for k, ps in pairs.items():
+        takes = scale_vectors(k)
+        assert {q for q in takes if q} == {q for p in ps for q in p}, k
+        for vec, block in ps:
+            assert takes[vec] == takes[block] == int(vec[len("scale_vec::"):-1]), (k, vec, block)
+
+
 def test_the_allowed_scale_factor_ids_are_the_catalog_s():
     assert scale_factor_ids(1) == ((0, 1, 2, 3), ("ue8m0",))
     assert scale_factor_ids(2) == ((0, 2), ("ue8m0",))
@@ -178,8 +262,6 @@ def test_the_fixture_recipe_is_in_make_fixtures():
 
 
 # ----------------------------------------------------------------------------- kind::mxf4nvf4 (.scale_vec::4X)
-
-NV = "triton_sm100_nvfp4"
 
 
 def test_the_nvfp4_fixture_is_kind_mxf4nvf4_with_four_e4m3_scale_factors_an_mma_and_is_proved():

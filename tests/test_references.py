@@ -549,6 +549,29 @@ def test_tcgen05_cp_warpx4_from_valid():
     assert rows("(_32,_128,_4):(_1,_32,_67108864)")[0].kind == "malformed"         # a byte's bits scattered
 
 
+@pytest.mark.parametrize("name,valid", [
+    ("SM100_UTCCP_128dp256bit_1cta", "(_128,_256):(_2097152,_1)"),
+    ("SM100_UTCCP_128dp128bit_1cta", "(_128,_128):(_2097152,_1)"),
+    ("SM100_UTCCP_4dp256bit_1cta", "(_128,_256):(_2097152,_1)"),
+    ("SM100_UTCCP_2x64dp128bitlw0213_1cta", "(_64,_128,_2):(_2097152,_1,_134217728)"),
+    ("SM100_UTCCP_2x64dp128bitlw0123_1cta", "(_32,_128,_2,_2):(_2097152,_1,_134217728,_67108864)"),
+])
+def test_every_tcgen05_cp_shape_from_valid(name, valid):
+    """CUTLASS 4.2's ValID of each cta_group::1 UTCCP atom agrees with the catalog's copy layout; the broadcast and
+    the repeat of the two .warpx2 forms swapped, or the rows' lanes made the bits', differ or are malformed."""
+    assert _rows_all(name, ThrID="_1:_0", ValID=valid)[0].kind == "agree"
+    if "2x64" in name:
+        swapped = valid.replace("_134217728,_67108864", "_67108864,_134217728") if "0123" in name else \
+            valid.replace("_134217728)", "_67108864)")
+        assert _rows_all(name, ThrID="_1:_0", ValID=swapped)[0].kind in ("differ", "malformed")
+    assert _rows_all(name, ThrID="_1:_0", ValID=valid.replace("(_2097152,_1", "(_1,_2097152"))[0].kind == "malformed"
+
+
+def test_a_cta_pair_s_tcgen05_cp_is_not_in_the_catalog():
+    (row,) = _rows_all("SM100_UTCCP_128dp256bit_2cta", ThrID="_2:_1", ValID="(_128,_256):(_2097152,_1)")
+    assert row.kind == "unmatched"
+
+
 def _rows_all(name: str, **fields: str) -> list[Row]:
     return conform_rows(cute_ref.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
                                               [*lays(), *_maps()]), 10.0)

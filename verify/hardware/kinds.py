@@ -316,7 +316,7 @@ def tmem_probes(maps: Sequence[Any]) -> tuple[list[Probe], list[str]]:
     source = next((m for m in mine if base_id(m.id) == tmem_kind.CP_SOURCE), None)
     groups: dict[str, list[Any]] = {}
     for m in mine:
-        key = "tcgen05.cp" if m.instruction == "tcgen05.cp" else base_id(m.id)
+        key = "tcgen05.cp" if base_id(m.id) in (tmem_kind.CP_COPY, tmem_kind.CP_SOURCE) else base_id(m.id)
         groups.setdefault(key, []).append(m)
     out: list[Probe] = []
     errors: list[str] = []

@@ -133,6 +133,7 @@ TMEM_A = {
                                (1, 2)),
 }
 CP_SOURCE = "tcgen05.cp.source.32x128b"
+CP_COPY = "tcgen05.cp.32x128b.warpx4"  # the one copy shape the cp probe runs
 
 
 def takes(m: Any) -> bool:
@@ -170,6 +171,9 @@ def why_not(m: Any) -> str | None:
         return "no MMA form of the data-path table is known to write it"
     if sub == "tmem_a" and base_id(m.id) not in TMEM_A:
         return "no MMA form is known to read A in this packing"
+    if sub == "cp" and m.kind == "tmem" and base_id(m.id) != CP_COPY:
+        return f"the cp probe copies a 32 x 16-byte block with {CP_COPY} only (another shape's probe would code " \
+               "a block of its rows)"
     return None
 
 

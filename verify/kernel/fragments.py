@@ -623,6 +623,53 @@ def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: s
     return ScaleCells(lay.id, *out)
 
 
+# The tcgen05.cp layouts by the copy's shape and multicast qualifiers (specs/tcgen05.cp.toml, and .32x128b.warpx4 in
+# specs/tcgen05.scale_factors.toml)
+COPY_LAYOUTS = {("128x256b", ""): ("tcgen05.cp.toml", "tcgen05.cp.128x256b"),
+                ("128x128b", ""): ("tcgen05.cp.toml", "tcgen05.cp.128x128b"),
+                ("4x256b", ""): ("tcgen05.cp.toml", "tcgen05.cp.4x256b"),
+                ("64x128b", "warpx2::02_13"): ("tcgen05.cp.toml", "tcgen05.cp.64x128b.warpx2.02_13"),
+                ("64x128b", "warpx2::01_23"): ("tcgen05.cp.toml", "tcgen05.cp.64x128b.warpx2.01_23"),
+                ("32x128b", "warpx4"): ("tcgen05.scale_factors.toml", "tcgen05.cp.32x128b.warpx4")}
+
+
+@functools.lru_cache(maxsize=16)
+def copy_cells(shape: str, multicast: str, face: str = "vector", specs: str | None = None) -> ScaleCells:
+    """Where ``tcgen05.cp.<shape>[.<multicast>]`` puts byte ``src_byte`` of row ``src_row`` of the block it copies,
+    in its copy ``copy`` (the multicast's; one without): ``lane/col/byte[src_row, src_byte, copy]`` relative to the
+    copy's Tensor Memory address, the catalog's ``tcgen05.cp`` layout of that shape."""
+    if (shape, multicast) not in COPY_LAYOUTS:
+        raise NoLayout(f"the catalog has no tcgen05.cp .{shape}{'.' + multicast if multicast else ''}")
+    name, lid = COPY_LAYOUTS[(shape, multicast)]
+    lays = [x for x in effective(_spec(str(_specs_dir(specs) / name)).maps) if x.id.split("@")[0] == lid]
+    if not lays:
+        raise NoLayout(f"the catalog has no {lid}")
+    fm: Any = lays[0].map
+    sizes = {d.name: int(d.at()) for d in fm.inputs}
+    shape3 = (sizes["src_row"], sizes["src_byte"], sizes.get("copy", 1))
+    grids = np.indices(shape3).reshape(3, -1)
+    point = {"src_row": grids[0], "src_byte": grids[1], "copy": grids[2]}
+    names = [d.name for d in fm.inputs]
+    if face == "vector":
+        v = fm.evaluate({nm: point[nm] for nm in names}, {})
+        if not np.all(v.ok):
+            raise NoLayout(f"{lid} leaves some bytes without a cell")
+        out = [np.broadcast_to(v.out[k], grids.shape[1:]).reshape(shape3).astype(np.int64)
+               for k in ("tmem_lane", "tmem_col", "byte")]
+    else:
+        out = [np.zeros(shape3, np.int64) for _ in range(3)]
+        for j in range(grids.shape[1]):
+            cell = fm.at({nm: int(point[nm][j]) for nm in names}, {})
+            if cell is None:
+                raise NoLayout(f"{lid} leaves a byte without a cell")
+            at = np.unravel_index(j, shape3)
+            for a, k in zip(out, ("tmem_lane", "tmem_col", "byte")):
+                a[at] = cell[k]
+    for a in out:
+        a.setflags(write=False)
+    return ScaleCells(lid, *out)
+
+
 # The packing of A in Tensor Memory by the element's bits (9.7.16.10.4): the catalog's tcgen05.packing spec for
 # each width the executor reads (lanes as Layout D: M = 128, cta_group::1).
 A_PACKING = {16: "tcgen05.packing.A.b16.packed"}
@@ -684,6 +731,25 @@ def scale_factor_ids(vs: int, specs: str | None = None) -> tuple[tuple[int, ...]
     raise NoLayout(f"the catalog has no .scale_vec::{vs}X for tcgen05.mma")
 
 
+SCALE_KINDS = ("mxf8f6f4", "mxf4", "mxf4nvf4")  # the kind input of tcgen05.scale_vec.kinds
+SCALE_QUALIFIERS = ("", "scale_vec::1X", "scale_vec::2X", "scale_vec::4X", "block32", "block16")  # its qualifier
+
+
+def scale_vectors(kind: str, specs: str | None = None) -> dict[str, int]:
+    """The ``.scale_vectorsize`` spellings a block-scaled ``tcgen05.mma`` of ``kind`` takes ("" for none spelled),
+    each with the number of scale factors per row of scale_A it means: the catalog's ``tcgen05.scale_vec.kinds``
+    (Table 55 and the aliases, ``specs/tcgen05.scale_vec.toml``)."""
+    lays = [x for x in effective(_spec(str(_specs_dir(specs) / "tcgen05.scale_vec.toml")).maps)
+            if x.id.split("@")[0] == "tcgen05.scale_vec.kinds"]
+    if not lays or kind not in SCALE_KINDS:
+        raise NoLayout(f"the catalog has no scale vectors of tcgen05.mma kind::{kind}")
+    q = np.arange(len(SCALE_QUALIFIERS))
+    fm: Any = lays[0].map
+    v = fm.evaluate({"kind": np.full_like(q, SCALE_KINDS.index(kind)), "qualifier": q}, {})
+    ok, allowed, vs = (np.broadcast_to(x, q.shape) for x in (v.ok, v.out["allowed"], v.out["vs"]))
+    return {SCALE_QUALIFIERS[j]: int(vs[j]) for j in q if ok[j] and allowed[j]}
+
+
 def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
@@ -696,7 +762,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
-           "datapath", "scale_cells", "scale_factor_ids", "tmem_a_cells", "A_PACKING",
+           "copy_cells", "datapath", "scale_cells", "scale_factor_ids", "scale_vectors", "tmem_a_cells", "A_PACKING",
            "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
            "matrix_load", "mma_form",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

@@ -2,7 +2,9 @@
 carries the scale factor of its A element's K block and of its B element's, read from Tensor Memory where the
 catalog's scale-factor layouts say (``tcgen05.sf.A.4x1``, ``tcgen05.sf.B.4x1``: the K block ``SF_ID + j`` of the
 MMA's scale-factor ids from the instruction descriptor, each lane quarter reading its own copy of B's factors), so a
-launch's ``computes`` can say ``C[m, n] = A[m, k] * B[k, n] * SFA[m, k / 32] * SFB[n, k / 32]``.
+launch's ``computes`` can say ``C[m, n] = A[m, k] * B[k, n] * SFA[m, k / 32] * SFB[n, k / 32]``.  The number of
+scale factors per row (``.scale_vec::NX`` or its ``.blockN`` alias) is the catalog's ``tcgen05.scale_vec.kinds``
+(Table 55): a spelling the kind does not take (``kind::mxf4`` with ``.block16``) is an error at its line.
 """
 from __future__ import annotations
 
@@ -11,14 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr
-from .fragments import BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells, scale_factor_ids
+from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells,
+                        scale_factor_ids, scale_vectors)
 from .machine import CTA, Program, Step
 from .ops_mem import hold, read_shared_async
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
-
-BLOCK = {"block32": 32, "block16": 16, "scale_vec::1X": 32, "scale_vec::2X": 32, "scale_vec::4X": 16}
-
 
 def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
     parts = ins.parts
@@ -31,7 +31,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
     d_o, a_o, b_o, i_o, sa_o, sb_o, en_o = ops
     if isinstance(a_o, Addr):
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (A in Tensor Memory is not executed yet)")
-    size = next((BLOCK[p] for p in parts if p in BLOCK), 32 if kind != "mxf4nvf4" else 16)
+    vs = _scale_vector(prog, ins, kind)
     face = face_of(prog)
     from ..layout.types import ELEMENT_BITS
 
@@ -48,7 +48,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
                                       "than a byte in 8-bit containers (kind::mxf8f6f4) are not executed yet")
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
-            vs = K // size
+            size = K // vs  # the K elements of one scale factor's block (K = 32 or 64: the kind's, IDESC_K)
             try:
                 dp = datapath(M, N, 1, False, False, 0, face)
                 sfa = scale_cells("A", vs, M, face)
@@ -105,6 +105,25 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             tags, bts = dom.memory_bytes(D.reshape(-1), 4)
             tm.issue(index, dcells.reshape(-1), tags, bts, t, held)
     return Step(ins, index, "op", run)
+
+
+def _scale_vector(prog: Program, ins: Instr, kind: str) -> int:
+    """The number of scale factors per row of scale_A (the N of ``.scale_vec::NX``) that the MMA's spelled
+    ``.scale_vectorsize`` means for ``kind``: the catalog's ``tcgen05.scale_vec.kinds`` (Table 55); a spelling the
+    kind does not take is an error at the instruction's line."""
+    spelled = [p for p in ins.parts if p in SCALE_QUALIFIERS]
+    try:
+        takes = scale_vectors(kind)
+    except NoLayout as e:
+        raise prog.error(ins, f"{ins.opcode}: {e}") from None
+    q = spelled[0] if len(spelled) == 1 else ""
+    if len(spelled) > 1 or q not in takes:
+        listed = [f".{x}" for x in takes if x] + (["no .scale_vectorsize"] if "" in takes else [])
+        what = " with ".join(f".{x}" for x in spelled)
+        wrong = f", not {what}" if spelled else ", and none is spelled"
+        raise prog.error(ins, f"{ins.opcode}: .kind::{kind} takes {', '.join(listed[:-1])} or {listed[-1]}{wrong} "
+                              "(tcgen05.scale_vec.kinds: PTX ISA 9.0 Table 55)")
+    return takes[q]
 
 
 def _read_packed(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: int, rows: int, K: int, t: int,

@@ -30,7 +30,7 @@ def short_name(opcode: str) -> str:
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
             "wgmma": lambda p: p in ("mma_async", "sp") or p.startswith("m") and "k" in p,
-            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind")
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind", "warpx2", "warpx4")
             or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
@@ -177,6 +177,9 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
             words = f"(thread {thread_h}) placed {sym.value_words(src)} there (its tensor map's box){addr_words}"
         elif hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
+        elif hop.base == "tcgen05" and "cp" in hop.parts:
+            words = f"(thread {thread_h}) copied it from shared memory to {_where('tmem', address, traced.gmem)}" \
+                    f"{addr_words}"
         elif hop.base == "tcgen05" and "st" in hop.parts:
             words = f"(thread {thread_h}) wrote it to {_where('tmem', address, traced.gmem)}{addr_words}"
         elif hop.base in ("st", "stmatrix"):

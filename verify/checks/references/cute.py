@@ -641,7 +641,7 @@ _TMEM_SHAPE = {"32dp32b": "32x32b", "16dp64b": "16x64b", "16dp128b": "16x128b", 
                "16dp32b": "16x32bx2"}
 _UNMATCHED = [
     (r"SM100_TMEM_(LOAD|STORE)_.*_16b$", "Tensor Memory copy with .pack::16b/.unpack::16b: not in the catalog"),
-    (r"SM100_UTCCP_(?!4x32dp128bit_1cta$)", "tcgen05.cp of a shape or CTA pair the catalog does not state"),
+    (r"SM100_UTCCP_.*_2cta$", "tcgen05.cp of a CTA pair (cta_group::2): the catalog does not state it"),
     (r"SM75_U32x1_MOVM_T", ""),
     (r"SM50_Shuffle_", "warp shuffle (shfl.sync): no tensor-core layout in the catalog"),
     (r"SM80_CP_ASYNC_|SM100_(LOAD|STORE)_256bit|UniversalCopy|AutoVectorizing",
@@ -657,8 +657,8 @@ def copy_layouts(req: Request, p: Printed, layouts: list[Layout]) -> list[Evalua
             return [Evaluated(req.name, "", req.header, req.line, None, unmatched=reason)]
     if req.name == "SM75_U32x1_MOVM_T":
         return _movmatrix(req, p, layouts)
-    if req.name == "SM100_UTCCP_4x32dp128bit_1cta":
-        return [_utccp_warpx4(req, p, layouts)]
+    if req.name in _UTCCP:
+        return [_utccp(req, p, layouts)]
     for pattern, spec_id, num, side, w, memory in _COPY:
         m = re.fullmatch(pattern, req.name)
         if not m:
@@ -685,28 +685,46 @@ def copy_layouts(req: Request, p: Printed, layouts: list[Layout]) -> list[Evalua
     return [Evaluated(req.name, "", req.header, req.line, None, unmatched="no spec for this copy atom")]
 
 
-def _utccp_warpx4(req: Request, p: Printed, layouts: list) -> Evaluated:
-    """``tcgen05.cp.32x128b.warpx4`` from ``ValID`` ((row, bit, copy) -> TMEM address in bits; CuTe's modes
-    [core_matrix_strided, core_matrix_leading, broadcast]): byte ``src_byte`` of source row ``src_row``,
-    copy ``copy``, is bits 8 src_byte .. 8 src_byte + 7 of that row, which must land in one byte of one
-    32-bit column: (tmem_lane, tmem_col, byte) = (addr / 2^21, addr % 2^21 / 32, addr % 32 / 8)."""
-    spec = next((m for m in layouts if getattr(m, "id", "") == "tcgen05.cp.32x128b.warpx4"), None)
+# CuTe's tcgen05.cp atoms (cta_group::1): the spec, (rows, bits a row, copies), and the ValID index of bit ``b`` of
+# source row ``r`` in copy ``c`` (CuTe's modes: [core_matrix_strided, core_matrix_leading, broadcast / repeat];
+# .4x256b's copy bits enter its (128, 256) ValID through SrcLayout (4,256):(32,128); .64x128b.warpx2::01_23's source
+# row r is row r % 32 of repeat r / 32, SrcLayout (32,128,2,2):(1,32,4096,0))
+_UTCCP: dict[str, tuple[str, tuple[int, int, int], Any]] = {
+    "SM100_UTCCP_128dp256bit_1cta": ("tcgen05.cp.128x256b", (128, 256, 1), lambda r, b, c: r + 128 * b),
+    "SM100_UTCCP_128dp128bit_1cta": ("tcgen05.cp.128x128b", (128, 128, 1), lambda r, b, c: r + 128 * b),
+    "SM100_UTCCP_4dp256bit_1cta": ("tcgen05.cp.4x256b", (4, 256, 1), lambda r, b, c: 32 * r + 128 * b),
+    "SM100_UTCCP_4x32dp128bit_1cta": ("tcgen05.cp.32x128b.warpx4", (32, 128, 4),
+                                      lambda r, b, c: r + 32 * b + 4096 * c),
+    "SM100_UTCCP_2x64dp128bitlw0213_1cta": ("tcgen05.cp.64x128b.warpx2.02_13", (64, 128, 2),
+                                            lambda r, b, c: r + 64 * b + 8192 * c),
+    "SM100_UTCCP_2x64dp128bitlw0123_1cta": ("tcgen05.cp.64x128b.warpx2.01_23", (64, 128, 2),
+                                            lambda r, b, c: r % 32 + 32 * b + 4096 * (r // 32) + 8192 * c),
+}
+
+
+def _utccp(req: Request, p: Printed, layouts: list) -> Evaluated:
+    """A ``tcgen05.cp`` shape from ``ValID`` ((row, bit[, copy]) -> TMEM address in bits): byte ``src_byte`` of
+    source row ``src_row``, copy ``copy``, is bits 8 src_byte .. 8 src_byte + 7 of that row, which must land in one
+    byte of one 32-bit column: (tmem_lane, tmem_col, byte) = (addr / 2^21, addr % 2^21 / 32, addr % 32 / 8)."""
+    sid, (nrows, nbits, ncopies), index = _UTCCP[req.name]
+    spec = next((m for m in layouts if getattr(m, "id", "") == sid), None)
     shown = f"Copy_Traits<{req.name}>::ValID = {p.raw.get('ValID', ('?', 0))[0]}"
     if spec is None:
-        return Evaluated(req.name, "", req.header, req.line, None, unmatched="no spec tcgen05.cp.32x128b.warpx4")
+        return Evaluated(req.name, "", req.header, req.line, None, unmatched=f"no spec {sid}")
     try:
         valid = p.layout("ValID")
-        if valid.size() != 32 * 128 * 4:
-            raise NotationError(f"ValID {valid} is not (32 rows, 128 bits, 4 copies)")
+        if valid.size() != max(nrows, 128) * nbits * ncopies and valid.size() != nrows * nbits * ncopies:
+            raise NotationError(f"ValID {valid} is not ({nrows} rows, {nbits} bits, {ncopies} copies)")
         rows = []
-        for r in range(32):
-            for sb in range(16):
-                for c in range(4):
-                    addr = [valid(r + 32 * (8 * sb + b) + 4096 * c) for b in range(8)]
+        for r in range(nrows):
+            for sb in range(nbits // 8):
+                for c in range(ncopies):
+                    addr = [valid(index(r, 8 * sb + b, c)) for b in range(8)]
                     if addr != list(range(addr[0], addr[0] + 8)) or addr[0] % 8:
                         raise NotationError(f"row {r} byte {sb} copy {c}: its 8 bits are not one byte in Tensor Memory")
                     lane, col = addr[0] >> DP_BITS, addr[0] & ((1 << DP_BITS) - 1)
-                    rows.append((r, sb, c, lane, col // 32, (col % 32) // 8))
+                    rows.append((r, sb, c, lane, col // 32, (col % 32) // 8) if ncopies > 1 else
+                                (r, sb, lane, col // 32, (col % 32) // 8))
     except NotationError as e:
         return Evaluated(req.name, "", req.header, req.line, spec, text=shown, error=e.message)
     return Evaluated(req.name, "", req.header, req.line, spec, text=shown, map_rows=tuple(rows))
