@@ -44,6 +44,12 @@ from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
 if TYPE_CHECKING:
+    from .checks.conform import ConformError
+    from .checks.handoff import HandoffError
+    from .checks.reduce import ReduceError
+    from .layout.block import BlockError
+    from .layout.notations import NotationError
+    from .layout.params import FamilyError
     from .results.conform import ConformResult
     from .results.crosscheck import CrosscheckReport
     from .results.handoff import HandoffResult
