@@ -37,7 +37,7 @@ import z3
 from ..engines import smt
 from ..layout.dims import Dim, describe, names
 from ..layout.named import NamedMap, _bindings, grid, in_box, inside, merge_params, variables, width
-from ..layout.shared import concrete
+from ..layout.family import concrete
 from ..results import CheckResult, combine_engines
 from ..results.consistency import PROPERTIES, Decision
 from ..witnesses import BufferPlace

@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..layout.dims import Dim, extent_text
 from ..layout.notations.errors import NotationError
-from ..layout.shared import concrete
+from ..layout.family import concrete
 
 NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")  # read here; any other registered shared reader too
 

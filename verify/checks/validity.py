@@ -27,7 +27,7 @@ from ..layout.algebra import compose
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import FormulaMap
-from ..layout.shared import concrete
+from ..layout.family import concrete
 from ..results import CheckResult
 from ..results.given import PLAIN, Bit, GivenCheck
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
