@@ -43,13 +43,13 @@ from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
-if TYPE_CHECKING:
-    from .checks.conform import ConformError
+if TYPE_CHECKING:  # the lazy names below, for the type checker (``X as X``: re-exported, not imported at run time)
+    from .checks.conform import ConformError as ConformError
     from .checks.handoff import HandoffError
-    from .checks.reduce import ReduceError
-    from .layout.block import BlockError
+    from .checks.reduce import ReduceError as ReduceError
+    from .layout.block import BlockError as BlockError
     from .layout.notations import NotationError
-    from .layout.params import FamilyError
+    from .layout.params import FamilyError as FamilyError
     from .results.conform import ConformResult
     from .results.crosscheck import CrosscheckReport
     from .results.handoff import HandoffResult
