@@ -43,7 +43,13 @@ from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
 from .results import DocFinding, Finding, InstructionResult, LayoutResult, MapResult, Report
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lazy names below, for the type checker (``X as X``: re-exported, not imported at run time)
+    from .checks.conform import ConformError as ConformError
+    from .checks.handoff import HandoffError
+    from .checks.reduce import ReduceError as ReduceError
+    from .layout.block import BlockError as BlockError
+    from .layout.notations import NotationError
+    from .layout.params import FamilyError as FamilyError
     from .results.conform import ConformResult
     from .results.crosscheck import CrosscheckReport
     from .results.handoff import HandoffResult
@@ -281,7 +287,10 @@ def _like(like: Layout | str, specs: Iterable[Spec] | str | Path | None) -> Layo
         return like
     if specs is None or isinstance(specs, (str, Path)):
         specs = load(str(specs) if specs is not None else _bundled.resolve().path)
-    return layout(specs, like)
+    found = layout(specs, like)
+    if not isinstance(found, Layout):  # a map layout's id (it has no threads and registers to compare)
+        raise TypeError(f"{like} is not a register fragment")
+    return found
 
 
 def given(notation: str, text: str | bytes, like: Layout | str, *, specs: Iterable[Spec] | str | Path | None = None,
@@ -919,14 +928,17 @@ def conform_map(spec: MapLayout | str, notation: str, text: str | bytes, *, type
     text is a ``NotationError``/``FormulaError`` at its position; names that cannot match a
     ``MapConformError``."""
     from .checks.map_conform import MapConformError, conform_map as _conform_map
+    lay: Layout | MapLayout
     if isinstance(spec, str):
         if specs is None or isinstance(specs, (str, Path)):
             specs = load(str(specs) if specs is not None else _bundled.resolve().path)
-        spec = layout(specs, spec)
-    if not isinstance(spec, MapLayout):
-        raise MapConformError(f"{spec.id} is a register fragment: use conform")
-    given, env = given_map(spec, notation, text, type=type, tile=tile, params=params, source=source)
-    return _conform_map(spec, given, notation, source, env, timeout)
+        lay = layout(specs, spec)
+    else:
+        lay = spec
+    if not isinstance(lay, MapLayout):
+        raise MapConformError(f"{lay.id} is a register fragment: use conform")
+    given, env = given_map(lay, notation, text, type=type, tile=tile, params=params, source=source)
+    return _conform_map(lay, given, notation, source, env, timeout)
 
 
 def given_map(spec: MapLayout, notation: str, text: str | bytes, *, type: str | None = None,

@@ -249,7 +249,7 @@ def statement_specs(pages: Sequence[Path], against: Sequence[str | Path] | None,
     if not found.statements:
         return []
     reviewed = tuple(x for spec in _reviewed_with_prefixes(against, found.prefixes) if applies(spec.source, release)
-                     for x in (*spec.layouts, *spec.maps))
+                     for x in spec.all_layouts)
     out: list[Spec] = []
     for page in dict.fromkeys(st.page for st in found.statements):
         mine = tuple(st for st in found.statements if st.page == page)

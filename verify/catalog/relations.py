@@ -33,7 +33,7 @@ from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.family import Extent
 from ..layout.ids import effective_id
-from ..layout.model import Layout
+from ..layout.model import Layout, MapLayout
 from ..layout.named import formula_map
 from ..layout.tile import stack_onto
 
@@ -211,17 +211,17 @@ def _warp_tiles(c: Layout, num: int, row0: int) -> Any:
     return A.embed(A.merge(per_warp, ("lane", "warp"), "thread"), "row", 16 * 4 + row0, row0)
 
 
-def _datapath_reads(layouts: Mapping[str, Any]) -> list[Relation]:
+def _datapath_reads(layouts: Mapping[str, Layout], maps: Mapping[str, MapLayout]) -> list[Relation]:
     """A data-path layout of 9.7.16.10.5 read by a warpgroup's tcgen05.ld (warp w at lane 32 w + base): which
     register of which thread holds D(row, col), and (one-CTA layouts) that the load reads every element once."""
     from ..catalog.tmem import as_read_fragment, matrix_of, read_map
     out: list[Relation] = []
     for letter, env, shape, num, base, cta, ref, once in _DATAPATH_READS:
-        lid = effective_id(f"tcgen05.datapath.{letter}", layouts)
+        lid = effective_id(f"tcgen05.datapath.{letter}", maps)
         ld_id = effective_id(f"tcgen05.ld.{shape}.R.b32", layouts)
-        if lid not in layouts or ld_id not in layouts or (ref.startswith("C16") and C16 not in layouts):
+        if lid not in maps or ld_id not in layouts or (ref.startswith("C16") and C16 not in layouts):
             continue
-        dp, ld = layouts[lid], layouts[ld_id].instance(NUM=num)
+        dp, ld = maps[lid], layouts[ld_id].instance(NUM=num)
         rows, cols = matrix_of(dp, env)
         at = ", ".join(f"{k} = {v}" for k, v in env.items()) + (f", CTA {cta}" if cta is not None else "")
         name = f"{lid} ({at}) by {shape}.x{num} at lane base +{base}"
@@ -244,13 +244,18 @@ def _datapath_reads(layouts: Mapping[str, Any]) -> list[Relation]:
     return out
 
 
-DECLARATIONS: tuple[Declare, ...] = (_LDMATRIX_A, _LDMATRIX_B, _stmatrix_pair, _movmatrix, _wgmma_d, _tcgen05_c,
-                                     _datapath_reads)
+FRAGMENT_DECLARATIONS: tuple[Declare, ...] = (_LDMATRIX_A, _LDMATRIX_B, _stmatrix_pair, _movmatrix, _wgmma_d,
+                                              _tcgen05_c)  # over the fragment layouts
+MAP_DECLARATIONS = (_datapath_reads,)  # over the fragments and the map layouts (the Tensor Memory data paths)
+DECLARATIONS = (*FRAGMENT_DECLARATIONS, *MAP_DECLARATIONS)
 
 
-def relations(layouts: Mapping[str, Layout]) -> list[Relation]:
+def relations(layouts: Mapping[str, Layout | MapLayout]) -> list[Relation]:
     """Every relation whose layouts are among ``layouts`` (by id), in declaration order."""
-    return [r for declare in DECLARATIONS for r in declare(layouts)]
+    fragments = {k: v for k, v in layouts.items() if isinstance(v, Layout)}
+    maps = {k: v for k, v in layouts.items() if isinstance(v, MapLayout)}
+    return ([r for declare in FRAGMENT_DECLARATIONS for r in declare(fragments)]
+            + [r for declare_map in MAP_DECLARATIONS for r in declare_map(fragments, maps)])
 
 
 __all__ = ["C16", "DECLARATIONS", "Equal", "Relation", "WritesOnce", "relations"]

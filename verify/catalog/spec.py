@@ -25,7 +25,7 @@ from ..errors import SpecError
 from ..files import strip_bom
 from ..formula import BinOp, Formula, FormulaError, Num, Var, parse_formula, parse_lane_expression, walk
 from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_list
-from ..layout.family import Extent, Param, extent_at
+from ..layout.family import Extent, Param, concrete, extent_at
 from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
 from ..layout.ids import corrected_id, layout_id, section_tag
 from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
@@ -290,7 +290,8 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
         if kind == "unspecified":
             lmap = UnspecifiedMap()
         elif is_range_formula(formula):
-            lmap = SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, rows, head.threads), n)
+            lmap = SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, concrete(rows), head.threads),
+                             concrete(n))  # (a sparse fragment is no family)
         else:
             lmap = FormulaFragment(formula)
         return Layout(
@@ -502,7 +503,7 @@ def load_specs(paths: list[str | Path]) -> list[Spec]:
                    key=lambda s: (section_key(s.source.section), s.path))
     seen: dict[str, str] = {}
     for s in specs:
-        for lay in (*s.layouts, *s.maps):
+        for lay in s.all_layouts:
             if lay.id in seen:
                 raise SpecError(s.path, 1, 1, f"layout id {lay.id!r} is also defined in {seen[lay.id]}")
             seen[lay.id] = s.path

@@ -19,6 +19,7 @@ from typing import Any, Mapping
 
 from ..layout import algebra as A
 from ..layout.dims import Dim, names
+from ..layout.named import NamedMap
 from ..layout.model import Codomain, Layout, MapLayout
 
 WARPS = 4  # a warpgroup: warp w reads lane quarter w % 4
@@ -46,7 +47,7 @@ def read_map(datapath: MapLayout, ld: Layout, env: Mapping[str, int], base: int 
     Pre: ``datapath`` is injective at ``env`` (``algebra.inverse`` checks it); for a cta_group::2 layout (an
     output ``cta``) ``cta`` names the CTA whose Tensor Memory is read.  Post: ``(thread, i) -> (row, col)``,
     undefined where the load reads a lane/column that holds no element of the matrix."""
-    inv = A.inverse(A.bind(datapath.map, **env))
+    inv: NamedMap = A.inverse(A.bind(datapath.map, **env))
     if "cta" in names(inv.inputs):
         if cta is None:
             raise ValueError(f"{datapath.id} spans a CTA pair: say which CTA's Tensor Memory is read")

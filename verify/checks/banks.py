@@ -144,12 +144,12 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
             bad = np.argwhere((~ok) & active[:, None, None])
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["defined"] = LaneAddress(dict(env), l, _origin(step, a, b), list(_cell(pat, step, l, a, b)))
+                enum["defined"] = LaneAddress(dict(env), l, _origin(step, a, b), _cell(pat, step, l, a, b))
         if enum["aligned"] is None:
             bad = np.argwhere(ok & active[:, None, None] & (addr % max(1, min(access.bytes, 16)) != 0))
             if bad.size:
                 l, a, b = _first_lab(bad)
-                enum["aligned"] = LaneAddress(dict(env), l, _origin(step, a, b), list(_cell(pat, step, l, a, b)),
+                enum["aligned"] = LaneAddress(dict(env), l, _origin(step, a, b), _cell(pat, step, l, a, b),
                                               int(addr[l, a, b]))
         words = (addr >> 2)[..., None] + np.arange(J)  # (L, A, B, J)
         use = (ok & active[:, None, None])
@@ -164,7 +164,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
             info = _group_info(words[:, a, b, :], use[:, a, b], g, gi)
             degree = d
             worst = {"params": dict(env), "origin": _origin(step, a, b), **info,
-                     "cells": [list(_cell(pat, step, lane, a, b)) for lane in info["lanes"]]}
+                     "cells": [_cell(pat, step, lane, a, b) for lane in info["lanes"]]}
         if enum["conflict_free"] is None and (degrees > 1).any():
             a, b = (int(x) for x in np.argwhere((degrees > 1).any(axis=2))[0])
             pair = _first_conflict(words[:, a, b, :], use[:, a, b], g)
@@ -190,7 +190,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
     if res == "sat" and model is not None:
         p = _point(m, model, x)
         z3_cex = LaneAddress({k: smt.as_int(model, v) for k, v in penv.items()}, p["lane"],
-                             _origin(step, p["a"], p["b"]), list(_cell(pat, step, p["lane"], p["a"], p["b"])))
+                             _origin(step, p["a"], p["b"]), _cell(pat, step, p["lane"], p["a"], p["b"]))
     results.append(combine_engines(
         "defined", "proved", smt.status(res), z3_cex, enum["defined"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
@@ -204,7 +204,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         p = _point(m, model, x)
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
         z3_cex = LaneAddress(env_v, p["lane"], _origin(step, p["a"], p["b"]),
-                             list(_cell(pat, step, p["lane"], p["a"], p["b"])), smt.as_int(model, ax))
+                             _cell(pat, step, p["lane"], p["a"], p["b"]), smt.as_int(model, ax))
     results.append(combine_engines(
         "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
         lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "
@@ -222,12 +222,12 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
           z3.ULT(j1, smt.bv(J, w)), z3.ULT(j2, smt.bv(J, w)),
           (wx & smt.bv(BANKS - 1, w)) == (wy & smt.bv(BANKS - 1, w)), wx != wy]
     res, model = smt.solve_min(cs, [*penv.values(), x["a"], x["b"], y["lane"], x["lane"]], smt.Budget(timeout))
-    z3_cex = None
+    z3_conflict: BankConflict | None = None
     if res == "sat" and model is not None:
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
         a, b = smt.as_int(model, x["a"]), smt.as_int(model, x["b"])
         l1, l2 = smt.as_int(model, x["lane"]), smt.as_int(model, y["lane"])
-        z3_cex = _conflict_witness(pat, step, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
+        z3_conflict = _conflict_witness(pat, step, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
 
     def confirm(c: BankConflict) -> bool:
         a1, a2 = c.addresses
@@ -236,7 +236,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         return any(p % BANKS == q % BANKS and p != q for p in w1 for q in w2)
 
     results.append(combine_engines(
-        "conflict_free", "proved", smt.status(res), z3_cex, enum["conflict_free"],
+        "conflict_free", "proved", smt.status(res), z3_conflict, enum["conflict_free"],
         lambda c: f"{_prefix(c)}{c.describe()}",
         time.perf_counter() - t0, "no two lanes of one wavefront group touch different words of one bank", confirm,
         same_witness=True))

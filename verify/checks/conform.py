@@ -368,7 +368,7 @@ def replicated(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) ->
 # ----------------------------------------------------------------------------- conform
 
 
-def _point_message(c: dict[str, Any], who: str = "lane") -> str:
+def _point_message(c: Mapping[str, Any], who: str = "lane") -> str:
     return (f"first difference: {who} {c['lane']} element {c['element']}: spec {where(c['first'])}, "
             f"given {where(c['second'])}")
 
@@ -454,6 +454,7 @@ def _decide(spec: Layout, given: Layout, timeout: float, notation: str, text: st
         if eq.status != "refuted":
             return done(eq.status, eq.counterexample, eq.message, dict(eq.engines), (eq,))
         first = eq.counterexample
+        assert first is not None  # a refuted check carries its witness
         who = thread_dim_name(spec.threads)  # a block's or a warpgroup's thread 64 is no lane 64
         perm, p = permuted(spec, given, timeout)
         if perm.status == "proved":
@@ -510,6 +511,7 @@ def _permuted_tile(spec: Layout, given: Layout, timeout: float, done: Any) -> Co
     if cov.status != "proved":
         return ""
     c = first.counterexample
+    assert c is not None  # a refuted check carries its witness
     message = (f"first difference: thread {c['lane']} element {c['element']}: tiled spec {where(c['first'])}, "
                f"given {where(c['second'])}")
     return done("permuted", c, message, dict(perm.engines), (first, perm, cov),

@@ -37,6 +37,7 @@ import z3
 from ..engines import smt
 from ..layout.dims import Dim, describe, names
 from ..layout.named import NamedMap, _bindings, grid, in_box, inside, merge_params, variables, width
+from ..layout.family import concrete
 from ..results import CheckResult, combine_engines
 from ..results.consistency import PROPERTIES, Decision
 from ..witnesses import BufferPlace
@@ -132,7 +133,7 @@ def _copies(writer: NamedMap, reader: NamedMap) -> tuple[Dim, ...]:
     extra = tuple(d for d in writer.inputs if d.name not in names(reader.inputs))
     count = 1
     for d in extra:
-        count *= int(d.size)
+        count *= concrete(d.size)
     if count > MAX_COPIES:
         raise ValueError(f"the writer's copies {describe(extra)} are {count}, more than {MAX_COPIES}")
     return extra
@@ -157,7 +158,7 @@ class _Instance:
     w_in: np.ndarray              # writer defined and inside its box
 
     def copy(self, c: int) -> dict[str, int]:
-        idx = np.unravel_index(c, tuple(int(d.size) for d in self.cdims)) if self.cdims else ()
+        idx = np.unravel_index(c, tuple(concrete(d.size) for d in self.cdims)) if self.cdims else ()
         return {d.name: int(x) for d, x in zip(self.cdims, idx)}
 
 
@@ -168,8 +169,8 @@ def _instance(writer: NamedMap, reader: NamedMap, env: dict[str, int], cdims: tu
     rv = reader.evaluate(grid(xdims, env), env)
     r_out = {k: np.broadcast_to(np.asarray(v), shape).reshape(n) for k, v in rv.out.items()}
     r_ok = np.broadcast_to(np.asarray(rv.ok, bool), shape).reshape(n)
-    full = shape + tuple(int(d.size) for d in cdims)
-    c = int(np.prod([int(d.size) for d in cdims], dtype=np.int64))
+    full = shape + tuple(concrete(d.size) for d in cdims)
+    c = int(np.prod([concrete(d.size) for d in cdims], dtype=np.int64))
     wv = writer.evaluate(grid(xdims + cdims, env), env)
     w_out = {k: np.broadcast_to(np.asarray(v), full).reshape(n, c) for k, v in wv.out.items()}
     w_ok = np.broadcast_to(np.asarray(wv.ok, bool), full).reshape(n, c)
@@ -375,9 +376,9 @@ def _join(name: str, enum: dict[str, Any] | None, z3_side: tuple[str, dict[str, 
           message: Callable[[Mapping[str, Any]], str], note: str, same_witness: bool) -> CheckResult:
     t0 = time.perf_counter()
     status, cex, confirm = z3_side
-    cex, enum = _place(name, cex), _place(name, enum)
-    return combine_engines(name, "proved", smt.status(status), cex, enum, message, time.perf_counter() - t0, note, confirm,
-                           same_witness=same_witness and cex is not None and enum is not None)
+    z3_place, enum_place = _place(name, cex), _place(name, enum)
+    return combine_engines(name, "proved", smt.status(status), z3_place, enum_place, message, time.perf_counter() - t0,
+                           note, confirm, same_witness=same_witness and z3_place is not None and enum_place is not None)
 
 
 # ----------------------------------------------------------------------------- Z3
@@ -392,7 +393,7 @@ class _Z3:
                  timeout: float) -> None:
         self.writer, self.reader, self.params, self.cdims = writer, reader, params, cdims
         self.copies = [dict(zip([d.name for d in cdims], c))
-                       for c in itertools.product(*(range(int(d.size)) for d in cdims))]
+                       for c in itertools.product(*(range(concrete(d.size)) for d in cdims))]
         self.timeout = timeout
         self.w = width(writer, reader)
         self.env = {p.name: z3.BitVec(f"param_{p.name}", self.w) for p in params}

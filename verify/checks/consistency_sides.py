@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from ..layout.dims import Dim, extent_text
 from ..layout.notations.errors import NotationError
+from ..layout.family import concrete
 
 NOTATIONS = ("cute", "triton", "index", "tma", "descriptor")  # read here; any other registered shared reader too
 
@@ -213,6 +214,7 @@ def _read_shared(g: Given, text: str, **how: Any) -> Step:
     reader every command uses); a reader whose errors name no position has them put at the text's start."""
     from ..layout.notations.registry import NeedsType, reader
     read = reader("shared", g.notation)
+    assert read is not None, g.notation  # called only for the notations that read a shared tile (tma, cute, ...)
     try:
         return _shared_step(read.read(text, source=g.source, **how), g.name())
     except NeedsType as e:
@@ -229,7 +231,7 @@ def _read_shared(g: Given, text: str, **how: Any) -> Step:
 def _tile_of_dims(dims: tuple[Dim, ...]) -> tuple[int, int] | None:
     if [d.name for d in dims] != ["row", "col"] or not all(isinstance(d.size, int) for d in dims):
         return None
-    return int(dims[0].size), int(dims[1].size)
+    return concrete(dims[0].size), concrete(dims[1].size)
 
 
 def _fixed(dims: tuple[Dim, ...], g: Given) -> tuple[Dim, ...]:

@@ -29,7 +29,8 @@ import numpy as np
 from ..layout.algebra import restrict
 from ..layout.descriptor import Descriptor, atom_rows, decode, k_block_of, reader, straddles
 from ..layout.named import evaluate_all
-from ..layout.shared import MODES, Mode, SharedLayout, mode_of_swizzle
+from ..layout.shared import MODES, Mode, SharedLayout, concrete, mode_of_swizzle
+from ..results import CheckResult
 from ..results.shared import DescriptorResult, first_cell
 from .fragment import DEFAULT_TIMEOUT
 from .maps import same
@@ -126,7 +127,7 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
     kb = k_block_of(bits) if bits <= 256 else 0
     if problem or 128 % bits:
         return DescriptorResult("none", instr, major, None, (), (problem or f"{bits}-bit elements do not pack 16 bytes",))
-    R, C = int(lay.rows), int(lay.cols)
+    R, C = concrete(lay.rows), concrete(lay.cols)
     tile = (R, C)
     if C % kb:
         return DescriptorResult("none", instr, major, None, (), (
@@ -167,8 +168,8 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
                 tried.append((f"{mj} {md.name}", str(e)))
                 continue
             hw = reader(d, mj, bits, R, C, kb, adv, lay.base)
-            equal, where = _offsets_equal(lay, hw)
-            if equal:
+            _, where = _offsets_equal(lay, hw)
+            if where is None:  # equal
                 chk = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
                 status = "found" if chk.status == "proved" else "none"
                 return DescriptorResult(status, instr, mj, d, tuple(adv), () if status == "found" else (chk.message,),
@@ -194,21 +195,21 @@ def derive(lay: SharedLayout, instr: str = "wgmma", major: str | None = None, ro
                             f"swizzling, which the hardware applies to address bits; at an aligned base, {mj}-major "
                             f"{md.name} reads this layout")
     reasons += aligned_match
-    for mj, why in straddling.items():
+    for mj, whys in straddling.items():
         if len(majors) == 1 or not any(t[0].startswith(mj + " ") and "differs" in t[1] for t in tried):
-            reasons += why
+            reasons += whys
     if closest is None:
         reasons += misaligned
-    chk = None
+    nearest: CheckResult | None = None
     if closest is not None and not aligned_match:
         _, d, mj, hw = closest
-        chk = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
+        nearest = same(lay.map, hw.map, timeout, ("layout", "descriptor"))
         reasons.append(f"not a canonical layout: the closest, {mj}-major {d.mode.name} (LBO {d.lbo}, SBO {d.sbo}), "
-                       f"{chk.message}")
+                       f"{nearest.message}")
     if not reasons:
         reasons.append("no swizzle mode of " + instr + " reads this layout (" +
                        "; ".join(f"{a}: {b}" for a, b in tried) + ")")
-    return DescriptorResult("none", instr, major, None, (), tuple(reasons), chk, tile, kb, tuple(tried))
+    return DescriptorResult("none", instr, major, None, (), tuple(reasons), nearest, tile, kb, tuple(tried))
 
 
 def _agreement(a: SharedLayout, b: SharedLayout) -> int:
@@ -230,7 +231,7 @@ def check(lay: SharedLayout, value: int, instr: str = "wgmma", major: str | None
         else:
             raise ValueError("give --major K or MN: the descriptor does not say which it reads")
     kb = k_block_of(lay.element_bits)
-    R, C = int(lay.rows), int(lay.cols)
+    R, C = concrete(lay.rows), concrete(lay.cols)
     why = straddles(major, d.mode, lay.element_bits, R) if 128 % lay.element_bits == 0 else None
     if why:  # the rule derive refuses the tile by: no descriptor of this mode reads it, this one neither
         return DescriptorResult("differs", instr, major, d, (), (why,), None, (R, C), kb)
@@ -255,7 +256,7 @@ def descriptor_reads(lay: SharedLayout, value: int, instr: str = "wgmma", major:
             raise ValueError("give --major K or MN: the descriptor does not say which it reads")
     bits = lay.element_bits
     kb = k_block_of(bits)
-    R, C = int(lay.rows), int(lay.cols)
+    R, C = concrete(lay.rows), concrete(lay.cols)
     if C % kb:
         raise ValueError(f"the tile has {C} columns (K), not a multiple of the {kb} one instruction reads")
     _, adv, why = advances(lay, C, kb, d.mode)

@@ -38,7 +38,7 @@ from ..catalog.shared_pages import PAGE_MAPS
 from ..layout.model import Layout, MapLayout, Spec
 from ..results import CheckResult
 from ..results.diff import Change, DiffResult, Named, SectionChanges
-from ..witnesses import ParamsDiffer, at_member
+from ..witnesses import Facts, ParamsDiffer, at_member
 from .equivalence import register_facts, same_map
 from .fragment import DEFAULT_TIMEOUT
 from ..layout.named import bindings
@@ -66,7 +66,7 @@ def _compare_maps(old: Layout, new: Layout, timeout: float) -> CheckResult:
             last = same_map(a, b, timeout, names=("old", "new"), check="map")
             if last.status != "proved":
                 binding = ", ".join(f"{k} = {v}" for k, v in env.items())
-                cex = at_member(last.counterexample, env) if last.counterexample is not None else {"params": env}
+                cex = at_member(last.counterexample, env) if last.counterexample is not None else Facts({"params": env})
                 return CheckResult(last.check, last.status, last.expected, cex, f"{binding}: {last.message}",
                                    last.seconds, dict(last.engines))
         assert last is not None
@@ -125,19 +125,19 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
     """Pair the layouts of ``old`` and ``new`` by id and say what changed (both engines for maps); the errata of
     the text (``old_findings``, ``new_findings``) persisting, new or fixed, by the sections of each side
     (``old_sections``, ``new_sections``: every section of the pages, as each release states it)."""
-    a = {lay.id: lay for s in old for lay in s.layouts}
-    b = {lay.id: lay for s in new for lay in s.layouts}
+    fa_all = {lay.id: lay for s in old for lay in s.layouts}
+    fb_all = {lay.id: lay for s in new for lay in s.layouts}
     changed: list[Change] = []
     undecided: list[Change] = []
     unchanged: list[str] = []
-    for lid in sorted(set(a) & set(b)):
-        fa, fb = register_facts(a[lid]), register_facts(b[lid])
+    for lid in sorted(set(fa_all) & set(fb_all)):
+        fa, fb = register_facts(fa_all[lid]), register_facts(fb_all[lid])
         what = [k for k in fa if fa[k] != fb[k]]
         notes = [f"{k}: {fa[k]!r} -> {fb[k]!r}" for k in what]
         cex = None
         engines: dict[str, str] = {}
         if "domain" not in what and "matrix" not in what:
-            r = _compare_maps(a[lid], b[lid], timeout)
+            r = _compare_maps(fa_all[lid], fb_all[lid], timeout)
             engines = dict(r.engines)
             if r.status in ("unknown", "error"):
                 undecided.append(Change(lid, ("map",), r.message, r.counterexample, engines))
@@ -163,8 +163,8 @@ def diff(old: Sequence[Spec], new: Sequence[Spec], old_findings: Sequence[Any] =
             undecided.append(change)
         else:
             changed.append(change)
-    a.update(ma)
-    b.update(mb)
+    a: dict[str, Layout | MapLayout] = {**fa_all, **ma}
+    b: dict[str, Layout | MapLayout] = {**fb_all, **mb}
     unchanged.sort()
     compared = old_pages == new_pages  # both doc pages (both sides' errata are text) or both spec files
     persisting, new_errata, fixed = _errata(old_findings, new_findings, old_sections, new_sections) if compared \

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 
 from ..engines import oracle
-from ..formula import FormulaError, Num, Pos, parse_formula, replace_node, walk
+from ..formula import Formula, FormulaError, Num, Pos, parse_formula, replace_node, walk
 from ..layout.model import Layout
 from ..results.fixes import MAX_DELTA, ConstantFix
 from ..layout.enumerate import decide
@@ -111,6 +111,7 @@ def search_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: int 
                 budget -= cost
                 tried += 1
                 new_formula = replace_node(layout.formula, num, Num(value, num.pos))
+                assert isinstance(new_formula, Formula)  # a constant of it replaced: still a formula
                 patched = patch_text(layout.formula_text, num.pos, value)
                 text = patched[0] if patched else layout.formula_text
                 cand = layout.with_formula(new_formula, formula_text=text, id=f"{layout.id}#fix", expect={})

@@ -200,7 +200,7 @@ def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, b
     also a planned source outside the lane's warp, or a defined point of TO the plan does not name (``unsat``:
     every cell a lane needs is held in its own warp, quantifier-free, where the ``ForAll`` query of
     ``_z3_first_not_in_warp`` can run out of budget on a warpgroup's large fragments)."""
-    rows = [s for s in steps if s.src_lane is not None]
+    rows = [(s, s.src_lane, s.j) for s in steps if s.src_lane is not None and s.j is not None]  # (a step sets both)
     if not rows:
         return "unsat"
     bits_i = max(1, (target.n_elements - 1).bit_length())
@@ -208,8 +208,8 @@ def _z3_confirm_plan(tiled: Layout, target: Layout, steps: list[Step], w: int, b
     w = max(w, bits_t + bits_i + 1)
     lane, i = z3.BitVecs("lane i", w)
     key = lane * (1 << bits_i) + i
-    planned, sl = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.src_lane for s in rows}, w)
-    _, sj = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: s.j for s in rows}, w)
+    planned, sl = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: src for s, src, _ in rows}, w)
+    _, sj = mux(key, bits_t + bits_i, {(s.lane << bits_i) | s.i: j for s, _, j in rows}, w)
     okd, rd, cd = z3_cell_of(target, lane, i)
     okt, rt, ct = z3_cell_of(tiled, sl, sj)
     term = z3.And(okd, okt, rd == rt, cd == ct, target.domain.z3_group(lane) == tiled.domain.z3_group(sl))
@@ -306,10 +306,10 @@ def handoff(source: Layout, target: Layout, timeout: float = DEFAULT_TIMEOUT) ->
         engines["z3_warps"], engines["enumeration_warps"] = (in_warps.engines.get("z3", "?"),
                                                              in_warps.engines.get("enumeration", "?"))
         if in_warps.status == "refuted":
-            text = ("first across warps: " + in_warps.message + f" (lane {in_warps.counterexample['lane']} is in "
-                    f"warp {warp_of(in_warps.counterexample['lane'])}, lane "
-                    f"{in_warps.counterexample['held_by']['lane']} in warp "
-                    f"{warp_of(in_warps.counterexample['held_by']['lane'])})")
+            c = in_warps.counterexample
+            assert c is not None  # a refuted check carries its witness
+            text = ("first across warps: " + in_warps.message + f" (lane {c['lane']} is in warp {warp_of(c['lane'])}, "
+                    f"lane {c['held_by']['lane']} in warp {warp_of(c['held_by']['lane'])})")
             return HandoffResult(source, target, tiled, grid, "shared", tuple(steps), in_warps.counterexample, text,
                                  engines, tuple(checks), time.perf_counter() - t0, notes)
         if in_warps.status != "proved":

@@ -574,8 +574,8 @@ def same(a: NamedMap, b: NamedMap, timeout: float = DEFAULT_TIMEOUT, names_: tup
         return "undefined" if v is None else f"({point_text(v)})"
 
     def message(c: PointDiffers) -> str:
-        return (f"{_prefix(c.params)}at {point_text(c.point)}: {names_[0]} {show(c.values[0])}, "
-                f"{names_[1]} {show(c.values[1])}")
+        return (f"{_prefix(c.params)}at {point_text(c.point)}: {names_[0]} {show(c.outputs[0])}, "
+                f"{names_[1]} {show(c.outputs[1])}")
 
     def confirm(c: PointDiffers) -> bool:
         return a.at(c.point, c.params) != b.at(c.point, c.params)

@@ -232,11 +232,12 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
                 shown = name if o_have is None else f"{role} {name}"
                 variables.append((Param(shown, have.values), (role,)))
             elif not isinstance(o_have, Param) or name in fixed[other[role]]:  # the other side's value, shared
-                value = fixed[other[role]].get(name, o_have)
+                o_fixed = fixed[other[role]]
+                value = o_fixed[name] if name in o_fixed or not isinstance(o_have, int) else o_have
                 if value not in have.values:
                     raise FamilyError(f"{name} = {value} ({other[role]} {o_lay.id}) is not a value of {role} {lay.id}'s "
                                       f"{name} ({have.describe()}): bind each side with --from-param and --to-param")
-                fixed[role][name] = value  # type: ignore[assignment]
+                fixed[role][name] = value
             elif role == FROM:  # both families, one parameter (TO's turn finds it bound)
                 if o_have != have:
                     raise FamilyError(f"{name} takes {have.describe()} in {lay.id} and {o_have.describe()} in "
@@ -246,12 +247,13 @@ def side_bindings(source: Layout, target: Layout, params: Mapping[str, int] | No
     import itertools
     out = []
     for combo in itertools.product(*(p.values for p, _ in variables)):
-        shown, env_from, env_to = {}, dict(fixed[FROM]), dict(fixed[TO])
+        binding: dict[str, int] = {}
+        env_from, env_to = dict(fixed[FROM]), dict(fixed[TO])
         for (p, roles), v in zip(variables, combo):
-            shown[p.name] = v
+            binding[p.name] = v
             for role in roles:
                 (env_from if role == FROM else env_to)[p.name.split(" ")[-1]] = v
-        out.append((shown, env_from, env_to))
+        out.append((binding, env_from, env_to))
     return tuple(p for p, _ in variables), out
 
 

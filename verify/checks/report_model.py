@@ -122,9 +122,9 @@ def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], ch
         e.pictured = e.pictured.instance(**params) if params else e.pictured.representative()
     bij_failed = any(f.check in BIJECTION_CHECKS and f.status == "refuted" for f in fs)
     if search and lay is not None and e.corrected is None and bij_failed and not lay.corrected and not lay.is_family:
-        found = search_fix(lay, timeout, max_delta)
-        e.fix_searched, e.fix, e.fix_asked = True, found.fix, max_delta
-        e.fix_bound = max_delta if found.fix is not None else found.complete_to
+        searched = search_fix(lay, timeout, max_delta)
+        e.fix_searched, e.fix, e.fix_asked = True, searched.fix, max_delta
+        e.fix_bound = max_delta if searched.fix is not None else searched.complete_to
     for f in fs:
         if f.check == "syntax":
             e.source_excerpt = _excerpt(f.counterexample)

@@ -27,6 +27,7 @@ from ..layout.algebra import compose
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import FormulaMap
+from ..layout.family import concrete
 from ..results import CheckResult
 from ..results.given import PLAIN, Bit, GivenCheck
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
@@ -59,7 +60,7 @@ def _deposit(inputs: tuple[Dim, ...], broadcast: Mapping[str, tuple[int, ...]]) 
     candidates as they are.  Also the compact point -> original point function, for witnesses."""
     dims, defs, plan = [], [], {}
     for d in inputs:
-        size = int(d.size)
+        size = concrete(d.size)
         low = _candidates(size)
         gone = broadcast.get(d.name, ())
         kept = [b for b in range(low) if b not in gone]

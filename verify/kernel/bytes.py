@@ -91,5 +91,5 @@ def undefined_rows(tags: np.ndarray | None) -> np.ndarray | None:
 def data_rows(tags: np.ndarray | None) -> np.ndarray | None:
     if tags is None:
         return None
-    d = (tags >= 0).any(axis=1)
+    d = np.any(tags >= 0, axis=1)
     return d if d.any() else None

@@ -45,12 +45,18 @@ class Elements:
     reasons: dict[int, str] = field(default_factory=dict)  # element -> words (first wrong ones only)
 
 
-def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[tuple[np.ndarray, ...]], np.ndarray, np.ndarray]:
+# one product of a chain: element, a ids [n, K], b ids [n, K], form, row, r, c, link, and a block-scaled MMA's two
+# scale-factor id arrays (else none)
+Link = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+             tuple[np.ndarray, ...]]
+
+
+def _links(sym: Symbolic, vals: np.ndarray) -> tuple[list[Link], np.ndarray, np.ndarray]:
     """The products of each element's chain: a list of (element, a ids [n, K], b ids [n, K], form, row, r, c,
     link), and the lone terms (element, value) that are neither a sum nor zero."""
     elem = np.arange(len(vals))
     cur = sym.resolve(vals)
-    out: list[tuple[np.ndarray, ...]] = []
+    out: list[Link] = []
     lone_e: list[np.ndarray] = []
     lone_v: list[np.ndarray] = []
     link = 0
@@ -177,8 +183,8 @@ def _decode_n(sym: Symbolic, ein: Einsum2, e_global: np.ndarray, cols: list[np.n
     tf = []
     for r in rs:
         zero |= r == 0
-        k, _ = sym.kind_width(r)
-        ok &= k == ATOM
+        kind, _ = sym.kind_width(r)
+        ok &= kind == ATOM
         tf.append(sym.atom_of(r))
     ok &= ~zero
     if len(cols) != len(ein.fi):
@@ -412,7 +418,7 @@ def _why_n(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -
     if len(rs) != len(ein.fi):
         return text + f" (a product of {len(rs)} factors; computes names {len(ein.fi)})", "a"
     atoms = [tuple(int(x[0]) for x in sym.atom_of(np.array([r]))) for r in rs]
-    where = {}
+    where: dict[int, int] = {}
     for j, fj in enumerate(ein.fi):
         pos = next((q for q, (t, _) in enumerate(atoms) if t == fj and q not in where.values()), None)
         if pos is None:

@@ -10,7 +10,7 @@ class Grow:
     def __init__(self, width: int = 0, capacity: int = 1024, dtype: type = np.int64) -> None:
         self.width = width
         shape = (capacity, width) if width else (capacity,)
-        self.data = np.zeros(shape, dtype)
+        self.data: np.ndarray = np.zeros(shape, dtype)
         self.n = 0
 
     def extend(self, rows: np.ndarray) -> int:

@@ -287,7 +287,9 @@ class _Where:
         return SpecError(self.path, at[0], at[1], msg)
 
 
-def _int_list(w: _Where, key: str, v: Any, n: int, lo: int, hi: int) -> tuple[int, ...]:
+def _int_list(w: _Where, key: str, v: Any, lo: int, hi: int) -> tuple[int, int, int]:
+    """1 to 3 integers in lo..hi, padded with 1s to (x, y, z)."""
+    n = 3
     at = w.value(key)
     if isinstance(v, int) and not isinstance(v, bool):
         v = [v]
@@ -296,7 +298,8 @@ def _int_list(w: _Where, key: str, v: Any, n: int, lo: int, hi: int) -> tuple[in
     for x in v:
         if not lo <= x <= hi:
             raise w.error(at, f"'{key}': {x} is out of range ({lo}..{hi})")
-    return tuple(v) + (1,) * (n - len(v))
+    x, y, z = [*v, 1, 1][:3]
+    return x, y, z
 
 
 def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
@@ -532,8 +535,8 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
     for k in ("grid", "block", "computes", "args"):
         if doc.get(k) is None:
             raise SpecError(path, 1, 1, f"missing field '{k}'")
-    grid = _int_list(w, "grid", doc["grid"], 3, 1, MAX_CTAS)
-    block = _int_list(w, "block", doc["block"], 3, 1, MAX_THREADS)
+    grid = _int_list(w, "grid", doc["grid"], 1, MAX_CTAS)
+    block = _int_list(w, "block", doc["block"], 1, MAX_THREADS)
     if math.prod(block) > MAX_THREADS:
         raise w.error(w.value("block"), f"a block of {math.prod(block)} threads (limit {MAX_THREADS})")
     if math.prod(grid) > MAX_CTAS:
@@ -552,7 +555,7 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
                  _arg(w, at[k] if k < len(at) else w.value("args"), a) for k, a in enumerate(raw))
     positions = {k: w.key(k) for k in doc}
     positions["computes"] = (c_line, c_col + (1 if quote in "\"'" else 0))
-    cluster = _int_list(w, "cluster", doc["cluster"], 3, 1, 16) if doc.get("cluster") is not None else (1, 1, 1)
+    cluster = _int_list(w, "cluster", doc["cluster"], 1, 16) if doc.get("cluster") is not None else (1, 1, 1)
     if any(g % c for g, c in zip(grid, cluster)):
         raise w.error(w.value("cluster"), f"the grid {list(grid)} is not whole clusters of {list(cluster)}")
     launch = Launch(grid, block, computes, args, doc.get("entry"), shared, ptx, cu, arch, path, positions, cluster)

@@ -178,7 +178,7 @@ def compile_triton(source: str, constexprs: dict[str, Any], args: tuple[Any, ...
     t = re.fullmatch(r"sm_(\d+)[af]?", target)
     if not t:
         raise UsageError(f"--target {target}: give sm_NN (sm_80)")
-    req_args = []
+    req_args: list[dict[str, object]] = []
     for a in args:
         if isinstance(a, TensorMap):
             if a.tensor is None:

@@ -177,17 +177,17 @@ def build_params(prog: Program) -> None:
             buf.extend(data)
         else:
             assert isinstance(a, Struct)
-            data = bytearray()
+            packed = bytearray()
             for v in a.values:
                 enc = encode_scalar(v, a.type or "b8")
-                data.extend(b"\0" * (_align(len(data), len(enc)) - len(data)))
-                data.extend(enc)
+                packed.extend(b"\0" * (_align(len(packed), len(enc)) - len(packed)))
+                packed.extend(enc)
             if a.pointer is not None:
-                data.extend(b"\0" * (a.at - len(data)))
-                data.extend(gmem.base_of(a.pointer.name).to_bytes(8, "little"))
-            if len(data) > p.size:
-                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(data)}")
-            buf.extend(bytes(data) + b"\0" * (p.size - len(data)))
+                packed.extend(b"\0" * (a.at - len(packed)))
+                packed.extend(gmem.base_of(a.pointer.name).to_bytes(8, "little"))
+            if len(packed) > p.size:
+                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(packed)}")
+            buf.extend(bytes(packed) + b"\0" * (p.size - len(packed)))
     prog.params = bytes(buf)
 
 
@@ -659,7 +659,7 @@ def _collective_ready(cta: CTA, st: Step, here: np.ndarray, live: np.ndarray | N
         return False
     w = here.reshape(-1, 32)
     lw = lv.reshape(-1, 32)
-    return bool(((w == lw) | ~w.any(axis=1)[:, None]).all())
+    return bool(((w == lw) | ~np.any(w, axis=1)[:, None]).all())
 
 
 def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, live: np.ndarray | None) -> None:
@@ -672,7 +672,7 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
     else:
         w = here.reshape(-1, 32) if cta.T % 32 == 0 else None
         lw = lv.reshape(-1, 32) if cta.T % 32 == 0 else None
-        ok = w is not None and lw is not None and bool(((w == lw) | ~w.any(axis=1)[:, None]).all())
+        ok = w is not None and lw is not None and bool(((w == lw) | ~np.any(w, axis=1)[:, None]).all())
     if not ok:
         where = f" (the threads were split by the branch at line {cta.split_at.line})" if cta.split_at else ""
         raise prog.error(st.instr, f"{st.instr.opcode} is reached by part of the {'CTA' if st.collective == 'cta' else 'warp'}"

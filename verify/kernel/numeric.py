@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ptx.syntax import TYPE_BITS, Module
+from ..ptx.syntax import TYPE_BITS, Instr, Module
 from .bytes import CONCRETE, UNDEF, U64, from_bytes, mask_of
 from .launch import Launch, Tensor
 from .memory import GlobalMemory, tensor_bytes
@@ -28,7 +28,7 @@ def mma_input_bits(module: Module) -> int:
     widths = [64]
     for fn in module.functions:
         for st in fn.body:
-            if getattr(st, "base", "") in ("mma", "wgmma"):
+            if isinstance(st, Instr) and st.base in ("mma", "wgmma"):
                 ts = [p for p in st.parts if p in TYPE_BITS and p != "pred"]
                 if len(ts) >= 3:
                     widths += [TYPE_BITS[ts[1]], TYPE_BITS[ts[2]]]

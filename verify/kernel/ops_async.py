@@ -406,7 +406,7 @@ def box_elements(cta: CTA, tm: TensorMap, coords: list[int]) -> tuple[np.ndarray
     start = np.array(coords[::-1], np.int64)[:, None]  # outermost first
     g = idx + start
     shape = np.array([t.shape[d] for d in order], np.int64)[:, None]
-    inside = ((g >= 0) & (g < shape)).all(axis=0)
+    inside = np.all((g >= 0) & (g < shape), axis=0)
     strides = np.array([t.strides[d] for d in order], np.int64)[:, None]
     addr = base + (np.where(inside[None, :], g, 0) * strides).sum(axis=0) * t.element_bytes
     inner = box[-1]

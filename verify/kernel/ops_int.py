@@ -913,8 +913,9 @@ def _float_identity(cta: CTA, ins: Instr, op: str, bits: list[np.ndarray], tags:
     for g in tags:
         if g is not None:
             data |= (g >= 0).any(axis=1)
-    if op == "add" and len(tags) == 2 and all(g is not None for g in tags):
-        both = (tags[0] >= 0).all(axis=1) & (tags[1] >= 0).all(axis=1) & ~done  # type: ignore[union-attr]
+    t0, t1 = (tags[0], tags[1]) if len(tags) == 2 else (None, None)
+    if op == "add" and t0 is not None and t1 is not None:
+        both = (t0 >= 0).all(axis=1) & (t1 >= 0).all(axis=1) & ~done
         if m is not None:
             both &= m
         if both.any():  # two sums added (an accumulator and a k-block's partial sum): exact in both engines
@@ -979,7 +980,7 @@ def _cvt(prog: Program, ins: Instr, index: int) -> Step:
             r = (sext(b, sw).view(U64) if st.startswith("s") else b & mask_of(sw)) & mask_of(tw)
         t = undef_tags(cta, und if und is not None and und.any() else None, max(1, tw // 8))
         if g is not None and (g >= 0).any():
-            data = (g >= 0).any(axis=1)
+            data = np.any(g >= 0, axis=1)
             db, dtg = cta.prog.domain.convert(cta, b, g, st, to, m)
             r = np.where(data, db, r)
             base = np.full((cta.T, max(1, tw // 8)), CONCRETE, np.int64) if t is None else t

@@ -169,20 +169,26 @@ def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, w
     return tags, bits, idx, ok
 
 
+def _step_index(cta: CTA) -> int:
+    """The index of the instruction ``cta`` is running (the accesses below are made by one)."""
+    assert cta.step is not None
+    return cta.step.index
+
+
 def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Bytes ``[addr, addr + n)`` of shared memory for the threads ``rows``: (tags[r, n], bits[r, n]); findings for
     an access outside the allocation, a byte never written, a copy in flight, a race with another warp."""
     sm = cta.smem
     prog = cta.prog
     a = addr[rows].astype(np.int64)
-    tags, bits, idx, ok = _shared_bytes(cta, cta.step.index, a, n, rows, ins.opcode)
+    tags, bits, idx, ok = _shared_bytes(cta, _step_index(cta), a, n, rows, ins.opcode)
     warp = cta.warp[rows][:, None]
     race = ((sm.w_epoch[idx] == sm.epoch) & (sm.w_warp[idx] != warp) & (sm.w_warp[idx] >= 0)).any(axis=1) & ok
     if race.any():
         k = int(np.argmax(race))
         j = int(np.argmax((sm.w_epoch[idx[k]] == sm.epoch) & (sm.w_warp[idx[k]] != warp[k, 0])))
         wi = int(sm.writer[idx[k, j]]) & 0xFFFFFF
-        prog.events.add("race", cta.step.index, cta.index, int(rows[k]), int(a[k]), "shared",
+        prog.events.add("race", _step_index(cta), cta.index, int(rows[k]), int(a[k]), "shared",
                         f"warp {int(warp[k, 0])} reads shared 0x{int(a[k]):x}, which warp {int(sm.w_warp[idx[k, j]])} "
                         f"wrote at line {prog.steps[wi].instr.line} with no bar.sync between", int(race.sum()))
     flat = idx[ok].reshape(-1)
@@ -191,7 +197,7 @@ def read_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     sm.r_warps[flat] = np.where(same, sm.r_warps[flat], np.uint64(0)) | np.repeat(bitsw, n)
     sm.r_epoch[flat] = sm.epoch
     if prog.trace:
-        tags = prog.domain.moved(cta, cta.step.index, rows, tags, a.astype(np.uint64), "shared")
+        tags = prog.domain.moved(cta, _step_index(cta), rows, tags, a.astype(np.uint64), "shared")
     return tags, bits
 
 
@@ -279,7 +285,7 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
     n = tags.shape[1]
     a = addr[rows].astype(np.int64) if addr.shape[0] == cta.T else addr.astype(np.int64)
     out = (a < 0) | (a + n > sm.size)
-    index = cta.step.index if instr is None else instr
+    index = _step_index(cta) if instr is None else instr
     if out.any():
         k = int(np.argmax(out))
         where = "" if by is cta else f" of CTA rank {cta.rank}"
@@ -335,7 +341,7 @@ def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, ve
     if bad.any():
         k = int(np.argmax(bad))
         what = "tensor" if verb == "reads" else "output tensor"
-        cta.prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
+        cta.prog.events.add("global_out_of_bounds", _step_index(cta), cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} {verb} {gm.describe(int(a[k]))}: no {what} holds those {n} bytes",
                             int(bad.sum()))
     return a, reg, off, bad
@@ -374,10 +380,10 @@ def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
     never = (tags == UNDEF).any(axis=1) & ~bad
     if never.any():
         k = int(np.argmax(never))
-        prog.events.add("unwritten_read", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
+        prog.events.add("unwritten_read", _step_index(cta), cta.index, int(who[k]), int(a[k]), "global",
                         f"{ins.opcode} reads {gm.describe(int(a[k]))}, which nothing wrote", int(never.sum()))
     if prog.trace:
-        tags = prog.domain.moved(cta, cta.step.index, who, tags, a, "global")
+        tags = prog.domain.moved(cta, _step_index(cta), who, tags, a, "global")
     return tags, bits
 
 
@@ -395,21 +401,21 @@ def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         region = gm.regions[int(r)]
         if not region.output:
             k = int(np.argmax(sel))
-            prog.events.add("input_written", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
+            prog.events.add("input_written", _step_index(cta), cta.index, int(who[k]), int(a[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(a[k]))}, an input tensor", int(sel.sum()))
             continue
         idx = (off[sel][:, None] + np.arange(n)[None, :]).reshape(-1)
         gap = region_gaps(region, idx)
         if gap is not None and gap.any():
             k = int(np.argmax(gap))
-            prog.events.add("global_out_of_bounds", cta.step.index, cta.index, int(who[sel][k // n]),
+            prog.events.add("global_out_of_bounds", _step_index(cta), cta.index, int(who[sel][k // n]),
                             int(region.base + idx[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(region.base + idx[k]))}, between the tensor's "
                             "elements", int(gap.sum()))
         region.tags[idx] = tags[sel].reshape(-1)
         region.bits[idx] = bits[sel].reshape(-1)
         _count_writes(region, idx)
-        region.writer[idx] = np.repeat(writer_code(cta.index, 0, cta.step.index) + (who[sel].astype(np.int64) << 24), n)
+        region.writer[idx] = np.repeat(writer_code(cta.index, 0, _step_index(cta)) + (who[sel].astype(np.int64) << 24), n)
 
 
 def _count_writes(region: Any, idx: np.ndarray) -> None:

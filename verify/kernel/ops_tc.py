@@ -292,9 +292,9 @@ def _mma_sparse(prog: Program, ins: Instr, index: int) -> Step:
                 owner[r, c] = lane * 8 + n
     need = owner[form.a.row, form.chunk]  # [32, nA]
     if (need < 0).any():
-        lane, i = (int(x) for x in np.argwhere(need < 0)[0])
+        ln, i = (int(x) for x in np.argwhere(need < 0)[0])
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {form.a.layout_id}'s metadata layout gives no "
-                              f"lane for row {int(form.a.row[lane, i])}, chunk {int(form.chunk[lane, i])} under "
+                              f"lane for row {int(form.a.row[ln, i])}, chunk {int(form.chunk[ln, i])} under "
                               f"selector {sel}")
     own_lane, own_nib = need // 8, need % 8
     allowed = np.zeros(16, bool)

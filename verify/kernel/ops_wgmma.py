@@ -236,8 +236,8 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
             _fence_check(cta, ins, index, g, mine, dregs + (aregs or []))
             held: list[np.ndarray] = []
             fields = place.fields(cta, g, m) if place is not None else None
-            if aregs is not None:
-                if place is not None:  # the stored elements at the logical columns the metadata gives
+            if avals is not None:  # A in registers (``aregs``)
+                if place is not None and fields is not None:  # the stored elements at the logical columns the metadata gives
                     A[w, form.a.row, place.register_cols(fields)] = avals[th]
                 else:
                     A[w, form.a.row, form.a.col] = avals[th]
@@ -245,7 +245,7 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
             else:
                 a_desc = uniform(cta, ins, a_o, g, m, "A descriptor")
                 addr, vals = read_desc(cta, g, a_desc, major_a, form.a_bits, M, a_cols, "A")
-                if place is not None:
+                if place is not None and fields is not None:
                     A[w, np.arange(M)[:, None], place.tile_cols(fields)] = vals
                 else:
                     A[w] = vals

@@ -62,7 +62,8 @@ class Symbolic:
         # a block-scaled form's scale factors, by form: (SFA rows [M * K], SFB rows [G * K * N], G): the factor of A's
         # element (m, k) and of B's (k, n) for the rows m of group m / (M / G) (a lane quarter reads its own copy)
         self.scales: dict[int, tuple[Grow, Grow, int]] = {}
-        self.form_index: dict[tuple[int, int, int], int] = {}
+        # (M, N, K), (M, N, K, G) for G computations, (kind, M, N, K) for a block-scaled or kind-tagged form
+        self.form_index: dict[tuple[int, int, int] | tuple[int, int, int, int] | tuple[str, int, int, int], int] = {}
         self.mmas = 0
 
     # ------------------------------------------------------------------ the value table
@@ -401,9 +402,9 @@ class Symbolic:
         N = B.shape[2]
         G = SB.shape[1] if SB is not None else 0
         key = (kind + (f"/scaled{G}" if SB is not None else ""), M, N, K)
-        fi = self.form_index.get(key)  # type: ignore[call-overload]
+        fi = self.form_index.get(key)
         if fi is None:
-            fi = self.form_index[key] = len(self.forms)  # type: ignore[index]
+            fi = self.form_index[key] = len(self.forms)
             self.forms.append((Grow(M * K), Grow(K * N), Grow(info.shape[1]), (M, N, K)))
             if SB is not None:
                 self.scales[fi] = (Grow(M * K), Grow(G * K * N), G)

@@ -21,10 +21,20 @@ from functools import lru_cache
 from typing import Any, Mapping, Union
 
 from ..engines import oracle, polynomial
-from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Var, render, replace_node, walk
+from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Ref, Span, Var, render, replace_node, walk
 from .memo import held
 
 Extent = Union[int, Expr]
+
+
+def concrete(x: Extent) -> int:
+    """``int(x)`` of an extent of a concrete layout; a ``TypeError`` (as ``int`` gives) for an expression over a
+    family's parameters."""
+    if isinstance(x, (Num, Var, Ref, BinOp, Neg, Span)):
+        raise TypeError(f"int() argument must be a number, not '{type(x).__name__}': a family's extent: bind it")
+    return int(x)
+
+
 MAX_VALUES = 4096
 
 

@@ -449,6 +449,11 @@ class Spec:
     text_errata: tuple[TextErratum, ...] = ()
     statements: tuple[Any, ...] = ()  # a page's statements (``verify.layout.statements.Statement``), to be judged
 
+    @property
+    def all_layouts(self) -> tuple[Layout | MapLayout, ...]:
+        """The fragments, then the maps."""
+        return (*self.layouts, *self.maps)
+
 
 CHECK_NAMES = ("count", "elements", "packing", "in_range", "injective", "surjective")
 STATUSES = ("proved", "refuted", "unknown", "error")

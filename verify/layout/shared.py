@@ -26,10 +26,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Hashable, Mapping, Sequence
 
-from ..formula import BinOp, Case, Definition, Expr, Formula, Neg, Num, Ref, Span, Var
+from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var
 from .algebra import compose, relabel
 from .dims import Dim
-from .family import Extent, Param
+from .family import Extent, Param, concrete
 from .named import FormulaMap
 from .types import ELEMENT_BITS
 
@@ -300,14 +300,6 @@ class SharedLayout:
 
     def key(self) -> Hashable:
         return ("shared", self.map.key(), self.element_bits, self.base)
-
-
-def concrete(x: Extent) -> int:
-    """``int(x)`` of an extent of a concrete layout; a ``TypeError`` (as ``int`` gives) for an expression over a
-    family's parameters."""
-    if isinstance(x, (Num, Var, Ref, BinOp, Neg, Span)):
-        raise TypeError(f"int() argument must be a number, not '{type(x).__name__}': a family's extent: bind it")
-    return int(x)
 
 
 def make_shared(rows: Extent, cols: Extent, row_mode: tuple[Sequence[int], Sequence[int]],

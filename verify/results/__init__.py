@@ -336,16 +336,32 @@ class InstructionResult(HasChecks):
 
 class DocFinding(Protocol):
     """An erratum of the doc text itself, at page:line:column (``verify.catalog.sections.IngestFinding``,
-    built by ingestion; informational unless its severity is ``error``)."""
+    built by ingestion; informational unless its severity is ``error``).  Its fields are read-only (the
+    ingestion's findings are frozen)."""
 
-    kind: str
-    severity: str  # error | warning | info
-    page: str
-    line: int
-    column: int
-    words: str
-    message: str
-    section: str
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def severity(self) -> str: ...  # error | warning | info
+
+    @property
+    def page(self) -> str: ...
+
+    @property
+    def line(self) -> int: ...
+
+    @property
+    def column(self) -> int: ...
+
+    @property
+    def words(self) -> str: ...
+
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def section(self) -> str: ...
 
     def to_json(self) -> dict[str, Any]: ...
 

@@ -106,20 +106,20 @@ class OutputUnreached(Witness):
 
 @dataclass(frozen=True, eq=True)
 class PointDiffers(Witness):
-    """The first input point where two maps differ: what each (named ``names``) gives there (``None``:
-    undefined)."""
+    """The first input point where two maps differ: what each (named ``names``) gives there, ``outputs``
+    (``None``: undefined).  (Not ``values``: that is the mapping view's ``values()``.)"""
 
     params: Mapping[str, int]
     point: Mapping[str, int]
     names: tuple[str, str]
-    values: tuple[Mapping[str, int] | None, Mapping[str, int] | None]
+    outputs: tuple[Mapping[str, int] | None, Mapping[str, int] | None]
 
     def to_json(self) -> dict[str, Any]:
         return {"params": dict(self.params), "point": dict(self.point),
-                **{n: None if v is None else dict(v) for n, v in zip(self.names, self.values)}}
+                **{n: None if v is None else dict(v) for n, v in zip(self.names, self.outputs)}}
 
     def lines(self) -> list[str]:
-        said = ["undefined" if v is None else f"({_point(v)})" for v in self.values]
+        said = ["undefined" if v is None else f"({_point(v)})" for v in self.outputs]
         return [f"at {_point(self.point)}: {self.names[0]} {said[0]}, {self.names[1]} {said[1]}"]
 
 
