@@ -164,7 +164,7 @@ def test_dense_swapped_a_elements(dense: probes.Instruction) -> None:
     res = _run(dense, model)
     assert res["A"].status == "contradicted"
     assert res["B"].status == res["C"].status == "confirmed"
-    assert res["A"].counterexample == {"relation": "row", "lane": 5, "i": 1, "element": "a1", "spec_row": 1,
+    assert res["A"].counterexample.to_json() == {"relation": "row", "lane": 5, "i": 1, "element": "a1", "spec_row": 1,
                                        "reaches": sorted([ln, i] for ln in range(4, 8) for i in (2, 3))}
     assert "lane 5 element a1 (row 1 per the spec)" in res["A"].message
 
@@ -189,7 +189,7 @@ def test_dense_c_swap_is_c_to_d_witness(dense: probes.Instruction) -> None:
 def test_dense_shifted_c_row(dense: probes.Instruction) -> None:
     res = _run(dense, sd.shift_row(sd.model_from_instruction(dense), "C", (9, 2), 1))
     assert res["C"].status == "contradicted"
-    assert res["C"].counterexample == {"relation": "c_to_d", "lane": 9, "i": 2, "element": "c2",
+    assert res["C"].counterexample.to_json() == {"relation": "c_to_d", "lane": 9, "i": 2, "element": "c2",
                                        "arrives": [[9, 2], [13, 2]]}
     assert "also contradicted in this run" in res["A"].message
 
@@ -313,3 +313,25 @@ def test_cli_bad_id(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["probe", "no-such-layout", "--emit", "/nonexistent/x"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and all(ln.startswith("ptx-verify: error:") for ln in err)
+
+
+@pytest.mark.parametrize("fmt", ["sarif", "junit", "json", "text"])
+def test_a_contradicted_observation_is_rendered_in_every_format(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                               fmt: str) -> None:
+    """A hardware finding's counterexample is a witness like every finding's: SARIF and JUnit render it (they
+    raised AttributeError on its plain dict), JSON keeps its fields as they were."""
+    from verify.cli import main
+    path = ROOT / "specs" / "mma.sp.m16n8k32.u8_s8.toml"
+    ins = probes.instructions(load_spec_text(path.read_text(), str(path)).layouts)[0]
+    base = sd.model_from_instruction(ins)
+    bent = sd.DeviceModel(lambda ln, i, m: base.a(ln, i, 0x4), base.b, base.c, "ignores metadata")
+    obs = observe.from_raw(sd.run(ins, bent), simulated=True)
+    doc = observe.observation_json(ins, obs, observe.relations(ins, obs), probes.source_sha256(probes.probe_source(ins)))
+    (tmp_path / f"{ins.id}.{observe.gpu_slug('SIMULATED test')}.json").write_text(observe.dumps(doc))
+    rc = main(["check", str(path), "--observations", str(tmp_path), "--format", fmt])
+    out, err = capsys.readouterr()
+    assert rc == 1 and err == "", (rc, err[-300:])
+    assert ("hardware:CONTRADICTED" in out and "paired wrongly" in out) if fmt == "text" else "k-pairing" in out
+    if fmt == "json":
+        hw = [f for f in json.loads(out)["findings"] if f["check"] == "hardware" and f["status"] == "contradicted"]
+        assert hw and hw[0]["counterexample"]["relation"] == "k-pairing"

@@ -37,6 +37,7 @@ from ..layout.model import Layout
 from ..results import dumps as results_dumps
 from ..layout.sparse import SparseMap
 from ..layout.model import cells_of, cell_at
+from ..witnesses import Witness, as_witness, witness_json
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"
 OBSERVATION_BYTES = 1 << 28  # an observation file holds raw registers: a large wgmma probe writes ~20 MB
@@ -247,10 +248,14 @@ class HardwareResult:
     gpu: str
     simulated: bool
     violations: tuple[str, ...] = ()
-    counterexample: Mapping[str, Any] | None = None
+    counterexample: Witness | Mapping[str, Any] | None = None  # the relations an observation broke: a ``Facts`` witness
     observation: str = ""
     check: str = "hardware"
     expected: str = "confirmed"
+
+    def __post_init__(self) -> None:
+        # the fields an observation broke, as a witness (every renderer reads a finding's counterexample as one)
+        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
 
     @property
     def as_expected(self) -> bool:
@@ -259,7 +264,7 @@ class HardwareResult:
     def to_json(self) -> dict[str, Any]:
         return {"layout": self.layout, "check": self.check, "status": self.status,
                 "expected": self.expected, "as_expected": self.as_expected, "message": self.message,
-                "counterexample": self.counterexample, "instruction": self.instruction, "gpu": self.gpu,
+                "counterexample": witness_json(as_witness(self.counterexample)), "instruction": self.instruction, "gpu": self.gpu,
                 "simulated": self.simulated, "observation": self.observation,
                 "violations": list(self.violations)}
 

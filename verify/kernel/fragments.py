@@ -161,7 +161,7 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
         (g,) = groups
         if g > 1 and any(o.group is None for o in ops):
             raise NoLayout(f"mma.{shape}: an operand of {g} MMA computations does not say which each element is in")
-        return MmaForm((m, n, k), *ops, groups=g)
+        return MmaForm((m, n, k), ops[0], ops[1], ops[2], ops[3], groups=g)
     raise NoLayout(f"the catalog has no mma.{shape} with D {dtype}, A {atype}, B {btype}, C {ctype}")
 
 
@@ -212,8 +212,11 @@ def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def
                 if p is None or not p.ok:
                     raise NoLayout(f"{lay.id} leaves lane {t}, element {i} without a stored cell")
                 row[t, i], col[t, i], chunk[t, i], j[t, i] = p.row, p.col, p.chunk, p.j
-        sel_of = lambda t: selector_of(md, t)  # noqa: E731
-        cell_of = lambda t, k: metadata_cell(md, t, k)  # noqa: E731
+        def sel_of(lane: int) -> int | None:
+            return selector_of(md, lane)
+
+        def cell_of(lane: int, n: int) -> tuple[int, int] | None:
+            return metadata_cell(md, lane, n)
     from ..layout.sparse import NIBBLES_PER_REGISTER
     mrow = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
     mchunk = np.full((T, NIBBLES_PER_REGISTER), -1, np.int64)
@@ -466,7 +469,7 @@ def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: i
     if face == "vector":
         v = fm.evaluate({"row": np.arange(rows, dtype=np.int64)[:, None], "col": np.arange(cols, dtype=np.int64)[None, :]})
         off = np.ascontiguousarray(np.broadcast_to(v.out["offset"], (rows, cols))).astype(np.int64)
-        ok = np.all(v.ok)
+        ok = bool(np.all(v.ok))
     else:
         off = np.zeros((rows, cols), np.int64)
         ok = True
