@@ -200,7 +200,7 @@ def test_32_bit_elements_are_read_as_two_halves(specs, lid: str) -> None:  # typ
     assert [r.status for r in res] == ["contradicted"] and "SIMULATED" in res[0].message
     assert "thread 0, 16-bit piece 0: the device read element (0, 0) high half, the layout says element (0, 0) low " \
         "half" in res[0].message
-    assert res[0].counterexample == {"thread": 0, "i": 0, "observed": [0, 0, 1], "expected": [0, 0, 0]}
+    assert res[0].counterexample.to_json() == {"thread": 0, "i": 0, "observed": [0, 0, 1], "expected": [0, 0, 0]}
 
 
 def test_32_bit_elements_past_the_code_range_are_refused() -> None:
