@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -605,25 +605,34 @@ def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: s
         raise NoLayout(f"{lay.id} places the scale factors of M = 128 (the 4x1 data path), not M = {rows}")
     names = [d.name for d in fm.inputs]
     shape = (4, rows, 4) if operand == "B" else (rows, 4)
+    return ScaleCells(lay.id, *_tmem_bytes(fm, names, shape, env, face, f"{lay.id} leaves a scale factor without a cell"))
+
+
+def _tmem_bytes(fm: Any, names: list[str], shape: tuple[int, ...], env: Mapping[str, int], face: str,
+                missing: str) -> list[np.ndarray]:
+    """The (tmem_lane, tmem_col, byte) of every point of the box ``shape`` (axes named ``names``, in that order; an
+    axis the map has no input for is not passed to it), read-only arrays of that shape, by the face the run uses;
+    ``missing`` when a point has no cell."""
     grids = np.indices(shape).reshape(len(shape), -1)
+    ins = {d.name for d in fm.inputs}
     if face == "vector":
-        v = fm.evaluate({nm: g for nm, g in zip(names, grids)}, env)
+        v = fm.evaluate({nm: g for nm, g in zip(names, grids) if nm in ins}, env)
         if not np.all(v.ok):
-            raise NoLayout(f"{lay.id} leaves some scale factors without a cell")
+            raise NoLayout(missing)
         out = [np.broadcast_to(v.out[k], grids.shape[1:]).reshape(shape).astype(np.int64)
                for k in ("tmem_lane", "tmem_col", "byte")]
     else:
         out = [np.zeros(shape, np.int64) for _ in range(3)]
         for j in range(grids.shape[1]):
-            cell = fm.at({nm: int(g[j]) for nm, g in zip(names, grids)}, env)
+            cell = fm.at({nm: int(g[j]) for nm, g in zip(names, grids) if nm in ins}, env)
             if cell is None:
-                raise NoLayout(f"{lay.id} leaves a scale factor without a cell")
+                raise NoLayout(missing)
             at = np.unravel_index(j, shape)
             for a, k in zip(out, ("tmem_lane", "tmem_col", "byte")):
                 a[at] = cell[k]
     for a in out:
         a.setflags(write=False)
-    return ScaleCells(lay.id, *out)
+    return out
 
 
 # The tcgen05.cp layouts by the copy's shape and multicast qualifiers (specs/tcgen05.cp.toml, and .32x128b.warpx4 in
@@ -650,27 +659,8 @@ def copy_cells(shape: str, multicast: str, face: str = "vector", specs: str | No
     fm: Any = lays[0].map
     sizes = {d.name: int(d.at()) for d in fm.inputs}
     shape3 = (sizes["src_row"], sizes["src_byte"], sizes.get("copy", 1))
-    grids = np.indices(shape3).reshape(3, -1)
-    point = {"src_row": grids[0], "src_byte": grids[1], "copy": grids[2]}
-    names = [d.name for d in fm.inputs]
-    if face == "vector":
-        v = fm.evaluate({nm: point[nm] for nm in names}, {})
-        if not np.all(v.ok):
-            raise NoLayout(f"{lid} leaves some bytes without a cell")
-        out = [np.broadcast_to(v.out[k], grids.shape[1:]).reshape(shape3).astype(np.int64)
-               for k in ("tmem_lane", "tmem_col", "byte")]
-    else:
-        out = [np.zeros(shape3, np.int64) for _ in range(3)]
-        for j in range(grids.shape[1]):
-            cell = fm.at({nm: int(point[nm][j]) for nm in names}, {})
-            if cell is None:
-                raise NoLayout(f"{lid} leaves a byte without a cell")
-            at = np.unravel_index(j, shape3)
-            for a, k in zip(out, ("tmem_lane", "tmem_col", "byte")):
-                a[at] = cell[k]
-    for a in out:
-        a.setflags(write=False)
-    return ScaleCells(lid, *out)
+    return ScaleCells(lid, *_tmem_bytes(fm, ["src_row", "src_byte", "copy"], shape3, {}, face,
+                                        f"{lid} leaves a byte without a cell"))
 
 
 # The packing of A in Tensor Memory by the element's bits (9.7.16.10.4): the catalog's tcgen05.packing spec for
