@@ -1,5 +1,6 @@
 """The small rules of one layout model, each with a literal test: a memo held on its object
-(``layout.memo.held``), a correction's id in one place (``layout.ids``), the enumeration engine's one finder
+(``layout.memo.held``), a doc layout holding its correction (``layout.corrections``; its output id in one place,
+``layout.ids``), the enumeration engine's one finder
 of collisions (``layout.named.first_collision``)."""
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from types import SimpleNamespace
 
 from verify.checks import maps
 from verify.layout.dims import Dim
-from verify.layout.ids import by_doc_id, corrected_id, corrections_preferred, preferred
+from verify.layout.corrections import by_doc_id, correction_of, in_use, in_use_of, prefer_corrections
+from verify.layout.ids import corrected_id, given_doc_id
 from verify.layout.memo import forget_held, held
 from verify.layout.named import TableMap, first_collision
 
@@ -41,13 +43,20 @@ def test_held_memo_lives_on_its_object_and_pickles_empty() -> None:
     assert held(a, "times", 2, lambda: build(a, 2)) == 6 and len(calls) == before + 1
 
 
-def test_a_corrections_id_is_preferred_in_one_place() -> None:
-    doc, fix, other = (SimpleNamespace(id=i) for i in ("x.A.f16", corrected_id("x.A.f16"), "y.B.f16"))
-    assert fix.id == "x.A.f16@corrected"
-    assert corrections_preferred([doc, fix, other]) == [fix, other]
-    assert corrections_preferred([doc, other]) == [doc, other]
-    by = {d.id: d for d in (doc, fix, other)}
-    assert preferred(by, "x.A.f16") is fix and preferred(by, "y.B.f16") is other and preferred(by, "z") is None
+def test_a_doc_layout_holds_its_correction() -> None:
+    fix = SimpleNamespace(id=corrected_id("x.A.f16"), corrects="x.A.f16", correction=None)
+    doc = SimpleNamespace(id="x.A.f16", corrects="", correction=fix)
+    other = SimpleNamespace(id="y.B.f16", corrects="", correction=None)
+    alone = SimpleNamespace(id=corrected_id("w.A.f16"), corrects="w.A.f16", correction=None)  # the doc's does not parse
+    assert fix.id == "x.A.f16@corrected" and given_doc_id(fix.id) == "x.A.f16" and given_doc_id("x") == "x"
+    assert in_use(doc) is fix and in_use(fix) is fix and in_use(other) is other
+    assert prefer_corrections([doc, fix, other, alone]) == [fix, other, alone]
+    assert prefer_corrections([other, alone]) == [other, alone]
+    by = {d.id: d for d in (doc, fix, other, alone)}
+    assert in_use_of(by, "x.A.f16") is fix and in_use_of(by, "y.B.f16") is other and in_use_of(by, "z") is None
+    assert in_use_of(by, "w.A.f16") is alone and in_use_of(by, fix.id) is fix
+    assert correction_of(by, "x.A.f16") is fix and correction_of(by, "w.A.f16") is alone
+    assert correction_of(by, "y.B.f16") is None and correction_of(by, fix.id) is None
     assert by_doc_id([doc, fix, other]) == {"x.A.f16": fix, "y.B.f16": other}
 
 

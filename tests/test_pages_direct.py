@@ -145,10 +145,9 @@ def test_a_page_is_judged_by_the_bundled_specs_that_state_its_layouts(docs_dir):
 def test_fragment_ids_are_the_ids_the_reader_gives():
     from verify.catalog import bundled
     from verify.catalog.spec import fragment_ids, load_spec_file, spec_files
-    from verify.layout.ids import base_id
     for path in spec_files([bundled.resolve().path]):
         spec = load_spec_file(path)
-        assert fragment_ids(path) == {base_id(x.id) for x in spec.layouts} | {f.layout for f in spec.syntax_findings}, path
+        assert fragment_ids(path) == {x.doc_id for x in spec.layouts} | {f.layout for f in spec.syntax_findings}, path
 
 
 def test_bad_against_specs_are_still_read_in_full(tmp_path, docs_dir, capsys):

@@ -218,9 +218,10 @@ def _report(name: str, rows: list[Row]) -> CrosscheckReport:
 
 def test_matrix_cells_coverage_and_findings():
     class L:
-        def __init__(self, lid: str, derived: str = "") -> None:
-            self.id, self.derived = lid, derived
-    layouts = [L("x"), L("y", "from a figure"), L("z"), L("z@corrected"), L("w")]
+        def __init__(self, lid: str, derived: str = "", correction: "L | None" = None) -> None:
+            self.id, self.derived, self.correction = lid, derived, correction
+    fix = L("z@corrected")
+    layouts = [L("x"), L("y", "from a figure"), L("z", correction=fix), fix, L("w")]
     reports = {
         "cute": _report("cute", [Row("agree", "T1", "A", "h.hpp", 3, "x"), Row("agree", "T2", "A", "h.hpp", 4, "y"),
                                  Row("agree", "T3", "C", "h.hpp", 5, "z@corrected"),
@@ -264,9 +265,10 @@ def test_coverage_with_corrections_preferred_counts_origins_not_references():
     """A layout with a reviewed correction is counted once, by its correction; a modelled program is no layout
     a reference can state; CuTe compiled and CuTe as text are one origin."""
     class L:
-        def __init__(self, lid: str, derived: str = "") -> None:
-            self.id, self.derived = lid, derived
-    layouts = [L("x"), L("z", "a figure"), L("z@corrected", "a figure"), L("v"), L("storage.sf.linear", "model")]
+        def __init__(self, lid: str, derived: str = "", correction: "L | None" = None) -> None:
+            self.id, self.derived, self.correction = lid, derived, correction
+    fix = L("z@corrected", "a figure")
+    layouts = [L("x"), L("z", "a figure", fix), fix, L("v"), L("storage.sf.linear", "model")]
     both = [Row("agree", "T", "A", "h.hpp", 1, "x"), Row("agree", "T", "A", "h.hpp", 2, "z@corrected")]
     m = matrix.build(layouts, {"cute": _report("cute", [*both, Row("agree", "T", "A", "h.hpp", 3, "v")]),
                                "cute-text": _report("cute-text", [Row("agree", "T", "A", "h.hpp", 3, "v")]),

@@ -40,6 +40,11 @@ def test_corrected_layout_is_checked_separately():
     spec = load_spec_text(text)
     ids = [lay.id for lay in spec.layouts]
     assert ids[:2] == ["mma.m8n8k16.A.u8_s8", "mma.m8n8k16.A.u8_s8@corrected"]
+    doc, fix = spec.layouts[:2]
+    assert doc.correction is fix and fix.correction is None      # the doc layout holds its correction
+    assert (doc.corrected, fix.corrected, fix.corrects, fix.doc_id, doc.doc_id) == (
+        False, True, doc.id, doc.id, doc.id)
+    assert (doc.register_type, fix.register_type) == ("b16", "b32")
     assert check_layout(spec.layouts[0]).as_expected
     assert check_layout(spec.layouts[1]).as_expected
 
@@ -52,6 +57,7 @@ def test_unparseable_doc_formula_needs_expect_and_correction():
                               'erratum = "unbalanced"\ncorrected = { formula = "row = %laneid >> 2\\ncol = (%laneid % 4) * 4 + i" }', 1)
     spec = load_spec_text(recorded, "x.toml")
     assert [lay.id for lay in spec.layouts][0] == "mma.m8n8k16.A.u8_s8@corrected"
+    assert spec.layouts[0].corrects == "mma.m8n8k16.A.u8_s8"  # a correction with no doc layout to hold it
     assert spec.syntax_findings[0].message.startswith("expected ')'")
 
 

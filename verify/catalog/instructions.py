@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..layout.family import Param
-from ..layout.ids import base_id, canonical_types
+from ..layout.corrections import prefer_corrections
+from ..layout.ids import canonical_types
 from ..layout.model import Layout, Shape, Spec
 from ..layout.sparse import is_sparse
 from ..layout.types import ACCUMULATOR_TYPES
@@ -57,14 +58,12 @@ class Instruction:
 
 def doc_layout(spec: Spec, lay: Layout) -> Layout | None:
     """The doc's own layout of ``lay`` in ``spec`` (itself, or the layout ``lay`` corrects)."""
-    base = base_id(lay.id)
-    return next((x for x in spec.layouts if x.id == base), None)
+    return next((x for x in spec.layouts if x.id == lay.doc_id), None)
 
 
 def effective(layouts: Sequence[Layout]) -> list[Layout]:
     """Each layout, or its correction where the spec has one (in spec order)."""
-    corrected = {base_id(lay.id) for lay in layouts if lay.corrected}
-    return [lay for lay in layouts if lay.corrected or lay.id not in corrected]
+    return prefer_corrections(layouts)
 
 
 def accumulator_fits(a: Layout, c: Layout) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import dataclasses
 
 from ..errors import SpecError
-from ..layout.ids import base_id, layout_id
+from ..layout.ids import layout_id
 from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
 from . import bundled, review
 from ..results.diff import Named
@@ -174,7 +174,7 @@ def reviewed_specs(against: Sequence[str | Path] | None, built: Sequence[Spec]) 
     by ``check`` with no path."""
     if against is not None:
         return load_specs(list(against))
-    ids = {base_id(x) for spec in built for x in (*(lay.id for lay in spec.layouts),
+    ids = {x for spec in built for x in (*(lay.doc_id for lay in spec.layouts),
                                                    *(f.layout for f in spec.syntax_findings),
                                                    *(u.layout for u in spec.unbuilt),
                                                    *(t.layout for t in spec.text_errata))}

@@ -32,7 +32,7 @@ from ..formula import BinOp, Num, Var
 from ..layout import algebra as A
 from ..layout.dims import Dim
 from ..layout.family import Extent
-from ..layout.ids import effective_id
+from ..layout.corrections import in_use_of
 from ..layout.model import Layout, MapLayout
 from ..layout.named import formula_map
 from ..layout.tile import stack_onto
@@ -174,7 +174,7 @@ def _tcgen05_c(layouts: Mapping[str, Layout]) -> list[Relation]:
         return []
     out = []
     for op in ("ld", "st"):
-        lay = layouts.get(effective_id(f"tcgen05.{op}.16x256b.R.b32", layouts))
+        lay = in_use_of(layouts, f"tcgen05.{op}.16x256b.R.b32")
         if lay is None:
             continue
         ref = c.with_map(_n_tiles(c, _over(lay.domain.elements, 4), lay.domain.params), id=f"{C16} repeated", operand=lay.operand,
@@ -217,11 +217,10 @@ def _datapath_reads(layouts: Mapping[str, Layout], maps: Mapping[str, MapLayout]
     from ..catalog.tmem import as_read_fragment, matrix_of, read_map
     out: list[Relation] = []
     for letter, env, shape, num, base, cta, ref, once in _DATAPATH_READS:
-        lid = effective_id(f"tcgen05.datapath.{letter}", maps)
-        ld_id = effective_id(f"tcgen05.ld.{shape}.R.b32", layouts)
-        if lid not in maps or ld_id not in layouts or (ref.startswith("C16") and C16 not in layouts):
+        dp_, ld_ = in_use_of(maps, f"tcgen05.datapath.{letter}"), in_use_of(layouts, f"tcgen05.ld.{shape}.R.b32")
+        if dp_ is None or ld_ is None or (ref.startswith("C16") and C16 not in layouts):
             continue
-        dp, ld = maps[lid], layouts[ld_id].instance(NUM=num)
+        lid, dp, ld = dp_.id, dp_, ld_.instance(NUM=num)
         rows, cols = matrix_of(dp, env)
         at = ", ".join(f"{k} = {v}" for k, v in env.items()) + (f", CTA {cta}" if cta is not None else "")
         name = f"{lid} ({at}) by {shape}.x{num} at lane base +{base}"

@@ -25,11 +25,12 @@ import dataclasses
 from typing import Sequence
 
 from ..layout.model import UNPARSED, Layout, Spec
-from ..layout.ids import corrected_id, section_tag
+from ..layout.corrections import correction_of
+from ..layout.ids import section_tag
 
 
 # the register facts a correction of each check's erratum changes
-_CORRECTED_FACTS = {"count": ("registers", "elements_per_register", "elements_text"), "elements": ("elements_text",),
+_CORRECTION_FACTS = {"count": ("registers", "elements_per_register", "elements_text"), "elements": ("elements_text",),
                     "packing": ("elements_per_register", "register_type", "element_bits")}
 
 
@@ -57,13 +58,13 @@ class Reviewed:
 
     def records(self, lid: str, check: str) -> bool:
         """An erratum of ``check`` in the text of layout ``lid`` is known: the reviewed layout expects that
-        check refuted, or a reviewer corrected the register facts it is about (the ``@corrected`` twin
-        states other ones)."""
-        base, fixed = self.layouts.get(lid), self.layouts.get(corrected_id(lid))
+        check refuted, or a reviewer corrected the register facts it is about (its correction states other
+        ones)."""
+        base, fixed = self.layouts.get(lid), correction_of(self.layouts, lid)
         if any(lay.expect.get(check) == "refuted" for lay in (base, fixed) if lay is not None):
             return True
         return base is not None and fixed is not None and any(
-            getattr(base, name) != getattr(fixed, name) for name in _CORRECTED_FACTS.get(check, ()))
+            getattr(base, name) != getattr(fixed, name) for name in _CORRECTION_FACTS.get(check, ()))
 
     def covering(self, ids: Sequence[str]) -> tuple[str, ...]:
         """The doc layouts of every reviewed spec that shares a layout with ``ids`` (what the page's
@@ -85,6 +86,9 @@ def apply(spec: Spec, reviewed: Reviewed) -> Spec:
         layouts.append(dataclasses.replace(lay, expect=dict(ref.expect) if ref is not None else {}))
         if ref is not None:
             counterparts.append(ref)
+    new = {lay.id: lay for lay in layouts}  # each doc layout holds its correction as reviewed here
+    layouts = [dataclasses.replace(lay, correction=new.get(lay.correction.id, lay.correction))
+               if lay.correction is not None else lay for lay in layouts]
     syntax = tuple(dataclasses.replace(f, expected="refuted" if reviewed.syntax.get(f.layout) == f.message else "proved")
                    for f in spec.syntax_findings)
     unbuilt = tuple(dataclasses.replace(u, expected="refuted" if _same_syntax(u.message, reviewed.syntax.get(u.layout))

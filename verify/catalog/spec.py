@@ -12,6 +12,7 @@ import functools
 import itertools
 import re
 import sys
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -53,7 +54,7 @@ _FRAGMENT_KEYS = {"id", "operand", "types", "variant", "registers", "register_ty
                   "elements_per_register", "elements", "element_bits", "figure", "doc_line",
                   "formula", "expect", "erratum", "corrected", "derived", "note", "sparse",
                   "rows", "cols", "layout", "replication", "partial", "dims"}
-_CORRECTED_KEYS = {"formula", "registers", "elements_per_register", "elements", "register_type",
+_CORRECTION_KEYS = {"formula", "registers", "elements_per_register", "elements", "register_type",
                    "expect"}
 
 
@@ -257,13 +258,13 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
     if corrected is not None:
         if not isinstance(corrected, dict):
             raise loc.error(*loc.key("corrected", k), "'corrected' must be a table")
-        _unknown_keys(loc, corrected, _CORRECTED_KEYS, "[fragment.corrected]", k)
+        _unknown_keys(loc, corrected, _CORRECTION_KEYS, "[fragment.corrected]", k)
         if not erratum:
             raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
     lid = _fragment_id(loc, k, frag, head, operand, types, variant)
     source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
 
-    def make(fields: Mapping[str, Any], lid: str, is_corrected: bool, expect: Mapping[str, str],
+    def make(fields: Mapping[str, Any], lid: str, corrects: str, expect: Mapping[str, str],
              formula: Formula, ftext: str) -> Layout:
         e_text = fields.get("elements", elements_text)
         regs = fields.get("registers", registers)
@@ -300,7 +301,8 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
             codomain=Codomain(rows if family else rows_, cols if family else cols_, (dims[0], dims[1])),
             map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
             elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
-            source=source, expect=dict(expect), corrected=is_corrected, erratum=erratum, derived=derived,
+            source=source, expect=dict(expect), corrects=corrects, erratum=erratum,
+            derived=derived,
             figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.spec_path(k),
             formula_line=loc.formula_at(k, ftext)[0] if ftext else 0, formula_text=ftext,
             partial=partial, text_map=loc.text_map(k) if ftext else ())
@@ -319,7 +321,7 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
     if doc_formula is not None:
         if expect.get("syntax") == "refuted":
             raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
-        layouts.append(make({}, lid, False, {c: s for c, s in expect.items() if c != "syntax"},
+        layouts.append(make({}, lid, "", {c: s for c, s in expect.items() if c != "syntax"},
                             doc_formula, formula_text))
     if corrected is not None:
         ctext = corrected.get("formula", formula_text)
@@ -334,7 +336,8 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
         if "elements_per_register" in corrected:
             _int(loc, corrected, "elements_per_register", k, 1, 64)
         cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
-        layouts.append(make(corrected, corrected_id(lid), True, cexpect, cformula, ctext))
+        fix = make(corrected, corrected_id(lid), lid, cexpect, cformula, ctext)
+        layouts = [dataclasses.replace(x, correction=fix) for x in layouts] + [fix]  # the doc layout holds it
     return layouts, syntax
 
 
@@ -405,8 +408,8 @@ def holding(paths: list[str | Path], layout_id: str) -> list[Path] | None:
     """The one spec file under ``paths`` that defines ``layout_id`` (or the doc layout it corrects), read by ids
     only; None when no file or several do, or a file cannot be read so: then every file must be loaded (which
     reports the error, the duplicate, or the layouts an id matches in part)."""
-    from ..layout.ids import base_id
-    want = base_id(layout_id)
+    from ..layout.ids import given_doc_id
+    want = given_doc_id(layout_id)
     try:
         found = [p for p in spec_files(paths) if want in layout_ids(p)]
     except (SpecError, OSError, ValueError):

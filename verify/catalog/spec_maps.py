@@ -18,7 +18,7 @@ else:  # pragma: no cover
 from ..formula import Formula, FormulaError
 from ..formula.index import parse_index
 from ..layout.family import Param
-from ..layout.ids import corrected_id, is_corrected_id
+from ..layout.ids import corrected_id
 from ..layout.model import (MAP_CHECKS, MAP_KINDS, MapLayout, Source)
 from .spec_toml import (MAX_DIM, Locator, _int, _params, _str, _unknown_keys, _extent)
 
@@ -27,7 +27,7 @@ _MAP_KEYS = {"id", "kind", "instruction", "inputs", "outputs", "params", "formul
              "derived", "erratum", "corrected", "doc_line", "note", "arch"}
 
 
-_MAP_CORRECTED_KEYS = {"formula", "expect", "params", "outputs"}
+_MAP_CORRECTION_KEYS = {"formula", "expect", "params", "outputs"}
 
 
 _DIM_NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -60,7 +60,7 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[layout]] must be a table")
     _unknown_keys(loc, table, _MAP_KEYS, "[[layout]]", k)
     lid = _str(loc, table, "id", k)
-    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid) or is_corrected_id(lid):
+    if not re.fullmatch(r"[A-Za-z0-9_.+\-]+", lid):  # (no "@": a correction's id is its doc layout's, suffixed)
         raise loc.error(*loc.key("id", k), f"bad layout id {lid!r}")
     kind = _str(loc, table, "kind", k, "map")
     if kind not in MAP_KINDS:
@@ -97,24 +97,24 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
             base_line, base_col = loc.value(ftext, k, "formula")
             raise loc.error(base_line + e.line - 1, e.col + (base_col - 1 if e.line == 1 else 0), e.message) from None
 
-    def make(ftext: str, mid: str, is_corrected: bool, expect: Mapping[str, str],
+    def make(ftext: str, mid: str, corrects: str, expect: Mapping[str, str],
              values: tuple[Param, ...] = params, outs: tuple[Any, ...] = outputs) -> MapLayout:
         lmap = NamedFormulaMap(parse(ftext), inputs, outs, params=values)
         return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
                          file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
                          instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
-                         derived=_str(loc, table, "derived", k, ""), corrected=is_corrected,
+                         derived=_str(loc, table, "derived", k, ""), corrects=corrects,
                          erratum=_str(loc, table, "erratum", k, ""), arch=_str(loc, table, "arch", k, ""),
                          spec_path=loc.path, formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext,
                          note=_str(loc, table, "note", k, ""))
 
     expect = _map_expect(loc, table.get("expect", {}), k, checks)
-    out = [make(text, lid, False, expect)]
+    out = [make(text, lid, "", expect)]
     corrected = table.get("corrected")
     if corrected is not None:
         if not isinstance(corrected, dict):
             raise loc.error(*loc.key("corrected", k), "[layout.corrected] must be a table")
-        _unknown_keys(loc, corrected, _MAP_CORRECTED_KEYS, "[layout.corrected]", k)
+        _unknown_keys(loc, corrected, _MAP_CORRECTION_KEYS, "[layout.corrected]", k)
         if not out[0].erratum:
             raise loc.error(*loc.key("corrected", k), "a [layout.corrected] needs an 'erratum' explanation")
         ctext = corrected.get("formula", text)
@@ -132,8 +132,9 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
             if [d.name for d in couts] != list(required):
                 raise loc.error(*loc.key("corrected", k), "[layout.corrected] outputs must name the layout's "
                                                           f"outputs ({', '.join(required)}), in order")
-        out.append(make(ctext, corrected_id(lid), True, _map_expect(loc, corrected.get("expect", {}), k, checks),
-                        cparams, couts))
+        fix = make(ctext, corrected_id(lid), lid, _map_expect(loc, corrected.get("expect", {}), k, checks), cparams,
+                   couts)
+        out = [dataclasses.replace(out[0], correction=fix), fix]  # the doc layout holds its correction
     return out
 
 

@@ -13,7 +13,6 @@ from typing import Any, Mapping, Sequence
 from ..engines import oracle
 from ..errors import SpecError
 from ..files import read_text
-from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout, section_key
 from ..results import Finding, LayoutResult, Report
 from ..results.fixes import MAX_DELTA, ConstantFix
@@ -70,26 +69,27 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
     results = _layout_order(report.results)
     by_id = {r.layout.id: r for r in results}
     order = {r.layout.id: k for k, r in enumerate(results)}
+    fixes = {r.layout.corrects: r for r in results if r.layout.corrected}  # doc id -> its correction's result
 
     def rank(lid: str) -> float:
         if lid in order:
             return order[lid]
-        if corrected_id(lid) in order:
-            return order[corrected_id(lid)] - 0.5
+        if lid in fixes:
+            return order[fixes[lid].layout.id] - 0.5
         return float(len(order))
 
     check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
     grouped: dict[str, list[Finding]] = {}
     other: list[Finding] = []
     for f in report.findings:
-        if f.layout in by_id or (f.check == "syntax" and corrected_id(f.layout) in by_id):
+        if f.layout in by_id or (f.check == "syntax" and f.layout in fixes):
             grouped.setdefault(f.layout, []).append(f)
         else:
             other.append(f)
     entries: list[LayoutEntry] = []
     with progress.stage("report: pictures and suggested corrections", total=len(grouped)) as step:
         for lid in sorted(grouped, key=lambda x: (rank(x), x)):
-            entries.append(_entry(lid, grouped[lid], by_id, check_rank, timeout, max_delta, search))
+            entries.append(_entry(lid, grouped[lid], by_id, fixes, check_rank, timeout, max_delta, search))
             step(1)
 
     instructions = [i.to_json() for i in report.instructions]
@@ -103,14 +103,15 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
     return m
 
 
-def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], check_rank: Mapping[str, int],
-           timeout: float, max_delta: int, search: bool) -> LayoutEntry:
-    """One layout with findings: its picture(s), the doc's words and a suggested correction."""
+def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], fixes: Mapping[str, LayoutResult],
+           check_rank: Mapping[str, int], timeout: float, max_delta: int, search: bool) -> LayoutEntry:
+    """One layout with findings: its picture(s), the doc's words and a suggested correction (``fixes``: doc id ->
+    the result of its correction)."""
     fs = sorted(found, key=lambda f: (check_rank.get(f.check, 99), f.check))
     res = by_id.get(lid)
     lay = res.layout if res else None
     e = LayoutEntry(lid, lay, fs)
-    cres = by_id.get(corrected_id(lid))
+    cres = fixes.get(lid)
     if cres is not None and not (lay is not None and lay.corrected):
         e.corrected, e.corrected_result = cres.layout, cres
     e.pictured = lay if lay is not None else e.corrected

@@ -10,7 +10,6 @@ from typing import Any, Callable
 from ..errors import SpecError
 from ..formula import FormulaError
 from ..layout.family import extent_at
-from ..layout.ids import corrected_id
 from ..layout.model import Layout, MapLayout, Spec
 from ..layout.statements import Statement
 
@@ -71,7 +70,7 @@ class Context:
         return [lay for lay in self.doc_layouts() if lay.instruction == name]
 
     def fixed(self, lay: Layout) -> Layout | None:
-        return self.layouts.get(corrected_id(lay.id))
+        return lay.correction
 
     def same(self, st: Statement) -> list[Statement]:
         return [s for s in self.statements if s.kind == st.kind and s.subject == st.subject and not s.unread]

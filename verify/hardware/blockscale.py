@@ -23,7 +23,6 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from ..layout.ids import corrected_id
 from ..layout.model import Layout, cells_of
 from .catalog_probes import CatalogProbe, make_probe
 from .grouping import InstructionGroup
@@ -70,8 +69,7 @@ class Setup:
 
 def _mma_layouts(all_layouts: Iterable[Layout], k: int, ab: str) -> tuple[Layout, Layout, Layout]:
     """The A, B and C (.f32) layouts of mma.m16n8k<k> holding ``ab`` (packed .e2m1: 8 per register)."""
-    lays = [x for x in all_layouts if x.instruction == "mma" and str(x.shape) == f"m16n8k{k}" and not
-            any(y.id == corrected_id(x.id) for y in all_layouts)]
+    lays = [x for x in all_layouts if x.instruction == "mma" and str(x.shape) == f"m16n8k{k}" and x.correction is None]
     pick = {}
     for op, want in (("A", ab), ("B", ab), ("C", "f32")):
         found = [x for x in lays if x.operand == op and want in x.types]

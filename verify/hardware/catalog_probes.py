@@ -33,7 +33,6 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Mapping, Sequence
 
-from ..layout.ids import corrected_id
 from ..layout.model import Layout, cells_of
 from .grouping import InstructionGroup
 from ..layout.model import cell_at
@@ -272,7 +271,7 @@ def movement_probes(group: InstructionGroup, negatives: bool = False) -> list[Ca
             tested = tuple(x.instance(**env) if x.is_family else x for x in group.tested(lay))
             out.append(dataclasses.replace(build(inst), tested=tested))
     if negatives:
-        for doc in (y for y in group.layouts if not y.corrected and any(z.id == corrected_id(y.id) for z in group.layouts)):
+        for doc in (y for y in group.layouts if y.correction is not None):
             if doc.instruction in ("tcgen05.ld", "ldmatrix"):
                 inst = doc.instance(NUM=1)
                 p = build(inst)

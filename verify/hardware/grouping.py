@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from ..catalog.instructions import effective
-from ..layout.ids import base_id
 from ..layout.model import Layout
 
 
@@ -33,13 +32,13 @@ class InstructionGroup:
 
     def operand(self, name: str) -> list[Layout]:
         """The preferred layouts of one operand (``"A"``, ``"C"``, ``"R"``, ...), in id order."""
-        return sorted((x for x in preferred(self.layouts) if x.operand == name), key=lambda x: base_id(x.id))
+        return sorted((x for x in preferred(self.layouts) if x.operand == name), key=lambda x: x.doc_id)
 
     def tested(self, *chosen: Layout) -> tuple[Layout, ...]:
         """Every layout (doc and corrected) whose base id is one of ``chosen``'s, in id order: what a probe
         built from ``chosen`` tests."""
-        bases = {base_id(x.id) for x in chosen}
-        return tuple(sorted((x for x in self.layouts if base_id(x.id) in bases), key=lambda x: x.id))
+        bases = {x.doc_id for x in chosen}
+        return tuple(sorted((x for x in self.layouts if x.doc_id in bases), key=lambda x: x.id))
 
 
 def instruction_groups(layouts: Iterable[Layout]) -> list[InstructionGroup]:

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from ..layout.ids import base_id, corrected_id
 from ..layout.fragment_maps import FragmentKind
 from ..layout.model import Codomain, Domain, Layout, cell_at
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
@@ -139,7 +138,7 @@ def _build_wmma(group: InstructionGroup, _all: Sequence[Layout], neg: bool) -> t
             chosen = {"A": frags[key], "B": frags["B:" + atype], "C": frags["C:" + ct]}
             tested = group.tested(*chosen.values())
             out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, tested)))
-            doc = next((y for y in group.layouts if corrected_id(y.id) == chosen["C"].id), None)
+            doc = next((y for y in group.layouts if y.id == chosen["C"].corrects), None)
             if neg and doc is not None:
                 out.append(_direct(wmma.build(str(group.shape), chosen, atype, ct, (doc,), doc_c=doc)))
     return out, []
@@ -313,10 +312,10 @@ def tmem_probes(maps: Sequence[Any]) -> tuple[list[Probe], list[str]]:
     """The probes of the Tensor Memory map layouts among ``maps`` (a doc layout with its correction; the
     tcgen05.cp copy layouts with their source block), and why each other one has none (``[id] reason``)."""
     mine = [m for m in maps if tmem_kind.takes(m)]
-    source = next((m for m in mine if base_id(m.id) == tmem_kind.CP_SOURCE), None)
+    source = next((m for m in mine if m.doc_id == tmem_kind.CP_SOURCE), None)
     groups: dict[str, list[Any]] = {}
     for m in mine:
-        key = "tcgen05.cp" if base_id(m.id) in (tmem_kind.CP_COPY, tmem_kind.CP_SOURCE) else base_id(m.id)
+        key = "tcgen05.cp" if m.doc_id in (tmem_kind.CP_COPY, tmem_kind.CP_SOURCE) else m.doc_id
         groups.setdefault(key, []).append(m)
     out: list[Probe] = []
     errors: list[str] = []
@@ -485,7 +484,7 @@ def probes_at(probes: Sequence[Probe], params: Mapping[str, int] | None) -> list
 def _companion(m: Any, named: Sequence[Any]) -> bool:
     """Whether a probe of a named map layout tests ``m`` too: its doc layout or correction; for tcgen05.cp, the
     copy layout and the source block it copies from."""
-    return any(base_id(m.id) == base_id(x.id) or (m.instruction == x.instruction == "tcgen05.cp") for x in named)
+    return any(m.doc_id == x.doc_id or (m.instruction == x.instruction == "tcgen05.cp") for x in named)
 
 
 def expected(p: Probe, lay: Any) -> str:

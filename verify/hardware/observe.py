@@ -30,7 +30,6 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .probes import SPARSE_METADATA, Instruction, Operand
-from ..layout.ids import corrected_id
 from ..errors import SpecError
 from ..files import read_json
 from ..layout.model import Layout
@@ -475,13 +474,13 @@ METADATA_NIBBLES = tuple(m & 0xF for m in SPARSE_METADATA)  # the probes' metada
 
 def expected_status(lay: Layout, layouts: Iterable[Layout]) -> str:
     """What a run on hardware that does what the specs say is expected to give for ``lay``, as ``check``
-    judges a known erratum: a doc layout whose spec records a ``@corrected`` layout (the erratum's
+    judges a known erratum: a doc layout whose spec records a correction (the erratum's
     correction, what the hardware does) is expected ``contradicted`` when the two differ in what a probe
     sees, i.e. in the register shape or in the cell of some (lane, i) (for a sparse A also under the
     probes' metadata); every other layout (a corrected one, one without erratum, a doc layout whose erratum
     is in its words only, e.g. the element list) is expected ``confirmed`` (a layout the doc leaves
     unspecified, wmma: ``observed``)."""
-    fixed = next((x for x in layouts if x.corrected and x.id == corrected_id(lay.id)), None)
+    fixed = next((x for x in layouts if x.corrects == lay.id), None)
     fine = "observed" if lay.unspecified else "confirmed"  # wmma: the map is observed, never doc-stated
     if fixed is None or lay.corrected:
         return fine

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Sequence
 
 from ..layout.model import Layout, Shape
 from .batch import batch_program
-from .grouping import base_id, instruction_groups
+from .grouping import instruction_groups
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 
 # "1" in each element type's encoding (raw bits, as stored in a register slot).
@@ -349,7 +349,7 @@ def _make(name: str, a: Layout, b: Layout, c: Layout, t: str, ct: str, lays: Seq
     oa, ob, oc = _operand(a, t), _operand(b, t), _operand(c, ct)
     need = min_arch(name, shape, (t, ct))
     arch = need if need.endswith("a") else f"sm_{max(arch_number(need), arch_number(a.arch))}"
-    tested = tuple(sorted((lay for lay in lays if base_id(lay.id) in {base_id(a.id), base_id(b.id), base_id(c.id)}),
+    tested = tuple(sorted((lay for lay in lays if lay.doc_id in {a.doc_id, b.doc_id, c.doc_id}),
                           key=lambda x: x.id))
     am, bm = _majors(shape, a, b)
     head = "mma.sp" if name == "mma.sp" else "mma"

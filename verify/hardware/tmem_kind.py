@@ -72,7 +72,6 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..layout.ids import base_id, corrected_id
 from ..layout.named import evaluate_all
 from . import tcgen05_scale as ts
 from .simdevice import Placement
@@ -142,7 +141,7 @@ def takes(m: Any) -> bool:
 
 
 def sub_kind(m: Any) -> str | None:
-    b = base_id(m.id)
+    b = m.doc_id
     if b.startswith("tcgen05.datapath."):
         return "datapath"
     if b.startswith("tcgen05.packing.D."):
@@ -159,19 +158,19 @@ def sub_kind(m: Any) -> str | None:
 def why_not(m: Any) -> str | None:
     """Why no probe of this kind reads ``m`` (None: it has one)."""
     names = [d.name for d in m.outputs]
-    if "cta" in names and base_id(m.id) not in DATAPATH:
+    if "cta" in names and m.doc_id not in DATAPATH:
         return "a CTA-pair layout (cta_group::2) that no MMA form of the data-path table is known to write"
     sub = sub_kind(m)
-    if base_id(m.id).startswith("tcgen05.sf.B."):
+    if m.doc_id.startswith("tcgen05.sf.B."):
         return ("the scale factors of B: the sf probe codes the factors of A, with B's held at one (a probe of B's "
                 "would code them per copy and N column)")
     if sub is None:
         return "no Tensor Memory probe reads this layout"
-    if sub == "datapath" and base_id(m.id) not in DATAPATH:
+    if sub == "datapath" and m.doc_id not in DATAPATH:
         return "no MMA form of the data-path table is known to write it"
-    if sub == "tmem_a" and base_id(m.id) not in TMEM_A:
+    if sub == "tmem_a" and m.doc_id not in TMEM_A:
         return "no MMA form is known to read A in this packing"
-    if sub == "cp" and m.kind == "tmem" and base_id(m.id) != CP_COPY:
+    if sub == "cp" and m.kind == "tmem" and m.doc_id != CP_COPY:
         return f"the cp probe copies a 32 x 16-byte block with {CP_COPY} only (another shape's probe would code " \
                "a block of its rows)"
     return None
@@ -270,8 +269,8 @@ def _expect(tested: Sequence[Any], preds: Sequence[tuple[str, Mapping[Key, Any]]
     by = dict(preds)
     out = []
     for x in tested:
-        fixed = corrected_id(x.id)
-        differs = not x.corrected and fixed in by and by[fixed] != by[x.id]
+        fixed = next((y.id for y in tested if y.corrects == x.id), None)  # its correction, tested too
+        differs = fixed is not None and fixed in by and by[fixed] != by[x.id]
         out.append((x.id, "contradicted" if differs else "confirmed"))
     return tuple(out)
 
@@ -285,7 +284,7 @@ def member(lay: Any, sub: str) -> list[dict[str, int]]:
     if not names:
         return [{}]
     if sub == "datapath":
-        n = min(v for v in names["N"] if v % (32 if base_id(lay.id) in PAIRED else 16) == 0)
+        n = min(v for v in names["N"] if v % (32 if lay.doc_id in PAIRED else 16) == 0)
         return [{"N": n, **({"BASE": b} if "BASE" in names else {})} for b in names.get("BASE", [0])]
     if sub == "sf":
         return [{"VS": vs} for vs in names["VS"]]
@@ -306,9 +305,9 @@ def build(tested: Sequence[Any], source: Any = None, peers: Sequence[Any] = ()) 
     for env in member(main, sub):
         bound = [x.instance(**env) if x.is_family else x for x in tested]
         tag = "" if not env else "." + ",".join(f"{k}={v}" for k, v in env.items())
-        pid = f"tmem.{sub}.{base_id(main.id)}{tag}"
+        pid = f"tmem.{sub}.{main.doc_id}{tag}"
         probe = _BUILD[sub](pid, bound, tuple(env.items()), source)
-        out.append(_with_alt(probe, base_id(main.id), env, peers))
+        out.append(_with_alt(probe, main.doc_id, env, peers))
     return out
 
 
@@ -362,7 +361,7 @@ def remark(p: TmProbe, got: Mapping[Key, Any]) -> str:
 
 def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
     main = lays[0]
-    text, m = DATAPATH[base_id(main.id)]
+    text, m = DATAPATH[main.doc_id]
     e = dict(env)
     n, lane0 = e["N"], e.get("BASE", 0)
     if main.inputs[0].at() != m:
@@ -449,7 +448,7 @@ def _st(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: A
 
 def _tmem_a(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
     main = lays[0]
-    text, fmt, cbits, one, scaled = TMEM_A[base_id(main.id)]
+    text, fmt, cbits, one, scaled = TMEM_A[main.doc_id]
     ln, cn, sn = _outs(main)
     outs = {d.name: int(d.at()) for d in main.outputs}
     acols, slots = outs[cn], outs.get(sn, 1) if sn else 1
@@ -542,7 +541,7 @@ def _cp(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], src: An
     if not cps:
         raise NotProbed("no copy layout of tcgen05.cp is loaded (only its source)")
     main = cps[0]
-    shape, cast = base_id(main.id).split(".")[2:4]
+    shape, cast = main.doc_id.split(".")[2:4]
     text = f"tcgen05.cp.cta_group::1.{shape}.{cast}"
     span = int(src.inputs[0].at())
     smem: list[int] = []

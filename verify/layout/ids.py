@@ -14,7 +14,7 @@ page it was transcribed from, which is what pairs them in ``check PAGES`` and ``
 from __future__ import annotations
 
 import re
-from typing import Any, Container, Iterable, Mapping, Sequence, TypeVar
+from typing import Sequence
 
 # PTX types in the order ids list them (the order the doc's type tables mostly use).
 TYPE_ORDER = ("f16", "bf16", "tf32", "f32", "f64", "u8", "s8", "u4", "s4", "b1", "e4m3", "e5m2", "e3m2", "e2m3",
@@ -61,51 +61,18 @@ def layout_id(instruction: str, shape: str, operand: str, types: Sequence[str], 
 
 # ----------------------------------------------------------------------------- corrections
 
-CORRECTED = "@corrected"  # a spec's correction of a doc layout: ``ID@corrected``
+CORRECTED = "@corrected"  # the output id of a spec's correction of a doc layout: ``ID@corrected``
 
 
 def corrected_id(lid: str) -> str:
-    """The id of the correction of layout ``lid``."""
-    return base_id(lid) + CORRECTED
+    """The output id of the correction of doc layout ``lid`` (``verify.layout.corrections``: a doc layout holds
+    its correction; this is the one place that names it)."""
+    return lid + CORRECTED
 
 
-def base_id(lid: str) -> str:
-    """The doc layout's id, whether ``lid`` names it or its correction."""
-    return lid.removesuffix(CORRECTED)
+CORRECTED_RX = re.escape(CORRECTED)  # the suffix in a pattern over output ids (reviewed tables keyed by them)
 
 
-def is_corrected_id(lid: str) -> bool:
-    return lid.endswith(CORRECTED)
-
-
-_T = TypeVar("_T")
-
-CORRECTED_RX = re.escape(CORRECTED)  # the suffix in a pattern over ids
-
-
-def preferred(by_id: Mapping[str, _T], lid: str) -> _T | None:
-    """The reviewed correction of layout ``lid`` where ``by_id`` holds one, else ``lid``'s own entry (``None``:
-    neither): what a reference is compared with (the hardware's layout where the doc is wrong)."""
-    hit = by_id.get(corrected_id(lid))
-    return hit if hit is not None else by_id.get(lid)
-
-
-def corrections_preferred(items: Iterable[_T]) -> list[_T]:
-    """``items`` (anything with an ``id``) without each doc layout whose correction is among them: the correction
-    stands in its place."""
-    items = list(items)
-    ids = {x.id for x in items}  # type: ignore[attr-defined]
-    return [x for x in items if is_corrected_id(x.id) or corrected_id(x.id) not in ids]  # type: ignore[attr-defined]
-
-
-def by_doc_id(items: Iterable[Any]) -> dict[str, Any]:
-    """doc id -> the item standing for it: its correction where ``items`` hold one, else the doc layout."""
-    by = {x.id: x for x in items}
-    return {i: preferred(by, i) for i in by if not is_corrected_id(i)}
-
-
-def effective_id(lid: str, known: "Container[str]") -> str:
-    """The layout that stands for ``lid`` where the catalog's checks combine layouts: its correction when
-    the catalog has one (the hardware's layout where the doc is wrong), else itself."""
-    c = corrected_id(lid)
-    return c if c in known else lid
+def given_doc_id(given: str) -> str:
+    """The doc layout's id of an id a user gives (``conform ID``, ``ID@corrected``): which spec file holds it."""
+    return given.removesuffix(CORRECTED)

@@ -132,7 +132,6 @@ class Layout:
     # provenance and expectations
     source: Source
     expect: Mapping[str, str]
-    corrected: bool = False
     erratum: str = ""
     derived: str = ""  # provenance when the layout is not stated by the doc
     figure: str = ""
@@ -145,12 +144,27 @@ class Layout:
     # Points where no case of the formula applies hold no element of this matrix (a selector picks
     # the points: mma block-scale ``thread-id``/``byte-id``); in_range is then over the defined points.
     partial: bool = False
+    # The doc layout and its reviewed correction are one object: a doc layout holds its ``correction`` (what the
+    # hardware does where the doc is wrong), and the correction names the doc layout it ``corrects`` (its id).
+    # ``verify.layout.corrections`` reads them (``in_use``: the correction where there is one).
+    correction: "Layout | None" = dataclasses.field(default=None, compare=False, repr=False)
+    corrects: str = ""
 
     def __post_init__(self) -> None:
         # the map sits on this layout's domain and codomain (a replace() of either moves it along)
         m = self.map
         if getattr(m, "domain", None) is not self.domain or getattr(m, "codomain", None) is not self.codomain:
             object.__setattr__(self, "map", placed(m, self.domain, self.codomain))
+
+    @property
+    def corrected(self) -> bool:
+        """A reviewed correction of a doc layout (its output id is ``ID@corrected``: ``verify.layout.ids``)."""
+        return bool(self.corrects)
+
+    @property
+    def doc_id(self) -> str:
+        """The id of the doc layout: its own, or the one it corrects."""
+        return self.corrects or self.id
 
     # -- families (a parameter such as wgmma N): every concrete view below needs an instance
     @property
@@ -265,8 +279,8 @@ class Layout:
         view = PlacedMap.of(named)
         rows, cols = view.cell_sizes()
         fields: dict[str, Any] = dict(map=view, domain=dataclasses.replace(self.domain, threads=view.thread_size()),
-                                      codomain=Codomain(rows, cols, self.codomain.dims), corrected=False, expect={},
-                                      partial=False)
+                                      codomain=Codomain(rows, cols, self.codomain.dims), corrects="", correction=None,
+                                      expect={}, partial=False)
         fields.update(changes)
         return dataclasses.replace(self, **fields)
 
@@ -346,13 +360,22 @@ class MapLayout:
     instruction: str = ""
     unit: str = ""
     derived: str = ""
-    corrected: bool = False
     erratum: str = ""
     arch: str = ""
     spec_path: str = ""
     formula_line: int = 0
     formula_text: str = ""
     note: str = ""
+    correction: "MapLayout | None" = dataclasses.field(default=None, compare=False, repr=False)  # as Layout's
+    corrects: str = ""
+
+    @property
+    def corrected(self) -> bool:
+        return bool(self.corrects)
+
+    @property
+    def doc_id(self) -> str:
+        return self.corrects or self.id
 
     @property
     def inputs(self) -> tuple[Any, ...]:
@@ -382,9 +405,16 @@ class MapLayout:
         if missing:
             raise KeyError(f"{self.id} is a family: give a value for {', '.join(missing)}")
         try:
-            return dataclasses.replace(self, map=bind(self.map, **env))
+            bound = bind(self.map, **env)
         except ValueError as e:
             raise KeyError(str(e).removeprefix("bind: ")) from None
+        fix = self.correction
+        if fix is not None and fix.is_family:
+            try:
+                fix = fix.instance(**env)
+            except KeyError:  # a correction that narrows the family: none at these values
+                fix = None
+        return dataclasses.replace(self, map=bound, correction=fix)
 
     def evaluate(self, **point: int) -> dict[str, int] | None:
         """The outputs at one input point (the scalar reference); ``ValueError`` outside the input box, and
@@ -491,7 +521,19 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
         domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
         codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env), c.dims),
         registers=extent_at(layout.registers, env), elements_text=text, element_list=elist,
-        params_bound=tuple(sorted(env.items())))
+        params_bound=tuple(sorted(env.items())),
+        correction=_correction_at(layout.correction, env))
+
+
+def _correction_at(fix: Layout | None, env: Mapping[str, int]) -> Layout | None:
+    """A doc layout's correction at one binding of the doc layout's parameters (a correction over none: itself;
+    one whose parameters do not take these values: none there)."""
+    if fix is None or not fix.is_family:
+        return fix
+    try:
+        return instance(fix, {p.name: env[p.name] for p in fix.params})
+    except KeyError:
+        return None
 
 
 @lru_cache(maxsize=1 << 12)

@@ -27,7 +27,7 @@ from urllib.parse import quote
 
 from ..engines import oracle
 from ..files import OutputError, Owns, check_output_dir, output_error
-from ..layout.ids import CORRECTED, base_id
+from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding
 from ..results.report import LayoutEntry, Model, slug, svg_name
@@ -108,7 +108,7 @@ def _source_line(lay: Layout) -> str:
 def _notes(lay: Layout, syntax_ids: set[str]) -> list[str]:
     out = []
     if lay.corrected:
-        out.append("corrected" + (" (doc formula does not parse)" if base_id(lay.id) in syntax_ids else ""))
+        out.append("corrected" + (" (doc formula does not parse)" if lay.doc_id in syntax_ids else ""))
     if any(v == "refuted" for v in lay.expect.values()):
         out.append("known erratum")
     if lay.derived:
@@ -214,7 +214,7 @@ def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = Non
     shown_syntax: set[str] = set()
     for r in m.results:
         lay = r.layout
-        base = base_id(lay.id)
+        base = lay.doc_id
         if lay.corrected and base in syntax_ids and base not in shown_syntax:
             shown_syntax.add(base)
             a(_md_row_syntax(lay, base))
@@ -542,7 +542,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
     shown: set[str] = set()
     for r in m.results:
         lay = r.layout
-        base = base_id(lay.id)
+        base = lay.doc_id
         types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
         head = (f"<td>{esc(lay.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
                 f"<td>{esc(lay.operand)}</td><td>{esc(types).replace('/', '/<wbr>')}</td>")
@@ -558,7 +558,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
           f"{_notes_html(_notes(lay, syntax_ids))}</td></tr>")
     a("</tbody></table>")
     a('<p class="note">Notes: <b>erratum</b> a known erratum (the spec expects the failure); <b>corrected</b> the '
-      f"spec&#x27;s correction of a doc layout, checked as <code>ID{CORRECTED}</code> (<b>syntax</b>: the doc formula "
+      f"spec&#x27;s correction of a doc layout, checked as <code>{corrected_id('ID')}</code> (<b>syntax</b>: the doc formula "
       "does not parse); <b>derived</b> not stated by the doc text (taken from figures or CUTLASS, with "
       "provenance in the spec).</p>")
     if m.instructions:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 from urllib.parse import quote
 
-from ..layout.ids import corrected_id
+from ..layout.corrections import correction_of
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
 from ..results import Finding, InstructionResult, Report
@@ -206,7 +206,7 @@ class Index:
         if ops:  # the operand whose doc text is at fault, if one is
             return next((op for op in ops if op.erratum),
                         next((op for op in ops if any(v != "proved" for v in op.expect.values())), ops[0]))
-        return self.layouts.get(corrected_id(sid))
+        return correction_of(self.layouts, sid)
 
     def where(self, f: Finding) -> Where | None:
         c = f.counterexample
@@ -222,8 +222,9 @@ class Index:
         if check in _DESIGNED:
             return _DESIGNED[check]
         lays = [self.layouts[sid]] if sid in self.layouts else list(self.operands(sid))
-        if corrected_id(sid) in self.layouts:
-            lays.append(self.layouts[corrected_id(sid)])
+        fix = correction_of(self.layouts, sid)
+        if fix is not None:
+            lays.append(fix)
         texts = []
         for lay in lays:
             if lay.erratum and lay.erratum.strip() not in texts:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.notations import NotationError
 from ...layout.notations.cute_compiled import Printed, Request
 from .common import Evaluated
@@ -40,7 +40,7 @@ SF_BITS = 8       # both scale-factor types are 8-bit: a 32-bit column holds 4
 
 def _preferred_map(maps: list, spec_id: str) -> Any:
     by = {m.id: m for m in maps}
-    return preferred(by, spec_id)
+    return in_use_of(by, spec_id)
 
 
 def eval_layout(layout: Any, coords: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.model import MapLayout
 from . import cexpr
 from .common import Evaluated
@@ -27,7 +27,7 @@ _ENUM = re.compile(r"enum\s+class\s+LayoutType\s*:\s*\w+\s*\{(?P<body>[^}]*)\}")
 
 def swizzle_items(specs: Iterable, root: Path) -> list[Evaluated]:
     by = {s.id: s for s in specs if isinstance(s, MapLayout)}
-    spec = preferred(by, SPEC)
+    spec = in_use_of(by, SPEC)
     path = Path(root) / HEADER
     if not isinstance(spec, MapLayout) or not path.is_file():
         return []

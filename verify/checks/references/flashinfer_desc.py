@@ -17,7 +17,7 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.model import MapLayout
 from .common import Evaluated, located
 from .descriptor import MODES, SPEC
@@ -70,7 +70,7 @@ def swizzle_items(specs: Iterable, root: Path | None = None) -> list[Evaluated]:
     """``tcgen05.descriptor.swizzle`` from FlashInfer's ``LayoutType`` (``root``: a directory holding ``REL``; default
     the installed wheel).  Nothing when the file or the spec is absent."""
     by = {s.id: s for s in specs if isinstance(s, MapLayout)}
-    spec = preferred(by, SPEC)
+    spec = in_use_of(by, SPEC)
     path = (Path(root) / REL) if root is not None else located(DIST, REL)
     if not isinstance(spec, MapLayout) or path is None or not path.is_file():
         return []

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from .cexpr import Where, evaluate, function_text, strip_comments
 from .common import Evaluated
@@ -110,9 +110,9 @@ def ldsm_items(specs: list, root: Path) -> list[Evaluated]:
     if not all((root / f).is_file() for f in (MEMORY, MMA, KERNEL)):
         return []
     by_id = {lay.id: lay for lay in specs if isinstance(lay, Layout)}
-    spec = preferred(by_id, SPEC)
+    spec = in_use_of(by_id, SPEC)
     a_ids = sorted(i for i in by_id if i.startswith(A_PREFIX) and "e4m3" in i.split(".")[3].split("_"))
-    a = preferred(by_id, a_ids[0]) if a_ids else None
+    a = in_use_of(by_id, a_ids[0]) if a_ids else None
     if spec is None or a is None:
         return []
     name = "ldmatrix_load_a_packed_16x32_bytes_trans -> mma_fp8_m16n8k32 A"

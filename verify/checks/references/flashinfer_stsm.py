@@ -31,7 +31,7 @@ import re
 from pathlib import Path
 from typing import cast
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from .cexpr import Where, evaluate
 from .common import Evaluated
@@ -48,7 +48,7 @@ CVT = "cvt.rn.satfinite.e4m3x2.f32"
 
 def _fp8(by_id: dict, prefix: str) -> Layout | None:
     ids = sorted(i for i in by_id if i.startswith(prefix) and "e4m3" in i[len(prefix):].split("_"))
-    return preferred(by_id, ids[0]) if ids else None
+    return in_use_of(by_id, ids[0]) if ids else None
 
 
 def _store_rows(root: Path) -> tuple[dict[int, int], int]:
@@ -151,8 +151,8 @@ def stsm_items(specs: list, root: Path) -> list[Evaluated]:
     if not all((root / f).is_file() for f in (MEMORY, COMMON, KERNEL)):
         return []
     by_id = {lay.id: lay for lay in specs if isinstance(lay, Layout)}
-    spec = preferred(by_id, SPEC)
-    acc = preferred(by_id, "mma.m16n8k32.C.f32")
+    spec = in_use_of(by_id, SPEC)
+    acc = in_use_of(by_id, "mma.m16n8k32.C.f32")
     b_op = _fp8(by_id, "mma.m16n8k32.B.")
     if spec is None or acc is None or b_op is None:
         return []

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...layout.ids import CORRECTED_RX, corrected_id, is_corrected_id
+from ...layout.ids import CORRECTED_RX
 from ...layout.fragment_maps import UnspecifiedMap
 from ...results import Finding
 from ..crosscheck import CrosscheckReport, Row
@@ -162,6 +162,7 @@ class Matrix:
     cells: Mapping[str, Mapping[str, Cell]]
     unspecified: frozenset[str] = frozenset()   # the doc leaves the layout open (wmma): check's n/a
     equal_to: Mapping[str, str] = dataclasses.field(default_factory=dict)  # id -> a backed id, the same map
+    corrections: Mapping[str, str] = dataclasses.field(default_factory=dict)  # doc id -> its correction's id
 
     def status(self, layout_id: str) -> dict[str, str]:
         return {r: self.cells[layout_id][r].status for r in self.references}
@@ -235,7 +236,7 @@ class Matrix:
         """The layouts with each reviewed correction in place of its doc layout (the layout the hardware has,
         where the doc is wrong): what the hardware-truth figures count."""
         ids = set(self.layouts)
-        return [lid for lid in self.layouts if is_corrected_id(lid) or corrected_id(lid) not in ids]
+        return [lid for lid in self.layouts if self.corrections.get(lid) not in ids]
 
     def _preferred_coverage(self) -> dict[str, Any]:
         """Coverage over ``preferred()``: all of them, the ``derived`` ones, and the ``statable`` ones (those a
@@ -295,6 +296,7 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
     derived = frozenset(lay.id for lay in lays if getattr(lay, "derived", "") and
                         not str(lay.derived).startswith("same as"))
     unspecified = frozenset(lay.id for lay in lays if isinstance(getattr(lay, "map", None), UnspecifiedMap))
+    corrections = {lay.id: lay.correction.id for lay in lays if getattr(lay, "correction", None) is not None}
     names = tuple(n for n in NAMES if n in reports)
     by: dict[str, dict[str, list[Row]]] = {}
     versions_in = versions
@@ -312,8 +314,9 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
     for lid in ids:
         cells[lid] = {}
         for name in names:
-            cells[lid][name] = _cell(name, lid, ids, by.get(name, {}), name in unavailable, unavailable.get(name, ""))
-    m = Matrix(names, versions, unavailable, ids, derived, cells, unspecified)
+            cells[lid][name] = _cell(name, lid, corrections.get(lid) if corrections.get(lid) in ids else None,
+                                     by.get(name, {}), name in unavailable, unavailable.get(name, ""))
+    m = Matrix(names, versions, unavailable, ids, derived, cells, unspecified, corrections=corrections)
     unbacked = [lay for lay in lays if len(m.origins(lay.id)) < 2 and not m.explained(lay.id)]
     backed = [lay for lay in lays if len(m.origins(lay.id)) >= 2]
     return dataclasses.replace(m, equal_to=equal_backed(unbacked, backed))
@@ -328,8 +331,9 @@ def _members(rows: list[Row]) -> tuple[str, ...]:
     return tuple(sorted(seen, key=lambda s: [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", s)]))
 
 
-def _cell(name: str, lid: str, ids: tuple[str, ...], rows_by_spec: Mapping[str, list[Row]], unavailable: bool,
+def _cell(name: str, lid: str, corrected: str | None, rows_by_spec: Mapping[str, list[Row]], unavailable: bool,
           why: str) -> Cell:
+    """Reference ``name``'s cell of layout ``lid`` (``corrected``: the id of its correction in the matrix)."""
     if unavailable:
         return Cell("unavailable", why)
     rows = rows_by_spec.get(lid, [])
@@ -345,7 +349,6 @@ def _cell(name: str, lid: str, ids: tuple[str, ...], rows_by_spec: Mapping[str, 
         first = next(r for r in rows if r.kind == "agree")
         return Cell("agrees", where=f"{first.header}:{first.line}" if first.line else first.header,
                     atom=first.trait + (f".{first.operand}" if first.operand else ""), members=_members(rows))
-    corrected = corrected_id(lid)
-    if corrected in ids and any(r.kind == "agree" for r in rows_by_spec.get(corrected, [])):
+    if corrected is not None and any(r.kind == "agree" for r in rows_by_spec.get(corrected, [])):
         return Cell("differs", f"agrees with {corrected}: this is the doc's layout (a known erratum)", erratum=True)
     return Cell("absent")

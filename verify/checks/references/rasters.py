@@ -27,7 +27,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from ...layout.ids import preferred
+from ...layout.corrections import in_use_of
 from ...layout.model import MapLayout
 from . import cexpr
 from .common import Evaluated, located
@@ -100,7 +100,7 @@ def _members(spec: MapLayout) -> list[dict[str, int]]:
 
 def _spec(specs: Iterable, spec_id: str) -> MapLayout | None:
     by = {s.id: s for s in specs if isinstance(s, MapLayout)}
-    found = preferred(by, spec_id)
+    found = in_use_of(by, spec_id)
     return found if isinstance(found, MapLayout) else None
 
 

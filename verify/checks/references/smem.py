@@ -26,11 +26,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ...layout.ids import CORRECTED_RX, corrections_preferred
+from ...layout.corrections import prefer_corrections
 
 SWIZZLES = {"none": (0, "INTER"), "32B": (32, "SW32"), "64B": (64, "SW64"), "128B": (128, "SW128")}
 _ID = re.compile(r"(?P<inst>wgmma|tcgen05)\.shared\.(?:(?P<what>atom|example)\.)?(?P<major>K|MN)\."
-                 r"(?P<swz>none|32B|64B|128B|128B_base32B)(?:\.(?P<type>tf32|bf16))?(?P<corr>" + CORRECTED_RX + ")?")
+                 r"(?P<swz>none|32B|64B|128B|128B_base32B)(?:\.(?P<type>tf32|bf16))?")
 CUTE_TYPES = {32: "float", 16: "cutlass::half_t", 8: "uint8_t", 4: "cute::uint4_t"}
 EXAMPLE_TYPES = {"tf32": (32, "cutlass::tfloat32_t"), "bf16": (16, "cutlass::bfloat16_t")}
 
@@ -59,7 +59,7 @@ class Tile:
 
 
 def parse_id(spec: Any) -> SmemSpec | None:
-    m = _ID.fullmatch(spec.id)
+    m = _ID.fullmatch(spec.doc_id)  # a correction's: the doc layout's
     if m is None:
         return None
     what = m["what"] or "canonical"
@@ -69,7 +69,7 @@ def parse_id(spec: Any) -> SmemSpec | None:
 def smem_specs(maps: list) -> list[SmemSpec]:
     """The shared-memory maps, each in its corrected form where one exists."""
     out = []
-    for m in corrections_preferred(maps):
+    for m in prefer_corrections(maps):
         if getattr(m, "kind", "") != "shared":
             continue
         s = parse_id(m)
@@ -92,7 +92,7 @@ def members(spec: Any) -> list[tuple[tuple[tuple[str, int], ...], int, int, int]
 
 def _bits(s: SmemSpec, env_bits: int) -> tuple[int, str]:
     if s.what == "example":
-        m = _ID.fullmatch(s.spec.id)
+        m = _ID.fullmatch(s.spec.doc_id)
         assert m is not None and m["type"]
         return EXAMPLE_TYPES[m["type"]]
     return env_bits, CUTE_TYPES[env_bits]

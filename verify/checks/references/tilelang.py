@@ -67,7 +67,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...layout.ids import by_doc_id
+from ...layout.corrections import by_doc_id
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport, Row
 from ..fragment import DEFAULT_TIMEOUT

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...layout.ids import effective_id
+from ...layout.corrections import in_use
 from ...layout.model import MapLayout
 from ...layout.notations.cute import CuteLayout, compact_left
 from ..crosscheck import Row
@@ -203,7 +203,7 @@ class _Walker:
 
 def _index(specs: list) -> dict[str, MapLayout]:
     maps = {m.id: m for m in specs if isinstance(m, MapLayout)}
-    return {i: maps[effective_id(i, maps)] for i in maps}
+    return {i: in_use(m) for i, m in maps.items()}
 
 
 def _values(spec: MapLayout, name: str) -> tuple[int, ...]:

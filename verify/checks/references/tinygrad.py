@@ -23,7 +23,7 @@ import ast
 import time
 from pathlib import Path
 
-from ...layout.ids import effective_id
+from ...layout.corrections import in_use
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
@@ -185,7 +185,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
             for sid in ids:
                 if sid not in lays:
                     continue
-                spec = lays[effective_id(sid, lays)]
+                spec = in_use(lays[sid])
                 name = f"{key[0]}{' ' + key[1] if key[1] else ''} {operand}"
                 line = fn.lineno if fn is not None else branch.lineno
                 if fn is None:

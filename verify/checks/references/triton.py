@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from ...layout.ids import base_id, corrections_preferred
+from ...layout.corrections import prefer_corrections
 from ...layout.model import Layout, MapLayout
 from ...layout.notations import NotationError, parse_triton
 from ..crosscheck import CrosscheckReport
@@ -130,7 +130,7 @@ _L = TypeVar("_L", Layout, MapLayout)
 
 def _preferred(layouts: list[_L]) -> list[_L]:
     """Each layout, or its reviewed correction in its place."""
-    return corrections_preferred(layouts)
+    return prefer_corrections(layouts)
 
 
 def _type_ok(lay: Layout, allowed: set[str]) -> bool:
@@ -187,7 +187,7 @@ def tmem_requests(spec: MapLayout) -> list[tuple[dict, tuple[tuple[str, int], ..
     """(Gluon request, family member) for a Tensor Memory map of TMEM_MAPS: every power-of-two ``N`` of a data
     path (Triton's shapes are powers of two), lane alignment ``BASE`` 0 (the allocation's own), every ``VS`` of a
     scale-factor reading (one Triton layout serves them all)."""
-    how = TMEM_MAPS.get(base_id(spec.id))
+    how = TMEM_MAPS.get(spec.doc_id)
     if how is None:
         return []
     values = {q.name: tuple(q.values) for q in spec.params}

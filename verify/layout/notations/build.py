@@ -157,7 +157,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
                    element_list=None, elements_text=None,
                    source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
-                   expect={}, corrected=False, erratum="", derived="", spec_path=source, formula_line=1,
+                   expect={}, erratum="", derived="", spec_path=source, formula_line=1,
                    formula_text=raw, text_map=(), partial=False, params_bound=tuple(read.items()))
 
 
