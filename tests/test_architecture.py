@@ -294,7 +294,7 @@ def test_the_broad_except_rule_can_fail():
 
 def _corrected_literals(module: ast.Module) -> list[int]:
     """Lines of string constants (docstrings aside) that spell ``@corrected``: building, stripping or matching a
-    correction's id by hand (``layout.ids`` does it: ``corrected_id``, ``base_id``, ``preferred``, ...)."""
+    correction's id by hand (``layout.ids`` spells it: ``corrected_id``; ``layout.corrections`` pairs the objects)."""
     docs = {id(n.body[0].value) for n in ast.walk(module)
             if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body
             and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}

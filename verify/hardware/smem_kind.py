@@ -89,7 +89,7 @@ def member(lay: MapLayout) -> tuple[MapLayout, tuple[tuple[str, int], ...], int]
         bits = 128 // env["T"]
     else:
         try:
-            bits = element_bits(lay.id.split("@")[0].rsplit(".", 1)[-1])
+            bits = element_bits(lay.doc_id.rsplit(".", 1)[-1])
         except ValueError:
             bits = 16 if "16-bit" in lay.note else 0
     bound = lay.instance(**env) if env else lay

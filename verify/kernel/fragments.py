@@ -269,7 +269,7 @@ def matrix_load(name: str, shape: str, num: int, trans: bool, face: str = "vecto
         raise NoLayout(f"no catalog layout for {name}.{shape}")
     want = f"{name}.{shape}.R.b16" + (".trans" if trans else "")
     for lay in effective(_spec(str(path)).layouts):
-        if lay.id.split("@")[0] == want:
+        if lay.doc_id == want:
             return _operand(lay, {"NUM": num}, face, "b16")
     raise NoLayout(f"no catalog layout {want}")
 
@@ -535,7 +535,7 @@ def datapath(m: int, n: int, cta_group: int, ws: bool, sparse: bool, base: int =
         raise NoLayout(f"no data-path layout for M = {m}, cta_group::{cta_group}{', .ws' if ws else ''}"
                        f"{', sparse' if sparse else ''} (9.7.16.10.5)")
     path = _specs_dir(specs) / "tcgen05.datapath.toml"
-    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == f"tcgen05.datapath.{letter}"]
+    lays = [x for x in effective(_spec(str(path)).maps) if x.doc_id == f"tcgen05.datapath.{letter}"]
     if not lays:
         raise NoLayout(f"the catalog has no tcgen05.datapath.{letter}")
     lay = lays[0]
@@ -590,7 +590,7 @@ def scale_cells(operand: str, vs: int, rows: int, face: str = "vector", specs: s
     name = "tcgen05.scale_factors.toml" if operand == "A" else "tcgen05.scale_factors_b.toml"
     lid = f"tcgen05.sf.{operand}.4x1"
     path = _specs_dir(specs) / name
-    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == lid]
+    lays = [x for x in effective(_spec(str(path)).maps) if x.doc_id == lid]
     if not lays:
         raise NoLayout(f"the catalog has no {lid}")
     lay = lays[0]
@@ -653,7 +653,7 @@ def copy_cells(shape: str, multicast: str, face: str = "vector", specs: str | No
     if (shape, multicast) not in COPY_LAYOUTS:
         raise NoLayout(f"the catalog has no tcgen05.cp .{shape}{'.' + multicast if multicast else ''}")
     name, lid = COPY_LAYOUTS[(shape, multicast)]
-    lays = [x for x in effective(_spec(str(_specs_dir(specs) / name)).maps) if x.id.split("@")[0] == lid]
+    lays = [x for x in effective(_spec(str(_specs_dir(specs) / name)).maps) if x.doc_id == lid]
     if not lays:
         raise NoLayout(f"the catalog has no {lid}")
     fm: Any = lays[0].map
@@ -677,7 +677,7 @@ def tmem_a_cells(bits: int, rows: int, k: int, face: str = "vector", specs: str 
     if lid is None:
         raise NoLayout(f"no catalog packing of {bits}-bit A elements in Tensor Memory (9.7.16.10.4)")
     path = _specs_dir(specs) / "tcgen05.packing.toml"
-    lays = [x for x in effective(_spec(str(path)).maps) if x.id.split("@")[0] == lid]
+    lays = [x for x in effective(_spec(str(path)).maps) if x.doc_id == lid]
     if not lays:
         raise NoLayout(f"the catalog has no {lid}")
     lay = lays[0]
@@ -733,7 +733,7 @@ def scale_vectors(kind: str, specs: str | None = None) -> dict[str, int]:
     each with the number of scale factors per row of scale_A it means: the catalog's ``tcgen05.scale_vec.kinds``
     (Table 55 and the aliases, ``specs/tcgen05.scale_vec.toml``)."""
     lays = [x for x in effective(_spec(str(_specs_dir(specs) / "tcgen05.scale_vec.toml")).maps)
-            if x.id.split("@")[0] == "tcgen05.scale_vec.kinds"]
+            if x.doc_id == "tcgen05.scale_vec.kinds"]
     if not lays or kind not in SCALE_KINDS:
         raise NoLayout(f"the catalog has no scale vectors of tcgen05.mma kind::{kind}")
     q = np.arange(len(SCALE_QUALIFIERS))

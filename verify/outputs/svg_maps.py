@@ -66,7 +66,7 @@ def element_bits_of(lay: MapLayout, env: Mapping[str, int]) -> int | None:
     from ..layout.shared import element_bits
     if "T" in env and env["T"] > 0 and 128 % env["T"] == 0:
         return 128 // env["T"]
-    last = lay.id.split("@")[0].rsplit(".", 1)[-1]
+    last = lay.doc_id.rsplit(".", 1)[-1]
     try:
         return element_bits(last)
     except ValueError:
