@@ -182,12 +182,12 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
     for lay in ins.layouts:
         viol: list[tuple[str, dict[str, Any]]] = []
         note = ""
-        if (lay.registers, lay.elements_per_register, lay.n_elements) != _regs(ins, lay.operand):
+        if (lay.regs.count, lay.regs.elements_per_register, lay.n_elements) != _regs(ins, lay.operand):
             regs, epr, n = _regs(ins, lay.operand)
             viol.append((f"the instruction takes {regs} registers of {epr} element(s) ({n} per lane) for "
-                         f"{lay.operand}; the spec says {lay.registers} x {lay.elements_per_register} "
+                         f"{lay.operand}; the spec says {lay.regs.count} x {lay.regs.elements_per_register} "
                          f"({lay.n_elements})", {"relation": "registers", "hardware": [regs, epr, n],
-                                                 "spec": [lay.registers, lay.elements_per_register, lay.n_elements]}))
+                                                 "spec": [lay.regs.count, lay.regs.elements_per_register, lay.n_elements]}))
         else:
             cells = SpecCells(lay)
             if lay.operand == "C":

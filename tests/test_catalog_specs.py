@@ -127,7 +127,7 @@ def test_wmma_counts_and_replication() -> None:
     f16 = result("wmma.m8n32k16.A.f16")
     assert f16.get("count").status == "proved"
     lay = f16.layout
-    assert lay.domain.replication == 4 and lay.registers * lay.elements_per_register * 32 == 8 * 16 * 4
+    assert lay.domain.replication == 4 and lay.regs.count * lay.regs.elements_per_register * 32 == 8 * 16 * 4
     f64 = result("wmma.m8n8k4.C.f64").get("count")
     assert f64.status == "refuted" and f64.counterexample["total"] == 32 and f64.counterexample["matrix"] == 64
     assert result("wmma.m8n8k4.C.f64@corrected").get("count").status == "proved"

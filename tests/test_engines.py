@@ -101,7 +101,7 @@ MUTANT_SOURCES = _PLAIN[::max(1, len(_PLAIN) // 14)]
 
 def _mutant_kind(lay: Layout) -> tuple:
     """What the engines branch on for a mutant: a family, several MMA computations, packing, parameters."""
-    return lay.is_family, lay.groups > 1, lay.elements_per_register, bool(lay.domain.params)
+    return lay.is_family, lay.groups > 1, lay.regs.elements_per_register, bool(lay.domain.params)
 
 
 # one source of each kind in the README's command, the others in CI's integration tier (tests/tiers.py)

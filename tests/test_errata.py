@@ -53,7 +53,7 @@ def test_seed_errata_become_expectations() -> None:
     assert "(threadID_in_group) Otherwise" in fixed.formula_text
     it = {lay.id: lay for lay in load_spec_text(texts["mma.m16n8k16.int.toml"], "i.toml").layouts}
     assert it["mma.m16n8k16.int.C.f16"].expect == {"elements": "refuted"}
-    assert it["mma.m16n8k16.int.C.f16@corrected"].elements_text == "c0, c1, c2, c3"
+    assert it["mma.m16n8k16.int.C.f16@corrected"].regs.elements_text == "c0, c1, c2, c3"
     assert it["mma.m16n8k16.B.e4m3_e5m2"].expect == {"elements": "refuted"}
 
 

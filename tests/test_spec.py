@@ -44,7 +44,7 @@ def test_corrected_layout_is_checked_separately():
     assert doc.correction is fix and fix.correction is None      # the doc layout holds its correction
     assert (doc.corrected, fix.corrected, fix.corrects, fix.doc_id, doc.doc_id) == (
         False, True, doc.id, doc.id, doc.id)
-    assert (doc.register_type, fix.register_type) == ("b16", "b32")
+    assert (doc.regs.type, fix.regs.type) == ("b16", "b32")
     assert check_layout(spec.layouts[0]).as_expected
     assert check_layout(spec.layouts[1]).as_expected
 
@@ -73,3 +73,23 @@ def test_lane_group_mutation_is_caught():
     res = check_layout(api.layout([load_spec_text(text)], "mma.m8n8k4.A.f16.row"))
     assert not res.bijective
     assert res.get("injective").counterexample["first"]["lane"] == 0
+
+
+def test_a_family_member_holds_the_member_of_its_correction():
+    """A family's instance holds its correction's instance at the same parameters (what a probe or a reference
+    compares at one ``N``, one ``NUM``), for fragments and for map layouts."""
+    from verify.catalog.spec import load_spec_file
+    from verify.layout.corrections import in_use
+    spec = load_spec_file(SPECS / "wgmma.m64nNk16.toml")
+    doc = next(x for x in spec.layouts if x.id == "wgmma.m64nNk16.D.f16")
+    assert doc.correction is not None and doc.correction.is_family
+    member = doc.instance(N=16)
+    assert member.correction is doc.correction.instance(N=16) and in_use(member) is member.correction
+    assert member.correction.corrects == doc.id and isinstance(member.correction.regs.count, int)
+    shared = next(s for s in (load_spec_file(p) for p in sorted(SPECS.glob("wgmma.shared*.toml")))
+                  if any(m.id == "wgmma.shared.K.128B" for m in s.maps))
+    m = next(x for x in shared.maps if x.id == "wgmma.shared.K.128B")
+    assert m.correction is not None and m.correction.corrects == m.id
+    env = {p.name: p.values[0] for p in m.params}
+    one = m.instance(**env)
+    assert one.correction is not None and not one.correction.is_family and one.correction.id == m.correction.id

@@ -37,7 +37,7 @@ from .layout.model import OPERANDS as _OPERANDS
 from .layout.model import z3_cell_of as _z3_cell_of
 from .layout.model import Codomain as _Codomain
 from .layout.model import Domain as _Domain
-from .layout.model import Layout, MapLayout, Spec
+from .layout.model import Layout, MapLayout, RegisterFacts, Spec
 from .layout.model import Shape as _Shape
 from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
@@ -272,9 +272,8 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
     rbits = _REGISTER_BITS[register_type]
     return Layout(
         id=layout_id, instruction="mma", shape=parsed_shape, operand=operand, types=tuple(types), variant=None,
-        domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaFragment(f), registers=regs,
-        register_type=register_type, elements_per_register=per, element_list=None, elements_text=None,
-        element_bits=rbits // per if rbits % per == 0 else None,
+        domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaFragment(f),
+        regs=RegisterFacts(regs, register_type, per, element_bits=rbits // per if rbits % per == 0 else None),
         source=_Source(file="<formula>", line=1, section="custom"), expect={}, spec_path="<formula>",
         formula_line=1, formula_text=formula)
 

@@ -160,7 +160,7 @@ def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
         ref = c.with_map(A.merge(per_warp, ("lane", "warp"), "thread"), id=f"{C16} repeated",
                           operand=d.operand, domain=d.domain, codomain=d.codomain)
         which = "all_N" if p.values == tuple(range(8, 257, 8)) else "integer_N" if len(p.values) == 18 else p.describe()
-        packed = ".f16x2" if d.register_type == "f16x2" else ""  # N/4 registers of two: the same map, counted apart
+        packed = ".f16x2" if d.regs.type == "f16x2" else ""  # N/4 registers of two: the same map, counted apart
         rid = f"wgmma_d_per_warp.{which}{packed}"
         n = sum(1 for r in out if r.id.split("#")[0] == rid)
         out.append(Relation(rid if n == 0 else f"{rid}#{n + 1}", d.instruction, d.shape, (*ds, c),

@@ -30,8 +30,8 @@ from ..layout.ids import section_tag
 
 
 # the register facts a correction of each check's erratum changes
-_CORRECTION_FACTS = {"count": ("registers", "elements_per_register", "elements_text"), "elements": ("elements_text",),
-                    "packing": ("elements_per_register", "register_type", "element_bits")}
+_CORRECTION_FACTS = {"count": ("count", "elements_per_register", "elements_text"), "elements": ("elements_text",),
+                     "packing": ("elements_per_register", "type", "element_bits")}  # of ``RegisterFacts``
 
 
 @dataclasses.dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Reviewed:
         if any(lay.expect.get(check) == "refuted" for lay in (base, fixed) if lay is not None):
             return True
         return base is not None and fixed is not None and any(
-            getattr(base, name) != getattr(fixed, name) for name in _CORRECTION_FACTS.get(check, ()))
+            getattr(base.regs, name) != getattr(fixed.regs, name) for name in _CORRECTION_FACTS.get(check, ()))
 
     def covering(self, ids: Sequence[str]) -> tuple[str, ...]:
         """The doc layouts of every reviewed spec that shares a layout with ``ids`` (what the page's

@@ -29,7 +29,7 @@ from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_li
 from ..layout.family import Extent, Param, concrete, extent_at
 from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
 from ..layout.ids import corrected_id, layout_id, section_tag
-from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Shape,
+from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, RegisterFacts, Shape,
                             Source, Spec, SyntaxFinding, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
@@ -299,8 +299,8 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
             id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
             variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family, replication),
             codomain=Codomain(rows if family else rows_, cols if family else cols_, (dims[0], dims[1])),
-            map=lmap, registers=regs, register_type=fields.get("register_type", register_type),
-            elements_per_register=per, element_list=elist, elements_text=e_text, element_bits=element_bits,
+            map=lmap, regs=RegisterFacts(regs, fields.get("register_type", register_type), per, elist, e_text,
+                                         element_bits),
             source=source, expect=dict(expect), corrects=corrects, erratum=erratum,
             derived=derived,
             figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.spec_path(k),

@@ -41,8 +41,8 @@ class Point:
 def register_facts(lay: Layout) -> dict[str, str]:
     """What the doc says of a fragment's registers, as text (families: as written in the parameter):
     two layouts with the same map can still disagree here (a count or an element list changed)."""
-    return {"registers": extent_text(lay.registers), "elements_per_register": str(lay.elements_per_register),
-            "register_type": lay.register_type, "elements": " ".join((lay.elements_text or "").split()),
+    return {"registers": extent_text(lay.regs.count), "elements_per_register": str(lay.regs.elements_per_register),
+            "register_type": lay.regs.type, "elements": " ".join((lay.regs.elements_text or "").split()),
             "domain": f"{lay.threads} threads x {extent_text(lay.domain.elements)}",
             "matrix": f"{extent_text(lay.codomain.rows)} x {extent_text(lay.codomain.cols)}"}
 

@@ -73,7 +73,7 @@ def check_count(layout: Layout) -> CheckResult:
     if len(layout.domain.params) != 1:
         return arith
     [param] = layout.domain.params
-    lhs = _times(_times(layout.registers, layout.elements_per_register), layout.lanes_per_group)
+    lhs = _times(_times(layout.regs.count, layout.regs.elements_per_register), layout.lanes_per_group)
     rhs = _times(layout.codomain.rows, layout.codomain.cols)
     sym, where = prove_identity(lhs, rhs, param)
     engines = {"polynomial": sym, "arithmetic": arith.status}
@@ -236,7 +236,7 @@ def check_replicated_count(layout: Layout) -> CheckResult:
     (each matrix element held by ``replication`` points: the doc's counts force it, e.g. wmma
     ``.m16n16k16 .f16`` A: eight ``.f16x2`` per thread = 512 values for a 16 x 16 matrix, each element
     twice), and the element list (when the doc gives one) names registers x elements per register."""
-    regs, per = layout.registers, layout.elements_per_register
+    regs, per = layout.regs.count, layout.regs.elements_per_register
     per_thread = regs * per  # type: ignore[operator]
     total = per_thread * layout.lanes_per_group
     rep = layout.domain.replication
@@ -247,12 +247,12 @@ def check_replicated_count(layout: Layout) -> CheckResult:
         problems.append(f"{regs} registers x {per} elements x {layout.lanes_per_group} threads = {total}, but the "
                         f"{layout.rows} x {layout.cols} matrix held {rep} time{'s' if rep != 1 else ''} is {want}"
                         + (f" ({total} values would hold each element {copies:g} times)" if total else ""))
-    if layout.element_list is not None and len(layout.element_list) != per_thread:
+    if layout.regs.element_list is not None and len(layout.regs.element_list) != per_thread:
         problems.append(f"{regs} registers x {per} elements = {per_thread} per thread, but the element list "
-                        f"names {len(layout.element_list)}")
+                        f"names {len(layout.regs.element_list)}")
     cex = None
     if problems:
-        cex = RegisterCount(regs, per, per_thread, len(layout.element_list) if layout.element_list else None,
+        cex = RegisterCount(regs, per, per_thread, len(layout.regs.element_list) if layout.regs.element_list else None,
                             layout.lanes_per_group, total, layout.rows * layout.cols,
                             replication=rep)
     return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"), cex,
@@ -298,11 +298,11 @@ def _partial_count(layout: Layout) -> CheckResult:
     """A partial layout: the register vector has room for the matrix (registers x elements per register x
     threads >= rows x cols, every binding); that exactly rows x cols points are selected is the bijection."""
     for env, inst in layout.instances():
-        per = inst.registers * inst.elements_per_register  # type: ignore[operator]
+        per = inst.regs.count * inst.regs.elements_per_register  # type: ignore[operator]
         room, want = per * inst.lanes_per_group, inst.rows * inst.cols
-        if room < want or (inst.element_list is not None and len(inst.element_list) != per):
-            cex = RegisterCount(inst.registers, inst.elements_per_register, per,
-                                len(inst.element_list) if inst.element_list else None, inst.lanes_per_group, room,
+        if room < want or (inst.regs.element_list is not None and len(inst.regs.element_list) != per):
+            cex = RegisterCount(inst.regs.count, inst.regs.elements_per_register, per,
+                                len(inst.regs.element_list) if inst.regs.element_list else None, inst.lanes_per_group, room,
                                 want, params=env or None, params_last=True)
             return CheckResult("count", "refuted", layout.expect.get("count", "proved"), cex,
                                (f"{_binding(env)}: " if env else "") + f"{per} elements per thread x "

@@ -60,24 +60,24 @@ def _mma(layout: Layout, d: dict[str, Any], group: int) -> dict[str, Any]:
 # ----------------------------------------------------------------------------- arithmetic checks
 
 def check_count(layout: Layout) -> CheckResult:
-    per_thread = layout.register_count * layout.elements_per_register
+    per_thread = layout.register_count * layout.regs.elements_per_register
     total = per_thread * layout.lanes_per_group
     want = layout.rows * layout.cols
     problems = []
     if elements_per_thread(layout.rows, layout.cols, layout.lanes_per_group) != per_thread:
-        problems.append(f"{layout.registers} registers x {layout.elements_per_register} elements x "
+        problems.append(f"{layout.regs.count} registers x {layout.regs.elements_per_register} elements x "
                         f"{layout.lanes_per_group} threads = {total}, but the matrix has "
                         f"{layout.rows} x {layout.cols} = {want} elements")
-    if layout.element_list is not None and len(layout.element_list) != per_thread:
-        problems.append(f"{layout.registers} registers x {layout.elements_per_register} elements = "
-                        f"{per_thread} per thread, but the element list names {len(layout.element_list)}")
-    if layout.n_elements * layout.lanes_per_group != want and layout.element_list is not None:
+    if layout.regs.element_list is not None and len(layout.regs.element_list) != per_thread:
+        problems.append(f"{layout.regs.count} registers x {layout.regs.elements_per_register} elements = "
+                        f"{per_thread} per thread, but the element list names {len(layout.regs.element_list)}")
+    if layout.n_elements * layout.lanes_per_group != want and layout.regs.element_list is not None:
         problems.append(f"the element list ({layout.n_elements} per thread) x {layout.lanes_per_group} "
                         f"threads != {want}")
     cex: RegisterCount | None = None
     if problems:
-        cex = RegisterCount(layout.registers, layout.elements_per_register, per_thread,
-                            len(layout.element_list) if layout.element_list else None, layout.lanes_per_group,
+        cex = RegisterCount(layout.regs.count, layout.regs.elements_per_register, per_thread,
+                            len(layout.regs.element_list) if layout.regs.element_list else None, layout.lanes_per_group,
                             total, want)
     return CheckResult("count", "refuted" if problems else "proved", layout.expect.get("count", "proved"),
                        cex, "; ".join(problems), 0.0, {"arithmetic": "refuted" if problems else "proved"})
@@ -86,10 +86,10 @@ def check_count(layout: Layout) -> CheckResult:
 def check_elements(layout: Layout) -> CheckResult:
     """The doc's element list names prefix0..prefixN-1, in order, comma-separated."""
     expect = layout.expect.get("elements", "proved")
-    if layout.elements_text is None:
+    if layout.regs.elements_text is None:
         return CheckResult("elements", "proved", expect, None, "no element list in the doc; names generated",
                            0.0, {"arithmetic": "proved"})
-    text = layout.elements_text.strip()
+    text = layout.regs.elements_text.strip()
     names = split_element_list(text)
     want = [layout.element_name(k) for k in range(len(names))]
     for k, (got, exp) in enumerate(zip(names, want)):
@@ -104,16 +104,16 @@ def check_elements(layout: Layout) -> CheckResult:
 def check_packing(layout: Layout) -> CheckResult:
     """Elements per register must equal register width / element width, for every type."""
     expect = layout.expect.get("packing", "proved")
-    rbits = REGISTER_BITS[layout.register_type]
+    rbits = REGISTER_BITS[layout.regs.type]
     for t in layout.types:
-        ebits = layout.element_bits or ELEMENT_BITS.get(t)
+        ebits = layout.regs.element_bits or ELEMENT_BITS.get(t)
         if ebits is None:
             return CheckResult("packing", "error", expect, None, f"unknown element type {t!r}", 0.0, {})
-        if packs(layout.register_type, ebits) != layout.elements_per_register:
-            cex = RegisterPacking(layout.register_type, rbits, t, ebits, layout.elements_per_register, rbits // ebits)
+        if packs(layout.regs.type, ebits) != layout.regs.elements_per_register:
+            cex = RegisterPacking(layout.regs.type, rbits, t, ebits, layout.regs.elements_per_register, rbits // ebits)
             return CheckResult("packing", "refuted", expect, cex,
-                               f"a .{layout.register_type} register ({rbits} bits) holds {rbits // ebits} "
-                               f".{t} ({ebits} bits), not {layout.elements_per_register}",
+                               f"a .{layout.regs.type} register ({rbits} bits) holds {rbits // ebits} "
+                               f".{t} ({ebits} bits), not {layout.regs.elements_per_register}",
                                0.0, {"arithmetic": "refuted"})
     return CheckResult("packing", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
 

@@ -125,30 +125,30 @@ def check_registers(spec: Spec, ops: Sequence[Layout], shape: Any) -> CheckResul
                 expect = "refuted"
             rows, cols = _extent(x, shape)
             want = elements_per_thread(rows, cols, x.lanes_per_group)
-            per = x.register_count * x.elements_per_register
-            rbits = REGISTER_BITS[x.register_type]
-            ebits = x.element_bits or max([ELEMENT_BITS.get(t, 0) for t in x.types] or [0]) or None
+            per = x.register_count * x.regs.elements_per_register
+            rbits = REGISTER_BITS[x.regs.type]
+            ebits = x.regs.element_bits or max([ELEMENT_BITS.get(t, 0) for t in x.types] or [0]) or None
             fits = rbits // ebits if ebits else None
-            listed = len(x.element_list) if x.element_list is not None else None
+            listed = len(x.regs.element_list) if x.regs.element_list is not None else None
             why = []
             if want is None or per != want:
-                why.append(f"{x.registers} .{x.register_type} registers x {x.elements_per_register} = {per} elements "
+                why.append(f"{x.regs.count} .{x.regs.type} registers x {x.regs.elements_per_register} = {per} elements "
                            f"per thread, but {rows} x {cols} / {x.lanes_per_group} threads = "
                            f"{rows * cols / x.lanes_per_group:g}")
-            if fits is not None and packs(x.register_type, ebits) != x.elements_per_register:
-                why.append(f"a .{x.register_type} ({rbits} bits) holds {fits} .{x.types[0]} ({ebits} bits), "
-                           f"not {x.elements_per_register}")
+            if fits is not None and packs(x.regs.type, ebits) != x.regs.elements_per_register:
+                why.append(f"a .{x.regs.type} ({rbits} bits) holds {fits} .{x.types[0]} ({ebits} bits), "
+                           f"not {x.regs.elements_per_register}")
             if listed is not None and listed != per:
                 why.append(f"the element list names {listed}")
             if why:
                 problems.append((f"{x.operand} ({x.id}{'' if x.corrected else ', as the doc states it'}): "
                                  + "; ".join(why),
-                                 OperandRegisters(x.operand, x.id, x.registers, x.register_type, rbits,
-                                                  x.elements_per_register, ebits, listed, per, want, rows, cols,
+                                 OperandRegisters(x.operand, x.id, x.regs.count, x.regs.type, rbits,
+                                                  x.regs.elements_per_register, ebits, listed, per, want, rows, cols,
                                                   x.lanes_per_group, shape.k)))
     if not problems:
         return CheckResult("registers", "proved", expect, None, "", 0.0, {"arithmetic": "proved"})
-    others = [f"{o.operand}: {o.register_count * o.elements_per_register} per thread" for o in ops
+    others = [f"{o.operand}: {o.register_count * o.regs.elements_per_register} per thread" for o in ops
               if o.id != problems[0][1].layout]
     k_text = f"K = {shape.k}; " if getattr(shape, "k", None) is not None else ""
     msg = "; ".join(p[0] for p in problems) + (f" ({k_text}" + ", ".join(others) + ")" if others else "")

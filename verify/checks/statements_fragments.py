@@ -37,14 +37,14 @@ def _registers(st: Statement, ctx: Context) -> Verdict:
         v = _expr_values(str(st.value), lay)
         return "!" + v if isinstance(v, str) else v
     return against_layout(st, ctx, ctx.layouts.get(st.subject), "registers", page,
-                          lambda lay: _per_member(lay, lambda x, env: extent_at(x.registers, env)))
+                          lambda lay: _per_member(lay, lambda x, env: extent_at(x.regs.count, env)))
 
 
 @judges("elements-total")
 def _elements_total(st: Statement, ctx: Context) -> Verdict:
     return against_layout(st, ctx, ctx.layouts.get(st.subject), "elements in its registers",
                           lambda lay: [st.value] * len(members(lay)),
-                          lambda lay: _per_member(lay, lambda x, env: extent_at(x.registers, env) * x.elements_per_register))
+                          lambda lay: _per_member(lay, lambda x, env: extent_at(x.regs.count, env) * x.regs.elements_per_register))
 
 
 @judges("element-types")
@@ -74,7 +74,7 @@ def _elements(st: Statement, ctx: Context) -> Verdict:
         return "!" + v if isinstance(v, str) else v
 
     def reviewed(lay: Layout) -> Any:
-        v = _elements_of(lay.elements_text or "", lay)
+        v = _elements_of(lay.regs.elements_text or "", lay)
         return None if isinstance(v, str) else v
     return against_layout(st, ctx, ctx.layouts.get(st.subject), "the element list", page, reviewed)
 
@@ -134,7 +134,7 @@ def _sparse_chunk(st: Statement, ctx: Context) -> Verdict:
         return differ(f"no reviewed sparse layout {st.subject}")
     kept, chunk = lay.sparse["kept"], lay.sparse["chunk"]
     said, out_of, each = st.value
-    held = lay.elements_per_register if each else lay.elements_per_register * extent_at(lay.registers, {})
+    held = lay.regs.elements_per_register if each else lay.regs.elements_per_register * extent_at(lay.regs.count, {})
     if said != held or out_of % chunk or said * chunk != kept * out_of:
         return differ(f"the reviewed {lay.id} keeps {kept} of each {chunk} elements: {held} non-zero elements come out of "
                       f"{held * chunk // kept}, not {said} of {out_of}")
@@ -197,13 +197,13 @@ def _tmem_registers(st: Statement, ctx: Context) -> Verdict:
         v = _expr_values(text, x)
         return "!" + v if isinstance(v, str) else v
     return against_layout(st, ctx, lay, "registers", page,
-                          lambda x: _per_member(x, lambda y, env: extent_at(y.registers, env)))
+                          lambda x: _per_member(x, lambda y, env: extent_at(y.regs.count, env)))
 
 
 @judges("tmem-register-type")
 def _tmem_register_type(st: Statement, ctx: Context) -> Verdict:
     return against_layout(st, ctx, _tmem_layout(ctx, st.subject), "register type", lambda lay: st.value,
-                          lambda lay: lay.register_type)
+                          lambda lay: lay.regs.type)
 
 
 @judges("tmem-instruction")

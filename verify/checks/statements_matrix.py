@@ -231,7 +231,7 @@ def _element_bits(st: Statement, ctx: Context) -> Verdict:
     if st.kind == "data-bits":
         want = frozenset(_src_bits(ctx).values())
     elif st.kind == "figure-bits":  # a figure's elements: the registers' containers
-        want = frozenset(lay.element_bits or ELEMENT_BITS.get(lay.types[0], 0) for lay in lays)
+        want = frozenset(lay.regs.element_bits or ELEMENT_BITS.get(lay.types[0], 0) for lay in lays)
     if st.value == want:
         return agree(f"element sizes {_bits(want)}, as the reviewed types hold")
     return differ(f"the page states {_bits(st.value)}, the reviewed types of {st.subject} hold {_bits(want)}")
@@ -343,25 +343,25 @@ def _registers_per_num(st: Statement, ctx: Context) -> Verdict:
     for lay in lays:
         for p in lay.domain.params:
             for n in p.values:
-                if extent_at(lay.registers, {"NUM": n}) != said[n]:
+                if extent_at(lay.regs.count, {"NUM": n}) != said[n]:
                     bad_doc.append((lay, n))
-                if extent_at(_effective(ctx, lay).registers, {"NUM": n}) != said[n]:
+                if extent_at(_effective(ctx, lay).regs.count, {"NUM": n}) != said[n]:
                     bad_fixed.append((lay, n))
     if not bad_fixed:
         return agree("registers per .num, as every reviewed layout")
     if not bad_doc:
         lay, n = bad_fixed[0]
         return known(f"{said[n]} register(s) at .x{n} is what the reviewed {lay.id} records as the doc's erratum; "
-                     f"corrected: {extent_at(_effective(ctx, lay).registers, {'NUM': n})}")
+                     f"corrected: {extent_at(_effective(ctx, lay).regs.count, {'NUM': n})}")
     lay, n = bad_doc[0]
     return differ(f"the page gives .x{n} {said[n]} register(s); the reviewed {lay.id} has "
-                  f"{extent_at(_effective(ctx, lay).registers, {'NUM': n})}")
+                  f"{extent_at(_effective(ctx, lay).regs.count, {'NUM': n})}")
 
 
 @judges("register-bits")
 def _register_bits(st: Statement, ctx: Context) -> Verdict:
     lays = layouts_of(ctx, st.subject)
-    want = {REGISTER_BITS.get(lay.register_type) for lay in lays}
+    want = {REGISTER_BITS.get(lay.regs.type) for lay in lays}
     if want == {st.value}:
         return agree(f"{st.value}-bit registers, as the reviewed layouts")
     return differ(f"the reviewed layouts' registers are {', '.join(str(w) for w in sorted(want, key=lambda w: -1 if w is None else w))}-bit, not {st.value}")
@@ -382,7 +382,7 @@ def _layout_fact(st: Statement, ctx: Context, what: str, get: Any) -> Verdict:
 @judges("registers-per-matrix")
 def _registers_per_matrix(st: Statement, ctx: Context) -> Verdict:
     return _layout_fact(st, ctx, "registers per matrix",
-                        lambda lay: extent_at(lay.registers, {p.name: 1 for p in lay.domain.params}))
+                        lambda lay: extent_at(lay.regs.count, {p.name: 1 for p in lay.domain.params}))
 
 
 def _register_fact(what: str, get: Any) -> Any:
@@ -394,14 +394,14 @@ def _register_fact(what: str, get: Any) -> Any:
     return judge
 
 
-judges("register-type")(_register_fact("register type", lambda lay: lay.register_type))
-judges("elements-per-register")(_register_fact("elements per register", lambda lay: lay.elements_per_register))
+judges("register-type")(_register_fact("register type", lambda lay: lay.regs.type))
+judges("elements-per-register")(_register_fact("elements per register", lambda lay: lay.regs.elements_per_register))
 
 
 @judges("container-bits")
 def _container(st: Statement, ctx: Context) -> Verdict:
     return _layout_fact(st, ctx, "bits per element container",
-                        lambda lay: lay.element_bits or ELEMENT_BITS.get(lay.types[0]))
+                        lambda lay: lay.regs.element_bits or ELEMENT_BITS.get(lay.types[0]))
 
 
 @judges("padding")
@@ -424,8 +424,8 @@ def _warp_threads(st: Statement, ctx: Context) -> Verdict:
 @judges("thread-elements")
 def _thread_elements(st: Statement, ctx: Context) -> Verdict:
     return _layout_fact(st, ctx, "elements per thread per matrix",
-                        lambda lay: extent_at(lay.registers, {p.name: 1 for p in lay.domain.params})
-                        * lay.elements_per_register)
+                        lambda lay: extent_at(lay.regs.count, {p.name: 1 for p in lay.domain.params})
+                        * lay.regs.elements_per_register)
 
 
 @judges("byte-name", "register-name")
@@ -437,8 +437,8 @@ def _names(st: Statement, ctx: Context) -> Verdict:
     lay = _main(layouts_of(ctx, st.subject))
     if lay is None:
         return _no_layout(st)
-    top = lay.elements_per_register if st.kind == "byte-name" else \
-        extent_at(_effective(ctx, lay).registers, {p.name: 1 for p in lay.domain.params})
+    top = lay.regs.elements_per_register if st.kind == "byte-name" else \
+        extent_at(_effective(ctx, lay).regs.count, {p.name: 1 for p in lay.domain.params})
     if n >= top:
         return differ(f"the reviewed {lay.id} has {top} {what}s per {'register' if what == 'element' else 'matrix'}: "
                       f"no {what} {n}")
@@ -451,12 +451,12 @@ def _byte_order(st: Statement, ctx: Context) -> Verdict:
     if lay is None:
         return _no_layout(st)
     (lo, lo_word), (hi, hi_word) = st.value
-    want = (("e0", "LSB"), (f"e{lay.elements_per_register - 1}", "MSB"))
+    want = (("e0", "LSB"), (f"e{lay.regs.elements_per_register - 1}", "MSB"))
     if ((lo, lo_word), (hi, hi_word)) == want:
-        return agree(f"element e0 in the lowest bits, e{lay.elements_per_register - 1} in the highest, as the reviewed "
-                     f"{lay.id} numbers its {lay.elements_per_register} elements")
+        return agree(f"element e0 in the lowest bits, e{lay.regs.elements_per_register - 1} in the highest, as the reviewed "
+                     f"{lay.id} numbers its {lay.regs.elements_per_register} elements")
     return differ(f"the reviewed {lay.id}'s element 0 is a register's lowest bits (its LSB), element "
-                  f"{lay.elements_per_register - 1} the highest (MSB); the page says {lo} {lo_word}, {hi} {hi_word}")
+                  f"{lay.regs.elements_per_register - 1} the highest (MSB); the page says {lo} {lo_word}, {hi} {hi_word}")
 
 
 @judges("shape-types")
@@ -603,7 +603,7 @@ def _register_matrix(st: Statement, ctx: Context) -> Verdict:
         return differ(f".x{num} is no .num of the reviewed {lay.id}")
     if k > num:
         return differ(f".x{num} loads {num} matrices: there is no matrix {k}")
-    per = lay.elements_per_register * extent_at(_effective(ctx, lay).registers, {"NUM": 1})
+    per = lay.regs.elements_per_register * extent_at(_effective(ctx, lay).regs.count, {"NUM": 1})
     f = sm.Fragment(_effective(ctx, lay), {"NUM": num}, False)
     r = sm.registers_hold_matrices(f, per, _memory_rows(lay), reg - 1, k - 1, ctx.timeout)
     return by_engines(r, f"at .x{num}, register {reg - 1} of the reviewed {lay.id} holds matrix {k}",
@@ -698,11 +698,11 @@ def _example_registers(st: Statement, ctx: Context) -> Verdict:
     count = st.value
     instr = st.subject.split(".example")[0]
     if instr == "movmatrix":
-        want = sum(extent_at(x.registers, {}) for x in ctx.instruction("movmatrix"))
+        want = sum(extent_at(x.regs.count, {}) for x in ctx.instruction("movmatrix"))
         doc = want
     else:
         env = {"NUM": ins[1]}
-        want, doc = extent_at(fixed.registers, env), extent_at(lay.registers, env)
+        want, doc = extent_at(fixed.regs.count, env), extent_at(lay.regs.count, env)
     if count == want:
         return agree(f"{count} register(s), as the reviewed {lay.id}")
     if count == doc:
@@ -725,9 +725,9 @@ def _example_register_type(st: Statement, ctx: Context) -> Verdict:
     _, lay, _ = _example_of(ctx, st)
     if lay is None:
         return differ("the example's instruction is not a reviewed layout", PAGE)
-    if st.value == lay.register_type:
+    if st.value == lay.regs.type:
         return agree(f".{st.value} registers, as the reviewed {lay.id}")
-    return differ(f"declared .{st.value}; the reviewed {lay.id}'s registers are .{lay.register_type}")
+    return differ(f"declared .{st.value}; the reviewed {lay.id}'s registers are .{lay.regs.type}")
 
 
 @judges("example-address-bits", consistent=True)

@@ -42,17 +42,17 @@ def _wmma(st: Statement, ctx: Context, what: str, get: Callable[[Layout], Any]) 
 
 @judges("wmma-registers")
 def _wmma_registers(st: Statement, ctx: Context) -> Verdict:
-    return _wmma(st, ctx, "registers", lambda lay: extent_at(lay.registers, {}))
+    return _wmma(st, ctx, "registers", lambda lay: extent_at(lay.regs.count, {}))
 
 
 @judges("wmma-register-type")
 def _wmma_register_type(st: Statement, ctx: Context) -> Verdict:
-    return _wmma(st, ctx, "register type", lambda lay: lay.register_type)
+    return _wmma(st, ctx, "register type", lambda lay: lay.regs.type)
 
 
 @judges("wmma-per-register")
 def _wmma_per_register(st: Statement, ctx: Context) -> Verdict:
-    return _wmma(st, ctx, "elements per register", lambda lay: lay.elements_per_register)
+    return _wmma(st, ctx, "elements per register", lambda lay: lay.regs.elements_per_register)
 
 
 # the block-scale layouts of each .scale_vec_size (specs/mma.block_scale.*)

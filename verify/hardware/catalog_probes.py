@@ -110,7 +110,7 @@ def _ldmatrix(lay: Layout) -> CatalogProbe:
     __syncwarp();
   }}"""
     pid = f"ldmatrix.{lay.shape}.x{num}{'.trans' if lay.variant == 'trans' else ''}.{'_'.join(lay.types)}"
-    meta: dict[str, Any] = {"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register,
+    meta: dict[str, Any] = {"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.regs.elements_per_register,
                             "eight": eight, "six": ".b6x16" in text}
     if meta["six"]:
         meta["input"] = tuple(six_image(rows, 0) + six_image(rows, 1))
@@ -154,7 +154,7 @@ def _stmatrix(lay: Layout) -> CatalogProbe:
     pid = f"stmatrix.{lay.shape}.x{num}{trans}.{'_'.join(lay.types)}"
     return make_probe(pid, "sm_100a" if eight else "sm_90a", text, (_tag(lay),), body, "stmatrix",
                   out_words=runs * rows * 4 // 32 + 1, in_words=runs * 32 * regs, runs=runs, binding=lay.params_bound,
-                  meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.elements_per_register, "eight": eight,
+                  meta={"rows": rows, "cols": lay.cols, "regs": regs, "epr": lay.regs.elements_per_register, "eight": eight,
                         "image_words": rows * 4})
 
 

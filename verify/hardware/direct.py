@@ -48,10 +48,10 @@ def map_violations(lay: Layout, observed: Mapping[Elem, Any], what: str = "cell"
 
 
 def _registers(lay: Layout, regs: int) -> list[tuple[str, dict[str, Any]]]:
-    if lay.registers == regs:
+    if lay.regs.count == regs:
         return []
-    return [(f"the instruction takes {regs} register(s); the spec says {lay.registers}",
-             {"relation": "registers", "hardware": regs, "spec": lay.registers})]
+    return [(f"the instruction takes {regs} register(s); the spec says {lay.regs.count}",
+             {"relation": "registers", "hardware": regs, "spec": lay.regs.count})]
 
 
 def judge_movement(p: cp.CatalogProbe, obs: Observation) -> list[HardwareResult]:

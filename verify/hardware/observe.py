@@ -419,12 +419,12 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
     for lay in ins.layouts:
         viol: list[tuple[str, dict[str, Any]]] = []
         note = ""
-        if (lay.registers, lay.elements_per_register, lay.n_elements) != _regs(ins, lay.operand):
+        if (lay.regs.count, lay.regs.elements_per_register, lay.n_elements) != _regs(ins, lay.operand):
             regs, epr, n = _regs(ins, lay.operand)
             viol.append((f"the instruction takes {regs} registers of {epr} element(s) ({n} per lane) for "
-                         f"{lay.operand}; the spec says {lay.registers} x {lay.elements_per_register} "
+                         f"{lay.operand}; the spec says {lay.regs.count} x {lay.regs.elements_per_register} "
                          f"({lay.n_elements})", {"relation": "registers", "hardware": [regs, epr, n],
-                                                 "spec": [lay.registers, lay.elements_per_register, lay.n_elements]}))
+                                                 "spec": [lay.regs.count, lay.regs.elements_per_register, lay.n_elements]}))
         else:
             cells = spec_cells(lay)
             if lay.operand in ("C", "D"):
@@ -494,8 +494,8 @@ def observably_differ(a: Layout, b: Layout) -> bool:
         if not (a.is_family and b.is_family):
             return True
         return any(observably_differ(x, b.instance(**env)) for env, x in a.instances())
-    if (a.registers, a.elements_per_register, a.n_elements, a.threads) != (
-            b.registers, b.elements_per_register, b.n_elements, b.threads):
+    if (a.regs.count, a.regs.elements_per_register, a.n_elements, a.threads) != (
+            b.regs.count, b.regs.elements_per_register, b.n_elements, b.threads):
         return True
     if a.unspecified or b.unspecified:
         return a.unspecified != b.unspecified

@@ -157,22 +157,22 @@ class Operand:
 
 
 def _operand(lay: Layout, ptx_type: str) -> Operand:
-    rbits = REGISTER_BITS[lay.register_type]
-    epr = lay.elements_per_register
+    rbits = REGISTER_BITS[lay.regs.type]
+    epr = lay.regs.elements_per_register
     if lay.register_count * epr != lay.n_elements:
-        raise ProbeError(f"{lay.id}: {lay.registers} registers x {epr} elements != {lay.n_elements} elements")
+        raise ProbeError(f"{lay.id}: {lay.regs.count} registers x {epr} elements != {lay.n_elements} elements")
     if rbits % epr:
-        raise ProbeError(f"{lay.id}: {epr} elements do not fit a .{lay.register_type} register")
+        raise ProbeError(f"{lay.id}: {epr} elements do not fit a .{lay.regs.type} register")
     ebits = rbits // epr
-    want = lay.element_bits or ELEMENT_BITS.get(ptx_type, ebits)
+    want = lay.regs.element_bits or ELEMENT_BITS.get(ptx_type, ebits)
     if ptx_type == "tf32":
         want = 32
     if ebits != want:
-        raise ProbeError(f"{lay.id}: a .{lay.register_type} register holds {rbits // want} .{ptx_type}, "
+        raise ProbeError(f"{lay.id}: a .{lay.regs.type} register holds {rbits // want} .{ptx_type}, "
                          f"the layout says {epr}")
     if ptx_type not in ONE_BITS:
         raise ProbeError(f"{lay.id}: no encoding of 1 for .{ptx_type}")
-    return Operand(lay, ptx_type, lay.register_count, lay.n_elements, epr, lay.register_type, rbits, ebits)
+    return Operand(lay, ptx_type, lay.register_count, lay.n_elements, epr, lay.regs.type, rbits, ebits)
 
 
 @dataclass(frozen=True)

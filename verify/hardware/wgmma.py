@@ -119,7 +119,7 @@ def _probes(group: InstructionGroup, a: Layout, d: Layout, atype: str, dtype: st
     values = list(d.domain.params[0].values)
     metas = len(SPARSE_METADATA) if sparse else 1
     small = values[0]
-    fits = [n for n in values if _records(128 * oa.elements, Tile(k, n, bits), d.elements_per_register, metas)
+    fits = [n for n in values if _records(128 * oa.elements, Tile(k, n, bits), d.regs.elements_per_register, metas)
             <= RECORD_BUDGET]
     large = fits[-1] if fits else small
     out = []

@@ -79,12 +79,12 @@ class Fragment:
 
 def _fragment(op: str, lay: Layout, ptx_type: str, in_offset: int, out_offset: int, shape: str) -> Fragment:
     bits = ELEMENT_BITS.get(ptx_type, 32)
-    rbits = REGISTER_BITS[lay.register_type]
+    rbits = REGISTER_BITS[lay.regs.type]
     width = min(bits, _WIDTH)
     shift = 13 if ptx_type == "tf32" else 0
     runs = max(1, math.ceil(math.log2(lay.rows * lay.cols) / width))
-    return Fragment(op, lay.id, ptx_type, lay.rows, lay.cols, lay.register_count, rbits, lay.elements_per_register,
-                    rbits // lay.elements_per_register, width, shift, runs, in_offset, out_offset, lay.n_elements,
+    return Fragment(op, lay.id, ptx_type, lay.rows, lay.cols, lay.register_count, rbits, lay.regs.elements_per_register,
+                    rbits // lay.regs.elements_per_register, width, shift, runs, in_offset, out_offset, lay.n_elements,
                     f"wmma.load.{_OP[op]}.sync.aligned.{_LOAD_LAYOUT[op]}.{shape}.global.{ptx_type}")
 
 
@@ -118,7 +118,7 @@ def build(shape: str, frags: Mapping[str, Layout], atype: str, ctype: str, teste
             inputs += image(fr, run)
     body = ["  const int lane = threadIdx.x % 32;"]
     for fr in frs:
-        c = {"f64": "d", "f32": "f"}.get(lays[fr.operand].register_type, "r")
+        c = {"f64": "d", "f32": "f"}.get(lays[fr.operand].regs.type, "r")
         cty = {"d": "double", "f": "float", "r": "uint32_t"}[c]
         word = {"d": "(uint64_t)__double_as_longlong(v[j])", "f": "(uint64_t)__float_as_uint(v[j])",
                 "r": "(uint64_t)v[j]"}[c]
@@ -199,9 +199,9 @@ def simulate(p: CatalogProbe, maps: Mapping[str, Callable[[int, int], tuple[int,
 def violations(fr: Fragment, lay: Layout, observed: Mapping[tuple[int, int], tuple[int, int] | None]) -> list[str]:
     """What the observed map contradicts of ``lay``: its register count, or the counts' implication that
     every cell is held by the same number of elements (the replication)."""
-    if (lay.registers, lay.elements_per_register) != (fr.registers, fr.epr):
+    if (lay.regs.count, lay.regs.elements_per_register) != (fr.registers, fr.epr):
         return [f"the instruction takes {fr.registers} registers of {fr.epr} element(s) ({fr.elements} per lane) "
-                f"for {fr.operand}; the spec says {lay.registers} x {lay.elements_per_register} ({lay.n_elements})"]
+                f"for {fr.operand}; the spec says {lay.regs.count} x {lay.regs.elements_per_register} ({lay.n_elements})"]
     held: dict[tuple[int, int], int] = {}
     bad: list[str] = []
     for (lane, i), cell in sorted(observed.items()):

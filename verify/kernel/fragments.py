@@ -109,10 +109,10 @@ def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: i
 def _operand(lay, env: dict[str, int], face: str, element_type: str) -> Operand:  # type: ignore[no-untyped-def]
     row, col, rows, cols, grp = _table(lay, env, face, group=True)
     lay_i = lay.instance(**env) if env else lay
-    regs = int(lay_i.registers)
-    ebits = lay.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
-    rbits = REGISTER_BITS.get(lay.register_type, 32)
-    return Operand(lay.id, rows, cols, regs, int(lay.elements_per_register), int(ebits), rbits, row, col, grp)
+    regs = int(lay_i.regs.count)
+    ebits = lay.regs.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
+    rbits = REGISTER_BITS.get(lay.regs.type, 32)
+    return Operand(lay.id, rows, cols, regs, int(lay.regs.elements_per_register), int(ebits), rbits, row, col, grp)
 
 
 _MMA_SPEC_FILES = {"m16n8k16": ("mma.m16n8k16.float.toml", "mma.m16n8k16.int.toml"), "m16n8k8": ("mma.m16n8k8.toml",),
@@ -153,7 +153,7 @@ def mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, variant
         groups = {int(x.domain.groups) for x in (a, b, c)}
         if len(groups) != 1:
             raise NoLayout(f"mma.{shape}'s operands belong to different numbers of MMA computations")
-        bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+        bits = {a.regs.element_bits or ELEMENT_BITS.get(atype, 8), b.regs.element_bits or ELEMENT_BITS.get(btype, 8)}
         if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
             raise NoLayout(f"mma.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
         ops = [_operand(a, {}, face, atype), _operand(b, {}, face, btype), _operand(c, {}, face, ctype),
@@ -228,10 +228,10 @@ def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def
             cell = cell_of(t, k)
             if cell is not None:
                 mrow[t, k], mchunk[t, k] = cell
-    ebits = lay.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
+    ebits = lay.regs.element_bits or ELEMENT_BITS.get(element_type) or ELEMENT_BITS[lay.types[0]]
     rows, cols = int(lay.codomain.rows), int(lay.codomain.cols)
-    op = Operand(lay.id, rows, cols, int(lay.registers), int(lay.elements_per_register), int(ebits),
-                 REGISTER_BITS.get(lay.register_type, 32), row, col)
+    op = Operand(lay.id, rows, cols, int(lay.regs.count), int(lay.regs.elements_per_register), int(ebits),
+                 REGISTER_BITS.get(lay.regs.type, 32), row, col)
     return op, chunk, j, mrow, mchunk, sel, md
 
 
@@ -244,7 +244,7 @@ def sparse_mma_form(shape: str, dtype: str, atype: str, btype: str, ctype: str, 
     if not paths:
         raise NoLayout(f"no catalog layouts for mma.sp.{shape}")
     for spec, ins, (a, b, c) in _mma_operands(paths, dtype, atype, btype, ctype):
-        bits = {a.element_bits or ELEMENT_BITS.get(atype, 8), b.element_bits or ELEMENT_BITS.get(btype, 8)}
+        bits = {a.regs.element_bits or ELEMENT_BITS.get(atype, 8), b.regs.element_bits or ELEMENT_BITS.get(btype, 8)}
         if min(bits) < 8 and (len(bits) > 1 or 8 % min(bits)):
             raise NoLayout(f"mma.sp.{shape} with {atype} x {btype}: elements that do not pack whole bytes")
         m, n, k = (int(x) for x in (spec.shape.m, spec.shape.n, spec.shape.k))
@@ -328,7 +328,7 @@ def _wgmma_operands(name: str, shape: str, dtype: str, atype: str, btype: str, n
         if a is None or d is None or btype not in a.types and not (
                 {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
             continue
-        bits = [a.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
+        bits = [a.regs.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
         if min(bits) < 8:
             raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements narrower than a byte are not executed"
                            + (f" {narrow}" if narrow else ""))

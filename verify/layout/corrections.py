@@ -5,7 +5,9 @@ A spec that corrects a doc layout (``[fragment.corrected]``, ``[layout.corrected
 the doc layout it ``corrects``; it is checked and reported on its own, under the output id ``ID@corrected``
 (``verify.layout.ids.corrected_id``, the one place that spells it).  Where a layout is compared with something
 else (a reference, a hardware probe, a relation between instructions), the layout to use is the correction
-where there is one: ``in_use``.  These functions read the objects, never an id's spelling.
+where there is one: ``in_use``.  These functions read the objects, never an id's spelling.  Those given a
+collection (``in_use_of``, ``correction_of``, ``by_doc_id``) take the correction as the collection holds it: a
+catalog with one layout replaced (a deliberate mistake, an edited spec) is read as it stands.
 """
 from __future__ import annotations
 
@@ -44,8 +46,9 @@ def prefer_corrections(items: Iterable[_L]) -> list[_L]:
 
 
 def by_doc_id(items: Iterable[_L]) -> dict[str, _L]:
-    """doc id -> the layout to use for it (``in_use``), for every doc layout among ``items``."""
-    return {x.id: in_use(x) for x in items if not x.corrects}
+    """doc id -> the layout to use for it (``in_use_of``), for every doc layout among ``items``."""
+    by = {x.id: x for x in items}
+    return {i: in_use_of(by, i) or x for i, x in by.items() if not x.corrects}
 
 
 def correction_of(by_id: Mapping[str, _L], lid: str) -> _L | None:
@@ -53,7 +56,8 @@ def correction_of(by_id: Mapping[str, _L], lid: str) -> _L | None:
     so that only the correction was built), or ``None``."""
     hit = by_id.get(lid)
     if hit is not None and not hit.corrects:
-        return hit.correction
+        fix = hit.correction
+        return by_id.get(fix.id, fix) if fix is not None else None
     return next((x for x in by_id.values() if x.corrects == lid), None)
 
 
@@ -61,6 +65,7 @@ def in_use_of(by_id: Mapping[str, _L], lid: str) -> _L | None:
     """The layout to use for ``lid`` in ``by_id``: its correction where there is one, else ``lid``'s own entry
     (``None``: neither)."""
     hit = by_id.get(lid)
-    if hit is not None:
-        return in_use(hit)
-    return correction_of(by_id, lid)
+    if hit is not None and hit.corrects:
+        return hit
+    fix = correction_of(by_id, lid)
+    return fix if fix is not None else hit

@@ -13,7 +13,8 @@ builds a named map (``verify.layout.named``); it then gets every check for free.
   sparse A, an unspecified wmma map, or any map the algebra builds), placed by the layout on its domain
   and codomain; ``cells_of``, ``point_of`` and ``z3_cell_of`` read it in the fragment's terms.
 * ``Layout``: a map with its identity (instruction, shape, operand, types), what the doc says
-  about its registers (the count and packing checks read that) and its provenance.
+  about its registers (``RegisterFacts``: the count and packing checks read that), its provenance, and for a
+  doc layout the reviewed specs correct, its ``correction`` (``verify.layout.corrections``).
 """
 from __future__ import annotations
 
@@ -103,12 +104,24 @@ _PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e", "R": "r", "SFA": "s
 
 
 @dataclass(frozen=True)
+class RegisterFacts:
+    """What the doc says of a fragment's registers: what the count, packing and element-list checks read."""
+
+    count: Extent  # registers per thread (a family's: an extent over its parameters)
+    type: str  # the register's PTX type (``b32``, ``f16x2``, ...)
+    elements_per_register: int
+    element_list: tuple[str, ...] | None = None  # the doc's list, verbatim tokens; None if absent
+    elements_text: str | None = None  # the list as the doc writes it (a family's: a template)
+    element_bits: int | None = None
+
+
+@dataclass(frozen=True)
 class Layout:
     """One fragment of one instruction: the map, what the doc says of its registers, provenance.
 
     Fields come in the same order for every layout (like CuTe's ``MMA_Traits``): identity,
-    the map (domain, codomain, map), register storage as the doc states it, provenance and
-    the expected verdicts (known errata).
+    the map (domain, codomain, map), register storage as the doc states it (``regs``), provenance and
+    the expected verdicts (known errata), and the reviewed correction.
     """
 
     # identity
@@ -123,12 +136,7 @@ class Layout:
     codomain: Codomain
     map: Any  # a NamedMap (verify.layout.fragment_maps), placed on domain and codomain by __post_init__
     # register storage, as the doc states it
-    registers: Extent
-    register_type: str
-    elements_per_register: int
-    element_list: tuple[str, ...] | None  # the doc's list, verbatim tokens; None if absent
-    elements_text: str | None
-    element_bits: int | None
+    regs: RegisterFacts
     # provenance and expectations
     source: Source
     expect: Mapping[str, str]
@@ -202,9 +210,9 @@ class Layout:
     def register_count(self) -> int:
         """Registers per thread of a concrete layout (a family's member; ``ValueError`` for the family itself,
         as ``Domain.count``)."""
-        if not isinstance(self.registers, int):
+        if not isinstance(self.regs.count, int):
             raise ValueError(f"{self.id} is a family: its registers per thread depend on its parameters: take a member")
-        return self.registers
+        return self.regs.count
 
     @property
     def unspecified(self) -> bool:
@@ -514,13 +522,14 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
     def dim(v: int | str) -> int | str:
         return env[v] if isinstance(v, str) else v
     shape = dataclasses.replace(sh, m=dim(sh.m), n=dim(sh.n), k=dim(sh.k))
-    text, elist = _elements_at(layout.elements_text, tuple(env.items()))
+    text, elist = _elements_at(layout.regs.elements_text, tuple(env.items()))
     lmap = layout.map.at_params(env)  # the map at that binding (a formula substituted, a composition bound)
     return dataclasses.replace(
         layout, shape=shape, map=lmap,
         domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
         codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env), c.dims),
-        registers=extent_at(layout.registers, env), elements_text=text, element_list=elist,
+        regs=dataclasses.replace(layout.regs, count=extent_at(layout.regs.count, env), elements_text=text,
+                                 element_list=elist),
         params_bound=tuple(sorted(env.items())),
         correction=_correction_at(layout.correction, env))
 

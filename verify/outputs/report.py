@@ -367,8 +367,8 @@ def _md_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
         a("")
         o.extend(_code(e.layout.formula_text))
         a("")
-        if e.layout.elements_text is not None:
-            a(f"The doc's element list: {_cs(e.layout.elements_text)}")
+        if e.layout.regs.elements_text is not None:
+            a(f"The doc's element list: {_cs(e.layout.regs.elements_text)}")
             a("")
     elif e.source_excerpt:
         a("The doc's formula does not parse; at the marked column:")
@@ -410,13 +410,13 @@ def _md_correction(e: LayoutEntry) -> list[str]:
         if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
             o.extend(_code(e.corrected.formula_text))
             a("")
-        if e.layout is not None and e.corrected.elements_text != e.layout.elements_text and e.corrected.elements_text:
-            a(f"Element list: {_cs(e.corrected.elements_text)}")
+        fixed = e.corrected.regs
+        if e.layout is not None and fixed.elements_text != e.layout.regs.elements_text and fixed.elements_text:
+            a(f"Element list: {_cs(fixed.elements_text)}")
             a("")
-        if e.layout is not None and (e.corrected.registers, e.corrected.elements_per_register) != (
-                e.layout.registers, e.layout.elements_per_register):
-            a(f"Registers: {e.corrected.registers} x {e.corrected.elements_per_register} elements "
-              f"(.{e.corrected.register_type})")
+        if e.layout is not None and (fixed.count, fixed.elements_per_register) != (
+                e.layout.regs.count, e.layout.regs.elements_per_register):
+            a(f"Registers: {fixed.count} x {fixed.elements_per_register} elements (.{fixed.type})")
             a("")
     elif e.fix is not None:
         fx = e.fix
@@ -626,8 +626,8 @@ def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     if e.layout is not None:
         a("<div>The doc&#x27;s formula:</div>")
         a(f"<pre>{esc(e.layout.formula_text.strip(chr(10)))}</pre>")
-        if e.layout.elements_text is not None:
-            a(f"<div>The doc&#x27;s element list: <code>{esc(e.layout.elements_text)}</code></div>")
+        if e.layout.regs.elements_text is not None:
+            a(f"<div>The doc&#x27;s element list: <code>{esc(e.layout.regs.elements_text)}</code></div>")
     elif e.source_excerpt:
         a("<div>The doc&#x27;s formula does not parse; at the marked column:</div>")
         a(f"<pre>{esc(chr(10).join(e.source_excerpt))}</pre>")
@@ -646,12 +646,13 @@ def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
               ", ".join(f"{c.check} {c.status}" for c in cr.checks if c.status != "proved"))) + "</div>")
         if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
             a(f"<pre>{esc(e.corrected.formula_text.strip(chr(10)))}</pre>")
-        if e.layout is not None and e.corrected.elements_text != e.layout.elements_text and e.corrected.elements_text:
-            a(f"<div>Element list: <code>{esc(e.corrected.elements_text)}</code></div>")
-        if e.layout is not None and (e.corrected.registers, e.corrected.elements_per_register) != (
-                e.layout.registers, e.layout.elements_per_register):
-            a(f"<div>Registers: {e.corrected.registers} x {e.corrected.elements_per_register} elements "
-              f"(.{esc(e.corrected.register_type)})</div>")
+        fixed = e.corrected.regs
+        if e.layout is not None and fixed.elements_text != e.layout.regs.elements_text and fixed.elements_text:
+            a(f"<div>Element list: <code>{esc(fixed.elements_text)}</code></div>")
+        if e.layout is not None and (fixed.count, fixed.elements_per_register) != (
+                e.layout.regs.count, e.layout.regs.elements_per_register):
+            a(f"<div>Registers: {fixed.count} x {fixed.elements_per_register} elements "
+              f"(.{esc(fixed.type)})</div>")
     elif e.fix is not None:
         fx = e.fix
         a(f"<h4>Suggested correction</h4><div>Search over one integer constant (|change| \u2264 {e.fix_bound}): in "

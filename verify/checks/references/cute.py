@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ...layout.corrections import in_use, in_use_of
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout, MapLayout, cells_of
 from ...layout.notations import NotationError, TraitEntry
 from ...layout.notations.cute import CuteLayout
@@ -664,8 +664,7 @@ def copy_layouts(req: Request, p: Printed, layouts: list[Layout]) -> list[Evalua
         if not m:
             continue
         sid = spec_id.format(s=_TMEM_SHAPE.get(m.groupdict().get("s") or "", ""))
-        spec = find(layouts, sid)
-        spec = in_use(spec) if spec is not None else None   # the reviewed correction first
+        spec = in_use_of({x.id: x for x in layouts}, sid)   # the reviewed correction first
         params = (("NUM", num(m)),)
         if spec is None:
             return [Evaluated(req.name, "R", req.header, req.line, None, params, unmatched=f"no spec {sid}")]

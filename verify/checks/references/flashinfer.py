@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...layout.corrections import in_use
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
@@ -210,4 +210,4 @@ def _spec(lays: dict, mma: ScaleMma, part: str) -> Layout | None:
     lid = f"mma.block_scale.{mma.shape}.{part}.{mma.sf}"
     if lid not in lays:
         return None
-    return in_use(lays[lid])
+    return in_use_of(lays, lid)

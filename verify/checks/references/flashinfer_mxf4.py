@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from ...layout.corrections import in_use
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from .common import Evaluated, located
 from .pyfunc import Refused, parse_module
@@ -268,10 +268,10 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
     ``REL``; default the installed wheel).  Nothing when FlashInfer or the specs are absent."""
     lays = {x.id: x for x in specs if isinstance(x, Layout)}
     where = (Path(root) / REL) if root is not None else located(DIST, REL)
-    spec = {part: in_use(lays[sid]) for part, sid in SPECS.items() if sid in lays}
+    spec = {part: in_use_of(lays, sid) for part, sid in SPECS.items() if sid in lays}
     for part, sid in (("A", A_SPEC), ("B", B_SPEC)):
         if sid in lays:
-            spec[part] = in_use(lays[sid])
+            spec[part] = in_use_of(lays, sid)
     if where is None or not where.is_file() or not spec:
         return []
     try:
@@ -306,7 +306,7 @@ def mxf4_items(specs: list, root: Path | None = None) -> list[Evaluated]:
             items.append(Evaluated(label, part, FILE, int(got[part]), s, params, tuple(ents),  # type: ignore[call-overload]
                                    str(got["text"])))
     for part, sid in (("A", A_SPEC), ("B", B_SPEC)):   # the e2m1 operands: nibble e of a word is K element e
-        s = in_use(lays[sid]) if sid in lays else None
+        s = in_use_of(lays, sid) if sid in lays else None
         if s is None:
             continue
         per = NIBBLES

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from ...layout.corrections import in_use
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout, MapLayout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
@@ -140,7 +140,7 @@ def read_files(root: Path) -> Reader:
 def _index(specs: Iterable) -> dict[str, Layout | MapLayout]:
     """id -> the layout compared (its reviewed correction where there is one)."""
     lays = {lay.id: lay for lay in specs if isinstance(lay, (Layout, MapLayout))}
-    return {i: in_use(lay) for i, lay in lays.items()}
+    return {i: in_use_of(lays, i) or lay for i, lay in lays.items()}
 
 
 def _values(spec: Layout | MapLayout, name: str) -> tuple[int, ...]:

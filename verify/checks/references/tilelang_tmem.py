@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...layout.corrections import in_use
+from ...layout.corrections import in_use_of
 from ...layout.model import MapLayout
 from ...layout.notations.cute import CuteLayout, compact_left
 from ..crosscheck import Row
@@ -203,7 +203,7 @@ class _Walker:
 
 def _index(specs: list) -> dict[str, MapLayout]:
     maps = {m.id: m for m in specs if isinstance(m, MapLayout)}
-    return {i: in_use(m) for i, m in maps.items()}
+    return {i: in_use_of(maps, i) or m for i, m in maps.items()}
 
 
 def _values(spec: MapLayout, name: str) -> tuple[int, ...]:

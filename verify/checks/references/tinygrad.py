@@ -23,7 +23,7 @@ import ast
 import time
 from pathlib import Path
 
-from ...layout.corrections import in_use
+from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
@@ -183,9 +183,9 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         for operand, ids in by.items():
             fn = c_map if operand == "C" else funcs.get("a_elem" if operand == "A" else "b_elem")
             for sid in ids:
-                if sid not in lays:
+                spec = in_use_of(lays, sid)
+                if spec is None:
                     continue
-                spec = in_use(lays[sid])
                 name = f"{key[0]}{' ' + key[1] if key[1] else ''} {operand}"
                 line = fn.lineno if fn is not None else branch.lineno
                 if fn is None:

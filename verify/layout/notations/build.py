@@ -32,7 +32,7 @@ from ..family import substitute
 from ..fragment_maps import FormulaFragment, PlacedMap
 from ..named import mux
 from ..elements import number_ranges
-from ..model import Codomain, Domain, Layout, Source
+from ..model import Codomain, Domain, Layout, RegisterFacts, Source
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import notation as notation_named
 from .registry import read_options
@@ -102,16 +102,15 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
             group = substitute(like.group, {"lane": BinOp("%", Var("lane"), Num(like.threads))})
             groups = like.groups
     rows, cols = imp.extent if imp.extent is not None else (like.rows, like.cols)
-    epr = like.elements_per_register if imp.values % like.elements_per_register == 0 else 1
+    epr = like.regs.elements_per_register if imp.values % like.regs.elements_per_register == 0 else 1
     lid = layout_id or f"given({imp.notation}) as {like.id}"
     note = f"lifted from MMA computation 0 to the warp: {number_ranges(sorted(set(lift)))}" if lift else ""
     return Layout(
         id=lid, instruction=like.instruction, shape=like.shape, operand=like.operand, types=like.types,
         variant=like.variant, domain=Domain(threads, imp.values, groups, group), codomain=Codomain(rows, cols),
         map=_lifted(imp, formula, like, lift) if lift is not None else
-        (LookupMap if imp.notation == "table" else FormulaFragment)(formula, imp.notation), registers=max(1, imp.values // epr),
-        register_type=like.register_type, elements_per_register=epr, element_list=None, elements_text=None,
-        element_bits=like.element_bits,
+        (LookupMap if imp.notation == "table" else FormulaFragment)(formula, imp.notation),
+        regs=RegisterFacts(max(1, imp.values // epr), like.regs.type, epr, element_bits=like.regs.element_bits),
         source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
                       document=imp.notation),
         expect={}, derived=note, spec_path=source, formula_line=1, formula_text=imp.text,
@@ -155,7 +154,7 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     raw = text.decode("utf-8") if isinstance(text, (bytes, bytearray)) else text
     return replace(like, id=f"given(index) as {like.id}", map=FormulaFragment(Formula(formula.definitions, like.prefix), "index"),
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
-                   element_list=None, elements_text=None,
+                   regs=replace(like.regs, element_list=None, elements_text=None),
                    source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
                    expect={}, erratum="", derived="", spec_path=source, formula_line=1,
                    formula_text=raw, text_map=(), partial=False, params_bound=tuple(read.items()))

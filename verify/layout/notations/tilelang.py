@@ -317,10 +317,10 @@ def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVI
                             "against a spec with one", 1, 1, source)
     frag = parse_fragment(raw, source, like.prefix)
     named = invert(frag, source)
-    epr = like.elements_per_register if frag.elements % like.elements_per_register == 0 else 1
+    epr = like.regs.elements_per_register if frag.elements % like.regs.elements_per_register == 0 else 1
     built = like.with_map(named, domain=Domain(frag.threads, frag.elements),
-                        registers=max(1, frag.elements // epr), elements_per_register=epr, element_list=None,
-                        elements_text=None, params_bound=())
+                        regs=replace(like.regs, count=max(1, frag.elements // epr), elements_per_register=epr,
+                                     element_list=None, elements_text=None), params_bound=())
     built = replace(built, derived=f"TileLang Fragment (row, col, rep) -> (thread, index), inverted: {frag.rows} x "
                                    f"{frag.cols} x {frag.replicate} replicas onto {frag.threads} threads x "
                                    f"{frag.elements} registers")
