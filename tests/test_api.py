@@ -126,7 +126,7 @@ def test_mixed_widths_are_refused():
 def test_layout_from_formula_builds_directly_and_points_at_the_formula():
     lay = api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 2 + i", operand="C", rows=8, cols=8,
                                   elements=2, registers=1, types=("f16",), layout_id='my "odd" \'id\'')
-    assert lay.id == 'my "odd" \'id\'' and api.check(lay).bijective and lay.spec_path == "<formula>"
+    assert lay.id == 'my "odd" \'id\'' and api.check(lay).bijective and lay.provenance.spec_path == "<formula>"
     with pytest.raises(SpecError) as e:
         api.layout_from_formula("row = %laneid >> 2\ncol = (%laneid % 4) * 2 + j", rows=8, cols=8, elements=2)
     assert e.value.one_line() == "<formula>:2:27: error: unknown identifier 'j'"

@@ -40,7 +40,7 @@ def test_every_new_layout_is_decided_as_its_spec_expects_by_both_engines(capsys)
     assert rc == 0 and out.splitlines()[-1] == "0 layouts, 10 maps, 0 instructions: 2 findings (2 known errata), 0 " \
                                                "unexpected", out
     for m in maps().values():
-        assert m.derived, m.id  # none is stated by the PTX ISA: each says where it comes from
+        assert m.provenance.derived, m.id  # none is stated by the PTX ISA: each says where it comes from
         for c in check_map_layout(m).checks:
             assert c.engines.get("z3") == c.engines.get("enumeration") == c.status, (m.id, c)
 

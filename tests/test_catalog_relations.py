@@ -65,8 +65,8 @@ def _with(lid: str, old: str, new: str, params: tuple[str, ...] = ()) -> Spec:
         lays = []
         for lay in s.layouts:
             if lay.id == lid:
-                assert old in lay.formula_text, (lid, old)
-                lay = lay.with_formula(parse_formula(lay.formula_text.replace(old, new), lay.formula.element_prefix,
+                assert old in lay.provenance.formula_text, (lid, old)
+                lay = lay.with_formula(parse_formula(lay.provenance.formula_text.replace(old, new), lay.formula.element_prefix,
                                                      tuple(p.name for p in lay.domain.params)))
             lays.append(lay)
         out.append(dataclasses.replace(s, layouts=tuple(lays)))

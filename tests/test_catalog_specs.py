@@ -102,7 +102,7 @@ def test_families_are_proved_for_every_value_by_one_symbolic_query() -> None:
 def test_a_wrong_family_is_refuted_at_its_first_failing_value() -> None:
     """Columns wrap at 128: injective fails from N = 136 on, and both engines name N = 136."""
     d = next(x for x in catalog() if x.id == "wgmma.m64nNk16.D.f32@corrected")
-    text = d.formula_text.replace("col = (8 * (i >> 2))", "col = ((8 * (i >> 2)) % 128)")
+    text = d.provenance.formula_text.replace("col = (8 * (i >> 2))", "col = ((8 * (i >> 2)) % 128)")
     bad = d.with_formula(parse_formula(text, "d", ("N",)))
     inj = check_any(bad).get("injective")
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
@@ -142,7 +142,7 @@ def test_partial_selector_layouts_are_bijections_for_every_selector() -> None:
     lay = sfa.layout
     assert [p.name for p in lay.domain.params] == ["THREAD_ID_A", "BYTE_ID_A"]
     # the doc's thread-pair without the row offset of the second lane: two lanes on one row
-    text = lay.formula_text.replace(" + (8 * (%laneid % 2))", "")
+    text = lay.provenance.formula_text.replace(" + (8 * (%laneid % 2))", "")
     bad = check_any(lay.with_formula(parse_formula(text, "sfa", ("THREAD_ID_A", "BYTE_ID_A"))))
     inj = bad.get("injective")
     assert inj.status == "refuted" and inj.engines == {"z3": "refuted", "enumeration": "refuted"}
@@ -159,7 +159,7 @@ def test_partial_selector_layouts_are_bijections_for_every_selector() -> None:
 def test_same_family_map_both_engines() -> None:
     d = next(x for x in catalog() if x.id == "wgmma.m64nNk8.D.f32@corrected")
     assert same_family_map(d, d).status == "proved"
-    text = d.formula_text.replace("(i & 0x1)", "((i + (N / 128)) & 0x1)")
+    text = d.provenance.formula_text.replace("(i & 0x1)", "((i + (N / 128)) & 0x1)")
     other = d.with_formula(parse_formula(text, "d", ("N",)))
     r = same_family_map(d, other)
     assert r.status == "refuted" and r.engines == {"z3": "refuted", "enumeration": "refuted"}

@@ -293,7 +293,7 @@ def test_copies_in_another_order_are_not_replication():
 def test_volta_quadpair_atom_is_lifted_to_the_warp_and_a_two_warp_copy_is_replicated():
     lay = spec("m8n8k4", "A", "f16", variant="row")
     quadpair = api.cute("(8,4):(1,8)", lay, thr_id="(4,2):(1,16)")    # SM70_8x4_Row, SM70_QuadPair
-    assert "lifted" in quadpair.derived
+    assert "lifted" in quadpair.provenance.derived
     assert api.conform(lay, quadpair).status == "equal"
     warp = api.table(out_json.to_json(out_json.table_json(lay, None)), lay)
     entries = [{"lane": e.lane + 32 * w, "i": e.i, "row": e.row, "col": e.col}
@@ -305,7 +305,7 @@ def test_volta_quadpair_atom_is_lifted_to_the_warp_and_a_two_warp_copy_is_replic
 
 def _table_entries(lay):
     from verify.layout.notations import parse_table
-    return parse_table(lay.formula_text).entries
+    return parse_table(lay.provenance.formula_text).entries
 
 
 def test_replication_candidates_are_finite_and_ordered():

@@ -70,7 +70,7 @@ def test_sm80_traits_match_the_catalog_or_its_correction():
     by_id = {x.id: x for x in api.layouts(specs())}
     c16, a16 = rows[("SM80_16x8x16_F16F16F16F16_TN", "C")], rows[("SM80_16x8x16_F16F16F16F16_TN", "A")]
     assert c16.kind == "agree" and by_id[c16.spec].types == ("f16",) and by_id[c16.spec].operand == "C"
-    assert by_id[c16.spec].source.section == by_id[a16.spec].source.section   # the f16 section's, not the f8 one's
+    assert by_id[c16.spec].provenance.source.section == by_id[a16.spec].provenance.source.section   # the f16 section's, not the f8 one's
     sm80 = [r for r in report(MAIN).rows if r.trait.startswith("SM80_") and r.kind in ("agree", "differ")]
     assert len(sm80) >= 150 and all(r.kind == "agree" for r in sm80)
 

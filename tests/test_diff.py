@@ -106,7 +106,7 @@ def test_map_layouts_are_paired_and_compared_by_both_engines(tmp_path):
     text = (ROOT / "specs" / "storage.scale_factors.toml").read_text(encoding="utf-8")
     old = api.loads(text, "old.toml")
     m = next(x for x in old.maps if not x.is_family and "injective" in x.checks)
-    line = m.formula_text.strip().splitlines()[-1]
+    line = m.provenance.formula_text.strip().splitlines()[-1]
     name, _, expr = line.partition("=")
     changed = text.replace(line, f"{name}= ({expr.strip()}) ^ 1", 1)
     new = api.loads(changed, "new.toml")

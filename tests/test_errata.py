@@ -50,7 +50,7 @@ def test_seed_errata_become_expectations() -> None:
     assert [(s.layout, s.line, s.col) for s in fl.syntax_findings] and fl.syntax_findings[0].expected == "refuted"
     ids = {lay.id: lay for lay in fl.layouts}
     fixed = ids["mma.m16n8k16.A.f64@corrected"]
-    assert "(threadID_in_group) Otherwise" in fixed.formula_text
+    assert "(threadID_in_group) Otherwise" in fixed.provenance.formula_text
     it = {lay.id: lay for lay in load_spec_text(texts["mma.m16n8k16.int.toml"], "i.toml").layouts}
     assert it["mma.m16n8k16.int.C.f16"].expect == {"elements": "refuted"}
     assert it["mma.m16n8k16.int.C.f16@corrected"].regs.elements_text == "c0, c1, c2, c3"
@@ -91,7 +91,7 @@ def test_reviewed_bijectivity_erratum_in_spec() -> None:
     lays = {lay.id: lay for lay in load_spec_text(text, name).layouts}
     a = lays["mma.m16n8k256.A.b1"]
     assert a.expect == {"injective": "refuted", "surjective": "refuted"}
-    assert "(threadID_in_group * 32) + i for ai where i < 64" in a.formula_text
-    assert "(i & 0x1F) for ai where i < 64" in lays["mma.m16n8k256.A.b1@corrected"].formula_text
+    assert "(threadID_in_group * 32) + i for ai where i < 64" in a.provenance.formula_text
+    assert "(i & 0x1F) for ai where i < 64" in lays["mma.m16n8k256.A.b1@corrected"].provenance.formula_text
     # the correction itself enumerates as a bijection (no finding against it)
     assert not [f for f in ingest_pages([page]).findings if f.kind == "correction-not-bijective"]

@@ -33,7 +33,7 @@ def test_every_family_conforms_to_its_own_formula_as_index_code_for_every_member
     """The spec's own formula, given as index code against the family, is a family too and is equal for every
     member (both engines, member by member); its table conforms for one member by extent."""
     spec = api.layout(SPECS, lid)
-    code = re.sub(r"//[^\n]*", "", spec.formula_text)  # the spec's comments: '//' is floor division in index code
+    code = re.sub(r"//[^\n]*", "", spec.provenance.formula_text)  # the spec's comments: '//' is floor division in index code
     given = api.index_code(code, spec)
     assert given.is_family
     res = api.conform(spec, given)

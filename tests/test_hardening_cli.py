@@ -426,16 +426,16 @@ def test_max_delta_is_bounded(capsys):
 def _off_by_one() -> api.Layout:
     from verify.formula import parse_formula
     lay = api.layout(api.load([SPECS / "mma.m16n8k16.float.toml"]), A16)
-    text = lay.formula_text.replace("+ 8", "+ 9", 1)
-    return lay.with_formula(parse_formula(text, lay.formula.element_prefix), formula_text=text,
+    text = lay.provenance.formula_text.replace("+ 8", "+ 9", 1)
+    return lay.with_formula(parse_formula(text, lay.formula.element_prefix), text,
                             id=lay.id + "#bad", expect={})
 
 
 def _no_fix() -> api.Layout:
     from verify.formula import parse_formula
     lay = _off_by_one()
-    text = lay.formula_text.replace("% 4", "% 5")
-    return lay.with_formula(parse_formula(text, lay.formula.element_prefix), formula_text=text, id="nofix", expect={})
+    text = lay.provenance.formula_text.replace("% 4", "% 5")
+    return lay.with_formula(parse_formula(text, lay.formula.element_prefix), text, id="nofix", expect={})
 
 
 def test_the_fix_search_is_bounded_by_the_solver_budget():

@@ -44,7 +44,7 @@ def test_every_fragment_page_ingests_to_loadable_specs() -> None:
         for name, text in specs_from_pages([page], [DOCS]):
             spec = load_spec_text(text, name)
             assert spec.layouts, name
-            assert all(lay.source.line > 0 for lay in spec.layouts)
+            assert all(lay.provenance.source.line > 0 for lay in spec.layouts)
 
 
 @needs_docs
@@ -168,7 +168,7 @@ def test_ingest_text_minimal_page() -> None:
     text = emit_toml(sec)
     spec = load_spec_text(text, "mini.toml")
     (lay,) = spec.layouts
-    assert lay.id == "mma.m8n8k4.A.f64" and lay.source.line == 9
+    assert lay.id == "mma.m8n8k4.A.f64" and lay.provenance.source.line == 9
     # 8 x 4 matrix but 64 cells named: a count erratum found from the text alone
     kinds = {x.kind for x in res.findings}
     assert "count-matrix" in kinds and 'expect = { count = "refuted"' in text

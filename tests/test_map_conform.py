@@ -13,7 +13,7 @@ from verify import api
 
 SPECS = api.load("specs")
 MAPS = [m for m in api.map_layouts(SPECS)]
-WITH_TEXT = [m.id for m in MAPS if m.formula_text.strip()]
+WITH_TEXT = [m.id for m in MAPS if m.provenance.formula_text.strip()]
 
 
 def _mutate(text: str) -> str:
@@ -30,13 +30,13 @@ def _mutate(text: str) -> str:
 def test_each_map_conforms_to_its_own_formula_and_not_to_a_changed_one(lid, tmp_path, capsys):
     lay = api.layout(SPECS, lid)
     p = tmp_path / "given.txt"
-    p.write_text(lay.formula_text, encoding="utf-8")
+    p.write_text(lay.provenance.formula_text, encoding="utf-8")
     rc, out, err = cli(capsys, "conform", lid, "--formula", str(p), "--format", "json")
     assert rc == 0, (lid, err, out)
     data = json.loads(out)["conform"]
     assert data["status"] == "equal" and all(c["engines"] == {"z3": "proved", "enumeration": "proved"}
                                              for c in data["compared"] if c["status"] == "proved")
-    changed = _mutate(lay.formula_text)
+    changed = _mutate(lay.provenance.formula_text)
     if not changed:
         pytest.skip("the last definition is a case split: the literal change is in the cases test")
     p.write_text(changed, encoding="utf-8")

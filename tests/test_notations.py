@@ -1147,7 +1147,7 @@ def test_to_layout_shape_and_codomain():
     assert (lay.threads, lay.n_elements, lay.rows, lay.cols) == (128, 4, 32, 16)   # the notation's own extent
     assert (lay.instruction, lay.shape, lay.operand, lay.types, lay.prefix) == \
         (like.instruction, like.shape, like.operand, like.types, "c")
-    assert lay.spec_path == "w.json" and lay.map.notation == "triton"
+    assert lay.provenance.spec_path == "w.json" and lay.map.notation == "triton"
 
 
 def test_to_layout_lifts_an_sm70_quad_pair_to_the_warp():
@@ -1155,7 +1155,7 @@ def test_to_layout_lifts_an_sm70_quad_pair_to_the_warp():
     imp = import_cute("(8,4):(1,8)", "A", 8, 8, 4, thr_id=parse_cute("(4,2):(1,16)"))
     assert imp.threads == 20
     lay = to_layout(imp, like)
-    assert lay.threads == 32 and lay.groups == 4 and "lifted" in lay.derived
+    assert lay.threads == 32 and lay.groups == 4 and "lifted" in lay.provenance.derived
     for lane in range(32):
         base = lane & 0b10011                       # the lane at the same position in quad-pair 0
         assert [cell_at(lay, lane, i) for i in range(4)] == [cell_at(lay, base, i) for i in range(4)]

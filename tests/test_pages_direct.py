@@ -27,7 +27,8 @@ def _fragment_pages(docs: Path) -> list[Path]:
 
 
 def _where_free(lay):
-    return dataclasses.replace(lay, spec_path="", text_map=(), formula_line=0)
+    return dataclasses.replace(lay, provenance=dataclasses.replace(lay.provenance, spec_path="", text_map=(),
+                                                                  formula_line=0))
 
 
 def test_page_specs_equal_the_spec_files_ingest_writes(docs_dir):
@@ -49,7 +50,7 @@ def test_page_specs_equal_the_spec_files_ingest_writes(docs_dir):
             by_id = {fr.layout_id: fr for fr in built}
             for lay in direct.layouts:
                 fr = by_id[lay.id.split("@")[0]]
-                assert (lay.spec_path, lay.text_map, lay.formula_line) == (fr.page or sec.page, fr.where, fr.formula_line)
+                assert (lay.provenance.spec_path, lay.provenance.text_map, lay.provenance.formula_line) == (fr.page or sec.page, fr.where, fr.formula_line)
             for f in direct.syntax_findings:
                 assert (f.line, f.col) == by_id[f.layout].syntax_error[:2]
             assert direct.path == direct.page == sec.page

@@ -7,6 +7,8 @@ for real where its extra is installed (skipped with the reason otherwise), and t
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import functools
 import json
 import textwrap
@@ -219,7 +221,7 @@ def _report(name: str, rows: list[Row]) -> CrosscheckReport:
 def test_matrix_cells_coverage_and_findings():
     class L:
         def __init__(self, lid: str, derived: str = "", correction: "L | None" = None) -> None:
-            self.id, self.derived, self.correction = lid, derived, correction
+            self.id, self.provenance, self.correction = lid, SimpleNamespace(derived=derived), correction
     fix = L("z@corrected")
     layouts = [L("x"), L("y", "from a figure"), L("z", correction=fix), fix, L("w")]
     reports = {
@@ -266,7 +268,7 @@ def test_coverage_with_corrections_preferred_counts_origins_not_references():
     a reference can state; CuTe compiled and CuTe as text are one origin."""
     class L:
         def __init__(self, lid: str, derived: str = "", correction: "L | None" = None) -> None:
-            self.id, self.derived, self.correction = lid, derived, correction
+            self.id, self.provenance, self.correction = lid, SimpleNamespace(derived=derived), correction
     fix = L("z@corrected", "a figure")
     layouts = [L("x"), L("z", "a figure", fix), fix, L("v"), L("storage.sf.linear", "model")]
     both = [Row("agree", "T", "A", "h.hpp", 1, "x"), Row("agree", "T", "A", "h.hpp", 2, "z@corrected")]

@@ -282,8 +282,8 @@ def test_every_ingested_map_is_the_page_s_map():
         for m in spec.maps:
             b = back[m.id]
             assert b.map.formula == m.map.formula and b.map.inputs == m.map.inputs and b.params == m.params
-            assert (b.kind, b.checks, b.expect, b.unit, b.source.line) == (m.kind, m.checks, m.expect, m.unit,
-                                                                         m.source.line)
+            assert (b.kind, b.checks, b.expect, b.unit, b.provenance.source.line) == (m.kind, m.checks, m.expect, m.unit,
+                                                                         m.provenance.source.line)
             r = same(m.map, b.map, check="equal")
             assert r.status == "proved" and r.engines == {"z3": "proved", "enumeration": "proved"}, (m.id, r.message)
             n += 1

@@ -229,7 +229,7 @@ def test_constant_fix_finds_the_known_fix():
         c = fix.result.get(name)
         assert c.status == "proved" and (c.engines["z3"], c.engines["enumeration"]) == ("proved", "proved")
     # the rebuilt layout is the original with only the formula changed
-    assert fix.layout.with_formula(lay.formula, formula_text=lay.formula_text,
+    assert fix.layout.with_formula(lay.formula, lay.provenance.formula_text,
                                id=lay.id, expect=lay.expect) == lay
 
 

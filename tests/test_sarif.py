@@ -106,12 +106,12 @@ def test_a_known_erratum_is_a_suppressed_note_at_its_formula(some):
     assert len(res) == 1
     r = res[0]
     assert r["level"] == "note"
-    assert r["suppressions"] == [{"kind": "inSource", "justification": lay.erratum}]
+    assert r["suppressions"] == [{"kind": "inSource", "justification": lay.provenance.erratum}]
     loc = r["locations"][0]
     assert loc["physicalLocation"]["artifactLocation"]["uri"] == "specs/mma.m16n8k256.toml"
-    assert loc["physicalLocation"]["region"] == {"startLine": lay.formula_line}
-    assert (SPECS / "mma.m16n8k256.toml").read_text().split("\n")[lay.formula_line - 1].strip() == \
-        lay.formula_text.strip().split("\n")[0].strip()  # the first line of the formula
+    assert loc["physicalLocation"]["region"] == {"startLine": lay.provenance.formula_line}
+    assert (SPECS / "mma.m16n8k256.toml").read_text().split("\n")[lay.provenance.formula_line - 1].strip() == \
+        lay.provenance.formula_text.strip().split("\n")[0].strip()  # the first line of the formula
     assert loc["logicalLocations"] == [{"fullyQualifiedName": lay.id, "kind": "object"}]
     text = r["message"]["text"]
     assert "lane 0 element a96 and lane 3 element a32 both land at cell (8, 128)" in text
@@ -135,8 +135,8 @@ def test_instruction_level_results_point_at_the_operand_with_the_erratum(some):
     assert len(reg) == 1 and reg[0]["locations"][0]["logicalLocations"][0]["kind"] == "instruction"
     b = next(lay for lay in api.layouts(report.specs) if lay.id.startswith("mma.sp.m16n8k16.B.tf32")
              and not lay.corrected)
-    assert reg[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == b.formula_line
-    assert b.erratum.strip() in reg[0]["suppressions"][0]["justification"]
+    assert reg[0]["locations"][0]["physicalLocation"]["region"]["startLine"] == b.provenance.formula_line
+    assert b.provenance.erratum.strip() in reg[0]["suppressions"][0]["justification"]
     designed = [r for (i, rule), r in res.items() if rule == "ptx-layout/metadata_invalid"]
     assert designed == []  # .tf32 has no invalid metadata values; see the next test for the others
 

@@ -58,7 +58,7 @@ def test_the_maps_of_the_pages(docs_dir: Path) -> None:
     ids = [m.id for s in specs for m in s.maps]
     assert len(ids) == 30 and "wgmma.shared.MN.128B" in ids and "tcgen05.shared.atom.MN.128B_base32B" in ids
     m = next(m for s in specs for m in s.maps if m.id == "wgmma.shared.K.32B")
-    assert m.source.line == 164 and m.spec_path.endswith(WGMMA) and m.expect == {"injective": "refuted"}
+    assert m.provenance.source.line == 164 and m.provenance.spec_path.endswith(WGMMA) and m.expect == {"injective": "refuted"}
 
 
 def test_the_reviewed_specs_are_the_pages_maps(docs_dir: Path) -> None:

@@ -55,7 +55,7 @@ def test_every_tensor_memory_and_storage_layout_is_checked_by_both_engines(name)
 
 def test_layout_e_as_the_table_states_it_is_refuted_with_its_line(specs):
     e = _lay(specs, "tcgen05.datapath.E")
-    assert e.erratum and e.source.line == 9 and e.source.section == "9.7.16.10.5"
+    assert e.provenance.erratum and e.provenance.source.line == 9 and e.provenance.source.section == "9.7.16.10.5"
     res = check_map_layout(e)
     assert res.get("in_range").status == "refuted"
     assert res.get("in_range").counterexample.to_json() == {"params": {"N": 64}, "point": {"row": 0, "col": 42},

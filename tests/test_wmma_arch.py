@@ -257,7 +257,7 @@ def test_conform_arch(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # 
 
 def test_api_layout_is_labelled_and_check_stays_na(capsys: pytest.CaptureFixture[str]) -> None:
     lay = api.wmma_arch_layout(W.A16, "sm_80", specs=str(SPECS))
-    assert lay.derived.startswith(W.LABEL) and lay.arch == "sm_80" and not lay.unspecified
+    assert lay.provenance.derived.startswith(W.LABEL) and lay.provenance.arch == "sm_80" and not lay.unspecified
     with pytest.raises(api.ArchError, match="differ on sm_70"):
         api.wmma_arch_entry(W.A16, "sm_70", specs=str(SPECS))
     rc, out, _ = cli(capsys, "check", str(SPECS / "wmma.m16n16k16.toml"))

@@ -49,9 +49,9 @@ def layout_kind(lay: Any) -> tuple[Hashable, ...]:
     """What the commands and checks branch on, for a fragment layout or a map layout (``MapLayout``)."""
     if hasattr(lay, "inputs"):  # a map layout: shared memory, Tensor Memory, storage
         return ("map", lay.kind, lay.is_family, _names(lay.inputs), _names(lay.outputs), lay.unit,
-                lay.corrected, bool(lay.erratum), _defined_everywhere(lay))
+                lay.corrected, bool(lay.provenance.erratum), _defined_everywhere(lay))
     return ("fragment", type(lay.map).__name__, lay.is_family, lay.unspecified, lay.partial, lay.groups > 1,
-            lay.operand, lay.regs.elements_per_register, tuple(sorted(lay.sparse)), lay.corrected, bool(lay.erratum), lay.codomain.dims,
+            lay.operand, lay.regs.elements_per_register, tuple(sorted(lay.sparse)), lay.corrected, bool(lay.provenance.erratum), lay.codomain.dims,
             lay.domain.group is not None, lay.domain.replication > 1, bool(lay.domain.params))
 
 

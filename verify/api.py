@@ -37,7 +37,7 @@ from .layout.model import OPERANDS as _OPERANDS
 from .layout.model import z3_cell_of as _z3_cell_of
 from .layout.model import Codomain as _Codomain
 from .layout.model import Domain as _Domain
-from .layout.model import Layout, MapLayout, RegisterFacts, Spec
+from .layout.model import Layout, MapLayout, Provenance, RegisterFacts, Spec
 from .layout.model import Shape as _Shape
 from .layout.model import Source as _Source
 from .layout.types import REGISTER_BITS as _REGISTER_BITS
@@ -274,8 +274,8 @@ def layout_from_formula(formula: str, *, operand: str = "C", rows: int, cols: in
         id=layout_id, instruction="mma", shape=parsed_shape, operand=operand, types=tuple(types), variant=None,
         domain=_Domain(threads, elements), codomain=_Codomain(rows, cols), map=_FormulaFragment(f),
         regs=RegisterFacts(regs, register_type, per, element_bits=rbits // per if rbits % per == 0 else None),
-        source=_Source(file="<formula>", line=1, section="custom"), expect={}, spec_path="<formula>",
-        formula_line=1, formula_text=formula)
+        provenance=Provenance(_Source(file="<formula>", line=1, section="custom"), "<formula>", 1, formula),
+        expect={})
 
 
 # ----------------------------------------------------------------------------- layouts people write
@@ -430,7 +430,8 @@ def wmma_arch_layout(spec: Layout | str, arch: str, major: str | None = None, *,
     its ``arch`` is ``arch``."""
     like = _like(spec, specs)
     entry = wmma_arch_entry(like, arch, major, timeout=timeout)
-    return like.with_map(entry.named(), derived=entry.label_text(), arch=arch)
+    return like.with_map(entry.named(), provenance=dataclasses.replace(like.provenance, derived=entry.label_text(),
+                                                                       arch=arch))
 
 
 def check_wmma_arch(specs: Iterable[Spec] | str | Path | None = None, timeout: float = DEFAULT_TIMEOUT) -> tuple[list, list]:

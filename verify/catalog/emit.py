@@ -142,12 +142,12 @@ def emit_maps_toml(spec: Any, findings: Any = ()) -> str:
         entry["checks"] = list(m.checks)
         if m.expect:  # the reviewed expectation of this id, as the fragments' specs carry theirs
             entry["expect"] = dict(m.expect)
-        if m.erratum:
-            entry["erratum"] = m.erratum
-        entry["doc_line"] = m.source.line
-        for key in ("note", "derived"):
-            if getattr(m, key):
-                entry[key] = getattr(m, key)
+        if m.provenance.erratum:
+            entry["erratum"] = m.provenance.erratum
+        entry["doc_line"] = m.provenance.source.line
+        for key, value in (("note", m.note), ("derived", m.provenance.derived)):
+            if value:
+                entry[key] = value
         lines += ["", "[[layout]]"]
         lines += [f"{k} = {_value(v)}" for k, v in entry.items()]
         lines.append(f'formula = """\n{formula_text(fm.formula)}"""')

@@ -98,7 +98,7 @@ def instructions(spec: Spec) -> list[Instruction]:
 def _make(iid: str, spec: Spec, kind: str, ops: Sequence[Layout]) -> Instruction:
     fam = next((x for x in ops if x.is_family), None)
     return Instruction(iid, spec.instruction, spec.shape, kind, tuple(ops), max(x.threads for x in ops),
-                       fam.domain.params if fam is not None else (), next((x.arch for x in ops if x.arch), ""), spec)
+                       fam.domain.params if fam is not None else (), next((x.provenance.arch for x in ops if x.provenance.arch), ""), spec)
 
 
 def _unique(items: list[tuple[str, Sequence[Layout]]]) -> list[tuple[str, Sequence[Layout]]]:

@@ -164,7 +164,7 @@ def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
         rid = f"wgmma_d_per_warp.{which}{packed}"
         n = sum(1 for r in out if r.id.split("#")[0] == rid)
         out.append(Relation(rid if n == 0 else f"{rid}#{n + 1}", d.instruction, d.shape, (*ds, c),
-                            (Equal("equal", d, ref, ("wgmma D", "m16n8 C per warp")),), {"equal": d.derived}))
+                            (Equal("equal", d, ref, ("wgmma D", "m16n8 C per warp")),), {"equal": d.provenance.derived}))
     return out
 
 
@@ -181,7 +181,7 @@ def _tcgen05_c(layouts: Mapping[str, Layout]) -> list[Relation]:
                           domain=lay.domain, codomain=lay.codomain)
         out.append(Relation(f"tcgen05_16x256b_is_mma_c.{op}", f"tcgen05.{op}", lay.shape, (lay, c),
                             (Equal("equal", lay, ref, (f"tcgen05.{op} .16x256b", "m16n8 C repeated")),),
-                            {"equal": lay.derived}))
+                            {"equal": lay.provenance.derived}))
     return out
 
 
@@ -239,7 +239,7 @@ def _datapath_reads(layouts: Mapping[str, Layout], maps: Mapping[str, MapLayout]
             claims.append(WritesOnce("reads_once", given))
         rid = f"tmem_datapath_{letter}_by_{shape}" + (f".base{base}" if base else "") + (f".cta{cta}" if cta is not None else "")
         out.append(Relation(rid, "tcgen05.ld", ld.shape, (ld,), tuple(claims),
-                            {"equal": f"{lid}: {dp.derived} tcgen05.ld: {ld.derived}"}))
+                            {"equal": f"{lid}: {dp.provenance.derived} tcgen05.ld: {ld.provenance.derived}"}))
     return out
 
 

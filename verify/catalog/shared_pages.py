@@ -42,7 +42,7 @@ from ..checks import maps
 from ..formula import Var, parse_formula
 from ..layout.descriptor import stride_roles
 from ..layout.dims import Dim
-from ..layout.model import MapLayout, Shape, Source, Spec
+from ..layout.model import MapLayout, Provenance, Shape, Source, Spec
 from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle, make_shared, op
 from ..witnesses import PointsCollide
@@ -262,9 +262,9 @@ def _map(ctx: _Ctx, lid: str, role: str, line: int, fm: FormulaMap, text: str, i
          derived: str = "", checks: tuple[str, ...] = ("in_range", "injective"), kind: str = "shared",
          unit: str = "elements") -> None:
     sec, page = ctx.pages[role]
-    ctx.maps.append(MapLayout(id=lid, kind=kind, map=fm, source=_source(ctx, role, line), checks=checks,
-                              instruction=instruction, unit=unit, derived=derived, spec_path=page.path,
-                              formula_line=line, formula_text=text, note=note))
+    prov = Provenance(_source(ctx, role, line), page.path, line, text, derived=derived)
+    ctx.maps.append(MapLayout(id=lid, kind=kind, map=fm, provenance=prov, checks=checks, instruction=instruction,
+                              unit=unit, note=note))
 
 
 # ----------------------------------------------------------------------------- the wgmma page
@@ -1014,7 +1014,7 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
         fn(ctx)
         role = group if group in have else TC_VALID
         sec, page = have[role]
-        maps = tuple(_expect(m, reviewed) for m in ctx.maps[before_maps:] if str(Path(m.spec_path).resolve()) in given)
+        maps = tuple(_expect(m, reviewed) for m in ctx.maps[before_maps:] if str(Path(m.provenance.spec_path).resolve()) in given)
         ctx.findings[before_f:] = [f for f in ctx.findings[before_f:] if str(Path(f.page).resolve()) in given]
         if maps:
             src = Source(page.path, sec.heading.line, sec.number, sec.heading.title, version=ctx.release,
@@ -1039,7 +1039,8 @@ def _expect(m: MapLayout, reviewed: dict[str, MapLayout]) -> MapLayout:
     import dataclasses
     ref = reviewed.get(m.id)
     expect = {k: v for k, v in (ref.expect.items() if ref is not None else ()) if k in m.checks}
-    return dataclasses.replace(m, expect=expect, erratum=ref.erratum if ref is not None else "")
+    return dataclasses.replace(m, expect=expect, provenance=dataclasses.replace(
+        m.provenance, erratum=ref.provenance.erratum if ref is not None else ""))
 
 
 __all__ = ["PAGE_MAPS", "SymError", "atom_family", "canonical_family", "parse_symbolic", "read"]

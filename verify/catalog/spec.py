@@ -29,7 +29,7 @@ from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_li
 from ..layout.family import Extent, Param, concrete, extent_at
 from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
 from ..layout.ids import corrected_id, layout_id, section_tag
-from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, RegisterFacts, Shape,
+from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Provenance, RegisterFacts, Shape,
                             Source, Spec, SyntaxFinding, section_key)
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
@@ -301,11 +301,10 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
             codomain=Codomain(rows if family else rows_, cols if family else cols_, (dims[0], dims[1])),
             map=lmap, regs=RegisterFacts(regs, fields.get("register_type", register_type), per, elist, e_text,
                                          element_bits),
-            source=source, expect=dict(expect), corrects=corrects, erratum=erratum,
-            derived=derived,
-            figure=_str(loc, frag, "figure", k, ""), arch=head.arch, spec_path=loc.spec_path(k),
-            formula_line=loc.formula_at(k, ftext)[0] if ftext else 0, formula_text=ftext,
-            partial=partial, text_map=loc.text_map(k) if ftext else ())
+            provenance=Provenance(source, loc.spec_path(k), loc.formula_at(k, ftext)[0] if ftext else 0, ftext,
+                                  loc.text_map(k) if ftext else (), erratum, derived,
+                                  _str(loc, frag, "figure", k, ""), head.arch),
+            expect=dict(expect), corrects=corrects, partial=partial)
 
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []

@@ -19,7 +19,7 @@ from ..formula import Formula, FormulaError
 from ..formula.index import parse_index
 from ..layout.family import Param
 from ..layout.ids import corrected_id
-from ..layout.model import (MAP_CHECKS, MAP_KINDS, MapLayout, Source)
+from ..layout.model import (MAP_CHECKS, MAP_KINDS, MapLayout, Provenance, Source)
 from .spec_toml import (MAX_DIM, Locator, _int, _params, _str, _unknown_keys, _extent)
 
 
@@ -100,12 +100,11 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
     def make(ftext: str, mid: str, corrects: str, expect: Mapping[str, str],
              values: tuple[Param, ...] = params, outs: tuple[Any, ...] = outputs) -> MapLayout:
         lmap = NamedFormulaMap(parse(ftext), inputs, outs, params=values)
-        return MapLayout(id=mid, kind=kind, map=lmap, source=dataclasses.replace(source, line=doc_line,
-                         file=_str(loc, src, "page", None, loc.path)), expect=dict(expect), checks=tuple(checks),
-                         instruction=_str(loc, table, "instruction", k, instruction), unit=unit,
-                         derived=_str(loc, table, "derived", k, ""), corrects=corrects,
-                         erratum=_str(loc, table, "erratum", k, ""), arch=_str(loc, table, "arch", k, ""),
-                         spec_path=loc.path, formula_line=loc.value(ftext, k, "formula")[0], formula_text=ftext,
+        prov = Provenance(dataclasses.replace(source, line=doc_line, file=_str(loc, src, "page", None, loc.path)),
+                          loc.path, loc.value(ftext, k, "formula")[0], ftext, erratum=_str(loc, table, "erratum", k, ""),
+                          derived=_str(loc, table, "derived", k, ""), arch=_str(loc, table, "arch", k, ""))
+        return MapLayout(id=mid, kind=kind, map=lmap, provenance=prov, expect=dict(expect), checks=tuple(checks),
+                         instruction=_str(loc, table, "instruction", k, instruction), unit=unit, corrects=corrects,
                          note=_str(loc, table, "note", k, ""))
 
     expect = _map_expect(loc, table.get("expect", {}), k, checks)
@@ -115,7 +114,7 @@ def _read_map_layout(loc: Locator, k: int, table: Any, source: Source, instructi
         if not isinstance(corrected, dict):
             raise loc.error(*loc.key("corrected", k), "[layout.corrected] must be a table")
         _unknown_keys(loc, corrected, _MAP_CORRECTION_KEYS, "[layout.corrected]", k)
-        if not out[0].erratum:
+        if not out[0].provenance.erratum:
             raise loc.error(*loc.key("corrected", k), "a [layout.corrected] needs an 'erratum' explanation")
         ctext = corrected.get("formula", text)
         if not isinstance(ctext, str):

@@ -385,7 +385,7 @@ def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, no
         given = dataclasses.replace(given, codomain=Codomain(block[0], block[1], given.codomain.dims))
     t0 = time.perf_counter()
     notation = notation or getattr(given.map, "notation", "")
-    text = text or given.formula_text
+    text = text or given.provenance.formula_text
     result = _decide(spec, given, timeout, notation, text, t0)
     from .family import check_any
     own = check_any(given, timeout)
@@ -397,7 +397,7 @@ def conform(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT, *, no
 def _thr_id_hint(spec: Layout, given: Layout, notation: str, status: str) -> str:
     """A CuTe layout of one quad-pair (SM70 ``m8n8k4``) given without ``ThrID`` covers lanes 0-7, not the
     lanes of MMA computation 0 (0-3 and 16-19), so it is neither lifted to the warp nor conforms."""
-    if (notation != "cute" or spec.groups <= 1 or given.derived or given.threads >= spec.threads
+    if (notation != "cute" or spec.groups <= 1 or given.provenance.derived or given.threads >= spec.threads
             or status in ("equal", "permuted", "replicated")):
         return ""
     return (f"{spec.id} runs {spec.groups} MMA computations per warp, one per quad-pair; a CuTe SM70 atom "

@@ -64,7 +64,7 @@ class SpecIndex:
                 continue
             self.shapes.add(f"{lay.instruction} {lay.shape}")
             if lay.operand == "A":
-                self.a_types.setdefault(lay.source.section, set()).update(lay.types)
+                self.a_types.setdefault(lay.provenance.source.section, set()).update(lay.types)
             for t in lay.types:
                 self.by.setdefault((lay.instruction, str(lay.shape), lay.operand, t, lay.variant), []).append(lay)
 
@@ -77,7 +77,7 @@ class SpecIndex:
                  or self.by.get((instruction, shape, operand, ptype, None)) or [])
         if not cands:
             return None
-        ranked = sorted(enumerate(cands), key=lambda kc: (a_type not in self.a_types.get(kc[1].source.section, ()),
+        ranked = sorted(enumerate(cands), key=lambda kc: (a_type not in self.a_types.get(kc[1].provenance.source.section, ()),
                                                           not kc[1].corrected, kc[0]))
         return ranked[0][1]
 

@@ -190,7 +190,7 @@ def _page_states(lay: Any) -> bool:
     """A doc page can state this layout: an mma/mma.sp fragment, a shared-memory map, or a map of the tcgen05
     descriptor page (its fields and swizzle codes)."""
     if isinstance(lay, MapLayout):  # the shared-memory pages' own layouts (a correction or a derived map is ours)
-        return (lay.kind in ("shared", "swizzle") or lay.id in PAGE_MAPS) and not lay.corrected and not lay.derived
+        return (lay.kind in ("shared", "swizzle") or lay.id in PAGE_MAPS) and not lay.corrected and not lay.provenance.derived
     return lay.instruction in PAGE_INSTRUCTIONS
 
 

@@ -323,7 +323,7 @@ def check_any(layout: Layout, timeout: float = fragment.DEFAULT_TIMEOUT) -> Layo
     except oracle.EvalError as e:
         raise SpecError(*layout.locate(e.pos.line, e.pos.col), f"{layout.id}: {e.message}") from None
     except fragment.BoundError as e:
-        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
+        raise SpecError(layout.provenance.spec_path or layout.provenance.source.file, layout.provenance.formula_line, 1, str(e)) from None
 
 
 __all__ = ["NOT_APPLICABLE", "check_any", "check_family", "check_count", "check_partial", "check_replicated_count",

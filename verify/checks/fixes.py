@@ -112,9 +112,9 @@ def search_fix(layout: Layout, timeout: float = DEFAULT_TIMEOUT, max_delta: int 
                 tried += 1
                 new_formula = replace_node(layout.formula, num, Num(value, num.pos))
                 assert isinstance(new_formula, Formula)  # a constant of it replaced: still a formula
-                patched = patch_text(layout.formula_text, num.pos, value)
-                text = patched[0] if patched else layout.formula_text
-                cand = layout.with_formula(new_formula, formula_text=text, id=f"{layout.id}#fix", expect={})
+                patched = patch_text(layout.provenance.formula_text, num.pos, value)
+                text = patched[0] if patched else layout.provenance.formula_text
+                cand = layout.with_formula(new_formula, text, id=f"{layout.id}#fix", expect={})
                 if not quick_bijection(cand):
                     continue
                 budget -= confirm_cost

@@ -183,7 +183,7 @@ def check_layout(layout: Layout, timeout: float = DEFAULT_TIMEOUT) -> LayoutResu
     except oracle.EvalError as e:
         raise SpecError(*layout.locate(e.pos.line, e.pos.col), f"{layout.id}: {e.message}") from None
     except BoundError as e:
-        raise SpecError(layout.spec_path or layout.source.file, layout.formula_line, 1, str(e)) from None
+        raise SpecError(layout.provenance.spec_path or layout.provenance.source.file, layout.provenance.formula_line, 1, str(e)) from None
 
 
 # Engine verdicts by what they depend on.  The catalog repeats itself (every m16n8kX C/D

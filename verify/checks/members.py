@@ -55,9 +55,9 @@ def run_members(command: str, label: str, params: tuple[Param, ...], envs: list[
 def _shown(given: Layout) -> str:
     """``index FILE``, or ``cute '((4,8),...)'`` for text given inline."""
     notation = getattr(given.map, "notation", "") or "layout"
-    if given.spec_path not in ("", "argument"):
-        return f"{notation} {given.spec_path}"
-    text = " ".join(given.formula_text.split())
+    if given.provenance.spec_path not in ("", "argument"):
+        return f"{notation} {given.provenance.spec_path}"
+    text = " ".join(given.provenance.formula_text.split())
     return f"{notation} {text if len(text) <= 60 else text[:57] + '...'!r}"
 
 

@@ -44,7 +44,7 @@ class _NoProgress:
 
 def _layout_order(results: Sequence[LayoutResult]) -> list[LayoutResult]:
     idx = {id(r): k for k, r in enumerate(results)}
-    return sorted(results, key=lambda r: (section_key(r.layout.source.section), idx[id(r)]))
+    return sorted(results, key=lambda r: (section_key(r.layout.provenance.source.section), idx[id(r)]))
 
 
 def _excerpt(cex: Witness | None) -> list[str]:

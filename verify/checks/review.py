@@ -62,7 +62,7 @@ def review_findings(spec: Spec, checked: set[str], timeout: float) -> list[Findi
         r = same(ref.map, m.map, timeout, ("reviewed", "page"), check="reviewed")
         if r.status != "proved":
             out.append(Finding(m.id, "reviewed", r.status, "proved",
-                               f"{m.spec_path}:{m.formula_line}:1: the page's layout is not the reviewed one: {r.message}",
+                               f"{m.provenance.spec_path}:{m.provenance.formula_line}:1: the page's layout is not the reviewed one: {r.message}",
                                r.counterexample))
     for u in spec.unbuilt:
         out.append(Finding(u.layout, "syntax", "refuted", u.expected,

@@ -63,8 +63,8 @@ class Context:
         where the page gives the heading no anchor)."""
         from ..catalog.known import squeeze
         key = subject.removeprefix("section:")
-        return [lay for lay in self.doc_layouts() if (lay.source.anchor and lay.source.anchor == key)
-                or (squeeze(lay.source.title) == squeeze(key) and squeeze(key))]
+        return [lay for lay in self.doc_layouts() if (lay.provenance.source.anchor and lay.provenance.source.anchor == key)
+                or (squeeze(lay.provenance.source.title) == squeeze(key) and squeeze(key))]
 
     def instruction(self, name: str) -> list[Layout]:
         return [lay for lay in self.doc_layouts() if lay.instruction == name]

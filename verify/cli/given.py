@@ -61,7 +61,7 @@ def cmd_check_given(args: argparse.Namespace) -> int:
         raise UsageError(f"the {flag[0]} text states a {given.rows} x {given.cols} tile, but --tile says "
                          f"{tile[0]} x {tile[1]}")
     try:
-        result = inputs.evaluation_guard(given.spec_path, lambda: api.check_given(given, args.timeout))
+        result = inputs.evaluation_guard(given.provenance.spec_path, lambda: api.check_given(given, args.timeout))
     except ValueError as e:
         raise UsageError(str(e)) from None
     from ..outputs.given_check import given_json, given_text

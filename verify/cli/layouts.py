@@ -118,7 +118,7 @@ def cmd_conform(args: argparse.Namespace) -> int:
             params = {}
         elif args.order is not None:
             raise UsageError("--order goes with --warps (the convention of the tiling it states)")
-        result = inputs.evaluation_guard(given.spec_path, lambda: api.conform(spec, given, args.timeout,
+        result = inputs.evaluation_guard(given.provenance.spec_path, lambda: api.conform(spec, given, args.timeout,
                                                                         params=params or None, block=args.block))
     except (api.ConformError, api.FamilyError, api.BlockError) as e:
         raise UsageError(str(e)) from None

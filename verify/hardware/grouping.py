@@ -45,5 +45,5 @@ def instruction_groups(layouts: Iterable[Layout]) -> list[InstructionGroup]:
     """The layouts grouped into instructions, in (spec file, family, shape) order."""
     by: dict[tuple[str, str, str], list[Layout]] = {}
     for lay in layouts:
-        by.setdefault((lay.spec_path, lay.instruction, str(lay.shape)), []).append(lay)
+        by.setdefault((lay.provenance.spec_path, lay.instruction, str(lay.shape)), []).append(lay)
     return [InstructionGroup(fam, shape, path, tuple(lays)) for (path, fam, shape), lays in sorted(by.items())]

@@ -348,7 +348,7 @@ def _make(name: str, a: Layout, b: Layout, c: Layout, t: str, ct: str, lays: Seq
     shape = a.shape
     oa, ob, oc = _operand(a, t), _operand(b, t), _operand(c, ct)
     need = min_arch(name, shape, (t, ct))
-    arch = need if need.endswith("a") else f"sm_{max(arch_number(need), arch_number(a.arch))}"
+    arch = need if need.endswith("a") else f"sm_{max(arch_number(need), arch_number(a.provenance.arch))}"
     tested = tuple(sorted((lay for lay in lays if lay.doc_id in {a.doc_id, b.doc_id, c.doc_id}),
                           key=lambda x: x.id))
     am, bm = _majors(shape, a, b)

@@ -122,7 +122,8 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
         tiled = A.relabel(tiled, inputs={"thread": "lane"})
     return layout.with_map(
         tiled, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
-        codomain=Codomain(block[0], block[1], layout.codomain.dims), erratum="", derived=derived,
+        codomain=Codomain(block[0], block[1], layout.codomain.dims),
+        provenance=dataclasses.replace(layout.provenance, erratum="", derived=derived),
         regs=dataclasses.replace(layout.regs, count=layout.register_count * repeats, element_list=None,
                                  elements_text=None))
 

@@ -104,6 +104,24 @@ _PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e", "R": "r", "SFA": "s
 
 
 @dataclass(frozen=True)
+class Provenance:
+    """Where a layout comes from: the doc section and page line it is stated at (``source``), the spec file and
+    the place of its formula text there (a doc page's layout: the page position of each formula line,
+    ``text_map``), the reviewed words of a known erratum, and what the doc does not state itself (``derived``:
+    a figure, CUTLASS...; ``figure``), with the architecture it applies to."""
+
+    source: Source
+    spec_path: str = ""
+    formula_line: int = 0  # line of the spec file where the formula text starts
+    formula_text: str = ""
+    text_map: tuple[tuple[int, int], ...] = ()  # doc-page layouts: page (line, column) of each formula line
+    erratum: str = ""
+    derived: str = ""  # provenance when the layout is not stated by the doc
+    figure: str = ""
+    arch: str = ""
+
+
+@dataclass(frozen=True)
 class RegisterFacts:
     """What the doc says of a fragment's registers: what the count, packing and element-list checks read."""
 
@@ -138,16 +156,8 @@ class Layout:
     # register storage, as the doc states it
     regs: RegisterFacts
     # provenance and expectations
-    source: Source
+    provenance: Provenance
     expect: Mapping[str, str]
-    erratum: str = ""
-    derived: str = ""  # provenance when the layout is not stated by the doc
-    figure: str = ""
-    arch: str = ""
-    spec_path: str = ""
-    formula_line: int = 0  # line of the spec file where the formula text starts
-    formula_text: str = ""
-    text_map: tuple[tuple[int, int], ...] = ()  # doc-page layouts: page (line, column) of each formula line
     params_bound: tuple[tuple[str, int], ...] = ()  # an instance of a family: its parameter values
     # Points where no case of the formula applies hold no element of this matrix (a selector picks
     # the points: mma block-scale ``thread-id``/``byte-id``); in_range is then over the defined points.
@@ -272,10 +282,11 @@ class Layout:
     def locate(self, line: int, col: int) -> tuple[str, int, int]:
         """(file, line, column) of a position in the formula text: in the spec file, or on the doc page
         the formula was read from."""
-        if 0 < line <= len(self.text_map) and self.text_map[line - 1][0]:
-            page_line, page_col = self.text_map[line - 1]
-            return self.spec_path, page_line, page_col + col - 1
-        return self.spec_path or self.source.file, self.formula_line + line - 1, col
+        p = self.provenance
+        if 0 < line <= len(p.text_map) and p.text_map[line - 1][0]:
+            page_line, page_col = p.text_map[line - 1]
+            return p.spec_path, page_line, page_col + col - 1
+        return p.spec_path or p.source.file, p.formula_line + line - 1, col
 
     def with_map(self, named: Any, **changes: Any) -> "Layout":
         """A named map over (``lane`` or ``thread``, ``i``) to two cell outputs (what the algebra builds:
@@ -292,9 +303,11 @@ class Layout:
         fields.update(changes)
         return dataclasses.replace(self, **fields)
 
-    def with_formula(self, formula: Formula, **changes: Any) -> "Layout":
-        """This layout with another formula (mutation tests, the fix search), other fields as given."""
-        import dataclasses
+    def with_formula(self, formula: Formula, text: str | None = None, **changes: Any) -> "Layout":
+        """This layout with another formula (mutation tests, the fix search) written as ``text`` (its
+        provenance's ``formula_text``; default: unchanged), other fields as given."""
+        if text is not None:
+            changes["provenance"] = dataclasses.replace(changes.get("provenance", self.provenance), formula_text=text)
         return dataclasses.replace(self, map=dataclasses.replace(self.map, formula=formula), **changes)
 
     def evaluate(self, lane: int, i: int) -> tuple[int | None, int | tuple[int, int] | None]:
@@ -362,17 +375,11 @@ class MapLayout:
     id: str
     kind: str
     map: Any  # a NamedMap
-    source: Source
+    provenance: Provenance
     expect: Mapping[str, str] = dataclasses.field(default_factory=dict)
     checks: tuple[str, ...] = MAP_CHECKS
     instruction: str = ""
     unit: str = ""
-    derived: str = ""
-    erratum: str = ""
-    arch: str = ""
-    spec_path: str = ""
-    formula_line: int = 0
-    formula_text: str = ""
     note: str = ""
     correction: "MapLayout | None" = dataclasses.field(default=None, compare=False, repr=False)  # as Layout's
     corrects: str = ""
@@ -443,7 +450,8 @@ class MapLayout:
 
     def locate(self, line: int, col: int) -> tuple[str, int, int]:
         """(file, line, column) of a position in the formula text."""
-        return self.spec_path or self.source.file, self.formula_line + line - 1, col
+        p = self.provenance
+        return p.spec_path or p.source.file, p.formula_line + line - 1, col
 
 
 @dataclass(frozen=True)

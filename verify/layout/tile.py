@@ -61,6 +61,8 @@ def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> L
     n = base.n_elements * tiles
     return base.with_map(
         tiled, id=layout_id or f"{base.id} x{gr}x{gc}", domain=dataclasses.replace(base.domain, elements=n),
-        codomain=Codomain(base.rows * gr, base.cols * gc, base.codomain.dims), erratum="",
+        codomain=Codomain(base.rows * gr, base.cols * gc, base.codomain.dims),
         regs=dataclasses.replace(base.regs, count=base.register_count * tiles, element_list=None, elements_text=None),
-        derived=f"{base.id} repeated over {gr} x {gc} tiles, element t*{base.n_elements}+j = tile t element j")
+        provenance=dataclasses.replace(
+            base.provenance, erratum="",
+            derived=f"{base.id} repeated over {gr} x {gc} tiles, element t*{base.n_elements}+j = tile t element j"))

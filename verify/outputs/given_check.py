@@ -48,7 +48,7 @@ def given_text(r: GivenCheck) -> str:
 
 def given_json(r: GivenCheck) -> dict[str, Any]:
     lay = r.layout
-    return {"schema": SCHEMA, "id": lay.id, "notation": lay.source.document, "text": lay.formula_text,
+    return {"schema": SCHEMA, "id": lay.id, "notation": lay.provenance.source.document, "text": lay.provenance.formula_text,
             "threads": lay.threads, "elements": lay.n_elements, "rows": lay.rows, "cols": lay.cols,
             "status": status(r), "broadcast": [{"dim": b.dim, "bit": b.bit} for b in r.broadcast],
             "bits": [{"dim": b.dim, "bit": b.bit, "broadcast": b.check.status, "engines": dict(b.check.engines)}

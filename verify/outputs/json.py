@@ -53,12 +53,12 @@ def with_references(doc: dict[str, Any], matrix: Any) -> dict[str, Any]:
 def list_json(layouts: Sequence[Layout], maps: Sequence[MapLayout] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {"schema": SCHEMA, "layouts": [
         {"id": lay.id, "instruction": lay.instruction, "shape": str(lay.shape), "operand": lay.operand,
-         "types": list(lay.types), "variant": lay.variant, "section": lay.source.section,
-         "corrected": lay.corrected, "derived": lay.derived or None} for lay in layouts]}
+         "types": list(lay.types), "variant": lay.variant, "section": lay.provenance.source.section,
+         "corrected": lay.corrected, "derived": lay.provenance.derived or None} for lay in layouts]}
     if maps:
         out["maps"] = [{"id": m.id, "kind": m.kind, "instruction": m.instruction or None,
                         "inputs": [d.name for d in m.inputs], "outputs": [d.name for d in m.outputs],
-                        "section": m.source.section, "corrected": m.corrected, "derived": m.derived or None}
+                        "section": m.provenance.source.section, "corrected": m.corrected, "derived": m.provenance.derived or None}
                        for m in maps]
     return out
 

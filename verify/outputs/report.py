@@ -92,16 +92,16 @@ def status_word(status: str, expected: str) -> str:
 
 
 def _source_line(lay: Layout) -> str:
-    s = lay.source
+    s = lay.provenance.source
     doc = f"{s.document} {s.version}".strip()
     where = f"{doc} \u00a7{s.section}"
     if s.title:
         where += f" \u201c{s.title}\u201d"
-    page = s.file if s.file != lay.spec_path else ""
+    page = s.file if s.file != lay.provenance.spec_path else ""
     if page:
         where += f", page {page}" + (f" line {s.line}" if s.line else "")
-    if lay.spec_path:
-        where += f"; spec {lay.spec_path}" + (f":{lay.formula_line}" if lay.formula_line else "")
+    if lay.provenance.spec_path:
+        where += f"; spec {lay.provenance.spec_path}" + (f":{lay.provenance.formula_line}" if lay.provenance.formula_line else "")
     return where
 
 
@@ -111,7 +111,7 @@ def _notes(lay: Layout, syntax_ids: set[str]) -> list[str]:
         out.append("corrected" + (" (doc formula does not parse)" if lay.doc_id in syntax_ids else ""))
     if any(v == "refuted" for v in lay.expect.values()):
         out.append("known erratum")
-    if lay.derived:
+    if lay.provenance.derived:
         out.append("derived (not stated by the doc text)")
     return out
 
@@ -226,7 +226,7 @@ def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = Non
         types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
         notes = _notes(lay, syntax_ids)
         ident = f"[{_md(lay.id)}](#{_md_anchor(lay.id)})" if any(e.layout_id == lay.id for e in m.entries) else _md(lay.id)
-        a(f"| {_md(lay.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
+        a(f"| {_md(lay.provenance.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
           + " | ".join(cells) + f" | {ident}" + (f": {_md(', '.join(notes))}" if notes else "") + " |")
     a("")
     if m.instructions:
@@ -340,7 +340,7 @@ def _md_anchor(lid: str) -> str:
 def _md_row_syntax(lay: Layout, base: str) -> str:
     types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
     cells = ["\u2014"] * len(CHECK_NAMES)
-    return (f"| {_md(lay.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
+    return (f"| {_md(lay.provenance.source.section)} | {_md(lay.instruction)}.{lay.shape} | {lay.operand} | {_md(types)} | "
             + " | ".join(cells) + f" | [{_md(base)}](#{_md_anchor(base)}): **syntax FAIL (known)**, the doc formula does not parse |")
 
 
@@ -354,10 +354,10 @@ def _md_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     a("")
     if lay is not None:
         a(f"- **Source:** {_md(_source_line(lay))}")
-        if lay.erratum:
-            a(f"- **Erratum (spec):** {_md(lay.erratum)}")
-        if lay.derived:
-            a(f"- **Derived:** {_md(lay.derived)}")
+        if lay.provenance.erratum:
+            a(f"- **Erratum (spec):** {_md(lay.provenance.erratum)}")
+        if lay.provenance.derived:
+            a(f"- **Derived:** {_md(lay.provenance.derived)}")
         if pic['counts'] and any(pic['counts'].values()):
             a(f"- **Grid:** {pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
               f"{pic['counts']['outside']} elements outside the matrix")
@@ -365,7 +365,7 @@ def _md_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     if e.layout is not None:
         a("The doc's formula:")
         a("")
-        o.extend(_code(e.layout.formula_text))
+        o.extend(_code(e.layout.provenance.formula_text))
         a("")
         if e.layout.regs.elements_text is not None:
             a(f"The doc's element list: {_cs(e.layout.regs.elements_text)}")
@@ -407,8 +407,8 @@ def _md_correction(e: LayoutEntry) -> list[str]:
           + ("every property proved" if ok else "not every property proved: "
              + ", ".join(f"{c.check} {c.status}" for c in cr.checks if c.status != "proved")) + "):")
         a("")
-        if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
-            o.extend(_code(e.corrected.formula_text))
+        if e.layout is None or e.corrected.provenance.formula_text != e.layout.provenance.formula_text:
+            o.extend(_code(e.corrected.provenance.formula_text))
             a("")
         fixed = e.corrected.regs
         if e.layout is not None and fixed.elements_text != e.layout.regs.elements_text and fixed.elements_text:
@@ -544,7 +544,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
         lay = r.layout
         base = lay.doc_id
         types = "/".join(lay.types) + (f" ({lay.variant})" if lay.variant else "")
-        head = (f"<td>{esc(lay.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
+        head = (f"<td>{esc(lay.provenance.source.section)}</td><td>{esc(lay.instruction)}.{lay.shape}</td>"
                 f"<td>{esc(lay.operand)}</td><td>{esc(types).replace('/', '/<wbr>')}</td>")
         if lay.corrected and base in syntax_ids and base not in shown:
             shown.add(base)
@@ -615,17 +615,17 @@ def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     a("<dl>")
     if lay is not None:
         a(f"<dt>Source</dt><dd>{esc(_source_line(lay))}</dd>")
-        if lay.erratum:
-            a(f"<dt>Erratum (spec)</dt><dd>{esc(lay.erratum)}</dd>")
-        if lay.derived:
-            a(f"<dt>Derived</dt><dd>{esc(lay.derived)}</dd>")
+        if lay.provenance.erratum:
+            a(f"<dt>Erratum (spec)</dt><dd>{esc(lay.provenance.erratum)}</dd>")
+        if lay.provenance.derived:
+            a(f"<dt>Derived</dt><dd>{esc(lay.provenance.derived)}</dd>")
         if pic['counts'] and any(pic['counts'].values()):
             a(f"<dt>Grid</dt><dd>{pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
               f"{pic['counts']['outside']} elements outside the matrix</dd>")
     a("</dl>")
     if e.layout is not None:
         a("<div>The doc&#x27;s formula:</div>")
-        a(f"<pre>{esc(e.layout.formula_text.strip(chr(10)))}</pre>")
+        a(f"<pre>{esc(e.layout.provenance.formula_text.strip(chr(10)))}</pre>")
         if e.layout.regs.elements_text is not None:
             a(f"<div>The doc&#x27;s element list: <code>{esc(e.layout.regs.elements_text)}</code></div>")
     elif e.source_excerpt:
@@ -644,8 +644,8 @@ def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
           f"<code>{esc(e.corrected.id)}</code>: "
           + ("every property proved." if ok else "not every property proved: " + esc(
               ", ".join(f"{c.check} {c.status}" for c in cr.checks if c.status != "proved"))) + "</div>")
-        if e.layout is None or e.corrected.formula_text != e.layout.formula_text:
-            a(f"<pre>{esc(e.corrected.formula_text.strip(chr(10)))}</pre>")
+        if e.layout is None or e.corrected.provenance.formula_text != e.layout.provenance.formula_text:
+            a(f"<pre>{esc(e.corrected.provenance.formula_text.strip(chr(10)))}</pre>")
         fixed = e.corrected.regs
         if e.layout is not None and fixed.elements_text != e.layout.regs.elements_text and fixed.elements_text:
             a(f"<div>Element list: <code>{esc(fixed.elements_text)}</code></div>")

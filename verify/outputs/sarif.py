@@ -161,9 +161,9 @@ class Origins:
 
     def from_page(self, lay: Layout) -> str | None:
         """The page path of a layout ingested from a doc page, else None."""
-        if not self.pages or lay.spec_path in self.spec_files:
+        if not self.pages or lay.provenance.spec_path in self.spec_files:
             return None
-        return self.pages.get(Path(lay.source.file).name)
+        return self.pages.get(Path(lay.provenance.source.file).name)
 
 
 @dataclass(frozen=True)
@@ -180,8 +180,8 @@ def layout_where(lay: Layout, origins: Origins = Origins()) -> Where:
     """The formula of ``lay``: its page line (ingested from a page) or its spec file line."""
     page = origins.from_page(lay)
     if page is not None:
-        return Where(page, max(0, lay.source.line))
-    return Where(lay.spec_path or lay.source.file, max(0, lay.formula_line))
+        return Where(page, max(0, lay.provenance.source.line))
+    return Where(lay.provenance.spec_path or lay.provenance.source.file, max(0, lay.provenance.formula_line))
 
 
 class Index:
@@ -204,7 +204,7 @@ class Index:
             return self.layouts[sid]
         ops = self.operands(sid)
         if ops:  # the operand whose doc text is at fault, if one is
-            return next((op for op in ops if op.erratum),
+            return next((op for op in ops if op.provenance.erratum),
                         next((op for op in ops if any(v != "proved" for v in op.expect.values())), ops[0]))
         return correction_of(self.layouts, sid)
 
@@ -227,8 +227,8 @@ class Index:
             lays.append(fix)
         texts = []
         for lay in lays:
-            if lay.erratum and lay.erratum.strip() not in texts:
-                texts.append(lay.erratum.strip())
+            if lay.provenance.erratum and lay.provenance.erratum.strip() not in texts:
+                texts.append(lay.provenance.erratum.strip())
         return " ".join(texts) or f"Recorded in the spec as expected (expect = {{ {check} = \"refuted\" }})."
 
 

@@ -77,7 +77,7 @@ def element_bits_of(lay: MapLayout, env: Mapping[str, int]) -> int | None:
 def swizzle_of(lay: MapLayout) -> Any:
     """The swizzle the spec states (``Swizzle<B,M,S>`` in its note), or None."""
     from ..layout.shared import Swizzle
-    m = _SWIZZLE.search(f"{lay.note} {lay.derived}")
+    m = _SWIZZLE.search(f"{lay.note} {lay.provenance.derived}")
     if not m:
         return None
     try:

@@ -19,7 +19,7 @@ def check_text(report: Report) -> str:
         marks = " ".join(f"{c.check}:{_MARK.get(c.status, c.status)}" for c in r.checks)
         tag = "" if r.as_expected else "  <-- UNEXPECTED"
         known = "  (known erratum)" if r.as_expected and any(c.expected == "refuted" for c in r.checks) else ""
-        derived = "  [derived: not stated by the doc text]" if lay.derived and not lay.derived.startswith("same as") else ""
+        derived = "  [derived: not stated by the doc text]" if lay.provenance.derived and not lay.provenance.derived.startswith("same as") else ""
         lines.append(f"{lay.id:44s} {marks}{known}{derived}{tag}")
         for c in r.checks:
             if (c.status, c.expected) not in (("proved", "proved"), ("n/a", "n/a")):
@@ -78,9 +78,9 @@ def summary(report: Report) -> str:
 
 
 def list_text(layouts: Sequence[Layout], maps: Sequence[MapLayout] = ()) -> str:
-    rows = [f"{lay.id:48s} {lay.source.section:12s} {'corrected' if lay.corrected else ''}"
+    rows = [f"{lay.id:48s} {lay.provenance.source.section:12s} {'corrected' if lay.corrected else ''}"
             for lay in layouts]
-    rows += [f"{m.id:48s} {m.source.section:12s} {m.kind}{' corrected' if m.corrected else ''}" for m in maps]
+    rows += [f"{m.id:48s} {m.provenance.source.section:12s} {m.kind}{' corrected' if m.corrected else ''}" for m in maps]
     return "\n".join(r.rstrip() for r in rows) + "\n"
 
 

@@ -44,17 +44,17 @@ def instruction_lines(ins: InstructionResult) -> list[str]:
 
 def conform_text(r: ConformResult) -> str:
     """What ``conform`` decided, as ``ptx-verify conform`` prints it."""
-    if r.given.spec_path in ("", "argument"):
+    if r.given.provenance.spec_path in ("", "argument"):
         text = " ".join(r.text.split())
         shown = repr(text if len(text) <= 80 else text[:77] + "...")
     else:
-        shown = r.given.spec_path
+        shown = r.given.provenance.spec_path
     member = (" (" + ", ".join(f"{k} = {v}" for k, v in r.spec.params_bound) + ")") if r.spec.params_bound else ""
     lines = [f"conform {r.spec.id}{member} <- {r.notation or 'layout'} {shown}: {r.status}"]
     if r.member_note:
         lines.append(f"  member: {r.member_note}")
-    if r.given.derived:
-        lines.append(f"  note: {r.given.derived}")
+    if r.given.provenance.derived:
+        lines.append(f"  note: {r.given.provenance.derived}")
     if r.status == "permuted" and r.permutation is not None and r.tiling is not None:
         lines.append(f"  every thread holds the cells of the spec's {r.spec.operand} tiled over the block in another "
                      f"element order, per {r.tiling.name} (given <- tiled spec): {r.permutation.text()}")

@@ -136,10 +136,10 @@ class ConformResult:
             "layout": self.spec.id,
             **({"params": dict(self.spec.params_bound), "member": self.member_note or None}
                if self.spec.params_bound else {}),
-            "given": {"notation": self.notation, "text": self.text, "source": self.given.spec_path,
+            "given": {"notation": self.notation, "text": self.text, "source": self.given.provenance.spec_path,
                       "threads": self.given.threads, "elements": self.given.n_elements,
                       "rows": self.given.rows, "cols": self.given.cols,
-                      "lifted": self.given.derived or None,
+                      "lifted": self.given.provenance.derived or None,
                       "checks": {c.check: {"status": c.status, "counterexample": witness_json(c.counterexample),
                                            "message": c.message, "engines": dict(c.engines)}
                                  for c in self.given_checks}},

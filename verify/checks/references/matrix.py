@@ -293,8 +293,8 @@ def build(layouts: Iterable[Any], reports: Mapping[str, CrosscheckReport | str],
     the reason it is unavailable (a string); ``versions`` names what ran (default: each report's root)."""
     lays = list(layouts)
     ids = tuple(lay.id for lay in lays)
-    derived = frozenset(lay.id for lay in lays if getattr(lay, "derived", "") and
-                        not str(lay.derived).startswith("same as"))
+    said = {lay.id: str(getattr(getattr(lay, "provenance", None), "derived", "") or "") for lay in lays}
+    derived = frozenset(lid for lid, d in said.items() if d and not d.startswith("same as"))
     unspecified = frozenset(lay.id for lay in lays if isinstance(getattr(lay, "map", None), UnspecifiedMap))
     corrections = {lay.id: lay.correction.id for lay in lays if getattr(lay, "correction", None) is not None}
     names = tuple(n for n in NAMES if n in reports)

@@ -32,7 +32,7 @@ from ..family import substitute
 from ..fragment_maps import FormulaFragment, PlacedMap
 from ..named import mux
 from ..elements import number_ranges
-from ..model import Codomain, Domain, Layout, RegisterFacts, Source
+from ..model import Codomain, Domain, Layout, Provenance, RegisterFacts, Source
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import notation as notation_named
 from .registry import read_options
@@ -84,10 +84,10 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
     if imp.built is not None:
         built: Layout = imp.built  # type: ignore[assignment]
         view = replace(built.map, notation=imp.notation)
-        return replace(built, map=view, id=layout_id or f"given({imp.notation}) as {like.id}", spec_path=source,
-                       formula_text=imp.text, formula_line=1, expect={},
-                       source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
-                                     document=imp.notation))
+        return replace(built, map=view, id=layout_id or f"given({imp.notation}) as {like.id}", expect={},
+                       provenance=replace(built.provenance, spec_path=source, formula_text=imp.text, formula_line=1,
+                                          source=Source(file=source, line=1, section=like.provenance.source.section,
+                                                        title=f"{imp.notation} layout", document=imp.notation)))
     formula = Formula(imp.formula.definitions, like.prefix)
     threads, group, groups = imp.threads, None, 1
     lift: tuple[int, ...] | None = None
@@ -111,9 +111,10 @@ def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_i
         map=_lifted(imp, formula, like, lift) if lift is not None else
         (LookupMap if imp.notation == "table" else FormulaFragment)(formula, imp.notation),
         regs=RegisterFacts(max(1, imp.values // epr), like.regs.type, epr, element_bits=like.regs.element_bits),
-        source=Source(file=source, line=1, section=like.source.section, title=f"{imp.notation} layout",
-                      document=imp.notation),
-        expect={}, derived=note, spec_path=source, formula_line=1, formula_text=imp.text,
+        provenance=Provenance(Source(file=source, line=1, section=like.provenance.source.section,
+                                     title=f"{imp.notation} layout", document=imp.notation),
+                              source, 1, imp.text, derived=note),
+        expect={},
         params_bound=tuple((k, v) for k, v in like.params_bound if k in imp.params))
 
 
@@ -155,9 +156,10 @@ def _family_index(text: str | bytes, like: Layout, source: str) -> Layout:
     return replace(like, id=f"given(index) as {like.id}", map=FormulaFragment(Formula(formula.definitions, like.prefix), "index"),
                    domain=Domain(like.threads, like.domain.elements, like.groups, like.group, like.domain.params),
                    regs=replace(like.regs, element_list=None, elements_text=None),
-                   source=Source(file=source, line=1, section=like.source.section, title="index layout", document="index"),
-                   expect={}, erratum="", derived="", spec_path=source, formula_line=1,
-                   formula_text=raw, text_map=(), partial=False, params_bound=tuple(read.items()))
+                   provenance=Provenance(Source(file=source, line=1, section=like.provenance.source.section,
+                                                title="index layout", document="index"), source, 1, raw,
+                                         figure=like.provenance.figure, arch=like.provenance.arch),
+                   expect={}, partial=False, params_bound=tuple(read.items()))
 
 
 # ----------------------------------------------------------------------------- tables for Z3

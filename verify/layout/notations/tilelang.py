@@ -321,9 +321,10 @@ def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVI
     built = like.with_map(named, domain=Domain(frag.threads, frag.elements),
                         regs=replace(like.regs, count=max(1, frag.elements // epr), elements_per_register=epr,
                                      element_list=None, elements_text=None), params_bound=())
-    built = replace(built, derived=f"TileLang Fragment (row, col, rep) -> (thread, index), inverted: {frag.rows} x "
-                                   f"{frag.cols} x {frag.replicate} replicas onto {frag.threads} threads x "
-                                   f"{frag.elements} registers")
+    built = replace(built, provenance=replace(
+        built.provenance, derived=f"TileLang Fragment (row, col, rep) -> (thread, index), inverted: {frag.rows} x "
+                                  f"{frag.cols} x {frag.replicate} replicas onto {frag.threads} threads x "
+                                  f"{frag.elements} registers"))
     return TVImport(frag.forward, frag.threads, frag.elements, raw.strip(), "tilelang", (frag.rows, frag.cols),
                     like.operand, built=built)
 
