@@ -11,7 +11,8 @@ from typing import Iterable, Sequence
 from ..layout.model import MapLayout, Source
 from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle
-from .docpage import Page, PageError, Section, Table, Text, read_page
+from .docpage import read_page
+from .page_model import Page, PageError, Section, Table, Text
 from .known import KNOWN, SectionIndex, squeeze
 from .sections import IngestFinding, freeze
 

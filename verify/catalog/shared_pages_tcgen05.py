@@ -10,7 +10,7 @@ from ..formula import parse_formula
 from ..layout.dims import Dim
 from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle
-from .docpage import Code, Table, Text
+from .page_model import Code, Table, Text
 from .shared_symbolic import (atom_family)
 
 from .shared_page_context import (BASE32B_NOTE, BASE32B_SWIZZLE, CANONICAL, TC_ATOMS, TC_COMBINATIONS, TC_DESCRIPTOR,

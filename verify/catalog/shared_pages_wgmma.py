@@ -14,7 +14,7 @@ from ..layout.descriptor import stride_roles
 from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle, make_shared, op
 from ..witnesses import PointsCollide
-from .docpage import Code, Page, Section, Table, Text
+from .page_model import Code, Page, Section, Table, Text
 from .shared_symbolic import (SymError, _value, atom_family, canonical_family, concrete_map,
                               parse_symbolic)
 

@@ -22,7 +22,7 @@ import re
 from typing import Any
 
 from ..layout.descriptor import stride_roles
-from .docpage import Block, Caption, Code, Section, Table, Text
+from .page_model import Block, Caption, Code, Section, Table, Text
 from .shared_page_context import table_cells, major_of_words, mode_of_words
 from .shared_pages_wgmma import definition_clauses
 from .shared_symbolic import SymError, canonical_family, parse_symbolic
