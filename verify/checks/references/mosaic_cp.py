@@ -223,7 +223,7 @@ def b_scales_copy_items(reader: Reader, index: dict, where: str, tc: str, eval_i
             raise Refused("b_scales_m64_collective_layout returned no layout", file,
                           reader.line(tc, "b_scales_m64_collective_layout"))
         held = _recipe_positions(steps, B_SCALES_N, 4, (file, fn.lineno), eval_int)
-        copies: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        copies: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
         for w, ln, reg, e, idx in placements(lay, (B_SCALES_N, 4)):
             copies.setdefault(idx, []).append((32 * w + ln, reg, e))
     except (Refused, ValueError) as err:
