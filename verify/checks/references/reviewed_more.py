@@ -31,12 +31,6 @@ SINGLE_MORE = (
      "SHAPE_64X128B, never .4x256b (its copies of CUTLASS and CCCL wrap it with no layout), Triton lowers "
      "tcgen05_copy in C++ "
      "(libtriton), tensor-layouts and tinygrad have no tcgen05.cp"),
-    (r"tcgen05\.cp\.64x128b\.warpx2\.02_13",
-     "CuTe's Copy_Traits<SM100_UTCCP_2x64dp128bitlw0213_1cta> (copy_traits_sm100.hpp:3699) states it; FlashInfer "
-     "issues it (attention/prims_ts/kernels/mla_decode/helpers/query.py:273, copy_q_fp8_to_tmem: Q into Layout E / "
-     "B, which needs source rows 0-31 in lane quarters 0 and 2, as CuTe says) but through a CuTe DSL descriptor "
-     "loop no reader here evaluates; Mosaic GPU issues only ::01_23 (a reviewed difference), TileLang, Triton, "
-     "tensor-layouts and tinygrad no .64x128b"),
     (r"map\.raster\.triton\.grouped",
      "Triton's swizzle2d (triton/language/standard.py) states it; every other grouped ordering installed here is "
      "the persistent variant (FlashInfer's _compute_pid, its cuTile GEMMs and all_gather_matmul: tile_id % "
@@ -63,7 +57,9 @@ KNOWN_MORE: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "(tmem_sf_frg, mma_traits_sm100.hpp:862) and tcgen05.datapath.B (quarters 0 and 1 compute the first N / 2 "
      "columns, four origins) need the first half of B's factors in quarters 0 and 1, which Mosaic's copy gives under "
      "CuTe's reading; FlashInfer's copy_q_fp8_to_tmem issues ::02_13 into Layout E / B, which needs rows 0-31 in "
-     "quarters 0 and 2, as CuTe's ::02_13 says; Mosaic's layout object is only compared for equality"),
+     "quarters 0 and 2, as CuTe's ::02_13 says (references/flashinfer_cp.py: they agree); Mosaic's layout object is only "
+     "compared for equality.  Settled by a GPU run of tcgen05.cp.64x128b.warpx2::01_23 on 64 coded rows read back "
+     "from all 128 lanes with tcgen05.ld.32x32b (ptx-verify's cp probe writes .32x128b.warpx4 only so far)"),
 )
 
 UNSETTLED = (
