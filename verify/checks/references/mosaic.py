@@ -55,6 +55,7 @@ from ...layout.model import Layout, MapLayout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
 from .common import Evaluated, conform_rows, files_root, located, version_of
+from .mosaic_cp import b_scales_copy_items, smem_copy_items
 from .mosaic_sfb import sfb_items
 from .pyfunc import DEPTH, LIMIT, Refused
 from .tiled import Reader, Source, TiledLayout, placements, read_source, vector_length
@@ -458,7 +459,9 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
              *_tmem_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_scale_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
-             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, scale_steps, _eval_int)]
+             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, scale_steps, _eval_int),
+             *smem_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, _eval_int),
+             *b_scales_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, _eval_int)]
     rows = conform_rows(items, timeout)
     return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
                             time.perf_counter() - t0, NAME, "JAX Mosaic GPU layouts")
