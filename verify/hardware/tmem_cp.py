@@ -37,7 +37,6 @@ from ..layout.named import evaluate_all
 
 Key = tuple[int, int]
 
-SOURCE_32 = "tcgen05.cp.source.32x128b"   # the catalog's source block of the .32x128b.warpx4 copy
 READ_COLS = 8                             # Tensor Memory columns read back (the widest shape writes 8)
 ALLOC = 32                                # columns allocated (the minimum)
 LBO = 128                                 # bytes between a row's 16-byte chunks (the descriptor model)
@@ -66,7 +65,7 @@ def shape_of(copy: Any) -> tuple[int, int]:
     return sizes["src_row"], sizes["src_byte"]
 
 
-def block(rows: int, row_bytes: int) -> tuple[int, int, Callable[[int, int], int]]:
+def block(rows: int, row_bytes: int) -> tuple[int, int, Callable[[int, int], int | None]]:
     """(span in bytes, SBO, (row, byte) -> offset) of the descriptor model's block of ``rows`` x ``row_bytes``."""
     chunks = row_bytes // 16
     sbo = LBO * chunks
@@ -75,6 +74,13 @@ def block(rows: int, row_bytes: int) -> tuple[int, int, Callable[[int, int], int
     def offset(r: int, b: int) -> int:
         return (r // 8) * sbo + (b // 16) * LBO + (r % 8) * 16 + b % 16
     return span, sbo, offset
+
+
+def looked_up(back: Mapping[tuple[int, int], int]) -> Callable[[int, int], int | None]:
+    """(row, byte) -> offset through a source layout's table (``source_offsets``; None: not in the block)."""
+    def offset(r: int, b: int) -> int | None:
+        return back.get((r, b))
+    return offset
 
 
 def source_offsets(src: Any) -> tuple[int, dict[tuple[int, int], int]]:
@@ -132,5 +138,5 @@ def other_reading(layout_id: str, peers: Sequence[Any]) -> tuple[str, str, Any] 
     return other, what, next((x for x in peers if x.id == other), None)
 
 
-__all__ = ["ALLOC", "LBO", "OTHER_READING", "READ_COLS", "SOURCE_32", "block", "cells", "decode", "encode",
-           "other_reading", "ptx", "shape_of", "source_offsets", "words"]
+__all__ = ["ALLOC", "LBO", "OTHER_READING", "READ_COLS", "block", "cells", "decode", "encode",
+           "looked_up", "other_reading", "ptx", "shape_of", "source_offsets", "words"]

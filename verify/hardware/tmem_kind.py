@@ -551,9 +551,7 @@ def _cp(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], src: An
         span, back = tmem_cp.source_offsets(src)
         sbo = tmem_cp.LBO
         block = f"the {span}-byte block {CP_SOURCE} states"
-
-        def offset(r: int, b: int) -> int | None:
-            return back.get((r, b))
+        offset = tmem_cp.looked_up(back)
     else:
         rows, row_bytes = tmem_cp.shape_of(main)
         span, sbo, offset = tmem_cp.block(rows, row_bytes)
@@ -569,7 +567,7 @@ def _cp(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], src: An
             preds.append((x.id, tmem_cp.cells(inverse_cells(x, read * 4), offset)))
         else:  # the source layout: the copy composed with it
             _span, xb = tmem_cp.source_offsets(x)
-            preds.append((x.id, tmem_cp.cells(inverse_cells(main, read * 4), lambda r, b, xb=xb: xb.get((r, b)))))
+            preds.append((x.id, tmem_cp.cells(inverse_cells(main, read * 4), tmem_cp.looked_up(xb))))
     how = (f"{text} of {block} whose bytes code their offset, every lane of {read} columns read back and each "
            "Tensor Memory byte decoded")
     return TmProbe(pid, "cp", text, env, plan, tuple(tmem_cp.words(span)), tuple(preds), _expect(lays, preds), how,
