@@ -59,7 +59,8 @@ KNOWN_MORE: tuple[tuple[tuple[str, ...], str, str], ...] = (
      "CuTe's reading; FlashInfer's copy_q_fp8_to_tmem issues ::02_13 into Layout E / B, which needs rows 0-31 in "
      "quarters 0 and 2, as CuTe's ::02_13 says (references/flashinfer_cp.py: they agree); Mosaic's layout object is only "
      "compared for equality.  Settled by a GPU run of tcgen05.cp.64x128b.warpx2::01_23 on 64 coded rows read back "
-     "from all 128 lanes with tcgen05.ld.32x32b (ptx-verify's cp probe writes .32x128b.warpx4 only so far)"),
+     "from all 128 lanes with tcgen05.ld.32x32b (ptx-verify's probe tmem.cp.tcgen05.cp.64x128b.warpx2.01_23, run "
+     "by ptx-verify confirm tcgen05.cp.64x128b.warpx2.01_23 --device cuda; not yet run on a GPU)"),
 )
 
 UNSETTLED = (
