@@ -198,7 +198,7 @@ class SharedMemory:
         self.reading_instr = np.full(n, -1, np.int64)
         self.unfenced = np.zeros(n, bool)  # written by the generic proxy, no fence.proxy.async since
         # in a cluster: the %cluster_ctarank of each byte's last writer (-1: none, or the asynchronous proxy) and that
-        # CTA's release clock at the write (``ops_mem.ClusterSync``): another CTA's read is ordered after the write
+        # CTA's release clock at the write (``order.ClusterSync``): another CTA's read is ordered after the write
         # only through a release and acquire since (barrier.cluster, an mbarrier the writer arrived on)
         self.w_cta = np.full(n, -1, np.int64)
         self.w_clock = np.zeros(n, np.int64)

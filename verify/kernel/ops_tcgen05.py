@@ -23,8 +23,8 @@ from .fragments import (BadDescriptor, NoLayout, copy_cells, datapath, descripto
                         tmem_a_cells, tmem_access)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
-from .ops_int import dest, handler, value
-from .ops_mem import hold, read_shared_async, write_shared
+from .access import hold, read_shared_async, write_shared
+from .ops_base import dest, handler, value
 from .tmem import CELL, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
@@ -625,7 +625,7 @@ class _Landing:
         self.cta = cta
 
     def land(self) -> None:
-        from .ops_mem import release
+        from .access import release
         if self.commit.landed:
             return
         self.commit.land()
