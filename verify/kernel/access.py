@@ -5,14 +5,14 @@ tensor-core modules read and write through these.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..ptx.syntax import Addr, Instr, Reg
 from .bytes import U64, UNDEF
 from .machine import CTA
-from .memory import SHARED_WINDOW, writer_code
+from .memory import SHARED_WINDOW, writer_code, writer_parts
 from .order import cluster_race, cluster_sync
 
 SPACES = ("param", "global", "shared", "local", "const")
@@ -320,8 +320,10 @@ def read_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray
 
 
 def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
-                 who: np.ndarray | None = None) -> None:
-    """Write ``tags``/``bits`` [r, n] at global ``addr`` for the threads ``rows`` (``who``: as ``_locate``)."""
+                 who: np.ndarray | None = None, atomic: bool = False) -> None:
+    """Write ``tags``/``bits`` [r, n] at global ``addr`` for the threads ``rows`` (``who``: as ``_locate``).
+    ``atomic``: an atomic update (``atom``, ``red``: ``ops_atom``): it makes an element written but is not a second
+    write of it; a write of bytes another CTA wrote, one of the two a plain store, is a race (``global_race``)."""
     prog = cta.prog
     gm = prog.gmem
     assert gm is not None
@@ -344,10 +346,46 @@ def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
                             int(region.base + idx[k]), "global",
                             f"{ins.opcode} writes {gm.describe(int(region.base + idx[k]))}, between the tensor's "
                             "elements", int(gap.sum()))
+        global_race(cta, ins, region, idx.reshape(-1, n), a[sel], who[sel], atomic)
         region.tags[idx] = tags[sel].reshape(-1)
         region.bits[idx] = bits[sel].reshape(-1)
-        _count_writes(region, idx)
+        if atomic:
+            region.writes[idx] = np.maximum(region.writes[idx], 1)
+        else:
+            _count_writes(region, idx)
+        assert region.atomic is not None
+        region.atomic[idx] = atomic
         region.writer[idx] = np.repeat(writer_code(cta.index, 0, _step_index(cta)) + (who[sel].astype(np.int64) << 24), n)
+
+
+def global_race(cta: CTA, ins: Instr, region: Any, idx: np.ndarray, a: np.ndarray, who: np.ndarray,
+                atomic: bool) -> None:
+    """A race: bytes ``idx`` [k, n] of an output ``region`` that ``cta`` writes (``atomic``: updates), last written
+    by another CTA, one of the two a plain store.  A grid's CTAs are unordered (the executor follows no flag between
+    them; a spin on one is refused), except a cluster's, which ``barrier.cluster`` may order: those are not judged
+    here."""
+    prev = region.writer[idx]
+    pc = prev >> 40
+    late = (prev >= 0) & (pc != cta.index)
+    if cta.cluster is not None:
+        late &= ~np.isin(pc, [c.index for c in cta.cluster.ctas.values()])
+    if atomic:
+        assert region.atomic is not None
+        late &= ~region.atomic[idx]
+    bad = late.any(axis=1)
+    if not bad.any():
+        return
+    k = int(np.argmax(bad))
+    j = int(np.argmax(late[k]))
+    other, _, wi = writer_parts(int(prev[k, j]))
+    prog = cta.prog
+    was = "updated" if region.atomic is not None and region.atomic[idx[k, j]] else "wrote"
+    gm = prog.gmem
+    assert gm is not None
+    prog.events.add("race", _step_index(cta), cta.index, int(who[k]), int(a[k]), "global",
+                    f"{ins.opcode} {'updates' if atomic else 'writes'} {gm.describe(int(a[k]))}, which CTA {other} "
+                    f"{was} at line {prog.steps[wi].instr.line}, with nothing ordering the two CTAs: a race (the "
+                    "value left depends on their order; an update is lost)", int(bad.sum()))
 
 
 def _count_writes(region: Any, idx: np.ndarray) -> None:
@@ -513,3 +551,61 @@ def write_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, tags: np.nda
 
 
 # ----------------------------------------------------------------------------- ld / st
+
+
+# ----------------------------------------------------------------------------- atomic updates
+
+Combine = Callable[[np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+def update_bytes(cta: CTA, ins: Instr, space: str, addr: np.ndarray, n: int, rows: np.ndarray,
+                 combine: Combine) -> None:
+    """An atomic update of bytes ``[addr, addr + n)`` for the threads ``rows`` (no two at one address): each old
+    value read (the findings of a read), ``combine(old tags, old bits, which of rows)`` written back.  Generic
+    addresses go to shared memory or global memory as ``read_bytes`` sends them."""
+    if space == "shared":
+        return _update_shared(cta, ins, addr, n, rows, combine, np.ones(len(rows), bool))
+    if space == "global":
+        return _update_global(cta, ins, addr, n, rows, combine, np.ones(len(rows), bool))
+    if space == "generic":
+        a = addr[rows]
+        if _in_local(a).any():
+            raise cta.prog.error(ins, f"{ins.opcode}: an atomic on local memory (a generic address in the local window)")
+        sh = (a >= np.uint64(SHARED_WINDOW)) & (a < np.uint64(SHARED_WINDOW + (1 << 32)))
+        if sh.any():
+            _update_shared(cta, ins, addr - np.uint64(SHARED_WINDOW), n, rows[sh], combine, sh)
+        if (~sh).any():
+            _update_global(cta, ins, addr, n, rows[~sh], combine, ~sh)
+        return None
+    raise cta.prog.error(ins, f"unsupported instruction '{ins.opcode}' (.{space} memory)")
+
+
+def _update_global(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, combine: Combine,
+                   which: np.ndarray) -> None:
+    tags, bits = read_global(cta, ins, addr, n, rows)
+    nt, nb = combine(tags, bits, which)
+    write_global(cta, ins, addr, nt, nb, rows, atomic=True)
+
+
+def _update_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, combine: Combine,
+                   which: np.ndarray) -> None:
+    """``update_bytes`` in shared memory, through ``shared::cluster`` addresses as ``read_cluster_shared``.  The
+    update's read is checked as any read (bounds, never written, a copy in flight, the cluster's order) and its
+    write as ``write_shared`` (a plain read or store of another warp in the same barrier epoch: a race).  Two warps'
+    atomic updates of one byte are no race: the update's bytes are left as no warp's plain write (a later plain
+    read of them by another warp is not judged)."""
+    step = _step_index(cta)
+    low = _low(addr)
+    pos = np.flatnonzero(which)
+    for owner, sel in _cluster_parts(cta, ins, addr[rows]):
+        r = rows[sel]
+        a = low[r].astype(np.int64)
+        tags, bits, idx, ok = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=None if owner is cta else cta)
+        if cta.prog.trace:
+            tags = cta.prog.domain.moved(cta, step, r, tags, a.astype(np.uint64), "shared")
+        part = np.zeros(len(which), bool)
+        part[pos[sel]] = True
+        nt, nb = combine(tags, bits, part)
+        write_shared(owner, ins, low, nt, nb, r, instr=step, by=None if owner is cta else cta)
+        if owner is cta and idx[ok].size:
+            owner.smem.w_warp[idx[ok].reshape(-1)] = -1

@@ -42,6 +42,7 @@ class Region:
     bits: np.ndarray  # uint8[size]
     writes: np.ndarray  # uint8[size], saturating
     writer: np.ndarray  # int64[size]: writer_code of the last write
+    atomic: np.ndarray | None = None  # bool[size]: the last write was an atomic update (``ops_atom``)
     gap: np.ndarray | None = None  # bool[size]: bytes between the tensor's elements (strides)
 
     def element_of(self, offset: int) -> tuple[int, ...] | None:
@@ -135,6 +136,10 @@ class GlobalMemory:
                 gap = np.zeros(r.size, bool)
                 gap[: len(elem)] = elem < 0
                 r.gap = gap
+                if r.output and r.tensor.zero:  # ``init = "zero"``: its elements' bytes start as concrete zeros
+                    r.tags[: len(elem)][elem >= 0] = CONCRETE
+        for r in self.regions:
+            r.atomic = np.zeros(r.size, bool)
         self.bases = np.array([r.base for r in self.regions] or [GLOBAL_BASE], np.uint64)
         self.ends = np.array([r.base + r.size for r in self.regions] or [GLOBAL_BASE], np.uint64)
         self.by_name = {r.name: r for r in self.regions}
