@@ -8,6 +8,7 @@ plain store among them one)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import re
 from pathlib import Path
 
@@ -15,9 +16,11 @@ import numpy as np
 import pytest
 
 from kernel_plants import KERNELS, agree, first, mutant, ptx_code
+from verify.errors import SpecError
 from verify.kernel.einsum import parse_einsum
 from verify.kernel.frontdoor import verify
-from verify.kernel.launch import Launch, Tensor
+from verify.kernel.launch import Launch, Scalar, Tensor
+from verify.kernel.load import compile_triton
 from verify.kernel.machine import KernelError
 from verify.kernel.numeric import Numeric
 from verify.kernel.run import execute
@@ -152,9 +155,9 @@ def test_compare_and_swap_and_max_of_data_are_refused(tmp_path):
 
 
 def test_init_zero_is_for_the_output_only(tmp_path):
-    from verify.errors import SpecError  # noqa: PLC0415
     toml = (KERNELS / "triton_splitk.toml").read_text(encoding="utf-8").replace(
-        '{ tensor = "A", type = "f16", shape = [128, 256] }', '{ tensor = "A", type = "f16", shape = [128, 256], init = "zero" }')
+        '{ tensor = "A", type = "f16", shape = [128, 256] }',
+        '{ tensor = "A", type = "f16", shape = [128, 256], init = "zero" }')
     (tmp_path / "k.toml").write_text(toml.replace('"triton_splitk.ptx"', f'"{KERNELS / "triton_splitk.ptx"}"'),
                                      encoding="utf-8")
     with pytest.raises(SpecError) as e:
@@ -175,11 +178,8 @@ def test_without_init_zero_the_first_update_reads_memory_nothing_wrote(tmp_path)
 def test_triton_compiles_the_committed_split_k_fixtures(name, target, extra):
     if importlib.util.find_spec("triton") is None:
         pytest.skip("Triton is not installed (pip install -e '.[refs]' gives triton==3.9.0)")
-    from verify.kernel.launch import Scalar  # noqa: PLC0415
-    from verify.kernel.load import compile_triton  # noqa: PLC0415
     args = (Tensor("A", "f16", (128, 256), (256, 1)), Tensor("B", "f16", (256, 128), (128, 1)),
             Tensor("C", "f32", (128, 128), (128, 1)), *[Scalar(x) for x in (128, 128, 256, 256, 1, 128, 1, 128, 1)])
-    import os  # noqa: PLC0415
     cwd = os.getcwd()
     os.chdir(KERNELS)
     try:
