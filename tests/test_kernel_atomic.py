@@ -254,3 +254,66 @@ def test_a_float_sum_of_two_nonzero_values_is_refused():
     with pytest.raises(KernelError) as e:
         _run("\tred.shared.add.f32 [cnt], 0f3F800000;\n")
     assert "adds two nonzero f32 values: the sum rounds, and the order of the updates decides it" in e.value.message
+
+
+CLUSTER = """.version 8.8
+.target sm_90a
+.address_size 64
+.visible .entry t(.param .u64 t_o, .param .u64 t_x, .param .u64 t_y)
+{
+\t.reg .pred %p<4>;
+\t.reg .b32 %r<40>;
+\t.reg .b64 %rd<8>;
+\t.shared .align 4 .b32 cnt[2];
+\tld.param.u64 %rd1, [t_o];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r2, %cluster_ctarank;
+\tmov.u32 %r3, %ctaid.x;
+\tmad.lo.u32 %r4, %r3, 64, %r1;
+\tmul.wide.u32 %rd2, %r4, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tsetp.eq.u32 %p1, %r1, 0;
+\t@%p1 st.shared.u32 [cnt], 5;
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;
+\txor.b32 %r5, %r2, 1;
+\tmov.u32 %r6, cnt;
+\tmapa.shared::cluster.u32 %r7, %r6, %r5;
+\tred.shared::cluster.add.u32 [%r7], %r1;
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;
+\tld.shared.u32 %r30, [cnt];
+\tst.global.b32 [%rd3], %r30;
+\tret;
+}
+"""
+
+
+def _run_cluster(text: str, domain: str = "symbolic"):  # type: ignore[no-untyped-def]
+    module = parse_module(text, "t.ptx")
+    (fn,) = module.entries()
+    launch = Launch((2, 1, 1), (64, 1, 1), parse_einsum("O[i, j] = X[i, k] * Y[k, j]"),
+                    (Tensor("O", "u32", (128, 1), (1, 1)), Tensor("X", "f16", (1, 1), (1, 1)),
+                     Tensor("Y", "f16", (1, 1), (1, 1))), cluster=(2, 1, 1))
+    r = execute(module, fn, launch, Symbolic(launch) if domain == "symbolic" else Numeric(launch, module))
+    offs = element_starts(launch.tensors()["O"])
+    b = r.gmem.by_name["O"].bits
+    out = b[offs].astype(np.uint32) | b[offs + 1].astype(np.uint32) << 8
+    return out, [(e.kind, e.words) for e in r.prog.events.all()]
+
+
+@pytest.mark.parametrize("domain", ["symbolic", "numeric"])
+def test_atomic_updates_of_another_ctas_shared_memory_through_mapa(domain):
+    out, events = _run_cluster(CLUSTER, domain)
+    assert out.tolist() == [5 + S] * 128 and events == []
+
+
+def test_a_read_of_shared_memory_another_cta_updated_with_no_cluster_barrier_between_is_a_race():
+    lines = CLUSTER.split("\n")  # the load of cnt moved before the second barrier.cluster
+    ld = next(i for i, s in enumerate(lines) if "ld.shared.u32" in s)
+    k = max(i for i, s in enumerate(lines) if "barrier.cluster.arrive" in s)
+    lines.insert(k, lines.pop(ld))
+    _, events = _run_cluster("\n".join(lines))
+    assert [k for k, _ in events] == ["race"]
+    assert events[0][1].startswith("CTA rank 0 reads shared 0x0 (its own shared memory), which CTA rank 1 wrote at line 24 "
+                                   "with no barrier.cluster")
