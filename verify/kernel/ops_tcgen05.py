@@ -382,6 +382,9 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     if "sp" in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse tcgen05.mma is not executed yet)")
     block = "block_scale" in parts or kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")
+    if block and ws:
+        raise prog.error(ins, f"{ins.opcode}: .ws takes kind::f16, kind::tf32, kind::f8f6f4 or kind::i8 (no block "
+                              "scaling)")
     if block and group == 2:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's block-scaled MMA is not executed "
                               "yet)")
