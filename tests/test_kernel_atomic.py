@@ -3,8 +3,9 @@
 right first wrong element (a k-split counted twice, one missing, both CTAs on one split, the tile added at its
 transposed place, the atomic made a plain store: a race between CTAs); meaning-preserving changes (atom made red,
 two updates swapped) still proved; what depends on the order of the updates refused at its line; the concrete
-semantics in shared memory (thread after thread at one address, generic addresses, two warps' updates no race, a
-plain store among them one)."""
+semantics in shared memory (thread after thread at one address, generic addresses, two warps' updates no race, an
+update of another warp's plain store one) and in another CTA's through ``mapa`` (``red.shared::cluster``), a read of
+it with no cluster barrier between a race."""
 from __future__ import annotations
 
 import importlib.util
