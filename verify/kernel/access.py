@@ -12,8 +12,8 @@ import numpy as np
 from ..ptx.syntax import Addr, Instr, Reg
 from .bytes import U64, UNDEF
 from .machine import CTA
-from .memory import SHARED_WINDOW, writer_code, writer_parts
-from .order import cluster_race, cluster_sync
+from .memory import SHARED_WINDOW, writer_code
+from .order import cluster_race, cluster_sync, global_race
 
 SPACES = ("param", "global", "shared", "local", "const")
 
@@ -356,36 +356,6 @@ def write_global(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         assert region.atomic is not None
         region.atomic[idx] = atomic
         region.writer[idx] = np.repeat(writer_code(cta.index, 0, _step_index(cta)) + (who[sel].astype(np.int64) << 24), n)
-
-
-def global_race(cta: CTA, ins: Instr, region: Any, idx: np.ndarray, a: np.ndarray, who: np.ndarray,
-                atomic: bool) -> None:
-    """A race: bytes ``idx`` [k, n] of an output ``region`` that ``cta`` writes (``atomic``: updates), last written
-    by another CTA, one of the two a plain store.  A grid's CTAs are unordered (the executor follows no flag between
-    them; a spin on one is refused), except a cluster's, which ``barrier.cluster`` may order: those are not judged
-    here."""
-    prev = region.writer[idx]
-    pc = prev >> 40
-    late = (prev >= 0) & (pc != cta.index)
-    if cta.cluster is not None:
-        late &= ~np.isin(pc, [c.index for c in cta.cluster.ctas.values()])
-    if atomic:
-        assert region.atomic is not None
-        late &= ~region.atomic[idx]
-    bad = late.any(axis=1)
-    if not bad.any():
-        return
-    k = int(np.argmax(bad))
-    j = int(np.argmax(late[k]))
-    other, _, wi = writer_parts(int(prev[k, j]))
-    prog = cta.prog
-    was = "updated" if region.atomic is not None and region.atomic[idx[k, j]] else "wrote"
-    gm = prog.gmem
-    assert gm is not None
-    prog.events.add("race", _step_index(cta), cta.index, int(who[k]), int(a[k]), "global",
-                    f"{ins.opcode} {'updates' if atomic else 'writes'} {gm.describe(int(a[k]))}, which CTA {other} "
-                    f"{was} at line {prog.steps[wi].instr.line}, with nothing ordering the two CTAs: a race (the "
-                    "value left depends on their order; an update is lost)", int(bad.sum()))
 
 
 def _count_writes(region: Any, idx: np.ndarray) -> None:

@@ -1,13 +1,17 @@
-"""A cluster's memory order: each CTA's vector clock (``ClusterSync``), released and acquired at ``barrier.cluster``
-and mbarriers, and the race a read of another CTA's unordered write is.
+"""The order between CTAs: a cluster's vector clocks (``ClusterSync``), released and acquired at ``barrier.cluster``
+and mbarriers, and the race a read of another CTA's unordered write is; and a grid's CTAs, unordered, whose writes
+of one output byte race unless both are atomic updates (``global_race``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
+from ..ptx.syntax import Instr
 from .machine import CTA
+from .memory import writer_parts
 
 
 @dataclass
@@ -76,4 +80,36 @@ def cluster_race(owner: CTA, reader: CTA, step: int, idx: np.ndarray, ok: np.nda
                                "barrier.cluster (or mbarrier) between", int(bad.sum()))
 
 
-__all__ = ["ClusterSync", "cluster_acquire", "cluster_race", "cluster_release", "cluster_sync", "merge_release"]
+def global_race(cta: CTA, ins: Instr, region: Any, idx: np.ndarray, a: np.ndarray, who: np.ndarray,
+                atomic: bool) -> None:
+    """A race: bytes ``idx`` [k, n] of an output ``region`` that ``cta`` writes (``atomic``: updates), last written
+    by another CTA, one of the two a plain store.  A grid's CTAs are unordered (the executor follows no flag between
+    them; a spin on one is refused), except a cluster's, which ``barrier.cluster`` may order: those are not judged
+    here."""
+    prev = region.writer[idx]
+    pc = prev >> 40
+    late = (prev >= 0) & (pc != cta.index)
+    if cta.cluster is not None:
+        late &= ~np.isin(pc, [c.index for c in cta.cluster.ctas.values()])
+    if atomic:
+        assert region.atomic is not None
+        late &= ~region.atomic[idx]
+    bad = late.any(axis=1)
+    if not bad.any():
+        return
+    k = int(np.argmax(bad))
+    j = int(np.argmax(late[k]))
+    other, _, wi = writer_parts(int(prev[k, j]))
+    prog = cta.prog
+    was = "updated" if region.atomic is not None and region.atomic[idx[k, j]] else "wrote"
+    gm = prog.gmem
+    assert gm is not None
+    assert cta.step is not None
+    prog.events.add("race", cta.step.index, cta.index, int(who[k]), int(a[k]), "global",
+                    f"{ins.opcode} {'updates' if atomic else 'writes'} {gm.describe(int(a[k]))}, which CTA {other} "
+                    f"{was} at line {prog.steps[wi].instr.line}, with nothing ordering the two CTAs: a race (the "
+                    "value left depends on their order; an update is lost)", int(bad.sum()))
+
+
+__all__ = ["ClusterSync", "cluster_acquire", "cluster_race", "cluster_release", "cluster_sync", "global_race",
+           "merge_release"]
