@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from ..checks import maps
 from ..formula import Var
@@ -216,6 +216,20 @@ def _line_of(page: Page, start: int, needle: str) -> int:
     return start
 
 
+def definition_rows(sec: Section) -> Iterator[tuple[str, str, str, str, list[int], int]]:
+    """The LBO / SBO definition table's clauses: (major-ness, condition, statement, the cell, its columns, its line)
+    of each row whose first cell names a major-ness; none where the section has no table."""
+    table = next((b for b in sec.blocks if isinstance(b, Table)), None)
+    if table is None:
+        return
+    for texts, cols, line in table_cells(table, 2):
+        major = major_of_words(texts[0])
+        if major is None:
+            continue
+        for cond, statement in definition_clauses(texts[1]):
+            yield major, cond, statement, texts[1], cols, line
+
+
 def definition_clauses(cell: str) -> list[tuple[str, str]]:
     """``* No-Swizzling: ... * Swizzled layouts: ...`` -> [(condition, statement)]; no bullets: [("", cell)]."""
     parts = [p.strip() for p in cell.split("*") if p.strip()]
@@ -264,31 +278,24 @@ def _definitions(ctx: PageContext, canon: dict[tuple[str, str], _Canonical]) -> 
             continue
         sec, page = ctx.pages[role]
         number = sec.number
-        table = next((b for b in sec.blocks if isinstance(b, Table)), None)
-        if table is None:
-            continue
-        for texts, cols, line in table_cells(table, 2):
-            major = major_of_words(texts[0])
-            if major is None:
-                continue
-            for cond, statement in definition_clauses(texts[1]):
-                for (mj, mode), c in sorted(canon.items()):
-                    if mj != major:
-                        continue
-                    applies = (cond == "" or (cond.startswith(("no-swizzl", "interleave")) and mode == "none")
-                               or (cond.startswith("swizzled") and mode != "none"))
-                    if not applies:
-                        continue
-                    stated = _stated(statement, 1 << c.swizzle.bits)
-                    if stated is None:
-                        continue
-                    implied = _implied(c, name)
-                    if stated != implied:
-                        ctx.findings.append(finding(
-                            "smem-definition", Where(page.path, line, cols[1], statement),
-                            f"{name} of {major}-major {mode}: the definition says {_said(stated)}, but the canonical "
-                            f"layout {c.text} (line {c.line}) gives {name} {_said(implied)}",
-                            {"stated": stated, "canonical": implied, "layout": c.text}, number))
+        for major, cond, statement, _, cols, line in definition_rows(sec):
+            for (mj, mode), c in sorted(canon.items()):
+                if mj != major:
+                    continue
+                applies = (cond == "" or (cond.startswith(("no-swizzl", "interleave")) and mode == "none")
+                           or (cond.startswith("swizzled") and mode != "none"))
+                if not applies:
+                    continue
+                stated = _stated(statement, 1 << c.swizzle.bits)
+                if stated is None:
+                    continue
+                implied = _implied(c, name)
+                if stated != implied:
+                    ctx.findings.append(finding(
+                        "smem-definition", Where(page.path, line, cols[1], statement),
+                        f"{name} of {major}-major {mode}: the definition says {_said(stated)}, but the canonical "
+                        f"layout {c.text} (line {c.line}) gives {name} {_said(implied)}",
+                        {"stated": stated, "canonical": implied, "layout": c.text}, number))
 
 
 def _said(x: Any) -> str:

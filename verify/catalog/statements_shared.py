@@ -24,7 +24,7 @@ from typing import Any
 from ..layout.descriptor import stride_roles
 from .page_model import Block, Caption, Code, Section, Table, Text
 from .shared_page_context import table_cells, major_of_words, mode_of_words
-from .shared_pages_wgmma import definition_clauses
+from .shared_pages_wgmma import definition_rows
 from .shared_symbolic import SymError, canonical_family, parse_symbolic
 from .statement_text import NUMBER, Sink, number
 
@@ -289,47 +289,39 @@ def _atom_text(sink: Sink, b: Text, instr: str) -> None:
 
 def read_definitions(sink: Sink, sec: Section, name: str) -> None:
     """The LBO / SBO definition table: each clause as (dimension, count) of the major-ness and swizzling it is of."""
-    table = next((b for b in sec.blocks if isinstance(b, Table)), None)
-    if table is None:
-        return
-    for texts, cols, line in table_cells(table, 2):
-        major = major_of_words(texts[0])
-        if major is None:
-            continue
-        cell = texts[1]
-        for cond, statement in definition_clauses(cell):
-            at = cell.find(statement[:20]) if statement else 0
-            subject = f"wgmma.{name}.{major}.{'none' if cond.startswith(('no-swizzl', 'interleave')) else 'swizzled' if cond else 'any'}"
-            pos = sink.at(line, cols[1], cell, max(at, 0))
-            if re.search(r"not used", statement, re.I):
-                value: Any = "unused"
-            else:
-                m = re.search(r"offset from the first\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)\s+to the\s+"
-                              r"(?:next|second)\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)", statement, re.I)
-                if not m:
-                    sink.add("stride-definition", subject, None, pos, statement, "the definition does not read")
-                    continue
-                count = m.group(1) or "1"
-                again = m.group(3) or "1"
-                dims = {m.group(2).rstrip("s").lower(), m.group(4).rstrip("s").lower()}
-                if count != again or len(dims) != 1:
-                    sink.add("stride-definition", subject, None, pos, statement,
-                             f"from the first {count} {m.group(2)} to the next {again} {m.group(4)}: not one step")
-                    continue
-                value = (dims.pop() + "s", "W" if count.startswith("(") else int(count))
-                for g in (1, 2, 3, 4):
-                    if m.group(g):
-                        sink.add("stride-definition", subject, value, sink.at(line, cols[1], cell, max(at, 0) + m.start(g)),
-                                 statement)
-            sink.add("stride-definition", subject, value, pos, statement)
-            tm = re.search(r"of the\s+(\d+)x(\d+)\s+tile", statement)
-            if tm:
-                sink.add("definition-tile", f"wgmma.shared.{major}.none", (int(tm.group(1)), int(tm.group(2))),
-                         sink.at(line, cols[1], cell, max(at, 0) + tm.start(1)), statement)
-            am = re.search(r"assumed to be\s+(\d+)", statement)
-            if am:
-                sink.add("definition-assumed", f"wgmma.{name}.{major}", int(am.group(1)),
-                         sink.at(line, cols[1], cell, max(at, 0) + am.start(1)), statement)
+    for major, cond, statement, cell, cols, line in definition_rows(sec):
+        at = cell.find(statement[:20]) if statement else 0
+        subject = f"wgmma.{name}.{major}.{'none' if cond.startswith(('no-swizzl', 'interleave')) else 'swizzled' if cond else 'any'}"
+        pos = sink.at(line, cols[1], cell, max(at, 0))
+        if re.search(r"not used", statement, re.I):
+            value: Any = "unused"
+        else:
+            m = re.search(r"offset from the first\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)\s+to the\s+"
+                          r"(?:next|second)\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)", statement, re.I)
+            if not m:
+                sink.add("stride-definition", subject, None, pos, statement, "the definition does not read")
+                continue
+            count = m.group(1) or "1"
+            again = m.group(3) or "1"
+            dims = {m.group(2).rstrip("s").lower(), m.group(4).rstrip("s").lower()}
+            if count != again or len(dims) != 1:
+                sink.add("stride-definition", subject, None, pos, statement,
+                         f"from the first {count} {m.group(2)} to the next {again} {m.group(4)}: not one step")
+                continue
+            value = (dims.pop() + "s", "W" if count.startswith("(") else int(count))
+            for g in (1, 2, 3, 4):
+                if m.group(g):
+                    sink.add("stride-definition", subject, value, sink.at(line, cols[1], cell, max(at, 0) + m.start(g)),
+                             statement)
+        sink.add("stride-definition", subject, value, pos, statement)
+        tm = re.search(r"of the\s+(\d+)x(\d+)\s+tile", statement)
+        if tm:
+            sink.add("definition-tile", f"wgmma.shared.{major}.none", (int(tm.group(1)), int(tm.group(2))),
+                     sink.at(line, cols[1], cell, max(at, 0) + tm.start(1)), statement)
+        am = re.search(r"assumed to be\s+(\d+)", statement)
+        if am:
+            sink.add("definition-assumed", f"wgmma.{name}.{major}", int(am.group(1)),
+                     sink.at(line, cols[1], cell, max(at, 0) + am.start(1)), statement)
 
 
 _EXAMPLE = re.compile(r"(K|MN)-Major,\s*(.+?)\s+and\s+(\w+)\s+type", re.I)

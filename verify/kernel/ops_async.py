@@ -22,9 +22,10 @@ from .fragments import BadDescriptor, tma_box_addresses
 from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
-from .ops_int import HANDLERS, dest, handler
-from .ops_mem import (address, cluster_acquire, cluster_release, hold, merge_release, read_global, read_shared_async,
-                      release, write_global, write_shared)
+from . import ops_mem  # noqa: F401  (its cp.async, which ``cp`` here extends, registered first)
+from .access import address, hold, read_global, read_shared_async, release, write_global, write_shared
+from .ops_base import HANDLERS, dest, handler
+from .order import cluster_acquire, cluster_release, merge_release
 
 
 # ----------------------------------------------------------------------------- state
@@ -54,7 +55,7 @@ class Barrier:
     line: int = 0
     copies: list[BulkCopy] = field(default_factory=list)
     commits: list[Any] = field(default_factory=list)  # tcgen05.commit: land() its results, then arrive once
-    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``ops_mem.ClusterSync``)
+    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``order.ClusterSync``)
 
 
 @dataclass

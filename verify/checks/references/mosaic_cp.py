@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable
+from typing import Any
 
 from ...layout.model import MapLayout
 from .common import Evaluated
@@ -250,12 +251,13 @@ def _recipe(fn: ast.FunctionDef, file: str) -> list[tuple[str, str]]:
     return steps
 
 
-def _recipe_positions(steps: list[tuple[str, str]], n: int, k: int, at: tuple[str, int], eval_int: EvalInt
-                      ) -> dict[tuple[int, int], tuple[int, int]]:
-    """(buffer row, byte) of K tile 0 -> the (n, kb) the recipe puts there (8-bit factors)."""
+def apply_recipe(steps: list[tuple[str, str]], shape: tuple[int, int], env: dict[str, int], at: tuple[str, int],
+                 eval_int: EvalInt) -> Any:
+    """``arange`` of ``shape`` through a docstring recipe's reshapes and transposes (each argument an integer
+    expression over ``env``, read with ``ast`` and evaluated by ``eval_int``, never executed): where each element
+    of the tile ends up."""
     import numpy as np
-    arr = np.arange(n * k).reshape(n, k)
-    env = {"columns_per_cta": n // 64, "k": k}
+    arr = np.arange(shape[0] * shape[1]).reshape(shape)
     for op, args in steps:
         vals = []
         for a in args.split(","):
@@ -268,6 +270,13 @@ def _recipe_positions(steps: list[tuple[str, str]], n: int, k: int, at: tuple[st
             arr = arr.reshape(vals) if op == "reshape" else arr.transpose(vals)
         except ValueError as err:
             raise Refused(f"{op}{tuple(vals)}: {err}", *at) from None
+    return arr
+
+
+def _recipe_positions(steps: list[tuple[str, str]], n: int, k: int, at: tuple[str, int], eval_int: EvalInt
+                      ) -> dict[tuple[int, int], tuple[int, int]]:
+    """(buffer row, byte) of K tile 0 -> the (n, kb) the recipe puts there (8-bit factors)."""
+    arr = apply_recipe(steps, (n, k), {"columns_per_cta": n // 64, "k": k}, at, eval_int)
     if arr.shape != (1, k // 4, 64, 16):
         raise Refused(f"the recipe gives {tuple(arr.shape)}, not (1, {k // 4}, 64, 16)", *at)
     return {(s, b): divmod(int(arr[0, 0, s, b]), k) for s in range(64) for b in range(16)}
