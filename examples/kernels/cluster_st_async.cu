@@ -7,7 +7,8 @@
 // Each CTA copies B's columns 8p .. 8p + 7 (p the other CTA's rank) into its sB (n-major: sB[n][k]) and one
 // mma.sync.m16n8k16 computes D[:, 8p .. 8p + 7].  A barrier.cluster after the mbarriers' initialisation makes both
 // initialised before either CTA stores into the other's; one before either CTA ends keeps both CTAs' shared memory
-// alive while the other's stores land.
+// alive while the other's stores land.  -DRED: each CTA zeroes its sA before the first barrier.cluster and the other
+// CTA's half arrives by red.async...complete_tx::bytes.add.u32 onto those zeros (an add whose value no order changes).
 #include <cuda_fp16.h>
 #include <stdint.h>
 
@@ -31,19 +32,25 @@ extern "C" __global__ void __cluster_dims__(2, 1, 1) st_async_mma(const half* A,
   uint32_t rank;
   asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(rank));
   uint32_t peer = rank ^ 1;
+  const uint32_t* A32 = reinterpret_cast<const uint32_t*>(A);
+  uint32_t* sA32 = reinterpret_cast<uint32_t*>(sA);
+#ifdef RED
+  for (int i = lane; i < 16 * 8; i += 32) sA32[i] = 0;
+#define SEND "red.async.relaxed.cluster.shared::cluster.mbarrier::complete_tx::bytes.add.u32"
+#else
+#define SEND "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32"
+#endif
   if (lane == 0) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&received)));
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   cluster_sync();
   if (lane == 0)
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], 256;\n" ::"r"(smem(&received)) : "memory");
   uint32_t peer_a = mapa(smem(sA), peer), peer_bar = mapa(smem(&received), peer);
-  const uint32_t* A32 = reinterpret_cast<const uint32_t*>(A);
-  uint32_t* sA32 = reinterpret_cast<uint32_t*>(sA);
   for (int i = lane; i < 8 * 8; i += 32) {  // 8 rows of 8 pairs of halves
     int w = (8 * rank + i / 8) * 8 + i % 8;
     uint32_t v = A32[w];
     sA32[w] = v;
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n"
+    asm volatile(SEND " [%0], %1, [%2];\n"
                  ::"r"(peer_a + 4 * w), "r"(v), "r"(peer_bar) : "memory");
   }
   for (int i = lane; i < 8 * 16; i += 32) sB[i] = B[(i % 16) * 16 + 8 * peer + i / 16];
