@@ -46,6 +46,9 @@
 * ``cluster_dsmem.ptx``: ``cluster_dsmem.cu`` (``st.shared::cluster``/``ld.shared::cluster`` through ``mapa``, in a
   cluster of 2 CTAs) the same way, ``cluster_dsmem_mbarrier.ptx`` with ``-DMBARRIER`` (ordered by mbarriers), and
   ``cluster_dsmem_early_load.ptx`` with ``-DEARLY_LOAD`` (the remote loads before the cluster barrier: a planted bug);
+* ``cluster_st_async.ptx``: ``cluster_st_async.cu`` (``st.async...mbarrier::complete_tx::bytes`` into the other CTA's
+  shared memory, in a cluster of 2 CTAs) the same way, and ``cluster_red_async.ptx`` with ``-DRED`` (the other CTA's half
+  added onto zeros by ``red.async...add.u32``);
 * ``tcgen05_a_tmem.ptx``: ``tcgen05_a_tmem.cu`` (inline ``tcgen05.mma.cta_group::1.kind::f16`` with A in Tensor
   Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
   ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
@@ -178,6 +181,8 @@ if __name__ == "__main__":
     nvcc("cluster_dsmem.ptx", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("cluster_dsmem_mbarrier.ptx", "-DMBARRIER", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("cluster_dsmem_early_load.ptx", "-DEARLY_LOAD", source="cluster_dsmem.cu", arch="sm_90a")
+    nvcc("cluster_st_async.ptx", source="cluster_st_async.cu", arch="sm_90a")
+    nvcc("cluster_red_async.ptx", "-DRED", source="cluster_st_async.cu", arch="sm_90a")
     nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")

@@ -363,12 +363,13 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
                 return
             t = int(rows[np.argmax(~done[rows])])
             b = barrier_at(cta, ins, int(addr[t]))
-            why = f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes"
+            why = (f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes") + \
+                " are still outstanding and nothing left in flight brings them" if b.pending or b.tx > 0 else \
+                f"{-b.tx} bytes more than its transaction count were delivered (the count never returns to zero)"
             who = f"CTA rank {cta.rank}, thread {t}" if cta.cluster is not None else f"thread {t}"
             raise cta.prog.error(ins, f"{ins.opcode} ({who}) waits for phase {b.phase} of the mbarrier at shared "
                                       f"0x{b.addr:x} (initialised at line {b.line}), which can never complete: "
-                                      f"{why} are still outstanding and nothing left in flight brings them "
-                                      f"(the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
+                                      f"{why} (the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
         if d is not None:
             cta.put(d.id, done, None, m)
     return Step(ins, index, "op", run)

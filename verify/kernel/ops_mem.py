@@ -85,9 +85,6 @@ def _ld(prog: Program, ins: Instr, index: int) -> Step:
 
 @handler("st")
 def _st(prog: Program, ins: Instr, index: int) -> Step:
-    if "async" in ins.parts[1:]:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (st.async: a store completing on another "
-                              "CTA's mbarrier)")
     space = space_of(ins)
     vec = vector_of(ins)
     t = types_of(ins)[-1]
