@@ -11,7 +11,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from verify.hardware.observe import HardwareResult, ObservationError, Observation, Relations
+from verify.witnesses import as_witness
+from verify.hardware.observe import ObservationError, Observation, Relations
+from verify.results.hardware import HardwareResult
 from verify.hardware.probes import Instruction, Operand
 from verify.layout.model import Layout
 from verify.layout.sparse import SparseMap
@@ -221,7 +223,7 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                          f"observed through them]")
             msg = f"{sim}{ins.text} on {obs.gpu}: {listed[0]}{more}"
             out.append(HardwareResult(lay.id, ins.id, "contradicted", msg, obs.gpu, obs.simulated,
-                                      tuple(listed), viol[0][1], obs.path))
+                                      tuple(listed), as_witness(viol[0][1]), obs.path))
         else:
             msg = f"{sim}{ins.text} on {obs.gpu}: every observed relation agrees{note}"
             out.append(HardwareResult(lay.id, ins.id, "confirmed", msg, obs.gpu, obs.simulated, (), None, obs.path))

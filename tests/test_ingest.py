@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from verify.catalog.docpage import Code, Table, parse_page
+from verify.catalog.docpage import parse_page
+
+from verify.catalog.page_model import Code, Table
 from verify.catalog.emit import emit_toml
 from verify.catalog.ingest import IngestFinding, ingest_pages, ingest_text
 from verify.catalog.pages import specs_from_pages

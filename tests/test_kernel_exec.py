@@ -119,7 +119,7 @@ def test_an_exited_thread_stays_out():
 
 
 ERRORS = [
-    ("atom.global.add.u32 %r2, [%rd1], 1;", "unsupported instruction 'atom.global.add.u32'"),
+    ("atom.global.cas.b32 %r2, [%rd1], 1, 2;", "unsupported instruction 'atom.global.cas.b32'"),
     ("mov.u32 %r2, %clock;", "special register %clock has no fixed value"),
     ("div.u32 %r2, 1, 0;", "division by zero"),
 ]

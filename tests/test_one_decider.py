@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from verify.catalog import page_facts as ingest, shared_pages
+from verify.catalog import page_facts as ingest, shared_pages_wgmma
 from verify.checks import maps
 from verify.formula import parse_formula
 from verify.layout.dims import Dim
@@ -78,9 +78,9 @@ def test_the_page_readers_take_no_verdict_of_their_own(monkeypatch: pytest.Monke
     with pytest.raises(maps.Undecided):
         ingest._enumerate(formula, 32, 2, 8, 8, None)
     fm = formula_map("off = a + 4 * k", (Dim("a", 8),), (Dim("off", 64),), (Param("k", (1, 2)),))
-    shared_pages._not_injective.cache_clear()
+    shared_pages_wgmma._not_injective.cache_clear()
     with pytest.raises(maps.Undecided):
-        shared_pages._not_injective(fm)
+        shared_pages_wgmma._not_injective(fm)
 
 
 def test_ingest_words_the_decider_s_witnesses_as_it_always_has() -> None:

@@ -49,7 +49,7 @@ def test_page_specs_equal_the_spec_files_ingest_writes(docs_dir):
                    [(f.layout, f.message, f.expected) for f in read.syntax_findings]
             by_id = {fr.layout_id: fr for fr in built}
             for lay in direct.layouts:
-                fr = by_id[lay.id.split("@")[0]]
+                fr = by_id[lay.doc_id]
                 assert (lay.provenance.spec_path, lay.provenance.text_map, lay.provenance.formula_line) == (fr.page or sec.page, fr.where, fr.formula_line)
             for f in direct.syntax_findings:
                 assert (f.line, f.col) == by_id[f.layout].syntax_error[:2]

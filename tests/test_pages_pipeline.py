@@ -103,7 +103,9 @@ def page_as_html(md: Path) -> str:
     markdown, so that both copies state the same)."""
     import html
 
-    from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page
+    from verify.catalog.docpage import read_page
+
+    from verify.catalog.page_model import Caption, Code, Image, Table, Text
     esc = html.escape
     out = ["<html><body>"]
     for sec in read_page(md).sections:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from verify import api
-from verify.catalog.docpage import Caption, Code, Image, Table, Text, read_page
+from verify.catalog.docpage import read_page
+from verify.catalog.page_model import Caption, Code, Image, Table, Text
 from verify.catalog.known import applies, pair_sections, squeeze
 from verify.results.diff import Named
 from verify.checks.diff import _unnumbered, diff

@@ -46,7 +46,8 @@ def test_encode_decode_round_trip() -> None:
 
 
 def test_the_field_table_is_the_pages(docs_dir) -> None:  # type: ignore[no-untyped-def]
-    from verify.catalog.docpage import Table, read_page
+    from verify.catalog.docpage import read_page
+    from verify.catalog.page_model import Table
     page = read_page(docs_dir / "9-7-15-5-1-2-shared-memory-matrix-layout.md")
     sec = next(s for s in page.sections if s.number == "9.7.15.5.1.2.2")
     table = next(b for b in sec.blocks if isinstance(b, Table))

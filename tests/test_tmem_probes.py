@@ -30,11 +30,9 @@ PROBED = {"tcgen05.datapath.A", "tcgen05.datapath.B", "tcgen05.datapath.D", "tcg
           "tcgen05.datapath.G", "tcgen05.packing.D.b16.unpacked", "tcgen05.packing.A.b16.packed",
           "tcgen05.packing.A.b16.unpacked", "tcgen05.packing.A.mxf8f6f4", "tcgen05.packing.A.mxf4",
           "tcgen05.sf.A.4x1", "tcgen05.sf.A.4x1.sfa_id0", "tcgen05.cp.32x128b.warpx4", "tcgen05.cp.source.32x128b",
-          "tcgen05.datapath.C"}
+          "tcgen05.datapath.C", "tcgen05.cp.128x256b", "tcgen05.cp.128x128b", "tcgen05.cp.4x256b",
+          "tcgen05.cp.64x128b.warpx2.02_13", "tcgen05.cp.64x128b.warpx2.01_23"}
 REFUSED = {"tcgen05.sf.B.4x1"}  # the sf probe codes A's scale factors only (tmem_kind.why_not says so)
-# the cp probe runs .32x128b.warpx4 only (tmem_kind.why_not says so of the other copy shapes)
-CP_REFUSED = {"tcgen05.cp.128x256b", "tcgen05.cp.128x128b", "tcgen05.cp.4x256b", "tcgen05.cp.64x128b.warpx2.02_13",
-              "tcgen05.cp.64x128b.warpx2.01_23"}
 
 
 @functools.cache
@@ -55,16 +53,14 @@ def _probe(pid: str) -> kinds.Probe:
 def test_every_tensor_memory_layout_is_probed_or_refused_with_a_reason() -> None:
     found, errors = catalog()
     tmem = {m.id for m in api.map_layouts(loaded()) if tmem_kind.takes(m)}
-    assert tmem == PROBED | REFUSED | CP_REFUSED
+    assert tmem == PROBED | REFUSED
     assert {x.id for p in found for x in p.tested} == PROBED
     why = {e.partition("] ")[0][1:]: e.partition("] ")[2] for e in errors}
-    assert sorted(why) == sorted(REFUSED | CP_REFUSED)  # every other layout id is probed
+    assert sorted(why) == sorted(REFUSED)  # every other layout id is probed
     assert why["tcgen05.sf.B.4x1"].startswith("the scale factors of B: ")
-    assert all(why[x].startswith("the cp probe copies a 32 x 16-byte block with tcgen05.cp.32x128b.warpx4 only")
-               for x in CP_REFUSED)
     assert {p.kind for p in found} == {"tmem"} and {p.arch for p in found} == {"sm_100a"}
     assert {p.payload.sub for p in found} == {"datapath", "pack_d", "st", "tmem_a", "sf", "cp"}
-    assert len({p.id for p in found}) == len(found) == 21
+    assert len({p.id for p in found}) == len(found) == 26
     pair = {p.id: p.text for p in found if p.payload.plan.ctas == 2}
     assert pair == {"tmem.datapath.tcgen05.datapath.A.N=16": "tcgen05.mma.cta_group::2.kind::f16",
                     "tmem.datapath.tcgen05.datapath.B.N=32": "tcgen05.mma.cta_group::2.kind::f16",
@@ -148,6 +144,11 @@ DEVIANTS = [  # (probe, first key, second key): two TMEM lanes swapped (inverse 
     ("tmem.sf.tcgen05.sf.A.4x1.VS=1", (0, 0), (0, 1)),
     ("tmem.sf.tcgen05.sf.A.4x1.VS=4", (31, 2), (32, 2)),
     ("tmem.cp.tcgen05.cp.32x128b.warpx4", (0, 0), (1, 0)),
+    ("tmem.cp.tcgen05.cp.128x256b", (127, 31), (0, 31)),
+    ("tmem.cp.tcgen05.cp.128x128b", (8, 0), (7, 0)),
+    ("tmem.cp.tcgen05.cp.4x256b", (32, 5), (96, 5)),
+    ("tmem.cp.tcgen05.cp.64x128b.warpx2.02_13", (63, 15), (64, 15)),
+    ("tmem.cp.tcgen05.cp.64x128b.warpx2.01_23", (32, 0), (64, 0)),
 ]
 
 
@@ -335,3 +336,82 @@ def test_every_tmem_program_assembles_for_sm_100a(tmp_path: Path) -> None:
     assert text.count(".entry probe_tmem_") == len(found)
     sparse = [p.id for p in found if p.text.startswith("tcgen05.mma.sp.")]  # Layout C's, both lane alignments
     assert sparse == ["tmem.datapath.tcgen05.datapath.C.N=32,BASE=0", "tmem.datapath.tcgen05.datapath.C.N=32,BASE=16"]
+
+
+CP_SHAPES = {  # probe id -> (PTX text, source block bytes, SBO)
+    "tmem.cp.tcgen05.cp.32x128b.warpx4": ("tcgen05.cp.cta_group::1.32x128b.warpx4", 512, 128),
+    "tmem.cp.tcgen05.cp.128x256b": ("tcgen05.cp.cta_group::1.128x256b", 4096, 256),
+    "tmem.cp.tcgen05.cp.128x128b": ("tcgen05.cp.cta_group::1.128x128b", 2048, 128),
+    "tmem.cp.tcgen05.cp.4x256b": ("tcgen05.cp.cta_group::1.4x256b", 256, 256),
+    "tmem.cp.tcgen05.cp.64x128b.warpx2.02_13": ("tcgen05.cp.cta_group::1.64x128b.warpx2::02_13", 1024, 128),
+    "tmem.cp.tcgen05.cp.64x128b.warpx2.01_23": ("tcgen05.cp.cta_group::1.64x128b.warpx2::01_23", 1024, 128),
+}
+
+
+def test_every_copy_shape_has_a_probe_of_its_block() -> None:
+    """One probe per tcgen05.cp shape: the instruction its id names, the coded block (two experiments), 8 columns
+    of every lane read back; the prediction is the copy layout composed with the source block (K-major core
+    matrices, LBO 128: row r at 16 (r % 8) + SBO (r / 8), its second 16 bytes 128 further)."""
+    found = {p.id: p for p in catalog()[0] if p.payload.sub == "cp"}
+    assert sorted(found) == sorted(CP_SHAPES)
+    for pid, (text, span, sbo) in CP_SHAPES.items():
+        t = found[pid].payload
+        assert t.text == text and t.plan.read == (0, 8) and t.plan.cols == 32 and t.plan.experiments == 2
+        assert t.plan.smem_words == span // 4 and len(t.input) == span // 2 and t.meta["span"] == span
+        assert f"((uint64_t)({sbo}u >> 4) << 32)" in t.plan.setup and "((uint64_t)(128u >> 4) << 16)" in t.plan.setup
+        offs = [off for off in t.predicted.values() if off is not None]  # every byte copied once per multicast copy
+        copies = 4 if "warpx4" in pid else 2 if "warpx2" in pid else 1
+        rows, row_bytes = (4, 32) if "4x256b" in pid else (span // 16 if sbo == 128 else span // 32, sbo // 8)
+        assert len(set(offs)) == rows * row_bytes and len(offs) == copies * rows * row_bytes, pid
+    w = found["tmem.cp.tcgen05.cp.128x256b"].payload.predicted
+    assert w[(9, 0)] == 256 + 16 and w[(9, 16)] == 256 + 16 + 128 and w[(127, 31)] == 15 * 256 + 128 + 7 * 16 + 15
+    assert sum(v is not None for v in w.values()) == 128 * 32
+    n = found["tmem.cp.tcgen05.cp.128x128b"].payload.predicted
+    assert n[(9, 15)] == 128 + 16 + 15 and n[(9, 16)] is None  # 4 columns written: bytes 16.. keep the sentinel
+    f = found["tmem.cp.tcgen05.cp.4x256b"].payload.predicted
+    assert f[(64, 20)] == 128 + 2 * 16 + 4 and f[(65, 0)] is None and sum(v is not None for v in f.values()) == 4 * 32
+    a = found["tmem.cp.tcgen05.cp.64x128b.warpx2.02_13"].payload.predicted
+    b = found["tmem.cp.tcgen05.cp.64x128b.warpx2.01_23"].payload.predicted
+    # source row 32 (offset 512): ::02_13 (CuTe) lanes 32 and 96, ::01_23 (CuTe) lanes 64 and 96
+    assert a[(32, 0)] == a[(96, 0)] == 512 and b[(64, 0)] == b[(96, 0)] == 512 and b[(32, 0)] == 0
+
+
+def test_the_01_23_probe_names_mosaics_reading() -> None:
+    """The ::01_23 probe compares the device with Mosaic GPU's reading (the spec's ::02_13) as well: a device
+    following the spec is confirmed and said not to be Mosaic's; a device planted with ::02_13's placement (lane
+    quarters 1 and 2 swapped) is contradicted at the first wrong cell, and said to follow ::02_13."""
+    p = _probe("tmem.cp.tcgen05.cp.64x128b.warpx2.01_23")
+    other, _what, cells = p.payload.meta["alt"]
+    assert other == "tcgen05.cp.64x128b.warpx2.02_13"
+    assert cells == _probe("tmem.cp.tcgen05.cp.64x128b.warpx2.02_13").payload.predicted
+    ok = kinds.judge(p, observe.from_raw(kinds.simulate(p), simulated=True))
+    assert [(r.layout, r.status, r.as_expected) for r in ok] == [("tcgen05.cp.64x128b.warpx2.01_23", "confirmed", True)]
+    assert ("it is not tcgen05.cp.64x128b.warpx2.02_13's placement (JAX Mosaic GPU's reading of ::01_23, the "
+            "spec's ::02_13): 1024 cells differ from it, first TMEM lane 32, byte 0: the device holds 0, "
+            "tcgen05.cp.64x128b.warpx2.02_13 puts 512 there") in ok[0].message
+    raw = kinds.simulate(p, tmem_kind.placed_as(p.payload))
+    assert raw["simulated"] is True and "places every cell as tcgen05.cp.64x128b.warpx2.02_13" in raw["device"]["name"]
+    bad = kinds.judge(p, observe.from_raw(raw, simulated=True))
+    assert bad[0].status == "contradicted" and not bad[0].as_expected and bad[0].message.startswith("SIMULATED: ")
+    assert bad[0].violations[0] == "TMEM lane 32, byte 0: the device holds 512, the layout puts 0 there"
+    assert bad[0].counterexample["key"] == [32, 0]
+    assert bad[0].message.endswith("; every cell read back is where tcgen05.cp.64x128b.warpx2.02_13 (JAX Mosaic GPU's "
+                                   "reading of ::01_23, the spec's ::02_13) puts it: the device follows "
+                                   "tcgen05.cp.64x128b.warpx2.02_13")
+
+
+def test_the_01_23_probe_without_its_peer_says_so() -> None:
+    lay = next(m for m in api.map_layouts(loaded()) if m.id == "tcgen05.cp.64x128b.warpx2.01_23")
+    found, errors = kinds.tmem_probes([lay])
+    assert not errors and "alt" not in found[0].payload.meta
+    assert found[0].payload.how.endswith("(tcgen05.cp.64x128b.warpx2.02_13 not loaded: no comparison with JAX Mosaic "
+                                         "GPU's reading of ::01_23, the spec's ::02_13)")
+
+
+def test_probe_cli_emits_the_settling_01_23_program(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["probe", "tcgen05.cp.64x128b.warpx2.01_23", "--emit", str(tmp_path)]) == 0
+    capsys.readouterr()
+    src = (tmp_path / "tmem.cp.tcgen05.cp.64x128b.warpx2.01_23.cu").read_text()
+    for text in ('asm volatile("tcgen05.cp.cta_group::1.64x128b.warpx2::01_23 [%0], %1;"', "tcgen05.alloc.cta_group::1",
+                 "tcgen05.ld.sync.aligned.32x32b.x1.b32", "0xffffffffu", "int main()"):
+        assert text in src, text

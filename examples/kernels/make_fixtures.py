@@ -14,6 +14,10 @@
   the scale factors in Tensor Memory), 128 x 128 x 128; ``triton_sm100_mxfp4.ptx``: ``matmul_scaled_fp4`` the same
   way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``), and
   ``triton_sm100_nvfp4.ptx``: ``matmul_scaled_nvfp4`` (e4m3 scale factors, one per 16: ``kind::mxf4nvf4...block16``);
+* ``triton_splitk.ptx``: ``splitk.py``'s ``matmul_splitk`` for sm_80 (split-K: two CTAs per tile, each adding its
+  half of K onto C with ``atom.global.add.f32``), 64 x 64 x 32, 4 warps, 2 stages; ``triton_splitk_red.ptx`` the same
+  with ``sem="relaxed"`` (``red.global.add.f32``), ``triton_splitk_sm90.ptx`` that for sm_90 (wgmma, and
+  ``red.global.add.v4.f32``), and ``triton_splitk_swap.ptx`` with SWAP=1 (a planted bug: row and column swapped);
 * two planted bugs, for the docs' counterexamples: ``triton_sm90_64_lbo_sbo.ptx`` (B's wgmma descriptor with its LBO
   and SBO swapped) and ``triton_sm100_mxfp8_sf_id.ptx`` (the second MMA's instruction descriptor naming the first K
   block's scale factors of A), each ``triton_sm90_64.ptx`` / ``triton_sm100_mxfp8.ptx`` with one constant changed;
@@ -42,13 +46,18 @@
 * ``cluster_dsmem.ptx``: ``cluster_dsmem.cu`` (``st.shared::cluster``/``ld.shared::cluster`` through ``mapa``, in a
   cluster of 2 CTAs) the same way, ``cluster_dsmem_mbarrier.ptx`` with ``-DMBARRIER`` (ordered by mbarriers), and
   ``cluster_dsmem_early_load.ptx`` with ``-DEARLY_LOAD`` (the remote loads before the cluster barrier: a planted bug);
+* ``cluster_st_async.ptx``: ``cluster_st_async.cu`` (``st.async...mbarrier::complete_tx::bytes`` into the other CTA's
+  shared memory, in a cluster of 2 CTAs) the same way, and ``cluster_red_async.ptx`` with ``-DRED`` (the other CTA's half
+  added onto zeros by ``red.async...add.u32``);
 * ``tcgen05_a_tmem.ptx``: ``tcgen05_a_tmem.cu`` (inline ``tcgen05.mma.cta_group::1.kind::f16`` with A in Tensor
   Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
   ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
   ``tcgen05_a_tmem_half.ptx`` (``-DHALF_A``: A written for half the lanes);
 * ``tcgen05_cp.ptx``: ``tcgen05_cp.cu`` (the same GEMM with A copied from shared memory into Tensor Memory by
   ``tcgen05.cp.cta_group::1.128x256b`` and two ``.128x128b``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the
-  planted ``tcgen05_cp_shape.ptx`` (``-DCP_SHAPE``: the second copy made ``.64x128b.warpx2::01_23``).
+  planted ``tcgen05_cp_shape.ptx`` (``-DCP_SHAPE``: the second copy made ``.64x128b.warpx2::01_23``);
+* ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
+  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -81,7 +90,7 @@ def relative_files(ptx: str) -> str:
 
 
 def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target: str = "sm_80",
-           kernel: str = "matmul_kernel") -> None:
+           kernel: str = "matmul_kernel", extra: dict[str, int] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
     from verify.kernel.launch import Scalar, Tensor, TensorMap  # noqa: PLC0415
     from verify.kernel.load import compile_triton  # noqa: PLC0415
@@ -90,6 +99,10 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
         args: tuple = (Tensor("A", "f16", (M, K), (K, 1)), Tensor("B", "f16", (K, N), (N, 1)),
                        Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K, K, 1, N, 1, N, 1)])
         consts = {"BM": bm, "BN": bn, "BK": bk, "INT": 0}
+    elif kernel == "matmul_splitk":  # M = N = 2 tiles, K = 2 slices of 4 steps (``extra``: SPLIT, RELAXED, SWAP)
+        args = (Tensor("A", "f16", (M, 2 * K), (2 * K, 1)), Tensor("B", "f16", (2 * K, N), (N, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, 2 * K, 2 * K, 1, N, 1, N, 1)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     elif kernel == "matmul_tma":
         args = (TensorMap("A", Tensor("A", "f16", (M, K), (K, 1)), (bm, bk)),
                 TensorMap("B", Tensor("B", "f16", (K, N), (N, 1)), (bk, bn)),
@@ -106,16 +119,19 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
                 Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
                 Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
         consts = {"BM": bm, "BN": bn, "BK": bk}
+    consts.update(extra or {})
+    source = "splitk.py" if kernel == "matmul_splitk" else "matmul.py"
     cwd = os.getcwd()
     os.chdir(HERE)
     try:
-        k = compile_triton(f"matmul.py:{kernel}", consts, args, target, warps, stages)
+        k = compile_triton(f"{source}:{kernel}", consts, args, target, warps, stages)
     finally:
         os.chdir(cwd)
     maps = "".join(f"; tensor map {n}: box {'x'.join(map(str, box))}, swizzle {swz}"
                    for n, (swz, box) in zip("AB", k.tensordesc))
-    head = (f"// made by examples/kernels/make_fixtures.py: Triton {k.version} matmul.py:{kernel} BM={bm} BN={bn} "
-            f"BK={bk}{' INT=0, f16' if kernel == 'matmul_kernel' else ''}, {target}, num_warps={warps}, "
+    more = "".join(f" {n}={v}" for n, v in (extra or {}).items())
+    head = (f"// made by examples/kernels/make_fixtures.py: Triton {k.version} {source}:{kernel} BM={bm} BN={bn} "
+            f"BK={bk}{more}{' INT=0, f16' if kernel == 'matmul_kernel' else ''}, {target}, num_warps={warps}, "
             f"num_stages={stages}; shared {k.shared} bytes{maps}\n")
     (HERE / name).write_text(head + relative_files(k.ptx), encoding="utf-8")
 
@@ -147,6 +163,10 @@ if __name__ == "__main__":
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
     triton("triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4")
     triton("triton_sm100_nvfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_nvfp4")
+    triton("triton_splitk.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 0, "SWAP": 0})
+    triton("triton_splitk_red.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 1, "SWAP": 0})
+    triton("triton_splitk_sm90.ptx", 64, 64, 32, 4, 2, "sm_90", "matmul_splitk", {"SPLIT": 2, "RELAXED": 1, "SWAP": 0})
+    triton("triton_splitk_swap.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 0, "SWAP": 1})
     planted("triton_sm90_64_lbo_sbo.ptx", "triton_sm90_64.ptx", "4611686293305294848", str(0x4000000000400000),
             "B's descriptor's LBO and SBO swapped")
     planted("triton_sm100_mxfp8_sf_id.ptx", "triton_sm100_mxfp8.ptx", "%r208, 681639952;",
@@ -161,11 +181,14 @@ if __name__ == "__main__":
     nvcc("cluster_dsmem.ptx", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("cluster_dsmem_mbarrier.ptx", "-DMBARRIER", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("cluster_dsmem_early_load.ptx", "-DEARLY_LOAD", source="cluster_dsmem.cu", arch="sm_90a")
+    nvcc("cluster_st_async.ptx", source="cluster_st_async.cu", arch="sm_90a")
+    nvcc("cluster_red_async.ptx", "-DRED", source="cluster_st_async.cu", arch="sm_90a")
     nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_cp.ptx", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_cp_shape.ptx", "-DCP_SHAPE", source="tcgen05_cp.cu", arch="sm_100a")
+    nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")

@@ -33,7 +33,9 @@ import re
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .docpage import Code, Page, PageError, Section, Table, Text, read_page
+from .docpage import read_page
+
+from .page_model import Code, Page, PageError, Section, Table, Text
 from .known import Found, SectionIndex, squeeze
 from .sections import IngestFinding, NUM_WORDS, freeze
 
@@ -482,7 +484,7 @@ def _movmatrix(sec: Section, page: Page) -> list[IngestFinding]:
 
 
 def _captions(sec: Section, page: Page) -> list[IngestFinding]:
-    from .docpage import Caption
+    from .page_model import Caption
     wrong = [b for b in sec.blocks if isinstance(b, Caption) and "SFA_ID" in b.text.replace("\\", "")]
     if not wrong:
         return []

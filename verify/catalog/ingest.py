@@ -27,7 +27,8 @@ from typing import Any, Sequence
 
 from ..layout.ids import layout_id
 from ..layout.types import ACCUMULATOR_TYPES
-from .docpage import Caption, Code, Image, Page, PageError, Section, Table, Text, read_page
+from .docpage import read_page
+from .page_model import Caption, Code, Image, Page, PageError, Section, Table, Text
 from .catalog_errata import catalog_findings
 from .known import release_of
 from .page_facts import _short

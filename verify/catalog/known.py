@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from ..results.diff import Named
 
 if TYPE_CHECKING:  # pages are parsed by the callers: naming sections costs a spec-file check nothing
-    from .docpage import Page, Section
+    from .page_model import Page, Section
 
 
 def squeeze(title: str) -> str:

@@ -20,7 +20,7 @@ from ..layout.fragment_maps import FormulaFragment
 from ..layout.model import MAP_CHECKS, Codomain, Domain, Shape
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
-from .docpage import Code, Section, Table
+from .page_model import Code, Section, Table
 from .sections import (NUM, SUBBYTE_FLOATS, ElementList, IngestFinding,
                        RowFacts, freeze, num_word, types_in)
 

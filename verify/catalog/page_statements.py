@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..layout.statements import Statement
-from .docpage import Page, Section
+from .page_model import Page, Section
 from .known import SectionIndex
 from .statement_text import Sink
 from .statements_fragments import read_fragment_section, read_tmem_section

@@ -52,7 +52,7 @@ def expand_pages(paths: Sequence[str | Path]) -> list[str]:
 def ingest(paths: Sequence[str | Path], docs: Sequence[str | Path] = ()) -> IngestResult:
     """The sections of the pages ``paths`` (files, or directories of pages); cross references and
     anchors resolve among them and the reference pages ``docs`` (files or directories), nothing else."""
-    from .docpage import PageError
+    from .page_model import PageError
     from .ingest import ingest_pages
     try:
         return ingest_pages(expand_pages(paths), expand_pages(docs))
@@ -143,7 +143,8 @@ def _sort_paths(paths: Sequence[str | Path]) -> tuple[list[Path], list[str | Pat
 
 def page_release(pages: Sequence[Path]) -> str:
     """The release the pages state (``known.release_of``; "" where they state none)."""
-    from .docpage import PageError, read_page
+    from .docpage import read_page
+    from .page_model import PageError
     read = []
     for p in pages:
         try:
@@ -156,7 +157,8 @@ def page_release(pages: Sequence[Path]) -> str:
 def release(paths: Sequence[str | Path]) -> tuple[str, tuple[Named, ...]]:
     """The release the doc pages among ``paths`` state (``known.release_of``) and their sections, each as the
     release states it (number, title, anchor); ``("", ())`` where no page is among them."""
-    from .docpage import PageError, read_page
+    from .docpage import read_page
+    from .page_model import PageError
     pages = []
     for p in _sort_paths(paths)[0]:
         try:
@@ -237,7 +239,8 @@ def statement_specs(pages: Sequence[Path], against: Sequence[str | Path] | None,
     that has statements, carrying them and the reviewed layouts and maps they are judged by
     (``verify.checks.statements``): every layout of ``against``, else of the bundled specs that state the
     instructions the statements are about."""
-    from .docpage import PageError, read_page
+    from .docpage import read_page
+    from .page_model import PageError
     from .page_statements import read as read_statements
     read: list[Any] = []
     for p in pages:
@@ -348,7 +351,8 @@ def why_nothing(paths: Sequence[str | Path]) -> str:
     """Why the doc pages among ``paths`` gave nothing to check, page by page ("" when none is a page): a page
     with no numbered section heading is not in a shape the reader knows; one whose sections state no layout
     the tool reads from pages says which sections it has."""
-    from .docpage import PageError, read_page
+    from .docpage import read_page
+    from .page_model import PageError
     reasons: list[str] = []
     for p in expand_pages([q for q in map(Path, paths) if is_page(q) or q.is_dir()]):
         try:

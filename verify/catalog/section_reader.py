@@ -14,7 +14,7 @@ from ..formula import Formula, FormulaError, parse_formula
 from ..layout.ids import section_tag
 from ..layout.model import UNPARSED, Shape
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
-from .docpage import Caption, Code, Image, Section, Table, Text
+from .page_model import Caption, Code, Image, Section, Table, Text
 from .sections import (SECTION_TITLE, TYPES, FragmentSpec, IngestFinding,
                        RowFacts, SectionSpec, types_in)
 from .page_facts import (_Ctx, _Table, _check_row, _enumerate, _extent, _formula_text,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from ..layout.ids import layout_id
-from .docpage import Caption, Section, Table, Text
+from .page_model import Caption, Section, Table, Text
 from .statement_text import NUMBER, Sink, number
 
 _TYPE = re.compile(r"\.([a-z][a-z0-9]*)")
@@ -150,7 +150,7 @@ def _continued(sink: Sink, b: Text, instruction: str, shape: str, operand: str, 
                     sink.out[k] = dataclasses.replace(st, value=None, unread=str(e))
                 break
         return
-    from .docpage import clean_inline
+    from .page_model import clean_inline
     n = b.line
     lid = ""
     while 0 < n <= len(sink.page.lines) and sink.page.lines[n - 1].strip():

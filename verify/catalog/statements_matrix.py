@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import re
 
-from .docpage import Caption, Code, CodeLine, Section, Table, Text
+from .page_model import Caption, Code, CodeLine, Section, Table, Text
 from .statement_text import NUMBER, Sink, number
 
 _RXC = re.compile(r"\b(\d+)x(\d+)\b")

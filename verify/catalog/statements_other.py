@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from .docpage import Section, Table, Text
+from .page_model import Section, Table, Text
 from .statement_text import NUMBER, Sink, number
 
 _TYPE = re.compile(r"^\.(\w+)(?:\s+or\s+\.(\w+))?$")

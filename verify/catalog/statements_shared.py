@@ -22,8 +22,10 @@ import re
 from typing import Any
 
 from ..layout.descriptor import stride_roles
-from .docpage import Block, Caption, Code, Section, Table, Text
-from .shared_pages import SymError, _cells, _definition_clauses, canonical_family, major_of_words, mode_of_words, parse_symbolic
+from .page_model import Block, Caption, Code, Section, Table, Text
+from .shared_page_context import table_cells, major_of_words, mode_of_words
+from .shared_pages_wgmma import definition_rows
+from .shared_symbolic import SymError, canonical_family, parse_symbolic
 from .statement_text import NUMBER, Sink, number
 
 SIZE_INDEX = {4: 0, 6: 1, 8: 2, 16: 3, 32: 4}
@@ -208,7 +210,7 @@ def read_atoms(sink: Sink, sec: Section, instr: str) -> None:
     """Table 38 / 53, the major-ness table, the atoms' arithmetic and the figures of the atoms."""
     for b in sec.blocks:
         if isinstance(b, Table) and b.header and re.search(r"Swizzl", b.header[0]):
-            for texts, cols, line in _cells(b, 3):
+            for texts, cols, line in table_cells(b, 3):
                 if len(texts) < 3:
                     continue
                 mode, major = _atom_mode(texts[0]), major_of_words(texts[1])
@@ -287,47 +289,39 @@ def _atom_text(sink: Sink, b: Text, instr: str) -> None:
 
 def read_definitions(sink: Sink, sec: Section, name: str) -> None:
     """The LBO / SBO definition table: each clause as (dimension, count) of the major-ness and swizzling it is of."""
-    table = next((b for b in sec.blocks if isinstance(b, Table)), None)
-    if table is None:
-        return
-    for texts, cols, line in _cells(table, 2):
-        major = major_of_words(texts[0])
-        if major is None:
-            continue
-        cell = texts[1]
-        for cond, statement in _definition_clauses(cell):
-            at = cell.find(statement[:20]) if statement else 0
-            subject = f"wgmma.{name}.{major}.{'none' if cond.startswith(('no-swizzl', 'interleave')) else 'swizzled' if cond else 'any'}"
-            pos = sink.at(line, cols[1], cell, max(at, 0))
-            if re.search(r"not used", statement, re.I):
-                value: Any = "unused"
-            else:
-                m = re.search(r"offset from the first\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)\s+to the\s+"
-                              r"(?:next|second)\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)", statement, re.I)
-                if not m:
-                    sink.add("stride-definition", subject, None, pos, statement, "the definition does not read")
-                    continue
-                count = m.group(1) or "1"
-                again = m.group(3) or "1"
-                dims = {m.group(2).rstrip("s").lower(), m.group(4).rstrip("s").lower()}
-                if count != again or len(dims) != 1:
-                    sink.add("stride-definition", subject, None, pos, statement,
-                             f"from the first {count} {m.group(2)} to the next {again} {m.group(4)}: not one step")
-                    continue
-                value = (dims.pop() + "s", "W" if count.startswith("(") else int(count))
-                for g in (1, 2, 3, 4):
-                    if m.group(g):
-                        sink.add("stride-definition", subject, value, sink.at(line, cols[1], cell, max(at, 0) + m.start(g)),
-                                 statement)
-            sink.add("stride-definition", subject, value, pos, statement)
-            tm = re.search(r"of the\s+(\d+)x(\d+)\s+tile", statement)
-            if tm:
-                sink.add("definition-tile", f"wgmma.shared.{major}.none", (int(tm.group(1)), int(tm.group(2))),
-                         sink.at(line, cols[1], cell, max(at, 0) + tm.start(1)), statement)
-            am = re.search(r"assumed to be\s+(\d+)", statement)
-            if am:
-                sink.add("definition-assumed", f"wgmma.{name}.{major}", int(am.group(1)),
-                         sink.at(line, cols[1], cell, max(at, 0) + am.start(1)), statement)
+    for major, cond, statement, cell, cols, line in definition_rows(sec):
+        at = cell.find(statement[:20]) if statement else 0
+        subject = f"wgmma.{name}.{major}.{'none' if cond.startswith(('no-swizzl', 'interleave')) else 'swizzled' if cond else 'any'}"
+        pos = sink.at(line, cols[1], cell, max(at, 0))
+        if re.search(r"not used", statement, re.I):
+            value: Any = "unused"
+        else:
+            m = re.search(r"offset from the first\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)\s+to the\s+"
+                          r"(?:next|second)\s+(?:(\d+|\(swizzle-byte-size/16\))\s+)?(rows?|columns?)", statement, re.I)
+            if not m:
+                sink.add("stride-definition", subject, None, pos, statement, "the definition does not read")
+                continue
+            count = m.group(1) or "1"
+            again = m.group(3) or "1"
+            dims = {m.group(2).rstrip("s").lower(), m.group(4).rstrip("s").lower()}
+            if count != again or len(dims) != 1:
+                sink.add("stride-definition", subject, None, pos, statement,
+                         f"from the first {count} {m.group(2)} to the next {again} {m.group(4)}: not one step")
+                continue
+            value = (dims.pop() + "s", "W" if count.startswith("(") else int(count))
+            for g in (1, 2, 3, 4):
+                if m.group(g):
+                    sink.add("stride-definition", subject, value, sink.at(line, cols[1], cell, max(at, 0) + m.start(g)),
+                             statement)
+        sink.add("stride-definition", subject, value, pos, statement)
+        tm = re.search(r"of the\s+(\d+)x(\d+)\s+tile", statement)
+        if tm:
+            sink.add("definition-tile", f"wgmma.shared.{major}.none", (int(tm.group(1)), int(tm.group(2))),
+                     sink.at(line, cols[1], cell, max(at, 0) + tm.start(1)), statement)
+        am = re.search(r"assumed to be\s+(\d+)", statement)
+        if am:
+            sink.add("definition-assumed", f"wgmma.{name}.{major}", int(am.group(1)),
+                     sink.at(line, cols[1], cell, max(at, 0) + am.start(1)), statement)
 
 
 _EXAMPLE = re.compile(r"(K|MN)-Major,\s*(.+?)\s+and\s+(\w+)\s+type", re.I)
@@ -340,7 +334,7 @@ def read_canonical(sink: Sink, sec: Section) -> None:
     table = next((b for b in sec.blocks if isinstance(b, Table) and any("Canonical" in h for h in b.header)), None)
     if table is None:
         return
-    for texts, cols, line in _cells(table, 4):
+    for texts, cols, line in table_cells(table, 4):
         if len(texts) < 4:
             continue
         major, mode = major_of_words(texts[0]), mode_of_words(texts[1])
@@ -398,7 +392,7 @@ def _example(sink: Sink, head: Text, h: re.Match[str], blocks: list[Any]) -> Non
         elif isinstance(b, Text) and b.text.startswith("Canonical Layout"):
             canonical = b
         elif isinstance(b, Table):
-            for texts, cols, line in _cells(b, 2):
+            for texts, cols, line in table_cells(b, 2):
                 if len(texts) >= 2:
                     rows.append((texts[0].strip(), texts[1].replace("\\*", "*").strip(), line, cols[1]))
     bits = TYPE_BITS.get(tname)
@@ -447,7 +441,7 @@ def _exact_map(text: str, bits: int | None) -> tuple[Any, str]:
     from ..layout.notations.cute import flatten
     from ..layout.notations.cute_shared import parse_cute_shared
     from ..layout.notations.errors import NotationError
-    from .shared_pages import concrete_map
+    from .shared_symbolic import concrete_map
     if not bits or 128 % bits:
         return None, "the example's type has no element size"
     try:
@@ -465,9 +459,9 @@ def _exact_map(text: str, bits: int | None) -> tuple[Any, str]:
 
 def _canonical_map(text: str, major: str, mode: str) -> tuple[Any, str]:
     """A canonical layout the page writes (``Swizzle<B,M,S> o ((8,m),(T,2k)):(...)``) as the family map the reviewed
-    specs hold (``shared_pages.canonical_family``), or why it does not read."""
+    specs hold (``shared_symbolic.canonical_family``), or why it does not read."""
     from ..layout.shared import Swizzle
-    from .shared_pages import WGMMA_T
+    from .shared_page_context import WGMMA_T
     sm = re.match(r"\s*Swizzle\s*<\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*>\s*o\s*", text)
     if not sm:
         return None, "no Swizzle<B,M,S> o before the layout"
@@ -489,7 +483,7 @@ def read_descriptor(sink: Sink, sec: Section) -> None:
                 sink.add("descriptor-word", "wgmma.descriptor", int(m.group(1)), sink.at(b.line, b.col, b.text, m.start(1)),
                          b.text)
         elif isinstance(b, Table) and b.header and "Bit-field" in b.header[0]:
-            for texts, cols, line in _cells(b, 3):
+            for texts, cols, line in table_cells(b, 3):
                 if len(texts) < 3:
                     continue
                 rm = re.fullmatch(r"(\d+)\s*[–-]\s*(\d+)", texts[0].strip())
@@ -509,7 +503,7 @@ def read_descriptor(sink: Sink, sec: Section) -> None:
                                  sink.at(line, cols[2], texts[2], cm.start(2)), texts[2],
                                  "" if mode else f"{cm.group(2)!r} names no mode")
         elif isinstance(b, Table) and b.header and any("Starting address" in h for h in b.header):
-            for texts, cols, line in _cells(b, 2):
+            for texts, cols, line in table_cells(b, 2):
                 mode = mode_of_words(texts[0])
                 m = re.match(r"(\d+)-Byte boundary", texts[1])
                 value = (mode, int(m.group(1))) if mode and m else None

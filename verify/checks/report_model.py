@@ -14,7 +14,7 @@ from ..engines import oracle
 from ..errors import SpecError
 from ..files import read_text
 from ..layout.model import CHECK_NAMES, Layout, section_key
-from ..results import Finding, LayoutResult, Report
+from ..results import AnyFinding, LayoutResult, Report
 from ..results.fixes import MAX_DELTA, ConstantFix
 from ..results.report import LayoutEntry, Model, slug, svg_name
 from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
@@ -79,8 +79,8 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
         return float(len(order))
 
     check_rank = {c: k for k, c in enumerate(("syntax",) + CHECK_NAMES)}
-    grouped: dict[str, list[Finding]] = {}
-    other: list[Finding] = []
+    grouped: dict[str, list[AnyFinding]] = {}
+    other: list[AnyFinding] = []
     for f in report.findings:
         if f.layout in by_id or (f.check == "syntax" and f.layout in fixes):
             grouped.setdefault(f.layout, []).append(f)
@@ -103,7 +103,7 @@ def build(report: Report, timeout: float = DEFAULT_TIMEOUT, max_delta: int = MAX
     return m
 
 
-def _entry(lid: str, found: list[Finding], by_id: Mapping[str, LayoutResult], fixes: Mapping[str, LayoutResult],
+def _entry(lid: str, found: list[AnyFinding], by_id: Mapping[str, LayoutResult], fixes: Mapping[str, LayoutResult],
            check_rank: Mapping[str, int], timeout: float, max_delta: int, search: bool) -> LayoutEntry:
     """One layout with findings: its picture(s), the doc's words and a suggested correction (``fixes``: doc id ->
     the result of its correction)."""
@@ -151,7 +151,7 @@ def _trace(layout: Layout, lane: int, i: int) -> str:
     return ", ".join(parts)
 
 
-def counterexample_lines(f: Finding, layout: Layout | None) -> list[str]:
+def counterexample_lines(f: AnyFinding, layout: Layout | None) -> list[str]:
     """The counterexample in the doc's terms, one statement per line (the witness's own words), with the
     formula's named values at each element it names (the scalar reference, when the layout is known)."""
     c = f.counterexample

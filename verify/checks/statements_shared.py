@@ -480,7 +480,7 @@ def _instance(frame: Any, env: dict[str, Any]) -> tuple[list[int], list[int]] | 
 
 @functools.lru_cache(maxsize=64)
 def _leaves(text: str) -> tuple[tuple[tuple[Any, Any], ...], tuple[tuple[Any, Any], ...]]:
-    from ..catalog.shared_pages import SymError, parse_symbolic
+    from ..catalog.shared_symbolic import SymError, parse_symbolic
     body = re.sub(r"^\s*Swizzle\s*<[^>]*>\s*o\s*", "", text)
     try:
         row, col = parse_symbolic(body)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from . import batch, kinds, observe, probes
+from ..results.hardware import HardwareResult
 
 
 class HardwareError(Exception):
@@ -149,7 +150,7 @@ def run_probes(exe: Path, run: Sequence[kinds.Probe], timeout: float) -> dict[in
 
 
 def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, timeout: float,
-                   say: Callable[[str], None]) -> list[observe.HardwareResult]:
+                   say: Callable[[str], None]) -> list[HardwareResult]:
     """Build every probe this GPU can run in one translation unit, run them, write one observation file per
     probe, compare each with the layouts it tests."""
     import tempfile
@@ -167,7 +168,7 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
     if not run:
         return []
     target = build_target(run, cc)
-    results: list[observe.HardwareResult] = []
+    results: list[HardwareResult] = []
     with tempfile.TemporaryDirectory(prefix="ptx-probe-") as tmp:
         exe, run = build_probes(nvcc, run, target, Path(tmp), timeout, say)
         outputs = run_probes(exe, run, timeout)
@@ -180,7 +181,7 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
             if rc not in (0, 5) or raw is None:
                 failed: list[str] | str = text.strip().splitlines()[-1:] if text.strip() else f"exit {rc}"
                 say(f"{p.id:44s} did not run: {failed}")
-                results += [observe.HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({failed})",
+                results += [HardwareResult(x.id, p.id, "error", f"{p.text}: the probe did not run ({failed})",
                                                    "", False, expected=kinds.expected(p, x))
                             for x in p.tested]
                 continue
@@ -195,9 +196,9 @@ def confirm_on_gpu(inss: Sequence[kinds.Probe], out: Path, nvcc: str | None, tim
     return results
 
 
-def confirm_simulated(inss: Sequence[kinds.Probe]) -> list[observe.HardwareResult]:
+def confirm_simulated(inss: Sequence[kinds.Probe]) -> list[HardwareResult]:
     """The whole pipeline on the SIMULATED device that follows the specs (writes nothing)."""
-    results: list[observe.HardwareResult] = []
+    results: list[HardwareResult] = []
     for p in inss:
         if p.negative:
             continue

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from ..witnesses import as_witness
 from ..layout.model import Layout
 from . import blockscale, catalog_probes as cp, tcgen05_scale, wmma
-from .observe import MAX_LISTED, HardwareResult, Observation, expected_status
+from .observe import MAX_LISTED, Observation, expected_status
+from ..results.hardware import HardwareResult
 
 Elem = tuple[int, int]
 
@@ -30,7 +32,7 @@ def _results(p: cp.CatalogProbe, obs: Observation, found: Sequence[tuple[Layout,
             listed = [v[0] for v in viol[:MAX_LISTED]]
             more = f" (and {len(viol) - MAX_LISTED} more)" if len(viol) > MAX_LISTED else ""
             out.append(HardwareResult(lay.id, p.id, "contradicted", f"{sim}{text} on {obs.gpu}: {listed[0]}{more}",
-                                      obs.gpu, obs.simulated, tuple(listed), viol[0][1], obs.path, expected=exp))
+                                      obs.gpu, obs.simulated, tuple(listed), as_witness(viol[0][1]), obs.path, expected=exp))
         else:
             status, msg = (ok or {}).get(lay.id, ("confirmed", "every observed element is where the spec puts it"))
             out.append(HardwareResult(lay.id, p.id, status, f"{sim}{text} on {obs.gpu}: {msg}", obs.gpu,

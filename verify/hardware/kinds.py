@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from ..witnesses import as_witness
 from ..layout.fragment_maps import FragmentKind
 from ..layout.model import Codomain, Domain, Layout, cell_at
 from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
 from . import smem_kind, smem_probes, tmem_kind, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
-from .observe import HardwareResult, Observation
+from .observe import Observation
+from ..results.hardware import HardwareResult
 from .simdevice import Deviation
 
 CATALOG_FORMAT = "ptx-layout-verify/catalog-probe/1"
@@ -295,7 +297,7 @@ def _judge_shared(p: Probe, obs: Observation) -> list[HardwareResult]:
         listed = tuple(v[0] for v in viol[:observe.MAX_LISTED])
         more = f" (and {len(viol) - observe.MAX_LISTED} more)" if len(viol) > observe.MAX_LISTED else ""
         return [HardwareResult(lay.id, p.id, "contradicted", f"{sim}{sh.how} on {obs.gpu}: {listed[0]}{more}",
-                               obs.gpu, obs.simulated, listed, viol[0][1], obs.path)]
+                               obs.gpu, obs.simulated, listed, as_witness(viol[0][1]), obs.path)]
     return [HardwareResult(lay.id, p.id, "confirmed", f"{sim}{sh.how} on {obs.gpu}: every element read is the "
                            "cell the layout puts there", obs.gpu, obs.simulated, (), None, obs.path)]
 
@@ -359,7 +361,7 @@ def _judge_tmem(p: Probe, obs: Observation) -> list[HardwareResult]:
             more = f" (and {len(viol) - observe.MAX_LISTED} more)" if len(viol) > observe.MAX_LISTED else ""
             out.append(HardwareResult(lay.id, p.id, "contradicted",
                                       f"{sim}{t.how} on {obs.gpu}: {listed[0]}{more}{alt}",
-                                      obs.gpu, obs.simulated, listed, viol[0][1], obs.path, expected=exp))
+                                      obs.gpu, obs.simulated, listed, as_witness(viol[0][1]), obs.path, expected=exp))
         else:
             out.append(HardwareResult(lay.id, p.id, "confirmed", f"{sim}{t.how} on {obs.gpu}: every cell read back is "
                                       f"the one the layout gives{alt}", obs.gpu, obs.simulated, (), None, obs.path,

@@ -30,13 +30,14 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from .probes import SPARSE_METADATA, Instruction, Operand
+from ..witnesses import as_witness
 from ..errors import SpecError
 from ..files import read_json
 from ..layout.model import Layout
 from ..results import dumps as results_dumps
+from ..results.hardware import HardwareResult
 from ..layout.sparse import SparseMap
 from ..layout.model import cells_of, cell_at
-from ..witnesses import Witness, as_witness, witness_json
 
 OBS_FORMAT = "ptx-layout-verify/observation/1"
 OBSERVATION_BYTES = 1 << 28  # an observation file holds raw registers: a large wgmma probe writes ~20 MB
@@ -234,50 +235,6 @@ def relations(ins: Instruction, obs: Observation) -> Relations:
     return Relations(rows, cols, tuple(meets), c_to_d, plan.metadata)
 
 
-# ----------------------------------------------------------------------------- results
-
-@dataclass(frozen=True)
-class HardwareResult:
-    """One layout compared with one observation (a ``check`` finding: check = "hardware")."""
-
-    layout: str
-    instruction: str
-    status: str  # "confirmed" | "contradicted" | "observed" (a map the doc leaves unspecified: wmma)
-    message: str
-    gpu: str
-    simulated: bool
-    violations: tuple[str, ...] = ()
-    counterexample: Witness | Mapping[str, Any] | None = None  # the relations an observation broke: a ``Facts`` witness
-    observation: str = ""
-    check: str = "hardware"
-    expected: str = "confirmed"
-
-    def __post_init__(self) -> None:
-        # the fields an observation broke, as a witness (every renderer reads a finding's counterexample as one)
-        object.__setattr__(self, "counterexample", as_witness(self.counterexample))
-
-    @property
-    def as_expected(self) -> bool:
-        return self.status == self.expected
-
-    def to_json(self) -> dict[str, Any]:
-        return {"layout": self.layout, "check": self.check, "status": self.status,
-                "expected": self.expected, "as_expected": self.as_expected, "message": self.message,
-                "counterexample": witness_json(as_witness(self.counterexample)), "instruction": self.instruction, "gpu": self.gpu,
-                "simulated": self.simulated, "observation": self.observation,
-                "violations": list(self.violations)}
-
-    def text_line(self) -> str:
-        tag = "SIMULATED " if self.simulated else ""
-        mark = {"confirmed": "ok", "observed": "observed"}.get(self.status, "FAIL")
-        head = f"{self.layout:44s} {tag}hardware:{mark}"
-        if not self.as_expected:
-            head += f"  <-- UNEXPECTED (expected {self.expected})"
-        elif self.status == "contradicted":
-            head += "  (known erratum)"
-        return f"{head}  ({self.instruction} on {self.gpu})" + (f"\n    {self.message}" if self.status != "confirmed" else "")
-
-
 # ----------------------------------------------------------------------------- spec side
 
 def _el(prefix: str, e: Elem) -> str:
@@ -461,7 +418,7 @@ def compare(ins: Instruction, obs: Observation, rel: Relations | None = None) ->
                          f"observed through them]")
             msg = f"{sim}{ins.text} on {obs.gpu}: {listed[0]}{more}"
             out.append(HardwareResult(lay.id, ins.id, "contradicted", msg, obs.gpu, obs.simulated,
-                                      tuple(listed), viol[0][1], obs.path, expected=expected_status(lay, ins.layouts)))
+                                      tuple(listed), as_witness(viol[0][1]), obs.path, expected=expected_status(lay, ins.layouts)))
         else:
             msg = f"{sim}{ins.text} on {obs.gpu}: every observed relation agrees{note}"
             out.append(HardwareResult(lay.id, ins.id, "confirmed", msg, obs.gpu, obs.simulated, (), None, obs.path,

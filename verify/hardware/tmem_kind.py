@@ -24,9 +24,12 @@ the layout it stands for:
 * ``sf`` (``tcgen05.sf.*``): ``tcgen05.mma.cta_group::1.kind::mx*.block_scale`` with every scale byte of the
   128 x 4 tile coded as a power of two (lane, then column and byte), A one on one K block: D is the block's
   size times the factor the MMA took for (row, k block), decoded to the byte it came from;
-* ``cp`` (``tcgen05.cp.*``): ``tcgen05.cp.cta_group::1.32x128b.warpx4`` of a 512-byte shared-memory block whose
-  bytes code their offset (low byte, then high byte + 1), each TMEM byte decoded to the offset it came from and
-  compared with the copy layout composed with its source layout (``tcgen05.cp.source.32x128b``).
+* ``cp`` (``tcgen05.cp.*``, ``tmem_cp``): one probe per copy shape of the catalog,
+  ``tcgen05.cp.cta_group::1.<shape>[.<multicast>]`` of a shared-memory block whose bytes code their offset (low
+  byte, then high byte + 1), every lane of 8 columns read back, each TMEM byte decoded to the offset it came from
+  and compared with the copy layout composed with its source layout (``.32x128b.warpx4``:
+  ``tcgen05.cp.source.32x128b``; the others: the descriptor model's K-major block, ``tmem_cp``); ``::01_23``
+  also with Mosaic GPU's reading of it (the spec's ``::02_13``).
 
 What the probes assume, stated where a wrong assumption would show (as a contradiction, never a silent pass):
 the descriptors' bit fields (CUTLASS's ``UMMA::InstrDescriptor[BlockScaled]`` and ``UMMA::SmemDescriptor``,
@@ -74,6 +77,7 @@ import numpy as np
 
 from ..layout.named import evaluate_all
 from . import tcgen05_scale as ts
+from . import tmem_cp
 from .simdevice import Placement
 from .tmem_program import SENTINEL, Plan, body, desc, mma_issue
 
@@ -132,7 +136,7 @@ TMEM_A = {
                                (1, 2)),
 }
 CP_SOURCE = "tcgen05.cp.source.32x128b"
-CP_COPY = "tcgen05.cp.32x128b.warpx4"  # the one copy shape the cp probe runs
+CP_COPY = "tcgen05.cp.32x128b.warpx4"  # the copy shape probed with its catalog source block (CP_SOURCE)
 
 
 def takes(m: Any) -> bool:
@@ -170,9 +174,6 @@ def why_not(m: Any) -> str | None:
         return "no MMA form of the data-path table is known to write it"
     if sub == "tmem_a" and m.doc_id not in TMEM_A:
         return "no MMA form is known to read A in this packing"
-    if sub == "cp" and m.kind == "tmem" and m.doc_id != CP_COPY:
-        return f"the cp probe copies a 32 x 16-byte block with {CP_COPY} only (another shape's probe would code " \
-               "a block of its rows)"
     return None
 
 
@@ -307,6 +308,8 @@ def build(tested: Sequence[Any], source: Any = None, peers: Sequence[Any] = ()) 
         tag = "" if not env else "." + ",".join(f"{k}={v}" for k, v in env.items())
         pid = f"tmem.{sub}.{main.doc_id}{tag}"
         probe = _BUILD[sub](pid, bound, tuple(env.items()), source)
+        if sub == "cp":
+            probe = _cp_other(probe, peers)
         out.append(_with_alt(probe, main.doc_id, env, peers))
     return out
 
@@ -356,7 +359,7 @@ def remark(p: TmProbe, got: Mapping[Key, Any]) -> str:
         return f"; every cell read back is where {other} ({what}) puts it: the device follows {other}"
     key = off[0]
     return (f"; it is not {other}'s placement ({what}): {len(off)} cells differ from it, first TMEM lane {key[0]}, "
-            f"column {key[1]}: the device holds {_say(got.get(key))}, {other} puts {_say(cells[key])} there")
+            f"{'byte' if p.sub == 'cp' else 'column'} {key[1]}: the device holds {_say(got.get(key))}, {other} puts {_say(cells[key])} there")
 
 
 def _datapath(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: Any) -> TmProbe:
@@ -535,39 +538,53 @@ def _sf(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], _src: A
 
 
 def _cp(pid: str, lays: Sequence[Any], env: tuple[tuple[str, int], ...], src: Any) -> TmProbe:
-    if src is None:
-        raise NotProbed(f"the {CP_SOURCE} layout it copies from is not loaded")
+    """A copy shape's probe (``tmem_cp``): the coded block, the copy, every lane of 8 columns read back."""
     cps = [x for x in lays if x.kind == "tmem"]
     if not cps:
         raise NotProbed("no copy layout of tcgen05.cp is loaded (only its source)")
     main = cps[0]
-    shape, cast = main.doc_id.split(".")[2:4]
-    text = f"tcgen05.cp.cta_group::1.{shape}.{cast}"
-    span = int(src.inputs[0].at())
-    smem: list[int] = []
-    for c in range(2):
-        bs = [(o & 0xFF) if c == 0 else ((o >> 8) + 1) for o in range(span)]
-        smem += [bs[i] | bs[i + 1] << 8 | bs[i + 2] << 16 | bs[i + 3] << 24 for i in range(0, span, 4)]
-    setup = f"  const uint64_t sdesc = {desc('sbase', 128, 128)};"
+    text = tmem_cp.ptx(main.doc_id)
+    if main.doc_id == CP_COPY:
+        if src is None:
+            raise NotProbed(f"the {CP_SOURCE} layout it copies from is not loaded")
+        span, back = tmem_cp.source_offsets(src)
+        sbo = tmem_cp.LBO
+        block = f"the {span}-byte block {CP_SOURCE} states"
+        offset = tmem_cp.looked_up(back)
+    else:
+        rows, row_bytes = tmem_cp.shape_of(main)
+        span, sbo, offset = tmem_cp.block(rows, row_bytes)
+        block = (f"a {span}-byte block of {rows} rows x {row_bytes} bytes (K-major core matrices, LBO "
+                 f"{tmem_cp.LBO}, SBO {sbo})")
+    read = tmem_cp.READ_COLS
+    setup = f"  const uint64_t sdesc = {desc('sbase', tmem_cp.LBO, sbo)};"
     issue = f'      asm volatile("{text} [%0], %1;" :: "r"(base), "l"(sdesc) : "memory");'
-    read = 8
-    plan = Plan(32, 2, span // 4, (), (0, read), setup, issue)
+    plan = Plan(tmem_cp.ALLOC, 2, span // 4, (), (0, read), setup, issue)
     preds = []
     for x in lays:
-        cp, so = (x, src) if x.kind == "tmem" else (main, x)
-        preds.append((x.id, _cp_cells(cp, so, read * 4)))
-    how = f"{text} of a {span}-byte block whose bytes code their offset, each Tensor Memory byte decoded"
-    return TmProbe(pid, "cp", text, env, plan, tuple(smem), tuple(preds), _expect(lays, preds), how, {"read": read})
+        if x.kind == "tmem":
+            preds.append((x.id, tmem_cp.cells(inverse_cells(x, read * 4), offset)))
+        else:  # the source layout: the copy composed with it
+            _span, xb = tmem_cp.source_offsets(x)
+            preds.append((x.id, tmem_cp.cells(inverse_cells(main, read * 4), tmem_cp.looked_up(xb))))
+    how = (f"{text} of {block} whose bytes code their offset, every lane of {read} columns read back and each "
+           "Tensor Memory byte decoded")
+    return TmProbe(pid, "cp", text, env, plan, tuple(tmem_cp.words(span)), tuple(preds), _expect(lays, preds), how,
+                   {"read": read, "span": span})
 
 
-def _cp_cells(cp: Any, src: Any, cols: int) -> dict[Key, Any]:
-    """(lane, byte column) -> the source offset whose byte the copy puts there (via the source layout)."""
-    inv = inverse_cells(cp, cols)
-    v = evaluate_all(src.map)
-    shape = np.shape(v.ok)
-    arr = {k: np.broadcast_to(a, shape) for k, a in v.out.items()}
-    back = {(int(arr["src_row"][o]), int(arr["src_byte"][o])): int(o) for (o,) in np.ndindex(shape) if v.ok[o]}
-    return {key: (None if pt is None else back.get((pt[0], pt[1]))) for key, pt in inv.items()}
+def _cp_other(p: TmProbe, peers: Sequence[Any]) -> TmProbe:
+    """``p`` with the other reading ``tmem_cp.OTHER_READING`` names for its copy layout in ``meta["alt"]`` (as
+    ``_with_alt``), or a note that it is not loaded."""
+    first = p.predictions[0][0]  # the id of the copy layout it tests first (its doc layout's, or its correction's)
+    other, what, lay = tmem_cp.other_reading(next((x.doc_id for x in peers if x.id == first), first), peers)
+    if not other:
+        return p
+    if lay is None:
+        return replace(p, how=p.how + f" ({other} not loaded: no comparison with {what})")
+    _span, _sbo, offset = tmem_cp.block(*tmem_cp.shape_of(lay))
+    cells = tmem_cp.cells(inverse_cells(lay, p.plan.read[1] * 4), offset)
+    return replace(p, meta={**p.meta, "alt": (other, what, cells)})
 
 
 _BUILD = {"datapath": _datapath, "pack_d": _pack_d, "st": _st, "tmem_a": _tmem_a, "sf": _sf, "cp": _cp}
@@ -679,14 +696,7 @@ def _dec_sf(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
 
 
 def _dec_cp(p: TmProbe, w: np.ndarray) -> dict[Key, Any]:
-    res: dict[Key, Any] = {}
-    for lane in range(128):
-        for c in range(w.shape[2]):
-            for j in range(4):
-                lo, hi = (int(w[e, lane, c]) >> (8 * j) & 0xFF for e in range(2))
-                res[(lane, 4 * c + j)] = (None if hi == 0xFF else ((hi - 1) << 8 | lo) if hi in (1, 2)
-                                          else f"bytes {lo:#04x}/{hi:#04x}")
-    return res
+    return tmem_cp.decode(w, p.meta["span"])
 
 
 _DECODE = {"datapath": _dec_datapath, "pack_d": _dec_pack_d, "st": _dec_st, "tmem_a": _dec_tmem_a, "sf": _dec_sf,
@@ -746,11 +756,7 @@ def _enc_sf(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
 
 
 def _enc_cp(p: TmProbe, pred: Mapping[Key, Any], w: np.ndarray) -> None:
-    for (lane, bc), off in pred.items():
-        c, j = divmod(bc, 4)
-        for e in range(2):
-            byte = 0xFF if off is None else (off & 0xFF if e == 0 else (off >> 8) + 1)
-            w[e, lane, c] = (int(w[e, lane, c]) & ~(0xFF << (8 * j)) & 0xFFFFFFFF) | (byte << (8 * j))
+    tmem_cp.encode(pred, w)
 
 
 _ENCODE = {"datapath": _enc_datapath, "pack_d": _enc_pack_d, "st": _enc_st, "tmem_a": _enc_tmem_a, "sf": _enc_sf,

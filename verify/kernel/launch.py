@@ -62,6 +62,7 @@ class Tensor:
     line: int = 0
     col: int = 0
     sparse: tuple[int, tuple[tuple[int, ...], ...]] | None = None  # (chunk, kept positions by row): structured zeros
+    zero: bool = False  # ``init = "zero"``: the output starts as zeros (a kernel that adds onto it: split-K's atomics)
 
     @property
     def element_bytes(self) -> int:
@@ -303,10 +304,10 @@ def _int_list(w: _Where, key: str, v: Any, lo: int, hi: int) -> tuple[int, int, 
 
 
 def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
-    extra = set(t) - {"tensor", "type", "shape", "strides", "sparse"}
+    extra = set(t) - {"tensor", "type", "shape", "strides", "sparse", "init"}
     if extra:
         raise w.error(at, f"unknown field '{sorted(extra)[0]}' in a tensor argument (tensor, type, shape, strides, "
-                          "sparse)")
+                          "sparse, init)")
     name = t["tensor"]
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise w.error(at, f"tensor name {name!r} must be an identifier")
@@ -327,7 +328,11 @@ def _tensor(w: _Where, at: tuple[int, int], t: dict[str, Any]) -> Tensor:
     if per > 1 and (strides[-1] != 1 or shape[-1] % per or any(x % per for x in strides[:-1])):
         raise w.error(at, f"tensor {name}: {typ} elements are packed {per} to a byte along the last index: its stride "
                           f"must be 1, its extent and the other strides multiples of {per}")
-    tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at, sparse=_sparse(w, at, name, t.get("sparse")))
+    init = t.get("init")
+    if init is not None and init != "zero":
+        raise w.error(at, f"tensor {name}: init {init!r} is \"zero\" (the output starts as zeros)")
+    tensor = Tensor(name, typ, tuple(shape), tuple(strides), *at, sparse=_sparse(w, at, name, t.get("sparse")),
+                    zero=init == "zero")
     problem = overlap(tensor)
     if problem:
         raise w.error(at, f"tensor {name}: {problem}")
@@ -582,6 +587,10 @@ def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-de
         problem = map_problem(tm.name, t, tm.box, tm.swizzle)
         if problem:
             raise error(where, problem)
+    for t in tensors.values():
+        if t.zero and t.name != launch.computes.output.tensor:
+            raise error((t.line, t.col) if t.line else at, f"tensor {t.name}: init = \"zero\" is for the output "
+                        f"tensor ({launch.computes.output.tensor}): an input's elements are its atoms")
     extent: dict[str, tuple[int, str]] = {}
     accesses = (launch.computes.output, *launch.computes.factors)
     for acc in accesses:

@@ -42,6 +42,7 @@ class Region:
     bits: np.ndarray  # uint8[size]
     writes: np.ndarray  # uint8[size], saturating
     writer: np.ndarray  # int64[size]: writer_code of the last write
+    atomic: np.ndarray | None = None  # bool[size]: the last write was an atomic update (``ops_atom``)
     gap: np.ndarray | None = None  # bool[size]: bytes between the tensor's elements (strides)
 
     def element_of(self, offset: int) -> tuple[int, ...] | None:
@@ -135,6 +136,10 @@ class GlobalMemory:
                 gap = np.zeros(r.size, bool)
                 gap[: len(elem)] = elem < 0
                 r.gap = gap
+                if r.output and r.tensor.zero:  # ``init = "zero"``: its elements' bytes start as concrete zeros
+                    r.tags[: len(elem)][elem >= 0] = CONCRETE
+        for r in self.regions:
+            r.atomic = np.zeros(r.size, bool)
         self.bases = np.array([r.base for r in self.regions] or [GLOBAL_BASE], np.uint64)
         self.ends = np.array([r.base + r.size for r in self.regions] or [GLOBAL_BASE], np.uint64)
         self.by_name = {r.name: r for r in self.regions}
@@ -198,7 +203,7 @@ class SharedMemory:
         self.reading_instr = np.full(n, -1, np.int64)
         self.unfenced = np.zeros(n, bool)  # written by the generic proxy, no fence.proxy.async since
         # in a cluster: the %cluster_ctarank of each byte's last writer (-1: none, or the asynchronous proxy) and that
-        # CTA's release clock at the write (``ops_mem.ClusterSync``): another CTA's read is ordered after the write
+        # CTA's release clock at the write (``order.ClusterSync``): another CTA's read is ordered after the write
         # only through a release and acquire since (barrier.cluster, an mbarrier the writer arrived on)
         self.w_cta = np.full(n, -1, np.int64)
         self.w_clock = np.zeros(n, np.int64)

@@ -22,9 +22,10 @@ from .fragments import BadDescriptor, tma_box_addresses
 from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW
-from .ops_int import HANDLERS, dest, handler
-from .ops_mem import (address, cluster_acquire, cluster_release, hold, merge_release, read_global, read_shared_async,
-                      release, write_global, write_shared)
+from . import ops_mem  # noqa: F401  (its cp.async, which ``cp`` here extends, registered first)
+from .access import address, hold, read_global, read_shared_async, release, write_global, write_shared
+from .ops_base import HANDLERS, dest, handler
+from .order import cluster_acquire, cluster_release, merge_release
 
 
 # ----------------------------------------------------------------------------- state
@@ -54,7 +55,7 @@ class Barrier:
     line: int = 0
     copies: list[BulkCopy] = field(default_factory=list)
     commits: list[Any] = field(default_factory=list)  # tcgen05.commit: land() its results, then arrive once
-    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``ops_mem.ClusterSync``)
+    released: dict[int, int] = field(default_factory=dict)  # what its arrivals released (``order.ClusterSync``)
 
 
 @dataclass
@@ -362,12 +363,13 @@ def _wait(prog: Program, ins: Instr, index: int, space: str) -> Step:
                 return
             t = int(rows[np.argmax(~done[rows])])
             b = barrier_at(cta, ins, int(addr[t]))
-            why = f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes"
+            why = (f"{b.pending} of its {b.count} arrivals" if b.pending else f"{b.tx} transaction bytes") + \
+                " are still outstanding and nothing left in flight brings them" if b.pending or b.tx > 0 else \
+                f"{-b.tx} bytes more than its transaction count were delivered (the count never returns to zero)"
             who = f"CTA rank {cta.rank}, thread {t}" if cta.cluster is not None else f"thread {t}"
             raise cta.prog.error(ins, f"{ins.opcode} ({who}) waits for phase {b.phase} of the mbarrier at shared "
                                       f"0x{b.addr:x} (initialised at line {b.line}), which can never complete: "
-                                      f"{why} are still outstanding and nothing left in flight brings them "
-                                      f"(the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
+                                      f"{why} (the kernel would hang){cta.cluster.blocked(cta) if cta.cluster else ''}")
         if d is not None:
             cta.put(d.id, done, None, m)
     return Step(ins, index, "op", run)

@@ -16,7 +16,7 @@ from ..ptx.syntax import Addr, Imm, Instr
 from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells,
                         scale_factor_ids, scale_vectors)
 from .machine import CTA, Program, Step
-from .ops_mem import hold, read_shared_async
+from .access import hold, read_shared_async
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 

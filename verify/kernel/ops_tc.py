@@ -12,8 +12,8 @@ from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .bytes import CONCRETE, U64, from_bytes, to_bytes
 from .fragments import NoLayout, Operand, matrix_load, mma_form, sparse_mma_form, transpose_form
 from .machine import CTA, Program, Step, whole_groups
-from .ops_int import dest, handler, value
-from .ops_mem import address, read_shared, write_shared
+from .access import address, read_shared, write_shared
+from .ops_base import dest, handler, value
 
 FACE = {"symbolic": "vector", "numeric": "scalar"}
 

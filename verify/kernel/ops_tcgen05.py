@@ -23,9 +23,9 @@ from .fragments import (BadDescriptor, NoLayout, copy_cells, datapath, descripto
                         tmem_a_cells, tmem_access)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
-from .ops_int import dest, handler, value
-from .ops_mem import hold, read_shared_async, write_shared
-from .tmem import CELL, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, split
+from .access import hold, read_shared_async, write_shared
+from .ops_base import dest, handler, value
+from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
@@ -382,6 +382,9 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     if "sp" in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (sparse tcgen05.mma is not executed yet)")
     block = "block_scale" in parts or kind in ("mxf8f6f4", "mxf4", "mxf4nvf4")
+    if block and ws:
+        raise prog.error(ins, f"{ins.opcode}: .ws takes kind::f16, kind::tf32, kind::f8f6f4 or kind::i8 (no block "
+                              "scaling)")
     if block and group == 2:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's block-scaled MMA is not executed "
                               "yet)")
@@ -389,10 +392,11 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         if "block_scale" not in BLOCK_SCALED:
             raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (block scaling)")
         return BLOCK_SCALED["block_scale"](prog, ins, index, kind)
-    if ws:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.ws: its collector buffers are not executed "
-                              "yet)")
+    collector = _collector(prog, ins, group) if ws else None
     ops = list(ins.operands)
+    if ws and len(ops) == 6:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a zero-column mask descriptor is not "
+                              "executed yet)")
     if len(ops) < 5:
         raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d")
     d_o, a_o, b_o, i_o = ops[:4]
@@ -404,7 +408,7 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
-    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group)
+    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector)
     if lanes_o is None:
         return Step(ins, index, "op", run)
 
@@ -494,12 +498,25 @@ def read_tmem_a(cta: CTA, ins: Instr, index: int, tm: TensorMemory, av: int, bit
     return prog.domain.elements(tags, bts).reshape(M, K)
 
 
+def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
+    """A ``tcgen05.mma.ws``'s collector buffer and its use (``.collector::b0::discard`` when none is spelled)."""
+    if group != 1:
+        raise prog.error(ins, f"{ins.opcode}: .ws is cta_group::1 only")
+    spell = next((p for p in ins.parts if p.startswith("collector::")), "collector::b0::discard")
+    m = re.fullmatch(r"collector::b([0-3])::(\w+)", spell)
+    if m is None or m.group(2) not in COLLECTOR_OPS:
+        raise prog.error(ins, f"{ins.opcode}: .{spell} is not .collector::b0-b3::{'/'.join(COLLECTOR_OPS)}")
+    return int(m.group(1)), m.group(2)
+
+
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
-             a_tmem: bool, group: int = 1):  # type: ignore[no-untyped-def]
+             a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None):  # type: ignore[no-untyped-def]
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
-    of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address."""
+    of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address.  ``collector``: a ``.ws``
+    MMA's collector buffer and its use (``tmem.collector_b``); its D goes where the ``.ws`` layouts put it (Layout G
+    for M = 32, E for 64, D for 128)."""
     from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -517,11 +534,13 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
                                       "than a byte are not executed yet")
             lane0, col0 = split(dv)
+            ws = collector is not None
+            base = lane0 % 32 if M == 64 and not ws else 0  # Layout F's lane alignment (0 or 16)
             try:
-                dp = datapath(M, N, group, False, False, lane0 % 32 if M == 64 else 0, face_of(prog))
+                dp = datapath(M, N, group, ws, False, base, face_of(prog))
             except NoLayout as e:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): {e}") from None
-            base_lane = lane0 - (lane0 % 32 if M == 64 else 0)
+            base_lane = lane0 - base
             flat_cta = dp.cta.reshape(-1)
             where = [np.flatnonzero(flat_cta == i) for i in range(group)]  # D's elements in each CTA's memory
             dcells = [tmem_cells(c, ins, index, tm, (base_lane + dp.lane).reshape(-1)[w], (col0 + dp.col).reshape(-1)[w],
@@ -548,6 +567,10 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                                        cta)
                 B[0, :, i * nh:(i + 1) * nh] = vals.T
                 held[i].append(hold(c, addr, bbits // 8, index))
+            if collector is not None:
+                B, why = collector_b(cta, collector[0], collector[1], B, ins.line, getattr(dom, "resolve", None))
+                if why:
+                    raise prog.error(ins, f"{ins.opcode} (thread {t}): {why}")
             C = dom.zeros((1, M, N))
             d_eb = 2 if idesc.dtype == "f16" else 4
             if en[t]:
@@ -625,7 +648,7 @@ class _Landing:
         self.cta = cta
 
     def land(self) -> None:
-        from .ops_mem import release
+        from .access import release
         if self.commit.landed:
             return
         self.commit.land()

@@ -21,8 +21,8 @@ from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .fragments import (BadDescriptor, NoLayout, SparseWarpgroupForm, WarpgroupForm, descriptor_addresses,
                         sparse_wgmma_form, wgmma_form)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
-from .ops_int import dest, handler
-from .ops_mem import hold, read_shared_async, release
+from .access import hold, read_shared_async, release
+from .ops_base import dest, handler
 
 GROUP = 128  # threads of a warpgroup
 TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "s32", "b1")

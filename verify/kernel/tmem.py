@@ -10,7 +10,7 @@ An address is 32 bits: the lane in bits 31-16, the column in bits 15-0.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -116,4 +116,37 @@ class TensorMemory:
         self.nbits[cells] = bits
 
 
-__all__ = ["CELL", "COLS", "Commit", "LANES", "Snapshot", "TMEM_WINDOW", "TensorMemory", "split"]
+
+COLLECTOR_OPS = ("fill", "use", "lastuse", "discard")
+
+
+def collector_b(cta: CTA, buffer: int, op: str, B: np.ndarray, line: int, resolve: Any) -> tuple[np.ndarray, str]:
+    """B of a ``tcgen05.mma.ws`` with ``.collector::b<buffer>::<op>`` (9.7.16.10.9.3): ``fill`` keeps the B read from
+    memory in collector buffer ``buffer`` (of the CTA), ``use`` and ``lastuse`` may read it from there (``lastuse``
+    then frees it), ``discard`` frees it.  The B that ``use``/``lastuse`` give is the buffer's, and it must be the B
+    the descriptor reads now (the hardware may read either): (B, '') or (B, why not) when there is no valid fill of
+    that shape, or the two differ (``resolve``: the domain's, to compare a value and the moves of it)."""
+    bufs: dict[int, tuple[np.ndarray, int]] = cta.state.setdefault("collector", {})
+    held = bufs.get(buffer)
+    if op == "fill":
+        bufs[buffer] = (B.copy(), line)
+        return B, ""
+    if op == "discard":
+        bufs.pop(buffer, None)
+        return B, ""
+    if held is None:
+        return B, f"collector buffer b{buffer} holds no B (no .collector::b{buffer}::fill before it, or it was freed)"
+    kept, at = held
+    if op == "lastuse":
+        del bufs[buffer]
+    if kept.shape != B.shape:
+        return B, f"collector buffer b{buffer} holds a {kept.shape[1]} x {kept.shape[2]} B (filled at line {at}), " \
+                  f"the MMA's is {B.shape[1]} x {B.shape[2]}"
+    same = resolve(kept) == resolve(B) if resolve is not None else kept == B
+    if not np.all(same):
+        k, n = (int(x) for x in np.argwhere(~same)[0][1:])
+        return B, f"collector buffer b{buffer} (filled at line {at}) holds another B than the descriptor reads " \
+                  f"now (element ({k}, {n}) differs): the MMA may read either"
+    return kept, ""
+
+__all__ = ["CELL", "COLLECTOR_OPS", "COLS", "Commit", "LANES", "Snapshot", "TMEM_WINDOW", "TensorMemory", "collector_b", "split"]

@@ -123,8 +123,9 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
     steps = run.prog.steps
     instrs = [s.instr for s in steps]
     st = instrs[instr]
+    atomic = st.base in ("atom", "red")  # the element's last update (``ops_atom``): the others added to it too
     links = [Link(short_name(st.opcode), st.line, st.col, source_of(module, st),
-                  f"(CTA {cta}, thread {thread}) wrote it")]
+                  f"(CTA {cta}, thread {thread}) {'made its last atomic update' if atomic else 'wrote it'}")]
     if product is None:
         return tuple(links)
     traced = execute(module, fn, launch, Symbolic(launch, trace=True), trace=True, only=cta)

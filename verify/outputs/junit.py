@@ -32,7 +32,7 @@ import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..results import Finding, Report
+from ..results import AnyFinding, Report
 from .baseline import BaselineDiff
 from .sarif import Index, Origins, Where, all_findings, counterexample_text, layout_where
 
@@ -68,7 +68,7 @@ def _child(case: ET.Element, tag: str, text: str, message: str = "", kind: str =
     el.text = _clean(text)
 
 
-def _details(f: Finding, where: Where | None) -> str:
+def _details(f: AnyFinding, where: Where | None) -> str:
     lines = [f"{f.check}: {f.status} (expected {f.expected})"]
     if f.message:
         lines.append(f.message)
@@ -87,7 +87,7 @@ def check_junit(report: Report, origins: Origins = Origins(), diff: BaselineDiff
     suites = _Suites()
     done: set[tuple[str, str]] = set()
 
-    def judge(case: ET.Element, sid: str, check: str, f: Finding | None, where: Where | None) -> None:
+    def judge(case: ET.Element, sid: str, check: str, f: AnyFinding | None, where: Where | None) -> None:
         if f is None or (f.as_expected and f.status in ("proved", "confirmed")):
             if diff is not None and (sid, check) in diff.changed_checks():  # e.g. a baseline failure now proved
                 text = _change(diff, sid, check)

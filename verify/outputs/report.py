@@ -29,7 +29,7 @@ from ..engines import oracle
 from ..files import OutputError, Owns, check_output_dir, output_error
 from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES, Layout
-from ..results import Finding
+from ..results import AnyFinding
 from ..results.report import LayoutEntry, Model, slug, svg_name
 from ..witnesses import CellOutside, CellUnreached, ElementsCollide
 from .baseline import SVG_MARK
@@ -43,12 +43,12 @@ REPORT = Owns("a report", (("report.md", "^# PTX warp-level fragment layouts: ve
 
 # ----------------------------------------------------------------------------- pictures
 
-def _highlight_elements(findings: Iterable[Finding]) -> set[tuple[int, int]]:
+def _highlight_elements(findings: Iterable[AnyFinding]) -> set[tuple[int, int]]:
     """The elements an ``in_range`` finding names (lane, i)."""
     return {(c.lane, c.i) for c in (f.counterexample for f in findings) if isinstance(c, CellOutside)}
 
 
-def _highlights(findings: Iterable[Finding]) -> set[tuple[int, int, int]]:
+def _highlights(findings: Iterable[AnyFinding]) -> set[tuple[int, int, int]]:
     """The cells an ``injective`` or ``surjective`` finding names (mma, row, col)."""
     return {(c.mma or 0, c.row, c.col) for c in (f.counterexample for f in findings)
             if isinstance(c, (ElementsCollide, CellUnreached))}

@@ -36,7 +36,7 @@ from urllib.parse import quote
 from ..layout.corrections import correction_of
 from .. import __version__
 from ..layout.model import CHECK_NAMES, Layout
-from ..results import Finding, InstructionResult, Report
+from ..results import AnyFinding, InstructionResult, Report
 from ..witnesses import TextPosition, Witness, witness_json
 from .baseline import BaselineDiff
 
@@ -208,7 +208,7 @@ class Index:
                         next((op for op in ops if any(v != "proved" for v in op.expect.values())), ops[0]))
         return correction_of(self.layouts, sid)
 
-    def where(self, f: Finding) -> Where | None:
+    def where(self, f: AnyFinding) -> Where | None:
         c = f.counterexample
         lay = self.anchor(f.layout)
         if f.check == "syntax" and isinstance(c, TextPosition) and not (lay is not None and self.origins.from_page(lay)):
@@ -239,7 +239,7 @@ def counterexample_text(cex: Witness | None) -> str:
     return json.dumps(cex.to_json(), ensure_ascii=False, separators=(", ", ": ")) if cex else ""
 
 
-def finding_text(f: Finding) -> str:
+def finding_text(f: AnyFinding) -> str:
     """``id: check status (...): message. Counterexample: {...}``, one line."""
     if f.as_expected and f.check in _DESIGNED:
         verdict = f"{f.status} (by design, as the spec expects)"
@@ -255,7 +255,7 @@ def finding_text(f: Finding) -> str:
     return text
 
 
-def all_findings(report: Report) -> list[Finding]:
+def all_findings(report: Report) -> list[AnyFinding]:
     """``Report.findings`` plus any instruction-level check not proved-as-expected that is not among them."""
     out = list(report.findings)
     seen = {(f.layout, f.check) for f in out}
@@ -379,7 +379,7 @@ def check_sarif(report: Report, origins: Origins = Origins(), diff: BaselineDiff
     return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
 
 
-def _was_fine(diff: BaselineDiff, f: Finding) -> bool:
+def _was_fine(diff: BaselineDiff, f: AnyFinding) -> bool:
     """True when the baseline had no finding for this check (it was proved or absent)."""
     for c in diff.new_failures + diff.fixed_errata + diff.instructions_changed:
         if (c.id, c.check) == (f.layout, f.check):

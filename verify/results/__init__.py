@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Protocol
 from ..layout.family import extent_text
 from ..layout.model import Layout, Shape, Spec
 from ..witnesses import Witness, as_witness, witness_json
+from .hardware import HardwareResult
 
 SCHEMA = 1
 
@@ -306,6 +307,9 @@ class Finding:
         }
 
 
+AnyFinding = Finding | HardwareResult  # a report's finding: a check's, or a hardware observation's (``check --observations``)
+
+
 @dataclass(frozen=True)
 class InstructionResult(HasChecks):
     """The checks of a whole instruction (its operands against each other: ``verify.checks.instruction``)
@@ -404,7 +408,7 @@ class Report:
 
     specs: tuple[Spec, ...]
     results: tuple[LayoutResult, ...]
-    findings: tuple[Finding, ...]
+    findings: tuple[AnyFinding, ...]  # the checks' findings, then hardware observations' (--observations)
     instructions: tuple[InstructionResult, ...] = ()  # whole instructions, then relations between them
     doc_findings: tuple[DocFinding, ...] = ()  # errata in the doc text itself (from ingest)
     maps: tuple[MapResult, ...] = ()  # layouts with no register facts

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..layout.model import Layout
-from . import DocFinding, Finding, LayoutResult
+from . import AnyFinding, DocFinding, LayoutResult
 from .fixes import MAX_DELTA, ConstantFix
 
 
@@ -25,7 +25,7 @@ class LayoutEntry:
 
     layout_id: str
     layout: Layout | None  # None for a doc formula that does not parse
-    findings: list[Finding]
+    findings: list[AnyFinding]
     pictured: Layout | None = None  # the layout drawn (the corrected one for a syntax finding)
     cex_lines: list[list[str]] = field(default_factory=list)  # per finding: its counterexample in the doc's terms
     corrected: Layout | None = None
@@ -47,7 +47,7 @@ class Model:
     entries: list[LayoutEntry]
     instructions: list[dict[str, Any]]
     instruction_ok: list[bool]
-    other_findings: list[Finding]  # findings not tied to a layout (instruction-level)
+    other_findings: list[AnyFinding]  # findings not tied to a layout (instruction-level)
     as_expected: bool
     documents: list[str]
     n_specs: int

@@ -33,7 +33,7 @@ from ...layout.corrections import in_use_of
 from ...layout.model import Layout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
-from . import flashinfer_blockwise, flashinfer_desc, flashinfer_ldsm, flashinfer_mxf4, flashinfer_stsm, rasters
+from . import flashinfer_blockwise, flashinfer_cp, flashinfer_desc, flashinfer_ldsm, flashinfer_mxf4, flashinfer_stsm, rasters
 from .cexpr import Where, evaluate, function_text, strip_comments
 from .common import Evaluated, conform_rows, located, version_of
 from .pyfunc import Refused
@@ -200,6 +200,7 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
         items.extend(flashinfer_mxf4.mxf4_items(specs))
         items.extend(flashinfer_desc.swizzle_items(specs))   # the descriptor's swizzle codes (flashinfer_desc.py)
         items.extend(flashinfer_blockwise.blockwise_items(specs))   # its SM107 GEMM's fp32 scales (flashinfer_blockwise.py)
+        items.extend(flashinfer_cp.cp_items(specs))   # its MLA decode's tcgen05.cp ::02_13 of Q (flashinfer_cp.py)
     rows = conform_rows(items, timeout)
     where = f"flashinfer-python {version()}" if path is None else f"FlashInfer headers in {Path(path).name}"
     return CrosscheckReport(where, (WARP_TILES, *(m.wrapper_file for m in MMAS)), tuple(rows), {},

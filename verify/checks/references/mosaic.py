@@ -55,6 +55,7 @@ from ...layout.model import Layout, MapLayout
 from ..crosscheck import CrosscheckReport
 from ..fragment import DEFAULT_TIMEOUT
 from .common import Evaluated, conform_rows, files_root, located, version_of
+from .mosaic_cp import apply_recipe, b_scales_copy_items, smem_copy_items
 from .mosaic_sfb import sfb_items
 from .pyfunc import DEPTH, LIMIT, Refused
 from .tiled import Reader, Source, TiledLayout, placements, read_source, vector_length
@@ -348,21 +349,7 @@ def smem_recipe(reader: Reader) -> tuple[list[tuple[str, str]], int]:
 
 def smem_offsets(steps: list[tuple[str, str]], pad_mn: int, k: int, at: tuple[str, int]) -> dict[tuple[int, int], int]:
     """(m, kb) -> byte offset in shared memory (8-bit factors, the recipe's result contiguous)."""
-    import numpy as np
-    arr = np.arange(pad_mn * k).reshape(pad_mn, k)
-    for op, args in steps:
-        vals = []
-        for a in args.split(","):
-            try:
-                e = ast.parse(a.strip(), mode="eval").body
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                raise Refused(f"{a.strip()[:40]!r} is no integer expression", *at) from None
-            vals.append(_eval_int(e, {"pad_mn": pad_mn, "k": k}, at))
-        try:
-            arr = arr.reshape(vals) if op == "reshape" else arr.transpose(vals)
-        except ValueError as err:
-            raise Refused(f"{op}{tuple(vals)}: {err}", *at) from None
-    flat = arr.reshape(-1)
+    flat = apply_recipe(steps, (pad_mn, k), {"pad_mn": pad_mn, "k": k}, at, _eval_int).reshape(-1)
     return {divmod(int(v), k): p for p, v in enumerate(flat)}
 
 
@@ -458,7 +445,9 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
              *_tmem_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_scale_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
              *_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py"),
-             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, scale_steps, _eval_int)]
+             *sfb_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, scale_steps, _eval_int),
+             *smem_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, _eval_int),
+             *b_scales_copy_items(reader, index, f"{PACKAGE_DIR}/{TC}.py", TC, _eval_int)]
     rows = conform_rows(items, timeout)
     return CrosscheckReport(version, tuple(f"{PACKAGE_DIR}/{f}.py" for f in FILES), tuple(rows), {},
                             time.perf_counter() - t0, NAME, "JAX Mosaic GPU layouts")

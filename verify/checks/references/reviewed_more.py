@@ -7,6 +7,7 @@ layout has fewer than two, and what would settle it.
 * ``MODELED_MORE``: catalog layouts that model a program's mistake (writers and readers kept for
   ``consistent``), not a library's layout;
 * ``SINGLE_MORE``: one reference agrees, with why no second origin installed here states the layout;
+* ``KNOWN_MORE``: a reference differs, reviewed (``matrix.KNOWN``'s form: references, trait pattern, why);
 * ``UNSETTLED``: no reference here states it, with why and what would settle it.  These are library conventions
   (host-side storage, descriptor bit-fields), not instruction layouts a GPU probe could read back, so the
   settling step is named instead of ``ptx-verify probe``.
@@ -23,6 +24,13 @@ MODELED_MORE = {
 }
 
 SINGLE_MORE = (
+    (r"tcgen05\.cp\.4x256b",
+     "CuTe's Copy_Traits<SM100_UTCCP_4dp256bit_1cta> (copy_traits_sm100.hpp:3617) states it; no installed library "
+     "issues .4x256b: Mosaic GPU's tcgen05.py issues .128x256b, .128x128b, .32x128b.warpx4 and .64x128b.warpx2::01_23 "
+     "only, TileLang's tcgen_05.h .32x128b.warpx4 only, FlashInfer's Python kernels name SHAPE_32X128B and (once) "
+     "SHAPE_64X128B, never .4x256b (its copies of CUTLASS and CCCL wrap it with no layout), Triton lowers "
+     "tcgen05_copy in C++ "
+     "(libtriton), tensor-layouts and tinygrad have no tcgen05.cp"),
     (r"map\.raster\.triton\.grouped",
      "Triton's swizzle2d (triton/language/standard.py) states it; every other grouped ordering installed here is "
      "the persistent variant (FlashInfer's _compute_pid, its cuTile GEMMs and all_gather_matmul: tile_id % "
@@ -39,7 +47,32 @@ SINGLE_MORE = (
      "origin), TileLang's own rasterization is a serpentine panel order, Triton's swizzle2d a grouped one"),
 )
 
+KNOWN_MORE: tuple[tuple[tuple[str, ...], str, str], ...] = (
+    (("mosaic",), r"async_copy_scales_smem_to_tmem: WARPX2_01_23 .*",
+     "an open question only a GPU settles: Mosaic GPU's b_scales_m64_collective_layout() (tcgen05.py:1093) puts the "
+     "buffer rows 0-31 that its .64x128b.warpx2::01_23 copy (tcgen05.py:1691) reads in lane quarters 0 and 2, CuTe's "
+     "Copy_Traits<SM100_UTCCP_2x64dp128bitlw0123_1cta> (copy_traits_sm100.hpp:3738) in 0 and 1: Mosaic's ::01_23 is, "
+     "cell for cell, CuTe's ::02_13.  The page says only that warps 0 and 1 form a pair and each warp of a pair "
+     "receives half of the data.  CuTe's reading is the one that fits the MMA: CuTe's 2x2 SFB allocator "
+     "(tmem_sf_frg, mma_traits_sm100.hpp:862) and tcgen05.datapath.B (quarters 0 and 1 compute the first N / 2 "
+     "columns, four origins) need the first half of B's factors in quarters 0 and 1, which Mosaic's copy gives under "
+     "CuTe's reading; FlashInfer's copy_q_fp8_to_tmem issues ::02_13 into Layout E / B, which needs rows 0-31 in "
+     "quarters 0 and 2, as CuTe's ::02_13 says (references/flashinfer_cp.py: they agree); Mosaic's layout object is only "
+     "compared for equality.  Settled by a GPU run of tcgen05.cp.64x128b.warpx2::01_23 on 64 coded rows read back "
+     "from all 128 lanes with tcgen05.ld.32x32b (ptx-verify's probe tmem.cp.tcgen05.cp.64x128b.warpx2.01_23, run "
+     "by ptx-verify confirm tcgen05.cp.64x128b.warpx2.01_23 --device cuda; not yet run on a GPU)"),
+)
+
 UNSETTLED = (
+    (r"tcgen05\.scale_vec\.kinds",
+     "Table 55 as a map (which kind takes which .scale_vec/.blockN spelling, and its VS): each library issues only "
+     "the spellings it uses, never a refused one.  CuTe's SM100 block-scaled MMAs (cute/arch/mma_sm100_umma.hpp:1388-"
+     "1692) issue mxf4nvf4 with .block16 / .scale_vec::4X and .block32 / .scale_vec::2X, mxf4 with .block32 / "
+     ".scale_vec::2X, mxf8f6f4 with none; Mosaic GPU's _do_mma (tcgen05.py:649-667) mxf8f6f4 .scale_vec::1X (4 MMAs "
+     "per 128 x 4 tile), mxf4 .scale_vec::2X (2), mxf4nvf4 .scale_vec::4X (1); every one is an allowed row of the "
+     "table with its VS, none states the refused rows",
+     "ptxas over the 18 (kind, qualifier) spellings (legality: which it refuses; no layout truth), and a GPU run of "
+     "each allowed spelling whose scale factors name their K block (VS)"),
     (r"tcgen05\.valid\.modes",
      "Table 52's valid (size, major-ness, swizzle) combinations: no reference states validity as data. CuTe's "
      "make_umma_desc (cute/atom/mma_traits_sm100.hpp:282) refuses SWIZZLE_128B_BASE32B for K-major with a "
