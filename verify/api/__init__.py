@@ -15,7 +15,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..catalog.spec import load_spec_text as load_spec_text
+from ..checks.family import check_any as check_any
+from ..checks.fragment import DEFAULT_TIMEOUT as DEFAULT_TIMEOUT
 from ..errors import SpecError
+from ..formula import FormulaError as FormulaError
+from ..formula import Span as Span
+from ..formula import parse_formula as parse_formula
+from ..formula import walk as walk
 from ..layout.model import Layout, Spec
 from ..layout.model import MapLayout as MapLayout
 from ..layout.model import Provenance as Provenance
