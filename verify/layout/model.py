@@ -236,7 +236,8 @@ class Layout:
 
     @property
     def n_elements(self) -> int:
-        return self.domain.elements
+        """Elements per thread of a concrete layout (a family's extent over its parameters: ``domain.elements``)."""
+        return self._concrete(self.domain.elements, "domain.elements")
 
     @property
     def groups(self) -> int:
@@ -252,11 +253,19 @@ class Layout:
 
     @property
     def rows(self) -> int:
-        return self.codomain.rows
+        """The matrix's rows for a concrete layout (a family's extent over its parameters: ``codomain.rows``)."""
+        return self._concrete(self.codomain.rows, "codomain.rows")
 
     @property
     def cols(self) -> int:
-        return self.codomain.cols
+        """The matrix's columns for a concrete layout (a family's extent over its parameters: ``codomain.cols``)."""
+        return self._concrete(self.codomain.cols, "codomain.cols")
+
+    def _concrete(self, x: Extent, where: str) -> int:
+        """``x`` if it is a number; a family's extent is an expression, read where it is (``where``), never as one."""
+        if isinstance(x, int):
+            return x
+        raise TypeError(f"{self.id}: a family's extent ({where}) is not a number; read {where}")
 
     @property
     def formula(self) -> Formula:
