@@ -21,7 +21,7 @@ from verify.catalog.page_model import Caption, Code, Image, Table, Text
 from verify.catalog.known import applies, pair_sections, squeeze
 from verify.results.diff import Named
 from verify.checks.diff import _unnumbered, diff
-from verify.layout.model import Source
+from verify.layout.records import Source
 from verify.outputs import json as out_json
 from verify.outputs.reports_text import diff_lines
 

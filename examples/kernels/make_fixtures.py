@@ -92,8 +92,8 @@ def relative_files(ptx: str) -> str:
 def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target: str = "sm_80",
            kernel: str = "matmul_kernel", extra: dict[str, int] | None = None) -> None:
     sys.path.insert(0, str(ROOT))
-    from verify.kernel.launch import Scalar, Tensor, TensorMap  # noqa: PLC0415
-    from verify.kernel.load import compile_triton  # noqa: PLC0415
+    from verify.kernel.launch import Scalar, Tensor, TensorMap
+    from verify.kernel.load import compile_triton
     M, N, K = 2 * bm, 2 * bn, 4 * bk
     if kernel == "matmul_kernel":
         args: tuple = (Tensor("A", "f16", (M, K), (K, 1)), Tensor("B", "f16", (K, N), (N, 1)),

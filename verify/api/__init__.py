@@ -25,8 +25,8 @@ from ..formula import parse_formula as parse_formula
 from ..formula import walk as walk
 from ..layout.model import Layout, Spec
 from ..layout.model import MapLayout as MapLayout
-from ..layout.model import Provenance as Provenance
-from ..layout.model import RegisterFacts as RegisterFacts
+from ..layout.records import Provenance as Provenance
+from ..layout.records import RegisterFacts as RegisterFacts
 from ..results import DocFinding, Finding, InstructionResult, LayoutResult, Report
 from ..results import MapResult as MapResult
 from .catalog import check, check_all, check_size, default_jobs, doc_findings, find_layout, layout

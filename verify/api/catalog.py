@@ -18,9 +18,10 @@ from ..layout.fragment_maps import FormulaFragment as _FormulaFragment
 from ..layout.model import OPERANDS as _OPERANDS
 from ..layout.model import Codomain as _Codomain
 from ..layout.model import Domain as _Domain
-from ..layout.model import Layout, MapLayout, Provenance, RegisterFacts, Spec
-from ..layout.model import Shape as _Shape
-from ..layout.model import Source as _Source
+from ..layout.model import Layout, MapLayout, Spec
+from ..layout.records import Provenance, RegisterFacts
+from ..layout.records import Shape as _Shape
+from ..layout.records import Source as _Source
 from ..layout.types import REGISTER_BITS as _REGISTER_BITS
 from ..results import DocFinding, LayoutResult, MapResult, Report
 

@@ -23,7 +23,8 @@ from typing import Callable, Sequence
 from ..layout.family import Param
 from ..layout.corrections import prefer_corrections
 from ..layout.ids import canonical_types
-from ..layout.model import Layout, Shape, Spec
+from ..layout.model import Layout, Spec
+from ..layout.records import Shape
 from ..layout.sparse import is_sparse
 from ..layout.types import ACCUMULATOR_TYPES
 

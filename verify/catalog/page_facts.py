@@ -17,7 +17,8 @@ from ..formula import Formula, FormulaError, parse_formula
 from ..formula.parser import parse_lane_expression
 from ..layout.elements import MAX_ELEMENTS
 from ..layout.fragment_maps import FormulaFragment
-from ..layout.model import MAP_CHECKS, Codomain, Domain, Shape
+from ..layout.model import MAP_CHECKS, Codomain, Domain
+from ..layout.records import Shape
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS, elements_per_thread, packs
 from ..witnesses import OutputUnreached, PointOutside, PointsCollide
 from .page_model import Code, Section, Table

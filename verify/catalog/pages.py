@@ -17,7 +17,8 @@ import dataclasses
 
 from ..errors import SpecError
 from ..layout.ids import layout_id
-from ..layout.model import Shape, Source, Spec, TextErratum, Unbuilt
+from ..layout.model import Spec, TextErratum, Unbuilt
+from ..layout.records import Shape, Source
 from . import bundled, review
 from ..results.diff import Named
 from .known import applies, names_of, release_of

@@ -12,7 +12,8 @@ from typing import Any
 
 from ..formula import Formula, FormulaError, parse_formula
 from ..layout.ids import section_tag
-from ..layout.model import UNPARSED, Shape
+from ..layout.model import UNPARSED
+from ..layout.records import Shape
 from .derived import _CUTE, DERIVED_B, REVIEWED_ERRATA, _b_family, derived_metadata, find_doc_text
 from .page_model import Caption, Code, Image, Section, Table, Text
 from .sections import (SECTION_TITLE, TYPES, FragmentSpec, IngestFinding,

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from ..layout.model import MapLayout, Provenance, Source
+from ..layout.model import MapLayout
+from ..layout.records import Provenance, Source
 from ..layout.named import FormulaMap
 from ..layout.shared import Swizzle
 from .docpage import read_page

@@ -35,7 +35,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from ..layout.model import MapLayout, Shape, Source, Spec
+from ..layout.model import MapLayout, Spec
+from ..layout.records import Shape, Source
 from .known import release_of
 from .sections import IngestFinding
 

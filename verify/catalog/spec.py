@@ -29,8 +29,8 @@ from ..layout.elements import MAX_ELEMENTS, parse_element_list, split_element_li
 from ..layout.family import Extent, Param, concrete, extent_at
 from ..layout.fragment_maps import FormulaFragment, UnspecifiedMap
 from ..layout.ids import corrected_id, layout_id, section_tag
-from ..layout.model import (CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Provenance, RegisterFacts, Shape,
-                            Source, Spec, SyntaxFinding, section_key)
+from ..layout.model import CHECK_NAMES, OPERANDS, Codomain, Domain, Layout, MapLayout, Spec, SyntaxFinding, section_key
+from ..layout.records import Provenance, RegisterFacts, Shape, Source
 from ..layout.sparse import SparseMap, build_model, is_range_formula
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS
 from .spec_maps import _read_map_layout

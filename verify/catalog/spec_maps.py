@@ -19,7 +19,8 @@ from ..formula import Formula, FormulaError
 from ..formula.index import parse_index
 from ..layout.family import Param
 from ..layout.ids import corrected_id
-from ..layout.model import (MAP_CHECKS, MAP_KINDS, MapLayout, Provenance, Source)
+from ..layout.model import MAP_CHECKS, MAP_KINDS, MapLayout
+from ..layout.records import Provenance, Source
 from .spec_toml import (MAX_DIM, Locator, _int, _params, _str, _unknown_keys, _extent)
 
 

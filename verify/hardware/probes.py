@@ -31,7 +31,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-from ..layout.model import Layout, Shape
+from ..layout.model import Layout
+from ..layout.records import Shape
 from .batch import batch_program
 from .grouping import instruction_groups
 from ..layout.types import ELEMENT_BITS, REGISTER_BITS

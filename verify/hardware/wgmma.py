@@ -25,7 +25,8 @@ import functools
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..layout.model import Layout, Shape
+from ..layout.model import Layout
+from ..layout.records import Shape
 from ..layout.types import ELEMENT_BITS
 from .grouping import InstructionGroup
 from .probes import ACCUMULATORS, HOST_MAIN, ONE_BITS, SPARSE_METADATA, Instruction, Operand, ProbeError, _operand

@@ -35,7 +35,7 @@ from ..formula.bounds import value_bound
 from .memo import held
 from .fragment_maps import FragmentKind
 from .domain import Cells, Codomain, Domain, Env
-from .model import Shape
+from .records import Shape
 
 NIBBLES_PER_REGISTER = 8  # every chunk has a 4-bit metadata field; a .b32 holds eight
 CANONICAL_METADATA = 0x44444444  # every chunk: indices 0 and 1 (0b0100), valid in every scheme

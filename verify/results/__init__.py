@@ -11,7 +11,8 @@ from json.encoder import encode_basestring as _json_text  # C-accelerated
 from typing import Any, Callable, Mapping, Protocol
 
 from ..layout.family import extent_text
-from ..layout.model import Layout, Shape, Spec
+from ..layout.model import Layout, Spec
+from ..layout.records import Shape
 from ..witnesses import Witness, as_witness, witness_json
 from .hardware import HardwareResult
 

@@ -32,7 +32,8 @@ from ..family import substitute
 from ..fragment_maps import FormulaFragment, PlacedMap
 from ..named import mux
 from ..elements import number_ranges
-from ..model import Codomain, Domain, Layout, Provenance, RegisterFacts, Source
+from ..model import Codomain, Domain, Layout
+from ..records import Provenance, RegisterFacts, Source
 from .errors import NeedsMember, NotationError, TVImport
 from .registry import notation as notation_named
 from .registry import read_options
