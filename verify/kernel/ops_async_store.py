@@ -17,11 +17,10 @@ import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Instr, Vec
 from .access import address, rows_of, vector_of, write_cluster_shared
-from .bytes import CONCRETE, U64, to_bytes
 from .machine import CTA, Program, Step
 from . import ops_atom, ops_mem  # noqa: F401  (their st and red, which the handlers here extend, registered first)
 from .ops_async import barrier_at, cluster_target, complete_phase
-from .ops_base import HANDLERS, handler, types_of, value
+from .ops_base import HANDLERS, handler, source_bytes, types_of
 from .order import cluster_release, merge_release
 
 COMPLETE_TX = "mbarrier::complete_tx::bytes"
@@ -82,13 +81,7 @@ def _st_async(prog: Program, ins: Instr, index: int) -> Step:
             k = int(np.argmax(bad))
             raise prog.error(ins, f"{ins.opcode} (thread {int(rows[k])}): address 0x{int(a[k]):x} is not aligned to "
                                   f"its {n} bytes")
-        tl, bl = [], []
-        for o in items:
-            b, g = value(cta, o, eb)
-            b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
-            bl.append(to_bytes(b[rows], eb))
-            tl.append(np.full((len(rows), eb), CONCRETE, np.int64) if g is None else g[rows])
-        write_cluster_shared(cta, ins, addr, np.concatenate(tl, axis=1), np.concatenate(bl, axis=1), rows)
+        write_cluster_shared(cta, ins, addr, *source_bytes(cta, items, eb, rows), rows)
         complete_tx(cta, ins, addr, bar, rows, n)
     return Step(ins, index, "op", run)
 

@@ -22,7 +22,7 @@ from ..ptx.syntax import TYPE_BITS, Addr, Instr, PredPair, Reg, Vec
 from .access import address, rows_of, space_of, update_bytes, vector_of
 from .bytes import CONCRETE, U64, UNDEF, from_bytes, mask_of, sext, to_bytes
 from .machine import CTA, Program, Step
-from .ops_base import FLOAT_TYPES, dest, handler, types_of, value
+from .ops_base import FLOAT_TYPES, dest, handler, source_bytes, types_of
 from .ops_float import as_float, from_float
 
 OPS = ("add", "min", "max", "and", "or", "xor", "inc", "dec", "exch", "cas")
@@ -111,13 +111,7 @@ def _atomic(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         rows = rows_of(m, cta.T)
         addr = address(cta, addr_o, m)
-        tl, bl = [], []
-        for o in srcs:
-            b, g = value(cta, o, vb)
-            b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
-            bl.append(to_bytes(b[rows], vb))
-            tl.append(np.full((len(rows), vb), CONCRETE, np.int64) if g is None else g[rows])
-        s_tags, s_bits = np.concatenate(tl, axis=1), np.concatenate(bl, axis=1)
+        s_tags, s_bits = source_bytes(cta, srcs, vb, rows)
         a = addr[rows]
         bad = (a % np.uint64(n)) != 0
         if bad.any():

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Instr, Reg, Sink
-from .bytes import CONCRETE, U64, mask_of
+from .bytes import CONCRETE, U64, mask_of, to_bytes
 from .machine import CTA, Program, Step
 
 Handler = Callable[[Program, Instr, int], Step]
@@ -78,6 +78,18 @@ def value(cta: CTA, o: Any, nbytes: int) -> tuple[Any, np.ndarray | None]:
         return b, g
     v, _ = cta.int_value(o, 8 * nbytes, False, None)
     return v, None
+
+
+def source_bytes(cta: CTA, operands: Any, nbytes: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The (tags, bytes) a store or an atomic takes from its source operands (a vector's items side by side,
+    ``nbytes`` each) for the threads ``rows``: a register's bytes and tags, a constant's bytes tagged concrete."""
+    tl, bl = [], []
+    for o in operands:
+        b, g = value(cta, o, nbytes)
+        b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
+        bl.append(to_bytes(b[rows], nbytes))
+        tl.append(np.full((len(rows), nbytes), CONCRETE, np.int64) if g is None else g[rows])
+    return np.concatenate(tl, axis=1), np.concatenate(bl, axis=1)
 
 
 __all__ = ["FLOAT_TYPES", "HANDLERS", "INT_TYPES", "Handler", "dest", "handler", "merge_undef", "mods_of", "need", "types_of",

@@ -12,10 +12,10 @@ import numpy as np
 from ..ptx.syntax import TYPE_BITS, Addr, Imm, Instr, Reg, Sym, Vec
 from .access import (address, read_bytes, read_global, rows_of, space_of, vector_of, write_after_read,
                      write_bytes, write_shared)
-from .bytes import CONCRETE, U64, UNDEF, from_bytes, to_bytes
+from .bytes import CONCRETE, U64, UNDEF, from_bytes
 from .machine import CTA, Program, Step
 from .memory import Copy
-from .ops_base import HANDLERS, dest, handler, types_of, value
+from .ops_base import HANDLERS, dest, handler, source_bytes, types_of
 from .order import cluster_acquire, cluster_release, cluster_sync
 
 
@@ -104,13 +104,7 @@ def _st(prog: Program, ins: Instr, index: int) -> Step:
     def run(cta: CTA, m: np.ndarray | None) -> None:
         rows = rows_of(m, cta.T)
         addr = address(cta, addr_o, m)
-        tl, bl = [], []
-        for o in items:
-            b, g = value(cta, o, eb)
-            b = np.broadcast_to(np.asarray(b, U64), (cta.T,))
-            bl.append(to_bytes(b[rows], eb))
-            tl.append(np.full((len(rows), eb), CONCRETE, np.int64) if g is None else g[rows])
-        write_bytes(cta, ins, space, addr, np.concatenate(tl, axis=1), np.concatenate(bl, axis=1), rows)
+        write_bytes(cta, ins, space, addr, *source_bytes(cta, items, eb, rows), rows)
     return Step(ins, index, "op", run)
 
 
