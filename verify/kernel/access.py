@@ -579,3 +579,14 @@ def _update_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndar
         write_shared(owner, ins, low, nt, nb, r, instr=step, by=None if owner is cta else cta)
         if owner is cta and idx[ok].size:
             owner.smem.w_warp[idx[ok].reshape(-1)] = -1
+
+
+def aligned(prog: Any, ins: Instr, a: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """``a``, the addresses of the threads ``rows``, each aligned to the access's ``n`` bytes; the first that is
+    not is an error at the instruction's line (an atomic, an ``st.async``: the hardware faults)."""
+    bad = (a % np.uint64(n)) != 0
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise prog.error(ins, f"{ins.opcode} (thread {int(rows[k])}): address 0x{int(a[k]):x} is not aligned to "
+                              f"its {n} bytes")
+    return a

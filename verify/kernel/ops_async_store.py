@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Instr, Vec
-from .access import address, rows_of, vector_of, write_cluster_shared
+from .access import address, aligned, rows_of, vector_of, write_cluster_shared
 from .machine import CTA, Program, Step
 from . import ops_atom, ops_mem  # noqa: F401  (their st and red, which the handlers here extend, registered first)
 from .ops_async import barrier_at, cluster_target, complete_phase
@@ -75,12 +75,7 @@ def _st_async(prog: Program, ins: Instr, index: int) -> Step:
         rows = rows_of(m, cta.T)
         addr = address(cta, addr_o, m)
         bar = address(cta, bar_o, m)
-        a = addr[rows]
-        bad = (a % np.uint64(n)) != 0
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise prog.error(ins, f"{ins.opcode} (thread {int(rows[k])}): address 0x{int(a[k]):x} is not aligned to "
-                                  f"its {n} bytes")
+        aligned(prog, ins, addr[rows], rows, n)
         write_cluster_shared(cta, ins, addr, *source_bytes(cta, items, eb, rows), rows)
         complete_tx(cta, ins, addr, bar, rows, n)
     return Step(ins, index, "op", run)

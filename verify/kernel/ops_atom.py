@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import TYPE_BITS, Addr, Instr, PredPair, Reg, Vec
-from .access import address, rows_of, space_of, update_bytes, vector_of
+from .access import address, aligned, rows_of, space_of, update_bytes, vector_of
 from .bytes import CONCRETE, U64, UNDEF, from_bytes, mask_of, sext, to_bytes
 from .machine import CTA, Program, Step
 from .ops_base import FLOAT_TYPES, dest, handler, source_bytes, types_of
@@ -112,12 +112,7 @@ def _atomic(prog: Program, ins: Instr, index: int) -> Step:
         rows = rows_of(m, cta.T)
         addr = address(cta, addr_o, m)
         s_tags, s_bits = source_bytes(cta, srcs, vb, rows)
-        a = addr[rows]
-        bad = (a % np.uint64(n)) != 0
-        if bad.any():
-            k = int(np.argmax(bad))
-            raise prog.error(ins, f"{ins.opcode} (thread {int(rows[k])}): address 0x{int(a[k]):x} is not aligned to "
-                                  f"its {n} bytes")
+        a = aligned(prog, ins, addr[rows], rows, n)
         # threads of this instruction updating one address: one after another, in thread order
         order = np.argsort(a, kind="stable")
         sa = a[order]
