@@ -49,8 +49,26 @@ OPERANDS = ("A", "B", "C", "D", "E", "R", "SFA", "SFB")
 _PREFIX = {"A": "a", "B": "b", "C": "c", "D": "d", "E": "e", "R": "r", "SFA": "sfa", "SFB": "sfb"}
 
 
+class _Corrects:
+    """What a layout's ``corrects`` field says (``Layout`` and ``MapLayout``: the doc layout holds its correction,
+    the correction names the doc layout it corrects)."""
+
+    id: str
+    corrects: str
+
+    @property
+    def corrected(self) -> bool:
+        """A reviewed correction of a doc layout (its output id is ``ID@corrected``: ``verify.layout.ids``)."""
+        return bool(self.corrects)
+
+    @property
+    def doc_id(self) -> str:
+        """The id of the doc layout: its own, or the one it corrects."""
+        return self.corrects or self.id
+
+
 @dataclass(frozen=True)
-class Layout:
+class Layout(_Corrects):
     """One fragment of one instruction: the map, what the doc says of its registers, provenance.
 
     Fields come in the same order for every layout (like CuTe's ``MMA_Traits``): identity,
@@ -89,16 +107,6 @@ class Layout:
         m = self.map
         if getattr(m, "domain", None) is not self.domain or getattr(m, "codomain", None) is not self.codomain:
             object.__setattr__(self, "map", placed(m, self.domain, self.codomain))
-
-    @property
-    def corrected(self) -> bool:
-        """A reviewed correction of a doc layout (its output id is ``ID@corrected``: ``verify.layout.ids``)."""
-        return bool(self.corrects)
-
-    @property
-    def doc_id(self) -> str:
-        """The id of the doc layout: its own, or the one it corrects."""
-        return self.corrects or self.id
 
     # -- families (a parameter such as wgmma N): every concrete view below needs an instance
     @property
@@ -287,7 +295,7 @@ MAP_KINDS = ("shared", "swizzle", "tmem", "storage", "block", "map")
 
 
 @dataclass(frozen=True)
-class MapLayout:
+class MapLayout(_Corrects):
     """A layout with no register facts: a named map (``verify.layout.named``) with its identity, provenance
     and expectations.  A shared-memory layout ``(row, col) -> offset``, a swizzle, a Tensor Memory layout
     ``(row, col) -> (tmem_lane, tmem_col)``, a storage layout of scale factors, a block tile over ``(warp,
@@ -308,14 +316,6 @@ class MapLayout:
     note: str = ""
     correction: "MapLayout | None" = dataclasses.field(default=None, compare=False, repr=False)  # as Layout's
     corrects: str = ""
-
-    @property
-    def corrected(self) -> bool:
-        return bool(self.corrects)
-
-    @property
-    def doc_id(self) -> str:
-        return self.corrects or self.id
 
     @property
     def inputs(self) -> tuple[Any, ...]:
