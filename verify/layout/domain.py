@@ -90,6 +90,10 @@ class Domain:
         (``smt.natural``, whose precondition the query keeps)."""
         return smt.naturals(names, width, (self.threads - 1, self.most_elements - 1))
 
+    def at_binding(self, env: Mapping[str, int]) -> "Domain":
+        """The domain of one binding of the parameters: the extents evaluated, no parameters left."""
+        return Domain(self.threads, extent_at(self.elements, env), self.groups, self.group, (), self.replication)
+
     def bound(self) -> int:
         """A bound on every value the group formula takes (for the bit width)."""
         return value_bound(self.group, self.threads - 1, 0) if self.group is not None else 0
@@ -116,6 +120,10 @@ class Codomain:
     rows: Extent
     cols: Extent
     dims: tuple[str, str] = ("row", "col")
+
+    def at_binding(self, env: Mapping[str, int]) -> "Codomain":
+        """The matrix of one binding of a family's parameters."""
+        return Codomain(extent_at(self.rows, env), extent_at(self.cols, env), self.dims)
 
 
 # ----------------------------------------------------------------------------- the map

@@ -33,7 +33,7 @@ from ..formula import Formula
 from ..formula.bounds import value_bound
 from .dims import Dim, find, names, output_name, thread_dim_name
 from .elements import MAX_ELEMENTS
-from .family import Param, extent_at, substitute
+from .family import Param, substitute
 from .memo import held
 from .domain import Cells, Codomain, Domain, Env
 from .named import Values, box_bound, full
@@ -133,17 +133,25 @@ class FragmentKind:
         kind, dom = self._concrete(env)
         return held(kind, "_cells", dom, lambda: kind.grid(dom))
 
-    def _concrete(self, env: Env | None) -> tuple["FragmentKind", Domain]:
-        """(kind, domain) of one binding of the parameters."""
+    def member(self, env: Env | None) -> "FragmentKind":
+        """This map at one binding of its parameters (a plain map: itself), placed on that binding's domain and
+        codomain.  One object per binding, held on the family map: every view of the binding (a check's
+        evaluation, ``Layout.instance``'s map, a digest) shares the member's evaluated cells."""
         d = self._dom()
         if not d.params:
-            return self, d
+            return self
         key = tuple(sorted((env or {}).items()))
 
-        def build() -> tuple["FragmentKind", Domain]:
+        def build() -> "FragmentKind":
             e = dict(key)
-            return self.at_params(e), Domain(d.threads, extent_at(d.elements, e), d.groups, d.group, (), d.replication)
-        return held(self, "_members", key, build)  # one member object per binding: its cells are evaluated once
+            cod = None if self.codomain is None else self.codomain.at_binding(e)
+            return replace(self.at_params(e), domain=d.at_binding(e), codomain=cod)  # type: ignore[type-var]
+        return held(self, "_members", key, build)
+
+    def _concrete(self, env: Env | None) -> tuple["FragmentKind", Domain]:
+        """(kind, domain) of one binding of the parameters."""
+        m = self.member(env)
+        return m, m._dom()
 
     # -- the three faces
     def evaluate(self, point: Mapping[str, np.ndarray], env: Env | None = None) -> Values:

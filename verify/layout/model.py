@@ -444,7 +444,7 @@ def instance(layout: Layout, env: Mapping[str, int]) -> Layout:
 
 
 def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
-    d, c = layout.domain, layout.codomain
+    d = layout.domain
     missing = [p.name for p in d.params if p.name not in env]
     if missing:
         raise KeyError(f"{layout.id} is a family: give a value for {', '.join(missing)}")
@@ -456,11 +456,9 @@ def _instance(layout: Layout, env: Mapping[str, int]) -> Layout:
         return env[v] if isinstance(v, str) else v
     shape = dataclasses.replace(sh, m=dim(sh.m), n=dim(sh.n), k=dim(sh.k))
     text, elist = _elements_at(layout.regs.elements_text, tuple(env.items()))
-    lmap = layout.map.at_params(env)  # the map at that binding (a formula substituted, a composition bound)
+    lmap = layout.map.member(env)  # the map at that binding (a formula substituted, a composition bound), placed
     return dataclasses.replace(
-        layout, shape=shape, map=lmap,
-        domain=Domain(d.threads, extent_at(d.elements, env), d.groups, d.group, (), d.replication),
-        codomain=Codomain(extent_at(c.rows, env), extent_at(c.cols, env), c.dims),
+        layout, shape=shape, map=lmap, domain=lmap.domain, codomain=lmap.codomain,
         regs=dataclasses.replace(layout.regs, count=extent_at(layout.regs.count, env), elements_text=text,
                                  element_list=elist),
         params_bound=tuple(sorted(env.items())),
