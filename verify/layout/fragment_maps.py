@@ -36,7 +36,7 @@ from .elements import MAX_ELEMENTS
 from .family import Param, substitute
 from .memo import held
 from .domain import Cells, Codomain, Domain, Env
-from .named import Values, box_bound, full
+from .named import Values, box_bound, computed_once, full
 
 if TYPE_CHECKING:  # pragma: no cover
     import z3
@@ -122,6 +122,7 @@ class FragmentKind:
     def key(self) -> Hashable:
         return ("fragment", type(self).__name__, self._key(), self.domain, self.codomain)
 
+    @computed_once
     def bound(self) -> int:
         d = self._dom()
         return max(self.cell_bound(d), d.bound(), box_bound(self.inputs, self.params), box_bound(self.outputs, self.params))
