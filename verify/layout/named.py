@@ -203,6 +203,19 @@ def output_keys(values: Mapping[str, np.ndarray], dims: tuple[Dim, ...], env: En
     return np.asarray(out, np.int64)
 
 
+_I64_MAX, _I64_MIN = int(np.iinfo(np.int64).max), int(np.iinfo(np.int64).min)
+
+
+def _distinct(keys: np.ndarray, good: np.ndarray, span: int) -> bool:
+    """The keys at the ``good`` positions, each in ``0 .. span - 1``, are distinct, decided by counting them
+    (linear, where sorting them is not); ``False`` also where the span is too wide to count in (the caller then
+    sorts)."""
+    if span > max(1 << 16, 4 * keys.size):
+        return False
+    counts = np.bincount(np.where(good, keys, span), minlength=span + 1)
+    return int(counts[:span].max(initial=0)) <= 1
+
+
 def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None, anywhere: bool = False
                     ) -> tuple[dict[str, int], dict[str, int]] | None:
     """The enumeration engine's injectivity at one binding: the first input point (in row-major order of
@@ -215,17 +228,23 @@ def first_collision(m: "NamedMap", env: Env, v: "Values | None" = None, anywhere
     if anywhere:  # any output values: numbered over the span they take (ranks where that passes 62 bits)
         good = np.broadcast_to(np.asarray(v.ok), np.shape(v.ok)).reshape(-1)
         cols = [np.broadcast_to(np.asarray(v.out[d.name], np.int64), np.shape(v.ok)).reshape(-1) for d in m.outputs]
-        live = [c[good] for c in cols]
-        spans = [int(c.max()) - int(c.min()) + 1 if c.size else 1 for c in live]
+        any_good = bool(good.any())
+        lows = [int(c.min(where=good, initial=_I64_MAX)) if any_good else 0 for c in cols]
+        spans = [int(c.max(where=good, initial=_I64_MIN)) - lo + 1 if any_good else 1 for c, lo in zip(cols, lows)]
+        span: int | None = None
         if int(np.prod([float(s) for s in spans])) < 2**62:
             keys = np.zeros(good.size, np.int64)
-            for c, lv, s in zip(cols, live, spans):
-                keys = keys * s + (c - (int(lv.min()) if lv.size else 0))
+            for c, lo, s in zip(cols, lows, spans):
+                keys = keys * s + (c - lo)
+            span = int(np.prod(spans, dtype=object))
         else:
             keys = np.unique(np.stack(cols, axis=1), axis=0, return_inverse=True)[1].reshape(-1)
     else:
         good = np.asarray(v.ok & inside(v.out, m.outputs, env)).reshape(-1)
         keys = output_keys(v.out, m.outputs, env).reshape(-1)
+        span = int(np.prod([d.at(env) for d in m.outputs], dtype=object))
+    if span is not None and _distinct(keys, good, span):
+        return None
     idx = np.flatnonzero(good)
     repeat = first_repeat(keys[idx])
     if repeat is None:
