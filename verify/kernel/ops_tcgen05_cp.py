@@ -122,7 +122,7 @@ def _agree(prog: Program, ins: Instr, cta: CTA, pair: list[CTA], reads: list[tup
         row, byte = divmod(k, addr.shape[1])
         peer = pair[1 - mine]
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (thread {t} of CTA rank {cta.rank}): a CTA "
-                              X whether "
+                              "pair's copy goes to both CTAs' Tensor Memory, and the PTX ISA does not say whether "
                               "the peer's comes from the issuer's shared memory or the peer's own; here they differ "
                               f"(row {row}, byte {byte}: shared 0x{int(addr[row, byte]):x} of CTA rank {peer.rank} "
                               f"is not CTA rank {cta.rank}'s; {int(differ.sum())} such bytes), so the copy is not "
