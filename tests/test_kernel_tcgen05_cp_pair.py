@@ -13,7 +13,7 @@ import re
 import pytest
 
 from conftest import cli
-from kernel_plants import KERNELS, agree, mutant, nvcc_makes
+from kernel_plants import KERNELS, agree, mutant, nvcc_makes, only_finding
 from verify.kernel.frontdoor import verify
 from verify.kernel.machine import KernelError
 from verify.outputs.kernel import kernel_text
@@ -64,6 +64,27 @@ def test_a_copy_one_column_on_is_the_first_wrong_element_of_the_odd_cta():
     u = next(x for x in r.findings if x.kind == "unwritten_read")
     assert "reads Tensor Memory lane 0, column 88, which nothing wrote (CTA 1" in kernel_text(r), kernel_text(r)
     assert u.count == 384
+
+
+def test_two_copies_columns_swapped_is_the_first_wrong_element_with_the_pair_copy_in_its_chain(tmp_path):
+    """The copies of A's rows 128-255 to each other's columns (k 0-15 to 88, k 16-31 to 80): the odd CTA reads
+    k 16.. as k 0..; the chain runs back through its tcgen05.ld and the pair's copy into its Tensor Memory to the
+    odd CTA's own staging store."""
+    def swap(lines: list[str]) -> None:
+        for k, s in enumerate(lines):
+            if re.search(r"add\.s32 \t%r12[01], %r36, (80|88);", s):
+                lines[k] = s.replace("80;", "@;").replace("88;", "80;").replace("@;", "88;")
+    r = verify(mutant(tmp_path, BASE, swap))
+    f = only_finding(r, "D[128, 0]", 8192)
+    assert f.words.startswith("expected sum over k of A[128, k] * B[k, 0]; has A[128, 16] * B[0, 0] (k 0 of B meets "
+                              "k 16 of A)"), f.words
+    ops = [c.opcode for c in f.chain]
+    assert ops[:6] == ["st.global", "tcgen05.ld.32x32b.x16", "tcgen05.mma.kind::f16", "st.shared.v4",
+                       "tcgen05.ld.32x32b.x16", "tcgen05.cp.128x256b"], kernel_text(r)
+    assert f.chain[4].words.startswith("(thread 0) read Tensor Memory lane 0, column 80"), kernel_text(r)
+    assert f.chain[5].words.startswith("(thread 0) copied it from shared memory to Tensor Memory lane 0, column 80 "
+                                       "of both CTAs of the pair (issued by CTA 0)"), kernel_text(r)
+    assert ops[-1] == "ld.global" and f.chain[-1].words.endswith("read A[128, 16]"), kernel_text(r)
 
 
 def test_the_pair_copy_writes_the_peer_s_tensor_memory(tmp_path):
