@@ -110,8 +110,8 @@ def test_a_copy_to_another_tensor_memory_column_is_the_first_wrong_element(tmp_p
     (SECOND.replace("128x128b", "128x128b.b8x16.b4x16_p64"), "unsupported instruction "
      "'tcgen05.cp.cta_group::1.128x128b.b8x16.b4x16_p64' (decompression .b8x16.b4x16_p64 is not executed"),
     (SECOND.replace("128x128b", "4x256b"), "unsupported instruction 'tcgen05.cp.cta_group::1.4x256b' (.4x256b "
-     "copies 4 rows; the PTX ISA does not say which shared-memory bytes its 4 rows are: the canonical layouts a "
-     "descriptor describes (9.7.16.10.6, the descriptor's LBO and SBO) are made of 8-row core matrices"),
+     "copies 4 rows; the PTX ISA does not say which shared-memory bytes its 4 rows are: the layouts a descriptor "
+     "describes are made of 8-row units"),
     (SECOND.replace("128x128b", "64x128b"), "tcgen05.cp.cta_group::1.64x128b: the catalog has no tcgen05.cp "
      ".64x128b (.64x128b takes .warpx2::02_13 or ::01_23, .32x128b .warpx4, the others none)"),
     (SECOND.replace("128x128b", "128x128b.warpx4"), "tcgen05.cp.cta_group::1.128x128b.warpx4: the catalog has no "

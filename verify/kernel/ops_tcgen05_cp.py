@@ -22,11 +22,12 @@ from .tmem import CELL, TMEM_WINDOW, split
 CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
 CP_MULTICAST = ("warpx2::02_13", "warpx2::01_23", "warpx4")
 
-# What PTX ISA 9.0 leaves unsaid for the forms refused.
-FOUR_ROWS = ("which shared-memory bytes its 4 rows are: the canonical layouts a descriptor describes (9.7.16.10.6, "
-             "the descriptor's LBO and SBO) are made of 8-row core matrices, and neither the tcgen05.cp page nor the "
-             "matrix-descriptor section says whether a 4-row copy reads rows 0-3 of such a core matrix (16 bytes "
-             "apart, a row's second 16 bytes LBO on) or rows placed otherwise")
+# What the PTX ISA (9.0, and 9.1's tcgen05.cp page) leaves unsaid for the forms refused.
+FOUR_ROWS = ("which shared-memory bytes its 4 rows are: the layouts a descriptor describes are made of 8-row units "
+             "(9.0's 9.7.16.10.6 swizzle atoms, 9.1's 9.7.16.3.3 canonical layouts ((8,m),(T,2k)), SBO the offset "
+             "from one 8 rows to the next), and neither the tcgen05.cp page nor the matrix-descriptor section says "
+             "whether a 4-row copy reads rows 0-3 of such a unit (16 bytes apart, a row's second 16 bytes LBO on) or "
+             "rows placed otherwise")
 DECOMPRESS = ("it unpacks 4-bit or 6-bit elements into 8-bit containers, so one source byte's bits go to two "
               "destination bytes, and the executor follows data in whole bytes")
 
