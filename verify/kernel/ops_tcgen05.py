@@ -29,6 +29,7 @@ from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorM
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
+COPY: dict[str, Any] = {}  # tcgen05.cp (ops_tcgen05_cp registers itself)
 
 
 def face_of(prog: Program) -> str:
@@ -119,8 +120,7 @@ def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
     if sub == "commit":
         return _commit(prog, ins, index)
     if sub == "cp":
-        from .ops_tcgen05_cp import copy_step  # below this module: it uses the Tensor Memory helpers here
-        return copy_step(prog, ins, index)
+        return COPY["cp"](prog, ins, index)
     raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (tcgen05.{sub} is not executed yet)")
 
 
@@ -586,4 +586,4 @@ class _Landing:
                 release(s.cta if s.cta is not None else self.cta, idx)
 
 
-__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
+__all__ = ["BLOCK_SCALED", "COPY", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]

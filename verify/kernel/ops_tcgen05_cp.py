@@ -15,7 +15,7 @@ from ..ptx.syntax import Addr, Instr
 from .access import hold, read_shared_async
 from .fragments import BadDescriptor, NoLayout, copy_cells, descriptor_addresses
 from .machine import CTA, Program, Step
-from .ops_tcgen05 import _cta_group, face_of, pair_of, thread_rows, tmem, tmem_address, tmem_cells
+from .ops_tcgen05 import COPY, _cta_group, face_of, pair_of, thread_rows, tmem, tmem_address, tmem_cells
 from .bytes import U64
 from .tmem import CELL, TMEM_WINDOW, split
 
@@ -159,5 +159,7 @@ def _issue(prog: Program, ins: Instr, index: int, issuer: CTA, c: CTA, tags: np.
         snap.tmem, snap.cta = tm, c
         tmem(issuer).uncommitted.setdefault(t, []).append(snap)
 
+
+COPY["cp"] = copy_step
 
 __all__ = ["CP_MULTICAST", "CP_SHAPES", "DECOMPRESS", "FOUR_ROWS", "copy_step"]
