@@ -104,14 +104,19 @@ def test_a_copy_to_another_tensor_memory_column_is_the_first_wrong_element(tmp_p
 
 @pytest.mark.parametrize("new,words", [
     (SECOND.replace("128x128b", "128x128b.b8x16.b6x16_p32"), "unsupported instruction 'tcgen05.cp.cta_group::1."
-     "128x128b.b8x16.b6x16_p32' (decompression .b8x16.b6x16_p32 / .b8x16.b4x16_p64 is not executed yet)"),
-    (SECOND.replace("128x128b", "4x256b"), "unsupported instruction 'tcgen05.cp.cta_group::1.4x256b' (the "
-     "descriptor model reads whole core matrices of 8 rows, not the 4 rows of .4x256b)"),
+     "128x128b.b8x16.b6x16_p32' (decompression .b8x16.b6x16_p32 is not executed: it unpacks 4-bit or 6-bit "
+     "elements into 8-bit containers, so one source byte's bits go to two destination bytes, and the executor "
+     "follows data in whole bytes)"),
+    (SECOND.replace("128x128b", "128x128b.b8x16.b4x16_p64"), "unsupported instruction "
+     "'tcgen05.cp.cta_group::1.128x128b.b8x16.b4x16_p64' (decompression .b8x16.b4x16_p64 is not executed"),
+    (SECOND.replace("128x128b", "4x256b"), "unsupported instruction 'tcgen05.cp.cta_group::1.4x256b' (.4x256b "
+     "copies 4 rows; the PTX ISA does not say which shared-memory bytes its 4 rows are: the layouts a descriptor "
+     "describes are made of 8-row units"),
     (SECOND.replace("128x128b", "64x128b"), "tcgen05.cp.cta_group::1.64x128b: the catalog has no tcgen05.cp "
      ".64x128b (.64x128b takes .warpx2::02_13 or ::01_23, .32x128b .warpx4, the others none)"),
     (SECOND.replace("128x128b", "128x128b.warpx4"), "tcgen05.cp.cta_group::1.128x128b.warpx4: the catalog has no "
      "tcgen05.cp .128x128b.warpx4"),
-], ids=["decompression", "4x256b", "64x128b-alone", "128x128b-warpx4"])
+], ids=["decompression", "decompression-4bit", "4x256b", "64x128b-alone", "128x128b-warpx4"])
 def test_a_form_not_executed_is_an_error_at_its_line(tmp_path, capsys, new, words):
     launch = mutant(tmp_path, BASE, _replace(SECOND, new))
     with pytest.raises(KernelError, match=r"k\.ptx:347:\d+: " + re.escape(words)):

@@ -56,6 +56,11 @@
 * ``tcgen05_cp.ptx``: ``tcgen05_cp.cu`` (the same GEMM with A copied from shared memory into Tensor Memory by
   ``tcgen05.cp.cta_group::1.128x256b`` and two ``.128x128b``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the
   planted ``tcgen05_cp_shape.ptx`` (``-DCP_SHAPE``: the second copy made ``.64x128b.warpx2::01_23``);
+* ``tcgen05_cp_pair.ptx``: ``tcgen05_cp_pair.cu`` (a CTA pair's ``tcgen05.cp.cta_group::2.128x256b`` into both CTAs'
+  Tensor Memory, read back as the pair MMA's A) by ``nvcc -ptx -arch=sm_100a -lineinfo``, the planted
+  ``tcgen05_cp_pair_column.ptx`` (``-DCP_COLUMN``: the last copy one column on), ``tcgen05_cp_pair_order.ptx``
+  (``-DCP_ORDER``: the copies in the other order, the same meaning) and ``tcgen05_cp_pair_own_half.ptx``
+  (``-DOWN_HALF``: the peer's staged bytes not the issuer's: refused);
 * ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
   buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
 
@@ -188,6 +193,10 @@ if __name__ == "__main__":
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_cp.ptx", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_cp_shape.ptx", "-DCP_SHAPE", source="tcgen05_cp.cu", arch="sm_100a")
+    nvcc("tcgen05_cp_pair.ptx", source="tcgen05_cp_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_cp_pair_column.ptx", "-DCP_COLUMN", source="tcgen05_cp_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_cp_pair_order.ptx", "-DCP_ORDER", source="tcgen05_cp_pair.cu", arch="sm_100a")
+    nvcc("tcgen05_cp_pair_own_half.ptx", "-DOWN_HALF", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")

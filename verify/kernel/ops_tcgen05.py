@@ -2,7 +2,7 @@
 ``tcgen05.mma`` (``cta_group::1``; A from shared memory or Tensor Memory, B from shared memory, D in Tensor Memory;
 the instruction descriptor decoded), ``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the
 wait that needs it), ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st``, ``tcgen05.cp`` (shared
-memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``), and the ``tcgen05.fence``
+memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``: ``ops_tcgen05_cp``), and the ``tcgen05.fence``
 variants (ordering only).
 
 The meaning is the catalog's (``verify.kernel.fragments``): the data-path layout of the MMA's M, cta_group and
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, UNDEF, from_bytes, to_bytes
-from .fragments import (BadDescriptor, NoLayout, copy_cells, datapath, descriptor_addresses, instruction_descriptor,
+from .fragments import (BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor,
                         tmem_a_cells, tmem_access)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
@@ -29,6 +29,7 @@ from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorM
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
+COPY: dict[str, Any] = {}  # tcgen05.cp (ops_tcgen05_cp registers itself)
 
 
 def face_of(prog: Program) -> str:
@@ -119,7 +120,7 @@ def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
     if sub == "commit":
         return _commit(prog, ins, index)
     if sub == "cp":
-        return _copy(prog, ins, index)
+        return COPY["cp"](prog, ins, index)
     raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (tcgen05.{sub} is not executed yet)")
 
 
@@ -296,78 +297,6 @@ def _wait(prog: Program, ins: Instr, index: int, sub: str) -> Step:
             done = (t.stored >= 0) & mine[np.clip(t.stored, 0, cta.T - 1)]
             t.stored[done] = -1
     return Step(ins, index, "op", run, collective="warp")
-
-
-# ----------------------------------------------------------------------------- tcgen05.cp
-
-CP_SHAPES = ("128x256b", "4x256b", "128x128b", "64x128b", "32x128b")
-CP_MULTICAST = ("warpx2::02_13", "warpx2::01_23", "warpx4")
-
-
-def _copy(prog: Program, ins: Instr, index: int) -> Step:
-    """``tcgen05.cp.cta_group::1.<shape>[.<multicast>] [taddr], s-desc``: the block the descriptor names in shared
-    memory (rows along its stride dimension, each row's bytes along its leading dimension: the descriptor model's
-    K-major 8-bit reader) copied into Tensor Memory where the catalog's ``tcgen05.cp`` layout of the shape puts each
-    byte, relative to ``taddr``.  Asynchronous, in the tensor-core pipeline of the issuing thread: a later
-    ``tcgen05.mma`` of that thread reads the copy (the issued view), a ``tcgen05.ld`` once its ``tcgen05.commit``'s
-    mbarrier phase is waited for; the shared-memory bytes are held until then."""
-    parts = ins.parts
-    group = _cta_group(prog, ins)
-    shape = next((p for p in parts if p in CP_SHAPES), None)
-    multicast = next((p for p in parts if p in CP_MULTICAST), "")
-    if shape is None:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a tcgen05.cp shape other than "
-                              f"{', '.join('.' + x for x in CP_SHAPES)})")
-    if any(p.startswith("b8x16") or p.startswith("b6x16") or p.startswith("b4x16") for p in parts):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (decompression .b8x16.b6x16_p32 / "
-                              ".b8x16.b4x16_p64 is not executed yet)")
-    if group == 2:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's tcgen05.cp is not executed yet)")
-    try:
-        cells = copy_cells(shape, multicast, face_of(prog))
-    except NoLayout as e:
-        raise prog.error(ins, f"{ins.opcode}: {e} (.64x128b takes .warpx2::02_13 or ::01_23, .32x128b .warpx4, "
-                              "the others none)") from None
-    rows, nbytes, _ = cells.lane.shape
-    if rows % 8:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (the descriptor model reads whole core matrices "
-                              f"of 8 rows, not the {rows} rows of .{shape})")
-    ops = list(ins.operands)
-    if len(ops) != 2 or not isinstance(ops[0], Addr) or isinstance(ops[1], Addr):
-        raise prog.error(ins, f"{ins.opcode} takes [taddr], s-desc")
-    t_o, s_o = ops
-
-    def run(cta: CTA, m: np.ndarray | None) -> None:
-        tm = tmem(cta)
-        taddr = tmem_address(cta, ins, t_o, m, "the destination address")
-        sdesc = np.broadcast_to(np.asarray(cta.int_value(s_o, 64, False, m, "the source descriptor")[0], U64),
-                                (cta.T,))
-        for t in (int(x) for x in thread_rows(m, cta.T)):
-            value = int(sdesc[t])
-            try:
-                addr = descriptor_addresses("tcgen05", value, "K", 8, rows, nbytes, face_of(prog))
-            except BadDescriptor as e:
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): the source descriptor {value:#018x} cannot be "
-                                      f"read: {e}") from None
-            tags, bts = read_shared_async(cta, ins, addr.reshape(-1), 1, np.array([t // 32]), t)  # [rows * nbytes, 1]
-            held = [hold(cta, addr, 1, index)]
-            lane0, col0 = split(int(taddr[t]))
-            flat = tmem_cells(cta, ins, index, tm, lane0 + cells.lane, col0 + cells.col, -1, "cp")  # [rows, nbytes, c]
-            copies = flat.shape[2]
-            src_tags = np.repeat(tags.reshape(rows, nbytes, 1), copies, axis=2).reshape(-1)
-            src_bits = np.repeat(bts.reshape(rows, nbytes, 1), copies, axis=2).reshape(-1)
-            byte = np.asarray(cells.byte).reshape(-1)
-            flat = flat.reshape(-1)
-            target, inv = np.unique(flat, return_inverse=True)
-            out_tags = tm.ntags[target].copy()  # a cell the copy fills only in part keeps its other bytes
-            out_bits = tm.nbits[target].copy()
-            out_tags[inv, byte] = src_tags
-            out_bits[inv, byte] = src_bits
-            if prog.trace:  # whole cells, so that an element of several bytes moves as one
-                out_tags = prog.domain.moved(cta, index, np.full(len(target), t, np.int64), out_tags,
-                                             (TMEM_WINDOW + CELL * target).astype(U64), "tmem")
-            tm.issue(index, target, out_tags, out_bits, t, held)
-    return Step(ins, index, "op", run)
 
 
 # ----------------------------------------------------------------------------- tcgen05.mma and tcgen05.commit
@@ -657,4 +586,4 @@ class _Landing:
                 release(s.cta if s.cta is not None else self.cta, idx)
 
 
-__all__ = ["BLOCK_SCALED", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
+__all__ = ["BLOCK_SCALED", "COPY", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]

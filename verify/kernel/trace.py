@@ -179,8 +179,9 @@ def chain(module: Module, fn, launch: Launch, run, element: int, product: Produc
         elif hop.base == "cp":
             words = f"(thread {thread_h}) wrote {sym.value_words(src)} there{addr_words}"
         elif hop.base == "tcgen05" and "cp" in hop.parts:
+            both = f" of both CTAs of the pair (issued by CTA {ct >> 32})" if "cta_group::2" in hop.parts else ""
             words = f"(thread {thread_h}) copied it from shared memory to {_where('tmem', address, traced.gmem)}" \
-                    f"{addr_words}"
+                    f"{both}{addr_words}"
         elif hop.base == "tcgen05" and "st" in hop.parts:
             words = f"(thread {thread_h}) wrote it to {_where('tmem', address, traced.gmem)}{addr_words}"
         elif hop.base in ("st", "stmatrix"):
