@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Mapping
 
 from .family import Extent, extent_at, extent_text
@@ -89,6 +90,7 @@ def describe(dims: Iterable[Dim]) -> str:
 TMEM_NAMES = {"lane": "tmem_lane", "column": "tmem_col"}
 
 
+@lru_cache(maxsize=None)
 def output_name(axis: str) -> str:
     """The output dimension a fragment's codomain axis becomes: Tensor Memory's ``lane``/``column`` are
     ``tmem_lane``/``tmem_col`` (``lane`` is an input), other axes as written in dimension form

@@ -96,11 +96,13 @@ class FragmentKind:
         return self._dom().params
 
     @property
+    @computed_once
     def thread(self) -> str:
         """The thread input's name: ``lane`` for a warp's fragment, ``thread`` for a warpgroup's or a block's."""
         return thread_dim_name(self._dom().threads)
 
     @property
+    @computed_once
     def row_col(self) -> tuple[str, str]:
         """The names of the two outputs a cell has (``row``, ``col``; Tensor Memory's ``tmem_lane``,
         ``tmem_col``)."""
@@ -108,11 +110,13 @@ class FragmentKind:
         return output_name(a), output_name(b)
 
     @property
+    @computed_once
     def inputs(self) -> tuple[Dim, ...]:
         d = self._dom()
         return (Dim(self.thread, d.threads), Dim("i", d.elements))
 
     @property
+    @computed_once
     def outputs(self) -> tuple[Dim, ...]:
         d, c = self._dom(), self._cod()
         r, col = self.row_col
