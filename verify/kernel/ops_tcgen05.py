@@ -25,6 +25,7 @@ from .machine import CTA, Program, Step, hold_registers, release_registers, whol
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
 from .ops_base import dest, handler, value
+from . import tmem_pack
 from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
@@ -198,9 +199,7 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
     num = next((int(p[1:]) for p in parts if re.fullmatch(r"x\d+", p)), None)
     if shape is None or num is None or "b32" not in parts:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.shape, .num and .b32)")
-    if any(p.startswith("pack::") or p.startswith("unpack::") for p in parts):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.pack::16b / .unpack::16b are not executed "
-                              "yet)")
+    packed = tmem_pack.packing(prog, ins, verb)  # .pack::16b / .unpack::16b: two 16-bit halves a register
     try:
         form = tmem_access(verb, shape, num, face_of(prog))
     except NoLayout as e:
@@ -212,9 +211,10 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
     else:
         addr_o, regs_o = ops[0], ops[-1]
         rest = ops[1:-1]
-    if rest and not (len(rest) == 1 and isinstance(rest[0], Imm) and rest[0].value == num):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (an immHalfSplitoff other than .num, the "
-                              "catalog's)")
+    split_off = 2 * num if packed else num  # the catalog's second access, .num 32-bit columns (2 x .num packed) on
+    if rest and not (len(rest) == 1 and isinstance(rest[0], Imm) and rest[0].value == split_off):
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (an immHalfSplitoff other than "
+                              f"{'2 x .num' if packed else '.num'}, the catalog's)")
     items = list(regs_o.items) if isinstance(regs_o, Vec) else [regs_o]
     if len(items) != form.registers:
         raise prog.error(ins, f"{ins.opcode}: {len(items)} registers, the catalog's layout has {form.registers}")
@@ -230,17 +230,25 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
             if (a != a[0]).any():
                 raise prog.error(ins, f"{ins.opcode}: the lanes of warp {w} give different addresses")
             lane0, col0 = split(int(a[0]))
-            cells = tmem_cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
+            if packed:  # [32, n, 2]: each register's lower and upper half
+                cells = tmem_cells(cta, ins, index, t, (lane0 + form.row)[..., None].repeat(2, axis=-1),
+                                   col0 + tmem_pack.columns(form.col), w, verb)
+            else:
+                cells = tmem_cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
             if verb == "st":
                 for i, o in enumerate(items):
                     b, g = value(cta, o, 4)
                     b = np.broadcast_to(np.asarray(b, U64), (T,))[th]
                     tags = np.full((32, 4), CONCRETE, np.int64) if g is None else g[th]
+                    at = tmem_pack.byte_addresses(cells[:, i]) if packed else \
+                        (TMEM_WINDOW + 4 * cells[:, i]).astype(U64)
                     if prog.trace:
-                        tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64),
-                                                 "tmem")
-                    t.write_now(cells[:, i], tags, to_bytes(b, 4))
-                    t.stored[cells[:, i]] = th
+                        tags = prog.domain.moved(cta, index, th, tags, at, "tmem")
+                    if packed:
+                        tmem_pack.scatter(t, cells[:, i], tags, to_bytes(b, 4))
+                    else:
+                        t.write_now(cells[:, i], tags, to_bytes(b, 4))
+                    t.stored[cells[:, i]] = th[:, None] if packed else th
                     t.stored_instr[cells[:, i]] = index
                 continue
             flat = cells.reshape(-1)
@@ -254,7 +262,8 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
                                     "writes it has completed (no wait on the mbarrier of its tcgen05.commit between "
                                     "them)",
                                     int(pend.sum()))
-            never = (t.tags[flat] == -2).any(axis=1) & ~pend
+            read = t.tags[flat][:, :tmem_pack.HALF] if packed else t.tags[flat]  # the bytes the load reads
+            never = (read == UNDEF).all(axis=1) & ~pend
             if never.any():
                 k = int(np.argmax(never))
                 cta.prog.events.add("unwritten_read", index, cta.index, w * 32, int(flat[k]), "tmem",
@@ -266,10 +275,15 @@ def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
                 r = dest(prog, ins, o)
                 if r is None:
                     continue
-                tags = t.tags[cells[:, i]]
-                bits = from_bytes(t.bits[cells[:, i]])
+                if packed:
+                    tags, raw = tmem_pack.gather(t, cells[:, i])
+                    at = tmem_pack.byte_addresses(cells[:, i])
+                else:
+                    tags, raw = t.tags[cells[:, i]], t.bits[cells[:, i]]
+                    at = (TMEM_WINDOW + 4 * cells[:, i]).astype(U64)
+                bits = from_bytes(raw)
                 if prog.trace:
-                    tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64), "tmem")
+                    tags = prog.domain.moved(cta, index, th, tags, at, "tmem")
                 full_b = np.zeros(T, U64)
                 full_b[th] = bits
                 full_t = np.full((T, 4), CONCRETE, np.int64)
