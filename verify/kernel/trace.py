@@ -218,7 +218,8 @@ def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: i
                 held = f", which holds element ({int(s_row[4])}, {int(s_row[5])}) of the D of the {short_name(mi.opcode)} " \
                        f"at line {mi.line}"
             out.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop),
-                            f"(thread {ct & 0xFFFFFFFF}) read Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
+                            f"(thread {ct & 0xFFFFFFFF}) {'wrote it to' if hop.opcode.startswith('tcgen05.st') else 'read'} "
+                            f"Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
         v = src
         hops += 1
     return out
