@@ -233,6 +233,56 @@ def test_a_pack_of_the_unpacked_form_not_executed_stays_an_error(tmp_path):
         verify(mutant(tmp_path, BASE, change))
 
 
+def _masked(which: tuple[int, ...], words: tuple[int, int, int, int]):  # type: ignore[no-untyped-def]
+    """The fixture's MMAs ``which`` (0, 1) given the disable-output-lane vector ``words`` (cta_group::1: four 32-bit
+    registers, bit b of register j lane 32 j + b)."""
+    def change(lines: list[str]) -> None:
+        decl = first(lines, r"\.reg \.b32 \t%r<\d+>;")
+        lines[decl] = re.sub(r"%r<\d+>", "%r<400>", lines[decl])
+        mmas = [k for k, s in enumerate(lines) if s.startswith("tcgen05.mma")]
+        for n, k in reversed(list(enumerate(mmas))):
+            if n in which:
+                lines[k] = lines[k].replace(", p;", ", {%r396, %r397, %r398, %r399}, p;")
+                for j, w in enumerate(words):
+                    lines.insert(k, f"mov.b32 %r{396 + j}, {w};")
+    return change
+
+
+@pytest.mark.parametrize("which,words,element,unwritten", [
+    ((1,), (1 << 5, 0, 0, 0), "D[5, 0]", None),
+    ((0, 1), (1 << 5, 0, 0, 0), "D[5, 0]", "lane 5, column 0"),
+    ((0, 1), (0, 0, 0, 1 << 4), "D[100, 0]", "lane 100, column 0"),
+])
+def test_a_disable_output_lane_mask_leaves_its_lanes_unwritten(tmp_path, which, words, element, unwritten):
+    """A lane the mask disables is not written by that MMA (PTX ISA 9.0, 9.7.16.10.9.1): disabled on the second MMA
+    only, row 5 keeps the first k-block's sum (lacks A[5, 16] * B[16, 0]); disabled on both, the packing load reads
+    cells nothing wrote. Only that row is wrong (32 elements)."""
+    r = verify(mutant(tmp_path, BASE, _masked(which, words)))
+    assert r.status == "refuted"
+    agree(r)
+    wrong = next(f for f in r.findings if f.kind == "wrong_element")
+    assert (wrong.element, wrong.count) == (element, 32)
+    if unwritten is None:
+        assert len(r.findings) == 1 and "lacks A[5, 16] * B[16, 0]" in wrong.words
+    else:
+        f = next(f for f in r.findings if f.kind == "unwritten_read")
+        assert f"reads Tensor Memory {unwritten}, which nothing wrote" in f.words
+
+
+def test_a_zero_disable_output_lane_mask_stays_proved(tmp_path):
+    r = verify(mutant(tmp_path, BASE, _masked((0, 1), (0, 0, 0, 0))))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+def test_a_disable_output_lane_vector_of_the_wrong_size_is_an_error(tmp_path):
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"^tcgen05\.mma")
+        lines[k] = lines[k].replace(", p;", ", {%r87, %r87}, p;")
+    with pytest.raises(SpecError, match=r"a disable-output-lane vector of 2 registers; cta_group::1 takes 4"):
+        verify(mutant(tmp_path, BASE, change))
+
+
 @pytest.mark.slow
 def test_the_pack_kernel_compiles_to_the_fixture(tmp_path):
     """nvcc here makes the committed PTX (its code), and that PTX is verified (above)."""

@@ -422,19 +422,23 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
-    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector)
-    if lanes_o is None:
-        return Step(ins, index, "op", run)
+    if lanes_o is not None and len(lanes_o.items) != 4 * group:
+        raise prog.error(ins, f"{ins.opcode}: a disable-output-lane vector of {len(lanes_o.items)} registers; "
+                              f"cta_group::{group} takes {4 * group}")
+    return Step(ins, index, "op", _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector,
+                                           lanes_o))
 
-    def run_masked(cta: CTA, m: np.ndarray | None) -> None:
-        for o in lanes_o.items:
-            v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
-            v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
-            if (v[thread_rows(m, cta.T)] != 0).any():
-                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane masks that "
-                                      "disable lanes are not executed yet)")
-        run(cta, m)
-    return Step(ins, index, "op", run_masked)
+
+def _disabled_lanes(cta: CTA, ins: Instr, lanes_o: Vec, m: np.ndarray | None) -> np.ndarray:
+    """``bool[T, 32 x registers]``: the Tensor Memory lanes each thread's disable-output-lane mask disables (bit b of
+    the vector's register j: lane 32 j + b, 9.7.16.10.9.1)."""
+    out = np.zeros((cta.T, 32 * len(lanes_o.items)), bool)
+    for j, o in enumerate(lanes_o.items):
+        v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
+        v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
+        for b in range(32):
+            out[:, 32 * j + b] = ((v >> U64(b)) & U64(1)).astype(bool)
+    return out
 
 
 def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any,
@@ -524,13 +528,15 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
 
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
-             a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None):  # type: ignore[no-untyped-def]
+             a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
+             lanes_o: Vec | None = None):  # type: ignore[no-untyped-def]
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
     of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address.  ``collector``: a ``.ws``
     MMA's collector buffer and its use (``tmem.collector_b``); its D goes where the ``.ws`` layouts put it (Layout G
-    for M = 32, E for 64, D for 128)."""
+    for M = 32, E for 64, D for 128).  ``lanes_o``: the disable-output-lane mask: D's elements in a Tensor Memory
+    lane it disables are not written (a CTA pair's MMA with a lane disabled is refused)."""
     from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -538,7 +544,11 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
         pair = [cta] if group == 1 else pair_of(cta, ins)
         tms = [tmem(c) for c in pair]
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
+        off = _disabled_lanes(cta, ins, lanes_o, m) if lanes_o is not None else None
         for t in (int(x) for x in thread_rows(m, cta.T)):
+            if off is not None and off[t].any() and group != 1:
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's disable-output-lane mask "
+                                      "that disables lanes is not executed yet)")
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, a_tmem)
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
@@ -605,7 +615,9 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                 tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
                 bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
             for i, (c, tm) in enumerate(zip(pair, tms)):
-                tm.issue(index, dcells[i].reshape(-1), tags[where[i]], bits[where[i]], t, held[i])
+                cells_i = dcells[i].reshape(-1)
+                keep = np.ones(len(cells_i), bool) if off is None else ~off[t][cells_i // COLS]
+                tm.issue(index, cells_i[keep], tags[where[i]][keep], bits[where[i]][keep], t, held[i])
                 if c is not cta:  # the pair's MMA completes at the issuing thread's commit (in its CTA)
                     snap = tm.uncommitted[t].pop()
                     if not tm.uncommitted[t]:
