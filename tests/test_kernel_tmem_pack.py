@@ -13,7 +13,7 @@ import pytest
 from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes, only_finding
 from verify.errors import SpecError
 from verify.kernel.einsum import parse_einsum
-from verify.kernel.fragments import tmem_access
+from verify.kernel.fragments import NoLayout, tmem_access
 from verify.kernel.launch import Launch, Tensor
 from verify.kernel.numeric import Numeric
 from verify.kernel.run import execute
@@ -23,9 +23,19 @@ from verify.outputs.kernel import kernel_text
 from verify.ptx import parse_module
 
 BASE = "tcgen05_pack"
-SHAPES = {"32x32b": (1, 2, 4, 8, 16, 32, 64), "16x64b": (1, 2, 4, 8, 16, 32, 64),
-          "16x32bx2": (1, 2, 4, 8, 16, 32, 64), "16x128b": (1, 2, 4, 8, 16, 32), "16x256b": (1, 2, 4, 8, 16)}
-# the largest .num each shape takes is left out where its packed columns (twice the fragment's) pass 512
+SHAPES = {"32x32b": (1, 2, 4, 8, 16, 32, 64, 128), "16x64b": (1, 2, 4, 8, 16, 32, 64, 128),
+          "16x32bx2": (1, 2, 4, 8, 16, 32, 64, 128), "16x128b": (1, 2, 4, 8, 16, 32, 64),
+          "16x256b": (1, 2, 4, 8, 16, 32)}  # every .num the catalog takes (test_every_num_of_the_catalog_is_run)
+
+
+def test_every_num_of_the_catalog_is_run():
+    """SHAPES holds each shape's .num values: the catalog has a layout for each, and none for the next power of 2."""
+    for shape, nums in SHAPES.items():
+        for op in ("ld", "st"):
+            for num in nums:
+                assert tmem_access(op, shape, num).registers > 0
+            with pytest.raises(NoLayout, match="is not one of the catalog's"):
+                tmem_access(op, shape, 2 * nums[-1])
 
 
 def _kernel(store: str, load: str, regs: int, outs: int) -> str:
@@ -68,6 +78,11 @@ def _run(text: str, outs: int, domain: str) -> np.ndarray:
     return words.reshape(32, outs)
 
 
+def _plain_load(c0: int, n: int) -> str:
+    """tcgen05.ld.32x32b.x<n> (one 32-bit column a register, lane l to thread l) of columns c0.. into %r200.."""
+    return f"\tadd.u32 %r5, %r3, {c0};\n\ttcgen05.ld.sync.aligned.32x32b.x{n}.b32 {_regs(200, n)}, [%r5];"
+
+
 def _imm(shape: str, num: int, packed: bool) -> str:
     return f", {2 * num if packed else num}" if shape == "16x32bx2" else ""
 
@@ -91,10 +106,8 @@ def test_unpack_then_pack_of_every_shape_and_num(shape, num, domain):
     want = np.array([[_code(t, i, 0) | _code(t, i, 1) << 16 for i in range(n)] for t in range(32)], np.uint32)
     assert (back == want).all()
     cols = 2 * int(form.col.max()) + 2
-    if cols > 128:
-        return  # one 32x32b load reads at most 128 columns; the round trip above covers these
-    raw = f"\ttcgen05.ld.sync.aligned.32x32b.x{cols}.b32 {_regs(200, cols)}, [%r3];"
-    cells = _run(_kernel(st, raw, n, cols), cols, domain) & 0xFFFF
+    cells = np.concatenate([_run(_kernel(st, _plain_load(c0, min(128, cols - c0)), n, min(128, cols - c0)),
+                                 min(128, cols - c0), domain) for c0 in range(0, cols, 128)], axis=1) & 0xFFFF
     expect = np.full((32, cols), -1, np.int64)
     for t in range(32):
         for i in range(n):
@@ -281,6 +294,36 @@ def test_a_disable_output_lane_vector_of_the_wrong_size_is_an_error(tmp_path):
         lines[k] = lines[k].replace(", p;", ", {%r87, %r87}, p;")
     with pytest.raises(SpecError, match=r"a disable-output-lane vector of 2 registers; cta_group::1 takes 4"):
         verify(mutant(tmp_path, BASE, change))
+
+
+def _scaled(which: tuple[int, ...], scale: int):  # type: ignore[no-untyped-def]
+    """The fixture's MMAs ``which`` given ``scale-input-d`` ``scale`` (the first MMA's enable-input-d is false, the
+    second's true)."""
+    def change(lines: list[str]) -> None:
+        mmas = [k for k, s in enumerate(lines) if s.startswith("tcgen05.mma")]
+        for n in which:
+            lines[mmas[n]] = lines[mmas[n]].replace(", p;", f", p, {scale};")
+    return change
+
+
+@pytest.mark.parametrize("which,scale", [((0, 1), 0), ((0,), 15)])
+def test_a_scale_input_d_that_scales_nothing_stays_proved(tmp_path, which, scale):
+    """D = A*B + D * 2^-scale (9.7.16.10.9.1): scale 0 is the plain MMA; on the first MMA, whose enable-input-d is
+    false, no D is read, so any scale leaves D = A*B."""
+    r = verify(mutant(tmp_path, BASE, _scaled(which, scale)))
+    assert r.status == "proved", kernel_text(r)
+    agree(r)
+
+
+@pytest.mark.parametrize("which,scale,why", [
+    ((1,), 3, r"\(thread 0\): scale-input-d 3 scales the accumulated D by 2\^-3: A\*B \+ D\*2\^-3 is not a sum of products"),
+    ((0,), 16, r"scale-input-d is an immediate in \[0, 15\]"),
+])
+def test_a_scale_input_d_that_scales_is_refused_at_its_line(tmp_path, which, scale, why):
+    """The second MMA accumulates (enable-input-d true): a scaled D is no sum of products, refused (exit 2) at the
+    MMA's line, never run as the plain MMA; a scale outside [0, 15] is an error."""
+    with pytest.raises(SpecError, match=r":\d+:\d+: .*" + why):
+        verify(mutant(tmp_path, BASE, _scaled(which, scale)))
 
 
 @pytest.mark.slow

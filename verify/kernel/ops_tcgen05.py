@@ -295,17 +295,31 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     d_o, a_o, b_o, i_o = ops[:4]
     rest = ops[4:]
     lanes_o = None
-    if len(rest) == 2 and isinstance(rest[0], Vec):
-        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane: executed when it disables no lane (CuTe's zeros)
+    if rest and isinstance(rest[0], Vec):
+        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane
+    scale = 0
+    if len(rest) == 2 and not ws:
+        scale, rest = _scale_input_d(prog, ins, kind, rest[1]), rest[:1]
     if len(rest) != 1:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
+        raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, {{disable-output-lane,}} "
+                              "enable-input-d{, scale-input-d}")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
     if lanes_o is not None and len(lanes_o.items) != 4 * group:
         raise prog.error(ins, f"{ins.opcode}: a disable-output-lane vector of {len(lanes_o.items)} registers; "
                               f"cta_group::{group} takes {4 * group}")
     return Step(ins, index, "op", _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector,
-                                           lanes_o))
+                                           lanes_o, scale))
+
+
+def _scale_input_d(prog: Program, ins: Instr, kind: str, o: Any) -> int:
+    """``scale-input-d`` (9.7.16.10.9.1: ``D = A*B + D * 2^-scale-input-d``): an immediate in [0, 15], for
+    ``kind::f16`` and ``kind::tf32`` only."""
+    if not isinstance(o, Imm) or not 0 <= int(o.value) <= 15:
+        raise prog.error(ins, f"{ins.opcode}: scale-input-d is an immediate in [0, 15]")
+    if kind not in ("f16", "tf32"):
+        raise prog.error(ins, f"{ins.opcode}: scale-input-d is only valid for kind::f16 and kind::tf32")
+    return int(o.value)
 
 
 def _disabled_lanes(cta: CTA, ins: Instr, lanes_o: Vec, m: np.ndarray | None) -> np.ndarray:
@@ -408,14 +422,16 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
-             lanes_o: Vec | None = None):  # type: ignore[no-untyped-def]
+             lanes_o: Vec | None = None, scale: int = 0):  # type: ignore[no-untyped-def]
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
     of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address.  ``collector``: a ``.ws``
     MMA's collector buffer and its use (``tmem.collector_b``); its D goes where the ``.ws`` layouts put it (Layout G
     for M = 32, E for 64, D for 128).  ``lanes_o``: the disable-output-lane mask: D's elements in a Tensor Memory
-    lane it disables are not written (a CTA pair's MMA with a lane disabled is refused)."""
+    lane it disables are not written (a CTA pair's MMA with a lane disabled is refused).  ``scale``: scale-input-d,
+    D = A*B + D * 2^-scale: 0 is the plain MMA, and so is any scale where D is not read (enable-input-d false); a
+    scaled D that is read is no sum of products, refused at the line."""
     from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -425,6 +441,10 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
         off = _disabled_lanes(cta, ins, lanes_o, m) if lanes_o is not None else None
         for t in (int(x) for x in thread_rows(m, cta.T)):
+            if scale and en[t]:
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (thread {t}): scale-input-d {scale} "
+                                      f"scales the accumulated D by 2^-{scale}: A*B + D*2^-{scale} is not a sum of "
+                                      "products (executed: scale-input-d 0, or enable-input-d false)")
             if off is not None and off[t].any() and group != 1:
                 raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's disable-output-lane mask "
                                       "that disables lanes is not executed yet)")
