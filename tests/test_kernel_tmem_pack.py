@@ -221,7 +221,10 @@ def test_the_second_loads_column_moved_is_reported_at_d_0_0(tmp_path):
     assert "has A[1, 0] * B[0, 0] (A's m is 1, the element's is 0)" in wrong.words
     text = kernel_text(r)
     assert "read Tensor Memory lane 0, column 66, which holds element (1, 0) of the D" in text
-    assert "(thread 1) wrote it to Tensor Memory lane 0, column 66" in text
+    assert "tcgen05.st.16x128b.x8.unpack::16b at line 309 [tcgen05_pack.cu:78] (thread 1) wrote it to Tensor Memory " \
+        "lane 0, column 66" in text
+    assert "tcgen05.ld.32x32b.x16.pack::16b at line 297 [tcgen05_pack.cu:72] (thread 1) read Tensor Memory lane 1, " \
+        "column 0, which holds element (1, 0) of the D of the tcgen05.mma.kind::f16 at line 262" in text
     assert "accesses Tensor Memory column 128, which no tcgen05.alloc holds" in text
 
 

@@ -30,7 +30,7 @@ def short_name(opcode: str) -> str:
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
             "wgmma": lambda p: p in ("mma_async", "sp") or p.startswith("m") and "k" in p,
-            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind", "warpx2", "warpx4")
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind", "warpx2", "warpx4", "pack", "unpack")
             or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
