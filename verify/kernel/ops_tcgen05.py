@@ -1,9 +1,10 @@
 """The fifth-generation tensor cores and Tensor Memory: ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit``,
 ``tcgen05.mma`` (``cta_group::1``; A from shared memory or Tensor Memory, B from shared memory, D in Tensor Memory;
-the instruction descriptor decoded), ``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the
-wait that needs it), ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st`` (``ops_tcgen05_ldst``), ``tcgen05.cp`` (shared
-memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``), and the ``tcgen05.fence``
-variants (ordering only).
+the instruction descriptor decoded; the disable-output-lane mask, ``scale-input-d`` where it scales nothing),
+``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the wait that needs it), ``tcgen05.cp``
+(shared memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``), and the
+``tcgen05.fence`` variants (ordering only); ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st`` are
+``ops_tcgen05_ldst``'s.
 
 The meaning is the catalog's (``verify.kernel.fragments``): the data-path layout of the MMA's M, cta_group and
 ``.ws`` (9.7.16.10.5: Layouts A-G, E as corrected) places D in Tensor Memory; the ``tcgen05.ld``/``st`` fragments of
