@@ -62,7 +62,9 @@
   (``-DCP_ORDER``: the copies in the other order, the same meaning) and ``tcgen05_cp_pair_own_half.ptx``
   (``-DOWN_HALF``: the peer's staged bytes not the issuer's: refused);
 * ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
-  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
+  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``;
+* ``tcgen05_pack.ptx``: ``tcgen05_pack.cu`` (an f16 accumulator read by ``tcgen05.ld...pack::16b``, stored back by
+  ``tcgen05.st...unpack::16b`` and read again) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -198,6 +200,7 @@ if __name__ == "__main__":
     nvcc("tcgen05_cp_pair_order.ptx", "-DCP_ORDER", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_cp_pair_own_half.ptx", "-DOWN_HALF", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
+    nvcc("tcgen05_pack.ptx", source="tcgen05_pack.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")

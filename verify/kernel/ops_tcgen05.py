@@ -1,9 +1,10 @@
 """The fifth-generation tensor cores and Tensor Memory: ``tcgen05.alloc``/``dealloc``/``relinquish_alloc_permit``,
 ``tcgen05.mma`` (``cta_group::1``; A from shared memory or Tensor Memory, B from shared memory, D in Tensor Memory;
-the instruction descriptor decoded), ``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the
-wait that needs it), ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st``, ``tcgen05.cp`` (shared
-memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``: ``ops_tcgen05_cp``), and the ``tcgen05.fence``
-variants (ordering only).
+the instruction descriptor decoded; the disable-output-lane mask, ``scale-input-d`` where it scales nothing),
+``tcgen05.commit`` (its MMAs complete, and it arrives on its mbarrier, at the wait that needs it), ``tcgen05.cp``
+(shared memory to Tensor Memory, completed like an MMA by its thread's ``tcgen05.commit``: ``ops_tcgen05_cp``'s), and the
+``tcgen05.fence`` variants (ordering only); ``tcgen05.ld``/``tcgen05.st`` with ``tcgen05.wait::ld``/``::st`` are
+``ops_tcgen05_ldst``'s.
 
 The meaning is the catalog's (``verify.kernel.fragments``): the data-path layout of the MMA's M, cta_group and
 ``.ws`` (9.7.16.10.5: Layouts A-G, E as corrected) places D in Tensor Memory; the ``tcgen05.ld``/``st`` fragments of
@@ -18,17 +19,18 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr, Vec
-from .bytes import CONCRETE, U64, UNDEF, from_bytes, to_bytes
+from .bytes import CONCRETE, U64, UNDEF, to_bytes
 from .fragments import (BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor,
-                        tmem_a_cells, tmem_access)
-from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
+                        tmem_a_cells)
+from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
-from .ops_base import dest, handler, value
+from .ops_base import handler
 from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
 BLOCK_SCALED: dict[str, Any] = {}  # the block-scaled tcgen05.mma (ops_blockscale registers itself)
+LD_ST: dict[str, Any] = {}  # tcgen05.ld/st and their waits (ops_tcgen05_ldst registers itself)
 COPY: dict[str, Any] = {}  # tcgen05.cp (ops_tcgen05_cp registers itself)
 
 
@@ -111,10 +113,8 @@ def _tcgen05(prog: Program, ins: Instr, index: int) -> Step:
         def relinquish(cta: CTA, m: np.ndarray | None) -> None:
             tmem(cta).relinquished = True
         return Step(ins, index, "op", relinquish, collective="warp")
-    if sub in ("ld", "st"):
-        return _ld_st(prog, ins, index, sub)
-    if sub in ("wait::ld", "wait::st"):
-        return _wait(prog, ins, index, sub)
+    if sub in ("ld", "st", "wait::ld", "wait::st"):
+        return LD_ST[sub](prog, ins, index, sub)
     if sub == "mma":
         return _mma(prog, ins, index)
     if sub == "commit":
@@ -193,112 +193,6 @@ def tmem_cells(cta: CTA, ins: Instr, index: int, t: TensorMemory, lanes: np.ndar
     return (np.clip(lanes, 0, LANES - 1) * COLS + cc).reshape(shape)
 
 
-def _ld_st(prog: Program, ins: Instr, index: int, verb: str) -> Step:
-    parts = ins.parts
-    shape = next((p for p in parts if re.fullmatch(r"\d+x\d+bx?\d*", p)), None)
-    num = next((int(p[1:]) for p in parts if re.fullmatch(r"x\d+", p)), None)
-    if shape is None or num is None or "b32" not in parts:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.shape, .num and .b32)")
-    if any(p.startswith("pack::") or p.startswith("unpack::") for p in parts):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.pack::16b / .unpack::16b are not executed "
-                              "yet)")
-    try:
-        form = tmem_access(verb, shape, num, face_of(prog))
-    except NoLayout as e:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}': {e}") from None
-    ops = list(ins.operands)
-    if verb == "ld":
-        regs_o, addr_o = ops[0], ops[1]
-        rest = ops[2:]
-    else:
-        addr_o, regs_o = ops[0], ops[-1]
-        rest = ops[1:-1]
-    if rest and not (len(rest) == 1 and isinstance(rest[0], Imm) and rest[0].value == num):
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (an immHalfSplitoff other than .num, the "
-                              "catalog's)")
-    items = list(regs_o.items) if isinstance(regs_o, Vec) else [regs_o]
-    if len(items) != form.registers:
-        raise prog.error(ins, f"{ins.opcode}: {len(items)} registers, the catalog's layout has {form.registers}")
-
-    def run(cta: CTA, m: np.ndarray | None) -> None:
-        warps = _whole_warps(cta, ins, m)
-        t = tmem(cta)
-        addr = tmem_address(cta, ins, addr_o, m)
-        T = cta.T
-        for w in (int(x) for x in warps):
-            th = np.arange(w * 32, w * 32 + 32)
-            a = addr[th]
-            if (a != a[0]).any():
-                raise prog.error(ins, f"{ins.opcode}: the lanes of warp {w} give different addresses")
-            lane0, col0 = split(int(a[0]))
-            cells = tmem_cells(cta, ins, index, t, lane0 + form.row, col0 + form.col, w, verb)  # [32, n]
-            if verb == "st":
-                for i, o in enumerate(items):
-                    b, g = value(cta, o, 4)
-                    b = np.broadcast_to(np.asarray(b, U64), (T,))[th]
-                    tags = np.full((32, 4), CONCRETE, np.int64) if g is None else g[th]
-                    if prog.trace:
-                        tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64),
-                                                 "tmem")
-                    t.write_now(cells[:, i], tags, to_bytes(b, 4))
-                    t.stored[cells[:, i]] = th
-                    t.stored_instr[cells[:, i]] = index
-                continue
-            flat = cells.reshape(-1)
-            pend = t.pending[flat] > 0
-            if pend.any():
-                k = int(np.argmax(pend))
-                src = prog.steps[int(t.pending_instr[flat[k]])].instr
-                cta.prog.events.add("read_in_flight", index, cta.index, w * 32, int(flat[k]), "tmem",
-                                    f"tcgen05.ld (warp {w}) reads Tensor Memory lane {int(flat[k]) // COLS}, column "
-                                    f"{int(flat[k]) % COLS} before the tcgen05.{src.parts[1]} at line {src.line} that "
-                                    "writes it has completed (no wait on the mbarrier of its tcgen05.commit between "
-                                    "them)",
-                                    int(pend.sum()))
-            never = (t.tags[flat] == -2).any(axis=1) & ~pend
-            if never.any():
-                k = int(np.argmax(never))
-                cta.prog.events.add("unwritten_read", index, cta.index, w * 32, int(flat[k]), "tmem",
-                                    f"tcgen05.ld (warp {w}) reads Tensor Memory lane {int(flat[k]) // COLS}, column "
-                                    f"{int(flat[k]) % COLS}, which nothing wrote", int(never.sum()))
-            mine = np.zeros(T, bool)
-            mine[th] = True
-            for i, o in enumerate(items):
-                r = dest(prog, ins, o)
-                if r is None:
-                    continue
-                tags = t.tags[cells[:, i]]
-                bits = from_bytes(t.bits[cells[:, i]])
-                if prog.trace:
-                    tags = prog.domain.moved(cta, index, th, tags, (TMEM_WINDOW + 4 * cells[:, i]).astype(U64), "tmem")
-                full_b = np.zeros(T, U64)
-                full_b[th] = bits
-                full_t = np.full((T, 4), CONCRETE, np.int64)
-                full_t[th] = tags
-                cta.put_raw(r.id, full_b, None if (full_t == CONCRETE).all() else full_t,
-                            mine if m is None else (m & mine))
-                release_registers(cta, [r.id], mine, every=True)  # one tcgen05.ld in flight per register
-                hold_registers(cta, [r.id], mine, index)
-    return Step(ins, index, "op", run, collective="warp")
-
-
-def _wait(prog: Program, ins: Instr, index: int, sub: str) -> Step:
-    def run(cta: CTA, m: np.ndarray | None) -> None:
-        warps = _whole_warps(cta, ins, m)
-        mine = np.zeros(cta.T, bool)
-        for w in warps:
-            mine[int(w) * 32:int(w) * 32 + 32] = True
-        if sub == "wait::ld":
-            for r in list(cta.async_regs):
-                if prog.steps[cta.async_regs[r][1]].instr.base == "tcgen05":
-                    release_registers(cta, [r], mine, every=True)
-        else:
-            t = tmem(cta)
-            done = (t.stored >= 0) & mine[np.clip(t.stored, 0, cta.T - 1)]
-            t.stored[done] = -1
-    return Step(ins, index, "op", run, collective="warp")
-
-
 # ----------------------------------------------------------------------------- tcgen05.mma and tcgen05.commit
 
 def _mma(prog: Program, ins: Instr, index: int) -> Step:
@@ -331,25 +225,43 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     d_o, a_o, b_o, i_o = ops[:4]
     rest = ops[4:]
     lanes_o = None
-    if len(rest) == 2 and isinstance(rest[0], Vec):
-        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane: executed when it disables no lane (CuTe's zeros)
+    if rest and isinstance(rest[0], Vec):
+        lanes_o, rest = rest[0], rest[1:]  # disable-output-lane
+    scale = 0
+    if len(rest) == 2 and not ws:
+        scale, rest = _scale_input_d(prog, ins, kind, rest[1]), rest[:1]
     if len(rest) != 1:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (scale-input-d is not executed yet)")
+        raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, {{disable-output-lane,}} "
+                              "enable-input-d{, scale-input-d}")
     en_o = rest[0]
     a_tmem = isinstance(a_o, Addr)
-    run = _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector)
-    if lanes_o is None:
-        return Step(ins, index, "op", run)
+    if lanes_o is not None and len(lanes_o.items) != 4 * group:
+        raise prog.error(ins, f"{ins.opcode}: a disable-output-lane vector of {len(lanes_o.items)} registers; "
+                              f"cta_group::{group} takes {4 * group}")
+    return Step(ins, index, "op", _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector,
+                                           lanes_o, scale))
 
-    def run_masked(cta: CTA, m: np.ndarray | None) -> None:
-        for o in lanes_o.items:
-            v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
-            v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
-            if (v[thread_rows(m, cta.T)] != 0).any():
-                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (disable-output-lane masks that "
-                                      "disable lanes are not executed yet)")
-        run(cta, m)
-    return Step(ins, index, "op", run_masked)
+
+def _scale_input_d(prog: Program, ins: Instr, kind: str, o: Any) -> int:
+    """``scale-input-d`` (9.7.16.10.9.1: ``D = A*B + D * 2^-scale-input-d``): an immediate in [0, 15], for
+    ``kind::f16`` and ``kind::tf32`` only."""
+    if not isinstance(o, Imm) or not 0 <= int(o.value) <= 15:
+        raise prog.error(ins, f"{ins.opcode}: scale-input-d is an immediate in [0, 15]")
+    if kind not in ("f16", "tf32"):
+        raise prog.error(ins, f"{ins.opcode}: scale-input-d is only valid for kind::f16 and kind::tf32")
+    return int(o.value)
+
+
+def _disabled_lanes(cta: CTA, ins: Instr, lanes_o: Vec, m: np.ndarray | None) -> np.ndarray:
+    """``bool[T, 32 x registers]``: the Tensor Memory lanes each thread's disable-output-lane mask disables (bit b of
+    the vector's register j: lane 32 j + b, 9.7.16.10.9.1)."""
+    out = np.zeros((cta.T, 32 * len(lanes_o.items)), bool)
+    for j, o in enumerate(lanes_o.items):
+        v, _ = cta.int_value(o, 32, False, m, "a disable-output-lane mask")
+        v = np.broadcast_to(np.asarray(v, U64), (cta.T,))
+        for b in range(32):
+            out[:, 32 * j + b] = ((v >> U64(b)) & U64(1)).astype(bool)
+    return out
 
 
 def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any,
@@ -439,13 +351,17 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
 
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
-             a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None):  # type: ignore[no-untyped-def]
+             a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
+             lanes_o: Vec | None = None, scale: int = 0):  # type: ignore[no-untyped-def]
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
     of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address.  ``collector``: a ``.ws``
     MMA's collector buffer and its use (``tmem.collector_b``); its D goes where the ``.ws`` layouts put it (Layout G
-    for M = 32, E for 64, D for 128)."""
+    for M = 32, E for 64, D for 128).  ``lanes_o``: the disable-output-lane mask: D's elements in a Tensor Memory
+    lane it disables are not written (a CTA pair's MMA with a lane disabled is refused).  ``scale``: scale-input-d,
+    D = A*B + D * 2^-scale: 0 is the plain MMA, and so is any scale where D is not read (enable-input-d false); a
+    scaled D that is read is no sum of products, refused at the line."""
     from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
@@ -453,7 +369,15 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
         pair = [cta] if group == 1 else pair_of(cta, ins)
         tms = [tmem(c) for c in pair]
         en = cta.pred(en_o) if not isinstance(en_o, Imm) else np.full(cta.T, bool(en_o.value))
+        off = _disabled_lanes(cta, ins, lanes_o, m) if lanes_o is not None else None
         for t in (int(x) for x in thread_rows(m, cta.T)):
+            if scale and en[t]:
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (thread {t}): scale-input-d {scale} "
+                                      f"scales the accumulated D by 2^-{scale}: A*B + D*2^-{scale} is not a sum of "
+                                      "products (executed: scale-input-d 0, or enable-input-d false)")
+            if off is not None and off[t].any() and group != 1:
+                raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a CTA pair's disable-output-lane mask "
+                                      "that disables lanes is not executed yet)")
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, a_tmem)
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
@@ -520,7 +444,9 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                 tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
                 bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
             for i, (c, tm) in enumerate(zip(pair, tms)):
-                tm.issue(index, dcells[i].reshape(-1), tags[where[i]], bits[where[i]], t, held[i])
+                cells_i = dcells[i].reshape(-1)
+                keep = np.ones(len(cells_i), bool) if off is None else ~off[t][cells_i // COLS]
+                tm.issue(index, cells_i[keep], tags[where[i]][keep], bits[where[i]][keep], t, held[i])
                 if c is not cta:  # the pair's MMA completes at the issuing thread's commit (in its CTA)
                     snap = tm.uncommitted[t].pop()
                     if not tm.uncommitted[t]:
@@ -586,4 +512,4 @@ class _Landing:
                 release(s.cta if s.cta is not None else self.cta, idx)
 
 
-__all__ = ["BLOCK_SCALED", "COPY", "KINDS", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]
+__all__ = ["BLOCK_SCALED", "COPY", "KINDS", "LD_ST", "face_of", "mma_operands", "read_desc", "read_tmem_a", "thread_rows", "tmem", "tmem_address", "tmem_cells"]

@@ -30,7 +30,7 @@ def short_name(opcode: str) -> str:
             "st": lambda p: p in ("shared", "global") or p.startswith("v"),
             "shfl": lambda p: p in ("up", "down", "bfly", "idx"),
             "wgmma": lambda p: p in ("mma_async", "sp") or p.startswith("m") and "k" in p,
-            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind", "warpx2", "warpx4")
+            "tcgen05": lambda p: p in ("mma", "ld", "st", "cp", "ws", "kind", "warpx2", "warpx4", "pack", "unpack")
             or p[:1].isdigit() and "x" in p or p.startswith("x") and p[1:].isdigit()}.get(base)
     if keep is None:
         return opcode
@@ -219,7 +219,8 @@ def _tensor_memory_hops(module: Module, sym: Symbolic, instrs: list[Instr], v: i
                 held = f", which holds element ({int(s_row[4])}, {int(s_row[5])}) of the D of the {short_name(mi.opcode)} " \
                        f"at line {mi.line}"
             out.append(Link(short_name(hop.opcode), hop.line, hop.col, source_of(module, hop),
-                            f"(thread {ct & 0xFFFFFFFF}) read Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
+                            f"(thread {ct & 0xFFFFFFFF}) {'wrote it to' if hop.opcode.startswith('tcgen05.st') else 'read'} "
+                            f"Tensor Memory lane {cell // COLS}, column {cell % COLS}{held}"))
         v = src
         hops += 1
     return out
