@@ -93,7 +93,8 @@ def extent_at(x: Extent, env: Mapping[str, int]) -> int:
     """The value of an extent for one binding of the parameters (C semantics, like every formula)."""
     if isinstance(x, int):
         return x
-    return _extent_value(x, tuple(sorted(env.items())))
+    key = tuple(sorted(env.items()))
+    return held(x, "extent_at", key, lambda: _extent_value(x, key))  # on the expression: never hashed again
 
 
 @lru_cache(maxsize=4096)
