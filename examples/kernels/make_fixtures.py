@@ -36,7 +36,8 @@
   and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
   (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
   with ``-DE4M3``) the same way; ``wgmma_sparse_selector.ptx``: ``wgmma_sparse.ptx`` with the sparsity selector 0
-  made 1 (a planted bug, for the docs);
+  made 1 (a planted bug, for the docs); ``wgmma_b1.ptx``: ``wgmma_b1.cu`` (inline ``wgmma.mma_async`` m64n8k256 on
+  packed ``.b1`` with ``.and.popc``, A from registers and from shared memory) the same way;
 * ``tcgen05_pair.ptx``: ``tcgen05_pair.cu`` (inline ``tcgen05.mma.cta_group::2``, a CTA pair's MMA in a cluster of
   2 CTAs) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_pair_one_cta_a.ptx`` the same with
   ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug);
@@ -204,6 +205,7 @@ if __name__ == "__main__":
     nvcc("wgmma_sparse.ptx", source="wgmma_sparse.cu", arch="sm_90a")
     nvcc("wgmma_sparse_s8.ptx", source="wgmma_sparse_s8.cu", arch="sm_90a")
     nvcc("wgmma_sparse_e4m3.ptx", "-DE4M3", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    nvcc("wgmma_b1.ptx", source="wgmma_b1.cu", arch="sm_90a")
     planted("wgmma_sparse_selector.ptx", "wgmma_sparse.ptx", "%r365, 0, p", "%r365, 1, p",
             "the sparsity selector 0 made 1 in both wgmma.mma_async.sp")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",

@@ -329,9 +329,9 @@ def _wgmma_operands(name: str, shape: str, dtype: str, atype: str, btype: str, n
                 {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
             continue
         bits = [a.regs.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
-        if min(bits) < 8:
-            raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements narrower than a byte are not executed"
-                           + (f" {narrow}" if narrow else ""))
+        if min(bits) < 8 and (len(set(bits)) > 1 or 8 % min(bits)):  # .b1 packs whole bytes, both operands alike
+            raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements that do not pack whole bytes are not "
+                           "executed" + (f" {narrow}" if narrow else ""))
         fam = a if n_of == "A" else d
         valid = next((p for p in fam.domain.params if p.name == "N"), None) if fam.is_family else None
         if valid is not None and N not in valid.values:

@@ -16,7 +16,8 @@ from ..ptx.syntax import Addr, Imm, Instr
 from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells,
                         scale_factor_ids, scale_vectors)
 from .machine import CTA, Program, Step
-from .access import hold, read_shared_async
+from .access import hold
+from .subbyte import read_packed
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 
@@ -138,11 +139,7 @@ def _read_packed(cta: CTA, ins: Instr, index: int, value: int, major: str, bits:
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
                               f"{e}") from None
-    addr = at // 8
-    tags, bts = read_shared_async(cta, ins, addr.reshape(-1), 1, np.array([t // 32]), t)
-    parts = prog.domain.packed_elements(tags, bts, bits)  # [n, 8 / bits]
-    slot = (at % 8 // bits).reshape(-1)
-    return addr, parts[np.arange(len(slot)), slot].reshape(rows, K)
+    return read_packed(cta, ins, at, bits, np.array([t // 32]), t)
 
 
 def _factors(cta: CTA, ins: Instr, index: int, tm: Any, lanes: np.ndarray, cols: np.ndarray, byte: np.ndarray,
