@@ -12,7 +12,8 @@
   3 stages (the Blackwell benchmark's kernel);
 * ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
   the scale factors in Tensor Memory), 128 x 128 x 128; ``triton_sm100_mxfp4.ptx``: ``matmul_scaled_fp4`` the same
-  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``), and
+  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``),
+  ``triton_sm100_mixed.ptx``: ``matmul_scaled_mixed`` (e2m1 A x e4m3 B: ``kind::mxf8f6f4``, A in 8-bit containers), and
   ``triton_sm100_nvfp4.ptx``: ``matmul_scaled_nvfp4`` (e4m3 scale factors, one per 16: ``kind::mxf4nvf4...block16``);
 * ``triton_splitk.ptx``: ``splitk.py``'s ``matmul_splitk`` for sm_80 (split-K: two CTAs per tile, each adding its
   half of K onto C with ``atom.global.add.f32``), 64 x 64 x 32, 4 warps, 2 stages; ``triton_splitk_red.ptx`` the same
@@ -115,6 +116,11 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
                 Tensor("SA", st, (M, K // g), (K // g, 1)), Tensor("SB", st, (N, K // g), (K // g, 1)),
                 Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
         consts = {"BM": bm, "BN": bn, "BK": bk}
+    elif kernel == "matmul_scaled_mixed":  # A e2m1 (packed two to a byte), B e4m3
+        args = (Tensor("A", "e2m1", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
+                Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     else:
         args = (Tensor("A", "e4m3", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
                 Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
@@ -163,6 +169,7 @@ if __name__ == "__main__":
     triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
     triton("triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4")
+    triton("triton_sm100_mixed.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_mixed")
     triton("triton_sm100_nvfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_nvfp4")
     triton("triton_splitk.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 0, "SWAP": 0})
     triton("triton_splitk_red.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 1, "SWAP": 0})

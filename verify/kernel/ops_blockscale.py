@@ -44,9 +44,6 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, False)
             M, N, K = idesc.m, idesc.n, idesc.k
             bits = [ELEMENT_BITS.get(x, 8) for x in (idesc.atype, idesc.btype)]
-            if min(bits) < 8 and kind not in ("mxf4", "mxf4nvf4"):
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
-                                      "than a byte in 8-bit containers (kind::mxf8f6f4) are not executed yet")
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             size = K // vs  # the K elements of one scale factor's block (K = 32 or 64: the kind's, IDESC_K)
@@ -72,7 +69,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             for v, tr, b, rows, what in ((av, idesc.transpose_a, bits[0], M, "A"), (bv, idesc.transpose_b, bits[1], N,
                                                                                     "B")):
                 major = "MN" if tr else "K"
-                if b < 8:
+                if b < 8 and kind != "mxf8f6f4":  # two e2m1 to a byte (mxf4); mxf8f6f4's: containers (read_desc)
                     addr, X = _read_packed(cta, ins, index, v, major, b, rows, K, t, what)
                 else:
                     addr, X = read_desc(cta, ins, index, v, major, b, rows, K, t, what)

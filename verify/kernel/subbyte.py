@@ -12,6 +12,7 @@ import numpy as np
 
 from ..ptx.syntax import Instr
 from .access import read_shared_async
+from .fragments import BadDescriptor, NoLayout, descriptor_addresses, smem_containers
 from .machine import CTA
 
 
@@ -27,4 +28,32 @@ def read_packed(cta: CTA, ins: Instr, at: np.ndarray, bits: int, warps: np.ndarr
     return addr, parts[np.arange(len(slot)), slot].reshape(at.shape)
 
 
-__all__ = ["read_packed"]
+def read_containers(cta: CTA, ins: Instr, value: int, major: str, bits: int, rows: int, K: int, t: int, what: str,
+                    face: str) -> tuple[np.ndarray, np.ndarray]:
+    """(byte addresses [rows, K], values [rows, K]) of a ``kind::f8f6f4``/``mxf8f6f4`` operand of ``bits``-wide
+    elements (``e2m1``: 4; ``e3m2``, ``e2m3``: 6) that the descriptor ``value`` reads for thread ``t``: the
+    descriptor model places each element's 8-bit container (as 8-bit data), the catalog's shared-memory packing
+    (``tcgen05.packing.smem.mxf8f6f4.b<bits>``) gives the element's bits in the container's unit.  An element that
+    straddles two bytes (6-bit) is refused at the instruction's line: the executor follows data in whole bytes."""
+    prog = cta.prog
+    try:
+        addr = descriptor_addresses("tcgen05", value, major, 8, rows, K, face)
+        lid, first = smem_containers(bits, face)
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
+                              f"{e}") from None
+    except NoLayout as e:
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (thread {t}): {e}") from None
+    unit = len(first)
+    straddle = first % 8 + bits > 8
+    if straddle.any():
+        c = int(np.argmax(straddle))
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (thread {t}): {what}'s {bits}-bit elements "
+                              f"are packed {unit} to a {unit}-byte unit ({lid}): container {c}'s element is bits "
+                              f"{int(first[c])}-{int(first[c]) + bits - 1}, across two bytes; the executor follows "
+                              "data in whole bytes")
+    at = (addr - addr % unit) * 8 + first[addr % unit]
+    return read_packed(cta, ins, at, bits, np.array([t // 32]), t)
+
+
+__all__ = ["read_containers", "read_packed"]
