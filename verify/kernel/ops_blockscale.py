@@ -17,7 +17,7 @@ from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, des
                         scale_factor_ids, scale_vectors)
 from .machine import CTA, Program, Step
 from .access import hold
-from .subbyte import read_packed
+from .subbyte import read_packed, smem_bits
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 
@@ -34,7 +34,6 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (A in Tensor Memory is not executed yet)")
     vs = _scale_vector(prog, ins, kind)
     face = face_of(prog)
-    from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
@@ -43,7 +42,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
         for t in (int(x) for x in thread_rows(m, cta.T)):
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, False)
             M, N, K = idesc.m, idesc.n, idesc.k
-            bits = [ELEMENT_BITS.get(x, 8) for x in (idesc.atype, idesc.btype)]
+            bits = [smem_bits(x) for x in (idesc.atype, idesc.btype)]
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             size = K // vs  # the K elements of one scale factor's block (K = 32 or 64: the kind's, IDESC_K)

@@ -25,7 +25,7 @@ from .machine import CTA, Program, Step, hold_registers, release_registers, whol
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
 from .ops_base import dest, handler, value
-from .subbyte import read_containers
+from .subbyte import read_containers, smem_bits
 from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
@@ -520,8 +520,6 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
     of the CTA the catalog's data-path layout (Layout A or B) names, at the one D address.  ``collector``: a ``.ws``
     MMA's collector buffer and its use (``tmem.collector_b``); its D goes where the ``.ws`` layouts put it (Layout G
     for M = 32, E for 64, D for 128)."""
-    from ..layout.types import ELEMENT_BITS
-
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
         pair = [cta] if group == 1 else pair_of(cta, ins)
@@ -532,7 +530,7 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             M, N, K = idesc.m, idesc.n, idesc.k
-            abits, bbits = ELEMENT_BITS.get(idesc.atype, 8), ELEMENT_BITS.get(idesc.btype, 8)
+            abits, bbits = smem_bits(idesc.atype), smem_bits(idesc.btype)
             lane0, col0 = split(dv)
             ws = collector is not None
             base = lane0 % 32 if M == 64 and not ws else 0  # Layout F's lane alignment (0 or 16)

@@ -8,12 +8,22 @@ lower bits), so the data is followed in whole bytes as everywhere else in the ex
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from ..layout.types import ELEMENT_BITS
 from ..ptx.syntax import Instr
 from .access import read_shared_async
 from .fragments import BadDescriptor, NoLayout, descriptor_addresses, smem_containers
 from .machine import CTA
+
+
+def smem_bits(type_name: str) -> int:
+    """The bits of an element of ``type_name`` as a tensor core reads it from shared memory: an ``EeMm`` float is
+    1 + e + m bits (``e3m2``, ``e2m3``: 6, where a register holds them in 8-bit containers), others their width."""
+    m = re.fullmatch(r"e(\d)m(\d)", type_name)
+    return 1 + int(m.group(1)) + int(m.group(2)) if m else ELEMENT_BITS.get(type_name, 8)
 
 
 def read_packed(cta: CTA, ins: Instr, at: np.ndarray, bits: int, warps: np.ndarray, thread: int
@@ -56,4 +66,4 @@ def read_containers(cta: CTA, ins: Instr, value: int, major: str, bits: int, row
     return read_packed(cta, ins, at, bits, np.array([t // 32]), t)
 
 
-__all__ = ["read_containers", "read_packed"]
+__all__ = ["read_containers", "read_packed", "smem_bits"]
