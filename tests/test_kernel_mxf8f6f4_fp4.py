@@ -137,3 +137,69 @@ def test_a_register_renamed_stays_proved(tmp_path):
 def test_the_containers_are_read_only_tables():
     _, b4 = smem_containers(4)
     assert isinstance(b4, np.ndarray) and not b4.flags.writeable
+
+
+# ----------------------------------------------------------------------------- kind::f8f6f4 (tcgen05_fp4.cu)
+
+FP4 = "tcgen05_fp4"
+FP4_FIELDS = (1 << 46) | (32 << 32) | (8 << 16)  # the descriptors' version 1, SBO 512 B, LBO 128 B
+
+
+def test_the_unscaled_fp4_kernel_is_proved():
+    """kind::f8f6f4 on e2m1 x e4m3 with no block scaling: A's packed bytes copied into the low halves of its
+    containers' 16-byte units by the kernel itself."""
+    lines = (KERNELS / f"{FP4}.ptx").read_text(encoding="utf-8").split("\n")
+    assert sum("tcgen05.mma.cta_group::1.kind::f8f6f4 [%r12]" in s for s in lines) == 2
+    d = decode_instruction("f8f6f4", 134742672)
+    assert "134742672;" in "\n".join(lines) and (d.atype, d.btype, d.m, d.n, d.k) == ("e2m1", "e4m3", 128, 32, 32)
+    r = verify(str(KERNELS / f"{FP4}.toml"))
+    assert r.status == "proved", kernel_text(r)
+    agree(r, numeric_subset=True)
+    assert r.engines["symbolic"]["wrong_elements"] == r.engines["numeric"]["wrong_elements"] == 0
+    assert r.engines["symbolic"]["mma"] == 2
+
+
+def _swap_bytes_0_1(lines: list[str]) -> None:
+    """Thread r's packed bytes 0 and 1 of A's row (k 0, 1 and k 2, 3) loaded the other way round."""
+    _each(r"ld\.global\.u8\s+%r31, \[%rd7\+1\];", "[%rd7+1]", "[%rd7]")(lines)
+    _each(r"ld\.global\.u8\s+%r32, \[%rd7\];", "[%rd7]", "[%rd7+1]")(lines)
+
+
+FP4_PLANTED = [
+    # the first MMA's A descriptor with its LBO and SBO swapped: A tile element (0, 16) read from row 8's unit
+    ("lbo_sbo_a", _each(r"or\.b64\s+%rd10, %rd14, ", str(FP4_FIELDS), str((1 << 46) | (8 << 32) | (32 << 16))),
+     "expected sum over k of A[0, k] * B[0, k]; has A[8, 0] * B[0, 16] (A's m is 8, the element's is 0)",
+     "multiplied A[8, 0], element (0, 16) of its A tile: the A descriptor 0x0000400800200000 (start 0x0, LBO 512 B "
+     "(field 32), SBO 128 B (field 8)"),
+    # two packed bytes of A swapped: the nibbles of k 0, 1 land where k 2, 3 belong
+    ("bytes_swapped", _swap_bytes_0_1,
+     "expected sum over k of A[0, k] * B[0, k]; has A[0, 2] * B[0, 0] (k 0 of B meets k 2 of A)",
+     "multiplied A[0, 2], element (0, 0) of its A tile: the A descriptor 0x0000402000080000"),
+]
+
+
+@pytest.mark.parametrize("name,change,words,link", FP4_PLANTED, ids=[p[0] for p in FP4_PLANTED])
+def test_a_planted_change_in_the_unscaled_kernel_is_the_first_wrong_element(tmp_path, name, change, words, link):
+    r = verify(mutant(tmp_path, FP4, change))
+    assert r.status == "refuted", kernel_text(r)
+    agree(r, numeric_subset=True)
+    (f,) = r.findings
+    assert (f.kind, f.element, f.count) == ("wrong_element", "D[0, 0]", 4096), kernel_text(r)
+    assert f.words.startswith(words), f.words
+    mma = next(c for c in f.chain if c.opcode.startswith("tcgen05.mma"))
+    assert mma.line == 224 and link in mma.words, kernel_text(r)
+    assert mma.source.endswith("tcgen05_fp4.cu:59")
+
+
+def _rename_idesc(lines: list[str]) -> None:
+    """%r94 (the instruction descriptor) renamed %r900 everywhere (a register the function now declares)."""
+    k = first(lines, r"\.reg \.b32\s+%r<")
+    lines[k] = re.sub(r"%r<\d+>", "%r<901>", lines[k])
+    for j, t in enumerate(lines):
+        lines[j] = re.sub(r"%r94\b", "%r900", t)
+
+
+def test_a_register_renamed_in_the_unscaled_kernel_stays_proved(tmp_path):
+    r = verify(mutant(tmp_path, FP4, _rename_idesc))
+    assert r.status == "proved", kernel_text(r)
+    agree(r, numeric_subset=True)

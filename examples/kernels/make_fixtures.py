@@ -59,7 +59,8 @@
   ``tcgen05.cp.cta_group::1.128x256b`` and two ``.128x128b``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the
   planted ``tcgen05_cp_shape.ptx`` (``-DCP_SHAPE``: the second copy made ``.64x128b.warpx2::01_23``);
 * ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
-  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
+  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_fp4.ptx``: ``tcgen05_fp4.cu``
+  (``tcgen05.mma.kind::f8f6f4`` on e2m1 x e4m3, A's e2m1 in 8-bit containers of shared memory) the same way.
 
 Each file starts with one comment line that says how it was made; the rest is the compiler's output as it was,
 except the paths of its ``.file`` directives, made relative (to the repository, or to Python's site-packages) so the
@@ -197,6 +198,7 @@ if __name__ == "__main__":
     nvcc("tcgen05_cp.ptx", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_cp_shape.ptx", "-DCP_SHAPE", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
+    nvcc("tcgen05_fp4.ptx", source="tcgen05_fp4.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")
