@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 
-from kernel_plants import KERNELS, agree, first, mutant
+from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes
 from verify.errors import SpecError
 from verify.kernel.fragments import smem_containers
 from verify.kernel.frontdoor import verify
@@ -203,3 +203,8 @@ def test_a_register_renamed_in_the_unscaled_kernel_stays_proved(tmp_path):
     r = verify(mutant(tmp_path, FP4, _rename_idesc))
     assert r.status == "proved", kernel_text(r)
     agree(r, numeric_subset=True)
+
+
+@pytest.mark.slow
+def test_the_unscaled_fixture_is_what_nvcc_makes(tmp_path):
+    nvcc_makes(tmp_path, FP4, FP4, [], arch="sm_100a")

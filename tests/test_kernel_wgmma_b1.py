@@ -46,10 +46,15 @@ def test_the_fixture_is_what_nvcc_makes(tmp_path):
     nvcc_makes(tmp_path, BASE, BASE, [], arch="sm_90a")
 
 
-def test_the_catalog_form_is_packed_32_to_a_register():
-    f = wgmma_form("m64n8k256", "s32", "b1", "b1")
+@pytest.mark.parametrize("n", [8, 24, 64, 256])
+def test_the_catalog_form_is_packed_32_to_a_register(n):
+    f = wgmma_form(f"m64n{n}k256", "s32", "b1", "b1")
     assert (f.shape, f.a_bits, f.b_bits, f.a.registers, f.a.per_register, f.a.element_bits) == \
-        ((64, 8, 256), 1, 1, 4, 32, 1)
+        ((64, n, 256), 1, 1, 4, 32, 1)
+    assert f.d.registers == n // 2
+    g = wgmma_form(f"m64n{n}k256", "s32", "b1", "b1", "scalar")  # the numeric engine's one-point face agrees
+    for x, y in ((f.a, g.a), (f.d, g.d)):
+        assert (x.row == y.row).all() and (x.col == y.col).all()
 
 
 def _each(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
