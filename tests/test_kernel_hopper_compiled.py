@@ -86,7 +86,8 @@ def test_the_hopper_and_blackwell_fixtures_are_what_triton_makes_today(tmp_path,
     for args in (("triton_sm90.ptx", 128, 128, 64, 4, 3, "sm_90"), ("triton_sm90_64.ptx", 64, 64, 32, 4, 2, "sm_90"),
                  ("triton_sm90_tma.ptx", 128, 128, 64, 4, 3, "sm_90", "matmul_tma"),
                  ("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100"),
-                 ("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")):
+                 ("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled"),
+                 ("triton_sm100_mixed.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_mixed")):
         make_fixtures.triton(*args)
         assert ptx_code((tmp_path / args[0]).read_text(encoding="utf-8")) == \
             ptx_code((KERNELS / args[0]).read_text(encoding="utf-8")), args[0]

@@ -12,7 +12,8 @@
   3 stages (the Blackwell benchmark's kernel);
 * ``triton_sm100_mxfp8.ptx``: ``matmul_scaled`` for sm_100 (``tl.dot_scaled`` mxfp8: block-scaled tcgen05.mma with
   the scale factors in Tensor Memory), 128 x 128 x 128; ``triton_sm100_mxfp4.ptx``: ``matmul_scaled_fp4`` the same
-  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``), and
+  way (``tl.dot_scaled`` on e2m1 operands packed two to a byte: ``kind::mxf4.block_scale.block32``),
+  ``triton_sm100_mixed.ptx``: ``matmul_scaled_mixed`` (e2m1 A x e4m3 B: ``kind::mxf8f6f4``, A in 8-bit containers), and
   ``triton_sm100_nvfp4.ptx``: ``matmul_scaled_nvfp4`` (e4m3 scale factors, one per 16: ``kind::mxf4nvf4...block16``);
 * ``triton_splitk.ptx``: ``splitk.py``'s ``matmul_splitk`` for sm_80 (split-K: two CTAs per tile, each adding its
   half of K onto C with ``atom.global.add.f32``), 64 x 64 x 32, 4 warps, 2 stages; ``triton_splitk_red.ptx`` the same
@@ -36,7 +37,8 @@
   and from shared memory) by ``nvcc -ptx -arch=sm_90a -lineinfo``, and ``wgmma_sparse_s8.ptx``
   (``wgmma_sparse_s8.cu``: m64n16k64 on .s8, every thread's metadata) and ``wgmma_sparse_e4m3.ptx`` (the same
   with ``-DE4M3``) the same way; ``wgmma_sparse_selector.ptx``: ``wgmma_sparse.ptx`` with the sparsity selector 0
-  made 1 (a planted bug, for the docs);
+  made 1 (a planted bug, for the docs); ``wgmma_b1.ptx``: ``wgmma_b1.cu`` (inline ``wgmma.mma_async`` m64n8k256 on
+  packed ``.b1`` with ``.and.popc``, A from registers and from shared memory) the same way;
 * ``tcgen05_pair.ptx``: ``tcgen05_pair.cu`` (inline ``tcgen05.mma.cta_group::2``, a CTA pair's MMA in a cluster of
   2 CTAs) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_pair_one_cta_a.ptx`` the same with
   ``-DONE_CTA_A`` (the odd CTA never copies its half of A: a planted bug);
@@ -62,7 +64,8 @@
   (``-DCP_ORDER``: the copies in the other order, the same meaning) and ``tcgen05_cp_pair_own_half.ptx``
   (``-DOWN_HALF``: the peer's staged bytes not the issuer's: refused);
 * ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
-  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``;
+  buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_fp4.ptx``: ``tcgen05_fp4.cu``
+  (``tcgen05.mma.kind::f8f6f4`` on e2m1 x e4m3, A's e2m1 in 8-bit containers of shared memory) the same way;
 * ``tcgen05_pack.ptx``: ``tcgen05_pack.cu`` (an f16 accumulator read by ``tcgen05.ld...pack::16b``, stored back by
   ``tcgen05.st...unpack::16b`` and read again) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
 
@@ -121,6 +124,11 @@ def triton(name: str, bm: int, bn: int, bk: int, warps: int, stages: int, target
                 Tensor("SA", st, (M, K // g), (K // g, 1)), Tensor("SB", st, (N, K // g), (K // g, 1)),
                 Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
         consts = {"BM": bm, "BN": bn, "BK": bk}
+    elif kernel == "matmul_scaled_mixed":  # A e2m1 (packed two to a byte), B e4m3
+        args = (Tensor("A", "e2m1", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
+                Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
+                Tensor("C", "f32", (M, N), (N, 1)), *[Scalar(x) for x in (M, N, K)])
+        consts = {"BM": bm, "BN": bn, "BK": bk}
     else:
         args = (Tensor("A", "e4m3", (M, K), (K, 1)), Tensor("B", "e4m3", (K, N), (N, 1)),
                 Tensor("SA", "u8", (M, K // 32), (K // 32, 1)), Tensor("SB", "u8", (N, K // 32), (K // 32, 1)),
@@ -169,6 +177,7 @@ if __name__ == "__main__":
     triton("triton_sm100.ptx", 128, 128, 64, 4, 3, "sm_100")
     triton("triton_sm100_mxfp8.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled")
     triton("triton_sm100_mxfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_fp4")
+    triton("triton_sm100_mixed.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_mixed")
     triton("triton_sm100_nvfp4.ptx", 128, 128, 128, 4, 3, "sm_100", "matmul_scaled_nvfp4")
     triton("triton_splitk.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 0, "SWAP": 0})
     triton("triton_splitk_red.ptx", 64, 64, 32, 4, 2, "sm_80", "matmul_splitk", {"SPLIT": 2, "RELAXED": 1, "SWAP": 0})
@@ -201,6 +210,7 @@ if __name__ == "__main__":
     nvcc("tcgen05_cp_pair_own_half.ptx", "-DOWN_HALF", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
     nvcc("tcgen05_pack.ptx", source="tcgen05_pack.cu", arch="sm_100a")
+    nvcc("tcgen05_fp4.ptx", source="tcgen05_fp4.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")
     nvcc("mma_sparse_s4.ptx", source="mma_sparse_s4.cu")
     nvcc("mma_sparse_s8.ptx", source="mma_sparse_more.cu")
@@ -216,6 +226,7 @@ if __name__ == "__main__":
     nvcc("wgmma_sparse.ptx", source="wgmma_sparse.cu", arch="sm_90a")
     nvcc("wgmma_sparse_s8.ptx", source="wgmma_sparse_s8.cu", arch="sm_90a")
     nvcc("wgmma_sparse_e4m3.ptx", "-DE4M3", source="wgmma_sparse_s8.cu", arch="sm_90a")
+    nvcc("wgmma_b1.ptx", source="wgmma_b1.cu", arch="sm_90a")
     planted("wgmma_sparse_selector.ptx", "wgmma_sparse.ptx", "%r365, 0, p", "%r365, 1, p",
             "the sparsity selector 0 made 1 in both wgmma.mma_async.sp")
     planted("mma_sparse_metadata.ptx", "mma_sparse.ptx", "%r40, 1145324612,", f"%r40, {0x44444484},",

@@ -169,3 +169,28 @@ def matmul_tma_store(a_desc, b_desc, c_desc, M, N, K, BM: tl.constexpr, BN: tl.c
         b = b_desc.load([k, pid_n * BN])
         acc += tl.dot(a, b)
     c_desc.store([pid_m * BM, pid_n * BN], acc)
+
+
+@triton.jit
+def matmul_scaled_mixed(a_ptr, b_ptr, sa_ptr, sb_ptr, c_ptr, M, N, K,
+                        BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """mxfp4 x mxfp8: C[m, n] = sum over k of A[m, k] * B[k, n] * SA[m, k / 32] * SB[n, k / 32] (A e2m1 packed two
+    to a byte along K, the lower k in the low nibble; B e4m3; e8m0 scale factors, one per 32 elements of K;
+    tl.dot_scaled: on sm_100 a block-scaled tcgen05.mma of kind::mxf8f6f4, A's e2m1 in 8-bit containers)."""
+    pid = tl.program_id(0)
+    num_n = tl.cdiv(N, BN)
+    pid_m = pid // num_n
+    pid_n = pid % num_n
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    rka = tl.arange(0, BK // 2)
+    rk = tl.arange(0, BK)
+    rs = tl.arange(0, BK // 32)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, K, BK):
+        a = tl.load(a_ptr + rm[:, None] * (K // 2) + (k // 2 + rka)[None, :])
+        b = tl.load(b_ptr + (k + rk)[:, None] * N + rn[None, :])
+        sa = tl.load(sa_ptr + rm[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        sb = tl.load(sb_ptr + rn[:, None] * (K // 32) + (k // 32 + rs)[None, :])
+        acc = tl.dot_scaled(a, sa, "e2m1", b, sb, "e4m3", acc)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)

@@ -119,8 +119,8 @@ def _packed(st: Statement, ctx: Context) -> Verdict:
 
 @judges("word-bits")
 def _word_bits(st: Statement, ctx: Context) -> Verdict:
-    words = {_slots(m) * b for i, m in ctx.maps.items() if i.startswith("tcgen05.packing.")
-             for b in [_bits_of_packing(i)] if b and _slots(m) > 1}
+    words = {_slots(m) * b for i, m in ctx.maps.items() if i.startswith("tcgen05.packing.") and m.kind == "tmem"
+             for b in [_bits_of_packing(i)] if b and _slots(m) > 1}  # (the shared-memory packings have no words)
     if words == {st.value}:
         return agree(f"a Tensor Memory word holds {st.value} bits in every reviewed packing")
     return differ(f"the reviewed packings fill words of {', '.join(map(str, sorted(words)))} bits, not {st.value}")

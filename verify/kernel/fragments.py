@@ -329,9 +329,9 @@ def _wgmma_operands(name: str, shape: str, dtype: str, atype: str, btype: str, n
                 {atype, btype} <= {"e4m3", "e5m2"} or {atype, btype} <= {"s8", "u8"}):
             continue
         bits = [a.regs.element_bits or ELEMENT_BITS.get(t, 8) for t in (atype, btype)]
-        if min(bits) < 8:
-            raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements narrower than a byte are not executed"
-                           + (f" {narrow}" if narrow else ""))
+        if min(bits) < 8 and (len(set(bits)) > 1 or 8 % min(bits)):  # .b1 packs whole bytes, both operands alike
+            raise NoLayout(f"{name}.{shape} with {atype} x {btype}: elements that do not pack whole bytes are not "
+                           "executed" + (f" {narrow}" if narrow else ""))
         fam = a if n_of == "A" else d
         valid = next((p for p in fam.domain.params if p.name == "N"), None) if fam.is_family else None
         if valid is not None and N not in valid.values:
@@ -711,6 +711,37 @@ def tmem_a_cells(bits: int, rows: int, k: int, face: str = "vector", specs: str 
     return ScaleCells(lay.id, *out)
 
 
+# The shared-memory packing of kind::f8f6f4 / mxf8f6f4's 4- and 6-bit elements by their bits (9.7.16.10.4.4): each
+# element addressed as an 8-bit container, the containers of a 16-byte unit packed in its low bits.
+SMEM_CONTAINERS = {4: "tcgen05.packing.smem.mxf8f6f4.b4", 6: "tcgen05.packing.smem.mxf8f6f4.b6"}
+
+
+@functools.lru_cache(maxsize=8)
+def smem_containers(bits: int, face: str = "vector", specs: str | None = None) -> tuple[str, np.ndarray]:
+    """(the catalog's layout id, ``int64[unit]``): the first bit, within its unit of ``unit`` bytes of shared memory,
+    of the ``bits``-wide element whose 8-bit container is byte ``c`` of the unit (``tcgen05.packing.smem``)."""
+    lid = SMEM_CONTAINERS.get(bits)
+    if lid is None:
+        raise NoLayout(f"no catalog packing of {bits}-bit elements in 8-bit containers of shared memory (9.7.16.10.4.4)")
+    lays = [x for x in effective(_spec(str(_specs_dir(specs) / "tcgen05.packing.toml")).maps) if x.doc_id == lid]
+    if not lays:
+        raise NoLayout(f"the catalog has no {lid}")
+    fm: Any = lays[0].map
+    n = int(fm.inputs[0].at())
+    if face == "vector":
+        v = fm.evaluate({"container": np.arange(n, dtype=np.int64)}, {})
+        if not np.all(v.ok):
+            raise NoLayout(f"{lid} leaves a container without a bit")
+        out = np.broadcast_to(v.out["bit"], (n,)).astype(np.int64)
+    else:
+        cells = [fm.at({"container": c}, {}) for c in range(n)]
+        if any(c is None for c in cells):
+            raise NoLayout(f"{lid} leaves a container without a bit")
+        out = np.array([c["bit"] for c in cells], np.int64)
+    out.setflags(write=False)
+    return lid, out
+
+
 @functools.lru_cache(maxsize=16)
 def scale_factor_ids(vs: int, specs: str | None = None) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The scale-factor ids a block-scaled ``tcgen05.mma`` with ``.scale_vec::<vs>X`` may name and the scale types
@@ -757,5 +788,5 @@ __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
            "copy_cells", "datapath", "scale_cells", "scale_factor_ids", "scale_vectors", "tmem_a_cells", "A_PACKING",
            "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
-           "matrix_load", "mma_form",
+           "matrix_load", "mma_form", "SMEM_CONTAINERS", "smem_containers",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

@@ -184,6 +184,16 @@ class Numeric:
                 cols.append((b >> np.uint64(e * 8 * eb)) & mask_of(8 * eb))
         return np.stack(cols, axis=1)
 
+    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+        """The integers of a register list's elements narrower than a byte (``bits`` wide, ``per`` to a register from
+        the low bits), ``[T, registers * per]``."""
+        cols = []
+        for b, _ in regs:
+            b = np.broadcast_to(np.asarray(b, U64), (T,))
+            for e in range(per):
+                cols.append((b >> np.uint64(e * bits)) & mask_of(bits))
+        return np.stack(cols, axis=1)
+
     def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, U64)
 

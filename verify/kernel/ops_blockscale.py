@@ -16,7 +16,8 @@ from ..ptx.syntax import Addr, Imm, Instr
 from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells,
                         scale_factor_ids, scale_vectors)
 from .machine import CTA, Program, Step
-from .access import hold, read_shared_async
+from .access import hold
+from .subbyte import read_packed, smem_bits
 from .ops_tcgen05 import BLOCK_SCALED, tmem_cells, face_of, thread_rows, tmem_address, mma_operands, read_desc, tmem
 from .tmem import CELL, TMEM_WINDOW, split
 
@@ -33,7 +34,6 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
         raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (A in Tensor Memory is not executed yet)")
     vs = _scale_vector(prog, ins, kind)
     face = face_of(prog)
-    from ..layout.types import ELEMENT_BITS
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
@@ -42,10 +42,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
         for t in (int(x) for x in thread_rows(m, cta.T)):
             dv, av, bv, iv, idesc = mma_operands(cta, ins, index, t, kind, d_o, a_o, b_o, i_o, m, False)
             M, N, K = idesc.m, idesc.n, idesc.k
-            bits = [ELEMENT_BITS.get(x, 8) for x in (idesc.atype, idesc.btype)]
-            if min(bits) < 8 and kind not in ("mxf4", "mxf4nvf4"):
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
-                                      "than a byte in 8-bit containers (kind::mxf8f6f4) are not executed yet")
+            bits = [smem_bits(x) for x in (idesc.atype, idesc.btype)]
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             size = K // vs  # the K elements of one scale factor's block (K = 32 or 64: the kind's, IDESC_K)
@@ -71,7 +68,7 @@ def block_scaled_mma(prog: Program, ins: Instr, index: int, kind: str) -> Step:
             for v, tr, b, rows, what in ((av, idesc.transpose_a, bits[0], M, "A"), (bv, idesc.transpose_b, bits[1], N,
                                                                                     "B")):
                 major = "MN" if tr else "K"
-                if b < 8:
+                if b < 8 and kind != "mxf8f6f4":  # two e2m1 to a byte (mxf4); mxf8f6f4's: containers (read_desc)
                     addr, X = _read_packed(cta, ins, index, v, major, b, rows, K, t, what)
                 else:
                     addr, X = read_desc(cta, ins, index, v, major, b, rows, K, t, what)
@@ -138,11 +135,7 @@ def _read_packed(cta: CTA, ins: Instr, index: int, value: int, major: str, bits:
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
                               f"{e}") from None
-    addr = at // 8
-    tags, bts = read_shared_async(cta, ins, addr.reshape(-1), 1, np.array([t // 32]), t)
-    parts = prog.domain.packed_elements(tags, bts, bits)  # [n, 8 / bits]
-    slot = (at % 8 // bits).reshape(-1)
-    return addr, parts[np.arange(len(slot)), slot].reshape(rows, K)
+    return read_packed(cta, ins, at, bits, np.array([t // 32]), t)
 
 
 def _factors(cta: CTA, ins: Instr, index: int, tm: Any, lanes: np.ndarray, cols: np.ndarray, byte: np.ndarray,

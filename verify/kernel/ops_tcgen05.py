@@ -26,6 +26,7 @@ from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
 from .ops_base import handler
+from .subbyte import read_containers, smem_bits
 from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
@@ -294,6 +295,8 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
             return read_desc(cta, ins, index, value, major, bits, rows, K, t, what)
         finally:
             cta.step = saved
+    if bits < 8:  # kind::f8f6f4 / mxf8f6f4's 4- and 6-bit elements, each addressed as an 8-bit container
+        return read_containers(cta, ins, value, major, bits, rows, K, t, what, face_of(prog))
     try:
         addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
     except BadDescriptor as e:
@@ -362,8 +365,6 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
     lane it disables are not written (a CTA pair's MMA with a lane disabled is refused).  ``scale``: scale-input-d,
     D = A*B + D * 2^-scale: 0 is the plain MMA, and so is any scale where D is not read (enable-input-d false); a
     scaled D that is read is no sum of products, refused at the line."""
-    from ..layout.types import ELEMENT_BITS
-
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
         pair = [cta] if group == 1 else pair_of(cta, ins)
@@ -382,10 +383,7 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             if idesc.negate_a or idesc.negate_b:
                 raise prog.error(ins, f"{ins.opcode} (thread {t}): negated operands are not executed")
             M, N, K = idesc.m, idesc.n, idesc.k
-            abits, bbits = ELEMENT_BITS.get(idesc.atype, 8), ELEMENT_BITS.get(idesc.btype, 8)
-            if min(abits, bbits) < 8:
-                raise prog.error(ins, f"{ins.opcode} (thread {t}): {idesc.atype} x {idesc.btype}: elements narrower "
-                                      "than a byte are not executed yet")
+            abits, bbits = smem_bits(idesc.atype), smem_bits(idesc.btype)
             lane0, col0 = split(dv)
             ws = collector is not None
             base = lane0 % 32 if M == 64 and not ws else 0  # Layout F's lane alignment (0 or 16)
@@ -415,11 +413,11 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                     addr, vals = read_desc(c, ins, index, av, "MN" if idesc.transpose_a else "K", abits, mh, K, t,
                                            "A", cta)
                     A[0, i * mh:(i + 1) * mh] = vals
-                    held[i].append(hold(c, addr, abits // 8, index))
+                    held[i].append(hold(c, addr, max(abits // 8, 1), index))
                 addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t, "B",
                                        cta)
                 B[0, :, i * nh:(i + 1) * nh] = vals.T
-                held[i].append(hold(c, addr, bbits // 8, index))
+                held[i].append(hold(c, addr, max(bbits // 8, 1), index))
             if collector is not None:
                 B, why = collector_b(cta, collector[0], collector[1], B, ins.line, getattr(dom, "resolve", None))
                 if why:

@@ -19,10 +19,11 @@ import numpy as np
 
 from ..ptx.syntax import Imm, Instr, Reg, Vec
 from .fragments import (BadDescriptor, NoLayout, SparseWarpgroupForm, WarpgroupForm, descriptor_addresses,
-                        sparse_wgmma_form, wgmma_form)
+                        descriptor_bit_addresses, sparse_wgmma_form, wgmma_form)
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .access import hold, read_shared_async, release
 from .ops_base import dest, handler
+from .subbyte import read_packed
 
 GROUP = 128  # threads of a warpgroup
 TYPES = ("f16", "bf16", "tf32", "f32", "e4m3", "e5m2", "s8", "u8", "s32", "b1")
@@ -163,6 +164,9 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
     if shape is None or len(types) != 3:
         raise prog.error(ins, f"{ins.opcode}: expected .shape and three types (D, A, B)")
     dt, at, bt = types
+    if at == "b1" and ("and" not in parts or "popc" not in parts):  # popc(a AND b) is a sum of products of bits
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (.b1 is executed with .and.popc only: "
+                              "popc(a XOR b) is not a sum of products)")
     form: WarpgroupForm | SparseWarpgroupForm
     try:
         form = sparse_wgmma_form(shape, dt, at, bt, _face(prog)) if sparse else wgmma_form(shape, dt, at, bt,
@@ -172,7 +176,7 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
     ops = ins.operands
     a_regs_given = len(ops) > 1 and isinstance(ops[1], Vec)
     halves = at in ("f16", "bf16")
-    integer = at in ("s8", "u8")
+    integer = at in ("s8", "u8", "b1")
     x = 2 if sparse else 0  # sp-meta and sp-sel come after b-desc
     want = 4 + x if integer else (6 + x + (0 if not halves else (1 if a_regs_given else 2)))
     if len(ops) != want:
@@ -195,7 +199,7 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
     major_a = "MN" if trans_a else "K"
     major_b = "MN" if trans_b else "K"
     d_eb = form.d.element_bits // 8
-    a_eb, b_eb = form.a_bits // 8, form.b_bits // 8
+    a_eb, b_eb = max(form.a_bits // 8, 1), max(form.b_bits // 8, 1)  # bytes held (a byte of packed .b1)
     face = _face(prog)
     a_cols = form.stored_cols if isinstance(form, SparseWarpgroupForm) else K  # A's tile in shared memory: M x a_cols
     place = _sparse_placement(prog, ins, form, ops[3], ops[4]) if isinstance(form, SparseWarpgroupForm) else None
@@ -203,12 +207,15 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
 
     def read_desc(cta: CTA, g: int, value: int, major: str, bits: int, rows: int, cols: int,
                   what: str) -> tuple[np.ndarray, Any]:
+        warps = np.arange(g * 4, g * 4 + 4)
         try:
+            if bits < 8:  # packed .b1: each element at its bit address, read from its byte
+                at_ = descriptor_bit_addresses("wgmma", value, major, bits, rows, cols, face)
+                return read_packed(cta, ins, at_, bits, warps, g * GROUP)
             addr = descriptor_addresses("wgmma", value, major, bits, rows, cols, face)
         except BadDescriptor as e:
             raise prog.error(ins, f"{ins.opcode}: the {what} descriptor {value:#018x} (warpgroup {g}) cannot be read: "
                                   f"{e}") from None
-        warps = np.arange(g * 4, g * 4 + 4)
         tags, bits_ = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, warps, g * GROUP)
         return addr, prog.domain.elements(tags, bits_).reshape(rows, cols)
 
@@ -220,8 +227,11 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
         sd = cta.pred(sd_o) if not isinstance(sd_o, Imm) else np.full(cta.T, bool(sd_o.value))
         threads = (gs[:, None] * GROUP + np.arange(GROUP)[None, :])
         dvals = dom.register_elements([cta.get_raw(r.id) for r in dregs], d_eb, form.d.per_register, cta.T)
-        avals = dom.register_elements([cta.get_raw(r.id) for r in aregs], a_eb, form.a.per_register, cta.T) \
-            if aregs is not None else None
+        avals = None
+        if aregs is not None and form.a_bits < 8:  # packed .b1: ``per_register`` elements from the low bits
+            avals = dom.packed_ids([cta.get_raw(r.id) for r in aregs], form.a_bits, form.a.per_register, cta.T)
+        elif aregs is not None:
+            avals = dom.register_elements([cta.get_raw(r.id) for r in aregs], a_eb, form.a.per_register, cta.T)
         A = dom.zeros((W, M, K))
         B = dom.zeros((W, K, N))
         C = dom.zeros((W, M, N))
