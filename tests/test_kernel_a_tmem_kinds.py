@@ -60,8 +60,8 @@ def test_m64_rows_take_layout_fs_lanes(base):
 def test_a_width_the_catalog_does_not_pack_is_refused():
     with pytest.raises(NoLayout, match="no catalog packing of 64-bit A"):
         tmem_a_cells(64, 128, 4)
-    with pytest.raises(NoLayout, match=r"the MMA's A is 128 x 64"):
-        tmem_a_cells(32, 128, 64)  # the catalog's b32 packing places 32 columns
+    with pytest.raises(NoLayout, match=r"the MMA's A is 128 x 128"):
+        tmem_a_cells(32, 128, 128)  # the catalog's b32 packing places 64 columns
 
 
 @pytest.mark.parametrize("name", PROVED)
