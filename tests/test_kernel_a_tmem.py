@@ -9,7 +9,7 @@ import pytest
 
 from kernel_plants import agree, first, KERNELS, mutant, nvcc_makes, only_finding
 from verify.errors import SpecError
-from verify.kernel.fragments import NoLayout, tmem_a_cells
+from verify.kernel.tmem_a import tmem_a_cells
 from verify.kernel.frontdoor import verify
 from verify.outputs.kernel import kernel_text
 
@@ -28,10 +28,8 @@ def test_the_catalogs_packing_of_a_is_what_is_read():
     for a, b in ((vec.lane, one.lane), (vec.col, one.col), (vec.byte, one.byte)):
         assert (a == b).all()
     assert (int(vec.lane[5, 3]), int(vec.col[5, 3]), int(vec.byte[5, 3])) == (5, 1, 2)
-    with pytest.raises(NoLayout, match="no catalog packing of 32-bit A"):
-        tmem_a_cells(32, 128, 8)
-    with pytest.raises(NoLayout, match="the MMA's A is 64 x 16"):
-        tmem_a_cells(16, 64, 16)
+    m64 = tmem_a_cells(16, 64, 16)  # M = 64: the same columns, rows at Layout F's lanes
+    assert (m64.col == vec.col[:64]).all() and int(m64.lane[16, 3]) == 32
 
 
 def test_the_a_in_tensor_memory_kernel_is_proved():
@@ -114,13 +112,15 @@ def test_a_transposed_a_in_tensor_memory_is_an_error(tmp_path):
         verify(mutant(tmp_path, BASE, change))
 
 
-def test_an_a_width_the_catalog_does_not_pack_is_refused(tmp_path):
-    """kind::f8f6f4 (8-bit A: the same descriptor's type fields read as E4M3): the catalog packs only 16-bit A in
-    Tensor Memory for these kinds, so the MMA is refused at its line."""
+def test_an_a_of_sub_byte_elements_is_refused(tmp_path):
+    """kind::f8f6f4 with E2M1 A and B (type code 5): 4-bit elements in Tensor Memory are not executed, so the MMA
+    is refused at its line (8-bit, 32-bit and M = 64 A in Tensor Memory: tests/test_kernel_a_tmem_kinds.py)."""
     def change(lines: list[str]) -> None:
         for k in _mma_lines(lines):
             lines[k] = lines[k].replace("kind::f16", "kind::f8f6f4")
-    with pytest.raises(SpecError, match=r":\d+:\d+: .*A in Tensor Memory: no catalog packing of 8-bit A elements"):
+        k = first(lines, rf"mov\.b32 \t%r103, {IDESC};")
+        lines[k] = f"\tmov.b32 \t%r103, {IDESC | 5 << 7 | 5 << 10};"
+    with pytest.raises(SpecError, match=r":\d+:\d+: .*A in Tensor Memory: no catalog packing of 4-bit A elements in Tensor Memory"):
         verify(mutant(tmp_path, BASE, change))
 
 

@@ -288,7 +288,8 @@ def test_recorded_triton_layouts_match_live_triton():
 # ----------------------------------------------------------------------------- packing and scale factors
 
 ELEMENT_BITS = {"tcgen05.packing.D.b16.unpacked": 16, "tcgen05.packing.A.b16.packed": 16,
-                "tcgen05.packing.A.b16.unpacked": 16, "tcgen05.packing.A.mxf8f6f4": 8, "tcgen05.packing.A.mxf4": 4}
+                "tcgen05.packing.A.b16.unpacked": 16, "tcgen05.packing.A.mxf8f6f4": 8, "tcgen05.packing.A.mxf4": 4,
+                "tcgen05.packing.A.b32": 32}
 
 
 @pytest.mark.parametrize("lid", sorted(ELEMENT_BITS))

@@ -32,7 +32,8 @@ PROBED = {"tcgen05.datapath.A", "tcgen05.datapath.B", "tcgen05.datapath.D", "tcg
           "tcgen05.sf.A.4x1", "tcgen05.sf.A.4x1.sfa_id0", "tcgen05.cp.32x128b.warpx4", "tcgen05.cp.source.32x128b",
           "tcgen05.datapath.C", "tcgen05.cp.128x256b", "tcgen05.cp.128x128b", "tcgen05.cp.4x256b",
           "tcgen05.cp.64x128b.warpx2.02_13", "tcgen05.cp.64x128b.warpx2.01_23"}
-REFUSED = {"tcgen05.sf.B.4x1"}  # the sf probe codes A's scale factors only (tmem_kind.why_not says so)
+REFUSED = {"tcgen05.sf.B.4x1",  # the sf probe codes A's scale factors only (tmem_kind.why_not says so)
+           "tcgen05.packing.A.b32"}  # the tmem_a probe has no kind::tf32 form (tmem_kind.why_not)
 
 
 @functools.cache
@@ -58,6 +59,7 @@ def test_every_tensor_memory_layout_is_probed_or_refused_with_a_reason() -> None
     why = {e.partition("] ")[0][1:]: e.partition("] ")[2] for e in errors}
     assert sorted(why) == sorted(REFUSED)  # every other layout id is probed
     assert why["tcgen05.sf.B.4x1"].startswith("the scale factors of B: ")
+    assert why["tcgen05.packing.A.b32"].startswith("the tmem_a probe runs no MMA form that reads A in this packing")
     assert {p.kind for p in found} == {"tmem"} and {p.arch for p in found} == {"sm_100a"}
     assert {p.payload.sub for p in found} == {"datapath", "pack_d", "st", "tmem_a", "sf", "cp"}
     assert len({p.id for p in found}) == len(found) == 26

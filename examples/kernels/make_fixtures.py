@@ -55,6 +55,11 @@
   Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
   ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
   ``tcgen05_a_tmem_half.ptx`` (``-DHALF_A``: A written for half the lanes);
+* ``tcgen05_a_tmem_<kind>[_m64].ptx``: ``tcgen05_a_tmem_kinds.cu`` (the same GEMM with A in Tensor Memory for
+  ``kind::tf32``, ``kind::f8f6f4`` on E4M3 and ``kind::i8`` on s8: ``-DKIND_TF32``/``-DKIND_E4M3``/``-DKIND_S8``;
+  ``-DM64``: M = 64, Layout F) the same way, and the planted ``..._col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory
+  column one 32-bit column on) and ``tcgen05_a_tmem_tf32_m64_quarter.ptx`` (``-DQUARTER_SWAP``: warps write each
+  other's rows of A);
 * ``tcgen05_cp.ptx``: ``tcgen05_cp.cu`` (the same GEMM with A copied from shared memory into Tensor Memory by
   ``tcgen05.cp.cta_group::1.128x256b`` and two ``.128x128b``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the
   planted ``tcgen05_cp_shape.ptx`` (``-DCP_SHAPE``: the second copy made ``.64x128b.warpx2::01_23``);
@@ -202,6 +207,11 @@ if __name__ == "__main__":
     nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")
+    for name, defines in (("tf32", ["-DKIND_TF32"]), ("tf32_col_off", ["-DKIND_TF32", "-DA_COL_OFF"]),
+                          ("e4m3", ["-DKIND_E4M3"]), ("s8", ["-DKIND_S8"]), ("s8_col_off", ["-DKIND_S8", "-DA_COL_OFF"]),
+                          ("tf32_m64", ["-DKIND_TF32", "-DM64"]), ("tf32_m64_quarter", ["-DKIND_TF32", "-DM64", "-DQUARTER_SWAP"]),
+                          ("e4m3_m64", ["-DKIND_E4M3", "-DM64"]), ("s8_m64", ["-DKIND_S8", "-DM64"])):
+        nvcc(f"tcgen05_a_tmem_{name}.ptx", *defines, source="tcgen05_a_tmem_kinds.cu", arch="sm_100a")
     nvcc("tcgen05_cp.ptx", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_cp_shape.ptx", "-DCP_SHAPE", source="tcgen05_cp.cu", arch="sm_100a")
     nvcc("tcgen05_cp_pair.ptx", source="tcgen05_cp_pair.cu", arch="sm_100a")

@@ -173,7 +173,8 @@ def why_not(m: Any) -> str | None:
     if sub == "datapath" and m.doc_id not in DATAPATH:
         return "no MMA form of the data-path table is known to write it"
     if sub == "tmem_a" and m.doc_id not in TMEM_A:
-        return "no MMA form is known to read A in this packing"
+        return ("the tmem_a probe runs no MMA form that reads A in this packing (TMEM_A: f16, mxf8f6f4 and mxf4; "
+                "kind::tf32's K of 8 is not one MMA's N of B as an identity)")
     return None
 
 

@@ -663,54 +663,6 @@ def copy_cells(shape: str, multicast: str, face: str = "vector", specs: str | No
                                         f"{lid} leaves a byte without a cell"))
 
 
-# The packing of A in Tensor Memory by the element's bits (9.7.16.10.4): the catalog's tcgen05.packing spec for
-# each width the executor reads (lanes as Layout D: M = 128, cta_group::1).
-A_PACKING = {16: "tcgen05.packing.A.b16.packed"}
-
-
-@functools.lru_cache(maxsize=16)
-def tmem_a_cells(bits: int, rows: int, k: int, face: str = "vector", specs: str | None = None) -> ScaleCells:
-    """Where a ``tcgen05.mma`` with A in Tensor Memory reads element ``(row, k)`` of its ``rows`` x ``k`` A tile of
-    ``bits``-bit elements, relative to the A address: ``lane/col/byte[row, k]`` (``byte`` the element's first byte
-    in its 32-bit cell: its slot x its bytes), the catalog's ``tcgen05.packing.A`` layout of that width."""
-    lid = A_PACKING.get(bits)
-    if lid is None:
-        raise NoLayout(f"no catalog packing of {bits}-bit A elements in Tensor Memory (9.7.16.10.4)")
-    path = _specs_dir(specs) / "tcgen05.packing.toml"
-    lays = [x for x in effective(_spec(str(path)).maps) if x.doc_id == lid]
-    if not lays:
-        raise NoLayout(f"the catalog has no {lid}")
-    lay = lays[0]
-    from ..layout.named import FormulaMap
-    fm = lay.map
-    if not isinstance(fm, FormulaMap):
-        raise NoLayout(f"{lay.id} is not a formula map")
-    size = {d.name: d.size for d in fm.inputs}
-    ks = size.get("k")
-    if size.get("row") != rows or not isinstance(ks, int) or ks < k:
-        raise NoLayout(f"{lay.id} places {size.get('row')} x {size.get('k')} elements, the MMA's A is {rows} x {k}")
-    grids = np.indices((rows, k)).reshape(2, -1)
-    if face == "vector":
-        v = fm.evaluate({"row": grids[0], "k": grids[1]}, {})
-        if not np.all(v.ok):
-            raise NoLayout(f"{lay.id} leaves some elements of A without a cell")
-        out = [np.broadcast_to(v.out[n], grids.shape[1:]).reshape(rows, k).astype(np.int64)
-               for n in ("tmem_lane", "tmem_col", "slot")]
-    else:
-        out = [np.zeros((rows, k), np.int64) for _ in range(3)]
-        for j in range(grids.shape[1]):
-            cell = fm.at({"row": int(grids[0, j]), "k": int(grids[1, j])}, {})
-            if cell is None:
-                raise NoLayout(f"{lay.id} leaves an element of A without a cell")
-            r, c = int(grids[0, j]), int(grids[1, j])
-            for a, n in zip(out, ("tmem_lane", "tmem_col", "slot")):
-                a[r, c] = cell[n]
-    out[2] = out[2] * (bits // 8)
-    for a in out:
-        a.setflags(write=False)
-    return ScaleCells(lay.id, *out)
-
-
 # The shared-memory packing of kind::f8f6f4 / mxf8f6f4's 4- and 6-bit elements by their bits (9.7.16.10.4.4): each
 # element addressed as an 8-bit container, the containers of a 16-byte unit packed in its low bits.
 SMEM_CONTAINERS = {4: "tcgen05.packing.smem.mxf8f6f4.b4", 6: "tcgen05.packing.smem.mxf8f6f4.b6"}
@@ -786,7 +738,7 @@ def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-de
 
 __all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
-           "copy_cells", "datapath", "scale_cells", "scale_factor_ids", "scale_vectors", "tmem_a_cells", "A_PACKING",
+           "copy_cells", "datapath", "scale_cells", "scale_factor_ids", "scale_vectors",
            "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
            "matrix_load", "mma_form", "SMEM_CONTAINERS", "smem_containers",
            "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]

@@ -20,13 +20,13 @@ import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, UNDEF, to_bytes
-from .fragments import (BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor,
-                        tmem_a_cells)
+from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor
 from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
 from .ops_base import handler
 from .subbyte import read_containers, smem_bits
+from .tmem_a import tmem_a_cells
 from .tmem import CELL, COLLECTOR_OPS, COLS, LANES, TMEM_WINDOW, Commit, TensorMemory, collector_b, split
 
 KINDS = ("f16", "tf32", "f8f6f4", "i8", "mxf8f6f4", "mxf4", "mxf4nvf4")
@@ -307,14 +307,14 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
 
 
 def read_tmem_a(cta: CTA, ins: Instr, index: int, tm: TensorMemory, av: int, bits: int, M: int, K: int,
-                t: int) -> np.ndarray:
+                t: int, base: int = 0) -> np.ndarray:
     """The M x K A tile a ``tcgen05.mma`` (thread ``t``'s) reads from Tensor Memory at address ``av``: element
-    ``(row, k)`` where the catalog's packing of A (``tcgen05.packing.A``, lanes as Layout D) puts it, in the MMA
-    pipeline's view (what earlier MMAs and copies issued); findings for a cell a ``tcgen05.st`` still writes and for
-    one nothing wrote."""
+    ``(row, k)`` where the catalog's packing of A (``tcgen05.packing.A``, lanes as Layout D; M = 64: Layout F's,
+    lane alignment ``base``) puts it, in the MMA pipeline's view (what earlier MMAs and copies issued); findings for
+    a cell a ``tcgen05.st`` still writes and for one nothing wrote."""
     prog = cta.prog
     try:
-        pc = tmem_a_cells(bits, M, K, face_of(prog))
+        pc = tmem_a_cells(bits, M, K, face_of(prog), base=base)
     except NoLayout as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory: {e}") from None
     lane0, col0 = split(av)
@@ -406,7 +406,14 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                 if idesc.transpose_a:
                     raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is K-major; the instruction "
                                           f"descriptor {iv:#010x} transposes A")
-                A[0] = read_tmem_a(cta, ins, index, tms[0], av, abits, M, K, t)
+                abase = split(av)[0] % 32 if M == 64 else 0
+                if ws and M != 128:
+                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with .ws and M = {M} is not "
+                                          "executed yet")
+                if abase != base:  # 9.7.16.10.5, lines 16-19: Layout F's A and D share the lane alignment
+                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory at lane alignment {abase} "
+                                          f"and D at {base}: M = 64 (Layout F) takes one lane alignment for A and D")
+                A[0] = read_tmem_a(cta, ins, index, tms[0], av, abits, M, K, t, abase)
             mh, nh = M // group, N // group
             for i, c in enumerate(pair):
                 if not a_tmem:

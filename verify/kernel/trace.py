@@ -384,11 +384,12 @@ def _tmem_a_cell(mi: Instr, idesc: int, lane: int, col: int, r: int, k: int) -> 
     """`` from Tensor Memory lane L, column C[, byte B]``: where a ``tcgen05.mma`` with A in Tensor Memory at (lane,
     col) reads element (r, k) of its A tile (the catalog's packing of A), or "" where that is not known."""
     from ..layout.types import ELEMENT_BITS
-    from .fragments import BadDescriptor, NoLayout, instruction_descriptor, tmem_a_cells
+    from .fragments import BadDescriptor, NoLayout, instruction_descriptor
+    from .tmem_a import tmem_a_cells
     kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
     try:
         ids = instruction_descriptor(kind, idesc % (1 << 32))
-        pc = tmem_a_cells(ELEMENT_BITS.get(ids.atype, 8), ids.m, ids.k)
+        pc = tmem_a_cells(ELEMENT_BITS.get(ids.atype, 8), ids.m, ids.k, base=lane % 32 if ids.m == 64 else 0)
     except (BadDescriptor, NoLayout):
         return ""
     byte = int(pc.byte[r, k])
