@@ -153,3 +153,26 @@ def test_a_read_before_the_stores_are_ordered_is_reported_once(tmp_path):
                                           (f"{RACE}_double", ["-DDOUBLE"])])
 def test_nvcc_makes_the_committed_ptx(tmp_path, name, defines):
     nvcc_makes(tmp_path, RACE, name, defines, arch="sm_90a")
+
+
+def test_a_store_racing_a_multicast_into_the_same_bytes_is_two_writes(tmp_path):
+    """``cluster_multicast.cu`` with each CTA storing its rank into the first word of its own sA just after the
+    barrier.cluster: CTA 1 runs past the barrier first and stores (then waits for the box); CTA 0's multicast of the
+    box into CTA 1's sA is issued after that store with nothing ordering the two (the barrier was before it): two
+    writes, named at the copy (checked when it is issued: the box lands later, at the wait)."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, r"barrier\.cluster\.wait")
+        lines[k] += "\n\tmov.u32 \t%r0, _ZZ13multicast_mmaE2sA;\n\tst.shared.u32 \t[%r0], %r3;"
+    r = verify(mutant(tmp_path, "cluster_multicast", change))
+    assert r.status == "refuted"
+    agree(r)
+    assert [f.kind for f in r.findings] == ["race"]
+    (race,) = r.findings
+    copy = _line_of("cluster_multicast", r"cp\.async\.bulk\.tensor") + 2
+    store = _line_of("cluster_multicast", r"barrier\.cluster\.wait") + 2
+    assert race.words.startswith("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes."
+                                 "multicast::cluster of CTA rank 0 writes shared 0x0 (CTA rank 1's shared memory), "
+                                 f"which CTA rank 1 wrote at line {store} with no barrier.cluster (or mbarrier) "
+                                 "between: two writes")
+    assert race.line == copy
+    assert race.count == 2  # the box's two f16 elements in the word
