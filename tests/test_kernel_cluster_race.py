@@ -176,3 +176,88 @@ def test_a_store_racing_a_multicast_into_the_same_bytes_is_two_writes(tmp_path):
                                  "between: two writes")
     assert race.line == copy
     assert race.count == 2  # the box's two f16 elements in the word
+
+
+# ----------------------------------------------------------------------------- atomic updates across the cluster
+
+CLUSTER = """.version 8.8
+.target sm_90a
+.address_size 64
+.visible .entry t(.param .u64 t_o, .param .u64 t_x, .param .u64 t_y)
+{
+\t.reg .pred %p<4>;
+\t.reg .b32 %r<40>;
+\t.reg .b64 %rd<8>;
+\t.shared .align 4 .b32 cnt[2];
+\tld.param.u64 %rd1, [t_o];
+\tmov.u32 %r1, %tid.x;
+\tmov.u32 %r3, %ctaid.x;
+\tmad.lo.u32 %r4, %r3, 64, %r1;
+\tmul.wide.u32 %rd2, %r4, 4;
+\tadd.s64 %rd3, %rd1, %rd2;
+\tsetp.eq.u32 %p1, %r1, 0;
+\t@%p1 st.shared.u32 [cnt], 0;
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;
+\tmov.u32 %r6, cnt;
+\tmapa.shared::cluster.u32 %r7, %r6, 0;
+\tred.shared::cluster.add.u32 [%r7], %r1;
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;
+\tld.shared::cluster.u32 %r30, [%r7];
+\tst.global.b32 [%rd3], %r30;
+\tbarrier.cluster.arrive.release.aligned;
+\tbarrier.cluster.wait.acquire.aligned;
+\tret;
+}
+"""
+S = 64 * 63 // 2
+
+
+def _run_cluster(text: str, domain: str):  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from verify.kernel.einsum import parse_einsum
+    from verify.kernel.launch import Launch, Tensor
+    from verify.kernel.numeric import Numeric
+    from verify.kernel.run import execute
+    from verify.kernel.symbolic import Symbolic, element_starts
+    from verify.ptx import parse_module
+    module = parse_module(text, "t.ptx")
+    (fn,) = module.entries()
+    launch = Launch((2, 1, 1), (64, 1, 1), parse_einsum("O[i, j] = X[i, k] * Y[k, j]"),
+                    (Tensor("O", "u32", (128, 1), (1, 1)), Tensor("X", "f16", (1, 1), (1, 1)),
+                     Tensor("Y", "f16", (1, 1), (1, 1))), cluster=(2, 1, 1))
+    r = execute(module, fn, launch, Symbolic(launch) if domain == "symbolic" else Numeric(launch, module))
+    offs = element_starts(launch.tensors()["O"])
+    b = r.gmem.by_name["O"].bits
+    out = b[offs].astype(np.uint32) | b[offs + 1].astype(np.uint32) << 8
+    return out.tolist(), [(e.kind, e.words, e.count) for e in r.prog.events.all()]
+
+
+@pytest.mark.parametrize("domain", ["symbolic", "numeric"])
+def test_two_ctas_updating_one_word_do_not_race(domain):
+    """Both CTAs' 64 threads add their thread index onto CTA 0's cnt (red.shared::cluster through mapa's address of
+    rank 0) between two barrier.cluster: two CTAs' atomic updates of one word are no race, and every thread reads
+    the sum of both CTAs' updates."""
+    out, events = _run_cluster(CLUSTER, domain)
+    assert out == [2 * S] * 128 and events == []
+
+
+@pytest.mark.parametrize("domain", ["symbolic", "numeric"])
+def test_a_plain_store_racing_the_other_ctas_updates_is_two_writes(domain):
+    """CTA 1's update made a plain st.shared::cluster of its thread index (the same in both engines): CTA 1 runs past
+    the barrier.cluster first and stores; CTA 0's updates of its cnt then read and write bytes CTA 1 stored with
+    nothing ordering the two: the race is named at CTA 0's first update (its read of CTA 1's unordered write, and
+    its write of the bytes, two writes, counted with it; the updates run thread after thread, each later one on
+    CTA 0's own update), and the updates add onto the last store's value."""
+    text = CLUSTER.replace("\tred.shared::cluster.add.u32 [%r7], %r1;\n",
+                           "\tsetp.eq.u32 %p2, %r3, 0;\n\t@%p2 red.shared::cluster.add.u32 [%r7], %r1;\n"
+                           "\t@!%p2 st.shared::cluster.u32 [%r7], %r1;\n")
+    out, events = _run_cluster(text, domain)
+    assert [k for k, _, _ in events] == ["race"]
+    ((_, words, count),) = events
+    assert words == ("CTA rank 0 reads shared 0x0 (its own shared memory), which CTA rank 1 wrote at line 24 with no "
+                     "barrier.cluster (or mbarrier) between")
+    assert count == 2
+    assert out == [63 + S] * 128

@@ -60,13 +60,14 @@ def rows_of(m: np.ndarray | None, T: int) -> np.ndarray:
 
 
 def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str,
-                  reader: CTA | None = None, record: bool = True
+                  reader: CTA | None = None, update: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bytes ``[a, a + n)`` of shared memory (``a`` int64[k]) read by ``what`` for the threads ``who`` [k]: (tags,
     bits, byte indices [k, n], inside the allocation [k]); findings for an access outside the allocation, a byte never
     written, and a copy still in flight.  ``reader``: the CTA whose threads read (``cta``, the memory's owner,
     unless another CTA of the cluster reads it through a ``shared::cluster`` address).  In a cluster the read is
-    recorded for the cluster's write-after-read check (``record``: not an atomic update's, whose write is checked)."""
+    checked against other CTAs' writes and recorded for the write-after-read check, ``order``; ``update``: the read
+    of an atomic update (not recorded, its write is checked; another CTA's update of the bytes is no race)."""
     sm = cta.smem
     prog = cta.prog
     by = cta if reader is None else reader
@@ -99,8 +100,8 @@ def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, w
                         f"{what} reads shared 0x{int(a[k]):x}{where} before the {short_copy(w)} at line {w.line if w else 0} "
                         f"that writes it has completed ({wait} between them)", int(pend.sum()))
     if by.cluster is not None:
-        cluster_race(cta, by, step, idx, ok, who, a)
-        if record:
+        cluster_race(cta, by, step, idx, ok, who, a, update)
+        if not update:
             cluster_read(cta, by, step, idx[ok])
     return tags, bits, idx, ok
 
@@ -581,7 +582,7 @@ def _update_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndar
         r = rows[sel]
         a = low[r].astype(np.int64)
         tags, bits, idx, ok = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=None if owner is cta else cta,
-                                            record=False)
+                                            update=True)
         if cta.prog.trace:
             tags = cta.prog.domain.moved(cta, step, r, tags, a.astype(np.uint64), "shared")
         part = np.zeros(len(which), bool)

@@ -57,14 +57,17 @@ def merge_release(into: dict[int, int], released: dict[int, int]) -> None:
 
 
 def cluster_race(owner: CTA, reader: CTA, step: int, idx: np.ndarray, ok: np.ndarray, who: np.ndarray,
-                  a: np.ndarray) -> None:
+                  a: np.ndarray, update: bool = False) -> None:
     """A race: bytes ``idx`` [k, n] of ``owner``'s shared memory that ``reader`` reads, last written by a third CTA
-    (or by ``owner``, read by another) with no release and acquire between the write and the read."""
+    (or by ``owner``, read by another) with no release and acquire between the write and the read.  ``update``: the
+    read of an atomic update, which another CTA's atomic update of the bytes does not race."""
     sm = owner.smem
     wc = sm.w_cta[idx]
     known = _known(owner, cluster_sync(reader).seen)
     other = (wc >= 0) & (wc != reader.rank)
     late = other & (sm.w_clock[idx] > known[np.clip(wc, 0, len(known) - 1)])
+    if update:
+        late &= ~sm.c_atomic[idx]
     bad = late.any(axis=1) & ok
     if bad.any():
         k = int(np.argmax(bad))
