@@ -316,5 +316,9 @@ def test_a_read_of_shared_memory_another_cta_updated_with_no_cluster_barrier_bet
     lines.insert(k, lines.pop(ld))
     _, events = _run_cluster("\n".join(lines))
     assert [k for k, _ in events] == ["race"]
-    assert events[0][1].startswith("CTA rank 0 reads shared 0x0 (its own shared memory), which CTA rank 1 wrote at line 24 "
-                                   "with no barrier.cluster")
+    # CTA 1 runs past the first barrier.cluster to its load before CTA 0 goes on; CTA 0's update of CTA 1's cnt comes
+    # after that read with nothing ordering the two (the first race: a write after a read), and CTA 0's own load
+    # after CTA 1's update of its cnt (a read of another CTA's unordered write)
+    assert events[0][1].startswith("red.shared::cluster.add.u32 of CTA rank 0 updates shared 0x0 (CTA rank 1's shared "
+                                   "memory), which CTA rank 1 read at line 25 with no barrier.cluster")
+    assert "a write after a read" in events[0][1]

@@ -57,7 +57,9 @@ def test_the_store_to_its_own_rank(tmp_path):
 def test_without_the_mbarrier_wait_the_read_races(tmp_path):
     """The wait on the mbarrier made a predicate that is always true: CTA 1 reads the rows CTA 0 has not yet sent
     (never written: D[0, 0] the first wrong element), and CTA 0's reads of the rows CTA 1 sent have nothing ordering
-    them after the stores: the cluster's race, named at the st.async that wrote them."""
+    them after the stores: the cluster's race, named at CTA 0's reads.  The first race is CTA 0's st.async of the
+    rows CTA 1 read before they were sent, with nothing ordering the read before the store: a write after a read,
+    named at the st.async."""
     def change(lines: list[str]) -> None:
         lines[first(lines, r"@!ok bra")] = ""
         k = first(lines, r"mbarrier\.try_wait")
@@ -68,9 +70,10 @@ def test_without_the_mbarrier_wait_the_read_races(tmp_path):
     assert [f.kind for f in r.findings] == ["unwritten_read", "race", "wrong_element"]
     race = r.findings[1]
     line = first((KERNELS / f"{ST}.ptx").read_text().split("\n"), STORE.replace(".", r"\.")) + 1
-    assert (f"CTA rank 0 reads shared 0x100 (its own shared memory), which CTA rank 1 wrote at line {line} with no "
-            "barrier.cluster (or mbarrier) between") in race.words
-    assert race.count == 64
+    assert (f"{STORE} of CTA rank 0 writes shared 0x0 (CTA rank 1's shared memory), which CTA rank 1 read at line "
+            f"{r.findings[0].line} with no barrier.cluster (or mbarrier) between: a write after a read") in race.words
+    assert race.line == line
+    assert race.count == 64 + 64  # CTA 0's 64 stores after CTA 1's reads; CTA 0's 64 reads of CTA 1's stores
     assert (r.findings[2].element, r.findings[2].count) == ("D[0, 0]", 64)
 
 
@@ -98,16 +101,22 @@ def test_expecting_too_few_bytes_hangs(tmp_path):
 
 def test_a_store_one_element_on(tmp_path):
     """The first of the unrolled stores' address one 4-byte element on: the word it should fill (shared 0x100 of
-    CTA 0, A[8, 0..1]) is never written, the next one holds the wrong pair: D[0, 0] is the first wrong element."""
+    CTA 0, A[8, 0..1]) is never written, the next one holds the wrong pair: D[0, 0] is the first wrong element.
+    Thread 31's shifted store lands past the rows it sends: in the first word of the other CTA's own rows (or its
+    sB), which that CTA stores itself with nothing ordering the two: a race of two writes, named at the st.async."""
     def change(lines: list[str]) -> None:
         k = first(lines, r"add\.s32 \t%r45, %r57, %r35;")
         lines[k] += "\n\tadd.s32 \t%r45, %r45, 4;"
     r = verify(mutant(tmp_path, ST, change))
     assert r.status == "refuted"
     agree(r)
-    assert [f.kind for f in r.findings] == ["unwritten_read", "wrong_element"]
+    assert [f.kind for f in r.findings] == ["race", "unwritten_read", "wrong_element"]
     assert "ld.shared.u32 reads shared 0x100, which nothing wrote (CTA 0, thread 0)" in kernel_text(r)
-    wrong = r.findings[1]
+    race = r.findings[0]
+    assert (f"{STORE} of CTA rank 0 writes shared 0x100 (CTA rank 1's shared memory), which CTA rank 1 wrote at line "
+            "141 with no barrier.cluster (or mbarrier) between: two writes") in race.words
+    assert "(CTA 0, thread 31)" in race.words
+    wrong = r.findings[2]
     assert wrong.element == "D[0, 0]"
     assert "A[0, 0] * B[2, 0] (k 2 of B meets k 0 of A)" in wrong.words
 

@@ -102,17 +102,20 @@ def test_the_remote_store_to_its_own_rank(tmp_path):
 def test_a_remote_load_before_the_cluster_barrier():
     """``-DEARLY_LOAD``: each CTA reads the other CTA's B columns before the first barrier.cluster.  CTA 0 runs first
     and reads CTA 1's sB before anything wrote it (its D columns 8-15 are products of undefined values: the first
-    wrong element D[0, 8]); CTA 1's read of CTA 0's sB comes after CTA 0 wrote it, but nothing orders the two (a
-    race, named at CTA 1's load)."""
+    wrong element D[0, 8]); CTA 1's stores of its sB come after CTA 0's reads with nothing ordering the two (a write
+    after a read, named at CTA 1's store: the first race), and CTA 1's read of CTA 0's sB comes after CTA 0 wrote
+    it, with nothing ordering the two either (a race, named at CTA 1's load)."""
     r = verify(str(KERNELS / f"{DSMEM}_early_load.toml"))
     assert r.status == "refuted"
     agree(r)
     assert [f.kind for f in r.findings] == ["unwritten_read", "race", "wrong_element"]
     unread, race, wrong = r.findings
     assert "ld.shared::cluster.u32 reads shared 0x200 of CTA rank 1, which nothing wrote" in unread.words
-    assert "CTA rank 1 reads shared 0x200 (CTA rank 0's shared memory), which CTA rank 0 wrote at line" in race.words
-    assert "with no barrier.cluster (or mbarrier) between" in race.words
-    assert race.count == 64  # 32 threads, two loads each
+    assert (f"st.shared.u16 of CTA rank 1 writes shared 0x200 (its own shared memory), which CTA rank 0 read at line "
+            f"{unread.line} with no barrier.cluster (or mbarrier) between: a write after a read") in race.words
+    assert "(CTA 1, thread 0)" in race.words
+    # CTA 1's 128 stores of the halves CTA 0 read, and its 64 loads (32 threads, two each) of CTA 0's sB
+    assert race.count == 128 + 64
     assert (wrong.element, wrong.count) == ("D[0, 8]", 128)
     assert "A[0, 0] * an undefined value" in wrong.words
 
@@ -132,8 +135,9 @@ def test_without_the_closing_cluster_barrier_the_other_cta_has_ended(tmp_path):
 def test_without_the_first_cluster_barrier_both_kinds_of_read_race(tmp_path):
     """The first barrier.cluster gone: CTA 0 runs first and reads CTA 1's sB before anything wrote it; CTA 1's reads
     come after CTA 0's writes but nothing orders them: its 64 ld.shared::cluster of CTA 0's sB, and its 64 local
-    ld.shared of the A rows CTA 0 stored into its sA (st.shared::cluster): 128 races, the first at CTA 1's load of
-    CTA 0's sB."""
+    ld.shared of the A rows CTA 0 stored into its sA (st.shared::cluster): 128 races; and CTA 1's writes come after
+    CTA 0's reads of the bytes, with nothing ordering them either: its stores of A's rows 8-15 into CTA 0's sA (64,
+    the first race, named at CTA 1's st.shared::cluster) and its stores of its own sB (128), written after reads."""
     def change(lines: list[str]) -> None:
         for pattern in (r"barrier\.cluster\.wait", r"barrier\.cluster\.arrive"):
             lines[first(lines, pattern)] = ""
@@ -142,8 +146,10 @@ def test_without_the_first_cluster_barrier_both_kinds_of_read_race(tmp_path):
     agree(r)
     assert [f.kind for f in r.findings] == ["unwritten_read", "race", "wrong_element"]
     race = r.findings[1]
-    assert "CTA rank 1 reads shared 0x200 (CTA rank 0's shared memory), which CTA rank 0 wrote" in race.words
-    assert race.count == 128
+    assert ("st.shared::cluster.u32 of CTA rank 1 writes shared 0x100 (CTA rank 0's shared memory), which CTA rank 0 "
+            "read at line") in race.words
+    assert race.words.endswith("a write after a read (the read may find the new bytes) (CTA 1, thread 0)")
+    assert race.count == 128 + 64 + 128
     assert (r.findings[2].element, r.findings[2].count) == ("D[0, 8]", 128)
 
 
@@ -158,7 +164,8 @@ def test_an_mbarrier_orders_the_other_ctas_stores_before_the_reads():
 def test_without_the_mbarrier_wait_the_reads_race(tmp_path):
     """The wait on the mbarrier gone: CTA 1 (past the first barrier.cluster while CTA 0 waits there) reads CTA 0's
     sB before CTA 0 stored it; CTA 0 then reads CTA 1's stores, which CTA 1's arrival released but CTA 0 never
-    acquired: a race."""
+    acquired: a race; the first race is CTA 0's store into CTA 1's sA (and of its own sB), after CTA 1 read the
+    bytes with nothing ordering the two: a write after a read."""
     def change(lines: list[str]) -> None:
         k = first(lines, r"mbarrier\.try_wait\.parity\.acquire\.cluster")
         lines[k] = ""
@@ -168,7 +175,9 @@ def test_without_the_mbarrier_wait_the_reads_race(tmp_path):
     agree(r)
     assert [f.kind for f in r.findings] == ["unwritten_read", "race", "wrong_element"]
     assert "reads shared 0x200 of CTA rank 0, which nothing wrote" in r.findings[0].words
-    assert "CTA rank 0 reads shared 0x200 (CTA rank 1's shared memory), which CTA rank 1 wrote" in r.findings[1].words
+    assert ("st.shared::cluster.u32 of CTA rank 0 writes shared 0x0 (CTA rank 1's shared memory), which CTA rank 1 "
+            "read at line") in r.findings[1].words
+    assert r.findings[1].count == 128 + 64 + 128
     assert r.findings[2].element == "D[0, 0]"
 
 

@@ -51,6 +51,11 @@
 * ``cluster_st_async.ptx``: ``cluster_st_async.cu`` (``st.async...mbarrier::complete_tx::bytes`` into the other CTA's
   shared memory, in a cluster of 2 CTAs) the same way, and ``cluster_red_async.ptx`` with ``-DRED`` (the other CTA's half
   added onto zeros by ``red.async...add.u32``);
+* ``cluster_race.ptx``: ``cluster_race.cu`` (CTA 0 stores each k-block of A into CTA 1's shared memory,
+  ``st.shared::cluster``, a barrier.cluster between CTA 1's reads of a block and the next block's stores) by
+  ``nvcc -ptx -arch=sm_90a -lineinfo``, ``cluster_race_no_sync.ptx`` with ``-DNO_SYNC`` (that barrier removed: a
+  planted write-after-read race across CTAs) and ``cluster_race_double.ptx`` with ``-DDOUBLE`` (two buffers, no
+  barrier needed);
 * ``tcgen05_a_tmem.ptx``: ``tcgen05_a_tmem.cu`` (inline ``tcgen05.mma.cta_group::1.kind::f16`` with A in Tensor
   Memory, written by ``tcgen05.st``) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and the planted
   ``tcgen05_a_tmem_col_off.ptx`` (``-DA_COL_OFF``: A's Tensor Memory column one k-block on) and
@@ -204,6 +209,9 @@ if __name__ == "__main__":
     nvcc("cluster_dsmem_early_load.ptx", "-DEARLY_LOAD", source="cluster_dsmem.cu", arch="sm_90a")
     nvcc("cluster_st_async.ptx", source="cluster_st_async.cu", arch="sm_90a")
     nvcc("cluster_red_async.ptx", "-DRED", source="cluster_st_async.cu", arch="sm_90a")
+    nvcc("cluster_race.ptx", source="cluster_race.cu", arch="sm_90a")
+    nvcc("cluster_race_no_sync.ptx", "-DNO_SYNC", source="cluster_race.cu", arch="sm_90a")
+    nvcc("cluster_race_double.ptx", "-DDOUBLE", source="cluster_race.cu", arch="sm_90a")
     nvcc("tcgen05_a_tmem.ptx", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_col_off.ptx", "-DA_COL_OFF", source="tcgen05_a_tmem.cu", arch="sm_100a")
     nvcc("tcgen05_a_tmem_half.ptx", "-DHALF_A", source="tcgen05_a_tmem.cu", arch="sm_100a")

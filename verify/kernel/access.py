@@ -13,7 +13,7 @@ from ..ptx.syntax import Addr, Instr, Reg
 from .bytes import U64, UNDEF
 from .machine import CTA
 from .memory import SHARED_WINDOW, writer_code
-from .order import cluster_race, cluster_sync, global_race
+from .order import cluster_race, cluster_read, cluster_sync, cluster_write_race, global_race
 
 SPACES = ("param", "global", "shared", "local", "const")
 
@@ -60,11 +60,14 @@ def rows_of(m: np.ndarray | None, T: int) -> np.ndarray:
 
 
 def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, what: str,
-                  reader: CTA | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                  reader: CTA | None = None, update: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bytes ``[a, a + n)`` of shared memory (``a`` int64[k]) read by ``what`` for the threads ``who`` [k]: (tags,
     bits, byte indices [k, n], inside the allocation [k]); findings for an access outside the allocation, a byte never
     written, and a copy still in flight.  ``reader``: the CTA whose threads read (``cta``, the memory's owner,
-    unless another CTA of the cluster reads it through a ``shared::cluster`` address)."""
+    unless another CTA of the cluster reads it through a ``shared::cluster`` address).  In a cluster the read is
+    checked against other CTAs' writes and recorded for the write-after-read check, ``order``; ``update``: the read
+    of an atomic update (not recorded, its write is checked; another CTA's update of the bytes is no race)."""
     sm = cta.smem
     prog = cta.prog
     by = cta if reader is None else reader
@@ -97,7 +100,9 @@ def _shared_bytes(cta: CTA, step: int, a: np.ndarray, n: int, who: np.ndarray, w
                         f"{what} reads shared 0x{int(a[k]):x}{where} before the {short_copy(w)} at line {w.line if w else 0} "
                         f"that writes it has completed ({wait} between them)", int(pend.sum()))
     if by.cluster is not None:
-        cluster_race(cta, by, step, idx, ok, who, a)
+        cluster_race(cta, by, step, idx, ok, who, a, update)
+        if not update:
+            cluster_read(cta, by, step, idx[ok])
     return tags, bits, idx, ok
 
 
@@ -201,14 +206,17 @@ def release(cta: CTA, idx: np.ndarray) -> None:
 
 
 def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits: np.ndarray, rows: np.ndarray,
-                 instr: int | None = None, proxy: str = "generic", by: CTA | None = None) -> None:
+                 instr: int | None = None, proxy: str = "generic", by: CTA | None = None, atomic: bool = False
+                 ) -> None:
     """Write ``tags``/``bits`` [r, n] at shared ``addr`` for the threads ``rows`` (checks as ``read_shared``; a write
     of bytes an asynchronous reader still reads is a finding).  ``proxy``: ``generic`` (``st``, ``stmatrix``: an
     asynchronous-proxy reader may read the bytes only after a ``fence.proxy.async``), ``cp.async`` (a warp's copy,
     read by ``wgmma`` with no proxy fence in CUTLASS's and CuTe's cp.async mainloops: not required here), or
     ``async`` (TMA: the bytes are no warp's, the mbarrier wait orders them before their readers).  ``by``: the
     CTA whose threads write (another CTA of the cluster, through a ``shared::cluster`` address: no warp of ``cta``
-    writes, and a read by another CTA than ``by`` is ordered after it only through the cluster's barriers)."""
+    writes, and a read by another CTA than ``by`` is ordered after it only through the cluster's barriers; a read or
+    write of the bytes by another CTA than ``by`` must be ordered before it the same way, ``order.cluster_write_race``:
+    a TMA load's, ``proxy`` ``async``, is checked when it is issued).  ``atomic``: an update (``_update_shared``)."""
     sm = cta.smem
     prog = cta.prog
     by = cta if by is None else by
@@ -248,6 +256,8 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
                             f"{prog.steps[index].instr.opcode.split('.')[0]} writes shared 0x{int(a[ok][k]):x}, which the "
                             f"{reader.base} at line {reader.line} still reads (no wait for it between them)",
                             int(busy.any(axis=1).sum()))
+        if cta.cluster is not None and proxy != "async":
+            cluster_write_race(cta, by, index, idx, rows[ok], a[ok], atomic)
         sm.tags[flat] = tags[ok].reshape(-1)
         sm.bits[flat] = bits[ok].reshape(-1)
         sm.unfenced[flat] = proxy in ("generic", "remote")
@@ -257,6 +267,7 @@ def write_shared(cta: CTA, ins: Instr, addr: np.ndarray, tags: np.ndarray, bits:
         if cta.cluster is not None:
             sm.w_cta[flat] = by.rank if proxy != "async" else -1
             sm.w_clock[flat] = cluster_sync(by).clock
+            sm.c_atomic[flat] = atomic
 
 
 def _locate(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndarray, verb: str,
@@ -570,13 +581,14 @@ def _update_shared(cta: CTA, ins: Instr, addr: np.ndarray, n: int, rows: np.ndar
     for owner, sel in _cluster_parts(cta, ins, addr[rows]):
         r = rows[sel]
         a = low[r].astype(np.int64)
-        tags, bits, idx, ok = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=None if owner is cta else cta)
+        tags, bits, idx, ok = _shared_bytes(owner, step, a, n, r, ins.opcode, reader=None if owner is cta else cta,
+                                            update=True)
         if cta.prog.trace:
             tags = cta.prog.domain.moved(cta, step, r, tags, a.astype(np.uint64), "shared")
         part = np.zeros(len(which), bool)
         part[pos[sel]] = True
         nt, nb = combine(tags, bits, part)
-        write_shared(owner, ins, low, nt, nb, r, instr=step, by=None if owner is cta else cta)
+        write_shared(owner, ins, low, nt, nb, r, instr=step, by=None if owner is cta else cta, atomic=True)
         if owner is cta and idx[ok].size:
             owner.smem.w_warp[idx[ok].reshape(-1)] = -1
 

@@ -207,6 +207,9 @@ class SharedMemory:
         # only through a release and acquire since (barrier.cluster, an mbarrier the writer arrived on)
         self.w_cta = np.full(n, -1, np.int64)
         self.w_clock = np.zeros(n, np.int64)
+        self.c_atomic = np.zeros(n, bool)  # the last write was an atomic update (two CTAs' updates do not race)
+        # each cluster CTA's last read of each byte: rank -> (its release clock at the read, -1: none; the step read)
+        self.r_cluster: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self.epoch = 0
         self.groups: list[list[Copy]] = []
         self.open_group: list[Copy] = []

@@ -25,7 +25,7 @@ from .memory import PARAM_WINDOW, SHARED_WINDOW
 from . import ops_mem  # noqa: F401  (its cp.async, which ``cp`` here extends, registered first)
 from .access import address, hold, read_global, read_shared_async, release, write_global, write_shared
 from .ops_base import HANDLERS, dest, handler
-from .order import cluster_acquire, cluster_release, merge_release
+from .order import cluster_acquire, cluster_release, cluster_write_race, merge_release
 
 
 # ----------------------------------------------------------------------------- state
@@ -547,6 +547,8 @@ def _tma_load(prog: Program, ins: Instr, index: int, dims: int, multicast: bool 
                 inb = (c.dst >= 0) & (c.dst + eb <= sm.size)
                 idx = c.dst[inb][:, None] + np.arange(eb)[None, :]
                 if idx.size:
+                    if cta.cluster is not None:  # the box's bytes must not race another CTA's access of them
+                        cluster_write_race(target, cta, index, idx, np.full(len(idx), t, np.int64), c.dst[inb])
                     np.add.at(sm.pending, idx.reshape(-1), 1)
                     sm.pending_instr[idx.reshape(-1)] = index
                 b.copies.append(c)  # it lands at the wait that needs it (``settle``)
