@@ -29,6 +29,16 @@ def first(lines: list[str], pattern: str) -> int:
     return next(k for k, s in enumerate(lines) if re.search(pattern, s))
 
 
+def replaced(pattern: str, old: str, new: str) -> Callable[[list[str]], None]:
+    """A change of a PTX's lines: ``old`` -> ``new`` (once) at the first line matching ``pattern``."""
+    def change(lines: list[str]) -> None:
+        k = first(lines, pattern)
+        assert old in lines[k], (old, lines[k])
+        lines[k] = lines[k].replace(old, new, 1)
+    change.__doc__ = f"{old} -> {new} at the first line matching {pattern}"
+    return change
+
+
 def renamed(kind: str, declared: int, old: str) -> Callable[[list[str]], None]:
     """A meaning-preserving plant: one more register of ``kind`` declared (``.reg .b32 \t%r<declared>;`` for
     ``kind`` ``"b32"``/``"%r"``), the new last one taking the place of ``old`` wherever ``old`` is an operand."""

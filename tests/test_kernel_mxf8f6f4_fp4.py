@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pytest
 
-from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes
+from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes, replaced
 from verify.errors import SpecError
 from verify.kernel.fragments import smem_containers
 from verify.kernel.frontdoor import verify
@@ -61,22 +61,14 @@ def test_the_containers_are_the_catalog_s(face):
         (4, 6, 6, 8, 16)
 
 
-def _each(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
-    def change(lines: list[str]) -> None:
-        k = first(lines, pattern)
-        assert old in lines[k], (old, lines[k])
-        lines[k] = lines[k].replace(old, new, 1)
-    change.__doc__ = f"{old} -> {new} at the first line matching {pattern}"
-    return change
-
 
 PLANTED = [
     # the second MMA's A descriptor start 16 B on instead of 32 B: one 16-byte unit (16 containers), not two
-    ("start_a", _each(r"add\.s32\s+%r223, %r220, 2;", "2;", "1;"), 16384,
+    ("start_a", replaced(r"add\.s32\s+%r223, %r220, 2;", "2;", "1;"), 16384,
      "expected sum over k of A[0, k] * B[k, 0] * SA[0, k / 32] * SB[0, k / 32]; has A[0, 16] * B[32, 0] * SA[0, 1] "
      "* SB[0, 1] (k 32 of B meets k 16 of A)", ("multiplied B[32, 0], element (0, 0) of its B tile", 870)),
     # the descriptors' SBO 1024 B made 512 B (A's and B's: one register holds both high words)
-    ("sbo", _each(r"mov\.b32\s+%r222, 1073758272;", "1073758272", "1073758240"), 16384,
+    ("sbo", replaced(r"mov\.b32\s+%r222, 1073758272;", "1073758272", "1073758240"), 16384,
      "expected sum over k of A[0, k] * B[k, 0] * SA[0, k / 32] * SB[0, k / 32]; has A[0, 8] * B[4, 0] * SA[0, 0] * "
      "SB[0, 0] (k 4 of B meets k 8 of A)", ("SBO 512 B (field 32)", 860)),
 ]
@@ -97,7 +89,7 @@ def test_a_planted_change_is_the_first_wrong_element(tmp_path, name, change, cou
 def test_a_copy_into_the_padding_half_is_an_unread_and_a_wrong_element(tmp_path):
     """Thread 0's first copy of A (row 0, k 0..15) written 8 bytes on, into its unit's padding: the MMA reads the
     unit's low half, which nothing wrote."""
-    r = verify(mutant(tmp_path, BASE, _each(r"cp\.async\.ca\.shared\.global \[ %r30 \+ 0 \]", "%r30 + 0", "%r30 + 8")))
+    r = verify(mutant(tmp_path, BASE, replaced(r"cp\.async\.ca\.shared\.global \[ %r30 \+ 0 \]", "%r30 + 0", "%r30 + 8")))
     assert r.status == "refuted", kernel_text(r)
     agree(r, numeric_subset=True)
     kinds = {f.kind: f for f in r.findings}
@@ -112,7 +104,7 @@ def test_a_copy_into_the_padding_half_is_an_unread_and_a_wrong_element(tmp_path)
 def test_a_6_bit_type_is_refused_at_its_line(tmp_path):
     """A's type in the first instruction descriptor made e3m2: 16 six-bit elements in 12 bytes, across bytes."""
     with pytest.raises(SpecError) as e:
-        verify(mutant(tmp_path, BASE, _each(r"mov\.b32\s+%r210, 144769664;", "144769664", "144769536")))
+        verify(mutant(tmp_path, BASE, replaced(r"mov\.b32\s+%r210, 144769664;", "144769664", "144769536")))
     assert f"k.ptx:{MMA_LINES[0]}:" in str(e.value)
     assert ("A's 6-bit elements are packed 16 to a 16-byte unit (tcgen05.packing.smem.mxf8f6f4.b6): container 1's "
             "element is bits 6-11, across two bytes; the executor follows data in whole bytes") in str(e.value)
@@ -161,13 +153,13 @@ def test_the_unscaled_fp4_kernel_is_proved():
 
 def _swap_bytes_0_1(lines: list[str]) -> None:
     """Thread r's packed bytes 0 and 1 of A's row (k 0, 1 and k 2, 3) loaded the other way round."""
-    _each(r"ld\.global\.u8\s+%r31, \[%rd7\+1\];", "[%rd7+1]", "[%rd7]")(lines)
-    _each(r"ld\.global\.u8\s+%r32, \[%rd7\];", "[%rd7]", "[%rd7+1]")(lines)
+    replaced(r"ld\.global\.u8\s+%r31, \[%rd7\+1\];", "[%rd7+1]", "[%rd7]")(lines)
+    replaced(r"ld\.global\.u8\s+%r32, \[%rd7\];", "[%rd7]", "[%rd7+1]")(lines)
 
 
 FP4_PLANTED = [
     # the first MMA's A descriptor with its LBO and SBO swapped: A tile element (0, 16) read from row 8's unit
-    ("lbo_sbo_a", _each(r"or\.b64\s+%rd10, %rd14, ", str(FP4_FIELDS), str((1 << 46) | (8 << 32) | (32 << 16))),
+    ("lbo_sbo_a", replaced(r"or\.b64\s+%rd10, %rd14, ", str(FP4_FIELDS), str((1 << 46) | (8 << 32) | (32 << 16))),
      "expected sum over k of A[0, k] * B[0, k]; has A[8, 0] * B[0, 16] (A's m is 8, the element's is 0)",
      "multiplied A[8, 0], element (0, 16) of its A tile: the A descriptor 0x0000400800200000 (start 0x0, LBO 512 B "
      "(field 32), SBO 128 B (field 8)"),

@@ -15,7 +15,7 @@ import re
 
 import pytest
 
-from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes
+from kernel_plants import KERNELS, agree, first, mutant, nvcc_makes, replaced
 from verify.errors import SpecError
 from verify.kernel.fragments import wgmma_form
 from verify.kernel.frontdoor import verify
@@ -57,14 +57,6 @@ def test_the_catalog_form_is_packed_32_to_a_register(n):
         assert (x.row == y.row).all() and (x.col == y.col).all()
 
 
-def _each(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
-    def change(lines: list[str]) -> None:
-        k = first(lines, pattern)
-        assert old in lines[k], (old, lines[k])
-        lines[k] = lines[k].replace(old, new, 1)
-    change.__doc__ = f"{old} -> {new} at the first line matching {pattern}"
-    return change
-
 
 def _after_first_load(extra: str):  # type: ignore[no-untyped-def]
     def change(lines: list[str]) -> None:
@@ -75,12 +67,12 @@ def _after_first_load(extra: str):  # type: ignore[no-untyped-def]
 
 PLANTED = [
     # A's descriptor (second k-step) with its LBO and SBO swapped: A tile element (0, 128) read from row 8's bytes
-    ("lbo_sbo_a", _each(r"or\.b64\s+%rd27, %rd35, ", str(FIELDS), str(SWAPPED)), 2048,
+    ("lbo_sbo_a", replaced(r"or\.b64\s+%rd27, %rd35, ", str(FIELDS), str(SWAPPED)), 2048,
      "expected sum over k of A[0, k] * B[0, k]; has A[8, 256] * B[0, 384] (A's m is 8, the element's is 0)", SS,
      "multiplied A[8, 256], element (0, 128) of its A tile: the A descriptor 0x0000000800100000 (start 0x0, LBO 256 B "
      "(field 16), SBO 128 B (field 8), base offset 0, swizzle none) reads it"),
     # the first wgmma's A registers a0 and a1 (rows g and g + 8) trade places
-    ("swap_a_registers", _each(r"wgmma\.mma_async", "{%r352, %r353,", "{%r353, %r352,"), 2048,
+    ("swap_a_registers", replaced(r"wgmma\.mma_async", "{%r352, %r353,", "{%r353, %r352,"), 2048,
      "expected sum over k of A[0, k] * B[0, k]; has A[8, 0] * B[0, 0] (A's m is 8, the element's is 0)", RS,
      "(warpgroup 0, thread 0, register a0 = %r353, element 0) multiplied A[8, 0]"),
     # a0's bytes swapped in pairs: k 0..7 <-> k 8..15 of the first k-step (the bit positions of 16 elements wrong)
@@ -113,7 +105,7 @@ def rename_register(lines: list[str]) -> None:
 
 
 # the first B tile has 8 rows (N = 8), one core-matrix row group: its SBO (the next 8 rows) is never used
-unused_sbo = _each(r"or\.b64\s+%rd26, %rd34, ", str(FIELDS), str((64 << 32) | (8 << 16)))
+unused_sbo = replaced(r"or\.b64\s+%rd26, %rd34, ", str(FIELDS), str((64 << 32) | (8 << 16)))
 
 
 @pytest.mark.parametrize("change", [rename_register, unused_sbo], ids=["rename_register", "unused_sbo"])
