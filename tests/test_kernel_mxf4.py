@@ -15,7 +15,8 @@ import pytest
 from kernel_plants import KERNELS, agree, first, mutant
 from verify.errors import SpecError
 from verify.kernel.frontdoor import verify
-from verify.kernel.fragments import descriptor_addresses, descriptor_bit_addresses, scale_factor_ids, scale_vectors
+from verify.kernel.fragments import scale_factor_ids, scale_vectors
+from verify.kernel.descriptors import descriptor_addresses, descriptor_bit_addresses
 from verify.kernel.launch import parse_launch
 from verify.kernel.machine import KernelError
 from verify.layout.descriptor import decode_instruction

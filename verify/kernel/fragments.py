@@ -389,102 +389,6 @@ def sparse_wgmma_form(shape: str, dtype: str, atype: str, btype: str, face: str 
                                int(md.chunk), a.map.logical_at)
 
 
-class BadDescriptor(ValueError):
-    """A shared-memory descriptor the descriptor model cannot read (a reserved bit set, a swizzle code the
-    instruction lacks, a tile its canonical layout cannot hold): the words say which."""
-
-
-@functools.lru_cache(maxsize=4096)
-def descriptor_addresses(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
-                         face: str = "vector") -> np.ndarray:
-    """The shared-memory byte address of each element ``(row, col)`` (``row`` the M or N index, ``col`` the K index
-    inside one instruction's K) that ``instr`` (``wgmma`` or ``tcgen05``) reads through the 64-bit descriptor
-    ``value`` for a ``major``-major operand: this project's descriptor model (``verify.layout.descriptor``: the
-    canonical layout of the descriptor's swizzle mode placed at its start address with its LBO, SBO and base
-    offset, the swizzle on the address bits), by ``face``.  ``int64[rows, cols]``."""
-    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits // 8
-    out.setflags(write=False)
-    return out
-
-
-def _descriptor_offsets(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
-                        face: str = "vector") -> np.ndarray:
-    """The descriptor model's offset of each element, in elements (``type_bits`` bits each)."""
-    from ..layout import descriptor as dm
-    try:
-        d = dm.decode(instr, value)
-        lay = dm.reader(d, major, type_bits, rows, cols, cols)
-    except ValueError as e:
-        raise BadDescriptor(str(e)) from None
-    fm = lay.map
-    if face == "vector":
-        v = fm.evaluate({"row": np.arange(rows, dtype=np.int64)[:, None], "col": np.arange(cols, dtype=np.int64)[None, :]})
-        if not np.all(v.ok):
-            raise BadDescriptor(f"descriptor {value:#018x} leaves some elements of the {rows} x {cols} tile unread")
-        off = np.ascontiguousarray(np.broadcast_to(v.out["offset"], (rows, cols))).astype(np.int64)
-    else:
-        off = np.zeros((rows, cols), np.int64)
-        for r in range(rows):
-            for c in range(cols):
-                cell = fm.at({"row": r, "col": c})
-                if cell is None:
-                    raise BadDescriptor(f"descriptor {value:#018x} leaves element ({r}, {c}) unread")
-                off[r, c] = cell["offset"]
-    return off
-
-
-@functools.lru_cache(maxsize=1024)
-def descriptor_bit_addresses(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int,
-                             face: str = "vector") -> np.ndarray:
-    """As ``descriptor_addresses``, in bits: for elements narrower than a byte (``e2m1``) the bit address of each
-    element, its byte ``// 8`` and its place in the byte ``% 8 // type_bits`` (the descriptor model's canonical
-    layouts count sub-byte elements in bit addresses, the lower element in the lower bits)."""
-    out = _descriptor_offsets(instr, value, major, type_bits, rows, cols, face) * type_bits
-    out.setflags(write=False)
-    return out
-
-
-def descriptor_words(instr: str, value: int) -> str:
-    """A descriptor's fields in words (``start 0x820, LBO 0 B ..., swizzle 128B``)."""
-    from ..layout import descriptor as dm
-    try:
-        return dm.decode(instr, value).describe()
-    except ValueError as e:
-        return str(e)
-
-
-@functools.lru_cache(maxsize=1024)
-def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: int, face: str = "vector"
-                      ) -> np.ndarray:
-    """The shared-memory byte address of each element ``(row, col)`` of a TMA box of ``rows`` x ``cols`` (``cols``
-    the inner, contiguous dimension; a box of more dimensions has its outer ones as ``rows``) written at ``dst``
-    with swizzle mode ``mode`` (``verify.layout.shared.tma_layout``: the swizzle on the address bits), by
-    ``face``.  ``int64[rows, cols]``."""
-    from ..layout.shared import tma_layout
-    try:
-        lay = tma_layout(rows, cols, element_bits, mode, base=dst)
-    except ValueError as e:
-        raise BadDescriptor(str(e)) from None
-    fm = lay.map
-    if face == "vector":
-        v = fm.evaluate({"row": np.arange(rows, dtype=np.int64)[:, None], "col": np.arange(cols, dtype=np.int64)[None, :]})
-        off = np.ascontiguousarray(np.broadcast_to(v.out["offset"], (rows, cols))).astype(np.int64)
-        ok = bool(np.all(v.ok))
-    else:
-        off = np.zeros((rows, cols), np.int64)
-        ok = True
-        for r in range(rows):
-            for c in range(cols):
-                cell = fm.at({"row": r, "col": c})
-                ok = ok and cell is not None
-                off[r, c] = cell["offset"] if cell is not None else 0
-    if not ok:
-        raise BadDescriptor(f"the TMA box {rows} x {cols} ({mode}) leaves some elements without an address")
-    out = dst + off * element_bits // 8
-    out.setflags(write=False)
-    return out
-
-
 # ----------------------------------------------------------------------------- tcgen05 and Tensor Memory
 
 @functools.lru_cache(maxsize=128)
@@ -726,19 +630,8 @@ def scale_vectors(kind: str, specs: str | None = None) -> dict[str, int]:
     return {SCALE_QUALIFIERS[j]: int(vs[j]) for j in q if ok[j] and allowed[j]}
 
 
-def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
-    """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
-    ``BadDescriptor`` for a value it refuses)."""
-    from ..layout import descriptor as dm
-    try:
-        return dm.decode_instruction(kind, value)
-    except ValueError as e:
-        raise BadDescriptor(str(e)) from None
-
-
-__all__ = ["BadDescriptor", "DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
+__all__ = ["DATAPATH_LETTERS", "Datapath", "MmaForm", "NoLayout", "Operand", "ScaleCells", "SparseForm",
            "SparseWarpgroupForm", "WarpgroupForm", "sparse_mma_form", "sparse_wgmma_form",
            "copy_cells", "datapath", "scale_cells", "scale_factor_ids", "scale_vectors",
-           "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words", "instruction_descriptor",
            "matrix_load", "mma_form", "SMEM_CONTAINERS", "smem_containers",
-           "tma_box_addresses", "tmem_access", "transpose_form", "wgmma_form"]
+           "tmem_access", "transpose_form", "wgmma_form"]

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..ptx.syntax import Imm, Instr, PredPair, Sink, Sym, TensorAddr
 from .bytes import CONCRETE, U64
-from .fragments import BadDescriptor, tma_box_addresses
+from .descriptors import BadDescriptor, tma_box_addresses
 from .launch import TensorMap, map_order
 from .machine import CTA, Program, Step
 from .memory import PARAM_WINDOW, SHARED_WINDOW

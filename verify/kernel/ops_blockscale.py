@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr
-from .fragments import (SCALE_QUALIFIERS, BadDescriptor, NoLayout, datapath, descriptor_bit_addresses, scale_cells,
-                        scale_factor_ids, scale_vectors)
+from .fragments import SCALE_QUALIFIERS, NoLayout, datapath, scale_cells, scale_factor_ids, scale_vectors
+from .descriptors import BadDescriptor, descriptor_bit_addresses
 from .machine import CTA, Program, Step
 from .access import hold
 from .subbyte import read_packed, smem_bits

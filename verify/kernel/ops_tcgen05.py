@@ -20,7 +20,8 @@ import numpy as np
 
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, UNDEF, to_bytes
-from .fragments import BadDescriptor, NoLayout, datapath, descriptor_addresses, instruction_descriptor
+from .fragments import NoLayout, datapath
+from .descriptors import BadDescriptor, descriptor_addresses, instruction_descriptor
 from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared

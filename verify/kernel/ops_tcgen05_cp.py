@@ -13,7 +13,8 @@ import numpy as np
 
 from ..ptx.syntax import Addr, Instr
 from .access import hold, read_shared_async
-from .fragments import BadDescriptor, NoLayout, copy_cells, descriptor_addresses
+from .fragments import NoLayout, copy_cells
+from .descriptors import BadDescriptor, descriptor_addresses
 from .machine import CTA, Program, Step
 from .ops_tcgen05 import COPY, _cta_group, face_of, pair_of, thread_rows, tmem, tmem_address, tmem_cells
 from .bytes import U64

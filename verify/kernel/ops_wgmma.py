@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..ptx.syntax import Imm, Instr, Reg, Vec
-from .fragments import (BadDescriptor, NoLayout, SparseWarpgroupForm, WarpgroupForm, descriptor_addresses,
-                        descriptor_bit_addresses, sparse_wgmma_form, wgmma_form)
+from .fragments import NoLayout, SparseWarpgroupForm, WarpgroupForm, sparse_wgmma_form, wgmma_form
+from .descriptors import BadDescriptor, descriptor_addresses, descriptor_bit_addresses
 from .machine import CTA, Program, Step, hold_registers, release_registers, whole_groups
 from .access import hold, read_shared_async, release
 from .ops_base import dest, handler

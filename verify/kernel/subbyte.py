@@ -2,7 +2,7 @@
 ``e2m1`` of ``tcgen05.mma`` ``kind::mxf4``/``mxf4nvf4`` (two to a byte) and the 4- and 6-bit types of
 ``kind::f8f6f4``/``mxf8f6f4`` (each in the catalog's shared-memory container, ``tcgen05.packing.smem``).
 
-The descriptor model gives each element's bit address (``fragments.descriptor_bit_addresses``); an element is read
+The descriptor model gives each element's bit address (``descriptors.descriptor_bit_addresses``); an element is read
 from the byte holding it, the byte's elements split from the low bits (the element at the lower bit address in the
 lower bits), so the data is followed in whole bytes as everywhere else in the executor.
 """
@@ -15,7 +15,8 @@ import numpy as np
 from ..layout.types import ELEMENT_BITS
 from ..ptx.syntax import Instr
 from .access import read_shared_async
-from .fragments import BadDescriptor, NoLayout, descriptor_addresses, smem_containers
+from .fragments import NoLayout, smem_containers
+from .descriptors import BadDescriptor, descriptor_addresses
 from .machine import CTA
 
 

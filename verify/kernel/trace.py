@@ -307,7 +307,7 @@ def _async_mma_words(mi: Instr, match: Product, side: str, info: list[int], firs
     """The words of a ``wgmma`` (or ``tcgen05.mma``) link: the unit, the tile element the wrong factor stood at, and
     where it came from: the register (A in registers) or the descriptor and the shared address it read.  Also the
     value to follow next (the data the descriptor read, past the MOVE of the read itself; 0: the factor)."""
-    from .fragments import BadDescriptor, descriptor_words, instruction_descriptor
+    from .descriptors import BadDescriptor, descriptor_words, instruction_descriptor
     unit = info[2]
     if side in ("sa", "sb"):  # a scale factor: the Tensor Memory byte it came from, and the ids that chose it
         kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
@@ -384,7 +384,8 @@ def _tmem_a_cell(mi: Instr, idesc: int, lane: int, col: int, r: int, k: int) -> 
     """`` from Tensor Memory lane L, column C[, byte B]``: where a ``tcgen05.mma`` with A in Tensor Memory at (lane,
     col) reads element (r, k) of its A tile (the catalog's packing of A), or "" where that is not known."""
     from ..layout.types import ELEMENT_BITS
-    from .fragments import BadDescriptor, NoLayout, instruction_descriptor
+    from .fragments import NoLayout
+    from .descriptors import BadDescriptor, instruction_descriptor
     from .tmem_a import tmem_a_cells
     kind = next((p.split("::")[1] for p in mi.parts if p.startswith("kind::")), "")
     try:
