@@ -6,7 +6,8 @@ from typing import Any
 
 from ..ptx.syntax import TYPE_BITS, Function, Instr, Module, Sym
 from .launch import Launch
-from .machine import Program, Step, build_params, layout_globals, layout_local, layout_shared
+from .machine import Program, Step
+from .spaces import build_params, layout_globals, layout_local, layout_shared
 from .memory import GlobalMemory
 from .ops import HANDLERS
 

@@ -20,9 +20,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import SpecError
-from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym, VarDecl
+from ..ptx.syntax import Addr, FImm, Function, Imm, Instr, Module, Not, Reg, Special, Sym
 from .bytes import CONCRETE, UNDEF, U64, full_tags, mask_of, sext
-from .launch import Launch, Scalar, Struct, Tensor, TensorMap, encode_scalar
+from .launch import Launch, TensorMap
 from .memory import Events, GlobalMemory, SharedMemory
 
 MAX_STEPS = 20_000_000  # instructions one CTA may execute (a loop that does not end is an error)
@@ -72,123 +72,6 @@ class Program:
 
     def error(self, instr: Instr | Any, message: str) -> KernelError:
         return KernelError(self.module.path, instr.line, instr.col, message)
-
-
-def _align(x: int, a: int) -> int:
-    return (x + a - 1) // a * a
-
-
-def layout_shared(module: Module, fn: Function, dynamic: int | None) -> tuple[dict[str, int], int]:
-    """Addresses of the shared variables (static in declaration order, then the dynamic ones after them) and the
-    total size (static + ``dynamic`` bytes)."""
-    addr: dict[str, int] = {}
-    off = 0
-    decls: list[VarDecl] = [v for v in (*module.variables, *fn.variables) if v.space.startswith("shared")]
-    for v in decls:
-        if v.count is not None:
-            off = _align(off, v.align)
-            addr[v.name] = off
-            off += v.size
-    static = off
-    dyn_align = max([v.align for v in decls if v.count is None] or [1])
-    start = _align(static, max(dyn_align, 16))
-    for v in decls:
-        if v.count is None:
-            addr[v.name] = start
-    size = start + (dynamic or 0) if any(v.count is None for v in decls) else static
-    return addr, size
-
-
-GLOBALS_WINDOW = 0x7B00_0000_0000  # the addresses given to a module's .global and .const variables
-
-
-def layout_globals(module: Module) -> dict[str, int]:
-    """Addresses of the module's ``.global``/``.const`` variables, outside every tensor."""
-    addr: dict[str, int] = {}
-    off = 0
-    for v in module.variables:
-        if v.space.split("::")[0] in ("global", "const"):
-            off = _align(off, max(v.align, 1))
-            addr[v.name] = GLOBALS_WINDOW + off
-            off += max(v.size, 1)
-    return addr
-
-
-def layout_local(fn: Function) -> tuple[dict[str, int], int]:
-    """Addresses of the function's ``.local`` variables (each thread's own) and their total size."""
-    addr: dict[str, int] = {}
-    off = 0
-    for v in fn.variables:
-        if v.space.startswith("local") and v.count is not None:
-            off = _align(off, v.align)
-            addr[v.name] = off
-            off += v.size
-    return addr, off
-
-
-def build_params(prog: Program) -> None:
-    """The parameter space: each argument encoded as its parameter's type, at its offset and alignment."""
-    fn, launch = prog.fn, prog.launch
-    buf = bytearray()
-    args = list(launch.args)
-    if len(args) > len(fn.params):
-        a = args[len(fn.params)]
-        raise SpecError(launch.path, a.line or 1, a.col or 1,
-                        f"{len(args)} arguments for {len(fn.params)} parameters of {fn.name}")
-    gmem = prog.gmem
-    assert gmem is not None
-    for k, p in enumerate(fn.params):
-        off = _align(len(buf), p.align)
-        buf.extend(b"\0" * (off - len(buf)))
-        prog.param_off[p.name] = (off, p.size)
-        if k >= len(args):
-            if p.size != 8:
-                raise SpecError(launch.path, 1, 1, f"parameter {k} of {fn.name} ({p.name}, .{p.type}) is not given: "
-                                                   "only trailing pointers (Triton's scratch pointers) may be left out")
-            buf.extend(b"\0" * 8)
-            continue
-        a = args[k]
-        where = (launch.path, a.line or 1, a.col or 1)
-        if isinstance(a, TensorMap):
-            if p.size < 128:
-                raise SpecError(*where, f"tensor map {a.name} is given for parameter {k} ({p.name}) of {p.size} bytes, "
-                                        "smaller than a 128-byte CUtensorMap")
-            prog.tensor_maps[off] = a  # at the parameter's start (CuTe's TMA copy atom: the map, then its own fields)
-            buf.extend(b"\0" * p.size)
-            continue
-        if isinstance(a, Tensor):
-            if p.size != 8:
-                raise SpecError(*where, f"tensor {a.name} is given for parameter {k} ({p.name}), which is .{p.type} "
-                                        f"of {p.size} bytes, not a 64-bit pointer")
-            buf.extend(gmem.base_of(a.name).to_bytes(8, "little"))
-        elif isinstance(a, Scalar):
-            typ = a.type or p.type
-            if a.type is None and p.count != 1:
-                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes: give the scalar's type "
-                                        "({ type = \"f16\", value = 1.0 })")
-            try:
-                data = encode_scalar(a.value, typ if typ not in ("b8", "b16", "b32", "b64") or isinstance(a.value, int)
-                                     else {"b16": "f16", "b32": "f32", "b64": "f64"}.get(typ, typ))
-            except (ValueError, OverflowError, KeyError) as e:
-                raise SpecError(*where, f"parameter {k} ({p.name}): {e}") from None
-            if len(data) != p.size:
-                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the scalar {a.value} as .{typ} "
-                                        f"is {len(data)}")
-            buf.extend(data)
-        else:
-            assert isinstance(a, Struct)
-            packed = bytearray()
-            for v in a.values:
-                enc = encode_scalar(v, a.type or "b8")
-                packed.extend(b"\0" * (_align(len(packed), len(enc)) - len(packed)))
-                packed.extend(enc)
-            if a.pointer is not None:
-                packed.extend(b"\0" * (a.at - len(packed)))
-                packed.extend(gmem.base_of(a.pointer.name).to_bytes(8, "little"))
-            if len(packed) > p.size:
-                raise SpecError(*where, f"parameter {k} ({p.name}) is {p.size} bytes, the struct given is {len(packed)}")
-            buf.extend(bytes(packed) + b"\0" * (p.size - len(packed)))
-    prog.params = bytes(buf)
 
 
 class Cluster:
@@ -679,8 +562,8 @@ def _collective_split(prog: Program, cta: CTA, st: Step, m: np.ndarray | None, l
                                    f"{where}: the executor cannot say what it does")
 
 
-__all__ = ["CTA", "Cluster", "KernelError", "cta_steps", "run_cluster", "MAX_STEPS", "Program", "Step", "build_params", "float_bits", "hold_registers",
-           "layout_shared", "release_registers", "run_cta", "whole_groups"]
+__all__ = ["CTA", "Cluster", "KernelError", "cta_steps", "run_cluster", "MAX_STEPS", "Program", "Step", "float_bits", "hold_registers",
+           "release_registers", "run_cta", "whole_groups"]
 
 
 def hold_registers(cta: CTA, regs: list[int], threads: np.ndarray, owner: int) -> None:
