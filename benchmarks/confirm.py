@@ -7,7 +7,7 @@
    the whole bundled catalog (unless ``--no-catalog``): wall and CPU seconds of the child, and its exit code;
 2. ``--phases`` (this checkout only): in process, per mma/mma.sp probe of those ids, the seconds of the
    SIMULATED device, of the relation reconstruction (``observe.relations``, the part a GPU run shares) and
-   of the comparison with the specs (``observe.compare``); then per probe kind over the whole catalog, the
+   of the comparison with the specs (``explain.compare``); then per probe kind over the whole catalog, the
    seconds of the simulated device and of decoding and judging.
 
 ``--tree PATH`` runs part 1 against another checkout of the package (for a before/after comparison, e.g.
@@ -51,7 +51,7 @@ def phases(ids: list[str]) -> list[dict[str, object]]:
     and per kind over the whole catalog (simulate, then decode and judge)."""
     sys.path.insert(0, str(ROOT))
     from verify import api
-    from verify.hardware import kinds, observe
+    from verify.hardware import explain, kinds, observe
     lays = api.layouts(api.load([str(ROOT / "specs")]))
     out: list[dict[str, object]] = []
     for p in kinds.probes_for(lays, ids):
@@ -64,7 +64,7 @@ def phases(ids: list[str]) -> list[dict[str, object]]:
         obs = observe.from_raw(raw, simulated=True)
         rel = observe.relations(ins, obs)
         t2 = time.perf_counter()
-        observe.compare(ins, obs, rel)
+        explain.compare(ins, obs, rel)
         t3 = time.perf_counter()
         out.append({"instruction": ins.id, "experiments": ins.plan.total, "records": len(raw["records"]),
                     "simulate_s": round(t1 - t0, 3), "relations_s": round(t2 - t1, 3),

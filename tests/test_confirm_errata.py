@@ -11,7 +11,7 @@ import pytest
 
 from verify import api
 from verify.cli import main
-from verify.hardware import kinds, observe
+from verify.hardware import explain, kinds, observe
 from verify.hardware import simdevice as sd
 
 from conftest import SPECS
@@ -32,7 +32,7 @@ def _layouts() -> dict:
 ])
 def test_expected_status(lid: str, want: str) -> None:
     lays = _layouts()
-    assert observe.expected_status(lays[lid], lays.values()) == want
+    assert explain.expected_status(lays[lid], lays.values()) == want
 
 
 def test_confirm_simulated_accepts_the_known_errata(capsys: pytest.CaptureFixture[str]) -> None:
@@ -48,7 +48,7 @@ def test_a_corrected_layout_contradicted_is_unexpected() -> None:
     lays = list(_layouts().values())
     ins = kinds.probes_for(lays, ["mma.m16n8k256.A.b1"])[0].payload
     model = sd.swap_elements(sd.model_from_instruction(ins), "A", (0, 0), (0, 33))
-    res = {r.layout: r for r in observe.compare(ins, observe.from_raw(sd.run(ins, model), simulated=True))}
+    res = {r.layout: r for r in explain.compare(ins, observe.from_raw(sd.run(ins, model), simulated=True))}
     fixed = res["mma.m16n8k256.A.b1@corrected"]
     assert fixed.status == "contradicted" and fixed.expected == "confirmed" and not fixed.as_expected
     assert "UNEXPECTED" in fixed.text_line()

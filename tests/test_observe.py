@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.hardware import kinds, observe, probes, simdevice as sd
+from verify.hardware import explain, kinds, observe, probes, simdevice as sd
 from verify.hardware.cuda import cuda_devices
 from verify.catalog.spec import load_spec_text
 
@@ -129,7 +129,7 @@ def m884() -> probes.Instruction:
 
 def _run(ins: probes.Instruction, model: sd.DeviceModel | None = None) -> dict[str, observe.HardwareResult]:
     obs = observe.from_raw(sd.run(ins, model), simulated=True)
-    return {r.layout.split(".")[2]: r for r in observe.compare(ins, obs)}
+    return {r.layout.split(".")[2]: r for r in explain.compare(ins, obs)}
 
 
 def test_instruction_text(dense: probes.Instruction, m884: probes.Instruction) -> None:
@@ -226,7 +226,7 @@ def test_sparse_follows_spec_confirmed(name: str) -> None:
     ins = inss[0]
     assert ins.sparse and len(ins.plan.metadata) == 2
     obs = observe.from_raw(sd.run(ins), simulated=True)
-    for r in observe.compare(ins, obs):
+    for r in explain.compare(ins, obs):
         # the doc's tf32 B says 4 x 4 registers: the instruction's registers contradict it
         want = "contradicted" if r.layout == "mma.sp.m16n8k16.B.tf32" else "confirmed"
         assert r.status == want, r.message
@@ -240,7 +240,7 @@ def test_sparse_metadata_matters() -> None:
     base = sd.model_from_instruction(ins)
     # a device that ignores the metadata (always keeps positions 0, 1) contradicts A's k classes
     bent = sd.DeviceModel(lambda ln, i, m: base.a(ln, i, 0x4), base.b, base.c, "ignores metadata")
-    res = {r.layout: r for r in observe.compare(ins, observe.from_raw(sd.run(ins, bent), simulated=True))}
+    res = {r.layout: r for r in explain.compare(ins, observe.from_raw(sd.run(ins, bent), simulated=True))}
     a = res["mma.sp.m16n8k32.A.u8_s8"]
     assert a.status == "contradicted"
     assert a.counterexample["relation"] == "k-pairing" and a.counterexample["metadata"] == "0xeeeeeeee"

@@ -14,7 +14,7 @@ import pytest
 import hardware_reference as ref
 from verify import api
 from verify.catalog.spec import load_spec_text
-from verify.hardware import observe, probes
+from verify.hardware import explain, observe, probes
 from verify.hardware import simdevice as sd
 
 from conftest import SPECS
@@ -76,7 +76,7 @@ def test_fast_pipeline_equals_the_reference(iid: str) -> None:
         obs = observe.from_raw(raw, simulated=True)
         rel = observe.relations(ins, obs)
         assert rel == ref.relations(ins, obs), model.name
-        got = observe.compare(ins, obs, rel)
+        got = explain.compare(ins, obs, rel)
         assert got == ref.compare(ins, obs, rel), model.name
 
 
@@ -86,7 +86,7 @@ def test_the_deviations_are_not_vacuous() -> None:
     statuses = set()
     for model in _models(ins)[1:]:
         obs = observe.from_raw(sd.run(ins, model), simulated=True)
-        statuses.add(tuple(r.status for r in observe.compare(ins, obs)))
+        statuses.add(tuple(r.status for r in explain.compare(ins, obs)))
     assert len(statuses) >= 3 and all("contradicted" in s for s in statuses)
 
 

@@ -187,8 +187,8 @@ def test_host_program_builds_and_runs(tmp_path: Path) -> None:
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     if cuda_devices()[0]:
         import json
-        from verify import observe
+        from verify.hardware import explain, observe
         obs = observe.from_raw(json.loads(run.stdout), simulated=False)
-        assert all(x.status == "confirmed" for x in observe.compare(ins, obs))
+        assert all(x.status == "confirmed" for x in explain.compare(ins, obs))
     else:
         assert run.returncode == 3 and "no CUDA device" in run.stderr and run.stdout == ""

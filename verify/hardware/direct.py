@@ -11,7 +11,8 @@ from typing import Any, Mapping, Sequence
 from ..witnesses import as_witness
 from ..layout.model import Layout
 from . import blockscale, catalog_probes as cp, tcgen05_scale, wmma
-from .observe import MAX_LISTED, Observation, expected_status
+from .explain import expected_status
+from .observe import MAX_LISTED, Observation
 from ..results.hardware import HardwareResult
 
 Elem = tuple[int, int]

@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from ..witnesses import as_witness
 from ..layout.fragment_maps import FragmentKind
 from ..layout.model import Codomain, Domain, Layout, cell_at
-from . import blockscale, catalog_probes as cp, direct, observe, probes as mma_probes, simdevice, tcgen05_scale
+from . import blockscale, catalog_probes as cp, direct, explain, observe, probes as mma_probes, simdevice, tcgen05_scale
 from . import smem_kind, smem_probes, tmem_kind, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
 from .observe import Observation
@@ -103,7 +103,7 @@ def _simulate_relational(p: Probe, dev: Deviation | None) -> dict[str, Any]:
 
 
 def _judge_relational(p: Probe, obs: Observation) -> list[HardwareResult]:
-    return observe.compare(p.payload, obs)
+    return explain.compare(p.payload, obs)
 
 
 def _record_relational(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
@@ -495,7 +495,7 @@ def expected(p: Probe, lay: Any) -> str:
         return dict(p.payload.expected).get(lay.id, "confirmed")
     if not hasattr(lay, "registers"):  # a map layout of the shared kind: no erratum a probe tells apart
         return "confirmed"
-    return observe.expected_status(lay, p.tested)
+    return explain.expected_status(lay, p.tested)
 
 
 def simulate(p: Probe, deviation: Deviation | None = None) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .observe import SpecCells
+from .explain import SpecCells
 from .probes import Instruction, Operand
 
 Cell = tuple[int, int, int]  # (MMA computation, row, col)
