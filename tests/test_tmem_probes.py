@@ -16,7 +16,7 @@ import pytest
 
 from verify import api
 from verify.cli import main
-from verify.hardware import kinds, observe, tmem_kind
+from verify.hardware import kinds, observe, tmem_kind, tmem_readback
 from verify.hardware.cuda import find_nvcc, find_ptxas
 from verify.hardware.simdevice import Deviation
 
@@ -106,12 +106,12 @@ def test_the_predictions_are_the_layouts_own_cells() -> None:
 def test_the_simulated_words_are_the_codes_the_program_writes() -> None:
     """What the decoder reads is what the kernel's codes make: D = m + 256 n in f32; byte codes of offsets."""
     p = _probe("tmem.datapath.tcgen05.datapath.D.N=16")
-    out = tmem_kind.simulate(p.payload)
+    out = tmem_readback.simulate(p.payload)
     rn = p.payload.plan.read[1]
     assert out[5 * rn + 3] == struct.unpack("<I", struct.pack("<f", 5.0 + 256 * 3))[0]
     assert out[5 * rn + 20] == 0xFFFFFFFF and len(out) == 128 * rn + 8192
     c = _probe("tmem.cp.tcgen05.cp.32x128b.warpx4")
-    out = tmem_kind.simulate(c.payload)
+    out = tmem_readback.simulate(c.payload)
     rn = c.payload.plan.read[1]
     word = [out[(e * 128 + 33) * rn + 1] for e in range(2)]  # lane 33, column 1 = bytes 4..7: offsets 20..23
     assert word == [0x17161514, 0x01010101]

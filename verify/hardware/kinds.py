@@ -31,7 +31,7 @@ from ..witnesses import as_witness
 from ..layout.fragment_maps import FragmentKind
 from ..layout.model import Codomain, Domain, Layout, cell_at
 from . import blockscale, catalog_probes as cp, direct, explain, observe, probes as mma_probes, simdevice, tcgen05_scale
-from . import smem_kind, smem_probes, tmem_kind, wgmma, wmma
+from . import smem_kind, smem_probes, tmem_kind, tmem_readback, wgmma, wmma
 from .grouping import InstructionGroup, instruction_groups
 from .observe import Observation
 from ..results.hardware import HardwareResult
@@ -343,18 +343,18 @@ def _tmem_catalog_probe(p: Probe) -> cp.CatalogProbe:
 def _simulate_tmem(p: Probe, dev: Deviation | None) -> dict[str, Any]:
     if dev is not None and not p.tests(dev.layout):
         raise ValueError(f"{dev.layout} is not read by {p.id}")
-    return _raw(p, tmem_kind.simulate(p.payload, dev.source if dev is not None else None), dev)
+    return _raw(p, tmem_readback.simulate(p.payload, dev.source if dev is not None else None), dev)
 
 
 def _judge_tmem(p: Probe, obs: Observation) -> list[HardwareResult]:
     t: tmem_kind.TmProbe = p.payload
-    got = tmem_kind.decode(t, obs.out)
+    got = tmem_readback.decode(t, obs.out)
     sim = "SIMULATED: " if obs.simulated else ""
     expected = dict(t.expected)
     out = []
-    alt = tmem_kind.remark(t, got)  # another statement of the layout (Layout C: CuTe's), compared too
+    alt = tmem_readback.remark(t, got)  # another statement of the layout (Layout C: CuTe's), compared too
     for lay in p.tested:
-        viol = tmem_kind.violations(t, lay.id, got)
+        viol = tmem_readback.violations(t, lay.id, got)
         exp = expected.get(lay.id, "confirmed")
         if viol:
             listed = tuple(v[0] for v in viol[:observe.MAX_LISTED])
@@ -371,7 +371,7 @@ def _judge_tmem(p: Probe, obs: Observation) -> list[HardwareResult]:
 
 def _record_tmem(p: Probe, obs: Observation, sha: str) -> dict[str, Any]:
     doc = _record_direct_head(p, obs, sha)
-    doc["decoded"] = {"tmem": tmem_kind.decoded(p.payload, obs.out)}
+    doc["decoded"] = {"tmem": tmem_readback.decoded(p.payload, obs.out)}
     return doc
 
 

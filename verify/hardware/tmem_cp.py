@@ -1,7 +1,7 @@
 """The ``tcgen05.cp`` probes of the ``tmem`` kind: one probe per copy shape of the catalog (``.32x128b.warpx4``,
 ``.128x256b``, ``.128x128b``, ``.4x256b``, ``.64x128b.warpx2::02_13`` and ``::01_23``).
 
-Each probe (built by ``tmem_kind``, which owns the probe record, the decoding dispatch and the SIMULATED device)
+Each probe (built by ``tmem_kind``, which owns the probe record; ``tmem_readback`` the decoding dispatch and the SIMULATED device)
 places a coded block in shared memory, runs ``tcgen05.cp.cta_group::1.<shape>[.<multicast>] [base], sdesc`` into
 a sentinel-filled allocation of 32 columns, and reads every lane (0..127) of columns 0..7 back with
 ``tcgen05.ld.32x32b`` (a shape writes 4 or 8 columns; every cell it must not write has to keep the sentinel).

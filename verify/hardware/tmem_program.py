@@ -15,7 +15,7 @@ Tensor Memory columns, then runs ``experiments`` times:
 
 The input is ``[smem words of experiment 0, 1, ...][image words of experiment 0, 1, ...]``, an image word
 ``(e, lane, c)`` of segment s at ``image_base(s) + (e * 128 + lane) * columns_s + c``.  Everything else (what the
-words mean, how the output decodes) is ``tmem_kind``'s.
+words mean, how the output decodes) is ``tmem_kind``'s and ``tmem_readback``'s.
 """
 from __future__ import annotations
 
