@@ -12,7 +12,8 @@ from verify.layout import algebra as A
 from verify.layout.dims import Dim
 from verify.layout.named import formula_map
 from verify.catalog.instructions import instructions
-from verify.checks.instruction import check_instructions, check_tmem_lanes, tmem_views
+from verify.checks.instruction import check_instructions
+from verify.checks.tmem_lanes import check_tmem_lanes, tmem_views
 from verify.checks.relations import check_relations
 from verify.formula import parse_formula
 from verify.layout.model import Spec
