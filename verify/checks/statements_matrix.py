@@ -612,7 +612,7 @@ def _register_matrix(st: Statement, ctx: Context) -> Verdict:
 
 @judges("trans-means")
 def _trans_means(st: Statement, ctx: Context) -> Verdict:
-    from ..layout.algebra import relabel
+    from ..layout.reshape import relabel
     pairs = []
     for lay in ctx.instruction(st.subject):
         if lay.variant == "trans":

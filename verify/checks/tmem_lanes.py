@@ -15,6 +15,7 @@ import z3
 
 from ..engines import smt
 from ..layout import algebra as A
+from ..layout import reshape
 from ..layout.dims import Dim
 from ..layout.model import Layout, cell_at, cells_of, z3_cell_of
 from ..results import CheckResult, combine_engines
@@ -36,8 +37,8 @@ def tmem_views(lay: Layout) -> list[tuple[int, Layout]]:
     lanes = next(d.name for d in frag.outputs if d.name != "mma")  # the TMEM lane output
     out = []
     for off in offsets:  # warp w at lane 32 w + off: (lane, warp) -> thread = lane + 32 warp
-        placed = A.product(A.embed(frag, lanes, 32, off), A.iota(Dim("warp", 4), lanes))
-        view = lay.with_map(A.merge(placed, ("lane", "warp"), "thread"), id=f"{lay.id}@warpgroup+{off}",
+        placed = A.product(reshape.embed(frag, lanes, 32, off), A.iota(Dim("warp", 4), lanes))
+        view = lay.with_map(reshape.merge(placed, ("lane", "warp"), "thread"), id=f"{lay.id}@warpgroup+{off}",
                            codomain=replace(lay.codomain, rows=128))
         out.append((off, view))
     return out
