@@ -13,6 +13,7 @@ from verify.checks import maps
 from verify.engines import smt
 from verify.formula import Var
 from verify.layout import algebra as A
+from verify.layout import reshape
 from verify.layout.dims import Dim
 from verify.layout.family import Param
 from verify.layout.named import TableMap, evaluate_all, formula_map, width
@@ -127,45 +128,45 @@ def test_product_precondition() -> None:
 
 def test_merge() -> None:
     m = formula_map("x = e + 10 * j", (Dim("e", 2), Dim("j", 3)), (Dim("x", 30),))
-    mm = A.merge(m, ("e", "j"), "i")  # i = e + 2 j
+    mm = reshape.merge(m, ("e", "j"), "i")  # i = e + 2 j
     assert [(d.name, d.size) for d in mm.inputs] == [("i", 6)]
     assert faces_agree(mm) == {(0,): (0,), (1,): (1,), (2,): (10,), (3,): (11,), (4,): (20,), (5,): (21,)}
 
 
 def test_split() -> None:
     m = formula_map("x = thread", (Dim("thread", 6),), (Dim("x", 6),))
-    s = A.split(m, "thread", [("lane", 2), ("warp", 3)])
+    s = reshape.split(m, "thread", [("lane", 2), ("warp", 3)])
     assert [(d.name, d.size) for d in s.inputs] == [("lane", 2), ("warp", 3)]
     assert faces_agree(s) == {(0, 0): (0,), (0, 1): (2,), (0, 2): (4,), (1, 0): (1,), (1, 1): (3,), (1, 2): (5,)}
     with pytest.raises(ValueError, match="is not the size of thread"):
-        A.split(m, "thread", [("lane", 4), ("warp", 2)])
+        reshape.split(m, "thread", [("lane", 4), ("warp", 2)])
 
 
 def test_restrict_and_fix() -> None:
     m = formula_map("x = a * 10 + b", (Dim("a", 3), Dim("b", 2)), (Dim("x", 30),))
-    assert faces_agree(A.restrict(m, "a", 1, 2)) == {(0, 0): (10,), (0, 1): (11,), (1, 0): (20,), (1, 1): (21,)}
-    assert faces_agree(A.fix(m, "a", 2)) == {(0,): (20,), (1,): (21,)}
+    assert faces_agree(reshape.restrict(m, "a", 1, 2)) == {(0, 0): (10,), (0, 1): (11,), (1, 0): (20,), (1, 1): (21,)}
+    assert faces_agree(reshape.fix(m, "a", 2)) == {(0,): (20,), (1,): (21,)}
     with pytest.raises(ValueError, match="not inside"):
-        A.restrict(m, "a", 2, 2)
+        reshape.restrict(m, "a", 2, 2)
     with pytest.raises(ValueError, match="outside"):
-        A.fix(m, "b", 2)
+        reshape.fix(m, "b", 2)
 
 
 def test_relabel_is_a_transpose() -> None:
     m = formula_map("row = a\ncol = 0", (Dim("a", 2),), (Dim("row", 2), Dim("col", 1)))
-    t = A.relabel(m, outputs={"row": "col", "col": "row"})
+    t = reshape.relabel(m, outputs={"row": "col", "col": "row"})
     assert [d.name for d in t.outputs] == ["col", "row"]
     assert faces_agree(t) == {(0,): (0, 0), (1,): (1, 0)}
     with pytest.raises(ValueError, match="'z' is not an output"):
-        A.relabel(m, outputs={"z": "y"})
+        reshape.relabel(m, outputs={"z": "y"})
 
 
 def test_embed() -> None:
-    m = A.embed(A.iota(Dim("a", 2), "row"), "row", 8, 4)
+    m = reshape.embed(A.iota(Dim("a", 2), "row"), "row", 8, 4)
     assert [(d.name, d.size) for d in m.outputs] == [("row", 8)]
     assert faces_agree(m) == {(0,): (4,), (1,): (5,)}
     with pytest.raises(ValueError, match="does not fit"):
-        A.embed(A.iota(Dim("a", 2), "row"), "row", 8, 7)
+        reshape.embed(A.iota(Dim("a", 2), "row"), "row", 8, 7)
 
 
 def test_bind_a_family_member() -> None:

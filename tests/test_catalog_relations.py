@@ -9,10 +9,12 @@ import functools
 from verify import api
 from verify.checks.family import check_any
 from verify.layout import algebra as A
+from verify.layout import reshape
 from verify.layout.dims import Dim
 from verify.layout.named import formula_map
 from verify.catalog.instructions import instructions
-from verify.checks.instruction import check_instructions, check_tmem_lanes, tmem_views
+from verify.checks.instruction import check_instructions
+from verify.checks.tmem_lanes import check_tmem_lanes, tmem_views
 from verify.checks.relations import check_relations
 from verify.formula import parse_formula
 from verify.layout.model import Spec
@@ -191,7 +193,7 @@ def test_a_warpgroup_layout_with_warps_swapped_is_refuted() -> None:
     lay = layouts()["tcgen05.ld.32x32b.R.b32"]
     def warpgroup(warp_to_quarter: str):
         quarters = formula_map(warp_to_quarter, (Dim("warp", 4),), (Dim("tmem_lane", 4),))
-        placed = A.merge(A.product(lay.map, quarters), ("lane", "warp"), "thread")
+        placed = reshape.merge(A.product(lay.map, quarters), ("lane", "warp"), "thread")
         return lay.with_map(placed, codomain=dataclasses.replace(lay.codomain, rows=128))
 
     good = warpgroup("tmem_lane = warp")

@@ -22,6 +22,7 @@ from verify.checks.consistency import decide
 from verify.checks.maps import check_map_layout, same, surjective
 from verify.checks.relations import check_relations
 from verify.layout import algebra as A
+from verify.layout import reshape
 from verify.layout.dims import Dim
 from verify.layout.named import TableMap, formula_map
 from verify.layout.notations.cute import parse_cute
@@ -166,12 +167,12 @@ def test_cute_derivation_agrees_with_the_spec(specs, which):
     rows = spec_map.inputs[0].size
     if which in ("A", "B"):  # one CTA of the pair: rows of CTA 0, the CTA output dropped by the comparison map
         per = rows // 2
-        spec_map = A.restrict(spec_map, "row", 0, per)
+        spec_map = reshape.restrict(spec_map, "row", 0, per)
         rows = per
         cute = _cute_map(text, rows, 64)
         spec_map = A.compose(formula_map("tmem_lane = tmem_lane\ntmem_col = tmem_col\n".replace("tmem_lane = tmem_lane", "out_lane = tmem_lane").replace("tmem_col = tmem_col", "out_col = tmem_col"),
                                          (Dim("tmem_lane", 128), Dim("tmem_col", 64)), (Dim("out_lane", 128), Dim("out_col", 64))), spec_map)
-        cute = A.relabel(cute, outputs={"tmem_lane": "out_lane", "tmem_col": "out_col"})
+        cute = reshape.relabel(cute, outputs={"tmem_lane": "out_lane", "tmem_col": "out_col"})
     else:
         cute = _cute_map(text, rows, 64)
     r = same(spec_map, cute)
@@ -180,10 +181,10 @@ def test_cute_derivation_agrees_with_the_spec(specs, which):
 
 def test_cute_derivation_of_layout_c_disagrees_with_the_table(specs):
     """CuTe 4.2's 2x1SM sparse traits allocate D with the 2x2 atom; the table says 4x1 half datapath."""
-    c = A.restrict(A.bind(_lay(specs, "tcgen05.datapath.C").map, N=64, BASE=0), "row", 0, 64)
+    c = reshape.restrict(A.bind(_lay(specs, "tcgen05.datapath.C").map, N=64, BASE=0), "row", 0, 64)
     c = A.compose(formula_map("out_lane = tmem_lane\nout_col = tmem_col\n", (Dim("tmem_lane", 128), Dim("tmem_col", 64)),
                               (Dim("out_lane", 128), Dim("out_col", 64))), c)
-    cute = A.relabel(_cute_map("(64,(32,2)):(1,(128,64))", 64, 64), outputs={"tmem_lane": "out_lane", "tmem_col": "out_col"})
+    cute = reshape.relabel(_cute_map("(64,(32,2)):(1,(128,64))", 64, 64), outputs={"tmem_lane": "out_lane", "tmem_col": "out_col"})
     r = same(c, cute)
     assert r.status == "refuted" and r.counterexample["point"] == {"row": 0, "col": 32}
 
@@ -378,7 +379,7 @@ def test_data_path_layouts_against_triton_and_cute(specs):
         lay = _lay(specs, f"tcgen05.datapath.{which}")
         env = {"N": 64, **({"BASE": 0} if which == "F" else {})}
         writer = A.bind(lay.map, **env)
-        reader = A.inverse(A.restrict(_triton_tmem(TRITON_TMEM[which]), "tmem_lane", 0, 128)) if which == "D" else None
+        reader = A.inverse(reshape.restrict(_triton_tmem(TRITON_TMEM[which]), "tmem_lane", 0, 128)) if which == "D" else None
         if reader is None:  # F uses half the lanes: Triton's lane-16 copies are not F's; read F's lanes only
             lanes = [q * 32 + l for q in range(4) for l in range(16)]
             t = _triton_tmem(TRITON_TMEM[which])
@@ -388,7 +389,7 @@ def test_data_path_layouts_against_triton_and_cute(specs):
         d = decide(writer, reader)
         assert d.status == "consistent", reports_text.decision_lines(d)
     a = _lay(specs, "tcgen05.datapath.A")
-    cta0 = A.restrict(A.bind(a.map, N=64), "row", 0, 128)
+    cta0 = reshape.restrict(A.bind(a.map, N=64), "row", 0, 128)
     cute = A.compose(formula_map("cta = 0 * row\ntmem_lane = row\ntmem_col = col\n", (Dim("row", 128), Dim("col", 64)),
                                  (Dim("cta", 2), Dim("tmem_lane", 128), Dim("tmem_col", 64))), A.identity(Dim("row", 128), Dim("col", 64)))
     assert decide(cta0, cute).status == "consistent"

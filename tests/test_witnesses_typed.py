@@ -15,7 +15,8 @@ from verify.checks import sparse as sparse_checks
 from verify.checks.consistency_sides import Given
 from verify.checks.diff import diff
 from verify.checks.family import check_any
-from verify.checks.instruction import check_instructions, check_tmem_lanes
+from verify.checks.instruction import check_instructions
+from verify.checks.tmem_lanes import check_tmem_lanes
 from verify.formula import parse_formula
 from verify.results import CheckResult
 from verify.witnesses import Facts, Witness

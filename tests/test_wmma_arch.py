@@ -184,7 +184,8 @@ def test_the_mma_relation_can_fail() -> None:
     mma_b = cat["mma.m16n8k16.B.f16_bf16"]
     from verify.checks import maps
     from verify.layout import algebra as A
-    other_order = A.merge(A.product(mma_b.map, A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
+    from verify.layout import reshape
+    other_order = reshape.merge(A.product(mma_b.map, A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
     r = maps.same(wmma_b, other_order)
     assert r.status == "refuted" and _engines_agree(r)
     assert r.counterexample.point == {"lane": 0, "i": 1}  # type: ignore[union-attr]

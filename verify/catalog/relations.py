@@ -30,6 +30,7 @@ from typing import Any, Callable, Mapping
 
 from ..formula import BinOp, Num, Var
 from ..layout import algebra as A
+from ..layout import reshape
 from ..layout.dims import Dim
 from ..layout.family import Extent
 from ..layout.corrections import in_use_of
@@ -76,8 +77,8 @@ class Relation:
 def _n_tiles(c: Layout, n: Extent, params: tuple[Any, ...] = ()) -> Any:
     """The accumulator ``c`` (4 elements) tiled ``n`` times along col: element ``i = e + 4 j`` is
     ``c_e`` of n-tile ``j`` (``params``: the family parameters ``n`` is written in)."""
-    tiled = A.product(A.relabel(c.map, inputs={"i": "e"}), A.iota(Dim("j", n), "col", params=params))
-    return A.merge(tiled, ("e", "j"), "i")
+    tiled = A.product(reshape.relabel(c.map, inputs={"i": "e"}), A.iota(Dim("j", n), "col", params=params))
+    return reshape.merge(tiled, ("e", "j"), "i")
 
 
 def _over(x: Extent, k: int) -> Extent:
@@ -134,7 +135,7 @@ def _movmatrix(layouts: Mapping[str, Layout]) -> list[Relation]:
         return []
     src, dst, ldm, ldt = (layouts[x] for x in ids)
     x1, x1t = ldm.instance(NUM=1), ldt.instance(NUM=1)
-    transposed = A.relabel(dst.map, outputs={"row": "col", "col": "row"})
+    transposed = reshape.relabel(dst.map, outputs={"row": "col", "col": "row"})
     d_in_input = dst.with_map(transposed, id="movmatrix d in the input's coordinates")
     return [Relation("movmatrix_transpose", "movmatrix", src.shape, (src, dst),
                      (Equal("source", x1, src, ("ldmatrix .x1", "movmatrix a")),
@@ -157,7 +158,7 @@ def _wgmma_d(layouts: Mapping[str, Layout]) -> list[Relation]:
         d = ds[0]
         [p] = d.domain.params
         per_warp = A.product(_n_tiles(c, _over(Var(p.name), 8), (p,)), A.iota(Dim("warp", 4), "row"))
-        ref = c.with_map(A.merge(per_warp, ("lane", "warp"), "thread"), id=f"{C16} repeated",
+        ref = c.with_map(reshape.merge(per_warp, ("lane", "warp"), "thread"), id=f"{C16} repeated",
                           operand=d.operand, domain=d.domain, codomain=d.codomain)
         which = "all_N" if p.values == tuple(range(8, 257, 8)) else "integer_N" if len(p.values) == 18 else p.describe()
         packed = ".f16x2" if d.regs.type == "f16x2" else ""  # N/4 registers of two: the same map, counted apart
@@ -208,7 +209,7 @@ def _warp_tiles(c: Layout, num: int, row0: int) -> Any:
     """The m16n8 accumulator tiled ``num`` times along col, warp w's copy 16 w + ``row0`` rows down:
     ``(thread, i) -> (row, col)``."""
     per_warp = A.product(_n_tiles(c, num), A.iota(Dim("warp", 4), "row"))
-    return A.embed(A.merge(per_warp, ("lane", "warp"), "thread"), "row", 16 * 4 + row0, row0)
+    return reshape.embed(reshape.merge(per_warp, ("lane", "warp"), "thread"), "row", 16 * 4 + row0, row0)
 
 
 def _datapath_reads(layouts: Mapping[str, Layout], maps: Mapping[str, MapLayout]) -> list[Relation]:
@@ -228,7 +229,7 @@ def _datapath_reads(layouts: Mapping[str, Layout], maps: Mapping[str, MapLayout]
         if ref.startswith("C16"):
             refmap = _warp_tiles(layouts[C16], num, int(ref[4:] or 0))
             rows_ref = 16 * 4 + int(ref[4:] or 0)
-            refmap = A.embed(refmap, "row", rows, 0) if rows_ref < rows else refmap
+            refmap = reshape.embed(refmap, "row", rows, 0) if rows_ref < rows else refmap
             what = "the m16n8 accumulator fragment tiled along col, warp w holding rows 16 w.."
         else:
             refmap = formula_map(ref, (Dim("thread", 128), Dim("i", ld.n_elements)), (Dim("row", rows), Dim("col", cols)))

@@ -18,6 +18,8 @@ from dataclasses import replace
 from typing import Any, Mapping
 
 from ..layout import algebra as A
+
+from ..layout import reshape
 from ..layout.dims import Dim, names
 from ..layout.named import NamedMap
 from ..layout.model import Codomain, Layout, MapLayout
@@ -36,8 +38,8 @@ def warpgroup_view(ld: Layout, base: int = 0) -> Any:
         raise ValueError(f"{ld.id}: a per-warp tcgen05 fragment has 32 threads, not {ld.threads}")
     frag = ld.map
     lanes = next(d.name for d in frag.outputs if d.name != "mma")
-    placed = A.product(A.embed(frag, lanes, 32, base), A.iota(Dim("warp", WARPS), lanes))
-    return A.merge(placed, ("lane", "warp"), "thread")
+    placed = A.product(reshape.embed(frag, lanes, 32, base), A.iota(Dim("warp", WARPS), lanes))
+    return reshape.merge(placed, ("lane", "warp"), "thread")
 
 
 def read_map(datapath: MapLayout, ld: Layout, env: Mapping[str, int], base: int = 0, cta: int | None = None) -> Any:
@@ -51,7 +53,7 @@ def read_map(datapath: MapLayout, ld: Layout, env: Mapping[str, int], base: int 
     if "cta" in names(inv.inputs):
         if cta is None:
             raise ValueError(f"{datapath.id} spans a CTA pair: say which CTA's Tensor Memory is read")
-        inv = A.fix(inv, "cta", cta)
+        inv = reshape.fix(inv, "cta", cta)
     elif cta is not None:
         raise ValueError(f"{datapath.id} is one CTA's layout: no cta to choose")
     return A.compose(inv, warpgroup_view(ld, base))

@@ -106,6 +106,7 @@ def _broadcast(writer: NamedMap, reader: NamedMap, timeout: float) -> tuple[Name
     reader with the input held at 0).  ``ValueError`` where they change (the names differ: not comparable) or
     where that is not decided."""
     from ..layout import algebra as A
+    from ..layout import reshape
     from .maps import same
     bdims = tuple(d for d in reader.inputs if d.name not in names(writer.inputs))
     if not bdims:
@@ -124,7 +125,7 @@ def _broadcast(writer: NamedMap, reader: NamedMap, timeout: float) -> tuple[Name
                          f"{verdict.message}")
     out = reader
     for d in bdims:
-        out = A.fix(out, d.name, 0)
+        out = reshape.fix(out, d.name, 0)
     return out, bdims
 
 

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..layout.algebra import restrict
+from ..layout.reshape import restrict
 from ..layout.descriptor import Descriptor, atom_rows, decode, k_block_of, reader, straddles
 from ..layout.named import evaluate_all
 from ..layout.shared import MODES, Mode, SharedLayout, concrete, mode_of_swizzle

@@ -23,7 +23,7 @@ from ..layout.family import extent_text
 from ..layout.model import Cells, Layout, cells_of
 from ..results import CheckResult, combine_engines
 from ..witnesses import DomainDiffers, FragmentDiffers, PointDiffers, at_member
-from ..layout.algebra import relabel
+from ..layout.reshape import relabel
 from . import maps
 from .fragment import DEFAULT_TIMEOUT
 from ..layout.model import cell_at

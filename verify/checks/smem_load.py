@@ -21,6 +21,7 @@ from typing import Any
 
 from ..formula import Case, Compare, Definition, Formula, Num, Var
 from ..layout import algebra as A
+from ..layout import reshape
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import FormulaMap
@@ -45,9 +46,9 @@ def ldmatrix_fragment(lay: SharedLayout, movement: Layout, pat: Pattern) -> Any:
     stmatrix spec layout, one member: its rows are the stacked 16-byte rows, row r addressed by lane r)."""
     per_row = movement.cols
     span = int(lay.map.outputs[0].at())
-    src = A.relabel(movement.map, outputs={"row": "src", "col": "e"})
-    rows_of = A.compose(lay.map, A.relabel(pat.map, inputs={"lane": "src"}))           # src -> offset
-    chunk = A.compose(_chunk(span, per_row), A.relabel(rows_of, outputs={"offset": "raw"}))  # src -> row start
+    src = reshape.relabel(movement.map, outputs={"row": "src", "col": "e"})
+    rows_of = A.compose(lay.map, reshape.relabel(pat.map, inputs={"lane": "src"}))           # src -> offset
+    chunk = A.compose(_chunk(span, per_row), reshape.relabel(rows_of, outputs={"offset": "raw"}))  # src -> row start
     element = A.product(A.iota(Dim("e", per_row), "offset"), chunk)                   # (e, src) -> offset
     return A.compose(A.inverse(lay.map), A.compose(element, src))                       # (lane, i) -> (row, col)
 

@@ -29,7 +29,7 @@ from ..formula import FormulaError
 from ..layout.statements import Statement
 from ..results import Finding, StatementResult
 from ..witnesses import TextPosition
-from . import statements_fragments, statements_matrix, statements_other, statements_shared  # noqa: F401 - they register
+from . import statements_fragments, statements_matrix, statements_matrix_examples, statements_other, statements_shared  # noqa: F401 - they register
 if TYPE_CHECKING:
     from ..layout.model import Spec
 from .statement_base import CONSISTENT, JUDGES, KNOWN, PAGE, Context, Verdict, _known_subject, _show, agree, differ, known

@@ -15,7 +15,8 @@ import re
 from typing import Any
 
 from ..formula import parse_formula
-from ..layout.algebra import compose, fix
+from ..layout.algebra import compose
+from ..layout.reshape import fix
 from ..layout.descriptor import FIELDS, stride_roles
 from ..layout.dims import Dim
 from ..layout.family import extent_at

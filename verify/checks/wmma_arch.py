@@ -32,6 +32,7 @@ from ..catalog import wmma_arch as W
 from ..catalog.wmma_arch import ArchMap
 from .fragment import DEFAULT_TIMEOUT
 from ..layout import algebra as A
+from ..layout import reshape
 from ..layout.dims import Dim
 from ..layout.model import Layout
 from ..layout.named import NamedMap
@@ -75,12 +76,12 @@ def copies(m: ArchMap | NamedMap, copy: tuple[str, int] | None = None) -> tuple[
     lo, hi = 1 << bit, size >> (bit + 1)
     parts: list[tuple[str, int]] = ([(f"{dim}_lo", lo)] if lo > 1 else []) + [("copy", 2)] + (
         [(f"{dim}_hi", hi)] if hi > 1 else [])
-    s = A.split(named, dim, parts)
+    s = reshape.split(named, dim, parts)
     out = []
     for v in (0, 1):
-        f: NamedMap = A.fix(s, "copy", v)
+        f: NamedMap = reshape.fix(s, "copy", v)
         if dim == "i" and hi == 1 and lo > 1:
-            f = A.relabel(f, inputs={"i_lo": "i"})
+            f = reshape.relabel(f, inputs={"i_lo": "i"})
         out.append(f)
     return out[0], out[1]
 
@@ -142,7 +143,7 @@ def mma_side_by_side(mma: Layout, tiles: int) -> NamedMap:
     f = mma.map
     if tiles == 1:
         return f
-    return A.merge(A.product(f, A.iota(Dim("j", tiles), "col")), ("i", "j"), "i")
+    return reshape.merge(A.product(f, A.iota(Dim("j", tiles), "col")), ("i", "j"), "i")
 
 
 def relations(layout_of: Callable[[str], Layout]) -> list[Relation]:

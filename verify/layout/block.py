@@ -32,6 +32,8 @@ import dataclasses
 from typing import Sequence
 
 from . import algebra as A
+
+from . import reshape
 from .dims import Dim
 from .model import Codomain, Layout
 from .named import NamedMap, TableMap
@@ -106,20 +108,20 @@ def tile_at(layout: Layout, units: int, repeats: int, places: Sequence[tuple[int
     grid_r = max((p[2] for p in places), default=0) + 1
     grid_c = max((p[3] for p in places), default=0) + 1
     place = TableMap((Dim("u", units), Dim("t", repeats)), (Dim(rname, grid_r), Dim(cname, grid_c)), tuple(places))
-    base = A.relabel(frag, inputs={frag.thread: "l", "i": "e"})
-    tiled: NamedMap = A.merge(A.product(base, place), ("l", "u"), "thread")
+    base = reshape.relabel(frag, inputs={frag.thread: "l", "i": "e"})
+    tiled: NamedMap = reshape.merge(A.product(base, place), ("l", "u"), "thread")
     nbits = (N * repeats).bit_length() - 1
     top = tuple(range(nbits - 1, nbits - 1 - len(repeat_bits or ()), -1))
     if not repeat_bits or tuple(repeat_bits) == top:  # the repeats outermost: i = e + N t
-        tiled = A.merge(tiled, ("e", "t"), "i")
+        tiled = reshape.merge(tiled, ("e", "t"), "i")
     else:
         bits = sorted(repeat_bits)
         keep = [b for b in range(nbits) if b not in bits]
-        tiled = A.split(A.split(tiled, "e", [(f"e{k}", 2) for k in range(len(keep))]), "t",
+        tiled = reshape.split(reshape.split(tiled, "e", [(f"e{k}", 2) for k in range(len(keep))]), "t",
                         [(f"t{k}", 2) for k in range(len(bits))])
-        tiled = A.merge(tiled, [f"t{bits.index(b)}" if b in bits else f"e{keep.index(b)}" for b in range(nbits)], "i")
+        tiled = reshape.merge(tiled, [f"t{bits.index(b)}" if b in bits else f"e{keep.index(b)}" for b in range(nbits)], "i")
     if T * units <= 32:
-        tiled = A.relabel(tiled, inputs={"thread": "lane"})
+        tiled = reshape.relabel(tiled, inputs={"thread": "lane"})
     return layout.with_map(
         tiled, id=layout_id, domain=dataclasses.replace(layout.domain, threads=T * units, elements=N * repeats),
         codomain=Codomain(block[0], block[1], layout.codomain.dims),

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, Hashable, Mapping, Sequence
 
 from ..formula import BinOp, Case, Definition, Expr, Formula, Num, Ref, Var
-from .algebra import compose, relabel
+from .algebra import compose
+from .reshape import relabel
 from .dims import Dim
 from .family import Extent, Param, concrete
 from .named import FormulaMap

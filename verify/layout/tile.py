@@ -16,6 +16,8 @@ from __future__ import annotations
 import dataclasses
 
 from . import algebra as A
+
+from . import reshape
 from .dims import Dim
 from .model import Codomain, Layout
 from .named import formula_map
@@ -41,7 +43,7 @@ def stack_onto(base: Layout, rows: int, layout_id: str | None = None) -> Layout:
     if rows < 1 or R % rows:
         raise ValueError(f"{base.id} ({R} x {C}) is no stack of {rows}-row tiles")
     frag = base.map
-    src = A.relabel(frag, outputs={"row": "src_row", "col": "src_col"})
+    src = reshape.relabel(frag, outputs={"row": "src_row", "col": "src_col"})
     addresses = formula_map(f"row = src_row % {rows}\ncol = ({C} * (src_row / {rows})) + src_col\n",
                             (Dim("src_row", R), Dim("src_col", C)), (Dim("row", rows), Dim("col", C * (R // rows))))
     return base.with_map(A.compose(addresses, src), id=layout_id or base.id)
@@ -57,7 +59,7 @@ def tile(base: Layout, grid: tuple[int, int], layout_id: str | None = None) -> L
     frag = base.map
     r, c = (d.name for d in frag.outputs if d.name != "mma")  # row and col, or the codomain's own axes
     places = formula_map(f"{r} = t / {gc}\n{c} = t % {gc}", (Dim("t", tiles),), (Dim(r, gr), Dim(c, gc)))
-    tiled = A.merge(A.product(A.relabel(frag, inputs={"i": "j"}), places), ("j", "t"), "i")
+    tiled = reshape.merge(A.product(reshape.relabel(frag, inputs={"i": "j"}), places), ("j", "t"), "i")
     n = base.n_elements * tiles
     return base.with_map(
         tiled, id=layout_id or f"{base.id} x{gr}x{gc}", domain=dataclasses.replace(base.domain, elements=n),

@@ -44,13 +44,14 @@ hold (the output box, the family binding, the matrix's extent).
 """
 from __future__ import annotations
 
-from .checks import (AxisCoverage, BufferPlace, CellCoverage, CellHeldBy, CheckWitness, DomainDiffers, ElementList,
-                     FragmentDiffers, KCoverage, LaneAddress, LaneGroups, MetadataBudget, MetadataField, NotPermuted,
-                     OperandExtent, OperandRegisters, ParamsDiffer, RegisterCount, ReductionLanes, RegisterPacking, ReplicaDiffers,
-                     ReviewedFacts, SparseMetadata, SparseRange, SpecGivenDiffer, TileDiffers, TmemLane, at_member)
+from .checks import (BufferPlace, CellCoverage, CellHeldBy, CheckWitness, DomainDiffers, ElementList, FragmentDiffers,
+                     LaneAddress, NotPermuted, ParamsDiffer, RegisterCount, ReductionLanes, RegisterPacking, ReplicaDiffers,
+                     ReviewedFacts, SpecGivenDiffer, TileDiffers, at_member)
 from .core import (BankConflict, CellOutside, CellUnreached, Element, ElementsCollide, Facts, OutputUnreached,
                    PointDiffers, PointOutside, PointsCollide, TextPosition, Witness, as_witness, fragment_witness,
                    witness_json)
+from .instruction import (AxisCoverage, KCoverage, LaneGroups, MetadataBudget, MetadataField, OperandExtent,
+                          OperandRegisters, SparseMetadata, SparseRange, TmemLane)
 
 __all__ = ["AxisCoverage", "BankConflict", "BufferPlace", "CellCoverage", "CellHeldBy", "CellOutside", "CellUnreached",
            "CheckWitness", "DomainDiffers", "Element", "ElementList", "ElementsCollide", "Facts", "FragmentDiffers",

@@ -67,6 +67,7 @@ def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]
     """The imported map over the warp: lane ``l`` acts as lane ``base[l]`` of MMA computation 0, i.e.
     ``compose(imported, (lane, i) -> (base[lane], i))`` (``verify.layout.algebra``)."""
     from .. import algebra as A
+    from .. import reshape
     from ..dims import Dim
     from ..named import FormulaMap as NamedFormulaMap
     from ..named import TableMap
@@ -75,7 +76,7 @@ def _lifted(imp: TVImport, formula: Formula, like: Layout, base: tuple[int, ...]
     imported = NamedFormulaMap(formula, (lane, i), (Dim("row", rows), Dim("col", cols)))
     lift = TableMap((Dim("thread", like.threads),), (Dim("lane", like.threads),), tuple(enumerate(base)))
     lifted = A.compose(imported, A.product(lift, A.identity(i)))
-    return PlacedMap.of(A.relabel(lifted, inputs={"thread": "lane"}), notation=imp.notation)
+    return PlacedMap.of(reshape.relabel(lifted, inputs={"thread": "lane"}), notation=imp.notation)
 
 
 def to_layout(imp: TVImport, like: Layout, *, source: str = "argument", layout_id: str | None = None) -> Layout:

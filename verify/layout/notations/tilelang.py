@@ -271,6 +271,8 @@ def invert(frag: Fragment, source: str = "argument", timeout: float = 10.0) -> A
     from verify.engines import smt
 
     from .. import algebra as A
+
+    from .. import reshape
     from ..dims import Dim
     from ..named import FormulaMap, in_box, variables, width
 
@@ -303,7 +305,7 @@ def invert(frag: Fragment, source: str = "argument", timeout: float = 10.0) -> A
     # drop the replica: (row, col, rep) -> (row, col), the inputs read as variables r, c
     proj = FormulaMap(Formula((Definition("row", (Case(Var("r"), None),)), Definition("col", (Case(Var("c"), None),))),
                               "x"), ins, ins[:2], variables=(("row", "r"), ("col", "c"), ("rep", "rep")))
-    return A.relabel(A.compose(proj, inv), inputs={"index": "i"})
+    return reshape.relabel(A.compose(proj, inv), inputs={"index": "i"})
 
 
 def read_tilelang(text: str | bytes, like: Any, source: str = "argument") -> TVImport:
