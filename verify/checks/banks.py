@@ -266,7 +266,7 @@ def _active(pat: Pattern, lanes: int) -> np.ndarray:
     return np.asarray(v.ok, bool)
 
 
-def _z3_active(pat: Pattern, access: Access):  # type: ignore[no-untyped-def]
+def _z3_active(pat: Pattern, access: Access):
     def active(lane: z3.BitVecRef) -> z3.BoolRef:
         ok, _ = pat.map.encode({"lane": lane})
         return z3.And(ok, z3.ULT(lane, smt.bv(access.lanes, lane.size())))

@@ -196,7 +196,7 @@ def permuted(spec: Layout, given: Layout, timeout: float = DEFAULT_TIMEOUT) -> t
                         ("b", lambda: _z3_lane_collision(given, w, budget, hint("b"))),
                         ("c", lambda: _z3_missing(spec, given, w, budget, hint("c"))),
                         ("d", lambda: _z3_lane_collision(spec, w, budget, hint("d")))):
-        res, pt = query()  # type: ignore[no-untyped-call]
+        res, pt = query()
         if res != "unsat":
             z3_res = res
             z3_cex = _perm_witness(spec, given, part, pt) if pt is not None else None
@@ -287,7 +287,7 @@ def _enum_replica_difference(spec: Layout, given: Layout, rep: Replication) -> t
     proj = np.asarray(rep.projection)
     want = ks[lanes[:, None], proj[None, :]]
     bad = np.flatnonzero(((kg != want) | (kg < 0)).ravel())
-    return None if not bad.size else divmod(int(bad[0]), given.n_elements)  # type: ignore[return-value]
+    return None if not bad.size else divmod(int(bad[0]), given.n_elements)
 
 
 def _z3_replica_difference(spec: Layout, given: Layout, rep: Replication, w: int, budget: smt.Budget,

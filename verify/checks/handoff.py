@@ -91,7 +91,7 @@ def _sparse_notes(source: Layout, target: Layout) -> tuple[str, ...]:
     for role, lay in (("FROM", source), ("TO", target)):
         if not is_sparse(lay):
             continue
-        md = lay.map.model  # type: ignore[attr-defined]
+        md = lay.map.model
         out.append(f"{role} {lay.id} is a sparse A: compared is its compressed {lay.rows} x {lay.cols} view "
                    f"(the {md.kept} kept values of every {md.chunk} columns that each lane holds), not the "
                    f"logical {lay.rows} x {md.k} matrix")
@@ -136,7 +136,7 @@ def _plan(tiled: Layout, target: Layout, source: Layout) -> tuple[list[Step], tu
                 if src is None:
                     if first_cross is None:
                         first_cross = (lane, i)
-                    src = anywhere.get(key)  # type: ignore[assignment]
+                    src = anywhere.get(key)
             if src is None:
                 steps.append(Step(lane, i, None, None, None, None))
             else:
@@ -151,7 +151,7 @@ def _witness(tiled: Layout, target: Layout, source: Layout, steps: list[Step], p
     return CellHeldBy(lane, i, target.element_name(i), cell_dict(target, lane, i), held)
 
 
-def _message(source: Layout, target: Layout, grid: tuple[int, int]):  # type: ignore[no-untyped-def]
+def _message(source: Layout, target: Layout, grid: tuple[int, int]):
     def msg(c: dict[str, Any]) -> str:
         h = c["held_by"]
         base = f"lane {c['lane']} element {c['element']} needs {where(c['cell'])}"

@@ -148,7 +148,7 @@ def _outside_witness(m: NamedMap, env: Mapping[str, int], point: dict[str, int])
     return PointOutside(dict(env), point, m.at(point, env))
 
 
-def _in_range_message(m: NamedMap):  # type: ignore[no-untyped-def]
+def _in_range_message(m: NamedMap):
     def message(c: PointOutside) -> str:
         where = point_text(c.point)
         if c.at is None:
@@ -226,7 +226,7 @@ def _collision(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: boo
                ) -> tuple[dict[str, z3.BitVecRef], dict[str, z3.BitVecRef], list[z3.BoolRef]]:
     """Two symbolic input points x1 < x2 (in order), both defined and in range (``anywhere``: wherever they
     land), that land on one output point."""
-    return _collision_at(m, w, env, anywhere)[:3]  # type: ignore[return-value]
+    return _collision_at(m, w, env, anywhere)[:3]
 
 
 def _collision_at(m: NamedMap, w: int, env: Mapping[str, z3.ExprRef], anywhere: bool = False

@@ -8,7 +8,7 @@ and never run a check; ``ptx-verify report`` builds it before it renders anythin
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from ..engines import oracle
 from ..errors import SpecError
@@ -20,11 +20,6 @@ from ..results.report import LayoutEntry, Model, slug, svg_name
 from ..witnesses import CellOutside, ElementsCollide, TextPosition, Witness
 from .fixes import BIJECTION_CHECKS, search_fix
 from .fragment import DEFAULT_TIMEOUT
-
-try:  # progress is an output concern; the model takes any object with ``stage``
-    from typing import Protocol
-except ImportError:  # pragma: no cover
-    Protocol = object  # type: ignore[assignment,misc]
 
 
 class _Stage(Protocol):

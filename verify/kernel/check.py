@@ -364,13 +364,13 @@ def _off_tile(sym: Symbolic, ein: Einsum2, prods: list[Product], p: Product) -> 
     return "a" if off == [True, False] else "b" if off == [False, True] else None
 
 
-def _term(ein: Einsum2, comp, env: dict[str, int], s: int) -> str:  # type: ignore[no-untyped-def]
+def _term(ein: Einsum2, comp, env: dict[str, int], s: int) -> str:
     vals = np.unravel_index(s, [ein.extent[n] for n in ein.summed]) if ein.summed else ()
     full = {**env, **{n: int(v) for n, v in zip(ein.summed, vals)}}
     return " * ".join(f.text(full) for f in comp.factors)
 
 
-def _why(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _why(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:
     """Why product ``p`` is not one of the element's, and the factor to follow ('a' or 'b'; a block-scaled
     product's scale factors 'sa' and 'sb')."""
     if len(p.factors) != 2 or len(ein.fi) != 2:
@@ -407,7 +407,7 @@ def _why(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> 
 SIDES = ("a", "b", "sa", "sb")  # a product's factors: A's and B's elements, then their scale factors
 
 
-def _why_n(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _why_n(sym: Symbolic, ein: Einsum2, comp, env: dict[str, int], p: Product) -> tuple[str, str]:
     """``_why`` for a product of four factors (or of a number of factors other than the einsum's)."""
     rs = [int(x) for x in sym.resolve(np.array(p.factors))]
     text = " * ".join(sym.value_words(r) for r in rs)

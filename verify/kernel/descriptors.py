@@ -106,7 +106,7 @@ def tma_box_addresses(rows: int, cols: int, element_bits: int, mode: str, dst: i
     return out
 
 
-def instruction_descriptor(kind: str, value: int):  # type: ignore[no-untyped-def]
+def instruction_descriptor(kind: str, value: int):
     """A tcgen05.mma instruction descriptor decoded (``verify.layout.descriptor.decode_instruction``; a
     ``BadDescriptor`` for a value it refuses)."""
     from ..layout import descriptor as dm

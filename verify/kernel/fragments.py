@@ -66,11 +66,11 @@ def _specs_dir(specs: str | None) -> Path:
 
 
 @functools.lru_cache(maxsize=64)
-def _spec(path: str):  # type: ignore[no-untyped-def]
+def _spec(path: str):
     return load_spec_file(path)
 
 
-def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: ignore[no-untyped-def]
+def _table(lay, env: dict[str, int], face: str, group: bool = False):
     """(row, col) of every (thread, i) of ``lay`` (a member ``env`` of a family), by ``face``: a warp's 32 lanes, or a
     warpgroup's 128 threads."""
     fm = lay.map
@@ -106,7 +106,7 @@ def _table(lay, env: dict[str, int], face: str, group: bool = False):  # type: i
     return row, col, rows, cols
 
 
-def _operand(lay, env: dict[str, int], face: str, element_type: str) -> Operand:  # type: ignore[no-untyped-def]
+def _operand(lay, env: dict[str, int], face: str, element_type: str) -> Operand:
     row, col, rows, cols, grp = _table(lay, env, face, group=True)
     lay_i = lay.instance(**env) if env else lay
     regs = int(lay_i.regs.count)
@@ -190,7 +190,7 @@ class SparseForm:
     logical: object
 
 
-def _sparse_a(lay, face: str, element_type: str):  # type: ignore[no-untyped-def]
+def _sparse_a(lay, face: str, element_type: str):
     """A sparse A's stored elements: (Operand with compressed columns, chunk, j) by ``face``."""
     from ..layout.sparse import metadata_cell, metadata_table, selector_of
     sm = lay.map

@@ -568,7 +568,7 @@ def from_fields(doc: dict[str, Any], w: _Where) -> Launch:
     return launch
 
 
-def check_computes(launch: Launch, error) -> None:  # type: ignore[no-untyped-def]
+def check_computes(launch: Launch, error) -> None:
     """``computes`` names tensors among the arguments, each index with one extent."""
     at = launch.at("computes")
     tensors = launch.tensors()

@@ -78,7 +78,7 @@ def compile_cu(path: str, arch: str) -> tuple[str, str]:
 def _cutlass_include() -> str | None:
     """CuTe's headers from the ``nvidia-cutlass`` wheel, when it is installed (for CuTe kernels)."""
     try:
-        import cutlass_library  # type: ignore[import-not-found]
+        import cutlass_library
     except ImportError:
         return None
     inc = Path(cutlass_library.__file__).parent / "source" / "include"

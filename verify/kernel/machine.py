@@ -386,7 +386,7 @@ def run_cluster(prog: Program, ctas: list[CTA]) -> None:
             cl.final = True
 
 
-def cta_steps(prog: Program, cta: CTA):  # type: ignore[no-untyped-def]
+def cta_steps(prog: Program, cta: CTA):
     """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split.  A thread
     that reaches a collective its partners have not reached, or a wait (``cta.park``) that other threads may still
     satisfy, waits there while the others run; when every live thread waits, they must all wait at one collective,

@@ -88,10 +88,10 @@ class Numeric:
     def describe_tags(self, tags: np.ndarray) -> str:
         return "input data"
 
-    def moved(self, cta, index, rows, tags, addr, space):  # type: ignore[no-untyped-def]
+    def moved(self, cta, index, rows, tags, addr, space):
         return tags
 
-    def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,  # type: ignore[no-untyped-def]
+    def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,
                 m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """A conversion of data keeps the integer: truncated to a narrower width, zero-extended to a wider one."""
         sb, db = max(1, TYPE_BITS[st] // 8), max(1, TYPE_BITS[dt] // 8)
@@ -105,14 +105,14 @@ class Numeric:
         t[whole] = np.arange(db, dtype=np.int64)[None, :] % 8
         return out, t
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,
             a_cols: np.ndarray | None = None):
         M, N, K = form.shape
         T = cta.T
         W = len(warps)
         th = warps[:, None] * 32 + np.arange(32)[None, :]
 
-        def vals(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+        def vals(regs, op) -> np.ndarray:
             """Each element's integer (an undefined one's bits are whatever the register holds: its data is the
             value, as the symbolic engine's is a value that is no input element)."""
             eb = op.element_bits
@@ -129,7 +129,7 @@ class Numeric:
         G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
         U = W * G
 
-        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+        def unit(op) -> np.ndarray:
             """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
             g = op.group if G > 1 else np.zeros_like(op.row)
             return np.arange(W)[:, None, None] * G + g[None]
@@ -176,7 +176,7 @@ class Numeric:
         b = from_bytes(bits)
         return np.stack([(b >> np.uint64(p * width)) & mask_of(width) for p in range(8 // width)], axis=1)
 
-    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:
         cols = []
         for b, _ in regs:
             b = np.broadcast_to(np.asarray(b, U64), (T,))
@@ -184,7 +184,7 @@ class Numeric:
                 cols.append((b >> np.uint64(e * 8 * eb)) & mask_of(8 * eb))
         return np.stack(cols, axis=1)
 
-    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:
         """The integers of a register list's elements narrower than a byte (``bits`` wide, ``per`` to a register from
         the low bits), ``[T, registers * per]``."""
         cols = []
@@ -197,7 +197,7 @@ class Numeric:
     def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, U64)
 
-    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
+    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
                d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
                ) -> np.ndarray:
         if SA is not None and SB is not None:
@@ -267,7 +267,7 @@ def extents(launch: Launch) -> dict[str, int]:
     return out
 
 
-def expand(f, values: np.ndarray, extent: dict[str, int]) -> np.ndarray:  # type: ignore[no-untyped-def]
+def expand(f, values: np.ndarray, extent: dict[str, int]) -> np.ndarray:
     """A factor's values over its whole indices: ``SFA[m, k / 32]`` as an array over (m, k) (``SFA[m, k // 32]``),
     so that ``numpy.einsum`` sums it with the others."""
     if not f.divisors:

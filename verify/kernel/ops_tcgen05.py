@@ -356,7 +356,7 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
-             lanes_o: Vec | None = None, scale: int = 0):  # type: ignore[no-untyped-def]
+             lanes_o: Vec | None = None, scale: int = 0):
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory

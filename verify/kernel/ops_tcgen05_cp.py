@@ -132,7 +132,7 @@ def _agree(prog: Program, ins: Instr, cta: CTA, pair: list[CTA], reads: list[tup
 
 
 def _issue(prog: Program, ins: Instr, index: int, issuer: CTA, c: CTA, tags: np.ndarray, bts: np.ndarray,
-           addr: np.ndarray, cells, lane0: int, col0: int, t: int) -> None:  # type: ignore[no-untyped-def]
+           addr: np.ndarray, cells, lane0: int, col0: int, t: int) -> None:
     """Issue thread ``t``'s copy into ``c``'s Tensor Memory (the bytes read from ``c``'s shared memory); a peer's
     copy completes at the issuing thread's commit, in its CTA, as a pair's MMA does."""
     rows, nbytes, _ = cells.lane.shape

@@ -307,7 +307,7 @@ class SparsePlacement:
                 f"{int(f[r, c]):#06b}, not a valid metadata value"
             raise self.prog.error(self.ins, f"{self.ins.opcode}: warpgroup {g}'s metadata for row {r}, chunk {c} "
                                             f"(thread {g * GROUP + t}, bits {4 * n}-{4 * n + 3}) is {what}")
-        return f  # type: ignore[no-any-return]
+        return f
 
     def cta_meta(self, cta: CTA, m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
         v, undef = cta.int_value(self.meta, 32, False, m, "the sparse metadata")

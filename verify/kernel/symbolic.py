@@ -202,7 +202,7 @@ class Symbolic:
             out[bad] = self.alloc(BAD, eb, np.where(undef, UNDEF, g[bad][:, 0]), n=int(bad.sum()))
         return out
 
-    def operand_ids(self, regs, eb: int, per: int, rb: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def operand_ids(self, regs, eb: int, per: int, rb: int, T: int) -> np.ndarray:
         """The values of a register list's elements, ``int64[T, registers * per]`` (element ``i`` is element
         ``i % per`` of register ``i // per``)."""
         n = len(regs) * per
@@ -224,7 +224,7 @@ class Symbolic:
                 cols.append(self.element_ids(b, g, e * eb, eb))
         return np.stack(cols, axis=1)
 
-    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def packed_ids(self, regs, bits: int, per: int, T: int) -> np.ndarray:
         """The values of a register list's elements narrower than a byte (``bits`` wide, ``per`` to a register from
         the low bits), ``int64[T, registers * per]``: an element of a byte that holds a packed byte of a tensor
         (``PACK``) is that tensor's element (the byte's first plus the element's place in it); of a concrete byte,
@@ -286,7 +286,7 @@ class Symbolic:
 
     # ------------------------------------------------------------------ the instructions the domain owns
 
-    def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,  # type: ignore[no-untyped-def]
+    def convert(self, cta, bits: np.ndarray, tags: np.ndarray, st: str, dt: str,
                 m: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
         """A conversion of data: the identity on atoms.  Where the source is one whole value of the source type, the
         result is that value (a new value of the new width where the width changes); where the source only holds
@@ -318,7 +318,7 @@ class Symbolic:
                 out[part, sb:] = np.where((g[part, sb - 1] >= 0)[:, None], UNDEF, CONCRETE)
         return np.zeros(T, U64), out
 
-    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,  # type: ignore[no-untyped-def]
+    def mma(self, cta, index: int, form, warps: np.ndarray, a_regs, b_regs, c_regs,
             a_cols: np.ndarray | None = None):
         """D = C + A x B for each warp of ``warps``: new SUM values, one per D element and lane."""
         M, N, K = form.shape
@@ -326,7 +326,7 @@ class Symbolic:
         W = len(warps)
         th = warps[:, None] * 32 + np.arange(32)[None, :]  # [W, 32]
 
-        def ids(regs, op) -> np.ndarray:  # type: ignore[no-untyped-def]
+        def ids(regs, op) -> np.ndarray:
             if op.element_bits < 8:
                 return self.packed_ids(regs, op.element_bits, op.per_register, T)
             return self.operand_ids(regs, op.element_bits // 8, op.per_register, op.register_bits // 8, T)
@@ -337,7 +337,7 @@ class Symbolic:
         G = getattr(form, "groups", 1)  # MMA computations per warp (m8n8k4's quad-pairs)
         U = W * G
 
-        def unit(op) -> np.ndarray:  # type: ignore[no-untyped-def]
+        def unit(op) -> np.ndarray:
             """The computation each (warp, lane, element) belongs to, ``[W, 32, n]``."""
             g = op.group if G > 1 else np.zeros_like(op.row)
             return np.arange(W)[:, None, None] * G + g[None]
@@ -383,14 +383,14 @@ class Symbolic:
         """The value of each element of memory bytes ``tags``/``bits`` [n, element bytes] (``int64[n]``)."""
         return self.element_ids(from_bytes(bits), tags, 0, tags.shape[1])
 
-    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def register_elements(self, regs, eb: int, per: int, T: int) -> np.ndarray:
         """The values of a register list's elements, ``[T, registers * per]``."""
         return self.operand_ids(regs, eb, per, 0, T)
 
     def zeros(self, shape: tuple[int, ...]) -> np.ndarray:
         return np.zeros(shape, np.int64)
 
-    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,  # type: ignore[no-untyped-def]
+    def matmul(self, cta, index: int, kind: str, A: np.ndarray, B: np.ndarray, C: np.ndarray,
                d_bytes: int, info: np.ndarray, SA: np.ndarray | None = None, SB: np.ndarray | None = None
                ) -> np.ndarray:
         """D = C + A x B for each unit (a warpgroup, an MMA of Tensor Memory): ``A`` [W, M, K], ``B`` [W, K, N], ``C``
@@ -454,7 +454,7 @@ class Symbolic:
         new = self.alloc(ADD, nb, a, b)
         return np.zeros(len(a), U64), new[:, None] * 8 + np.arange(nb)[None, :]
 
-    def moved(self, cta, index: int, rows: np.ndarray, tags: np.ndarray, addr: np.ndarray,  # type: ignore[no-untyped-def]
+    def moved(self, cta, index: int, rows: np.ndarray, tags: np.ndarray, addr: np.ndarray,
               space: str) -> np.ndarray:
         """The chain's run: data a load moved becomes a MOVE value (instruction, thread, address of its first byte)."""
         if not (tags >= 0).any():

@@ -47,7 +47,7 @@ def source_of(module: Module, ins: Instr) -> str:
     return f"{module.source_name(loc.file)}:{loc.line}"
 
 
-def address_lines(fn, instrs: list[Instr], at: int) -> tuple[int, int] | None:  # type: ignore[no-untyped-def]
+def address_lines(fn, instrs: list[Instr], at: int) -> tuple[int, int] | None:
     """The first and last PTX line of the instructions that computed ``instrs[at]``'s address register, within its
     basic block (back to the label before it): a backward slice through the registers they read."""
     ins = instrs[at]
@@ -84,7 +84,7 @@ def address_lines(fn, instrs: list[Instr], at: int) -> tuple[int, int] | None:  
     return (min(lines), max(lines)) if lines else None
 
 
-def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
+def _label_positions(fn) -> list[int]:
     """Instruction indices at which a label stands (a basic block starts)."""
     out, n = [], 0
     for st in fn.body:
@@ -95,7 +95,7 @@ def _label_positions(fn) -> list[int]:  # type: ignore[no-untyped-def]
     return out
 
 
-def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-def]
+def _where(space: str, address: int, gmem) -> str:
     from .tmem import COLS, TMEM_WINDOW
     if TMEM_WINDOW <= address < SHARED_WINDOW and space != "shared":
         cell, byte = divmod(address - TMEM_WINDOW, 4)
@@ -107,7 +107,7 @@ def _where(space: str, address: int, gmem) -> str:  # type: ignore[no-untyped-de
     return gmem.describe(address)
 
 
-def chain(module: Module, fn, launch: Launch, run, element: int, product: Product | None,  # type: ignore[no-untyped-def]
+def chain(module: Module, fn, launch: Launch, run, element: int, product: Product | None,
           side: str) -> tuple[Link, ...]:
     """The chain of wrong element ``element`` (row-major) of the first run ``run`` (symbolic)."""
     from .run import execute

@@ -66,7 +66,7 @@ class Domain:
     def z3_group(self, thread: "z3.BitVecRef") -> "z3.ExprRef":
         if self.group is None:
             return smt.bv(0, thread.size())
-        return smt.Encoder(self.group, thread, smt.bv(0, thread.size())).definition("group").value  # type: ignore[return-value]
+        return smt.Encoder(self.group, thread, smt.bv(0, thread.size())).definition("group").value
 
     @property
     def count(self) -> int:

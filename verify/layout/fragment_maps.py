@@ -202,11 +202,11 @@ class FragmentKind:
     def encode(self, point: Mapping[str, "z3.ExprRef"],
                env: Mapping[str, "z3.ExprRef"] | None = None) -> tuple["z3.BoolRef", dict[str, "z3.ExprRef"]]:
         t, i = point[self.thread], point["i"]
-        ok, r_, c_ = self._z3(t, i, env or None)  # type: ignore[arg-type]
+        ok, r_, c_ = self._z3(t, i, env or None)
         r, c = self.row_col
         out = {r: r_, c: c_}
         if self._dom().groups > 1:
-            out = {"mma": self._dom().z3_group(t), **out}  # type: ignore[arg-type]
+            out = {"mma": self._dom().z3_group(t), **out}
         return ok, out
 
     def encode_pair(self, p: Mapping[str, "z3.ExprRef"], q: Mapping[str, "z3.ExprRef"],
@@ -312,7 +312,7 @@ class FormulaFragment(FragmentKind):
             enc = smt.Encoder(self.formula, thread, i, env)
             r, c = enc.definition("row"), enc.definition("col")
             return (thread, i, env), (smt.conj(r.ok, c.ok), r.value, c.value)
-        return held(self.formula, "_z3_cell", key, build)[1]  # type: ignore[return-value]
+        return held(self.formula, "_z3_cell", key, build)[1]
 
 
 # ----------------------------------------------------------------------------- unspecified
@@ -398,7 +398,7 @@ class PlacedMap(FragmentKind):
         return replace(self, env=tuple(sorted({**dict(self.env), **env}.items())))
 
     def cell_bound(self, domain: Domain) -> int:
-        return max(self.named.bound(), domain.threads, 1)  # type: ignore[no-any-return]
+        return max(self.named.bound(), domain.threads, 1)
 
     def grid(self, domain: Domain, env: Env | None = None) -> Cells:
         pt = {self.source_thread: np.arange(domain.threads, dtype=np.int64)[:, None],

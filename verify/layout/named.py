@@ -84,12 +84,12 @@ class NamedMap(Protocol):
 _ONCE = "_once_"  # the prefix of what ``computed_once`` keeps in an object's own dict
 
 
-def computed_once(method):  # type: ignore[no-untyped-def]
+def computed_once(method):
     """A frozen map's argument-less method computed once per object and kept on it (a map never changes, so
     its ``bound()`` is a value of the map: composed maps ask their parts for it again and again)."""
     name = _ONCE + method.__name__
 
-    def once(self):  # type: ignore[no-untyped-def]
+    def once(self):
         cache = self.__dict__
         if name not in cache:
             cache[name] = method(self)  # the instance's own dict: not a dataclass field, not compared or hashed
@@ -175,7 +175,7 @@ def extent_term(x: Extent, env: Mapping[str, "z3.ExprRef"] | None, w: int) -> "z
     if isinstance(x, int):
         return smt.bv(x, w)
     f = Formula((Definition("value", (Case(x, None),)),), "x")
-    return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value  # type: ignore[return-value]
+    return smt.Encoder(f, smt.bv(0, w), smt.bv(0, w), env).definition("value").value
 
 
 def in_box(point: Mapping[str, "z3.ExprRef"], dims: tuple[Dim, ...], env: Mapping[str, "z3.ExprRef"] | None,
@@ -390,7 +390,7 @@ class FormulaMap:
             t = enc.definition(name)
             oks.append(t.ok)
             out[dim] = t.value
-        return smt.conj(*oks), out  # type: ignore[return-value]
+        return smt.conj(*oks), out
 
 
 def formula_map(text: str, inputs: tuple[Dim, ...], outputs: tuple[Dim, ...],
@@ -567,7 +567,7 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
     ctx = key.ctx
     conds = [z3.Extract(b, b, key) == 1 for b in range(bits)]
 
-    def ite(c, a, b, cls):  # type: ignore[no-untyped-def]
+    def ite(c, a, b, cls):
         return cls(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()), ctx)
 
     # Bottom up, one level per bit.  Every distinct subtree gets one number (hash-consing: a node is numbered
@@ -594,4 +594,4 @@ def mux(key: "z3.BitVecRef", bits: int, table: Mapping[int, int], w: int) -> tup
                           v0 if v0.eq(v1) else ite(c, v1, v0, z3.BitVecRef)))
             made[t] = len(nodes) - 1
         names[differ] = made[which.reshape(-1)]
-    return nodes[int(names[0])]  # type: ignore[no-any-return]
+    return nodes[int(names[0])]

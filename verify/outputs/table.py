@@ -95,7 +95,7 @@ def sparse_entries(layout: Layout, metadata: int | None = None) -> list[dict[str
     ``metadata`` is the .b32 register every metadata-supplying lane holds (default
     ``CANONICAL_METADATA`` = 0x44444444: each chunk keeps its first positions).
     """
-    smap: SparseMap = layout.map  # type: ignore[assignment]
+    smap: SparseMap = layout.map
     md = smap.model
     reg = md.canonical if metadata is None else metadata
     nib = _nibble_for(md, layout.threads, reg)
@@ -121,7 +121,7 @@ def sparse_entries(layout: Layout, metadata: int | None = None) -> list[dict[str
 
 def sparse_grid_text(layout: Layout, metadata: int | None = None) -> str:
     """Compressed view (rows x K*kept/chunk) and logical view (rows x K) side by side."""
-    md = layout.map.model  # type: ignore[attr-defined]
+    md = layout.map.model
     reg = md.canonical if metadata is None else metadata
     entries = sparse_entries(layout, reg)
     comp: dict[tuple[int, int], list[str]] = {}

@@ -128,7 +128,7 @@ def _view(lay: Layout) -> dict[str, Any]:
     if lay.unspecified:
         return {"view": "unspecified", "rows": lay.rows, "cols": lay.cols}
     if is_sparse(lay):
-        md = lay.map.model  # type: ignore[attr-defined]
+        md = lay.map.model
         return {"view": "compressed", "rows": lay.rows, "cols": lay.cols, "logical_cols": md.k,
                 "kept": md.kept, "chunk": md.chunk}
     return {"view": "dense", "rows": lay.rows, "cols": lay.cols}

@@ -189,9 +189,9 @@ class LookupMap(FormulaFragment):
         if not bad:
             return None
         k = min(bad)
-        return (*divmod(k, values), row[k], col[k])  # type: ignore[return-value]
+        return (*divmod(k, values), row[k], col[k])
 
-    def _z3(self, thread, i, env=None):  # type: ignore[no-untyped-def,override]
+    def _z3(self, thread, i, env=None):
         import z3
 
         from ...engines import smt
