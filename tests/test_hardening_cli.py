@@ -452,12 +452,13 @@ def test_the_fix_search_is_bounded_by_the_solver_budget():
 
 
 def test_a_stopped_search_is_said_in_the_report():
-    from verify.outputs import report as out_report
-    e = out_report.LayoutEntry("x", None, [])
+    from verify.outputs import report_parts
+    from verify.results.report import LayoutEntry
+    e = LayoutEntry("x", None, [])
     e.fix_searched, e.fix_bound, e.fix_asked = True, 2, 64
-    assert "stopped there" in out_report._stopped(e) and "64" in out_report._stopped(e)
+    assert "stopped there" in report_parts._stopped(e) and "64" in report_parts._stopped(e)
     e.fix_bound = 64
-    assert out_report._stopped(e) == ""
+    assert report_parts._stopped(e) == ""
 
 
 # ----------------------------------------------------------------------------- 16. special files

@@ -15,7 +15,7 @@ import pytest
 
 from verify import api
 from verify.cli import main
-from verify.outputs import report as out_report
+from verify.outputs import report_parts
 from verify.outputs import svg
 from verify.outputs.table import table_text
 
@@ -146,7 +146,7 @@ def test_grids_without_collisions_are_unchanged():
 # ----------------------------------------------------------------------------- the report
 
 def test_instruction_columns_in_logical_order():
-    cols = out_report.instruction_columns([{"checks": {c: {"status": "proved"} for c in
+    cols = report_parts.instruction_columns([{"checks": {c: {"status": "proved"} for c in
                                             ("metadata_group", "k", "zzz", "lane_groups", "shapes", "registers",
                                              "chunk_ranges")}}])
     assert cols == ["shapes", "k", "registers", "lane_groups", "chunk_ranges", "metadata_group", "zzz"]

@@ -11,7 +11,7 @@ import pytest
 from verify import api
 from verify.checks import fixes
 from verify.checks import report_model
-from verify.outputs import report, svg
+from verify.outputs import report_html, report_markdown, svg
 from verify.cli import main
 from verify.outputs.table import table_entries
 
@@ -117,9 +117,9 @@ def test_every_finding_appears_with_its_counterexample(mutated_report, mutated_s
     for f, lay in findings:
         lines = report_model.counterexample_lines(f, lay)
         assert lines
-        assert report._md(f.message) in md and svg.esc(f.message) in html
+        assert report_markdown._md(f.message) in md and svg.esc(f.message) in html
         for line in lines:
-            assert report._md(line) in md, line
+            assert report_markdown._md(line) in md, line
             assert svg.esc(line) in html, line
     # the doc's words: the formula text as written
     assert MUTATED_A in md and svg.esc(MUTATED_A) in html
@@ -130,7 +130,7 @@ def test_every_finding_appears_with_its_counterexample(mutated_report, mutated_s
 def test_counterexamples_do_not_depend_on_solver_history(mutated_spec):
     """Z3's witnesses drift between calls in one process; the report's do not."""
     specs = api.load([mutated_spec])
-    outs = {report.render_markdown(report_model.build(api.check_all(specs))) for _ in range(3)}
+    outs = {report_markdown.render_markdown(report_model.build(api.check_all(specs))) for _ in range(3)}
     assert len(outs) == 1
     md = outs.pop()
     # the first witnesses in (lane, i) and (row, col) order
@@ -263,7 +263,7 @@ def test_instruction_checks_are_tabulated():
     rep = api.check_all(specs)
     rep = api.Report(rep.specs, rep.results, rep.findings, (FakeInstruction(False),))
     m = report_model.build(rep)
-    md, html = report.render_markdown(m), report.render_html(m)
+    md, html = report_markdown.render_markdown(m), report_html.render_html(m)
     assert "## Instruction-level checks" in md
     assert "| Instruction | shapes | registers | As expected |" in md  # logical order, not alphabetical
     assert "| mma.m8n8k16.s8 | ok | FAIL | **no** |" in md

@@ -57,7 +57,8 @@ def test_outputs_do_not_duck_type_results() -> None:
     """No ``getattr(result, name, default)`` guessing and no ``# type: ignore`` over results in the renderers
     of a report."""
     from conftest import ROOT
-    for name in ("text.py", "json.py", "sarif.py", "junit.py", "report.py", "text_results.py"):
+    for name in ("text.py", "json.py", "sarif.py", "junit.py", "report.py", "report_parts.py", "report_markdown.py",
+                 "report_html.py", "text_results.py"):
         src = (ROOT / "verify" / "outputs" / name).read_text(encoding="utf-8")
         for bad in ("getattr(ins", "getattr(i,", "getattr(report", "getattr(f,", "type: ignore[attr-defined]"):
             assert bad not in src, f"{name}: {bad}"

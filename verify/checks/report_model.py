@@ -3,8 +3,9 @@
 ``build(report)`` orders the layouts, groups the findings per layout, searches the smallest constant change
 that repairs a layout (``verify.checks.fixes``), reads each counterexample's named values with the scalar
 reference (``counterexample_lines``: the doc's terms) and picks the layout each picture shows.  The
-renderers (``verify.outputs.report``: Markdown, HTML, SVG) read the model (its types: ``verify.results.report``)
-and never run a check; ``ptx-verify report`` builds it before it renders anything.
+renderers (``verify.outputs.report_markdown``, ``report_html``, ``report_parts``: Markdown, HTML, SVG) read the
+model (its types: ``verify.results.report``) and never run a check; ``ptx-verify report`` builds it before it
+renders anything.
 """
 from __future__ import annotations
 

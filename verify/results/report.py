@@ -1,5 +1,6 @@
 """The report's model (``ptx-verify report``): decided by ``checks.report_model.build`` before anything is
-rendered; ``outputs.report`` reads it (Markdown, HTML, SVG) and runs no check."""
+rendered; ``outputs.report_markdown``, ``report_html`` and ``report_parts`` read it (Markdown, HTML, SVG) and run no
+check."""
 from __future__ import annotations
 
 import re
