@@ -12,7 +12,7 @@ from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES
 from ..results.report import LayoutEntry, Model, slug
 from .report_parts import (REF_LEGEND, _by_design, _instr_checks, _instr_name, _notes, _ref_mark, _ref_summary,
-                           _source_line, _stopped, draw, instruction_columns, status_word)
+                           _stopped, draw, entry_facts, instruction_columns, status_word)
 from .svg import esc
 
 
@@ -187,15 +187,8 @@ def _html_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     a(f'<section class="{cls}" id="{esc(_h_anchor(e.layout_id))}">')
     a(f"<h3>{esc(e.layout_id)}</h3>")
     a("<dl>")
-    if lay is not None:
-        a(f"<dt>Source</dt><dd>{esc(_source_line(lay))}</dd>")
-        if lay.provenance.erratum:
-            a(f"<dt>Erratum (spec)</dt><dd>{esc(lay.provenance.erratum)}</dd>")
-        if lay.provenance.derived:
-            a(f"<dt>Derived</dt><dd>{esc(lay.provenance.derived)}</dd>")
-        if pic['counts'] and any(pic['counts'].values()):
-            a(f"<dt>Grid</dt><dd>{pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
-              f"{pic['counts']['outside']} elements outside the matrix</dd>")
+    for label, words in entry_facts(lay, pic['counts']):
+        a(f"<dt>{label}</dt><dd>{esc(words)}</dd>")
     a("</dl>")
     if e.layout is not None:
         a("<div>The doc&#x27;s formula:</div>")

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from ..layout.model import CHECK_NAMES, Layout
 from ..results.report import LayoutEntry, Model, slug
 from .report_parts import (REF_LEGEND, _by_design, _instr_checks, _instr_name, _notes, _ref_mark, _ref_summary,
-                           _source_line, _stopped, draw, instruction_columns, status_word)
+                           _stopped, draw, entry_facts, instruction_columns, status_word)
 
 
 # ----------------------------------------------------------------------------- Markdown
@@ -162,15 +162,8 @@ def _md_entry(e: LayoutEntry, pic: Mapping[str, Any]) -> list[str]:
     a("")
     a(f"### {_md(e.layout_id)}")
     a("")
-    if lay is not None:
-        a(f"- **Source:** {_md(_source_line(lay))}")
-        if lay.provenance.erratum:
-            a(f"- **Erratum (spec):** {_md(lay.provenance.erratum)}")
-        if lay.provenance.derived:
-            a(f"- **Derived:** {_md(lay.provenance.derived)}")
-        if pic['counts'] and any(pic['counts'].values()):
-            a(f"- **Grid:** {pic['counts']['shared']} cells with several owners, {pic['counts']['empty']} empty cells, "
-              f"{pic['counts']['outside']} elements outside the matrix")
+    for label, words in entry_facts(lay, pic['counts']):
+        a(f"- **{label}:** {_md(words)}")
     a("")
     if e.layout is not None:
         a("The doc's formula:")

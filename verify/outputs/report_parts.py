@@ -85,6 +85,22 @@ def _source_line(lay: Layout) -> str:
     return where
 
 
+def entry_facts(lay: Layout | None, counts: Mapping[str, int] | None) -> list[tuple[str, str]]:
+    """An entry's facts as (label, words), in the order both renderings list them: its source, the spec's erratum
+    and derivation, and its grid's counts where the picture found shared, empty or outside cells."""
+    if lay is None:
+        return []
+    facts = [("Source", _source_line(lay))]
+    if lay.provenance.erratum:
+        facts.append(("Erratum (spec)", lay.provenance.erratum))
+    if lay.provenance.derived:
+        facts.append(("Derived", lay.provenance.derived))
+    if counts and any(counts.values()):
+        facts.append(("Grid", f"{counts['shared']} cells with several owners, {counts['empty']} empty cells, "
+                              f"{counts['outside']} elements outside the matrix"))
+    return facts
+
+
 def _notes(lay: Layout, syntax_ids: set[str]) -> list[str]:
     out = []
     if lay.corrected:
