@@ -13,7 +13,7 @@ DOC = (ROOT / "docs" / "kernels.md").read_text(encoding="utf-8")
 def test_the_transcripts_were_found():
     from transcripts import transcripts
     shown = [t for t in transcripts(ROOT / "docs" / "kernels.md") if t.shown]
-    assert len([t for t in shown if "--triton" not in t.argv]) == 33
+    assert len([t for t in shown if "--triton" not in t.argv]) == 34
     assert len([t for t in shown if "--triton" in t.argv]) == 1
 
 

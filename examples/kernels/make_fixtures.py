@@ -76,6 +76,8 @@
 * ``tcgen05_ws.ptx``: ``tcgen05_ws.cu`` (two weight-stationary ``tcgen05.mma.ws`` M = 64 sharing B through collector
   buffer b0) by ``nvcc -ptx -arch=sm_100a -lineinfo``, and ``tcgen05_fp4.ptx``: ``tcgen05_fp4.cu``
   (``tcgen05.mma.kind::f8f6f4`` on e2m1 x e4m3, A's e2m1 in 8-bit containers of shared memory) the same way;
+* ``tcgen05_ws_zero_column.ptx``: ``tcgen05_ws_zero_column.cu`` (two ``tcgen05.mma.ws`` M = 64 with complementary
+  zero-column masks, both shifting B by 2 columns) by ``nvcc -ptx -arch=sm_100a -lineinfo``;
 * ``tcgen05_pack.ptx``: ``tcgen05_pack.cu`` (an f16 accumulator read by ``tcgen05.ld...pack::16b``, stored back by
   ``tcgen05.st...unpack::16b`` and read again) by ``nvcc -ptx -arch=sm_100a -lineinfo``.
 
@@ -227,6 +229,7 @@ if __name__ == "__main__":
     nvcc("tcgen05_cp_pair_order.ptx", "-DCP_ORDER", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_cp_pair_own_half.ptx", "-DOWN_HALF", source="tcgen05_cp_pair.cu", arch="sm_100a")
     nvcc("tcgen05_ws.ptx", source="tcgen05_ws.cu", arch="sm_100a")
+    nvcc("tcgen05_ws_zero_column.ptx", source="tcgen05_ws_zero_column.cu", arch="sm_100a")
     nvcc("tcgen05_pack.ptx", source="tcgen05_pack.cu", arch="sm_100a")
     nvcc("tcgen05_fp4.ptx", source="tcgen05_fp4.cu", arch="sm_100a")
     nvcc("mma_sparse.ptx", source="mma_sparse.cu")

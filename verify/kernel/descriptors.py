@@ -116,5 +116,19 @@ def instruction_descriptor(kind: str, value: int):
         raise BadDescriptor(str(e)) from None
 
 
+def zero_column_mask(value: int, m: int, n: int) -> tuple[np.ndarray, int]:
+    """A ``tcgen05.mma.ws``'s zero-column mask descriptor ``value`` for an M x N MMA (``verify.layout.zero_column``,
+    the examples' reading of the spans): (``bool[N]``, True where MMA column n is multiplied as zeros; the column
+    shift: MMA column n reads column n + shift of the B the B descriptor describes).  ``BadDescriptor`` naming the
+    field for reserved bits that are set, a shift above the page's maximum for M, an M with no mask."""
+    from ..layout import zero_column as zc
+    try:
+        d = zc.decode(value)
+        bits = zc.mask(d, m, n)
+    except ValueError as e:
+        raise BadDescriptor(str(e)) from None
+    return np.array(bits, bool), d.shift
+
+
 __all__ = ["BadDescriptor", "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words",
-           "instruction_descriptor", "tma_box_addresses"]
+           "instruction_descriptor", "tma_box_addresses", "zero_column_mask"]

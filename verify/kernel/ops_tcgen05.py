@@ -21,7 +21,7 @@ import numpy as np
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, UNDEF, to_bytes
 from .fragments import NoLayout, datapath
-from .descriptors import BadDescriptor, descriptor_addresses, instruction_descriptor
+from .descriptors import BadDescriptor, descriptor_addresses, instruction_descriptor, zero_column_mask
 from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
@@ -219,9 +219,7 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
         return BLOCK_SCALED["block_scale"](prog, ins, index, kind)
     collector = _collector(prog, ins, group) if ws else None
     ops = list(ins.operands)
-    if ws and len(ops) == 6:
-        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a zero-column mask descriptor is not "
-                              "executed yet)")
+    zcm_o = ops.pop() if ws and len(ops) == 6 else None  # the zero-column mask descriptor (9.7.16.10.9.3)
     if len(ops) < 5:
         raise prog.error(ins, f"{ins.opcode} takes [d-tmem], a-desc|[a-tmem], b-desc, idesc, enable-input-d")
     d_o, a_o, b_o, i_o = ops[:4]
@@ -240,8 +238,12 @@ def _mma(prog: Program, ins: Instr, index: int) -> Step:
     if lanes_o is not None and len(lanes_o.items) != 4 * group:
         raise prog.error(ins, f"{ins.opcode}: a disable-output-lane vector of {len(lanes_o.items)} registers; "
                               f"cta_group::{group} takes {4 * group}")
+    if zcm_o is not None and collector is not None and collector[1] != "discard":
+        raise prog.error(ins, f"unsupported instruction '{ins.opcode}' (a zero-column mask descriptor with "
+                              f".collector::b{collector[0]}::{collector[1]}: what a collector buffer holds of the "
+                              "columns a mask zeroes is not stated)")
     return Step(ins, index, "op", _mma_run(prog, ins, index, kind, d_o, a_o, b_o, i_o, en_o, a_tmem, group, collector,
-                                           lanes_o, scale))
+                                           lanes_o, scale, zcm_o))
 
 
 def _scale_input_d(prog: Program, ins: Instr, kind: str, o: Any) -> int:
@@ -252,6 +254,25 @@ def _scale_input_d(prog: Program, ins: Instr, kind: str, o: Any) -> int:
     if kind not in ("f16", "tf32"):
         raise prog.error(ins, f"{ins.opcode}: scale-input-d is only valid for kind::f16 and kind::tf32")
     return int(o.value)
+
+
+def _zero_columns(cta: CTA, ins: Instr, o: Any, m: np.ndarray | None, t: int, M: int, N: int
+                  ) -> tuple[np.ndarray, int]:
+    """Thread ``t``'s zero-column mask descriptor (the 64-bit register ``o``) for an M x N ``.ws`` MMA: (``bool[N]``,
+    True for an MMA column multiplied as zeros; the column shift).  A register nothing wrote is refused at the line:
+    its mask is not known, and none is guessed; so are reserved bits set, a shift above the maximum for M."""
+    prog = cta.prog
+    v, undef = cta.int_value(o, 64, False, m, "a zero-column mask descriptor")
+    if undef is not None and undef[t]:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the zero-column mask descriptor "
+                              f"{getattr(o, 'name', '')} holds no known value (nothing wrote it): which columns are "
+                              "zeros is not known")
+    value = int(np.broadcast_to(np.asarray(v, U64), (cta.T,))[t])
+    try:
+        return zero_column_mask(value, M, N)
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): the zero-column mask descriptor {value:#018x} cannot be "
+                              f"read: {e}") from None
 
 
 def _disabled_lanes(cta: CTA, ins: Instr, lanes_o: Vec, m: np.ndarray | None) -> np.ndarray:
@@ -285,26 +306,32 @@ def mma_operands(cta: CTA, ins: Instr, index: int, t: int, kind: str, d_o: Any, 
 
 
 def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: int, rows: int, K: int, t: int,
-              what: str, issuer: CTA | None = None) -> tuple[np.ndarray, np.ndarray]:
+              what: str, issuer: CTA | None = None, rows_at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from ``cta``'s shared
-    memory (for thread ``t`` of ``issuer``: the CTA pair's MMA reads the peer's too)."""
+    memory (for thread ``t`` of ``issuer``: the CTA pair's MMA reads the peer's too).  ``rows_at``: only these rows
+    of the descriptor's tile (a zero-column mask's kept columns, moved by its shift: a row past the ``rows`` of the
+    tile is where the descriptor model's canonical layout of twice as many rows puts it), [len(rows_at), K]."""
     prog = cta.prog
     if issuer is not None and issuer is not cta:
         saved = cta.step
         cta.step = issuer.step
         try:
-            return read_desc(cta, ins, index, value, major, bits, rows, K, t, what)
+            return read_desc(cta, ins, index, value, major, bits, rows, K, t, what, rows_at=rows_at)
         finally:
             cta.step = saved
     if bits < 8:  # kind::f8f6f4 / mxf8f6f4's 4- and 6-bit elements, each addressed as an 8-bit container
-        return read_containers(cta, ins, value, major, bits, rows, K, t, what, face_of(prog))
+        return read_containers(cta, ins, value, major, bits, rows, K, t, what, face_of(prog), rows_at)
     try:
-        addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
+        if rows_at is None:
+            addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
+        else:
+            ext = rows if not len(rows_at) or int(rows_at.max()) < rows else 2 * rows
+            addr = descriptor_addresses("tcgen05", value, major, bits, ext, K, face_of(prog))[rows_at]
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
                               f"{e}") from None
     tags, bts = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, np.array([t // 32]), t)
-    return addr, prog.domain.elements(tags, bts).reshape(rows, K)
+    return addr, prog.domain.elements(tags, bts).reshape(len(addr), K)
 
 
 def read_tmem_a(cta: CTA, ins: Instr, index: int, tm: TensorMemory, av: int, bits: int, M: int, K: int,
@@ -356,7 +383,7 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
 
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
-             lanes_o: Vec | None = None, scale: int = 0):
+             lanes_o: Vec | None = None, scale: int = 0, zcm_o: Any = None):
     """One thread's ``tcgen05.mma``.  ``cta_group::2``: the pair's MMA (issued by either CTA of the pair): A's M rows
     are the even CTA's M / 2 rows then the odd CTA's, each read with the one A descriptor from that CTA's shared
     memory; B's N columns are the even CTA's N / 2 then the odd CTA's, likewise; D's elements go to the Tensor Memory
@@ -365,7 +392,9 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
     for M = 32, E for 64, D for 128).  ``lanes_o``: the disable-output-lane mask: D's elements in a Tensor Memory
     lane it disables are not written (a CTA pair's MMA with a lane disabled is refused).  ``scale``: scale-input-d,
     D = A*B + D * 2^-scale: 0 is the plain MMA, and so is any scale where D is not read (enable-input-d false); a
-    scaled D that is read is no sum of products, refused at the line."""
+    scaled D that is read is no sum of products, refused at the line.  ``zcm_o``: a ``.ws`` MMA's zero-column mask
+    descriptor (``descriptors.zero_column_mask``): an MMA column it masks is multiplied as zeros (no products; its B
+    is not read), and MMA column n reads column n + shift of the B descriptor's tile."""
     def run(cta: CTA, m: np.ndarray | None) -> None:
         dom = prog.domain
         pair = [cta] if group == 1 else pair_of(cta, ins)
@@ -416,15 +445,25 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
                                           f"and D at {base}: M = 64 (Layout F) takes one lane alignment for A and D")
                 A[0] = read_tmem_a(cta, ins, index, tms[0], av, abits, M, K, t, abase)
             mh, nh = M // group, N // group
+            b_rows = None
+            if zcm_o is not None:
+                zeroed, shift = _zero_columns(cta, ins, zcm_o, m, t, M, N)
+                b_cols = np.flatnonzero(~zeroed)
+                b_rows = b_cols + shift
             for i, c in enumerate(pair):
                 if not a_tmem:
                     addr, vals = read_desc(c, ins, index, av, "MN" if idesc.transpose_a else "K", abits, mh, K, t,
                                            "A", cta)
                     A[0, i * mh:(i + 1) * mh] = vals
                     held[i].append(hold(c, addr, max(abits // 8, 1), index))
-                addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t, "B",
-                                       cta)
-                B[0, :, i * nh:(i + 1) * nh] = vals.T
+                if b_rows is not None:  # .ws: cta_group::1, one CTA
+                    addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t,
+                                           "B", cta, rows_at=b_rows)
+                    B[0][:, b_cols] = vals.T
+                else:
+                    addr, vals = read_desc(c, ins, index, bv, "MN" if idesc.transpose_b else "K", bbits, nh, K, t,
+                                           "B", cta)
+                    B[0, :, i * nh:(i + 1) * nh] = vals.T
                 held[i].append(hold(c, addr, max(bbits // 8, 1), index))
             if collector is not None:
                 B, why = collector_b(cta, collector[0], collector[1], B, ins.line, getattr(dom, "resolve", None))

@@ -40,7 +40,7 @@ def read_packed(cta: CTA, ins: Instr, at: np.ndarray, bits: int, warps: np.ndarr
 
 
 def read_containers(cta: CTA, ins: Instr, value: int, major: str, bits: int, rows: int, K: int, t: int, what: str,
-                    face: str) -> tuple[np.ndarray, np.ndarray]:
+                    face: str, rows_at: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(byte addresses [rows, K], values [rows, K]) of a ``kind::f8f6f4``/``mxf8f6f4`` operand of ``bits``-wide
     elements (``e2m1``: 4; ``e3m2``, ``e2m3``: 6) that the descriptor ``value`` reads for thread ``t``: the
     descriptor model places each element's 8-bit container (as 8-bit data), the catalog's shared-memory packing
@@ -48,7 +48,11 @@ def read_containers(cta: CTA, ins: Instr, value: int, major: str, bits: int, row
     straddles two bytes (6-bit) is refused at the instruction's line: the executor follows data in whole bytes."""
     prog = cta.prog
     try:
-        addr = descriptor_addresses("tcgen05", value, major, 8, rows, K, face)
+        if rows_at is None:
+            addr = descriptor_addresses("tcgen05", value, major, 8, rows, K, face)
+        else:  # a zero-column mask's kept columns, moved by its shift (read_desc)
+            ext = rows if not len(rows_at) or int(rows_at.max()) < rows else 2 * rows
+            addr = descriptor_addresses("tcgen05", value, major, 8, ext, K, face)[rows_at]
         lid, first = smem_containers(bits, face)
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
