@@ -22,6 +22,7 @@ from verify import api
 from verify.results.crosscheck import CrosscheckReport, Row
 from verify.checks.references import NAMES, compile_cute, matrix, reference
 from verify.checks.references import cute as cute_ref
+from verify.checks.references import cute_copy, cute_tmem
 from verify.checks.references import tensor_layouts as tl_ref
 from verify.checks.references import triton as triton_ref
 from verify.checks.references.common import conform_rows
@@ -170,7 +171,7 @@ def _printed(name: str, **fields: str) -> Printed:
 
 
 def _rows(name: str, **fields: str) -> list[Row]:
-    return conform_rows(cute_ref.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
+    return conform_rows(cute_copy.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
                                               lays()), 10.0)
 
 
@@ -479,7 +480,7 @@ def test_tensor_memory_allocations_as_data_path_and_packing_maps():
     """CuTe's tmem_frg layouts ((M, N) -> TMEM address, as the compiler prints them) against the maps."""
     def rows(name: str, printed: str) -> list[Row]:
         req = Request("tmem", name, "", "cute/atom/mma_traits_sm100.hpp", 462)
-        return conform_rows([cute_ref.datapath_layout(req, Printed("tmem", name, {"Layout": (printed, 1)}),
+        return conform_rows([cute_tmem.datapath_layout(req, Printed("tmem", name, {"Layout": (printed, 1)}),
                                                       _maps())], 10.0)
     f = rows("F M=64 N=32 b=32 [tcgen05.datapath.F]", "(((_16,_4),_32),_1,_1):(((_65536,_2097152),_1),_0,_0)")
     assert [(r.kind, r.spec, r.params) for r in f] == [("agree", "tcgen05.datapath.F", (("BASE", 0), ("N", 32)))]
@@ -577,7 +578,7 @@ def test_a_cta_pair_s_tcgen05_cp_is_not_in_the_catalog():
 
 
 def _rows_all(name: str, **fields: str) -> list[Row]:
-    return conform_rows(cute_ref.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
+    return conform_rows(cute_copy.copy_layouts(Request("copy", name, name, "h.hpp", 7), _printed(name, **fields),
                                               [*lays(), *_maps()]), 10.0)
 
 

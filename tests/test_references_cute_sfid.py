@@ -16,6 +16,7 @@ from conftest import SPECS
 from verify import api
 from verify.checks.references import compile_cute
 from verify.checks.references import cute as cute_ref
+from verify.checks.references import cute_tmem
 from verify.checks.references.common import conform_rows
 from verify.checks.references.cute_sfid import HEADER, M1N4, sfid_layouts, sfid_requests
 from verify.layout.notations.cute_compiled import Printed, Request, parse_output
@@ -95,11 +96,11 @@ def test_requests_name_the_descriptor_the_allocator_and_the_traits_line(tmp_path
     (tmp_path / "cute" / "atom").mkdir(parents=True)
     (tmp_path / HEADER).write_text("a\nb\n    uint64_t idesc = UMMA::make_runtime_instr_desc_block_scaled<>(traits.idesc_, "
                                    "traits.tsfa_addr_, traits.tsfb_addr_);\n")
-    reqs = sfid_requests(tmp_path, list(_layouts()), cute_ref.SF_TMEM_KINDS)
+    reqs = sfid_requests(tmp_path, list(_layouts()), cute_tmem.SF_TMEM_KINDS)
     assert [(r.kind, r.name, r.line) for r in reqs] == [("expr", _request(v).name, 3) for v in (1, 2, 4)]
     assert "UMMA::tmem_sf_frg<cutlass::float_ue8m0_t, 32, 1, true>::make(" in reqs[0].instance
     assert "d.a_sf_id_" in reqs[0].instance and "raw_pointer_cast(t(_, _, i).data())" in reqs[0].instance
-    assert sfid_requests(tmp_path / "none", list(_layouts()), cute_ref.SF_TMEM_KINDS) == []
+    assert sfid_requests(tmp_path / "none", list(_layouts()), cute_tmem.SF_TMEM_KINDS) == []
 
 
 @pytest.mark.slow
@@ -108,7 +109,7 @@ def test_installed_cutlass_states_the_sub_columns_and_a_planted_spec_differs(tmp
     if why:
         pytest.skip(f"reference cute unavailable: {why}")
     root = cute_ref.installed_headers()
-    reqs = sfid_requests(root, list(_layouts()), cute_ref.SF_TMEM_KINDS)
+    reqs = sfid_requests(root, list(_layouts()), cute_tmem.SF_TMEM_KINDS)
     assert len(reqs) == 3
     run = compile_cute.run(root, reqs)
     assert run.failures == ()

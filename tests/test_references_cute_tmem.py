@@ -18,6 +18,7 @@ from verify import api
 from verify.results.crosscheck import CrosscheckReport, Row
 from verify.checks.references import compile_cute, matrix
 from verify.checks.references import cute as cute_ref
+from verify.checks.references import cute_tmem
 from verify.checks.references.common import conform_rows
 from verify.layout.notations.cute_compiled import Printed, Request, parse_output
 
@@ -51,13 +52,13 @@ def _planted(tmp_path) -> list:
 def _sf_rows(vs: int, printed: str, maps) -> list[Row]:
     name = f"{SF_NAME[vs]} [tcgen05.sf.A.4x1]"
     req = Request("expr", name, "expr", HEADER, 853)
-    return conform_rows([cute_ref.sf_tmem_layout(req, Printed("expr", name, {"Layout": (printed, 1)}), list(maps))],
+    return conform_rows([cute_tmem.sf_tmem_layout(req, Printed("expr", name, {"Layout": (printed, 1)}), list(maps))],
                         10.0)
 
 
 def _datapath_rows(name: str, printed: str) -> list[Row]:
     req = Request("tmem", name, "", HEADER, 462)
-    return conform_rows([cute_ref.datapath_layout(req, Printed("tmem", name, {"Layout": (printed, 1)}),
+    return conform_rows([cute_tmem.datapath_layout(req, Printed("tmem", name, {"Layout": (printed, 1)}),
                                                   list(_maps()))], 10.0)
 
 
@@ -90,11 +91,11 @@ def test_cute_layouts_that_are_no_four_fold_duplicate_or_no_tile_are_findings():
 def test_sf_requests_name_the_allocator_its_tile_and_the_atom_line(tmp_path):
     (tmp_path / "cute" / "atom").mkdir(parents=True)
     (tmp_path / HEADER).write_text("x\nstruct tmem_sf_frg: tmem_frg_base\n{\n  y;\n  auto tmem_atom = 1;\n}\n")
-    reqs = cute_ref.sf_tmem_requests(tmp_path, list(_maps()))
+    reqs = cute_tmem.sf_tmem_requests(tmp_path, list(_maps()))
     assert [(r.kind, r.name.split(" [")[0], r.line) for r in reqs] == [("expr", SF_NAME[v], 5) for v in (1, 2, 4)]
     assert reqs[0].instance == ("UMMA::tmem_sf_frg<cutlass::float_ue8m0_t, 32, 1, true>::make(make_shape(make_shape("
                                 "Int<128>{}, make_shape(Int<32>{}, Int<1>{})), Int<1>{}, Int<4>{})).layout()")
-    assert cute_ref.sf_tmem_requests(tmp_path / "none", list(_maps())) == []
+    assert cute_tmem.sf_tmem_requests(tmp_path / "none", list(_maps())) == []
 
 
 def test_layout_c_differs_from_cutes_2x1sm_allocator_and_agrees_with_a_4x1_half_datapath():
@@ -108,7 +109,7 @@ def test_layout_c_differs_from_cutes_2x1sm_allocator_and_agrees_with_a_4x1_half_
     half = _datapath_rows("UMMA::tmem_frg<float, uint32_t, 1> M=64 N=32 b=32 [tcgen05.datapath.C]",
                           "(((_16,_4),_32),_1,_1):(((_65536,_2097152),_1),_0,_0)")
     assert half[0].kind == "agree"
-    assert ("tcgen05.datapath.C", "UMMA::tmem_frg<float, uint32_t, 2>", 64) in cute_ref.DATAPATHS
+    assert ("tcgen05.datapath.C", "UMMA::tmem_frg<float, uint32_t, 2>", 64) in cute_tmem.DATAPATHS
     # the matrix: a difference, the reviewed one (KNOWN), so not an unexpected finding
     lay = next(m for m in _maps() if m.id == "tcgen05.datapath.C")
     m = matrix.build([lay], {"cute": CrosscheckReport("cute 1.0", (), tuple(two_by_two), {}, 0.0, "cute")})
@@ -125,11 +126,11 @@ def test_layout_c_requests_point_at_the_sparse_2x1sm_traits_frgtypec(tmp_path):
     (tmp_path / "cute" / "atom").mkdir(parents=True)
     (tmp_path / HEADER).write_text("struct tmem_frg : tmem_frg_base\n{};\n"
                                    f"struct MMA_Traits<{C_USE}<a_type>>\n{{\n  using FrgTypeC = x;\n}};\n")
-    reqs = [r for r in cute_ref.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.C]")]
+    reqs = [r for r in cute_tmem.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.C]")]
     assert [r.name.split(" [")[0] for r in reqs] == \
         [f"UMMA::tmem_frg<float, uint32_t, 2> M=64 N={n} b=32 for {C_USE}" for n in range(16, 257, 16)]
     assert {(r.line, r.instance.rsplit(",", 1)[0]) for r in reqs} == {(5, "UMMA::tmem_frg<float, uint32_t, 2>, 64")}
-    b = [r for r in cute_ref.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.B]")]
+    b = [r for r in cute_tmem.tmem_requests(tmp_path, list(_maps())) if r.name.endswith("[tcgen05.datapath.B]")]
     assert b[0].line == 1 and " for " not in b[0].name
 
 
@@ -141,8 +142,8 @@ def _installed() -> tuple:
         pytest.skip(f"reference cute unavailable: {why}")
     root = cute_ref.installed_headers()
     maps = list(_maps())
-    reqs = cute_ref.sf_tmem_requests(root, maps) + \
-        [r for r in cute_ref.tmem_requests(root, maps) if r.name.endswith("[tcgen05.datapath.C]")]
+    reqs = cute_tmem.sf_tmem_requests(root, maps) + \
+        [r for r in cute_tmem.tmem_requests(root, maps) if r.name.endswith("[tcgen05.datapath.C]")]
     run = compile_cute.run(root, reqs)
     assert run.failures == ()
     return root, reqs, parse_output(run.output, reqs)
@@ -155,17 +156,17 @@ def test_installed_cutlass_scale_factors_agree_and_a_planted_spec_differs(tmp_pa
     atom_line = text.count("\n", 0, text.find("auto tmem_atom", text.find("struct tmem_sf_frg"))) + 1
     sf = [(k, r) for k, r in enumerate(reqs) if r.kind == "expr"]
     assert len(sf) == 3
-    good = conform_rows([cute_ref.sf_tmem_layout(r, printed[k], list(_maps())) for k, r in sf], 10.0)
+    good = conform_rows([cute_tmem.sf_tmem_layout(r, printed[k], list(_maps())) for k, r in sf], 10.0)
     assert [(r.kind, r.params, r.line) for r in good] == [("agree", (("VS", v),), atom_line) for v in (1, 2, 4)]
     planted = _planted(tmp_path)
-    bad = conform_rows([cute_ref.sf_tmem_layout(r, printed[k], planted) for k, r in sf], 10.0)
+    bad = conform_rows([cute_tmem.sf_tmem_layout(r, printed[k], planted) for k, r in sf], 10.0)
     assert [r.kind for r in bad] == ["differ"] * 3
 
 
 @pytest.mark.slow
 def test_installed_cutlass_layout_c_differs_for_every_n():
     _, reqs, printed = _installed()
-    rows = conform_rows([cute_ref.datapath_layout(r, printed[k], list(_maps()))
+    rows = conform_rows([cute_tmem.datapath_layout(r, printed[k], list(_maps()))
                          for k, r in enumerate(reqs) if r.kind == "tmem"], 10.0)
     spec = next(m for m in _maps() if m.id == "tcgen05.datapath.C")
     assert sorted(dict(r.params)["N"] for r in rows) == sorted(dict((q.name, q.values) for q in spec.params)["N"])

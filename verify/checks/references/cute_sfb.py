@@ -5,13 +5,13 @@ allocator of the 1SM block-scaled traits' ``FrgTypeSFB`` on the 4x1 data path (`
 data path", the branch it shares with SFA).  It is compiled for the MMA-partitioned shape ``((N, (SFVecSize, VS)),
 1, 4 / VS)`` of one N x 4 scale-factor tile (4 K blocks: ``4 / VS`` MMAs of ``VS`` factors), for each ``VS`` and
 ``N`` of the spec, at the scale-factor type and ``SFVecSize`` of the kind that uses ``VS`` (as for A,
-``cute.SF_TMEM_KINDS``).
+``cute_tmem.SF_TMEM_KINDS``).
 
 CuTe's layout is read at every 1-D coordinate of its domain ``((((32, N / 32), REP), (SFVecSize, VS)), 1, MMAs)``
 (``REP`` = 4 copies, one per lane quarter): copy ``q`` of row ``n``, element ``v`` of factor ``f`` of MMA ``m`` is
 index ``n + N q + 4 N (v + SFVecSize f) + 4 N SFVecSize VS m``; K block ``kb`` of the tile is factor ``kb % VS``
 of MMA ``kb / VS``, and its ``SFVecSize`` elements must share one address (else a finding).  The address is in
-8-bit elements: lane ``a / 2^18``, 32-bit column ``a % 2^18 / 4``, byte ``a % 4`` (as ``cute.sf_tmem_layout``).
+8-bit elements: lane ``a / 2^18``, 32-bit column ``a % 2^18 / 4``, byte ``a % 4`` (as ``cute_tmem.sf_tmem_layout``).
 The map rows are the spec's ``(quarter, row, kb) -> (tmem_lane, tmem_col, byte)``.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ REP = 4
 BLOCKS = 4   # the K blocks of one scale-factor tile
 
 
-LANE_SHIFT = 16   # as cute's _LANE_SHIFT: a TMEM lane is 2^16 32-bit columns
+LANE_SHIFT = 16   # as cute_tmem's _LANE_SHIFT: a TMEM lane is 2^16 32-bit columns
 SF_BITS = 8       # both scale-factor types are 8-bit: a 32-bit column holds 4
 
 
@@ -74,7 +74,7 @@ def sf_cells(lay: Any, rows: int, blocks: int, copies: int, sfv: int, nsf: int) 
 
 def sfb_requests(root: Path, maps: list, kinds: dict[int, tuple[str, int]]) -> list[Request]:
     """One request per (VS, N) of ``tcgen05.sf.B.4x1``, at the header line of the SFB 4x1 branch; ``kinds``: VS ->
-    (scale-factor type, SFVecSize) of the kind that uses it (``cute.SF_TMEM_KINDS``)."""
+    (scale-factor type, SFVecSize) of the kind that uses it (``cute_tmem.SF_TMEM_KINDS``)."""
     spec = _preferred_map(maps, SPEC)
     if spec is None:
         return []

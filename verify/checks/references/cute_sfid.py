@@ -10,7 +10,7 @@ the address's bits 30-31; and ``UMMA::make_runtime_instr_desc_block_scaled(desc,
 ``(tsfa_addr & 0xC0000000) >> 30`` into the instruction descriptor's ``a_sf_id_``: what the block-scaled traits'
 ``mma_unpack`` issues with ``raw_pointer_cast(SFA.data())`` of the MMA's slice.
 
-For each ``VS`` (1X e8m0/32, 2X e8m0/32, 4X e4m3/16, as ``cute.SF_TMEM_KINDS``) the program evaluates, for MMA
+For each ``VS`` (1X e8m0/32, 2X e8m0/32, 4X e4m3/16, as ``cute_tmem.SF_TMEM_KINDS``) the program evaluates, for MMA
 ``i`` of the tile, the descriptor's ``a_sf_id_`` for the slice ``t(_, _, i)`` and, for each factor ``j`` of row
 ``r`` of that MMA, CuTe's element address ``raw_pointer_cast(t.data() + t.layout()((r, (0, j)), 0, i))``: its
 bits 30-31 (the byte) and the rest (lane and column).  It prints them as the strides of a layout of ``_1``

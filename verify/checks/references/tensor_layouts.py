@@ -5,7 +5,7 @@ Python, each with its PTX instruction (a separate transcription of CuTe's traits
 CuTe's conventions but not its code).  MMA atoms take the same matching and ``conform`` as CuTe's
 traits (``checks.crosscheck``), with the element types read from the atom's PTX string
 (``mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32``: D, A, B, C); copy atoms the same
-evaluation as CuTe's compiled copy traits (``references.cute.copy_layouts``).
+evaluation as CuTe's compiled copy traits (``references.cute_copy.copy_layouts``).
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from ...layout.notations.cute_compiled import Printed, Request
 from ..crosscheck import CrosscheckReport, Row, SpecIndex, _trait_rows
 from ..fragment import DEFAULT_TIMEOUT
 from .common import conform_rows
-from .cute import copy_layouts
+from .cute_copy import copy_layouts
 
 NAME = "tensor-layouts"
 _CPP = {"f16": "cutlass::half_t", "bf16": "cutlass::bfloat16_t", "tf32": "cutlass::tfloat32_t", "f32": "float",
