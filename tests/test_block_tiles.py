@@ -362,7 +362,7 @@ def test_tiled_mma_is_cutes_own_tv_layout_and_tiled(name: str, lid: str, params)
     the host against the nvidia-cutlass 4.2 headers): our TiledMMA, built from the print with the algebra, holds
     at every (thread, value) the cell CuTe's TV layout names, and conforms to the atom's spec as ``tiled``."""
     from verify.layout.model import cells_of
-    from verify.layout.notations.cute import parse_cute
+    from verify.layout.notations.cute_parse import parse_cute
     text = (CUTE / f"{name}.txt").read_text(encoding="utf-8")
     spec = lay(lid)
     given = api.tiled_mma(text, spec, params=params)

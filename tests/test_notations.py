@@ -54,7 +54,7 @@ from verify.layout.notations import (
     triton_to_formula,
     tv_to_formula,
 )
-from verify.layout.notations.cute import compact_left, congruent, flatten
+from verify.layout.notations.cute_layout import compact_left, congruent, flatten
 from verify.layout.notations.errors import decode_source, load_json
 from verify.layout.model import cell_at, z3_cell_of
 

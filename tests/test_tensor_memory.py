@@ -25,7 +25,7 @@ from verify.layout import algebra as A
 from verify.layout import reshape
 from verify.layout.dims import Dim
 from verify.layout.named import TableMap, formula_map
-from verify.layout.notations.cute import parse_cute
+from verify.layout.notations.cute_parse import parse_cute
 
 from conftest import cli
 

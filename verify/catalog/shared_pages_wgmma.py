@@ -317,7 +317,7 @@ _EXAMPLE_HEAD = re.compile(r"(K|MN)-Major,\s*(.+?)\s+and\s+(\w+)\s+type", re.I)
 
 
 def _examples(ctx: PageContext, canon: dict[tuple[str, str], _Canonical]) -> None:
-    from ..layout.notations.cute import flatten
+    from ..layout.notations.cute_layout import flatten
     from ..layout.notations.cute_shared import parse_cute_shared
     from ..layout.notations.errors import NotationError
     if CANONICAL not in ctx.pages:

@@ -438,7 +438,7 @@ def _example(sink: Sink, head: Text, h: re.Match[str], blocks: list[Any]) -> Non
 
 def _exact_map(text: str, bits: int | None) -> tuple[Any, str]:
     """An example's exact layout (``Swizzle<B,M,S> o (shape):(stride)``, integers) as the map the reviewed spec holds."""
-    from ..layout.notations.cute import flatten
+    from ..layout.notations.cute_layout import flatten
     from ..layout.notations.cute_shared import parse_cute_shared
     from ..layout.notations.errors import NotationError
     from .shared_symbolic import concrete_map

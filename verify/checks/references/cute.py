@@ -25,7 +25,7 @@ import numpy as np
 
 from ...layout.model import Layout, MapLayout, cells_of
 from ...layout.notations import NotationError, TraitEntry
-from ...layout.notations.cute import CuteLayout
+from ...layout.notations.cute_layout import CuteLayout
 from ...layout.notations.cute_compiled import Printed, Request, discover, parse_output
 from ..crosscheck import CrosscheckReport, Row, SpecIndex, _trait_rows
 from ..fragment import DEFAULT_TIMEOUT

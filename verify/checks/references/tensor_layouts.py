@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...layout.notations import NotationError, TraitEntry
-from ...layout.notations.cute import CuteLayout
+from ...layout.notations.cute_layout import CuteLayout
 from ...layout.notations.cute_compiled import Printed, Request
 from ..crosscheck import CrosscheckReport, Row, SpecIndex, _trait_rows
 from ..fragment import DEFAULT_TIMEOUT

@@ -36,7 +36,7 @@ from typing import Any
 
 from ...layout.corrections import in_use_of
 from ...layout.model import MapLayout
-from ...layout.notations.cute import CuteLayout, compact_left
+from ...layout.notations.cute_layout import CuteLayout, compact_left
 from ..crosscheck import Row
 from .common import Evaluated, conform_rows
 from .pyfunc import Refused

@@ -5,7 +5,8 @@ Each importer reads untrusted text with its own bounded grammar and returns a ``
 the operand extent when the notation states it, the original text and the notation's name — what
 ``conform`` needs to compare a layout with the spec cell by cell.
 
-- ``cute``: CuTe ``shape:stride`` and ``Layout<Shape<...>,Stride<...>>`` (TV layouts of MMA atoms)
+- ``cute``: CuTe TV layouts of MMA atoms as formulas (``shape:stride`` and ``Layout<Shape<...>,Stride<...>>``);
+  ``cute_layout`` the layout value (``CuteLayout``), ``cute_parse`` its two grammars (``parse_cute``)
 - ``cute_headers``: every ``MMA_Traits`` in CuTe's ``mma_traits_sm*.hpp`` headers
 - ``triton``: Triton linear layouts (bases over GF(2)), JSON or printed
 - ``table``: explicit (lane, i) -> (row, col) tables, JSON
@@ -22,7 +23,9 @@ from .errors import NeedsMember, NotationError, TVImport
 from .registry import Notation, Option, notation, notations, register
 
 if TYPE_CHECKING:  # the lazy names below as the type checker sees them (at run time: ``__getattr__``); in __all__
-    from .cute import CuteLayout, import_cute, parse_cute, tv_to_formula  # noqa: F401
+    from .cute import import_cute, tv_to_formula  # noqa: F401
+    from .cute_layout import CuteLayout  # noqa: F401
+    from .cute_parse import parse_cute  # noqa: F401
     from .cute_headers import HeaderResult, Skipped, TraitEntry, find_mma_headers, ptx_type  # noqa: F401
     from .cute_headers import read_header, read_headers  # noqa: F401
     from .expr import import_index_code, parse_index_code  # noqa: F401
@@ -33,7 +36,9 @@ if TYPE_CHECKING:  # the lazy names below as the type checker sees them (at run 
 # The readers' own names load with their module on first use (the CuTe header reader is large and only
 # ``crosscheck`` needs it).
 _LAZY = {
-    "cute": ("CuteLayout", "import_cute", "parse_cute", "tv_to_formula"),
+    "cute_layout": ("CuteLayout",),
+    "cute": ("import_cute", "tv_to_formula"),
+    "cute_parse": ("parse_cute",),
     "cute_headers": ("HeaderResult", "Skipped", "TraitEntry", "find_mma_headers", "ptx_type", "read_header",
                      "read_headers"),
     "expr": ("import_index_code", "parse_index_code"),

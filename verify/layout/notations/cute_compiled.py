@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .cute import CuteLayout, parse_cute
+from .cute_layout import CuteLayout
+from .cute_parse import parse_cute
 from .errors import NotationError
 
 # Template parameters of a partial specialisation that CuTe's layouts do not depend on, and the value

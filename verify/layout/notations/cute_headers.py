@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from .cute import CuteLayout, Interpreter, TNode, Token, TypeParser, lex, tv_to_formula
+from .cute import tv_to_formula
+from .cute_layout import CuteLayout
+from .cute_parse import Interpreter, TNode, Token, TypeParser, lex
 from .errors import NotationError, TVImport, decode_source, read_source
 
 MAX_ALIAS_CHAIN = 16

@@ -23,18 +23,16 @@ import re
 from dataclasses import dataclass
 
 from ..shared import SharedLayout, Swizzle, make_shared
-from .cute import (
-    CuteLayout,
+from .cute_layout import CuteLayout, flatten, product
+from .cute_parse import (
     Interpreter,
     PNode,
     TNode,
     TokenStream,
     TypeParser,
     _describe,
-    flatten,
     iter_tokens,
     parse_cute,
-    product,
 )
 from .registry import SharedReader, register_reader
 from .errors import NotationError, decode_source

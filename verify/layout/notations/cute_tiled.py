@@ -30,7 +30,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .cute import CuteLayout, TokenStream, _parse_printed, iter_tokens, tv_to_formula
+from .cute import tv_to_formula
+from .cute_layout import CuteLayout
+from .cute_parse import TokenStream, _parse_printed, iter_tokens
 from .errors import NotationError, Positions, TVImport, decode_source
 from .registry import Notation, register
 

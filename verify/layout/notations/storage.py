@@ -25,7 +25,8 @@ from ..dims import Dim
 from ..family import Param, substitute
 from ..named import FormulaMap, formula_map
 from ..shared import mode_offset, op
-from .cute import flatten, parse_cute
+from .cute_layout import flatten
+from .cute_parse import parse_cute
 from .errors import NotationError, Positions, decode_source
 from .triton_shared import _gf2_inverse, _pow2, _xor_expr
 

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from verify.formula import BinOp, Case, Definition, Formula, Num, Ref, Var
 
-from .cute import TokenStream, domain_condition
+from .cute import domain_condition
+from .cute_parse import TokenStream
 from ...files import json_text
 from .errors import JsonDoc, NotationError, TVImport, decode_source, load_json
 from .registry import Notation, Option, register
