@@ -33,7 +33,7 @@ BASELINES = ROOT / "ci" / "releases"
 MMA_91 = "9.7.14.5-matrix-multiply-accumulate-operation-usingmmainstruction.md"
 DESCRIPTOR_91 = "9.7.16.4-matrix-descriptors.md"
 # the exact summary of `diff ../shared/ptx-isa-9.0 ../shared/ptx-isa-9.1`, worked out in docs/releases.md
-SUMMARY = ("137 unchanged, 0 changed, 2 added, 0 removed, 0 undecided; errata in the text: 50 persisting, 3 new, "
+SUMMARY = ("137 unchanged, 0 changed, 6 added, 0 removed, 0 undecided; errata in the text: 50 persisting, 4 new, "
            "0 fixed; sections: 138 in both (0 renumbered, 3 retitled), 44 added, 2 removed  -> DIFFERENT")
 
 
@@ -82,8 +82,10 @@ def test_9_1_states_every_layout_of_9_0_with_the_same_maps_and_verdicts(check91:
         assert _statuses(check91, key) == _statuses(old, key), key
     maps, old_maps = _statuses(check91, "maps"), _statuses(old, "maps")
     assert {k: v for k, v in maps.items() if k in old_maps} == old_maps
-    assert sorted(set(maps) - set(old_maps)) == ["tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle"]
-    assert len(check91["layouts"]) == 107 and len(maps) == 32
+    assert sorted(set(maps) - set(old_maps)) == ["tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle",
+                                                 "tcgen05.zero_column.coverage.m128", "tcgen05.zero_column.coverage.m32",
+                                                 "tcgen05.zero_column.coverage.m64", "tcgen05.zero_column.fields"]
+    assert len(check91["layouts"]) == 107 and len(maps) == 36
     assert all(v["status"] == "proved" for m in check91["maps"] if m["id"].startswith("tcgen05.descriptor.")
                for v in m["checks"].values())  # in range, injective, and the descriptor command's model
 
@@ -96,7 +98,8 @@ def test_9_1_reports_the_errata_of_9_0_where_the_text_is_unchanged(check91: dict
     extra = list(new)
     for e in old:  # as many times on each side
         extra.remove(e)
-    assert [(e[0], e[1]) for e in extra] == [("base-offset", "9.7.16.4.1")] * 2 + [("descriptor-format", "9.7.16.4.1")]
+    assert [(e[0], e[1]) for e in extra] == [("base-offset", "9.7.16.4.1")] * 2 + [("descriptor-format", "9.7.16.4.1"),
+                                                                                    ("zero-column-spans", "9.7.16.4.3")]
     assert "0xb00000000, a 36-bit value" in extra[2][4]
     k_major = [e for e in new if e[0] == "smem-injective" and "exact layout Swizzle<1,4,3>" in e[4]]
     assert k_major  # the non-injective K-major 32B tf32 example is still in 9.1's text
@@ -136,7 +139,9 @@ def test_diff_of_9_0_and_9_1_is_exact(docs_dir: Path, docs91_dir: Path) -> None:
     r = diff(a, b, fa, fb, 10.0, sa, sb, (ra, rb))
     lines = diff_lines(r)
     assert lines[0] == "PTX ISA 9.0 -> 9.1" and lines[-1] == SUMMARY
-    assert r.added == ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle") and not r.changed
+    assert r.added == ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle", "tcgen05.zero_column.coverage.m128",
+                       "tcgen05.zero_column.coverage.m32", "tcgen05.zero_column.coverage.m64",
+                       "tcgen05.zero_column.fields") and not r.changed
     assert [(a.number, b.title) for a, b in r.sections.retitled] == [
         ("1.3", "PTX ISA Version 9.1"), ("9.7.14.3", "Block Scaling formma.sync"),
         ("9.7.16.10.7", "Block Scaling for tcgen05.mma.sync")]
@@ -149,7 +154,7 @@ def test_diff_of_the_specs_and_the_9_1_pages_is_empty(docs91_dir: Path, capsys) 
     rc, out, err = cli(capsys, "diff", str(SPECS), str(docs91_dir), "--format", "json")
     data = json.loads(out)
     assert rc == 0 and not data["differs"], err
-    assert len(data["unchanged"]) == 139 and {"tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle"} <= set(
+    assert len(data["unchanged"]) == 143 and {"tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle"} <= set(
         data["unchanged"]) and len(data["outside"]) == 158  # Table 52's and Table 55's maps (no page reader of Table 55 yet), the 5 tcgen05.cp shapes of specs/tcgen05.cp.toml, the 2 shared-memory packings of 4- and 6-bit elements (figures only) and 10 storage and map layouts no page states (CUTLASS, DeepGEMM, Triton)
 
 
@@ -174,7 +179,7 @@ def test_renumbered_sections_are_listed_and_nothing_else_moves(tmp_path: Path, d
     assert moved and all(m["old"]["number"].startswith("9.7.16.") or m["old"]["number"] == "9.7.16" for m in moved)
     assert {m["new"]["number"] for m in moved} == {m["old"]["number"].replace("9.7.16", "9.7.17", 1) for m in moved}
     assert not data["sections"]["added"] and not data["sections"]["removed"]
-    assert len(data["unchanged"]) == 139 and len(data["errata_persisting"]) == 53 and not data["errata_added"]
+    assert len(data["unchanged"]) == 143 and len(data["errata_persisting"]) == 54 and not data["errata_added"]
 
 
 # ----------------------------------------------------------------------------- a page in whatever shape it comes
@@ -307,14 +312,18 @@ def test_the_descriptor_page_s_errata_and_model(tmp_path: Path, docs91_dir: Path
     assert rc == 0, err
     assert {m["id"]: {c: v["status"] for c, v in m["checks"].items()} for m in data["maps"]} == {
         "tcgen05.descriptor.fields": {"in_range": "proved", "injective": "proved", "model": "proved"},
-        "tcgen05.descriptor.swizzle": {"in_range": "proved", "injective": "proved", "model": "proved"}}
+        "tcgen05.descriptor.swizzle": {"in_range": "proved", "injective": "proved", "model": "proved"},
+        "tcgen05.zero_column.fields": {"in_range": "proved", "injective": "proved", "model": "proved"},
+        **{f"tcgen05.zero_column.coverage.m{m}": {"in_range": "proved", "injective": "proved", "surjective": "proved",
+                                                  "model": "proved"} for m in (128, 64, 32)}}
     kinds = sorted((f["kind"], f["line"]) for f in data["doc_findings"])
-    assert kinds == [("base-offset", 37), ("base-offset", 37), ("descriptor-format", 24)]
+    assert kinds == [("base-offset", 37), ("base-offset", 37), ("descriptor-format", 24), ("zero-column-spans", 137)]
     text = page.read_text(encoding="utf-8")
     fixed = tmp_path / "fixed.md"
     fixed.write_text(text.replace("0xb00000000", "0b00000000"), encoding="utf-8")
     rc, out, _ = cli(capsys, "check", str(fixed), "--format", "json")
-    assert rc == 0 and [f["kind"] for f in json.loads(out)["doc_findings"]] == ["base-offset", "base-offset"]
+    assert rc == 0 and [f["kind"] for f in json.loads(out)["doc_findings"]] == ["base-offset", "base-offset",
+                                                                                 "zero-column-spans"]
     changed = tmp_path / "changed.md"
     changed.write_text(text.replace("6\\. 32-Byte swizzling", "5\\. 32-Byte swizzling"), encoding="utf-8")
     rc, out, _ = cli(capsys, "check", str(changed), "--format", "json")
@@ -328,7 +337,7 @@ def test_the_descriptor_page_s_errata_and_model(tmp_path: Path, docs91_dir: Path
 def test_check_release_decides_which_facts_apply(capsys) -> None:
     """--release 9.0 leaves out what 9.1 added (the descriptor's maps, the .ue8m0 4X selectors); 9.1 keeps it. A fact
     of another document (CUTLASS, DeepGEMM, a Triton tutorial: its version is not a PTX release) always applies."""
-    for release, summary in (("9.0", "215 layouts, 78 maps"), ("9.1", "217 layouts, 80 maps")):
+    for release, summary in (("9.0", "215 layouts, 78 maps"), ("9.1", "217 layouts, 84 maps")):
         rc, out, _ = cli(capsys, "check", str(SPECS), "--release", release)
         assert rc == 0 and out.splitlines()[-1].startswith(summary + ", 87 instructions")
     ptx = lambda v: Source("x", 1, "s", version=v)  # noqa: E731

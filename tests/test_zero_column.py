@@ -67,3 +67,68 @@ def test_mask_refuses_what_the_page_does_not_state():
         mask(d, 256, 64)
     with pytest.raises(ValueError, match="sub-masks"):
         mask(d, 32, 30)
+
+
+# ----------------------------------------------------------------------------- the page read and judged (9.1)
+
+from pathlib import Path  # noqa: E402
+
+from verify.catalog import shared_pages  # noqa: E402
+from verify.catalog.sections import thaw  # noqa: E402
+from verify.layout.zero_column import first_difference  # noqa: E402
+
+PAGE = Path(__file__).resolve().parents[1].parent / "shared" / "ptx-isa-9.1" / "9.7.16.4-matrix-descriptors.md"
+if not PAGE.exists():
+    PAGE = Path("/work/shared/ptx-isa-9.1/9.7.16.4-matrix-descriptors.md")
+needs_page = pytest.mark.skipif(not PAGE.exists(), reason="PTX ISA 9.1's descriptor page is not here")
+
+
+def _read(tmp_path, old="", new=""):
+    text = PAGE.read_text(encoding="utf-8")
+    assert old in text
+    page = tmp_path / PAGE.name
+    page.write_text(text.replace(old, new, 1), encoding="utf-8")
+    specs, findings = shared_pages.read([page])
+    return {m.id for s in specs for m in s.maps}, [f for f in findings if "zero-column" in f.kind]
+
+
+def test_the_table_reading_differs_from_example_2_at_bit_3_by_both_engines():
+    d = Z((0, 0, 0, 0), (0, 0, 0, 0), 1, 2, 3, 0)
+    shown = tuple(int(c) for c in reversed("1110000" "1110000"))
+    table = first_difference(d, 0, shown, "table")
+    assert (table.bit, table.page, table.rule, table.agreed) == (3, 0, 1, True)
+    assert dict(table.engines) == {"enumeration": 3, "z3": 3}
+    ours = first_difference(d, 0, shown)
+    assert ours.bit is None and dict(ours.engines) == {"enumeration": None, "z3": None}
+    flipped = shown[:5] + (1 - shown[5],) + shown[6:]
+    assert dict(first_difference(d, 0, flipped).engines) == {"enumeration": 5, "z3": 5}
+
+
+@needs_page
+def test_the_page_s_span_erratum_is_one_finding_at_the_skip_span_row(tmp_path):
+    ids, found = _read(tmp_path)
+    assert {"tcgen05.zero_column.fields", "tcgen05.zero_column.coverage.m128", "tcgen05.zero_column.coverage.m64",
+            "tcgen05.zero_column.coverage.m32"} <= ids
+    assert [(f.kind, f.line, f.column) for f in found] == [("zero-column-spans", 137, 25)]
+    w = dict(found[0].witness)
+    assert (w["example"], w["mask"], w["bit"], w["table"], w["page"], w["line"]) == (2, 0, 3, 1, 0, 181)
+    assert thaw(w["engines"]) == {"enumeration": 3, "z3": 3}
+    assert "mask0 bit 3 is 1; the page shows 0 (line 181)" in found[0].message
+
+
+@needs_page
+def test_a_mutated_example_is_reported_at_its_output_line(tmp_path):
+    _, found = _read(tmp_path, "Output mask2: 0b … 111 0000 111 00", "Output mask2: 0b … 111 0000 111 01")
+    ex = [f for f in found if f.kind == "zero-column-example"]
+    assert [(f.line, dict(f.witness)["mask"], dict(f.witness)["bit"]) for f in ex] == [(207, 2, 0)]
+    assert "example 4 (M = 32): mask2 bit 0 is 1 on the page, but the descriptor" in ex[0].message
+
+
+@needs_page
+def test_a_page_with_the_spans_words_swapped_has_no_span_erratum(tmp_path):
+    text = PAGE.read_text(encoding="utf-8")
+    page = tmp_path / PAGE.name
+    page.write_text(text.replace("where B matrix is used) - 1", "where 0s are used) - 1  ", 1)
+                    .replace("where 0s ar used) - 1", "where B matrix is used) - 1", 1), encoding="utf-8")
+    _, findings = shared_pages.read([page])
+    assert not [f for f in findings if "zero-column" in f.kind]

@@ -81,6 +81,7 @@ KNOWN: dict[str, Known] = {k.role: k for k in (
     Known("tcgen05.swizzle", ("tcgen05-shared-memory-layout-swizzling",), "Shared Memory Layout and Swizzling"),
     Known("tcgen05.descriptors", ("tcgen05-matrix-descriptors",), "Matrix Descriptors"),
     Known("tcgen05.descriptor", ("tcgen05-shared-memory-descriptor",), "Shared memory descriptor"),
+    Known("tcgen05.zero_column", ("tcgen05-zero-column-mask-descriptor",), "Zero-Column Mask Descriptor"),
     Known("tcgen05.lbo", ("tcgen05-leading-dimension-byte-offset",),
           "Leading Dimension Stride: relative offset or absolute address"),
     Known("tcgen05.lbo.absolute", ("tcgen05-leading-dimension-byte-offset-absolute-address-restriction",),

@@ -24,9 +24,12 @@ TC_VALID = "tcgen05.valid"
 TC_SWIZZLE = "tcgen05.swizzle"
 CANONICAL = "wgmma.shared.canonical"
 TC_DESCRIPTOR = "tcgen05.descriptor"
-PAGE_MAPS = ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle")  # the maps of kind "map" a page states
+TC_ZERO_COLUMN = "tcgen05.zero_column"
+PAGE_MAPS = ("tcgen05.descriptor.fields", "tcgen05.descriptor.swizzle", "tcgen05.zero_column.fields",
+             "tcgen05.zero_column.coverage.m128", "tcgen05.zero_column.coverage.m64", "tcgen05.zero_column.coverage.m32")  # the maps of kind "map" a page states
 ROLES = (WGMMA, "wgmma.shared.lbo", "wgmma.shared.sbo", "wgmma.shared.canonical", "wgmma.shared.descriptor",
-         TC_VALID, TC_SWIZZLE, TC_DESCRIPTOR, "tcgen05.lbo", "tcgen05.canonical")
+         TC_VALID, TC_SWIZZLE, TC_DESCRIPTOR, "tcgen05.lbo", "tcgen05.canonical",
+         TC_ZERO_COLUMN)
 
 # family values: T = 128 / bits of the element types each instruction reads from shared memory
 WGMMA_T = (4, 8, 16)          # 32-, 16- and 8-bit types

@@ -40,10 +40,11 @@ from ..layout.records import Shape, Source
 from .known import release_of
 from .sections import IngestFinding
 
-from .shared_page_context import (PAGE_MAPS, TC_DESCRIPTOR, TC_SWIZZLE, TC_VALID, WGMMA, PageContext, read_pages, sections_of,
+from .shared_page_context import (PAGE_MAPS, TC_DESCRIPTOR, TC_ZERO_COLUMN, TC_SWIZZLE, TC_VALID, WGMMA, PageContext, read_pages, sections_of,
                                   add_siblings)
 from .shared_pages_tcgen05 import read_tcgen05, read_tcgen05_descriptor
 from .shared_pages_wgmma import read_wgmma
+from .shared_pages_zero_column import read_tcgen05_zero_column
 
 
 # ----------------------------------------------------------------------------- entry
@@ -66,7 +67,8 @@ def read(paths: Sequence[str | Path], against: Sequence[str | Path] | None = Non
     reviewed = _reviewed(against, release)
     given = {str(Path(p).resolve()) for p in strs}
     for group, fn, instr in ((WGMMA, read_wgmma, "wgmma"), (TC_SWIZZLE, read_tcgen05, "tcgen05"),
-                             (TC_DESCRIPTOR, read_tcgen05_descriptor, "tcgen05")):
+                             (TC_DESCRIPTOR, read_tcgen05_descriptor, "tcgen05"),
+                             (TC_ZERO_COLUMN, read_tcgen05_zero_column, "tcgen05")):
         if group not in have and not (group == TC_SWIZZLE and TC_VALID in have):
             continue
         before_maps, before_f = len(ctx.maps), len(ctx.findings)

@@ -27,7 +27,8 @@ import z3
 
 from ..engines import oracle, smt
 from ..errors import SpecError
-from ..layout.descriptor import MODELS
+from ..layout.descriptor import MODELS as DESCRIPTOR_MODELS
+from ..layout.zero_column import MODELS as ZERO_COLUMN_MODELS
 from ..layout.dims import Dim, names
 from ..layout.family import Param
 from ..layout.model import MAP_CHECKS, MapLayout
@@ -510,6 +511,11 @@ def _run(m: NamedMap, checks: "Iterable[str]", timeout: float, expect: Mapping[s
             pending = False
             out.append(r)
     return tuple(out)
+
+
+# the tool's models of catalog maps (the descriptor's fields and codes, the zero-column mask descriptor's fields
+# and coverage): ``check`` proves each map the same as its model with both engines
+MODELS = {**DESCRIPTOR_MODELS, **ZERO_COLUMN_MODELS}
 
 
 def check_map_layout(lay: MapLayout, timeout: float = DEFAULT_TIMEOUT) -> MapResult:

@@ -27,8 +27,13 @@ build it (``make_column_zero_mask``: the mask of each filter position's shift co
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Callable
 
 from .descriptor import Field
+
+if TYPE_CHECKING:
+    from .named import FormulaMap
 
 FIELDS = (Field("sc0", 0, 8), Field("sc1", 8, 8), Field("sc2", 16, 8), Field("sc3", 24, 8),
           Field("fs0", 32, 1), Field("fs1", 33, 1), Field("fs2", 34, 1), Field("fs3", 35, 1),
@@ -112,3 +117,85 @@ def sub_mask_text(d: ZeroColumnMask, m: int, n: int, i: int, reading: str = "exa
     """Sub-mask ``i`` written as the page writes it: ``0b`` and its bits, most significant first."""
     w = n // SUB_MASKS[m]
     return "0b" + "".join(str(b) for b in reversed(mask(d, m, n, reading)[i * w:(i + 1) * w]))
+
+
+# ----------------------------------------------------------------------------- the forms the catalog states
+
+# the N of the coverage families (``specs/tcgen05.zero_column.toml``): every N the four sub-masks split evenly
+COVERAGE_N = (16, 32, 64, 128, 256)
+
+
+def field_map() -> "FormulaMap":
+    """The fields (``FIELDS``, the reserved bits included) as ``descriptor.fields_map``: ``bit -> position``, the
+    form ``specs/tcgen05.zero_column.toml`` states Table 45 in, so both engines hold this model to the page."""
+    from .descriptor import fields_map
+    return fields_map([(f.lo, f.bits) for f in FIELDS])
+
+
+def coverage_formula(m: int) -> str:
+    """``(sub, bit) -> column``: bit ``bit`` of sub-mask ``sub`` is column ``sub * N / s + bit`` (s sub-masks)."""
+    s = SUB_MASKS[m]
+    return "column = bit\n" if s == 1 else f"column = sub * (N / {s}) + bit\n"
+
+
+def coverage_map(m: int) -> "FormulaMap":
+    """The sub-masks' coverage of N for an M (the page's coverage table), a family over ``COVERAGE_N``."""
+    from ..formula.index import parse_index
+    from ..formula.parser import parse_expression
+    from .dims import Dim
+    from .family import Param
+    from .named import FormulaMap
+    s = SUB_MASKS[m]
+    width = parse_expression("N" if s == 1 else f"N / {s}", ("N",))
+    return FormulaMap(parse_index(coverage_formula(m), "x", ("sub", "bit"), ("column",), ("N",)),
+                      (Dim("sub", s), Dim("bit", width)), (Dim("column", parse_expression("N", ("N",))),),
+                      params=(Param("N", COVERAGE_N),))
+
+
+# the catalog's maps that state this model: ``check`` proves each the same as it with both engines
+# (``checks.maps.MODELS`` holds them with the shared-memory descriptor's)
+MODELS: dict[str, Callable[[], "FormulaMap"]] = {
+    "tcgen05.zero_column.fields": field_map, **{f"tcgen05.zero_column.coverage.m{m}": partial(coverage_map, m)
+                                                for m in SUB_MASKS}}
+
+
+# ----------------------------------------------------------------------------- a shown sub-mask against a reading
+
+@dataclass(frozen=True)
+class Difference:
+    """The lowest bit ``bit`` of a sub-mask where the bits a page shows (``page``) and a reading's rule (``rule``)
+    differ, as each engine found it (``engines``: engine -> that bit, None for no difference)."""
+    bit: int | None
+    page: int
+    rule: int
+    engines: tuple[tuple[str, int | None], ...]
+
+    @property
+    def agreed(self) -> bool:
+        return all(b == self.bit for _, b in self.engines)
+
+
+def first_difference(d: ZeroColumnMask, i: int, shown: tuple[int, ...], reading: str = "examples") -> Difference:
+    """Sub-mask ``i`` of ``d`` against ``shown`` (bit ``j`` of the sub-mask is ``shown[j]``; the bits a page writes,
+    its elided high bits left out), in ``reading``: the lowest bit where they differ, by both engines.  The
+    enumeration evaluates ``sub_mask_bit`` at every shown bit; Z3 states the same rule over bit-vector terms (the
+    position in the run ``(j + sc_i) mod (ones + zeros)``, the first span choosing which run comes first) and finds
+    the least ``j`` where the shown bit is not it."""
+    import z3
+    enum = next((j for j, b in enumerate(shown) if sub_mask_bit(d, i, j, reading) != b), None)
+    ones, zeros = (d.skip_span + 1, d.use_span + 1) if reading == "examples" else (d.use_span + 1, d.skip_span + 1)
+    w = max(16, len(shown) + 1, (d.start_counts[i] + len(shown) + ones + zeros).bit_length() + 1)
+    j = z3.BitVec("j", w)
+    q = z3.URem(j + d.start_counts[i], ones + zeros)
+    one, nought = z3.BitVecVal(1, w), z3.BitVecVal(0, w)
+    rule = (nought if not d.non_zero_mask else
+            z3.If(z3.ULT(q, ones), one, nought) if d.first_spans[i] else z3.If(z3.ULT(q, zeros), nought, one))
+    page = z3.LShR(z3.BitVecVal(sum(b << k for k, b in enumerate(shown)), w), j) & 1
+    opt = z3.Optimize()
+    opt.add(z3.ULT(j, len(shown)), page != rule)
+    opt.minimize(j)
+    found = opt.check() == z3.sat
+    smt = opt.model()[j].as_long() if found else None
+    at = enum if enum is not None else 0
+    return Difference(enum, shown[at] if shown else 0, sub_mask_bit(d, i, at, reading) if shown else 0,
+                      (("enumeration", enum), ("z3", smt)))
