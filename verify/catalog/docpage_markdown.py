@@ -183,6 +183,50 @@ def _cell_list(lines: list[str], j: int, q: int) -> tuple[list[tuple[str, int, i
     return items, items[-1][1]  # no row follows: the table ends after the list
 
 
+def _fenced_code(lines: list[str], i: int, cut: int) -> tuple[Code, int]:
+    """The fenced code block whose opening fence is line ``i`` (its text at column ``cut``): its lines, each with
+    the fence's indentation (or the quote's prefix) removed, and the index of the line after its closing fence."""
+    lineno = i + 1
+    fence_indent = cut
+    qp = _quote_prefix(lines[i])
+    code: list[CodeLine] = []
+    i += 1
+    while i < len(lines):
+        r = lines[i]
+        b, c = _strip_prefix(r)
+        if b.startswith("```"):
+            break
+        q = _quote_prefix(r)
+        if q:
+            t, tcol = r[q:], q
+        else:
+            k = 0
+            limit = max(fence_indent - qp, 0) if qp else fence_indent
+            while k < len(r) and k < limit and r[k] in " \t":
+                k += 1
+            t, tcol = r[k:], k
+        code.append(CodeLine(t.rstrip(), i + 1, tcol + 1))
+        i += 1
+    return Code(tuple(code), lineno), i + 1
+
+
+def _pipe_table(lines: list[str], i: int, body: str, cut: int) -> tuple[Table, int]:
+    """The pipe table whose header is line ``i`` (``body``, at column ``cut``): its header and rows (separator
+    rows left out), and the index of the first line after it."""
+    header = [c.text for c in _split_cells(body, cut)]
+    rows: list[Row] = []
+    tline = i + 1
+    i += 1
+    while i < len(lines):
+        b, c = _strip_prefix(lines[i])
+        if not b.startswith("|"):
+            break
+        if not SEP_ROW.match(b.strip()):
+            rows.append(Row(tuple(_split_cells(b, c)), i + 1, b))
+        i += 1
+    return Table(tuple(header), tuple(rows), tline), i
+
+
 def _parse_markdown(text: str) -> list[Heading | Block]:
     out: list[Heading | Block] = []
     lines = text.split("\n")
@@ -204,28 +248,8 @@ def _parse_markdown(text: str) -> list[Heading | Block]:
         lineno = i + 1
         if body.startswith("```"):
             flush()
-            fence_indent = cut
-            qp = _quote_prefix(raw)
-            code: list[CodeLine] = []
-            i += 1
-            while i < len(lines):
-                r = lines[i]
-                b, c = _strip_prefix(r)
-                if b.startswith("```"):
-                    break
-                q = _quote_prefix(r)
-                if q:
-                    t, tcol = r[q:], q
-                else:
-                    k = 0
-                    limit = max(fence_indent - qp, 0) if qp else fence_indent
-                    while k < len(r) and k < limit and r[k] in " \t":
-                        k += 1
-                    t, tcol = r[k:], k
-                code.append(CodeLine(t.rstrip(), i + 1, tcol + 1))
-                i += 1
-            out.append(Code(tuple(code), lineno))
-            i += 1
+            block, i = _fenced_code(lines, i, cut)
+            out.append(block)
             continue
         if not body.strip():
             flush()
@@ -256,18 +280,8 @@ def _parse_markdown(text: str) -> list[Heading | Block]:
             continue
         if body.startswith("|"):
             flush()
-            header = [c.text for c in _split_cells(body, cut)]
-            rows: list[Row] = []
-            tline = lineno
-            i += 1
-            while i < len(lines):
-                b, c = _strip_prefix(lines[i])
-                if not b.startswith("|"):
-                    break
-                if not SEP_ROW.match(b.strip()):
-                    rows.append(Row(tuple(_split_cells(b, c)), i + 1, b))
-                i += 1
-            out.append(Table(tuple(header), tuple(rows), tline))
+            table, i = _pipe_table(lines, i, body, cut)
+            out.append(table)
             continue
         imgs = IMAGE.findall(body)
         if imgs and not IMAGE.sub("", body).strip():

@@ -23,6 +23,7 @@ sum of the groups' degrees at the worst placement.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
@@ -118,20 +119,30 @@ def footprint(lay: SharedLayout, access: Access, pat: Pattern) -> tuple[Pattern,
         (step_r, step_c)
 
 
-def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float = DEFAULT_TIMEOUT) -> BanksResult:
-    """The three properties of the module docstring, the degree and the wavefronts."""
-    t0 = time.perf_counter()
-    pat, step = footprint(lay, access, pat)
+def _require_footprint_fits(lay: SharedLayout, pat: Pattern) -> None:
+    """A ``ValueError`` when the tile, at any of its members, is smaller than the access's footprint ``pat``."""
     for env in bindings(lay.map):
         r, c = lay.map.inputs[0].at(env), lay.map.inputs[1].at(env)
         if r < pat.rows or c < pat.cols:
             raise ValueError(f"the tile ({r} x {c}) is smaller than the access's footprint ({pat.rows} x {pat.cols})"
                              + (f" at {', '.join(f'{k} = {v}' for k, v in env.items())}" if env else ""))
-    m = placed(lay, pat, step)
+
+
+@dataclass(frozen=True)
+class _Enumerated:
+    """The enumeration engine's answer over every binding, placement and lane: the first witness of each property
+    (None: it holds), the worst degree and its wavefront group, the most wavefronts, and the placements counted."""
+    witnesses: dict[str, Any]
+    degree: int
+    worst: dict[str, Any] | None
+    wavefronts: int
+    placements: int
+
+
+def _enumerate_banks(m: Any, lay: SharedLayout, access: Access, pat: Pattern, step: tuple[int, int]) -> _Enumerated:
+    """The three properties, the degree and the wavefronts of the placed access ``m``, by enumeration."""
     J = access.words
     g = access.group
-
-    # ---- enumeration: every binding, placement, lane
     enum: dict[str, Any] = {"defined": None, "aligned": None, "conflict_free": None}
     degree, worst, wavefronts, placements = 1, None, 0, 0
     for env in bindings(m):
@@ -172,53 +183,82 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
             l1, l2 = pair
             enum["conflict_free"] = _conflict_witness(pat, step, access, env, a, b, l1, l2,
                                                       int(addr[l1, a, b]), int(addr[l2, a, b]))
-    ideal = -(-access.lanes // g)
+    return _Enumerated(enum, degree, worst, wavefronts, placements)
 
-    # ---- Z3: one query per property, parameters free
+
+@dataclass(frozen=True)
+class _Z3Access:
+    """The Z3 terms the three queries share, the parameters free: the placed access ``m`` at width ``w``, the
+    parameters and their constraint, one lane's point ``x`` (its place defined: ``okx``; its byte address: ``ax``),
+    the point's box, the active-lane predicate and the variables a witness is minimised over."""
+    m: Any
+    lay: SharedLayout
+    access: Access
+    pat: Pattern
+    step: tuple[int, int]
+    w: int
+    penv: dict[str, Any]
+    valid: Any
+    lanes_active: Any
+    x: Any
+    okx: Any
+    ax: Any
+    keys: list[Any]
+    box: Any
+
+
+def _z3_access(m: Any, lay: SharedLayout, access: Access, pat: Pattern, step: tuple[int, int]) -> _Z3Access:
+    """The shared terms of the Z3 queries of ``m`` (see ``_Z3Access``)."""
     w = max(width(m), smt.width_for(max(lay.base, 1) + (1 << 22)))
     penv = {p.name: z3.BitVec(f"param_{p.name}", w) for p in m.params}
     valid = param_constraint(m.params, penv, w)
     lanes_active = _z3_active(pat, access)
-    results = []
-
     x, okx, ax = _z3_terms(m, lay, access, "1", w, penv)
     keys = [*penv.values(), x["a"], x["b"], x["lane"]]
     box = in_box(x, m.inputs, penv, w)
-    # defined
-    res, model = smt.solve_min([valid, box, lanes_active(x["lane"]), z3.Not(okx)], keys, smt.Budget(timeout))
+    return _Z3Access(m, lay, access, pat, step, w, penv, valid, lanes_active, x, okx, ax, keys, box)
+
+
+def _z3_undefined(q: _Z3Access, timeout: float) -> tuple[str, LaneAddress | None]:
+    """Z3's answer to ``defined`` and its witness: an active lane addressing a cell the layout does not place."""
+    res, model = smt.solve_min([q.valid, q.box, q.lanes_active(q.x["lane"]), z3.Not(q.okx)], q.keys,
+                               smt.Budget(timeout))
     z3_cex = None
     if res == "sat" and model is not None:
-        p = _point(m, model, x)
-        z3_cex = LaneAddress({k: smt.as_int(model, v) for k, v in penv.items()}, p["lane"],
-                             _origin(step, p["a"], p["b"]), _cell(pat, step, p["lane"], p["a"], p["b"]))
-    results.append(combine_engines(
-        "defined", "proved", smt.status(res), z3_cex, enum["defined"],
-        lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
-        time.perf_counter() - t0, "every cell a lane addresses is placed by the layout", same_witness=True))
-    # aligned
-    width_b = max(1, min(access.bytes, 16))
-    res, model = smt.solve_min([valid, box, lanes_active(x["lane"]), okx, z3.URem(ax, smt.bv(width_b, w)) != 0],
-                               keys, smt.Budget(timeout))
+        p = _point(q.m, model, q.x)
+        z3_cex = LaneAddress({k: smt.as_int(model, v) for k, v in q.penv.items()}, p["lane"],
+                             _origin(q.step, p["a"], p["b"]), _cell(q.pat, q.step, p["lane"], p["a"], p["b"]))
+    return res, z3_cex
+
+
+def _z3_misaligned(q: _Z3Access, timeout: float) -> tuple[str, LaneAddress | None]:
+    """Z3's answer to ``aligned`` and its witness: an active lane's address that is not a multiple of the access."""
+    w = q.w
+    width_b = max(1, min(q.access.bytes, 16))
+    res, model = smt.solve_min([q.valid, q.box, q.lanes_active(q.x["lane"]), q.okx,
+                                z3.URem(q.ax, smt.bv(width_b, w)) != 0], q.keys, smt.Budget(timeout))
     z3_cex = None
     if res == "sat" and model is not None:
-        p = _point(m, model, x)
-        env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
-        z3_cex = LaneAddress(env_v, p["lane"], _origin(step, p["a"], p["b"]),
-                             _cell(pat, step, p["lane"], p["a"], p["b"]), smt.as_int(model, ax))
-    results.append(combine_engines(
-        "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
-        lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "
-                  f"multiple of the {access.bytes}-byte access", time.perf_counter() - t0,
-        f"every address is a multiple of {access.bytes} bytes", same_witness=True))
-    # conflict_free: two lanes of one group, one placement, a shared bank, different words
+        p = _point(q.m, model, q.x)
+        env_v = {k: smt.as_int(model, v) for k, v in q.penv.items()}
+        z3_cex = LaneAddress(env_v, p["lane"], _origin(q.step, p["a"], p["b"]),
+                             _cell(q.pat, q.step, p["lane"], p["a"], p["b"]), smt.as_int(model, q.ax))
+    return res, z3_cex
+
+
+def _z3_bank_conflict(q: _Z3Access, timeout: float) -> tuple[str, BankConflict | None]:
+    """Z3's answer to ``conflict_free`` and its witness: two lanes of one group, one placement, a shared bank,
+    different words."""
+    m, lay, access, w, x, penv = q.m, q.lay, q.access, q.w, q.x, q.penv
+    J, g = access.words, access.group
     y = {"lane": z3.BitVec("lane_2", w), "a": x["a"], "b": x["b"]}
     oky, out_y = m.encode(y, penv)
     ay = smt.bv(lay.base, w) + ((out_y["offset"] * smt.bv(lay.element_bits, w)) >> smt.bv(3, w))
     j1, j2 = z3.BitVec("j_1", w), z3.BitVec("j_2", w)
-    wx = (ax >> smt.bv(2, w)) + j1
+    wx = (q.ax >> smt.bv(2, w)) + j1
     wy = (ay >> smt.bv(2, w)) + j2
-    cs = [valid, box, in_box(y, m.inputs, penv, w), lanes_active(x["lane"]), lanes_active(y["lane"]), okx, oky,
-          x["lane"] < y["lane"], z3.UDiv(x["lane"], smt.bv(g, w)) == z3.UDiv(y["lane"], smt.bv(g, w)),
+    cs = [q.valid, q.box, in_box(y, m.inputs, penv, w), q.lanes_active(x["lane"]), q.lanes_active(y["lane"]), q.okx,
+          oky, x["lane"] < y["lane"], z3.UDiv(x["lane"], smt.bv(g, w)) == z3.UDiv(y["lane"], smt.bv(g, w)),
           z3.ULT(j1, smt.bv(J, w)), z3.ULT(j2, smt.bv(J, w)),
           (wx & smt.bv(BANKS - 1, w)) == (wy & smt.bv(BANKS - 1, w)), wx != wy]
     res, model = smt.solve_min(cs, [*penv.values(), x["a"], x["b"], y["lane"], x["lane"]], smt.Budget(timeout))
@@ -227,7 +267,40 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         env_v = {k: smt.as_int(model, v) for k, v in penv.items()}
         a, b = smt.as_int(model, x["a"]), smt.as_int(model, x["b"])
         l1, l2 = smt.as_int(model, x["lane"]), smt.as_int(model, y["lane"])
-        z3_conflict = _conflict_witness(pat, step, access, env_v, a, b, l1, l2, smt.as_int(model, ax), smt.as_int(model, ay))
+        z3_conflict = _conflict_witness(q.pat, q.step, access, env_v, a, b, l1, l2, smt.as_int(model, q.ax),
+                                        smt.as_int(model, ay))
+    return res, z3_conflict
+
+
+def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float = DEFAULT_TIMEOUT) -> BanksResult:
+    """The three properties of the module docstring, the degree and the wavefronts."""
+    t0 = time.perf_counter()
+    pat, step = footprint(lay, access, pat)
+    _require_footprint_fits(lay, pat)
+    m = placed(lay, pat, step)
+    J = access.words
+    g = access.group
+
+    # ---- enumeration: every binding, placement, lane
+    en = _enumerate_banks(m, lay, access, pat, step)
+    enum, worst = en.witnesses, en.worst
+    ideal = -(-access.lanes // g)
+
+    # ---- Z3: one query per property, parameters free
+    q = _z3_access(m, lay, access, pat, step)
+    results = []
+    res, z3_cex = _z3_undefined(q, timeout)
+    results.append(combine_engines(
+        "defined", "proved", smt.status(res), z3_cex, enum["defined"],
+        lambda c: f"{_prefix(c)}lane {c['lane']} addresses cell {tuple(c['cell'])}, which the layout does not place",
+        time.perf_counter() - t0, "every cell a lane addresses is placed by the layout", same_witness=True))
+    res, z3_cex = _z3_misaligned(q, timeout)
+    results.append(combine_engines(
+        "aligned", "proved", smt.status(res), z3_cex, enum["aligned"],
+        lambda c: f"{_prefix(c)}lane {c['lane']} addresses {c['address']:#x} (cell {tuple(c['cell'])}): not a "
+                  f"multiple of the {access.bytes}-byte access", time.perf_counter() - t0,
+        f"every address is a multiple of {access.bytes} bytes", same_witness=True))
+    res, z3_conflict = _z3_bank_conflict(q, timeout)
 
     def confirm(c: BankConflict) -> bool:
         a1, a2 = c.addresses
@@ -242,7 +315,7 @@ def check_banks(lay: SharedLayout, access: Access, pat: Pattern, timeout: float 
         same_witness=True))
     if worst is not None:
         _confirm_worst(lay, pat, step, worst, J)
-    return BanksResult(access, tuple(results), degree, worst, wavefronts or ideal, ideal, placements)
+    return BanksResult(access, tuple(results), en.degree, worst, en.wavefronts or ideal, ideal, en.placements)
 
 
 def _prefix(c: Mapping[str, Any]) -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Any, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
 
 from ..layout.enumerate import decide
 from ..layout.model import Layout, cells_of
@@ -178,6 +179,175 @@ def focus_cells(layout: Layout, grids: Grids,
     return out
 
 
+@dataclass(frozen=True)
+class _GridGeometry:
+    """How each computation's grid is drawn: the cell size (``compact``: colours only), the rows and columns shown
+    (index -> offset) and the elided runs between them, the grid's size, the hatch pattern's id and the colour of a
+    lane (``paint``); ``focus`` the cells kept in sight, ``shown_rows``/``shown_cols`` how many are drawn."""
+    cw: int
+    ch: int
+    compact: bool
+    xs: dict[int, int]
+    ys: dict[int, int]
+    col_gaps: list
+    row_gaps: list
+    grid_w: int
+    grid_h: int
+    pat: str
+    paint: Callable[[int], str]
+    focus: list[tuple[int, int, int]]
+    condensed: bool
+    shown_rows: int
+    shown_cols: int
+
+
+def _grid_geometry(layout: Layout, grids: Grids, hl: set[tuple[int, int, int]], full: bool, uid: str,
+                   paint: Callable[[int], str]) -> _GridGeometry:
+    """The grids' geometry: whole when ``full`` or when they fit at cell size, else condensed around the focus."""
+    compact = full and layout.rows * layout.cols > COMPACT_CELLS
+    cw, ch = (12, 12) if compact else (56, 32)
+    focus = focus_cells(layout, grids, hl) if not full else []
+    col_runs = [(0, layout.cols)] if full or layout.cols <= FULL_COLS else \
+        condense(layout.cols, cw, MAX_GRID_W, [c for _, _, c in focus])
+    row_runs = [(0, layout.rows)] if full or layout.rows <= FULL_ROWS else \
+        condense(layout.rows, ch, MAX_GRID_H, [r for _, r, _ in focus])
+    condensed = col_runs != [(0, layout.cols)] or row_runs != [(0, layout.rows)]
+    xs, col_gaps, grid_w = _axis(col_runs, layout.cols, cw, 0)
+    ys, row_gaps, grid_h = _axis(row_runs, layout.rows, ch, 0)
+    shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
+    return _GridGeometry(cw, ch, compact, xs, ys, col_gaps, row_gaps, grid_w, grid_h, f"hatch-{uid}", paint, focus,
+                         condensed, shown_rows, shown_cols)
+
+
+def _grid_indices(geo: _GridGeometry, left: int, gy: int) -> list[str]:
+    """The column indices above a grid at (``left``, ``gy``) and the row indices left of it (every 8th if compact)."""
+    o: list[str] = []
+    a = o.append
+    step = 8 if geo.compact else 1
+    for c in sorted(geo.xs):
+        if c % step == 0:
+            a(f'<text x="{left + geo.xs[c] + geo.cw // 2}" y="{gy - 5}" font-size="10" text-anchor="middle" '
+              f'fill="#666666">{c}</text>')
+    for r in sorted(geo.ys):
+        if r % step == 0:
+            a(f'<text x="{left - 6}" y="{gy + geo.ys[r] + geo.ch // 2 + 4}" font-size="10" text-anchor="end" '
+              f'fill="#666666">{r}</text>')
+    return o
+
+
+def _grid_cells(geo: _GridGeometry, grid: dict[tuple[int, int], list[dict[str, Any]]], left: int, gy: int
+                ) -> tuple[list[str], list[tuple[int, int]]]:
+    """The cells of a grid at (``left``, ``gy``), each in its owner's colour with its label (hatched when empty),
+    and the cells with several owners."""
+    o: list[str] = []
+    a = o.append
+    cw, ch, compact, pat = geo.cw, geo.ch, geo.compact, geo.pat
+    shared: list[tuple[int, int]] = []
+    for r in sorted(geo.ys):
+        for c in sorted(geo.xs):
+            x, y = left + geo.xs[c], gy + geo.ys[r]
+            owners = grid.get((r, c))
+            if not owners:
+                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="url(#{esc(pat)})" '
+                  f'stroke="#888888" stroke-width="1"/>')
+                if not compact:
+                    a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" font-size="10" font-style="italic" '
+                      f'text-anchor="middle" fill="#555555">empty</text>')
+                continue
+            a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{geo.paint(owners[0]["lane"])}" '
+              f'stroke="#555555" stroke-width="1"/>')
+            if len(owners) > 1:
+                shared.append((r, c))
+            if compact:
+                continue
+            if len(owners) == 1:
+                e = owners[0]
+                a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="11" font-weight="bold" '
+                  f'text-anchor="middle">T{e["lane"]}</text>')
+                a(f'<text x="{x + cw // 2}" y="{y + 27}" font-size="10" text-anchor="middle">'
+                  f'{esc(e["element"])}</text>')
+            else:
+                first = _label(owners[0])
+                second = _label(owners[1]) + (f" +{len(owners) - 2}" if len(owners) > 2 else "")
+                a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="{MIN_FONT}" font-weight="bold" '
+                  f'text-anchor="middle" fill="{COLLISION}">{esc(first)}</text>')
+                a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="{MIN_FONT}" font-weight="bold" '
+                  f'text-anchor="middle" fill="{COLLISION}">{esc(second)}</text>')
+    return o, shared
+
+
+def _grid_marks(geo: _GridGeometry, g: int, grid: dict[tuple[int, int], list[dict[str, Any]]],
+                shared: Sequence[tuple[int, int]], hl: set[tuple[int, int, int]], left: int, gy: int) -> list[str]:
+    """Over computation ``g``'s grid: the elided runs, the borders of cells with several owners, the outlines of
+    the counterexample's cells and the frame."""
+    o: list[str] = []
+    a = o.append
+    cw, ch, xs, ys = geo.cw, geo.ch, geo.xs, geo.ys
+    for gx, lo, hi in geo.col_gaps:
+        _col_gap(a, left + gx, gy, geo.grid_h, lo, hi)
+    for gyy, lo, hi in geo.row_gaps:
+        _row_gap(a, left, gy + gyy, geo.grid_w, lo, hi)
+    # borders drawn after all cells, so neighbours do not paint over them
+    for r, c in shared:
+        names = ", ".join(_label(e) for e in grid[(r, c)])
+        a(f'<rect x="{left + xs[c] + 1}" y="{gy + ys[r] + 1}" width="{cw - 2}" height="{ch - 2}" '
+          f'fill="none" stroke="{COLLISION}" stroke-width="3"><title>{esc(f"({r}, {c}): {names}")}</title></rect>')
+    for hg, r, c in sorted(hl):
+        if hg == g and r in ys and c in xs:
+            a(f'<rect x="{left + xs[c] - 3}" y="{gy + ys[r] - 3}" width="{cw + 6}" height="{ch + 6}" '
+              f'fill="none" stroke="{HIGHLIGHT}" stroke-width="2" stroke-dasharray="5,3"/>')
+    a(f'<rect x="{left}" y="{gy}" width="{geo.grid_w}" height="{geo.grid_h}" fill="none" stroke="#000000" '
+      'stroke-width="1"/>')
+    return o
+
+
+def _outside_list(outside: Sequence[dict[str, Any]], hl_el: set[tuple[int, int]], ox: int, gy: int) -> list[str]:
+    """The elements outside the matrix, listed at (``ox``, ``gy``): the highlighted ones first, then by lane."""
+    o: list[str] = []
+    a = o.append
+    a(f'<text x="{ox}" y="{gy + 12}" font-size="12" font-weight="bold" fill="{COLLISION}">'
+      f'outside the matrix ({len(outside)}):</text>')
+    shown = sorted(outside, key=lambda e: ((e["lane"], e["i"]) not in hl_el, e["lane"], e["i"]))
+    for k, e in enumerate(shown[:MAX_OUTSIDE_LINES]):
+        mark = (f' font-weight="bold" fill="{HIGHLIGHT}"' if (e["lane"], e["i"]) in hl_el else "")
+        a(f'<text x="{ox}" y="{gy + 30 + 16 * k}" font-size="11" font-family="DejaVu Sans Mono, monospace"'
+          f'{mark}>{esc(_outside_text(e))}</text>')
+    if len(outside) > MAX_OUTSIDE_LINES:
+        a(f'<text x="{ox}" y="{gy + 30 + 16 * MAX_OUTSIDE_LINES}" font-size="11">'
+          f'\u2026 and {len(outside) - MAX_OUTSIDE_LINES} more</text>')
+    return o
+
+
+def _fragment_legend(layout: Layout, ly: int, pat: str, by_warp: bool, counterexample: bool,
+                     condensed: bool) -> list[str]:
+    """The legend at height ``ly``: the lane (or warp) colours, several owners, no owner, the counterexample and
+    the elided runs."""
+    o: list[str] = []
+    a = o.append
+    swatches = PALETTE if not by_warp else WARP_PALETTE[:min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))]
+    a(f'<text x="8" y="{ly + 10}" font-size="11">{"warp:" if by_warp else "lane % 8:"}</text>')
+    for k, col in enumerate(swatches):
+        a(f'<rect x="{64 + 26 * k}" y="{ly}" width="22" height="14" fill="{col}" stroke="#555555" stroke-width="1"/>')
+        a(f'<text x="{75 + 26 * k}" y="{ly + 11}" font-size="10" text-anchor="middle">{k}</text>')
+    lx = 64 + 26 * max(8, len(swatches)) + 16
+    a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="#ffffff" stroke="{COLLISION}" stroke-width="3"/>')
+    a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">several owners</text>')
+    lx += 130
+    a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="url(#{esc(pat)})" stroke="#888888" stroke-width="1"/>')
+    a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">no owner</text>')
+    if counterexample:
+        lx += 90
+        a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="none" stroke="{HIGHLIGHT}" stroke-width="2" '
+          f'stroke-dasharray="5,3"/>')
+        a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11" fill="{HIGHLIGHT}">counterexample</text>')
+    if condensed:
+        lx += 130
+        a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="{GAP_FILL}" stroke="#999999" stroke-width="1" '
+          f'stroke-dasharray="3,2"/>')
+        a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">not shown (elided)</text>')
+    return o
+
+
 def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: str | None = None,
                  highlight: Iterable[tuple[int, int, int]] = (),
                  highlight_elements: Iterable[tuple[int, int]] = (), uid: str = "f", full: bool = False,
@@ -201,34 +371,25 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     hl = set(highlight)
     hl_el = set(highlight_elements)
     grids = _grids(layout, entries)
-    compact = full and layout.rows * layout.cols > COMPACT_CELLS
-    cw, ch = (12, 12) if compact else (56, 32)
-    focus = focus_cells(layout, grids, hl) if not full else []
-    col_runs = [(0, layout.cols)] if full or layout.cols <= FULL_COLS else \
-        condense(layout.cols, cw, MAX_GRID_W, [c for _, _, c in focus])
-    row_runs = [(0, layout.rows)] if full or layout.rows <= FULL_ROWS else \
-        condense(layout.rows, ch, MAX_GRID_H, [r for _, r, _ in focus])
-    condensed = col_runs != [(0, layout.cols)] or row_runs != [(0, layout.rows)]
+    geo = _grid_geometry(layout, grids, hl, full, uid, paint)
+    condensed = geo.condensed
     pad_left = 36  # row indices
-    pat = f"hatch-{uid}"
+    pat = geo.pat
     any_outside = any(outside for _, outside in grids)
     outside_w = 250 if any_outside else 0
-    xs, col_gaps, grid_w = _axis(col_runs, layout.cols, cw, 0)
-    ys, row_gaps, grid_h = _axis(row_runs, layout.rows, ch, 0)
     head_h = 36 if layout.groups > 1 else 18  # computation title + column indices
     max_outside = max((len(o) for _, o in grids), default=0)
     outside_h = 30 + 16 * (min(max_outside, MAX_OUTSIDE_LINES) + 1) if any_outside else 0
-    captions = _focus_captions(grids, focus) if condensed else []
+    captions = _focus_captions(grids, geo.focus) if condensed else []
     caption_h = 8 + 16 * len(captions) if captions else 0
-    block_w = pad_left + grid_w + (20 + outside_w if any_outside else 0) + 24
-    block_h = head_h + max(grid_h + caption_h, outside_h) + 16
+    block_w = pad_left + geo.grid_w + (20 + outside_w if any_outside else 0) + 24
+    block_h = head_h + max(geo.grid_h + caption_h, outside_h) + 16
     per_row = max(1, min(layout.groups, MAX_WIDTH // block_w))
     n_rows = -(-layout.groups // per_row)
     top = 62 if condensed else 48
     legend_h = 28
     heading = title if title is not None else layout.id
-    shown_rows, shown_cols = sum(b - e for e, b in row_runs), sum(b - e for e, b in col_runs)
-    note = _condensed_note(layout, shown_rows, shown_cols) if condensed else ""
+    note = _condensed_note(layout, geo.shown_rows, geo.shown_cols) if condensed else ""
     n_swatches = len(PALETTE) if not by_warp else min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))
     legend_w = _legend_width(n_swatches, bool(hl or hl_el), condensed)
     # text is not measured by the renderer: estimate ~6.3 px per character at 11 px, ~9 at 15 px bold
@@ -251,7 +412,6 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
     if condensed:
         a(f'<text x="8" y="54" font-size="11" fill="#444444">{esc(note)}</text>')
 
-    step = 8 if compact else 1
     for g, (grid, outside) in enumerate(grids):
         bx = 8 + (g % per_row) * block_w
         by = top + (g // per_row) * block_h
@@ -259,100 +419,18 @@ def fragment_svg(layout: Layout, entries: Sequence[dict[str, Any]], *, title: st
         gy = by + head_h
         if layout.groups > 1:
             a(f'<text x="{left}" y="{by + 14}" font-size="12" font-weight="bold">MMA computation {g + 1}</text>')
-        for c in sorted(xs):
-            if c % step == 0:
-                a(f'<text x="{left + xs[c] + cw // 2}" y="{gy - 5}" font-size="10" text-anchor="middle" '
-                  f'fill="#666666">{c}</text>')
-        for r in sorted(ys):
-            if r % step == 0:
-                a(f'<text x="{left - 6}" y="{gy + ys[r] + ch // 2 + 4}" font-size="10" text-anchor="end" '
-                  f'fill="#666666">{r}</text>')
-        shared: list[tuple[int, int]] = []
-        for r in sorted(ys):
-            for c in sorted(xs):
-                x, y = left + xs[c], gy + ys[r]
-                owners = grid.get((r, c))
-                if not owners:
-                    a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="url(#{esc(pat)})" '
-                      f'stroke="#888888" stroke-width="1"/>')
-                    if not compact:
-                        a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" font-size="10" font-style="italic" '
-                          f'text-anchor="middle" fill="#555555">empty</text>')
-                    continue
-                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{paint(owners[0]["lane"])}" '
-                  f'stroke="#555555" stroke-width="1"/>')
-                if len(owners) > 1:
-                    shared.append((r, c))
-                if compact:
-                    continue
-                if len(owners) == 1:
-                    e = owners[0]
-                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="11" font-weight="bold" '
-                      f'text-anchor="middle">T{e["lane"]}</text>')
-                    a(f'<text x="{x + cw // 2}" y="{y + 27}" font-size="10" text-anchor="middle">'
-                      f'{esc(e["element"])}</text>')
-                else:
-                    first = _label(owners[0])
-                    second = _label(owners[1]) + (f" +{len(owners) - 2}" if len(owners) > 2 else "")
-                    a(f'<text x="{x + cw // 2}" y="{y + 14}" font-size="{MIN_FONT}" font-weight="bold" '
-                      f'text-anchor="middle" fill="{COLLISION}">{esc(first)}</text>')
-                    a(f'<text x="{x + cw // 2}" y="{y + 26}" font-size="{MIN_FONT}" font-weight="bold" '
-                      f'text-anchor="middle" fill="{COLLISION}">{esc(second)}</text>')
-        for gx, lo, hi in col_gaps:
-            _col_gap(a, left + gx, gy, grid_h, lo, hi)
-        for gyy, lo, hi in row_gaps:
-            _row_gap(a, left, gy + gyy, grid_w, lo, hi)
-        # borders drawn after all cells, so neighbours do not paint over them
-        for r, c in shared:
-            names = ", ".join(_label(e) for e in grid[(r, c)])
-            a(f'<rect x="{left + xs[c] + 1}" y="{gy + ys[r] + 1}" width="{cw - 2}" height="{ch - 2}" '
-              f'fill="none" stroke="{COLLISION}" stroke-width="3"><title>{esc(f"({r}, {c}): {names}")}</title></rect>')
-        for hg, r, c in sorted(hl):
-            if hg == g and r in ys and c in xs:
-                a(f'<rect x="{left + xs[c] - 3}" y="{gy + ys[r] - 3}" width="{cw + 6}" height="{ch + 6}" '
-                  f'fill="none" stroke="{HIGHLIGHT}" stroke-width="2" stroke-dasharray="5,3"/>')
-        a(f'<rect x="{left}" y="{gy}" width="{grid_w}" height="{grid_h}" fill="none" stroke="#000000" stroke-width="1"/>')
+        o.extend(_grid_indices(geo, left, gy))
+        cells, shared = _grid_cells(geo, grid, left, gy)
+        o.extend(cells)
+        o.extend(_grid_marks(geo, g, grid, shared, hl, left, gy))
         mine = [(t, bad) for cg, t, bad in captions if cg == g]
         for k, (text, bad) in enumerate(mine):
-            a(f'<text x="{left}" y="{gy + grid_h + 20 + 16 * k}" font-size="11" '
+            a(f'<text x="{left}" y="{gy + geo.grid_h + 20 + 16 * k}" font-size="11" '
               f'font-family="DejaVu Sans Mono, monospace"{_fill(COLLISION) if bad else ""}>{esc(text)}</text>')
         if outside:
-            ox = left + grid_w + 20
-            a(f'<text x="{ox}" y="{gy + 12}" font-size="12" font-weight="bold" fill="{COLLISION}">'
-              f'outside the matrix ({len(outside)}):</text>')
-            shown = sorted(outside, key=lambda e: ((e["lane"], e["i"]) not in hl_el, e["lane"], e["i"]))
-            for k, e in enumerate(shown[:MAX_OUTSIDE_LINES]):
-                mark = (f' font-weight="bold" fill="{HIGHLIGHT}"' if (e["lane"], e["i"]) in hl_el else "")
-                a(f'<text x="{ox}" y="{gy + 30 + 16 * k}" font-size="11" font-family="DejaVu Sans Mono, monospace"'
-                  f'{mark}>{esc(_outside_text(e))}</text>')
-            if len(outside) > MAX_OUTSIDE_LINES:
-                a(f'<text x="{ox}" y="{gy + 30 + 16 * MAX_OUTSIDE_LINES}" font-size="11">'
-                  f'\u2026 and {len(outside) - MAX_OUTSIDE_LINES} more</text>')
+            o.extend(_outside_list(outside, hl_el, left + geo.grid_w + 20, gy))
     y0 = top + n_rows * block_h
-
-    # legend
-    ly = y0 + 4
-    swatches = PALETTE if not by_warp else WARP_PALETTE[:min(len(WARP_PALETTE), max(1, -(-layout.threads // 32)))]
-    a(f'<text x="8" y="{ly + 10}" font-size="11">{"warp:" if by_warp else "lane % 8:"}</text>')
-    for k, col in enumerate(swatches):
-        a(f'<rect x="{64 + 26 * k}" y="{ly}" width="22" height="14" fill="{col}" stroke="#555555" stroke-width="1"/>')
-        a(f'<text x="{75 + 26 * k}" y="{ly + 11}" font-size="10" text-anchor="middle">{k}</text>')
-    lx = 64 + 26 * max(8, len(swatches)) + 16
-    a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="#ffffff" stroke="{COLLISION}" stroke-width="3"/>')
-    a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">several owners</text>')
-    lx += 130
-    a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="url(#{esc(pat)})" stroke="#888888" stroke-width="1"/>')
-    a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">no owner</text>')
-    if hl or hl_el:
-        lx += 90
-        a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="none" stroke="{HIGHLIGHT}" stroke-width="2" '
-          f'stroke-dasharray="5,3"/>')
-        a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11" fill="{HIGHLIGHT}">counterexample</text>')
-    if condensed:
-        lx += 130
-        a(f'<rect x="{lx}" y="{ly}" width="22" height="14" fill="{GAP_FILL}" stroke="#999999" stroke-width="1" '
-          f'stroke-dasharray="3,2"/>')
-        a(f'<text x="{lx + 28}" y="{ly + 11}" font-size="11">not shown (elided)</text>')
+    o.extend(_fragment_legend(layout, y0 + 4, pat, by_warp, bool(hl or hl_el), condensed))
     a("</svg>")
     return "\n".join(o) + "\n"
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
@@ -215,66 +216,94 @@ def _borders(block: Callable[[int, int], int], xs: dict[int, int], ys: dict[int,
     return out
 
 
-def kernel_svg(result: KernelResult, full: bool = False) -> str:
-    """The picture of ``result`` (``api.verify_kernel``'s ``KernelResult``, with its ``cells``); see the module
-    docstring."""
-    cells = result.cells
-    if cells is None:
-        raise ValueError("this KernelResult has no cells (what the verdict says of each output element) to draw")
-    view = _View(cells.shape)
-    verd = cells.verdicts.reshape(-1)
-    cta = cells.cta.reshape(-1)
-    thread = cells.thread.reshape(-1)
-    outlined, kind = _outlined(cells)
-    panel = _panel(result, cells, outlined, kind) if result.findings else []
-    panel_w = max([_w(t, 11) for t, _ in panel] + [0]) + 8 if panel else 0
+@dataclass(frozen=True)
+class _OutOfBounds:
+    """Where the first access out of bounds is drawn: its index, in a strip below the grid (``row``: a row past the
+    end) or to its right (``col``: a column past the end); ``at`` is None when it is not drawn in place."""
+    at: tuple[int, ...] | None
+    row: bool
+    col: bool
 
-    # the panels drawn: the outlined element's first, then those with findings, then in order
+
+@dataclass(frozen=True)
+class _Grid:
+    """The grids' geometry: the panels drawn, the rows and columns shown (index -> offset), the elided runs between
+    them, the cell size, and whether every cell is shown as colours only or the grid is condensed."""
+    drawn: list[tuple[int, ...]]
+    xs: dict[int, int]
+    ys: dict[int, int]
+    col_gaps: list
+    row_gaps: list
+    grid_w: int
+    grid_h: int
+    cw: int
+    ch: int
+    compact_all: bool
+    condensed: bool
+
+
+def _drawn_panels(view: _View, verd: np.ndarray, outlined: int | None) -> list[tuple[int, ...]]:
+    """The panels drawn: the outlined element's first, then those with findings, then in order (``MAX_PANELS``)."""
     panels = view.panels
     if len(panels) > 1:
         bad = (verd.reshape(len(panels), -1) != EXACT).any(axis=1)
         lead = view.where(outlined)[0] if outlined is not None else None
         panels = [panels[k] for k in sorted(range(len(panels)), key=lambda k: (panels[k] != lead, not bad[k], k))]
-    drawn = panels[:MAX_PANELS]
+    return panels[:MAX_PANELS]
 
+
+def _out_of_bounds(cells: OutputCells) -> _OutOfBounds:
+    """Where ``cells``' first access out of bounds is drawn, if it is one row or one column past a 2-D tensor."""
     oob = cells.out_of_bounds
     oob_at = oob.index if oob is not None and oob.index is not None and len(cells.shape) == 2 else None
     oob_row = oob_at is not None and oob_at[0] >= cells.shape[0] and 0 <= oob_at[1] < cells.shape[1]
     oob_col = oob_at is not None and not oob_row and oob_at[1] >= cells.shape[1] and 0 <= oob_at[0] < cells.shape[0]
+    return _OutOfBounds(oob_at, oob_row, oob_col)
 
+
+def _grid(cells: OutputCells, view: _View, outlined: int | None, oob: _OutOfBounds, full: bool,
+          beside: int) -> _Grid:
+    """The grids' geometry: the cell size from the longest label, the rows and columns that fit beside ``beside``
+    px of chain (the focus elements and the out-of-bounds strip kept in sight), or all of them when ``full``."""
+    verd = cells.verdicts.reshape(-1)
+    thread = cells.thread.reshape(-1)
+    drawn = _drawn_panels(view, verd, outlined)
     compact_all = full and view.rows * view.cols * len(drawn) > COMPACT_CELLS
     focus_flat = [k for k in (outlined, *(int(np.flatnonzero(verd == v)[0]) for v in (NEVER, TWICE)
                                           if (verd == v).any())) if k is not None]
     focus = [view.where(k) for k in focus_flat if view.where(k)[0] in drawn]
-    focus_rows = [r for _, r, _ in focus] + ([view.rows - 1] if oob_row else [])
-    focus_cols = [c for _, _, c in focus] + ([int(oob_at[1])] if oob_row and oob_at is not None else []) + \
-        ([view.cols - 1] if oob_col else [])
-    if oob_col and oob_at is not None:
-        focus_rows.append(int(oob_at[0]))
+    focus_rows = [r for _, r, _ in focus] + ([view.rows - 1] if oob.row else [])
+    focus_cols = [c for _, _, c in focus] + ([int(oob.at[1])] if oob.row and oob.at is not None else []) + \
+        ([view.cols - 1] if oob.col else [])
+    if oob.col and oob.at is not None:
+        focus_rows.append(int(oob.at[0]))
     written = thread[thread >= 0]
     longest = max([len(h.first) for h in cells.holdings.values()] + [len(h.second) for h in cells.holdings.values()]
                   + [len(f"T{int(written.max())}") if len(written) else 0, len("never"), 3])
     cw, ch = (12, 12) if compact_all else (max(30, math.ceil(longest * 10 * CHAR) + 10), CELL_H)
-    budget = SCREEN - 24 - MARGIN - ((PANEL_GAP + panel_w) if panel else 0)
+    budget = SCREEN - 24 - MARGIN - beside
     budget = max(budget, 10 * cw)
     col_runs = [(0, view.cols)] if full else _pick(view.cols, cw, budget, focus_cols)
     row_runs = [(0, view.rows)] if full else _pick(view.rows, ch, max(8 * ch, MAX_GRID_H // len(drawn)), focus_rows)
     condensed = col_runs != [(0, view.cols)] or row_runs != [(0, view.rows)]
     xs, col_gaps, grid_w = svg_axis(col_runs, view.cols, cw, 0)
     ys, row_gaps, grid_h = svg_axis(row_runs, view.rows, ch, 0)
-    labels = not compact_all
+    return _Grid(drawn, xs, ys, col_gaps, row_gaps, grid_w, grid_h, cw, ch, compact_all, condensed)
 
-    # the words above the grid
+
+def _notes(result: KernelResult, cells: OutputCells, view: _View, grid: _Grid) -> list[str]:
+    """The lines under the title (wrapped): what the kernel computes, what a cell says, what is left out."""
+    verd = cells.verdicts.reshape(-1)
+    xs, ys, drawn = grid.xs, grid.ys, grid.drawn
     grid_txt = "x".join(str(x) for x in result.grid)
     block_txt = "x".join(str(x) for x in result.block)
-    title = f"kernel {_name(result.kernel)} ({os.path.basename(result.ptx)}): {result.status}"
     dims = " x ".join(str(n) for n in cells.shape) or "1"
     sub1 = f"{result.computes}; grid {grid_txt}, block {block_txt}; {cells.tensor}: {cells.type} {dims}"
     shape_words = "[row * 32 + col]" if view.wrapped else ("[..., row, col]" if len(cells.shape) > 2 else "[row, col]")
     sub2 = (f"cell = {cells.tensor}{shape_words}: the thread that wrote it (T<thread> in its CTA), or what a wrong "
             "element holds (its first wrong product)")
     notes = [sub1, sub2]
-    if condensed:
+    if grid.condensed:
         shown = []
         if len(xs) < view.cols:
             shown.append(f"{len(xs)} of {view.cols} columns")
@@ -289,17 +318,150 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
                      f"follows it, the first and last {EDGE}; {sight}; every cell: the same command with --full")
     if len(drawn) < len(view.panels):
         notes.append(f"{len(drawn)} of {len(view.panels)} grids drawn (one per leading index)")
-    elif compact_all:
+    elif grid.compact_all:
         notes.append("every cell, colours only (more than 4096 cells)")
-    notes = [w for n in notes for w in _wrap(n, NOTE_CHARS, "  ")]
+    return [w for n in notes for w in _wrap(n, NOTE_CHARS, "  ")]
 
+
+def _grid_cells(cells: OutputCells, view: _View, grid: _Grid, p: tuple[int, ...], left: int, gy: int,
+                outlined: int | None) -> tuple[list[str], list[str]]:
+    """The cells of panel ``p``'s grid at (``left``, ``gy``), with their labels and tips, and the dashed outline of
+    the outlined element (drawn last, over the borders)."""
+    verd = cells.verdicts.reshape(-1)
+    cw, ch = grid.cw, grid.ch
+    labels = not grid.compact_all
+    o: list[str] = []
+    a = o.append
+    outline: list[str] = []
+    for r, y0 in sorted(grid.ys.items()):
+        for c, x0 in sorted(grid.xs.items()):
+            k = view.flat(p, r, c)
+            if k is None:
+                continue
+            x, y = left + x0, gy + y0
+            v = int(verd[k])
+            fill = "url(#hatch-kernel)" if v == NEVER else FILLS[v]
+            title_el = f"<title>{esc(_tip(cells, k))}</title>" if labels or v != EXACT else ""
+            a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" stroke="#ffffff">{title_el}</rect>')
+            if labels:
+                one, two = _label(cells, k)
+                colour = RED if v == WRONG else "#555555" if v == NEVER else "#000000"
+                style = ' font-style="italic"' if v == NEVER else ""
+                if two:
+                    a(f'<text x="{x + cw // 2}" y="{y + 13}" text-anchor="middle" fill="{colour}">{esc(one)}</text>')
+                    a(f'<text x="{x + cw // 2}" y="{y + 25}" text-anchor="middle" fill="{colour}">{esc(two)}</text>')
+                else:
+                    a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" text-anchor="middle" fill="{colour}"{style}>'
+                      f'{esc(one)}</text>')
+            if k == outlined:
+                outline.append(f'<rect x="{x - 3}" y="{y - 3}" width="{cw + 6}" height="{ch + 6}" fill="none" '
+                               f'stroke="{HIGHLIGHT}" stroke-width="2" stroke-dasharray="5,3"/>')
+    return o, outline
+
+
+def _oob_cell(cells: OutputCells, oob: _OutOfBounds, grid: _Grid, left: int, gy: int) -> list[str]:
+    """The cell of the first access out of bounds, drawn past the grid at (``left``, ``gy``), with its words."""
+    assert cells.out_of_bounds is not None and oob.at is not None
+    cw, ch = grid.cw, grid.ch
+    o: list[str] = []
+    a = o.append
+    words = f"{cells.name(oob.at)}: the first of {cells.out_of_bounds.count} accesses out of bounds, line " \
+        f"{cells.out_of_bounds.line}"
+    if oob.row:
+        x, y = left + grid.xs[int(oob.at[1])], gy + grid.grid_h + 8
+        a(f'<text x="{left - 6}" y="{y + ch // 2 + 4}" text-anchor="end" fill="#666666">{oob.at[0]}</text>')
+    else:
+        x, y = left + grid.grid_w + 8, gy + grid.ys[int(oob.at[0])]
+    a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{OOB_FILL}" stroke="{RED}" stroke-width="2">'
+      f'<title>{esc(words + ": " + cells.out_of_bounds.words)}</title></rect>')
+    a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" text-anchor="middle">'
+      f'{"outside" if _w("outside", 10) + 4 <= cw else "out"}</text>')
+    if oob.row:
+        a(f'<text x="{left}" y="{y + ch + 13}" font-size="11" fill="{RED}">{esc(words)}</text>')
+    return o
+
+
+def _grid_panel(cells: OutputCells, view: _View, grid: _Grid, pi: int, by: int, cap_h: int, left: int,
+                outlined: int | None, oob: _OutOfBounds) -> list[str]:
+    """The ``pi``-th drawn grid at (``left``, ``by``): its caption, indices, cells, CTA borders, elided runs, frame,
+    the out-of-bounds cell (first grid only) and the outline."""
+    p = grid.drawn[pi]
+    cw, ch = grid.cw, grid.ch
+    cta = cells.cta.reshape(-1)
     ctas = {int(x) for x in np.unique(cta) if x >= 0}
-    legend = _legend(cells, outlined is not None, bool(panel), len(ctas) > 1, condensed)
+    o: list[str] = []
+    a = o.append
+    gy = by + cap_h + 16
+    if cap_h:
+        cap = ", ".join(str(i) for i in p)
+        a(f'<text x="{left}" y="{by + 13}" font-size="11" font-weight="bold">'
+          f'{esc(f"{cells.tensor}[{cap}, row, col]")}</text>')
+    step = 8 if grid.compact_all else 1
+    for c, x in sorted(grid.xs.items()):
+        if c % step == 0:
+            a(f'<text x="{left + x + cw // 2}" y="{gy - 5}" text-anchor="middle" fill="#666666">{c}</text>')
+    for r, y in sorted(grid.ys.items()):
+        if r % step == 0:
+            a(f'<text x="{left - 6}" y="{gy + y + ch // 2 + 4}" text-anchor="end" fill="#666666">'
+              f'{esc(view.row_label(r))}</text>')
+    drawn_cells, outline = _grid_cells(cells, view, grid, p, left, gy, outlined)
+    o.extend(drawn_cells)
+
+    def block(r: int, c: int) -> int:
+        k = view.flat(p, r, c)
+        return -2 if k is None else int(cta[k])
+    if len(ctas) > 1:
+        o.extend(_borders(block, grid.xs, grid.ys, cw, ch, left, gy))
+    for gx, lo, hi in grid.col_gaps:
+        col_gap(a, left + gx, gy, grid.grid_h, lo, hi)
+    for gyy, lo, hi in grid.row_gaps:
+        row_gap(a, left, gy + gyy, grid.grid_w, lo, hi)
+    a(f'<rect x="{left}" y="{gy}" width="{grid.grid_w}" height="{grid.grid_h}" fill="none" stroke="#000000"/>')
+    if pi == 0 and cells.out_of_bounds is not None and oob.at is not None and (oob.row or oob.col):
+        o.extend(_oob_cell(cells, oob, grid, left, gy))
+    o.extend(outline)
+    return o
+
+
+def _side_panel(panel: Sequence[tuple[str, str]], x: int, y: int) -> list[str]:
+    """The lines beside the grid (``_panel``) at (``x``, ``y``), each in its style."""
+    o: list[str] = []
+    for k, (text, style) in enumerate(panel):
+        if not text:
+            continue
+        attrs = {"head": f' font-size="11" font-weight="bold" fill="{HIGHLIGHT}"',
+                 "bold": ' font-size="11" font-weight="bold"', "red": f' font-size="11" fill="{RED}"',
+                 "text": ' font-size="11"'}[style]
+        indent = len(text) - len(text.lstrip(" "))
+        o.append(f'<text x="{x + _w(" " * indent, 11)}" y="{y + 11 + 15 * k}"{attrs}>{esc(text.lstrip(" "))}'
+                 '</text>')
+    return o
+
+
+def kernel_svg(result: KernelResult, full: bool = False) -> str:
+    """The picture of ``result`` (``api.verify_kernel``'s ``KernelResult``, with its ``cells``); see the module
+    docstring."""
+    cells = result.cells
+    if cells is None:
+        raise ValueError("this KernelResult has no cells (what the verdict says of each output element) to draw")
+    view = _View(cells.shape)
+    cta = cells.cta.reshape(-1)
+    outlined, kind = _outlined(cells)
+    panel = _panel(result, cells, outlined, kind) if result.findings else []
+    panel_w = max([_w(t, 11) for t, _ in panel] + [0]) + 8 if panel else 0
+    oob = _out_of_bounds(cells)
+    grid = _grid(cells, view, outlined, oob, full, (PANEL_GAP + panel_w) if panel else 0)
+    drawn, ys, ch = grid.drawn, grid.ys, grid.ch
+
+    title = f"kernel {_name(result.kernel)} ({os.path.basename(result.ptx)}): {result.status}"
+    notes = _notes(result, cells, view, grid)
+    ctas = {int(x) for x in np.unique(cta) if x >= 0}
+    legend = _legend(cells, outlined is not None, bool(panel), len(ctas) > 1, grid.condensed)
     cap_h = 18 if len(view.panels) > 1 else 0
-    strip_h = (ch + 22) if oob_row else 0
-    strip_w = (cw + 14) if oob_col else 0
+    strip_h = (ch + 22) if oob.row else 0
+    strip_w = (grid.cw + 14) if oob.col else 0
     grid_left = 8 + MARGIN
-    width = max(grid_left + grid_w + strip_w + (PANEL_GAP + panel_w if panel else 0) + 16, 720,
+    width = max(grid_left + grid.grid_w + strip_w + (PANEL_GAP + panel_w if panel else 0) + 16, 720,
                 16 + _w(title, 14), 16 + max(_w(n, 11) for n in notes))
     items: list[tuple[int, int, str, str]] = []
     lx, ly = 8, 32 + 14 * len(notes)
@@ -310,8 +472,8 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
         items.append((lx, ly, fill, text))
         lx += w
     top = ly + 30
-    block_h = cap_h + 16 + grid_h + strip_h + 12
-    panel_x = grid_left + grid_w + strip_w + PANEL_GAP
+    block_h = cap_h + 16 + grid.grid_h + strip_h + 12
+    panel_x = grid_left + grid.grid_w + strip_w + PANEL_GAP
     heights = [top + len(drawn) * block_h]
     panel_y = top + cap_h + 16
     if outlined is not None and view.where(outlined)[0] == drawn[0] and view.where(outlined)[1] in ys:
@@ -334,82 +496,10 @@ def kernel_svg(result: KernelResult, full: bool = False) -> str:
     a(f'<text x="8" y="20" font-size="14" font-weight="bold" fill="{status_fill}">{esc(title)}</text>')
     for k, n in enumerate(notes):
         a(f'<text x="8" y="{38 + 14 * k}" font-size="11" fill="#444444">{esc(n)}</text>')
-
-    outline: list[str] = []
-    for pi, p in enumerate(drawn):
-        by = top + pi * block_h
-        gy = by + cap_h + 16
-        if cap_h:
-            cap = ", ".join(str(i) for i in p)
-            a(f'<text x="{grid_left}" y="{by + 13}" font-size="11" font-weight="bold">'
-              f'{esc(f"{cells.tensor}[{cap}, row, col]")}</text>')
-        step = 8 if compact_all else 1
-        for c, x in sorted(xs.items()):
-            if c % step == 0:
-                a(f'<text x="{grid_left + x + cw // 2}" y="{gy - 5}" text-anchor="middle" fill="#666666">{c}</text>')
-        for r, y in sorted(ys.items()):
-            if r % step == 0:
-                a(f'<text x="{grid_left - 6}" y="{gy + y + ch // 2 + 4}" text-anchor="end" fill="#666666">'
-                  f'{esc(view.row_label(r))}</text>')
-        for r, y0 in sorted(ys.items()):
-            for c, x0 in sorted(xs.items()):
-                k = view.flat(p, r, c)
-                if k is None:
-                    continue
-                x, y = grid_left + x0, gy + y0
-                v = int(verd[k])
-                fill = "url(#hatch-kernel)" if v == NEVER else FILLS[v]
-                title_el = f"<title>{esc(_tip(cells, k))}</title>" if labels or v != EXACT else ""
-                a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" stroke="#ffffff">{title_el}</rect>')
-                if labels:
-                    one, two = _label(cells, k)
-                    colour = RED if v == WRONG else "#555555" if v == NEVER else "#000000"
-                    style = ' font-style="italic"' if v == NEVER else ""
-                    if two:
-                        a(f'<text x="{x + cw // 2}" y="{y + 13}" text-anchor="middle" fill="{colour}">{esc(one)}</text>')
-                        a(f'<text x="{x + cw // 2}" y="{y + 25}" text-anchor="middle" fill="{colour}">{esc(two)}</text>')
-                    else:
-                        a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" text-anchor="middle" fill="{colour}"{style}>'
-                          f'{esc(one)}</text>')
-                if k == outlined:
-                    outline.append(f'<rect x="{x - 3}" y="{y - 3}" width="{cw + 6}" height="{ch + 6}" fill="none" '
-                                   f'stroke="{HIGHLIGHT}" stroke-width="2" stroke-dasharray="5,3"/>')
-
-        def block(r: int, c: int, p: tuple[int, ...] = p) -> int:
-            k = view.flat(p, r, c)
-            return -2 if k is None else int(cta[k])
-        if len(ctas) > 1:
-            o.extend(_borders(block, xs, ys, cw, ch, grid_left, gy))
-        for gx, lo, hi in col_gaps:
-            col_gap(a, grid_left + gx, gy, grid_h, lo, hi)
-        for gyy, lo, hi in row_gaps:
-            row_gap(a, grid_left, gy + gyy, grid_w, lo, hi)
-        a(f'<rect x="{grid_left}" y="{gy}" width="{grid_w}" height="{grid_h}" fill="none" stroke="#000000"/>')
-        if pi == 0 and oob is not None and oob_at is not None and (oob_row or oob_col):
-            words = f"{cells.name(oob_at)}: the first of {oob.count} accesses out of bounds, line {oob.line}"
-            if oob_row:
-                x, y = grid_left + xs[int(oob_at[1])], gy + grid_h + 8
-                a(f'<text x="{grid_left - 6}" y="{y + ch // 2 + 4}" text-anchor="end" fill="#666666">{oob_at[0]}</text>')
-            else:
-                x, y = grid_left + grid_w + 8, gy + ys[int(oob_at[0])]
-            a(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{OOB_FILL}" stroke="{RED}" stroke-width="2">'
-              f'<title>{esc(words + ": " + oob.words)}</title></rect>')
-            a(f'<text x="{x + cw // 2}" y="{y + ch // 2 + 4}" text-anchor="middle">'
-              f'{"outside" if _w("outside", 10) + 4 <= cw else "out"}</text>')
-            if oob_row:
-                a(f'<text x="{grid_left}" y="{y + ch + 13}" font-size="11" fill="{RED}">{esc(words)}</text>')
-        o.extend(outline)
-        outline = []
+    for pi in range(len(drawn)):
+        o.extend(_grid_panel(cells, view, grid, pi, top + pi * block_h, cap_h, grid_left, outlined, oob))
     if panel:
-        for k, (text, style) in enumerate(panel):
-            if not text:
-                continue
-            attrs = {"head": f' font-size="11" font-weight="bold" fill="{HIGHLIGHT}"',
-                     "bold": ' font-size="11" font-weight="bold"', "red": f' font-size="11" fill="{RED}"',
-                     "text": ' font-size="11"'}[style]
-            indent = len(text) - len(text.lstrip(" "))
-            a(f'<text x="{panel_x + _w(" " * indent, 11)}" y="{panel_y + 11 + 15 * k}"{attrs}>{esc(text.lstrip(" "))}'
-              '</text>')
+        o.extend(_side_panel(panel, panel_x, panel_y))
     _draw_legend(a, items)
     a("</svg>")
     return "\n".join(o) + "\n"

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -185,14 +187,10 @@ def _shape(lay: MapLayout, env: Mapping[str, int]) -> tuple[int, int, int, int]:
     return sizes[a], sizes[b], cw, panels
 
 
-def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool) -> str:
-    ok, out = _values(lay, env)
-    ins = [d.name for d in lay.inputs]
-    outs = [d.name for d in lay.outputs]
-    sizes = [d.at(env) for d in lay.inputs]
-    rows, cols, cw, npanels = _shape(lay, env)
-    fill_idx, legend, colour_says = _colours(lay, out)
-    # the collisions (defined points whose outputs another defined point has too), counted over the member
+def _collisions(lay: MapLayout, env: Mapping[str, int], ok: np.ndarray, out: Mapping[str, np.ndarray]
+                ) -> tuple[np.ndarray, tuple[tuple[Any, ...], tuple[Any, ...]] | None]:
+    """The defined points whose outputs another defined point has too, over the member, and the first two such
+    points that share a place (None when there are none)."""
     key = np.zeros(ok.shape, np.int64)
     for d in lay.outputs:
         key = key * max(1, d.at(env)) + out[d.name]
@@ -206,8 +204,14 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         k0 = int(np.flatnonzero(shared_flat)[0])
         k1 = int(next(k for k in np.flatnonzero(shared_flat)[1:] if flat_key[k] == flat_key[k0]))
         first_collision = (np.unravel_index(k0, ok.shape), np.unravel_index(k1, ok.shape))
+    return shared_pts, first_collision
 
-    # panels: (caption, point index function (r, c) -> full input index tuple or None)
+
+def _panels(lay: MapLayout, env: Mapping[str, int]) -> tuple[list[tuple[str, tuple[int, ...] | None]], str, str]:
+    """The panels (caption, the panel inputs' values; None for a map of one input, wrapped in rows of ``WRAP``),
+    and the words of the rows and the columns."""
+    ins = [d.name for d in lay.inputs]
+    sizes = [d.at(env) for d in lay.inputs]
     panels: list[tuple[str, tuple[int, ...] | None]]
     if len(sizes) == 1:
         panels = [("", None)]
@@ -217,24 +221,56 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         row_name, col_name = ins[a], ins[b]
         combos = list(itertools.product(*(range(sizes[k]) for k in rest))) if rest else [()]
         panels = [(", ".join(f"{ins[k]} = {v}" for k, v in zip(rest, combo)), combo) for combo in combos]
+    return panels, row_name, col_name
 
-    def index(r: int, c: int, combo: Any) -> tuple[int, ...] | None:
-        if len(sizes) == 1:
-            k = r * WRAP + c
-            return (k,) if k < sizes[0] else None
-        (a, b), rest = _grid_dims(lay, env)
-        pt = [0] * len(sizes)
-        pt[a], pt[b] = r, c
-        for k, v in zip(rest, combo):
-            pt[k] = v
-        return tuple(pt)
 
+def _point_at(sizes: Sequence[int], dims: tuple[list[int], list[int]], r: int, c: int,
+              combo: Any) -> tuple[int, ...] | None:
+    """The input point drawn at row ``r`` and column ``c`` of panel ``combo`` (``dims``: ``_grid_dims``); None past
+    the end of a wrapped map of one input."""
+    if len(sizes) == 1:
+        k = r * WRAP + c
+        return (k,) if k < sizes[0] else None
+    (a, b), rest = dims
+    pt = [0] * len(sizes)
+    pt[a], pt[b] = r, c
+    for k, v in zip(rest, combo):
+        pt[k] = v
+    return tuple(pt)
+
+
+@dataclass(frozen=True)
+class _MapGrid:
+    """A panel's grid: the cell size, whether cells are labelled, the rows and columns shown (index -> offset), the
+    elided runs between them and the grid's size; ``shown_rows``/``shown_cols`` how many of its ``rows``/``cols``
+    are drawn."""
+    rows: int
+    cols: int
+    cw: int
+    ch: int
+    labelled: bool
+    xs: dict[int, int]
+    ys: dict[int, int]
+    col_gaps: list[tuple[int, int, int]]
+    row_gaps: list[tuple[int, int, int]]
+    grid_w: int
+    grid_h: int
+    condensed: bool
+    shown_rows: int
+    shown_cols: int
+
+
+def _map_grid(lay: MapLayout, env: Mapping[str, int], full: bool,
+              first_collision: tuple[tuple[Any, ...], tuple[Any, ...]] | None) -> _MapGrid:
+    """The grid's geometry: labelled unless a full picture is too large, whole when ``full`` or when it fits, else
+    condensed around the first collision."""
+    rows, cols, cw, npanels = _shape(lay, env)
     labelled = (rows * cols * min(npanels, MAX_PANELS) <= MAX_LABELLED) or (not full)
     if not labelled:
         cw = 10
     ch = CELL_H if labelled else 10
     focus_r = focus_c = []
-    if first_collision is not None and len(sizes) > 1:
+    if first_collision is not None and len(lay.inputs) > 1:
         (a, b), _ = _grid_dims(lay, env)
         focus_r = [int(first_collision[0][a]), int(first_collision[1][a])]
         focus_c = [int(first_collision[0][b]), int(first_collision[1][b])]
@@ -243,14 +279,72 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
     condensed = row_runs != [(0, rows)] or col_runs != [(0, cols)]
     ys, row_gaps, grid_h = _axis(row_runs, rows, ch)
     xs, col_gaps, grid_w = _axis(col_runs, cols, cw)
+    return _MapGrid(rows, cols, cw, ch, labelled, xs, ys, col_gaps, row_gaps, grid_w, grid_h, condensed,
+                    sum(b - a for a, b in row_runs), sum(b - a for a, b in col_runs))
+
+
+def _map_panel(grid: _MapGrid, ok: np.ndarray, out: Mapping[str, np.ndarray], outs: Sequence[str],
+               fill_idx: np.ndarray, shared_pts: np.ndarray, point: Callable[[int, int], tuple[int, ...] | None],
+               gy: int) -> list[str]:
+    """One panel's grid at height ``gy``: indices, cells (each point's place, coloured), elided runs, the red
+    borders of points sharing their place, and the frame; ``point`` the input point of a row and a column."""
+    o: list[str] = []
+    a_ = o.append
+    cw, ch, xs, ys = grid.cw, grid.ch, grid.xs, grid.ys
+    if grid.labelled:
+        o.extend(f'<text x="{MARGIN + xs[c] + cw // 2}" y="{gy - 4}" text-anchor="middle" fill="#666666">{c}</text>'
+                 for c in sorted(xs))
+    marks = []
+    for r in sorted(ys):
+        y = gy + ys[r]
+        if grid.labelled:
+            a_(f'<text x="{MARGIN - 4}" y="{y + ch - 5}" text-anchor="end" fill="#666666">{r}</text>')
+        for c in sorted(xs):
+            pt = point(r, c)
+            if pt is None:
+                continue
+            x = MARGIN + xs[c]
+            if ok[pt]:
+                fill = PALETTE[int(fill_idx[pt])]
+                text = ",".join(str(int(out[n][pt])) for n in outs)
+            else:
+                fill, text = UNDEFINED, "-"
+            a_(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" stroke="#ffffff"/>')
+            if grid.labelled:
+                a_(f'<text x="{x + cw // 2}" y="{y + ch - 5}" text-anchor="middle">{text}</text>')
+            if shared_pts[pt]:
+                marks.append((x, y))
+    for gx, lo, hi in grid.col_gaps:
+        a_(f'<rect x="{MARGIN + gx}" y="{gy}" width="{GAP}" height="{grid.grid_h}" fill="#f2f2f2" stroke="#999999" '
+           f'stroke-dasharray="3,2"><title>columns {lo}-{hi - 1} not shown</title></rect>')
+    for gyy, lo, hi in grid.row_gaps:
+        a_(f'<rect x="{MARGIN}" y="{gy + gyy}" width="{grid.grid_w}" height="{GAP}" fill="#f2f2f2" stroke="#999999" '
+           f'stroke-dasharray="3,2"><title>rows {lo}-{hi - 1} not shown</title></rect>')
+    o.extend(f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" fill="none" stroke="{COLLISION}" '
+             f'stroke-width="2"/>' for x, y in marks)
+    a_(f'<rect x="{MARGIN}" y="{gy}" width="{grid.grid_w}" height="{grid.grid_h}" fill="none" stroke="#000000"/>')
+    return o
+
+
+def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool) -> str:
+    ok, out = _values(lay, env)
+    ins = [d.name for d in lay.inputs]
+    outs = [d.name for d in lay.outputs]
+    sizes = [d.at(env) for d in lay.inputs]
+    fill_idx, legend, colour_says = _colours(lay, out)
+    shared_pts, first_collision = _collisions(lay, env, ok, out)
+    panels, row_name, col_name = _panels(lay, env)
+    dims = _grid_dims(lay, env)
+    grid = _map_grid(lay, env, full, first_collision)
+    rows, cols = grid.rows, grid.cols
     drawn = panels[:MAX_PANELS]
-    panel_h = grid_h + (36 if drawn[0][0] else 20)
+    panel_h = grid.grid_h + (36 if drawn[0][0] else 20)
     sub = (f"({', '.join(f'{n} {s}' for n, s in zip(ins, sizes))}) -> ({', '.join(outs)})"
            f"{' in ' + lay.unit if lay.unit else ''}; rows: {row_name}, columns: {col_name}; cell: {','.join(outs)}; "
            f"colour: {colour_says}")
     notes = []
-    if condensed:
-        notes.append(f"condensed: {sum(b - a for a, b in row_runs)} of {rows} rows, {sum(b - a for a, b in col_runs)} "
+    if grid.condensed:
+        notes.append(f"condensed: {grid.shown_rows} of {rows} rows, {grid.shown_cols} "
                      f"of {cols} columns drawn (--full draws every cell)")
     if len(panels) > len(drawn):
         notes.append(f"{len(drawn)} of {len(panels)} panels drawn (table --format json lists every point)")
@@ -260,7 +354,8 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         notes.append(f"red: cells sharing their place; first: ({', '.join(map(str, map(int, p)))}) and "
                      f"({', '.join(map(str, map(int, q)))}) both at ({', '.join(f'{k} {v}' for k, v in at.items())})")
     top = 44 + 14 * len(notes)
-    width = max(MARGIN + grid_w + 24, 640, 9 * len(title) + 16, int(6.7 * max([len(sub)] + [len(n) for n in notes])) + 16)
+    width = max(MARGIN + grid.grid_w + 24, 640, 9 * len(title) + 16,
+                int(6.7 * max([len(sub)] + [len(n) for n in notes])) + 16)
     height = top + len(drawn) * panel_h + 40
     o: list[str] = []
     a_ = o.append
@@ -277,39 +372,8 @@ def _generic_svg(lay: MapLayout, env: Mapping[str, int], title: str, full: bool)
         if caption:
             a_(f'<text x="{MARGIN}" y="{py + 12}" font-size="11" font-weight="bold">{esc(caption)}</text>')
             py += 16
-        gy = py + 16
-        if labelled:
-            o.extend(f'<text x="{MARGIN + xs[c] + cw // 2}" y="{gy - 4}" text-anchor="middle" fill="#666666">{c}</text>'
-                     for c in sorted(xs))
-        marks = []
-        for r in sorted(ys):
-            y = gy + ys[r]
-            if labelled:
-                a_(f'<text x="{MARGIN - 4}" y="{y + ch - 5}" text-anchor="end" fill="#666666">{r}</text>')
-            for c in sorted(xs):
-                pt = index(r, c, combo)
-                if pt is None:
-                    continue
-                x = MARGIN + xs[c]
-                if ok[pt]:
-                    fill = PALETTE[int(fill_idx[pt])]
-                    text = ",".join(str(int(out[n][pt])) for n in outs)
-                else:
-                    fill, text = UNDEFINED, "-"
-                a_(f'<rect x="{x}" y="{y}" width="{cw}" height="{ch}" fill="{fill}" stroke="#ffffff"/>')
-                if labelled:
-                    a_(f'<text x="{x + cw // 2}" y="{y + ch - 5}" text-anchor="middle">{text}</text>')
-                if shared_pts[pt]:
-                    marks.append((x, y))
-        for gx, lo, hi in col_gaps:
-            a_(f'<rect x="{MARGIN + gx}" y="{gy}" width="{GAP}" height="{grid_h}" fill="#f2f2f2" stroke="#999999" '
-               f'stroke-dasharray="3,2"><title>columns {lo}-{hi - 1} not shown</title></rect>')
-        for gyy, lo, hi in row_gaps:
-            a_(f'<rect x="{MARGIN}" y="{gy + gyy}" width="{grid_w}" height="{GAP}" fill="#f2f2f2" stroke="#999999" '
-               f'stroke-dasharray="3,2"><title>rows {lo}-{hi - 1} not shown</title></rect>')
-        o.extend(f'<rect x="{x + 1}" y="{y + 1}" width="{cw - 2}" height="{ch - 2}" fill="none" stroke="{COLLISION}" '
-                 f'stroke-width="2"/>' for x, y in marks)
-        a_(f'<rect x="{MARGIN}" y="{gy}" width="{grid_w}" height="{grid_h}" fill="none" stroke="#000000"/>')
+        o.extend(_map_panel(grid, ok, out, outs, fill_idx, shared_pts,
+                            partial(_point_at, sizes, dims, combo=combo), py + 16))
     ly = top + len(drawn) * panel_h + 10
     x = 8
     for fill, words in legend:

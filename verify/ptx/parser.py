@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import partial
 
 from ..errors import SpecError
 from .lexer import Token, tokenize
@@ -37,6 +38,22 @@ class _Scope:
         self.names: dict[str, int] = {}
         self.ranges: dict[str, tuple[int, str, int, int]] = {}  # prefix -> (count, type, line, col)
         self.labels: dict[str, str] = {}  # a label as written -> its name in the function (unique)
+
+
+class _Body:
+    """What parsing one function body has gathered: its open scopes, registers, statements, variables, labels."""
+
+    def __init__(self) -> None:
+        self.scopes = [_Scope(0)]
+        self.opened = 1  # scopes opened so far (each block's uid)
+        self.regs: list[RegDecl] = []
+        self.lazy: dict[tuple[int, str, int], int] = {}  # (scope, prefix, n) -> register id
+        self.body: list[Statement] = []
+        self.variables: list[VarDecl] = []
+        self.labels: dict[str, int] = {}
+        self.branches: list[tuple[int, tuple[_Scope, ...]]] = []  # (body index, the scopes open there)
+        self.loc: SourceLoc | None = None
+        self.declared = 0
 
 
 class Parser:
@@ -313,128 +330,7 @@ class Parser:
     def _body(self, name: Token, entry: bool, params: tuple[Param, ...],
               directives: tuple[tuple[str, tuple[int, ...]], ...]) -> Function:
         open_ = self.expect("{")
-        scopes = [_Scope(0)]
-        opened = 1
-        regs: list[RegDecl] = []
-        lazy: dict[tuple[int, str, int], int] = {}  # (scope, prefix, n) -> register id
-        body: list[Statement] = []
-        variables: list[VarDecl] = []
-        labels: dict[str, int] = {}
-        branches: list[tuple[int, tuple[_Scope, ...]]] = []  # (body index, the scopes open there)
-        loc: SourceLoc | None = None
-        declared = 0
-
-        def resolve(t: Token) -> Reg:
-            text = t.text
-            for depth in range(len(scopes) - 1, -1, -1):
-                sc = scopes[depth]
-                hit = sc.names.get(text)
-                if hit is not None:
-                    return Reg(text, hit, t.line, t.col)
-                m = _RANGE_NAME.match(text)
-                if m and m.group(1) in sc.ranges and not (len(m.group(2)) > 1 and m.group(2)[0] == "0"):
-                    count, typ, line, col = sc.ranges[m.group(1)]
-                    n = int(m.group(2))
-                    if n < count:
-                        key = (sc.uid, m.group(1), n)
-                        rid = lazy.get(key)
-                        if rid is None:
-                            rid = lazy[key] = len(regs)
-                            regs.append(RegDecl(text, typ, line, col))
-                        return Reg(text, rid, t.line, t.col)
-            raise self.error(t, f"register {text} is not declared")
-
-        def operand() -> Operand:
-            t = self.peek()
-            if t.kind == "PUNCT":
-                if t.text == "[":
-                    return address()
-                if t.text in "{(":
-                    self.next()
-                    close = "}" if t.text == "{" else ")"
-                    items: list[Operand] = []
-                    if not self.accept(close):
-                        items.append(operand())
-                        while self.accept(","):
-                            items.append(operand())
-                        self.expect(close)
-                    return Vec(tuple(items), t.line, t.col) if close == "}" else Group(tuple(items), t.line, t.col)
-                if t.text == "!":
-                    self.next()
-                    r = self.word("a predicate register")
-                    return Not(resolve(r), t.line, t.col)
-                if t.text == "-":
-                    self.next()
-                    n = self.next()
-                    if n.kind == "INT":
-                        return Imm(-n.value, t.line, t.col)
-                    if n.kind == "FLOAT":
-                        return FImm(n.value ^ (1 << (n.width - 1)), n.width, t.line, t.col)
-                    raise self.error(n, f"expected a number after '-', found {self._what(n)}")
-                raise self.error(t, f"expected an operand, found {self._what(t)}")
-            self.next()
-            if t.kind == "INT":
-                return Imm(t.value, t.line, t.col)
-            if t.kind == "FLOAT":
-                return FImm(t.value, t.width, t.line, t.col)
-            if t.kind != "WORD":
-                raise self.error(t, f"expected an operand, found {self._what(t)}")
-            if t.text == "_":
-                first: Operand = Sink(t.line, t.col)
-            elif t.text in SPECIAL_REGISTERS or re.fullmatch(r"%envreg\d+|%pm\d+(_64)?", t.text):
-                return Special(t.text, t.line, t.col)
-            elif t.text.startswith("%") or any(t.text in sc.names for sc in scopes):
-                first = resolve(t)  # a register (inline asm declares names such as 'complete' without a %)
-            else:
-                if self.peek().text in ("+", "-") and self.peek().kind == "PUNCT" and self.peek(1).kind == "INT":
-                    sign = 1 if self.next().text == "+" else -1
-                    return Addr(Sym(t.text, t.line, t.col), sign * self.next().value, t.line, t.col)
-                return Sym(t.text, t.line, t.col)
-            if self.peek().text == "|" and self.peek().kind == "PUNCT":
-                self.next()
-                s = self.word("a predicate register")
-                second = Sink(s.line, s.col) if s.text == "_" else resolve(s)
-                return PredPair(first, second, t.line, t.col)  # type: ignore[arg-type]
-            return first
-
-        def address() -> Addr | TensorAddr:
-            open_b = self.expect("[")
-            base: Reg | Sym | None = None
-            offset = 0
-            sign = 1
-            first = True
-            while True:
-                t = self.next()
-                if t.kind == "INT":
-                    offset += sign * t.value
-                elif t.kind == "WORD" and base is None and sign == 1:
-                    base = resolve(t) if t.text.startswith("%") else Sym(t.text, t.line, t.col)
-                elif t.kind == "PUNCT" and t.text == "-" and first:
-                    sign = -1
-                    continue
-                else:
-                    raise self.error(t, f"expected a register, a name or an integer in the address, found "
-                                        f"{self._what(t)}")
-                first = False
-                nxt = self.next()
-                if nxt.text == "]":
-                    break
-                if nxt.text == "," and base is not None and offset == 0 and self.peek().text == "{":
-                    coords = operand()  # [tensorMap, {c0, c1}]: a TMA operand
-                    self.expect("]")
-                    assert isinstance(coords, Vec)
-                    return TensorAddr(base, coords, open_b.line, open_b.col)
-                if nxt.text == "+":
-                    sign = 1
-                    if self.peek().text == "-":  # [%r+-4]
-                        self.next()
-                        sign = -1
-                elif nxt.text == "-":
-                    sign = -1
-                else:
-                    raise self.error(nxt, f"expected '+', '-' or ']' in the address, found {self._what(nxt)}")
-            return Addr(base, offset, open_b.line, open_b.col)
-
+        b = _Body()
         depth = 1
         while True:
             t = self.peek()
@@ -443,7 +339,7 @@ class Parser:
             if t.kind == "PUNCT" and t.text == "}":
                 self.next()
                 depth -= 1
-                scopes.pop()
+                b.scopes.pop()
                 if depth == 0:
                     break
                 continue
@@ -452,85 +348,104 @@ class Parser:
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise self.error(t, f"blocks nested deeper than {MAX_DEPTH}")
-                scopes.append(_Scope(opened))
-                opened += 1
+                b.scopes.append(_Scope(b.opened))
+                b.opened += 1
                 continue
-            if t.kind == "PUNCT" and t.text == "@":
-                self.next()
-                neg = self.accept("!")
-                g = self.word("a predicate register")
-                guard = resolve(g)
-                op = self.word("an instruction")
-                body.append(self._instr(op, operand, guard, neg, loc))
-                if op.text.split(".", 1)[0] in ("bra", "brx"):
-                    branches.append((len(body) - 1, tuple(scopes)))
-                continue
-            if t.kind != "WORD":
-                raise self.error(t, f"expected an instruction, a label or a directive, found {self._what(t)}")
-            if self.peek(1).kind == "PUNCT" and self.peek(1).text == ":" and not t.text.startswith("."):
-                self.next()
-                self.next()
-                if t.text in scopes[-1].labels:
-                    raise self.error(t, f"label {t.text} is defined twice")
-                # a label of a block is the block's own (inline asm repeats its labels block by block)
-                unique = t.text if len(scopes) == 1 else f"{t.text} (block {scopes[-1].uid})"
-                scopes[-1].labels[t.text] = unique
-                labels[unique] = len(body)
-                body.append(Label(unique, t.line, t.col))
-                continue
-            if t.text == ".reg":
-                self.next()
-                typ, _, _, vec, _ = self._modifiers()
-                if typ is None:
-                    raise self.error(self.peek(), f"expected the register type, found {self._what(self.peek())}")
-                if vec != 1:
-                    raise self.error(t, "vector registers (.reg .v2/.v4) are not supported")
-                while True:
-                    n = self.word("a register name")
-                    if self.accept("<"):
-                        count = self.integer()
-                        self.expect(">")
-                        if count <= 0:
-                            raise self.error(n, f"register range {n.text}<{count}> is empty")
-                        declared += count
-                        if declared > MAX_REGISTERS:
-                            raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
-                        scopes[-1].ranges[n.text] = (count, typ, n.line, n.col)
-                    else:
-                        declared += 1
-                        if declared > MAX_REGISTERS:
-                            raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
-                        scopes[-1].names[n.text] = len(regs)
-                        regs.append(RegDecl(n.text, typ, n.line, n.col))
-                    if not self.accept(","):
-                        break
-                self.expect(";")
-                continue
-            if t.text == ".loc":
-                self.next()
-                loc = self._loc()
-                continue
-            if t.text == ".pragma":
-                self.next()
-                self._pragma()
-                continue
-            if t.text in (".shared", ".local", ".const", ".global"):
-                variables.append(self.variable(extern=False))
-                continue
-            if t.text == ".param":
-                self._param()  # a call's parameter
-                self.accept(";")
-                continue
-            if t.text in (".maxnreg", ".maxntid", ".reqntid"):
-                raise self.error(t, f"{t.text} belongs before the function body")
-            if t.text.startswith("."):
-                raise self.error(t, f"unknown directive {t.text!r}")
+            self._statement(b, t)
+        self._resolve_branches(b)
+        return Function(name.text, entry, params, tuple(b.regs), tuple(b.body), tuple(b.variables), name.line,
+                        name.col, directives, b.labels)
+
+    def _statement(self, b: _Body, t: Token) -> None:
+        """Parses one statement of a body at ``t`` (a guarded or plain instruction, a label, a directive) into ``b``."""
+        operand = partial(self._operand, b)
+        if t.kind == "PUNCT" and t.text == "@":
             self.next()
-            body.append(self._instr(t, operand, None, False, loc))
-            if t.text.split(".", 1)[0] in ("bra", "brx"):
-                branches.append((len(body) - 1, tuple(scopes)))
-        for k, open_scopes in branches:
-            st = body[k]
+            neg = self.accept("!")
+            g = self.word("a predicate register")
+            guard = self._resolve(b, g)
+            op = self.word("an instruction")
+            b.body.append(self._instr(op, operand, guard, neg, b.loc))
+            if op.text.split(".", 1)[0] in ("bra", "brx"):
+                b.branches.append((len(b.body) - 1, tuple(b.scopes)))
+            return
+        if t.kind != "WORD":
+            raise self.error(t, f"expected an instruction, a label or a directive, found {self._what(t)}")
+        if self.peek(1).kind == "PUNCT" and self.peek(1).text == ":" and not t.text.startswith("."):
+            self._label(b, t)
+            return
+        if t.text == ".reg":
+            self._reg_declaration(b, t)
+            return
+        if t.text == ".loc":
+            self.next()
+            b.loc = self._loc()
+            return
+        if t.text == ".pragma":
+            self.next()
+            self._pragma()
+            return
+        if t.text in (".shared", ".local", ".const", ".global"):
+            b.variables.append(self.variable(extern=False))
+            return
+        if t.text == ".param":
+            self._param()  # a call's parameter
+            self.accept(";")
+            return
+        if t.text in (".maxnreg", ".maxntid", ".reqntid"):
+            raise self.error(t, f"{t.text} belongs before the function body")
+        if t.text.startswith("."):
+            raise self.error(t, f"unknown directive {t.text!r}")
+        self.next()
+        b.body.append(self._instr(t, operand, None, False, b.loc))
+        if t.text.split(".", 1)[0] in ("bra", "brx"):
+            b.branches.append((len(b.body) - 1, tuple(b.scopes)))
+
+    def _label(self, b: _Body, t: Token) -> None:
+        """Parses the label ``t:`` into ``b``: a name unique in the function, its place in the body."""
+        self.next()
+        self.next()
+        if t.text in b.scopes[-1].labels:
+            raise self.error(t, f"label {t.text} is defined twice")
+        # a label of a block is the block's own (inline asm repeats its labels block by block)
+        unique = t.text if len(b.scopes) == 1 else f"{t.text} (block {b.scopes[-1].uid})"
+        b.scopes[-1].labels[t.text] = unique
+        b.labels[unique] = len(b.body)
+        b.body.append(Label(unique, t.line, t.col))
+
+    def _reg_declaration(self, b: _Body, t: Token) -> None:
+        """Parses ``.reg .TYPE NAME[<N>],... ;`` at ``t`` into the innermost scope of ``b``."""
+        self.next()
+        typ, _, _, vec, _ = self._modifiers()
+        if typ is None:
+            raise self.error(self.peek(), f"expected the register type, found {self._what(self.peek())}")
+        if vec != 1:
+            raise self.error(t, "vector registers (.reg .v2/.v4) are not supported")
+        while True:
+            n = self.word("a register name")
+            if self.accept("<"):
+                count = self.integer()
+                self.expect(">")
+                if count <= 0:
+                    raise self.error(n, f"register range {n.text}<{count}> is empty")
+                b.declared += count
+                if b.declared > MAX_REGISTERS:
+                    raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
+                b.scopes[-1].ranges[n.text] = (count, typ, n.line, n.col)
+            else:
+                b.declared += 1
+                if b.declared > MAX_REGISTERS:
+                    raise self.error(n, f"more than {MAX_REGISTERS} registers declared")
+                b.scopes[-1].names[n.text] = len(b.regs)
+                b.regs.append(RegDecl(n.text, typ, n.line, n.col))
+            if not self.accept(","):
+                break
+        self.expect(";")
+
+    def _resolve_branches(self, b: _Body) -> None:
+        """Replaces each branch target of ``b`` by the unique name of the label it reaches from its scopes."""
+        for k, open_scopes in b.branches:
+            st = b.body[k]
             assert isinstance(st, Instr)
             ops = list(st.operands)
             for j, o in enumerate(ops):
@@ -540,9 +455,121 @@ class Parser:
                 if found is None:
                     raise SpecError(self.path, o.line, o.col, f"label {o.name} is not defined")
                 ops[j] = Sym(found, o.line, o.col)
-            body[k] = replace(st, operands=tuple(ops))
-        return Function(name.text, entry, params, tuple(regs), tuple(body), tuple(variables), name.line, name.col,
-                        directives, labels)
+            b.body[k] = replace(st, operands=tuple(ops))
+
+    def _resolve(self, b: _Body, t: Token) -> Reg:
+        """The register the name ``t`` denotes in the scopes open in ``b`` (a range's member declared on first use)."""
+        text = t.text
+        for depth in range(len(b.scopes) - 1, -1, -1):
+            sc = b.scopes[depth]
+            hit = sc.names.get(text)
+            if hit is not None:
+                return Reg(text, hit, t.line, t.col)
+            m = _RANGE_NAME.match(text)
+            if m and m.group(1) in sc.ranges and not (len(m.group(2)) > 1 and m.group(2)[0] == "0"):
+                count, typ, line, col = sc.ranges[m.group(1)]
+                n = int(m.group(2))
+                if n < count:
+                    key = (sc.uid, m.group(1), n)
+                    rid = b.lazy.get(key)
+                    if rid is None:
+                        rid = b.lazy[key] = len(b.regs)
+                        b.regs.append(RegDecl(text, typ, line, col))
+                    return Reg(text, rid, t.line, t.col)
+        raise self.error(t, f"register {text} is not declared")
+
+    def _operand(self, b: _Body) -> Operand:
+        """Parses one operand of an instruction, its registers resolved in ``b``."""
+        t = self.peek()
+        if t.kind == "PUNCT":
+            if t.text == "[":
+                return self._address(b)
+            if t.text in "{(":
+                self.next()
+                close = "}" if t.text == "{" else ")"
+                items: list[Operand] = []
+                if not self.accept(close):
+                    items.append(self._operand(b))
+                    while self.accept(","):
+                        items.append(self._operand(b))
+                    self.expect(close)
+                return Vec(tuple(items), t.line, t.col) if close == "}" else Group(tuple(items), t.line, t.col)
+            if t.text == "!":
+                self.next()
+                r = self.word("a predicate register")
+                return Not(self._resolve(b, r), t.line, t.col)
+            if t.text == "-":
+                self.next()
+                n = self.next()
+                if n.kind == "INT":
+                    return Imm(-n.value, t.line, t.col)
+                if n.kind == "FLOAT":
+                    return FImm(n.value ^ (1 << (n.width - 1)), n.width, t.line, t.col)
+                raise self.error(n, f"expected a number after '-', found {self._what(n)}")
+            raise self.error(t, f"expected an operand, found {self._what(t)}")
+        self.next()
+        if t.kind == "INT":
+            return Imm(t.value, t.line, t.col)
+        if t.kind == "FLOAT":
+            return FImm(t.value, t.width, t.line, t.col)
+        if t.kind != "WORD":
+            raise self.error(t, f"expected an operand, found {self._what(t)}")
+        if t.text == "_":
+            first: Operand = Sink(t.line, t.col)
+        elif t.text in SPECIAL_REGISTERS or re.fullmatch(r"%envreg\d+|%pm\d+(_64)?", t.text):
+            return Special(t.text, t.line, t.col)
+        elif t.text.startswith("%") or any(t.text in sc.names for sc in b.scopes):
+            first = self._resolve(b, t)  # a register (inline asm declares names such as 'complete' without a %)
+        else:
+            if self.peek().text in ("+", "-") and self.peek().kind == "PUNCT" and self.peek(1).kind == "INT":
+                sign = 1 if self.next().text == "+" else -1
+                return Addr(Sym(t.text, t.line, t.col), sign * self.next().value, t.line, t.col)
+            return Sym(t.text, t.line, t.col)
+        if self.peek().text == "|" and self.peek().kind == "PUNCT":
+            self.next()
+            s = self.word("a predicate register")
+            second = Sink(s.line, s.col) if s.text == "_" else self._resolve(b, s)
+            return PredPair(first, second, t.line, t.col)  # type: ignore[arg-type]
+        return first
+
+    def _address(self, b: _Body) -> Addr | TensorAddr:
+        """Parses an address ``[base+offset]`` or a TMA operand ``[map, {coordinates}]``."""
+        open_b = self.expect("[")
+        base: Reg | Sym | None = None
+        offset = 0
+        sign = 1
+        first = True
+        while True:
+            t = self.next()
+            if t.kind == "INT":
+                offset += sign * t.value
+            elif t.kind == "WORD" and base is None and sign == 1:
+                base = self._resolve(b, t) if t.text.startswith("%") else Sym(t.text, t.line, t.col)
+            elif t.kind == "PUNCT" and t.text == "-" and first:
+                sign = -1
+                continue
+            else:
+                raise self.error(t, f"expected a register, a name or an integer in the address, found "
+                                    f"{self._what(t)}")
+            first = False
+            nxt = self.next()
+            if nxt.text == "]":
+                break
+            if nxt.text == "," and base is not None and offset == 0 and self.peek().text == "{":
+                coords = self._operand(b)  # [tensorMap, {c0, c1}]: a TMA operand
+                self.expect("]")
+                assert isinstance(coords, Vec)
+                return TensorAddr(base, coords, open_b.line, open_b.col)
+            if nxt.text == "+":
+                sign = 1
+                if self.peek().text == "-":  # [%r+-4]
+                    self.next()
+                    sign = -1
+            elif nxt.text == "-":
+                sign = -1
+            else:
+                raise self.error(nxt, f"expected '+', '-' or ']' in the address, found {self._what(nxt)}")
+        return Addr(base, offset, open_b.line, open_b.col)
 
     def _loc(self) -> SourceLoc:
         f, line, col = self.integer(), self.integer(), self.integer()

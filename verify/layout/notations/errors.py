@@ -270,35 +270,44 @@ def load_json(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEP
     return _load_json_positioned(text, source, max_depth)
 
 
-def _load_json_positioned(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
-    """The iterative reader with a depth bound that records where each value was written; every error is a
-    positioned ``NotationError``."""
-    pos = Positions(text)
-    doc = JsonDoc(None, source, pos)
-    n = len(text)
-    k = 0
+class _JsonText:
+    """The text the positional JSON reader scans: its whitespace skipped and its scalars read from an offset, and
+    its errors positioned (a ``NotationError`` at the offset's line and column, naming ``source``)."""
 
-    def err(message: str, at: int) -> NotationError:
-        line, col = pos.at(min(at, n))
-        return NotationError(message, line, col, source)
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.n = len(text)
+        self.source = source
+        self.pos = Positions(text)
 
-    def skip_ws(at: int) -> int:
+    def err(self, message: str, at: int) -> NotationError:
+        """The error ``message`` at offset ``at`` (the end of the text at most)."""
+        line, col = self.pos.at(min(at, self.n))
+        return NotationError(message, line, col, self.source)
+
+    def skip_ws(self, at: int) -> int:
+        """The first offset from ``at`` that is not JSON whitespace."""
+        text, n = self.text, self.n
         while at < n and text[at] in _WS:
             at += 1
         return at
 
-    def scalar(at: int) -> tuple[JsonValue, int]:
+    def scalar(self, at: int) -> tuple[JsonValue, int]:
+        """The string, literal or number at ``at`` and the offset after it."""
+        text = self.text
         c = text[at]
         if c == '"':
-            return string(at)
+            return self.string(at)
         for word, val in (("true", True), ("false", False), ("null", None)):
             if text.startswith(word, at):
                 return val, at + len(word)
         if c == "-" or "0" <= c <= "9":
-            return number(at)
-        raise err(f"unexpected character {c!r}", at)
+            return self.number(at)
+        raise self.err(f"unexpected character {c!r}", at)
 
-    def number(at: int) -> tuple[JsonValue, int]:
+    def number(self, at: int) -> tuple[JsonValue, int]:
+        """The number at ``at`` (an int, or a float with a fraction or an exponent) and the offset after it."""
+        text, n, err = self.text, self.n, self.err
         start = at
         if text[at] == "-":
             at += 1
@@ -333,7 +342,9 @@ def _load_json_positioned(text: str, source: str = "argument", max_depth: int = 
             raise err(f"number {s[:20]}{'...' if len(s) > 20 else ''} is too large", start)
         return (float(s) if is_float else int(s)), at
 
-    def string(at: int) -> tuple[str, int]:
+    def string(self, at: int) -> tuple[str, int]:
+        """The string at ``at`` (its escapes and surrogate pairs decoded) and the offset after its closing quote."""
+        text, n, err = self.text, self.n, self.err
         start = at
         at += 1
         parts: list[str] = []
@@ -373,6 +384,15 @@ def _load_json_positioned(text: str, source: str = "argument", max_depth: int = 
             else:
                 raise err(f"unknown escape \\{e}", end)
 
+
+def _load_json_positioned(text: str, source: str = "argument", max_depth: int = MAX_JSON_DEPTH) -> JsonDoc:
+    """The iterative reader with a depth bound that records where each value was written; every error is a
+    positioned ``NotationError``."""
+    src = _JsonText(text, source)
+    doc = JsonDoc(None, source, src.pos)
+    n = len(text)
+    err, skip_ws, string = src.err, src.skip_ws, src.string
+
     # stack frames: [container, pending_key, offset where the container opened]
     stack: list[list] = []
     root_set = False
@@ -403,7 +423,7 @@ def _load_json_positioned(text: str, source: str = "argument", max_depth: int = 
                     k = _json_key(text, k, n, stack[-1], string, err, doc)
                 continue
         else:
-            value, k = scalar(k)
+            value, k = src.scalar(k)
         # attach ``value`` to its parent, closing containers as long as they end
         while True:
             if not stack:
