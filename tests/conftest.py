@@ -43,9 +43,9 @@ def _toolchains_only_in_integration_tests(request: pytest.FixtureRequest, monkey
     monkeypatch.setattr(subprocess.Popen, "__init__", no_toolchain(subprocess.Popen.__init__, request.node.nodeid))
 
 
-def no_toolchain(start, nodeid: str):  # type: ignore[no-untyped-def]
+def no_toolchain(start, nodeid: str):
     """``Popen.__init__`` that refuses to start a toolchain (``TOOLCHAIN``) for the test ``nodeid``."""
-    def guarded(self, args, *a, **k):  # type: ignore[no-untyped-def]
+    def guarded(self, args, *a, **k):
         argv = args if isinstance(args, (list, tuple)) else [args]
         if argv and Path(str(argv[0])).name in TOOLCHAIN:
             raise AssertionError(f"{nodeid} runs {Path(str(argv[0])).name}: mark it @pytest.mark.slow (an "

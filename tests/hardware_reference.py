@@ -110,7 +110,7 @@ class SpecCells:
     def cell(self, lane: int, i: int, meta: int = 0) -> tuple[int, int, int] | None:
         cell = cell_at(self.layout, lane, i)
         if self.sparse:
-            k = self.layout.map.point_logical(lane, i, meta & 0xF)  # type: ignore[attr-defined]
+            k = self.layout.map.point_logical(lane, i, meta & 0xF)
             if cell is None or k is None:
                 return None
             return self.group(lane), cell[0], k

@@ -183,7 +183,7 @@ def check(k: Kind, m: dict, marks: dict[str, list], errors: list[str]) -> list[s
     return bad
 
 
-def render(browser, k: Kind, tmp: Path) -> tuple[object, dict, list[str]]:  # type: ignore[no-untyped-def]
+def render(browser, k: Kind, tmp: Path) -> tuple[object, dict, list[str]]:
     """``k`` drawn into ``tmp`` and opened in ``browser`` (``tests/browser.py``) at 100 % in a ``SCREEN_W`` x 900
     window: (the page, its measure, what is wrong with it)."""
     page = browser.open(k.make(tmp), SCREEN_W, 900)
@@ -192,7 +192,7 @@ def render(browser, k: Kind, tmp: Path) -> tuple[object, dict, list[str]]:  # ty
     return page, m, check(k, m, marks, page.errors)
 
 
-def screenshot(page, m: dict, k: Kind, png: Path) -> Path:  # type: ignore[no-untyped-def]
+def screenshot(page, m: dict, k: Kind, png: Path) -> Path:
     """The top left of the picture (the report: the first screen), at most ``SHOT``, as ``png``."""
     if k.report:
         return page.screenshot(png, (0, 0, SCREEN_W, 900))

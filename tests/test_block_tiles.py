@@ -169,7 +169,7 @@ def test_the_engines_decide_tiled_independently() -> None:
 
     @dataclasses.dataclass(frozen=True)
     class Lying(FormulaMap):
-        def _z3(self, thread, i, env=None):  # type: ignore[no-untyped-def]
+        def _z3(self, thread, i, env=None):
             import z3
             ok, r, c = super()._z3(thread, i, env)
             return ok, z3.If(z3.And(thread == 40, i == 1), r + 1, r), c
@@ -290,7 +290,7 @@ def _wheel(items: list[dict]) -> list[dict]:
     run = subprocess.run([sys.executable, str(ref)], input=json.dumps(items), capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    return json.loads(run.stdout)  # type: ignore[no-any-return]
+    return json.loads(run.stdout)
 
 
 def test_our_ttgir_lowering_gives_the_wheels_bases() -> None:
@@ -432,7 +432,7 @@ def test_block_tile_errors() -> None:
     with pytest.raises(api.FamilyError, match="give params"):
         api.block_tile("wgmma.m64nNk16.D.f32", (2, 1), (128, 256))
     with pytest.raises(TypeError):
-        api.block_tile(C, (4, 1), (64,))  # type: ignore[arg-type]
+        api.block_tile(C, (4, 1), (64,))
 
 
 # ============================================================================ two elements swapped in one warp
@@ -499,7 +499,7 @@ def test_an_undecided_permutation_of_a_tile_is_said_not_passed_over(monkeypatch:
     from verify.checks import conform as conform_mod
     from verify.results import CheckResult
 
-    def spent(spec, given, timeout=10.0):  # type: ignore[no-untyped-def]
+    def spent(spec, given, timeout=10.0):
         return CheckResult("permuted", "unknown", "proved", None, "Z3 gave up within the budget", 0.0,
                            {"z3": "unknown", "enumeration": "proved"}), None
     monkeypatch.setattr(conform_mod, "permuted", spent)

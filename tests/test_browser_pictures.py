@@ -31,7 +31,7 @@ DRAWN = [k for k in KINDS if k.argv is not None]
 
 
 @pytest.fixture(scope="module")
-def browser():  # type: ignore[no-untyped-def]
+def browser():
     if CHROMIUM is None:
         pytest.skip(chromium.missing())
     with chromium.Browser.start(CHROMIUM) as b:
@@ -47,7 +47,7 @@ def _keep(png: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("k", DRAWN, ids=[k.name for k in DRAWN])
-def test_every_kind_of_picture_reads_in_a_browser(k: Kind, browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_kind_of_picture_reads_in_a_browser(k: Kind, browser, tmp_path: Path) -> None:
     page, m, problems = render(browser, k, tmp_path)
     assert problems == [], f"{k.name}: " + "\n".join(problems)
     png = screenshot(page, m, k, tmp_path / f"{k.name}.png")
@@ -60,7 +60,7 @@ def test_every_kind_of_picture_reads_in_a_browser(k: Kind, browser, tmp_path: Pa
 
 
 @pytest.mark.slow
-def test_the_whole_bundled_report_reads_in_a_browser(browser, bundled_report_dir) -> None:  # type: ignore[no-untyped-def]
+def test_the_whole_bundled_report_reads_in_a_browser(browser, bundled_report_dir) -> None:
     """The report of every bundled spec: every inlined picture at its stated size, no small label, no console
     error, no sideways scrolling at 1400 px."""
     out, _ = bundled_report_dir
@@ -73,7 +73,7 @@ def test_the_whole_bundled_report_reads_in_a_browser(browser, bundled_report_dir
 
 
 @pytest.mark.slow
-def test_the_checks_see_what_they_must_catch(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_the_checks_see_what_they_must_catch(browser, tmp_path: Path) -> None:
     """A picture with a 9 px label, a title wider than itself, scaled by CSS, and a page with a console error and a
     missing image: each is reported; and the two defects of issue 42 (a 64 x 64 banks picture drawn whole, a block
     picture whose header says T<lane>) fail the kinds' checks."""
@@ -147,7 +147,7 @@ def test_the_docs_show_a_screenshot_of_every_kind() -> None:
 
 
 @pytest.mark.slow
-def test_every_picture_of_the_catalog_reads_in_a_browser(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_picture_of_the_catalog_reads_in_a_browser(browser, tmp_path: Path) -> None:
     """``pictures --out DIR`` of the bundled specs: every picture (condensed or not) loads without an error, at
     its stated size, with no label under the stated font or out of the picture."""
     from verify.cli.main import main

@@ -40,9 +40,9 @@ def _assemble(src: str, arch: str, work: Path, name: str) -> subprocess.Complete
     cu = work / f"{name}.cu"
     cu.write_text(src)
     ptx = cu.with_suffix(".ptx")
-    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)
     if r.returncode == 0:
-        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cu.with_suffix(".cubin")), str(ptx)],  # type: ignore[list-item]
+        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cu.with_suffix(".cubin")), str(ptx)],
                            capture_output=True, text=True)
     return r
 
@@ -79,7 +79,7 @@ def test_a_standalone_probe_program_builds(tmp_path: Path) -> None:
     cu = tmp_path / "p.cu"
     cu.write_text(cp.probe_program(p))
     gencode = f"arch={p.arch.replace('sm_', 'compute_')},code={p.arch}"
-    r = subprocess.run([NVCC, "-gencode", gencode, "-o", str(tmp_path / "p"), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, "-gencode", gencode, "-o", str(tmp_path / "p"), str(cu)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-2000:]
 
 

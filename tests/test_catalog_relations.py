@@ -72,7 +72,7 @@ def _with(lid: str, old: str, new: str, params: tuple[str, ...] = ()) -> Spec:
                                                      tuple(p.name for p in lay.domain.params)))
             lays.append(lay)
         out.append(dataclasses.replace(s, layouts=tuple(lays)))
-    return tuple(out)  # type: ignore[return-value]
+    return tuple(out)
 
 
 def test_ldmatrix_relation_fails_with_a_counterexample() -> None:

@@ -240,7 +240,7 @@ def test_the_check_only_parser_reads_a_check_line_as_the_whole_parser_does(argv:
     option get the whole parser."""
     from verify.cli.main import build_parser
     whole, only = build_parser(), build_parser("check", argv[1:])
-    assert only is not whole and set(only._subparsers._group_actions[0].choices) == {"check"}  # type: ignore
+    assert only is not whole and set(only._subparsers._group_actions[0].choices) == {"check"}
     got, want = vars(only.parse_args(argv)), vars(whole.parse_args(argv))
     assert got == {k: want[k] for k in got}
     assert all(v in (None, [], ()) or k == "given_flags" for k, v in want.items() if k not in got)

@@ -91,7 +91,7 @@ def test_probe_cli_writes_every_kind(lid: str, tmp_path: Path, capsys: pytest.Ca
 # ----------------------------------------------------------------------------- assembly
 
 def _oldest() -> int:
-    out = subprocess.run([NVCC, "--list-gpu-arch"], capture_output=True, text=True).stdout  # type: ignore[list-item]
+    out = subprocess.run([NVCC, "--list-gpu-arch"], capture_output=True, text=True).stdout
     archs = [int(a) for a in re.findall(r"compute_(\d+)", out)]
     return min(archs) if archs else 75
 
@@ -147,7 +147,7 @@ def test_the_gpu_build_of_one_architecture_links_and_runs(tmp_path: Path) -> Non
     GPU each probe runs, says so and exits 3, framed so that the runner can tell them apart."""
     run = [p for p in catalog() if cuda.runnable(p, 90)]
     assert {p.kind for p in run} >= {"mma", "wgmma", "movement", "wmma"}
-    exe, kept = cuda.build_probes(NVCC, run, cuda.build_target(run, 90), tmp_path, 600, print)  # type: ignore[arg-type]
+    exe, kept = cuda.build_probes(NVCC, run, cuda.build_target(run, 90), tmp_path, 600, print)
     assert kept == run
     r = subprocess.run([str(exe), "3"], capture_output=True, text=True, timeout=120)
     frames = batch.frames(r.stdout)
@@ -173,7 +173,7 @@ for k in range(4):
     print(f"@@end {k} 0")
 ''')
     fake.chmod(0o755)
-    got = cuda.run_probes(fake, [None] * 4, 30)  # type: ignore[list-item]
+    got = cuda.run_probes(fake, [None] * 4, 30)
     assert {k: rc for k, (_t, rc) in got.items()} == {0: 0, 1: 134, 2: 0, 3: 0}
     assert json.loads(got[3][0]) == {"out": [3]}
 

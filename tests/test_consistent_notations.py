@@ -22,7 +22,7 @@ SW64 = "Sw<2,4,3> o smem_ptr[16b](unset) o (_8,_64):(_64,_1)"
 CP = ["tcgen05.cp.source.32x128b", "tcgen05.cp.32x128b.warpx4"]
 
 
-def _both(d) -> None:  # type: ignore[no-untyped-def]
+def _both(d) -> None:
     for c in d.checks:
         assert c.engines["z3"] == c.engines["enumeration"] == c.status, (c.check, c.engines)
 
@@ -43,7 +43,7 @@ def test_a_store_with_one_swizzle_against_a_load_with_another_is_a_difference_at
     assert api.consistent(Given("cute", SW128), Given("cute", SW128)).status == "consistent"
 
 
-def test_a_tma_box_read_through_a_wgmma_descriptor(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_tma_box_read_through_a_wgmma_descriptor(capsys) -> None:
     tile = api.shared_layout("tma", "64x64:128B", type="f16")
     good = derive(tile, "wgmma", "K")
     assert good.ok
@@ -65,7 +65,7 @@ def test_a_tma_box_read_through_a_wgmma_descriptor(capsys) -> None:  # type: ign
     assert "same_place       REFUTED: element (row 1, col 0) is written at (offset 72) and read from (offset 32)" in out
 
 
-def test_a_spec_tile_against_cute_binds_t_from_the_type(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_spec_tile_against_cute_binds_t_from_the_type(capsys) -> None:
     cute = "cute:tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_8,_64>{})"
     base = ["consistent", "--writer", cute, "--param", "Rm=1", "--param", "Rk=4", "--type", "f16"]
     code, out, _ = cli(capsys, *base, "--reader", "wgmma.shared.K.128B@corrected")
@@ -83,7 +83,7 @@ def test_shared_sides_must_agree_on_the_element_width() -> None:
 
 # ----------------------------------------------------------------------------- storage in notations
 
-def test_a_storage_layout_in_cute_takes_the_other_sides_names(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_storage_layout_in_cute_takes_the_other_sides_names(capsys) -> None:
     code, out, _ = cli(capsys, "consistent", "--writer", "storage.sf.cutlass.128x4.tile", "--reader",
                        "cute:((32,4),4):((16,4),1)", "--format", "json")
     doc = json.loads(out)
@@ -101,7 +101,7 @@ def test_a_cute_storage_writer_through_tcgen05_cp() -> None:
     assert d.status == "mismatch" and d.get("same_place").counterexample["element"] == {"row": 0, "kb": 1}
 
 
-def test_index_code_over_named_variables(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_index_code_over_named_variables(tmp_path: Path, capsys) -> None:
     (tmp_path / "good.txt").write_text("r0 = row % 32\nr1 = row / 32\noffset = 16 * r0 + 4 * r1 + kb\n")
     (tmp_path / "bad.txt").write_text("offset = 4 * row + kb\n")
     code, out, _ = cli(capsys, "consistent", "--writer", f"index:{tmp_path / 'good.txt'}", "--reader",
@@ -137,20 +137,20 @@ def test_triton_offset_bases(tmp_path: Path) -> None:
     ("tma:64x64", "argument:1:5:"),
     ("descriptor:0xZZ", "argument:1:12:"),
 ])
-def test_bad_text_on_the_command_line(side: str, where: str, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_text_on_the_command_line(side: str, where: str, capsys) -> None:
     code, out, err = cli(capsys, "consistent", "--writer", "tma:64x64:128B", "--reader", side, "--type", "f16",
                          "--major", "K") if side.startswith("descriptor") else \
         cli(capsys, "consistent", "--writer", "storage.sf.cutlass.128x4.tile", "--reader", side)
     assert code == 2 and out == "" and err.count("\n") == 1 and err.startswith(where), err
 
 
-def test_a_position_quoted_in_the_message_counts_from_the_argument_too(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_position_quoted_in_the_message_counts_from_the_argument_too(capsys) -> None:
     code, _, err = cli(capsys, "consistent", "--writer", "storage.sf.cutlass.128x4.tile", "--reader",
                        "cute:((32,4),4):((16,4),1")
     assert code == 2 and err == "argument:1:26: error: expected ',' or ')', found end of input (tuple opened at 1:17)\n"
 
 
-def test_bad_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_files(tmp_path: Path, capsys) -> None:
     (tmp_path / "ix.txt").write_text("r = row\noffset = 4 * r + kbb\n")
     code, out, err = cli(capsys, "consistent", "--writer", f"index:{tmp_path / 'ix.txt'}", "--reader",
                          "storage.sf.cutlass.128x4.tile")
@@ -165,7 +165,7 @@ def test_bad_files(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-d
     assert code == 2 and err.count("\n") == 1 and "give the file" in err
 
 
-def test_a_notation_that_borrows_names_needs_a_side_that_has_them(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_notation_that_borrows_names_needs_a_side_that_has_them(tmp_path: Path, capsys) -> None:
     (tmp_path / "i.txt").write_text("offset = row\n")
     code, _, err = cli(capsys, "consistent", "--writer", f"index:{tmp_path / 'i.txt'}", "--reader",
                        f"index:{tmp_path / 'i.txt'}")
@@ -174,14 +174,14 @@ def test_a_notation_that_borrows_names_needs_a_side_that_has_them(tmp_path: Path
     assert code == 2 and "--type" in err and err.count("\n") == 1
 
 
-def test_a_notation_against_a_family_asks_for_its_parameters_in_the_docs_terms(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_notation_against_a_family_asks_for_its_parameters_in_the_docs_terms(capsys) -> None:
     code, out, err = cli(capsys, "consistent", "--writer", "triton:examples/layouts/sf_128x4_bases.mlir", "--reader",
                          "storage.sf.cutlass.128x4.quantizer")
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "l runs over L values on the other side" in err and "--param" in err and "Var(" not in err
 
 
-def test_the_example_files_are_the_cutlass_tile(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_example_files_are_the_cutlass_tile(capsys) -> None:
     for side in ("index:examples/layouts/sf_128x4_index.txt", "triton:examples/layouts/sf_128x4_bases.mlir"):
         d = api.consistent(Given(side.split(":")[0], Path(side.split(":")[1]).read_bytes(), side.split(":")[1]),
                            "storage.sf.cutlass.128x4.tile")

@@ -20,7 +20,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     loaded: list[str] = []
     real = spec_module._load_spec_text
 
-    def counted(text: str, path: str):  # type: ignore[no-untyped-def]
+    def counted(text: str, path: str):
         loaded.append(path)
         return real(text, path)
     monkeypatch.setattr(spec_module, "_load_spec_text", counted)

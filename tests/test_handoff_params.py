@@ -20,13 +20,13 @@ D24_CUTE = "((4,8,4),(2,2,3)):((128,1,16),(64,8,512))"  # wgmma D at N = 24
 
 
 @pytest.fixture()
-def d_code(tmp_path) -> str:  # type: ignore[no-untyped-def]
+def d_code(tmp_path) -> str:
     p = tmp_path / "d.txt"
     p.write_text(D_CODE)
     return str(p)
 
 
-def test_param_binds_a_side_given_in_a_notation(capsys, d_code) -> None:  # type: ignore[no-untyped-def]
+def test_param_binds_a_side_given_in_a_notation(capsys, d_code) -> None:
     """Both sides given as index code, --param N=96 was refused: "no parameter N here (parameters: none)"."""
     code, out, err = cli(capsys, "handoff", D, "--formula", d_code, "--to-formula", d_code, "--param", "N=96")
     assert (code, err) == (0, "")
@@ -36,7 +36,7 @@ def test_param_binds_a_side_given_in_a_notation(capsys, d_code) -> None:  # type
     assert code == 0 and out.splitlines()[0] == f"handoff index {d_code} (N = 96) -> {D} (N = 96): free"
 
 
-def test_a_consumer_in_a_notation_is_the_member_its_extent_fixes(capsys, d_code) -> None:  # type: ignore[no-untyped-def]
+def test_a_consumer_in_a_notation_is_the_member_its_extent_fixes(capsys, d_code) -> None:
     """Without --param, a consumer whose extent fixes its member (index code with --to-threads 128
     --to-elements 48: N = 96; a CuTe D of N = 24) binds the producer's N too: one member, not every one."""
     code, out, _ = cli(capsys, "handoff", D, D, "--to-formula", d_code, "--to-threads", "128", "--to-elements", "48")
@@ -53,7 +53,7 @@ def test_a_consumer_in_a_notation_is_the_member_its_extent_fixes(capsys, d_code)
         api.handoff(api.layout(specs, D), given, params={"N": 32})
 
 
-def test_two_families_sharing_a_name_bound_apart(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_two_families_sharing_a_name_bound_apart(capsys) -> None:
     """ldmatrix .x1 -> .x2: both sides are ldmatrix.m8n8.R.b16 (NUM); --param binds both to one value."""
     ldm = "ldmatrix.m8n8.R.b16"
     code, out, _ = cli(capsys, "handoff", ldm, ldm, "--from-param", "NUM=1", "--to-param", "NUM=2")
@@ -72,7 +72,7 @@ def test_two_families_sharing_a_name_bound_apart(capsys) -> None:  # type: ignor
     assert out.splitlines()[0] == f"handoff {ldm} -> {ldm}: free for every member (NUM = 1, 2, 4)"
 
 
-def test_bad_bindings_are_one_line(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_bad_bindings_are_one_line(capsys) -> None:
     ldm, a = "ldmatrix.m8n8.R.b16", "mma.m16n8k16.A.f16_bf16"
     for argv, msg in (
             (["--from-param", "N=2"], f"--from-param N=2: FROM {ldm} has no parameter N (parameters: NUM = 1..2 step 1, 4)"),

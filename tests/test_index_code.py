@@ -30,7 +30,7 @@ def _write(tmp: Path, name: str, text: str) -> str:
     return str(p)
 
 
-def _both(d) -> None:  # type: ignore[no-untyped-def]
+def _both(d) -> None:
     for c in d.checks:
         assert c.engines["z3"] == c.engines["enumeration"] == c.status, (c.check, c.engines)
 
@@ -66,7 +66,7 @@ PLACES: dict[str, tuple[Callable[[str], list[str]], str, str]] = {
 }
 
 
-def _run(capsys, tmp_path: Path, place: str, code: str, monkeypatch) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+def _run(capsys, tmp_path: Path, place: str, code: str, monkeypatch) -> tuple[int, str, str]:
     monkeypatch.chdir(Path(__file__).resolve().parent.parent)
     argv = PLACES[place][0](_write(tmp_path, "code.txt", code))
     return cli(capsys, *argv)
@@ -81,7 +81,7 @@ def _comparable(out: str) -> object:
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
-def test_floor_division_and_hash_comments_mean_one_thing_in_every_place(place, capsys, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_floor_division_and_hash_comments_mean_one_thing_in_every_place(place, capsys, tmp_path, monkeypatch) -> None:
     _, with_ops, plain = PLACES[place]
     code1, out1, err1 = _run(capsys, tmp_path, place, with_ops, monkeypatch)
     code2, out2, err2 = _run(capsys, tmp_path, place, plain, monkeypatch)
@@ -89,7 +89,7 @@ def test_floor_division_and_hash_comments_mean_one_thing_in_every_place(place, c
     assert _comparable(out1) == _comparable(out2)
 
 
-def test_the_issues_banks_code_is_read_as_floor_division(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_issues_banks_code_is_read_as_floor_division(capsys, tmp_path) -> None:
     """``off = (row * 128 + col * 2) // 2`` was read as ``row * 128 + col * 2`` (a comment): a conflict of degree
     2 at lanes 0 and 4; read as written it is ``row * 64 + col`` bytes, the same answer as that code."""
     f = _write(tmp_path, "c.txt", "off = (row * 128 + col * 2) // 2\n")
@@ -104,14 +104,14 @@ C_COMMENT = "// a C comment\n"
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
-def test_a_c_comment_is_refused_in_every_place_never_read(place, capsys, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_c_comment_is_refused_in_every_place_never_read(place, capsys, tmp_path, monkeypatch) -> None:
     code, out, err = _run(capsys, tmp_path, place, C_COMMENT + PLACES[place][1], monkeypatch)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert ":1:1: error: '//' starts no comment here: in index code it is floor division; start a comment with '#'" in err
 
 
 @pytest.mark.parametrize("place", sorted(PLACES))
-def test_a_trailing_c_comment_is_an_error_that_names_the_rule(place, capsys, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_trailing_c_comment_is_an_error_that_names_the_rule(place, capsys, tmp_path, monkeypatch) -> None:
     text = PLACES[place][2].rstrip("\n").split("\n")
     text[-1] += "   // the last definition"
     code, out, err = _run(capsys, tmp_path, place, "\n".join(text) + "\n", monkeypatch)
@@ -119,7 +119,7 @@ def test_a_trailing_c_comment_is_an_error_that_names_the_rule(place, capsys, tmp
     assert "in index code '//' is floor division; a comment starts with '#'" in err
 
 
-def test_a_layout_formula_in_a_spec_file_is_index_code(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_layout_formula_in_a_spec_file_is_index_code(capsys, tmp_path) -> None:
     head = 'schema = 1\n[source]\nsection = "0.0"\ntitle = "mine"\n\n[[layout]]\nid = "mine.half"\nkind = "storage"\n' \
            'inputs = { x = 64 }\noutputs = { offset = 32 }\nformula = """\n'
     spec = _write(tmp_path, "mine.toml", head + "# two elements per place\noffset = x // 2\n\"\"\"\n")
@@ -152,7 +152,7 @@ def test_the_doc_pseudo_code_never_reads_code_as_a_comment() -> None:
 
 # ----------------------------------------------------------------------------- item 4: the declared tile
 
-def test_an_index_code_writer_past_its_declared_tile_is_out_of_range(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_index_code_writer_past_its_declared_tile_is_out_of_range(capsys, tmp_path) -> None:
     """Rows of 144 bytes in a 16 x 64 f16 tile (2048 bytes): row 15 is at byte 2160.  The buffer is the tile."""
     w = _write(tmp_path, "w.txt", "off = row * 144 + col * 2\n")
     code, out, err = cli(capsys, "consistent", "--writer", "index:" + w, "--reader", "index:" + w, "--type", "f16",
@@ -180,7 +180,7 @@ def test_an_index_code_writer_past_its_declared_tile_is_out_of_range(capsys, tmp
 ATOM_T = "lin = row * 8 * T + col\noffset = lin ^ (((lin // T) // 8 % 8) * T)\n"
 
 
-def test_conform_of_a_map_reads_the_param_in_index_code(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_conform_of_a_map_reads_the_param_in_index_code(capsys, tmp_path) -> None:
     f = _write(tmp_path, "atom.txt", ATOM_T)
     code, out, err = cli(capsys, "conform", "wgmma.shared.atom.K.128B", "--formula", f, "--param", "T=8")
     assert code == 0 and err == "" and "(T = 8) <- index" in out and out.split("\n")[0].endswith(": equal")
@@ -202,7 +202,7 @@ offset = 512 * tile + 16 * (m % 32) + 4 * ((m // 32) % 4) + kb % 4 if m < M && k
 """
 
 
-def test_index_code_in_consistent_reads_the_familys_parameters(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_index_code_in_consistent_reads_the_familys_parameters(capsys, tmp_path) -> None:
     q = _write(tmp_path, "q.txt", QUANTIZER)
     code, out, err = cli(capsys, "consistent", "--writer", "storage.sf.cutlass.128x4.quantizer", "--reader", "index:" + q,
                          "--param", "M=200", "--param", "KB=8", "--param", "L=2")
@@ -222,7 +222,7 @@ def test_index_code_in_consistent_reads_the_familys_parameters(capsys, tmp_path)
 
 # ----------------------------------------------------------------------------- item 11: table FAMILY --formula
 
-def test_table_of_a_family_given_as_index_code_takes_param(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_table_of_a_family_given_as_index_code_takes_param(capsys, tmp_path) -> None:
     f = _write(tmp_path, "l.txt", "row = lane / 4 + 8 * (i // 2)\ncol = (lane % 4) * 2 + i % 2\n")
     code, out, err = cli(capsys, "table", "ldmatrix.m8n8.R.b16", "--formula", f, "--param", "NUM=2")
     assert code == 0 and err == "" and out.startswith(f"index {f}  (16 x 8, 32 threads x 4 elements)")
@@ -259,7 +259,7 @@ def mine(tmp_path: Path) -> str:
     return _write(tmp_path, "mine.toml", MINE)
 
 
-def test_a_writer_with_128_copies_is_decided(capsys, mine) -> None:  # type: ignore[no-untyped-def]
+def test_a_writer_with_128_copies_is_decided(capsys, mine) -> None:
     """The element (c) written at 128 rows (copies r:128), read from row 0, the last row, or the wrong column."""
     for reader, status in (("mine.vec", "consistent"), ("mine.vec.last", "consistent"), ("mine.vec.shifted", "mismatch")):
         code, out, err = cli(capsys, "consistent", "--specs", mine, "--writer", "mine.rows128", "--reader", reader,
@@ -272,7 +272,7 @@ def test_a_writer_with_128_copies_is_decided(capsys, mine) -> None:  # type: ign
     assert cex["element"] == {"c": 0} and cex["owner"] == {"c": 1} and cex["owner_copy"] == {"r": 127}
 
 
-def test_a_reader_that_broadcasts_is_judged_once(capsys, mine) -> None:  # type: ignore[no-untyped-def]
+def test_a_reader_that_broadcasts_is_judged_once(capsys, mine) -> None:
     code, out, err = cli(capsys, "consistent", "--specs", mine, "--writer", "mine.vec", "--reader", "mine.bcast")
     assert code == 0 and err == "" and out.splitlines()[-1] == "consistent"
     assert "broadcast: (r:128): the reader reads the same place for every one (proved), judged at 0" in out
@@ -282,7 +282,7 @@ def test_a_reader_that_broadcasts_is_judged_once(capsys, mine) -> None:  # type:
     assert "at r 1, c 0" in err
 
 
-def test_a_notation_reader_takes_the_writers_names_by_extent(capsys, mine) -> None:  # type: ignore[no-untyped-def]
+def test_a_notation_reader_takes_the_writers_names_by_extent(capsys, mine) -> None:
     code, out, err = cli(capsys, "consistent", "--specs", mine, "--writer", "mine.rows128", "--reader", "cute:(64):(1)")
     assert code == 0 and err == "" and "reader: cute:(64):(1) over (c)" in out and out.splitlines()[-1] == "consistent"
     code, out, err = cli(capsys, "consistent", "--specs", mine, "--writer", "mine.vec", "--reader", "cute:(128,64):(0,1)")
@@ -296,7 +296,7 @@ def test_a_notation_reader_takes_the_writers_names_by_extent(capsys, mine) -> No
     assert code == 1 and out.splitlines()[-1] == "mismatch"
 
 
-def test_a_map_with_an_output_box_wider_than_its_values_is_decided_alike(capsys, mine) -> None:  # type: ignore[no-untyped-def]
+def test_a_map_with_an_output_box_wider_than_its_values_is_decided_alike(capsys, mine) -> None:
     """The Z3 bit width holds the output box (8192 here, values below 128): the engines agreed on nothing before."""
     code, out, _ = cli(capsys, "check", mine, "--format", "json")
     doc = json.loads(out)

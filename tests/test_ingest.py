@@ -202,7 +202,7 @@ def test_finding_json() -> None:
     j = f.to_json()
     assert j["witness"] == {"listed": 4} and j["line"] == 3 and j["types"] == ["tf32"]
     with pytest.raises(Exception):
-        f.line = 5  # type: ignore[misc]
+        f.line = 5
 
 
 def test_cli_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

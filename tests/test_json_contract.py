@@ -67,7 +67,7 @@ def documented(anchor: str) -> dict:
     return _keys(_braces(sec, sec.index("{", at + len(anchor))))
 
 
-def _same(doc: dict, produced: dict, what: str, optional: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def _same(doc: dict, produced: dict, what: str, optional: set[str] = frozenset()) -> None:
     partial = "..." in doc  # the example shows some of this object's keys
     doc_keys, got = set(doc) - {"..."}, set(produced)
     assert doc_keys - optional <= got, f"{what}: documented but not produced: {sorted(doc_keys - got)}"

@@ -32,7 +32,7 @@ from verify.ptx import parse_module
 ATOM = r"atom\.global\.gpu\.acq_rel\.add\.f32 (%r\d+), "
 
 
-def _proved(r) -> None:  # type: ignore[no-untyped-def]
+def _proved(r) -> None:
     assert r.status == "proved", kernel_text(r)
     agree(r)
 
@@ -129,7 +129,7 @@ def test_meaning_preserving_changes_stay_proved(tmp_path):
     _proved(verify(mutant(tmp_path, "triton_splitk", _as_red)))
 
 
-def _refused(tmp_path: Path, change, words: str) -> None:  # type: ignore[no-untyped-def]
+def _refused(tmp_path: Path, change, words: str) -> None:
     with pytest.raises(KernelError) as e:
         verify(mutant(tmp_path, "triton_splitk", change))
     assert e.value.line == 651 and words in e.value.message, e.value.message
@@ -213,7 +213,7 @@ HEAD = """.version 8.8
 TAIL = "\tbar.sync 0;\n\tld.shared.u32 %r30, [cnt];\n\tst.global.b32 [%rd3], %r30;\n\tret;\n}\n"
 
 
-def _run(body: str, threads: int = 64, domain: str = "symbolic"):  # type: ignore[no-untyped-def]
+def _run(body: str, threads: int = 64, domain: str = "symbolic"):
     module = parse_module(HEAD + body + TAIL, "t.ptx")
     (fn,) = module.entries()
     launch = Launch((1, 1, 1), (threads, 1, 1), parse_einsum("O[i, j] = X[i, k] * Y[k, j]"),
@@ -290,7 +290,7 @@ CLUSTER = """.version 8.8
 """
 
 
-def _run_cluster(text: str, domain: str = "symbolic"):  # type: ignore[no-untyped-def]
+def _run_cluster(text: str, domain: str = "symbolic"):
     module = parse_module(text, "t.ptx")
     (fn,) = module.entries()
     launch = Launch((2, 1, 1), (64, 1, 1), parse_einsum("O[i, j] = X[i, k] * Y[k, j]"),

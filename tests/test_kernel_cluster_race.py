@@ -100,7 +100,7 @@ def test_the_double_buffered_kernels_register_renamed_stays_proved(tmp_path):
     lines = _lines(f"{RACE}_double")
     reg = re.search(r"mov\.u32 (%r\d+), %cluster_ctarank;", "\n".join(lines))
     assert reg is not None
-    count = int(re.search(r"\.reg \.b32 \t%r<(\d+)>;", "\n".join(lines)).group(1))  # type: ignore[union-attr]
+    count = int(re.search(r"\.reg \.b32 \t%r<(\d+)>;", "\n".join(lines)).group(1))
     r = verify(mutant(tmp_path, f"{RACE}_double", renamed("b32", count, reg.group(1))))
     assert r.status == "proved", kernel_text(r)
     agree(r)
@@ -113,7 +113,7 @@ def test_a_ctas_own_store_racing_the_other_ctas_store_is_two_writes(tmp_path):
     A[0, 0..1] is then its rank (CTA 1's columns 8-15 of D wrong)."""
     def change(lines: list[str]) -> None:
         k = first(lines, r"mov\.u32 %r\d+, %cluster_ctarank;")
-        rank = re.search(r"(%r\d+)", lines[k]).group(1)  # type: ignore[union-attr]
+        rank = re.search(r"(%r\d+)", lines[k]).group(1)
         lines[k] += f"\n\tmov.u32 \t%r0, _ZZ8race_mmaE2sA;\n\tst.shared.u32 \t[%r0], {rank};"
     r = verify(mutant(tmp_path, RACE, change))
     assert r.status == "refuted"
@@ -214,7 +214,7 @@ CLUSTER = """.version 8.8
 S = 64 * 63 // 2
 
 
-def _run_cluster(text: str, domain: str):  # type: ignore[no-untyped-def]
+def _run_cluster(text: str, domain: str):
     import numpy as np
 
     from verify.kernel.einsum import parse_einsum

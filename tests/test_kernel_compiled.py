@@ -20,7 +20,7 @@ from verify.outputs.kernel import kernel_text
 pytestmark = pytest.mark.slow
 
 
-def _agree(r) -> None:  # type: ignore[no-untyped-def]
+def _agree(r) -> None:
     sym, num = r.engines["symbolic"], r.engines["numeric"]
     assert r.status != "error", kernel_text(r)
     assert sym["verdict"] == num["verdict"] and sym["wrong_elements"] == num["wrong_elements"]
@@ -66,8 +66,8 @@ def test_triton_matmul_for_sm80_is_proved(name, monkeypatch):
     assert r.block == (32 * warps, 1, 1)
 
 
-def _triton_run(kernel: str, constexprs: dict, target: str, grid: int, types: tuple[str, str, str],  # type: ignore[type-arg]
-                shape: tuple[int, int, int], monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _triton_run(kernel: str, constexprs: dict, target: str, grid: int, types: tuple[str, str, str],
+                shape: tuple[int, int, int], monkeypatch) -> None:
     M, N, K = shape
     monkeypatch.chdir(KERNELS)
     r = verify(triton=f"matmul.py:{kernel}", constexprs=constexprs, target=target, grid=[grid],
@@ -174,7 +174,7 @@ args = [
 def _cute_ptx(tmp_path: Path) -> Path:
     nvcc = _nvcc()
     try:
-        import cutlass_library  # type: ignore[import-not-found]
+        import cutlass_library
     except ImportError:
         pytest.skip("the nvidia-cutlass wheel is not installed (pip install -e '.[refs]')")
     src = Path(cutlass_library.__file__).parent / "source"

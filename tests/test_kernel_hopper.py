@@ -29,7 +29,7 @@ def test_the_hopper_and_blackwell_fixtures_are_proved(name):
 
 # ----------------------------------------------------------------------------- planted changes
 
-def _replace_all(old: str, new: str):  # type: ignore[no-untyped-def]
+def _replace_all(old: str, new: str):
     def change(lines: list[str]) -> None:
         hits = [k for k, s in enumerate(lines) if old in s]
         assert hits, old
@@ -148,14 +148,14 @@ def test_a_change_that_keeps_the_meaning_stays_proved(tmp_path, base, change):
 
 # ----------------------------------------------------------------------------- asynchronous units
 
-def _drop(pattern: str, n: int = 0):  # type: ignore[no-untyped-def]
+def _drop(pattern: str, n: int = 0):
     def change(lines: list[str]) -> None:
         hits = [k for k, s in enumerate(lines) if re.search(pattern, s)]
         del lines[hits[n]]
     return change
 
 
-def _kinds(r) -> list[str]:  # type: ignore[no-untyped-def]
+def _kinds(r) -> list[str]:
     return [f.kind for f in r.findings]
 
 

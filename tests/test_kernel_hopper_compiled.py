@@ -26,7 +26,7 @@ from verify.outputs.kernel import kernel_text
 pytestmark = pytest.mark.slow
 
 
-def _matmul(target: str, dtype: str, warps: int, tma: bool, monkeypatch) -> object:  # type: ignore[no-untyped-def]
+def _matmul(target: str, dtype: str, warps: int, tma: bool, monkeypatch) -> object:
     """Triton's matmul.py (matmul_kernel, or matmul_tma through tensor descriptors) 128 x 128 x 64, K = 256, one CTA,
     through the front door."""
     monkeypatch.chdir(KERNELS)

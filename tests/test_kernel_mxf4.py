@@ -70,7 +70,7 @@ def test_sub_byte_elements_take_their_bit_address_from_the_descriptor_model():
 
 # ----------------------------------------------------------------------------- planted changes
 
-def _replace(old: str, new: str, count: int = 0):  # type: ignore[no-untyped-def]
+def _replace(old: str, new: str, count: int = 0):
     def change(lines: list[str]) -> None:
         hits = [k for k, s in enumerate(lines) if old in s]
         assert hits and (count == 0 or len(hits) >= count), old

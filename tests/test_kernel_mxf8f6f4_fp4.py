@@ -113,7 +113,7 @@ def test_a_6_bit_type_is_refused_at_its_line(tmp_path):
 def rename_register(lines: list[str]) -> None:
     """%r220 (the A descriptor's start field) renamed %r900 everywhere (a register the function now declares)."""
     k = first(lines, r"\.reg \.b32\s+%r<")
-    n = int(re.search(r"%r<(\d+)>", lines[k]).group(1))  # type: ignore[union-attr]
+    n = int(re.search(r"%r<(\d+)>", lines[k]).group(1))
     assert n < 900
     lines[k] = re.sub(r"%r<\d+>", "%r<901>", lines[k])
     for j, s in enumerate(lines):

@@ -145,7 +145,7 @@ def test_a_store_past_the_tensor_is_drawn_where_it_lands(tmp_path: Path) -> None
 
 # ----------------------------------------------------------------------------- the picture
 
-def test_the_refuted_fixture_is_drawn_with_its_counterexample_and_chain(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_refuted_fixture_is_drawn_with_its_counterexample_and_chain(tmp_path: Path, capsys) -> None:
     out = tmp_path / "c.svg"
     rc, text, err = cli(capsys, "kernel", REFUTED, "--svg", str(out))
     assert (rc, err) == (1, "")
@@ -175,7 +175,7 @@ def test_the_refuted_fixture_is_drawn_with_its_counterexample_and_chain(tmp_path
     assert drawn["wrong"] > 100 and drawn["exact"] > 100 and drawn["never"] == drawn["twice"] == 0
 
 
-def test_full_draws_every_cell(tmp_path: Path, capsys, refuted: KernelResult) -> None:  # type: ignore[no-untyped-def]
+def test_full_draws_every_cell(tmp_path: Path, capsys, refuted: KernelResult) -> None:
     out = tmp_path / "c.svg"
     assert cli(capsys, "kernel", REFUTED, "--svg", str(out), "--full")[0] == 1
     svg = out.read_text(encoding="utf-8")
@@ -205,7 +205,7 @@ def test_the_picture_is_deterministic(refuted: KernelResult) -> None:
     assert kernel_svg(again) == kernel_svg(refuted) and kernel_svg(again, full=True) == kernel_svg(refuted, full=True)
 
 
-def test_svg_usage_errors_are_one_line_before_any_work(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_svg_usage_errors_are_one_line_before_any_work(tmp_path: Path, capsys) -> None:
     rc, out, err = cli(capsys, "kernel", REFUTED, "--full")
     assert (rc, out) == (2, "") and err == "ptx-verify: error: --full is for --svg FILE (the picture)\n"
     mine = tmp_path / "notes.txt"

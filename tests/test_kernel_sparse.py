@@ -162,7 +162,7 @@ def test_the_packed_sparse_kernel_is_proved():
     assert r.engines["symbolic"]["mma"] == 4 * 4  # 4 CTAs of one warp, K = 256 in steps of 64
 
 
-def _replace_first(pattern: str, old: str, new: str):  # type: ignore[no-untyped-def]
+def _replace_first(pattern: str, old: str, new: str):
     def change(lines: list[str]) -> None:
         k = first(lines, pattern)
         lines[k] = lines[k].replace(old, new, 1)

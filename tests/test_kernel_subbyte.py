@@ -36,7 +36,7 @@ def swap_a_registers(lines: list[str]) -> None:
     lines[k] = lines[k].replace("{%r95, %r96}", "{%r96, %r95}", 1)
 
 
-def _after_first_load(extra: str):  # type: ignore[no-untyped-def]
+def _after_first_load(extra: str):
     def change(lines: list[str]) -> None:
         k = first(lines, r"ld\.global\.u32\s+%r95, \[%rd16\];")
         lines.insert(k + 1, f"\t{extra}")

@@ -55,7 +55,7 @@ def test_the_planted_fixture_is_the_base_with_one_copy_s_shape_changed():
     assert len(base) == len(planted) and changed == [(SECOND_LINE, SECOND_LINE.replace("128x128b", MULTICAST))]
 
 
-def _replace(old: str, new: str):  # type: ignore[no-untyped-def]
+def _replace(old: str, new: str):
     def change(lines: list[str]) -> None:
         k = first(lines, re.escape(old))
         lines[k] = lines[k].replace(old, new)

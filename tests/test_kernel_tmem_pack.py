@@ -249,7 +249,7 @@ def test_a_pack_of_the_unpacked_form_not_executed_stays_an_error(tmp_path):
         verify(mutant(tmp_path, BASE, change))
 
 
-def _masked(which: tuple[int, ...], words: tuple[int, int, int, int]):  # type: ignore[no-untyped-def]
+def _masked(which: tuple[int, ...], words: tuple[int, int, int, int]):
     """The fixture's MMAs ``which`` (0, 1) given the disable-output-lane vector ``words`` (cta_group::1: four 32-bit
     registers, bit b of register j lane 32 j + b)."""
     def change(lines: list[str]) -> None:
@@ -299,7 +299,7 @@ def test_a_disable_output_lane_vector_of_the_wrong_size_is_an_error(tmp_path):
         verify(mutant(tmp_path, BASE, change))
 
 
-def _scaled(which: tuple[int, ...], scale: int):  # type: ignore[no-untyped-def]
+def _scaled(which: tuple[int, ...], scale: int):
     """The fixture's MMAs ``which`` given ``scale-input-d`` ``scale`` (the first MMA's enable-input-d is false, the
     second's true)."""
     def change(lines: list[str]) -> None:

@@ -125,11 +125,11 @@ def test_a_swizzle_on_one_side_only_is_caught_where_both_sides_stay_proved():
 
 # ----------------------------------------------------------------------------- memory findings
 
-def _inline_mutant(tmp_path: Path, change) -> str:  # type: ignore[no-untyped-def]
+def _inline_mutant(tmp_path: Path, change) -> str:
     return mutant(tmp_path, "mma_inline", change)
 
 
-def _drop_nth(pattern: str, n: int):  # type: ignore[no-untyped-def]
+def _drop_nth(pattern: str, n: int):
     def change(lines: list[str]) -> None:
         hits = [k for k, s in enumerate(lines) if re.search(pattern, s)]
         del lines[hits[n]]
@@ -163,7 +163,7 @@ def test_a_read_of_a_copy_still_in_flight_is_reported(tmp_path):
 def test_stores_to_the_wrong_place(tmp_path):
     """The first store of C moved one element on: C[r, c] never written, C[r, c + 1] written twice (its last value
     right); moved past the tensor: out of bounds."""
-    def shift(by: int):  # type: ignore[no-untyped-def]
+    def shift(by: int):
         def change(lines: list[str]) -> None:
             k = first(lines, r"st\.global\.f32\s+\[%rd\d+\],")
             lines[k] = re.sub(r"\[(%rd\d+)\]", rf"[\1+{by}]", lines[k])

@@ -58,7 +58,7 @@ def test_the_catalog_form_is_packed_32_to_a_register(n):
 
 
 
-def _after_first_load(extra: str):  # type: ignore[no-untyped-def]
+def _after_first_load(extra: str):
     def change(lines: list[str]) -> None:
         lines.insert(first(lines, r"ld\.global\.u32\s+%r352,") + 1, f"\t{extra}")
     change.__doc__ = f"``{extra}`` after the load of A's register a0"

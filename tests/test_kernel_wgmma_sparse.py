@@ -47,7 +47,7 @@ def test_the_structural_zeros_are_not_in_the_sum(tmp_path):
     assert f.words.startswith("expected sum over k of A[0, k] * B[k, 0]; lacks A[0, 2] * B[2, 0], A[0, 3] * B[3, 0]")
 
 
-def _each(pattern: str, old: str, new: str, every: bool = False):  # type: ignore[no-untyped-def]
+def _each(pattern: str, old: str, new: str, every: bool = False):
     def change(lines: list[str]) -> None:
         for k, s in enumerate(lines):
             if re.search(pattern, s):

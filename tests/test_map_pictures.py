@@ -29,7 +29,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 @pytest.fixture(scope="module")
-def specs():  # type: ignore[no-untyped-def]
+def specs():
     return api.load([SPECS])
 
 
@@ -42,7 +42,7 @@ def _cells(svg: str) -> tuple[list[tuple[int, int, str]], list[tuple[int, int, s
     return rects, texts
 
 
-def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:
     rc, out, err = run(["table", "wgmma.shared.MN.64B", "--format", "svg", "--param", "T=8", "--param", "Rm=1",
                         "--param", "Rk=2"], capsys)
     assert rc == 0 and err == ""
@@ -75,7 +75,7 @@ def test_a_shared_tile_shows_offsets_banks_and_atoms(specs, capsys) -> None:  # 
     assert "thick outline: a swizzle atom" in out and "red:" not in out
 
 
-def test_a_collision_of_the_k_major_erratum_is_drawn_red(specs, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_collision_of_the_k_major_erratum_is_drawn_red(specs, capsys) -> None:
     rc, out, _ = run(["table", "wgmma.shared.K.32B", "--format", "svg", "--param", "T=4", "--param", "Rm=1",
                       "--param", "Rk=2"], capsys)
     assert rc == 0
@@ -92,7 +92,7 @@ def test_a_collision_of_the_k_major_erratum_is_drawn_red(specs, capsys) -> None:
     assert rc == 0 and 'stroke="#d00000"' not in out
 
 
-def test_tensor_memory_cells_are_coloured_by_lane_quarter(specs, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_tensor_memory_cells_are_coloured_by_lane_quarter(specs, capsys) -> None:
     rc, out, _ = run(["table", "tcgen05.datapath.D", "--format", "svg", "--param", "N=8"], capsys)
     assert rc == 0
     lay = api.layout(specs, "tcgen05.datapath.D").instance(N=8)
@@ -111,7 +111,7 @@ def test_tensor_memory_cells_are_coloured_by_lane_quarter(specs, capsys) -> None
     assert rc == 0 and all(PALETTE[k] in out for k in range(8)) and "CTA 1, lanes 0-31" in out
 
 
-def test_storage_and_multi_input_maps_draw_offsets_in_panels(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_storage_and_multi_input_maps_draw_offsets_in_panels(capsys) -> None:
     rc, out, _ = run(["table", "storage.sf.cutlass.128x4", "--format", "svg", "--param", "M=64", "--param", "KB=2",
                       "--param", "L=2"], capsys)
     assert rc == 0
@@ -120,7 +120,7 @@ def test_storage_and_multi_input_maps_draw_offsets_in_panels(capsys) -> None:  #
     assert rc == 0 and all(f"copy = {c}" in out for c in range(4)) and "rows: src_row, columns: src_byte" in out
 
 
-def test_a_large_map_is_condensed_unless_full(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_large_map_is_condensed_unless_full(capsys, tmp_path: Path) -> None:
     rc, out, _ = run(["table", "tcgen05.packing.A.mxf4", "--format", "svg"], capsys)
     assert rc == 0 and "condensed:" in out and "--full draws every cell" in out
     rc, _, _ = run(["table", "tcgen05.packing.A.mxf4", "--format", "svg", "--full", "--out", str(tmp_path / "f.svg")],
@@ -129,7 +129,7 @@ def test_a_large_map_is_condensed_unless_full(capsys, tmp_path: Path) -> None:  
     assert rc == 0 and "condensed:" not in full and full.count("<rect") > 128 * 256
 
 
-def test_pictures_draw_every_map_layout_at_its_smallest_member(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_pictures_draw_every_map_layout_at_its_smallest_member(tmp_path: Path, capsys) -> None:
     paths = [str(SPECS / "wgmma.shared.toml"), str(SPECS / "tcgen05.datapath.toml"), str(SPECS / "mma.m8n8k16.toml")]
     rc, out, err = run(["pictures", *paths, "--out", str(tmp_path / "p")], capsys)
     assert rc == 0, err
@@ -150,7 +150,7 @@ def test_pictures_draw_every_map_layout_at_its_smallest_member(tmp_path: Path, c
     assert rc == 0 and {n: (tmp_path / "p" / n).read_bytes() for n in names} == first  # byte for byte
 
 
-def test_element_width_and_swizzle_are_read_off_the_spec(specs) -> None:  # type: ignore[no-untyped-def]
+def test_element_width_and_swizzle_are_read_off_the_spec(specs) -> None:
     lay = api.layout(specs, "wgmma.shared.example.K.32B.tf32")
     assert svg_maps.element_bits_of(lay, {}) == 32
     assert svg_maps.swizzle_of(lay).text() == "Swizzle<1,4,3>"

@@ -70,7 +70,7 @@ def test_a_verdict_the_engines_do_not_settle_is_an_error(status: str) -> None:
 
 def test_the_page_readers_take_no_verdict_of_their_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """With the decider's engines made to disagree, neither page reader answers: each raises ``Undecided``."""
-    def disagree(m, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def disagree(m, *args, **kwargs):
         return CheckResult("injective", "error", "proved", None, "engines disagree", 0.0,
                            {"z3": "refuted", "enumeration": "proved"})
     monkeypatch.setattr(maps, "injective", disagree)

@@ -22,7 +22,7 @@ from conftest import ROOT, SPECS
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
-    import tomli as tomllib  # type: ignore[no-redef]
+    import tomli as tomllib
 
 COMMANDS = ("check", "list", "table", "pictures", "ingest", "probe", "confirm", "report", "conform", "handoff",
             "crosscheck")

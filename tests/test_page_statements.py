@@ -101,7 +101,7 @@ CHANGED = [
 
 
 def _id(c: object) -> str:
-    v = c.values if hasattr(c, "values") else c  # type: ignore[attr-defined]
+    v = c.values if hasattr(c, "values") else c
     return f"{v[0][:12]}:{v[1]}"
 
 

@@ -71,14 +71,14 @@ COMMANDS = {
 
 
 @pytest.mark.parametrize("case", sorted(COMMANDS))
-def test_an_unknown_name_is_one_error_naming_the_valid_ones(case: str, files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_an_unknown_name_is_one_error_naming_the_valid_ones(case: str, files: Path, capsys) -> None:
     argv, name, good, _, have = COMMANDS[case]
     err = one_line(*cli(capsys, *argv, "--param", f"{name}={good}", "--param", "ZZ=1"))
     assert err == f"ptx-verify: error: --param ZZ=1: no parameter ZZ here (parameters: {have})", err
 
 
 @pytest.mark.parametrize("case", sorted(c for c in COMMANDS if COMMANDS[c][3] is not None))
-def test_a_value_the_family_does_not_take_names_its_values(case: str, files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_value_the_family_does_not_take_names_its_values(case: str, files: Path, capsys) -> None:
     argv, name, _, bad, have = COMMANDS[case]
     err = one_line(*cli(capsys, *argv, "--param", f"{name}={bad}"))
     values = have.split(" = ", 1)[1].split(", ", 1)[0] if case == "consistent" else have.split(" = ", 1)[1]
@@ -87,13 +87,13 @@ def test_a_value_the_family_does_not_take_names_its_values(case: str, files: Pat
 
 
 @pytest.mark.parametrize("case", sorted(COMMANDS))
-def test_a_valid_binding_runs(case: str, files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_valid_binding_runs(case: str, files: Path, capsys) -> None:
     argv, name, good, _, _ = COMMANDS[case]
     code, out, err = cli(capsys, *argv, "--param", f"{name}={good}")
     assert code in (0, 1) and out and "error" not in err, (code, err)
 
 
-def test_the_value_is_decimal_digits_everywhere(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_value_is_decimal_digits_everywhere(capsys) -> None:
     """consistent read ``M=0x40`` with int(value, 0); every command reads --param with one parser now."""
     for argv in (["consistent", "--writer", "storage.sf.linear", "--reader", "storage.sf.linear"],
                  ["table", "wgmma.m64nNk16.D.f32"]):
@@ -111,7 +111,7 @@ def _inline(text: str, **values: int) -> str:
     return text
 
 
-def _same(capsys, argv: list[str], code_file: str, values: dict[str, int], tmp: Path) -> None:  # type: ignore[no-untyped-def]
+def _same(capsys, argv: list[str], code_file: str, values: dict[str, int], tmp: Path) -> None:
     """``argv`` with ``--param`` gives the answer of the same code with the values written in."""
     text = (tmp / code_file).read_text(encoding="utf-8")
     (tmp / "inlined.txt").write_text(_inline(text, **values), encoding="utf-8")
@@ -122,7 +122,7 @@ def _same(capsys, argv: list[str], code_file: str, values: dict[str, int], tmp: 
     assert _strip(json.loads(got[1].replace(code_file, "inlined.txt"))) == _strip(json.loads(want[1]))
 
 
-def _strip(doc):  # type: ignore[no-untyped-def]
+def _strip(doc):
     """JSON without the echoed code and the parameters it was read with (the two runs' only difference)."""
     if isinstance(doc, dict):
         return {k: _strip(v) for k, v in doc.items() if k not in ("text", "formula", "params")}
@@ -134,7 +134,7 @@ def _strip(doc):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("place", ["banks --formula", "descriptor --formula", "banks --addresses", "conform fragment",
                                    "table fragment", "check alone", "handoff --to-formula", "conform map", "table map",
                                    "consistent index: shared"])
-def test_index_code_reads_param_in_every_place(place: str, files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_index_code_reads_param_in_every_place(place: str, files: Path, capsys) -> None:
     tile = ["--tile", "16x64", "--type", "f16"]
     cases = {
         "banks --formula": (["banks", "--formula", "tile.txt", *tile, "--access", "ldmatrix.x4", "--format", "json"],
@@ -159,14 +159,14 @@ def test_index_code_reads_param_in_every_place(place: str, files: Path, capsys) 
     _same(capsys, argv, code_file, values, files)
 
 
-def test_a_name_the_code_reads_that_nothing_binds_asks_for_it(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_name_the_code_reads_that_nothing_binds_asks_for_it(files: Path, capsys) -> None:
     err = one_line(*cli(capsys, "banks", "--formula", "tile.txt", "--tile", "16x64", "--type", "f16", "--param", "BK=64",
                         "--access", "ldmatrix.x4"))
     assert err == ("tile.txt:2:23: error: unknown identifier 'PAD' (not defined nor an input; a parameter is bound "
                    "with --param PAD=VALUE)"), err
 
 
-def test_a_name_only_another_sides_code_reads(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_name_only_another_sides_code_reads(files: Path, capsys) -> None:
     """banks: R is the address code's, BK and PAD the tile's; handoff: G is TO's code's, bound by --param."""
     code, out, err = cli(capsys, "banks", "--formula", "tile.txt", "--tile", "16x64", "--type", "f16", "--param", "BK=64",
                          "--param", "PAD=16", "--param", "R=8", "--addresses", "lanes.txt", "--access", "ldmatrix.x4")
@@ -177,7 +177,7 @@ def test_a_name_only_another_sides_code_reads(files: Path, capsys) -> None:  # t
     assert "--param H=1: no parameter H here (parameters: G = 4)" in err
 
 
-def test_a_family_left_unbound_is_decided_for_every_member_or_named(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_family_left_unbound_is_decided_for_every_member_or_named(files: Path, capsys) -> None:
     err = one_line(*cli(capsys, "table", "wgmma.m64nNk16.D.f32"))
     assert err.endswith("wgmma.m64nNk16.D.f32 is a family: name its member with --param N=VALUE (8..256 step 8)")
     code, out, _ = cli(capsys, "descriptor", "--id", "wgmma.shared.K.128B", "--type", "f16", "--param", "Rk=1")
@@ -192,7 +192,7 @@ def test_a_family_left_unbound_is_decided_for_every_member_or_named(files: Path,
     assert any(c.startswith("mma.m16n8k16") for c in cus)  # the name binds what has it; the rest stays
 
 
-def test_a_given_whose_extent_fixes_the_member_needs_no_param(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_a_given_whose_extent_fixes_the_member_needs_no_param(files: Path, capsys) -> None:
     """table of a family with a given layout: the member its extent fixes is drawn (table asked for --param even
     then); a given that is a family itself (index code over N's domain) is asked for its member, as check does."""
     d24 = "((4,8,4),(2,2,3)):((128,1,16),(64,8,512))"
@@ -208,7 +208,7 @@ def test_a_given_whose_extent_fixes_the_member_needs_no_param(files: Path, capsy
     assert code == 0 and out.startswith("index d.txt  (64 x 16, 128 threads x 8 elements)")
 
 
-def test_table_of_a_map_given_as_code_draws_the_code(files: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_table_of_a_map_given_as_code_draws_the_code(files: Path, capsys) -> None:
     """It printed the spec's table whatever --formula said."""
     (files / "linear.txt").write_text("offset = row * 64 + col\n", encoding="utf-8")
     code, out, _ = cli(capsys, "table", "wgmma.shared.atom.K.128B", "--formula", "linear.txt", "--param", "T=8",
@@ -263,7 +263,7 @@ def test_every_command_that_takes_a_layout_takes_param() -> None:
         assert f"`{name}" in text.split("A tile written as index code", 1)[0], name
 
 
-def test_check_of_spec_files_refuses_what_only_a_given_layout_takes(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_check_of_spec_files_refuses_what_only_a_given_layout_takes(capsys) -> None:
     """`check PATH --param N=8` ignored --param (and --as, --tile) without a word: every family is checked whole."""
     for flag, value in (("--param", "N=8"), ("--as", A16), ("--tile", "16x8")):
         err = one_line(*cli(capsys, "check", str(ROOT / "specs" / "mma.m8n8k4.toml"), flag, value))

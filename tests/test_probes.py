@@ -101,7 +101,7 @@ needs_cuda = pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not fou
 
 
 def _oldest_arch() -> int:
-    out = subprocess.run([NVCC, "--list-gpu-arch"], capture_output=True, text=True).stdout  # type: ignore[list-item]
+    out = subprocess.run([NVCC, "--list-gpu-arch"], capture_output=True, text=True).stdout
     archs = [int(a) for a in re.findall(r"compute_(\d+)", out)]
     return min(archs) if archs else 75
 
@@ -111,9 +111,9 @@ def _assemble(ins: probes.Instruction, arch: str, work: Path) -> tuple[str, int,
     cu.write_text(probes.probe_source(ins))
     ptx, cubin = cu.with_suffix(".ptx"), cu.with_suffix(".cubin")
     t0 = time.perf_counter()
-    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)
     if r.returncode == 0:
-        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)  # type: ignore[list-item]
+        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)
     text = ptx.read_text() if ptx.exists() else ""
     return ins.id, r.returncode, (r.stderr + r.stdout) + "\n" + text, time.perf_counter() - t0
 
@@ -122,9 +122,9 @@ def _assemble_source(source: str, arch: str, work: Path, name: str) -> tuple[int
     cu = work / f"{name}.{arch}.cu"
     cu.write_text(source)
     ptx, cubin = cu.with_suffix(".ptx"), cu.with_suffix(".cubin")
-    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, f"-arch={arch}", "-ptx", "-o", str(ptx), str(cu)], capture_output=True, text=True)
     if r.returncode == 0:
-        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)  # type: ignore[list-item]
+        r = subprocess.run([PTXAS, f"-arch={arch}", "-o", str(cubin), str(ptx)], capture_output=True, text=True)
     return r.returncode, (r.stderr + r.stdout) + "\n" + (ptx.read_text() if ptx.exists() else "")
 
 
@@ -182,7 +182,7 @@ def test_host_program_builds_and_runs(tmp_path: Path) -> None:
     cu = tmp_path / "p.cu"
     cu.write_text(probes.probe_source(ins))
     exe = tmp_path / "p"
-    r = subprocess.run([NVCC, "-arch=sm_75", "-o", str(exe), str(cu)], capture_output=True, text=True)  # type: ignore[list-item]
+    r = subprocess.run([NVCC, "-arch=sm_75", "-o", str(exe), str(cu)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=120)
     if cuda_devices()[0]:

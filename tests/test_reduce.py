@@ -68,7 +68,7 @@ def test_the_accumulator_rows_and_columns() -> None:
     assert "the butterfly brings lane 4 (lane 0 xor 4), which holds no cell of row 0" in r.check.message
 
 
-def test_the_command(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_command(capsys) -> None:
     code, out, _ = cli(capsys, "handoff", C, "--reduce", "row", "--xor", "1,2")
     assert code == 0 and out.splitlines() == [
         f"reduce {C} along row by shfl.xor 1, 2: exact",
@@ -86,7 +86,7 @@ def test_the_command(capsys) -> None:  # type: ignore[no-untyped-def]
         assert code == 2 and out == "" and err.count("\n") == 1 and msg in err, (argv, err)
 
 
-def test_warps_and_families(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_warps_and_families(capsys) -> None:
     """A row held by lanes of two warps is never exact (a shuffle stays in its warp); a family is decided on
     every member."""
     code, out, _ = cli(capsys, "handoff", C, "--triton", "tests/data/ttgir/handoff_32x16.ttgir", "--tensor", "#mma",

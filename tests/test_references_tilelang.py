@@ -280,7 +280,7 @@ def _installed() -> Path:
 
 
 @functools.cache
-def installed_report():  # type: ignore[no-untyped-def]
+def installed_report():
     return api.reference("tilelang", SPECS, 10.0)
 
 

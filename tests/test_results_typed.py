@@ -12,7 +12,7 @@ from verify.results import LayoutResult
 C = "row = %laneid >> 2\ncol = %laneid % 4"
 
 
-def _layout():  # type: ignore[no-untyped-def]
+def _layout():
     return api.layout_from_formula(C, operand="C", rows=8, cols=4, elements=1, types=("f32",), registers=1,
                                    register_type="f32")
 
@@ -22,7 +22,7 @@ def test_layout_result_json_does_not_evaluate_the_layout(monkeypatch) -> None:
     res = api.check(lay)
     assert res.digest == mapping_digest(lay) and res.digest.startswith("sha256:")
 
-    def no_evaluation(*_a, **_k):  # type: ignore[no-untyped-def]
+    def no_evaluation(*_a, **_k):
         raise AssertionError("a renderer evaluated the layout")
 
     monkeypatch.setattr(model, "cells_of", no_evaluation)
@@ -33,7 +33,7 @@ def test_layout_result_json_does_not_evaluate_the_layout(monkeypatch) -> None:
 def test_a_layout_result_needs_its_digest() -> None:
     res = api.check(_layout())
     with pytest.raises(TypeError):
-        LayoutResult(res.layout, res.checks)  # type: ignore[call-arg]
+        LayoutResult(res.layout, res.checks)
 
 
 def test_report_fields_are_typed() -> None:

@@ -14,7 +14,7 @@ from conftest import ROOT, cli
 SW128 = "tile_to_shape(GMMA::Layout_K_SW128_Atom<half_t>{}, Shape<_128,_128>{})"
 
 
-def _banks(text: str, access: str, type: str | None = "f16", addresses: str | None = None):  # type: ignore[no-untyped-def]
+def _banks(text: str, access: str, type: str | None = "f16", addresses: str | None = None):
     return api.banks(api.shared_layout("cute", text, type=type), access, addresses=addresses)
 
 
@@ -89,7 +89,7 @@ def test_access_and_address_errors() -> None:
     assert parse_access("st.shared.v2.b32").group == 16 and parse_access("ld.shared.v4").bytes == 16
 
 
-def test_banks_command(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_banks_command(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     code, out, _ = cli(capsys, "banks", "--cute", SW128, "--access", "ldmatrix.x4")
     assert code == 0 and out.splitlines()[-1] == "conflict-free: 4 wavefronts per instruction (the minimum)"
     code, out, _ = cli(capsys, "banks", "--cute", "(128,128):(128,1)", "--type", "f16", "--access", "ldmatrix.x4",
@@ -181,7 +181,7 @@ def test_placements_follow_the_vector_of_one_address() -> None:
 
 
 def test_a_64_by_64_banks_picture_is_condensed_as_fragment_pictures_are(capsys: pytest.CaptureFixture[str],
-                                                                       tmp_path) -> None:  # type: ignore[no-untyped-def]
+                                                                       tmp_path) -> None:
     """Issue 35 item 18: ``banks --svg`` of a 64 x 64 tile drew every one of its 4,096 offsets, 2,256 px wide, a
     wall of numbers; now it is condensed around the conflict as fragment pictures are (``--full``: every cell)."""
     import re

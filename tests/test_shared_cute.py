@@ -87,7 +87,7 @@ int main() {
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
 
-def _offsets(lay) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _offsets(lay) -> np.ndarray:
     v = evaluate_all(lay.map)
     assert v.ok.all()
     return np.asarray(v.out["offset"]).reshape(-1)

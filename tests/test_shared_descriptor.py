@@ -45,7 +45,7 @@ def test_encode_decode_round_trip() -> None:
         Descriptor("wgmma", 8, 16, 1024, MODES["none"]).encode()
 
 
-def test_the_field_table_is_the_pages(docs_dir) -> None:  # type: ignore[no-untyped-def]
+def test_the_field_table_is_the_pages(docs_dir) -> None:
     from verify.catalog.docpage import read_page
     from verify.catalog.page_model import Table
     page = read_page(docs_dir / "9-7-15-5-1-2-shared-memory-matrix-layout.md")
@@ -199,7 +199,7 @@ MN_ATOMS = ("off = 2 * ((row % 64) + 512 * (row / 64) + 64 * (col % 8) + 1536 * 
             "swz = off ^ (((off >> 7) & 7) << 4)")
 
 
-def test_one_model_decides_with_and_without_check(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_one_model_decides_with_and_without_check(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     """Issue 35 item 5: a 96-row M/N-major tile that a 128B atom straddles: derive said no descriptor reads it
     (exit 1) while --check 0x400000c000400000 said it reads the layout exactly (exit 0).  The canonical layout
     counts whole atoms, and both answers now follow that one rule."""

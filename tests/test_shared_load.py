@@ -11,11 +11,11 @@ from verify.layout.smem_access import default_pattern, parse_access, pattern_fro
 
 
 @pytest.fixture(scope="module")
-def specs():  # type: ignore[no-untyped-def]
+def specs():
     return api.load("specs")
 
 
-def _x4(specs):  # type: ignore[no-untyped-def]
+def _x4(specs):
     return api.layout(specs, "ldmatrix.m8n8.R.b16").instance(NUM=4)
 
 
@@ -25,14 +25,14 @@ def _x4(specs):  # type: ignore[no-untyped-def]
     "tile_to_shape(GMMA::Layout_K_SW32_Atom<half_t>{}, Shape<_16,_16>{})",     # swizzled
     "Sw<3,4,3> o smem_ptr[16b](unset) o (16,64):(64,1)",                       # a 128-byte swizzled row
 ])
-def test_ldmatrix_x4_gives_mma_a(specs, tile: str) -> None:  # type: ignore[no-untyped-def]
+def test_ldmatrix_x4_gives_mma_a(specs, tile: str) -> None:
     lay = api.shared_layout("cute", tile, type="f16")
     r = ldmatrix_is(lay, _x4(specs), default_pattern(parse_access("ldmatrix.x4"), 16),
                     api.layout(specs, "mma.m16n8k16.A.f16_bf16"))
     assert r.status == "proved" and r.engines == {"z3": "proved", "enumeration": "proved"}
 
 
-def test_a_column_major_tile_is_not_mma_a(specs) -> None:  # type: ignore[no-untyped-def]
+def test_a_column_major_tile_is_not_mma_a(specs) -> None:
     lay = api.shared_layout("cute", "(16,16):(1,16)", type="f16")
     r = ldmatrix_is(lay, _x4(specs), default_pattern(parse_access("ldmatrix.x4"), 16),
                     api.layout(specs, "mma.m16n8k16.A.f16_bf16"))
@@ -40,7 +40,7 @@ def test_a_column_major_tile_is_not_mma_a(specs) -> None:  # type: ignore[no-unt
     assert r.counterexample["ldmatrix"] == {"row": 1, "col": 0}  # the next element of the 16-byte row is row 1
 
 
-def test_trans_gives_mma_b(specs) -> None:  # type: ignore[no-untyped-def]
+def test_trans_gives_mma_b(specs) -> None:
     """ldmatrix.x2.trans of a row-major 16 x 8 tile of B (K x N): lane t < 16 addresses row t."""
     x2t = api.layout(specs, "ldmatrix.m8n8.R.b16.trans").instance(NUM=2)
     lay = api.shared_layout("cute", "(16,8):(8,1)", type="f16")
@@ -49,7 +49,7 @@ def test_trans_gives_mma_b(specs) -> None:  # type: ignore[no-untyped-def]
     assert r.status == "proved"
 
 
-def test_misaligned_rows_show_as_a_difference(specs) -> None:  # type: ignore[no-untyped-def]
+def test_misaligned_rows_show_as_a_difference(specs) -> None:
     lay = api.shared_layout("cute", "(16,20):(20,1)", type="f16")  # 40-byte rows: row 1 starts mid-chunk
     pat = default_pattern(parse_access("ldmatrix.x4"), 16)
     given = ldmatrix_fragment(lay, _x4(specs), pat)
@@ -71,7 +71,7 @@ def test_writer_against_reader() -> None:
         writer_reader(w, api.shared_layout("cute", "(64,64):(64,1)", type="e4m3"))
 
 
-def test_the_other_ldmatrix_shapes_compose(specs) -> None:  # type: ignore[no-untyped-def]
+def test_the_other_ldmatrix_shapes_compose(specs) -> None:
     """.m16n16 (8-bit, 16 row addresses per matrix) and .m8n16 (padded 6-bit rows): the composition reads
     every cell of the tile once."""
     from verify.checks import maps
@@ -85,7 +85,7 @@ def test_the_other_ldmatrix_shapes_compose(specs) -> None:  # type: ignore[no-un
     assert maps.injective(got).status == "proved"
 
 
-def test_stmatrix_writes_through_the_layout(specs) -> None:  # type: ignore[no-untyped-def]
+def test_stmatrix_writes_through_the_layout(specs) -> None:
     """stmatrix.x4 read backwards: element i of lane t lands at one tile cell, the same cell whatever layout
     the rows have (row-major or swizzled: the addresses follow the layout), and every cell exactly once."""
     from verify.checks import maps

@@ -22,11 +22,11 @@ needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc not found: probe prog
 
 
 @pytest.fixture(scope="module")
-def specs():  # type: ignore[no-untyped-def]
+def specs():
     return api.load("specs")
 
 
-def _ldm(specs):  # type: ignore[no-untyped-def]
+def _ldm(specs):
     lay = api.shared_layout("cute", "tile_to_shape(GMMA::Layout_K_SW32_Atom<half_t>{}, Shape<_16,_16>{})")
     acc = parse_access("ldmatrix.x4")
     pat = default_pattern(acc, 16)
@@ -34,7 +34,7 @@ def _ldm(specs):  # type: ignore[no-untyped-def]
     return lay, mov, pat, sp.ldmatrix_probe(lay, mov, pat, acc)
 
 
-def _wg():  # type: ignore[no-untyped-def]
+def _wg():
     a = api.shared_layout("cute", "tile_to_shape(GMMA::Layout_K_SW32_Atom<half_t>{}, Shape<_64,_16>{})")
     desc = derive(a).descriptor
     b = api.shared_layout("cute", "tile_to_shape(GMMA::Layout_K_INTER_Atom<half_t>{}, Shape<_16,_16>{})", base=16384)
@@ -42,7 +42,7 @@ def _wg():  # type: ignore[no-untyped-def]
     return a, desc, b, b_desc
 
 
-def test_ldmatrix_probe_decodes(specs) -> None:  # type: ignore[no-untyped-def]
+def test_ldmatrix_probe_decodes(specs) -> None:
     lay, mov, pat, p = _ldm(specs)
     want = sp.prediction_ldmatrix(lay, mov, pat)
     assert want[(0, 0)] == (0, 0) and want[(0, 1)] == (0, 1) and want[(4, 0)] == (1, 0)  # mma A's order
@@ -52,7 +52,7 @@ def test_ldmatrix_probe_decodes(specs) -> None:  # type: ignore[no-untyped-def]
     assert sp.compare(sp.decode(p, bad), want)[0].startswith("thread 0, element 0: the device read cell (8, 0)")
 
 
-def test_wgmma_probe_decodes(specs) -> None:  # type: ignore[no-untyped-def]
+def test_wgmma_probe_decodes(specs) -> None:
     a, desc, b, b_desc = _wg()
     d = api.layout(specs, "wgmma.m64nNk16.D.f32").instance(N=16)
     p = sp.wgmma_probe(a, desc, "K", api.shared_layout("cute", "tile_to_shape(GMMA::Layout_K_INTER_Atom<half_t>{}, "
@@ -67,17 +67,17 @@ def test_wgmma_probe_decodes(specs) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.mark.slow  # runs the toolchain (nvcc/ptxas or g++): an integration test
 @needs_nvcc
-def test_probe_programs_build(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_probe_programs_build(specs, tmp_path: Path) -> None:
     a, desc, b, b_desc = _wg()
     probes = [_ldm(specs)[3], sp.wgmma_probe(a, desc, "K", api.shared_layout(
         "cute", "tile_to_shape(GMMA::Layout_K_INTER_Atom<half_t>{}, Shape<_16,_16>{})"), b_desc)]
     for p in probes:
         cu = tmp_path / f"{p.name}.cu"
         cu.write_text(sp.source(p))
-        r = subprocess.run(sp.build_command(p, NVCC, str(cu), str(tmp_path / p.name)), capture_output=True, text=True)  # type: ignore[arg-type]
+        r = subprocess.run(sp.build_command(p, NVCC, str(cu), str(tmp_path / p.name)), capture_output=True, text=True)
         assert r.returncode == 0, (r.stderr + r.stdout)[-2000:]
         arch = p.arch.removeprefix("sm_")
-        ptx = subprocess.run([NVCC, "-gencode", f"arch=compute_{arch},code=compute_{arch}", "-ptx", "-o", "-", str(cu)],  # type: ignore[list-item]
+        ptx = subprocess.run([NVCC, "-gencode", f"arch=compute_{arch},code=compute_{arch}", "-ptx", "-o", "-", str(cu)],
                              capture_output=True, text=True)
         assert p.text in ptx.stdout
 
@@ -93,12 +93,12 @@ from verify.hardware.simdevice import Deviation  # noqa: E402
 PTXAS = find_ptxas(NVCC)
 
 
-def _catalog(specs):  # type: ignore[no-untyped-def]
+def _catalog(specs):
     return kinds.all_probes(api.layouts(specs), maps=api.map_layouts(specs))
 
 
 @pytest.mark.slow
-def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # type: ignore[no-untyped-def]
+def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:
     found, errors = _catalog(specs)
     shared = [p for p in found if p.kind == "shared"]
     ids = {x.id for p in shared for x in p.tested}
@@ -127,7 +127,7 @@ def test_shared_map_layouts_are_probed_and_the_rest_say_why(specs) -> None:  # t
 @pytest.mark.parametrize("pid", ["smem.ldmatrix.wgmma.shared.atom.K.128B", "smem.wgmma.wgmma.shared.atom.K.128B",
                                  "smem.ldmatrix.wgmma.shared.MN.64B", "smem.wgmma.tcgen05.shared.atom.MN.none"])
 @pytest.mark.slow
-def test_a_deviating_device_is_caught_for_shared_probes(specs, pid: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_deviating_device_is_caught_for_shared_probes(specs, pid: str, tmp_path: Path) -> None:
     p = next(p for p in _catalog(specs)[0] if p.id == pid)
     pred = p.payload.predicted
     first = (0, 0)
@@ -167,7 +167,7 @@ def test_probe_cli_emits_32_bit_shared_layouts(lid: str, tmp_path: Path, capsys:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("lid", ["wgmma.shared.example.K.none.tf32", "wgmma.shared.example.K.32B.tf32@corrected"])
-def test_32_bit_elements_are_read_as_two_halves(specs, lid: str) -> None:  # type: ignore[no-untyped-def]
+def test_32_bit_elements_are_read_as_two_halves(specs, lid: str) -> None:
     p = next(p for p in _catalog(specs)[0] if p.id == f"smem.ldmatrix.{lid}")
     sh = p.payload
     assert sh.bits == 32 and (sh.tile.rows, sh.tile.cols) == (64, 16)  # 64 x 8 elements, 16 halves a row
@@ -230,7 +230,7 @@ def test_confirm_simulated_runs_shared_map_layouts(capsys: pytest.CaptureFixture
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (NVCC and PTXAS), reason="nvcc/ptxas not found: probes are not assembled")
-def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_every_shared_probe_assembles_in_one_translation_unit(specs, tmp_path: Path) -> None:
     shared = [p for p in _catalog(specs)[0] if p.kind == "shared"]
     assert {p.arch for p in shared} == {"sm_90a"}
     assert {"smem.ldmatrix.wgmma.shared.example.K.none.tf32",  # the 32-bit layouts' probes (two codes an element)

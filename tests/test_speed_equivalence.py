@@ -100,7 +100,7 @@ class _OracleTable:
 
 def _ref_budget(md: Any, threads: int, rows: int, chunks: int) -> dict[str, Any] | None:
     """``metadata_budget``'s enumeration over the oracle."""
-    return sp._budget_enum(_OracleTable(md), md, threads, rows, chunks)  # type: ignore[arg-type]
+    return sp._budget_enum(_OracleTable(md), md, threads, rows, chunks)
 
 
 def _ref_group(md: Any, lay: Any) -> dict[str, Any] | None:
@@ -411,7 +411,7 @@ def test_queries_share_one_solver_and_nothing_else() -> None:
     assert smt.solve(hard, starved)[0] == "unknown"
     assert smt.solve([x == 3], 10.0)[0] == "sat"  # the starved budget was that query's alone
     with pytest.raises(z3.Z3Exception):
-        smt.solve([x == 4, 5], 10.0)  # type: ignore[list-item]  # Z3 refuses the 5 while adding
+        smt.solve([x == 4, 5], 10.0)  # Z3 refuses the 5 while adding
     assert smt.solve([x == 4], 10.0)[0] == "sat"
     assert smt.solve([x == 4, x == 5], 10.0)[0] == "unsat"
     assert smt._qf_bv_solver().num_scopes() == 0  # every scope was popped, the failed one too

@@ -37,7 +37,7 @@ REFUSED = {"tcgen05.sf.B.4x1",  # the sf probe codes A's scale factors only (tme
 
 
 @functools.cache
-def loaded():  # type: ignore[no-untyped-def]
+def loaded():
     return api.load([SPECS])
 
 

@@ -62,7 +62,7 @@ def test_each_witness_owns_its_json_and_words() -> None:
         assert w.describe() == words, w
         assert dict(w) == js and w[next(iter(js))] == js[next(iter(js))]  # a read-only mapping view
     with pytest.raises(Exception):
-        cases[0][0].lane = 1  # type: ignore[attr-defined]  # frozen
+        cases[0][0].lane = 1  # frozen
 
 
 def test_member_names_the_family_member() -> None:

@@ -106,7 +106,7 @@ def test_catalog_layouts_match_the_maps_shape_and_stay_unspecified() -> None:
 
 # ----------------------------------------------------------------------------- checks (both engines)
 
-def _engines_agree(r) -> bool:  # type: ignore[no-untyped-def]
+def _engines_agree(r) -> bool:
     return set(r.engines) >= {"z3", "enumeration"} and set(r.engines.values()) == {r.status}
 
 
@@ -124,7 +124,7 @@ def test_every_map_is_a_valid_fragment_replicated_as_stated() -> None:
             assert names == ["in_range", "covers", "injective", "copies_equal", "copy_injective", "copy_covers"]
             inj = r.checks[2]
             assert inj.status == "refuted" and inj.expected == "refuted"
-            a, b = inj.counterexample.first, inj.counterexample.second  # type: ignore[union-attr]
+            a, b = inj.counterexample.first, inj.counterexample.second
             dim, bit = r.entry.copy  # the two points that collide are copies: they differ in the copy bit only
             assert a[dim] ^ b[dim] == 1 << bit and all(a[k] == b[k] for k in a if k != dim)
 
@@ -153,7 +153,7 @@ def test_a_planted_wrong_map_is_refuted_with_its_witness() -> None:
     assert by["in_range"].status == "proved"
     cop = by["copies_equal"]
     assert cop.status == "refuted" and _engines_agree(cop)
-    assert cop.counterexample.point == {"lane": 5, "i": 3}  # type: ignore[union-attr]
+    assert cop.counterexample.point == {"lane": 5, "i": 3}
     assert by["copy_injective"].status == "refuted" and _engines_agree(by["copy_injective"])
     assert by["copy_covers"].status == "refuted" and _engines_agree(by["copy_covers"])
 
@@ -173,14 +173,14 @@ def test_relations_sm80_is_the_doc_mma_layouts() -> None:
         assert res[f"sm_80 {W.B8} {major}_major = mma.m16n8k8.B.tf32 x 2 along col"].status == "proved"
     sm70 = res[f"{W.A16} sm_70: row_major = col_major"]
     assert sm70.status == sm70.expected == "refuted"
-    assert sm70.counterexample.point == {"lane": 0, "i": 1}  # type: ignore[union-attr]
+    assert sm70.counterexample.point == {"lane": 0, "i": 1}
 
 
 def test_the_mma_relation_can_fail() -> None:
     """The side-by-side B relation is not vacuous: one mma B (not two), or the tiles in the other element
     order, is refuted with a point."""
     cat = _catalog()
-    wmma_b = C.copies(W.lookup(W.B16, "sm_80", "col"))[0]  # type: ignore[index]
+    wmma_b = C.copies(W.lookup(W.B16, "sm_80", "col"))[0]
     mma_b = cat["mma.m16n8k16.B.f16_bf16"]
     from verify.checks import maps
     from verify.layout import algebra as A
@@ -188,7 +188,7 @@ def test_the_mma_relation_can_fail() -> None:
     other_order = reshape.merge(A.product(mma_b.map, A.iota(Dim("j", 2), "col")), ("j", "i"), "i")
     r = maps.same(wmma_b, other_order)
     assert r.status == "refuted" and _engines_agree(r)
-    assert r.counterexample.point == {"lane": 0, "i": 1}  # type: ignore[union-attr]
+    assert r.counterexample.point == {"lane": 0, "i": 1}
     one = maps.same(wmma_b, mma_b.map)
     assert one.status == "refuted" and "input i has 8 points against 4" in one.message
 
@@ -230,7 +230,7 @@ def test_arch_usage_errors_exit_2(capsys: pytest.CaptureFixture[str], argv: tupl
 SM80_A = "row = (lane >> 2) + ((i >> 1) & 1) * 8\ncol = (lane & 3) * 2 + (i & 1) + ((i >> 2) & 1) * 8\n"
 
 
-def test_conform_arch(capsys: pytest.CaptureFixture[str], tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_conform_arch(capsys: pytest.CaptureFixture[str], tmp_path) -> None:
     f = tmp_path / "a.txt"
     f.write_text(SM80_A)
     rc, out, _ = cli(capsys, "conform", W.A16, "--formula", str(f))
@@ -283,7 +283,7 @@ def _probe() -> kinds.Probe:
     return next(p for p in found if p.id == "wmma.m16n16k16.f16.f32")
 
 
-def _follow(entry: W.ArchMap, swap: tuple[int, int] | None = None):  # type: ignore[no-untyped-def]
+def _follow(entry: W.ArchMap, swap: tuple[int, int] | None = None):
     """The entry's map; ``swap``: lane 5's elements ``swap`` exchange their cells (the counts stay)."""
     named = entry.named()
 
