@@ -1,7 +1,8 @@
 """CuTe's ``mma_traits_sm*.hpp`` read as text (``layout.notations.cute_headers``): the original ``crosscheck``.
 
 Needs no compiler: it reads the explicit specialisations a small reader can resolve (no templated
-GMMA traits, no copy traits).  Same origin as the compiled reference (``cute``).
+GMMA traits, no copy traits), and a few CUTLASS declarations beside them (``rasters``, ``descriptor``,
+``cute_zcm``).  Same origin as the compiled reference (``cute``).
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 from ...layout.notations import find_mma_headers, read_headers
 from ..crosscheck import CrosscheckReport, crosscheck
 from ..fragment import DEFAULT_TIMEOUT
-from . import descriptor, rasters
+from . import cute_zcm, descriptor, rasters
 from .common import conform_rows
 
 NAME = "cute-text"
@@ -40,5 +41,6 @@ def evaluate_default(specs: list, timeout: float = DEFAULT_TIMEOUT, path: str | 
     if root.is_file():
         return report
     extra = conform_rows([*rasters.cutlass_items(specs, root),      # CUTLASS's threadblock swizzle (rasters.py)
-                          *descriptor.swizzle_items(specs, root)], timeout)   # UMMA::LayoutType (descriptor.py)
+                          *descriptor.swizzle_items(specs, root),   # UMMA::LayoutType (descriptor.py)
+                          *cute_zcm.zero_column_items(specs, root)], timeout)   # MaskAndShiftB (cute_zcm.py)
     return dataclasses.replace(report, rows=report.rows + tuple(extra))

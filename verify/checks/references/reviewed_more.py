@@ -45,6 +45,15 @@ SINGLE_MORE = (
      "CUTLASS's GemmIdentityThreadblockSwizzle (cutlass/gemm/threadblock/threadblock_swizzle.h) states it; FlashInfer "
      "and TileLang ship copies of the same CUTLASS header (flashinfer/data/cutlass, tilelang/3rdparty/cutlass: CuTe's "
      "origin), TileLang's own rasterization is a serpentine panel order, Triton's swizzle2d a grouped one"),
+    (r"tcgen05\.zero_column\.(fields|coverage\.m(128|64|32))",
+     "CuTe's MaskAndShiftB and make_column_zero_mask (cute/arch/mma_sm100_desc.hpp:272, :306-308; references/"
+     "cute_zcm.py) state it; the only other installed statements of the descriptor are copies of that header "
+     "(tilelang/3rdparty/cutlass, byte for byte, and flashinfer/data/cutlass, which differs only in a copyright year and "
+     "the instruction descriptor's a_format_/b_format_ comments: CuTe's origin); FlashInfer's CCCL tcgen05_mma_ws.h passes zero_column_mask_desc through "
+     "as an opaque uint64_t and its Python tcgen05_mma_ws (attention/prims_ts/kernels/tcgen05_compat.py) passes "
+     "col_b_zero_mask=None; TileLang's tcgen05mma.h masks (mask0-mask3) are the disable-output-lane masks, and "
+     "Triton 3.9 (gluon), JAX Mosaic GPU, tinygrad and tensor-layouts name no zero-column mask, skip span or "
+     "column shift at all"),
 )
 
 KNOWN_MORE: tuple[tuple[tuple[str, ...], str, str], ...] = (
