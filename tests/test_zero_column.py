@@ -75,7 +75,8 @@ from pathlib import Path  # noqa: E402
 
 from verify.catalog import shared_pages  # noqa: E402
 from verify.catalog.sections import thaw  # noqa: E402
-from verify.layout.zero_column import first_difference  # noqa: E402
+from verify.checks import maps  # noqa: E402
+from verify.layout.zero_column import shown_map, sub_mask_map  # noqa: E402
 
 PAGE = Path(__file__).resolve().parents[1].parent / "shared" / "ptx-isa-9.1" / "9.7.16.4-matrix-descriptors.md"
 if not PAGE.exists():
@@ -95,13 +96,23 @@ def _read(tmp_path, old="", new=""):
 def test_the_table_reading_differs_from_example_2_at_bit_3_by_both_engines():
     d = Z((0, 0, 0, 0), (0, 0, 0, 0), 1, 2, 3, 0)
     shown = tuple(int(c) for c in reversed("1110000" "1110000"))
-    table = first_difference(d, 0, shown, "table")
-    assert (table.bit, table.page, table.rule, table.agreed) == (3, 0, 1, True)
-    assert dict(table.engines) == {"enumeration": 3, "z3": 3}
-    ours = first_difference(d, 0, shown)
-    assert ours.bit is None and dict(ours.engines) == {"enumeration": None, "z3": None}
+    both = {"z3": "refuted", "enumeration": "refuted"}
+    table = maps.same(shown_map(shown), sub_mask_map(d, 0, len(shown), "table"))
+    assert (table.status, dict(table.engines), dict(table.counterexample.point)) == ("refuted", both, {"j": 3})
+    ours = maps.same(shown_map(shown), sub_mask_map(d, 0, len(shown)))
+    assert ours.status == "proved" and dict(ours.engines) == {"z3": "proved", "enumeration": "proved"}
     flipped = shown[:5] + (1 - shown[5],) + shown[6:]
-    assert dict(first_difference(d, 0, flipped).engines) == {"enumeration": 5, "z3": 5}
+    assert dict(maps.same(shown_map(flipped), sub_mask_map(d, 0, len(shown))).counterexample.point) == {"j": 5}
+
+
+def test_the_sub_mask_map_is_the_model_s_rule_at_every_bit():
+    for d in (Z((0, 1, 2, 1), (1, 1, 0, 0), 1, 2, 3, 2), Z((5, 0, 0, 0), (0, 0, 0, 0), 1, 0, 6, 0),
+              Z((0, 0, 0, 0), (1, 0, 0, 0), 0, 2, 3, 0)):
+        for i in range(4):
+            for reading in ("examples", "table"):
+                m = sub_mask_map(d, i, 24, reading)
+                assert [m.at({"j": j}, {})["bit"] for j in range(24)] == \
+                    [sub_mask_bit(d, i, j, reading) for j in range(24)]
 
 
 @needs_page
@@ -112,7 +123,7 @@ def test_the_page_s_span_erratum_is_one_finding_at_the_skip_span_row(tmp_path):
     assert [(f.kind, f.line, f.column) for f in found] == [("zero-column-spans", 137, 25)]
     w = dict(found[0].witness)
     assert (w["example"], w["mask"], w["bit"], w["table"], w["page"], w["line"]) == (2, 0, 3, 1, 0, 181)
-    assert thaw(w["engines"]) == {"enumeration": 3, "z3": 3}
+    assert thaw(w["engines"]) == {"z3": "refuted", "enumeration": "refuted"}
     assert "mask0 bit 3 is 1; the page shows 0 (line 181)" in found[0].message
 
 

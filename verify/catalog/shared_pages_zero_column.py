@@ -7,13 +7,17 @@ description with the first example bit they give otherwise (both engines)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from ..formula.index import parse_index
 from ..formula.parser import parse_expression
 from ..layout.dims import Dim
 from ..layout.family import Param
 from ..layout.named import FormulaMap
-from ..layout.zero_column import (COVERAGE_N, FIELDS, SUB_MASKS, ZeroColumnMask, first_difference)
+from ..checks import maps
+from ..layout.zero_column import (COVERAGE_N, FIELDS, SUB_MASKS, ZeroColumnMask, shown_map, sub_mask_bit,
+                                  sub_mask_map)
 from .page_model import Table, Text
 from .shared_page_context import TC_ZERO_COLUMN, PageContext, Where, add_map, finding, report_unread, table_cells
 _RANGE = re.compile(r"(\d{1,2})(?:-(\d{1,2}))?$")
@@ -136,9 +140,9 @@ def _examples(ctx: PageContext, spans: dict[str, tuple]) -> None:
             for i, shown in subs:
                 if i >= SUB_MASKS[m]:
                     continue
-                ours = first_difference(d, i, shown, "examples")
+                ours = _first_difference(d, i, shown, "examples")
                 col = out.text.find("0b") + 1 if "0b" in out.text else out.text.find("0x") + 1
-                if ours.bit is not None:
+                if ours is not None:
                     ctx.findings.append(finding(
                         "zero-column-example", Where(page.path, out.line, max(col, 1), out.text),
                         f"example {number} (M = {m}): mask{i} bit {ours.bit} is {ours.page} on the page, but "
@@ -146,8 +150,8 @@ def _examples(ctx: PageContext, spans: dict[str, tuple]) -> None:
                         {"example": number, "mask": i, "bit": ours.bit, "page": ours.page, "model": ours.rule,
                          "engines": dict(ours.engines)}, sec.number))
                 elif table_reading == "table" and first_seen is None:
-                    theirs = first_difference(d, i, shown, "table")
-                    if theirs.bit is not None:
+                    theirs = _first_difference(d, i, shown, "table")
+                    if theirs is not None:
                         first_seen = (number, m, i, theirs, out.line, d)
     if first_seen is not None:
         number, m, i, diff, line, d = first_seen
@@ -162,6 +166,28 @@ def _examples(ctx: PageContext, spans: dict[str, tuple]) -> None:
             f"shows {diff.page} (line {line})",
             {"example": number, "mask": i, "bit": diff.bit, "table": diff.rule, "page": diff.page, "line": line,
              "engines": dict(diff.engines)}, sec.number))
+
+
+@dataclass(frozen=True)
+class _Difference:
+    """The lowest bit of a sub-mask where the bits a page shows (``page``) and a reading's rule (``rule``) differ,
+    and the two engines' verdicts that found it."""
+    bit: int
+    page: int
+    rule: int
+    engines: Mapping[str, str]
+
+
+def _first_difference(d: ZeroColumnMask, i: int, shown: tuple[int, ...], reading: str) -> _Difference | None:
+    """Sub-mask ``i`` of ``d`` in ``reading`` against the bits the page shows, judged by the one decider
+    (``checks.maps.same``: both engines, the first bit where they differ; ``maps.Undecided`` where the engines do
+    not settle it); ``None`` where they agree."""
+    r = maps.same(shown_map(shown), sub_mask_map(d, i, len(shown), reading), names_=("the page", "the descriptor"))
+    w = maps.settled(r)
+    if w is None:
+        return None
+    j = dict(w.point)["j"]  # type: ignore[attr-defined]
+    return _Difference(j, shown[j], sub_mask_bit(d, i, j, reading), dict(r.engines))
 
 
 def _text(d: ZeroColumnMask) -> str:

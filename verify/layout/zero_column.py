@@ -31,6 +31,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Callable
 
 from .descriptor import Field
+from .dims import Dim
 
 if TYPE_CHECKING:
     from .named import FormulaMap
@@ -142,7 +143,6 @@ def coverage_map(m: int) -> "FormulaMap":
     """The sub-masks' coverage of N for an M (the page's coverage table), a family over ``COVERAGE_N``."""
     from ..formula.index import parse_index
     from ..formula.parser import parse_expression
-    from .dims import Dim
     from .family import Param
     from .named import FormulaMap
     s = SUB_MASKS[m]
@@ -161,41 +161,25 @@ MODELS: dict[str, Callable[[], "FormulaMap"]] = {
 
 # ----------------------------------------------------------------------------- a shown sub-mask against a reading
 
-@dataclass(frozen=True)
-class Difference:
-    """The lowest bit ``bit`` of a sub-mask where the bits a page shows (``page``) and a reading's rule (``rule``)
-    differ, as each engine found it (``engines``: engine -> that bit, None for no difference)."""
-    bit: int | None
-    page: int
-    rule: int
-    engines: tuple[tuple[str, int | None], ...]
-
-    @property
-    def agreed(self) -> bool:
-        return all(b == self.bit for _, b in self.engines)
-
-
-def first_difference(d: ZeroColumnMask, i: int, shown: tuple[int, ...], reading: str = "examples") -> Difference:
-    """Sub-mask ``i`` of ``d`` against ``shown`` (bit ``j`` of the sub-mask is ``shown[j]``; the bits a page writes,
-    its elided high bits left out), in ``reading``: the lowest bit where they differ, by both engines.  The
-    enumeration evaluates ``sub_mask_bit`` at every shown bit; Z3 states the same rule over bit-vector terms (the
-    position in the run ``(j + sc_i) mod (ones + zeros)``, the first span choosing which run comes first) and finds
-    the least ``j`` where the shown bit is not it."""
-    import z3
-    enum = next((j for j, b in enumerate(shown) if sub_mask_bit(d, i, j, reading) != b), None)
+def sub_mask_map(d: ZeroColumnMask, i: int, width: int, reading: str = "examples") -> "FormulaMap":
+    """Bits 0 to ``width - 1`` of sub-mask ``i`` of ``d`` in ``reading`` as a named map ``j -> bit``: the rule of
+    ``sub_mask_bit`` written as formula text (the position in the run ``(j + sc_i) mod (ones + zeros)``, the first
+    span choosing which run comes first), for the one decider (``checks.maps.same``) to hold a page's bits to."""
+    from .named import formula_map
+    if reading not in READINGS:
+        raise ValueError(f"reading is one of {', '.join(READINGS)}, not {reading!r}")
     ones, zeros = (d.skip_span + 1, d.use_span + 1) if reading == "examples" else (d.use_span + 1, d.skip_span + 1)
-    w = max(16, len(shown) + 1, (d.start_counts[i] + len(shown) + ones + zeros).bit_length() + 1)
-    j = z3.BitVec("j", w)
-    q = z3.URem(j + d.start_counts[i], ones + zeros)
-    one, nought = z3.BitVecVal(1, w), z3.BitVecVal(0, w)
-    rule = (nought if not d.non_zero_mask else
-            z3.If(z3.ULT(q, ones), one, nought) if d.first_spans[i] else z3.If(z3.ULT(q, zeros), nought, one))
-    page = z3.LShR(z3.BitVecVal(sum(b << k for k, b in enumerate(shown)), w), j) & 1
-    opt = z3.Optimize()
-    opt.add(z3.ULT(j, len(shown)), page != rule)
-    opt.minimize(j)
-    found = opt.check() == z3.sat
-    smt = opt.model()[j].as_long() if found else None
-    at = enum if enum is not None else 0
-    return Difference(enum, shown[at] if shown else 0, sub_mask_bit(d, i, at, reading) if shown else 0,
-                      (("enumeration", enum), ("z3", smt)))
+    first = d.first_spans[i]
+    text = ("bit = 0" if not d.non_zero_mask else
+            f"q = (j + {d.start_counts[i]}) % {ones + zeros}\n"
+            f"bit = {first} if q < {ones if first else zeros}\n"
+            f"      {1 - first} otherwise")
+    return formula_map(text, (Dim("j", width),), (Dim("bit", 2),))
+
+
+def shown_map(shown: tuple[int, ...]) -> "FormulaMap":
+    """The bits a page shows of a sub-mask (bit ``j`` is ``shown[j]``; its elided high bits left out) as a named
+    map ``j -> bit``."""
+    from .named import formula_map
+    value = sum(b << k for k, b in enumerate(shown))
+    return formula_map(f"bit = ({value} >> j) % 2", (Dim("j", len(shown)),), (Dim("bit", 2),))

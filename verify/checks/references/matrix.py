@@ -111,7 +111,7 @@ SINGLE: tuple[tuple[str, str], ...] = (
 
 
 # Derived layouts no reference states at all, reviewed: (id pattern, what the references have instead).  Only
-# a GPU can confirm them; each has its probe (``ptx-verify probe ID``).
+# a GPU can confirm them; each has its probe (``ptx-verify probe ID``) where a probe kind reads its form.
 UNREFERENCED = (
     (r"mma\.sp\.m16n8k128\.B\..*",
      "the 4-bit sparse B (k = 128): CuTe 4.2 has no SM80 sparse traits, Triton no sparse dot, TileLang's "
@@ -124,6 +124,14 @@ UNREFERENCED = (
      "tf32, f16/bf16, s8 and f8f6f4 only); Triton's fp4 operand is an 8-bit tensor of K/2 columns whose nibble "
      "order is the element type's packing, not a TensorMemoryLayout's; Mosaic GPU refuses A in Tensor Memory for "
      "block-scaled MMAs (tcgen05.py mma: \"A in TMEM unsupported for block-scaled matmuls\")"),
+    (r"tcgen05\.packing\.smem\.mxf8f6f4\.b[46]",
+     "4- and 6-bit elements in a 16-byte unit of shared memory: the libraries name the padded form and leave its "
+     "bits to the TMA data type that writes it: CuTe maps float_e2m1_unpacksmem_t to "
+     "CU_TENSOR_MAP_DATA_TYPE_16U4_ALIGN16B and the 6-bit unpacksmem types to 16U6_ALIGN16B "
+     "(cute/arch/copy_sm90_desc.hpp:229-233), Triton's NVMMASharedLayout has an fp4_padded flag "
+     "(gluon _layouts.py:366); none states which bits of the unit hold which element. No probe kind reads a "
+     "16-byte unit's bits yet (the shared-memory probes read (row, col) tiles); the kernel verifier follows this "
+     "layout (tests/test_kernel_mxf8f6f4_fp4.py)"),
 )
 
 MODELED = {**MODELED, **MODELED_MORE}   # reviewed_more.py: the rasterisations, descriptors, blockwise storages
