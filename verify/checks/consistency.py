@@ -235,122 +235,38 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
     results: list[CheckResult] = []
 
     # writer_in_range: the first copy (in order) that writes outside, at its first element
-    def enum_w_range() -> dict[str, Any] | None:
-        for inst in insts:
-            bad = (inst.w_ok & ~inst.w_in).T.reshape(-1)
-            k = _first(bad)
-            if k is not None:
-                ci, e = divmod(k, inst.w_ok.shape[0])
-                p, cp = _point(inst, e), inst.copy(ci)
-                return {"params": inst.env, "element": p, "copy": cp, "at": writer.at({**p, **cp}, inst.env)}
-        return None
-
-    results.append(_join("writer_in_range", enum_w_range(), z.writer_range(),
+    results.append(_join("writer_in_range", _writer_outside(insts, writer), z.writer_range(),
                          lambda c: f"{pre(c)}{wname} writes {elem(c['element'])}{_copy(c['copy'])} at {loc(c['at'])}, "
                                    f"outside its buffer {_box(outs, c['params'])}",
                          f"every location the {wname} writes is inside its buffer", False))
 
     # reader_in_range
-    def enum_r_range() -> dict[str, Any] | None:
-        for inst in insts:
-            k = _first(inst.r_ok & ~inst.r_in)
-            if k is not None:
-                p = _point(inst, k)
-                return {"params": inst.env, "element": p, "at": reader.at(p, inst.env)}
-        return None
-
-    results.append(_join("reader_in_range", enum_r_range(), z.reader_range(),
+    results.append(_join("reader_in_range", _reader_outside(insts, reader), z.reader_range(),
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, outside the "
                                    f"{wname}'s buffer {_box(outs, c['params'])}",
                          f"every location the {rname} reads is inside the {wname}'s buffer", ordered))
 
     # written_once: the first (element, copy) in order whose place an earlier one took
-    def enum_once() -> dict[str, Any] | None:
-        for inst in insts:
-            keys = _key(inst.w_out, outs, inst.env).reshape(-1)
-            valid = inst.w_in.reshape(-1)
-            uniq, first = _first_of_keys(keys, valid)
-            at = np.flatnonzero(valid)
-            earlier = first[np.searchsorted(uniq, keys[at])]
-            dup = np.flatnonzero(earlier != at)
-            if dup.size:
-                k1, k0 = int(at[dup[0]]), int(earlier[dup[0]])
-                (e0, c0), (e1, c1) = divmod(k0, inst.w_ok.shape[1]), divmod(k1, inst.w_ok.shape[1])
-                p0, p1, cp0, cp1 = _point(inst, e0), _point(inst, e1), inst.copy(c0), inst.copy(c1)
-                return {"params": inst.env, "first": p0, "first_copy": cp0, "second": p1, "second_copy": cp1,
-                        "at": writer.at({**p1, **cp1}, inst.env)}
-        return None
-
-    results.append(_join("written_once", enum_once(), z.written_once(),
+    results.append(_join("written_once", _written_twice(insts, writer, outs), z.written_once(),
                          lambda c: f"{pre(c)}{wname} writes {elem(c['first'])}{_copy(c['first_copy'])} and "
                                    f"{elem(c['second'])}{_copy(c['second_copy'])} at one place {loc(c['at'])}",
                          "no two elements are written at one place", False))
 
     # same_place
-    def enum_same() -> dict[str, Any] | None:
-        for inst in insts:
-            written = inst.w_ok.any(axis=1)
-            eq = inst.w_ok.copy()
-            for d in outs:
-                eq &= inst.w_out[d.name] == inst.r_out[d.name][:, None]
-            k = _first(inst.r_ok & written & ~eq.any(axis=1))
-            if k is not None:
-                p = _point(inst, k)
-                cp = inst.copy(int(np.argmax(inst.w_ok[k])))
-                return {"params": inst.env, "element": p, "written": writer.at({**p, **cp}, inst.env),
-                        "read": reader.at(p, inst.env)}
-        return None
-
-    results.append(_join("same_place", enum_same(), z.same_place(),
+    results.append(_join("same_place", _read_elsewhere(insts, writer, reader, outs), z.same_place(),
                          lambda c: f"{pre(c)}{elem(c['element'])} is written at {loc(c['written'])} and read from "
                                    f"{loc(c['read'])}",
                          "every element is read from a place where it was written", ordered))
 
     # no_foreign_read: the first element (in order) read from a place some other element is written at; the
     # owner named is the first such other element, at its first copy there (as Z3's minimum names them)
-    def enum_foreign() -> dict[str, Any] | None:
-        for inst in insts:
-            n, c = inst.w_ok.shape
-            keys = _key(inst.w_out, outs, inst.env).reshape(-1)
-            pos = np.flatnonzero(inst.w_in.reshape(-1))  # (element, copy) in order, element outermost
-            if not pos.size:
-                continue
-            order = np.lexsort((pos, keys[pos]))
-            ks, ps = keys[pos][order], pos[order]
-            start = np.r_[True, ks[1:] != ks[:-1]]
-            uniq, first = ks[start], ps[start]
-            group = np.cumsum(start) - 1
-            elem = ps // c
-            later = np.flatnonzero(~start & np.r_[True, elem[1:] != elem[:-1]])  # a second element at the place
-            second = np.full(uniq.size, -1, np.int64)
-            g, at = np.unique(group[later], return_index=True)
-            second[g] = ps[later[at]]
-            rkeys = _key(inst.r_out, outs, inst.env).reshape(-1)
-            j = np.minimum(np.searchsorted(uniq, rkeys), uniq.size - 1)
-            here = np.arange(n)
-            owner = np.where(first[j] // c != here, first[j], second[j])
-            k = _first(inst.r_in & (uniq[j] == rkeys) & (owner >= 0))
-            if k is not None:
-                p, q = _point(inst, k), _point(inst, int(owner[k]) // c)
-                return {"params": inst.env, "element": p, "at": reader.at(p, inst.env), "owner": q,
-                        "owner_copy": inst.copy(int(owner[k]) % c)}
-        return None
-
-    results.append(_join("no_foreign_read", enum_foreign(), z.foreign(),
+    results.append(_join("no_foreign_read", _foreign_read(insts, reader, outs), z.foreign(),
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, where the "
                                    f"{wname} writes {elem(c['owner'])}{_copy(c['owner_copy'])}",
                          "no element is read from another element's place", ordered))
 
     # no_padding_read
-    def enum_padding() -> dict[str, Any] | None:
-        for inst in insts:
-            k = _first(inst.r_ok & ~inst.w_ok.any(axis=1))
-            if k is not None:
-                p = _point(inst, k)
-                return {"params": inst.env, "element": p, "at": reader.at(p, inst.env)}
-        return None
-
-    results.append(_join("no_padding_read", enum_padding(), z.padding(),
+    results.append(_join("no_padding_read", _padding_read(insts, reader), z.padding(),
                          lambda c: f"{pre(c)}{rname} reads {elem(c['element'])} from {loc(c['at'])}, which the "
                                    f"{wname} never writes (padding)",
                          "every element read was written", ordered))
@@ -358,6 +274,100 @@ def decide(writer: NamedMap, reader: NamedMap, timeout: float = DEFAULT_TIMEOUT,
                     writer_map=writer, reader_map=reader)
 
 
+def _writer_outside(insts: Sequence[_Instance], writer: NamedMap) -> dict[str, Any] | None:
+    """The first copy (in order) the writer writes outside its buffer, at its first element."""
+    for inst in insts:
+        bad = (inst.w_ok & ~inst.w_in).T.reshape(-1)
+        k = _first(bad)
+        if k is not None:
+            ci, e = divmod(k, inst.w_ok.shape[0])
+            p, cp = _point(inst, e), inst.copy(ci)
+            return {"params": inst.env, "element": p, "copy": cp, "at": writer.at({**p, **cp}, inst.env)}
+    return None
+
+
+def _reader_outside(insts: Sequence[_Instance], reader: NamedMap) -> dict[str, Any] | None:
+    """The first element the reader reads from outside the writer's buffer."""
+    for inst in insts:
+        k = _first(inst.r_ok & ~inst.r_in)
+        if k is not None:
+            p = _point(inst, k)
+            return {"params": inst.env, "element": p, "at": reader.at(p, inst.env)}
+    return None
+
+
+def _written_twice(insts: Sequence[_Instance], writer: NamedMap, outs: tuple[Dim, ...]) -> dict[str, Any] | None:
+    """The first (element, copy) in order whose place an earlier one took."""
+    for inst in insts:
+        keys = _key(inst.w_out, outs, inst.env).reshape(-1)
+        valid = inst.w_in.reshape(-1)
+        uniq, first = _first_of_keys(keys, valid)
+        at = np.flatnonzero(valid)
+        earlier = first[np.searchsorted(uniq, keys[at])]
+        dup = np.flatnonzero(earlier != at)
+        if dup.size:
+            k1, k0 = int(at[dup[0]]), int(earlier[dup[0]])
+            (e0, c0), (e1, c1) = divmod(k0, inst.w_ok.shape[1]), divmod(k1, inst.w_ok.shape[1])
+            p0, p1, cp0, cp1 = _point(inst, e0), _point(inst, e1), inst.copy(c0), inst.copy(c1)
+            return {"params": inst.env, "first": p0, "first_copy": cp0, "second": p1, "second_copy": cp1,
+                    "at": writer.at({**p1, **cp1}, inst.env)}
+    return None
+
+
+def _read_elsewhere(insts: Sequence[_Instance], writer: NamedMap, reader: NamedMap, outs: tuple[Dim, ...]) -> dict[str, Any] | None:
+    """The first element read from a place where it was not written."""
+    for inst in insts:
+        written = inst.w_ok.any(axis=1)
+        eq = inst.w_ok.copy()
+        for d in outs:
+            eq &= inst.w_out[d.name] == inst.r_out[d.name][:, None]
+        k = _first(inst.r_ok & written & ~eq.any(axis=1))
+        if k is not None:
+            p = _point(inst, k)
+            cp = inst.copy(int(np.argmax(inst.w_ok[k])))
+            return {"params": inst.env, "element": p, "written": writer.at({**p, **cp}, inst.env),
+                    "read": reader.at(p, inst.env)}
+    return None
+
+
+def _foreign_read(insts: Sequence[_Instance], reader: NamedMap, outs: tuple[Dim, ...]) -> dict[str, Any] | None:
+    """The first element read from a place another element is written at, with that owner."""
+    for inst in insts:
+        n, c = inst.w_ok.shape
+        keys = _key(inst.w_out, outs, inst.env).reshape(-1)
+        pos = np.flatnonzero(inst.w_in.reshape(-1))  # (element, copy) in order, element outermost
+        if not pos.size:
+            continue
+        order = np.lexsort((pos, keys[pos]))
+        ks, ps = keys[pos][order], pos[order]
+        start = np.r_[True, ks[1:] != ks[:-1]]
+        uniq, first = ks[start], ps[start]
+        group = np.cumsum(start) - 1
+        elem = ps // c
+        later = np.flatnonzero(~start & np.r_[True, elem[1:] != elem[:-1]])  # a second element at the place
+        second = np.full(uniq.size, -1, np.int64)
+        g, at = np.unique(group[later], return_index=True)
+        second[g] = ps[later[at]]
+        rkeys = _key(inst.r_out, outs, inst.env).reshape(-1)
+        j = np.minimum(np.searchsorted(uniq, rkeys), uniq.size - 1)
+        here = np.arange(n)
+        owner = np.where(first[j] // c != here, first[j], second[j])
+        k = _first(inst.r_in & (uniq[j] == rkeys) & (owner >= 0))
+        if k is not None:
+            p, q = _point(inst, k), _point(inst, int(owner[k]) // c)
+            return {"params": inst.env, "element": p, "at": reader.at(p, inst.env), "owner": q,
+                    "owner_copy": inst.copy(int(owner[k]) % c)}
+    return None
+
+
+def _padding_read(insts: Sequence[_Instance], reader: NamedMap) -> dict[str, Any] | None:
+    """The first element read from a place the writer never writes."""
+    for inst in insts:
+        k = _first(inst.r_ok & ~inst.w_ok.any(axis=1))
+        if k is not None:
+            p = _point(inst, k)
+            return {"params": inst.env, "element": p, "at": reader.at(p, inst.env)}
+    return None
 
 
 def _copy(cp: Mapping[str, int]) -> str:
