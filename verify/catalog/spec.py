@@ -192,9 +192,38 @@ def _read_header(loc: Locator, src: Mapping[str, Any], ins: Mapping[str, Any]) -
     return _Header(iname, shape, threads, groups, group, arch, source, section_tag(source["title"]), params)
 
 
-def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
-                   src: Mapping[str, Any]) -> tuple[list[Layout], list[SyntaxFinding]]:
-    """One ``[[fragment]]``: the doc's layout (when its formula parses) and its correction (if any)."""
+@dataclass(frozen=True)
+class _FragmentKeys:
+    """One ``[[fragment]]``'s keys, checked: what its doc layout and its correction are built from."""
+
+    operand: str
+    types: list[str]
+    variant: str | None
+    names: tuple[str, ...]  # the family's parameter names
+    registers: Extent
+    register_type: str
+    epr: int
+    elements_text: str | None
+    element_bits: int | None
+    kind: str  # "formula" or "unspecified"
+    formula_text: str
+    replication: int
+    partial: bool
+    dims: list[str]
+    rows: Extent
+    cols: Extent
+    prefix: str
+    expect: Mapping[str, str]
+    erratum: str
+    derived: str
+    sparse: Any
+    corrected: dict[str, Any] | None
+    lid: str
+    source: Source
+
+
+def _fragment_keys(loc: Locator, k: int, frag: Any, head: _Header, src: Mapping[str, Any]) -> _FragmentKeys:
+    """A ``[[fragment]]``'s keys read and checked, in the order their errors are reported."""
     if not isinstance(frag, dict):
         raise loc.error(*loc.line_of_offset(loc.fragment_start(k)), "[[fragment]] must be a table")
     _unknown_keys(loc, frag, _FRAGMENT_KEYS, "[[fragment]]", k)
@@ -244,7 +273,6 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
     rows, cols = _operand_dims(operand, head.shape)
     rows = _extent(loc, frag, "rows", k, 1, MAX_DIM, rows, names)
     cols = _extent(loc, frag, "cols", k, 1, MAX_DIM, cols, names)
-    prefix = operand.lower()
     expect = _expect(loc, frag.get("expect", {}), k, "expect")
     erratum = frag.get("erratum", "")
     if not isinstance(erratum, str):
@@ -263,79 +291,106 @@ def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
             raise loc.error(*loc.key("corrected", k), "a [fragment.corrected] needs an 'erratum' explanation")
     lid = _fragment_id(loc, k, frag, head, operand, types, variant)
     source = Source(file=_str(loc, src, "page", None, loc.path), line=doc_line, **head.source)
+    return _FragmentKeys(operand, types, variant, names, registers, register_type, epr, elements_text, element_bits,
+                         kind, formula_text, replication, partial, dims, rows, cols, operand.lower(), expect, erratum,
+                         derived, sparse, corrected, lid, source)
 
-    def make(fields: Mapping[str, Any], lid: str, corrects: str, expect: Mapping[str, str],
-             formula: Formula, ftext: str) -> Layout:
-        e_text = fields.get("elements", elements_text)
-        regs = fields.get("registers", registers)
-        per = fields.get("elements_per_register", epr)
-        family = _family(head.params, formula, regs, rows, cols, e_text)
-        if family:
-            _check_bindings(loc, k, e_text, names)
-            elist = None  # per instance (a template such as "d0, ..., dX where X = N/2 - 1")
-            n: Extent = regs * per if isinstance(regs, int) else regs if per == 1 else BinOp("*", regs, Num(per))
-            for values in itertools.product(*(p.values for p in family)):
-                env = dict(zip((p.name for p in family), values))
-                size = extent_at(n, env) * max(extent_at(rows, env), 1)
-                if not 0 < extent_at(n, env) <= MAX_ELEMENTS or size > MAX_DIM * MAX_DIM:
-                    where = ", ".join(f"{a} = {b}" for a, b in env.items())
-                    raise loc.error(*loc.key("registers", k), f"{where}: {extent_at(n, env)} "
-                                                              f"elements per thread (limit {MAX_ELEMENTS})")
-        else:
-            elist = parse_element_list(e_text) if isinstance(e_text, str) else None
-            regs, rows_, cols_ = (extent_at(x, {}) if not isinstance(x, int) else x for x in (regs, rows, cols))
-            n = len(elist) if elist else regs * per
-            if n > MAX_ELEMENTS:
-                raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
-        lmap: Any
-        if kind == "unspecified":
-            lmap = UnspecifiedMap()
-        elif is_range_formula(formula):
-            lmap = SparseMap(formula, dict(sparse), build_model(sparse, types, head.shape, concrete(rows), head.threads),
-                             concrete(n))  # (a sparse fragment is no family)
-        else:
-            lmap = FormulaFragment(formula)
-        return Layout(
-            id=lid, instruction=head.instruction, shape=head.shape, operand=operand, types=tuple(types),
-            variant=variant, domain=Domain(head.threads, n, head.groups, head.group, family, replication),
-            codomain=Codomain(rows if family else rows_, cols if family else cols_, (dims[0], dims[1])),
-            map=lmap, regs=RegisterFacts(regs, fields.get("register_type", register_type), per, elist, e_text,
-                                         element_bits),
-            provenance=Provenance(source, loc.spec_path(k), loc.formula_at(k, ftext)[0] if ftext else 0, ftext,
-                                  loc.text_map(k) if ftext else (), erratum, derived,
-                                  _str(loc, frag, "figure", k, ""), head.arch),
-            expect=dict(expect), corrects=corrects, partial=partial)
 
+def _check_family_sizes(loc: Locator, k: int, family: tuple[Param, ...], n: Extent, rows: Extent) -> None:
+    """Every member of a family holds a positive number of elements per thread, within the limits."""
+    for values in itertools.product(*(p.values for p in family)):
+        env = dict(zip((p.name for p in family), values))
+        size = extent_at(n, env) * max(extent_at(rows, env), 1)
+        if not 0 < extent_at(n, env) <= MAX_ELEMENTS or size > MAX_DIM * MAX_DIM:
+            where = ", ".join(f"{a} = {b}" for a, b in env.items())
+            raise loc.error(*loc.key("registers", k), f"{where}: {extent_at(n, env)} "
+                                                      f"elements per thread (limit {MAX_ELEMENTS})")
+
+
+def _fragment_layout(loc: Locator, k: int, frag: Mapping[str, Any], head: _Header, f: _FragmentKeys,
+                     fields: Mapping[str, Any], lid: str, corrects: str, expect: Mapping[str, str],
+                     formula: Formula, ftext: str) -> Layout:
+    """The layout of a fragment's keys, overridden by ``fields`` (a correction's), with ``formula`` as its map."""
+    e_text = fields.get("elements", f.elements_text)
+    regs = fields.get("registers", f.registers)
+    per = fields.get("elements_per_register", f.epr)
+    rows, cols = f.rows, f.cols
+    family = _family(head.params, formula, regs, rows, cols, e_text)
+    if family:
+        _check_bindings(loc, k, e_text, f.names)
+        elist = None  # per instance (a template such as "d0, ..., dX where X = N/2 - 1")
+        n: Extent = regs * per if isinstance(regs, int) else regs if per == 1 else BinOp("*", regs, Num(per))
+        _check_family_sizes(loc, k, family, n, rows)
+    else:
+        elist = parse_element_list(e_text) if isinstance(e_text, str) else None
+        regs, rows_, cols_ = (extent_at(x, {}) if not isinstance(x, int) else x for x in (regs, rows, cols))
+        n = len(elist) if elist else regs * per
+        if n > MAX_ELEMENTS:
+            raise loc.error(*loc.key("registers", k), f"{n} elements per thread is too many (limit {MAX_ELEMENTS})")
+    lmap: Any
+    if f.kind == "unspecified":
+        lmap = UnspecifiedMap()
+    elif is_range_formula(formula):
+        lmap = SparseMap(formula, dict(f.sparse), build_model(f.sparse, f.types, head.shape, concrete(rows),
+                                                              head.threads),
+                         concrete(n))  # (a sparse fragment is no family)
+    else:
+        lmap = FormulaFragment(formula)
+    return Layout(
+        id=lid, instruction=head.instruction, shape=head.shape, operand=f.operand, types=tuple(f.types),
+        variant=f.variant, domain=Domain(head.threads, n, head.groups, head.group, family, f.replication),
+        codomain=Codomain(rows if family else rows_, cols if family else cols_, (f.dims[0], f.dims[1])),
+        map=lmap, regs=RegisterFacts(regs, fields.get("register_type", f.register_type), per, elist, e_text,
+                                     f.element_bits),
+        provenance=Provenance(f.source, loc.spec_path(k), loc.formula_at(k, ftext)[0] if ftext else 0, ftext,
+                              loc.text_map(k) if ftext else (), f.erratum, f.derived,
+                              _str(loc, frag, "figure", k, ""), head.arch),
+        expect=dict(expect), corrects=corrects, partial=f.partial)
+
+
+def _correction(loc: Locator, k: int, frag: Mapping[str, Any], head: _Header, f: _FragmentKeys,
+                corrected: Mapping[str, Any]) -> Layout:
+    """The layout a ``[fragment.corrected]`` table states: the doc layout with its keys replaced."""
+    ctext = corrected.get("formula", f.formula_text)
+    if not isinstance(ctext, str):
+        raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
+    if f.kind == "unspecified" and "formula" in corrected:
+        raise loc.error(*loc.key("formula", k), "an unspecified layout has no formula")
+    cformula = (Formula((), f.prefix) if f.kind == "unspecified"
+                else _formula(loc, ctext, f.prefix, k, "formula", f.names))
+    corrected = dict(corrected)
+    if "registers" in corrected:
+        corrected["registers"] = _extent(loc, corrected, "registers", k, 1, 256, 0, f.names)
+    if "elements_per_register" in corrected:
+        _int(loc, corrected, "elements_per_register", k, 1, 64)
+    cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
+    return _fragment_layout(loc, k, frag, head, f, corrected, corrected_id(f.lid), f.lid, cexpect, cformula, ctext)
+
+
+def _read_fragment(loc: Locator, k: int, frag: Any, head: _Header,
+                   src: Mapping[str, Any]) -> tuple[list[Layout], list[SyntaxFinding]]:
+    """One ``[[fragment]]``: the doc's layout (when its formula parses) and its correction (if any)."""
+    f = _fragment_keys(loc, k, frag, head, src)
+    corrected, expect, lid = f.corrected, f.expect, f.lid
     layouts: list[Layout] = []
     syntax: list[SyntaxFinding] = []
     doc_formula: Formula | None = None
     try:
         # an unspecified layout has no formula: an empty one stands in (its map is UnspecifiedMap)
-        doc_formula = (Formula((), prefix) if kind == "unspecified"
-                       else parse_formula(formula_text, prefix, names))
+        doc_formula = (Formula((), f.prefix) if f.kind == "unspecified"
+                       else parse_formula(f.formula_text, f.prefix, f.names))
     except FormulaError as e:
         if corrected is None or "formula" not in corrected or expect.get("syntax") != "refuted":
-            _formula(loc, formula_text, prefix, k, "formula", names)  # raises with position
-        syntax.append(SyntaxFinding(lid, e.message, *loc.syntax_at(k, formula_text, e.line, e.col), "refuted"))
+            _formula(loc, f.formula_text, f.prefix, k, "formula", f.names)  # raises with position
+        syntax.append(SyntaxFinding(lid, e.message, *loc.syntax_at(k, f.formula_text, e.line, e.col), "refuted"))
     if doc_formula is not None:
         if expect.get("syntax") == "refuted":
             raise loc.error(*loc.key("expect", k), "expect.syntax = \"refuted\" but the doc formula parses")
-        layouts.append(make({}, lid, "", {c: s for c, s in expect.items() if c != "syntax"},
-                            doc_formula, formula_text))
+        layouts.append(_fragment_layout(loc, k, frag, head, f, {}, lid, "",
+                                        {c: s for c, s in expect.items() if c != "syntax"},
+                                        doc_formula, f.formula_text))
     if corrected is not None:
-        ctext = corrected.get("formula", formula_text)
-        if not isinstance(ctext, str):
-            raise loc.error(*loc.key("formula", k), "corrected 'formula' must be a string")
-        if kind == "unspecified" and "formula" in corrected:
-            raise loc.error(*loc.key("formula", k), "an unspecified layout has no formula")
-        cformula = Formula((), prefix) if kind == "unspecified" else _formula(loc, ctext, prefix, k, "formula", names)
-        corrected = dict(corrected)
-        if "registers" in corrected:
-            corrected["registers"] = _extent(loc, corrected, "registers", k, 1, 256, 0, names)
-        if "elements_per_register" in corrected:
-            _int(loc, corrected, "elements_per_register", k, 1, 64)
-        cexpect = _expect(loc, corrected.get("expect", {}), k, "expect")
-        fix = make(corrected, corrected_id(lid), lid, cexpect, cformula, ctext)
+        fix = _correction(loc, k, frag, head, f, corrected)
         layouts = [dataclasses.replace(x, correction=fix) for x in layouts] + [fix]  # the doc layout holds it
     return layouts, syntax
 
