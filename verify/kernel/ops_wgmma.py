@@ -156,7 +156,28 @@ def _wait(cta: CTA, ins: Instr, m: np.ndarray | None, keep: int) -> None:
                 complete(cta, p)
 
 
-def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
+@dataclass(frozen=True)
+class _MmaAsync:
+    """A ``wgmma.mma_async``'s form and operands, decoded once from its text."""
+
+    form: WarpgroupForm | SparseWarpgroupForm
+    dregs: list[Reg]
+    aregs: list[Reg] | None  # A in registers, or None: A by its descriptor
+    a_o: Any
+    b_o: Any
+    sd_o: Any
+    major_a: str
+    major_b: str
+    d_eb: int
+    a_eb: int
+    b_eb: int
+    a_cols: int  # A's tile in shared memory: M x a_cols
+    place: SparsePlacement | None
+    face: Any
+
+
+def _decode_mma_async(prog: Program, ins: Instr) -> _MmaAsync:
+    """A ``wgmma.mma_async``'s shape, types and operands checked and decoded (errors at the line)."""
     parts = ins.parts
     sparse = "sp" in parts
     shape = next((p for p in parts if re.fullmatch(r"m\d+n\d+k\d+", p)), None)
@@ -185,7 +206,7 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
                               f"{'' if integer else ', imm-scale-a, imm-scale-b'}"
                               f"{', imm-trans-a' if halves and not a_regs_given else ''}{', imm-trans-b' if halves else ''})"
                               f", found {len(ops)}")
-    M, N, K = form.shape
+    K = form.shape[2]
     dregs = _regs(prog, ins, ops[0], form.d.registers, "D")
     aregs = _regs(prog, ins, ops[1], form.a.registers, "A") if a_regs_given else None
     a_o, b_o, sd_o = ops[1], ops[2], ops[3 + x]
@@ -203,21 +224,31 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
     face = _face(prog)
     a_cols = form.stored_cols if isinstance(form, SparseWarpgroupForm) else K  # A's tile in shared memory: M x a_cols
     place = _sparse_placement(prog, ins, form, ops[3], ops[4]) if isinstance(form, SparseWarpgroupForm) else None
-    prog.tracks_fences = True
+    return _MmaAsync(form, dregs, aregs, a_o, b_o, sd_o, major_a, major_b, d_eb, a_eb, b_eb, a_cols, place, face)
 
-    def read_desc(cta: CTA, g: int, value: int, major: str, bits: int, rows: int, cols: int,
-                  what: str) -> tuple[np.ndarray, Any]:
-        warps = np.arange(g * 4, g * 4 + 4)
-        try:
-            if bits < 8:  # packed .b1: each element at its bit address, read from its byte
-                at_ = descriptor_bit_addresses("wgmma", value, major, bits, rows, cols, face)
-                return read_packed(cta, ins, at_, bits, warps, g * GROUP)
-            addr = descriptor_addresses("wgmma", value, major, bits, rows, cols, face)
-        except BadDescriptor as e:
-            raise prog.error(ins, f"{ins.opcode}: the {what} descriptor {value:#018x} (warpgroup {g}) cannot be read: "
-                                  f"{e}") from None
-        tags, bits_ = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, warps, g * GROUP)
-        return addr, prog.domain.elements(tags, bits_).reshape(rows, cols)
+
+def _read_desc(prog: Program, ins: Instr, face: Any, cta: CTA, g: int, value: int, major: str, bits: int, rows: int,
+               cols: int, what: str) -> tuple[np.ndarray, Any]:
+    """The shared-memory addresses a descriptor reads for warpgroup ``g`` and the elements there."""
+    warps = np.arange(g * 4, g * 4 + 4)
+    try:
+        if bits < 8:  # packed .b1: each element at its bit address, read from its byte
+            at_ = descriptor_bit_addresses("wgmma", value, major, bits, rows, cols, face)
+            return read_packed(cta, ins, at_, bits, warps, g * GROUP)
+        addr = descriptor_addresses("wgmma", value, major, bits, rows, cols, face)
+    except BadDescriptor as e:
+        raise prog.error(ins, f"{ins.opcode}: the {what} descriptor {value:#018x} (warpgroup {g}) cannot be read: "
+                              f"{e}") from None
+    tags, bits_ = read_shared_async(cta, ins, addr.reshape(-1), bits // 8, warps, g * GROUP)
+    return addr, prog.domain.elements(tags, bits_).reshape(rows, cols)
+
+
+def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
+    d = _decode_mma_async(prog, ins)
+    form, dregs, aregs, place = d.form, d.dregs, d.aregs, d.place
+    a_o, b_o, sd_o, d_eb, a_eb, b_eb = d.a_o, d.b_o, d.sd_o, d.d_eb, d.a_eb, d.b_eb
+    M, N, K = form.shape
+    prog.tracks_fences = True
 
     def run(cta: CTA, m: np.ndarray | None) -> None:
         gs = warpgroups(cta, ins, m)
@@ -254,14 +285,14 @@ def _mma_async(prog: Program, ins: Instr, index: int) -> Step:
                 a_desc = -1
             else:
                 a_desc = uniform(cta, ins, a_o, g, m, "A descriptor")
-                addr, vals = read_desc(cta, g, a_desc, major_a, form.a_bits, M, a_cols, "A")
+                addr, vals = _read_desc(prog, ins, d.face, cta, g, a_desc, d.major_a, form.a_bits, M, d.a_cols, "A")
                 if place is not None and fields is not None:
                     A[w, np.arange(M)[:, None], place.tile_cols(fields)] = vals
                 else:
                     A[w] = vals
                 held.append(hold(cta, addr, a_eb, index))
             b_desc = uniform(cta, ins, b_o, g, m, "B descriptor")
-            addr, vals = read_desc(cta, g, b_desc, major_b, form.b_bits, N, K, "B")
+            addr, vals = _read_desc(prog, ins, d.face, cta, g, b_desc, d.major_b, form.b_bits, N, K, "B")
             B[w] = vals.T
             held.append(hold(cta, addr, b_eb, index))
             if s[0]:
