@@ -381,6 +381,60 @@ def _collector(prog: Program, ins: Instr, group: int) -> tuple[int, str]:
     return int(m.group(1)), m.group(2)
 
 
+def _tmem_a_operand(prog: Program, cta: CTA, ins: Instr, index: int, tm: TensorMemory, t: int, idesc: Any, iv: int,
+                    av: int, abits: int, base: int, ws: bool, group: int) -> Any:
+    """A read from Tensor Memory for thread ``t``'s MMA, after the checks of where it may be (errors at the line)."""
+    M, K = idesc.m, idesc.k
+    if group != 1:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with cta_group::2 is not "
+                              "executed yet")
+    if idesc.transpose_a:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is K-major; the instruction "
+                              f"descriptor {iv:#010x} transposes A")
+    abase = split(av)[0] % 32 if M == 64 else 0
+    if ws and M != 128:
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with .ws and M = {M} is not "
+                              "executed yet")
+    if abase != base:  # 9.7.16.10.5, lines 16-19: Layout F's A and D share the lane alignment
+        raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory at lane alignment {abase} "
+                              f"and D at {base}: M = 64 (Layout F) takes one lane alignment for A and D")
+    return read_tmem_a(cta, ins, index, tm, av, abits, M, K, t, abase)
+
+
+def _read_accumulator(dom: Any, cta: CTA, index: int, t: int, pair: list[CTA], tms: list[TensorMemory],
+                      dcells: list[np.ndarray], where: list[np.ndarray], C: Any, d_eb: int) -> None:
+    """C filled from D's cells in each CTA's Tensor Memory (a tcgen05.st still writing them is an event)."""
+    Cf = C.reshape(-1)
+    for i, (c, tm) in enumerate(zip(pair, tms)):
+        flat = dcells[i].reshape(-1)
+        st = tm.stored[flat] >= 0
+        if st.any():
+            cta.prog.events.add("tmem_store_in_flight", index, c.index, t, int(flat[int(np.argmax(st))]),
+                                "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a "
+                                "tcgen05.st still writes (no tcgen05.wait::st between them)", int(st.sum()))
+        Cf[where[i]] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb])
+
+
+def _issue_d(dom: Any, cta: CTA, index: int, t: int, D: Any, d_eb: int, pair: list[CTA], tms: list[TensorMemory],
+             dcells: list[np.ndarray], where: list[np.ndarray], off: np.ndarray | None,
+             held: list[list[np.ndarray]]) -> None:
+    """D's elements issued to each CTA's Tensor Memory (a disabled lane's left), in flight until the commit."""
+    tags, bits = dom.memory_bytes(D.reshape(-1), d_eb)
+    if d_eb < CELL:
+        tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
+        bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
+    for i, (c, tm) in enumerate(zip(pair, tms)):
+        cells_i = dcells[i].reshape(-1)
+        keep = np.ones(len(cells_i), bool) if off is None else ~off[t][cells_i // COLS]
+        tm.issue(index, cells_i[keep], tags[where[i]][keep], bits[where[i]][keep], t, held[i])
+        if c is not cta:  # the pair's MMA completes at the issuing thread's commit (in its CTA)
+            snap = tm.uncommitted[t].pop()
+            if not tm.uncommitted[t]:
+                del tm.uncommitted[t]
+            snap.tmem, snap.cta = tm, c
+            tmem(cta).uncommitted.setdefault(t, []).append(snap)
+
+
 def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: Any, b_o: Any, i_o: Any, en_o: Any,
              a_tmem: bool, group: int = 1, collector: tuple[int, str] | None = None,
              lanes_o: Vec | None = None, scale: int = 0, zcm_o: Any = None):
@@ -430,20 +484,7 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             B = dom.zeros((1, K, N))
             held: list[list[np.ndarray]] = [[] for _ in pair]
             if a_tmem:
-                if group != 1:
-                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with cta_group::2 is not "
-                                          "executed yet")
-                if idesc.transpose_a:
-                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory is K-major; the instruction "
-                                          f"descriptor {iv:#010x} transposes A")
-                abase = split(av)[0] % 32 if M == 64 else 0
-                if ws and M != 128:
-                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory with .ws and M = {M} is not "
-                                          "executed yet")
-                if abase != base:  # 9.7.16.10.5, lines 16-19: Layout F's A and D share the lane alignment
-                    raise prog.error(ins, f"{ins.opcode} (thread {t}): A in Tensor Memory at lane alignment {abase} "
-                                          f"and D at {base}: M = 64 (Layout F) takes one lane alignment for A and D")
-                A[0] = read_tmem_a(cta, ins, index, tms[0], av, abits, M, K, t, abase)
+                A[0] = _tmem_a_operand(prog, cta, ins, index, tms[0], t, idesc, iv, av, abits, base, ws, group)
             mh, nh = M // group, N // group
             b_rows = None
             if zcm_o is not None:
@@ -472,32 +513,11 @@ def _mma_run(prog: Program, ins: Instr, index: int, kind: str, d_o: Any, a_o: An
             C = dom.zeros((1, M, N))
             d_eb = 2 if idesc.dtype == "f16" else 4
             if en[t]:
-                Cf = C.reshape(-1)
-                for i, (c, tm) in enumerate(zip(pair, tms)):
-                    flat = dcells[i].reshape(-1)
-                    st = tm.stored[flat] >= 0
-                    if st.any():
-                        cta.prog.events.add("tmem_store_in_flight", index, c.index, t, int(flat[int(np.argmax(st))]),
-                                            "tmem", f"tcgen05.mma (thread {t}) accumulates into Tensor Memory a "
-                                            "tcgen05.st still writes (no tcgen05.wait::st between them)", int(st.sum()))
-                    Cf[where[i]] = dom.elements(tm.ntags[flat][:, :d_eb], tm.nbits[flat][:, :d_eb])
+                _read_accumulator(dom, cta, index, t, pair, tms, dcells, where, C, d_eb)
             info = np.array([[index, cta.index, t, np.uint64(av).view(np.int64), np.uint64(bv).view(np.int64), iv]],
                             np.int64)
             D = dom.matmul(cta, index, "tcgen05", A, B, C, d_eb, info)
-            tags, bits = dom.memory_bytes(D.reshape(-1), d_eb)
-            if d_eb < CELL:
-                tags = np.concatenate([tags, np.full((len(tags), CELL - d_eb), CONCRETE, np.int64)], axis=1)
-                bits = np.concatenate([bits, np.zeros((len(bits), CELL - d_eb), np.uint8)], axis=1)
-            for i, (c, tm) in enumerate(zip(pair, tms)):
-                cells_i = dcells[i].reshape(-1)
-                keep = np.ones(len(cells_i), bool) if off is None else ~off[t][cells_i // COLS]
-                tm.issue(index, cells_i[keep], tags[where[i]][keep], bits[where[i]][keep], t, held[i])
-                if c is not cta:  # the pair's MMA completes at the issuing thread's commit (in its CTA)
-                    snap = tm.uncommitted[t].pop()
-                    if not tm.uncommitted[t]:
-                        del tm.uncommitted[t]
-                    snap.tmem, snap.cta = tm, c
-                    tmem(cta).uncommitted.setdefault(t, []).append(snap)
+            _issue_d(dom, cta, index, t, D, d_eb, pair, tms, dcells, where, off, held)
     return run
 
 
