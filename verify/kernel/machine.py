@@ -386,24 +386,103 @@ def run_cluster(prog: Program, ctas: list[CTA]) -> None:
             cl.final = True
 
 
+def _thread_state(T: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A CTA's per-thread scheduling state at its start: exited, waiting, parked (the waiting threads a wait parked;
+    the others wait at a collective) and the PCs of split threads."""
+    return np.zeros(T, bool), np.zeros(T, bool), np.zeros(T, bool), np.zeros(T, np.int64)
+
+
+def _resume_waiting(prog: Program, cta: CTA, pcs: np.ndarray, live: np.ndarray, waiting: np.ndarray,
+                    parked: np.ndarray, exited_split: bool) -> int:
+    """When every live thread waits, the waits released and where they resume: -1 when some wait (parked) for what
+    another CTA of the cluster may bring, to be tried again after the others ran; else the PC of the one collective
+    they all wait at (an error when they wait at different collectives, or a thread that exited meanwhile will
+    never reach it)."""
+    if cta.cluster is not None and (parked & live).any() and cta.peers:
+        waiting[:] = False
+        parked[:] = False
+        return -1
+    steps = prog.steps
+    parked[:] = False
+    wp = pcs[live]
+    pc = int(wp.min())
+    if not (wp == pc).all():
+        other = int(wp.max())
+        raise prog.error(steps[pc].instr,
+                         f"the threads wait at different collectives (lines {steps[pc].instr.line} and "
+                         f"{steps[other].instr.line}; split by the branch at line "
+                         f"{cta.split_at.line if cta.split_at else 0}): the executor cannot say what they do")
+    waiting[:] = False
+    cta.resumed = True
+    if steps[pc].collective and exited_split:
+        _collective_split(prog, cta, steps[pc], live, None)
+    return pc
+
+
+def _wait_at_collective(cta: CTA, st: Step, m: np.ndarray | None, live: np.ndarray | None,
+                        waiting: np.ndarray) -> bool:
+    """Whether the split threads ``m`` wait at the collective ``st`` for their partners (marked waiting)."""
+    here = m if m is not None else np.ones(cta.T, bool)
+    if not _collective_ready(cta, st, here, live):
+        waiting |= here
+        return True
+    return False
+
+
+def _exit_threads(T: int, m: np.ndarray | None, gm: np.ndarray | None, uniform: bool, pc: int, exited: np.ndarray,
+                  pcs: np.ndarray) -> None:
+    """The threads an ``exit`` ends marked exited; while split, the others that reached it (guarded off) go past."""
+    gone = (m if m is not None else np.ones(T, bool)) if gm is None else gm
+    exited |= gone
+    if not uniform:
+        pcs[m & ~exited] = pc + 1
+
+
+def _endless(prog: Program, pc: int) -> Exception:
+    """The error of a CTA that ran past ``MAX_STEPS`` instructions."""
+    return prog.error(prog.steps[min(pc, len(prog.steps) - 1)].instr,
+                      f"execution did not end after {MAX_STEPS} instructions (a loop that never ends?)")
+
+
+def _park(cta: CTA, ins: Instr, pc: int, m: np.ndarray | None, park: np.ndarray, uniform: bool, pcs: np.ndarray,
+          parked: np.ndarray, waiting: np.ndarray) -> None:
+    """The threads ``park`` left waiting at ``pc`` (the CTA split there if it ran uniformly), the others past it."""
+    nxt = pc + 1
+    parked |= park
+    if uniform:
+        cta.split_at = ins
+        pcs[:] = nxt
+    pcs[m if m is not None else slice(None)] = nxt
+    pcs[park] = pc
+    waiting |= park
+
+
+def _split_at_branch(cta: CTA, st: Step, pc: int, taken: np.ndarray, pcs: np.ndarray) -> None:
+    """A uniform CTA split by a branch some of its threads take: their PCs at its target, the others' after it."""
+    cta.split_at = st.instr
+    pcs[:] = pc + 1
+    pcs[taken] = st.target
+
+
+def _finish(prog: Program, cta: CTA, count: int) -> None:
+    """A CTA's end: its steps counted, and the checks run at exit (each once)."""
+    prog.steps_run += count
+    for check in dict.fromkeys(prog.at_exit):
+        check(cta)
+
+
 def cta_steps(prog: Program, cta: CTA):
     """Run one CTA to its end: uniform control flow while the threads agree, min-PC while they are split.  A thread
     that reaches a collective its partners have not reached, or a wait (``cta.park``) that other threads may still
-    satisfy, waits there while the others run; when every live thread waits, they must all wait at one collective,
-    which then runs (a thread that exited meanwhile is an error naming the branch that split them).  In a cluster,
-    when every live thread waits and some wait (``cta.park``) for what another CTA may bring, the generator yields
-    to the other CTAs; resumed, the waits are tried again."""
+    satisfy, waits there while the others run.  When every live thread waits (``_resume_waiting``), the collective
+    they all wait at runs; or, in a cluster, the generator yields to the other CTAs and the waits are tried again."""
     steps = prog.steps
     nsteps = len(steps)
     T = cta.T
-    exited = np.zeros(T, bool)
-    waiting = np.zeros(T, bool)
-    parked = np.zeros(T, bool)  # the waiting threads a wait parked (the others wait at a collective)
-    pcs = np.zeros(T, np.int64)
+    exited, waiting, parked, pcs = _thread_state(T)
     cl = cta.cluster
     uniform = True
-    pc = 0
-    count = 0
+    pc = count = 0  # the PC while uniform; the instructions executed
     exited_split = False  # a thread exited while the threads were split
     while True:
         cta.resumed = False
@@ -424,25 +503,11 @@ def cta_steps(prog: Program, cta: CTA):
                     break
                 m = avail & (pcs == pc)
             else:  # every live thread waits: at one collective, or at a wait nothing else can satisfy
-                if cl is not None and (parked & live).any() and cta.peers:
+                pc = _resume_waiting(prog, cta, pcs, live, waiting, parked, exited_split)
+                if pc < 0:
                     yield  # another CTA of the cluster may complete the wait
-                    waiting[:] = False
-                    parked[:] = False
                     continue
-                parked[:] = False
-                wp = pcs[live]
-                pc = int(wp.min())
-                if not (wp == pc).all():
-                    other = int(wp.max())
-                    raise prog.error(steps[pc].instr,
-                                     f"the threads wait at different collectives (lines {steps[pc].instr.line} and "
-                                     f"{steps[other].instr.line}; split by the branch at line "
-                                     f"{cta.split_at.line if cta.split_at else 0}): the executor cannot say what they do")
-                waiting[:] = False
-                cta.resumed = True
                 m = live.copy()
-                if steps[pc].collective and exited_split:
-                    _collective_split(prog, cta, steps[pc], m, None)
             if (pcs[live] == pc).all() and not waiting.any():
                 uniform = True
                 cta.split_at = None
@@ -451,23 +516,16 @@ def cta_steps(prog: Program, cta: CTA):
             cta.others = bool((live & ~waiting & ~(m if m is not None else live)).any())
         count += 1
         if count > MAX_STEPS:
-            raise prog.error(steps[min(pc, nsteps - 1)].instr,
-                             f"execution did not end after {MAX_STEPS} instructions (a loop that never ends?)")
+            raise _endless(prog, pc)
         st = steps[pc]
         cta.step = st
         ins = st.instr
-        if st.collective and not uniform and not cta.resumed:
-            here = m if m is not None else np.ones(T, bool)
-            if not _collective_ready(cta, st, here, live):
-                waiting |= here
-                continue
+        if st.collective and not uniform and not cta.resumed and _wait_at_collective(cta, st, m, live, waiting):
+            continue
+        gm = m
         if ins.guard is not None:
-            g = cta.pred(ins.guard)
-            if ins.negated:
-                g = ~g
+            g = ~cta.pred(ins.guard) if ins.negated else cta.pred(ins.guard)
             gm = g if m is None else (g & m)
-        else:
-            gm = m
         if st.kind == "op":
             cta.park = None
             cta.here = m if m is not None else (live if live is not None else np.ones(T, bool))
@@ -475,62 +533,43 @@ def cta_steps(prog: Program, cta: CTA):
                 assert st.run is not None
                 cta.active = gm
                 st.run(cta, gm)
-            nxt = pc + 1
             park = cta.park
             if cl is not None and (park is None or (cta.here & ~park).any()):
                 cl.progress += 1
             if park is not None and park.any():  # threads whose wait others may still satisfy: they stay here
-                parked |= park
-                if uniform:
-                    uniform = False
-                    cta.split_at = ins
-                    pcs[:] = nxt
-                pcs[m if m is not None else slice(None)] = nxt
-                pcs[park] = pc
-                waiting |= park
-                continue
-            if uniform:
-                pc = nxt
-            else:
-                pcs[m] = nxt
-            continue
-        if cl is not None:
-            cl.progress += 1
-        if st.kind == "nop":
-            if uniform:
-                pc += 1
-            else:
-                pcs[m] = pc + 1
-            continue
-        if st.kind == "exit":
-            gone = (m if m is not None else np.ones(T, bool)) if gm is None else gm
-            exited |= gone
-            if not uniform:
-                exited_split = True
-            if uniform:
-                pc += 1
-            else:
-                pcs[m & ~exited] = pc + 1
-            continue
-        # a branch
-        base = m if m is not None else np.ones(T, bool)
-        taken = base if gm is None else gm
-        if uniform:
-            if taken is base or np.array_equal(taken, base):
-                pc = st.target
-            elif not taken.any():
-                pc += 1
-            else:
+                _park(cta, ins, pc, m, park, uniform, pcs, parked, waiting)
                 uniform = False
-                cta.split_at = ins
-                pcs[:] = pc + 1
-                pcs[taken] = st.target
+                continue
+        else:
+            if cl is not None:
+                cl.progress += 1
+            if st.kind == "exit":
+                _exit_threads(T, m, gm, uniform, pc, exited, pcs)
+                if uniform:
+                    pc += 1
+                else:
+                    exited_split = True
+                continue
+            if st.kind != "nop":  # a branch
+                base = m if m is not None else np.ones(T, bool)
+                taken = base if gm is None else gm
+                if uniform:
+                    if taken is base or np.array_equal(taken, base):
+                        pc = st.target
+                    elif not taken.any():
+                        pc += 1
+                    else:
+                        uniform = False
+                        _split_at_branch(cta, st, pc, taken, pcs)
+                else:
+                    pcs[m] = pc + 1
+                    pcs[taken] = st.target
+                continue
+        if uniform:  # an op or a nop: on to the next instruction
+            pc += 1
         else:
             pcs[m] = pc + 1
-            pcs[taken] = st.target
-    prog.steps_run += count
-    for check in dict.fromkeys(prog.at_exit):
-        check(cta)
+    _finish(prog, cta, count)
 
 
 def _collective_ready(cta: CTA, st: Step, here: np.ndarray, live: np.ndarray | None) -> bool:
