@@ -12,7 +12,8 @@ from ..layout.ids import corrected_id
 from ..layout.model import CHECK_NAMES
 from ..results.report import LayoutEntry, Model, slug
 from .report_parts import (REF_LEGEND, _by_design, _instr_checks, _instr_name, _notes, _ref_mark, _ref_summary,
-                           _stopped, draw, entry_facts, instruction_columns, status_word)
+                           _stopped, draw, entry_facts, finding_counts, instruction_columns,
+                           status_word)
 from .svg import esc
 
 
@@ -85,9 +86,7 @@ def render_html(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = None) -
     pics = pics if pics is not None else draw(m)
     o: list[str] = []
     a = o.append
-    n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
-    unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
-        1 for f in m.other_findings if not f.as_expected)
+    n_find, unexpected = finding_counts(m)
     a("<!DOCTYPE html>")
     a('<html lang="en">')
     a("<head>")

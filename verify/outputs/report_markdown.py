@@ -11,7 +11,8 @@ from urllib.parse import quote
 from ..layout.model import CHECK_NAMES, Layout
 from ..results.report import LayoutEntry, Model, slug
 from .report_parts import (REF_LEGEND, _by_design, _instr_checks, _instr_name, _notes, _ref_mark, _ref_summary,
-                           _stopped, draw, entry_facts, instruction_columns, status_word)
+                           _stopped, draw, entry_facts, finding_counts, instruction_columns,
+                           status_word)
 
 
 # ----------------------------------------------------------------------------- Markdown
@@ -44,9 +45,7 @@ def render_markdown(m: Model, pics: Mapping[str, Mapping[str, Any]] | None = Non
     pics = pics if pics is not None else draw(m)
     o: list[str] = []
     a = o.append
-    n_find = sum(len(e.findings) for e in m.entries) + len(m.other_findings)
-    unexpected = sum(1 for e in m.entries for f in e.findings if not f.as_expected) + sum(
-        1 for f in m.other_findings if not f.as_expected)
+    n_find, unexpected = finding_counts(m)
     bad_layouts = sum(1 for r in m.results if not r.as_expected)
     a("# PTX warp-level fragment layouts: verification report")
     a("")

@@ -183,6 +183,12 @@ def _ref_summary(refs: Mapping[str, Any]) -> tuple[str, str]:
                  f"({pref.get('percent_statable_two_or_more', 0)}%).")
     return ran, line
 
+def finding_counts(m: Model) -> tuple[int, int]:
+    """The report's findings (its entries' and the others') and how many of them are unexpected."""
+    found = [f for e in m.entries for f in e.findings] + list(m.other_findings)
+    return len(found), sum(1 for f in found if not f.as_expected)
+
+
 def _stopped(e: LayoutEntry) -> str:
     """Where the constant-fix search ran out of budget before the bound asked for."""
     if e.fix is not None or e.fix_bound >= e.fix_asked:
