@@ -104,3 +104,18 @@ def test_a_mask_with_a_collector_fill_is_refused(tmp_path):
 @pytest.mark.slow
 def test_nvcc_makes_the_committed_fixture(tmp_path):
     nvcc_makes(tmp_path, BASE, BASE, [])
+
+
+def test_a_shift_past_two_tiles_reads_the_rows_of_as_many_whole_tiles_as_reach_them():
+    """N = 16 with a shift of 32: MMA column n reads the described tile's row n + 32, in its third copy of the
+    canonical layout (the rows the descriptor model gives a tile of 48 rows), not an index error."""
+    import numpy as np
+
+    from verify.kernel.descriptors import descriptor_addresses, descriptor_rows
+    value = 0x0000404000010000  # start 0, LBO 16 B, SBO 1024 B, version 1, no swizzle
+    rows_at = np.arange(16) + 32
+    got = descriptor_rows("tcgen05", value, "K", 16, 16, 16, "vector", rows_at)
+    assert got.shape == (16, 16)
+    assert np.array_equal(got, descriptor_addresses("tcgen05", value, "K", 16, 48, 16)[32:48])
+    assert np.array_equal(descriptor_rows("tcgen05", value, "K", 16, 16, 16, "vector", np.arange(16) + 2),
+                          descriptor_addresses("tcgen05", value, "K", 16, 32, 16)[2:18])

@@ -116,6 +116,17 @@ def instruction_descriptor(kind: str, value: int):
         raise BadDescriptor(str(e)) from None
 
 
+def descriptor_rows(instr: str, value: int, major: str, type_bits: int, rows: int, cols: int, face: str,
+                    rows_at: np.ndarray | None) -> np.ndarray:
+    """``descriptor_addresses`` of the rows ``rows_at`` only (all ``rows`` when None): a zero-column mask's kept
+    columns moved by its shift, where a row past the tile's ``rows`` is where the descriptor model's canonical layout
+    of as many whole tiles as reach it puts it.  ``int64[len(rows_at), cols]``."""
+    if rows_at is None:
+        return descriptor_addresses(instr, value, major, type_bits, rows, cols, face)
+    ext = rows * max(1, -(-(int(rows_at.max()) + 1) // rows)) if len(rows_at) else rows
+    return descriptor_addresses(instr, value, major, type_bits, ext, cols, face)[rows_at]
+
+
 def zero_column_mask(value: int, m: int, n: int) -> tuple[np.ndarray, int]:
     """A ``tcgen05.mma.ws``'s zero-column mask descriptor ``value`` for an M x N MMA (``verify.layout.zero_column``,
     the examples' reading of the spans): (``bool[N]``, True where MMA column n is multiplied as zeros; the column
@@ -130,5 +141,5 @@ def zero_column_mask(value: int, m: int, n: int) -> tuple[np.ndarray, int]:
     return np.array(bits, bool), d.shift
 
 
-__all__ = ["BadDescriptor", "descriptor_addresses", "descriptor_bit_addresses", "descriptor_words",
+__all__ = ["BadDescriptor", "descriptor_addresses", "descriptor_bit_addresses", "descriptor_rows", "descriptor_words",
            "instruction_descriptor", "tma_box_addresses", "zero_column_mask"]

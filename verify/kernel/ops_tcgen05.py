@@ -21,7 +21,7 @@ import numpy as np
 from ..ptx.syntax import Addr, Imm, Instr, Vec
 from .bytes import CONCRETE, U64, UNDEF, to_bytes
 from .fragments import NoLayout, datapath
-from .descriptors import BadDescriptor, descriptor_addresses, instruction_descriptor, zero_column_mask
+from .descriptors import BadDescriptor, descriptor_rows, instruction_descriptor, zero_column_mask
 from .machine import CTA, Program, Step, whole_groups
 from .ops_async import barrier_at, cluster_target, shared_address
 from .access import hold, read_shared_async, write_shared
@@ -310,7 +310,8 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
     """(addresses [rows, K], values [rows, K]) of an operand the descriptor ``value`` reads from ``cta``'s shared
     memory (for thread ``t`` of ``issuer``: the CTA pair's MMA reads the peer's too).  ``rows_at``: only these rows
     of the descriptor's tile (a zero-column mask's kept columns, moved by its shift: a row past the ``rows`` of the
-    tile is where the descriptor model's canonical layout of twice as many rows puts it), [len(rows_at), K]."""
+    tile is where the descriptor model's canonical layout of as many whole tiles as reach it puts it), [len(rows_at),
+    K]."""
     prog = cta.prog
     if issuer is not None and issuer is not cta:
         saved = cta.step
@@ -322,11 +323,7 @@ def read_desc(cta: CTA, ins: Instr, index: int, value: int, major: str, bits: in
     if bits < 8:  # kind::f8f6f4 / mxf8f6f4's 4- and 6-bit elements, each addressed as an 8-bit container
         return read_containers(cta, ins, value, major, bits, rows, K, t, what, face_of(prog), rows_at)
     try:
-        if rows_at is None:
-            addr = descriptor_addresses("tcgen05", value, major, bits, rows, K, face_of(prog))
-        else:
-            ext = rows if not len(rows_at) or int(rows_at.max()) < rows else 2 * rows
-            addr = descriptor_addresses("tcgen05", value, major, bits, ext, K, face_of(prog))[rows_at]
+        addr = descriptor_rows("tcgen05", value, major, bits, rows, K, face_of(prog), rows_at)
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
                               f"{e}") from None

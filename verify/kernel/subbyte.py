@@ -16,7 +16,7 @@ from ..layout.types import ELEMENT_BITS
 from ..ptx.syntax import Instr
 from .access import read_shared_async
 from .fragments import NoLayout, smem_containers
-from .descriptors import BadDescriptor, descriptor_addresses
+from .descriptors import BadDescriptor, descriptor_rows
 from .machine import CTA
 
 
@@ -48,11 +48,7 @@ def read_containers(cta: CTA, ins: Instr, value: int, major: str, bits: int, row
     straddles two bytes (6-bit) is refused at the instruction's line: the executor follows data in whole bytes."""
     prog = cta.prog
     try:
-        if rows_at is None:
-            addr = descriptor_addresses("tcgen05", value, major, 8, rows, K, face)
-        else:  # a zero-column mask's kept columns, moved by its shift (read_desc)
-            ext = rows if not len(rows_at) or int(rows_at.max()) < rows else 2 * rows
-            addr = descriptor_addresses("tcgen05", value, major, 8, ext, K, face)[rows_at]
+        addr = descriptor_rows("tcgen05", value, major, 8, rows, K, face, rows_at)  # rows_at: read_desc's
         lid, first = smem_containers(bits, face)
     except BadDescriptor as e:
         raise prog.error(ins, f"{ins.opcode} (thread {t}): the {what} descriptor {value:#018x} cannot be read: "
