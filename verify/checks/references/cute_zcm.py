@@ -140,16 +140,8 @@ def bit_rows(fields: list[CField]) -> tuple[tuple[int, int], ...]:
 
 
 def _block(text: str, open_at: int) -> int:
-    """The index of the ``}`` closing the ``{`` at ``open_at``."""
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "{":
-            depth += 1
-        elif text[i] == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-    raise Refused("a '{' without its '}'", HEADER, _line(text, open_at, 1))
+    """The index of the ``}`` closing the ``{`` at ``open_at`` (``cexpr``'s brace matcher)."""
+    return cexpr._closing_brace(text, open_at, Refused("a '{' without its '}'", HEADER, _line(text, open_at, 1)))
 
 
 def read_union(text: str) -> tuple[list[CField], int]:
